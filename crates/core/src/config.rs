@@ -1,0 +1,174 @@
+//! The one immutable configuration of a profiled process.
+//!
+//! The `kreplay` CLI builds a [`ToolConfig`] and passes it to the application as JSON in the
+//! `KREPLAY_CONFIG` environment variable; the injected library (and the reference software
+//! device's app) parse it once with [`ToolConfig::from_env`]. A few settings can also be given
+//! as their own variables (documented on each field) and override the JSON.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Environment variable holding the JSON-encoded [`ToolConfig`].
+pub const ENV_CONFIG: &str = "KREPLAY_CONFIG";
+/// Environment variable overriding [`ToolConfig::drain_timeout_ms`], in seconds (may be fractional).
+pub const ENV_DRAIN_TIMEOUT: &str = "KREPLAY_DRAIN_TIMEOUT";
+/// Default drain deadline.
+pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
+
+/// One counter as the user asked for it, and the device metric it is collected as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterSpec {
+    /// The name the user typed (an alias such as `SQ_WAVES`, or a metric name); outputs use it.
+    pub requested: String,
+    /// The device metric (e.g. `sm__warps_launched.sum`, or `sim__warps_launched.sum`).
+    pub metric: String,
+}
+
+/// Counters collected together in one hardware pass.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CounterGroup {
+    pub counters: Vec<CounterSpec>,
+}
+
+impl CounterGroup {
+    pub fn metrics(&self) -> impl Iterator<Item = &str> {
+        self.counters.iter().map(|c| c.metric.as_str())
+    }
+}
+
+/// How several counter groups are collected within one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InProcessMode {
+    /// One group for every dispatch (application replay gives each process one group).
+    #[default]
+    Single,
+    /// Kernel replay: every dispatch runs once per group, memory restored between passes.
+    KernelReplay,
+    /// Rotation: group i for `interval` dispatches per device, then group i+1, and so on.
+    Rotation { interval: u64 },
+}
+
+/// Which dispatches are profiled.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct KernelFilter {
+    /// Keep only kernels whose (demangled) name matches.
+    pub include_regex: Option<String>,
+    /// Then drop kernels whose name matches.
+    pub exclude_regex: Option<String>,
+    /// rocprofv3's iteration range, e.g. `"[1-2],[3-4]"` or `"5"`: which occurrences of each
+    /// kernel (counted per kernel name, from 1... see `core::filter`) are profiled.
+    pub iteration_range: Option<String>,
+}
+
+/// The whole configuration of one profiled process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolConfig {
+    /// Counter groups; pass i collects group i. Empty for a trace-only run.
+    pub groups: Vec<CounterGroup>,
+    pub mode: InProcessMode,
+    pub filter: KernelFilter,
+    /// Record every dispatch (also those without counters) as a kernel-trace row.
+    pub kernel_trace: bool,
+    /// Where this process writes its database. `%pid%` is replaced by the process id, so that
+    /// child processes write files of their own.
+    pub database_path: String,
+    /// Drain deadline; `KREPLAY_DRAIN_TIMEOUT` (seconds) overrides it.
+    pub drain_timeout_ms: u64,
+    /// `fatal error warning info trace` as rocprofv3 spells them.
+    pub log_level: String,
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        ToolConfig {
+            groups: Vec::new(),
+            mode: InProcessMode::Single,
+            filter: KernelFilter::default(),
+            kernel_trace: false,
+            database_path: "kreplay_%pid%.db".to_string(),
+            drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
+            log_level: "warning".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{ENV_CONFIG} is not set: run the application under `kreplay`")]
+    Missing,
+    #[error("{ENV_CONFIG} is not valid kreplay configuration JSON ({0}); run the application under `kreplay` of the same version")]
+    Invalid(String),
+    #[error("{ENV_DRAIN_TIMEOUT}={0:?} is not a number of seconds; set it to e.g. 60 or 0.5")]
+    BadDrainTimeout(String),
+}
+
+impl ToolConfig {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("ToolConfig serializes")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        serde_json::from_str(text).map_err(|e| ConfigError::Invalid(e.to_string()))
+    }
+
+    /// Reads `KREPLAY_CONFIG` and the override variables.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let text = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
+        let mut config = Self::from_json(&text)?;
+        if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
+            let seconds: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                .ok_or_else(|| ConfigError::BadDrainTimeout(value.clone()))?;
+            config.drain_timeout_ms = (seconds * 1000.0).ceil() as u64;
+        }
+        Ok(config)
+    }
+
+    pub fn drain_timeout(&self) -> Duration {
+        Duration::from_millis(self.drain_timeout_ms)
+    }
+
+    /// The database path with `%pid%` resolved for `pid`.
+    pub fn database_path_for(&self, pid: u32) -> String {
+        self.database_path.replace("%pid%", &pid.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip_keeps_every_field() {
+        let config = ToolConfig {
+            groups: vec![CounterGroup {
+                counters: vec![CounterSpec {
+                    requested: "SQ_WAVES".into(),
+                    metric: "sm__warps_launched.sum".into(),
+                }],
+            }],
+            mode: InProcessMode::Rotation { interval: 2 },
+            filter: KernelFilter {
+                include_regex: Some("saxpy".into()),
+                exclude_regex: None,
+                iteration_range: Some("[1-2]".into()),
+            },
+            kernel_trace: true,
+            database_path: "/tmp/x/%pid%.db".into(),
+            drain_timeout_ms: 5,
+            log_level: "info".into(),
+        };
+        assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
+        assert_eq!(config.database_path_for(42), "/tmp/x/42.db");
+    }
+
+    #[test]
+    fn invalid_json_is_a_clear_error() {
+        let err = ToolConfig::from_json("{").unwrap_err().to_string();
+        assert!(err.contains("KREPLAY_CONFIG"), "{err}");
+    }
+}

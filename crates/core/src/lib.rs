@@ -1,0 +1,5 @@
+//! The kreplay engine: configuration, counter groups, the replay plan and pass loop, and the
+//! allocation inventory. No FFI: devices are reached through [`backend::ReplayBackend`].
+
+pub mod backend;
+pub mod config;

@@ -1,0 +1,1 @@
+//! Safe wrappers over the CUDA driver and CUPTI, the CUDA replay backend, and the CUPTI metric catalog.

@@ -1,0 +1,201 @@
+//! The record model: what one profiled process reports.
+//!
+//! Producers (the injected library, the reference software device's app) send these to a
+//! [`crate::RecordSink`]; the writers turn them into rocpd SQLite, CSV and JSON. Every field is
+//! plain data so that a record can be built on an application thread and written elsewhere.
+
+use serde::{Deserialize, Serialize};
+
+/// The profiled process. Sent once, first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub ppid: u32,
+    pub hostname: String,
+    /// The application's command line, argv[0] first.
+    pub command: Vec<String>,
+    /// Nanoseconds since the Unix epoch.
+    pub start_ns: u64,
+    /// Nanoseconds since the Unix epoch; 0 until the process ends.
+    pub end_ns: u64,
+}
+
+/// A device that dispatches ran on (rocprofv3's "agent").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    /// The device's ordinal in the process (CUDA device index), used as `agent_id` everywhere.
+    pub agent_id: u64,
+    /// Product name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Chip name as CUPTI spells it, e.g. "GH100"; "SIM" for the reference software device.
+    pub chip: String,
+    /// Streaming multiprocessors (compute units).
+    pub sm_count: u32,
+    pub global_memory_bytes: u64,
+    /// PCI location "domain:bus:device", empty when unknown.
+    pub pci_location: String,
+}
+
+/// A kernel function, recorded once per process the first time it is dispatched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelSymbol {
+    pub kernel_id: u64,
+    /// The symbol as the module names it (mangled for C++ kernels).
+    pub mangled_name: String,
+    /// Demangled when demangling succeeds, else equal to `mangled_name`.
+    pub demangled_name: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Static shared memory per block, bytes.
+    pub static_shared_bytes: u32,
+    /// Local (scratch) memory per thread, bytes.
+    pub local_bytes: u32,
+    /// Size of the kernel's parameter block, bytes.
+    pub param_bytes: u32,
+}
+
+/// A counter the run collects, as the user named it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterInfo {
+    /// The name the user asked for (an alias such as `SQ_WAVES`, or the metric itself).
+    pub name: String,
+    /// The device metric it was collected as (e.g. `sm__warps_launched.sum`).
+    pub metric: String,
+    pub description: String,
+    /// Unit as the catalog states it ("warp", "inst", "byte", "cycle", ...).
+    pub unit: String,
+}
+
+/// One counter value of one pass of one dispatch; instances already summed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterSample {
+    /// The requested name (see [`CounterInfo::name`]).
+    pub name: String,
+    pub value: f64,
+}
+
+/// One execution (pass) of one kernel dispatch.
+///
+/// A replayed dispatch yields one record per pass, all with the same `dispatch_id` and
+/// `correlation_id`, and `replay_pass` 0, 1, ... . A run without kernel replay has
+/// `replay_pass == None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DispatchRecord {
+    pub dispatch_id: u64,
+    pub replay_pass: Option<u32>,
+    pub correlation_id: u64,
+    pub agent_id: u64,
+    /// The stream (rocprofv3's queue) the dispatch was launched on.
+    pub stream_id: u64,
+    pub pid: u32,
+    pub tid: u64,
+    pub kernel_id: u64,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared_bytes: u32,
+    /// Nanoseconds, device clock as CUPTI reports it (or the software device's clock).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The counters of the group this pass collected; empty for a dispatch that was traced only.
+    pub counters: Vec<CounterSample>,
+}
+
+/// What a dispatch did, or why it was not replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayOutcome {
+    /// Every pass ran.
+    Replayed,
+    /// One group: the ordinary path, no snapshot.
+    SinglePass,
+    /// A tool stopped the loop early through its continue decision.
+    StoppedEarly,
+    /// Ran once, not replayed: a graph launch.
+    DeclinedGraphLaunch,
+    /// Recorded into a stream capture; nothing executed.
+    DeclinedStreamCapture,
+    /// A multi-device cooperative launch.
+    DeclinedMultiDevice,
+    /// The snapshot did not fit in device or host staging.
+    DeclinedSnapshotTooLarge,
+    /// The snapshot or restore failed for another reason; see the log.
+    DeclinedError,
+    /// The kernel filters or iteration range excluded it.
+    Filtered,
+}
+
+impl ReplayOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplayOutcome::Replayed => "replayed",
+            ReplayOutcome::SinglePass => "single_pass",
+            ReplayOutcome::StoppedEarly => "stopped_early",
+            ReplayOutcome::DeclinedGraphLaunch => "declined_graph_launch",
+            ReplayOutcome::DeclinedStreamCapture => "declined_stream_capture",
+            ReplayOutcome::DeclinedMultiDevice => "declined_multi_device",
+            ReplayOutcome::DeclinedSnapshotTooLarge => "declined_snapshot_too_large",
+            ReplayOutcome::DeclinedError => "declined_error",
+            ReplayOutcome::Filtered => "filtered",
+        }
+    }
+}
+
+/// Where a snapshot was staged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Staging {
+    None,
+    Device,
+    Host,
+}
+
+/// The per-dispatch cost report of a replay (one per dispatch, whatever the outcome).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayCost {
+    pub dispatch_id: u64,
+    pub agent_id: u64,
+    pub outcome: ReplayOutcome,
+    /// Passes executed, the original launch included.
+    pub passes: u32,
+    /// Bytes of tracked memory on the device when the dispatch was replayed.
+    pub bytes_tracked: u64,
+    pub bytes_snapshotted: u64,
+    /// Bytes written back, all restores together.
+    pub bytes_restored: u64,
+    pub staging: Staging,
+    pub drain_ns: u64,
+    pub snapshot_ns: u64,
+    /// Wall time of each pass, counter start/stop included.
+    pub pass_ns: Vec<u64>,
+    /// All restores together.
+    pub restore_ns: u64,
+}
+
+/// Something the user must know about the run (a declined replay, untracked memory, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    pub message: String,
+}
+
+/// Everything a producer can report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    Process(ProcessInfo),
+    Agent(AgentInfo),
+    KernelSymbol(KernelSymbol),
+    Counter(CounterInfo),
+    Dispatch(DispatchRecord),
+    ReplayCost(ReplayCost),
+    Warning(Warning),
+    /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
+    ProcessEnd { end_ns: u64 },
+}
+
+/// Where producers send records. Implementations must not block the caller on I/O.
+pub trait RecordSink: Send + Sync {
+    fn send(&self, record: Record);
+    /// Ask for everything sent so far to reach storage, and wait for it (not for application threads).
+    fn flush(&self);
+}
