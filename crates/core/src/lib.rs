@@ -1,5 +1,7 @@
 //! The kreplay engine: configuration, counter groups, the replay plan and pass loop, and the
-//! allocation inventory. No FFI: devices are reached through [`backend::ReplayBackend`].
+//! allocation inventory. No FFI: devices are reached through [`backend::ReplayBackend`], metric
+//! catalogs through [`catalog::MetricCatalog`].
 
 pub mod backend;
+pub mod catalog;
 pub mod config;
