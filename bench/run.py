@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""kreplay benchmark driver: runs ON the GPU machine, from the repository root, in one call.
+
+Measures, for each workload, the wall time of: the application alone; kreplay kernel replay with
+1, 2 and 4 single-pass groups; kreplay application replay (4 groups); Nsight Compute
+`--replay-mode kernel --clock-control none` with the same 4 groups' metrics, cache control on and
+off. Overhead per dispatch = (wall - wall alone) / profiled dispatches. Prints a table, writes raw
+numbers to $OUT/bench.json and a plot to $OUT/overhead.png.
+
+Usage: python3 bench/run.py [--kreplay target/release/kreplay] [--quick]
+"""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GROUPS = [
+    ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
+    ["sm__warps_launched.sum", "dram__bytes_read.sum"],
+    ["sm__warps_launched.sum", "lts__t_sectors.sum"],
+    ["sm__warps_launched.sum", "dram__bytes_write.sum"],
+]
+
+
+def build(workdir):
+    """Builds the CUDA workloads with nvcc; returns {name: argv}."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    out = {}
+    for name, extra in (("inplace", []), ("tiny", []), ("gemm", ["-lcublas"])):
+        exe = os.path.join(workdir, name)
+        subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe,
+                        os.path.join(HERE, "workloads", name + ".cu")] + extra, check=True)
+        out[name] = exe
+    return out
+
+
+def workloads(exes, quick):
+    scale = 1 if quick else 1
+    return [
+        # name, argv, dispatches the app makes (None: count them from kreplay's output)
+        ("inplace 64 MiB", [exes["inplace"], "20", "0"], 20),
+        ("inplace + 8 GiB untouched", [exes["inplace"], "20", "8"], 20),
+        ("tiny x200", [exes["tiny"], str(200 * scale)], 200 * scale),
+        ("cuBLAS SGEMM 4096", [exes["gemm"], "10", "4096"], None),
+        ("PyTorch MLP, 2 steps", [sys.executable, os.path.join(HERE, "workloads", "mlp.py"), "2"], None),
+    ]
+
+
+def timed(argv, env=None, timeout=540):
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=timeout)
+    wall = time.perf_counter() - t0
+    return wall, proc.returncode, proc.stdout
+
+
+def kreplay_argv(kreplay, groups, mode, outdir):
+    argv = [kreplay]
+    for g in groups:
+        argv += ["--pmc"] + g
+    if mode == "kernel":
+        argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled"]
+    return argv + ["-f", "rocpd", "-d", outdir, "-o", "out", "--"]
+
+
+def replay_costs(outdir):
+    """Reads the per-dispatch cost table of kreplay's database (bytes and ns)."""
+    dbs = [os.path.join(r, f) for r, _, fs in os.walk(outdir) for f in fs if f.endswith("_results.db")]
+    rows = []
+    for db in dbs:
+        con = sqlite3.connect(db)
+        try:
+            rows += con.execute("SELECT bytes_snapshotted, snapshot_ns, bytes_restored, restore_ns, passes "
+                                "FROM kreplay_replay_cost").fetchall()
+        except sqlite3.Error:
+            pass
+        con.close()
+    return rows
+
+
+def dispatch_count(outdir):
+    dbs = [os.path.join(r, f) for r, _, fs in os.walk(outdir) for f in fs if f.endswith("_results.db")]
+    n = 0
+    for db in dbs:
+        con = sqlite3.connect(db)
+        n = max(n, con.execute("SELECT COUNT(DISTINCT dispatch_id) FROM rocpd_kernel_dispatch").fetchone()[0])
+        con.close()
+    return n
+
+
+def device_copy_speed():
+    """Device-to-device copy speed, bytes read + written per second, through PyTorch."""
+    try:
+        import torch
+        a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+        b = torch.empty_like(a)
+        for _ in range(3):
+            b.copy_(a)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(10):
+            b.copy_(a)
+        end.record()
+        torch.cuda.synchronize()
+        return 2 * 10 * a.numel() / (start.elapsed_time(end) / 1e3)
+    except Exception as e:  # no torch or no GPU: the number is simply missing
+        print("device copy speed not measured:", e)
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kreplay", default="target/release/kreplay")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None, help="substring of the workloads to run")
+    args = ap.parse_args()
+    out = os.environ.get("OUT", tempfile.mkdtemp())
+    kreplay = os.path.abspath(args.kreplay)
+    work = tempfile.mkdtemp(prefix="kbench")
+    exes = build(work)
+    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "machine": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                         stdout=subprocess.PIPE, text=True).stdout.strip(),
+               "copy_bytes_per_s": device_copy_speed(), "workloads": []}
+    ncu_metrics = ",".join(sorted({m for g in GROUPS for m in g}))
+    for name, argv, dispatches in workloads(exes, args.quick):
+        if args.only and args.only not in name:
+            continue
+        row = {"workload": name, "runs": {}}
+        alone = [timed(argv)[0] for _ in range(2)]
+        row["runs"]["alone"] = {"wall_s": min(alone)}
+        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel"),
+                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel"),
+                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel"),
+                   ("kreplay application 4 groups", GROUPS[:4], "application")]
+        for label, groups, mode in configs:
+            d = tempfile.mkdtemp(prefix="kr", dir=work)
+            wall, rc, text = timed(kreplay_argv(kreplay, groups, mode, d) + argv)
+            costs = replay_costs(d)
+            n = dispatches or dispatch_count(d)
+            dispatches = dispatches or n
+            row["runs"][label] = {"wall_s": wall, "rc": rc, "dispatches": n,
+                                  "bytes_snapshotted": sum(c[0] or 0 for c in costs),
+                                  "snapshot_ns": sum(c[1] or 0 for c in costs),
+                                  "bytes_restored": sum(c[2] or 0 for c in costs),
+                                  "restore_ns": sum(c[3] or 0 for c in costs)}
+            if rc != 0:
+                row["runs"][label]["tail"] = text[-2000:]
+        for cache in ("all", "none"):
+            rep = os.path.join(work, "ncu_%s" % cache)
+            wall, rc, text = timed(["ncu", "--replay-mode", "kernel", "--clock-control", "none",
+                                    "--cache-control", cache, "--metrics", ncu_metrics, "-f", "-o", rep] + argv)
+            row["runs"]["ncu kernel 4 groups, cache %s" % cache] = {"wall_s": wall, "rc": rc}
+            if rc != 0:
+                row["runs"]["ncu kernel 4 groups, cache %s" % cache]["tail"] = text[-2000:]
+        row["dispatches"] = dispatches
+        base = row["runs"]["alone"]["wall_s"]
+        for run in row["runs"].values():
+            if dispatches:
+                run["overhead_ms_per_dispatch"] = (run["wall_s"] - base) / dispatches * 1e3
+        results["workloads"].append(row)
+        with open(os.path.join(out, "bench.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    report(results, out)
+
+
+def report(results, out):
+    print("\n%-28s %-34s %10s %12s" % ("workload", "run", "wall s", "ms/dispatch"))
+    for row in results["workloads"]:
+        for label, run in row["runs"].items():
+            print("%-28s %-34s %10.2f %12s" % (row["workload"][:28], label, run["wall_s"],
+                  "%.2f" % run["overhead_ms_per_dispatch"] if "overhead_ms_per_dispatch" in run else "-"))
+        k4 = row["runs"].get("kreplay kernel 4 groups", {}).get("overhead_ms_per_dispatch")
+        n4 = row["runs"].get("ncu kernel 4 groups, cache all", {}).get("overhead_ms_per_dispatch")
+        if k4 and n4 and k4 > 0:
+            print("%-28s %-34s %10s %12.1fx" % ("", "ncu / kreplay (4 groups)", "", n4 / k4))
+    if results.get("copy_bytes_per_s"):
+        print("device copy speed: %.2f TB/s (read + written)" % (results["copy_bytes_per_s"] / 1e12))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(9, 5))
+        for row in results["workloads"]:
+            pts = [(p, row["runs"][l].get("overhead_ms_per_dispatch")) for p, l in
+                   ((1, "kreplay kernel 1 group"), (2, "kreplay kernel 2 groups"), (4, "kreplay kernel 4 groups"))
+                   if l in row["runs"]]
+            pts = [(p, v) for p, v in pts if v is not None]
+            if pts:
+                ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o", label="kreplay: " + row["workload"])
+            n = row["runs"].get("ncu kernel 4 groups, cache all", {}).get("overhead_ms_per_dispatch")
+            if n is not None:
+                ax.scatter([4], [n], marker="x", s=60, label="ncu: " + row["workload"])
+        ax.set_xlabel("passes (counter groups)")
+        ax.set_ylabel("overhead per dispatch (ms)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "overhead.png"), dpi=110)
+    except Exception as e:
+        print("no plot:", e)
+
+
+if __name__ == "__main__":
+    main()
