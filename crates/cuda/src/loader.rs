@@ -1,0 +1,494 @@
+//! Finding and loading CUPTI and the CUDA driver, once per process.
+//!
+//! Nothing links CUDA at build time: [`cupti()`] and [`driver()`] open the libraries on first
+//! use and cache the outcome (success or the error) for the life of the process, so every later
+//! call is a cheap lookup and a missing library is reported the same way every time.
+//!
+//! CUPTI is searched for, in order:
+//! 1. `KREPLAY_CUPTI_DIR` — a folder holding `libcupti.so*` and `libnvperf_host.so`. When it is
+//!    set it is the only place looked at, so that a wrong value is an error and not a silent
+//!    fallback to another CUPTI version;
+//! 2. `$CUDA_HOME/{lib64,targets/x86_64-linux/lib}`, then `/usr/local/cuda/{…}` (CUDA 13 keeps
+//!    CUPTI there, not in `extras/CUPTI/lib64`);
+//! 3. the `nvidia/cu13/lib` folder of an installed `nvidia-cuda-cupti` wheel, in the usual
+//!    site-packages folders (virtualenv, conda, user, system, `PYTHONPATH`), and as a last resort
+//!    in the folders `python3` itself reports in `sys.path`;
+//! 4. the system loader path (`dlopen("libcupti.so.13")`, i.e. `LD_LIBRARY_PATH`/ldconfig).
+//!
+//! `libcupti` loads `libnvperf_host.so` by its soname at run time and has no run path, so a
+//! CUPTI found in a folder that is not on the loader path could not find it. We therefore open
+//! `libnvperf_host.so` from the same folder first, by absolute path and with `RTLD_GLOBAL`: the
+//! later `dlopen("libnvperf_host.so")` inside CUPTI then resolves to the already loaded copy.
+
+use kreplay_cupti_sys::cupti::Cupti;
+use kreplay_cupti_sys::driver::Driver;
+use libloading::os::unix::{Library as UnixLibrary, RTLD_GLOBAL, RTLD_NOW};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Environment variable naming the folder that holds `libcupti.so*` and `libnvperf_host.so`.
+pub const ENV_CUPTI_DIR: &str = "KREPLAY_CUPTI_DIR";
+/// The CUPTI library's soname for CUDA 13.
+pub const CUPTI_SONAME: &str = "libcupti.so.13";
+/// The PerfWorks host library CUPTI's host API loads at run time.
+pub const NVPERF_HOST: &str = "libnvperf_host.so";
+/// The driver library (`cuda.h`'s functions).
+pub const DRIVER_SONAME: &str = "libcuda.so.1";
+
+/// How to get the CUPTI libraries, appended to every "not found" message.
+const CUPTI_FIX: &str = "install them with `python3 -m pip install nvidia-cuda-cupti==13.0.85` \
+     (or run .ci/run) and set KREPLAY_CUPTI_DIR to its nvidia/cu13/lib folder, or install the CUDA 13 toolkit";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// No folder in the search order held CUPTI.
+    #[error("CUPTI ({CUPTI_SONAME}) not found; looked in {}; {CUPTI_FIX}", looked_in(.searched))]
+    CuptiNotFound { searched: Vec<PathBuf> },
+    /// `KREPLAY_CUPTI_DIR` is set but does not hold the libraries.
+    #[error("{ENV_CUPTI_DIR}={dir:?} holds no {what}; point it at a folder with libcupti.so* and libnvperf_host.so (e.g. the nvidia/cu13/lib folder of the nvidia-cuda-cupti wheel), or unset it")]
+    BadCuptiDir { dir: PathBuf, what: String },
+    /// A library file was found but could not be opened (wrong architecture, missing dependency…).
+    #[error("could not load {path:?}: {reason}; {CUPTI_FIX}")]
+    Open { path: PathBuf, reason: String },
+    /// The NVIDIA driver library is absent (no GPU driver on this machine).
+    #[error("the NVIDIA driver ({DRIVER_SONAME}) could not be loaded: {reason}; install the NVIDIA driver, or use --chip CHIP (e.g. --chip GH100) to query metrics without a GPU")]
+    Driver { reason: String },
+}
+
+fn looked_in(searched: &[PathBuf]) -> String {
+    if searched.is_empty() {
+        return "no folder (none of the candidate folders exists)".to_string();
+    }
+    searched
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// CUPTI as loaded, with the folder it came from (`None` when the system loader found it).
+pub struct LoadedCupti {
+    pub cupti: Cupti,
+    pub dir: Option<PathBuf>,
+    /// Kept open for the life of the process so that CUPTI's own `dlopen` finds it.
+    _nvperf_host: Option<UnixLibrary>,
+}
+
+static CUPTI: OnceLock<Result<LoadedCupti, LoadError>> = OnceLock::new();
+static DRIVER: OnceLock<Result<Driver, LoadError>> = OnceLock::new();
+
+/// CUPTI, loaded on first use (see the module documentation for the search order).
+pub fn cupti() -> Result<&'static Cupti, LoadError> {
+    loaded_cupti().map(|loaded| &loaded.cupti)
+}
+
+/// The folder CUPTI was loaded from, for the libraries beside it (`libcheckpoint.so`,
+/// `libnvperf_target.so`). `Ok(None)` when the system loader path supplied CUPTI.
+pub fn cupti_dir() -> Result<Option<&'static Path>, LoadError> {
+    loaded_cupti().map(|loaded| loaded.dir.as_deref())
+}
+
+/// CUPTI and where it came from.
+pub fn loaded_cupti() -> Result<&'static LoadedCupti, LoadError> {
+    CUPTI
+        .get_or_init(|| load_cupti(&SearchEnv::from_process()))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The CUDA driver (`libcuda.so.1`), loaded on first use from the system loader path.
+pub fn driver() -> Result<&'static Driver, LoadError> {
+    DRIVER
+        .get_or_init(|| {
+            // SAFETY: libcuda's initialisers have no preconditions; symbols are only resolved here.
+            unsafe { Driver::new(DRIVER_SONAME) }.map_err(|e| LoadError::Driver {
+                reason: e.to_string(),
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The environment the search reads, separated from the process so tests can supply their own.
+#[derive(Debug, Clone, Default)]
+struct SearchEnv {
+    cupti_dir: Option<PathBuf>,
+    cuda_home: Option<PathBuf>,
+    /// Candidate site-packages folders, most specific first.
+    site_packages: Vec<PathBuf>,
+    /// Ask `python3` for `sys.path` when nothing else found a wheel.
+    ask_python: bool,
+    /// Also try the system loader path last.
+    try_system_loader: bool,
+    /// Standard toolkit locations (`/usr/local/cuda`), overridable in tests.
+    default_cuda_homes: Vec<PathBuf>,
+}
+
+impl SearchEnv {
+    fn from_process() -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        SearchEnv {
+            cupti_dir: var(ENV_CUPTI_DIR),
+            cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")),
+            site_packages: site_packages_candidates(),
+            ask_python: true,
+            try_system_loader: true,
+            default_cuda_homes: vec![PathBuf::from("/usr/local/cuda")],
+        }
+    }
+
+    /// Folders that may hold CUPTI, in search order, excluding the python fallback.
+    fn candidate_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        let homes = self.cuda_home.iter().chain(self.default_cuda_homes.iter());
+        for home in homes {
+            dirs.push(home.join("lib64"));
+            dirs.push(home.join("targets/x86_64-linux/lib"));
+        }
+        for site in &self.site_packages {
+            dirs.push(site.join("nvidia/cu13/lib"));
+        }
+        dedup_keep_order(dirs)
+    }
+}
+
+fn dedup_keep_order(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    dirs.into_iter()
+        .filter(|d| seen.insert(d.clone()))
+        .collect()
+}
+
+/// The site-packages folders of the usual Python installations, found without running Python.
+fn site_packages_candidates() -> Vec<PathBuf> {
+    let mut prefixes: Vec<PathBuf> = Vec::new();
+    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            prefixes.push(PathBuf::from(v));
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        prefixes.push(PathBuf::from(home).join(".local"));
+    }
+    prefixes.push(PathBuf::from("/usr/local"));
+    prefixes.push(PathBuf::from("/usr"));
+    prefixes.push(PathBuf::from("/opt/conda"));
+
+    let mut sites: Vec<PathBuf> = Vec::new();
+    if let Some(pythonpath) = std::env::var_os("PYTHONPATH") {
+        sites.extend(std::env::split_paths(&pythonpath));
+    }
+    for prefix in prefixes {
+        for lib in ["lib", "lib64"] {
+            let lib_dir = prefix.join(lib);
+            let Ok(entries) = std::fs::read_dir(&lib_dir) else {
+                continue;
+            };
+            let mut pythons: Vec<PathBuf> = entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+                .map(|e| e.path())
+                .collect();
+            // Newest Python first (python3.12 before python3.9 needs a numeric sort).
+            pythons.sort_by_key(|p| std::cmp::Reverse(python_minor(p)));
+            for python in pythons {
+                sites.push(python.join("site-packages"));
+                sites.push(python.join("dist-packages"));
+            }
+            // Debian's system packages live in the unversioned folder.
+            sites.push(lib_dir.join("python3/dist-packages"));
+        }
+    }
+    dedup_keep_order(sites)
+}
+
+fn python_minor(dir: &Path) -> u32 {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("python3."))
+        .and_then(|minor| minor.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `sys.path` as `python3` reports it; empty when there is no python3.
+fn python_sys_path() -> Vec<PathBuf> {
+    let output = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; print('\\n'.join(p for p in sys.path if p))",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match output {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(PathBuf::from)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The CUPTI library file in `dir`: `libcupti.so.13`, else `libcupti.so`, else any `libcupti.so.*`.
+fn cupti_file_in(dir: &Path) -> Option<PathBuf> {
+    for name in [CUPTI_SONAME, "libcupti.so"] {
+        let path = dir.join(name);
+        if path.is_file() {
+            return Some(path);
+        }
+    }
+    let mut versioned: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("libcupti.so."))
+        })
+        .collect();
+    versioned.sort();
+    versioned.pop()
+}
+
+/// Where CUPTI was found: a folder holding it, or nowhere (with the folders looked at).
+fn find_cupti_dir(env: &SearchEnv) -> Result<Option<PathBuf>, LoadError> {
+    if let Some(dir) = &env.cupti_dir {
+        return match cupti_file_in(dir) {
+            Some(_) => Ok(Some(dir.clone())),
+            None => Err(LoadError::BadCuptiDir {
+                dir: dir.clone(),
+                what: "libcupti.so*".to_string(),
+            }),
+        };
+    }
+    let mut searched = Vec::new();
+    for dir in env.candidate_dirs() {
+        if !dir.is_dir() {
+            continue;
+        }
+        if cupti_file_in(&dir).is_some() {
+            return Ok(Some(dir));
+        }
+        searched.push(dir);
+    }
+    if env.ask_python {
+        for site in python_sys_path() {
+            let dir = site.join("nvidia/cu13/lib");
+            if dir.is_dir() && !searched.contains(&dir) {
+                if cupti_file_in(&dir).is_some() {
+                    return Ok(Some(dir));
+                }
+                searched.push(dir);
+            }
+        }
+    }
+    if env.try_system_loader {
+        return Ok(None);
+    }
+    Err(LoadError::CuptiNotFound { searched })
+}
+
+fn load_cupti(env: &SearchEnv) -> Result<LoadedCupti, LoadError> {
+    match find_cupti_dir(env)? {
+        Some(dir) => load_cupti_from(&dir),
+        None => {
+            // SAFETY: CUPTI's initialisers have no preconditions; symbols are only resolved here.
+            let cupti = unsafe { Cupti::new(CUPTI_SONAME) }.map_err(|_| {
+                // Report the folders searched, not dlopen's terse "cannot open shared object".
+                let searched = env
+                    .candidate_dirs()
+                    .into_iter()
+                    .filter(|d| d.is_dir())
+                    .collect();
+                LoadError::CuptiNotFound { searched }
+            })?;
+            Ok(LoadedCupti {
+                cupti,
+                dir: None,
+                _nvperf_host: None,
+            })
+        }
+    }
+}
+
+/// Loads `libnvperf_host.so` (global) and then CUPTI from `dir`.
+fn load_cupti_from(dir: &Path) -> Result<LoadedCupti, LoadError> {
+    let nvperf_path = dir.join(NVPERF_HOST);
+    if !nvperf_path.is_file() {
+        return Err(LoadError::BadCuptiDir {
+            dir: dir.to_path_buf(),
+            what: NVPERF_HOST.to_string(),
+        });
+    }
+    let nvperf = open_global(&nvperf_path)?;
+    let cupti_path = cupti_file_in(dir).ok_or_else(|| LoadError::BadCuptiDir {
+        dir: dir.to_path_buf(),
+        what: "libcupti.so*".to_string(),
+    })?;
+    // SAFETY: CUPTI's initialisers have no preconditions; symbols are only resolved here.
+    let cupti = unsafe { Cupti::new(&cupti_path) }.map_err(|e| LoadError::Open {
+        path: cupti_path.clone(),
+        reason: e.to_string(),
+    })?;
+    tracing::debug!(dir = %dir.display(), "loaded CUPTI");
+    Ok(LoadedCupti {
+        cupti,
+        dir: Some(dir.to_path_buf()),
+        _nvperf_host: Some(nvperf),
+    })
+}
+
+fn open_global(path: &Path) -> Result<UnixLibrary, LoadError> {
+    // SAFETY: libnvperf_host's initialisers have no preconditions.
+    unsafe { UnixLibrary::open(Some(OsStr::new(path)), RTLD_NOW | RTLD_GLOBAL) }.map_err(|e| {
+        LoadError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn isolated_env() -> SearchEnv {
+        SearchEnv {
+            cupti_dir: None,
+            cuda_home: None,
+            site_packages: Vec::new(),
+            ask_python: false,
+            try_system_loader: false,
+            default_cuda_homes: Vec::new(),
+        }
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("kreplay-loader-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn cupti_dir_variable_without_the_library_is_a_clear_error() {
+        let dir = temp_dir("empty");
+        let env = SearchEnv {
+            cupti_dir: Some(dir.clone()),
+            try_system_loader: true,
+            ..isolated_env()
+        };
+        let message = load_cupti(&env).err().unwrap().to_string();
+        assert!(message.contains(ENV_CUPTI_DIR), "{message}");
+        assert!(message.contains("libcupti.so"), "{message}");
+        assert!(message.contains(&dir.display().to_string()), "{message}");
+    }
+
+    #[test]
+    fn nothing_found_names_every_folder_searched_and_the_fix() {
+        let home = temp_dir("home");
+        std::fs::create_dir_all(home.join("lib64")).unwrap();
+        let env = SearchEnv {
+            cuda_home: Some(home.clone()),
+            ..isolated_env()
+        };
+        let message = load_cupti(&env).err().unwrap().to_string();
+        assert!(
+            message.contains(&home.join("lib64").display().to_string()),
+            "{message}"
+        );
+        assert!(message.contains("nvidia-cuda-cupti"), "{message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    #[test]
+    fn search_order_is_cuda_home_then_default_toolkit_then_wheels() {
+        let env = SearchEnv {
+            cuda_home: Some("/opt/cuda".into()),
+            default_cuda_homes: vec!["/usr/local/cuda".into()],
+            site_packages: vec!["/venv/lib/python3.12/site-packages".into()],
+            ..isolated_env()
+        };
+        let dirs: Vec<String> = env
+            .candidate_dirs()
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        assert_eq!(
+            dirs,
+            [
+                "/opt/cuda/lib64",
+                "/opt/cuda/targets/x86_64-linux/lib",
+                "/usr/local/cuda/lib64",
+                "/usr/local/cuda/targets/x86_64-linux/lib",
+                "/venv/lib/python3.12/site-packages/nvidia/cu13/lib",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folder_with_cupti_is_chosen_over_later_ones() {
+        let first = temp_dir("first");
+        let second = temp_dir("second");
+        for dir in [&first, &second] {
+            std::fs::create_dir_all(dir.join("nvidia/cu13/lib")).unwrap();
+        }
+        std::fs::write(second.join("nvidia/cu13/lib").join(CUPTI_SONAME), b"").unwrap();
+        let env = SearchEnv {
+            site_packages: vec![first.clone(), second.clone()],
+            ..isolated_env()
+        };
+        assert_eq!(
+            find_cupti_dir(&env).unwrap(),
+            Some(second.join("nvidia/cu13/lib"))
+        );
+    }
+
+    #[test]
+    fn versioned_library_names_are_recognised() {
+        let dir = temp_dir("versioned");
+        std::fs::write(dir.join("libcupti.so.2025.3.1"), b"").unwrap();
+        assert_eq!(cupti_file_in(&dir), Some(dir.join("libcupti.so.2025.3.1")));
+        std::fs::write(dir.join(CUPTI_SONAME), b"").unwrap();
+        assert_eq!(cupti_file_in(&dir), Some(dir.join(CUPTI_SONAME)));
+    }
+
+    #[test]
+    fn python_versions_sort_numerically() {
+        assert!(
+            python_minor(Path::new("/usr/lib/python3.12"))
+                > python_minor(Path::new("/usr/lib/python3.9"))
+        );
+    }
+
+    /// Loads the real library named by `KREPLAY_CUPTI_DIR` (set by .ci/run).
+    #[test]
+    fn loads_the_real_cupti_from_kreplay_cupti_dir() {
+        let dir = std::env::var_os(ENV_CUPTI_DIR).unwrap_or_else(|| {
+            panic!("{ENV_CUPTI_DIR} is not set: run the tests through .ci/run, which installs the nvidia-cuda-cupti wheel and sets it")
+        });
+        let loaded = loaded_cupti().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.dir.as_deref(), Some(Path::new(&dir)));
+        let get_version = loaded
+            .cupti
+            .cuptiGetVersion
+            .as_ref()
+            .expect("cuptiGetVersion");
+        let mut version = 0u32;
+        // SAFETY: cuptiGetVersion writes one u32.
+        let result = unsafe { get_version(&mut version) };
+        assert_eq!(result, kreplay_cupti_sys::types::CUptiResult_CUPTI_SUCCESS);
+        assert!(
+            version >= 130000,
+            "CUPTI API version {version} predates CUDA 13"
+        );
+    }
+}
