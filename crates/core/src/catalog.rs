@@ -51,3 +51,443 @@ pub trait MetricCatalog {
     /// Hardware passes needed to collect `metrics` together (1 = they fit one pass).
     fn passes(&self, metrics: &[&str]) -> Result<u32, CatalogError>;
 }
+
+/// The closest known names to a misspelt one, best first (at most [`MAX_SUGGESTIONS`]).
+///
+/// Edit distance finds typos (`sm__warp_launched.sum` → `sm__warps_launched.sum`); when nothing
+/// is that close, names containing what was typed are offered (`warps_launched` →
+/// `sm__warps_launched.sum`), so a partial name still leads somewhere.
+pub fn suggestions(known: &[String], name: &str) -> Vec<String> {
+    let typed = name.to_ascii_lowercase();
+    // Allow about one edit in five characters, and at least two (short names).
+    let max_distance = (typed.len() / 5).max(2);
+    let mut close: Vec<(usize, &String)> = known
+        .iter()
+        .filter(|candidate| candidate.len().abs_diff(typed.len()) <= max_distance)
+        .map(|candidate| {
+            let distance = strsim::levenshtein(&typed, &candidate.to_ascii_lowercase());
+            (distance, candidate)
+        })
+        .filter(|(distance, _)| *distance <= max_distance)
+        .collect();
+    close.sort();
+    if close.is_empty() && typed.len() >= 3 {
+        let mut containing: Vec<&String> = known
+            .iter()
+            .filter(|candidate| candidate.to_ascii_lowercase().contains(&typed))
+            .collect();
+        containing.sort_by_key(|candidate| (candidate.len(), candidate.as_str()));
+        return containing
+            .into_iter()
+            .take(MAX_SUGGESTIONS)
+            .cloned()
+            .collect();
+    }
+    close
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, name)| name.clone())
+        .collect()
+}
+
+/// How many names an unknown-metric error suggests.
+pub const MAX_SUGGESTIONS: usize = 3;
+
+/// [`MetricCatalog::describe`], with the closest known names filled in when `metric` is unknown.
+pub fn lookup(
+    catalog: &dyn MetricCatalog,
+    metric: &str,
+) -> Result<MetricDescription, CatalogError> {
+    catalog
+        .describe(metric)
+        .map_err(|error| with_suggestions(catalog, error))
+}
+
+/// Fills an [`CatalogError::UnknownMetric`]'s suggestions from the catalog's names (if the
+/// catalog left them empty); other errors pass through.
+fn with_suggestions(catalog: &dyn MetricCatalog, error: CatalogError) -> CatalogError {
+    match error {
+        CatalogError::UnknownMetric {
+            name,
+            chip,
+            suggestions: found,
+        } if found.is_empty() => {
+            let found = catalog
+                .metric_names()
+                .map(|known| suggestions(&known, &name))
+                .unwrap_or_default();
+            CatalogError::UnknownMetric {
+                name,
+                chip,
+                suggestions: found,
+            }
+        }
+        other => other,
+    }
+}
+
+/// Why a counter group cannot be collected as one kernel-replay pass.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GroupError {
+    /// An unknown metric (with suggestions), or a catalog that could not answer.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error("empty counter group: each --pmc must name at least one counter")]
+    Empty,
+    /// The group needs several hardware passes; `split` is a grouping where each fits one.
+    #[error(
+        "counter group '{}' needs {passes} hardware passes on {chip}, but each group must fit one pass; split it, e.g. {}",
+        .metrics.join(" "),
+        pmc_flags(.split)
+    )]
+    TooManyPasses {
+        metrics: Vec<String>,
+        passes: u32,
+        chip: String,
+        split: Vec<Vec<String>>,
+    },
+    /// One metric alone needs several passes: no grouping can make it fit one.
+    #[error(
+        "metric '{metric}' alone needs {passes} hardware passes on {chip}, and each counter group must fit one pass; \
+         choose metrics that fit one pass (check with `kreplay avail pmc-check --chip {chip} NAME`)"
+    )]
+    MetricNeedsPasses {
+        metric: String,
+        passes: u32,
+        chip: String,
+    },
+}
+
+/// `--pmc a b --pmc c`: how a user writes a split on the command line.
+pub fn pmc_flags(groups: &[Vec<String>]) -> String {
+    groups
+        .iter()
+        .map(|group| format!("--pmc {}", group.join(" ")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Checks that every metric of `metrics` is known and that together they fit one pass.
+///
+/// An unknown metric names the closest known ones; a group needing several passes is refused
+/// with its pass count and a split into single-pass groups (or, if one metric alone needs
+/// several passes, an error naming that metric).
+pub fn check_group(catalog: &dyn MetricCatalog, metrics: &[&str]) -> Result<(), GroupError> {
+    if metrics.is_empty() {
+        return Err(GroupError::Empty);
+    }
+    check_known(catalog, metrics)?;
+    let passes = catalog.passes(metrics)?;
+    if passes <= 1 {
+        return Ok(());
+    }
+    let split = pack_known(catalog, metrics)?;
+    Err(GroupError::TooManyPasses {
+        metrics: metrics.iter().map(|m| m.to_string()).collect(),
+        passes,
+        chip: catalog.chip().to_string(),
+        split,
+    })
+}
+
+/// Packs a flat list of metrics into the fewest single-pass groups it can find.
+///
+/// Greedy first fit, in the order given: each metric joins the first group it still fits in
+/// one pass with, else starts a new group. Every metric appears exactly once in the result
+/// (repeats in the input are collected once); a metric that alone needs several passes is an
+/// error naming it.
+pub fn pack_metrics(
+    catalog: &dyn MetricCatalog,
+    metrics: &[&str],
+) -> Result<Vec<Vec<String>>, GroupError> {
+    if metrics.is_empty() {
+        return Err(GroupError::Empty);
+    }
+    check_known(catalog, metrics)?;
+    pack_known(catalog, metrics)
+}
+
+fn check_known(catalog: &dyn MetricCatalog, metrics: &[&str]) -> Result<(), GroupError> {
+    for metric in metrics {
+        lookup(catalog, metric)?;
+    }
+    Ok(())
+}
+
+fn pack_known(
+    catalog: &dyn MetricCatalog,
+    metrics: &[&str],
+) -> Result<Vec<Vec<String>>, GroupError> {
+    let mut groups: Vec<Vec<&str>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for &metric in metrics {
+        if !seen.insert(metric) {
+            continue;
+        }
+        let mut placed = false;
+        for group in groups.iter_mut() {
+            group.push(metric);
+            if catalog.passes(group)? <= 1 {
+                placed = true;
+                break;
+            }
+            group.pop();
+        }
+        if placed {
+            continue;
+        }
+        let alone = catalog.passes(&[metric])?;
+        if alone > 1 {
+            return Err(GroupError::MetricNeedsPasses {
+                metric: metric.to_string(),
+                passes: alone,
+                chip: catalog.chip().to_string(),
+            });
+        }
+        groups.push(vec![metric]);
+    }
+    Ok(groups
+        .into_iter()
+        .map(|group| group.into_iter().map(str::to_string).collect())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A catalog where each metric costs some counter slots and a pass holds `slots_per_pass`.
+    struct FakeCatalog {
+        cost: HashMap<String, u32>,
+        slots_per_pass: u32,
+    }
+
+    impl FakeCatalog {
+        fn new(metrics: &[(&str, u32)], slots_per_pass: u32) -> Self {
+            FakeCatalog {
+                cost: metrics.iter().map(|(m, c)| (m.to_string(), *c)).collect(),
+                slots_per_pass,
+            }
+        }
+
+        fn gpu() -> Self {
+            Self::new(
+                &[
+                    ("sm__warps_launched.sum", 1),
+                    ("sm__ctas_launched.sum", 1),
+                    ("smsp__inst_executed.sum", 1),
+                    ("dram__bytes_read.sum", 2),
+                    ("dram__bytes_write.sum", 2),
+                    ("lts__t_sector_hit_rate.pct", 3),
+                    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", 30),
+                ],
+                4,
+            )
+        }
+    }
+
+    impl MetricCatalog for FakeCatalog {
+        fn chip(&self) -> &str {
+            "FAKE"
+        }
+        fn metric_names(&self) -> Result<Vec<String>, CatalogError> {
+            let mut names: Vec<String> = self.cost.keys().cloned().collect();
+            names.sort();
+            Ok(names)
+        }
+        fn describe(&self, metric: &str) -> Result<MetricDescription, CatalogError> {
+            if !self.cost.contains_key(metric) {
+                return Err(CatalogError::UnknownMetric {
+                    name: metric.to_string(),
+                    chip: "FAKE".to_string(),
+                    suggestions: Vec::new(),
+                });
+            }
+            Ok(MetricDescription {
+                name: metric.to_string(),
+                ..Default::default()
+            })
+        }
+        fn passes(&self, metrics: &[&str]) -> Result<u32, CatalogError> {
+            let mut slots = 0;
+            for metric in metrics {
+                self.describe(metric)?;
+                slots += self.cost[*metric];
+            }
+            Ok(slots.div_ceil(self.slots_per_pass))
+        }
+    }
+
+    fn assert_partition(catalog: &FakeCatalog, input: &[&str], groups: &[Vec<String>]) {
+        let mut flat: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
+        let mut expected: Vec<&str> = input.to_vec();
+        flat.sort();
+        expected.sort();
+        expected.dedup();
+        assert_eq!(flat, expected, "every metric exactly once");
+        for group in groups {
+            let refs: Vec<&str> = group.iter().map(String::as_str).collect();
+            assert_eq!(catalog.passes(&refs).unwrap(), 1, "{group:?} fits one pass");
+        }
+    }
+
+    #[test]
+    fn misspelt_metric_suggests_the_real_name_first() {
+        let catalog = FakeCatalog::gpu();
+        let error = check_group(&catalog, &["sm__warp_launched.sum"]).unwrap_err();
+        match &error {
+            GroupError::Catalog(CatalogError::UnknownMetric { suggestions, .. }) => {
+                assert_eq!(suggestions[0], "sm__warps_launched.sum");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let message = error.to_string();
+        assert!(
+            message.contains("did you mean sm__warps_launched.sum"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn partial_name_suggests_names_containing_it() {
+        let known = FakeCatalog::gpu().metric_names().unwrap();
+        assert_eq!(
+            suggestions(&known, "bytes_write"),
+            ["dram__bytes_write.sum"]
+        );
+        assert!(suggestions(&known, "completely_unrelated_thing").is_empty());
+    }
+
+    #[test]
+    fn unknown_metric_without_close_names_points_at_the_list() {
+        let catalog = FakeCatalog::gpu();
+        let message = check_group(&catalog, &["zzzzzzzz"])
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("kreplay avail list"), "{message}");
+    }
+
+    #[test]
+    fn single_pass_group_is_accepted() {
+        let catalog = FakeCatalog::gpu();
+        check_group(
+            &catalog,
+            &["sm__warps_launched.sum", "dram__bytes_read.sum"],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn empty_group_is_refused() {
+        assert_eq!(
+            check_group(&FakeCatalog::gpu(), &[]),
+            Err(GroupError::Empty)
+        );
+    }
+
+    #[test]
+    fn multi_pass_group_names_its_passes_and_a_split_that_fits() {
+        let catalog = FakeCatalog::gpu();
+        let group = [
+            "dram__bytes_read.sum",
+            "dram__bytes_write.sum",
+            "lts__t_sector_hit_rate.pct",
+            "sm__warps_launched.sum",
+        ];
+        let error = check_group(&catalog, &group).unwrap_err();
+        let GroupError::TooManyPasses { passes, split, .. } = &error else {
+            panic!("unexpected {error:?}");
+        };
+        assert_eq!(*passes, 2);
+        assert_partition(&catalog, &group, split);
+        let message = error.to_string();
+        assert!(
+            message.contains("needs 2 hardware passes on FAKE"),
+            "{message}"
+        );
+        assert!(
+            message.contains("--pmc dram__bytes_read.sum dram__bytes_write.sum --pmc"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn metric_needing_several_passes_alone_is_named() {
+        let catalog = FakeCatalog::gpu();
+        let metric = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+        let error = check_group(&catalog, &[metric]).unwrap_err();
+        assert_eq!(
+            error,
+            GroupError::MetricNeedsPasses {
+                metric: metric.to_string(),
+                passes: 8,
+                chip: "FAKE".to_string()
+            }
+        );
+        assert!(error.to_string().contains("needs 8 hardware passes"));
+        let error = pack_metrics(&catalog, &["sm__warps_launched.sum", metric]).unwrap_err();
+        assert!(
+            matches!(error, GroupError::MetricNeedsPasses { .. }),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn packing_fills_groups_first_fit_and_drops_repeats() {
+        let catalog = FakeCatalog::gpu();
+        let input = [
+            "dram__bytes_read.sum",
+            "lts__t_sector_hit_rate.pct",
+            "dram__bytes_write.sum",
+            "sm__warps_launched.sum",
+            "sm__ctas_launched.sum",
+            "sm__warps_launched.sum",
+        ];
+        let groups = pack_metrics(&catalog, &input).unwrap();
+        assert_eq!(
+            groups,
+            [
+                vec!["dram__bytes_read.sum", "dram__bytes_write.sum"],
+                vec!["lts__t_sector_hit_rate.pct", "sm__warps_launched.sum"],
+                vec!["sm__ctas_launched.sum"],
+            ]
+        );
+        assert_partition(&catalog, &input, &groups);
+    }
+
+    #[test]
+    fn packing_reports_unknown_metrics_before_any_pass_query() {
+        let catalog = FakeCatalog::gpu();
+        let error =
+            pack_metrics(&catalog, &["sm__warps_launched.sum", "dram__byte_read.sum"]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("did you mean dram__bytes_read.sum"),
+            "{error}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn packing_is_a_partition_into_single_pass_groups(
+            picks in proptest::collection::vec(0usize..6, 1..20)
+        ) {
+            let catalog = FakeCatalog::gpu();
+            let names = catalog.metric_names().unwrap();
+            let fitting: Vec<&str> = names
+                .iter()
+                .map(String::as_str)
+                .filter(|m| catalog.passes(&[m]).unwrap() == 1)
+                .collect();
+            let input: Vec<&str> = picks.iter().map(|&i| fitting[i % fitting.len()]).collect();
+            let groups = pack_metrics(&catalog, &input).unwrap();
+            assert_partition(&catalog, &input, &groups);
+            // Greedy first fit never uses more than twice the optimum; with these costs
+            // (slots 1..3 of 4) a lower bound is the total cost over the pass size.
+            let total: u32 = groups.iter().flatten().map(|m| catalog.cost[m]).sum();
+            proptest::prop_assert!(groups.len() as u32 <= 2 * total.div_ceil(4));
+        }
+    }
+}
