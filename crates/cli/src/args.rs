@@ -1,0 +1,282 @@
+//! The command line, as clap sees it. Option names, value forms and defaults follow rocprofv3's
+//! (`rocprofv3 [options] -- <app> [args]`), so that a rocprofv3 command line works with `kreplay`
+//! in its place. What the options mean together is decided in [`crate::plan`].
+
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kreplay",
+    version,
+    about = "Hardware-counter profiler for NVIDIA GPUs with in-process kernel replay",
+    long_about = "Collects CUPTI counters on every kernel dispatch of an application.\n\n\
+        kreplay --pmc A B --pmc C --replay-mode kernel --kernel-replay-beta-enabled -- ./app args\n\
+        collects both groups in ONE run of ./app by re-executing each dispatch once per group, with\n\
+        device memory restored between passes. Without --replay-mode kernel, several groups re-run\n\
+        the application once per group (application replay).",
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  kreplay demo\n  kreplay --pmc sm__warps_launched.sum --pmc dram__bytes_read.sum \
+        --replay-mode kernel --kernel-replay-beta-enabled -f json csv -d out -- ./app\n  \
+        kreplay avail list --chip GH100"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+impl Cli {
+    /// Parses a command line (program name first), keeping each `--pmc` occurrence as a group.
+    pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if cli.command.is_none() {
+            if let Ok(Some(occurrences)) = matches.try_get_occurrences::<String>("pmc") {
+                cli.profile.pmc = occurrences.map(|o| o.cloned().collect()).collect();
+            }
+        }
+        Ok(cli)
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    // AVAIL-SUBCOMMAND
+    /// Merge rocpd databases and write them as CSV and/or JSON.
+    Convert(ConvertArgs),
+    /// Run the bundled demo: kernel replay with two counter groups, on the GPU when there is one,
+    /// else on the reference software device.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// rocpd databases (`*_results.db`, or a process database) to merge.
+    #[arg(short = 'i', long = "input", required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Formats to write: csv, json and/or rocpd (space or comma separated).
+    #[arg(short = 'f', long = "output-format", num_args = 1.., value_delimiter = ',', default_values_t = ["csv".to_string()])]
+    pub formats: Vec<String>,
+    /// Output directory.
+    #[arg(
+        short = 'd',
+        long = "output-path",
+        visible_alias = "output-directory",
+        default_value = "rocpd-output-data"
+    )]
+    pub output_dir: PathBuf,
+    /// Output file name prefix.
+    #[arg(short = 'o', long = "output-file", default_value = "out")]
+    pub output_file: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where the demo writes its files.
+    #[arg(
+        short = 'd',
+        long = "output-directory",
+        default_value = "kreplay-demo-output"
+    )]
+    pub output_dir: PathBuf,
+    /// Use the reference software device even when a GPU is present.
+    #[arg(long)]
+    pub sim: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplayMode {
+    /// Collect all counter groups in one run by replaying each dispatch once per group.
+    Kernel,
+    /// Re-run the whole application once per counter group (the default).
+    Application,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    Fatal,
+    Error,
+    Warning,
+    Info,
+    Trace,
+    Env,
+    Config,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Fatal => "fatal",
+            LogLevel::Error => "error",
+            LogLevel::Warning => "warning",
+            LogLevel::Info => "info",
+            LogLevel::Trace => "trace",
+            LogLevel::Env => "env",
+            LogLevel::Config => "config",
+        }
+    }
+}
+
+/// rocprofv3's boolean option values (`--kernel-trace`, `--kernel-trace true`, `--att off`, ...).
+pub fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
+        "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
+        other => Err(format!("'{other}' is not a boolean; use true or false")),
+    }
+}
+
+#[derive(Debug, Default, Args)]
+pub struct ProfileArgs {
+    /// One counter group (one hardware pass); repeat for several groups. Names separated by
+    /// spaces or commas, e.g. `--pmc sm__warps_launched.sum smsp__inst_executed.sum --pmc dram__bytes_read.sum`.
+    #[arg(long = "pmc", id = "pmc", num_args = 0.., action = ArgAction::Append, value_name = "PMC", help_heading = "Counter collection")]
+    pub pmc_values: Vec<String>,
+
+    /// The `--pmc` occurrences, one group each (filled by [`Cli::parse_args`] from clap's
+    /// occurrences: clap's derive flattens them).
+    #[arg(skip)]
+    pub pmc: Vec<Vec<String>>,
+
+    /// A flat list of counters that kreplay packs into the fewest single-pass groups (printed before the run).
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "A,B,C", help_heading = "Counter collection")]
+    pub metrics: Vec<String>,
+
+    /// `kernel` collects all counter groups in a single application run via in-process kernel
+    /// replay (requires --pmc and --kernel-replay-beta-enabled); `application` (default) re-runs
+    /// the whole application once per counter group.
+    #[arg(long, value_enum, help_heading = "Kernel replay options (beta)")]
+    pub replay_mode: Option<ReplayMode>,
+
+    /// Acknowledge that kernel replay is a beta feature.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel replay options (beta)")]
+    pub kernel_replay_beta_enabled: Option<bool>,
+
+    /// Seconds to wait for the device to drain before a replay; a stuck drain aborts the app
+    /// after writing every record so far (default 60). Sets KREPLAY_DRAIN_TIMEOUT.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        help_heading = "Kernel replay options (beta)"
+    )]
+    pub drain_timeout: Option<f64>,
+
+    /// Input file: .yaml/.yml/.json with `jobs`, or a deprecated .txt with `pmc:` lines.
+    #[arg(short = 'i', long, value_name = "FILE", help_heading = "I/O options")]
+    pub input: Option<PathBuf>,
+
+    /// Output directory (default: the current directory). Placeholders as for -o.
+    #[arg(short = 'd', long, value_name = "DIR", help_heading = "I/O options")]
+    pub output_directory: Option<String>,
+
+    /// Output file name (default `%hostname%/%pid%`). Placeholders: %pid% %ppid% %pgid% %psid%
+    /// %hostname% %rank% %size% %nid% %job% %env{NAME}% $env{NAME} %launch_time% %argv% %argt% %args% %tag% %cwd%.
+    #[arg(short = 'o', long, value_name = "NAME", help_heading = "I/O options")]
+    pub output_file: Option<String>,
+
+    /// Output formats: one or several of rocpd, csv, json (default rocpd).
+    #[arg(short = 'f', long, num_args = 1.., value_delimiter = ',', value_name = "FORMAT", help_heading = "I/O options")]
+    pub output_format: Vec<String>,
+
+    /// fatal, error, warning, info, trace, env or config.
+    #[arg(long, value_enum, help_heading = "I/O options")]
+    pub log_level: Option<LogLevel>,
+
+    /// Profile only kernels whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX", help_heading = "Filtering options")]
+    pub kernel_include_regex: Option<String>,
+
+    /// Then skip kernels whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX", help_heading = "Filtering options")]
+    pub kernel_exclude_regex: Option<String>,
+
+    /// Which iterations of each kernel to profile, e.g. "[1-2],[5]" or 3.
+    #[arg(long, num_args = 1.., value_name = "RANGE", help_heading = "Filtering options")]
+    pub kernel_iteration_range: Vec<String>,
+
+    /// Record every kernel dispatch (kernel_trace.csv), also those without counters.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub kernel_trace: Option<bool>,
+
+    /// List the counters of the GPU and exit.
+    #[arg(short = 'L', long, help_heading = "Display")]
+    pub list_avail: bool,
+
+    /// Thread trace: not available in kreplay (recognised so that it is refused with replay).
+    #[arg(long, visible_alias = "advanced-thread-trace", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    pub att: Option<bool>,
+
+    /// PC sampling: not available in kreplay (recognised so that it is refused with replay).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    pub pc_sampling_beta_enabled: Option<bool>,
+
+    /// Streaming performance monitoring: not available in kreplay (recognised so that it is refused with replay).
+    #[arg(long, num_args = 0.., value_name = "EVENTS", help_heading = "Not available")]
+    pub spm: Option<Vec<String>>,
+
+    /// The application and its arguments, after `--`.
+    #[arg(last = true, value_name = "APP")]
+    pub app: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::parse_args(std::iter::once("kreplay").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn each_pmc_occurrence_is_one_group_and_empty_groups_are_kept() {
+        let cli = parse(&["--pmc", "A", "B", "--pmc", "--pmc", "C", "--", "app", "x"]);
+        assert_eq!(
+            cli.profile.pmc,
+            vec![vec!["A".to_string(), "B".into()], vec![], vec!["C".into()]]
+        );
+        assert_eq!(cli.profile.app, vec!["app".to_string(), "x".into()]);
+    }
+
+    #[test]
+    fn optional_booleans_take_no_value_or_one() {
+        let cli = parse(&[
+            "--kernel-replay-beta-enabled",
+            "--kernel-trace",
+            "false",
+            "--",
+            "a",
+        ]);
+        assert_eq!(cli.profile.kernel_replay_beta_enabled, Some(true));
+        assert_eq!(cli.profile.kernel_trace, Some(false));
+        assert!(parse_bool("maybe").is_err());
+    }
+
+    #[test]
+    fn formats_take_spaces_or_commas() {
+        let cli = parse(&["-f", "csv", "json,rocpd", "--", "a"]);
+        assert_eq!(cli.profile.output_format, vec!["csv", "json", "rocpd"]);
+    }
+
+    #[test]
+    fn subcommands_parse_without_app() {
+        let cli = parse(&["convert", "-i", "a.db", "b.db", "-f", "csv", "json"]);
+        match cli.command {
+            Some(Command::Convert(c)) => {
+                assert_eq!(c.inputs.len(), 2);
+                assert_eq!(c.formats, vec!["csv", "json"]);
+            }
+            other => panic!("expected convert, got {other:?}"),
+        }
+    }
+}

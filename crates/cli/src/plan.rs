@@ -1,0 +1,985 @@
+//! From the command line and the input file to the list of application runs (rocprofv3's "run
+//! shaping", reference rocprofv3.md §1.4 and §2.2), with every rejection decided here, before any
+//! application starts:
+//!
+//! - kernel replay: all command-line groups are ONE run (every dispatch replayed once per group);
+//!   each input-file job is a run of its own, replayed within itself;
+//! - otherwise (application replay): one run per command-line group, into `pass_1/`, `pass_2/`...
+//!   (a single group and no input file: no sub-folder); each job one run (`pass_N/`, or `pmc_N/`
+//!   for the text form); a job's `pmc_groups` + `pmc_group_interval` is one run that rotates groups.
+
+use crate::args::{ProfileArgs, ReplayMode};
+use crate::error::UsageError;
+use crate::input::{split_words, InputFile, InputKind, Job};
+use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter};
+
+/// Turns counter names into groups the device can collect (the catalog's job; a trait so that
+/// run shaping is testable without one).
+pub trait CounterResolver {
+    /// Each inner list is one group; errors name the group and the fix.
+    fn resolve_groups(&self, groups: &[Vec<String>]) -> anyhow::Result<Vec<CounterGroup>>;
+    /// Packs a flat list into the fewest single-pass groups.
+    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<CounterGroup>>;
+}
+
+pub const DEFAULT_OUTPUT_FILE: &str = "%hostname%/%pid%";
+pub const FORMATS: [&str; 3] = ["rocpd", "csv", "json"];
+const LOG_LEVELS: [&str; 7] = [
+    "fatal", "error", "warning", "info", "trace", "env", "config",
+];
+
+pub const MSG_BETA: &str = "--replay-mode kernel requires acknowledgement that kernel replay is a beta feature via --kernel-replay-beta-enabled";
+pub const MSG_NO_COUNTERS: &str =
+    "--replay-mode kernel requires counter collection (--pmc, input-file pmc, or pmc_groups)";
+pub const MSG_PMC_AND_GROUPS: &str = "Cannot specify both --pmc and (input file) pmc_groups";
+
+pub fn msg_conflict(services: &[&str]) -> String {
+    format!(
+        "--replay-mode kernel cannot be combined with {}. Kernel replay only varies counter groups from one pass to the next; every other service stays on for all of the passes and would report each kernel once per pass. Collect them in a separate run.",
+        services.join(" or ")
+    )
+}
+
+pub fn msg_empty_group(index_from_1: usize) -> String {
+    format!("Empty counter group in --pmc flag {index_from_1}. Each --pmc must specify at least one counter.")
+}
+
+/// One application run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// 1-based position among all runs.
+    pub index: usize,
+    pub total: usize,
+    /// Where this run came from, for progress lines and errors.
+    pub origin: String,
+    /// `pass_N` / `pmc_N` under the output directory, when the runs are split.
+    pub subdir: Option<String>,
+    pub groups: Vec<CounterGroup>,
+    pub mode: InProcessMode,
+    pub filter: KernelFilter,
+    pub kernel_trace: bool,
+    /// Templates, placeholders not yet expanded.
+    pub output_directory: String,
+    pub output_file: String,
+    /// Lower-case members of [`FORMATS`].
+    pub formats: Vec<String>,
+    pub log_level: String,
+}
+
+impl RunSpec {
+    /// The progress line of application replay.
+    pub fn progress_line(&self) -> String {
+        let groups: Vec<String> = self
+            .groups
+            .iter()
+            .map(|g| {
+                g.counters
+                    .iter()
+                    .map(|c| c.requested.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let what = match self.mode {
+            InProcessMode::KernelReplay => format!(
+                "kernel replay of {} group(s): {}",
+                groups.len(),
+                groups.join(" | ")
+            ),
+            InProcessMode::Rotation { interval } => format!(
+                "rotating {} groups every {interval} dispatches: {}",
+                groups.len(),
+                groups.join(" | ")
+            ),
+            InProcessMode::Single if groups.is_empty() => "kernel trace only".to_string(),
+            InProcessMode::Single => groups.join(" | "),
+        };
+        let place = self
+            .subdir
+            .as_ref()
+            .map(|s| format!(" -> {s}/"))
+            .unwrap_or_default();
+        format!(
+            "kreplay: pass {}/{}: {what} ({}){place}",
+            self.index, self.total, self.origin
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub runs: Vec<RunSpec>,
+    /// Lines to print before the first run (e.g. how `--metrics` was packed).
+    pub notices: Vec<String>,
+}
+
+/// Settings that the command line and a job can both give, as given (None = not given). The
+/// command line's win, and giving both with different values is an error (as in rocprofv3's
+/// input merging).
+#[derive(Debug, Clone, Default)]
+struct Given {
+    include: Option<String>,
+    exclude: Option<String>,
+    range: Option<String>,
+    kernel_trace: Option<bool>,
+    output_directory: Option<String>,
+    output_file: Option<String>,
+    formats: Option<Vec<String>>,
+    log_level: Option<String>,
+}
+
+/// [`Given`] with the defaults filled in.
+struct Settings {
+    filter: KernelFilter,
+    kernel_trace: bool,
+    output_directory: String,
+    output_file: String,
+    formats: Vec<String>,
+    log_level: String,
+}
+
+impl Given {
+    fn settings(self) -> Settings {
+        Settings {
+            filter: KernelFilter {
+                include_regex: self.include,
+                exclude_regex: self.exclude,
+                iteration_range: self.range,
+            },
+            kernel_trace: self.kernel_trace.unwrap_or(false),
+            output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
+            output_file: self
+                .output_file
+                .unwrap_or_else(|| DEFAULT_OUTPUT_FILE.into()),
+            formats: self
+                .formats
+                .filter(|f| !f.is_empty())
+                .unwrap_or_else(|| vec!["rocpd".into()]),
+            log_level: self.log_level.unwrap_or_else(|| "warning".into()),
+        }
+    }
+}
+
+/// Validates everything and shapes the runs. `input` is the parsed `-i` file, if any.
+pub fn plan(
+    args: &ProfileArgs,
+    input: Option<&InputFile>,
+    pc_sampling_env: bool,
+    resolver: &dyn CounterResolver,
+) -> Result<Plan, UsageError> {
+    // The --pmc occurrences, each split on spaces and commas.
+    let cli_pmc: Vec<Vec<String>> = args
+        .pmc
+        .iter()
+        .map(|g| g.iter().flat_map(|w| split_words(w)).collect())
+        .collect();
+    if let Some(idx) = cli_pmc.iter().position(Vec::is_empty) {
+        return Err(UsageError::new(msg_empty_group(idx + 1)));
+    }
+    let jobs: &[Job] = input.map(|i| i.jobs.as_slice()).unwrap_or(&[]);
+    if !cli_pmc.is_empty() && jobs.iter().any(|j| j.pmc_groups.is_some()) {
+        return Err(UsageError::new(MSG_PMC_AND_GROUPS));
+    }
+
+    let replay = args.replay_mode == Some(ReplayMode::Kernel);
+    let mut refused: Vec<&str> = Vec::new();
+    if args.att == Some(true) {
+        refused.push("--att");
+    }
+    // rocprofv3 counts the variable as set whatever its value (even 0 or empty).
+    if args.pc_sampling_beta_enabled == Some(true) || pc_sampling_env {
+        refused.push("PC sampling");
+    }
+    if args.spm.is_some() {
+        refused.push("--spm");
+    }
+    if replay {
+        if args.kernel_replay_beta_enabled != Some(true) {
+            return Err(UsageError::new(MSG_BETA));
+        }
+        let any_counters = !cli_pmc.is_empty()
+            || !args.metrics.is_empty()
+            || jobs.iter().any(|j| {
+                j.pmc.as_ref().is_some_and(|p| !p.words().is_empty()) || j.pmc_groups.is_some()
+            });
+        if !any_counters {
+            return Err(UsageError::new(MSG_NO_COUNTERS));
+        }
+        if !refused.is_empty() {
+            return Err(UsageError::new(msg_conflict(&refused)));
+        }
+    } else {
+        // Without replay these services are still not something kreplay can collect; the
+        // environment variable alone is not a request, so only the flags are refused.
+        let flags: Vec<&str> = [
+            (args.att == Some(true), "--att"),
+            (
+                args.pc_sampling_beta_enabled == Some(true),
+                "--pc-sampling-beta-enabled",
+            ),
+            (args.spm.is_some(), "--spm"),
+        ]
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, name)| *name)
+        .collect();
+        if !flags.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} not available in kreplay (it collects hardware counters only); remove {}",
+                flags.join(" and "),
+                if flags.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    if let Some(seconds) = args.drain_timeout {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(UsageError::new(format!(
+                "--drain-timeout {seconds} is not a positive number of seconds; give e.g. --drain-timeout 60"
+            )));
+        }
+    }
+
+    let cli = cli_given(args)?;
+    let mut notices = Vec::new();
+    let mut cli_groups = resolver
+        .resolve_groups(&cli_pmc)
+        .map_err(|e| UsageError::new(one_line(&e)))?;
+    if !args.metrics.is_empty() {
+        let metrics: Vec<String> = args.metrics.iter().flat_map(|m| split_words(m)).collect();
+        let packed = resolver
+            .pack(&metrics)
+            .map_err(|e| UsageError::new(one_line(&e)))?;
+        notices.push(format!(
+            "kreplay: --metrics packed into {} single-pass group(s): {}",
+            packed.len(),
+            packed
+                .iter()
+                .map(|g| format!("--pmc {}", g.metrics().collect::<Vec<_>>().join(" ")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        cli_groups.extend(packed);
+    }
+
+    // (origin, subdir prefix, groups, mode, settings)
+    let mut runs: Vec<(String, &str, Vec<CounterGroup>, InProcessMode, Settings)> = Vec::new();
+    if !cli_groups.is_empty() {
+        if replay {
+            runs.push((
+                "command line".into(),
+                "pass_",
+                cli_groups,
+                InProcessMode::KernelReplay,
+                cli.clone().settings(),
+            ));
+        } else {
+            for (i, group) in cli_groups.into_iter().enumerate() {
+                runs.push((
+                    format!("--pmc group {}", i + 1),
+                    "pass_",
+                    vec![group],
+                    InProcessMode::Single,
+                    cli.clone().settings(),
+                ));
+            }
+        }
+    }
+    let job_prefix = match input.map(|i| i.kind) {
+        Some(InputKind::Text) => "pmc_",
+        _ => "pass_",
+    };
+    for (j, job) in jobs.iter().enumerate() {
+        let origin = format!("input job {}", j + 1);
+        let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
+        let settings = merge_job(&cli, job, &origin)?;
+        runs.push((origin, job_prefix, groups, mode, settings));
+    }
+    if runs.is_empty() {
+        if cli.kernel_trace != Some(true) {
+            return Err(UsageError::new(
+                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace",
+            ));
+        }
+        runs.push((
+            "kernel trace".into(),
+            "pass_",
+            Vec::new(),
+            InProcessMode::Single,
+            cli.settings(),
+        ));
+    }
+
+    let total = runs.len();
+    let split = total > 1 || !jobs.is_empty();
+    let runs = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (origin, prefix, groups, mode, s))| RunSpec {
+            index: i + 1,
+            total,
+            origin,
+            subdir: split.then(|| format!("{prefix}{}", i + 1)),
+            groups,
+            mode,
+            filter: s.filter,
+            kernel_trace: s.kernel_trace,
+            output_directory: s.output_directory,
+            output_file: s.output_file,
+            formats: s.formats,
+            log_level: s.log_level,
+        })
+        .collect();
+    Ok(Plan { runs, notices })
+}
+
+/// An error chain as one line (catalog errors may carry context).
+fn one_line(error: &anyhow::Error) -> String {
+    format!("{error:#}").replace('\n', " ")
+}
+
+fn job_groups(
+    job: &Job,
+    origin: &str,
+    replay: bool,
+    resolver: &dyn CounterResolver,
+) -> Result<(Vec<CounterGroup>, InProcessMode), UsageError> {
+    let names: Vec<Vec<String>> = match (&job.pmc, &job.pmc_groups) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError::new(format!(
+                "{origin} has both pmc and pmc_groups; give one of them"
+            )))
+        }
+        (Some(pmc), None) => {
+            let words = pmc.words();
+            if words.is_empty() {
+                return Err(UsageError::new(format!(
+                    "{origin} has an empty pmc list; name at least one counter or remove the key"
+                )));
+            }
+            vec![words]
+        }
+        (None, Some(groups)) => {
+            let groups: Vec<Vec<String>> = groups.iter().map(|g| g.words()).collect();
+            if groups.is_empty() {
+                return Err(UsageError::new(format!(
+                    "{origin} has an empty pmc_groups list; give at least one group"
+                )));
+            }
+            if let Some(i) = groups.iter().position(Vec::is_empty) {
+                return Err(UsageError::new(format!(
+                    "{origin}: pmc_groups entry {} is empty; each group needs at least one counter",
+                    i + 1
+                )));
+            }
+            groups
+        }
+        (None, None) => Vec::new(),
+    };
+    let resolved = if names.is_empty() {
+        Vec::new()
+    } else {
+        resolver
+            .resolve_groups(&names)
+            .map_err(|e| UsageError::new(format!("{origin}: {}", one_line(&e))))?
+    };
+    let mode = if resolved.is_empty() {
+        InProcessMode::Single
+    } else if replay {
+        // Under replay the interval is ignored: every group runs on every dispatch.
+        InProcessMode::KernelReplay
+    } else if job.pmc_groups.is_some() {
+        match job.pmc_group_interval {
+            Some(interval) if interval > 0 => InProcessMode::Rotation { interval },
+            Some(_) => {
+                return Err(UsageError::new(format!(
+                    "{origin}: pmc_group_interval must be at least 1 (dispatches per group)"
+                )))
+            }
+            None => {
+                return Err(UsageError::new(format!(
+                    "{origin}: pmc_groups needs pmc_group_interval (dispatches per group), or run with --replay-mode kernel --kernel-replay-beta-enabled to collect every group on every dispatch"
+                )))
+            }
+        }
+    } else {
+        InProcessMode::Single
+    };
+    Ok((resolved, mode))
+}
+
+fn check_formats(formats: &[String], what: &str) -> Result<Vec<String>, UsageError> {
+    let mut out: Vec<String> = Vec::new();
+    for f in formats.iter().flat_map(|f| split_words(f)) {
+        let lower = f.to_ascii_lowercase();
+        if !FORMATS.contains(&lower.as_str()) {
+            return Err(UsageError::new(format!(
+                "{what}: output format '{f}' is not supported; use one or several of rocpd, csv, json"
+            )));
+        }
+        if !out.contains(&lower) {
+            out.push(lower);
+        }
+    }
+    Ok(out)
+}
+
+fn check_regex(pattern: &str, what: &str) -> Result<(), UsageError> {
+    regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        let detail = e.to_string();
+        let detail = detail
+            .lines()
+            .last()
+            .unwrap_or("invalid")
+            .trim()
+            .to_string();
+        UsageError::new(format!(
+            "{what} '{pattern}' is not a valid regular expression ({detail}); fix or quote it"
+        ))
+    })
+}
+
+/// rocprofv3's iteration range: split on "[], ", each token `A-B` or `N`.
+fn check_range(range: &str, what: &str) -> Result<(), UsageError> {
+    let tokens: Vec<&str> = range
+        .split(['[', ']', ',', ' '])
+        .filter(|t| !t.is_empty())
+        .collect();
+    let ok = !tokens.is_empty()
+        && tokens.iter().all(|t| match t.split_once('-') {
+            Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
+                (Ok(a), Ok(b)) => a <= b,
+                _ => false,
+            },
+            None => t.parse::<u64>().is_ok(),
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(UsageError::new(format!(
+            "{what} '{range}' is not an iteration range; write e.g. \"[1-2],[5]\" or 3"
+        )))
+    }
+}
+
+fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
+    if let Some(p) = &args.kernel_include_regex {
+        check_regex(p, "--kernel-include-regex")?;
+    }
+    if let Some(p) = &args.kernel_exclude_regex {
+        check_regex(p, "--kernel-exclude-regex")?;
+    }
+    let range =
+        (!args.kernel_iteration_range.is_empty()).then(|| args.kernel_iteration_range.join(", "));
+    if let Some(r) = &range {
+        check_range(r, "--kernel-iteration-range")?;
+    }
+    let formats = check_formats(&args.output_format, "-f/--output-format")?;
+    Ok(Given {
+        include: args.kernel_include_regex.clone(),
+        exclude: args.kernel_exclude_regex.clone(),
+        range,
+        kernel_trace: args.kernel_trace,
+        output_directory: args.output_directory.clone(),
+        output_file: args.output_file.clone(),
+        formats: (!formats.is_empty()).then_some(formats),
+        log_level: args.log_level.map(|l| l.as_str().to_string()),
+    })
+}
+
+/// One setting from the command line and a job: the job's value fills in, the same value twice
+/// is fine, two different values are an error.
+fn pick<T: PartialEq + std::fmt::Debug>(
+    cli: &Option<T>,
+    job: Option<T>,
+    option: &str,
+    key: &str,
+    origin: &str,
+) -> Result<Option<T>, UsageError>
+where
+    T: Clone,
+{
+    match (cli, job) {
+        (Some(c), Some(j)) if *c != j => Err(UsageError::new(format!(
+            "{origin} sets {key} to {j:?} but the command line gives {option} {c:?}; give it in one place"
+        ))),
+        (Some(c), _) => Ok(Some(c.clone())),
+        (None, j) => Ok(j),
+    }
+}
+
+fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageError> {
+    let include = pick(
+        &cli.include,
+        job.kernel_include_regex.clone(),
+        "--kernel-include-regex",
+        "kernel_include_regex",
+        origin,
+    )?;
+    let exclude = pick(
+        &cli.exclude,
+        job.kernel_exclude_regex.clone(),
+        "--kernel-exclude-regex",
+        "kernel_exclude_regex",
+        origin,
+    )?;
+    for (pattern, key) in [
+        (&include, "kernel_include_regex"),
+        (&exclude, "kernel_exclude_regex"),
+    ] {
+        if let Some(p) = pattern {
+            check_regex(p, &format!("{origin}: {key}"))?;
+        }
+    }
+    let job_range = job
+        .kernel_iteration_range
+        .as_ref()
+        .map(|r| r.items().join(", "));
+    let range = pick(
+        &cli.range,
+        job_range,
+        "--kernel-iteration-range",
+        "kernel_iteration_range",
+        origin,
+    )?;
+    if let Some(r) = &range {
+        check_range(r, &format!("{origin}: kernel_iteration_range"))?;
+    }
+    let job_formats = match &job.output_format {
+        Some(f) => Some(check_formats(
+            &f.words(),
+            &format!("{origin}: output_format"),
+        )?),
+        None => None,
+    };
+    if let Some(level) = &job.log_level {
+        if !LOG_LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+            return Err(UsageError::new(format!(
+                "{origin}: log_level '{level}' is not one of {}",
+                LOG_LEVELS.join(", ")
+            )));
+        }
+    }
+    let merged = Given {
+        include,
+        exclude,
+        range,
+        kernel_trace: pick(
+            &cli.kernel_trace,
+            job.kernel_trace,
+            "--kernel-trace",
+            "kernel_trace",
+            origin,
+        )?,
+        output_directory: pick(
+            &cli.output_directory,
+            job.output_directory.clone(),
+            "-d",
+            "output_directory",
+            origin,
+        )?,
+        output_file: pick(
+            &cli.output_file,
+            job.output_file.clone(),
+            "-o",
+            "output_file",
+            origin,
+        )?,
+        formats: pick(&cli.formats, job_formats, "-f", "output_format", origin)?,
+        log_level: pick(
+            &cli.log_level,
+            job.log_level.as_ref().map(|l| l.to_ascii_lowercase()),
+            "--log-level",
+            "log_level",
+            origin,
+        )?,
+    };
+    Ok(merged.settings())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Cli;
+    use crate::input::{InputFile, InputKind, Job, WordList};
+    use kreplay_core::config::CounterSpec;
+
+    /// Two counters per pass, like the reference software device.
+    struct FakeCatalog;
+
+    fn group(names: &[String]) -> CounterGroup {
+        CounterGroup {
+            counters: names
+                .iter()
+                .map(|n| CounterSpec {
+                    requested: n.clone(),
+                    metric: n.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    impl CounterResolver for FakeCatalog {
+        fn resolve_groups(&self, groups: &[Vec<String>]) -> anyhow::Result<Vec<CounterGroup>> {
+            groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    if g.len() > 2 {
+                        anyhow::bail!(
+                            "group {} needs {} passes (limit 2 counters per pass)",
+                            i + 1,
+                            g.len().div_ceil(2)
+                        );
+                    }
+                    Ok(group(g))
+                })
+                .collect()
+        }
+        fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<CounterGroup>> {
+            Ok(metrics.chunks(2).map(group).collect())
+        }
+    }
+
+    fn args(cmd: &[&str]) -> ProfileArgs {
+        Cli::parse_args(std::iter::once("kreplay").chain(cmd.iter().copied()))
+            .unwrap()
+            .profile
+    }
+
+    fn shape(cmd: &[&str], input: Option<&InputFile>) -> Result<Plan, UsageError> {
+        plan(&args(cmd), input, false, &FakeCatalog)
+    }
+
+    fn names(run: &RunSpec) -> Vec<Vec<String>> {
+        run.groups
+            .iter()
+            .map(|g| g.metrics().map(str::to_string).collect())
+            .collect()
+    }
+
+    fn jobs(kind: InputKind, jobs: Vec<Job>) -> InputFile {
+        InputFile { kind, jobs }
+    }
+
+    fn pmc_job(words: &[&str]) -> Job {
+        Job {
+            pmc: Some(WordList::Many(
+                words.iter().map(|s| s.to_string()).collect(),
+            )),
+            ..Job::default()
+        }
+    }
+
+    #[test]
+    fn rejections_have_rocprofv3_texts() {
+        let err = |cmd: &[&str]| shape(cmd, None).unwrap_err().to_string();
+        assert_eq!(
+            err(&[
+                "--pmc",
+                "A",
+                "--pmc",
+                "B",
+                "--replay-mode",
+                "kernel",
+                "--",
+                "true"
+            ]),
+            MSG_BETA
+        );
+        assert_eq!(
+            err(&[
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "--",
+                "true"
+            ]),
+            MSG_NO_COUNTERS
+        );
+        assert_eq!(
+            err(&[
+                "--pmc",
+                "A",
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "--spm",
+                "--att",
+                "--",
+                "a"
+            ]),
+            msg_conflict(&["--att", "--spm"])
+        );
+        assert_eq!(err(&["--pmc", "A", "--pmc", "--", "a"]), msg_empty_group(2));
+        let with_env = plan(
+            &args(&[
+                "--pmc",
+                "A",
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "--",
+                "a",
+            ]),
+            None,
+            true,
+            &FakeCatalog,
+        );
+        assert_eq!(
+            with_env.unwrap_err().to_string(),
+            msg_conflict(&["PC sampling"])
+        );
+        let input = jobs(
+            InputKind::Structured,
+            vec![Job {
+                pmc_groups: Some(vec![WordList::One("X".into())]),
+                pmc_group_interval: Some(2),
+                ..Job::default()
+            }],
+        );
+        assert_eq!(
+            shape(&["--pmc", "A", "--", "a"], Some(&input))
+                .unwrap_err()
+                .to_string(),
+            MSG_PMC_AND_GROUPS
+        );
+    }
+
+    #[test]
+    fn beta_flag_false_is_not_an_acknowledgement() {
+        let err = shape(
+            &[
+                "--pmc",
+                "A",
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "false",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), MSG_BETA);
+    }
+
+    #[test]
+    fn kernel_replay_cli_groups_are_one_run_without_subfolder() {
+        let plan = shape(
+            &[
+                "--pmc",
+                "A B",
+                "--pmc",
+                "A,C",
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(plan.runs.len(), 1);
+        let run = &plan.runs[0];
+        assert_eq!(run.mode, InProcessMode::KernelReplay);
+        assert_eq!(names(run), vec![vec!["A", "B"], vec!["A", "C"]]);
+        assert_eq!(run.subdir, None);
+        assert_eq!(run.formats, vec!["rocpd"]);
+        assert_eq!(run.output_file, DEFAULT_OUTPUT_FILE);
+    }
+
+    #[test]
+    fn application_replay_runs_once_per_group_into_pass_folders() {
+        let plan = shape(&["--pmc", "A", "B", "--pmc", "C", "--", "a"], None).unwrap();
+        assert_eq!(plan.runs.len(), 2);
+        assert_eq!(plan.runs[0].subdir.as_deref(), Some("pass_1"));
+        assert_eq!(plan.runs[1].subdir.as_deref(), Some("pass_2"));
+        assert_eq!(names(&plan.runs[1]), vec![vec!["C"]]);
+        assert!(plan.runs.iter().all(|r| r.mode == InProcessMode::Single));
+        assert!(plan.runs[1]
+            .progress_line()
+            .starts_with("kreplay: pass 2/2: C"));
+        let one = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+        assert_eq!(one.runs[0].subdir, None);
+    }
+
+    #[test]
+    fn cli_groups_plus_jobs_under_replay() {
+        let input = jobs(
+            InputKind::Structured,
+            vec![
+                pmc_job(&["D"]),
+                Job {
+                    pmc_groups: Some(vec![WordList::One("E F".into()), WordList::One("G".into())]),
+                    pmc_group_interval: Some(2),
+                    ..Job::default()
+                },
+            ],
+        );
+        let cmd = [
+            "--pmc",
+            "A",
+            "--pmc",
+            "B",
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "--",
+            "a",
+        ];
+        // --pmc with pmc_groups is refused, so check the replay shape with pmc-only jobs first.
+        let only_pmc = jobs(
+            InputKind::Structured,
+            vec![pmc_job(&["D"]), pmc_job(&["E", "F"])],
+        );
+        let plan = shape(&cmd, Some(&only_pmc)).unwrap();
+        assert_eq!(plan.runs.len(), 3);
+        assert_eq!(names(&plan.runs[0]), vec![vec!["A"], vec!["B"]]);
+        assert_eq!(names(&plan.runs[2]), vec![vec!["E", "F"]]);
+        assert!(plan
+            .runs
+            .iter()
+            .all(|r| r.mode == InProcessMode::KernelReplay));
+        let dirs: Vec<_> = plan
+            .runs
+            .iter()
+            .map(|r| r.subdir.clone().unwrap())
+            .collect();
+        assert_eq!(dirs, vec!["pass_1", "pass_2", "pass_3"]);
+        // A pmc_groups job is replayed too, and its interval ignored.
+        let plan = shape(&cmd[4..], Some(&input)).unwrap();
+        assert_eq!(plan.runs[1].mode, InProcessMode::KernelReplay);
+        assert_eq!(names(&plan.runs[1]), vec![vec!["E", "F"], vec!["G"]]);
+    }
+
+    #[test]
+    fn jobs_without_replay_and_rotation() {
+        let input = jobs(
+            InputKind::Structured,
+            vec![Job {
+                pmc_groups: Some(vec![WordList::One("A".into()), WordList::One("B".into())]),
+                pmc_group_interval: Some(2),
+                ..Job::default()
+            }],
+        );
+        let plan = shape(&["--", "a"], Some(&input)).unwrap();
+        assert_eq!(plan.runs.len(), 1);
+        assert_eq!(plan.runs[0].mode, InProcessMode::Rotation { interval: 2 });
+        assert_eq!(plan.runs[0].subdir.as_deref(), Some("pass_1"));
+        let no_interval = jobs(
+            InputKind::Structured,
+            vec![Job {
+                pmc_groups: Some(vec![WordList::One("A".into())]),
+                ..Job::default()
+            }],
+        );
+        assert!(shape(&["--", "a"], Some(&no_interval))
+            .unwrap_err()
+            .to_string()
+            .contains("pmc_group_interval"));
+        let text = jobs(InputKind::Text, vec![pmc_job(&["A"]), pmc_job(&["B"])]);
+        let plan = shape(&["--", "a"], Some(&text)).unwrap();
+        assert_eq!(plan.runs[1].subdir.as_deref(), Some("pmc_2"));
+    }
+
+    #[test]
+    fn job_settings_merge_with_the_command_line() {
+        let mut job = pmc_job(&["A"]);
+        job.output_file = Some("job_out".into());
+        job.kernel_include_regex = Some("saxpy".into());
+        job.output_format = Some(WordList::Many(vec!["csv".into(), "JSON".into()]));
+        let input = jobs(InputKind::Structured, vec![job]);
+        let plan = shape(&["-d", "dir", "--", "a"], Some(&input)).unwrap();
+        let run = &plan.runs[0];
+        assert_eq!(run.output_file, "job_out");
+        assert_eq!(run.output_directory, "dir");
+        assert_eq!(run.formats, vec!["csv", "json"]);
+        assert_eq!(run.filter.include_regex.as_deref(), Some("saxpy"));
+        let err = shape(&["-o", "cli_out", "--", "a"], Some(&input)).unwrap_err();
+        assert!(err.to_string().contains("give it in one place"), "{err}");
+    }
+
+    #[test]
+    fn counter_errors_and_bad_values_are_usage_errors() {
+        let err = shape(&["--pmc", "A", "B", "C", "--", "a"], None).unwrap_err();
+        assert!(err.to_string().contains("group 1 needs 2 passes"), "{err}");
+        assert!(shape(&["--pmc", "A", "-f", "pftrace", "--", "a"], None)
+            .unwrap_err()
+            .to_string()
+            .contains("'pftrace' is not supported"));
+        assert!(shape(
+            &["--pmc", "A", "--kernel-include-regex", "(", "--", "a"],
+            None
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("--kernel-include-regex '('"));
+        assert!(shape(
+            &["--pmc", "A", "--kernel-iteration-range", "[x]", "--", "a"],
+            None
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("not an iteration range"));
+        assert!(shape(&["--", "a"], None)
+            .unwrap_err()
+            .to_string()
+            .contains("nothing to collect"));
+        assert!(shape(&["--att", "--pmc", "A", "--", "a"], None)
+            .unwrap_err()
+            .to_string()
+            .contains("--att not available"));
+    }
+
+    #[test]
+    fn metrics_are_packed_and_announced() {
+        let plan = shape(
+            &[
+                "--metrics",
+                "A,B,C",
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(names(&plan.runs[0]), vec![vec!["A", "B"], vec!["C"]]);
+        assert_eq!(
+            plan.notices,
+            vec!["kreplay: --metrics packed into 2 single-pass group(s): --pmc A B --pmc C"]
+        );
+        let app_replay = shape(&["--metrics", "A,B,C", "--", "a"], None).unwrap();
+        assert_eq!(app_replay.runs.len(), 2);
+    }
+
+    #[test]
+    fn filters_reach_the_run() {
+        let plan = shape(
+            &[
+                "--pmc",
+                "A",
+                "--kernel-include-regex",
+                "k.*",
+                "--kernel-exclude-regex",
+                "x",
+                "--kernel-iteration-range",
+                "[1-2]",
+                "[4]",
+                "--kernel-trace",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap();
+        let run = &plan.runs[0];
+        assert_eq!(run.filter.iteration_range.as_deref(), Some("[1-2], [4]"));
+        assert_eq!(run.filter.exclude_regex.as_deref(), Some("x"));
+        assert!(run.kernel_trace);
+    }
+}
