@@ -1,0 +1,622 @@
+//! The CUDA implementation of the engine's [`ReplayBackend`].
+//!
+//! The injected library calls [`CudaBackend::begin_dispatch`] with the launch's context, device
+//! and stream before it hands a dispatch to the engine; the engine then calls the trait methods
+//! from the same (application) thread, inside the launch's CUPTI callbacks. Every method runs
+//! its driver calls inside a [`ToolScope`], so the callbacks they fire are ignored.
+//!
+//! - drain: polls `cuStreamQuery` on every stream the application has used (and the legacy and
+//!   per-thread default streams) until all are idle or the deadline passes, then
+//!   `cuCtxSynchronize`, which returns at once when the device is idle. A device that never
+//!   finishes therefore hits the deadline instead of blocking forever.
+//! - snapshot/restore: one staging arena per device, reused across dispatches and grown on
+//!   demand: device memory (`cuMemAlloc`) first, pinned host memory (`cuMemHostAlloc`) when the
+//!   engine falls back; copies run on a non-blocking stream of the tool's own and are waited for.
+//! - timestamps: `cuEventRecord` on the launch's stream around each execution. Events give
+//!   durations; they are placed on the host clock (nanoseconds since the Unix epoch) through an
+//!   anchor event recorded on the tool's idle stream and synchronised, re-anchored every second,
+//!   so a pass's `start_ns` is `anchor_host_ns + elapsed(anchor, start)` and its `end_ns` is
+//!   `start_ns + elapsed(start, end)`.
+//! - counters: [`RangeProfiler`], one hardware pass per group.
+//! - relaunch: the original API with the original parameter block, valid while the launch's
+//!   callback runs.
+
+use crate::classify::LaunchApi;
+use crate::drv;
+use crate::error::CudaError;
+use crate::guard::ToolScope;
+use crate::profiler::RangeProfiler;
+use kreplay_core::backend::{BackendError, DeviceId, PassResult, Region, ReplayBackend};
+use kreplay_cupti_sys::cupti::Cupti;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
+use kreplay_format::{CounterSample, Staging};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// `CU_STREAM_PER_THREAD`: the per-thread default stream's handle (`cuda.h` defines it as 0x2).
+pub const STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
+/// `CU_STREAM_LEGACY`: the legacy default stream's explicit handle.
+pub const STREAM_LEGACY: CUstream = 0x1 as CUstream;
+
+/// A launch as the application issued it: the API and its parameter block, which CUDA keeps
+/// valid only while the launch's callback runs. The engine uses it only inside that callback.
+#[derive(Debug, Clone, Copy)]
+pub struct CudaLaunch {
+    pub api: LaunchApi,
+    /// `cuLaunchKernel_params`, `cuLaunchKernelEx_params` or `cuLaunchCooperativeKernel_params`.
+    pub params: *const std::ffi::c_void,
+}
+
+// SAFETY: a launch is only used on the thread whose callback produced it.
+unsafe impl Send for CudaLaunch {}
+
+/// Where a snapshot's bytes are: regions and their offsets in the device's arena.
+#[derive(Debug)]
+pub struct CudaSnapshot {
+    device: DeviceId,
+    place: Staging,
+    entries: Vec<(Region, u64)>,
+    bytes: u64,
+}
+
+/// Counter groups as metric names, group i = pass i.
+pub type MetricGroups = Vec<Vec<String>>;
+
+struct DeviceState {
+    ctx: CUcontext,
+    tool_stream: CUstream,
+    device_arena: Option<(CUdeviceptr, u64)>,
+    host_arena: Option<(*mut std::ffi::c_void, u64)>,
+    /// Kept across dispatches; `None` until the first pass with counters.
+    profiler: Option<RangeProfiler>,
+    pass_start: CUevent,
+    pass_end: CUevent,
+    anchor: CUevent,
+    anchor_host_ns: u64,
+    anchored_at: Option<Instant>,
+}
+
+/// The dispatch in progress (set by the injected library before the engine runs).
+#[derive(Debug, Clone, Copy)]
+struct CurrentDispatch {
+    ctx: CUcontext,
+    cu_device: sys::CUdevice,
+    stream: CUstream,
+}
+
+pub struct CudaBackend {
+    driver: &'static Driver,
+    cupti: Option<&'static Cupti>,
+    groups: MetricGroups,
+    devices: HashMap<DeviceId, DeviceState>,
+    current: Option<CurrentDispatch>,
+    /// Streams the application created or launched on (handles as integers).
+    streams: HashSet<usize>,
+    /// Set when counters cannot be collected on a device (one message, then timestamps only).
+    counters_broken: HashMap<DeviceId, String>,
+}
+
+// SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
+// the injected library's lock.
+unsafe impl Send for CudaBackend {}
+
+fn host_now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn failed(e: CudaError) -> BackendError {
+    BackendError::Failed(e.to_string())
+}
+
+impl CudaBackend {
+    /// `cupti` is needed only when `groups` is not empty.
+    pub fn new(driver: &'static Driver, cupti: Option<&'static Cupti>, groups: MetricGroups) -> Self {
+        CudaBackend {
+            driver,
+            cupti,
+            groups,
+            devices: HashMap::new(),
+            current: None,
+            streams: HashSet::new(),
+            counters_broken: HashMap::new(),
+        }
+    }
+
+    pub fn driver(&self) -> &'static Driver {
+        self.driver
+    }
+
+    /// Names the launch the engine is about to handle. `stream` is the launch's stream with the
+    /// default stream resolved (`STREAM_PER_THREAD` for `_ptsz` launches on stream 0).
+    pub fn begin_dispatch(
+        &mut self,
+        ctx: CUcontext,
+        device: DeviceId,
+        stream: CUstream,
+    ) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let mut cu_device: sys::CUdevice = 0;
+        // SAFETY: writes the device ordinal of the current context.
+        unsafe { drv!(self.driver, cuCtxGetDevice(&mut cu_device)) }.map_err(failed)?;
+        self.streams.insert(stream as usize);
+        self.current = Some(CurrentDispatch {
+            ctx,
+            cu_device,
+            stream,
+        });
+        let stale = self.devices.get(&device).is_some_and(|s| s.ctx != ctx);
+        if stale {
+            // The application uses another context on this device now: start afresh there.
+            self.devices.remove(&device);
+        }
+        if !self.devices.contains_key(&device) {
+            let state = self.new_device_state(ctx).map_err(failed)?;
+            self.devices.insert(device, state);
+        }
+        Ok(())
+    }
+
+    /// The dispatch is over (whatever the outcome).
+    pub fn end_dispatch(&mut self) {
+        self.current = None;
+    }
+
+    /// A stream the application created: drains wait for it too.
+    pub fn note_stream(&mut self, stream: CUstream) {
+        if !stream.is_null() {
+            self.streams.insert(stream as usize);
+        }
+    }
+
+    /// A stream is being destroyed: stop polling it.
+    pub fn forget_stream(&mut self, stream: CUstream) {
+        self.streams.remove(&(stream as usize));
+    }
+
+    /// A context is being destroyed: drop what the tool holds in it (its memory goes with it).
+    pub fn forget_context(&mut self, ctx: CUcontext) {
+        let _scope = ToolScope::enter();
+        let devices: Vec<DeviceId> = self
+            .devices
+            .iter()
+            .filter(|(_, s)| s.ctx == ctx)
+            .map(|(d, _)| *d)
+            .collect();
+        for device in devices {
+            if let Some(state) = self.devices.remove(&device) {
+                self.free_device_state(state);
+            }
+        }
+        self.streams.clear();
+    }
+
+    /// Why counters are not collected on `device`, if they are not.
+    pub fn counters_unavailable(&self, device: DeviceId) -> Option<&str> {
+        self.counters_broken.get(&device).map(String::as_str)
+    }
+
+    /// Range-profiler configuration changes so far (for the cost report).
+    pub fn config_changes(&self, device: DeviceId) -> u64 {
+        self.devices
+            .get(&device)
+            .and_then(|s| s.profiler.as_ref())
+            .map_or(0, |p| p.config_changes)
+    }
+
+    fn new_device_state(&self, ctx: CUcontext) -> Result<DeviceState, CudaError> {
+        let d = self.driver;
+        let mut tool_stream: CUstream = std::ptr::null_mut();
+        let mut events = [std::ptr::null_mut(); 3];
+        // SAFETY: creates objects in the current context; handles are written by the driver.
+        unsafe {
+            drv!(d, cuStreamCreate(&mut tool_stream, sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING))?;
+            for event in &mut events {
+                drv!(d, cuEventCreate(event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT))?;
+            }
+        }
+        Ok(DeviceState {
+            ctx,
+            tool_stream,
+            device_arena: None,
+            host_arena: None,
+            profiler: None,
+            pass_start: events[0],
+            pass_end: events[1],
+            anchor: events[2],
+            anchor_host_ns: 0,
+            anchored_at: None,
+        })
+    }
+
+    fn free_device_state(&self, mut state: DeviceState) {
+        let d = self.driver;
+        state.profiler = None;
+        // SAFETY: handles created by this backend; errors while tearing down are ignored.
+        unsafe {
+            if let Some((ptr, _)) = state.device_arena.take() {
+                let _ = drv!(d, cuMemFree_v2(ptr));
+            }
+            if let Some((ptr, _)) = state.host_arena.take() {
+                let _ = drv!(d, cuMemFreeHost(ptr));
+            }
+            for event in [state.pass_start, state.pass_end, state.anchor] {
+                let _ = drv!(d, cuEventDestroy_v2(event));
+            }
+            let _ = drv!(d, cuStreamDestroy_v2(state.tool_stream));
+        }
+    }
+
+    fn current(&self) -> Result<CurrentDispatch, BackendError> {
+        self.current
+            .ok_or_else(|| BackendError::Failed("no dispatch in progress (internal error)".into()))
+    }
+
+    fn state(&mut self, device: DeviceId) -> Result<&mut DeviceState, BackendError> {
+        self.devices
+            .get_mut(&device)
+            .ok_or_else(|| BackendError::Failed(format!("device {device} has no tool state")))
+    }
+
+    /// Re-anchors the event clock on the host clock when the anchor is older than a second
+    /// (event times are f32 milliseconds: a young anchor keeps them precise).
+    fn ensure_anchor(&mut self, device: DeviceId) -> Result<(), CudaError> {
+        let d = self.driver;
+        let Some(state) = self.devices.get_mut(&device) else {
+            return Ok(());
+        };
+        if state
+            .anchored_at
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            return Ok(());
+        }
+        // SAFETY: the tool's own event on the tool's own (idle) stream.
+        unsafe {
+            drv!(d, cuEventRecord(state.anchor, state.tool_stream))?;
+            drv!(d, cuEventSynchronize(state.anchor))?;
+        }
+        state.anchor_host_ns = host_now_ns();
+        state.anchored_at = Some(Instant::now());
+        Ok(())
+    }
+
+    fn elapsed_ns(&self, from: CUevent, to: CUevent) -> Result<u64, CudaError> {
+        let mut ms: f32 = 0.0;
+        // SAFETY: both events were recorded and have completed.
+        unsafe { drv!(self.driver, cuEventElapsedTime_v2(&mut ms, from, to))? };
+        Ok((f64::from(ms.max(0.0)) * 1.0e6) as u64)
+    }
+
+    fn profiler(&mut self, device: DeviceId) -> Option<&mut RangeProfiler> {
+        if self.counters_broken.contains_key(&device) || self.groups.is_empty() {
+            return None;
+        }
+        let current = self.current?;
+        let needs_new = self
+            .devices
+            .get(&device)
+            .is_some_and(|s| s.profiler.is_none());
+        if needs_new {
+            let built = match self.cupti {
+                Some(cupti) => RangeProfiler::new(
+                    cupti,
+                    current.ctx,
+                    current.cu_device,
+                    current.cu_device as usize,
+                    &self.groups,
+                ),
+                None => Err(CudaError::Load("CUPTI is not loaded".into())),
+            };
+            match built {
+                Ok(p) => self.devices.get_mut(&device)?.profiler = Some(p),
+                Err(e) => {
+                    self.counters_broken.insert(device, e.to_string());
+                    return None;
+                }
+            }
+        }
+        self.devices.get_mut(&device)?.profiler.as_mut()
+    }
+
+    fn ensure_arena(&mut self, device: DeviceId, place: Staging, bytes: u64) -> Result<u64, BackendError> {
+        let d = self.driver;
+        let state = self.state(device)?;
+        // Grow in 2 MiB steps so that small variations reuse the arena.
+        let want = bytes.div_ceil(2 << 20).max(1) * (2 << 20);
+        match place {
+            Staging::Device => {
+                if let Some((ptr, size)) = state.device_arena {
+                    if size >= bytes {
+                        return Ok(ptr);
+                    }
+                    // SAFETY: the arena is the tool's own allocation.
+                    unsafe { drv!(d, cuMemFree_v2(ptr)) }.map_err(failed)?;
+                    state.device_arena = None;
+                }
+                let mut ptr: CUdeviceptr = 0;
+                // SAFETY: writes the new allocation's address.
+                match unsafe { drv!(d, cuMemAlloc_v2(&mut ptr, want as usize)) } {
+                    Ok(()) => {
+                        state.device_arena = Some((ptr, want));
+                        Ok(ptr)
+                    }
+                    Err(_) => Err(BackendError::OutOfStagingMemory(Staging::Device, bytes)),
+                }
+            }
+            Staging::Host => {
+                if let Some((ptr, size)) = state.host_arena {
+                    if size >= bytes {
+                        return Ok(ptr as u64);
+                    }
+                    // SAFETY: the arena is the tool's own pinned allocation.
+                    unsafe { drv!(d, cuMemFreeHost(ptr)) }.map_err(failed)?;
+                    state.host_arena = None;
+                }
+                let mut ptr: *mut std::ffi::c_void = std::ptr::null_mut();
+                // SAFETY: writes the new pinned allocation's address.
+                match unsafe { drv!(d, cuMemHostAlloc(&mut ptr, want as usize, sys::CU_MEMHOSTALLOC_PORTABLE)) } {
+                    Ok(()) => {
+                        state.host_arena = Some((ptr, want));
+                        Ok(ptr as u64)
+                    }
+                    Err(_) => Err(BackendError::OutOfStagingMemory(Staging::Host, bytes)),
+                }
+            }
+            Staging::None => Err(BackendError::Failed("snapshot to nowhere".into())),
+        }
+    }
+
+    /// Copies between tracked memory and staging on the tool stream, then waits for it.
+    fn copy(&mut self, snapshot: &CudaSnapshot, to_staging: bool) -> Result<(), BackendError> {
+        let d = self.driver;
+        let state = self.state(snapshot.device)?;
+        let stream = state.tool_stream;
+        let base = match snapshot.place {
+            Staging::Device => state.device_arena.map(|(p, _)| p),
+            Staging::Host => state.host_arena.map(|(p, _)| p as u64),
+            Staging::None => None,
+        }
+        .ok_or_else(|| BackendError::Failed("snapshot staging was released".into()))?;
+        for (region, offset) in &snapshot.entries {
+            let staged = base + offset;
+            let n = region.bytes as usize;
+            // SAFETY: regions are live tracked allocations; staging was sized for them.
+            let result = unsafe {
+                match (snapshot.place, to_staging) {
+                    (Staging::Device, true) => drv!(d, cuMemcpyDtoDAsync_v2(staged, region.base, n, stream)),
+                    (Staging::Device, false) => drv!(d, cuMemcpyDtoDAsync_v2(region.base, staged, n, stream)),
+                    (_, true) => drv!(d, cuMemcpyDtoHAsync_v2(staged as *mut _, region.base, n, stream)),
+                    (_, false) => drv!(d, cuMemcpyHtoDAsync_v2(region.base, staged as *const _, n, stream)),
+                }
+            };
+            result.map_err(failed)?;
+        }
+        // SAFETY: the tool's own stream.
+        unsafe { drv!(d, cuStreamSynchronize(stream)) }.map_err(failed)
+    }
+}
+
+impl ReplayBackend for CudaBackend {
+    type Launch = CudaLaunch;
+    type Snapshot = CudaSnapshot;
+
+    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let d = self.driver;
+        let started = Instant::now();
+        let mut pending: Vec<usize> = self.streams.iter().copied().collect();
+        pending.push(0);
+        pending.push(STREAM_PER_THREAD as usize);
+        let mut sleep = Duration::from_micros(20);
+        loop {
+            let mut still = Vec::new();
+            for stream in pending {
+                // SAFETY: a stream handle the application created and has not destroyed
+                // (destroyed streams are forgotten in their resource callback).
+                match unsafe { drv!(d, cuStreamQuery(stream as CUstream)) } {
+                    Ok(()) => {}
+                    Err(e) if e.driver_code() == Some(sys::cudaError_enum_CUDA_ERROR_NOT_READY as i32) => {
+                        still.push(stream)
+                    }
+                    // A handle that is no longer valid (destroyed behind our back): stop asking.
+                    Err(_) => {}
+                }
+            }
+            if still.is_empty() {
+                break;
+            }
+            if started.elapsed() >= deadline {
+                return Err(BackendError::DrainTimeout { device, deadline });
+            }
+            std::thread::sleep(sleep);
+            sleep = (sleep * 2).min(Duration::from_millis(2));
+            pending = still;
+        }
+        // Work on streams the tool never saw (other libraries' streams): wait for it too.
+        // SAFETY: synchronises the current context.
+        unsafe { drv!(d, cuCtxSynchronize()) }.map_err(failed)
+    }
+
+    fn device_free_bytes(&mut self, _device: DeviceId) -> u64 {
+        let _scope = ToolScope::enter();
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two sizes for the current context's device.
+        match unsafe { drv!(self.driver, cuMemGetInfo_v2(&mut free, &mut total)) } {
+            Ok(()) => free as u64,
+            Err(_) => 0,
+        }
+    }
+
+    fn snapshot(
+        &mut self,
+        device: DeviceId,
+        regions: &[Region],
+        place: Staging,
+    ) -> Result<CudaSnapshot, BackendError> {
+        let _scope = ToolScope::enter();
+        let mut entries = Vec::with_capacity(regions.len());
+        let mut offset = 0u64;
+        for region in regions {
+            entries.push((*region, offset));
+            offset += region.bytes.div_ceil(256) * 256;
+        }
+        self.ensure_arena(device, place, offset.max(1))?;
+        let snapshot = CudaSnapshot {
+            device,
+            place,
+            entries,
+            bytes: regions.iter().map(|r| r.bytes).sum(),
+        };
+        self.copy(&snapshot, true)?;
+        Ok(snapshot)
+    }
+
+    fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
+        let _scope = ToolScope::enter();
+        self.copy(snapshot, false)?;
+        Ok(snapshot.bytes)
+    }
+
+    fn release(&mut self, _snapshot: CudaSnapshot) {
+        // The arena stays for the next dispatch.
+    }
+
+    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let current = self.current()?;
+        self.ensure_anchor(device).map_err(failed)?;
+        if let Some(group) = group {
+            if let Some(profiler) = self.profiler(device) {
+                if let Err(e) = profiler.start(group) {
+                    self.counters_broken.insert(device, e.to_string());
+                }
+            }
+        }
+        let d = self.driver;
+        let state = self.state(device)?;
+        // SAFETY: the tool's own event on the launch's stream.
+        unsafe { drv!(d, cuEventRecord(state.pass_start, current.stream)) }.map_err(failed)
+    }
+
+    fn stop_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<PassResult, BackendError> {
+        let _scope = ToolScope::enter();
+        let current = self.current()?;
+        let d = self.driver;
+        let (start_ev, end_ev, anchor, anchor_ns) = {
+            let state = self.state(device)?;
+            (state.pass_start, state.pass_end, state.anchor, state.anchor_host_ns)
+        };
+        // SAFETY: the tool's own events; the synchronize waits for this execution only.
+        unsafe {
+            drv!(d, cuEventRecord(end_ev, current.stream)).map_err(failed)?;
+            drv!(d, cuEventSynchronize(end_ev)).map_err(failed)?;
+        }
+        let start_ns = anchor_ns + self.elapsed_ns(anchor, start_ev).map_err(failed)?;
+        let end_ns = start_ns + self.elapsed_ns(start_ev, end_ev).map_err(failed)?;
+        let mut counters = Vec::new();
+        if let Some(group) = group {
+            let names: Vec<String> = self.groups.get(group).cloned().unwrap_or_default();
+            let started = self
+                .devices
+                .get(&device)
+                .and_then(|s| s.profiler.as_ref())
+                .is_some();
+            if started && !self.counters_broken.contains_key(&device) {
+                if let Some(profiler) = self.profiler(device) {
+                    match profiler.stop(group) {
+                        Ok(values) => {
+                            counters = names
+                                .into_iter()
+                                .zip(values)
+                                .map(|(name, value)| CounterSample { name, value })
+                                .collect();
+                        }
+                        Err(e) => {
+                            self.counters_broken.insert(device, e.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(PassResult {
+            counters,
+            start_ns,
+            end_ns,
+        })
+    }
+
+    fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let d = self.driver;
+        // SAFETY: `launch.params` is the parameter block of the launch whose callback is
+        // running; CUDA keeps it valid for the callback's duration.
+        let result = unsafe {
+            match launch.api {
+                LaunchApi::Kernel { per_thread } => {
+                    let p = &*(launch.params as *const sys::cuLaunchKernel_params);
+                    drv!(d, cuLaunchKernel(
+                        p.f, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY,
+                        p.blockDimZ, p.sharedMemBytes, resolve_stream(p.hStream, per_thread),
+                        p.kernelParams, p.extra
+                    ))
+                }
+                LaunchApi::Cooperative { per_thread } => {
+                    let p = &*(launch.params as *const sys::cuLaunchCooperativeKernel_params);
+                    drv!(d, cuLaunchCooperativeKernel(
+                        p.f, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY,
+                        p.blockDimZ, p.sharedMemBytes, resolve_stream(p.hStream, per_thread),
+                        p.kernelParams
+                    ))
+                }
+                LaunchApi::KernelEx { per_thread } => {
+                    let p = &*(launch.params as *const sys::cuLaunchKernelEx_params);
+                    let mut config = *p.config;
+                    config.hStream = resolve_stream(config.hStream, per_thread);
+                    drv!(d, cuLaunchKernelEx(&config, p.f, p.kernelParams, p.extra))
+                }
+                LaunchApi::Graph | LaunchApi::MultiDevice => {
+                    return Err(BackendError::Failed(
+                        "graph and multi-device launches are never replayed".into(),
+                    ))
+                }
+            }
+        };
+        result.map_err(failed)
+    }
+}
+
+/// The stream a launch really used: stream 0 of a `_ptsz` launch is the per-thread default stream.
+pub fn resolve_stream(stream: CUstream, per_thread: bool) -> CUstream {
+    if stream.is_null() && per_thread {
+        STREAM_PER_THREAD
+    } else {
+        stream
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // Device memory goes with the contexts at exit; only the profiler objects are closed,
+        // which `RangeProfiler`'s own drop does.
+        for state in self.devices.values_mut() {
+            state.profiler = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_thread_launches_on_stream_zero_use_the_per_thread_stream() {
+        assert_eq!(resolve_stream(std::ptr::null_mut(), true), STREAM_PER_THREAD);
+        assert!(resolve_stream(std::ptr::null_mut(), false).is_null());
+        let s = 0x1234 as CUstream;
+        assert_eq!(resolve_stream(s, true), s);
+    }
+}

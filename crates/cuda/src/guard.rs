@@ -1,0 +1,56 @@
+//! The thread-local re-entrancy guard. Every driver call the tool makes fires CUPTI callbacks on
+//! the calling thread (CUPTI does not suppress them), so tool work runs inside a [`ToolScope`] and
+//! the callback returns at once while [`in_tool`] is true.
+
+use std::cell::Cell;
+
+thread_local! {
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// While alive, this thread's CUDA calls are the tool's own.
+#[must_use = "the scope ends when this value is dropped"]
+pub struct ToolScope {
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl ToolScope {
+    pub fn enter() -> Self {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        ToolScope {
+            _not_send: std::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for ToolScope {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// Whether the current thread is inside tool work (its callbacks must be ignored).
+pub fn in_tool() -> bool {
+    DEPTH.with(|d| d.get() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_nest_and_are_per_thread() {
+        assert!(!in_tool());
+        {
+            let _a = ToolScope::enter();
+            assert!(in_tool());
+            {
+                let _b = ToolScope::enter();
+                assert!(in_tool());
+            }
+            assert!(in_tool());
+            std::thread::spawn(|| assert!(!in_tool())).join().unwrap();
+        }
+        assert!(!in_tool());
+    }
+}

@@ -1,0 +1,425 @@
+//! Hardware counters through CUPTI's Range Profiler, one hardware pass per user group.
+//!
+//! Sequence (reference nvidia-cupti.md §3.3, §10 strategy C), per pass on group `g`:
+//! - if the enabled range-profiler object is not configured for `g`: `Disable` it, `Enable` a
+//!   fresh one (with `pRangeProfilerObject` reset to NULL: a stale pointer is
+//!   `CUPTI_ERROR_INVALID_PARAMETER`), and size `g`'s counter-data image with
+//!   `GetCounterDataSize` for `g` just before initialising it;
+//! - `CounterDataImageInitialize` (always before `SetConfig`: the other order segfaults),
+//!   `SetConfig(g)` with `CUPTI_UserReplay` + `CUPTI_AutoRange`, one range per pass, `Start`;
+//! - the kernel executes;
+//! - `Stop` (must report every pass submitted: a group is one pass), `DecodeData`,
+//!   `EvaluateToGpuValues` for range 0.
+//!
+//! Switching `SetConfig` between groups on one enabled object is faster but silently wrong
+//! (metrics absent from the first group read NaN), which is why each change of group pays a
+//! `Disable` + `Enable`. With one group the object stays enabled across dispatches.
+
+use crate::cupti_call;
+use crate::error::{c_text, CudaError};
+use kreplay_cupti_sys::cupti::Cupti;
+use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
+use std::ffi::CString;
+use std::ptr;
+use std::sync::OnceLock;
+
+/// One counter group's host-side state: its metric names, the host object that evaluates them,
+/// and the config image programmed into the hardware.
+struct GroupConfig {
+    _names: Vec<CString>,
+    name_ptrs: Vec<*const std::ffi::c_char>,
+    host: *mut sys::CUpti_Profiler_Host_Object,
+    config_image: Vec<u8>,
+}
+
+/// The Range Profiler of one CUDA context.
+pub struct RangeProfiler {
+    cupti: &'static Cupti,
+    ctx: CUcontext,
+    chip: String,
+    groups: Vec<GroupConfig>,
+    object: *mut sys::CUpti_RangeProfiler_Object,
+    configured_group: Option<usize>,
+    counter_data: Vec<u8>,
+    /// Configuration changes (Enable of a new object) since creation, for the cost report.
+    pub config_changes: u64,
+}
+
+// SAFETY: the raw pointers are CUPTI handles, used only under the backend's lock.
+unsafe impl Send for RangeProfiler {}
+
+static PROFILER_INIT: OnceLock<Result<(), CudaError>> = OnceLock::new();
+
+fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
+    PROFILER_INIT
+        .get_or_init(|| {
+            let mut params = sys::CUpti_Profiler_Initialize_Params {
+                structSize: struct_size!(sys::CUpti_Profiler_Initialize_Params, pPriv),
+                ..Default::default()
+            };
+            // SAFETY: a plain struct of the documented size.
+            unsafe { cupti_call!(cupti, cuptiProfilerInitialize(&mut params)) }
+        })
+        .clone()
+}
+
+impl RangeProfiler {
+    /// Prepares the groups for the context `ctx` of device `device_index`. Each group must be
+    /// collectable in one hardware pass on this device (its counter-availability image decides).
+    pub fn new(
+        cupti: &'static Cupti,
+        ctx: CUcontext,
+        device: sys::CUdevice,
+        device_index: usize,
+        groups: &[Vec<String>],
+    ) -> Result<Self, CudaError> {
+        initialize_profiler(cupti)?;
+        check_device_supported(cupti, device)?;
+        let chip = chip_name(cupti, device_index)?;
+        let availability = counter_availability(cupti, ctx)?;
+        let mut configs = Vec::with_capacity(groups.len());
+        for (index, metrics) in groups.iter().enumerate() {
+            let mut config = GroupConfig::build(cupti, &chip, &availability, metrics)?;
+            let passes = config.passes(cupti)?;
+            if passes != 1 {
+                return Err(CudaError::Load(format!(
+                    "counter group {index} ({}) needs {passes} hardware passes on {chip}; split it into groups that fit one pass each (kreplay avail pmc-check)",
+                    metrics.join(" ")
+                )));
+            }
+            configs.push(config);
+        }
+        Ok(RangeProfiler {
+            cupti,
+            ctx,
+            chip,
+            groups: configs,
+            object: ptr::null_mut(),
+            configured_group: None,
+            counter_data: Vec::new(),
+            config_changes: 0,
+        })
+    }
+
+    pub fn chip(&self) -> &str {
+        &self.chip
+    }
+
+    pub fn context(&self) -> CUcontext {
+        self.ctx
+    }
+
+    /// Programs `group` and starts counting; the next kernel on the context is its range.
+    pub fn start(&mut self, group: usize) -> Result<(), CudaError> {
+        let cupti = self.cupti;
+        if group >= self.groups.len() {
+            return Err(CudaError::Load(format!(
+                "counter group {group} does not exist ({} configured)",
+                self.groups.len()
+            )));
+        }
+        if self.configured_group != Some(group) {
+            self.disable();
+            let mut enable = sys::CUpti_RangeProfiler_Enable_Params {
+                structSize: struct_size!(sys::CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject),
+                ctx: self.ctx,
+                pRangeProfilerObject: ptr::null_mut(),
+                ..Default::default()
+            };
+            // SAFETY: documented struct; CUPTI writes the new object pointer.
+            unsafe { cupti_call!(cupti, cuptiRangeProfilerEnable(&mut enable))? };
+            self.object = enable.pRangeProfilerObject;
+            self.config_changes += 1;
+            let config = &mut self.groups[group];
+            let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
+                structSize: struct_size!(sys::CUpti_RangeProfiler_GetCounterDataSize_Params, counterDataSize),
+                pRangeProfilerObject: self.object,
+                pMetricNames: config.name_ptrs.as_mut_ptr(),
+                numMetrics: config.name_ptrs.len(),
+                maxNumOfRanges: 1,
+                maxNumRangeTreeNodes: 1,
+                ..Default::default()
+            };
+            // SAFETY: the metric name pointers live as long as `config`.
+            unsafe { cupti_call!(cupti, cuptiRangeProfilerGetCounterDataSize(&mut size))? };
+            self.counter_data = vec![0u8; size.counterDataSize];
+            self.configured_group = Some(group);
+        }
+        let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params, pCounterData),
+            pRangeProfilerObject: self.object,
+            counterDataSize: self.counter_data.len(),
+            pCounterData: self.counter_data.as_mut_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: the image buffer outlives the object's use of it (kept in self).
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerCounterDataImageInitialize(&mut init))? };
+        let config = &self.groups[group];
+        let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_SetConfig_Params, targetNestingLevel),
+            pRangeProfilerObject: self.object,
+            configSize: config.config_image.len(),
+            pConfig: config.config_image.as_ptr(),
+            counterDataImageSize: self.counter_data.len(),
+            pCounterDataImage: self.counter_data.as_mut_ptr(),
+            range: sys::CUpti_ProfilerRange_CUPTI_AutoRange,
+            replayMode: sys::CUpti_ProfilerReplayMode_CUPTI_UserReplay,
+            maxRangesPerPass: 1,
+            numNestingLevels: 1,
+            minNestingLevel: 1,
+            passIndex: 0,
+            targetNestingLevel: 1,
+            ..Default::default()
+        };
+        // SAFETY: config image and counter data are owned by self.
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerSetConfig(&mut set))? };
+        let mut start = sys::CUpti_RangeProfiler_Start_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct.
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerStart(&mut start)) }
+    }
+
+    /// Stops counting and evaluates the group's metrics for the one range of the pass, in the
+    /// order the group lists them.
+    pub fn stop(&mut self, group: usize) -> Result<Vec<f64>, CudaError> {
+        let cupti = self.cupti;
+        if self.configured_group != Some(group) || self.object.is_null() {
+            return Err(CudaError::Load(format!(
+                "counters of group {group} were not started"
+            )));
+        }
+        let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct.
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerStop(&mut stop))? };
+        if stop.isAllPassSubmitted == 0 {
+            // A group needs a second pass: the configuration no longer matches one pass.
+            self.disable();
+            return Err(CudaError::Load(format!(
+                "counter group {group} did not complete in one hardware pass on {}",
+                self.chip
+            )));
+        }
+        let mut decode = sys::CUpti_RangeProfiler_DecodeData_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_DecodeData_Params, numOfRangeDropped),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct.
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
+        let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_GetCounterDataInfo_Params, numTotalRanges),
+            pCounterDataImage: self.counter_data.as_ptr(),
+            counterDataImageSize: self.counter_data.len(),
+            ..Default::default()
+        };
+        // SAFETY: the image is owned by self.
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerGetCounterDataInfo(&mut info))? };
+        if info.numTotalRanges == 0 {
+            return Err(CudaError::Load(format!(
+                "the range profiler recorded no kernel for group {group} ({} ranges dropped)",
+                decode.numOfRangeDropped
+            )));
+        }
+        let config = &mut self.groups[group];
+        let mut values = vec![f64::NAN; config.name_ptrs.len()];
+        let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params, pMetricValues),
+            pHostObject: config.host,
+            pCounterDataImage: self.counter_data.as_ptr(),
+            counterDataImageSize: self.counter_data.len(),
+            rangeIndex: 0,
+            ppMetricNames: config.name_ptrs.as_mut_ptr(),
+            numMetrics: config.name_ptrs.len(),
+            pMetricValues: values.as_mut_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: `values` has one slot per metric.
+        unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
+        Ok(values)
+    }
+
+    fn disable(&mut self) {
+        if self.object.is_null() {
+            return;
+        }
+        let mut disable = sys::CUpti_RangeProfiler_Disable_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Disable_Params, pRangeProfilerObject),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct; the object is not used again.
+        let result = unsafe { cupti_call!(self.cupti, cuptiRangeProfilerDisable(&mut disable)) };
+        if let Err(e) = result {
+            tracing::debug!("{e}");
+        }
+        self.object = ptr::null_mut();
+        self.configured_group = None;
+    }
+}
+
+impl Drop for RangeProfiler {
+    fn drop(&mut self) {
+        self.disable();
+        for config in &mut self.groups {
+            config.deinitialize(self.cupti);
+        }
+    }
+}
+
+impl GroupConfig {
+    fn build(
+        cupti: &'static Cupti,
+        chip: &str,
+        availability: &[u8],
+        metrics: &[String],
+    ) -> Result<Self, CudaError> {
+        let chip_c = CString::new(chip).map_err(|_| CudaError::Load("bad chip name".into()))?;
+        let names: Vec<CString> = metrics
+            .iter()
+            .map(|m| {
+                CString::new(m.as_str())
+                    .map_err(|_| CudaError::Load(format!("metric name {m:?} contains a NUL byte")))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut name_ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let mut init = sys::CUpti_Profiler_Host_Initialize_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_Initialize_Params, pHostObject),
+            profilerType: sys::CUpti_ProfilerType_CUPTI_PROFILER_TYPE_RANGE_PROFILER,
+            pChipName: chip_c.as_ptr(),
+            pCounterAvailabilityImage: availability.as_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: strings and image outlive the call.
+        unsafe { cupti_call!(cupti, cuptiProfilerHostInitialize(&mut init))? };
+        let mut config = GroupConfig {
+            _names: Vec::new(),
+            name_ptrs: Vec::new(),
+            host: init.pHostObject,
+            config_image: Vec::new(),
+        };
+        let mut add = sys::CUpti_Profiler_Host_ConfigAddMetrics_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_ConfigAddMetrics_Params, numMetrics),
+            pHostObject: config.host,
+            ppMetricNames: name_ptrs.as_mut_ptr(),
+            numMetrics: name_ptrs.len(),
+            ..Default::default()
+        };
+        // SAFETY: name pointers are valid for the call.
+        unsafe { cupti_call!(cupti, cuptiProfilerHostConfigAddMetrics(&mut add)) }.map_err(
+            |e| CudaError::Load(format!("{e} (metrics: {}; list valid names with `kreplay avail list`)", metrics.join(" "))),
+        )?;
+        let mut size = sys::CUpti_Profiler_Host_GetConfigImageSize_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_GetConfigImageSize_Params, configImageSize),
+            pHostObject: config.host,
+            ..Default::default()
+        };
+        // SAFETY: documented struct.
+        unsafe { cupti_call!(cupti, cuptiProfilerHostGetConfigImageSize(&mut size))? };
+        config.config_image = vec![0u8; size.configImageSize];
+        let mut image = sys::CUpti_Profiler_Host_GetConfigImage_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_GetConfigImage_Params, pConfigImage),
+            pHostObject: config.host,
+            configImageSize: config.config_image.len(),
+            pConfigImage: config.config_image.as_mut_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: the buffer has the size CUPTI asked for.
+        unsafe { cupti_call!(cupti, cuptiProfilerHostGetConfigImage(&mut image))? };
+        config._names = names;
+        config.name_ptrs = name_ptrs;
+        Ok(config)
+    }
+
+    fn passes(&mut self, cupti: &'static Cupti) -> Result<usize, CudaError> {
+        let mut params = sys::CUpti_Profiler_Host_GetNumOfPasses_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_GetNumOfPasses_Params, numOfPasses),
+            configImageSize: self.config_image.len(),
+            pConfigImage: self.config_image.as_mut_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: the image is owned by self.
+        unsafe { cupti_call!(cupti, cuptiProfilerHostGetNumOfPasses(&mut params))? };
+        Ok(params.numOfPasses)
+    }
+
+    fn deinitialize(&mut self, cupti: &'static Cupti) {
+        if self.host.is_null() {
+            return;
+        }
+        let mut params = sys::CUpti_Profiler_Host_Deinitialize_Params {
+            structSize: struct_size!(sys::CUpti_Profiler_Host_Deinitialize_Params, pHostObject),
+            pHostObject: self.host,
+            ..Default::default()
+        };
+        // SAFETY: the host object is not used after this.
+        let _ = unsafe { cupti_call!(cupti, cuptiProfilerHostDeinitialize(&mut params)) };
+        self.host = ptr::null_mut();
+    }
+}
+
+fn check_device_supported(cupti: &'static Cupti, device: sys::CUdevice) -> Result<(), CudaError> {
+    let mut params = sys::CUpti_Profiler_DeviceSupported_Params {
+        structSize: struct_size!(sys::CUpti_Profiler_DeviceSupported_Params, api),
+        cuDevice: device,
+        api: sys::CUpti_Profiler_API_CUPTI_PROFILER_RANGE_PROFILING,
+        ..Default::default()
+    };
+    // SAFETY: documented struct.
+    unsafe { cupti_call!(cupti, cuptiProfilerDeviceSupported(&mut params))? };
+    let supported = sys::CUpti_Profiler_Support_Level_CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+    if params.isSupported == supported {
+        return Ok(());
+    }
+    let mut reasons = Vec::new();
+    for (level, what) in [
+        (params.architecture, "the GPU architecture (compute capability 7.5 or newer needed)"),
+        (params.sli, "SLI"),
+        (params.vGpu, "vGPU without profiling enabled"),
+        (params.confidentialCompute, "confidential computing"),
+        (params.cmp, "a CMP (mining) GPU"),
+        (params.wsl, "WSL"),
+    ] {
+        if level != supported
+            && level != sys::CUpti_Profiler_Support_Level_CUPTI_PROFILER_CONFIGURATION_UNKNOWN
+        {
+            reasons.push(what);
+        }
+    }
+    Err(CudaError::Load(format!(
+        "CUPTI range profiling is not supported on CUDA device {device}: {}",
+        if reasons.is_empty() { "reason unknown".to_string() } else { reasons.join(", ") }
+    )))
+}
+
+fn chip_name(cupti: &'static Cupti, device_index: usize) -> Result<String, CudaError> {
+    let mut params = sys::CUpti_Device_GetChipName_Params {
+        structSize: struct_size!(sys::CUpti_Device_GetChipName_Params, pChipName),
+        deviceIndex: device_index,
+        ..Default::default()
+    };
+    // SAFETY: CUPTI writes a pointer to a static string.
+    unsafe { cupti_call!(cupti, cuptiDeviceGetChipName(&mut params))? };
+    Ok(c_text(params.pChipName).unwrap_or_default())
+}
+
+fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>, CudaError> {
+    let mut params = sys::CUpti_Profiler_GetCounterAvailability_Params {
+        structSize: struct_size!(sys::CUpti_Profiler_GetCounterAvailability_Params, pCounterAvailabilityImage),
+        ctx,
+        ..Default::default()
+    };
+    // SAFETY: first call asks for the size only (NULL image).
+    unsafe { cupti_call!(cupti, cuptiProfilerGetCounterAvailability(&mut params))? };
+    let mut image = vec![0u8; params.counterAvailabilityImageSize];
+    params.pCounterAvailabilityImage = image.as_mut_ptr();
+    // SAFETY: the buffer has the size CUPTI reported.
+    unsafe { cupti_call!(cupti, cuptiProfilerGetCounterAvailability(&mut params))? };
+    Ok(image)
+}
