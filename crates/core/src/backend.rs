@@ -117,7 +117,10 @@ pub enum BackendError {
     OutOfStagingMemory(Staging, u64),
     /// A drain did not finish within its deadline.
     #[error("device {device} did not become idle within {deadline:?}")]
-    DrainTimeout { device: DeviceId, deadline: Duration },
+    DrainTimeout {
+        device: DeviceId,
+        deadline: Duration,
+    },
     /// Anything else, with the API call that failed.
     #[error("{0}")]
     Failed(String),
@@ -164,4 +167,11 @@ pub trait ReplayBackend {
 
     /// Executes `launch` again, with the parameters it had the first time.
     fn relaunch(&mut self, launch: &Self::Launch) -> Result<(), BackendError>;
+
+    /// How many of the configuration's `configured` counter groups `device` can collect (the
+    /// pass count of a replayed dispatch). A device that cannot collect some groups says fewer.
+    fn collectable_groups(&mut self, device: DeviceId, configured: usize) -> usize {
+        let _ = device;
+        configured
+    }
 }

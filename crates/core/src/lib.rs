@@ -5,3 +5,12 @@
 pub mod backend;
 pub mod catalog;
 pub mod config;
+pub mod engine;
+pub mod filter;
+pub mod inventory;
+pub mod notice;
+pub mod sdk;
+mod window;
+
+pub use engine::{Engine, EngineError, EngineOptions, FenceGuard, LaunchTicket};
+pub use sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};

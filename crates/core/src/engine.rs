@@ -1,0 +1,913 @@
+//! The replay engine: one per process, shared by every application thread.
+//!
+//! A backend (CUDA through CUPTI callbacks, or the reference software device) calls the engine
+//! around each launch of the application, in two halves because with CUDA the application's
+//! own launch happens between the API-enter and API-exit callbacks:
+//!
+//! ```text
+//! launch_enter   reserve the dispatch id; filter; ask the tool for the pass count;
+//!                decline (graph, stream capture, multi-device) or, for N>1 passes:
+//!                take the replay window (other threads fenced), drain the device,
+//!                snapshot the tracked allocations (device staging while free memory
+//!                minus a reserve allows, else host, else decline), start pass 0
+//! ---- the application's own launch executes: pass 0 ----
+//! launch_exit    stop pass 0; for each further pass: restore, start, relaunch, stop
+//!                (never a restore after the last executed pass); records of every pass
+//!                under one dispatch id; the ReplayCost record; release snapshot and window
+//! ```
+//!
+//! Every other CUDA API call of an application thread holds [`Engine::fence`] for its duration,
+//! so that nothing reaches the device while another thread replays.
+//!
+//! The pass loop works on a *replay unit*: the dispatches executed between a snapshot and the
+//! next restore. Today a unit is one dispatch. On NVIDIA GPUs the cost of a pass is changing
+//! the counter configuration, not running the kernel (reference nvidia-cupti.md §10), so a
+//! later version forms units of consecutive dispatches and runs the whole window once per
+//! group; only [`ReplayUnit`] formation and the start/stop placement in
+//! `Engine::run_unit_pass` change then.
+
+use crate::backend::{BackendError, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend};
+use crate::config::ToolConfig;
+use crate::filter::{FilterError, KernelSelector};
+use crate::inventory::Inventory;
+use crate::notice::{Logger, Notices, StderrLogger};
+use crate::sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};
+use crate::window::{ReplayGate, WindowHold, WindowRefused};
+use kreplay_format::{
+    AgentInfo, CounterInfo, DispatchRecord, KernelSymbol, ProcessInfo, Record, RecordSink,
+    ReplayCost, ReplayOutcome, Staging,
+};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+pub use crate::window::FenceGuard;
+
+/// Device memory left free after staging a snapshot on the device, unless configured otherwise:
+/// the application (and the CUDA runtime's own allocations during a pass) must still fit.
+pub const DEFAULT_STAGING_RESERVE_BYTES: u64 = 256 << 20;
+
+/// What happens on a fatal condition (a drain past its deadline, a failed restore), after every
+/// record has been flushed. The default prints the message and aborts the process; tests
+/// inject one that records the message and returns, after which the engine declines the
+/// dispatch and carries on.
+pub type AbortAction = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The default [`AbortAction`].
+pub fn abort_process(message: &str) {
+    eprintln!("kreplay: fatal: {message}");
+    std::process::abort();
+}
+
+/// Engine settings that are not part of the user's configuration.
+#[derive(Clone)]
+pub struct EngineOptions {
+    pub logger: Arc<dyn Logger>,
+    pub abort: AbortAction,
+    /// Device staging is used only while free device memory minus this reserve holds the snapshot.
+    pub staging_reserve_bytes: u64,
+}
+
+impl EngineOptions {
+    pub fn for_config(config: &ToolConfig) -> Self {
+        EngineOptions {
+            logger: Arc::new(StderrLogger::for_level(&config.log_level)),
+            abort: Arc::new(abort_process),
+            staging_reserve_bytes: DEFAULT_STAGING_RESERVE_BYTES,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+}
+
+/// The replay engine. `Send + Sync`: one instance serves every application thread.
+pub struct Engine {
+    config: ToolConfig,
+    sink: Arc<dyn RecordSink>,
+    tool: Box<dyn ReplayTool>,
+    options: EngineOptions,
+    inventory: Inventory,
+    selector: KernelSelector,
+    gate: Arc<ReplayGate>,
+    notices: Notices,
+    /// The last dispatch id handed out; ids start at 1.
+    last_dispatch_id: AtomicU64,
+    /// Profiled dispatches so far per device (the rotation clock).
+    device_dispatches: Mutex<HashMap<DeviceId, u64>>,
+    /// Demangled names of registered kernels, for the filters.
+    kernel_names: RwLock<HashMap<u64, String>>,
+    agents: Mutex<HashSet<u64>>,
+    counters: Mutex<HashSet<String>>,
+    pid: u32,
+}
+
+/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. Dropping a
+/// ticket without `launch_exit` releases the window but records nothing.
+#[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
+pub struct LaunchTicket<S> {
+    kind: TicketKind<S>,
+}
+
+enum TicketKind<S> {
+    /// Nothing to record; the engine does not touch the device.
+    Passthrough { _fence: FenceGuard },
+    /// Runs once (ordinary path, opt-out, declined).
+    Once(OnceTicket),
+    /// Replayed: pass 0 started.
+    Replay(ReplayTicket<S>),
+}
+
+struct OnceTicket {
+    dispatch: Dispatch,
+    /// `start_pass` succeeded; `launch_exit` must stop it.
+    measuring: bool,
+    group: Option<usize>,
+    outcome: ReplayOutcome,
+    bytes_tracked: u64,
+    started: Instant,
+    _fence: FenceGuard,
+}
+
+struct ReplayTicket<S> {
+    dispatch: Dispatch,
+    total: Option<u32>,
+    snapshot: S,
+    cost: ReplayCost,
+    pass0_group: Option<usize>,
+    pass0_started: Instant,
+    _window: WindowHold,
+}
+
+/// One dispatch as the engine carries it from enter to exit.
+struct Dispatch {
+    info: DispatchInfo,
+    dispatch_id: u64,
+    device_dispatch_index: u64,
+    collectable_groups: u32,
+    tid: u64,
+}
+
+impl Dispatch {
+    fn tool_view(&self) -> ToolDispatch<'_> {
+        ToolDispatch {
+            info: &self.info,
+            dispatch_id: self.dispatch_id,
+            device_dispatch_index: self.device_dispatch_index,
+            collectable_groups: self.collectable_groups,
+        }
+    }
+}
+
+impl<S> LaunchTicket<S> {
+    /// The dispatch id, `None` when the launch is not recorded.
+    pub fn dispatch_id(&self) -> Option<u64> {
+        match &self.kind {
+            TicketKind::Passthrough { .. } => None,
+            TicketKind::Once(t) => Some(t.dispatch.dispatch_id),
+            TicketKind::Replay(t) => Some(t.dispatch.dispatch_id),
+        }
+    }
+
+    /// Whether `launch_exit` will re-execute the launch (the backend must keep what
+    /// [`ReplayBackend::relaunch`] needs).
+    pub fn will_replay(&self) -> bool {
+        matches!(self.kind, TicketKind::Replay(_))
+    }
+}
+
+/// The dispatches one pass executes between a snapshot and the next restore. Today exactly
+/// one; see the module documentation.
+struct ReplayUnit<'a, L> {
+    device: DeviceId,
+    members: Vec<UnitMember<'a, L>>,
+}
+
+struct UnitMember<'a, L> {
+    dispatch: &'a Dispatch,
+    launch: &'a L,
+}
+
+/// Why a replay pass after the first could not complete.
+enum PassFailure {
+    /// Counters could not be started or read; memory is what the last execution produced.
+    Counters(String),
+    /// Memory could not be put back in the state the application expects.
+    Fatal(String),
+}
+
+impl Engine {
+    /// An engine with kreplay's own tool ([`CounterGroupsTool`]) and default options.
+    pub fn for_config(
+        config: ToolConfig,
+        sink: Arc<dyn RecordSink>,
+    ) -> Result<Engine, EngineError> {
+        let tool = Box::new(CounterGroupsTool::new(&config));
+        Engine::new(config, sink, tool)
+    }
+
+    pub fn new(
+        config: ToolConfig,
+        sink: Arc<dyn RecordSink>,
+        tool: Box<dyn ReplayTool>,
+    ) -> Result<Engine, EngineError> {
+        let options = EngineOptions::for_config(&config);
+        Engine::with_options(config, sink, tool, options)
+    }
+
+    /// Fails only on a bad kernel filter (the CLI validates filters before starting the app).
+    pub fn with_options(
+        config: ToolConfig,
+        sink: Arc<dyn RecordSink>,
+        tool: Box<dyn ReplayTool>,
+        options: EngineOptions,
+    ) -> Result<Engine, EngineError> {
+        let selector = KernelSelector::new(&config.filter)?;
+        Ok(Engine {
+            config,
+            sink,
+            tool,
+            options,
+            inventory: Inventory::new(),
+            selector,
+            gate: Arc::new(ReplayGate::default()),
+            notices: Notices::default(),
+            last_dispatch_id: AtomicU64::new(0),
+            device_dispatches: Mutex::new(HashMap::new()),
+            kernel_names: RwLock::new(HashMap::new()),
+            agents: Mutex::new(HashSet::new()),
+            counters: Mutex::new(HashSet::new()),
+            pid: std::process::id(),
+        })
+    }
+
+    pub fn config(&self) -> &ToolConfig {
+        &self.config
+    }
+
+    /// The allocation inventory; backends insert and remove regions as the application
+    /// allocates and frees.
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
+    /// Sends the process record (first record of a run).
+    pub fn record_process(&self, process: ProcessInfo) {
+        self.sink.send(Record::Process(process));
+    }
+
+    /// Records a device once per process.
+    pub fn register_agent(&self, agent: AgentInfo) {
+        if lock(&self.agents).insert(agent.agent_id) {
+            self.sink.send(Record::Agent(agent));
+        }
+    }
+
+    /// Records a kernel once per process; its demangled name is what the filters match.
+    pub fn register_kernel(&self, symbol: KernelSymbol) {
+        let mut names = self.kernel_names.write().unwrap_or_else(|e| e.into_inner());
+        if names.contains_key(&symbol.kernel_id) {
+            return;
+        }
+        names.insert(symbol.kernel_id, symbol.demangled_name.clone());
+        drop(names);
+        self.sink.send(Record::KernelSymbol(symbol));
+    }
+
+    /// Records the run's counters, each name once per process.
+    pub fn register_counters(&self, counters: impl IntoIterator<Item = CounterInfo>) {
+        let mut known = lock(&self.counters);
+        for counter in counters {
+            if known.insert(counter.name.clone()) {
+                self.sink.send(Record::Counter(counter));
+            }
+        }
+    }
+
+    /// Holds off while another thread replays; the backend keeps the guard for the duration of
+    /// every CUDA API call of an application thread (launches excepted: they go through
+    /// [`Engine::launch_enter`]). The replaying thread itself passes through.
+    pub fn fence(&self) -> FenceGuard {
+        self.gate.fence()
+    }
+
+    /// Flushes every record and sends the end of the process.
+    pub fn finish(&self) {
+        self.sink.send(Record::ProcessEnd {
+            end_ns: unix_now_ns(),
+        });
+        self.sink.flush();
+    }
+
+    /// Before the application's own launch. See the module documentation.
+    pub fn launch_enter<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        info: &DispatchInfo,
+    ) -> LaunchTicket<B::Snapshot> {
+        if info.kind == LaunchKind::StreamCapture {
+            // Captured launches do not execute: nothing to measure or replay. Say so once
+            // when the tool would have replayed it.
+            let probe = Dispatch {
+                info: info.clone(),
+                dispatch_id: 0,
+                device_dispatch_index: 0,
+                collectable_groups: self.collectable_groups(backend, info.device),
+                tid: 0,
+            };
+            if wants_replay(self.tool.pass_count(&probe.tool_view())) {
+                self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
+            }
+            return passthrough(self.gate.fence());
+        }
+
+        let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let name = self.kernel_name(info);
+        if !self.selector.select(&name) {
+            return self.run_once(
+                backend,
+                info,
+                dispatch_id,
+                0,
+                0,
+                ReplayOutcome::Filtered,
+                None,
+            );
+        }
+
+        let device_dispatch_index = {
+            let mut counts = lock(&self.device_dispatches);
+            let count = counts.entry(info.device).or_insert(0);
+            *count += 1;
+            *count - 1
+        };
+        let collectable_groups = self.collectable_groups(backend, info.device);
+        let dispatch = Dispatch {
+            info: info.clone(),
+            dispatch_id,
+            device_dispatch_index,
+            collectable_groups,
+            tid: current_tid(),
+        };
+        let view = dispatch.tool_view();
+        let count = self.tool.pass_count(&view);
+        let total = match count {
+            PassCount::OptOut | PassCount::Passes(0) | PassCount::Passes(1) => {
+                let group = self.tool.pass_group(&view, 0);
+                return self.once(backend, dispatch, ReplayOutcome::SinglePass, group, 0);
+            }
+            PassCount::Passes(n) => Some(n),
+            PassCount::UntilStopped if !self.tool.has_continue_decision() => {
+                self.notices.once(
+                    "until-stopped-without-continue",
+                    "a replay tool asked for passes until stopped but makes no continue decision; such dispatches are not replayed and run once",
+                    self.sink.as_ref(),
+                    self.options.logger.as_ref(),
+                );
+                let group = self.tool.pass_group(&view, 0);
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group, 0);
+            }
+            PassCount::UntilStopped => None,
+        };
+
+        let declined = match info.kind {
+            LaunchKind::Graph => Some(ReplayOutcome::DeclinedGraphLaunch),
+            LaunchKind::MultiDevice => Some(ReplayOutcome::DeclinedMultiDevice),
+            LaunchKind::Kernel | LaunchKind::StreamCapture => None,
+        };
+        if let Some(outcome) = declined {
+            self.decline_notice(outcome);
+            let group = self.tool.pass_group(&view, 0);
+            return self.once(backend, dispatch, outcome, group, 0);
+        }
+        self.begin_replay(backend, dispatch, total)
+    }
+
+    /// After the application's own launch. See the module documentation.
+    pub fn launch_exit<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        ticket: LaunchTicket<B::Snapshot>,
+        launch: &B::Launch,
+    ) {
+        match ticket.kind {
+            TicketKind::Passthrough { .. } => {}
+            TicketKind::Once(once) => self.finish_once(backend, once),
+            TicketKind::Replay(replay) => self.finish_replay(backend, replay, launch),
+        }
+    }
+
+    fn collectable_groups<B: ReplayBackend>(&self, backend: &mut B, device: DeviceId) -> u32 {
+        let configured = self.config.groups.len();
+        backend
+            .collectable_groups(device, configured)
+            .min(configured) as u32
+    }
+
+    fn kernel_name(&self, info: &DispatchInfo) -> String {
+        let names = self.kernel_names.read().unwrap_or_else(|e| e.into_inner());
+        names
+            .get(&info.kernel_id)
+            .cloned()
+            .unwrap_or_else(|| info.kernel_name.clone())
+    }
+
+    /// A dispatch that did not reach the tool (filtered out).
+    #[allow(clippy::too_many_arguments)]
+    fn run_once<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        info: &DispatchInfo,
+        dispatch_id: u64,
+        device_dispatch_index: u64,
+        collectable_groups: u32,
+        outcome: ReplayOutcome,
+        group: Option<usize>,
+    ) -> LaunchTicket<B::Snapshot> {
+        let dispatch = Dispatch {
+            info: info.clone(),
+            dispatch_id,
+            device_dispatch_index,
+            collectable_groups,
+            tid: current_tid(),
+        };
+        self.once(backend, dispatch, outcome, group, 0)
+    }
+
+    /// The ordinary path: one execution, counters of `group` if any, a record only when there
+    /// is something to say (counters, kernel trace, or a decline).
+    fn once<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        outcome: ReplayOutcome,
+        group: Option<usize>,
+        bytes_tracked: u64,
+    ) -> LaunchTicket<B::Snapshot> {
+        let fence = self.gate.fence();
+        let declined = !matches!(outcome, ReplayOutcome::SinglePass | ReplayOutcome::Filtered);
+        if group.is_none() && !self.config.kernel_trace && !declined {
+            return passthrough(fence);
+        }
+        let started = Instant::now();
+        let measuring = match backend.start_pass(dispatch.info.device, group) {
+            Ok(()) => true,
+            Err(error) => {
+                self.backend_notice("start_pass", &error);
+                false
+            }
+        };
+        LaunchTicket {
+            kind: TicketKind::Once(OnceTicket {
+                dispatch,
+                measuring,
+                group,
+                outcome,
+                bytes_tracked,
+                started,
+                _fence: fence,
+            }),
+        }
+    }
+
+    fn finish_once<B: ReplayBackend>(&self, backend: &mut B, once: OnceTicket) {
+        let device = once.dispatch.info.device;
+        let result = if once.measuring {
+            match backend.stop_pass(device, once.group) {
+                Ok(result) => Some(result),
+                Err(error) => {
+                    self.backend_notice("stop_pass", &error);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let pass_ns = elapsed_ns(once.started);
+        drop(once._fence);
+        if let Some(result) = result {
+            self.send_dispatch(&once.dispatch, None, result);
+        }
+        self.sink.send(Record::ReplayCost(ReplayCost {
+            dispatch_id: once.dispatch.dispatch_id,
+            agent_id: u64::from(device),
+            outcome: once.outcome,
+            passes: 1,
+            bytes_tracked: once.bytes_tracked,
+            bytes_snapshotted: 0,
+            bytes_restored: 0,
+            staging: Staging::None,
+            drain_ns: 0,
+            snapshot_ns: 0,
+            pass_ns: vec![pass_ns],
+            restore_ns: 0,
+        }));
+    }
+
+    /// Window, drain, snapshot, pass 0 start. Falls back to [`Engine::once`] with the reason
+    /// when any of them cannot be had.
+    fn begin_replay<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        total: Option<u32>,
+    ) -> LaunchTicket<B::Snapshot> {
+        let device = dispatch.info.device;
+        let deadline = self.config.drain_timeout();
+        let group0 = self.tool.pass_group(&dispatch.tool_view(), 0);
+        let window = match self.gate.window(deadline) {
+            Ok(window) => window,
+            Err(WindowRefused::Reentrant) => {
+                // A launch from inside a replay (a tool's pass callback): run it once.
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+            Err(WindowRefused::Timeout) => {
+                self.fatal(&format!(
+                    "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
+                    dispatch.dispatch_id
+                ));
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+        };
+
+        let drain_started = Instant::now();
+        match backend.drain(device, deadline) {
+            Ok(()) => {}
+            Err(BackendError::DrainTimeout { device, deadline }) => {
+                drop(window);
+                self.fatal(&format!(
+                    "device {device} did not finish its queued work within {deadline:?} before dispatch {} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
+                    dispatch.dispatch_id
+                ));
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+            Err(error) => {
+                drop(window);
+                self.backend_notice("drain", &error);
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+        }
+        let drain_ns = elapsed_ns(drain_started);
+
+        for kind in self.inventory.untracked_kinds() {
+            self.notices.once(
+                &format!("untracked-{kind:?}"),
+                &format!(
+                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
+                    kind.describe()
+                ),
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+        }
+
+        let regions = self.inventory.tracked(device);
+        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
+        let snapshot_started = Instant::now();
+        let mut snapshot = None;
+        for place in self.staging_order(backend, device, bytes_tracked) {
+            match backend.snapshot(device, &regions, place) {
+                Ok(staged) => {
+                    snapshot = Some((staged, place));
+                    break;
+                }
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => {
+                    drop(window);
+                    self.backend_notice("snapshot", &error);
+                    return self.once(
+                        backend,
+                        dispatch,
+                        ReplayOutcome::DeclinedError,
+                        group0,
+                        bytes_tracked,
+                    );
+                }
+            }
+        }
+        let Some((snapshot, staging)) = snapshot else {
+            drop(window);
+            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
+            return self.once(
+                backend,
+                dispatch,
+                ReplayOutcome::DeclinedSnapshotTooLarge,
+                group0,
+                bytes_tracked,
+            );
+        };
+        let snapshot_ns = elapsed_ns(snapshot_started);
+
+        let cost = ReplayCost {
+            dispatch_id: dispatch.dispatch_id,
+            agent_id: u64::from(device),
+            outcome: ReplayOutcome::Replayed,
+            passes: 0,
+            bytes_tracked,
+            bytes_snapshotted: bytes_tracked,
+            bytes_restored: 0,
+            staging,
+            drain_ns,
+            snapshot_ns,
+            pass_ns: Vec::new(),
+            restore_ns: 0,
+        };
+        let pass0_started = Instant::now();
+        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        if let Err(error) = backend.start_pass(device, group0) {
+            // Nothing ran yet: give up replaying this dispatch, run it once unmeasured.
+            backend.release(snapshot);
+            drop(window);
+            self.backend_notice("start_pass", &error);
+            let fence = self.gate.fence();
+            return LaunchTicket {
+                kind: TicketKind::Once(OnceTicket {
+                    dispatch,
+                    measuring: false,
+                    group: group0,
+                    outcome: ReplayOutcome::DeclinedError,
+                    bytes_tracked,
+                    started: pass0_started,
+                    _fence: fence,
+                }),
+            };
+        }
+        LaunchTicket {
+            kind: TicketKind::Replay(ReplayTicket {
+                dispatch,
+                total,
+                snapshot,
+                cost,
+                pass0_group: group0,
+                pass0_started,
+                _window: window,
+            }),
+        }
+    }
+
+    /// Device staging first while it leaves the reserve free, host staging otherwise.
+    fn staging_order<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        bytes: u64,
+    ) -> Vec<Staging> {
+        let free = backend.device_free_bytes(device);
+        let room = free.saturating_sub(self.options.staging_reserve_bytes);
+        if bytes <= room {
+            vec![Staging::Device, Staging::Host]
+        } else {
+            vec![Staging::Host]
+        }
+    }
+
+    fn finish_replay<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        replay: ReplayTicket<B::Snapshot>,
+        launch: &B::Launch,
+    ) {
+        let ReplayTicket {
+            dispatch,
+            total,
+            snapshot,
+            mut cost,
+            pass0_group,
+            pass0_started,
+            _window: window,
+        } = replay;
+        let device = dispatch.info.device;
+        let view = dispatch.tool_view();
+
+        match backend.stop_pass(device, pass0_group) {
+            Ok(result) => {
+                cost.pass_ns.push(elapsed_ns(pass0_started));
+                self.tool.on_pass_stop(&view, 0, &result);
+                self.send_dispatch(&dispatch, Some(0), result);
+            }
+            Err(error) => {
+                // Pass 0 is the application's launch: memory is right, only counters are lost.
+                cost.pass_ns.push(elapsed_ns(pass0_started));
+                self.backend_notice("stop_pass", &error);
+                cost.outcome = ReplayOutcome::DeclinedError;
+                self.close_replay(backend, snapshot, cost, window);
+                return;
+            }
+        }
+
+        let unit = ReplayUnit {
+            device,
+            members: vec![UnitMember {
+                dispatch: &dispatch,
+                launch,
+            }],
+        };
+        let mut pass: u32 = 1;
+        loop {
+            if total.is_some_and(|t| pass >= t) {
+                break;
+            }
+            if self.tool.has_continue_decision()
+                && !self.tool.continue_after(&view, pass - 1, total)
+            {
+                if total.is_some() {
+                    cost.outcome = ReplayOutcome::StoppedEarly;
+                }
+                break;
+            }
+            let restore_started = Instant::now();
+            match backend.restore(&snapshot) {
+                Ok(bytes) => cost.bytes_restored += bytes,
+                Err(error) => {
+                    self.fatal(&format!(
+                        "restoring device {device} memory before pass {pass} of dispatch {} failed ({error}); the application's memory can no longer be trusted",
+                        dispatch.dispatch_id
+                    ));
+                    cost.outcome = ReplayOutcome::DeclinedError;
+                    break;
+                }
+            }
+            cost.restore_ns += elapsed_ns(restore_started);
+            let pass_started = Instant::now();
+            let outcome = self.run_unit_pass(backend, &unit, pass);
+            cost.pass_ns.push(elapsed_ns(pass_started));
+            match outcome {
+                Ok(()) => pass += 1,
+                Err(PassFailure::Counters(message)) => {
+                    self.notices.once(
+                        "replay-pass-counters",
+                        &format!("a replay pass lost its counters and replay of that dispatch stopped ({message})"),
+                        self.sink.as_ref(),
+                        self.options.logger.as_ref(),
+                    );
+                    cost.outcome = ReplayOutcome::DeclinedError;
+                    break;
+                }
+                Err(PassFailure::Fatal(message)) => {
+                    self.fatal(&message);
+                    cost.outcome = ReplayOutcome::DeclinedError;
+                    break;
+                }
+            }
+        }
+        self.close_replay(backend, snapshot, cost, window);
+    }
+
+    /// One pass over a replay unit: every member re-executed under its pass group.
+    ///
+    /// With one member per unit the counters are started and stopped around the member. A
+    /// window of several dispatches will start the group once before the first member and
+    /// read one result per member after the last; the per-member records stay as they are.
+    fn run_unit_pass<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        unit: &ReplayUnit<'_, B::Launch>,
+        pass: u32,
+    ) -> Result<(), PassFailure> {
+        for member in &unit.members {
+            let view = member.dispatch.tool_view();
+            let group = self.tool.pass_group(&view, pass);
+            self.tool.on_pass_start(&view, pass);
+            let started = backend.start_pass(unit.device, group);
+            if let Err(error) = backend.relaunch(member.launch) {
+                return Err(PassFailure::Fatal(format!(
+                    "re-executing kernel {:?} for pass {pass} of dispatch {} failed after its memory was restored ({error}); the application's memory can no longer be trusted",
+                    member.dispatch.info.kernel_name, member.dispatch.dispatch_id
+                )));
+            }
+            if let Err(error) = started {
+                // The kernel ran (memory is right) but unmeasured; wait for it, then stop.
+                let _ = backend.stop_pass(unit.device, None);
+                return Err(PassFailure::Counters(format!("start_pass: {error}")));
+            }
+            match backend.stop_pass(unit.device, group) {
+                Ok(result) => {
+                    self.tool.on_pass_stop(&view, pass, &result);
+                    self.send_dispatch(member.dispatch, Some(pass), result);
+                }
+                Err(error) => return Err(PassFailure::Counters(format!("stop_pass: {error}"))),
+            }
+        }
+        Ok(())
+    }
+
+    fn close_replay<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        snapshot: B::Snapshot,
+        mut cost: ReplayCost,
+        window: WindowHold,
+    ) {
+        backend.release(snapshot);
+        drop(window);
+        cost.passes = cost.pass_ns.len() as u32;
+        self.sink.send(Record::ReplayCost(cost));
+    }
+
+    fn send_dispatch(&self, dispatch: &Dispatch, replay_pass: Option<u32>, result: PassResult) {
+        let info = &dispatch.info;
+        self.sink.send(Record::Dispatch(DispatchRecord {
+            dispatch_id: dispatch.dispatch_id,
+            replay_pass,
+            correlation_id: info.correlation_id,
+            agent_id: u64::from(info.device),
+            stream_id: info.stream_id,
+            pid: self.pid,
+            tid: dispatch.tid,
+            kernel_id: info.kernel_id,
+            grid: info.grid,
+            block: info.block,
+            dynamic_shared_bytes: info.dynamic_shared_bytes,
+            start_ns: result.start_ns,
+            end_ns: result.end_ns,
+            counters: result.counters,
+        }));
+    }
+
+    fn decline_notice(&self, outcome: ReplayOutcome) {
+        let message = match outcome {
+            ReplayOutcome::DeclinedGraphLaunch => {
+                "graph launches are not replayed; they run once with the first counter group only"
+            }
+            ReplayOutcome::DeclinedStreamCapture => {
+                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them runs once, unreplayed"
+            }
+            ReplayOutcome::DeclinedMultiDevice => {
+                "multi-device cooperative launches are not replayed; they run once with the first counter group only"
+            }
+            ReplayOutcome::DeclinedSnapshotTooLarge => {
+                "a dispatch's tracked memory did not fit in device or host staging, so it ran once with the first counter group only; free memory or use application replay (omit --replay-mode kernel)"
+            }
+            _ => return,
+        };
+        self.notices.once(
+            outcome.as_str(),
+            message,
+            self.sink.as_ref(),
+            self.options.logger.as_ref(),
+        );
+    }
+
+    fn backend_notice(&self, operation: &str, error: &BackendError) {
+        self.notices.once(
+            &format!("backend-{operation}"),
+            &format!("{operation} failed ({error}); affected dispatches are not replayed (first occurrence shown)"),
+            self.sink.as_ref(),
+            self.options.logger.as_ref(),
+        );
+    }
+
+    /// Flushes every record, then runs the abort action.
+    fn fatal(&self, message: &str) {
+        self.sink.send(Record::Warning(kreplay_format::Warning {
+            message: format!("fatal: {message}"),
+        }));
+        self.sink.flush();
+        self.options
+            .logger
+            .error(&format!("kreplay: fatal: {message}"));
+        (self.options.abort)(message);
+    }
+}
+
+fn wants_replay(count: PassCount) -> bool {
+    matches!(count, PassCount::UntilStopped) || matches!(count, PassCount::Passes(n) if n > 1)
+}
+
+fn passthrough<S>(fence: FenceGuard) -> LaunchTicket<S> {
+    LaunchTicket {
+        kind: TicketKind::Passthrough { _fence: fence },
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn elapsed_ns(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn unix_now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// The OS thread id, as rocprofv3 reports `tid`.
+fn current_tid() -> u64 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    u64::try_from(tid).unwrap_or(0)
+}
+
+#[allow(dead_code)]
+fn _assert_engine_is_send_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Engine>();
+}

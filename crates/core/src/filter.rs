@@ -1,0 +1,244 @@
+//! Which dispatches are profiled: `--kernel-include-regex`, `--kernel-exclude-regex` and
+//! `--kernel-iteration-range`, with rocprofv3's semantics.
+//!
+//! - The regexes are searched (not anchored) in the demangled kernel name; include first
+//!   (default: everything), then exclude.
+//! - The iteration range is parsed as rocprofv3's tool does: the text is split on `[`, `]`, `,`
+//!   and spaces; each token is `A-B` (inclusive) or `N`; anything else is an error.
+//! - Iterations count **from 1**, per kernel name, over the dispatches that pass the regexes:
+//!   the first dispatch of a kernel is iteration 1. rocprofiler-sdk's tool starts its per-kernel
+//!   counter at 1 on the first dispatch (`is_targeted_kernel` in `rocprofiler-sdk-tool/tool.cpp`)
+//!   and rocprof-compute documents the same ("dispatch indexing is inclusive and starts from 1").
+//!   So `"[1-2]"` profiles the first two dispatches of every kernel, and `0` matches nothing.
+
+use crate::config::KernelFilter;
+use regex::Regex;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    #[error("--kernel-include-regex {pattern:?} is not a valid regular expression ({reason}); fix the pattern")]
+    BadIncludeRegex { pattern: String, reason: String },
+    #[error("--kernel-exclude-regex {pattern:?} is not a valid regular expression ({reason}); fix the pattern")]
+    BadExcludeRegex { pattern: String, reason: String },
+    #[error("--kernel-iteration-range {text:?}: {token:?} is not an iteration; use N or A-B, e.g. \"[1-2],[5]\"")]
+    BadIterationToken { text: String, token: String },
+    #[error("--kernel-iteration-range {text:?}: range {token:?} ends before it starts; write it as A-B with A <= B")]
+    ReversedIterationRange { text: String, token: String },
+}
+
+/// A set of 1-based kernel iterations, as inclusive ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IterationRange {
+    /// Inclusive `(first, last)` pairs, in the order given.
+    ranges: Vec<(u64, u64)>,
+}
+
+impl IterationRange {
+    /// Parses rocprofv3's syntax. An empty text (or only separators) is the empty set, which
+    /// [`KernelSelector`] treats as "no range given": every iteration.
+    pub fn parse(text: &str) -> Result<Self, FilterError> {
+        let mut ranges = Vec::new();
+        for token in text
+            .split(['[', ']', ',', ' ', '\t', '\n'])
+            .filter(|t| !t.is_empty())
+        {
+            let bad = || FilterError::BadIterationToken {
+                text: text.to_string(),
+                token: token.to_string(),
+            };
+            let number = |s: &str| -> Result<u64, FilterError> {
+                if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                s.parse().map_err(|_| bad())
+            };
+            let (first, last) = match token.split_once('-') {
+                Some((a, b)) => (number(a)?, number(b)?),
+                None => {
+                    let n = number(token)?;
+                    (n, n)
+                }
+            };
+            if first > last {
+                return Err(FilterError::ReversedIterationRange {
+                    text: text.to_string(),
+                    token: token.to_string(),
+                });
+            }
+            ranges.push((first, last));
+        }
+        Ok(IterationRange { ranges })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    pub fn contains(&self, iteration: u64) -> bool {
+        self.ranges
+            .iter()
+            .any(|&(first, last)| first <= iteration && iteration <= last)
+    }
+}
+
+/// The compiled kernel filter, with the per-kernel iteration counters it needs.
+#[derive(Debug)]
+pub struct KernelSelector {
+    include: Option<Regex>,
+    exclude: Option<Regex>,
+    range: IterationRange,
+    /// Dispatches seen so far per kernel name, among those passing the regexes.
+    iterations: Mutex<HashMap<String, u64>>,
+}
+
+impl KernelSelector {
+    /// Compiles `filter`; the CLI calls this before starting the application so that a bad
+    /// pattern is a usage error, not a failure inside the app.
+    pub fn new(filter: &KernelFilter) -> Result<Self, FilterError> {
+        let include = match filter.include_regex.as_deref() {
+            Some(p) if !p.is_empty() => {
+                Some(Regex::new(p).map_err(|e| FilterError::BadIncludeRegex {
+                    pattern: p.to_string(),
+                    reason: first_line(&e.to_string()),
+                })?)
+            }
+            _ => None,
+        };
+        let exclude = match filter.exclude_regex.as_deref() {
+            Some(p) if !p.is_empty() => {
+                Some(Regex::new(p).map_err(|e| FilterError::BadExcludeRegex {
+                    pattern: p.to_string(),
+                    reason: first_line(&e.to_string()),
+                })?)
+            }
+            _ => None,
+        };
+        let range = match filter.iteration_range.as_deref() {
+            Some(text) => IterationRange::parse(text)?,
+            None => IterationRange::default(),
+        };
+        Ok(KernelSelector {
+            include,
+            exclude,
+            range,
+            iterations: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Whether the regexes keep a kernel name (no counting).
+    pub fn name_selected(&self, name: &str) -> bool {
+        !matches!(&self.include, Some(re) if !re.is_match(name))
+            && !self.exclude.as_ref().is_some_and(|re| re.is_match(name))
+    }
+
+    /// Decides one dispatch of `name`, counting it as the kernel's next iteration when the
+    /// regexes keep it. Call exactly once per executed dispatch.
+    pub fn select(&self, name: &str) -> bool {
+        if !self.name_selected(name) {
+            return false;
+        }
+        if self.range.is_empty() {
+            return true;
+        }
+        let iteration = {
+            let mut iterations = self.iterations.lock().unwrap_or_else(|e| e.into_inner());
+            let count = iterations.entry(name.to_string()).or_insert(0);
+            *count += 1;
+            *count
+        };
+        self.range.contains(iteration)
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn selector(
+        include: Option<&str>,
+        exclude: Option<&str>,
+        range: Option<&str>,
+    ) -> KernelSelector {
+        KernelSelector::new(&KernelFilter {
+            include_regex: include.map(String::from),
+            exclude_regex: exclude.map(String::from),
+            iteration_range: range.map(String::from),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn iteration_range_parses_rocprofv3_syntax() {
+        let range = IterationRange::parse("[1-2],[4], 7-8").unwrap();
+        let members: Vec<u64> = (0..10).filter(|&i| range.contains(i)).collect();
+        assert_eq!(members, vec![1, 2, 4, 7, 8]);
+        assert!(IterationRange::parse("[]").unwrap().is_empty());
+    }
+
+    #[test]
+    fn iteration_range_rejects_bad_tokens_naming_them() {
+        for (text, token) in [
+            ("[1-x]", "1-x"),
+            ("a", "a"),
+            ("1-2-3", "1-2-3"),
+            ("-3", "-3"),
+        ] {
+            let err = IterationRange::parse(text).unwrap_err();
+            let message = err.to_string();
+            assert!(message.contains(&format!("{token:?}")), "{message}");
+            assert!(message.contains("A-B"), "{message}");
+        }
+        let err = IterationRange::parse("[5-2]").unwrap_err();
+        assert!(matches!(err, FilterError::ReversedIterationRange { .. }));
+    }
+
+    #[test]
+    fn iterations_count_from_one_per_kernel_name() {
+        let s = selector(None, None, Some("[2-3]"));
+        let picks: Vec<bool> = ["a", "a", "b", "a", "b", "a", "b"]
+            .iter()
+            .map(|n| s.select(n))
+            .collect();
+        // a: 1 2 3 4 -> F T T F; b: 1 2 3 -> F T T
+        assert_eq!(picks, vec![false, true, false, true, true, false, true]);
+    }
+
+    #[test]
+    fn include_then_exclude_searched_in_the_name() {
+        let s = selector(Some("saxpy|scale"), Some("^scale_half"), None);
+        assert!(s.select("void saxpy<float>(int)"));
+        assert!(s.select("scale_all"));
+        assert!(!s.select("scale_half"));
+        assert!(!s.select("reduce"));
+    }
+
+    #[test]
+    fn filtered_out_names_do_not_advance_iterations() {
+        let s = selector(None, Some("skip"), Some("1"));
+        assert!(!s.select("skip_me"));
+        assert!(s.select("keep"));
+        assert!(!s.select("keep"));
+    }
+
+    #[test]
+    fn bad_regex_is_a_one_line_error_naming_the_option() {
+        let err = KernelSelector::new(&KernelFilter {
+            include_regex: Some("(".into()),
+            ..KernelFilter::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("--kernel-include-regex \"(\""), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}

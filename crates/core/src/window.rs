@@ -1,0 +1,223 @@
+//! The replay window: while one thread replays a dispatch, the other application threads must
+//! not touch the device (a copy or launch from another thread between two passes would be
+//! undone by the restore, or would see restored memory).
+//!
+//! It is a reader–writer gate, process-wide: a replay holds it exclusively (the *window*);
+//! every other CUDA API call of an application thread holds it shared (a *fence*) for the
+//! duration of the call, so a replay waits for calls already in flight and new calls wait for
+//! the replay. Waiting writers block new readers, so a busy process cannot starve a replay.
+//! The window's holder passes through its own fences, and a thread that already holds a
+//! fence may take another (the runtime API nests driver calls).
+//!
+//! Holds own an `Arc` of the gate rather than borrowing it: a backend takes a hold in an
+//! API-enter callback and drops it in the matching API-exit callback.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Default)]
+struct GateState {
+    writer: Option<ThreadId>,
+    writers_waiting: usize,
+    readers: HashMap<ThreadId, u32>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ReplayGate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+/// Why the window could not be taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WindowRefused {
+    /// This thread already holds the window: a launch from inside a replay (a tool callback),
+    /// which is run once, never replayed.
+    Reentrant,
+    /// Other threads kept their fences past the deadline.
+    Timeout,
+}
+
+impl ReplayGate {
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes a shared hold; blocks while another thread holds or awaits the window.
+    pub(crate) fn fence(self: &Arc<Self>) -> FenceGuard {
+        let me = thread::current().id();
+        let mut state = self.lock();
+        if state.writer == Some(me) {
+            return FenceGuard { gate: None };
+        }
+        if let Some(depth) = state.readers.get_mut(&me) {
+            *depth += 1;
+            return FenceGuard {
+                gate: Some(self.clone()),
+            };
+        }
+        while state.writer.is_some() || state.writers_waiting > 0 {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.readers.insert(me, 1);
+        FenceGuard {
+            gate: Some(self.clone()),
+        }
+    }
+
+    /// Takes the exclusive window, waiting at most `deadline` for the other threads' fences.
+    /// The caller's own fence (if any) does not count: it is the caller.
+    pub(crate) fn window(
+        self: &Arc<Self>,
+        deadline: Duration,
+    ) -> Result<WindowHold, WindowRefused> {
+        let me = thread::current().id();
+        let give_up = Instant::now() + deadline;
+        let mut state = self.lock();
+        if state.writer == Some(me) {
+            return Err(WindowRefused::Reentrant);
+        }
+        state.writers_waiting += 1;
+        loop {
+            let others_reading = state.readers.keys().any(|t| *t != me);
+            if state.writer.is_none() && !others_reading {
+                break;
+            }
+            let now = Instant::now();
+            if now >= give_up {
+                state.writers_waiting -= 1;
+                drop(state);
+                self.changed.notify_all();
+                return Err(WindowRefused::Timeout);
+            }
+            state = self
+                .changed
+                .wait_timeout(state, give_up - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        state.writers_waiting -= 1;
+        state.writer = Some(me);
+        Ok(WindowHold { gate: self.clone() })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_idle(&self) -> bool {
+        let state = self.lock();
+        state.writer.is_none() && state.readers.is_empty() && state.writers_waiting == 0
+    }
+}
+
+/// A shared hold of the replay gate, taken by [`crate::engine::Engine::fence`]. Dropping it
+/// lets a waiting replay start. Must be dropped on the thread that took it.
+#[derive(Debug)]
+#[must_use = "the fence only holds while the guard lives"]
+pub struct FenceGuard {
+    /// `None` when the thread holds the window itself and passed through.
+    gate: Option<Arc<ReplayGate>>,
+}
+
+impl Drop for FenceGuard {
+    fn drop(&mut self) {
+        let Some(gate) = self.gate.take() else { return };
+        let me = thread::current().id();
+        let mut state = gate.lock();
+        if let Some(depth) = state.readers.get_mut(&me) {
+            *depth -= 1;
+            if *depth == 0 {
+                state.readers.remove(&me);
+            }
+        }
+        drop(state);
+        gate.changed.notify_all();
+    }
+}
+
+/// The exclusive hold of a replay. Released on drop (also when a ticket is dropped without
+/// `launch_exit`, so a lost ticket cannot wedge the process).
+#[derive(Debug)]
+pub(crate) struct WindowHold {
+    gate: Arc<ReplayGate>,
+}
+
+impl Drop for WindowHold {
+    fn drop(&mut self) {
+        let mut state = self.gate.lock();
+        state.writer = None;
+        drop(state);
+        self.gate.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn holder_passes_its_own_fences_and_nested_window_is_reentrant() {
+        let gate = Arc::new(ReplayGate::default());
+        let outer = gate.fence();
+        let inner = gate.fence();
+        let window = gate.window(Duration::from_secs(1)).unwrap();
+        let passthrough = gate.fence();
+        assert_eq!(
+            gate.window(Duration::from_millis(1)).unwrap_err(),
+            WindowRefused::Reentrant
+        );
+        drop(passthrough);
+        drop(window);
+        drop(inner);
+        drop(outer);
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn other_threads_wait_for_the_window() {
+        let gate = Arc::new(ReplayGate::default());
+        let window = gate.window(Duration::from_secs(1)).unwrap();
+        let entered = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let gate = gate.clone();
+            let entered = entered.clone();
+            thread::spawn(move || {
+                let _fence = gate.fence();
+                entered.store(true, Ordering::SeqCst);
+            })
+        };
+        thread::sleep(Duration::from_millis(50));
+        assert!(
+            !entered.load(Ordering::SeqCst),
+            "fence passed an open window"
+        );
+        drop(window);
+        worker.join().unwrap();
+        assert!(entered.load(Ordering::SeqCst));
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn window_times_out_while_another_thread_is_fenced() {
+        let gate = Arc::new(ReplayGate::default());
+        let (taken_tx, taken_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let worker = {
+            let gate = gate.clone();
+            thread::spawn(move || {
+                let _fence = gate.fence();
+                taken_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            })
+        };
+        taken_rx.recv().unwrap();
+        assert_eq!(
+            gate.window(Duration::from_millis(30)).unwrap_err(),
+            WindowRefused::Timeout
+        );
+        release_tx.send(()).unwrap();
+        worker.join().unwrap();
+        assert!(gate.window(Duration::from_millis(30)).is_ok());
+    }
+}
