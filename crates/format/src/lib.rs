@@ -1,6 +1,23 @@
 //! kreplay's records and the files that hold them: rocpd SQLite (written as data arrives),
 //! `counter_collection.csv` and friends, and rocprofv3-style JSON.
+//!
+//! Producers send [`Record`]s to a [`DbWriter`] (one database per process, written by a
+//! background thread). After the run, [`read_databases`] reads one or several databases back
+//! into a [`RunData`], and [`write_outputs`] writes the merged database, CSV and JSON files.
+//! `docs/output.md` describes every file, table and column.
 
+mod csv_out;
+pub mod db;
+mod error;
+mod json_out;
+pub mod output;
 pub mod records;
+pub mod run;
+mod schema;
 
+pub use db::DbWriter;
+pub use error::FormatError;
+pub use json_out::{read_json_counter_records, JsonCounterRecord};
+pub use output::{write_outputs, OutputFormat};
 pub use records::*;
+pub use run::{read_databases, ProcessRun, RunData};

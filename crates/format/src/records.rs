@@ -190,7 +190,9 @@ pub enum Record {
     ReplayCost(ReplayCost),
     Warning(Warning),
     /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
-    ProcessEnd { end_ns: u64 },
+    ProcessEnd {
+        end_ns: u64,
+    },
 }
 
 /// Where producers send records. Implementations must not block the caller on I/O.

@@ -1,0 +1,781 @@
+//! The per-process rocpd database, written as data arrives.
+//!
+//! [`DbWriter`] is the [`RecordSink`] that producers send to: `send` only queues the record on a
+//! channel, and a writer thread inserts queued records in batched transactions (a commit every
+//! [`BATCH_RECORDS`] records or [`BATCH_INTERVAL`], whichever comes first). The file is in WAL
+//! mode while it is written, so a crash of the process loses at most the batch in flight and the
+//! database stays readable. [`RowInserter`] is the synchronous part, also used to write merged
+//! databases.
+
+use crate::error::FormatError;
+use crate::records::*;
+use crate::schema;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A batch is committed after this many records...
+pub const BATCH_RECORDS: usize = 256;
+/// ...or when its first record has waited this long.
+pub const BATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// `extdata` of a row written before its description arrived (see `schema.rs`).
+pub(crate) const PLACEHOLDER_EXTDATA: &str = r#"{"placeholder":true}"#;
+
+/// The stable identity of a process in a database: derived from host, pid and start time, so that
+/// the same process read twice is recognised, and two processes never share one.
+pub(crate) fn guid_for(process: &ProcessInfo) -> String {
+    // FNV-1a, twice with different offsets: stable across Rust versions, unlike `DefaultHasher`.
+    fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
+        bytes.iter().fold(seed, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    }
+    let key = format!(
+        "{}\0{}\0{}",
+        process.hostname, process.pid, process.start_ns
+    );
+    let high = fnv1a(0xcbf2_9ce4_8422_2325, key.as_bytes());
+    let low = fnv1a(0x8422_2325_cbf2_9ce4, key.as_bytes());
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xffff,
+        high & 0xffff,
+        low >> 48,
+        low & 0xffff_ffff_ffff
+    )
+}
+
+/// SQLite stores 64-bit signed integers; ids are kept bit for bit.
+pub(crate) fn to_sql(value: u64) -> i64 {
+    value as i64
+}
+
+/// The block of a metric as CUPTI names it (`sm__warps_launched.sum` is in block `sm`).
+pub(crate) fn metric_block(metric: &str) -> &str {
+    metric.split("__").next().unwrap_or(metric)
+}
+
+pub(crate) fn vendor_for_chip(chip: &str) -> &'static str {
+    if chip == "SIM" {
+        "kreplay software device"
+    } else {
+        "NVIDIA"
+    }
+}
+
+/// Opens `path` for writing a new database: an existing file (and its WAL) is replaced, because a
+/// reused file name (a recycled pid) must not mix two runs.
+pub(crate) fn create_database(path: &Path) -> Result<Connection, FormatError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| FormatError::io(parent, e))?;
+    }
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(FormatError::io(&file, e)),
+        }
+    }
+    let conn = Connection::open(path).map_err(|e| FormatError::sqlite(path, e))?;
+    // WAL: readers see every committed batch while the writer runs, and a crashed writer leaves
+    // a database that the next reader recovers. NORMAL sync: a process crash loses nothing
+    // committed; only an OS crash could lose the last batches, which is fine for a profile.
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;",
+    )
+    .map_err(|e| FormatError::sqlite(path, e))?;
+    conn.execute_batch(schema::CREATE_SCHEMA)
+        .map_err(|e| FormatError::sqlite(path, e))?;
+    conn.execute(
+        "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2)",
+        params![schema::ROCPD_SCHEMA_VERSION, schema::KREPLAY_SCHEMA_VERSION],
+    )
+    .map_err(|e| FormatError::sqlite(path, e))?;
+    Ok(conn)
+}
+
+/// Row ids of the process being written.
+struct ProcessRows {
+    guid: String,
+    pid: u32,
+    ppid: u32,
+    row_id: i64,
+    node_id: i64,
+    category_id: i64,
+    /// Producer agent id → `rocpd_info_agent.id`.
+    agents: HashMap<u64, i64>,
+    /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes).
+    kernels: HashMap<u64, (i64, u32, u32)>,
+    /// Requested counter name → `rocpd_info_pmc.id`.
+    counters: HashMap<String, i64>,
+    threads: HashSet<u64>,
+}
+
+/// Inserts records into an open database, one process after another, synchronously.
+pub(crate) struct RowInserter {
+    conn: Connection,
+    path: PathBuf,
+    current: Option<ProcessRows>,
+    /// Records that arrived before the first `Process` record (they need its guid).
+    early: Vec<Record>,
+    in_transaction: bool,
+}
+
+impl RowInserter {
+    pub(crate) fn create(path: &Path) -> Result<RowInserter, FormatError> {
+        Ok(RowInserter {
+            conn: create_database(path)?,
+            path: path.to_path_buf(),
+            current: None,
+            early: Vec::new(),
+            in_transaction: false,
+        })
+    }
+
+    fn err(&self, e: rusqlite::Error) -> FormatError {
+        FormatError::sqlite(&self.path, e)
+    }
+
+    pub(crate) fn begin(&mut self) -> Result<(), FormatError> {
+        if !self.in_transaction {
+            self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
+            self.in_transaction = true;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn commit(&mut self) -> Result<(), FormatError> {
+        if self.in_transaction {
+            self.in_transaction = false;
+            self.conn.execute_batch("COMMIT").map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is still held back, commits, and turns the file into a single self-contained
+    /// file (rollback journal instead of WAL) so that it can be copied and read anywhere.
+    pub(crate) fn close(mut self) -> Result<(), FormatError> {
+        if self.current.is_none() && !self.early.is_empty() {
+            // No `Process` record ever came: keep the data under a process made of what we know.
+            let pid = self
+                .early
+                .iter()
+                .find_map(|r| match r {
+                    Record::Dispatch(d) => Some(d.pid),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            self.begin()?;
+            self.insert(Record::Process(ProcessInfo {
+                pid,
+                ppid: 0,
+                hostname: String::new(),
+                command: Vec::new(),
+                start_ns: 0,
+                end_ns: 0,
+            }))?;
+        }
+        self.commit()?;
+        self.conn
+            .execute_batch("PRAGMA journal_mode = DELETE;")
+            .map_err(|e| self.err(e))?;
+        self.conn
+            .close()
+            .map_err(|(_, e)| FormatError::sqlite(&self.path, e))
+    }
+
+    /// Inserts one record. Must be called inside [`Self::begin`]/[`Self::commit`].
+    pub(crate) fn insert(&mut self, record: Record) -> Result<(), FormatError> {
+        match record {
+            Record::Process(process) => {
+                self.start_process(&process)?;
+                for early in std::mem::take(&mut self.early) {
+                    self.insert(early)?;
+                }
+                Ok(())
+            }
+            other if self.current.is_none() => {
+                self.early.push(other);
+                Ok(())
+            }
+            Record::Agent(agent) => self.insert_agent(&agent),
+            Record::KernelSymbol(symbol) => self.insert_kernel(&symbol),
+            Record::Counter(counter) => self.insert_counter(&counter),
+            Record::Dispatch(dispatch) => self.insert_dispatch(&dispatch),
+            Record::ReplayCost(cost) => self.insert_cost(&cost),
+            Record::Warning(warning) => self.insert_warning(&warning),
+            Record::ProcessEnd { end_ns } => self.end_process(end_ns),
+        }
+    }
+
+    fn start_process(&mut self, process: &ProcessInfo) -> Result<(), FormatError> {
+        let guid = guid_for(process);
+        let conn = &self.conn;
+        let path = &self.path;
+        let err = |e| FormatError::sqlite(path, e);
+        let node_hash = {
+            // A stable 63-bit hash of the host name (rocpd's `hash` column must be unique per node).
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            for byte in process.hostname.as_bytes() {
+                hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            (hash >> 1) as i64
+        };
+        conn.execute(
+            "INSERT OR IGNORE INTO rocpd_info_node (guid, hash, machine_id, hostname) VALUES (?1, ?2, ?3, ?3)",
+            params![guid, node_hash, process.hostname],
+        )
+        .map_err(err)?;
+        let node_id: i64 = conn
+            .query_row(
+                "SELECT id FROM rocpd_info_node WHERE hash = ?1",
+                [node_hash],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        let extdata = serde_json::json!({ "argv": process.command }).to_string();
+        let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
+        conn.execute(
+            r#"INSERT INTO rocpd_info_process (guid, nid, ppid, pid, init, fini, "start", "end", command, extdata)
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)"#,
+            params![
+                guid,
+                node_id,
+                process.ppid,
+                process.pid,
+                to_sql(process.start_ns),
+                end,
+                process.command.join(" "),
+                extdata
+            ],
+        )
+        .map_err(err)?;
+        let row_id = conn.last_insert_rowid();
+        conn.execute(
+            "INSERT OR IGNORE INTO rocpd_string (guid, string) VALUES (?1, ?2)",
+            params![guid, schema::CATEGORY_KERNEL_DISPATCH],
+        )
+        .map_err(err)?;
+        let category_id: i64 = conn
+            .query_row(
+                "SELECT id FROM rocpd_string WHERE guid = ?1 AND string = ?2",
+                params![guid, schema::CATEGORY_KERNEL_DISPATCH],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        conn.execute(
+            "INSERT INTO rocpd_metadata (tag, value) VALUES ('guid', ?1)",
+            [&guid],
+        )
+        .map_err(err)?;
+        self.current = Some(ProcessRows {
+            guid,
+            pid: process.pid,
+            ppid: process.ppid,
+            row_id,
+            node_id,
+            category_id,
+            agents: HashMap::new(),
+            kernels: HashMap::new(),
+            counters: HashMap::new(),
+            threads: HashSet::new(),
+        });
+        Ok(())
+    }
+
+    fn rows(&self) -> &ProcessRows {
+        self.current
+            .as_ref()
+            .expect("insert() holds records back until a process exists")
+    }
+
+    fn end_process(&mut self, end_ns: u64) -> Result<(), FormatError> {
+        let row_id = self.rows().row_id;
+        self.conn
+            .execute(
+                r#"UPDATE rocpd_info_process SET fini = ?1, "end" = ?1 WHERE id = ?2"#,
+                params![to_sql(end_ns), row_id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn insert_agent(&mut self, agent: &AgentInfo) -> Result<(), FormatError> {
+        let existing = self.rows().agents.get(&agent.agent_id).copied();
+        let rows = self.rows();
+        let extdata = serde_json::json!({
+            "sm_count": agent.sm_count,
+            "global_memory_bytes": agent.global_memory_bytes,
+            "pci_location": agent.pci_location,
+        })
+        .to_string();
+        let index = to_sql(agent.agent_id);
+        let vendor = vendor_for_chip(&agent.chip);
+        let result = match existing {
+            Some(id) => self.conn.execute(
+                r#"UPDATE rocpd_info_agent SET absolute_index = ?1, logical_index = ?1, type_index = ?1,
+                   name = ?2, model_name = ?2, vendor_name = ?3, product_name = ?4, user_name = ?4,
+                   extdata = ?5 WHERE id = ?6"#,
+                params![index, agent.chip, vendor, agent.name, extdata, id],
+            ),
+            None => self.conn.execute(
+                r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
+                   type_index, name, model_name, vendor_name, product_name, user_name, extdata)
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5, ?5, ?6, ?7, ?7, ?8)"#,
+                params![rows.guid, rows.node_id, rows.pid, index, agent.chip, vendor, agent.name, extdata],
+            ),
+        };
+        result.map_err(|e| self.err(e))?;
+        if existing.is_none() {
+            let id = self.conn.last_insert_rowid();
+            self.current_mut().agents.insert(agent.agent_id, id);
+        }
+        Ok(())
+    }
+
+    fn current_mut(&mut self) -> &mut ProcessRows {
+        self.current
+            .as_mut()
+            .expect("insert() holds records back until a process exists")
+    }
+
+    fn agent_row(&mut self, agent_id: u64) -> Result<i64, FormatError> {
+        if let Some(id) = self.rows().agents.get(&agent_id) {
+            return Ok(*id);
+        }
+        let rows = self.rows();
+        self.conn
+            .execute(
+                r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
+                   type_index, extdata) VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5)"#,
+                params![rows.guid, rows.node_id, rows.pid, to_sql(agent_id), PLACEHOLDER_EXTDATA],
+            )
+            .map_err(|e| self.err(e))?;
+        let id = self.conn.last_insert_rowid();
+        self.current_mut().agents.insert(agent_id, id);
+        Ok(id)
+    }
+
+    fn insert_kernel(&mut self, symbol: &KernelSymbol) -> Result<(), FormatError> {
+        let existing = self.rows().kernels.get(&symbol.kernel_id).map(|k| k.0);
+        let rows = self.rows();
+        let result = match existing {
+            Some(id) => self.conn.execute(
+                r#"UPDATE rocpd_info_kernel_symbol SET kernel_name = ?1, display_name = ?2,
+                   kernarg_segment_size = ?3, group_segment_size = ?4, private_segment_size = ?5,
+                   arch_vgpr_count = ?6, extdata = '{}' WHERE id = ?7"#,
+                params![
+                    symbol.mangled_name,
+                    symbol.demangled_name,
+                    symbol.param_bytes,
+                    symbol.static_shared_bytes,
+                    symbol.local_bytes,
+                    symbol.registers,
+                    id
+                ],
+            ),
+            None => self.conn.execute(
+                r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_name,
+                   display_name, kernel_object, kernarg_segment_size, group_segment_size,
+                   private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count)
+                   VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0)"#,
+                params![
+                    rows.guid,
+                    rows.node_id,
+                    rows.pid,
+                    symbol.mangled_name,
+                    symbol.demangled_name,
+                    to_sql(symbol.kernel_id),
+                    symbol.param_bytes,
+                    symbol.static_shared_bytes,
+                    symbol.local_bytes,
+                    symbol.registers
+                ],
+            ),
+        };
+        result.map_err(|e| self.err(e))?;
+        let id = existing.unwrap_or_else(|| self.conn.last_insert_rowid());
+        self.current_mut().kernels.insert(
+            symbol.kernel_id,
+            (id, symbol.static_shared_bytes, symbol.local_bytes),
+        );
+        Ok(())
+    }
+
+    fn kernel_row(&mut self, kernel_id: u64) -> Result<(i64, u32, u32), FormatError> {
+        if let Some(kernel) = self.rows().kernels.get(&kernel_id) {
+            return Ok(*kernel);
+        }
+        let rows = self.rows();
+        self.conn
+            .execute(
+                r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_object,
+                   group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count,
+                   accum_vgpr_count, extdata) VALUES (?1, ?2, ?3, 0, ?4, 0, 0, 0, 0, 0, ?5)"#,
+                params![rows.guid, rows.node_id, rows.pid, to_sql(kernel_id), PLACEHOLDER_EXTDATA],
+            )
+            .map_err(|e| self.err(e))?;
+        let kernel = (self.conn.last_insert_rowid(), 0, 0);
+        self.current_mut().kernels.insert(kernel_id, kernel);
+        Ok(kernel)
+    }
+
+    fn insert_counter(&mut self, counter: &CounterInfo) -> Result<(), FormatError> {
+        let existing = self.rows().counters.get(&counter.name).copied();
+        let rows = self.rows();
+        let block = metric_block(&counter.metric);
+        let result = match existing {
+            Some(id) => self.conn.execute(
+                r#"UPDATE rocpd_info_pmc SET symbol = ?1, description = ?2, units = ?3, block = ?4,
+                   expression = ?1, extdata = '{}' WHERE id = ?5"#,
+                params![counter.metric, counter.description, counter.unit, block, id],
+            ),
+            None => self.conn.execute(
+                r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, description,
+                   component, units, value_type, block, expression, is_constant, is_derived)
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?5, ?6, 'kreplay', ?7, 'ABS', ?8, ?5, 0, 0)"#,
+                params![
+                    rows.guid,
+                    rows.node_id,
+                    rows.pid,
+                    counter.name,
+                    counter.metric,
+                    counter.description,
+                    counter.unit,
+                    block
+                ],
+            ),
+        };
+        result.map_err(|e| self.err(e))?;
+        if existing.is_none() {
+            let id = self.conn.last_insert_rowid();
+            self.current_mut().counters.insert(counter.name.clone(), id);
+        }
+        Ok(())
+    }
+
+    fn counter_row(&mut self, name: &str) -> Result<i64, FormatError> {
+        if let Some(id) = self.rows().counters.get(name) {
+            return Ok(*id);
+        }
+        let rows = self.rows();
+        self.conn
+            .execute(
+                r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, component,
+                   value_type, block, expression, is_constant, is_derived, extdata)
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, 'kreplay', 'ABS', ?5, ?4, 0, 0, ?6)"#,
+                params![
+                    rows.guid,
+                    rows.node_id,
+                    rows.pid,
+                    name,
+                    metric_block(name),
+                    PLACEHOLDER_EXTDATA
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        let id = self.conn.last_insert_rowid();
+        self.current_mut().counters.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    fn ensure_thread(&mut self, pid: u32, tid: u64) -> Result<(), FormatError> {
+        if self.rows().threads.contains(&tid) {
+            return Ok(());
+        }
+        let rows = self.rows();
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO rocpd_info_thread (guid, nid, ppid, pid, tid) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![rows.guid, rows.node_id, rows.ppid, pid, to_sql(tid)],
+            )
+            .map_err(|e| self.err(e))?;
+        self.current_mut().threads.insert(tid);
+        Ok(())
+    }
+
+    fn insert_dispatch(&mut self, dispatch: &DispatchRecord) -> Result<(), FormatError> {
+        self.ensure_thread(dispatch.pid, dispatch.tid)?;
+        let agent_row = self.agent_row(dispatch.agent_id)?;
+        let (kernel_row, static_shared, local_bytes) = self.kernel_row(dispatch.kernel_id)?;
+        let mut counter_rows = Vec::with_capacity(dispatch.counters.len());
+        for sample in &dispatch.counters {
+            counter_rows.push((self.counter_row(&sample.name)?, sample.value));
+        }
+        let rows = self.rows();
+        let (guid, node_id, category_id) = (rows.guid.clone(), rows.node_id, rows.category_id);
+        let err = |e| FormatError::sqlite(&self.path, e);
+        let mut insert_event = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO rocpd_event (guid, category_id, stack_id, correlation_id) VALUES (?1, ?2, ?3, ?3)",
+            )
+            .map_err(err)?;
+        insert_event
+            .execute(params![guid, category_id, to_sql(dispatch.correlation_id)])
+            .map_err(err)?;
+        let event_id = self.conn.last_insert_rowid();
+        // rocpd's grid size counts work-items (threads), as rocprofv3's Grid_Size does.
+        let threads =
+            |axis: usize| u64::from(dispatch.grid[axis]) * u64::from(dispatch.block[axis]);
+        let extdata = serde_json::json!({ "dynamic_shared_bytes": dispatch.dynamic_shared_bytes })
+            .to_string();
+        let mut insert_dispatch = self
+            .conn
+            .prepare_cached(
+                r#"INSERT INTO rocpd_kernel_dispatch (guid, nid, pid, tid, agent_id, kernel_id,
+                   dispatch_id, queue_id, stream_id, "start", "end", private_segment_size,
+                   group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z,
+                   grid_size_x, grid_size_y, grid_size_z, event_id, replay_pass, extdata)
+                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                   ?16, ?17, ?18, ?19, ?20, ?21)"#,
+            )
+            .map_err(err)?;
+        insert_dispatch
+            .execute(params![
+                guid,
+                node_id,
+                dispatch.pid,
+                to_sql(dispatch.tid),
+                agent_row,
+                kernel_row,
+                to_sql(dispatch.dispatch_id),
+                to_sql(dispatch.stream_id),
+                to_sql(dispatch.start_ns),
+                to_sql(dispatch.end_ns),
+                local_bytes,
+                to_sql(u64::from(static_shared) + u64::from(dispatch.dynamic_shared_bytes)),
+                dispatch.block[0],
+                dispatch.block[1],
+                dispatch.block[2],
+                to_sql(threads(0)),
+                to_sql(threads(1)),
+                to_sql(threads(2)),
+                event_id,
+                dispatch.replay_pass,
+                extdata
+            ])
+            .map_err(err)?;
+        let mut insert_value = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO rocpd_pmc_event (guid, event_id, pmc_id, value) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(err)?;
+        for (pmc_id, value) in counter_rows {
+            insert_value
+                .execute(params![guid, event_id, pmc_id, value])
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn insert_cost(&mut self, cost: &ReplayCost) -> Result<(), FormatError> {
+        let rows = self.rows();
+        let staging = match cost.staging {
+            Staging::None => "none",
+            Staging::Device => "device",
+            Staging::Host => "host",
+        };
+        let pass_ns = serde_json::to_string(&cost.pass_ns).expect("a list of integers serializes");
+        self.conn
+            .prepare_cached(
+                r#"INSERT INTO kreplay_replay_cost (guid, pid, dispatch_id, agent_id, outcome, passes,
+                   bytes_tracked, bytes_snapshotted, bytes_restored, staging, drain_ns, snapshot_ns,
+                   pass_ns, restore_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"#,
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    rows.guid,
+                    rows.pid,
+                    to_sql(cost.dispatch_id),
+                    to_sql(cost.agent_id),
+                    cost.outcome.as_str(),
+                    cost.passes,
+                    to_sql(cost.bytes_tracked),
+                    to_sql(cost.bytes_snapshotted),
+                    to_sql(cost.bytes_restored),
+                    staging,
+                    to_sql(cost.drain_ns),
+                    to_sql(cost.snapshot_ns),
+                    pass_ns,
+                    to_sql(cost.restore_ns)
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn insert_warning(&mut self, warning: &Warning) -> Result<(), FormatError> {
+        let rows = self.rows();
+        self.conn
+            .execute(
+                "INSERT INTO kreplay_warning (guid, pid, message) VALUES (?1, ?2, ?3)",
+                params![rows.guid, rows.pid, warning.message],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+}
+
+enum WriterMessage {
+    Record(Record),
+    /// Commit what is pending, then answer.
+    Flush(Sender<()>),
+    Finish,
+}
+
+/// The per-process database written as data arrives; the [`RecordSink`] of a profiled process.
+///
+/// `send` never blocks on I/O: it queues the record for the writer thread. `flush` waits until
+/// everything sent before it is committed. Dropping the writer without [`DbWriter::finish`]
+/// still commits everything queued (and waits for it); `finish` also reports errors.
+pub struct DbWriter {
+    sender: Sender<WriterMessage>,
+    thread: Option<JoinHandle<Result<(), FormatError>>>,
+    path: PathBuf,
+}
+
+impl DbWriter {
+    /// Creates (or replaces) the database at `path`, creating parent folders, and starts the
+    /// writer thread. Errors (a folder that cannot be created, a file that cannot be opened)
+    /// are reported here, on the caller's thread.
+    pub fn create(path: &Path) -> Result<DbWriter, FormatError> {
+        let inserter = RowInserter::create(path)?;
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let thread = std::thread::Builder::new()
+            .name("kreplay-db-writer".to_string())
+            .spawn(move || write_loop(inserter, receiver))
+            .map_err(|e| FormatError::io(path, e))?;
+        Ok(DbWriter {
+            sender,
+            thread: Some(thread),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The database file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Commits everything sent, closes the file and reports the first error the writer met.
+    pub fn finish(mut self) -> Result<(), FormatError> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<(), FormatError> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        // A send error means the thread already ended; join() reports why.
+        let _ = self.sender.send(WriterMessage::Finish);
+        match thread.join() {
+            Ok(result) => result,
+            Err(_) => Err(FormatError::WriterStopped {
+                path: self.path.clone(),
+                detail: "the writer thread panicked".to_string(),
+            }),
+        }
+    }
+}
+
+impl Drop for DbWriter {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl RecordSink for DbWriter {
+    fn send(&self, record: Record) {
+        // Unbounded channel: never blocks. If the writer thread is gone, the record is dropped;
+        // `finish` reports why the thread ended.
+        let _ = self.sender.send(WriterMessage::Record(record));
+    }
+
+    fn flush(&self) {
+        let (done, wait) = crossbeam_channel::bounded(1);
+        if self.sender.send(WriterMessage::Flush(done)).is_ok() {
+            // Err means the thread ended (its sender was dropped): nothing more to wait for.
+            let _ = wait.recv();
+        }
+    }
+}
+
+/// The writer thread: batches records into transactions until `Finish` or until every sender is
+/// gone. Keeps going after a failed insert (one bad record must not lose the rest) and returns the
+/// first error.
+fn write_loop(
+    mut inserter: RowInserter,
+    receiver: Receiver<WriterMessage>,
+) -> Result<(), FormatError> {
+    let mut first_error: Option<FormatError> = None;
+    let mut keep = |result: Result<(), FormatError>| {
+        if let Err(e) = result {
+            first_error.get_or_insert(e);
+        }
+    };
+    let mut batch: Option<(Instant, usize)> = None;
+    loop {
+        let message = match batch {
+            Some((started, _)) => match receiver.recv_deadline(started + BATCH_INTERVAL) {
+                Ok(message) => Some(message),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(WriterMessage::Finish),
+            },
+            None => Some(receiver.recv().unwrap_or(WriterMessage::Finish)),
+        };
+        match message {
+            None => {
+                batch = None;
+                keep(inserter.commit());
+            }
+            Some(WriterMessage::Record(record)) => {
+                if batch.is_none() {
+                    keep(inserter.begin());
+                    batch = Some((Instant::now(), 0));
+                }
+                keep(inserter.insert(record));
+                if let Some((_, count)) = batch.as_mut() {
+                    *count += 1;
+                    if *count >= BATCH_RECORDS {
+                        batch = None;
+                        keep(inserter.commit());
+                    }
+                }
+            }
+            Some(WriterMessage::Flush(done)) => {
+                batch = None;
+                keep(inserter.commit());
+                let _ = done.send(());
+            }
+            Some(WriterMessage::Finish) => {
+                keep(inserter.close());
+                break;
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Whether `table` exists in the database.
+pub(crate) fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1",
+        [table],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|found| found.is_some())
+}

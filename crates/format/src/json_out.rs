@@ -1,0 +1,325 @@
+//! rocprofv3's JSON output (`<name>_results.json`, reference §2.6) and a reader for tests.
+//!
+//! Layout: `{"rocprofiler-sdk-tool": [ one object per process ]}`. Each process object has
+//! `metadata`, `agents`, `counters` (one entry per agent and counter; `id.handle` is what counter
+//! records refer to), `strings`, `code_objects`, `kernel_symbols`, `host_functions`,
+//! `callback_records.counter_collection` (one record per pass of a dispatch that collected
+//! counters, `replay_pass` 0-based on every record of a kernel-replay run),
+//! `buffer_records.kernel_dispatch` (one per pass), and our extension `kreplay`
+//! (`replay_costs`, `warnings`).
+
+use crate::csv_out::{grid_threads, kernel_facts};
+use crate::error::FormatError;
+use crate::records::*;
+use crate::run::{ProcessRun, RunData};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Top-level key of rocprofv3's JSON.
+pub(crate) const TOOL_KEY: &str = "rocprofiler-sdk-tool";
+
+fn xyz(values: [u64; 3]) -> Value {
+    json!({ "x": values[0], "y": values[1], "z": values[2] })
+}
+
+/// Counter names of a process in a stable order: the declared counters first, then any name that
+/// only dispatches mention.
+fn counter_names(run: &ProcessRun) -> Vec<(String, Option<&CounterInfo>)> {
+    let mut names: Vec<(String, Option<&CounterInfo>)> = run
+        .counters
+        .iter()
+        .map(|c| (c.name.clone(), Some(c)))
+        .collect();
+    for dispatch in &run.dispatches {
+        for sample in &dispatch.counters {
+            if !names.iter().any(|(name, _)| *name == sample.name) {
+                names.push((sample.name.clone(), None));
+            }
+        }
+    }
+    names
+}
+
+fn agent_ids(run: &ProcessRun) -> Vec<u64> {
+    let mut ids: Vec<u64> = run.agents.iter().map(|a| a.agent_id).collect();
+    for dispatch in &run.dispatches {
+        if !ids.contains(&dispatch.agent_id) {
+            ids.push(dispatch.agent_id);
+        }
+    }
+    ids
+}
+
+pub(crate) fn process_json(run: &ProcessRun) -> Value {
+    let names = counter_names(run);
+    let agents = agent_ids(run);
+    // Counter handle of (agent, counter): one entry per pair, as rocprofiler-sdk lists them.
+    let handle = |agent_index: usize, counter_index: usize| {
+        (agent_index * names.len() + counter_index + 1) as u64
+    };
+    let mut counters = Vec::new();
+    for (agent_index, agent_id) in agents.iter().enumerate() {
+        for (counter_index, (name, info)) in names.iter().enumerate() {
+            let metric = info.map_or(name.as_str(), |c| c.metric.as_str());
+            counters.push(json!({
+                "agent_id": { "handle": agent_id },
+                "id": { "handle": handle(agent_index, counter_index) },
+                "is_constant": 0,
+                "is_derived": 0,
+                "name": name,
+                "description": info.map_or("", |c| c.description.as_str()),
+                "block": crate::db::metric_block(metric),
+                "expression": metric,
+                "units": info.map_or("", |c| c.unit.as_str()),
+                "dimension_ids": [],
+            }));
+        }
+    }
+    let agent_index: HashMap<u64, usize> =
+        agents.iter().enumerate().map(|(i, a)| (*a, i)).collect();
+    let counter_index: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.as_str(), i))
+        .collect();
+
+    let agents_json: Vec<Value> = run
+        .agents
+        .iter()
+        .map(|agent| {
+            json!({
+                "id": { "handle": agent.agent_id },
+                "node_id": agent.agent_id,
+                "logical_node_id": agent.agent_id,
+                "type": "GPU",
+                "name": agent.chip,
+                "product_name": agent.name,
+                "model_name": agent.name,
+                "vendor_name": crate::db::vendor_for_chip(&agent.chip),
+                "cu_count": agent.sm_count,
+                "wave_front_size": 32,
+                "local_mem_size": agent.global_memory_bytes,
+                "pci_location": agent.pci_location,
+            })
+        })
+        .collect();
+
+    let kernel_symbols: Vec<Value> = run
+        .kernels
+        .iter()
+        .map(|kernel| {
+            json!({
+                "kernel_id": kernel.kernel_id,
+                "code_object_id": 0,
+                "kernel_name": kernel.mangled_name,
+                "formatted_kernel_name": kernel.demangled_name,
+                "demangled_kernel_name": kernel.demangled_name,
+                "truncated_kernel_name": truncated_name(&kernel.demangled_name),
+                "kernel_object": kernel.kernel_id,
+                "kernarg_segment_size": kernel.param_bytes,
+                "group_segment_size": kernel.static_shared_bytes,
+                "private_segment_size": kernel.local_bytes,
+                "arch_vgpr_count": kernel.registers,
+                "accum_vgpr_count": 0,
+                "sgpr_count": 0,
+            })
+        })
+        .collect();
+
+    let mut counter_collection = Vec::new();
+    let mut kernel_dispatch = Vec::new();
+    for dispatch in &run.dispatches {
+        let facts = kernel_facts(run, dispatch);
+        let dispatch_info = json!({
+            "agent_id": { "handle": dispatch.agent_id },
+            "queue_id": { "handle": dispatch.stream_id },
+            "kernel_id": dispatch.kernel_id,
+            "dispatch_id": dispatch.dispatch_id,
+            "private_segment_size": facts.scratch_size,
+            "group_segment_size": facts.lds_block_size,
+            "workgroup_size": xyz(dispatch.block.map(u64::from)),
+            "grid_size": xyz(grid_threads(dispatch)),
+        });
+        let correlation = json!({ "internal": dispatch.correlation_id, "external": 0 });
+        let mut trace = json!({
+            "kind": "KERNEL_DISPATCH",
+            "operation": "KERNEL_DISPATCH_COMPLETE",
+            "thread_id": dispatch.tid,
+            "correlation_id": correlation,
+            "start_timestamp": dispatch.start_ns,
+            "end_timestamp": dispatch.end_ns,
+            "dispatch_info": dispatch_info,
+        });
+        if let Some(pass) = dispatch.replay_pass {
+            trace["replay_pass"] = json!(pass);
+        }
+        kernel_dispatch.push(trace);
+        if dispatch.counters.is_empty() {
+            continue;
+        }
+        let agent = agent_index[&dispatch.agent_id];
+        let records: Vec<Value> = dispatch
+            .counters
+            .iter()
+            .map(|sample| {
+                json!({
+                    "counter_id": { "handle": handle(agent, counter_index[sample.name.as_str()]) },
+                    "value": sample.value,
+                })
+            })
+            .collect();
+        let mut record = json!({
+            "dispatch_data": {
+                "correlation_id": correlation,
+                "start_timestamp": dispatch.start_ns,
+                "end_timestamp": dispatch.end_ns,
+                "dispatch_info": dispatch_info,
+            },
+            "records": records,
+            "thread_id": dispatch.tid,
+            "arch_vgpr_count": facts.vgpr_count,
+            "accum_vgpr_count": 0,
+            "sgpr_count": 0,
+            "lds_block_size_v": facts.lds_block_size,
+        });
+        if let Some(pass) = dispatch.replay_pass {
+            record["replay_pass"] = json!(pass);
+        }
+        counter_collection.push(record);
+    }
+
+    json!({
+        "metadata": {
+            "pid": run.process.pid,
+            "ppid": run.process.ppid,
+            "hostname": run.process.hostname,
+            "command": run.process.command,
+            "init_time": run.process.start_ns,
+            "fini_time": run.process.end_ns,
+        },
+        "agents": agents_json,
+        "counters": counters,
+        "strings": {},
+        "code_objects": [],
+        "kernel_symbols": kernel_symbols,
+        "host_functions": [],
+        "callback_records": {
+            "counter_collection": counter_collection,
+            "pc_sample_host_trap": [],
+        },
+        "buffer_records": {
+            "kernel_dispatch": kernel_dispatch,
+            "hip_api": [],
+            "hsa_api": [],
+            "marker_api": [],
+            "memory_copy": [],
+            "memory_allocation": [],
+            "rocdecoder_api": [],
+        },
+        "kreplay": {
+            "replay_costs": run.costs,
+            "warnings": run.warnings,
+        },
+    })
+}
+
+/// rocprofv3's truncated name: the demangled name without its argument list.
+fn truncated_name(demangled: &str) -> &str {
+    demangled.split('(').next().unwrap_or(demangled)
+}
+
+pub(crate) fn write_json(run: &RunData, path: &Path) -> Result<(), FormatError> {
+    let processes: Vec<Value> = run.processes.iter().map(process_json).collect();
+    let document = json!({ TOOL_KEY: processes });
+    let file = std::fs::File::create(path).map_err(|e| FormatError::io(path, e))?;
+    let mut out = BufWriter::new(file);
+    serde_json::to_writer(&mut out, &document).map_err(|e| FormatError::Json {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    out.flush().map_err(|e| FormatError::io(path, e))
+}
+
+/// One counter record of a JSON file, resolved: what tests of other crates compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonCounterRecord {
+    pub dispatch_id: u64,
+    /// `replay_pass` of the record; `None` in a run without kernel replay.
+    pub replay_pass: Option<u32>,
+    /// The demangled kernel name (from `kernel_symbols`).
+    pub kernel_name: String,
+    /// Counter name (through `counters[].id.handle`) → value, instances summed.
+    pub counters: BTreeMap<String, f64>,
+}
+
+/// Reads every `callback_records.counter_collection` record of a JSON file written by kreplay
+/// (or by rocprofv3), all processes in file order.
+pub fn read_json_counter_records(
+    path: impl AsRef<Path>,
+) -> Result<Vec<JsonCounterRecord>, FormatError> {
+    let path = path.as_ref();
+    let bad = |detail: String| FormatError::Json {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| FormatError::io(path, e))?;
+    let document: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let processes = document
+        .get(TOOL_KEY)
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad(format!("no \"{TOOL_KEY}\" list at the top level")))?;
+    let mut out = Vec::new();
+    for process in processes {
+        let mut counter_names: HashMap<u64, String> = HashMap::new();
+        for counter in process["counters"].as_array().into_iter().flatten() {
+            if let (Some(handle), Some(name)) =
+                (counter["id"]["handle"].as_u64(), counter["name"].as_str())
+            {
+                counter_names.insert(handle, name.to_string());
+            }
+        }
+        let mut kernel_names: HashMap<u64, String> = HashMap::new();
+        for symbol in process["kernel_symbols"].as_array().into_iter().flatten() {
+            if let Some(id) = symbol["kernel_id"].as_u64() {
+                let name = symbol["demangled_kernel_name"]
+                    .as_str()
+                    .or_else(|| symbol["kernel_name"].as_str())
+                    .unwrap_or_default();
+                kernel_names.insert(id, name.to_string());
+            }
+        }
+        let records = process["callback_records"]["counter_collection"]
+            .as_array()
+            .into_iter()
+            .flatten();
+        for record in records {
+            let info = &record["dispatch_data"]["dispatch_info"];
+            let dispatch_id = info["dispatch_id"].as_u64().ok_or_else(|| {
+                bad("a counter record has no dispatch_data.dispatch_info.dispatch_id".into())
+            })?;
+            let kernel_id = info["kernel_id"].as_u64().unwrap_or(0);
+            let mut counters = BTreeMap::new();
+            for entry in record["records"].as_array().into_iter().flatten() {
+                let handle = entry["counter_id"]["handle"].as_u64().ok_or_else(|| {
+                    bad(format!(
+                        "a record of dispatch {dispatch_id} has no counter_id.handle"
+                    ))
+                })?;
+                let name = counter_names
+                    .get(&handle)
+                    .ok_or_else(|| bad(format!("counter handle {handle} is not in counters[]")))?;
+                *counters.entry(name.clone()).or_insert(0.0) +=
+                    entry["value"].as_f64().unwrap_or(0.0);
+            }
+            out.push(JsonCounterRecord {
+                dispatch_id,
+                replay_pass: record["replay_pass"].as_u64().map(|p| p as u32),
+                kernel_name: kernel_names.get(&kernel_id).cloned().unwrap_or_default(),
+                counters,
+            });
+        }
+    }
+    Ok(out)
+}

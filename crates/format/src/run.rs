@@ -1,0 +1,495 @@
+//! Everything a run recorded, read back from its databases (or built straight from records).
+
+use crate::db::{guid_for, has_table, PLACEHOLDER_EXTDATA};
+use crate::error::FormatError;
+use crate::records::*;
+use crate::schema;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// What one profiled process recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessRun {
+    pub process: ProcessInfo,
+    pub agents: Vec<AgentInfo>,
+    pub kernels: Vec<KernelSymbol>,
+    pub counters: Vec<CounterInfo>,
+    /// One record per pass of every dispatch, in the order they were recorded.
+    pub dispatches: Vec<DispatchRecord>,
+    pub costs: Vec<ReplayCost>,
+    pub warnings: Vec<Warning>,
+}
+
+impl ProcessRun {
+    pub fn new(process: ProcessInfo) -> ProcessRun {
+        ProcessRun {
+            process,
+            agents: Vec::new(),
+            kernels: Vec::new(),
+            counters: Vec::new(),
+            dispatches: Vec::new(),
+            costs: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The kernel symbol a dispatch ran, if the producer described it.
+    pub fn kernel(&self, kernel_id: u64) -> Option<&KernelSymbol> {
+        self.kernels.iter().find(|k| k.kernel_id == kernel_id)
+    }
+
+    /// The stable identity of this process in databases (derived from host, pid and start time).
+    pub fn guid(&self) -> String {
+        guid_for(&self.process)
+    }
+}
+
+/// Every process of a run (several when databases are merged, or the app started children).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunData {
+    pub processes: Vec<ProcessRun>,
+}
+
+impl RunData {
+    /// Builds the run a producer would have written: each `Process` record starts a process;
+    /// records before the first one are kept under a process with pid 0.
+    pub fn from_records(records: impl IntoIterator<Item = Record>) -> RunData {
+        let mut processes: Vec<ProcessRun> = Vec::new();
+        for record in records {
+            if let Record::Process(process) = record {
+                processes.push(ProcessRun::new(process));
+                continue;
+            }
+            if processes.is_empty() {
+                processes.push(ProcessRun::new(ProcessInfo {
+                    pid: 0,
+                    ppid: 0,
+                    hostname: String::new(),
+                    command: Vec::new(),
+                    start_ns: 0,
+                    end_ns: 0,
+                }));
+            }
+            let run = processes.last_mut().expect("pushed above");
+            match record {
+                Record::Process(_) => unreachable!("handled above"),
+                Record::Agent(agent) => {
+                    match run.agents.iter_mut().find(|a| a.agent_id == agent.agent_id) {
+                        Some(known) => *known = agent,
+                        None => run.agents.push(agent),
+                    }
+                }
+                Record::KernelSymbol(symbol) => {
+                    match run
+                        .kernels
+                        .iter_mut()
+                        .find(|k| k.kernel_id == symbol.kernel_id)
+                    {
+                        Some(known) => *known = symbol,
+                        None => run.kernels.push(symbol),
+                    }
+                }
+                Record::Counter(counter) => {
+                    match run.counters.iter_mut().find(|c| c.name == counter.name) {
+                        Some(known) => *known = counter,
+                        None => run.counters.push(counter),
+                    }
+                }
+                Record::Dispatch(dispatch) => run.dispatches.push(dispatch),
+                Record::ReplayCost(cost) => run.costs.push(cost),
+                Record::Warning(warning) => run.warnings.push(warning),
+                Record::ProcessEnd { end_ns } => run.process.end_ns = end_ns,
+            }
+        }
+        RunData { processes }
+    }
+
+    /// The records that rebuild this run (what a producer would send), process by process.
+    pub fn to_records(&self) -> Vec<Record> {
+        let mut records = Vec::new();
+        for run in &self.processes {
+            records.push(Record::Process(run.process.clone()));
+            records.extend(run.agents.iter().cloned().map(Record::Agent));
+            records.extend(run.kernels.iter().cloned().map(Record::KernelSymbol));
+            records.extend(run.counters.iter().cloned().map(Record::Counter));
+            records.extend(run.dispatches.iter().cloned().map(Record::Dispatch));
+            records.extend(run.costs.iter().cloned().map(Record::ReplayCost));
+            records.extend(run.warnings.iter().cloned().map(Record::Warning));
+        }
+        records
+    }
+}
+
+/// Reads and merges kreplay databases. Every process of every file is kept, in file order; a
+/// process found twice (the same file given twice) is kept once.
+pub fn read_databases(paths: &[PathBuf]) -> Result<RunData, FormatError> {
+    let mut run = RunData::default();
+    let mut seen = HashSet::new();
+    for path in paths {
+        for process in read_database(path)? {
+            if seen.insert(process.guid()) {
+                run.processes.push(process);
+            }
+        }
+    }
+    Ok(run)
+}
+
+fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
+    if !path.is_file() {
+        return Err(FormatError::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such database file"),
+        ));
+    }
+    // Read-write without create: a database left in WAL mode by a crashed writer needs its WAL
+    // replayed, which needs write access; fall back to read-only for files we may not write.
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .or_else(|_| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY))
+        .map_err(|e| FormatError::sqlite(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|e| FormatError::sqlite(path, e))?;
+    Ok(conn)
+}
+
+/// Reads every process of one database.
+pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
+    let conn = open_for_reading(path)?;
+    let err = |e| FormatError::sqlite(path, e);
+    for table in schema::REQUIRED_TABLES {
+        if !has_table(&conn, table).map_err(err)? {
+            return Err(FormatError::NotKreplayDatabase {
+                path: path.to_path_buf(),
+                table,
+            });
+        }
+    }
+    let mut statement = conn
+        .prepare(
+            r#"SELECT P.guid, P.pid, P.ppid, COALESCE(N.hostname, ''), P."start", P."end", P.command, P.extdata
+               FROM rocpd_info_process P LEFT JOIN rocpd_info_node N ON N.id = P.nid ORDER BY P.id"#,
+        )
+        .map_err(err)?;
+    let heads = statement
+        .query_map([], |row| {
+            let guid: String = row.get(0)?;
+            let command: Option<String> = row.get(6)?;
+            let extdata: Option<String> = row.get(7)?;
+            let start: Option<i64> = row.get(4)?;
+            let end: Option<i64> = row.get(5)?;
+            Ok((
+                guid,
+                row.get::<_, u32>(1)?,
+                row.get::<_, Option<u32>>(2)?.unwrap_or(0),
+                row.get::<_, String>(3)?,
+                start.unwrap_or(0) as u64,
+                end.unwrap_or(0) as u64,
+                command.unwrap_or_default(),
+                extdata.unwrap_or_default(),
+            ))
+        })
+        .map_err(err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let mut processes = Vec::with_capacity(heads.len());
+    for (guid, pid, ppid, hostname, start_ns, end_ns, command, extdata) in heads {
+        let argv = serde_json::from_str::<serde_json::Value>(&extdata)
+            .ok()
+            .and_then(|v| serde_json::from_value::<Vec<String>>(v.get("argv")?.clone()).ok())
+            .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
+        let process = ProcessInfo {
+            pid,
+            ppid,
+            hostname,
+            command: argv,
+            start_ns,
+            end_ns,
+        };
+        processes.push(read_process(&conn, path, &guid, process)?);
+    }
+    Ok(processes)
+}
+
+fn is_placeholder(extdata: &Option<String>) -> bool {
+    extdata.as_deref() == Some(PLACEHOLDER_EXTDATA)
+}
+
+fn json_field<T: serde::de::DeserializeOwned>(extdata: &Option<String>, key: &str) -> Option<T> {
+    let value: serde_json::Value = serde_json::from_str(extdata.as_deref()?).ok()?;
+    serde_json::from_value(value.get(key)?.clone()).ok()
+}
+
+fn read_process(
+    conn: &Connection,
+    path: &Path,
+    guid: &str,
+    process: ProcessInfo,
+) -> Result<ProcessRun, FormatError> {
+    let err = |e| FormatError::sqlite(path, e);
+    let corrupt = |detail: String| FormatError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let mut run = ProcessRun::new(process);
+
+    // Agents: row id → producer agent id.
+    let mut agent_ids: HashMap<i64, u64> = HashMap::new();
+    let mut statement = conn
+        .prepare(
+            "SELECT id, absolute_index, name, product_name, extdata FROM rocpd_info_agent WHERE guid = ?1 ORDER BY id",
+        )
+        .map_err(err)?;
+    let mut rows = statement.query([guid]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let row_id: i64 = row.get(0).map_err(err)?;
+        let agent_id = row.get::<_, Option<i64>>(1).map_err(err)?.unwrap_or(0) as u64;
+        let extdata: Option<String> = row.get(4).map_err(err)?;
+        agent_ids.insert(row_id, agent_id);
+        if is_placeholder(&extdata) {
+            continue;
+        }
+        run.agents.push(AgentInfo {
+            agent_id,
+            name: row
+                .get::<_, Option<String>>(3)
+                .map_err(err)?
+                .unwrap_or_default(),
+            chip: row
+                .get::<_, Option<String>>(2)
+                .map_err(err)?
+                .unwrap_or_default(),
+            sm_count: json_field(&extdata, "sm_count").unwrap_or(0),
+            global_memory_bytes: json_field(&extdata, "global_memory_bytes").unwrap_or(0),
+            pci_location: json_field(&extdata, "pci_location").unwrap_or_default(),
+        });
+    }
+    drop(rows);
+
+    // Kernel symbols: row id → producer kernel id.
+    let mut kernel_ids: HashMap<i64, u64> = HashMap::new();
+    let mut statement = conn
+        .prepare(
+            r#"SELECT id, kernel_object, kernel_name, display_name, arch_vgpr_count, group_segment_size,
+               private_segment_size, kernarg_segment_size, extdata
+               FROM rocpd_info_kernel_symbol WHERE guid = ?1 ORDER BY id"#,
+        )
+        .map_err(err)?;
+    let mut rows = statement.query([guid]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let row_id: i64 = row.get(0).map_err(err)?;
+        let kernel_id = row.get::<_, Option<i64>>(1).map_err(err)?.unwrap_or(0) as u64;
+        let extdata: Option<String> = row.get(8).map_err(err)?;
+        kernel_ids.insert(row_id, kernel_id);
+        if is_placeholder(&extdata) {
+            continue;
+        }
+        let number = |index| -> Result<u32, FormatError> {
+            Ok(row.get::<_, Option<u32>>(index).map_err(err)?.unwrap_or(0))
+        };
+        run.kernels.push(KernelSymbol {
+            kernel_id,
+            mangled_name: row
+                .get::<_, Option<String>>(2)
+                .map_err(err)?
+                .unwrap_or_default(),
+            demangled_name: row
+                .get::<_, Option<String>>(3)
+                .map_err(err)?
+                .unwrap_or_default(),
+            registers: number(4)?,
+            static_shared_bytes: number(5)?,
+            local_bytes: number(6)?,
+            param_bytes: number(7)?,
+        });
+    }
+    drop(rows);
+
+    // Counters: row id → requested name.
+    let mut counter_names: HashMap<i64, String> = HashMap::new();
+    let mut statement = conn
+        .prepare(
+            "SELECT id, name, symbol, description, units, extdata FROM rocpd_info_pmc WHERE guid = ?1 ORDER BY id",
+        )
+        .map_err(err)?;
+    let mut rows = statement.query([guid]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let row_id: i64 = row.get(0).map_err(err)?;
+        let name: String = row.get(1).map_err(err)?;
+        let extdata: Option<String> = row.get(5).map_err(err)?;
+        counter_names.insert(row_id, name.clone());
+        if is_placeholder(&extdata) {
+            continue;
+        }
+        run.counters.push(CounterInfo {
+            name,
+            metric: row.get(2).map_err(err)?,
+            description: row
+                .get::<_, Option<String>>(3)
+                .map_err(err)?
+                .unwrap_or_default(),
+            unit: row
+                .get::<_, Option<String>>(4)
+                .map_err(err)?
+                .unwrap_or_default(),
+        });
+    }
+    drop(rows);
+
+    // Counter values by event, in the order they were written.
+    let mut values: HashMap<i64, Vec<CounterSample>> = HashMap::new();
+    let mut statement = conn
+        .prepare("SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 ORDER BY id")
+        .map_err(err)?;
+    let mut rows = statement.query([guid]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let event_id: Option<i64> = row.get(0).map_err(err)?;
+        let pmc_id: i64 = row.get(1).map_err(err)?;
+        let value: Option<f64> = row.get(2).map_err(err)?;
+        let name = counter_names.get(&pmc_id).ok_or_else(|| {
+            corrupt(format!(
+                "rocpd_pmc_event refers to unknown counter row {pmc_id}"
+            ))
+        })?;
+        if let Some(event_id) = event_id {
+            values.entry(event_id).or_default().push(CounterSample {
+                name: name.clone(),
+                value: value.unwrap_or(0.0),
+            });
+        }
+    }
+    drop(rows);
+
+    let mut statement = conn
+        .prepare(
+            r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id, K.stream_id, K.pid, K.tid,
+               K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
+               K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id
+               FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
+               WHERE K.guid = ?1 ORDER BY K.id"#,
+        )
+        .map_err(err)?;
+    let mut rows = statement.query([guid]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let int = |index| -> Result<i64, FormatError> {
+            Ok(row.get::<_, Option<i64>>(index).map_err(err)?.unwrap_or(0))
+        };
+        let agent_row = int(3)?;
+        let kernel_row = int(7)?;
+        let block = [int(11)? as u32, int(12)? as u32, int(13)? as u32];
+        // The database counts the grid in work-items; the record counts blocks.
+        let grid_threads = [int(8)? as u64, int(9)? as u64, int(10)? as u64];
+        let mut grid = [0u32; 3];
+        for axis in 0..3 {
+            grid[axis] = match block[axis] {
+                0 => 0,
+                threads_per_block => (grid_threads[axis] / u64::from(threads_per_block)) as u32,
+            };
+        }
+        let extdata: Option<String> = row.get(14).map_err(err)?;
+        let event_id: Option<i64> = row.get(17).map_err(err)?;
+        run.dispatches.push(DispatchRecord {
+            dispatch_id: int(0)? as u64,
+            replay_pass: row.get::<_, Option<u32>>(1).map_err(err)?,
+            correlation_id: int(2)? as u64,
+            agent_id: *agent_ids.get(&agent_row).ok_or_else(|| {
+                corrupt(format!(
+                    "a dispatch refers to unknown agent row {agent_row}"
+                ))
+            })?,
+            stream_id: int(4)? as u64,
+            pid: int(5)? as u32,
+            tid: int(6)? as u64,
+            kernel_id: *kernel_ids.get(&kernel_row).ok_or_else(|| {
+                corrupt(format!(
+                    "a dispatch refers to unknown kernel row {kernel_row}"
+                ))
+            })?,
+            grid,
+            block,
+            dynamic_shared_bytes: json_field(&extdata, "dynamic_shared_bytes").unwrap_or(0),
+            start_ns: int(15)? as u64,
+            end_ns: int(16)? as u64,
+            counters: event_id
+                .and_then(|id| values.remove(&id))
+                .unwrap_or_default(),
+        });
+    }
+    drop(rows);
+
+    let mut statement = conn
+        .prepare(
+            r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
+               bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns
+               FROM kreplay_replay_cost WHERE guid = ?1 ORDER BY id"#,
+        )
+        .map_err(err)?;
+    let mut rows = statement.query([guid]).map_err(err)?;
+    while let Some(row) = rows.next().map_err(err)? {
+        let int = |index| -> Result<u64, FormatError> {
+            Ok(row.get::<_, i64>(index).map_err(err)? as u64)
+        };
+        let outcome_text: String = row.get(2).map_err(err)?;
+        let outcome = parse_outcome(&outcome_text)
+            .ok_or_else(|| corrupt(format!("unknown replay outcome {outcome_text:?}")))?;
+        let staging_text: String = row.get(7).map_err(err)?;
+        let staging = match staging_text.as_str() {
+            "none" => Staging::None,
+            "device" => Staging::Device,
+            "host" => Staging::Host,
+            other => return Err(corrupt(format!("unknown staging {other:?}"))),
+        };
+        let pass_ns_text: String = row.get(10).map_err(err)?;
+        let pass_ns = serde_json::from_str(&pass_ns_text).map_err(|e| {
+            corrupt(format!(
+                "pass_ns {pass_ns_text:?} is not a list of integers: {e}"
+            ))
+        })?;
+        run.costs.push(ReplayCost {
+            dispatch_id: int(0)?,
+            agent_id: int(1)?,
+            outcome,
+            passes: row.get(3).map_err(err)?,
+            bytes_tracked: int(4)?,
+            bytes_snapshotted: int(5)?,
+            bytes_restored: int(6)?,
+            staging,
+            drain_ns: int(8)?,
+            snapshot_ns: int(9)?,
+            pass_ns,
+            restore_ns: int(11)?,
+        });
+    }
+    drop(rows);
+
+    let mut statement = conn
+        .prepare("SELECT message FROM kreplay_warning WHERE guid = ?1 ORDER BY id")
+        .map_err(err)?;
+    run.warnings = statement
+        .query_map([guid], |row| {
+            Ok(Warning {
+                message: row.get(0)?,
+            })
+        })
+        .map_err(err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    Ok(run)
+}
+
+fn parse_outcome(text: &str) -> Option<ReplayOutcome> {
+    use ReplayOutcome::*;
+    [
+        Replayed,
+        SinglePass,
+        StoppedEarly,
+        DeclinedGraphLaunch,
+        DeclinedStreamCapture,
+        DeclinedMultiDevice,
+        DeclinedSnapshotTooLarge,
+        DeclinedError,
+        Filtered,
+    ]
+    .into_iter()
+    .find(|outcome| outcome.as_str() == text)
+}

@@ -1,0 +1,340 @@
+//! The rocpd-style SQLite schema that [`crate::DbWriter`] writes and [`crate::read_databases`] reads.
+//!
+//! Table and column names follow rocpd schema 3 (`rocpd_tables.sql`, see
+//! `shared/reference/rocprofv3.md` §2.7) without rocpd's per-file `{{uuid}}` suffix: one file holds
+//! one or several processes, each row carries its process's `guid`, and every `id` is a surrogate
+//! key, so that merged files never collide. Differences from rocpd, all deliberate:
+//! - `rocpd_kernel_dispatch.replay_pass` (NULL without kernel replay): one row per pass, each with
+//!   its own `rocpd_event`, so that counters of different passes are never merged (the rocpd
+//!   replay bug, reference §2.7).
+//! - `pid`/`tid` columns hold operating-system ids, not row ids; `queue_id`/`stream_id` hold the
+//!   CUDA stream id (there are no queue/stream tables).
+//! - `kreplay_replay_cost` and `kreplay_warning` are our own.
+//! - Rows that a dispatch needed before the producer described them (an agent, kernel or counter
+//!   seen first in a dispatch) are written with `extdata` `{"placeholder":true}` and completed
+//!   when the description arrives; readers leave placeholders out of the lists they return.
+
+/// `rocpd_metadata` `schema_version` we write (rocpd's major version).
+pub(crate) const ROCPD_SCHEMA_VERSION: &str = "3";
+/// `rocpd_metadata` `kreplay_schema_version`: bump when the kreplay tables or columns change.
+pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "1";
+
+/// `rocpd_string` value used as `rocpd_event.category_id` of kernel dispatches.
+pub(crate) const CATEGORY_KERNEL_DISPATCH: &str = "KERNEL_DISPATCH";
+
+/// Tables a file must have to be read as a kreplay database.
+pub(crate) const REQUIRED_TABLES: &[&str] = &[
+    "rocpd_info_process",
+    "rocpd_info_agent",
+    "rocpd_info_kernel_symbol",
+    "rocpd_info_pmc",
+    "rocpd_kernel_dispatch",
+    "rocpd_event",
+    "rocpd_pmc_event",
+    "kreplay_replay_cost",
+    "kreplay_warning",
+];
+
+pub(crate) const CREATE_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS rocpd_metadata (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "tag" TEXT NOT NULL,
+    "value" TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_string (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "string" TEXT NOT NULL,
+    UNIQUE ("guid", "string")
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_node (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "hash" BIGINT NOT NULL UNIQUE,
+    "machine_id" TEXT NOT NULL UNIQUE,
+    "system_name" TEXT,
+    "hostname" TEXT,
+    "release" TEXT,
+    "version" TEXT,
+    "hardware_name" TEXT,
+    "domain_name" TEXT
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_process (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL UNIQUE,
+    "nid" INTEGER NOT NULL,
+    "ppid" INTEGER,
+    "pid" INTEGER NOT NULL,
+    "init" BIGINT,
+    "fini" BIGINT,
+    "start" BIGINT,
+    "end" BIGINT,
+    "command" TEXT,
+    "environment" JSONB DEFAULT '{}' NOT NULL,
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    FOREIGN KEY (nid) REFERENCES rocpd_info_node (id) ON UPDATE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_thread (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "ppid" INTEGER,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER NOT NULL,
+    "name" TEXT,
+    "start" BIGINT,
+    "end" BIGINT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    UNIQUE ("guid", "tid")
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_agent (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "type" TEXT CHECK ("type" IN ('CPU', 'GPU', 'NIC')),
+    "absolute_index" INTEGER,
+    "logical_index" INTEGER,
+    "type_index" INTEGER,
+    "uuid" INTEGER,
+    "name" TEXT,
+    "model_name" TEXT,
+    "vendor_name" TEXT,
+    "product_name" TEXT,
+    "user_name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    FOREIGN KEY (nid) REFERENCES rocpd_info_node (id) ON UPDATE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_pmc (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "agent_id" INTEGER,
+    "target_arch" TEXT CHECK ("target_arch" IN ('CPU', 'GPU', 'NIC')),
+    "event_code" INT,
+    "instance_id" INTEGER,
+    "name" TEXT NOT NULL,
+    "symbol" TEXT NOT NULL,
+    "description" TEXT,
+    "long_description" TEXT DEFAULT '',
+    "component" TEXT,
+    "units" TEXT DEFAULT '',
+    "value_type" TEXT CHECK ("value_type" IN ('ABS', 'ACCUM', 'RELATIVE')),
+    "block" TEXT,
+    "expression" TEXT,
+    "is_constant" INTEGER,
+    "is_derived" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    FOREIGN KEY (agent_id) REFERENCES rocpd_info_agent (id) ON UPDATE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_kernel_symbol (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "code_object_id" INTEGER NOT NULL,
+    "kernel_name" TEXT,
+    "display_name" TEXT,
+    "kernel_object" INTEGER,
+    "kernarg_segment_size" INTEGER,
+    "kernarg_segment_alignment" INTEGER,
+    "group_segment_size" INTEGER,
+    "private_segment_size" INTEGER,
+    "sgpr_count" INTEGER,
+    "arch_vgpr_count" INTEGER,
+    "accum_vgpr_count" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_event (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "category_id" INTEGER,
+    "stack_id" INTEGER,
+    "parent_stack_id" INTEGER,
+    "correlation_id" INTEGER,
+    "call_stack" JSONB DEFAULT '{}' NOT NULL,
+    "line_info" JSONB DEFAULT '{}' NOT NULL,
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    FOREIGN KEY (category_id) REFERENCES rocpd_string (id) ON UPDATE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_pmc_event (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "event_id" INTEGER,
+    "pmc_id" INTEGER NOT NULL,
+    "value" REAL DEFAULT 0.0,
+    "extdata" JSONB DEFAULT '{}',
+    FOREIGN KEY (pmc_id) REFERENCES rocpd_info_pmc (id) ON UPDATE CASCADE,
+    FOREIGN KEY (event_id) REFERENCES rocpd_event (id) ON UPDATE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_kernel_dispatch (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER,
+    "agent_id" INTEGER NOT NULL,
+    "kernel_id" INTEGER NOT NULL,
+    "dispatch_id" INTEGER NOT NULL,
+    "queue_id" INTEGER NOT NULL,
+    "stream_id" INTEGER NOT NULL,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "private_segment_size" INTEGER,
+    "group_segment_size" INTEGER,
+    "workgroup_size_x" INTEGER NOT NULL,
+    "workgroup_size_y" INTEGER NOT NULL,
+    "workgroup_size_z" INTEGER NOT NULL,
+    "grid_size_x" INTEGER NOT NULL,
+    "grid_size_y" INTEGER NOT NULL,
+    "grid_size_z" INTEGER NOT NULL,
+    "region_name_id" INTEGER,
+    "event_id" INTEGER,
+    "replay_pass" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    FOREIGN KEY (agent_id) REFERENCES rocpd_info_agent (id) ON UPDATE CASCADE,
+    FOREIGN KEY (kernel_id) REFERENCES rocpd_info_kernel_symbol (id) ON UPDATE CASCADE,
+    FOREIGN KEY (region_name_id) REFERENCES rocpd_string (id) ON UPDATE CASCADE,
+    FOREIGN KEY (event_id) REFERENCES rocpd_event (id) ON UPDATE CASCADE
+);
+
+CREATE INDEX IF NOT EXISTS rocpd_kernel_dispatch_event ON rocpd_kernel_dispatch (event_id);
+CREATE INDEX IF NOT EXISTS rocpd_pmc_event_event ON rocpd_pmc_event (event_id);
+
+CREATE TABLE IF NOT EXISTS kreplay_replay_cost (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "dispatch_id" INTEGER NOT NULL,
+    "agent_id" INTEGER NOT NULL,
+    "outcome" TEXT NOT NULL,
+    "passes" INTEGER NOT NULL,
+    "bytes_tracked" INTEGER NOT NULL,
+    "bytes_snapshotted" INTEGER NOT NULL,
+    "bytes_restored" INTEGER NOT NULL,
+    "staging" TEXT NOT NULL,
+    "drain_ns" INTEGER NOT NULL,
+    "snapshot_ns" INTEGER NOT NULL,
+    "pass_ns" JSONB NOT NULL,
+    "restore_ns" INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS kreplay_warning (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "message" TEXT NOT NULL
+);
+
+-- One row per pass of every dispatch; kernel_id and agent_id are the producer's ids (the CSV's).
+CREATE VIEW IF NOT EXISTS kernels AS
+SELECT
+    K.id AS id,
+    K.guid AS guid,
+    K.nid AS nid,
+    K.pid AS pid,
+    K.tid AS tid,
+    A.absolute_index AS agent_id,
+    A.absolute_index AS agent_abs_index,
+    A.logical_index AS agent_log_index,
+    A.type_index AS agent_type_index,
+    A.type AS agent_type,
+    S.kernel_object AS kernel_id,
+    K.dispatch_id AS dispatch_id,
+    K.replay_pass AS replay_pass,
+    E.correlation_id AS correlation_id,
+    K.queue_id AS queue_id,
+    K.stream_id AS stream_id,
+    S.display_name AS name,
+    S.display_name AS region,
+    S.kernel_name AS mangled_name,
+    K."start" AS "start",
+    K."end" AS "end",
+    K."end" - K."start" AS duration,
+    K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
+    K.grid_size_x AS grid_size_x,
+    K.grid_size_y AS grid_size_y,
+    K.grid_size_z AS grid_size_z,
+    K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z AS workgroup_size,
+    K.workgroup_size_x AS workgroup_size_x,
+    K.workgroup_size_y AS workgroup_size_y,
+    K.workgroup_size_z AS workgroup_size_z,
+    K.group_segment_size AS lds_block_size,
+    K.private_segment_size AS scratch_size,
+    S.arch_vgpr_count AS vgpr_count,
+    S.accum_vgpr_count AS accum_vgpr_count,
+    S.sgpr_count AS sgpr_count,
+    K.event_id AS event_id
+FROM rocpd_kernel_dispatch K
+LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id
+LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id
+LEFT JOIN rocpd_event E ON E.id = K.event_id;
+
+-- One row per (pass, counter). Grouped by the pass's event, not by dispatch_id, so that passes
+-- are never summed together (the fix of rocpd's replay bug, reference §2.7).
+CREATE VIEW IF NOT EXISTS counters_collection AS
+SELECT
+    MIN(PMC_E.id) AS id,
+    PMC_E.guid AS guid,
+    K.dispatch_id AS dispatch_id,
+    K.replay_pass AS replay_pass,
+    S.kernel_object AS kernel_id,
+    E.id AS event_id,
+    E.correlation_id AS correlation_id,
+    K.pid AS pid,
+    K.tid AS tid,
+    A.absolute_index AS agent_id,
+    A.absolute_index AS agent_abs_index,
+    A.logical_index AS agent_log_index,
+    A.type_index AS agent_type_index,
+    A.type AS agent_type,
+    K.queue_id AS queue_id,
+    K.stream_id AS stream_id,
+    K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
+    K.grid_size_x AS grid_size_x,
+    K.grid_size_y AS grid_size_y,
+    K.grid_size_z AS grid_size_z,
+    S.display_name AS kernel_name,
+    K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z AS workgroup_size,
+    K.workgroup_size_x AS workgroup_size_x,
+    K.workgroup_size_y AS workgroup_size_y,
+    K.workgroup_size_z AS workgroup_size_z,
+    K.group_segment_size AS lds_block_size,
+    K.private_segment_size AS scratch_size,
+    S.arch_vgpr_count AS vgpr_count,
+    S.accum_vgpr_count AS accum_vgpr_count,
+    S.sgpr_count AS sgpr_count,
+    PMC_I.name AS counter_name,
+    PMC_I.symbol AS counter_symbol,
+    PMC_I.component AS component,
+    PMC_I.description AS description,
+    PMC_I.block AS block,
+    PMC_I.expression AS expression,
+    PMC_I.value_type AS value_type,
+    PMC_I.id AS counter_id,
+    SUM(PMC_E.value) AS value,
+    K."start" AS "start",
+    K."end" AS "end",
+    K."end" - K."start" AS duration,
+    PMC_I.is_constant AS is_constant,
+    PMC_I.is_derived AS is_derived,
+    K.nid AS nid
+FROM rocpd_pmc_event PMC_E
+JOIN rocpd_info_pmc PMC_I ON PMC_I.id = PMC_E.pmc_id
+JOIN rocpd_event E ON E.id = PMC_E.event_id
+JOIN rocpd_kernel_dispatch K ON K.event_id = E.id
+LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id
+LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id
+GROUP BY PMC_E.guid, E.id, PMC_I.name, K.agent_id;
+"#;
