@@ -1,5 +1,6 @@
 //! Safe wrappers over the CUDA driver and CUPTI, the CUDA replay backend, and the CUPTI metric catalog.
 pub mod loader;
+pub mod catalog;
 pub mod backend;
 pub mod classify;
 pub mod error;

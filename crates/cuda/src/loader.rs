@@ -58,7 +58,7 @@ pub enum LoadError {
 
 fn looked_in(searched: &[PathBuf]) -> String {
     if searched.is_empty() {
-        return "no folder (none of the candidate folders exists)".to_string();
+        return "no folder".to_string();
     }
     searched
         .iter()
@@ -204,7 +204,11 @@ fn site_packages_candidates() -> Vec<PathBuf> {
             sites.push(lib_dir.join("python3/dist-packages"));
         }
     }
+    // Only folders that exist, so that the "not found" message stays readable.
     dedup_keep_order(sites)
+        .into_iter()
+        .filter(|site| site.is_dir())
+        .collect()
 }
 
 fn python_minor(dir: &Path) -> u32 {
@@ -270,9 +274,6 @@ fn find_cupti_dir(env: &SearchEnv) -> Result<Option<PathBuf>, LoadError> {
     }
     let mut searched = Vec::new();
     for dir in env.candidate_dirs() {
-        if !dir.is_dir() {
-            continue;
-        }
         if cupti_file_in(&dir).is_some() {
             return Ok(Some(dir));
         }
@@ -281,7 +282,7 @@ fn find_cupti_dir(env: &SearchEnv) -> Result<Option<PathBuf>, LoadError> {
     if env.ask_python {
         for site in python_sys_path() {
             let dir = site.join("nvidia/cu13/lib");
-            if dir.is_dir() && !searched.contains(&dir) {
+            if !searched.contains(&dir) {
                 if cupti_file_in(&dir).is_some() {
                     return Ok(Some(dir));
                 }
@@ -302,11 +303,10 @@ fn load_cupti(env: &SearchEnv) -> Result<LoadedCupti, LoadError> {
             // SAFETY: CUPTI's initialisers have no preconditions; symbols are only resolved here.
             let cupti = unsafe { Cupti::new(CUPTI_SONAME) }.map_err(|_| {
                 // Report the folders searched, not dlopen's terse "cannot open shared object".
-                let searched = env
-                    .candidate_dirs()
-                    .into_iter()
-                    .filter(|d| d.is_dir())
-                    .collect();
+                let mut searched = env.candidate_dirs();
+                searched.push(PathBuf::from(format!(
+                    "the system loader path ({CUPTI_SONAME})"
+                )));
                 LoadError::CuptiNotFound { searched }
             })?;
             Ok(LoadedCupti {
