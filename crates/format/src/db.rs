@@ -779,3 +779,283 @@ pub(crate) fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool
     .optional()
     .map(|found| found.is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{read_database, read_databases, RunData};
+    use crate::testdata::*;
+
+    fn write_through_writer(path: &Path, records: &[Record]) {
+        let writer = DbWriter::create(path).unwrap();
+        for record in records {
+            writer.send(record.clone());
+        }
+        writer.finish().unwrap();
+    }
+
+    #[test]
+    fn a_recorded_run_reads_back_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.db");
+        let records = recorded_run(4242);
+        write_through_writer(&path, &records);
+        let read = read_databases(&[path.clone()]).unwrap();
+        assert_eq!(read, RunData::from_records(records));
+        // finish() leaves one self-contained file: no WAL beside it.
+        assert!(!dir.path().join("run.db-wal").exists());
+    }
+
+    #[test]
+    fn three_passes_are_three_dispatch_rows_with_one_dispatch_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.db");
+        write_through_writer(&path, &recorded_run(1));
+        let conn = Connection::open(&path).unwrap();
+        let mut statement = conn
+            .prepare("SELECT id, replay_pass, event_id FROM rocpd_kernel_dispatch WHERE dispatch_id = 1 ORDER BY id")
+            .unwrap();
+        let rows: Vec<(i64, Option<u32>, i64)> = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            vec![Some(0), Some(1), Some(2)]
+        );
+        let ids: HashSet<i64> = rows.iter().map(|r| r.0).collect();
+        let events: HashSet<i64> = rows.iter().map(|r| r.2).collect();
+        assert_eq!(
+            (ids.len(), events.len()),
+            (3, 3),
+            "one surrogate id and one event per pass"
+        );
+        let untraced: Option<u32> = conn
+            .query_row(
+                "SELECT replay_pass FROM rocpd_kernel_dispatch WHERE dispatch_id = 3",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            untraced, None,
+            "a dispatch without replay has a NULL replay_pass"
+        );
+    }
+
+    #[test]
+    fn counters_collection_view_keeps_each_pass_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.db");
+        write_through_writer(&path, &recorded_run(1));
+        let conn = Connection::open(&path).unwrap();
+        let mut statement = conn
+            .prepare(
+                "SELECT replay_pass, value, kernel_name, agent_id, grid_size, lds_block_size FROM counters_collection
+                 WHERE dispatch_id = 1 AND counter_name = 'SQ_WAVES' ORDER BY replay_pass",
+            )
+            .unwrap();
+        let rows: Vec<(u32, f64, String, i64, i64, i64)> = statement
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let passes: Vec<(u32, f64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(
+            passes,
+            vec![(0, 512.0), (1, 513.0), (2, 514.0)],
+            "not summed (1539)"
+        );
+        assert_eq!(rows[0].2, "saxpy(float*, float*, float)");
+        assert_eq!(rows[0].3, 0);
+        assert_eq!(rows[0].4, 1024 * 256 * 2, "grid counted in work-items");
+        assert_eq!(rows[0].5, 1024 + 512, "static + dynamic shared memory");
+        let total: i64 = conn
+            .query_row("SELECT COUNT(*) FROM counters_collection", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(total, 6, "one row per (pass, counter)");
+        let kernels: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM kernels WHERE dispatch_id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(kernels, 3);
+    }
+
+    #[test]
+    fn a_writer_that_never_finished_leaves_a_readable_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crash.db");
+        let records = recorded_run(77);
+        let writer = DbWriter::create(&path).unwrap();
+        for record in &records[..8] {
+            writer.send(record.clone());
+        }
+        writer.flush();
+        // A crash: the writer is neither finished nor dropped; its thread and open file remain.
+        std::mem::forget(writer);
+        let read = read_databases(&[path]).unwrap();
+        let mut expected = RunData::from_records(records[..8].to_vec());
+        assert_eq!(read.processes.len(), 1);
+        assert_eq!(
+            read.processes[0].dispatches,
+            expected.processes[0].dispatches
+        );
+        expected.processes[0].process.end_ns = 0;
+        assert_eq!(read, expected);
+    }
+
+    #[test]
+    fn batches_are_committed_within_the_interval_without_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("timed.db");
+        let records = recorded_run(5);
+        let writer = DbWriter::create(&path).unwrap();
+        for record in &records[..8] {
+            writer.send(record.clone());
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut seen = 0;
+        while Instant::now() < deadline {
+            std::thread::sleep(BATCH_INTERVAL / 2);
+            seen = read_database(&path)
+                .ok()
+                .and_then(|p| p.first().map(|p| p.dispatches.len()))
+                .unwrap_or(0);
+            if seen == 1 {
+                break;
+            }
+        }
+        assert_eq!(seen, 1, "the first batch was not committed on time");
+        writer.finish().unwrap();
+    }
+
+    #[test]
+    fn records_before_their_descriptions_still_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("late.db");
+        let mut records = recorded_run(9);
+        // The dispatches (and a warning) come before the process, agent, kernels and counters.
+        let described: Vec<Record> = records.drain(..7).collect();
+        let mut reordered: Vec<Record> = records[..3].to_vec();
+        reordered.extend(described);
+        reordered.extend(records[3..].iter().cloned());
+        write_through_writer(&path, &reordered);
+        let read = read_databases(&[path]).unwrap();
+        let expected = RunData::from_records(recorded_run(9));
+        assert_eq!(read, expected);
+    }
+
+    #[test]
+    fn merging_two_process_databases_keeps_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("a.db");
+        let second = dir.path().join("b.db");
+        write_through_writer(&first, &recorded_run(100));
+        write_through_writer(&second, &recorded_run(200));
+        let merged = read_databases(&[first.clone(), second.clone(), first.clone()]).unwrap();
+        let mut expected = RunData::from_records(recorded_run(100));
+        expected
+            .processes
+            .extend(RunData::from_records(recorded_run(200)).processes);
+        assert_eq!(merged, expected, "both processes, the repeated file once");
+        assert_ne!(merged.processes[0].guid(), merged.processes[1].guid());
+
+        // The merged database holds both processes and reads back equal.
+        let out = dir.path().join("merged.db");
+        crate::output::write_rocpd(&merged, &out).unwrap();
+        assert_eq!(read_databases(&[out.clone()]).unwrap(), expected);
+        let conn = Connection::open(&out).unwrap();
+        let pids: Vec<u32> = conn
+            .prepare("SELECT DISTINCT pid FROM counters_collection ORDER BY pid")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(pids, vec![100, 200]);
+    }
+
+    #[test]
+    fn a_second_process_in_one_writer_gets_its_own_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.db");
+        let mut records = recorded_run(1);
+        records.extend(recorded_run(2));
+        write_through_writer(&path, &records);
+        assert_eq!(
+            read_databases(&[path]).unwrap(),
+            RunData::from_records(records)
+        );
+    }
+
+    #[test]
+    fn create_replaces_an_old_file_and_makes_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("host/1234/run.db");
+        write_through_writer(&path, &recorded_run(1));
+        write_through_writer(&path, &recorded_run(2));
+        let read = read_databases(&[path]).unwrap();
+        assert_eq!(read.processes.len(), 1);
+        assert_eq!(read.processes[0].process.pid, 2);
+    }
+
+    #[test]
+    fn bad_inputs_get_errors_that_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.db");
+        let error = read_databases(&[missing]).unwrap_err().to_string();
+        assert!(
+            error.contains("missing.db") && error.contains("no such"),
+            "{error}"
+        );
+
+        let other = dir.path().join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x INTEGER);")
+            .unwrap();
+        let error = read_databases(&[other]).unwrap_err().to_string();
+        assert!(
+            error.contains("other.db") && error.contains("not a kreplay database"),
+            "{error}"
+        );
+
+        let text = dir.path().join("text.db");
+        std::fs::write(
+            &text,
+            "not sqlite at all, just some text that is long enough",
+        )
+        .unwrap();
+        let error = read_databases(&[text]).unwrap_err().to_string();
+        assert!(error.contains("text.db"), "{error}");
+
+        let blocked = dir.path().join("file");
+        std::fs::write(&blocked, "").unwrap();
+        let error = DbWriter::create(&blocked.join("run.db"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("file"), "{error}");
+    }
+
+    #[test]
+    fn guids_are_stable_and_distinct() {
+        assert_eq!(guid_for(&process(1)), guid_for(&process(1)));
+        assert_ne!(guid_for(&process(1)), guid_for(&process(2)));
+        assert_eq!(guid_for(&process(1)).len(), 36);
+    }
+}

@@ -14,6 +14,8 @@ pub mod output;
 pub mod records;
 pub mod run;
 mod schema;
+#[cfg(test)]
+mod testdata;
 
 pub use db::DbWriter;
 pub use error::FormatError;

@@ -1,0 +1,151 @@
+//! A small recorded run shared by the unit tests: one kernel-replay dispatch with 3 passes, one
+//! single-pass dispatch, one trace-only dispatch, costs and warnings.
+
+use crate::records::*;
+
+pub(crate) fn process(pid: u32) -> ProcessInfo {
+    ProcessInfo {
+        pid,
+        ppid: 1,
+        hostname: "node-a".to_string(),
+        command: vec![
+            "./app".to_string(),
+            "--size".to_string(),
+            "1 MiB".to_string(),
+        ],
+        start_ns: 1_700_000_000_000_000_000 + u64::from(pid),
+        end_ns: 0,
+    }
+}
+
+pub(crate) fn counter(name: &str, metric: &str) -> CounterInfo {
+    CounterInfo {
+        name: name.to_string(),
+        metric: metric.to_string(),
+        description: format!("{name} described"),
+        unit: "warp".to_string(),
+    }
+}
+
+pub(crate) fn sample(name: &str, value: f64) -> CounterSample {
+    CounterSample {
+        name: name.to_string(),
+        value,
+    }
+}
+
+pub(crate) fn dispatch(
+    pid: u32,
+    dispatch_id: u64,
+    replay_pass: Option<u32>,
+    counters: Vec<CounterSample>,
+) -> DispatchRecord {
+    let pass = u64::from(replay_pass.unwrap_or(0));
+    DispatchRecord {
+        dispatch_id,
+        replay_pass,
+        correlation_id: dispatch_id + 100,
+        agent_id: 0,
+        stream_id: 7,
+        pid,
+        tid: u64::from(pid) + 1,
+        kernel_id: if dispatch_id == 1 { 11 } else { 12 },
+        grid: [1024, 2, 1],
+        block: [256, 1, 1],
+        dynamic_shared_bytes: 512,
+        start_ns: 5_000 + dispatch_id * 1_000 + pass * 100,
+        end_ns: 5_050 + dispatch_id * 1_000 + pass * 100,
+        counters,
+    }
+}
+
+/// The records a producer of process `pid` sends, in order.
+pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
+    vec![
+        Record::Process(process(pid)),
+        Record::Agent(AgentInfo {
+            agent_id: 0,
+            name: "NVIDIA H200".to_string(),
+            chip: "GH100".to_string(),
+            sm_count: 132,
+            global_memory_bytes: 150_000_000_000,
+            pci_location: "0000:1b:00".to_string(),
+        }),
+        Record::KernelSymbol(KernelSymbol {
+            kernel_id: 11,
+            mangled_name: "_Z5saxpyPfS_f".to_string(),
+            demangled_name: "saxpy(float*, float*, float)".to_string(),
+            registers: 16,
+            static_shared_bytes: 1024,
+            local_bytes: 8,
+            param_bytes: 20,
+        }),
+        Record::KernelSymbol(KernelSymbol {
+            kernel_id: 12,
+            mangled_name: "_Z5scalePf".to_string(),
+            demangled_name: "scale(float*)".to_string(),
+            registers: 8,
+            static_shared_bytes: 0,
+            local_bytes: 0,
+            param_bytes: 8,
+        }),
+        Record::Counter(counter("SQ_WAVES", "sm__warps_launched.sum")),
+        Record::Counter(counter("SQ_INSTS_VALU", "smsp__inst_executed.sum")),
+        Record::Counter(counter("GRBM_GUI_ACTIVE", "gpc__cycles_elapsed.max")),
+        // Dispatch 1, kernel replay: 3 passes share the dispatch id; SQ_WAVES is in every group.
+        Record::Dispatch(dispatch(
+            pid,
+            1,
+            Some(0),
+            vec![
+                sample("SQ_WAVES", 512.0),
+                sample("SQ_INSTS_VALU", 262_144.0),
+            ],
+        )),
+        Record::Dispatch(dispatch(
+            pid,
+            1,
+            Some(1),
+            vec![sample("SQ_WAVES", 513.0), sample("GRBM_GUI_ACTIVE", 0.5)],
+        )),
+        Record::Dispatch(dispatch(pid, 1, Some(2), vec![sample("SQ_WAVES", 514.0)])),
+        Record::ReplayCost(ReplayCost {
+            dispatch_id: 1,
+            agent_id: 0,
+            outcome: ReplayOutcome::Replayed,
+            passes: 3,
+            bytes_tracked: 1 << 20,
+            bytes_snapshotted: 1 << 20,
+            bytes_restored: 2 << 20,
+            staging: Staging::Device,
+            drain_ns: 1_000,
+            snapshot_ns: 2_000,
+            pass_ns: vec![10_000, 11_000, 12_000],
+            restore_ns: 3_000,
+        }),
+        // Dispatch 2: declined (graph launch), ran once; a zero counter.
+        Record::Dispatch(dispatch(pid, 2, Some(0), vec![sample("SQ_WAVES", 0.0)])),
+        Record::ReplayCost(ReplayCost {
+            dispatch_id: 2,
+            agent_id: 0,
+            outcome: ReplayOutcome::DeclinedGraphLaunch,
+            passes: 1,
+            bytes_tracked: 1 << 20,
+            bytes_snapshotted: 0,
+            bytes_restored: 0,
+            staging: Staging::None,
+            drain_ns: 0,
+            snapshot_ns: 0,
+            pass_ns: vec![9_000],
+            restore_ns: 0,
+        }),
+        // Dispatch 3: traced only, no counters.
+        Record::Dispatch(dispatch(pid, 3, None, Vec::new())),
+        Record::Warning(Warning {
+            message: "graph launches are not replayed; they ran once".to_string(),
+        }),
+        Record::ProcessEnd {
+            end_ns: 1_700_000_000_000_900_000,
+        },
+    ]
+}
