@@ -800,7 +800,7 @@ mod tests {
         let path = dir.path().join("run.db");
         let records = recorded_run(4242);
         write_through_writer(&path, &records);
-        let read = read_databases(&[path.clone()]).unwrap();
+        let read = read_databases(std::slice::from_ref(&path)).unwrap();
         assert_eq!(read, RunData::from_records(records));
         // finish() leaves one self-contained file: no WAL beside it.
         assert!(!dir.path().join("run.db-wal").exists());
@@ -977,7 +977,10 @@ mod tests {
         // The merged database holds both processes and reads back equal.
         let out = dir.path().join("merged.db");
         crate::output::write_rocpd(&merged, &out).unwrap();
-        assert_eq!(read_databases(&[out.clone()]).unwrap(), expected);
+        assert_eq!(
+            read_databases(std::slice::from_ref(&out)).unwrap(),
+            expected
+        );
         let conn = Connection::open(&out).unwrap();
         let pids: Vec<u32> = conn
             .prepare("SELECT DISTINCT pid FROM counters_collection ORDER BY pid")

@@ -323,3 +323,149 @@ pub fn read_json_counter_records(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::{write_outputs, OutputFormat};
+    use crate::run::read_databases;
+    use crate::testdata::*;
+    use crate::{DbWriter, RecordSink};
+    use std::path::PathBuf;
+
+    fn json_of(records: Vec<Record>) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("run.db");
+        let writer = DbWriter::create(&db).unwrap();
+        for record in records {
+            writer.send(record);
+        }
+        writer.finish().unwrap();
+        let run = read_databases(std::slice::from_ref(&db)).unwrap();
+        let written = write_outputs(&run, dir.path(), "out", &[OutputFormat::Json]).unwrap();
+        assert_eq!(written, vec![dir.path().join("out_results.json")]);
+        let json = written[0].clone();
+        (dir, db, json)
+    }
+
+    #[test]
+    fn a_dispatch_with_three_passes_is_three_records_with_one_dispatch_id() {
+        let (_dir, _db, json) = json_of(recorded_run(8));
+        let records = read_json_counter_records(&json).unwrap();
+        let first: Vec<&JsonCounterRecord> =
+            records.iter().filter(|r| r.dispatch_id == 1).collect();
+        assert_eq!(first.len(), 3);
+        assert_eq!(
+            first.iter().map(|r| r.replay_pass).collect::<Vec<_>>(),
+            vec![Some(0), Some(1), Some(2)]
+        );
+        assert!(first
+            .iter()
+            .all(|r| r.kernel_name == "saxpy(float*, float*, float)"));
+        assert_eq!(first[1].counters["GRBM_GUI_ACTIVE"], 0.5);
+        assert_eq!(
+            records.len(),
+            4,
+            "the trace-only dispatch has no counter record"
+        );
+    }
+
+    #[test]
+    fn json_values_agree_with_the_database() {
+        let (_dir, db, json) = json_of(recorded_run(8));
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut expected: Vec<(u64, Option<u32>, String, f64)> = conn
+            .prepare("SELECT dispatch_id, replay_pass, counter_name, value FROM counters_collection ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let mut actual: Vec<(u64, Option<u32>, String, f64)> = read_json_counter_records(&json)
+            .unwrap()
+            .into_iter()
+            .flat_map(|r| {
+                r.counters
+                    .into_iter()
+                    .map(move |(name, value)| (r.dispatch_id, r.replay_pass, name, value))
+            })
+            .collect();
+        let key = |row: &(u64, Option<u32>, String, f64)| (row.0, row.1, row.2.clone());
+        expected.sort_by_key(key);
+        actual.sort_by_key(key);
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn the_layout_follows_rocprofv3_with_our_extension() {
+        let (_dir, _db, json) = json_of(recorded_run(8));
+        let document: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let process = &document[TOOL_KEY][0];
+        assert_eq!(process["metadata"]["pid"], 8);
+        assert_eq!(process["agents"][0]["cu_count"], 132);
+        assert_eq!(process["counters"].as_array().unwrap().len(), 3);
+        assert_eq!(process["kernel_symbols"][0]["kernel_name"], "_Z5saxpyPfS_f");
+        assert_eq!(
+            process["kernel_symbols"][0]["truncated_kernel_name"],
+            "saxpy"
+        );
+        let dispatches = process["buffer_records"]["kernel_dispatch"]
+            .as_array()
+            .unwrap();
+        assert_eq!(dispatches.len(), 5, "one per pass, trace-only included");
+        assert!(
+            dispatches[4].get("replay_pass").is_none(),
+            "no replay_pass without replay"
+        );
+        let record = &process["callback_records"]["counter_collection"][0];
+        assert_eq!(record["replay_pass"], 0);
+        assert_eq!(
+            record["dispatch_data"]["dispatch_info"]["grid_size"]["x"],
+            262_144
+        );
+        assert_eq!(
+            record["dispatch_data"]["dispatch_info"]["workgroup_size"]["x"],
+            256
+        );
+        assert_eq!(record["lds_block_size_v"], 1536);
+        let extension = &process["kreplay"];
+        assert_eq!(extension["replay_costs"].as_array().unwrap().len(), 2);
+        assert_eq!(extension["replay_costs"][0]["outcome"], "replayed");
+        assert_eq!(extension["replay_costs"][0]["pass_ns"][2], 12_000);
+        assert_eq!(
+            extension["warnings"][0]["message"],
+            "graph launches are not replayed; they ran once"
+        );
+    }
+
+    #[test]
+    fn a_run_without_replay_has_no_replay_pass() {
+        let records: Vec<Record> = recorded_run(3)
+            .into_iter()
+            .map(|record| match record {
+                Record::Dispatch(mut d) => {
+                    d.replay_pass = None;
+                    Record::Dispatch(d)
+                }
+                other => other,
+            })
+            .collect();
+        let (_dir, _db, json) = json_of(records);
+        let read = read_json_counter_records(&json).unwrap();
+        assert!(!read.is_empty());
+        assert!(read.iter().all(|r| r.replay_pass.is_none()));
+    }
+
+    #[test]
+    fn reading_a_file_that_is_not_ours_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.json");
+        std::fs::write(&path, r#"{"something": []}"#).unwrap();
+        let error = read_json_counter_records(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("other.json") && error.contains(TOOL_KEY),
+            "{error}"
+        );
+    }
+}
