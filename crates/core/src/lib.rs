@@ -2,6 +2,7 @@
 //! allocation inventory. No FFI: devices are reached through [`backend::ReplayBackend`], metric
 //! catalogs through [`catalog::MetricCatalog`].
 
+pub mod aliases;
 pub mod backend;
 pub mod catalog;
 pub mod config;

@@ -255,12 +255,11 @@ impl MetricCatalog for CuptiCatalog {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use kreplay_core::catalog::{check_group, lookup, pack_metrics, GroupError};
+pub(crate) mod tests_support {
+    use super::CuptiCatalog;
 
     /// The GH100 catalog from the wheel `.ci/run` installs; fails (never skips) without it.
-    fn gh100() -> CuptiCatalog {
+    pub(crate) fn gh100() -> CuptiCatalog {
         if std::env::var_os(crate::loader::ENV_CUPTI_DIR).is_none() {
             panic!(
                 "{} is not set: run the tests through .ci/run, which installs the nvidia-cuda-cupti wheel and points it there",
@@ -269,6 +268,13 @@ mod tests {
         }
         CuptiCatalog::for_chip("GH100").unwrap_or_else(|e| panic!("{e}"))
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::gh100;
+    use super::*;
+    use kreplay_core::catalog::{check_group, lookup, pack_metrics, GroupError};
 
     #[test]
     fn lists_more_than_3000_names_with_rollups() {
@@ -480,5 +486,30 @@ mod tests {
                 chip: "GH100".to_string(),
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod alias_tests {
+    use super::tests_support::gh100;
+    use kreplay_core::aliases::{AliasTarget, ALIASES};
+    use kreplay_core::catalog::MetricCatalog;
+
+    #[test]
+    fn every_alias_metric_exists_on_gh100_and_fits_one_pass() {
+        let catalog = gh100();
+        for alias in ALIASES {
+            if let AliasTarget::Metric(metric) = alias.target {
+                catalog
+                    .describe(metric)
+                    .unwrap_or_else(|e| panic!("{}: {e}", alias.name));
+                assert_eq!(
+                    catalog.passes(&[metric]).unwrap(),
+                    1,
+                    "{} = {metric}",
+                    alias.name
+                );
+            }
+        }
     }
 }
