@@ -1,1 +1,154 @@
-fn main() {}
+//! `kreplay-sim-app`: runs a fixed workload on the software device, profiled when started by
+//! `kreplay` (which sets `KREPLAY_CONFIG`), and checks that the results equal a single
+//! unprofiled execution. Prints one verification line; exits 1 if the results differ, 2 on a
+//! usage or configuration error.
+//!
+//! Usage: `kreplay-sim-app [--iterations N] [--elements N]`
+
+use kreplay_core::catalog::MetricCatalog;
+use kreplay_core::config::{ConfigError, ToolConfig};
+use kreplay_core::Engine;
+use kreplay_format::db::DbWriter;
+use kreplay_format::{CounterInfo, ProcessInfo};
+use kreplay_sim::workload::{self, WorkloadOptions};
+use kreplay_sim::{SimCatalog, SimDevice, SimRuntime};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N]";
+
+fn main() -> ExitCode {
+    let options = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("kreplay-sim-app: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match ToolConfig::from_env() {
+        Ok(config) => Some(config),
+        Err(ConfigError::Missing) => None,
+        Err(error) => {
+            eprintln!("kreplay-sim-app: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(options, config) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(message) => {
+            eprintln!("kreplay-sim-app: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<WorkloadOptions>, String> {
+    let mut options = WorkloadOptions::default();
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
+            None => (arg.clone(), None),
+        };
+        let slot = match flag.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--iterations" => &mut options.iterations,
+            "--elements" => &mut options.elements,
+            _ => return Err(format!("unknown argument {arg:?}")),
+        };
+        let value = inline
+            .or_else(|| args.next())
+            .ok_or_else(|| format!("{flag} needs a number"))?;
+        *slot = value
+            .parse()
+            .ok()
+            .filter(|n: &u32| *n > 0 || flag == "--iterations")
+            .ok_or_else(|| {
+                format!("{flag} {value:?} is not a valid count; give a positive integer")
+            })?;
+    }
+    Ok(Some(options))
+}
+
+/// Returns whether verification passed.
+fn run(options: WorkloadOptions, config: Option<ToolConfig>) -> Result<bool, String> {
+    let reference = {
+        let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
+        workload::run(&mut runtime, options).map_err(|e| format!("reference run: {e}"))?
+    };
+
+    let Some(config) = config else {
+        let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
+        let outcome = workload::run(&mut runtime, options).map_err(|e| e.to_string())?;
+        let verification = workload::verify(&outcome, &reference);
+        println!("{}", verification.line);
+        return Ok(verification.passed);
+    };
+
+    let pid = std::process::id();
+    let database = config.database_path_for(pid);
+    let writer = DbWriter::create(Path::new(&database))
+        .map_err(|e| format!("cannot write the profile database {database}: {e}"))?;
+    let sink = Arc::new(writer);
+    let engine =
+        Arc::new(Engine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?);
+    engine.record_process(ProcessInfo {
+        pid,
+        ppid: std::os::unix::process::parent_id(),
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default(),
+        command: std::env::args().collect(),
+        start_ns: unix_now_ns(),
+        end_ns: 0,
+    });
+    engine.register_counters(counter_infos(&config));
+
+    let mut runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(engine.clone()));
+    let outcome = workload::run(&mut runtime, options);
+    engine.finish();
+    drop(runtime);
+    drop(engine);
+    if let Ok(writer) = Arc::try_unwrap(sink) {
+        writer
+            .finish()
+            .map_err(|e| format!("writing the profile database {database}: {e}"))?;
+    }
+    let outcome = outcome.map_err(|e| e.to_string())?;
+    let verification = workload::verify(&outcome, &reference);
+    println!("{}", verification.line);
+    Ok(verification.passed)
+}
+
+/// One record per requested counter, described by the SIM catalog.
+fn counter_infos(config: &ToolConfig) -> Vec<CounterInfo> {
+    let catalog = SimCatalog::new();
+    config
+        .groups
+        .iter()
+        .flat_map(|group| group.counters.iter())
+        .map(|counter| {
+            let description = catalog.describe(&counter.metric).unwrap_or_default();
+            CounterInfo {
+                name: counter.requested.clone(),
+                metric: counter.metric.clone(),
+                description: description.description,
+                unit: description.unit,
+            }
+        })
+        .collect()
+}
+
+fn unix_now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,240 @@
+//! The fixed workload of `kreplay-sim-app` and its verification against a single execution.
+//!
+//! Each iteration updates buffers in place (so a missing restore compounds and shows), bumps a
+//! module-variable launch counter, mixes a buffer with its neighbours, adds one buffer into
+//! another (a kernel reading another's output) and increments managed memory. After the loop a
+//! graph launch runs (declined by replay: it runs once), a launch is recorded into a stream
+//! capture (it never executes), and a last kernel consumes the graph's output.
+//!
+//! Managed memory is not restored between replay passes (as on a GPU), so its values count
+//! the passes; verification reports it and excludes it from the comparison.
+
+use crate::device::{KernelContext, SimError, SimKernel, SimLaunch};
+use crate::runtime::SimRuntime;
+use kreplay_core::backend::AllocKind;
+
+/// How big the workload is; `kreplay-sim-app --iterations N --elements N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkloadOptions {
+    pub iterations: u32,
+    pub elements: u32,
+}
+
+impl Default for WorkloadOptions {
+    fn default() -> Self {
+        WorkloadOptions {
+            iterations: 3,
+            elements: 1024,
+        }
+    }
+}
+
+/// What the application reads back at the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadOutcome {
+    /// Tracked device buffers and the module variable, by name.
+    pub tracked: Vec<(&'static str, Vec<u32>)>,
+    /// The managed buffer (not restored by replay).
+    pub managed: Vec<u32>,
+}
+
+/// Threads per block of every launch.
+const BLOCK: u32 = 256;
+
+/// `x[i] = x[i] * mul + add` (wrapping).
+pub fn scale_add_kernel() -> SimKernel {
+    SimKernel::new(
+        1,
+        "_Z9scale_addPjjjj",
+        "scale_add(unsigned int*, unsigned int, unsigned int, unsigned int)",
+        |k: &mut KernelContext<'_>| {
+            let (x, n, mul, add) = (k.arg(0), k.arg(1), k.arg(2) as u32, k.arg(3) as u32);
+            for i in 0..n {
+                let v = k.read_u32(x + 4 * i);
+                k.write_u32(x + 4 * i, v.wrapping_mul(mul).wrapping_add(add));
+            }
+            k.count_instructions(n.div_ceil(32) * 4);
+        },
+    )
+}
+
+/// `dst[i] += src[i]` (wrapping).
+pub fn accumulate_kernel() -> SimKernel {
+    SimKernel::new(
+        2,
+        "_Z10accumulatePjPKjj",
+        "accumulate(unsigned int*, unsigned int const*, unsigned int)",
+        |k: &mut KernelContext<'_>| {
+            let (dst, src, n) = (k.arg(0), k.arg(1), k.arg(2));
+            for i in 0..n {
+                let a = k.read_u32(dst + 4 * i);
+                let b = k.read_u32(src + 4 * i);
+                k.write_u32(dst + 4 * i, a.wrapping_add(b));
+            }
+            k.count_instructions(n.div_ceil(32) * 5);
+        },
+    )
+}
+
+/// `*counter += 1`, by one thread: a module variable counting launches.
+pub fn bump_counter_kernel() -> SimKernel {
+    SimKernel::new(
+        3,
+        "_Z12bump_counterv",
+        "bump_counter()",
+        |k: &mut KernelContext<'_>| {
+            let counter = k.arg(0);
+            let v = k.read_u32(counter);
+            k.write_u32(counter, v.wrapping_add(1));
+            k.count_instructions(3);
+        },
+    )
+}
+
+/// `x[i] ^= rotl(x[(i + 1) % n], 5)` with every read before any write: each element depends on
+/// its neighbour's previous value.
+pub fn neighbor_mix_kernel() -> SimKernel {
+    SimKernel::new(
+        4,
+        "_Z12neighbor_mixPjj",
+        "neighbor_mix(unsigned int*, unsigned int)",
+        |k: &mut KernelContext<'_>| {
+            let (x, n) = (k.arg(0), k.arg(1));
+            let old: Vec<u32> = (0..n).map(|i| k.read_u32(x + 4 * i)).collect();
+            for i in 0..n as usize {
+                let next = old[(i + 1) % old.len()];
+                k.write_u32(x + 4 * i as u64, old[i] ^ next.rotate_left(5));
+            }
+            k.count_instructions(n.div_ceil(32) * 6);
+        },
+    )
+}
+
+/// `m[i] += 1` on managed memory.
+pub fn managed_touch_kernel() -> SimKernel {
+    SimKernel::new(
+        5,
+        "_Z13managed_touchPjj",
+        "managed_touch(unsigned int*, unsigned int)",
+        |k: &mut KernelContext<'_>| {
+            let (m, n) = (k.arg(0), k.arg(1));
+            for i in 0..n {
+                let v = k.read_u32(m + 4 * i);
+                k.write_u32(m + 4 * i, v.wrapping_add(1));
+            }
+            k.count_instructions(n.div_ceil(32) * 3);
+        },
+    )
+}
+
+fn launch(kernel: &SimKernel, threads: u32, args: Vec<u64>) -> SimLaunch {
+    SimLaunch {
+        kernel: kernel.clone(),
+        grid: [threads.div_ceil(BLOCK).max(1), 1, 1],
+        block: [BLOCK, 1, 1],
+        args,
+    }
+}
+
+/// Runs the workload on `runtime` and reads every buffer back.
+pub fn run(
+    runtime: &mut SimRuntime,
+    options: WorkloadOptions,
+) -> Result<WorkloadOutcome, SimError> {
+    let n = options.elements.max(1);
+    let bytes = u64::from(n) * 4;
+    let a = runtime.alloc(AllocKind::Device, bytes)?;
+    let b = runtime.alloc(AllocKind::Pitched, bytes)?;
+    let c = runtime.alloc(AllocKind::Device, bytes)?;
+    let d = runtime.alloc(AllocKind::Device, bytes)?;
+    let launches = runtime.alloc(AllocKind::ModuleVariable, 4)?;
+    let managed = runtime.alloc(AllocKind::Managed, bytes)?;
+
+    let init = |f: &dyn Fn(u32) -> u32| (0..n).map(f).collect::<Vec<u32>>();
+    runtime.write_u32s(a, &init(&|i| i))?;
+    runtime.write_u32s(b, &init(&|i| 1000 + i))?;
+    runtime.write_u32s(c, &init(&|i| i.wrapping_mul(2_654_435_761)))?;
+    runtime.write_u32s(d, &init(&|i| i ^ 0x55))?;
+
+    let scale_add = scale_add_kernel();
+    let accumulate = accumulate_kernel();
+    let bump = bump_counter_kernel();
+    let mix = neighbor_mix_kernel();
+    let touch = managed_touch_kernel();
+    let n64 = u64::from(n);
+
+    for _ in 0..options.iterations {
+        runtime.launch(&launch(&scale_add, n, vec![a, n64, 3, 1]))?;
+        runtime.launch(&launch(&accumulate, n, vec![b, a, n64]))?;
+        runtime.launch(&launch(&bump, 1, vec![launches]))?;
+        runtime.launch(&launch(&mix, n, vec![c, n64]))?;
+        runtime.launch(&launch(&touch, n, vec![managed, n64]))?;
+    }
+    runtime.launch_graph(&[
+        launch(&scale_add, n, vec![d, n64, 5, 7]),
+        launch(&accumulate, n, vec![d, a, n64]),
+    ])?;
+    // Captured, never executed: must leave `a` untouched.
+    runtime.capture(&launch(&scale_add, n, vec![a, n64, 0, 0]));
+    runtime.launch(&launch(&accumulate, n, vec![b, d, n64]))?;
+
+    let count = n as usize;
+    Ok(WorkloadOutcome {
+        tracked: vec![
+            ("a", runtime.read_u32s(a, count)?),
+            ("b", runtime.read_u32s(b, count)?),
+            ("c", runtime.read_u32s(c, count)?),
+            ("d", runtime.read_u32s(d, count)?),
+            ("g_launches", runtime.read_u32s(launches, 1)?),
+        ],
+        managed: runtime.read_u32s(managed, count)?,
+    })
+}
+
+/// The verification of a profiled run against a single execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    pub passed: bool,
+    /// The one line the app prints.
+    pub line: String,
+}
+
+pub fn verify(profiled: &WorkloadOutcome, reference: &WorkloadOutcome) -> Verification {
+    let mismatched: Vec<String> = reference
+        .tracked
+        .iter()
+        .zip(&profiled.tracked)
+        .filter(|((_, want), (_, got))| want != got)
+        .map(|((name, want), (_, got))| {
+            let first = want.iter().zip(got).position(|(w, g)| w != g).unwrap_or(0);
+            format!(
+                "{name}[{first}] = {} instead of {}",
+                got.get(first).copied().unwrap_or(0),
+                want.get(first).copied().unwrap_or(0)
+            )
+        })
+        .collect();
+    let managed_ratio = match (reference.managed.first(), profiled.managed.first()) {
+        (Some(&want), Some(&got)) if want > 0 => format!("{:.1}", f64::from(got) / f64::from(want)),
+        _ => "n/a".to_string(),
+    };
+    if mismatched.is_empty() {
+        Verification {
+            passed: true,
+            line: format!(
+                "kreplay-sim-app: verification PASSED ({} device buffers and the module variable match a single execution; managed memory excepted, written {}x)",
+                reference.tracked.len() - 1,
+                managed_ratio
+            ),
+        }
+    } else {
+        Verification {
+            passed: false,
+            line: format!(
+                "kreplay-sim-app: verification FAILED ({} differ from a single execution: {})",
+                mismatched.len(),
+                mismatched.join(", ")
+            ),
+        }
+    }
+}
