@@ -22,4 +22,4 @@ pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
 pub use output::{write_outputs, OutputFormat};
 pub use records::*;
-pub use run::{read_databases, ProcessRun, RunData};
+pub use run::{read_database, read_databases, ProcessRun, RunData};
