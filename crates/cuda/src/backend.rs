@@ -32,6 +32,7 @@ use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
 use kreplay_format::{CounterSample, Staging};
 use std::collections::{HashMap, HashSet};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// `CU_STREAM_PER_THREAD`: the per-thread default stream's handle (`cuda.h` defines it as 0x2).
@@ -77,13 +78,16 @@ struct DeviceState {
     anchored_at: Option<Instant>,
 }
 
-/// The dispatch in progress (set by the injected library before the engine runs).
+/// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
 #[derive(Debug, Clone, Copy)]
-struct CurrentDispatch {
+pub struct CurrentDispatch {
     ctx: CUcontext,
     cu_device: sys::CUdevice,
     stream: CUstream,
 }
+
+// SAFETY: CUDA handles, valid on any thread of the process.
+unsafe impl Send for CurrentDispatch {}
 
 pub struct CudaBackend {
     driver: &'static Driver,
@@ -114,7 +118,11 @@ fn failed(e: CudaError) -> BackendError {
 
 impl CudaBackend {
     /// `cupti` is needed only when `groups` is not empty.
-    pub fn new(driver: &'static Driver, cupti: Option<&'static Cupti>, groups: MetricGroups) -> Self {
+    pub fn new(
+        driver: &'static Driver,
+        cupti: Option<&'static Cupti>,
+        groups: MetricGroups,
+    ) -> Self {
         CudaBackend {
             driver,
             cupti,
@@ -137,17 +145,18 @@ impl CudaBackend {
         ctx: CUcontext,
         device: DeviceId,
         stream: CUstream,
-    ) -> Result<(), BackendError> {
+    ) -> Result<CurrentDispatch, BackendError> {
         let _scope = ToolScope::enter();
         let mut cu_device: sys::CUdevice = 0;
         // SAFETY: writes the device ordinal of the current context.
         unsafe { drv!(self.driver, cuCtxGetDevice(&mut cu_device)) }.map_err(failed)?;
         self.streams.insert(stream as usize);
-        self.current = Some(CurrentDispatch {
+        let current = CurrentDispatch {
             ctx,
             cu_device,
             stream,
-        });
+        };
+        self.current = Some(current);
         let stale = self.devices.get(&device).is_some_and(|s| s.ctx != ctx);
         if stale {
             // The application uses another context on this device now: start afresh there.
@@ -157,7 +166,7 @@ impl CudaBackend {
             let state = self.new_device_state(ctx).map_err(failed)?;
             self.devices.insert(device, state);
         }
-        Ok(())
+        Ok(current)
     }
 
     /// The dispatch is over (whatever the outcome).
@@ -213,9 +222,18 @@ impl CudaBackend {
         let mut events = [std::ptr::null_mut(); 3];
         // SAFETY: creates objects in the current context; handles are written by the driver.
         unsafe {
-            drv!(d, cuStreamCreate(&mut tool_stream, sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING))?;
+            drv!(
+                d,
+                cuStreamCreate(
+                    &mut tool_stream,
+                    sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING
+                )
+            )?;
             for event in &mut events {
-                drv!(d, cuEventCreate(event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT))?;
+                drv!(
+                    d,
+                    cuEventCreate(event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
+                )?;
             }
         }
         Ok(DeviceState {
@@ -322,7 +340,12 @@ impl CudaBackend {
         self.devices.get_mut(&device)?.profiler.as_mut()
     }
 
-    fn ensure_arena(&mut self, device: DeviceId, place: Staging, bytes: u64) -> Result<u64, BackendError> {
+    fn ensure_arena(
+        &mut self,
+        device: DeviceId,
+        place: Staging,
+        bytes: u64,
+    ) -> Result<u64, BackendError> {
         let d = self.driver;
         let state = self.state(device)?;
         // Grow in 2 MiB steps so that small variations reuse the arena.
@@ -358,7 +381,12 @@ impl CudaBackend {
                 }
                 let mut ptr: *mut std::ffi::c_void = std::ptr::null_mut();
                 // SAFETY: writes the new pinned allocation's address.
-                match unsafe { drv!(d, cuMemHostAlloc(&mut ptr, want as usize, sys::CU_MEMHOSTALLOC_PORTABLE)) } {
+                match unsafe {
+                    drv!(
+                        d,
+                        cuMemHostAlloc(&mut ptr, want as usize, sys::CU_MEMHOSTALLOC_PORTABLE)
+                    )
+                } {
                     Ok(()) => {
                         state.host_arena = Some((ptr, want));
                         Ok(ptr as u64)
@@ -387,10 +415,20 @@ impl CudaBackend {
             // SAFETY: regions are live tracked allocations; staging was sized for them.
             let result = unsafe {
                 match (snapshot.place, to_staging) {
-                    (Staging::Device, true) => drv!(d, cuMemcpyDtoDAsync_v2(staged, region.base, n, stream)),
-                    (Staging::Device, false) => drv!(d, cuMemcpyDtoDAsync_v2(region.base, staged, n, stream)),
-                    (_, true) => drv!(d, cuMemcpyDtoHAsync_v2(staged as *mut _, region.base, n, stream)),
-                    (_, false) => drv!(d, cuMemcpyHtoDAsync_v2(region.base, staged as *const _, n, stream)),
+                    (Staging::Device, true) => {
+                        drv!(d, cuMemcpyDtoDAsync_v2(staged, region.base, n, stream))
+                    }
+                    (Staging::Device, false) => {
+                        drv!(d, cuMemcpyDtoDAsync_v2(region.base, staged, n, stream))
+                    }
+                    (_, true) => drv!(
+                        d,
+                        cuMemcpyDtoHAsync_v2(staged as *mut _, region.base, n, stream)
+                    ),
+                    (_, false) => drv!(
+                        d,
+                        cuMemcpyHtoDAsync_v2(region.base, staged as *const _, n, stream)
+                    ),
                 }
             };
             result.map_err(failed)?;
@@ -419,7 +457,10 @@ impl ReplayBackend for CudaBackend {
                 // (destroyed streams are forgotten in their resource callback).
                 match unsafe { drv!(d, cuStreamQuery(stream as CUstream)) } {
                     Ok(()) => {}
-                    Err(e) if e.driver_code() == Some(sys::cudaError_enum_CUDA_ERROR_NOT_READY as i32) => {
+                    Err(e)
+                        if e.driver_code()
+                            == Some(sys::cudaError_enum_CUDA_ERROR_NOT_READY as i32) =>
+                    {
                         still.push(stream)
                     }
                     // A handle that is no longer valid (destroyed behind our back): stop asking.
@@ -490,9 +531,20 @@ impl ReplayBackend for CudaBackend {
         let current = self.current()?;
         self.ensure_anchor(device).map_err(failed)?;
         if let Some(group) = group {
-            if let Some(profiler) = self.profiler(device) {
-                if let Err(e) = profiler.start(group) {
-                    self.counters_broken.insert(device, e.to_string());
+            match self.profiler(device) {
+                Some(profiler) => {
+                    if let Err(e) = profiler.start(group) {
+                        self.counters_broken.insert(device, e.to_string());
+                        return Err(failed(e));
+                    }
+                }
+                None => {
+                    let why = self
+                        .counters_broken
+                        .get(&device)
+                        .cloned()
+                        .unwrap_or_else(|| "no counter groups configured".into());
+                    return Err(BackendError::Failed(format!("counters unavailable: {why}")));
                 }
             }
         }
@@ -502,13 +554,22 @@ impl ReplayBackend for CudaBackend {
         unsafe { drv!(d, cuEventRecord(state.pass_start, current.stream)) }.map_err(failed)
     }
 
-    fn stop_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<PassResult, BackendError> {
+    fn stop_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+    ) -> Result<PassResult, BackendError> {
         let _scope = ToolScope::enter();
         let current = self.current()?;
         let d = self.driver;
         let (start_ev, end_ev, anchor, anchor_ns) = {
             let state = self.state(device)?;
-            (state.pass_start, state.pass_end, state.anchor, state.anchor_host_ns)
+            (
+                state.pass_start,
+                state.pass_end,
+                state.anchor,
+                state.anchor_host_ns,
+            )
         };
         // SAFETY: the tool's own events; the synchronize waits for this execution only.
         unsafe {
@@ -525,19 +586,23 @@ impl ReplayBackend for CudaBackend {
                 .get(&device)
                 .and_then(|s| s.profiler.as_ref())
                 .is_some();
-            if started && !self.counters_broken.contains_key(&device) {
-                if let Some(profiler) = self.profiler(device) {
-                    match profiler.stop(group) {
-                        Ok(values) => {
-                            counters = names
-                                .into_iter()
-                                .zip(values)
-                                .map(|(name, value)| CounterSample { name, value })
-                                .collect();
-                        }
-                        Err(e) => {
-                            self.counters_broken.insert(device, e.to_string());
-                        }
+            if !started || self.counters_broken.contains_key(&device) {
+                return Err(BackendError::Failed(format!(
+                    "counters of group {group} were not started on device {device}"
+                )));
+            }
+            if let Some(profiler) = self.profiler(device) {
+                match profiler.stop(group) {
+                    Ok(values) => {
+                        counters = names
+                            .into_iter()
+                            .zip(values)
+                            .map(|(name, value)| CounterSample { name, value })
+                            .collect();
+                    }
+                    Err(e) => {
+                        self.counters_broken.insert(device, e.to_string());
+                        return Err(failed(e));
                     }
                 }
             }
@@ -558,19 +623,40 @@ impl ReplayBackend for CudaBackend {
             match launch.api {
                 LaunchApi::Kernel { per_thread } => {
                     let p = &*(launch.params as *const sys::cuLaunchKernel_params);
-                    drv!(d, cuLaunchKernel(
-                        p.f, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY,
-                        p.blockDimZ, p.sharedMemBytes, resolve_stream(p.hStream, per_thread),
-                        p.kernelParams, p.extra
-                    ))
+                    drv!(
+                        d,
+                        cuLaunchKernel(
+                            p.f,
+                            p.gridDimX,
+                            p.gridDimY,
+                            p.gridDimZ,
+                            p.blockDimX,
+                            p.blockDimY,
+                            p.blockDimZ,
+                            p.sharedMemBytes,
+                            resolve_stream(p.hStream, per_thread),
+                            p.kernelParams,
+                            p.extra
+                        )
+                    )
                 }
                 LaunchApi::Cooperative { per_thread } => {
                     let p = &*(launch.params as *const sys::cuLaunchCooperativeKernel_params);
-                    drv!(d, cuLaunchCooperativeKernel(
-                        p.f, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY,
-                        p.blockDimZ, p.sharedMemBytes, resolve_stream(p.hStream, per_thread),
-                        p.kernelParams
-                    ))
+                    drv!(
+                        d,
+                        cuLaunchCooperativeKernel(
+                            p.f,
+                            p.gridDimX,
+                            p.gridDimY,
+                            p.gridDimZ,
+                            p.blockDimX,
+                            p.blockDimY,
+                            p.blockDimZ,
+                            p.sharedMemBytes,
+                            resolve_stream(p.hStream, per_thread),
+                            p.kernelParams
+                        )
+                    )
                 }
                 LaunchApi::KernelEx { per_thread } => {
                     let p = &*(launch.params as *const sys::cuLaunchKernelEx_params);
@@ -586,6 +672,130 @@ impl ReplayBackend for CudaBackend {
             }
         };
         result.map_err(failed)
+    }
+}
+
+/// Serialises measured executions: the per-device events and the range profiler serve one
+/// execution at a time, also when application threads launch concurrently with one group
+/// (replayed dispatches are already serialised by the engine's replay window).
+#[derive(Default)]
+pub struct MeasureGate {
+    busy: Mutex<bool>,
+    freed: Condvar,
+}
+
+impl MeasureGate {
+    fn acquire(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = self.freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+    }
+
+    fn release(&self) {
+        *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.freed.notify_one();
+    }
+}
+
+/// The engine's view of the backend for one dispatch: every call locks the shared
+/// [`CudaBackend`] only for its own duration (never while the engine waits for another thread's
+/// replay window, which would deadlock), with this dispatch's context and stream.
+pub struct DispatchBackend<'a> {
+    shared: &'a Mutex<CudaBackend>,
+    gate: &'a MeasureGate,
+    current: CurrentDispatch,
+    measuring: bool,
+}
+
+impl<'a> DispatchBackend<'a> {
+    pub fn new(
+        shared: &'a Mutex<CudaBackend>,
+        gate: &'a MeasureGate,
+        current: CurrentDispatch,
+    ) -> Self {
+        DispatchBackend {
+            shared,
+            gate,
+            current,
+            measuring: false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'a, CudaBackend> {
+        let mut backend = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        backend.current = Some(self.current);
+        backend
+    }
+
+    fn end_measure(&mut self) {
+        if self.measuring {
+            self.measuring = false;
+            self.gate.release();
+        }
+    }
+}
+
+impl Drop for DispatchBackend<'_> {
+    fn drop(&mut self) {
+        self.end_measure();
+    }
+}
+
+impl ReplayBackend for DispatchBackend<'_> {
+    type Launch = CudaLaunch;
+    type Snapshot = CudaSnapshot;
+
+    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+        self.lock().drain(device, deadline)
+    }
+
+    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
+        self.lock().device_free_bytes(device)
+    }
+
+    fn snapshot(
+        &mut self,
+        device: DeviceId,
+        regions: &[Region],
+        place: Staging,
+    ) -> Result<CudaSnapshot, BackendError> {
+        self.lock().snapshot(device, regions, place)
+    }
+
+    fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
+        self.lock().restore(snapshot)
+    }
+
+    fn release(&mut self, snapshot: CudaSnapshot) {
+        self.lock().release(snapshot)
+    }
+
+    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
+        if !self.measuring {
+            self.gate.acquire();
+            self.measuring = true;
+        }
+        let result = self.lock().start_pass(device, group);
+        if result.is_err() {
+            self.end_measure();
+        }
+        result
+    }
+
+    fn stop_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+    ) -> Result<PassResult, BackendError> {
+        let result = self.lock().stop_pass(device, group);
+        self.end_measure();
+        result
+    }
+
+    fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
+        self.lock().relaunch(launch)
     }
 }
 
@@ -614,7 +824,10 @@ mod tests {
 
     #[test]
     fn per_thread_launches_on_stream_zero_use_the_per_thread_stream() {
-        assert_eq!(resolve_stream(std::ptr::null_mut(), true), STREAM_PER_THREAD);
+        assert_eq!(
+            resolve_stream(std::ptr::null_mut(), true),
+            STREAM_PER_THREAD
+        );
         assert!(resolve_stream(std::ptr::null_mut(), false).is_null());
         let s = 0x1234 as CUstream;
         assert_eq!(resolve_stream(s, true), s);

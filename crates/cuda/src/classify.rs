@@ -182,8 +182,14 @@ mod tests {
             classify_driver_cbid(478),
             DriverEvent::Launch(LaunchApi::Cooperative { per_thread: true })
         );
-        assert_eq!(classify_driver_cbid(514), DriverEvent::Launch(LaunchApi::Graph));
-        assert_eq!(classify_driver_cbid(515), DriverEvent::Launch(LaunchApi::Graph));
+        assert_eq!(
+            classify_driver_cbid(514),
+            DriverEvent::Launch(LaunchApi::Graph)
+        );
+        assert_eq!(
+            classify_driver_cbid(515),
+            DriverEvent::Launch(LaunchApi::Graph)
+        );
         assert_eq!(
             classify_driver_cbid(480),
             DriverEvent::Launch(LaunchApi::MultiDevice)

@@ -67,8 +67,9 @@ pub fn check_driver(driver: &Driver, api: &'static str, rc: CUresult) -> Result<
     Err(CudaError::Driver {
         api,
         code: rc as i32,
-        name: c_text(name_ptr).unwrap_or_else(|| "CUDA_ERROR".into()),
-        text: c_text(text_ptr).unwrap_or_else(|| "unknown error".into()),
+        // SAFETY: static strings of the driver, or NULL.
+        name: unsafe { c_text(name_ptr) }.unwrap_or_else(|| "CUDA_ERROR".into()),
+        text: unsafe { c_text(text_ptr) }.unwrap_or_else(|| "unknown error".into()),
     })
 }
 
@@ -87,17 +88,25 @@ pub fn check_cupti(cupti: &Cupti, api: &'static str, rc: CUptiResult) -> Result<
     Err(CudaError::Cupti {
         api,
         code: rc as i32,
-        text: c_text(text_ptr).unwrap_or_else(|| "unknown error".into()),
+        // SAFETY: a static string of CUPTI, or NULL.
+        text: unsafe { c_text(text_ptr) }.unwrap_or_else(|| "unknown error".into()),
     })
 }
 
 /// Copies a C string the library owns; `None` for NULL.
-pub fn c_text(ptr: *const std::ffi::c_char) -> Option<String> {
+///
+/// # Safety
+/// `ptr` is NULL or points at a NUL-terminated string that stays valid during the call.
+pub unsafe fn c_text(ptr: *const std::ffi::c_char) -> Option<String> {
     if ptr.is_null() {
         return None;
     }
-    // SAFETY: the libraries hand out NUL-terminated strings.
-    Some(unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
+    // SAFETY: the caller's contract.
+    Some(
+        unsafe { CStr::from_ptr(ptr) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// Calls a driver function through the run-time table, checking its result:
@@ -156,7 +165,10 @@ mod tests {
 
     #[test]
     fn null_c_text_is_none() {
-        assert_eq!(c_text(std::ptr::null()), None);
-        assert_eq!(c_text(c"abc".as_ptr()).as_deref(), Some("abc"));
+        // SAFETY: NULL and a literal.
+        unsafe {
+            assert_eq!(c_text(std::ptr::null()), None);
+            assert_eq!(c_text(c"abc".as_ptr()).as_deref(), Some("abc"));
+        }
     }
 }

@@ -7,3 +7,4 @@ pub mod error;
 pub mod guard;
 pub mod module_symbols;
 pub mod profiler;
+pub mod kernel;

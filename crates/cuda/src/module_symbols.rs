@@ -93,11 +93,41 @@ mod tests {
                 flags: SymbolFlags::None,
             });
         };
-        add(".text._Z3incPj", SectionKind::Text, "_Z3incPj", 64, SymbolKind::Text);
-        add(".nv.global", SectionKind::Data, "counter", 4, SymbolKind::Data);
-        add(".nv.constant3", SectionKind::ReadOnlyData, "table", 64, SymbolKind::Data);
-        add(".nv.constant0._Z3incPj", SectionKind::ReadOnlyData, "params", 8, SymbolKind::Data);
-        add(".nv.global.init", SectionKind::Data, "seeded", 16, SymbolKind::Data);
+        add(
+            ".text._Z3incPj",
+            SectionKind::Text,
+            "_Z3incPj",
+            64,
+            SymbolKind::Text,
+        );
+        add(
+            ".nv.global",
+            SectionKind::Data,
+            "counter",
+            4,
+            SymbolKind::Data,
+        );
+        add(
+            ".nv.constant3",
+            SectionKind::ReadOnlyData,
+            "table",
+            64,
+            SymbolKind::Data,
+        );
+        add(
+            ".nv.constant0._Z3incPj",
+            SectionKind::ReadOnlyData,
+            "params",
+            8,
+            SymbolKind::Data,
+        );
+        add(
+            ".nv.global.init",
+            SectionKind::Data,
+            "seeded",
+            16,
+            SymbolKind::Data,
+        );
         obj.write().unwrap()
     }
 
@@ -112,7 +142,11 @@ mod tests {
             .collect();
         assert_eq!(
             vars,
-            vec![("counter", 4, false), ("table", 64, true), ("seeded", 16, false)]
+            vec![
+                ("counter", 4, false),
+                ("table", 64, true),
+                ("seeded", 16, false)
+            ]
         );
     }
 

@@ -121,7 +121,10 @@ impl RangeProfiler {
         if self.configured_group != Some(group) {
             self.disable();
             let mut enable = sys::CUpti_RangeProfiler_Enable_Params {
-                structSize: struct_size!(sys::CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject),
+                structSize: struct_size!(
+                    sys::CUpti_RangeProfiler_Enable_Params,
+                    pRangeProfilerObject
+                ),
                 ctx: self.ctx,
                 pRangeProfilerObject: ptr::null_mut(),
                 ..Default::default()
@@ -132,7 +135,10 @@ impl RangeProfiler {
             self.config_changes += 1;
             let config = &mut self.groups[group];
             let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
-                structSize: struct_size!(sys::CUpti_RangeProfiler_GetCounterDataSize_Params, counterDataSize),
+                structSize: struct_size!(
+                    sys::CUpti_RangeProfiler_GetCounterDataSize_Params,
+                    counterDataSize
+                ),
                 pRangeProfilerObject: self.object,
                 pMetricNames: config.name_ptrs.as_mut_ptr(),
                 numMetrics: config.name_ptrs.len(),
@@ -146,17 +152,28 @@ impl RangeProfiler {
             self.configured_group = Some(group);
         }
         let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params, pCounterData),
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
+                pCounterData
+            ),
             pRangeProfilerObject: self.object,
             counterDataSize: self.counter_data.len(),
             pCounterData: self.counter_data.as_mut_ptr(),
             ..Default::default()
         };
         // SAFETY: the image buffer outlives the object's use of it (kept in self).
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerCounterDataImageInitialize(&mut init))? };
+        unsafe {
+            cupti_call!(
+                cupti,
+                cuptiRangeProfilerCounterDataImageInitialize(&mut init)
+            )?
+        };
         let config = &self.groups[group];
         let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_SetConfig_Params, targetNestingLevel),
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_SetConfig_Params,
+                targetNestingLevel
+            ),
             pRangeProfilerObject: self.object,
             configSize: config.config_image.len(),
             pConfig: config.config_image.as_ptr(),
@@ -207,14 +224,20 @@ impl RangeProfiler {
             )));
         }
         let mut decode = sys::CUpti_RangeProfiler_DecodeData_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_DecodeData_Params, numOfRangeDropped),
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_DecodeData_Params,
+                numOfRangeDropped
+            ),
             pRangeProfilerObject: self.object,
             ..Default::default()
         };
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
         let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_GetCounterDataInfo_Params, numTotalRanges),
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_GetCounterDataInfo_Params,
+                numTotalRanges
+            ),
             pCounterDataImage: self.counter_data.as_ptr(),
             counterDataImageSize: self.counter_data.len(),
             ..Default::default()
@@ -230,7 +253,10 @@ impl RangeProfiler {
         let config = &mut self.groups[group];
         let mut values = vec![f64::NAN; config.name_ptrs.len()];
         let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
-            structSize: struct_size!(sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params, pMetricValues),
+            structSize: struct_size!(
+                sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params,
+                pMetricValues
+            ),
             pHostObject: config.host,
             pCounterDataImage: self.counter_data.as_ptr(),
             counterDataImageSize: self.counter_data.len(),
@@ -250,7 +276,10 @@ impl RangeProfiler {
             return;
         }
         let mut disable = sys::CUpti_RangeProfiler_Disable_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Disable_Params, pRangeProfilerObject),
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_Disable_Params,
+                pRangeProfilerObject
+            ),
             pRangeProfilerObject: self.object,
             ..Default::default()
         };
@@ -288,7 +317,8 @@ impl GroupConfig {
                     .map_err(|_| CudaError::Load(format!("metric name {m:?} contains a NUL byte")))
             })
             .collect::<Result<_, _>>()?;
-        let mut name_ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let mut name_ptrs: Vec<*const std::ffi::c_char> =
+            names.iter().map(|n| n.as_ptr()).collect();
         let mut init = sys::CUpti_Profiler_Host_Initialize_Params {
             structSize: struct_size!(sys::CUpti_Profiler_Host_Initialize_Params, pHostObject),
             profilerType: sys::CUpti_ProfilerType_CUPTI_PROFILER_TYPE_RANGE_PROFILER,
@@ -313,10 +343,18 @@ impl GroupConfig {
         };
         // SAFETY: name pointers are valid for the call.
         unsafe { cupti_call!(cupti, cuptiProfilerHostConfigAddMetrics(&mut add)) }.map_err(
-            |e| CudaError::Load(format!("{e} (metrics: {}; list valid names with `kreplay avail list`)", metrics.join(" "))),
+            |e| {
+                CudaError::Load(format!(
+                    "{e} (metrics: {}; list valid names with `kreplay avail list`)",
+                    metrics.join(" ")
+                ))
+            },
         )?;
         let mut size = sys::CUpti_Profiler_Host_GetConfigImageSize_Params {
-            structSize: struct_size!(sys::CUpti_Profiler_Host_GetConfigImageSize_Params, configImageSize),
+            structSize: struct_size!(
+                sys::CUpti_Profiler_Host_GetConfigImageSize_Params,
+                configImageSize
+            ),
             pHostObject: config.host,
             ..Default::default()
         };
@@ -379,7 +417,10 @@ fn check_device_supported(cupti: &'static Cupti, device: sys::CUdevice) -> Resul
     }
     let mut reasons = Vec::new();
     for (level, what) in [
-        (params.architecture, "the GPU architecture (compute capability 7.5 or newer needed)"),
+        (
+            params.architecture,
+            "the GPU architecture (compute capability 7.5 or newer needed)",
+        ),
         (params.sli, "SLI"),
         (params.vGpu, "vGPU without profiling enabled"),
         (params.confidentialCompute, "confidential computing"),
@@ -394,11 +435,16 @@ fn check_device_supported(cupti: &'static Cupti, device: sys::CUdevice) -> Resul
     }
     Err(CudaError::Load(format!(
         "CUPTI range profiling is not supported on CUDA device {device}: {}",
-        if reasons.is_empty() { "reason unknown".to_string() } else { reasons.join(", ") }
+        if reasons.is_empty() {
+            "reason unknown".to_string()
+        } else {
+            reasons.join(", ")
+        }
     )))
 }
 
-fn chip_name(cupti: &'static Cupti, device_index: usize) -> Result<String, CudaError> {
+/// The chip name CUPTI uses for device `device_index` (e.g. `GH100`).
+pub fn chip_name(cupti: &'static Cupti, device_index: usize) -> Result<String, CudaError> {
     let mut params = sys::CUpti_Device_GetChipName_Params {
         structSize: struct_size!(sys::CUpti_Device_GetChipName_Params, pChipName),
         deviceIndex: device_index,
@@ -406,12 +452,16 @@ fn chip_name(cupti: &'static Cupti, device_index: usize) -> Result<String, CudaE
     };
     // SAFETY: CUPTI writes a pointer to a static string.
     unsafe { cupti_call!(cupti, cuptiDeviceGetChipName(&mut params))? };
-    Ok(c_text(params.pChipName).unwrap_or_default())
+    // SAFETY: a static string of CUPTI, or NULL.
+    Ok(unsafe { c_text(params.pChipName) }.unwrap_or_default())
 }
 
 fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>, CudaError> {
     let mut params = sys::CUpti_Profiler_GetCounterAvailability_Params {
-        structSize: struct_size!(sys::CUpti_Profiler_GetCounterAvailability_Params, pCounterAvailabilityImage),
+        structSize: struct_size!(
+            sys::CUpti_Profiler_GetCounterAvailability_Params,
+            pCounterAvailabilityImage
+        ),
         ctx,
         ..Default::default()
     };

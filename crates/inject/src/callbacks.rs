@@ -1,0 +1,407 @@
+//! The CUPTI callback: driver-domain launches, allocations, frees and the fence; resource-domain
+//! contexts, streams and modules.
+
+use crate::tool::{self, host_address, lock, Tool};
+use kreplay_core::backend::{DispatchInfo, LaunchKind, Region};
+use kreplay_core::{FenceGuard, LaunchTicket};
+use kreplay_cuda::backend::{resolve_stream, CudaLaunch, CudaSnapshot, DispatchBackend};
+use kreplay_cuda::classify::{classify_driver_cbid, AllocApi, DriverEvent, FreeApi, LaunchApi};
+use kreplay_cuda::drv;
+use kreplay_cuda::guard::{in_tool, ToolScope};
+use kreplay_cuda::module_symbols::scan_cubin;
+use kreplay_cupti_sys as sys;
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A launch between its ENTER and EXIT callbacks.
+struct PendingLaunch {
+    correlation_id: u32,
+    ticket: LaunchTicket<CudaSnapshot>,
+    backend: DispatchBackend<'static>,
+}
+
+thread_local! {
+    static LAUNCHES: RefCell<Vec<PendingLaunch>> = const { RefCell::new(Vec::new()) };
+    /// Fences held from an API's ENTER to its EXIT, with the API's callback id.
+    static FENCES: RefCell<Vec<(u32, FenceGuard)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The function CUPTI calls. Never unwinds: a panic switches the tool off.
+pub(crate) unsafe extern "C" fn callback(
+    _userdata: *mut c_void,
+    domain: sys::CUpti_CallbackDomain,
+    cbid: sys::CUpti_CallbackId,
+    cbdata: *const c_void,
+) {
+    // The tool's own driver calls fire callbacks too; only module loads matter then.
+    if in_tool() && domain != sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE {
+        return;
+    }
+    let Some(tool) = tool::tool() else { return };
+    if cbdata.is_null() {
+        return;
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| match domain {
+        sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API => {
+            // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
+            on_driver(tool, cbid, unsafe {
+                &*(cbdata as *const sys::CUpti_CallbackData)
+            })
+        }
+        sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE => {
+            // SAFETY: CUPTI passes a CUpti_ResourceData for the resource domain.
+            on_resource(tool, cbid, unsafe {
+                &*(cbdata as *const sys::CUpti_ResourceData)
+            })
+        }
+        _ => {}
+    }));
+    if outcome.is_err() {
+        tool::disable("internal error in a CUDA callback");
+    }
+}
+
+fn is_blocking_wait(cbid: u32) -> bool {
+    matches!(
+        cbid,
+        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize
+    )
+}
+
+fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
+    let enter = data.callbackSite == sys::CUpti_ApiCallbackSite_CUPTI_API_ENTER;
+    match classify_driver_cbid(cbid) {
+        DriverEvent::Launch(api) => {
+            if enter {
+                launch_enter(tool, api, data);
+            } else {
+                launch_exit(api, data);
+            }
+        }
+        event => {
+            if enter {
+                if is_blocking_wait(cbid) {
+                    // Wait out a replay in progress, but do not hold the fence while blocked:
+                    // the replaying thread may need this thread's earlier work to finish.
+                    drop(tool.engine.fence());
+                } else {
+                    let guard = tool.engine.fence();
+                    FENCES.with(|f| f.borrow_mut().push((cbid, guard)));
+                }
+                if let DriverEvent::Free(api) = event {
+                    on_free(tool, api, data);
+                }
+            } else {
+                FENCES.with(|f| {
+                    let mut fences = f.borrow_mut();
+                    if let Some(pos) = fences.iter().rposition(|(id, _)| *id == cbid) {
+                        drop(fences.remove(pos));
+                    }
+                });
+                if let DriverEvent::Alloc(api) = event {
+                    on_alloc(tool, api, data);
+                }
+            }
+        }
+    }
+}
+
+fn succeeded(data: &sys::CUpti_CallbackData) -> bool {
+    // SAFETY: at EXIT the return value points at the call's CUresult.
+    !data.functionReturnValue.is_null()
+        && unsafe { *(data.functionReturnValue as *const sys::CUresult) } == 0
+}
+
+fn on_alloc(tool: &Tool, api: AllocApi, data: &sys::CUpti_CallbackData) {
+    if !succeeded(data) || data.functionParams.is_null() {
+        return;
+    }
+    let Some(device) = tool.device_of(data.context) else {
+        return;
+    };
+    let p = data.functionParams;
+    // SAFETY: each API's parameter block, as generated_cuda_meta.h declares it; output
+    // pointers were written by the successful call.
+    let (base, bytes) = unsafe {
+        match api {
+            AllocApi::Alloc => {
+                let p = &*(p as *const sys::cuMemAlloc_v2_params);
+                (*p.dptr, p.bytesize as u64)
+            }
+            AllocApi::Pitch => {
+                let p = &*(p as *const sys::cuMemAllocPitch_v2_params);
+                (*p.dptr, (*p.pPitch * p.Height) as u64)
+            }
+            AllocApi::Async | AllocApi::FromPool => {
+                let p = &*(p as *const sys::cuMemAllocAsync_params);
+                (*p.dptr, p.bytesize as u64)
+            }
+            AllocApi::Managed => {
+                let p = &*(p as *const sys::cuMemAllocManaged_params);
+                (*p.dptr, p.bytesize as u64)
+            }
+            AllocApi::HostAlloc => {
+                let p = &*(p as *const sys::cuMemHostAlloc_params);
+                (host_address(*p.pp), p.bytesize as u64)
+            }
+            AllocApi::AllocHost => {
+                let p = &*(p as *const sys::cuMemAllocHost_v2_params);
+                (host_address(*p.pp), p.bytesize as u64)
+            }
+            AllocApi::HostRegister => {
+                let p = &*(p as *const sys::cuMemHostRegister_v2_params);
+                (host_address(p.p), p.bytesize as u64)
+            }
+            AllocApi::Map => {
+                let p = &*(p as *const sys::cuMemMap_params);
+                (p.ptr, p.size as u64)
+            }
+        }
+    };
+    tool.engine.inventory().insert(Region {
+        device,
+        base,
+        bytes,
+        kind: api.kind(),
+    });
+}
+
+fn on_free(tool: &Tool, api: FreeApi, data: &sys::CUpti_CallbackData) {
+    if data.functionParams.is_null() {
+        return;
+    }
+    let Some(device) = tool.device_of(data.context) else {
+        return;
+    };
+    let p = data.functionParams;
+    // SAFETY: each API's parameter block, valid during the callback.
+    let base = unsafe {
+        match api {
+            FreeApi::Free => (*(p as *const sys::cuMemFree_v2_params)).dptr,
+            FreeApi::FreeAsync => (*(p as *const sys::cuMemFreeAsync_params)).dptr,
+            FreeApi::FreeHost => host_address((*(p as *const sys::cuMemFreeHost_params)).p),
+            FreeApi::HostUnregister => {
+                host_address((*(p as *const sys::cuMemHostUnregister_params)).p)
+            }
+            FreeApi::Unmap => (*(p as *const sys::cuMemUnmap_params)).ptr,
+        }
+    };
+    tool.engine.inventory().remove(device, base);
+}
+
+/// Grid, block, dynamic shared memory, function and stream of a launch.
+struct LaunchShape {
+    f: sys::CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    stream: sys::CUstream,
+}
+
+fn launch_shape(api: LaunchApi, params: *const c_void) -> LaunchShape {
+    // SAFETY: the launch API's parameter block, valid during the callback.
+    unsafe {
+        match api {
+            LaunchApi::Kernel { per_thread } => {
+                let p = &*(params as *const sys::cuLaunchKernel_params);
+                LaunchShape {
+                    f: p.f,
+                    grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
+                    block: [p.blockDimX, p.blockDimY, p.blockDimZ],
+                    shared: p.sharedMemBytes,
+                    stream: resolve_stream(p.hStream, per_thread),
+                }
+            }
+            LaunchApi::Cooperative { per_thread } => {
+                let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
+                LaunchShape {
+                    f: p.f,
+                    grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
+                    block: [p.blockDimX, p.blockDimY, p.blockDimZ],
+                    shared: p.sharedMemBytes,
+                    stream: resolve_stream(p.hStream, per_thread),
+                }
+            }
+            LaunchApi::KernelEx { per_thread } => {
+                let p = &*(params as *const sys::cuLaunchKernelEx_params);
+                let c = &*p.config;
+                LaunchShape {
+                    f: p.f,
+                    grid: [c.gridDimX, c.gridDimY, c.gridDimZ],
+                    block: [c.blockDimX, c.blockDimY, c.blockDimZ],
+                    shared: c.sharedMemBytes,
+                    stream: resolve_stream(c.hStream, per_thread),
+                }
+            }
+            LaunchApi::Graph => {
+                let p = &*(params as *const sys::cuGraphLaunch_params);
+                LaunchShape {
+                    f: std::ptr::null_mut(),
+                    grid: [0; 3],
+                    block: [0; 3],
+                    shared: 0,
+                    stream: p.hStream,
+                }
+            }
+            LaunchApi::MultiDevice => LaunchShape {
+                f: std::ptr::null_mut(),
+                grid: [0; 3],
+                block: [0; 3],
+                shared: 0,
+                stream: std::ptr::null_mut(),
+            },
+        }
+    }
+}
+
+fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackData) {
+    if data.functionParams.is_null() {
+        return;
+    }
+    let Some(device) = tool.device_of(data.context) else {
+        return;
+    };
+    tool.register_agent(device);
+    let shape = launch_shape(api, data.functionParams);
+    let capturing = {
+        let _scope = ToolScope::enter();
+        let mut status: sys::CUstreamCaptureStatus = 0;
+        // SAFETY: queries the launch's stream (a live handle or a default-stream constant).
+        unsafe { drv!(tool.driver, cuStreamIsCapturing(shape.stream, &mut status)) }
+            .map(|()| status != sys::CUstreamCaptureStatus_enum_CU_STREAM_CAPTURE_STATUS_NONE)
+            .unwrap_or(false)
+    };
+    let kind = if capturing {
+        LaunchKind::StreamCapture
+    } else {
+        match api {
+            LaunchApi::Graph => LaunchKind::Graph,
+            LaunchApi::MultiDevice => LaunchKind::MultiDevice,
+            _ => LaunchKind::Kernel,
+        }
+    };
+    let (kernel_id, kernel_name) = if shape.f.is_null() {
+        (
+            0,
+            if api == LaunchApi::Graph {
+                "cuGraphLaunch"
+            } else {
+                "cuLaunchCooperativeKernelMultiDevice"
+            }
+            .to_string(),
+        )
+    } else {
+        // SAFETY: symbolName is valid for launch callbacks (and only read for them).
+        let symbol =
+            unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+        tool.kernel_id(shape.f, symbol, device)
+    };
+    let stream_id = {
+        let _scope = ToolScope::enter();
+        let mut id: u64 = 0;
+        // SAFETY: writes the stream's process-unique id.
+        match unsafe { drv!(tool.driver, cuStreamGetId(shape.stream, &mut id)) } {
+            Ok(()) => id,
+            Err(_) => shape.stream as u64,
+        }
+    };
+    let info = DispatchInfo {
+        device,
+        kind,
+        kernel_name,
+        kernel_id,
+        stream_id,
+        correlation_id: u64::from(data.correlationId),
+        grid: shape.grid,
+        block: shape.block,
+        dynamic_shared_bytes: shape.shared,
+    };
+    let current = match lock(&tool.backend).begin_dispatch(data.context, device, shape.stream) {
+        Ok(current) => current,
+        Err(e) => {
+            tool.warn_once(
+                "begin-dispatch",
+                &format!("cannot prepare dispatches for replay ({e}); they run unprofiled"),
+            );
+            return;
+        }
+    };
+    let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
+    let ticket = tool.engine.launch_enter(&mut backend, &info);
+    LAUNCHES.with(|l| {
+        l.borrow_mut().push(PendingLaunch {
+            correlation_id: data.correlationId,
+            ticket,
+            backend,
+        })
+    });
+}
+
+fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
+    let pending = LAUNCHES.with(|l| {
+        let mut launches = l.borrow_mut();
+        let pos = launches
+            .iter()
+            .rposition(|p| p.correlation_id == data.correlationId)?;
+        Some(launches.remove(pos))
+    });
+    let Some(PendingLaunch {
+        ticket,
+        mut backend,
+        ..
+    }) = pending
+    else {
+        return;
+    };
+    let Some(tool) = tool::tool() else { return };
+    let launch = CudaLaunch {
+        api,
+        params: data.functionParams,
+    };
+    tool.engine.launch_exit(&mut backend, ticket, &launch);
+    drop(backend);
+    lock(&tool.backend).end_dispatch();
+}
+
+fn on_resource(tool: &Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
+    match cbid {
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_MODULE_LOADED => {
+            let module = data.resourceDescriptor as *const sys::CUpti_ModuleResourceData;
+            if module.is_null() {
+                return;
+            }
+            // SAFETY: CUPTI's module descriptor; the cubin is valid during the callback.
+            let image = unsafe {
+                let m = &*module;
+                if m.pCubin.is_null() || m.cubinSize == 0 {
+                    return;
+                }
+                std::slice::from_raw_parts(m.pCubin as *const u8, m.cubinSize)
+            };
+            if let Ok(symbols) = scan_cubin(image) {
+                lock(&tool.pending_cubins).push(symbols);
+            }
+        }
+        _ if in_tool() => {}
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_STREAM_CREATED => {
+            // SAFETY: the stream member of the resource handle union, for stream callbacks.
+            let stream = unsafe { data.resourceHandle.stream };
+            lock(&tool.backend).note_stream(stream);
+        }
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING => {
+            // SAFETY: as above.
+            let stream = unsafe { data.resourceHandle.stream };
+            lock(&tool.backend).forget_stream(stream);
+        }
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING => {
+            lock(&tool.backend).forget_context(data.context);
+            lock(&tool.context_devices).remove(&(data.context as usize));
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,375 @@
+//! The process-wide tool state: configuration, engine, CUDA backend, record sink, and the
+//! bookkeeping of kernels, devices and modules.
+
+use crate::callbacks;
+use kreplay_core::backend::{AllocKind, DeviceId, Region};
+use kreplay_core::config::ToolConfig;
+use kreplay_core::Engine;
+use kreplay_cuda::backend::{CudaBackend, MeasureGate};
+use kreplay_cuda::module_symbols::CubinSymbols;
+use kreplay_cuda::{cupti_call, drv, loader};
+use kreplay_cupti_sys::cupti::Cupti;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, struct_size};
+use kreplay_format::{CounterInfo, KernelSymbol, ProcessInfo, RecordSink};
+use std::collections::{HashMap, HashSet};
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub(crate) struct Tool {
+    pub engine: Engine,
+    pub backend: Mutex<CudaBackend>,
+    pub gate: MeasureGate,
+    pub driver: &'static Driver,
+    pub cupti: &'static Cupti,
+    pub sink: Arc<dyn RecordSink>,
+    pub kernels: Mutex<HashMap<usize, KernelEntry>>,
+    next_kernel_id: AtomicU64,
+    pub agents: Mutex<HashSet<DeviceId>>,
+    pub context_devices: Mutex<HashMap<usize, DeviceId>>,
+    /// Cubins loaded but not yet matched to a module handle (see `resolve_module_variables`).
+    pub pending_cubins: Mutex<Vec<CubinSymbols>>,
+    pub resolved_modules: Mutex<HashSet<usize>>,
+    pub warned: Mutex<HashSet<&'static str>>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct KernelEntry {
+    pub id: u64,
+    pub mangled: String,
+}
+
+static TOOL: OnceLock<Tool> = OnceLock::new();
+/// Set when the tool switches itself off (a panic, another CUPTI subscriber).
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn tool() -> Option<&'static Tool> {
+    if DISABLED.load(Ordering::Relaxed) {
+        return None;
+    }
+    TOOL.get()
+}
+
+/// Switches the tool off for the rest of the process, saying why once.
+pub(crate) fn disable(reason: &str) {
+    if !DISABLED.swap(true, Ordering::SeqCst) {
+        eprintln!("kreplay: {reason}; profiling is off for the rest of this process, the application continues");
+        if let Some(tool) = TOOL.get() {
+            tool.sink.flush();
+        }
+    }
+}
+
+pub(crate) fn initialize() -> Result<(), String> {
+    if TOOL.get().is_some() {
+        return Ok(());
+    }
+    let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
+    let driver = loader::driver().map_err(|e| e.to_string())?;
+    let cupti = loader::cupti().map_err(|e| e.to_string())?;
+    let pid = std::process::id();
+    let path = config.database_path_for(pid);
+    let writer = kreplay_format::db::DbWriter::create(std::path::Path::new(&path))
+        .map_err(|e| format!("cannot write the database {path}: {e}"))?;
+    let sink: Arc<dyn RecordSink> = Arc::new(writer);
+    let groups: Vec<Vec<String>> = config
+        .groups
+        .iter()
+        .map(|g| g.metrics().map(str::to_string).collect())
+        .collect();
+    let counter_infos: Vec<CounterInfo> = config
+        .groups
+        .iter()
+        .flat_map(|g| g.counters.iter())
+        .map(|c| CounterInfo {
+            name: c.requested.clone(),
+            metric: c.metric.clone(),
+            description: String::new(),
+            unit: String::new(),
+        })
+        .collect();
+    let engine = Engine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
+    engine.record_process(process_info(pid));
+    engine.register_counters(counter_infos);
+    let backend = CudaBackend::new(driver, (!groups.is_empty()).then_some(cupti), groups);
+    let tool = Tool {
+        engine,
+        backend: Mutex::new(backend),
+        gate: MeasureGate::default(),
+        driver,
+        cupti,
+        sink,
+        kernels: Mutex::new(HashMap::new()),
+        next_kernel_id: AtomicU64::new(1),
+        agents: Mutex::new(HashSet::new()),
+        context_devices: Mutex::new(HashMap::new()),
+        pending_cubins: Mutex::new(Vec::new()),
+        resolved_modules: Mutex::new(HashSet::new()),
+        warned: Mutex::new(HashSet::new()),
+    };
+    if TOOL.set(tool).is_err() {
+        return Ok(());
+    }
+    subscribe(cupti)?;
+    // SAFETY: registers a plain extern "C" function.
+    unsafe { libc::atexit(at_exit) };
+    Ok(())
+}
+
+fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
+    let name = CString::new("kreplay").expect("no NUL");
+    let mut old_name =
+        vec![0 as std::ffi::c_char; sys::CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN as usize + 64];
+    let mut params = sys::CUpti_SubscriberParams {
+        structSize: struct_size!(sys::CUpti_SubscriberParams, oldSubscriberSize),
+        subscriberName: name.as_ptr(),
+        oldSubscriberName: old_name.as_mut_ptr(),
+        oldSubscriberSize: old_name.len(),
+    };
+    let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
+    // SAFETY: the callback is a plain extern "C" function; params point at live buffers.
+    let result = unsafe {
+        cupti_call!(
+            cupti,
+            cuptiSubscribe_v2(
+                &mut handle,
+                Some(callbacks::callback),
+                std::ptr::null_mut(),
+                &mut params
+            )
+        )
+    };
+    if let Err(e) = result {
+        DISABLED.store(true, Ordering::SeqCst);
+        if e.cupti_code()
+            == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
+        {
+            // SAFETY: CUPTI wrote a NUL-terminated name into the zeroed buffer (or nothing).
+            let other =
+                unsafe { kreplay_cuda::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
+            let other = if other.is_empty() {
+                "another CUPTI-based tool (Nsight Systems, Nsight Compute, cuda-gdb, ...)"
+                    .to_string()
+            } else {
+                format!("'{other}'")
+            };
+            return Err(format!("{other} already holds CUPTI in this process"));
+        }
+        return Err(e.to_string());
+    }
+    // SAFETY: enabling domains on our own subscriber, from the one thread that initialises.
+    unsafe {
+        cupti_call!(
+            cupti,
+            cuptiEnableDomain(
+                1,
+                handle,
+                sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API
+            )
+        )
+        .map_err(|e| e.to_string())?;
+        cupti_call!(
+            cupti,
+            cuptiEnableDomain(
+                1,
+                handle,
+                sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE
+            )
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+extern "C" fn at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Some(tool) = TOOL.get() {
+            tool.engine.finish();
+        }
+    });
+}
+
+fn process_info(pid: u32) -> ProcessInfo {
+    let command = std::fs::read("/proc/self/cmdline")
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|part| !part.is_empty())
+                .map(|part| String::from_utf8_lossy(part).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    ProcessInfo {
+        pid,
+        ppid: std::os::unix::process::parent_id(),
+        hostname,
+        command,
+        start_ns: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+        end_ns: 0,
+    }
+}
+
+impl Tool {
+    /// Says `message` once per process (stderr and a Warning record).
+    pub fn warn_once(&self, key: &'static str, message: &str) {
+        let first = self
+            .warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key);
+        if first {
+            eprintln!("kreplay: {message}");
+            self.sink
+                .send(kreplay_format::Record::Warning(kreplay_format::Warning {
+                    message: message.to_string(),
+                }));
+        }
+    }
+
+    /// The device ordinal of a context (cached).
+    pub fn device_of(&self, ctx: sys::CUcontext) -> Option<DeviceId> {
+        if let Some(device) = lock(&self.context_devices).get(&(ctx as usize)) {
+            return Some(*device);
+        }
+        let _scope = kreplay_cuda::guard::ToolScope::enter();
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: writes the ordinal of a live context's device.
+        unsafe { drv!(self.driver, cuCtxGetDevice_v2(&mut device, ctx)) }.ok()?;
+        let device = device as DeviceId;
+        lock(&self.context_devices).insert(ctx as usize, device);
+        Some(device)
+    }
+
+    pub fn register_agent(&self, device: DeviceId) {
+        if !lock(&self.agents).insert(device) {
+            return;
+        }
+        let description =
+            kreplay_cuda::kernel::describe_device(self.driver, device as sys::CUdevice)
+                .unwrap_or_default();
+        let chip = {
+            let _scope = kreplay_cuda::guard::ToolScope::enter();
+            kreplay_cuda::profiler::chip_name(self.cupti, device as usize).unwrap_or_default()
+        };
+        self.engine.register_agent(kreplay_format::AgentInfo {
+            agent_id: u64::from(device),
+            name: description.name,
+            chip,
+            sm_count: description.sm_count,
+            global_memory_bytes: description.global_memory_bytes,
+            pci_location: description.pci_location,
+        });
+    }
+
+    /// The kernel id of `f`, registering the kernel (and its module's variables) the first time.
+    pub fn kernel_id(
+        &self,
+        f: sys::CUfunction,
+        symbol_name: Option<String>,
+        device: DeviceId,
+    ) -> (u64, String) {
+        if let Some(entry) = lock(&self.kernels).get(&(f as usize)) {
+            return (entry.id, entry.mangled.clone());
+        }
+        let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, f));
+        let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
+        self.resolve_module_variables(f, &mangled, device);
+        let attributes = kreplay_cuda::kernel::function_attributes(self.driver, f);
+        self.engine.register_kernel(KernelSymbol {
+            kernel_id: id,
+            mangled_name: mangled.clone(),
+            demangled_name: kreplay_cuda::kernel::demangle(&mangled),
+            registers: attributes.registers,
+            static_shared_bytes: attributes.static_shared_bytes,
+            local_bytes: attributes.local_bytes,
+            param_bytes: attributes.param_bytes,
+        });
+        lock(&self.kernels).insert(
+            f as usize,
+            KernelEntry {
+                id,
+                mangled: mangled.clone(),
+            },
+        );
+        (id, mangled)
+    }
+
+    /// Puts the `__device__` and `__constant__` variables of `f`'s module into the inventory.
+    /// CUPTI's MODULE_LOADED names a cubin but not its module handle, so the cubin that defines
+    /// the kernel `name` is matched to the handle `cuFuncGetModule` gives. Lazy loading may not
+    /// have loaded the module yet: `cuFuncLoad` loads it (its MODULE_LOADED callback arrives
+    /// on this thread before the call returns).
+    fn resolve_module_variables(&self, f: sys::CUfunction, name: &str, device: DeviceId) {
+        let _scope = kreplay_cuda::guard::ToolScope::enter();
+        let d = self.driver;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: live function handle; the module handle is written by the driver.
+        unsafe {
+            let _ = drv!(d, cuFuncLoad(f));
+            if drv!(d, cuFuncGetModule(&mut module, f)).is_err() {
+                return;
+            }
+        }
+        if lock(&self.resolved_modules).contains(&(module as usize)) {
+            return;
+        }
+        let cubin = {
+            let mut pending = lock(&self.pending_cubins);
+            let index = pending
+                .iter()
+                .rposition(|c| c.kernels.iter().any(|k| k == name));
+            index.map(|i| pending.remove(i))
+        };
+        let Some(cubin) = cubin else { return };
+        lock(&self.resolved_modules).insert(module as usize);
+        for variable in cubin.variables {
+            let Ok(c_name) = CString::new(variable.name.as_str()) else {
+                continue;
+            };
+            let (mut address, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
+            // SAFETY: looks a name up in a live module.
+            if unsafe {
+                drv!(
+                    d,
+                    cuModuleGetGlobal_v2(&mut address, &mut bytes, module, c_name.as_ptr())
+                )
+            }
+            .is_ok()
+            {
+                self.engine.inventory().insert(Region {
+                    device,
+                    base: address,
+                    bytes: bytes as u64,
+                    kind: AllocKind::ModuleVariable,
+                });
+            }
+        }
+    }
+}
+
+fn function_name(driver: &Driver, f: sys::CUfunction) -> String {
+    let _scope = kreplay_cuda::guard::ToolScope::enter();
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: the driver writes a pointer to the function's name, owned by the driver.
+    match unsafe { drv!(driver, cuFuncGetName(&mut name, f)) } {
+        // SAFETY: the driver's own string for the function.
+        Ok(()) => unsafe { kreplay_cuda::error::c_text(name) }.unwrap_or_default(),
+        Err(_) => format!("function@{:#x}", f as usize),
+    }
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A host pointer as the inventory's address.
+pub(crate) fn host_address(p: *mut c_void) -> u64 {
+    p as u64
+}
