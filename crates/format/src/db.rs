@@ -325,14 +325,14 @@ impl RowInserter {
         let result = match existing {
             Some(id) => self.conn.execute(
                 r#"UPDATE rocpd_info_agent SET absolute_index = ?1, logical_index = ?1, type_index = ?1,
-                   name = ?2, model_name = ?2, vendor_name = ?3, product_name = ?4, user_name = ?4,
+                   name = ?2, model_name = ?4, vendor_name = ?3, product_name = ?4, user_name = ?4,
                    extdata = ?5 WHERE id = ?6"#,
                 params![index, agent.chip, vendor, agent.name, extdata, id],
             ),
             None => self.conn.execute(
                 r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
                    type_index, name, model_name, vendor_name, product_name, user_name, extdata)
-                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5, ?5, ?6, ?7, ?7, ?8)"#,
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5, ?7, ?6, ?7, ?7, ?8)"#,
                 params![rows.guid, rows.node_id, rows.pid, index, agent.chip, vendor, agent.name, extdata],
             ),
         };
