@@ -911,3 +911,6 @@ fn _assert_engine_is_send_sync() {
     fn check<T: Send + Sync>() {}
     check::<Engine>();
 }
+
+#[cfg(test)]
+mod tests;

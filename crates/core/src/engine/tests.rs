@@ -1,0 +1,879 @@
+//! Pass-loop tests against a backend that logs every call and models memory as one counter
+//! that each execution increments (so a missing or extra restore shows in the final value).
+
+use super::*;
+use crate::backend::{AllocKind, Region};
+use crate::config::{CounterGroup, CounterSpec, InProcessMode, KernelFilter};
+use crate::notice::SilentLogger;
+use kreplay_format::{CounterSample, Warning};
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    Drain,
+    Snapshot(Staging),
+    Restore,
+    Release,
+    Start(Option<usize>),
+    Stop(Option<usize>),
+    Relaunch,
+    Execute,
+}
+
+#[derive(Default)]
+struct MockBackend {
+    ops: Vec<Op>,
+    /// Device memory: incremented by every execution.
+    value: u64,
+    staged: Option<u64>,
+    free_bytes: u64,
+    device_staging_full: bool,
+    host_staging_full: bool,
+    drain_times_out: bool,
+    restore_fails: bool,
+    relaunch_fails: bool,
+    collectable: Option<usize>,
+    active: Option<Option<usize>>,
+}
+
+impl MockBackend {
+    fn new() -> Self {
+        MockBackend {
+            free_bytes: u64::MAX / 2,
+            ..MockBackend::default()
+        }
+    }
+
+    /// The application's own execution of the launch.
+    fn execute(&mut self) {
+        self.ops.push(Op::Execute);
+        self.value += 1;
+    }
+
+    fn count(&self, op: &Op) -> usize {
+        self.ops.iter().filter(|o| *o == op).count()
+    }
+}
+
+impl ReplayBackend for MockBackend {
+    type Launch = ();
+    type Snapshot = u64;
+
+    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+        self.ops.push(Op::Drain);
+        if self.drain_times_out {
+            return Err(BackendError::DrainTimeout { device, deadline });
+        }
+        Ok(())
+    }
+
+    fn device_free_bytes(&mut self, _device: DeviceId) -> u64 {
+        self.free_bytes
+    }
+
+    fn snapshot(
+        &mut self,
+        _device: DeviceId,
+        regions: &[Region],
+        place: Staging,
+    ) -> Result<u64, BackendError> {
+        let bytes = regions.iter().map(|r| r.bytes).sum();
+        let full = match place {
+            Staging::Device => self.device_staging_full,
+            Staging::Host => self.host_staging_full,
+            Staging::None => true,
+        };
+        if full {
+            return Err(BackendError::OutOfStagingMemory(place, bytes));
+        }
+        self.ops.push(Op::Snapshot(place));
+        self.staged = Some(self.value);
+        Ok(self.value)
+    }
+
+    fn restore(&mut self, snapshot: &u64) -> Result<u64, BackendError> {
+        self.ops.push(Op::Restore);
+        if self.restore_fails {
+            return Err(BackendError::Failed("copy failed".into()));
+        }
+        self.value = *snapshot;
+        Ok(8)
+    }
+
+    fn release(&mut self, _snapshot: u64) {
+        self.ops.push(Op::Release);
+        self.staged = None;
+    }
+
+    fn start_pass(&mut self, _device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
+        assert!(self.active.is_none(), "start_pass while a pass is active");
+        self.ops.push(Op::Start(group));
+        self.active = Some(group);
+        Ok(())
+    }
+
+    fn stop_pass(
+        &mut self,
+        _device: DeviceId,
+        group: Option<usize>,
+    ) -> Result<PassResult, BackendError> {
+        assert_eq!(
+            self.active.take(),
+            Some(group),
+            "stop_pass of another group"
+        );
+        self.ops.push(Op::Stop(group));
+        let counters = group
+            .map(|g| {
+                vec![CounterSample {
+                    name: format!("group{g}"),
+                    value: 32.0,
+                }]
+            })
+            .unwrap_or_default();
+        Ok(PassResult {
+            counters,
+            start_ns: 10,
+            end_ns: 20,
+        })
+    }
+
+    fn relaunch(&mut self, _launch: &()) -> Result<(), BackendError> {
+        self.ops.push(Op::Relaunch);
+        if self.relaunch_fails {
+            return Err(BackendError::Failed("launch failed".into()));
+        }
+        self.value += 1;
+        Ok(())
+    }
+
+    fn collectable_groups(&mut self, _device: DeviceId, configured: usize) -> usize {
+        self.collectable.unwrap_or(configured)
+    }
+}
+
+#[derive(Default)]
+struct MemorySink {
+    records: Mutex<Vec<Record>>,
+    flushes: AtomicUsize,
+}
+
+impl RecordSink for MemorySink {
+    fn send(&self, record: Record) {
+        self.records.lock().unwrap().push(record);
+    }
+    fn flush(&self) {
+        self.flushes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl MemorySink {
+    fn dispatches(&self) -> Vec<DispatchRecord> {
+        self.records
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| match r {
+                Record::Dispatch(d) => Some(d.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+    fn costs(&self) -> Vec<ReplayCost> {
+        self.records
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| match r {
+                Record::ReplayCost(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.records
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| match r {
+                Record::Warning(Warning { message }) => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// What the abort action saw: the message and how many flushes had happened by then.
+type Aborts = Arc<Mutex<Vec<(String, usize)>>>;
+
+struct Harness {
+    engine: Engine,
+    sink: Arc<MemorySink>,
+    aborts: Aborts,
+}
+
+fn groups(n: usize) -> Vec<CounterGroup> {
+    (0..n)
+        .map(|g| CounterGroup {
+            counters: vec![CounterSpec {
+                requested: format!("group{g}"),
+                metric: format!("metric{g}"),
+            }],
+        })
+        .collect()
+}
+
+fn config(groups_n: usize, mode: InProcessMode) -> ToolConfig {
+    ToolConfig {
+        groups: groups(groups_n),
+        mode,
+        ..ToolConfig::default()
+    }
+}
+
+fn harness_with(config: ToolConfig, tool: Option<Box<dyn ReplayTool>>) -> Harness {
+    let sink = Arc::new(MemorySink::default());
+    let aborts: Aborts = Arc::default();
+    let options = EngineOptions {
+        logger: Arc::new(SilentLogger),
+        abort: {
+            let aborts = aborts.clone();
+            let sink = sink.clone();
+            Arc::new(move |message: &str| {
+                let flushes = sink.flushes.load(Ordering::SeqCst);
+                aborts.lock().unwrap().push((message.to_string(), flushes));
+            })
+        },
+        staging_reserve_bytes: 1024,
+    };
+    let tool = tool.unwrap_or_else(|| Box::new(CounterGroupsTool::new(&config)));
+    let engine = Engine::with_options(config, sink.clone(), tool, options).unwrap();
+    engine.inventory().insert(Region {
+        device: 0,
+        base: 0x1000,
+        bytes: 8,
+        kind: AllocKind::Device,
+    });
+    Harness {
+        engine,
+        sink,
+        aborts,
+    }
+}
+
+fn harness(groups_n: usize, mode: InProcessMode) -> Harness {
+    harness_with(config(groups_n, mode), None)
+}
+
+fn info(kind: LaunchKind) -> DispatchInfo {
+    DispatchInfo {
+        device: 0,
+        kind,
+        kernel_name: "_Z6kernelv".into(),
+        kernel_id: 7,
+        stream_id: 1,
+        correlation_id: 99,
+        grid: [4, 1, 1],
+        block: [64, 1, 1],
+        dynamic_shared_bytes: 0,
+    }
+}
+
+/// One launch as a backend drives it: enter, the app's execution (unless captured), exit.
+fn launch(h: &Harness, backend: &mut MockBackend, kind: LaunchKind) {
+    let ticket = h.engine.launch_enter(backend, &info(kind));
+    if kind != LaunchKind::StreamCapture {
+        backend.execute();
+    }
+    h.engine.launch_exit(backend, ticket, &());
+}
+
+#[test]
+fn two_groups_snapshot_once_restore_once_and_keep_the_last_pass() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops,
+        vec![
+            Op::Drain,
+            Op::Snapshot(Staging::Device),
+            Op::Start(Some(0)),
+            Op::Execute,
+            Op::Stop(Some(0)),
+            Op::Restore,
+            Op::Start(Some(1)),
+            Op::Relaunch,
+            Op::Stop(Some(1)),
+            Op::Release,
+        ]
+    );
+    assert_eq!(backend.value, 1, "the kernel's effect is kept exactly once");
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 2);
+    assert!(dispatches.iter().all(|d| d.dispatch_id == 1));
+    assert_eq!(
+        dispatches.iter().map(|d| d.replay_pass).collect::<Vec<_>>(),
+        vec![Some(0), Some(1)]
+    );
+    assert_eq!(dispatches[1].counters[0].name, "group1");
+    let cost = &h.sink.costs()[0];
+    assert_eq!(cost.outcome, ReplayOutcome::Replayed);
+    assert_eq!(cost.passes, 2);
+    assert_eq!(cost.pass_ns.len(), 2);
+    assert_eq!(cost.bytes_snapshotted, 8);
+    assert_eq!(cost.bytes_restored, 8);
+    assert_eq!(cost.staging, Staging::Device);
+}
+
+#[test]
+fn n_groups_restore_n_minus_one_times_never_after_the_last_pass() {
+    for n in 2..=5 {
+        let h = harness(n, InProcessMode::KernelReplay);
+        let mut backend = MockBackend::new();
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        assert_eq!(backend.count(&Op::Restore), 2 * (n - 1));
+        assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
+        let before_release = backend
+            .ops
+            .iter()
+            .position(|o| *o == Op::Release)
+            .map(|i| &backend.ops[i - 1]);
+        assert_eq!(before_release, Some(&Op::Stop(Some(n - 1))));
+        assert_eq!(backend.value, 2);
+        let passes: Vec<(u64, Option<u32>)> = h
+            .sink
+            .dispatches()
+            .iter()
+            .map(|d| (d.dispatch_id, d.replay_pass))
+            .collect();
+        let expected: Vec<(u64, Option<u32>)> = (1..=2)
+            .flat_map(|id| (0..n as u32).map(move |p| (id, Some(p))))
+            .collect();
+        assert_eq!(passes, expected);
+    }
+}
+
+#[test]
+fn one_group_is_the_ordinary_path() {
+    let h = harness(1, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops,
+        vec![Op::Start(Some(0)), Op::Execute, Op::Stop(Some(0))]
+    );
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 1);
+    assert_eq!(dispatches[0].replay_pass, None);
+    let cost = &h.sink.costs()[0];
+    assert_eq!(
+        (
+            cost.outcome,
+            cost.passes,
+            cost.bytes_snapshotted,
+            cost.staging
+        ),
+        (ReplayOutcome::SinglePass, 1, 0, Staging::None)
+    );
+}
+
+#[test]
+fn dispatch_ids_count_from_one_one_per_dispatch() {
+    let h = harness(3, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    for _ in 0..3 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    launch(&h, &mut backend, LaunchKind::Graph);
+    let mut ids: Vec<u64> = h.sink.dispatches().iter().map(|d| d.dispatch_id).collect();
+    ids.dedup();
+    assert_eq!(ids, vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn declines_run_once_and_warn_once_per_reason() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    for _ in 0..2 {
+        launch(&h, &mut backend, LaunchKind::Graph);
+        launch(&h, &mut backend, LaunchKind::MultiDevice);
+        launch(&h, &mut backend, LaunchKind::StreamCapture);
+    }
+    assert_eq!(
+        backend.value, 4,
+        "graph and multi-device ran once each time"
+    );
+    assert_eq!(backend.count(&Op::Restore), 0);
+    assert_eq!(backend.count(&Op::Drain), 0);
+    let warnings = h.sink.warnings();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("graph launches")));
+    assert!(warnings.iter().any(|w| w.contains("multi-device")));
+    assert!(warnings.iter().any(|w| w.contains("stream capture")));
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ReplayOutcome::DeclinedGraphLaunch,
+            ReplayOutcome::DeclinedMultiDevice,
+            ReplayOutcome::DeclinedGraphLaunch,
+            ReplayOutcome::DeclinedMultiDevice,
+        ]
+    );
+    assert!(h.sink.dispatches().iter().all(|d| d.replay_pass.is_none()));
+}
+
+#[test]
+fn declines_are_not_warned_when_nothing_would_be_replayed() {
+    let h = harness(1, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Graph);
+    launch(&h, &mut backend, LaunchKind::StreamCapture);
+    assert!(h.sink.warnings().is_empty());
+}
+
+#[test]
+fn staging_falls_back_to_host_then_declines_too_large() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.device_staging_full = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(h.sink.costs()[0].staging, Staging::Host);
+
+    // Free memory below snapshot + reserve: device staging is not even tried.
+    let mut backend = MockBackend::new();
+    backend.free_bytes = 1024 + 7;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(h.sink.costs()[1].staging, Staging::Host);
+
+    let mut backend = MockBackend::new();
+    backend.device_staging_full = true;
+    backend.host_staging_full = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.value, 2);
+    assert_eq!(backend.count(&Op::Relaunch), 0);
+    let costs = h.sink.costs();
+    assert_eq!(costs[2].outcome, ReplayOutcome::DeclinedSnapshotTooLarge);
+    assert_eq!(costs[2].bytes_tracked, 8);
+    let too_large = h
+        .sink
+        .warnings()
+        .iter()
+        .filter(|w| w.contains("did not fit"))
+        .count();
+    assert_eq!(too_large, 1);
+}
+
+#[test]
+fn drain_timeout_flushes_then_aborts_with_the_fix() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    backend.drain_times_out = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let aborts = h.aborts.lock().unwrap().clone();
+    assert_eq!(aborts.len(), 1);
+    let (message, flushes_before_abort) = &aborts[0];
+    assert_eq!(*flushes_before_abort, 1, "records flushed before the abort");
+    assert!(message.contains("KREPLAY_DRAIN_TIMEOUT"), "{message}");
+    assert!(!message.contains('\n'));
+    // The records of the first dispatch were sent before the flush.
+    assert_eq!(h.sink.dispatches()[0].dispatch_id, 1);
+    // The injected abort returned: the dispatch ran once, unreplayed.
+    assert_eq!(backend.value, 2);
+}
+
+#[test]
+fn failed_restore_is_fatal() {
+    let h = harness(3, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.restore_fails = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let aborts = h.aborts.lock().unwrap().clone();
+    assert_eq!(aborts.len(), 1);
+    assert!(aborts[0].0.contains("restoring"), "{}", aborts[0].0);
+    assert_eq!(backend.count(&Op::Relaunch), 0);
+    assert_eq!(backend.count(&Op::Release), 1);
+}
+
+#[test]
+fn failed_relaunch_after_restore_is_fatal() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.relaunch_fails = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let aborts = h.aborts.lock().unwrap().clone();
+    assert_eq!(aborts.len(), 1);
+    assert!(aborts[0].0.contains("re-executing"), "{}", aborts[0].0);
+}
+
+#[test]
+fn backend_may_collect_fewer_groups() {
+    let h = harness(3, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.collectable = Some(2);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.count(&Op::Restore), 1);
+    assert_eq!(h.sink.dispatches().len(), 2);
+}
+
+#[test]
+fn rotation_switches_groups_by_dispatch_count() {
+    let h = harness(3, InProcessMode::Rotation { interval: 2 });
+    let mut backend = MockBackend::new();
+    for _ in 0..7 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    let started: Vec<Option<usize>> = backend
+        .ops
+        .iter()
+        .filter_map(|o| match o {
+            Op::Start(g) => Some(*g),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [0, 0, 1, 1, 2, 2, 0].map(Some).to_vec(),
+        "group i for 2 dispatches, then i+1, wrapping"
+    );
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 0);
+    assert!(h.sink.dispatches().iter().all(|d| d.replay_pass.is_none()));
+}
+
+#[test]
+fn filtered_dispatches_are_traced_only_with_kernel_trace() {
+    let filter = KernelFilter {
+        exclude_regex: Some("kernel".into()),
+        ..KernelFilter::default()
+    };
+    let h = harness_with(
+        ToolConfig {
+            filter: filter.clone(),
+            ..config(2, InProcessMode::KernelReplay)
+        },
+        None,
+    );
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.ops, vec![Op::Execute]);
+    assert!(h.sink.dispatches().is_empty());
+
+    let h = harness_with(
+        ToolConfig {
+            filter,
+            kernel_trace: true,
+            ..config(2, InProcessMode::KernelReplay)
+        },
+        None,
+    );
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops,
+        vec![Op::Start(None), Op::Execute, Op::Stop(None)]
+    );
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 1);
+    assert!(dispatches[0].counters.is_empty());
+    assert_eq!(h.sink.costs()[0].outcome, ReplayOutcome::Filtered);
+}
+
+#[test]
+fn iteration_range_selects_occurrences_of_each_kernel() {
+    let h = harness_with(
+        ToolConfig {
+            filter: KernelFilter {
+                iteration_range: Some("[2-3]".into()),
+                ..KernelFilter::default()
+            },
+            ..config(2, InProcessMode::KernelReplay)
+        },
+        None,
+    );
+    let mut backend = MockBackend::new();
+    for _ in 0..4 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    let ids: Vec<u64> = h.sink.dispatches().iter().map(|d| d.dispatch_id).collect();
+    assert_eq!(ids, vec![2, 2, 3, 3]);
+    assert_eq!(backend.value, 4);
+}
+
+#[test]
+fn registered_demangled_names_are_what_filters_match() {
+    let h = harness_with(
+        ToolConfig {
+            filter: KernelFilter {
+                include_regex: Some(r"^kernel\(\)$".into()),
+                ..KernelFilter::default()
+            },
+            ..config(2, InProcessMode::KernelReplay)
+        },
+        None,
+    );
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert!(
+        h.sink.dispatches().is_empty(),
+        "mangled name does not match"
+    );
+    h.engine.register_kernel(KernelSymbol {
+        kernel_id: 7,
+        mangled_name: "_Z6kernelv".into(),
+        demangled_name: "kernel()".into(),
+        registers: 0,
+        static_shared_bytes: 0,
+        local_bytes: 0,
+        param_bytes: 0,
+    });
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(h.sink.dispatches().len(), 2);
+}
+
+#[test]
+fn untracked_memory_is_warned_once_per_kind() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    for (base, kind) in [
+        (0x10_000, AllocKind::Managed),
+        (0x20_000, AllocKind::Managed),
+        (0x30_000, AllocKind::Pool),
+    ] {
+        h.engine.inventory().insert(Region {
+            device: 0,
+            base,
+            bytes: 64,
+            kind,
+        });
+    }
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let warnings = h.sink.warnings();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].starts_with("managed memory is not restored"));
+    assert!(warnings[1].starts_with("stream-ordered pool memory is not restored"));
+    assert_eq!(
+        h.sink.costs()[0].bytes_snapshotted,
+        8,
+        "untracked kinds not staged"
+    );
+}
+
+/// A tool that logs its callbacks, stops after `stop_after` if set, and asks for `count`.
+struct ScriptedTool {
+    count: PassCount,
+    decides: bool,
+    stop_after: Option<u32>,
+    calls: Arc<Mutex<Vec<String>>>,
+}
+
+impl ReplayTool for ScriptedTool {
+    fn pass_count(&self, _d: &ToolDispatch<'_>) -> PassCount {
+        self.count
+    }
+    fn pass_group(&self, _d: &ToolDispatch<'_>, pass: u32) -> Option<usize> {
+        Some(pass as usize % 2)
+    }
+    fn has_continue_decision(&self) -> bool {
+        self.decides
+    }
+    fn continue_after(&self, d: &ToolDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("continue {} {pass} {total:?}", d.dispatch_id));
+        self.stop_after != Some(pass)
+    }
+    fn on_pass_start(&self, _d: &ToolDispatch<'_>, pass: u32) {
+        self.calls.lock().unwrap().push(format!("start {pass}"));
+    }
+    fn on_pass_stop(&self, _d: &ToolDispatch<'_>, pass: u32, result: &PassResult) {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("stop {pass} {}", result.counters.len()));
+    }
+}
+
+fn scripted(
+    count: PassCount,
+    decides: bool,
+    stop_after: Option<u32>,
+) -> (Harness, Arc<Mutex<Vec<String>>>) {
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let tool = ScriptedTool {
+        count,
+        decides,
+        stop_after,
+        calls: calls.clone(),
+    };
+    (
+        harness_with(config(2, InProcessMode::KernelReplay), Some(Box::new(tool))),
+        calls,
+    )
+}
+
+#[test]
+fn continue_is_not_consulted_after_the_final_pass() {
+    let (h, calls) = scripted(PassCount::Passes(3), true, None);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        vec![
+            "start 0",
+            "stop 0 1",
+            "continue 1 0 Some(3)",
+            "start 1",
+            "stop 1 1",
+            "continue 1 1 Some(3)",
+            "start 2",
+            "stop 2 1",
+        ]
+    );
+    assert_eq!(backend.count(&Op::Restore), 2);
+    assert_eq!(h.sink.costs()[0].outcome, ReplayOutcome::Replayed);
+}
+
+#[test]
+fn a_tool_may_stop_early_and_the_last_executed_pass_is_not_restored() {
+    let (h, _calls) = scripted(PassCount::Passes(4), true, Some(1));
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.count(&Op::Restore), 1);
+    assert_eq!(backend.value, 1);
+    assert_eq!(backend.ops.last(), Some(&Op::Release));
+    assert_eq!(backend.ops[backend.ops.len() - 2], Op::Stop(Some(1)));
+    let cost = &h.sink.costs()[0];
+    assert_eq!(
+        (cost.outcome, cost.passes),
+        (ReplayOutcome::StoppedEarly, 2)
+    );
+}
+
+#[test]
+fn until_stopped_runs_until_the_tool_says_stop() {
+    let (h, calls) = scripted(PassCount::UntilStopped, true, Some(4));
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(h.sink.dispatches().len(), 5);
+    assert_eq!(backend.count(&Op::Restore), 4);
+    assert!(calls
+        .lock()
+        .unwrap()
+        .contains(&"continue 1 4 None".to_string()));
+    assert_eq!(h.sink.costs()[0].outcome, ReplayOutcome::Replayed);
+}
+
+#[test]
+fn until_stopped_without_a_continue_decision_is_rejected_once() {
+    let (h, calls) = scripted(PassCount::UntilStopped, false, None);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 0);
+    assert_eq!(backend.value, 2);
+    assert_eq!(h.sink.warnings().len(), 1);
+    assert!(
+        calls.lock().unwrap().is_empty(),
+        "no pass callbacks when not replayed"
+    );
+}
+
+#[test]
+fn opt_out_runs_once_without_pass_callbacks() {
+    let (h, calls) = scripted(PassCount::OptOut, true, None);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops,
+        vec![Op::Start(Some(0)), Op::Execute, Op::Stop(Some(0))]
+    );
+    assert!(calls.lock().unwrap().is_empty());
+}
+
+#[test]
+fn another_threads_fence_past_the_deadline_is_fatal() {
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.drain_timeout_ms = 30;
+    let h = Arc::new(harness_with(config, None));
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let h = h.clone();
+        std::thread::spawn(move || {
+            let _fence = h.engine.fence();
+            held_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+        })
+    };
+    held_rx.recv().unwrap();
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    release_tx.send(()).unwrap();
+    holder.join().unwrap();
+    let aborts = h.aborts.lock().unwrap().clone();
+    assert_eq!(aborts.len(), 1);
+    assert!(
+        aborts[0].0.contains("other application threads"),
+        "{}",
+        aborts[0].0
+    );
+    assert_eq!(backend.count(&Op::Drain), 0);
+    assert_eq!(backend.value, 1);
+}
+
+#[test]
+fn a_dropped_ticket_releases_the_window() {
+    let h = Arc::new(harness(2, InProcessMode::KernelReplay));
+    let mut backend = MockBackend::new();
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    assert!(ticket.will_replay());
+    assert_eq!(ticket.dispatch_id(), Some(1));
+    drop(ticket);
+    let other = {
+        let h = h.clone();
+        std::thread::spawn(move || drop(h.engine.fence()))
+    };
+    other.join().unwrap();
+}
+
+#[test]
+fn finish_sends_process_end_and_flushes() {
+    let h = harness(0, InProcessMode::Single);
+    h.engine.finish();
+    assert!(matches!(
+        h.sink.records.lock().unwrap().last(),
+        Some(Record::ProcessEnd { .. })
+    ));
+    assert_eq!(h.sink.flushes.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn registrations_are_sent_once() {
+    let h = harness(0, InProcessMode::Single);
+    for _ in 0..2 {
+        h.engine.register_agent(AgentInfo {
+            agent_id: 0,
+            name: "dev".into(),
+            chip: "SIM".into(),
+            sm_count: 1,
+            global_memory_bytes: 1,
+            pci_location: String::new(),
+        });
+        h.engine.register_counters([CounterInfo {
+            name: "c".into(),
+            metric: "m".into(),
+            description: String::new(),
+            unit: String::new(),
+        }]);
+    }
+    assert_eq!(h.sink.records.lock().unwrap().len(), 2);
+}
