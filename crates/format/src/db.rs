@@ -14,6 +14,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -643,7 +644,8 @@ enum WriterMessage {
 /// still commits everything queued (and waits for it); `finish` also reports errors.
 pub struct DbWriter {
     sender: Sender<WriterMessage>,
-    thread: Option<JoinHandle<Result<(), FormatError>>>,
+    /// Taken by whoever stops the writer first (`finish`, `close` or drop).
+    thread: Mutex<Option<JoinHandle<Result<(), FormatError>>>>,
     path: PathBuf,
 }
 
@@ -660,7 +662,7 @@ impl DbWriter {
             .map_err(|e| FormatError::io(path, e))?;
         Ok(DbWriter {
             sender,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
             path: path.to_path_buf(),
         })
     }
@@ -671,12 +673,19 @@ impl DbWriter {
     }
 
     /// Commits everything sent, closes the file and reports the first error the writer met.
-    pub fn finish(mut self) -> Result<(), FormatError> {
+    pub fn finish(self) -> Result<(), FormatError> {
         self.stop()
     }
 
-    fn stop(&mut self) -> Result<(), FormatError> {
-        let Some(thread) = self.thread.take() else {
+    /// Stops the writer thread (once) and returns what it reported; later calls return Ok.
+    fn stop(&self) -> Result<(), FormatError> {
+        // A poisoned lock only means another stop panicked; the handle inside is still valid.
+        let thread = self
+            .thread
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let Some(thread) = thread else {
             return Ok(());
         };
         // A send error means the thread already ended; join() reports why.
@@ -709,6 +718,13 @@ impl RecordSink for DbWriter {
         if self.sender.send(WriterMessage::Flush(done)).is_ok() {
             // Err means the thread ended (its sender was dropped): nothing more to wait for.
             let _ = wait.recv();
+        }
+    }
+
+    fn close(&self) {
+        // The trait has no way to return the error, and this runs as the process ends: say it.
+        if let Err(e) = self.stop() {
+            eprintln!("kreplay: {e}");
         }
     }
 }
@@ -807,6 +823,30 @@ mod tests {
         assert_eq!(read, RunData::from_records(records));
         // finish() leaves one self-contained file: no WAL beside it.
         assert!(!dir.path().join("run.db-wal").exists());
+    }
+
+    #[test]
+    fn close_through_a_shared_sink_leaves_a_single_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.db");
+        let records = recorded_run(12);
+        let sink: std::sync::Arc<dyn RecordSink> =
+            std::sync::Arc::new(DbWriter::create(&path).unwrap());
+        for record in &records {
+            sink.send(record.clone());
+        }
+        sink.close();
+        assert!(
+            !dir.path().join("shared.db-wal").exists(),
+            "closed: no WAL left"
+        );
+        sink.send(records[7].clone()); // after close: dropped, no panic
+        sink.flush(); // after close: returns at once
+        sink.close();
+        assert_eq!(
+            read_databases(std::slice::from_ref(&path)).unwrap(),
+            RunData::from_records(records)
+        );
     }
 
     #[test]

@@ -200,4 +200,11 @@ pub trait RecordSink: Send + Sync {
     fn send(&self, record: Record);
     /// Ask for everything sent so far to reach storage, and wait for it (not for application threads).
     fn flush(&self);
+    /// The process is ending: store everything sent so far and release the storage (for the
+    /// database writer: commit, leave a single self-contained file, end the writer thread).
+    /// Records sent afterwards may be dropped. For a sink held behind `Arc<dyn RecordSink>` in a
+    /// static, where `DbWriter::finish` cannot be called; the default only flushes.
+    fn close(&self) {
+        self.flush();
+    }
 }
