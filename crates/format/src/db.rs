@@ -169,23 +169,9 @@ impl RowInserter {
     pub(crate) fn close(mut self) -> Result<(), FormatError> {
         if self.current.is_none() && !self.early.is_empty() {
             // No `Process` record ever came: keep the data under a process made of what we know.
-            let pid = self
-                .early
-                .iter()
-                .find_map(|r| match r {
-                    Record::Dispatch(d) => Some(d.pid),
-                    _ => None,
-                })
-                .unwrap_or(0);
+            let process = crate::run::unnamed_process(&self.early);
             self.begin()?;
-            self.insert(Record::Process(ProcessInfo {
-                pid,
-                ppid: 0,
-                hostname: String::new(),
-                command: Vec::new(),
-                start_ns: 0,
-                end_ns: 0,
-            }))?;
+            self.insert(Record::Process(process))?;
         }
         self.commit()?;
         self.conn
@@ -1117,6 +1103,39 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(pids, vec![100, 200]);
+    }
+
+    #[test]
+    fn records_without_a_process_record_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("headless.db");
+        let records: Vec<Record> = recorded_run(21).into_iter().skip(1).collect();
+        write_through_writer(&path, &records);
+        let read = read_databases(&[path]).unwrap();
+        assert_eq!(read, RunData::from_records(records));
+        assert_eq!(
+            read.processes[0].process.pid, 21,
+            "the pid of the dispatches"
+        );
+    }
+
+    #[test]
+    fn a_database_of_another_schema_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("future.db");
+        write_through_writer(&path, &recorded_run(1));
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "UPDATE rocpd_metadata SET value = '99' WHERE tag = 'kreplay_schema_version'",
+                [],
+            )
+            .unwrap();
+        let error = read_databases(&[path]).unwrap_err().to_string();
+        assert!(
+            error.contains("future.db") && error.contains("version 99"),
+            "{error}"
+        );
     }
 
     #[test]

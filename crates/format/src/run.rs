@@ -4,7 +4,7 @@ use crate::db::{guid_for, has_table, PLACEHOLDER_EXTDATA};
 use crate::error::FormatError;
 use crate::records::*;
 use crate::schema;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -55,21 +55,15 @@ impl RunData {
     /// Builds the run a producer would have written: each `Process` record starts a process;
     /// records before the first one are kept under a process with pid 0.
     pub fn from_records(records: impl IntoIterator<Item = Record>) -> RunData {
+        let records: Vec<Record> = records.into_iter().collect();
         let mut processes: Vec<ProcessRun> = Vec::new();
-        for record in records {
+        for record in records.iter().cloned() {
             if let Record::Process(process) = record {
                 processes.push(ProcessRun::new(process));
                 continue;
             }
             if processes.is_empty() {
-                processes.push(ProcessRun::new(ProcessInfo {
-                    pid: 0,
-                    ppid: 0,
-                    hostname: String::new(),
-                    command: Vec::new(),
-                    start_ns: 0,
-                    end_ns: 0,
-                }));
+                processes.push(ProcessRun::new(unnamed_process(&records)));
             }
             let run = processes.last_mut().expect("pushed above");
             match record {
@@ -121,6 +115,26 @@ impl RunData {
     }
 }
 
+/// The process that records sent before any `Process` record are kept under (the database
+/// writer does the same): pid of the first dispatch, everything else unknown.
+pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
+    let pid = records
+        .iter()
+        .find_map(|r| match r {
+            Record::Dispatch(d) => Some(d.pid),
+            _ => None,
+        })
+        .unwrap_or(0);
+    ProcessInfo {
+        pid,
+        ppid: 0,
+        hostname: String::new(),
+        command: Vec::new(),
+        start_ns: 0,
+        end_ns: 0,
+    }
+}
+
 /// Reads and merges kreplay databases. Every process of every file is kept, in file order; a
 /// process found twice (the same file given twice) is kept once.
 pub fn read_databases(paths: &[PathBuf]) -> Result<RunData, FormatError> {
@@ -164,6 +178,24 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
                 table,
             });
         }
+    }
+    let version: Option<String> = conn
+        .query_row(
+            "SELECT value FROM rocpd_metadata WHERE tag = 'kreplay_schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(err)?;
+    if version.as_deref() != Some(schema::KREPLAY_SCHEMA_VERSION) {
+        return Err(FormatError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!(
+                "kreplay schema version {} (this kreplay reads {}); convert it with the kreplay that wrote it",
+                version.as_deref().unwrap_or("missing"),
+                schema::KREPLAY_SCHEMA_VERSION
+            ),
+        });
     }
     let mut statement = conn
         .prepare(
