@@ -197,6 +197,9 @@ impl CuptiCatalog {
     /// The config image CUPTI builds for `metrics` (what the range profiler is programmed
     /// with), after checking every name.
     pub fn config_image(&self, metrics: &[&str]) -> Result<Vec<u8>, CatalogError> {
+        // The index first: reading it needs a host object of its own, and only one may be
+        // alive at a time (see `host::host_api_lock`).
+        self.index()?;
         let mut host = self.host()?;
         for metric in metrics {
             self.resolve(&host, metric)?;
@@ -232,6 +235,8 @@ impl MetricCatalog for CuptiCatalog {
     }
 
     fn describe(&self, metric: &str) -> Result<MetricDescription, CatalogError> {
+        // The index first, before this call's host object exists (one at a time).
+        self.index()?;
         let host = self.host()?;
         let (metric_type, sub_metrics) = self.resolve(&host, metric)?;
         let properties = host.properties(metric).map_err(unavailable)?;

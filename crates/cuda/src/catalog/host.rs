@@ -10,6 +10,22 @@ use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::struct_size;
 use kreplay_cupti_sys::types::*;
 use std::ffi::{c_char, CStr, CString};
+use std::sync::{Mutex, MutexGuard};
+
+/// CUPTI's host API is not safe to call from several threads at once: concurrent
+/// `cuptiProfilerHostInitialize` calls fail with `CUPTI_ERROR_UNKNOWN` (seen in our parallel
+/// tests). Every use of it in the process takes this lock; a [`HostObject`] holds it for its
+/// whole life, so code that needs a second host object must not create it while one is alive.
+static HOST_API: Mutex<()> = Mutex::new(());
+
+/// Holds the process-wide host-API lock (for other users of CUPTI's host API, such as the
+/// range profiler's evaluation, so that they do not race with the catalog).
+pub fn host_api_lock() -> MutexGuard<'static, ()> {
+    // A panic while holding it leaves no state behind worth refusing to continue over.
+    HOST_API
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// A CUPTI call that did not return `CUPTI_SUCCESS`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,6 +147,7 @@ pub struct MetricProperties {
 /// The chips this CUPTI build knows (`GH100`, `AD102`, …), upper case as CUPTI wants them.
 pub fn supported_chips(cupti: &Cupti) -> Result<Vec<String>, CuptiCallError> {
     let f = function!(cupti, cuptiProfilerHostGetSupportedChips)?;
+    let _lock = host_api_lock();
     let mut params = CUpti_Profiler_Host_GetSupportedChips_Params {
         structSize: struct_size!(CUpti_Profiler_Host_GetSupportedChips_Params, ppChipNames),
         ..Default::default()
@@ -146,6 +163,7 @@ pub fn supported_chips(cupti: &Cupti) -> Result<Vec<String>, CuptiCallError> {
 /// Passes needed by a config image (`cuptiProfilerHostGetNumOfPasses`; no host object needed).
 pub fn passes_of_config_image(cupti: &Cupti, image: &mut [u8]) -> Result<u32, CuptiCallError> {
     let f = function!(cupti, cuptiProfilerHostGetNumOfPasses)?;
+    let _lock = host_api_lock();
     let mut params = CUpti_Profiler_Host_GetNumOfPasses_Params {
         structSize: struct_size!(CUpti_Profiler_Host_GetNumOfPasses_Params, numOfPasses),
         configImageSize: image.len(),
@@ -167,6 +185,8 @@ pub struct HostObject<'lib> {
     /// CUPTI keeps pointers to the chip name and availability image; they live as long as we do.
     _chip: CString,
     _availability: Option<Vec<u8>>,
+    /// Declared last: released after `Drop` has deinitialised the object.
+    _lock: MutexGuard<'static, ()>,
 }
 
 impl<'lib> HostObject<'lib> {
@@ -177,6 +197,7 @@ impl<'lib> HostObject<'lib> {
         availability: Option<&[u8]>,
     ) -> Result<Self, CuptiCallError> {
         let f = function!(cupti, cuptiProfilerHostInitialize)?;
+        let lock = host_api_lock();
         let chip_c = CString::new(chip).map_err(|_| CuptiCallError {
             call: "cuptiProfilerHostInitialize",
             code: CUptiResult_CUPTI_ERROR_INVALID_CHIP_NAME,
@@ -202,6 +223,7 @@ impl<'lib> HostObject<'lib> {
             object: params.pHostObject,
             _chip: chip_c,
             _availability: availability,
+            _lock: lock,
         })
     }
 

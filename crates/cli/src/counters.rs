@@ -1,0 +1,320 @@
+//! Counter names on the command line → counter groups the device can collect, decided before
+//! the application starts.
+//!
+//! Each name is first resolved as a rocprofv3 alias (`SQ_WAVES` → `sm__warps_launched.sum`,
+//! [`kreplay_core::aliases`]), then checked against a catalog: the reference software device's
+//! ([`SimCatalog`], chip `SIM`) when the metrics are `sim__*`, else CUPTI's for `--chip` or for
+//! device 0. Every group must fit one hardware pass ([`check_group`]); `--metrics` lists are
+//! packed into single-pass groups ([`pack_metrics`]).
+
+use crate::error::UsageError;
+use kreplay_core::aliases;
+use kreplay_core::catalog::{check_group, pack_metrics, GroupError, MetricCatalog};
+use kreplay_core::config::{CounterGroup, CounterSpec};
+use kreplay_cuda::catalog::CuptiCatalog;
+use kreplay_sim::SimCatalog;
+
+/// Metric names of the reference software device start with this.
+pub const SIM_PREFIX: &str = "sim__";
+
+/// Whether `chip` names the reference software device (any case).
+pub fn is_sim_chip(chip: &str) -> bool {
+    chip.trim().eq_ignore_ascii_case(kreplay_sim::SIM_CHIP)
+}
+
+/// The catalog that answers for `chip`, or (no chip) for the device the metrics belong to:
+/// the software device for `sim__*` metrics, else GPU 0 with its counter-availability image.
+pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<dyn MetricCatalog>> {
+    if let Some(chip) = chip {
+        if is_sim_chip(chip) {
+            return Ok(Box::new(SimCatalog::new()));
+        }
+        return Ok(Box::new(
+            CuptiCatalog::for_chip(chip).map_err(|e| UsageError::new(e.to_string()))?,
+        ));
+    }
+    let sim: Vec<&str> = metrics
+        .iter()
+        .copied()
+        .filter(|m| m.starts_with(SIM_PREFIX))
+        .collect();
+    if !sim.is_empty() {
+        if let Some(gpu) = metrics.iter().find(|m| !m.starts_with(SIM_PREFIX)) {
+            return Err(UsageError::new(format!(
+                "'{}' is a metric of the reference software device and '{gpu}' is not; one run \
+                 profiles one kind of device, so collect them in separate runs",
+                sim[0]
+            ))
+            .into());
+        }
+        return Ok(Box::new(SimCatalog::new()));
+    }
+    // No chip named: the GPU's own catalog. Failing to reach it (no driver, no device) is an
+    // error of the machine, not of the command line, but the message says how to work without.
+    Ok(Box::new(CuptiCatalog::for_device(0).map_err(|e| {
+        anyhow::anyhow!("{e}; to check counters without a GPU use `kreplay avail --chip GH100 ...`")
+    })?))
+}
+
+/// Resolves every name through the alias table; unsupported aliases are usage errors.
+pub fn resolve_names(names: &[String]) -> Result<Vec<CounterSpec>, UsageError> {
+    names
+        .iter()
+        .map(|name| aliases::resolve(name).map_err(|e| UsageError::new(e.to_string())))
+        .collect()
+}
+
+fn group_error(error: GroupError) -> anyhow::Error {
+    UsageError::new(error.to_string()).into()
+}
+
+/// `--pmc` groups (or an input file's) → counter groups, each checked to fit one pass on the
+/// catalog of `chip` (see [`catalog_for`]). Errors are one line naming the problem and the fix.
+pub fn resolve_groups(
+    groups: &[Vec<String>],
+    chip: Option<&str>,
+) -> anyhow::Result<Vec<CounterGroup>> {
+    let mut resolved = Vec::with_capacity(groups.len());
+    for (index, names) in groups.iter().enumerate() {
+        if names.is_empty() {
+            return Err(UsageError::new(format!(
+                "Empty counter group in --pmc flag {index}. Each --pmc must specify at least one counter."
+            ))
+            .into());
+        }
+        resolved.push(resolve_names(names)?);
+    }
+    if resolved.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all_metrics: Vec<&str> = resolved
+        .iter()
+        .flatten()
+        .map(|spec| spec.metric.as_str())
+        .collect();
+    let catalog = catalog_for(chip, &all_metrics)?;
+    for specs in &resolved {
+        let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
+        check_group(catalog.as_ref(), &metrics).map_err(group_error)?;
+    }
+    Ok(resolved
+        .into_iter()
+        .map(|counters| CounterGroup { counters })
+        .collect())
+}
+
+/// `--metrics A,B,C`: a flat list packed into the fewest single-pass groups found. Every
+/// requested name is kept (two names for one metric share its group); a name given twice is
+/// collected once.
+pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<CounterGroup>> {
+    if flat.is_empty() {
+        return Err(UsageError::new(
+            "--metrics needs at least one metric name (list them with `kreplay avail list`)",
+        )
+        .into());
+    }
+    let mut specs = resolve_names(flat)?;
+    let mut seen = std::collections::HashSet::new();
+    specs.retain(|spec| seen.insert(spec.requested.clone()));
+    let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
+    let catalog = catalog_for(chip, &metrics)?;
+    let packed = pack_metrics(catalog.as_ref(), &metrics).map_err(group_error)?;
+    Ok(packed
+        .iter()
+        .map(|group| CounterGroup {
+            counters: specs
+                .iter()
+                .filter(|spec| group.contains(&spec.metric))
+                .cloned()
+                .collect(),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn one_line(error: &anyhow::Error) -> String {
+        let text = format!("{error:#}");
+        assert!(!text.contains('\n'), "one line: {text}");
+        text
+    }
+
+    #[test]
+    fn sim_groups_are_checked_against_the_software_device() {
+        let groups = resolve_groups(
+            &[
+                names(&["sim__warps_launched.sum", "sim__inst_executed.sum"]),
+                names(&["sim__bytes_read.sum"]),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].counters[1].metric, "sim__inst_executed.sum");
+    }
+
+    #[test]
+    fn a_sim_group_over_two_counters_is_refused_with_a_split() {
+        let error = resolve_groups(
+            &[names(&[
+                "sim__warps_launched.sum",
+                "sim__inst_executed.sum",
+                "sim__bytes_read.sum",
+            ])],
+            Some("sim"),
+        )
+        .unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        let text = one_line(&error);
+        assert!(text.contains("needs 2 hardware passes on SIM"), "{text}");
+        assert!(
+            text.contains(
+                "--pmc sim__warps_launched.sum sim__inst_executed.sum --pmc sim__bytes_read.sum"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn mixing_sim_and_gpu_metrics_is_refused() {
+        let error = resolve_groups(
+            &[names(&[
+                "sim__warps_launched.sum",
+                "sm__warps_launched.sum",
+            ])],
+            None,
+        )
+        .unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        let text = one_line(&error);
+        assert!(text.contains("separate runs"), "{text}");
+    }
+
+    #[test]
+    fn misspelt_sim_metric_gets_a_suggestion() {
+        let error = resolve_groups(&[names(&["sim__warp_launched.sum"])], Some("SIM")).unwrap_err();
+        let text = one_line(&error);
+        assert!(
+            text.contains("did you mean sim__warps_launched.sum"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn empty_group_is_refused_like_rocprofv3() {
+        let error = resolve_groups(&[names(&["sim__bytes_read.sum"]), vec![]], None).unwrap_err();
+        assert!(one_line(&error).contains("Empty counter group in --pmc flag 1"));
+    }
+
+    #[test]
+    fn unsupported_alias_is_a_usage_error() {
+        let error = resolve_groups(&[names(&["SQ_INSTS_SALU"])], Some("SIM")).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        assert!(one_line(&error).contains("no NVIDIA equivalent"));
+    }
+
+    #[test]
+    fn packing_sim_metrics_keeps_every_name_once() {
+        let groups = pack(
+            &names(&[
+                "sim__warps_launched.sum",
+                "sim__inst_executed.sum",
+                "sim__bytes_read.sum",
+                "sim__warps_launched.sum",
+                "sim__bytes_written.sum",
+                "sim__cycles_elapsed.max",
+            ]),
+            None,
+        )
+        .unwrap();
+        let layout: Vec<Vec<&str>> = groups.iter().map(|g| g.metrics().collect()).collect();
+        assert_eq!(
+            layout,
+            [
+                vec!["sim__warps_launched.sum", "sim__inst_executed.sum"],
+                vec!["sim__bytes_read.sum", "sim__bytes_written.sum"],
+                vec!["sim__cycles_elapsed.max"],
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_chip_is_a_usage_error() {
+        std::env::var_os(kreplay_cuda::loader::ENV_CUPTI_DIR)
+            .expect("KREPLAY_CUPTI_DIR is not set: run the tests through .ci/run");
+        let error =
+            resolve_groups(&[names(&["sm__warps_launched.sum"])], Some("GZ999")).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        assert!(one_line(&error).contains("unknown chip 'GZ999'"));
+    }
+
+    #[test]
+    fn aliases_resolve_on_gh100_and_keep_the_requested_name() {
+        std::env::var_os(kreplay_cuda::loader::ENV_CUPTI_DIR)
+            .expect("KREPLAY_CUPTI_DIR is not set: run the tests through .ci/run");
+        let groups = resolve_groups(
+            &[names(&[
+                "SQ_WAVES",
+                "FETCH_SIZE",
+                "smsp__inst_executed.sum",
+            ])],
+            Some("gh100"),
+        )
+        .unwrap();
+        let requested: Vec<&str> = groups[0]
+            .counters
+            .iter()
+            .map(|c| c.requested.as_str())
+            .collect();
+        let metrics: Vec<&str> = groups[0].metrics().collect();
+        assert_eq!(
+            requested,
+            ["SQ_WAVES", "FETCH_SIZE", "smsp__inst_executed.sum"]
+        );
+        assert_eq!(
+            metrics,
+            [
+                "sm__warps_launched.sum",
+                "dram__bytes_read.sum",
+                "smsp__inst_executed.sum"
+            ]
+        );
+    }
+
+    #[test]
+    fn packing_on_gh100_keeps_two_names_for_one_metric_together() {
+        std::env::var_os(kreplay_cuda::loader::ENV_CUPTI_DIR)
+            .expect("KREPLAY_CUPTI_DIR is not set: run the tests through .ci/run");
+        let groups = pack(
+            &names(&[
+                "SQ_WAVES",
+                "Wavefronts",
+                "sm__warps_launched.sum",
+                "TCC_HIT",
+            ]),
+            Some("GH100"),
+        )
+        .unwrap();
+        assert_eq!(groups.len(), 1);
+        let requested: Vec<&str> = groups[0]
+            .counters
+            .iter()
+            .map(|c| c.requested.as_str())
+            .collect();
+        assert_eq!(
+            requested,
+            [
+                "SQ_WAVES",
+                "Wavefronts",
+                "sm__warps_launched.sum",
+                "TCC_HIT"
+            ]
+        );
+    }
+}
