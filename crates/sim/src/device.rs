@@ -606,3 +606,133 @@ impl ReplayBackend for SimDevice {
             .map_err(|e| BackendError::Failed(e.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kreplay_core::config::CounterSpec;
+
+    fn group(metrics: &[&str]) -> CounterGroup {
+        CounterGroup {
+            counters: metrics
+                .iter()
+                .map(|m| CounterSpec {
+                    requested: m.to_string(),
+                    metric: m.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    fn fill_kernel() -> SimKernel {
+        SimKernel::new(1, "fill", "fill", |k: &mut KernelContext<'_>| {
+            let (x, n) = (k.arg(0), k.arg(1));
+            for i in 0..n {
+                let v = k.read_u32(x + 4 * i);
+                k.write_u32(x + 4 * i, v + 1);
+            }
+            k.count_instructions(n);
+        })
+    }
+
+    #[test]
+    fn counters_follow_what_the_kernel_did() {
+        let mut device = SimDevice::new(&[
+            group(&["sim__warps_launched.sum", "sim__inst_executed.sum"]),
+            group(&["sim__bytes_written.sum", "sim__bytes_read.sum"]),
+        ]);
+        let x = device.alloc(AllocKind::Device, 400).unwrap().base;
+        let launch = SimLaunch {
+            kernel: fill_kernel(),
+            grid: [2, 1, 1],
+            block: [50, 1, 1],
+            args: vec![x, 100],
+        };
+        for (group, expected) in [(0, [4.0, 100.0]), (1, [400.0, 400.0])] {
+            device.start_pass(0, Some(group)).unwrap();
+            device.execute(&launch).unwrap();
+            let result = device.stop_pass(0, Some(group)).unwrap();
+            let values: Vec<f64> = result.counters.iter().map(|c| c.value).collect();
+            assert_eq!(values, expected);
+            assert!(result.end_ns > result.start_ns);
+        }
+        assert_eq!(device.read_u32s(x, 2).unwrap(), vec![2, 2]);
+    }
+
+    #[test]
+    fn a_group_over_the_hardware_limit_is_refused() {
+        let mut device = SimDevice::new(&[group(&[
+            "sim__warps_launched.sum",
+            "sim__inst_executed.sum",
+            "sim__cycles_elapsed.max",
+        ])]);
+        let err = device.start_pass(0, Some(0)).unwrap_err().to_string();
+        assert!(err.contains("at most 2 per pass"), "{err}");
+        assert!(device.start_pass(0, Some(1)).is_err());
+        assert!(device.start_pass(0, None).is_ok());
+    }
+
+    #[test]
+    fn out_of_bounds_access_is_a_fault_naming_the_kernel() {
+        let mut device = SimDevice::new(&[]);
+        let x = device.alloc(AllocKind::Device, 8).unwrap().base;
+        let launch = SimLaunch {
+            kernel: fill_kernel(),
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            args: vec![x, 3],
+        };
+        let err = device.execute(&launch).unwrap_err();
+        assert!(matches!(err, SimError::Fault { ref kernel, .. } if kernel == "fill"));
+        assert_eq!(device.read_u32s(x, 2).unwrap(), vec![1, 1]);
+    }
+
+    #[test]
+    fn device_staging_takes_device_memory_until_released() {
+        let mut device = SimDevice::new(&[]);
+        device.set_capacity(1000);
+        let region = device.alloc(AllocKind::Device, 400).unwrap();
+        assert_eq!(device.device_free_bytes(0), 600);
+        let snapshot = device.snapshot(0, &[region], Staging::Device).unwrap();
+        assert_eq!(device.device_free_bytes(0), 200);
+        assert_eq!(
+            device.snapshot(0, &[region], Staging::Device).unwrap_err(),
+            BackendError::OutOfStagingMemory(Staging::Device, 400)
+        );
+        device.set_host_staging_limit(100);
+        assert!(device.snapshot(0, &[region], Staging::Host).is_err());
+        device.write_u32s(region.base, &[9]).unwrap();
+        assert_eq!(device.restore(&snapshot).unwrap(), 400);
+        assert_eq!(device.read_u32s(region.base, 1).unwrap(), vec![0]);
+        device.release(snapshot);
+        assert_eq!(device.device_free_bytes(0), 600);
+    }
+
+    #[test]
+    fn cycles_jitter_but_stay_near_the_work() {
+        let mut device = SimDevice::new(&[group(&["sim__cycles_elapsed.max"])]);
+        let x = device.alloc(AllocKind::Device, 4000).unwrap().base;
+        let launch = SimLaunch {
+            kernel: fill_kernel(),
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            args: vec![x, 1000],
+        };
+        let values: Vec<f64> = (0..8)
+            .map(|_| {
+                device.start_pass(0, Some(0)).unwrap();
+                device.execute(&launch).unwrap();
+                device.stop_pass(0, Some(0)).unwrap().counters[0].value
+            })
+            .collect();
+        let base = (100 + 1000 * 4 + 8000 / 8) as f64;
+        assert!(
+            values.iter().all(|v| *v >= base && *v <= base * 1.05 + 1.0),
+            "{values:?}"
+        );
+        assert!(
+            values.iter().any(|v| *v != values[0]),
+            "no jitter: {values:?}"
+        );
+    }
+}

@@ -238,3 +238,110 @@ pub fn verify(profiled: &WorkloadOutcome, reference: &WorkloadOutcome) -> Verifi
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SimDevice;
+    use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
+    use kreplay_core::notice::SilentLogger;
+    use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
+    use kreplay_format::{Record, RecordSink, ReplayOutcome};
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    struct MemorySink(Mutex<Vec<Record>>);
+    impl RecordSink for MemorySink {
+        fn send(&self, record: Record) {
+            self.0.lock().unwrap().push(record);
+        }
+        fn flush(&self) {}
+    }
+
+    fn profiled(mode: InProcessMode, groups: usize) -> (WorkloadOutcome, Vec<Record>) {
+        let metrics = ["sim__warps_launched.sum", "sim__bytes_written.sum"];
+        let config = ToolConfig {
+            groups: (0..groups)
+                .map(|g| CounterGroup {
+                    counters: vec![CounterSpec {
+                        requested: metrics[g % 2].into(),
+                        metric: metrics[g % 2].into(),
+                    }],
+                })
+                .collect(),
+            mode,
+            ..ToolConfig::default()
+        };
+        let sink = Arc::new(MemorySink::default());
+        let options = EngineOptions {
+            logger: Arc::new(SilentLogger),
+            abort: Arc::new(|m: &str| panic!("{m}")),
+            staging_reserve_bytes: 0,
+        };
+        let engine = Engine::with_options(
+            config.clone(),
+            sink.clone(),
+            Box::new(CounterGroupsTool::new(&config)),
+            options,
+        )
+        .unwrap();
+        let mut runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
+        let outcome = run(&mut runtime, WorkloadOptions::default()).unwrap();
+        let records = sink.0.lock().unwrap().clone();
+        (outcome, records)
+    }
+
+    fn reference() -> WorkloadOutcome {
+        let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
+        run(&mut runtime, WorkloadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn kernel_replay_matches_a_single_execution_except_managed_memory() {
+        let reference = reference();
+        let (outcome, records) = profiled(InProcessMode::KernelReplay, 3);
+        let verification = verify(&outcome, &reference);
+        assert!(verification.passed, "{}", verification.line);
+        assert!(
+            verification.line.contains("written 3.0x"),
+            "{}",
+            verification.line
+        );
+        assert_eq!(
+            outcome.tracked[4].1,
+            vec![3],
+            "module variable counts launches once"
+        );
+        let graph = records.iter().find_map(|r| match r {
+            Record::ReplayCost(c) if c.outcome == ReplayOutcome::DeclinedGraphLaunch => Some(c),
+            _ => None,
+        });
+        assert!(graph.is_some(), "the graph launch is reported as declined");
+    }
+
+    #[test]
+    fn a_broken_restore_would_be_caught() {
+        let reference = reference();
+        let (mut outcome, _) = profiled(InProcessMode::KernelReplay, 2);
+        outcome.tracked[0].1[5] ^= 1;
+        let verification = verify(&outcome, &reference);
+        assert!(!verification.passed);
+        assert!(verification.line.contains("a[5]"), "{}", verification.line);
+    }
+
+    #[test]
+    fn rotation_and_single_modes_never_touch_memory_twice() {
+        let reference = reference();
+        for mode in [
+            InProcessMode::Single,
+            InProcessMode::Rotation { interval: 2 },
+        ] {
+            let (outcome, records) = profiled(mode, 2);
+            assert_eq!(outcome, reference, "{mode:?}");
+            assert!(records.iter().all(|r| match r {
+                Record::Dispatch(d) => d.replay_pass.is_none(),
+                _ => true,
+            }));
+        }
+    }
+}

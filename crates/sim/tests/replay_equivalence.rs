@@ -1,0 +1,275 @@
+//! The replay contract as a property: for random sequences of random in-place kernels over
+//! random allocations and a random number of counter groups, memory after a replayed run equals
+//! memory after one execution, every dispatch has passes 0..N-1 exactly once under one id, and
+//! deterministic counters are equal across passes.
+
+use kreplay_core::backend::AllocKind;
+use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
+use kreplay_core::notice::SilentLogger;
+use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
+use kreplay_format::{DispatchRecord, Record, RecordSink};
+use kreplay_sim::device::KernelContext;
+use kreplay_sim::{SimDevice, SimKernel, SimLaunch, SimMetric, SimRuntime};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+struct MemorySink {
+    records: Mutex<Vec<Record>>,
+}
+
+impl RecordSink for MemorySink {
+    fn send(&self, record: Record) {
+        self.records.lock().unwrap().push(record);
+    }
+    fn flush(&self) {}
+}
+
+#[derive(Debug, Clone)]
+struct Allocation {
+    kind: AllocKind,
+    init: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    ScaleAdd { target: usize, mul: u32, add: u32 },
+    Accumulate { target: usize, source: usize },
+    PrefixSum { target: usize },
+    Rotate { target: usize },
+    Bump { target: usize },
+}
+
+fn kernels() -> Vec<SimKernel> {
+    let len = |k: &KernelContext<'_>| k.arg(1);
+    vec![
+        SimKernel::new(
+            1,
+            "scale_add",
+            "scale_add",
+            move |k: &mut KernelContext<'_>| {
+                let (x, mul, add) = (k.arg(0), k.arg(2) as u32, k.arg(3) as u32);
+                for i in 0..len(k) {
+                    let v = k.read_u32(x + 4 * i);
+                    k.write_u32(x + 4 * i, v.wrapping_mul(mul).wrapping_add(add));
+                }
+                k.count_instructions(len(k) * 2 + 1);
+            },
+        ),
+        SimKernel::new(
+            2,
+            "accumulate",
+            "accumulate",
+            move |k: &mut KernelContext<'_>| {
+                let (x, y) = (k.arg(0), k.arg(2));
+                for i in 0..len(k) {
+                    let a = k.read_u32(x + 4 * i);
+                    let b = k.read_u32(y + 4 * i);
+                    k.write_u32(x + 4 * i, a.wrapping_add(b) ^ 0x5bd1_e995);
+                }
+                k.count_instructions(len(k) * 3);
+            },
+        ),
+        SimKernel::new(
+            3,
+            "prefix_sum",
+            "prefix_sum",
+            move |k: &mut KernelContext<'_>| {
+                let x = k.arg(0);
+                let mut sum = 0u32;
+                for i in 0..len(k) {
+                    sum = sum.wrapping_add(k.read_u32(x + 4 * i));
+                    k.write_u32(x + 4 * i, sum);
+                }
+                k.count_instructions(len(k) * 2);
+            },
+        ),
+        SimKernel::new(4, "rotate", "rotate", move |k: &mut KernelContext<'_>| {
+            let x = k.arg(0);
+            let n = len(k);
+            let old: Vec<u32> = (0..n).map(|i| k.read_u32(x + 4 * i)).collect();
+            for i in 0..n as usize {
+                k.write_u32(x + 4 * i as u64, old[(i + 1) % old.len()].rotate_left(3));
+            }
+            k.count_instructions(n * 2);
+        }),
+        SimKernel::new(5, "bump", "bump", |k: &mut KernelContext<'_>| {
+            let x = k.arg(0);
+            let v = k.read_u32(x);
+            k.write_u32(x, v.wrapping_add(1));
+            k.count_instructions(1);
+        }),
+    ]
+}
+
+fn allocation() -> impl Strategy<Value = Allocation> {
+    (
+        prop_oneof![
+            Just(AllocKind::Device),
+            Just(AllocKind::Pitched),
+            Just(AllocKind::ModuleVariable)
+        ],
+        prop::collection::vec(any::<u32>(), 1..48),
+    )
+        .prop_map(|(kind, init)| Allocation { kind, init })
+}
+
+fn op(allocations: usize) -> impl Strategy<Value = Op> {
+    let a = 0..allocations;
+    prop_oneof![
+        (a.clone(), any::<u32>(), any::<u32>()).prop_map(|(target, mul, add)| Op::ScaleAdd {
+            target,
+            mul,
+            add
+        }),
+        (a.clone(), a.clone()).prop_map(|(target, source)| Op::Accumulate { target, source }),
+        a.clone().prop_map(|target| Op::PrefixSum { target }),
+        a.clone().prop_map(|target| Op::Rotate { target }),
+        a.prop_map(|target| Op::Bump { target }),
+    ]
+}
+
+fn scenario() -> impl Strategy<Value = (Vec<Allocation>, Vec<Op>, Vec<Vec<SimMetric>>)> {
+    let metrics = prop::sample::subsequence(
+        vec![
+            SimMetric::WarpsLaunched,
+            SimMetric::InstExecuted,
+            SimMetric::CyclesElapsed,
+            SimMetric::BytesWritten,
+            SimMetric::BytesRead,
+        ],
+        1..=2,
+    );
+    prop::collection::vec(allocation(), 1..6).prop_flat_map(move |allocations| {
+        let n = allocations.len();
+        (
+            Just(allocations),
+            prop::collection::vec(op(n), 1..16),
+            prop::collection::vec(metrics.clone(), 1..5),
+        )
+    })
+}
+
+fn launch_for(op: &Op, kernels: &[SimKernel], bases: &[u64], lens: &[u64]) -> SimLaunch {
+    let (kernel, target, extra) = match *op {
+        Op::ScaleAdd { target, mul, add } => (0, target, vec![u64::from(mul), u64::from(add)]),
+        Op::Accumulate { target, source } => (1, target, vec![bases[source]]),
+        Op::PrefixSum { target } => (2, target, vec![]),
+        Op::Rotate { target } => (3, target, vec![]),
+        Op::Bump { target } => (4, target, vec![]),
+    };
+    let mut n = lens[target];
+    if let Op::Accumulate { source, .. } = *op {
+        n = n.min(lens[source]);
+    }
+    let mut args = vec![bases[target], n];
+    args.extend(extra);
+    SimLaunch {
+        kernel: kernels[kernel].clone(),
+        grid: [(n as u32).div_ceil(32), 1, 1],
+        block: [32, 1, 1],
+        args,
+    }
+}
+
+/// Runs the scenario, returns every allocation's bytes afterwards.
+fn run(allocations: &[Allocation], ops: &[Op], mut runtime: SimRuntime) -> Vec<Vec<u8>> {
+    let kernels = kernels();
+    let mut bases = Vec::new();
+    let mut lens = Vec::new();
+    for allocation in allocations {
+        let base = runtime
+            .alloc(allocation.kind, allocation.init.len() as u64 * 4)
+            .unwrap();
+        runtime.write_u32s(base, &allocation.init).unwrap();
+        bases.push(base);
+        lens.push(allocation.init.len() as u64);
+    }
+    for op in ops {
+        runtime
+            .launch(&launch_for(op, &kernels, &bases, &lens))
+            .unwrap();
+    }
+    bases
+        .iter()
+        .map(|b| runtime.device().bytes(*b).unwrap().to_vec())
+        .collect()
+}
+
+fn groups(metrics: &[Vec<SimMetric>]) -> Vec<CounterGroup> {
+    metrics
+        .iter()
+        .map(|group| CounterGroup {
+            counters: group
+                .iter()
+                .map(|m| CounterSpec {
+                    requested: m.name().to_string(),
+                    metric: m.name().to_string(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn replay_leaves_memory_as_one_execution_and_counters_agree(
+        (allocations, ops, metrics) in scenario()
+    ) {
+        let reference = run(&allocations, &ops, SimRuntime::new(SimDevice::new(&[]), None));
+
+        let config = ToolConfig {
+            groups: groups(&metrics),
+            mode: InProcessMode::KernelReplay,
+            ..ToolConfig::default()
+        };
+        let sink = Arc::new(MemorySink::default());
+        let options = EngineOptions {
+            logger: Arc::new(SilentLogger),
+            abort: Arc::new(|message: &str| panic!("engine aborted: {message}")),
+            staging_reserve_bytes: 0,
+        };
+        let tool = Box::new(CounterGroupsTool::new(&config));
+        let engine = Arc::new(Engine::with_options(config.clone(), sink.clone(), tool, options).unwrap());
+        let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(engine.clone()));
+        let replayed = run(&allocations, &ops, runtime);
+        prop_assert_eq!(&replayed, &reference);
+
+        let records = sink.records.lock().unwrap();
+        let mut passes: BTreeMap<u64, Vec<&DispatchRecord>> = BTreeMap::new();
+        for record in records.iter() {
+            if let Record::Dispatch(d) = record {
+                passes.entry(d.dispatch_id).or_default().push(d);
+            }
+        }
+        let n = metrics.len();
+        prop_assert_eq!(passes.len(), ops.len());
+        prop_assert_eq!(passes.keys().copied().collect::<Vec<_>>(), (1..=ops.len() as u64).collect::<Vec<_>>());
+        for dispatch in passes.values() {
+            let seen: Vec<Option<u32>> = dispatch.iter().map(|d| d.replay_pass).collect();
+            let expected: Vec<Option<u32>> = if n > 1 {
+                (0..n as u32).map(Some).collect()
+            } else {
+                vec![None]
+            };
+            prop_assert_eq!(seen, expected);
+            // A deterministic counter collected in several passes has one value.
+            let mut values: BTreeMap<&str, f64> = BTreeMap::new();
+            for pass in dispatch {
+                for sample in &pass.counters {
+                    let metric = SimMetric::from_name(&sample.name).unwrap();
+                    if !metric.is_deterministic() {
+                        continue;
+                    }
+                    prop_assert!(sample.value > 0.0, "{} is {}", sample.name, sample.value);
+                    if let Some(previous) = values.insert(&sample.name, sample.value) {
+                        prop_assert_eq!(previous, sample.value, "{} differs between passes", sample.name);
+                    }
+                }
+            }
+        }
+    }
+}
