@@ -47,7 +47,11 @@ impl Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    // AVAIL-SUBCOMMAND
+    /// List and check the counters of a GPU (or of a chip, with --chip, without a GPU).
+    Avail {
+        #[command(subcommand)]
+        command: crate::avail::AvailCommand,
+    },
     /// Merge rocpd databases and write them as CSV and/or JSON.
     Convert(ConvertArgs),
     /// Run the bundled demo: kernel replay with two counter groups, on the GPU when there is one,
@@ -219,6 +223,11 @@ pub struct ProfileArgs {
     /// Streaming performance monitoring: not available in kreplay (recognised so that it is refused with replay).
     #[arg(long, num_args = 0.., value_name = "EVENTS", help_heading = "Not available")]
     pub spm: Option<Vec<String>>,
+
+    /// Print the planned runs (progress line, KREPLAY_CONFIG, output place) instead of running
+    /// them, as rocprofv3's hidden --echo prints its command.
+    #[arg(long, hide = true)]
+    pub echo: bool,
 
     /// The application and its arguments, after `--`.
     #[arg(last = true, value_name = "APP")]

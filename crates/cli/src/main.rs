@@ -1,9 +1,197 @@
 //! `kreplay`: rocprofv3's counter-collection command line for NVIDIA GPUs.
+//!
+//! `kreplay [options] -- <app> [args]` plans the runs ([`plan`]), starts the application once per
+//! run with the tool's configuration in its environment ([`launch`]), then merges what every
+//! process recorded into rocpd/CSV/JSON files and prints a summary ([`summary`]). Subcommands:
+//! `avail` (counter catalog), `convert` (databases to CSV/JSON), `demo`.
+//!
+//! Exit status: the application's (1 if a signal ended it); 2 for usage errors, which are
+//! decided before the application starts; 1 for other errors of kreplay itself.
 
 mod args;
+mod avail;
+mod counters;
+mod demo;
 mod error;
 mod input;
+mod launch;
 mod placeholders;
 mod plan;
+mod summary;
 
-fn main() {}
+use anyhow::Context;
+use args::{Cli, Command, ConvertArgs, ProfileArgs};
+use clap::CommandFactory;
+use error::{UsageError, EXIT_USAGE};
+use kreplay_core::config::CounterGroup;
+use kreplay_format::{read_databases, write_outputs, OutputFormat};
+use std::str::FromStr;
+
+/// Counter names to groups through the catalogs (the CUPTI catalog, or the reference software
+/// device's for `sim__` names).
+struct CatalogResolver;
+
+impl plan::CounterResolver for CatalogResolver {
+    fn resolve_groups(&self, groups: &[Vec<String>]) -> anyhow::Result<Vec<CounterGroup>> {
+        if groups.is_empty() {
+            return Ok(Vec::new());
+        }
+        counters::resolve_groups(groups, None)
+    }
+
+    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<CounterGroup>> {
+        counters::pack(metrics, None)
+    }
+}
+
+fn init_logging(level: Option<args::LogLevel>) {
+    use tracing_subscriber::EnvFilter;
+    let default = match level {
+        Some(args::LogLevel::Fatal | args::LogLevel::Error) => "error",
+        Some(args::LogLevel::Info) => "info",
+        Some(args::LogLevel::Trace | args::LogLevel::Env | args::LogLevel::Config) => "trace",
+        Some(args::LogLevel::Warning) | None => "warn",
+    };
+    let filter = EnvFilter::try_from_env("KREPLAY_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
+}
+
+/// Runs the application under the tool, once per planned run.
+pub fn profile(args: &ProfileArgs) -> anyhow::Result<i32> {
+    if args.list_avail {
+        return avail::list_current_gpu();
+    }
+    let input = args.input.as_deref().map(input::read_input).transpose()?;
+    // rocprofv3 treats the variable as a request for PC sampling whatever its value.
+    let pc_sampling_env = std::env::var_os("ROCPROFILER_PC_SAMPLING_BETA_ENABLED").is_some();
+    let plan = plan::plan(args, input.as_ref(), pc_sampling_env, &CatalogResolver)?;
+    for notice in &plan.notices {
+        eprintln!("{notice}");
+    }
+    let launcher = launch::Launcher {
+        app: args.app.clone(),
+        launch_time: placeholders::format_launch_time(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+        ),
+        drain_timeout_s: args.drain_timeout,
+    };
+    if args.echo {
+        for run in &plan.runs {
+            println!("{}", run.progress_line());
+            println!(
+                "  KREPLAY_CONFIG={}",
+                launch::echo_config(run, &launcher).to_json()
+            );
+            println!(
+                "  output: {}{} name {} formats {}",
+                run.output_directory,
+                run.subdir
+                    .as_ref()
+                    .map(|s| format!("/{s}"))
+                    .unwrap_or_default(),
+                run.output_file,
+                run.formats.join(",")
+            );
+        }
+        return Ok(0);
+    }
+    let mut exit_code = 0;
+    for run in &plan.runs {
+        if plan.runs.len() > 1 {
+            eprintln!("{}", run.progress_line());
+        }
+        let result = launch::execute(run, &launcher)?;
+        if let Some(data) = &result.data {
+            eprint!("{}", summary::render(data));
+        }
+        for file in &result.files {
+            eprintln!("kreplay: wrote {}", file.display());
+        }
+        if result.exit_code != 0 {
+            eprintln!(
+                "kreplay: the application exited with status {}",
+                result.exit_code
+            );
+            exit_code = result.exit_code;
+        }
+    }
+    Ok(exit_code)
+}
+
+fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
+    for path in &args.inputs {
+        if !path.is_file() {
+            return Err(UsageError::new(format!(
+                "input database {} does not exist; give the path of a *_results.db file",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let formats: Vec<OutputFormat> = args
+        .formats
+        .iter()
+        .flat_map(|f| input::split_words(f))
+        .map(|f| {
+            OutputFormat::from_str(&f).map_err(|_| {
+                UsageError::new(format!(
+                    "output format '{f}' is not supported; use one or several of rocpd, csv, json"
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let data = read_databases(&args.inputs).context("reading the input databases")?;
+    let files = write_outputs(&data, &args.output_dir, &args.output_file, &formats)
+        .with_context(|| format!("writing to {}", args.output_dir.display()))?;
+    println!(
+        "kreplay: merged {} database(s), {} process(es)",
+        args.inputs.len(),
+        data.processes.len()
+    );
+    for file in files {
+        println!("kreplay: wrote {}", file.display());
+    }
+    Ok(0)
+}
+
+fn run(cli: Cli) -> anyhow::Result<i32> {
+    match &cli.command {
+        Some(Command::Avail { command }) => avail::run(command),
+        Some(Command::Convert(args)) => convert(args),
+        Some(Command::Demo(args)) => demo::run(args),
+        None => profile(&cli.profile),
+    }
+}
+
+fn main() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.len() == 1 {
+        let _ = Cli::command().print_help();
+        std::process::exit(0);
+    }
+    let cli = match Cli::parse_args(argv) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    init_logging(cli.profile.log_level);
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            let usage = e.downcast_ref::<UsageError>().is_some();
+            eprintln!("kreplay: error: {}", format!("{e:#}").replace('\n', " "));
+            if usage {
+                EXIT_USAGE
+            } else {
+                1
+            }
+        }
+    };
+    std::process::exit(code);
+}

@@ -166,7 +166,7 @@ pub fn plan(
     input: Option<&InputFile>,
     pc_sampling_env: bool,
     resolver: &dyn CounterResolver,
-) -> Result<Plan, UsageError> {
+) -> anyhow::Result<Plan> {
     // The --pmc occurrences, each split on spaces and commas.
     let cli_pmc: Vec<Vec<String>> = args
         .pmc
@@ -174,11 +174,11 @@ pub fn plan(
         .map(|g| g.iter().flat_map(|w| split_words(w)).collect())
         .collect();
     if let Some(idx) = cli_pmc.iter().position(Vec::is_empty) {
-        return Err(UsageError::new(msg_empty_group(idx + 1)));
+        return Err(UsageError::new(msg_empty_group(idx + 1)).into());
     }
     let jobs: &[Job] = input.map(|i| i.jobs.as_slice()).unwrap_or(&[]);
     if !cli_pmc.is_empty() && jobs.iter().any(|j| j.pmc_groups.is_some()) {
-        return Err(UsageError::new(MSG_PMC_AND_GROUPS));
+        return Err(UsageError::new(MSG_PMC_AND_GROUPS).into());
     }
 
     let replay = args.replay_mode == Some(ReplayMode::Kernel);
@@ -195,7 +195,7 @@ pub fn plan(
     }
     if replay {
         if args.kernel_replay_beta_enabled != Some(true) {
-            return Err(UsageError::new(MSG_BETA));
+            return Err(UsageError::new(MSG_BETA).into());
         }
         let any_counters = !cli_pmc.is_empty()
             || !args.metrics.is_empty()
@@ -203,10 +203,10 @@ pub fn plan(
                 j.pmc.as_ref().is_some_and(|p| !p.words().is_empty()) || j.pmc_groups.is_some()
             });
         if !any_counters {
-            return Err(UsageError::new(MSG_NO_COUNTERS));
+            return Err(UsageError::new(MSG_NO_COUNTERS).into());
         }
         if !refused.is_empty() {
-            return Err(UsageError::new(msg_conflict(&refused)));
+            return Err(UsageError::new(msg_conflict(&refused)).into());
         }
     } else {
         // Without replay these services are still not something kreplay can collect; the
@@ -228,14 +228,20 @@ pub fn plan(
                 "{} not available in kreplay (it collects hardware counters only); remove {}",
                 flags.join(" and "),
                 if flags.len() == 1 { "it" } else { "them" }
-            )));
+            ))
+            .into());
         }
+    }
+    if args.app.is_empty() {
+        return Err(UsageError::new(
+            "no application given: put it after `--`, e.g. kreplay --pmc sm__warps_launched.sum -- ./app args",
+        ).into());
     }
     if let Some(seconds) = args.drain_timeout {
         if !(seconds.is_finite() && seconds > 0.0) {
             return Err(UsageError::new(format!(
                 "--drain-timeout {seconds} is not a positive number of seconds; give e.g. --drain-timeout 60"
-            )));
+            )).into());
         }
     }
 
@@ -243,12 +249,12 @@ pub fn plan(
     let mut notices = Vec::new();
     let mut cli_groups = resolver
         .resolve_groups(&cli_pmc)
-        .map_err(|e| UsageError::new(one_line(&e)))?;
+        .map_err(|e| counter_error(e, None))?;
     if !args.metrics.is_empty() {
         let metrics: Vec<String> = args.metrics.iter().flat_map(|m| split_words(m)).collect();
         let packed = resolver
             .pack(&metrics)
-            .map_err(|e| UsageError::new(one_line(&e)))?;
+            .map_err(|e| counter_error(e, None))?;
         notices.push(format!(
             "kreplay: --metrics packed into {} single-pass group(s): {}",
             packed.len(),
@@ -298,7 +304,7 @@ pub fn plan(
         if cli.kernel_trace != Some(true) {
             return Err(UsageError::new(
                 "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace",
-            ));
+            ).into());
         }
         runs.push((
             "kernel trace".into(),
@@ -332,9 +338,20 @@ pub fn plan(
     Ok(Plan { runs, notices })
 }
 
-/// An error chain as one line (catalog errors may carry context).
-fn one_line(error: &anyhow::Error) -> String {
-    format!("{error:#}").replace('\n', " ")
+/// A catalog error as one line, prefixed with where the counters came from. Usage errors (an
+/// unknown name, a group that needs several passes) stay usage errors; others (no GPU to ask)
+/// are errors of the machine and keep their kind.
+fn counter_error(error: anyhow::Error, origin: Option<&str>) -> anyhow::Error {
+    let line = format!("{error:#}").replace('\n', " ");
+    let line = match origin {
+        Some(origin) => format!("{origin}: {line}"),
+        None => line,
+    };
+    if error.downcast_ref::<UsageError>().is_some() {
+        UsageError::new(line).into()
+    } else {
+        anyhow::anyhow!(line)
+    }
 }
 
 fn job_groups(
@@ -342,19 +359,21 @@ fn job_groups(
     origin: &str,
     replay: bool,
     resolver: &dyn CounterResolver,
-) -> Result<(Vec<CounterGroup>, InProcessMode), UsageError> {
+) -> anyhow::Result<(Vec<CounterGroup>, InProcessMode)> {
     let names: Vec<Vec<String>> = match (&job.pmc, &job.pmc_groups) {
         (Some(_), Some(_)) => {
             return Err(UsageError::new(format!(
                 "{origin} has both pmc and pmc_groups; give one of them"
-            )))
+            ))
+            .into())
         }
         (Some(pmc), None) => {
             let words = pmc.words();
             if words.is_empty() {
                 return Err(UsageError::new(format!(
                     "{origin} has an empty pmc list; name at least one counter or remove the key"
-                )));
+                ))
+                .into());
             }
             vec![words]
         }
@@ -363,13 +382,15 @@ fn job_groups(
             if groups.is_empty() {
                 return Err(UsageError::new(format!(
                     "{origin} has an empty pmc_groups list; give at least one group"
-                )));
+                ))
+                .into());
             }
             if let Some(i) = groups.iter().position(Vec::is_empty) {
                 return Err(UsageError::new(format!(
                     "{origin}: pmc_groups entry {} is empty; each group needs at least one counter",
                     i + 1
-                )));
+                ))
+                .into());
             }
             groups
         }
@@ -380,7 +401,7 @@ fn job_groups(
     } else {
         resolver
             .resolve_groups(&names)
-            .map_err(|e| UsageError::new(format!("{origin}: {}", one_line(&e))))?
+            .map_err(|e| counter_error(e, Some(origin)))?
     };
     let mode = if resolved.is_empty() {
         InProcessMode::Single
@@ -393,12 +414,12 @@ fn job_groups(
             Some(_) => {
                 return Err(UsageError::new(format!(
                     "{origin}: pmc_group_interval must be at least 1 (dispatches per group)"
-                )))
+                )).into())
             }
             None => {
                 return Err(UsageError::new(format!(
                     "{origin}: pmc_groups needs pmc_group_interval (dispatches per group), or run with --replay-mode kernel --kernel-replay-beta-enabled to collect every group on every dispatch"
-                )))
+                )).into())
             }
         }
     } else {
@@ -488,16 +509,13 @@ fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
 
 /// One setting from the command line and a job: the job's value fills in, the same value twice
 /// is fine, two different values are an error.
-fn pick<T: PartialEq + std::fmt::Debug>(
+fn pick<T: PartialEq + std::fmt::Debug + Clone>(
     cli: &Option<T>,
     job: Option<T>,
     option: &str,
     key: &str,
     origin: &str,
-) -> Result<Option<T>, UsageError>
-where
-    T: Clone,
-{
+) -> Result<Option<T>, UsageError> {
     match (cli, job) {
         (Some(c), Some(j)) if *c != j => Err(UsageError::new(format!(
             "{origin} sets {key} to {j:?} but the command line gives {option} {c:?}; give it in one place"
@@ -646,7 +664,7 @@ mod tests {
             .profile
     }
 
-    fn shape(cmd: &[&str], input: Option<&InputFile>) -> Result<Plan, UsageError> {
+    fn shape(cmd: &[&str], input: Option<&InputFile>) -> anyhow::Result<Plan> {
         plan(&args(cmd), input, false, &FakeCatalog)
     }
 

@@ -1,0 +1,317 @@
+//! Running one planned run: the application is started with the tool's configuration in its
+//! environment (`KREPLAY_CONFIG`, and `CUDA_INJECTION64_PATH` so that `cuInit` loads
+//! `libkreplay_inject.so`); every process it starts writes its own database into a private
+//! staging folder; after it exits (also when it crashed) the databases are merged and written
+//! in the requested formats, and the staging folder is removed.
+
+use crate::placeholders::{expand, hostname, PlaceholderValues};
+use crate::plan::RunSpec;
+use anyhow::{bail, Context};
+use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
+use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+
+/// Names the injected library; overrides the copy next to the `kreplay` executable.
+pub const ENV_INJECT_LIB: &str = "KREPLAY_INJECT_LIB";
+pub const INJECT_LIB_NAME: &str = "libkreplay_inject.so";
+/// The reference software device's app records through the engine itself; it needs no injection.
+pub const SIM_APP_NAME: &str = "kreplay-sim-app";
+
+/// What every run of one `kreplay` invocation shares.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// The application and its arguments.
+    pub app: Vec<String>,
+    pub launch_time: String,
+    pub drain_timeout_s: Option<f64>,
+}
+
+/// What a run left behind.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The application's exit status (1 when a signal ended it).
+    pub exit_code: i32,
+    pub files: Vec<PathBuf>,
+    /// Everything the run recorded (None when nothing was recorded).
+    pub data: Option<RunData>,
+}
+
+/// The folder `kreplay` runs from; helpers (the injected library, the demo apps) sit next to it.
+pub fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+/// `libkreplay_inject.so`: `$KREPLAY_INJECT_LIB`, else next to `kreplay`. Err says where it looked.
+pub fn find_inject_lib() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(ENV_INJECT_LIB) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("{ENV_INJECT_LIB}={} is not a file", path.display()))
+        };
+    }
+    let beside = exe_dir()
+        .map(|d| d.join(INJECT_LIB_NAME))
+        .unwrap_or_else(|| PathBuf::from(INJECT_LIB_NAME));
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(format!("{} does not exist", beside.display()))
+    }
+}
+
+fn is_sim_app(program: &str) -> bool {
+    Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == SIM_APP_NAME)
+}
+
+/// The part of a directory template before its first placeholder: a place that exists whatever
+/// the placeholders turn out to be, for the staging folder.
+fn fixed_prefix(template: &str) -> PathBuf {
+    let mut prefix = PathBuf::new();
+    for part in Path::new(template).components() {
+        let text = part.as_os_str().to_string_lossy();
+        if text.contains('%') || text.contains("$env{") || text.contains("$ENV{") {
+            break;
+        }
+        prefix.push(part);
+    }
+    if prefix.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        prefix
+    }
+}
+
+/// Ignores SIGINT/SIGQUIT while the application runs (as `system(3)` does): Ctrl-C reaches the
+/// application through the terminal, and kreplay stays alive to write what it recorded.
+struct IgnoreInterrupts {
+    old_int: libc::sighandler_t,
+    old_quit: libc::sighandler_t,
+}
+
+impl IgnoreInterrupts {
+    fn new() -> IgnoreInterrupts {
+        // SAFETY: installing SIG_IGN has no preconditions; the old handlers are restored on drop.
+        unsafe {
+            IgnoreInterrupts {
+                old_int: libc::signal(libc::SIGINT, libc::SIG_IGN),
+                old_quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            }
+        }
+    }
+}
+
+impl Drop for IgnoreInterrupts {
+    fn drop(&mut self) {
+        // SAFETY: restores the handlers `new` saved.
+        unsafe {
+            libc::signal(libc::SIGINT, self.old_int);
+            libc::signal(libc::SIGQUIT, self.old_quit);
+        }
+    }
+}
+
+fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f64>) -> ToolConfig {
+    ToolConfig {
+        groups: spec.groups.clone(),
+        mode: spec.mode,
+        filter: spec.filter.clone(),
+        kernel_trace: spec.kernel_trace,
+        database_path,
+        drain_timeout_ms: drain_timeout_s
+            .map(|s| (s * 1000.0).ceil() as u64)
+            .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
+        log_level: spec.log_level.clone(),
+    }
+}
+
+/// The configuration a run would pass to the application (database path left as a template).
+pub fn echo_config(spec: &RunSpec, launcher: &Launcher) -> ToolConfig {
+    tool_config(spec, "<staging>/%pid%.db".into(), launcher.drain_timeout_s)
+}
+
+/// Runs the application once for `spec` and writes its outputs.
+pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult> {
+    let program = launcher
+        .app
+        .first()
+        .context("no application to run; give it after `--`")?;
+    let inject = find_inject_lib();
+    if let Err(reason) = &inject {
+        if !is_sim_app(program) {
+            bail!(
+                "the injection library {INJECT_LIB_NAME} was not found ({reason}); build it with `cargo build --release` (it is put next to kreplay) or set {ENV_INJECT_LIB} to its path"
+            );
+        }
+    }
+
+    let staging_parent = fixed_prefix(&spec.output_directory);
+    std::fs::create_dir_all(&staging_parent).with_context(|| {
+        format!(
+            "cannot create the output directory {}",
+            staging_parent.display()
+        )
+    })?;
+    let staging = staging_parent
+        .canonicalize()
+        .unwrap_or(staging_parent.clone())
+        .join(format!(
+            ".kreplay-staging-{}-{}",
+            std::process::id(),
+            spec.index
+        ));
+    std::fs::create_dir_all(&staging)
+        .with_context(|| format!("cannot create the staging folder {}", staging.display()))?;
+    let config = tool_config(
+        spec,
+        staging.join("%pid%.db").display().to_string(),
+        launcher.drain_timeout_s,
+    );
+
+    let mut command = Command::new(program);
+    command
+        .args(&launcher.app[1..])
+        .env(ENV_CONFIG, config.to_json());
+    if let Ok(lib) = &inject {
+        command.env("CUDA_INJECTION64_PATH", lib);
+    }
+    if let Some(seconds) = launcher.drain_timeout_s {
+        command.env(ENV_DRAIN_TIMEOUT, seconds.to_string());
+    }
+
+    let interrupts = IgnoreInterrupts::new();
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            drop(interrupts);
+            let _ = std::fs::remove_dir_all(&staging);
+            bail!("cannot start '{program}': {e}; check the application path after `--`");
+        }
+    };
+    let root_pid = child.id();
+    let placeholders_base =
+        PlaceholderValues::for_process(root_pid, &launcher.app, &launcher.launch_time);
+    let status = child.wait().context("waiting for the application")?;
+    drop(interrupts);
+
+    let exit_code = match status.code() {
+        Some(code) => code,
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            eprintln!(
+                "kreplay: the application was ended by signal {}; writing what it recorded",
+                status.signal().unwrap_or(0)
+            );
+            1
+        }
+    };
+
+    let mut databases: Vec<PathBuf> = std::fs::read_dir(&staging)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "db"))
+                .collect()
+        })
+        .unwrap_or_default();
+    databases.sort();
+    if databases.is_empty() {
+        let _ = std::fs::remove_dir_all(&staging);
+        eprintln!(
+            "kreplay: warning: the application recorded nothing ({}); no output written",
+            if inject.is_ok() {
+                "it created no CUDA context, or the injection library could not start; see messages above"
+            } else {
+                "the profiled app did not read KREPLAY_CONFIG"
+            }
+        );
+        return Ok(RunResult {
+            exit_code,
+            files: Vec::new(),
+            data: None,
+        });
+    }
+    let data = read_databases(&databases).with_context(|| {
+        format!(
+            "cannot read the recorded data; the databases are kept in {}",
+            staging.display()
+        )
+    })?;
+
+    let formats: Vec<OutputFormat> = spec
+        .formats
+        .iter()
+        .map(|f| OutputFormat::from_str(f))
+        .collect::<Result<_, _>>()?;
+    // Each process gets the name its own placeholders give: with %pid% in the name (the
+    // default), a multi-process application writes one set of files per process, as rocprofv3
+    // does; without it they share one set.
+    let mut by_destination: BTreeMap<(PathBuf, String), RunData> = BTreeMap::new();
+    for process in &data.processes {
+        let mut values = placeholders_base.clone();
+        values.pid = process.process.pid;
+        if process.process.pid != root_pid {
+            values.ppid = process.process.ppid;
+        }
+        if !process.process.hostname.is_empty() {
+            values.hostname = process.process.hostname.clone();
+        } else {
+            values.hostname = hostname();
+        }
+        let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
+        if let Some(sub) = &spec.subdir {
+            dir.push(sub);
+        }
+        let name = expand(&spec.output_file, &values);
+        by_destination
+            .entry((dir, name))
+            .or_default()
+            .processes
+            .push(process.clone());
+    }
+    let mut files = Vec::new();
+    for ((dir, name), run) in &by_destination {
+        let written = write_outputs(run, dir, name, &formats).with_context(|| {
+            format!(
+                "cannot write the output files to {}; the recorded databases are kept in {}",
+                dir.display(),
+                staging.display()
+            )
+        })?;
+        files.extend(written);
+    }
+    let _ = std::fs::remove_dir_all(&staging);
+    Ok(RunResult {
+        exit_code,
+        files,
+        data: Some(data),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_goes_above_the_first_placeholder() {
+        assert_eq!(fixed_prefix("out/%hostname%/x"), PathBuf::from("out"));
+        assert_eq!(fixed_prefix("/a/b"), PathBuf::from("/a/b"));
+        assert_eq!(fixed_prefix("%env{HOME}%/x"), PathBuf::from("."));
+        assert_eq!(fixed_prefix("."), PathBuf::from("."));
+    }
+
+    #[test]
+    fn sim_app_is_recognised_by_file_name() {
+        assert!(is_sim_app("/x/target/debug/kreplay-sim-app"));
+        assert!(!is_sim_app("./my-app"));
+    }
+}

@@ -1,0 +1,327 @@
+//! The short report printed after a run: per kernel, its dispatches and, per pass, the counters;
+//! what replay cost; the warnings the run recorded.
+
+use kreplay_format::{ReplayOutcome, RunData};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// Kernels listed before the rest is summarised as a count.
+const MAX_KERNELS: usize = 15;
+const KERNEL_NAME_WIDTH: usize = 40;
+
+/// How one counter's values over several dispatches are combined for display, from the metric's
+/// roll-up suffix: maxima stay maxima, averages and ratios are averaged, the rest are summed.
+fn combine(name: &str, values: &[f64]) -> f64 {
+    if name.ends_with(".max") {
+        values.iter().copied().fold(f64::MIN, f64::max)
+    } else if name.ends_with(".min") {
+        values.iter().copied().fold(f64::MAX, f64::min)
+    } else if name.contains(".avg") || name.contains(".pct") || name.contains(".ratio") {
+        values.iter().sum::<f64>() / values.len().max(1) as f64
+    } else {
+        values.iter().sum()
+    }
+}
+
+fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+fn outcome_label(outcome: ReplayOutcome) -> &'static str {
+    match outcome {
+        ReplayOutcome::Replayed => "replayed",
+        ReplayOutcome::SinglePass => "single pass (no snapshot)",
+        ReplayOutcome::StoppedEarly => "stopped early",
+        ReplayOutcome::DeclinedGraphLaunch => "not replayed: graph launch",
+        ReplayOutcome::DeclinedStreamCapture => "not replayed: stream capture",
+        ReplayOutcome::DeclinedMultiDevice => "not replayed: multi-device launch",
+        ReplayOutcome::DeclinedSnapshotTooLarge => "not replayed: snapshot too large",
+        ReplayOutcome::DeclinedError => "not replayed: error",
+        ReplayOutcome::Filtered => "filtered out",
+    }
+}
+
+fn truncate(name: &str) -> String {
+    if name.chars().count() <= KERNEL_NAME_WIDTH {
+        name.to_string()
+    } else {
+        let head: String = name.chars().take(KERNEL_NAME_WIDTH - 3).collect();
+        format!("{head}...")
+    }
+}
+
+/// The report, one line per row; empty when nothing was recorded.
+pub fn render(data: &RunData) -> String {
+    let mut out = String::new();
+    // kernel name -> (dispatch identities, pass -> counter -> values)
+    type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Vec<f64>>>;
+    let mut kernels: BTreeMap<String, (BTreeSet<(u32, u64)>, PerPass)> = BTreeMap::new();
+    let mut counter_order: Vec<String> = Vec::new();
+    for process in &data.processes {
+        for c in &process.counters {
+            if !counter_order.contains(&c.name) {
+                counter_order.push(c.name.clone());
+            }
+        }
+        for d in &process.dispatches {
+            let name = process
+                .kernel(d.kernel_id)
+                .map(|k| k.demangled_name.clone())
+                .unwrap_or_else(|| format!("kernel {}", d.kernel_id));
+            let entry = kernels.entry(name).or_default();
+            entry.0.insert((d.pid, d.dispatch_id));
+            let pass = entry.1.entry(d.replay_pass).or_default();
+            for sample in &d.counters {
+                if !counter_order.contains(&sample.name) {
+                    counter_order.push(sample.name.clone());
+                }
+                pass.entry(sample.name.clone())
+                    .or_default()
+                    .push(sample.value);
+            }
+        }
+    }
+    let dispatches: usize = kernels.values().map(|(ids, _)| ids.len()).sum();
+    let _ = writeln!(
+        out,
+        "kreplay: {dispatches} dispatch(es) of {} kernel(s) in {} process(es)",
+        kernels.len(),
+        data.processes.len()
+    );
+    let mut rows: Vec<_> = kernels.iter().collect();
+    rows.sort_by(|a, b| b.1 .0.len().cmp(&a.1 .0.len()).then(a.0.cmp(b.0)));
+    if !rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {:<w$}  {:>10}  {:>4}  counters (over the kernel's dispatches)",
+            "kernel",
+            "dispatches",
+            "pass",
+            w = KERNEL_NAME_WIDTH
+        );
+    }
+    for (name, (ids, passes)) in rows.iter().take(MAX_KERNELS) {
+        for (i, (pass, counters)) in passes.iter().enumerate() {
+            let mut names: Vec<&String> = counters.keys().collect();
+            names.sort_by_key(|n| {
+                counter_order
+                    .iter()
+                    .position(|c| c == *n)
+                    .unwrap_or(usize::MAX)
+            });
+            let values = names
+                .iter()
+                .map(|n| format!("{n}={}", format_value(combine(n, &counters[*n]))))
+                .collect::<Vec<_>>()
+                .join("  ");
+            let pass_text = pass.map(|p| p.to_string()).unwrap_or_else(|| "-".into());
+            if i == 0 {
+                let _ = writeln!(
+                    out,
+                    "  {:<w$}  {:>10}  {:>4}  {values}",
+                    truncate(name),
+                    ids.len(),
+                    pass_text,
+                    w = KERNEL_NAME_WIDTH
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  {:<w$}  {:>10}  {:>4}  {values}",
+                    "",
+                    "",
+                    pass_text,
+                    w = KERNEL_NAME_WIDTH
+                );
+            }
+        }
+    }
+    if rows.len() > MAX_KERNELS {
+        let _ = writeln!(
+            out,
+            "  ... and {} more kernel(s); see the output files",
+            rows.len() - MAX_KERNELS
+        );
+    }
+
+    let costs: Vec<_> = data.processes.iter().flat_map(|p| &p.costs).collect();
+    if !costs.is_empty() {
+        let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut pass_ns: Vec<(u64, u64)> = Vec::new(); // (total ns, count) per pass index
+        let (mut snap, mut restored, mut snap_ns, mut restore_ns) = (0u64, 0u64, 0u64, 0u64);
+        for c in &costs {
+            *outcomes.entry(outcome_label(c.outcome)).or_default() += 1;
+            snap += c.bytes_snapshotted;
+            restored += c.bytes_restored;
+            snap_ns += c.snapshot_ns;
+            restore_ns += c.restore_ns;
+            for (i, ns) in c.pass_ns.iter().enumerate() {
+                if pass_ns.len() <= i {
+                    pass_ns.resize(i + 1, (0, 0));
+                }
+                pass_ns[i].0 += ns;
+                pass_ns[i].1 += 1;
+            }
+        }
+        let outcome_text = outcomes
+            .iter()
+            .map(|(label, n)| format!("{n} {label}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(out, "kreplay: replay: {outcome_text}");
+        let per_pass = pass_ns
+            .iter()
+            .enumerate()
+            .map(|(i, (total, n))| {
+                format!(
+                    "pass {i} {:.3} ms",
+                    *total as f64 / (*n).max(1) as f64 / 1e6
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "kreplay: replay cost: {} snapshotted ({:.3} ms), {} restored ({:.3} ms); mean time per pass: {}",
+            format_bytes(snap),
+            snap_ns as f64 / 1e6,
+            format_bytes(restored),
+            restore_ns as f64 / 1e6,
+            if per_pass.is_empty() { "-".to_string() } else { per_pass }
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for w in data.processes.iter().flat_map(|p| &p.warnings) {
+        if seen.insert(w.message.clone()) {
+            let message = w.message.trim_start_matches("kreplay: ");
+            let message = message.trim_start_matches("warning: ");
+            let _ = writeln!(out, "kreplay: warning: {message}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kreplay_format::*;
+
+    fn dispatch(id: u64, pass: Option<u32>, counters: &[(&str, f64)]) -> DispatchRecord {
+        DispatchRecord {
+            dispatch_id: id,
+            replay_pass: pass,
+            correlation_id: id,
+            agent_id: 0,
+            stream_id: 0,
+            pid: 7,
+            tid: 1,
+            kernel_id: 1,
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            dynamic_shared_bytes: 0,
+            start_ns: 0,
+            end_ns: 1,
+            counters: counters
+                .iter()
+                .map(|(n, v)| CounterSample {
+                    name: n.to_string(),
+                    value: *v,
+                })
+                .collect(),
+        }
+    }
+
+    fn run() -> RunData {
+        let mut p = ProcessRun::new(ProcessInfo {
+            pid: 7,
+            ppid: 1,
+            hostname: "h".into(),
+            command: vec!["app".into()],
+            start_ns: 0,
+            end_ns: 0,
+        });
+        p.kernels.push(KernelSymbol {
+            kernel_id: 1,
+            mangled_name: "scale".into(),
+            demangled_name: "scale".into(),
+            registers: 0,
+            static_shared_bytes: 0,
+            local_bytes: 0,
+            param_bytes: 0,
+        });
+        for id in 1..=2 {
+            p.dispatches.push(dispatch(
+                id,
+                Some(0),
+                &[("w.sum", 4.0), ("c.max", id as f64)],
+            ));
+            p.dispatches.push(dispatch(id, Some(1), &[("w.sum", 4.0)]));
+            p.costs.push(ReplayCost {
+                dispatch_id: id,
+                agent_id: 0,
+                outcome: ReplayOutcome::Replayed,
+                passes: 2,
+                bytes_tracked: 2048,
+                bytes_snapshotted: 2048,
+                bytes_restored: 2048,
+                staging: Staging::Device,
+                drain_ns: 0,
+                snapshot_ns: 1000,
+                pass_ns: vec![2_000_000, 4_000_000],
+                restore_ns: 500,
+            });
+        }
+        p.warnings.push(Warning {
+            message: "graph launches are not replayed".into(),
+        });
+        p.warnings.push(Warning {
+            message: "graph launches are not replayed".into(),
+        });
+        RunData { processes: vec![p] }
+    }
+
+    #[test]
+    fn per_kernel_per_pass_counters_and_costs() {
+        let text = render(&run());
+        assert!(text.contains("2 dispatch(es) of 1 kernel(s)"), "{text}");
+        // pass 0: sum of w over 2 dispatches, max of c.
+        assert!(text.contains("   0  w.sum=8  c.max=2"), "{text}");
+        assert!(text.contains("   1  w.sum=8"), "{text}");
+        assert!(text.contains("2 replayed"), "{text}");
+        assert!(text.contains("4.0 KiB snapshotted"), "{text}");
+        assert!(text.contains("pass 0 2.000 ms, pass 1 4.000 ms"), "{text}");
+        assert_eq!(
+            text.matches("graph launches are not replayed").count(),
+            1,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn values_and_sizes_format_compactly() {
+        assert_eq!(format_value(262144.0), "262144");
+        assert_eq!(format_value(0.5), "0.500");
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(3 * 1024 * 1024), "3.0 MiB");
+        assert_eq!(combine("x.avg", &[1.0, 3.0]), 2.0);
+    }
+}

@@ -1,0 +1,714 @@
+//! The command line through the real binary: every rejection (exact text, exit 2), every
+//! accepted run shape (printed with the hidden `--echo`), and the launcher's work around an
+//! application (placeholders, exit status, merging, convert) with a stand-in application that
+//! copies a prepared database to where kreplay tells it to write.
+
+mod common;
+
+use common::*;
+use kreplay_core::config::{InProcessMode, ToolConfig};
+use kreplay_format::*;
+use std::path::Path;
+
+const BETA: &str = "--replay-mode kernel requires acknowledgement that kernel replay is a beta feature via --kernel-replay-beta-enabled";
+const NO_COUNTERS: &str =
+    "--replay-mode kernel requires counter collection (--pmc, input-file pmc, or pmc_groups)";
+const CONFLICT_TAIL: &str = ". Kernel replay only varies counter groups from one pass to the next; every other service stays on for all of the passes and would report each kernel once per pass. Collect them in a separate run.";
+
+const W: &str = "sim__warps_launched.sum";
+const I: &str = "sim__inst_executed.sum";
+const C: &str = "sim__cycles_elapsed.max";
+
+fn replay_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["--pmc", W, I, "--pmc", W, C, "--replay-mode", "kernel"];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn replay_without_beta_flag_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(
+        dir.path(),
+        &[
+            "--pmc",
+            "A",
+            "--pmc",
+            "B",
+            "--replay-mode",
+            "kernel",
+            "--",
+            "true",
+        ],
+    );
+    assert_usage_error(&out, BETA);
+    let out = kreplay(
+        dir.path(),
+        &replay_args(&["--kernel-replay-beta-enabled", "false", "--", "true"]),
+    );
+    assert_usage_error(&out, BETA);
+}
+
+#[test]
+fn replay_without_counters_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(
+        dir.path(),
+        &[
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "--",
+            "true",
+        ],
+    );
+    assert_usage_error(&out, NO_COUNTERS);
+}
+
+#[test]
+fn replay_with_other_services_is_refused_in_a_stable_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--att"], "--att"),
+        (&["--pc-sampling-beta-enabled"], "PC sampling"),
+        (&["--spm"], "--spm"),
+        (
+            &["--spm", "--pc-sampling-beta-enabled", "--att"],
+            "--att or PC sampling or --spm",
+        ),
+    ];
+    for (flags, joined) in cases {
+        let mut args = replay_args(&["--kernel-replay-beta-enabled"]);
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "true"]);
+        let out = kreplay(dir.path(), &args);
+        assert_usage_error(
+            &out,
+            &format!("--replay-mode kernel cannot be combined with {joined}{CONFLICT_TAIL}"),
+        );
+    }
+}
+
+#[test]
+fn pc_sampling_variable_set_to_anything_conflicts_with_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    for value in ["0", "", "ON"] {
+        let out = kreplay_command(
+            dir.path(),
+            &replay_args(&["--kernel-replay-beta-enabled", "--", "true"]),
+        )
+        .env("ROCPROFILER_PC_SAMPLING_BETA_ENABLED", value)
+        .output()
+        .unwrap();
+        assert_usage_error(
+            &out,
+            &format!("--replay-mode kernel cannot be combined with PC sampling{CONFLICT_TAIL}"),
+        );
+    }
+}
+
+#[test]
+fn empty_pmc_group_is_refused_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(dir.path(), &["--pmc", W, "--pmc", "--pmc", I, "--", "true"]);
+    assert_usage_error(
+        &out,
+        "Empty counter group in --pmc flag 2. Each --pmc must specify at least one counter.",
+    );
+}
+
+#[test]
+fn pmc_with_input_file_pmc_groups_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("in.yaml"),
+        format!("jobs:\n  - pmc_groups: [[{W}], [{I}]]\n    pmc_group_interval: 2\n"),
+    )
+    .unwrap();
+    let out = kreplay(dir.path(), &["--pmc", W, "-i", "in.yaml", "--", "true"]);
+    assert_usage_error(
+        &out,
+        "Cannot specify both --pmc and (input file) pmc_groups",
+    );
+}
+
+#[test]
+fn other_usage_errors_are_one_line_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.ini"), "x").unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--pmc", W], "no application given: put it after `--`"),
+        (&["-i", "in.ini", "--", "true"], "unsupported extension"),
+        (
+            &["--pmc", W, "-f", "pftrace", "--", "true"],
+            "output format 'pftrace' is not supported",
+        ),
+        (
+            &["--pmc", W, "--kernel-include-regex", "(", "--", "true"],
+            "not a valid regular expression",
+        ),
+        (
+            &["--pmc", W, "--drain-timeout", "0", "--", "true"],
+            "--drain-timeout 0 is not a positive number",
+        ),
+        (
+            &["--att", "--pmc", W, "--", "true"],
+            "--att not available in kreplay",
+        ),
+    ];
+    for (args, message) in cases {
+        assert_usage_error(&kreplay(dir.path(), args), message);
+    }
+    // clap's own errors exit 2 as well.
+    let out = kreplay(dir.path(), &["--replay-mode", "sideways", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn unknown_counter_is_refused_before_the_app_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(
+        dir.path(),
+        &[
+            "--pmc",
+            "sim__warp_launched.sum",
+            "--",
+            "sh",
+            "-c",
+            "touch started",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("sim__warps_launched.sum"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.path().join("started").exists());
+}
+
+#[test]
+fn three_counter_sim_group_is_refused_naming_the_group_and_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(
+        dir.path(),
+        &replay_args(&[
+            "--kernel-replay-beta-enabled",
+            "--pmc",
+            W,
+            I,
+            C,
+            "--",
+            "sh",
+            "-c",
+            "touch started",
+        ]),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{W} {I} {C}")), "{stderr}");
+    assert!(stderr.contains("one pass"), "{stderr}");
+    assert!(
+        !dir.path().join("started").exists(),
+        "the app must not start"
+    );
+}
+
+/// The planned runs, as `--echo` prints them: (progress line, config, output line).
+fn echo(dir: &Path, args: &[&str]) -> Vec<(String, ToolConfig, String)> {
+    let mut all = vec!["--echo"];
+    all.extend_from_slice(args);
+    let out = kreplay(dir, &all);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}{stdout}", text(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    lines
+        .chunks(3)
+        .map(|c| {
+            let json = c[1]
+                .trim()
+                .strip_prefix("KREPLAY_CONFIG=")
+                .expect("config line");
+            (
+                c[0].to_string(),
+                ToolConfig::from_json(json).unwrap(),
+                c[2].trim().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn metrics(config: &ToolConfig) -> Vec<Vec<String>> {
+    config
+        .groups
+        .iter()
+        .map(|g| g.metrics().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn kernel_replay_runs_all_cli_groups_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = echo(
+        dir.path(),
+        &replay_args(&[
+            "--kernel-replay-beta-enabled",
+            "-d",
+            "D",
+            "-o",
+            "out",
+            "--",
+            "app",
+        ]),
+    );
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].1.mode, InProcessMode::KernelReplay);
+    assert_eq!(metrics(&runs[0].1), vec![vec![W, I], vec![W, C]]);
+    assert_eq!(runs[0].2, "output: D name out formats rocpd");
+}
+
+#[test]
+fn application_replay_runs_once_per_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = echo(
+        dir.path(),
+        &["--pmc", W, I, "--pmc", C, "-d", "D", "--", "app"],
+    );
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0].0.starts_with("kreplay: pass 1/2:"), "{}", runs[0].0);
+    assert_eq!(
+        runs[1].2,
+        "output: D/pass_2 name %hostname%/%pid% formats rocpd"
+    );
+    assert_eq!(metrics(&runs[1].1), vec![vec![C]]);
+    assert!(runs.iter().all(|r| r.1.mode == InProcessMode::Single));
+    // One group: no sub-folder.
+    let one = echo(dir.path(), &["--pmc", W, "--", "app"]);
+    assert_eq!(one[0].2, "output: . name %hostname%/%pid% formats rocpd");
+}
+
+#[test]
+fn yaml_json_and_text_jobs_are_runs_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("in.yaml"),
+        format!("jobs:\n  - pmc: [{W}, {I}]\n  - pmc: \"{C}\"\n    output_file: job2\n    output_format: [csv, json]\n    kernel_include_regex: scale\n"),
+    )
+    .unwrap();
+    let runs = echo(dir.path(), &["-i", "in.yaml", "--", "app"]);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        runs[0].2,
+        "output: ./pass_1 name %hostname%/%pid% formats rocpd"
+    );
+    assert_eq!(runs[1].2, "output: ./pass_2 name job2 formats csv,json");
+    assert_eq!(runs[1].1.filter.include_regex.as_deref(), Some("scale"));
+
+    std::fs::write(
+        dir.path().join("in.json"),
+        format!(r#"{{"jobs": [{{"pmc": ["{W}"], "kernel_trace": true}}]}}"#),
+    )
+    .unwrap();
+    let runs = echo(dir.path(), &["-i", "in.json", "--", "app"]);
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].1.kernel_trace);
+    assert_eq!(
+        runs[0].2,
+        "output: ./pass_1 name %hostname%/%pid% formats rocpd"
+    );
+
+    std::fs::write(
+        dir.path().join("in.txt"),
+        format!("pmc: {W} {I}\n# comment\npmc: {C}\n"),
+    )
+    .unwrap();
+    let out = kreplay(dir.path(), &["--echo", "-i", "in.txt", "--", "app"]);
+    assert!(
+        text(&out.stderr).contains("deprecated"),
+        "{}",
+        text(&out.stderr)
+    );
+    let runs = echo(dir.path(), &["-i", "in.txt", "--", "app"]);
+    assert_eq!(
+        runs[1].2,
+        "output: ./pmc_2 name %hostname%/%pid% formats rocpd"
+    );
+}
+
+#[test]
+fn cli_groups_plus_jobs_under_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("in.yaml"),
+        format!("jobs:\n  - pmc: [{W}]\n  - pmc: [{I}, {C}]\n"),
+    )
+    .unwrap();
+    let runs = echo(
+        dir.path(),
+        &replay_args(&["--kernel-replay-beta-enabled", "-i", "in.yaml", "--", "app"]),
+    );
+    assert_eq!(runs.len(), 3);
+    assert_eq!(metrics(&runs[0].1), vec![vec![W, I], vec![W, C]]);
+    assert_eq!(metrics(&runs[2].1), vec![vec![I, C]]);
+    assert!(runs.iter().all(|r| r.1.mode == InProcessMode::KernelReplay));
+    let places: Vec<&str> = runs.iter().map(|r| r.2.as_str()).collect();
+    assert!(places[0].starts_with("output: ./pass_1 "), "{places:?}");
+    assert!(places[2].starts_with("output: ./pass_3 "), "{places:?}");
+}
+
+#[test]
+fn pmc_groups_job_rotates_without_replay_and_is_replayed_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rot.yaml"),
+        format!("jobs:\n  - pmc_groups: [[{W}, {I}], [{W}, {C}]]\n    pmc_group_interval: 2\n"),
+    )
+    .unwrap();
+    let runs = echo(dir.path(), &["-i", "rot.yaml", "--", "app"]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].1.mode, InProcessMode::Rotation { interval: 2 });
+    let runs = echo(
+        dir.path(),
+        &[
+            "-i",
+            "rot.yaml",
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "--",
+            "app",
+        ],
+    );
+    assert_eq!(runs[0].1.mode, InProcessMode::KernelReplay);
+    assert_eq!(metrics(&runs[0].1).len(), 2);
+}
+
+#[test]
+fn metrics_flag_packs_and_prints_the_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--echo",
+        "--metrics",
+        &format!("{W},{I},{C}"),
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+        "--",
+        "app",
+    ];
+    let out = kreplay(dir.path(), &args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--metrics packed into 2 single-pass group(s)"),
+        "{stderr}"
+    );
+    let runs = echo(dir.path(), &args[1..]);
+    let packed: Vec<String> = metrics(&runs[0].1).into_iter().flatten().collect();
+    assert_eq!(packed.len(), 3);
+}
+
+#[test]
+fn filters_and_drain_timeout_reach_the_app_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = echo(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "--kernel-include-regex",
+            "scale.*",
+            "--kernel-exclude-regex",
+            "graph",
+            "--kernel-iteration-range",
+            "[1-2],[4]",
+            "--kernel-trace",
+            "--drain-timeout",
+            "2.5",
+            "--log-level",
+            "info",
+            "--",
+            "app",
+        ],
+    );
+    let config = &runs[0].1;
+    assert_eq!(config.filter.include_regex.as_deref(), Some("scale.*"));
+    assert_eq!(config.filter.exclude_regex.as_deref(), Some("graph"));
+    assert_eq!(config.filter.iteration_range.as_deref(), Some("[1-2],[4]"));
+    assert!(config.kernel_trace);
+    assert_eq!(config.drain_timeout_ms, 2500);
+    assert_eq!(config.log_level, "info");
+}
+
+// ---- the launcher around a stand-in application ----
+
+/// A database as a profiled process with pid 4242 would write it: one kernel, two dispatches
+/// replayed in two passes.
+fn fixture_db(path: &Path) {
+    let writer = DbWriter::create(path).unwrap();
+    writer.send(Record::Process(ProcessInfo {
+        pid: 4242,
+        ppid: 1,
+        hostname: "fixturehost".into(),
+        command: vec!["app".into()],
+        start_ns: 1,
+        end_ns: 0,
+    }));
+    writer.send(Record::Agent(AgentInfo {
+        agent_id: 0,
+        name: "Reference software device".into(),
+        chip: "SIM".into(),
+        sm_count: 4,
+        global_memory_bytes: 1 << 30,
+        pci_location: String::new(),
+    }));
+    writer.send(Record::KernelSymbol(KernelSymbol {
+        kernel_id: 1,
+        mangled_name: "scale".into(),
+        demangled_name: "scale".into(),
+        registers: 16,
+        static_shared_bytes: 0,
+        local_bytes: 0,
+        param_bytes: 16,
+    }));
+    for name in [W, I] {
+        writer.send(Record::Counter(CounterInfo {
+            name: name.into(),
+            metric: name.into(),
+            description: String::new(),
+            unit: "warp".into(),
+        }));
+    }
+    for id in 1..=2u64 {
+        for pass in 0..2u32 {
+            writer.send(Record::Dispatch(DispatchRecord {
+                dispatch_id: id,
+                replay_pass: Some(pass),
+                correlation_id: id,
+                agent_id: 0,
+                stream_id: 0,
+                pid: 4242,
+                tid: 1,
+                kernel_id: 1,
+                grid: [8, 1, 1],
+                block: [64, 1, 1],
+                dynamic_shared_bytes: 0,
+                start_ns: 10,
+                end_ns: 20,
+                counters: vec![CounterSample {
+                    name: if pass == 0 { W } else { I }.into(),
+                    value: 16.0,
+                }],
+            }));
+        }
+        writer.send(Record::ReplayCost(ReplayCost {
+            dispatch_id: id,
+            agent_id: 0,
+            outcome: ReplayOutcome::Replayed,
+            passes: 2,
+            bytes_tracked: 4096,
+            bytes_snapshotted: 4096,
+            bytes_restored: 4096,
+            staging: Staging::Device,
+            drain_ns: 1,
+            snapshot_ns: 1000,
+            pass_ns: vec![5000, 6000],
+            restore_ns: 700,
+        }));
+    }
+    writer.send(Record::ProcessEnd { end_ns: 30 });
+    writer.finish().unwrap();
+}
+
+/// A stand-in application: copies `$FIXTURE_DB` to the database path kreplay gives it in
+/// KREPLAY_CONFIG, then exits with `$APP_EXIT` (or kills itself when `$APP_SIGNAL` is set).
+const STAND_IN: &str = r#"p=$(printf '%s' "$KREPLAY_CONFIG" | sed -e 's/.*"database_path":"\([^"]*\)".*/\1/' -e "s/%pid%/$$/"); cp "$FIXTURE_DB" "$p"; [ -n "$APP_SIGNAL" ] && kill -9 $$; exit ${APP_EXIT:-0}"#;
+
+fn run_stand_in(dir: &Path, args: &[&str], app_exit: i32, signal: bool) -> std::process::Output {
+    let fixture = dir.join("fixture.db");
+    if !fixture.exists() {
+        fixture_db(&fixture);
+    }
+    // A placeholder injection library: the stand-in never loads CUDA.
+    let fake_lib = dir.join("libfake_inject.so");
+    std::fs::write(&fake_lib, b"").unwrap();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend_from_slice(&["--", "sh", "-c", STAND_IN]);
+    let mut command = kreplay_command(dir, &all);
+    command
+        .env("FIXTURE_DB", &fixture)
+        .env("KREPLAY_INJECT_LIB", &fake_lib)
+        .env("APP_EXIT", app_exit.to_string())
+        .env("KREPLAY_TEST_TAG", "tagged");
+    if signal {
+        command.env("APP_SIGNAL", "1");
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn outputs_are_named_with_placeholders_and_staging_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_stand_in(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "-d",
+            "D/%env{KREPLAY_TEST_TAG}%",
+            "-o",
+            "%tag%/%pid%_$env{KREPLAY_TEST_TAG}",
+            "-f",
+            "json",
+            "csv",
+            "rocpd",
+        ],
+        0,
+        false,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let files = files_under(&dir.path().join("D"));
+    assert!(
+        files.contains(&"tagged/sh/4242_tagged_results.json".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&"tagged/sh/4242_tagged_results.db".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&"tagged/sh/4242_tagged_counter_collection.csv".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        !files.iter().any(|f| f.contains(".kreplay-staging")),
+        "{files:?}"
+    );
+    assert!(stderr.contains("kreplay: wrote "), "{stderr}");
+    // The summary: per kernel, per pass, and replay cost totals.
+    assert!(stderr.contains("2 dispatch(es) of 1 kernel(s)"), "{stderr}");
+    assert!(stderr.contains(&format!("{W}=32")), "{stderr}");
+    assert!(stderr.contains("8.0 KiB snapshotted"), "{stderr}");
+    // Default name: %hostname%/%pid% with the recorded process's host and pid.
+    let out = run_stand_in(dir.path(), &["--pmc", W, "-d", "E"], 0, false);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        files_under(&dir.path().join("E")),
+        vec!["fixturehost/4242_results.db"]
+    );
+}
+
+#[test]
+fn the_apps_exit_status_is_forwarded_after_writing_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_stand_in(
+        dir.path(),
+        &["--pmc", W, "-d", "D", "-o", "out", "-f", "json"],
+        3,
+        false,
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(dir.path().join("D/out_results.json").is_file());
+    let out = run_stand_in(
+        dir.path(),
+        &["--pmc", W, "-d", "S", "-o", "out", "-f", "json"],
+        0,
+        true,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("signal 9"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        dir.path().join("S/out_results.json").is_file(),
+        "crashed apps still get their output"
+    );
+}
+
+#[test]
+fn application_replay_writes_pass_folders_with_progress_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_stand_in(
+        dir.path(),
+        &["--pmc", W, "--pmc", I, "-d", "D", "-o", "out", "-f", "json"],
+        0,
+        false,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("kreplay: pass 1/2: "), "{stderr}");
+    assert!(stderr.contains("kreplay: pass 2/2: "), "{stderr}");
+    assert_eq!(
+        files_under(&dir.path().join("D")),
+        vec!["pass_1/out_results.json", "pass_2/out_results.json"]
+    );
+}
+
+#[test]
+fn convert_merges_databases_into_csv_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_stand_in(dir.path(), &["--pmc", W, "-d", "D", "-o", "out"], 0, false);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = kreplay(
+        dir.path(),
+        &[
+            "convert",
+            "-i",
+            "D/out_results.db",
+            "-f",
+            "csv",
+            "json",
+            "-d",
+            "conv",
+            "-o",
+            "merged",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let csv =
+        std::fs::read_to_string(dir.path().join("conv/merged_counter_collection.csv")).unwrap();
+    assert!(
+        csv.starts_with("\"Correlation_Id\",\"Dispatch_Id\""),
+        "{csv}"
+    );
+    let records = read_json_counter_records(dir.path().join("conv/merged_results.json")).unwrap();
+    assert_eq!(records.len(), 4);
+    let out = kreplay(dir.path(), &["convert", "-i", "missing.db", "-f", "csv"]);
+    assert_usage_error(&out, "input database missing.db does not exist");
+}
+
+#[test]
+fn a_missing_injection_library_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay_command(dir.path(), &["--pmc", W, "--", "true"])
+        .env("KREPLAY_INJECT_LIB", dir.path().join("nope.so"))
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("libkreplay_inject.so was not found")
+            && stderr.contains("KREPLAY_INJECT_LIB"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn help_and_version_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(dir.path(), &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    for option in [
+        "--pmc",
+        "--replay-mode",
+        "--kernel-replay-beta-enabled",
+        "--output-format",
+        "--kernel-iteration-range",
+    ] {
+        assert!(help.contains(option), "{option} missing from help");
+    }
+}

@@ -1,0 +1,80 @@
+//! Helpers for tests that run the real `kreplay` binary in a temporary folder.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn kreplay_exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kreplay"))
+}
+
+/// `kreplay-sim-app` from the same build. `cargo test --workspace` (the README's `.ci/run`)
+/// builds it; with `cargo test -p kreplay-cli` alone, build it first.
+pub fn sim_app() -> PathBuf {
+    let path = kreplay_exe()
+        .parent()
+        .expect("kreplay has a folder")
+        .join("kreplay-sim-app");
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p kreplay-sim` first)",
+        path.display()
+    );
+    path
+}
+
+/// A command for `kreplay args...` in `dir`, with an environment that does not leak the
+/// caller's profiler settings.
+pub fn kreplay_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(kreplay_exe());
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_remove("ROCPROFILER_PC_SAMPLING_BETA_ENABLED")
+        .env_remove("KREPLAY_CONFIG")
+        .env_remove("CUDA_INJECTION64_PATH")
+        .env_remove("KREPLAY_LOG");
+    command
+}
+
+pub fn kreplay(dir: &Path, args: &[&str]) -> Output {
+    kreplay_command(dir, args).output().expect("kreplay runs")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts a usage error: exit status 2 and `message` on stderr, on one line.
+pub fn assert_usage_error(output: &Output, message: &str) {
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(message))
+        .unwrap_or_else(|| panic!("expected {message:?} on stderr, got: {stderr}"));
+    assert!(line.starts_with("kreplay: error: "), "{line}");
+}
+
+/// Every file under `dir`, relative, sorted.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(
+                    path.strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
