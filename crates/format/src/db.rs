@@ -14,7 +14,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,10 @@ use std::time::{Duration, Instant};
 pub const BATCH_RECORDS: usize = 256;
 /// ...or when its first record has waited this long.
 pub const BATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Records waiting for the writer thread beyond which `send` drops records instead of queueing
+/// them (about 200 MB): the application must never block on us, nor run out of memory.
+pub const MAX_QUEUED_RECORDS: usize = 1 << 20;
 
 /// `extdata` of a row written before its description arrived (see `schema.rs`).
 pub(crate) const PLACEHOLDER_EXTDATA: &str = r#"{"placeholder":true}"#;
@@ -632,6 +637,9 @@ pub struct DbWriter {
     sender: Sender<WriterMessage>,
     /// Taken by whoever stops the writer first (`finish`, `close` or drop).
     thread: Mutex<Option<JoinHandle<Result<(), FormatError>>>>,
+    queue_limit: usize,
+    /// Records refused because the queue was full; reported as a warning when the writer stops.
+    dropped: Arc<AtomicU64>,
     path: PathBuf,
 }
 
@@ -640,14 +648,22 @@ impl DbWriter {
     /// writer thread. Errors (a folder that cannot be created, a file that cannot be opened)
     /// are reported here, on the caller's thread.
     pub fn create(path: &Path) -> Result<DbWriter, FormatError> {
+        Self::create_with_queue_limit(path, MAX_QUEUED_RECORDS)
+    }
+
+    fn create_with_queue_limit(path: &Path, queue_limit: usize) -> Result<DbWriter, FormatError> {
         let inserter = RowInserter::create(path)?;
         let (sender, receiver) = crossbeam_channel::unbounded();
+        let dropped = Arc::new(AtomicU64::new(0));
+        let dropped_seen_by_writer = Arc::clone(&dropped);
         let thread = std::thread::Builder::new()
             .name("kreplay-db-writer".to_string())
-            .spawn(move || write_loop(inserter, receiver))
+            .spawn(move || write_loop(inserter, receiver, queue_limit, &dropped_seen_by_writer))
             .map_err(|e| FormatError::io(path, e))?;
         Ok(DbWriter {
             sender,
+            queue_limit,
+            dropped,
             thread: Mutex::new(Some(thread)),
             path: path.to_path_buf(),
         })
@@ -696,6 +712,10 @@ impl RecordSink for DbWriter {
     fn send(&self, record: Record) {
         // Unbounded channel: never blocks. If the writer thread is gone, the record is dropped;
         // `finish` reports why the thread ended.
+        if self.sender.len() >= self.queue_limit {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         let _ = self.sender.send(WriterMessage::Record(record));
     }
 
@@ -721,6 +741,8 @@ impl RecordSink for DbWriter {
 fn write_loop(
     mut inserter: RowInserter,
     receiver: Receiver<WriterMessage>,
+    queue_limit: usize,
+    dropped: &AtomicU64,
 ) -> Result<(), FormatError> {
     let mut first_error: Option<FormatError> = None;
     let mut keep = |result: Result<(), FormatError>| {
@@ -763,6 +785,15 @@ fn write_loop(
                 let _ = done.send(());
             }
             Some(WriterMessage::Finish) => {
+                let dropped = dropped.load(Ordering::Relaxed);
+                if dropped > 0 {
+                    keep(inserter.begin());
+                    keep(inserter.insert(Record::Warning(Warning {
+                        message: format!(
+                            "{dropped} records were dropped because the database writer fell more than {queue_limit} records behind; profile fewer dispatches (--kernel-include-regex, --kernel-iteration-range)"
+                        ),
+                    })));
+                }
                 keep(inserter.close());
                 break;
             }
@@ -832,6 +863,40 @@ mod tests {
         assert_eq!(
             read_databases(std::slice::from_ref(&path)).unwrap(),
             RunData::from_records(records)
+        );
+    }
+
+    #[test]
+    fn a_writer_that_falls_behind_drops_records_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("behind.db");
+        let writer = DbWriter::create_with_queue_limit(&path, 4).unwrap();
+        // Another connection holds the write lock: the writer thread stalls on its first insert.
+        let blocker = Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let records = recorded_run(3);
+        writer.send(records[0].clone());
+        std::thread::sleep(Duration::from_millis(50));
+        let sending = Instant::now();
+        for _ in 0..100 {
+            writer.send(records[7].clone());
+        }
+        assert!(
+            sending.elapsed() < Duration::from_secs(1),
+            "send() must not wait for the writer"
+        );
+        blocker.execute_batch("COMMIT").unwrap();
+        drop(blocker);
+        writer.finish().unwrap();
+        let read = read_databases(&[path]).unwrap();
+        let process = &read.processes[0];
+        let dropped = 100 - process.dispatches.len();
+        assert!(dropped >= 95, "only {dropped} dropped with room for 4");
+        assert_eq!(process.warnings.len(), 1);
+        let message = &process.warnings[0].message;
+        assert!(
+            message.starts_with(&format!("{dropped} records were dropped")),
+            "{message}"
         );
     }
 
