@@ -89,6 +89,18 @@ pub struct CurrentDispatch {
 // SAFETY: CUDA handles, valid on any thread of the process.
 unsafe impl Send for CurrentDispatch {}
 
+impl CurrentDispatch {
+    /// A dispatch the backend must not touch the device for (a launch being stream-captured:
+    /// the engine passes it through, and tool calls could invalidate the capture).
+    pub fn passive(ctx: CUcontext, stream: CUstream) -> Self {
+        CurrentDispatch {
+            ctx,
+            cu_device: 0,
+            stream,
+        }
+    }
+}
+
 pub struct CudaBackend {
     driver: &'static Driver,
     cupti: Option<&'static Cupti>,

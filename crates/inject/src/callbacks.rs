@@ -4,7 +4,9 @@
 use crate::tool::{self, host_address, lock, Tool};
 use kreplay_core::backend::{DispatchInfo, LaunchKind, Region};
 use kreplay_core::{FenceGuard, LaunchTicket};
-use kreplay_cuda::backend::{resolve_stream, CudaLaunch, CudaSnapshot, DispatchBackend};
+use kreplay_cuda::backend::{
+    resolve_stream, CudaLaunch, CudaSnapshot, CurrentDispatch, DispatchBackend,
+};
 use kreplay_cuda::classify::{classify_driver_cbid, AllocApi, DriverEvent, FreeApi, LaunchApi};
 use kreplay_cuda::drv;
 use kreplay_cuda::guard::{in_tool, ToolScope};
@@ -19,6 +21,8 @@ struct PendingLaunch {
     correlation_id: u32,
     ticket: LaunchTicket<CudaSnapshot>,
     backend: DispatchBackend<'static>,
+    /// A captured launch: the backend was never prepared, so nothing to end.
+    passive: bool,
 }
 
 thread_local! {
@@ -276,6 +280,9 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             .map(|()| status != sys::CUstreamCaptureStatus_enum_CU_STREAM_CAPTURE_STATUS_NONE)
             .unwrap_or(false)
     };
+    if !capturing {
+        tool.register_agent(device);
+    }
     let kind = if capturing {
         LaunchKind::StreamCapture
     } else {
@@ -285,6 +292,37 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             _ => LaunchKind::Kernel,
         }
     };
+    // SAFETY: symbolName is valid for launch callbacks (and only read for them).
+    let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+    if capturing {
+        // Recorded, not executed: no tool CUDA calls (they could invalidate the capture).
+        let (kernel_id, kernel_name) = tool
+            .known_kernel(shape.f)
+            .unwrap_or_else(|| (0, symbol.unwrap_or_default()));
+        let info = DispatchInfo {
+            device,
+            kind,
+            kernel_name,
+            kernel_id,
+            stream_id: 0,
+            correlation_id: u64::from(data.correlationId),
+            grid: shape.grid,
+            block: shape.block,
+            dynamic_shared_bytes: shape.shared,
+        };
+        let current = CurrentDispatch::passive(data.context, shape.stream);
+        let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
+        let ticket = tool.engine.launch_enter(&mut backend, &info);
+        LAUNCHES.with(|l| {
+            l.borrow_mut().push(PendingLaunch {
+                correlation_id: data.correlationId,
+                ticket,
+                backend,
+                passive: true,
+            })
+        });
+        return;
+    }
     let (kernel_id, kernel_name) = if shape.f.is_null() {
         (
             0,
@@ -338,6 +376,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             correlation_id: data.correlationId,
             ticket,
             backend,
+            passive: false,
         })
     });
 }
@@ -353,6 +392,7 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     let Some(PendingLaunch {
         ticket,
         mut backend,
+        passive,
         ..
     }) = pending
     else {
@@ -365,7 +405,9 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     };
     tool.engine.launch_exit(&mut backend, ticket, &launch);
     drop(backend);
-    lock(&tool.backend).end_dispatch();
+    if !passive {
+        lock(&tool.backend).end_dispatch();
+    }
 }
 
 fn on_resource(tool: &Tool, cbid: u32, data: &sys::CUpti_ResourceData) {

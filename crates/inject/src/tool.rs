@@ -268,6 +268,13 @@ impl Tool {
         });
     }
 
+    /// The kernel id and name of `f` if it was registered already.
+    pub fn known_kernel(&self, f: sys::CUfunction) -> Option<(u64, String)> {
+        lock(&self.kernels)
+            .get(&(f as usize))
+            .map(|e| (e.id, e.mangled.clone()))
+    }
+
     /// The kernel id of `f`, registering the kernel (and its module's variables) the first time.
     pub fn kernel_id(
         &self,
