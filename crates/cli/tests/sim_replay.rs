@@ -1,0 +1,339 @@
+//! The replay contract end to end, without a GPU: the real `kreplay` binary profiling
+//! `kreplay-sim-app` (the reference software device's app) — issue 4's "Done when" list.
+
+mod common;
+
+use common::*;
+use kreplay_format::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+const W: &str = "sim__warps_launched.sum";
+const I: &str = "sim__inst_executed.sum";
+const C: &str = "sim__cycles_elapsed.max";
+
+fn run_sim(dir: &Path, args: &[&str]) -> std::process::Output {
+    let app = sim_app();
+    let mut all: Vec<&str> = args.to_vec();
+    all.push("--");
+    all.push(app.to_str().unwrap());
+    kreplay(dir, &all)
+}
+
+fn assert_ok_and_verified(out: &std::process::Output) {
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stdout.contains("verification PASSED"),
+        "the app's verification line is missing: {stdout}"
+    );
+}
+
+/// (dispatch id, pass, counter) -> value, formatted to the CSV's 6 decimals so that all three
+/// formats compare exactly.
+type Values = BTreeMap<(u64, Option<u32>, String), String>;
+
+fn key_value(value: f64) -> String {
+    format!("{value:.6}")
+}
+
+fn db_values(run: &RunData) -> Values {
+    let mut out = Values::new();
+    for p in &run.processes {
+        for d in &p.dispatches {
+            for c in &d.counters {
+                out.insert(
+                    (d.dispatch_id, d.replay_pass, c.name.clone()),
+                    key_value(c.value),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn json_values(path: &Path) -> Values {
+    let mut out = Values::new();
+    for r in read_json_counter_records(path).unwrap() {
+        for (name, value) in r.counters {
+            out.insert((r.dispatch_id, r.replay_pass, name), key_value(value));
+        }
+    }
+    out
+}
+
+/// CSV rows have no pass: (dispatch id, counter) -> sorted values.
+fn without_pass(values: &Values) -> BTreeMap<(u64, String), Vec<String>> {
+    let mut out: BTreeMap<(u64, String), Vec<String>> = BTreeMap::new();
+    for ((id, _, name), value) in values {
+        out.entry((*id, name.clone()))
+            .or_default()
+            .push(value.clone());
+    }
+    out.values_mut().for_each(|v| v.sort());
+    out
+}
+
+fn csv_values(path: &Path) -> BTreeMap<(u64, String), Vec<String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (id, counter, value) = (
+        col("Dispatch_Id"),
+        col("Counter_Name"),
+        col("Counter_Value"),
+    );
+    let mut out: BTreeMap<(u64, String), Vec<String>> = BTreeMap::new();
+    for row in reader.records() {
+        let row = row.unwrap();
+        let v: f64 = row[value].parse().unwrap();
+        out.entry((row[id].parse().unwrap(), row[counter].to_string()))
+            .or_default()
+            .push(key_value(v));
+    }
+    out.values_mut().for_each(|v| v.sort());
+    out
+}
+
+fn costs(run: &RunData) -> Vec<ReplayCost> {
+    run.processes.iter().flat_map(|p| p.costs.clone()).collect()
+}
+
+#[test]
+fn kernel_replay_with_two_groups_collects_both_on_every_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_sim(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            I,
+            "--pmc",
+            W,
+            C,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-f",
+            "json",
+            "csv",
+            "rocpd",
+            "-d",
+            "DIR",
+            "-o",
+            "out",
+        ],
+    );
+    assert_ok_and_verified(&out);
+    let stderr = text(&out.stderr);
+    let d = dir.path().join("DIR");
+    let db = read_databases(&[d.join("out_results.db")]).unwrap();
+    let json = json_values(&d.join("out_results.json"));
+
+    // Every replayed dispatch: passes 0 and 1 exactly once under one id, W equal in both.
+    let replayed: BTreeSet<u64> = costs(&db)
+        .iter()
+        .filter(|c| c.outcome == ReplayOutcome::Replayed)
+        .map(|c| c.dispatch_id)
+        .collect();
+    assert!(
+        replayed.len() >= 5,
+        "too few replayed dispatches: {replayed:?}"
+    );
+    let records = read_json_counter_records(d.join("out_results.json")).unwrap();
+    for id in &replayed {
+        let mut passes: Vec<Option<u32>> = records
+            .iter()
+            .filter(|r| r.dispatch_id == *id)
+            .map(|r| r.replay_pass)
+            .collect();
+        passes.sort();
+        assert_eq!(passes, vec![Some(0), Some(1)], "dispatch {id}");
+        let w0 = &json[&(*id, Some(0), W.to_string())];
+        let w1 = &json[&(*id, Some(1), W.to_string())];
+        assert_eq!(w0, w1, "{W} differs across passes of dispatch {id}");
+        assert!(json.contains_key(&(*id, Some(0), I.to_string())));
+        assert!(json.contains_key(&(*id, Some(1), C.to_string())));
+    }
+
+    // The graph launch ran once, reported as not replayed.
+    let graph: Vec<_> = costs(&db)
+        .into_iter()
+        .filter(|c| c.outcome == ReplayOutcome::DeclinedGraphLaunch)
+        .collect();
+    assert!(!graph.is_empty(), "no graph launch reported");
+    assert!(graph.iter().all(|c| c.passes <= 1 && c.bytes_restored == 0));
+    assert!(stderr.contains("not replayed: graph launch"), "{stderr}");
+
+    // The database and the CSV say what the JSON says.
+    assert_eq!(db_values(&db), json, "database and JSON disagree");
+    assert_eq!(
+        csv_values(&d.join("out_counter_collection.csv")),
+        without_pass(&json),
+        "CSV and JSON disagree"
+    );
+    assert!(!files_under(&d).iter().any(|f| f.contains("pass_")));
+}
+
+#[test]
+fn one_group_snapshots_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_sim(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            I,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-d",
+            "DIR",
+            "-o",
+            "out",
+        ],
+    );
+    assert_ok_and_verified(&out);
+    let db = read_databases(&[dir.path().join("DIR/out_results.db")]).unwrap();
+    let costs = costs(&db);
+    assert!(!costs.is_empty(), "no cost records");
+    assert!(costs.iter().any(|c| c.outcome == ReplayOutcome::SinglePass));
+    for c in &costs {
+        assert_eq!(c.bytes_snapshotted, 0, "{c:?}");
+        assert_eq!(c.bytes_restored, 0, "{c:?}");
+    }
+    assert!(
+        text(&out.stderr).contains("0 B snapshotted"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn application_replay_runs_the_app_once_per_group_into_pass_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_sim(
+        dir.path(),
+        &[
+            "--pmc", W, I, "--pmc", W, C, "-f", "json", "-d", "DIR", "-o", "out",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(stdout.matches("verification PASSED").count(), 2, "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("kreplay: pass 1/2: "), "{stderr}");
+    assert!(stderr.contains("kreplay: pass 2/2: "), "{stderr}");
+    let d = dir.path().join("DIR");
+    for (pass, only) in [("pass_1", I), ("pass_2", C)] {
+        let records = read_json_counter_records(d.join(pass).join("out_results.json")).unwrap();
+        assert!(!records.is_empty(), "{pass} has no records");
+        let names: BTreeSet<&str> = records
+            .iter()
+            .flat_map(|r| r.counters.keys().map(String::as_str))
+            .collect();
+        assert_eq!(names, BTreeSet::from([W, only]), "{pass}");
+        assert!(records.iter().all(|r| r.replay_pass.is_none()), "{pass}");
+    }
+}
+
+#[test]
+fn yaml_pmc_groups_rotate_every_two_dispatches_per_device() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rotate.yaml"),
+        format!("jobs:\n  - pmc_groups: [[{W}, {I}], [{W}, {C}]]\n    pmc_group_interval: 2\n    output_file: rot\n    output_directory: DIR\n"),
+    )
+    .unwrap();
+    let out = run_sim(dir.path(), &["-i", "rotate.yaml"]);
+    assert_ok_and_verified(&out);
+    let db = read_databases(&[dir.path().join("DIR/pass_1/rot_results.db")]).unwrap();
+    // Per device, in dispatch order: which group each profiled dispatch got.
+    let mut per_agent: BTreeMap<u64, Vec<(u64, usize)>> = BTreeMap::new();
+    for p in &db.processes {
+        for d in &p.dispatches {
+            let names: BTreeSet<&str> = d.counters.iter().map(|c| c.name.as_str()).collect();
+            let group = if names.contains(I) {
+                0
+            } else if names.contains(C) {
+                1
+            } else {
+                continue;
+            };
+            assert!(d.replay_pass.is_none(), "rotation does not replay");
+            per_agent
+                .entry(d.agent_id)
+                .or_default()
+                .push((d.dispatch_id, group));
+        }
+    }
+    assert!(!per_agent.is_empty());
+    for (agent, mut seq) in per_agent {
+        seq.sort();
+        let groups: Vec<usize> = seq.iter().map(|(_, g)| *g).collect();
+        assert!(groups.len() >= 4, "agent {agent}: {groups:?}");
+        for (i, g) in groups.iter().enumerate() {
+            assert_eq!(*g, (i / 2) % 2, "agent {agent}: groups {groups:?}");
+        }
+    }
+}
+
+#[test]
+fn a_three_counter_sim_group_is_refused_before_the_app_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_sim(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            I,
+            C,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-d",
+            "DIR",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{W} {I} {C}")), "{stderr}");
+    assert!(
+        stderr.contains("2 hardware passes") && stderr.contains("one pass"),
+        "{stderr}"
+    );
+    assert!(
+        !text(&out.stdout).contains("verification"),
+        "the app must not start"
+    );
+    assert!(!dir.path().join("DIR").exists());
+}
+
+#[test]
+fn demo_runs_on_the_software_device_when_asked_or_without_a_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    // The software-device app must sit next to kreplay for the demo.
+    sim_app();
+    let out = kreplay(dir.path(), &["demo", "--sim", "-d", "demo-out"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("running the bundled demo on the reference software device instead"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("this ran on the reference software device"),
+        "{stdout}"
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("sim__warps_launched.sum="),
+        "per-pass counters missing: {stderr}"
+    );
+    let records = read_json_counter_records(dir.path().join("demo-out/demo_results.json")).unwrap();
+    assert!(records.iter().any(|r| r.replay_pass == Some(1)));
+}
