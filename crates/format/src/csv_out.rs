@@ -142,6 +142,13 @@ fn quoted(text: &str) -> String {
 /// A counter value as rocprofv3 prints it: `262144.000000` from 1 up (`std::fixed`, precision 6),
 /// `5.00000000e-01` below 1, zero and negatives included (`std::scientific`, precision 8).
 pub(crate) fn format_counter_value(value: f64) -> String {
+    // As C++ streams print them.
+    if value.is_nan() {
+        return "nan".to_string();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
     if value >= 1.0 {
         return format!("{value:.6}");
     }
@@ -154,7 +161,7 @@ pub(crate) fn format_counter_value(value: f64) -> String {
             }
             Err(_) => text,
         },
-        None => text, // NaN and infinities have no exponent.
+        None => text,
     }
 }
 
@@ -532,6 +539,8 @@ mod tests {
         assert_eq!(format_counter_value(0.0), "0.00000000e+00");
         assert_eq!(format_counter_value(-3.0), "-3.00000000e+00");
         assert_eq!(format_counter_value(1.5e-12), "1.50000000e-12");
+        assert_eq!(format_counter_value(f64::NAN), "nan");
+        assert_eq!(format_counter_value(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]

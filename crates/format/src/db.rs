@@ -74,9 +74,21 @@ pub(crate) fn vendor_for_chip(chip: &str) -> &'static str {
     }
 }
 
+/// How a new database is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// Written while the application runs: every commit survives a crash of the process.
+    Live,
+    /// Written in one go from data that is safe elsewhere (a merged output): no journal, no sync.
+    Output,
+}
+
 /// Opens `path` for writing a new database: an existing file (and its WAL) is replaced, because a
 /// reused file name (a recycled pid) must not mix two runs.
-pub(crate) fn create_database(path: &Path) -> Result<Connection, FormatError> {
+pub(crate) fn create_database(
+    path: &Path,
+    durability: Durability,
+) -> Result<Connection, FormatError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| FormatError::io(parent, e))?;
     }
@@ -94,14 +106,17 @@ pub(crate) fn create_database(path: &Path) -> Result<Connection, FormatError> {
     // A reader (`kreplay convert` on a live run) may briefly hold a lock; wait rather than fail.
     conn.busy_timeout(Duration::from_secs(10))
         .map_err(|e| FormatError::sqlite(path, e))?;
-    // WAL: readers see every committed batch while the writer runs, and a crashed writer leaves
-    // a database that the next reader recovers. NORMAL sync: a process crash loses nothing
-    // committed; only an OS crash could lose the last batches, which is fine for a profile.
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;",
-    )
-    .map_err(|e| FormatError::sqlite(path, e))?;
-    conn.execute_batch(schema::CREATE_SCHEMA)
+    let pragmas = match durability {
+        // WAL: readers see every committed batch while the writer runs, and a crashed writer
+        // leaves a database that the next reader recovers. NORMAL sync: a process crash loses
+        // nothing committed; only an OS crash could lose the last batches, fine for a profile.
+        Durability::Live => "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
+        // The inputs stay until the output is complete; a failed write is simply redone.
+        Durability::Output => "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;",
+    };
+    conn.execute_batch(pragmas)
+        .map_err(|e| FormatError::sqlite(path, e))?;
+    conn.execute_batch(&format!("BEGIN; {} COMMIT;", schema::CREATE_SCHEMA))
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.execute(
         "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2)",
@@ -130,6 +145,7 @@ struct ProcessRows {
 
 /// Inserts records into an open database, one process after another, synchronously.
 pub(crate) struct RowInserter {
+    durability: Durability,
     conn: Connection,
     path: PathBuf,
     current: Option<ProcessRows>,
@@ -139,9 +155,10 @@ pub(crate) struct RowInserter {
 }
 
 impl RowInserter {
-    pub(crate) fn create(path: &Path) -> Result<RowInserter, FormatError> {
+    pub(crate) fn create(path: &Path, durability: Durability) -> Result<RowInserter, FormatError> {
         Ok(RowInserter {
-            conn: create_database(path)?,
+            durability,
+            conn: create_database(path, durability)?,
             path: path.to_path_buf(),
             current: None,
             early: Vec::new(),
@@ -179,9 +196,11 @@ impl RowInserter {
             self.insert(Record::Process(process))?;
         }
         self.commit()?;
-        self.conn
-            .execute_batch("PRAGMA journal_mode = DELETE;")
-            .map_err(|e| self.err(e))?;
+        if self.durability == Durability::Live {
+            self.conn
+                .execute_batch("PRAGMA journal_mode = DELETE;")
+                .map_err(|e| self.err(e))?;
+        }
         self.conn
             .close()
             .map_err(|(_, e)| FormatError::sqlite(&self.path, e))
@@ -652,7 +671,7 @@ impl DbWriter {
     }
 
     fn create_with_queue_limit(path: &Path, queue_limit: usize) -> Result<DbWriter, FormatError> {
-        let inserter = RowInserter::create(path)?;
+        let inserter = RowInserter::create(path, Durability::Live)?;
         let (sender, receiver) = crossbeam_channel::unbounded();
         let dropped = Arc::new(AtomicU64::new(0));
         let dropped_seen_by_writer = Arc::clone(&dropped);

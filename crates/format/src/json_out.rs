@@ -311,7 +311,7 @@ pub fn read_json_counter_records(
                     .get(&handle)
                     .ok_or_else(|| bad(format!("counter handle {handle} is not in counters[]")))?;
                 *counters.entry(name.clone()).or_insert(0.0) +=
-                    entry["value"].as_f64().unwrap_or(0.0);
+                    entry["value"].as_f64().unwrap_or(f64::NAN); // JSON writes NaN as null
             }
             out.push(JsonCounterRecord {
                 dispatch_id,

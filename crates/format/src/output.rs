@@ -1,7 +1,7 @@
 //! The files a run's data is written to after the application ends.
 
 use crate::csv_out;
-use crate::db::RowInserter;
+use crate::db::{Durability, RowInserter};
 use crate::error::FormatError;
 use crate::json_out;
 use crate::run::RunData;
@@ -95,7 +95,7 @@ pub fn write_outputs(
 
 /// Writes `run` as one database, synchronously (the same rows the per-process writer makes).
 pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
-    let mut inserter = RowInserter::create(path)?;
+    let mut inserter = RowInserter::create(path, Durability::Output)?;
     inserter.begin()?;
     for record in run.to_records() {
         inserter.insert(record)?;
