@@ -525,6 +525,15 @@ impl Engine {
                 // A launch from inside a replay (a tool's pass callback): run it once.
                 return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
             }
+            Err(WindowRefused::Contended) => {
+                self.notices.once(
+                    "window-contended",
+                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
+                    self.sink.as_ref(),
+                    self.options.logger.as_ref(),
+                );
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
             Err(WindowRefused::Timeout) => {
                 self.fatal(&format!(
                     "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",

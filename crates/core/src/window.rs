@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 struct GateState {
     writer: Option<ThreadId>,
     writers_waiting: usize,
+    /// Threads waiting for the window while holding a fence of their own.
+    fenced_writers_waiting: Vec<ThreadId>,
     readers: HashMap<ThreadId, u32>,
 }
 
@@ -38,6 +40,9 @@ pub(crate) enum WindowRefused {
     Reentrant,
     /// Other threads kept their fences past the deadline.
     Timeout,
+    /// This thread holds a fence and another thread holding one already waits for the window:
+    /// waiting would deadlock (each waits for the other's fence), so this launch runs once.
+    Contended,
 }
 
 impl ReplayGate {
@@ -79,7 +84,14 @@ impl ReplayGate {
         if state.writer == Some(me) {
             return Err(WindowRefused::Reentrant);
         }
+        let fenced = state.readers.contains_key(&me);
+        if fenced && !state.fenced_writers_waiting.is_empty() {
+            return Err(WindowRefused::Contended);
+        }
         state.writers_waiting += 1;
+        if fenced {
+            state.fenced_writers_waiting.push(me);
+        }
         loop {
             let others_reading = state.readers.keys().any(|t| *t != me);
             if state.writer.is_none() && !others_reading {
@@ -88,6 +100,7 @@ impl ReplayGate {
             let now = Instant::now();
             if now >= give_up {
                 state.writers_waiting -= 1;
+                state.fenced_writers_waiting.retain(|t| *t != me);
                 drop(state);
                 self.changed.notify_all();
                 return Err(WindowRefused::Timeout);
@@ -99,6 +112,7 @@ impl ReplayGate {
                 .0;
         }
         state.writers_waiting -= 1;
+        state.fenced_writers_waiting.retain(|t| *t != me);
         state.writer = Some(me);
         Ok(WindowHold { gate: self.clone() })
     }
@@ -171,6 +185,33 @@ mod tests {
         drop(window);
         drop(inner);
         drop(outer);
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn two_fenced_threads_asking_for_the_window_do_not_deadlock() {
+        let gate = Arc::new(ReplayGate::default());
+        let fence = gate.fence();
+        let first = {
+            let gate = gate.clone();
+            thread::spawn(move || {
+                let fence = gate.fence();
+                // Waits for the main thread's fence, then gets the window.
+                let window = gate.window(Duration::from_secs(10));
+                drop(fence);
+                window.is_ok()
+            })
+        };
+        // Wait until the first thread waits for the window with its fence held.
+        while gate.lock().fenced_writers_waiting.is_empty() {
+            thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            gate.window(Duration::from_secs(10)).unwrap_err(),
+            WindowRefused::Contended
+        );
+        drop(fence);
+        assert!(first.join().unwrap());
         assert!(gate.is_idle());
     }
 

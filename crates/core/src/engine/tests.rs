@@ -829,6 +829,35 @@ fn another_threads_fence_past_the_deadline_is_fatal() {
 }
 
 #[test]
+fn other_threads_are_fenced_off_for_the_whole_replay() {
+    use std::sync::atomic::AtomicBool;
+    let h = Arc::new(harness(2, InProcessMode::KernelReplay));
+    let mut backend = MockBackend::new();
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    let passed = Arc::new(AtomicBool::new(false));
+    let other = {
+        let (h, passed) = (h.clone(), passed.clone());
+        std::thread::spawn(move || {
+            let _fence = h.engine.fence();
+            passed.store(true, Ordering::SeqCst);
+        })
+    };
+    backend.execute();
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        !passed.load(Ordering::SeqCst),
+        "a fence passed during pass 0"
+    );
+    // The replaying thread passes its own fences.
+    drop(h.engine.fence());
+    h.engine.launch_exit(&mut backend, ticket, &());
+    other.join().unwrap();
+    assert!(passed.load(Ordering::SeqCst));
+}
+
+#[test]
 fn a_dropped_ticket_releases_the_window() {
     let h = Arc::new(harness(2, InProcessMode::KernelReplay));
     let mut backend = MockBackend::new();
