@@ -41,12 +41,27 @@ pub fn run(cmd: &AvailCommand) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let columns = out.is_terminal().then(terminal_width);
-    match cmd {
+    let result = match cmd {
         AvailCommand::List { chip } => list(&mut out, chip.as_deref(), columns),
         AvailCommand::Info { chip, pmc } => info(&mut out, chip.as_deref(), &words(pmc)),
         AvailCommand::PmcCheck { chip, names } => {
             pmc_check(&mut out, chip.as_deref(), &words(names))
         }
+    };
+    quiet_on_closed_pipe(result)
+}
+
+/// `kreplay avail list | head` closes the pipe early: that is the reader's choice, not an error.
+fn quiet_on_closed_pipe(result: anyhow::Result<i32>) -> anyhow::Result<i32> {
+    match result {
+        Err(error)
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(0)
+        }
+        other => other,
     }
 }
 
@@ -220,6 +235,14 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("GPU"), "a chip is not a GPU: {text}");
+    }
+
+    #[test]
+    fn a_closed_pipe_is_not_an_error() {
+        let closed = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert_eq!(quiet_on_closed_pipe(Err(closed.into())).unwrap(), 0);
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(quiet_on_closed_pipe(Err(other.into())).is_err());
     }
 
     #[test]

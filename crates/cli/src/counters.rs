@@ -52,7 +52,9 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
     // No chip named: the GPU's own catalog. Failing to reach it (no driver, no device) is an
     // error of the machine, not of the command line, but the message says how to work without.
     Ok(Box::new(CuptiCatalog::for_device(0).map_err(|e| {
-        anyhow::anyhow!("{e}; to check counters without a GPU use `kreplay avail --chip GH100 ...`")
+        anyhow::anyhow!(
+            "{e}; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
+        )
     })?))
 }
 

@@ -76,9 +76,19 @@ pub fn suggestions(known: &[String], name: &str) -> Vec<String> {
             .iter()
             .filter(|candidate| candidate.to_ascii_lowercase().contains(&typed))
             .collect();
-        containing.sort_by_key(|candidate| (candidate.len(), candidate.as_str()));
+        // Shortest first, `.sum` before the other roll-ups of the same length, and one name per
+        // base metric so that three roll-ups of one metric do not crowd out the others.
+        containing.sort_by_key(|candidate| {
+            (
+                candidate.len(),
+                !candidate.ends_with(".sum"),
+                candidate.as_str(),
+            )
+        });
+        let mut bases = std::collections::HashSet::new();
         return containing
             .into_iter()
+            .filter(|candidate| bases.insert(candidate.split('.').next().unwrap_or(candidate)))
             .take(MAX_SUGGESTIONS)
             .cloned()
             .collect();
@@ -357,6 +367,20 @@ mod tests {
             ["dram__bytes_write.sum"]
         );
         assert!(suggestions(&known, "completely_unrelated_thing").is_empty());
+        let rollups: Vec<String> = [
+            "sm__warps_launched.avg",
+            "sm__warps_launched.max",
+            "sm__warps_launched.sum",
+            "smsp__warps_launched.avg",
+            "smsp__warps_launched.sum",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            suggestions(&rollups, "warps_launched"),
+            ["sm__warps_launched.sum", "smsp__warps_launched.sum"]
+        );
     }
 
     #[test]

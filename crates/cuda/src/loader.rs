@@ -52,8 +52,18 @@ pub enum LoadError {
     #[error("could not load {path:?}: {reason}; {CUPTI_FIX}")]
     Open { path: PathBuf, reason: String },
     /// The NVIDIA driver library is absent (no GPU driver on this machine).
-    #[error("the NVIDIA driver ({DRIVER_SONAME}) could not be loaded: {reason}; install the NVIDIA driver, or use --chip CHIP (e.g. --chip GH100) to query metrics without a GPU")]
+    #[error("the NVIDIA driver ({DRIVER_SONAME}) could not be loaded: {reason}; install the NVIDIA driver (or run on a machine with a GPU)")]
     Driver { reason: String },
+}
+
+/// libloading's message with dlerror's text, which it keeps as the error's source ("dlopen
+/// failed" alone does not say which file or symbol was missing).
+fn reason(error: &libloading::Error) -> String {
+    use std::error::Error as _;
+    match error.source() {
+        Some(source) => format!("{error}: {source}"),
+        None => error.to_string(),
+    }
 }
 
 fn looked_in(searched: &[PathBuf]) -> String {
@@ -102,9 +112,8 @@ pub fn driver() -> Result<&'static Driver, LoadError> {
     DRIVER
         .get_or_init(|| {
             // SAFETY: libcuda's initialisers have no preconditions; symbols are only resolved here.
-            unsafe { Driver::new(DRIVER_SONAME) }.map_err(|e| LoadError::Driver {
-                reason: e.to_string(),
-            })
+            unsafe { Driver::new(DRIVER_SONAME) }
+                .map_err(|e| LoadError::Driver { reason: reason(&e) })
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -335,7 +344,7 @@ fn load_cupti_from(dir: &Path) -> Result<LoadedCupti, LoadError> {
     // SAFETY: CUPTI's initialisers have no preconditions; symbols are only resolved here.
     let cupti = unsafe { Cupti::new(&cupti_path) }.map_err(|e| LoadError::Open {
         path: cupti_path.clone(),
-        reason: e.to_string(),
+        reason: reason(&e),
     })?;
     tracing::debug!(dir = %dir.display(), "loaded CUPTI");
     Ok(LoadedCupti {
@@ -350,7 +359,7 @@ fn open_global(path: &Path) -> Result<UnixLibrary, LoadError> {
     unsafe { UnixLibrary::open(Some(OsStr::new(path)), RTLD_NOW | RTLD_GLOBAL) }.map_err(|e| {
         LoadError::Open {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            reason: reason(&e),
         }
     })
 }
@@ -459,6 +468,20 @@ mod tests {
         assert_eq!(cupti_file_in(&dir), Some(dir.join("libcupti.so.2025.3.1")));
         std::fs::write(dir.join(CUPTI_SONAME), b"").unwrap();
         assert_eq!(cupti_file_in(&dir), Some(dir.join(CUPTI_SONAME)));
+    }
+
+    #[test]
+    fn a_library_that_cannot_be_opened_says_why() {
+        let dir = temp_dir("broken");
+        std::fs::write(dir.join(NVPERF_HOST), b"not an ELF file").unwrap();
+        std::fs::write(dir.join(CUPTI_SONAME), b"not an ELF file").unwrap();
+        let message = load_cupti_from(&dir).err().unwrap().to_string();
+        assert!(message.contains(NVPERF_HOST), "{message}");
+        // dlerror's text, not only libloading's "dlopen failed".
+        assert!(
+            message.contains("invalid ELF header") || message.contains("too short"),
+            "{message}"
+        );
     }
 
     #[test]
