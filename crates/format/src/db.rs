@@ -4,7 +4,7 @@
 //! channel, and a writer thread inserts queued records in batched transactions (a commit every
 //! [`BATCH_RECORDS`] records or [`BATCH_INTERVAL`], whichever comes first). The file is in WAL
 //! mode while it is written, so a crash of the process loses at most the batch in flight and the
-//! database stays readable. [`RowInserter`] is the synchronous part, also used to write merged
+//! database stays readable. `RowInserter` is the synchronous part, also used to write merged
 //! databases.
 
 use crate::error::FormatError;

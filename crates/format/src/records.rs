@@ -12,7 +12,7 @@ pub struct ProcessInfo {
     pub pid: u32,
     pub ppid: u32,
     pub hostname: String,
-    /// The application's command line, argv[0] first.
+    /// The application's command line, `argv[0]` first.
     pub command: Vec<String>,
     /// Nanoseconds since the Unix epoch.
     pub start_ns: u64,
