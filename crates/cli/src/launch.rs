@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Names the injected library; overrides the copy next to the `kreplay` executable.
 pub const ENV_INJECT_LIB: &str = "KREPLAY_INJECT_LIB";
@@ -91,32 +92,55 @@ fn fixed_prefix(template: &str) -> PathBuf {
     }
 }
 
-/// Ignores SIGINT/SIGQUIT while the application runs (as `system(3)` does): Ctrl-C reaches the
-/// application through the terminal, and kreplay stays alive to write what it recorded.
-struct IgnoreInterrupts {
-    old_int: libc::sighandler_t,
-    old_quit: libc::sighandler_t,
-}
+/// The application being waited for, for the signal forwarder (0 = none).
+static CHILD_PID: AtomicI32 = AtomicI32::new(0);
 
-impl IgnoreInterrupts {
-    fn new() -> IgnoreInterrupts {
-        // SAFETY: installing SIG_IGN has no preconditions; the old handlers are restored on drop.
+extern "C" fn forward_to_child(signal: libc::c_int) {
+    let pid = CHILD_PID.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
         unsafe {
-            IgnoreInterrupts {
-                old_int: libc::signal(libc::SIGINT, libc::SIG_IGN),
-                old_quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-            }
+            libc::kill(pid, signal);
         }
     }
 }
 
-impl Drop for IgnoreInterrupts {
+/// While the application runs: SIGINT/SIGQUIT are ignored (as `system(3)` does; Ctrl-C reaches
+/// the application through the terminal), and SIGTERM/SIGHUP are passed on to it, so that kreplay
+/// outlives the application and writes what it recorded. Installed after the spawn, because an
+/// ignored disposition would be inherited by the application.
+struct SignalGuard {
+    saved: Vec<(libc::c_int, libc::sighandler_t)>,
+}
+
+impl SignalGuard {
+    fn install(child: u32) -> SignalGuard {
+        CHILD_PID.store(child as i32, Ordering::SeqCst);
+        let forward = forward_to_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        let wanted = [
+            (libc::SIGINT, libc::SIG_IGN),
+            (libc::SIGQUIT, libc::SIG_IGN),
+            (libc::SIGTERM, forward),
+            (libc::SIGHUP, forward),
+        ];
+        // SAFETY: the handlers are SIG_IGN or an async-signal-safe function; restored on drop.
+        let saved = wanted
+            .iter()
+            .map(|&(signal, handler)| (signal, unsafe { libc::signal(signal, handler) }))
+            .collect();
+        SignalGuard { saved }
+    }
+}
+
+impl Drop for SignalGuard {
     fn drop(&mut self) {
-        // SAFETY: restores the handlers `new` saved.
-        unsafe {
-            libc::signal(libc::SIGINT, self.old_int);
-            libc::signal(libc::SIGQUIT, self.old_quit);
+        for &(signal, handler) in &self.saved {
+            // SAFETY: restores the handlers `install` saved.
+            unsafe {
+                libc::signal(signal, handler);
+            }
         }
+        CHILD_PID.store(0, Ordering::SeqCst);
     }
 }
 
@@ -188,20 +212,19 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         command.env(ENV_DRAIN_TIMEOUT, seconds.to_string());
     }
 
-    let interrupts = IgnoreInterrupts::new();
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            drop(interrupts);
             let _ = std::fs::remove_dir_all(&staging);
             bail!("cannot start '{program}': {e}; check the application path after `--`");
         }
     };
     let root_pid = child.id();
+    let signals = SignalGuard::install(root_pid);
     let placeholders_base =
         PlaceholderValues::for_process(root_pid, &launcher.app, &launcher.launch_time);
     let status = child.wait().context("waiting for the application")?;
-    drop(interrupts);
+    drop(signals);
 
     let exit_code = match status.code() {
         Some(code) => code,

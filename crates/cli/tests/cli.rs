@@ -522,9 +522,9 @@ fn fixture_db(path: &Path) {
 
 /// A stand-in application: copies `$FIXTURE_DB` to the database path kreplay gives it in
 /// KREPLAY_CONFIG, then exits with `$APP_EXIT` (or kills itself when `$APP_SIGNAL` is set).
-const STAND_IN: &str = r#"p=$(printf '%s' "$KREPLAY_CONFIG" | sed -e 's/.*"database_path":"\([^"]*\)".*/\1/' -e "s/%pid%/$$/"); cp "$FIXTURE_DB" "$p"; [ -n "$APP_SIGNAL" ] && kill -9 $$; exit ${APP_EXIT:-0}"#;
+const STAND_IN: &str = r#"p=$(printf '%s' "$KREPLAY_CONFIG" | sed -e 's/.*"database_path":"\([^"]*\)".*/\1/' -e "s/%pid%/$$/"); cp "$FIXTURE_DB" "$p"; [ -n "$APP_SIGNAL" ] && kill -9 $$; [ -n "$APP_SLEEP" ] && exec sleep "$APP_SLEEP"; exit ${APP_EXIT:-0}"#;
 
-fn run_stand_in(dir: &Path, args: &[&str], app_exit: i32, signal: bool) -> std::process::Output {
+fn stand_in_command(dir: &Path, args: &[&str], app_exit: i32) -> std::process::Command {
     let fixture = dir.join("fixture.db");
     if !fixture.exists() {
         fixture_db(&fixture);
@@ -540,6 +540,11 @@ fn run_stand_in(dir: &Path, args: &[&str], app_exit: i32, signal: bool) -> std::
         .env("KREPLAY_INJECT_LIB", &fake_lib)
         .env("APP_EXIT", app_exit.to_string())
         .env("KREPLAY_TEST_TAG", "tagged");
+    command
+}
+
+fn run_stand_in(dir: &Path, args: &[&str], app_exit: i32, signal: bool) -> std::process::Output {
+    let mut command = stand_in_command(dir, args, app_exit);
     if signal {
         command.env("APP_SIGNAL", "1");
     }
@@ -626,6 +631,47 @@ fn the_apps_exit_status_is_forwarded_after_writing_output() {
         dir.path().join("S/out_results.json").is_file(),
         "crashed apps still get their output"
     );
+}
+
+#[test]
+fn sigterm_to_kreplay_reaches_the_app_and_output_is_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = stand_in_command(
+        dir.path(),
+        &["--pmc", W, "-d", "T", "-o", "out", "-f", "json"],
+        0,
+    )
+    .env("APP_SLEEP", "30")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Wait until the app has written its database into the staging folder.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let staged = files_under(&dir.path().join("T"))
+            .iter()
+            .any(|f| f.contains(".kreplay-staging") && f.ends_with(".db"));
+        if staged {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stand-in never wrote its database"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 20, "the app was not stopped");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("signal 15"), "{stderr}");
+    assert!(dir.path().join("T/out_results.json").is_file(), "{stderr}");
 }
 
 #[test]
