@@ -8,13 +8,31 @@ pub fn kreplay_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kreplay"))
 }
 
-/// `kreplay-sim-app` from the same build. `cargo test --workspace` (the README's `.ci/run`)
-/// builds it; with `cargo test -p kreplay-cli` alone, build it first.
+/// `kreplay-sim-app` from the same build, next to `kreplay`. `cargo test --workspace` (the
+/// README's `.ci/run`) builds it; under `cargo test -p kreplay-cli` alone it is built here, once,
+/// into the same target folder and profile.
 pub fn sim_app() -> PathBuf {
-    let path = kreplay_exe()
+    static BUILT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let bin_dir = kreplay_exe()
         .parent()
         .expect("kreplay has a folder")
-        .join("kreplay-sim-app");
+        .to_path_buf();
+    let path = bin_dir.join("kreplay-sim-app");
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !path.is_file() && !*built {
+        *built = true;
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut command = Command::new(cargo);
+        command.args(["build", "-p", "kreplay-sim", "--bin", "kreplay-sim-app"]);
+        if let Some(target_dir) = bin_dir.parent() {
+            command.arg("--target-dir").arg(target_dir);
+        }
+        if bin_dir.file_name().is_some_and(|n| n == "release") {
+            command.arg("--release");
+        }
+        let status = command.status().expect("cargo runs");
+        assert!(status.success(), "building kreplay-sim-app failed");
+    }
     assert!(
         path.is_file(),
         "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p kreplay-sim` first)",
