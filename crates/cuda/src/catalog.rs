@@ -281,6 +281,41 @@ mod tests {
     use super::*;
     use kreplay_core::catalog::{check_group, lookup, pack_metrics, GroupError};
 
+    /// On the GPU machine: `cargo test -p kreplay-cuda -- --ignored device_catalog`.
+    #[test]
+    #[ignore = "needs an NVIDIA GPU; run with --ignored on the GPU machine"]
+    fn device_catalog_reads_chip_and_counter_availability() {
+        let device = CuptiCatalog::for_device(0).unwrap_or_else(|e| panic!("{e}"));
+        let host = CuptiCatalog::for_chip(device.chip()).unwrap();
+        let image_bytes = device.availability.as_ref().map_or(0, Vec::len);
+        eprintln!(
+            "device 0: chip {}, counter-availability image {image_bytes} bytes",
+            device.chip()
+        );
+        assert!(image_bytes > 0);
+        assert_eq!(
+            device
+                .passes(&["sm__warps_launched.sum", "smsp__inst_executed.sum"])
+                .unwrap(),
+            1
+        );
+        assert!(device.metric_names().unwrap().len() > 3000);
+        for metric in [
+            "lts__t_sector_hit_rate.pct",
+            "l1tex__t_sector_hit_rate.pct",
+            "gpu__time_duration.sum",
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+        ] {
+            let (on_device, chip_only) = (
+                device.passes(&[metric]).unwrap(),
+                host.passes(&[metric]).unwrap(),
+            );
+            eprintln!("{metric}: {on_device} passes with the device image, {chip_only} chip-only");
+            // The image can only take counters away, never add room.
+            assert!(on_device >= chip_only, "{metric}");
+        }
+    }
+
     #[test]
     fn lists_more_than_3000_names_with_rollups() {
         let names = gh100().metric_names().unwrap();

@@ -73,6 +73,8 @@ pub fn identify(
         cu_device_get(&mut device, ordinal)
     })?;
 
+    // NVIDIA's samples initialise the profiler before asking for the chip name; so do we.
+    initialize_profiler(cupti)?;
     let chip = chip_name(cupti, ordinal)?;
     let context = PrimaryContext::retain(driver, device, ordinal)?;
     let counter_availability = counter_availability(cupti, context.raw)?;
@@ -104,20 +106,12 @@ pub fn chip_name(cupti: &Cupti, ordinal: i32) -> Result<String, CuptiCallError> 
 
 /// The counter-availability image of the device behind `context`.
 ///
-/// Calls `cuptiProfilerInitialize` first (it may be called more than once per process). CUPTI
-/// documents that this "may fail if any profiling or sampling session is active on the context
-/// or its device", so the backend reads it before enabling the range profiler.
+/// Calls `cuptiProfilerInitialize` first. CUPTI documents that this "may fail if any profiling
+/// or sampling session is active on the context or its device", so the backend reads it before
+/// enabling the range profiler.
 pub fn counter_availability(cupti: &Cupti, context: CUcontext) -> Result<Vec<u8>, CuptiCallError> {
-    let initialize = function!(cupti, cuptiProfilerInitialize)?;
+    initialize_profiler(cupti)?;
     let availability = function!(cupti, cuptiProfilerGetCounterAvailability)?;
-    let mut init_params = CUpti_Profiler_Initialize_Params {
-        structSize: struct_size!(CUpti_Profiler_Initialize_Params, pPriv),
-        ..Default::default()
-    };
-    // SAFETY: valid sized params.
-    check(cupti, "cuptiProfilerInitialize", unsafe {
-        initialize(&mut init_params)
-    })?;
 
     // First call with no buffer: CUPTI reports the size.
     let mut params = CUpti_Profiler_GetCounterAvailability_Params {
@@ -139,7 +133,22 @@ pub fn counter_availability(cupti: &Cupti, context: CUcontext) -> Result<Vec<u8>
     check(cupti, "cuptiProfilerGetCounterAvailability", unsafe {
         availability(&mut params)
     })?;
+    // On return the size is the number of bytes actually copied.
+    image.truncate(params.counterAvailabilityImageSize);
     Ok(image)
+}
+
+/// `cuptiProfilerInitialize` (CUPTI allows calling it more than once per process).
+pub fn initialize_profiler(cupti: &Cupti) -> Result<(), CuptiCallError> {
+    let initialize = function!(cupti, cuptiProfilerInitialize)?;
+    let mut params = CUpti_Profiler_Initialize_Params {
+        structSize: struct_size!(CUpti_Profiler_Initialize_Params, pPriv),
+        ..Default::default()
+    };
+    // SAFETY: valid sized params.
+    check(cupti, "cuptiProfilerInitialize", unsafe {
+        initialize(&mut params)
+    })
 }
 
 fn driver_error_name(driver: &Driver, code: CUresult) -> String {
