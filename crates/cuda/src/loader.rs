@@ -12,7 +12,8 @@
 //!    CUPTI there, not in `extras/CUPTI/lib64`);
 //! 3. the `nvidia/cu13/lib` folder of an installed `nvidia-cuda-cupti` wheel, in the usual
 //!    site-packages folders (virtualenv, conda, user, system, `PYTHONPATH`), and as a last resort
-//!    in the folders `python3` itself reports in `sys.path`;
+//!    in the folders `python3` itself reports in `sys.path` (not inside a profiled application,
+//!    i.e. when `CUDA_INJECTION64_PATH` is set: the CLI hands its folder down instead);
 //! 4. the system loader path (`dlopen("libcupti.so.13")`, i.e. `LD_LIBRARY_PATH`/ldconfig).
 //!
 //! `libcupti` loads `libnvperf_host.so` by its soname at run time and has no run path, so a
@@ -145,7 +146,9 @@ impl SearchEnv {
             cupti_dir: var(ENV_CUPTI_DIR),
             cuda_home: var("CUDA_HOME").or_else(|| var("CUDA_PATH")),
             site_packages: site_packages_candidates(),
-            ask_python: true,
+            // Never spawn python3 inside a profiled application (the injected library runs in
+            // its cuInit): the CLI passes the folder it found in KREPLAY_CUPTI_DIR instead.
+            ask_python: std::env::var_os("CUDA_INJECTION64_PATH").is_none(),
             try_system_loader: true,
             default_cuda_homes: vec![PathBuf::from("/usr/local/cuda")],
         }
