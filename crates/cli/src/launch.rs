@@ -263,12 +263,23 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             data: None,
         });
     }
-    let data = read_databases(&databases).with_context(|| {
-        format!(
-            "cannot read the recorded data; the databases are kept in {}",
+    // From here on a failure must not hide the application's status: it is reported, the
+    // databases are kept, and the run ends with the app's status (or 1 if the app succeeded).
+    let failed = |what: String, error: &dyn std::fmt::Display| {
+        eprintln!(
+            "kreplay: error: {what}: {error}; the recorded databases are kept in {}",
             staging.display()
-        )
-    })?;
+        );
+        RunResult {
+            exit_code: if exit_code == 0 { 1 } else { exit_code },
+            files: Vec::new(),
+            data: None,
+        }
+    };
+    let data = match read_databases(&databases) {
+        Ok(data) => data,
+        Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
+    };
 
     let formats: Vec<OutputFormat> = spec
         .formats
@@ -303,14 +314,18 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     }
     let mut files = Vec::new();
     for ((dir, name), run) in &by_destination {
-        let written = write_outputs(run, dir, name, &formats).with_context(|| {
-            format!(
-                "cannot write the output files to {}; the recorded databases are kept in {}",
-                dir.display(),
-                staging.display()
-            )
-        })?;
-        files.extend(written);
+        match write_outputs(run, dir, name, &formats) {
+            Ok(written) => files.extend(written),
+            Err(e) => {
+                let mut result = failed(
+                    format!("cannot write the output files to {}", dir.display()),
+                    &e,
+                );
+                result.files = files;
+                result.data = Some(data);
+                return Ok(result);
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&staging);
     Ok(RunResult {

@@ -727,6 +727,42 @@ fn convert_merges_databases_into_csv_and_json() {
 }
 
 #[test]
+fn unwritable_output_keeps_the_databases_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the output folder should be: the outputs cannot be written.
+    std::fs::create_dir(dir.path().join("D")).unwrap();
+    std::fs::write(dir.path().join("D/sub"), "not a folder").unwrap();
+    let out = run_stand_in(
+        dir.path(),
+        &["--pmc", W, "-d", "D", "-o", "sub/out"],
+        0,
+        false,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write the output files"), "{stderr}");
+    assert!(
+        stderr.contains("the recorded databases are kept in"),
+        "{stderr}"
+    );
+    let staged = files_under(&dir.path().join("D"));
+    assert!(
+        staged
+            .iter()
+            .any(|f| f.contains(".kreplay-staging") && f.ends_with(".db")),
+        "{staged:?}"
+    );
+    // The app's own failure status wins over kreplay's.
+    let out = run_stand_in(
+        dir.path(),
+        &["--pmc", W, "-d", "D", "-o", "sub/out"],
+        5,
+        false,
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+}
+
+#[test]
 fn a_missing_injection_library_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let out = kreplay_command(dir.path(), &["--pmc", W, "--", "true"])
