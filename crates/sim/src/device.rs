@@ -6,9 +6,10 @@ use crate::catalog::{SimMetric, COUNTERS_PER_PASS};
 use kreplay_core::backend::{AllocKind, BackendError, DeviceId, PassResult, Region, ReplayBackend};
 use kreplay_core::config::CounterGroup;
 use kreplay_format::{CounterSample, Staging};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Device memory of a fresh device, bytes.
@@ -246,7 +247,9 @@ pub struct SimDevice {
     host_staging_limit: u64,
     /// Counter groups of the configuration, resolved to device metrics (with requested names).
     groups: Vec<Vec<(String, Option<SimMetric>)>>,
-    active: Option<ActivePass>,
+    /// The pass each thread has started: executions count into their own thread's pass, as
+    /// counters of a GPU context belong to the launches made in it.
+    active: HashMap<ThreadId, ActivePass>,
     clock_ns: u64,
     jitter_state: u64,
     drain_stalled: bool,
@@ -278,7 +281,7 @@ impl SimDevice {
                         .collect()
                 })
                 .collect(),
-            active: None,
+            active: HashMap::new(),
             clock_ns: 1_000_000,
             jitter_state: seed | 1,
             drain_stalled: false,
@@ -413,7 +416,7 @@ impl SimDevice {
         let start_ns = self.clock_ns;
         self.clock_ns += stats.cycles.max(1);
         self.activity.executions += 1;
-        if let Some(active) = self.active.as_mut() {
+        if let Some(active) = self.active.get_mut(&thread::current().id()) {
             if !active.executed {
                 active.start_ns = start_ns;
             }
@@ -550,19 +553,21 @@ impl ReplayBackend for SimDevice {
     }
 
     fn start_pass(&mut self, _device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
-        if self.active.is_some() {
+        let me = thread::current().id();
+        if self.active.contains_key(&me) {
             return Err(BackendError::Failed(
-                "start_pass while another pass is active".to_string(),
+                "start_pass while this thread's previous pass is active".to_string(),
             ));
         }
         self.check_group(group)?;
-        self.active = Some(ActivePass {
+        let pass = ActivePass {
             group,
             stats: ExecStats::default(),
             executed: false,
             start_ns: self.clock_ns,
             end_ns: self.clock_ns,
-        });
+        };
+        self.active.insert(me, pass);
         Ok(())
     }
 
@@ -573,7 +578,7 @@ impl ReplayBackend for SimDevice {
     ) -> Result<PassResult, BackendError> {
         let active = self
             .active
-            .take()
+            .remove(&thread::current().id())
             .ok_or_else(|| BackendError::Failed("stop_pass without start_pass".to_string()))?;
         if active.group != group {
             return Err(BackendError::Failed(format!(
@@ -604,6 +609,64 @@ impl ReplayBackend for SimDevice {
         self.activity.relaunches += 1;
         self.execute(launch)
             .map_err(|e| BackendError::Failed(e.to_string()))
+    }
+}
+
+/// A device shared by several application threads: each thread's runtime holds one, and every
+/// call locks the device for its duration (a kernel executes atomically).
+#[derive(Clone)]
+pub struct SharedSimDevice {
+    device: Arc<Mutex<SimDevice>>,
+}
+
+impl SharedSimDevice {
+    pub fn new(device: SimDevice) -> Self {
+        SharedSimDevice {
+            device: Arc::new(Mutex::new(device)),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, SimDevice> {
+        self.device.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ReplayBackend for SharedSimDevice {
+    type Launch = SimLaunch;
+    type Snapshot = SimSnapshot;
+
+    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+        self.lock().drain(device, deadline)
+    }
+    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
+        self.lock().device_free_bytes(device)
+    }
+    fn snapshot(
+        &mut self,
+        device: DeviceId,
+        regions: &[Region],
+        place: Staging,
+    ) -> Result<SimSnapshot, BackendError> {
+        self.lock().snapshot(device, regions, place)
+    }
+    fn restore(&mut self, snapshot: &SimSnapshot) -> Result<u64, BackendError> {
+        self.lock().restore(snapshot)
+    }
+    fn release(&mut self, snapshot: SimSnapshot) {
+        self.lock().release(snapshot)
+    }
+    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
+        self.lock().start_pass(device, group)
+    }
+    fn stop_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+    ) -> Result<PassResult, BackendError> {
+        self.lock().stop_pass(device, group)
+    }
+    fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
+        self.lock().relaunch(launch)
     }
 }
 

@@ -14,5 +14,5 @@ pub mod runtime;
 pub mod workload;
 
 pub use catalog::{SimCatalog, SimMetric, COUNTERS_PER_PASS, SIM_CHIP};
-pub use device::{SimDevice, SimError, SimKernel, SimLaunch};
+pub use device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
 pub use runtime::SimRuntime;

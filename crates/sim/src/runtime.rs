@@ -3,16 +3,24 @@
 //! other call holds the engine's fence, and a launch is `launch_enter` → the application's own
 //! execution → `launch_exit`.
 
-use crate::device::{SimDevice, SimError, SimKernel, SimLaunch};
+use crate::device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
 use kreplay_core::backend::{AllocKind, DispatchInfo, LaunchKind};
 use kreplay_core::Engine;
 use kreplay_format::{AgentInfo, KernelSymbol};
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, MutexGuard};
 
-/// A software device, profiled when an engine is attached.
+/// Streams are numbered per process, from 1, one per runtime.
+fn next_stream_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One application thread's handle on a software device, profiled when an engine is attached.
+/// [`SimRuntime::share`] gives another thread a runtime on the same device and engine.
 pub struct SimRuntime {
-    device: SimDevice,
+    device: SharedSimDevice,
     engine: Option<Arc<Engine>>,
     registered_kernels: HashSet<u64>,
     next_correlation_id: u64,
@@ -22,9 +30,10 @@ pub struct SimRuntime {
 impl SimRuntime {
     /// `engine: None` runs unprofiled (the reference execution).
     pub fn new(device: SimDevice, engine: Option<Arc<Engine>>) -> SimRuntime {
+        let device_id = device.id();
         if let Some(engine) = &engine {
             engine.register_agent(AgentInfo {
-                agent_id: u64::from(device.id()),
+                agent_id: u64::from(device_id),
                 name: "kreplay software device".to_string(),
                 chip: crate::SIM_CHIP.to_string(),
                 sm_count: 4,
@@ -33,20 +42,28 @@ impl SimRuntime {
             });
         }
         SimRuntime {
-            device,
+            device: SharedSimDevice::new(device),
             engine,
             registered_kernels: HashSet::new(),
             next_correlation_id: 0,
-            stream_id: 1,
+            stream_id: next_stream_id(),
         }
     }
 
-    pub fn device(&self) -> &SimDevice {
-        &self.device
+    /// A runtime for another application thread: same device, same engine, its own stream.
+    pub fn share(&self) -> SimRuntime {
+        SimRuntime {
+            device: self.device.clone(),
+            engine: self.engine.clone(),
+            registered_kernels: HashSet::new(),
+            next_correlation_id: 0,
+            stream_id: next_stream_id(),
+        }
     }
 
-    pub fn device_mut(&mut self) -> &mut SimDevice {
-        &mut self.device
+    /// The device, locked.
+    pub fn device(&self) -> MutexGuard<'_, SimDevice> {
+        self.device.lock()
     }
 
     pub fn engine(&self) -> Option<&Arc<Engine>> {
@@ -56,7 +73,7 @@ impl SimRuntime {
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
         let _fence = self.engine.as_ref().map(|e| e.fence());
-        let region = self.device.alloc(kind, bytes)?;
+        let region = self.device.lock().alloc(kind, bytes)?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
         }
@@ -65,21 +82,22 @@ impl SimRuntime {
 
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
         let _fence = self.engine.as_ref().map(|e| e.fence());
-        self.device.free(base)?;
+        let mut device = self.device.lock();
+        device.free(base)?;
         if let Some(engine) = &self.engine {
-            engine.inventory().remove(self.device.id(), base);
+            engine.inventory().remove(device.id(), base);
         }
         Ok(())
     }
 
     pub fn write_u32s(&mut self, address: u64, values: &[u32]) -> Result<(), SimError> {
         let _fence = self.engine.as_ref().map(|e| e.fence());
-        self.device.write_u32s(address, values)
+        self.device.lock().write_u32s(address, values)
     }
 
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
         let _fence = self.engine.as_ref().map(|e| e.fence());
-        self.device.read_u32s(address, count)
+        self.device.lock().read_u32s(address, count)
     }
 
     /// Launches one kernel.
@@ -108,7 +126,8 @@ impl SimRuntime {
             return Ok(());
         };
         let Some(engine) = self.engine.clone() else {
-            return nodes.iter().try_for_each(|n| self.device.execute(n));
+            let mut device = self.device.lock();
+            return nodes.iter().try_for_each(|n| device.execute(n));
         };
         for node in nodes {
             self.register(&engine, &node.kernel);
@@ -116,7 +135,13 @@ impl SimRuntime {
         let info = self.dispatch_info(kind, first);
         let ticket = engine.launch_enter(&mut self.device, &info);
         // The application's own launch: pass 0.
-        let result = nodes.iter().try_for_each(|n| self.device.execute(n));
+        let result = {
+            let mut device = self.device.lock();
+            nodes.iter().try_for_each(|n| device.execute(n))
+        };
+        // A GPU launch returns while the kernel runs: let other application threads run here,
+        // as they would, so that multi-threaded runs interleave with replay windows.
+        std::thread::yield_now();
         engine.launch_exit(&mut self.device, ticket, first);
         result
     }
@@ -124,7 +149,7 @@ impl SimRuntime {
     fn dispatch_info(&mut self, kind: LaunchKind, launch: &SimLaunch) -> DispatchInfo {
         self.next_correlation_id += 1;
         DispatchInfo {
-            device: self.device.id(),
+            device: self.device.lock().id(),
             kind,
             kernel_name: launch.kernel.mangled_name().to_string(),
             kernel_id: launch.kernel.id(),

@@ -1,7 +1,7 @@
 //! The fixed workload of `kreplay-sim-app` and its verification against a single execution.
 //!
-//! Each iteration updates buffers in place (so a missing restore compounds and shows), bumps a
-//! module-variable launch counter, mixes a buffer with its neighbours, adds one buffer into
+//! Each iteration updates buffers in place (so a missing restore compounds and shows), copies a
+//! value device → host → device, bumps a module-variable launch counter, mixes a buffer with its neighbours, adds one buffer into
 //! another (a kernel reading another's output) and increments managed memory. After the loop a
 //! graph launch runs (declined by replay: it runs once), a launch is recorded into a stream
 //! capture (it never executes), and a last kernel consumes the graph's output.
@@ -163,8 +163,14 @@ pub fn run(
     let touch = managed_touch_kernel();
     let n64 = u64::from(n);
 
-    for _ in 0..options.iterations {
+    for iteration in 0..options.iterations {
         runtime.launch(&launch(&scale_add, n, vec![a, n64, 3, 1]))?;
+        // A host-side update between kernels (a cudaMemcpy each way). With several threads it
+        // must not land between another thread's replay passes: that replay's restore covers
+        // every tracked buffer of the device and would undo it.
+        let head = runtime.read_u32s(a, 1)?[0];
+        let total = runtime.read_u32s(d, 1)?[0];
+        runtime.write_u32s(d, &[total.wrapping_add(head ^ iteration)])?;
         runtime.launch(&launch(&accumulate, n, vec![b, a, n64]))?;
         runtime.launch(&launch(&bump, 1, vec![launches]))?;
         runtime.launch(&launch(&mix, n, vec![c, n64]))?;
@@ -197,6 +203,60 @@ pub struct Verification {
     pub passed: bool,
     /// The one line the app prints.
     pub line: String,
+}
+
+/// Runs the workload on `threads` application threads at once, each on its own buffers of the
+/// same device (a runtime shared from `runtime`), and returns each thread's outcome.
+pub fn run_threads(
+    runtime: &SimRuntime,
+    options: WorkloadOptions,
+    threads: u32,
+) -> Result<Vec<WorkloadOutcome>, SimError> {
+    let threads = threads.max(1);
+    // Start together, so that the threads' work interleaves rather than runs one after another.
+    let start = std::sync::Barrier::new(threads as usize);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let mut mine = runtime.share();
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    run(&mut mine, options)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// [`verify`] for the outcomes of several threads: passes when every one does.
+pub fn verify_all(profiled: &[WorkloadOutcome], reference: &WorkloadOutcome) -> Verification {
+    let verifications: Vec<Verification> = profiled.iter().map(|p| verify(p, reference)).collect();
+    let threads = if profiled.len() > 1 {
+        format!("{} threads; ", profiled.len())
+    } else {
+        String::new()
+    };
+    let chosen = verifications
+        .iter()
+        .find(|v| !v.passed)
+        .or(verifications.first())
+        .cloned()
+        .unwrap_or(Verification {
+            passed: false,
+            line: "kreplay-sim-app: verification FAILED (nothing ran)".to_string(),
+        });
+    Verification {
+        passed: chosen.passed,
+        line: chosen.line.replacen(" (", &format!(" ({threads}"), 1),
+    }
 }
 
 pub fn verify(profiled: &WorkloadOutcome, reference: &WorkloadOutcome) -> Verification {
@@ -317,6 +377,45 @@ mod tests {
             _ => None,
         });
         assert!(graph.is_some(), "the graph launch is reported as declined");
+    }
+
+    #[test]
+    fn threads_replaying_on_one_device_each_see_a_single_execution() {
+        let config = ToolConfig {
+            groups: (0..3).map(|_| CounterGroup::default()).collect(),
+            mode: InProcessMode::KernelReplay,
+            ..ToolConfig::default()
+        };
+        let sink = Arc::new(MemorySink::default());
+        let options = EngineOptions {
+            logger: Arc::new(SilentLogger),
+            abort: Arc::new(|m: &str| panic!("{m}")),
+            staging_reserve_bytes: 0,
+        };
+        let engine = Engine::with_options(
+            config.clone(),
+            sink.clone(),
+            Box::new(CounterGroupsTool::new(&config)),
+            options,
+        )
+        .unwrap();
+        let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
+        let options = WorkloadOptions {
+            iterations: 150,
+            elements: 32,
+        };
+        let reference = {
+            let mut r = SimRuntime::new(SimDevice::new(&[]), None);
+            run(&mut r, options).unwrap()
+        };
+        let outcomes = run_threads(&runtime, options, 4).unwrap();
+        let verification = verify_all(&outcomes, &reference);
+        assert!(verification.passed, "{}", verification.line);
+        assert!(
+            verification.line.contains("(4 threads; "),
+            "{}",
+            verification.line
+        );
     }
 
     #[test]

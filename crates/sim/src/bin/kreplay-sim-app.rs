@@ -3,7 +3,11 @@
 //! unprofiled execution. Prints one verification line; exits 1 if the results differ, 2 on a
 //! usage or configuration error.
 //!
-//! Usage: `kreplay-sim-app [--iterations N] [--elements N]`
+//! Usage: `kreplay-sim-app [--iterations N] [--elements N] [--threads N]`
+//!
+//! With `--threads N` the workload runs on N application threads at once, each on its own
+//! buffers of the one device: a replay's restore covers every thread's buffers, so the results
+//! are right only if the other threads are kept off the device during a replay.
 
 use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{ConfigError, ToolConfig};
@@ -17,7 +21,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N]";
+const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N]";
+
+/// What the command line asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AppOptions {
+    workload: WorkloadOptions,
+    threads: u32,
+}
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
@@ -49,8 +60,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<WorkloadOptions>, String> {
-    let mut options = WorkloadOptions::default();
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, String> {
+    let mut options = AppOptions {
+        workload: WorkloadOptions::default(),
+        threads: 1,
+    };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -59,8 +73,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<WorkloadOptio
         };
         let slot = match flag.as_str() {
             "-h" | "--help" => return Ok(None),
-            "--iterations" => &mut options.iterations,
-            "--elements" => &mut options.elements,
+            "--iterations" => &mut options.workload.iterations,
+            "--elements" => &mut options.workload.elements,
+            "--threads" => &mut options.threads,
             _ => return Err(format!("unknown argument {arg:?}")),
         };
         let value = inline
@@ -78,16 +93,21 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<WorkloadOptio
 }
 
 /// Returns whether verification passed.
-fn run(options: WorkloadOptions, config: Option<ToolConfig>) -> Result<bool, String> {
+fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> {
+    let AppOptions {
+        workload: sizes,
+        threads,
+    } = options;
     let reference = {
         let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
-        workload::run(&mut runtime, options).map_err(|e| format!("reference run: {e}"))?
+        workload::run(&mut runtime, sizes).map_err(|e| format!("reference run: {e}"))?
     };
 
     let Some(config) = config else {
-        let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
-        let outcome = workload::run(&mut runtime, options).map_err(|e| e.to_string())?;
-        let verification = workload::verify(&outcome, &reference);
+        let runtime = SimRuntime::new(SimDevice::new(&[]), None);
+        let outcomes =
+            workload::run_threads(&runtime, sizes, threads).map_err(|e| e.to_string())?;
+        let verification = workload::verify_all(&outcomes, &reference);
         println!("{}", verification.line);
         return Ok(verification.passed);
     };
@@ -111,8 +131,8 @@ fn run(options: WorkloadOptions, config: Option<ToolConfig>) -> Result<bool, Str
     });
     engine.register_counters(counter_infos(&config));
 
-    let mut runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(engine.clone()));
-    let outcome = workload::run(&mut runtime, options);
+    let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(engine.clone()));
+    let outcomes = workload::run_threads(&runtime, sizes, threads);
     engine.finish();
     drop(runtime);
     drop(engine);
@@ -121,8 +141,8 @@ fn run(options: WorkloadOptions, config: Option<ToolConfig>) -> Result<bool, Str
             .finish()
             .map_err(|e| format!("writing the profile database {database}: {e}"))?;
     }
-    let outcome = outcome.map_err(|e| e.to_string())?;
-    let verification = workload::verify(&outcome, &reference);
+    let outcomes = outcomes.map_err(|e| e.to_string())?;
+    let verification = workload::verify_all(&outcomes, &reference);
     println!("{}", verification.line);
     Ok(verification.passed)
 }
