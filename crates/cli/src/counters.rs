@@ -62,8 +62,25 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
 pub fn resolve_names(names: &[String]) -> Result<Vec<CounterSpec>, UsageError> {
     names
         .iter()
-        .map(|name| aliases::resolve(name).map_err(|e| UsageError::new(e.to_string())))
+        .map(|name| {
+            refuse_device_qualifier(name)?;
+            aliases::resolve(name).map_err(|e| UsageError::new(e.to_string()))
+        })
         .collect()
+}
+
+/// rocprofv3's `NAME:device=N` restricts a counter to one GPU. kreplay collects every group on
+/// every device, so the qualifier is refused by name rather than reported as an unknown metric.
+fn refuse_device_qualifier(name: &str) -> Result<(), UsageError> {
+    match name.split_once(':') {
+        Some((counter, qualifier)) if qualifier.trim_start().starts_with("device") => {
+            Err(UsageError::new(format!(
+                "'{name}': per-device counter qualifiers are not supported (kreplay collects each \
+                 group on every device); write '{counter}' and select devices with CUDA_VISIBLE_DEVICES"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn group_error(error: GroupError) -> anyhow::Error {
@@ -212,6 +229,18 @@ mod tests {
     fn empty_group_is_refused_like_rocprofv3() {
         let error = resolve_groups(&[names(&["sim__bytes_read.sum"]), vec![]], None).unwrap_err();
         assert!(one_line(&error).contains("Empty counter group in --pmc flag 1"));
+    }
+
+    #[test]
+    fn device_qualifier_is_refused_by_name() {
+        let error = resolve_groups(&[names(&["sim__bytes_read.sum:device=1"])], None).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        let text = one_line(&error);
+        assert!(
+            text.contains("per-device counter qualifiers are not supported"),
+            "{text}"
+        );
+        assert!(text.contains("write 'sim__bytes_read.sum'"), "{text}");
     }
 
     #[test]
