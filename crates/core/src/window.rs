@@ -55,12 +55,16 @@ impl ReplayGate {
         let me = thread::current().id();
         let mut state = self.lock();
         if state.writer == Some(me) {
-            return FenceGuard { gate: None };
+            return FenceGuard {
+                gate: None,
+                owner: me,
+            };
         }
         if let Some(depth) = state.readers.get_mut(&me) {
             *depth += 1;
             return FenceGuard {
                 gate: Some(self.clone()),
+                owner: me,
             };
         }
         while state.writer.is_some() || state.writers_waiting > 0 {
@@ -69,6 +73,7 @@ impl ReplayGate {
         state.readers.insert(me, 1);
         FenceGuard {
             gate: Some(self.clone()),
+            owner: me,
         }
     }
 
@@ -125,23 +130,24 @@ impl ReplayGate {
 }
 
 /// A shared hold of the replay gate, taken by [`crate::engine::Engine::fence`]. Dropping it
-/// lets a waiting replay start. Must be dropped on the thread that took it.
+/// (on any thread) lets a waiting replay start.
 #[derive(Debug)]
 #[must_use = "the fence only holds while the guard lives"]
 pub struct FenceGuard {
     /// `None` when the thread holds the window itself and passed through.
     gate: Option<Arc<ReplayGate>>,
+    /// The thread the hold counts for.
+    owner: ThreadId,
 }
 
 impl Drop for FenceGuard {
     fn drop(&mut self) {
         let Some(gate) = self.gate.take() else { return };
-        let me = thread::current().id();
         let mut state = gate.lock();
-        if let Some(depth) = state.readers.get_mut(&me) {
+        if let Some(depth) = state.readers.get_mut(&self.owner) {
             *depth -= 1;
             if *depth == 0 {
-                state.readers.remove(&me);
+                state.readers.remove(&self.owner);
             }
         }
         drop(state);
@@ -212,6 +218,14 @@ mod tests {
         );
         drop(fence);
         assert!(first.join().unwrap());
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn a_fence_dropped_on_another_thread_still_releases() {
+        let gate = Arc::new(ReplayGate::default());
+        let fence = gate.fence();
+        thread::spawn(move || drop(fence)).join().unwrap();
         assert!(gate.is_idle());
     }
 
