@@ -508,6 +508,45 @@ mod tests {
         assert_single_pass_partition(&catalog, &picked, &groups);
     }
 
+    /// A typical mixed list: greedy first fit reaches the pass count CUPTI's own scheduler
+    /// needs for the whole set, which no grouping can beat.
+    #[test]
+    fn packing_a_mixed_list_needs_no_more_groups_than_cupti_needs_passes() {
+        let catalog = gh100();
+        let mixed = [
+            "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+            "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+            "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+            "l1tex__t_sector_hit_rate.pct",
+            "dram__bytes_read.sum",
+            "dram__bytes_write.sum",
+            "lts__t_sectors_lookup_hit.sum",
+            "lts__t_sectors_lookup_miss.sum",
+            "sm__warps_launched.sum",
+            "smsp__inst_executed.sum",
+            "sm__cycles_active.avg",
+            "gpc__cycles_elapsed.max",
+            "l1tex__t_bytes.sum",
+            "lts__t_bytes.sum",
+            "sm__inst_executed_pipe_tensor_op_hmma.sum",
+            "smsp__sass_inst_executed_op_shared.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "gpu__time_duration.sum",
+            "smsp__sass_inst_executed_op_global_ld.sum",
+            "smsp__sass_inst_executed_op_global_st.sum",
+            "sm__pipe_tensor_op_hmma_cycles_active.sum",
+            "smsp__inst_executed_pipe_uniform.sum",
+        ];
+        let groups = pack_metrics(&catalog, &mixed).unwrap();
+        assert_single_pass_partition(&catalog, &mixed, &groups);
+        let cupti_passes = catalog.passes(&mixed).unwrap();
+        assert!(cupti_passes > 1);
+        assert_eq!(groups.len() as u32, cupti_passes, "{groups:?}");
+    }
+
     #[test]
     fn packing_refuses_a_metric_that_alone_needs_several_passes() {
         let error = pack_metrics(
