@@ -328,15 +328,14 @@ impl Engine {
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
         let name = self.kernel_name(info);
         if !self.selector.select(&name) {
-            return self.run_once(
-                backend,
-                info,
+            let dispatch = Dispatch {
+                info: info.clone(),
                 dispatch_id,
-                0,
-                0,
-                ReplayOutcome::Filtered,
-                None,
-            );
+                device_dispatch_index: 0,
+                collectable_groups: 0,
+                tid: current_tid(),
+            };
+            return self.once(backend, dispatch, ReplayOutcome::Filtered, None, 0);
         }
 
         let device_dispatch_index = {
@@ -414,28 +413,6 @@ impl Engine {
             .get(&info.kernel_id)
             .cloned()
             .unwrap_or_else(|| info.kernel_name.clone())
-    }
-
-    /// A dispatch that did not reach the tool (filtered out).
-    #[allow(clippy::too_many_arguments)]
-    fn run_once<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        info: &DispatchInfo,
-        dispatch_id: u64,
-        device_dispatch_index: u64,
-        collectable_groups: u32,
-        outcome: ReplayOutcome,
-        group: Option<usize>,
-    ) -> LaunchTicket<B::Snapshot> {
-        let dispatch = Dispatch {
-            info: info.clone(),
-            dispatch_id,
-            device_dispatch_index,
-            collectable_groups,
-            tid: current_tid(),
-        };
-        self.once(backend, dispatch, outcome, group, 0)
     }
 
     /// The ordinary path: one execution, counters of `group` if any, a record only when there
