@@ -120,7 +120,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         app: vec![app.display().to_string()],
         ..ProfileArgs::default()
     };
-    let code = crate::profile(&profile)?;
+    // The demo's report is its output: counters per pass go to stdout with the rest.
+    let code = crate::profile(&profile, &mut std::io::stdout())?;
     if on_sim {
         println!("kreplay demo: this ran on the reference software device (a test instrument, not a GPU); counters are simulated");
     } else {

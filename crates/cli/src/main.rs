@@ -60,8 +60,9 @@ fn init_logging(level: Option<args::LogLevel>) {
         .try_init();
 }
 
-/// Runs the application under the tool, once per planned run.
-pub fn profile(args: &ProfileArgs) -> anyhow::Result<i32> {
+/// Runs the application under the tool, once per planned run; progress, summary and file
+/// lists go to `report` (stderr normally, so that the application's stdout stays its own).
+pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if args.list_avail {
         return avail::list_current_gpu();
     }
@@ -70,7 +71,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<i32> {
     let pc_sampling_env = std::env::var_os("ROCPROFILER_PC_SAMPLING_BETA_ENABLED").is_some();
     let plan = plan::plan(args, input.as_ref(), pc_sampling_env, &CatalogResolver)?;
     for notice in &plan.notices {
-        eprintln!("{notice}");
+        writeln!(report, "{notice}")?;
     }
     let launcher = launch::Launcher {
         app: args.app.clone(),
@@ -105,20 +106,22 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<i32> {
     let mut exit_code = 0;
     for run in &plan.runs {
         if plan.runs.len() > 1 {
-            eprintln!("{}", run.progress_line());
+            writeln!(report, "{}", run.progress_line())?;
+            report.flush()?;
         }
         let result = launch::execute(run, &launcher)?;
         if let Some(data) = &result.data {
-            eprint!("{}", summary::render(data));
+            write!(report, "{}", summary::render(data))?;
         }
         for file in &result.files {
-            eprintln!("kreplay: wrote {}", file.display());
+            writeln!(report, "kreplay: wrote {}", file.display())?;
         }
         if result.exit_code != 0 {
-            eprintln!(
+            writeln!(
+                report,
                 "kreplay: the application exited with status {}",
                 result.exit_code
-            );
+            )?;
             exit_code = result.exit_code;
         }
     }
@@ -166,7 +169,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Avail { command }) => avail::run(command),
         Some(Command::Convert(args)) => convert(args),
         Some(Command::Demo(args)) => demo::run(args),
-        None => profile(&cli.profile),
+        None => profile(&cli.profile, &mut std::io::stderr()),
     }
 }
 
