@@ -49,9 +49,9 @@ pub use crate::window::FenceGuard;
 pub const DEFAULT_STAGING_RESERVE_BYTES: u64 = 256 << 20;
 
 /// What happens on a fatal condition (a drain past its deadline, a failed restore), after every
-/// record has been flushed. The default prints the message and aborts the process; tests
-/// inject one that records the message and returns, after which the engine declines the
-/// dispatch and carries on.
+/// record has been stored and the sink closed. The default prints the one-line message and
+/// aborts the process; tests inject one that records the message and returns, after which the
+/// engine declines the dispatch and carries on (records sent after the close may be lost).
 pub type AbortAction = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The default [`AbortAction`].
@@ -847,15 +847,13 @@ impl Engine {
         );
     }
 
-    /// Flushes every record, then runs the abort action.
+    /// Stores every record (the sink is closed: the process is ending, and the database must be
+    /// left complete), then runs the abort action.
     fn fatal(&self, message: &str) {
         self.sink.send(Record::Warning(kreplay_format::Warning {
             message: format!("fatal: {message}"),
         }));
-        self.sink.flush();
-        self.options
-            .logger
-            .error(&format!("kreplay: fatal: {message}"));
+        self.sink.close();
         (self.options.abort)(message);
     }
 }

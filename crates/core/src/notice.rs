@@ -5,10 +5,10 @@ use kreplay_format::{Record, RecordSink, Warning};
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-/// Where the engine's human-readable lines go. Lines carry no trailing newline.
+/// Where the engine's warning lines go (no trailing newline). Fatal messages are not logged
+/// here: the abort action prints them, so that a silenced logger cannot hide why a run ended.
 pub trait Logger: Send + Sync {
     fn warn(&self, line: &str);
-    fn error(&self, line: &str);
 }
 
 /// The default logger: lines to stderr, warnings silenced below `warning` level.
@@ -34,9 +34,6 @@ impl Logger for StderrLogger {
             eprintln!("{line}");
         }
     }
-    fn error(&self, line: &str) {
-        eprintln!("{line}");
-    }
 }
 
 /// Discards every line (records are still sent).
@@ -45,7 +42,6 @@ pub struct SilentLogger;
 
 impl Logger for SilentLogger {
     fn warn(&self, _line: &str) {}
-    fn error(&self, _line: &str) {}
 }
 
 /// Once-per-process bookkeeping of warnings.

@@ -157,6 +157,7 @@ impl ReplayBackend for MockBackend {
 struct MemorySink {
     records: Mutex<Vec<Record>>,
     flushes: AtomicUsize,
+    closes: AtomicUsize,
 }
 
 impl RecordSink for MemorySink {
@@ -165,6 +166,9 @@ impl RecordSink for MemorySink {
     }
     fn flush(&self) {
         self.flushes.fetch_add(1, Ordering::SeqCst);
+    }
+    fn close(&self) {
+        self.closes.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -204,7 +208,7 @@ impl MemorySink {
     }
 }
 
-/// What the abort action saw: the message and how many flushes had happened by then.
+/// What the abort action saw: the message and how many closes of the sink had happened by then.
 type Aborts = Arc<Mutex<Vec<(String, usize)>>>;
 
 struct Harness {
@@ -241,8 +245,8 @@ fn harness_with(config: ToolConfig, tool: Option<Box<dyn ReplayTool>>) -> Harnes
             let aborts = aborts.clone();
             let sink = sink.clone();
             Arc::new(move |message: &str| {
-                let flushes = sink.flushes.load(Ordering::SeqCst);
-                aborts.lock().unwrap().push((message.to_string(), flushes));
+                let closes = sink.closes.load(Ordering::SeqCst);
+                aborts.lock().unwrap().push((message.to_string(), closes));
             })
         },
         staging_reserve_bytes: 1024,
@@ -469,7 +473,7 @@ fn staging_falls_back_to_host_then_declines_too_large() {
 }
 
 #[test]
-fn drain_timeout_flushes_then_aborts_with_the_fix() {
+fn drain_timeout_stores_every_record_then_aborts_with_the_fix() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
     launch(&h, &mut backend, LaunchKind::Kernel);
@@ -477,8 +481,8 @@ fn drain_timeout_flushes_then_aborts_with_the_fix() {
     launch(&h, &mut backend, LaunchKind::Kernel);
     let aborts = h.aborts.lock().unwrap().clone();
     assert_eq!(aborts.len(), 1);
-    let (message, flushes_before_abort) = &aborts[0];
-    assert_eq!(*flushes_before_abort, 1, "records flushed before the abort");
+    let (message, closes_before_abort) = &aborts[0];
+    assert_eq!(*closes_before_abort, 1, "records stored before the abort");
     assert!(message.contains("KREPLAY_DRAIN_TIMEOUT"), "{message}");
     assert!(!message.contains('\n'));
     // The records of the first dispatch were sent before the flush.
