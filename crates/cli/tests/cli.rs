@@ -763,6 +763,21 @@ fn unwritable_output_keeps_the_databases_and_fails() {
 }
 
 #[test]
+fn a_missing_application_is_named_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake_lib = dir.path().join("libfake_inject.so");
+    std::fs::write(&fake_lib, b"").unwrap();
+    let out = kreplay_command(dir.path(), &["--pmc", W, "-d", "D", "--", "./no-such-app"])
+        .env("KREPLAY_INJECT_LIB", &fake_lib)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot start './no-such-app'"), "{stderr}");
+    assert!(files_under(&dir.path().join("D")).is_empty());
+}
+
+#[test]
 fn a_missing_injection_library_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let out = kreplay_command(dir.path(), &["--pmc", W, "--", "true"])
