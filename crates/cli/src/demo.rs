@@ -27,8 +27,7 @@ fn cuda_devices() -> Result<i32, String> {
             .unwrap_or("no driver")
             .to_string()
     })?;
-    // Our own cuInit must not load the injection library into kreplay itself.
-    std::env::remove_var("CUDA_INJECTION64_PATH");
+    // (main removed CUDA_INJECTION64_PATH from kreplay's own environment before this cuInit.)
     // SAFETY: cuInit and cuDeviceGetCount take plain values / a pointer to a local.
     unsafe {
         let rc = driver.cuInit(0);

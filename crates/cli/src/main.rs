@@ -174,6 +174,10 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
 }
 
 fn main() {
+    // kreplay itself may initialise CUDA (to ask GPU 0 which counters it has); an injection
+    // library named in our own environment must not load into kreplay. The application gets
+    // its own CUDA_INJECTION64_PATH from the launcher. Done first, while there is one thread.
+    std::env::remove_var("CUDA_INJECTION64_PATH");
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if argv.len() == 1 {
         let _ = Cli::command().print_help();
