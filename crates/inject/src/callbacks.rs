@@ -425,8 +425,20 @@ fn on_resource(tool: &Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 }
                 std::slice::from_raw_parts(m.pCubin as *const u8, m.cubinSize)
             };
-            if let Ok(symbols) = scan_cubin(image) {
-                lock(&tool.pending_cubins).push(symbols);
+            match scan_cubin(image) {
+                Ok(symbols) => {
+                    tool.debug(&format!(
+                        "module loaded: {} kernels, variables {:?}",
+                        symbols.kernels.len(),
+                        symbols
+                            .variables
+                            .iter()
+                            .map(|v| v.name.as_str())
+                            .collect::<Vec<_>>()
+                    ));
+                    lock(&tool.pending_cubins).push(symbols);
+                }
+                Err(e) => tool.debug(&format!("module loaded, not an ELF cubin: {e}")),
             }
         }
         _ if in_tool() => {}

@@ -32,6 +32,8 @@ pub(crate) struct Tool {
     pub pending_cubins: Mutex<Vec<CubinSymbols>>,
     pub resolved_modules: Mutex<HashSet<usize>>,
     pub warned: Mutex<HashSet<&'static str>>,
+    /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking.
+    pub debug: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -107,6 +109,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         pending_cubins: Mutex::new(Vec::new()),
         resolved_modules: Mutex::new(HashSet::new()),
         warned: Mutex::new(HashSet::new()),
+        debug: std::env::var_os("KREPLAY_DEBUG").is_some_and(|v| !v.is_empty()),
     };
     if TOOL.set(tool).is_err() {
         return Ok(());
@@ -285,10 +288,11 @@ impl Tool {
         if let Some(entry) = lock(&self.kernels).get(&(f as usize)) {
             return (entry.id, entry.mangled.clone());
         }
-        let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, f));
+        let function = self.context_function(f);
+        let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, function));
         let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
         self.resolve_module_variables(f, &mangled, device);
-        let attributes = kreplay_cuda::kernel::function_attributes(self.driver, f);
+        let attributes = kreplay_cuda::kernel::function_attributes(self.driver, function);
         self.engine.register_kernel(KernelSymbol {
             kernel_id: id,
             mangled_name: mangled.clone(),
@@ -308,23 +312,55 @@ impl Tool {
         (id, mangled)
     }
 
+    /// The current context's `CUfunction` for a launch handle that may be a `CUkernel`.
+    fn context_function(&self, f: sys::CUfunction) -> sys::CUfunction {
+        let _scope = kreplay_cuda::guard::ToolScope::enter();
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a CUfunction handle is refused with an error code, leaving `function` NULL.
+        match unsafe {
+            drv!(
+                self.driver,
+                cuKernelGetFunction(&mut function, f as sys::CUkernel)
+            )
+        } {
+            Ok(()) if !function.is_null() => function,
+            _ => f,
+        }
+    }
+
     /// Puts the `__device__` and `__constant__` variables of `f`'s module into the inventory.
     /// CUPTI's MODULE_LOADED names a cubin but not its module handle, so the cubin that defines
-    /// the kernel `name` is matched to the handle `cuFuncGetModule` gives. Lazy loading may not
-    /// have loaded the module yet: `cuFuncLoad` loads it (its MODULE_LOADED callback arrives
-    /// on this thread before the call returns).
+    /// the kernel `name` is matched to the handle of `f`'s module. The runtime launches with
+    /// context-independent `CUkernel` handles (library loading): for those the library's
+    /// `cuLibraryGetGlobal` gives the addresses in the current context, and `cuKernelGetFunction`
+    /// first makes sure the module is loaded there (lazy loading). For a `CUfunction`,
+    /// `cuFuncLoad` does that and `cuModuleGetGlobal` looks the names up. Either load fires its
+    /// MODULE_LOADED callback on this thread before the call returns.
     fn resolve_module_variables(&self, f: sys::CUfunction, name: &str, device: DeviceId) {
         let _scope = kreplay_cuda::guard::ToolScope::enter();
         let d = self.driver;
+        let mut library: sys::CUlibrary = std::ptr::null_mut();
         let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: live function handle; the module handle is written by the driver.
-        unsafe {
-            let _ = drv!(d, cuFuncLoad(f));
-            if drv!(d, cuFuncGetModule(&mut module, f)).is_err() {
-                return;
+        // SAFETY: handle queries; an `f` of the other kind is refused with an error code.
+        let owner = unsafe {
+            if drv!(d, cuKernelGetLibrary(&mut library, f as sys::CUkernel)).is_ok() {
+                let mut function: sys::CUfunction = std::ptr::null_mut();
+                let _ = drv!(d, cuKernelGetFunction(&mut function, f as sys::CUkernel));
+                Some(library as usize)
+            } else {
+                let _ = drv!(d, cuFuncLoad(f));
+                drv!(d, cuFuncGetModule(&mut module, f))
+                    .ok()
+                    .map(|()| module as usize)
             }
-        }
-        if lock(&self.resolved_modules).contains(&(module as usize)) {
+        };
+        let Some(owner) = owner else {
+            self.debug(&format!(
+                "{name}: neither a library kernel nor a module function"
+            ));
+            return;
+        };
+        if lock(&self.resolved_modules).contains(&owner) {
             return;
         }
         let cubin = {
@@ -334,29 +370,57 @@ impl Tool {
                 .rposition(|c| c.kernels.iter().any(|k| k == name));
             index.map(|i| pending.remove(i))
         };
-        let Some(cubin) = cubin else { return };
-        lock(&self.resolved_modules).insert(module as usize);
+        let Some(cubin) = cubin else {
+            self.debug(&format!("{name}: no loaded cubin defines it"));
+            return;
+        };
+        lock(&self.resolved_modules).insert(owner);
         for variable in cubin.variables {
             let Ok(c_name) = CString::new(variable.name.as_str()) else {
                 continue;
             };
             let (mut address, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
-            // SAFETY: looks a name up in a live module.
-            if unsafe {
-                drv!(
-                    d,
-                    cuModuleGetGlobal_v2(&mut address, &mut bytes, module, c_name.as_ptr())
-                )
+            // SAFETY: looks a name up in a live library or module.
+            let found = unsafe {
+                if library.is_null() {
+                    drv!(
+                        d,
+                        cuModuleGetGlobal_v2(&mut address, &mut bytes, module, c_name.as_ptr())
+                    )
+                } else {
+                    drv!(
+                        d,
+                        cuLibraryGetGlobal(&mut address, &mut bytes, library, c_name.as_ptr())
+                    )
+                }
+            };
+            match found {
+                Ok(()) => {
+                    self.debug(&format!(
+                        "tracking {} {} ({bytes} bytes at {address:#x}) of {name}'s module",
+                        if variable.constant {
+                            "__constant__"
+                        } else {
+                            "__device__"
+                        },
+                        variable.name
+                    ));
+                    self.engine.inventory().insert(Region {
+                        device,
+                        base: address,
+                        bytes: bytes as u64,
+                        kind: AllocKind::ModuleVariable,
+                    });
+                }
+                Err(e) => self.debug(&format!("{}: {e}", variable.name)),
             }
-            .is_ok()
-            {
-                self.engine.inventory().insert(Region {
-                    device,
-                    base: address,
-                    bytes: bytes as u64,
-                    kind: AllocKind::ModuleVariable,
-                });
-            }
+        }
+    }
+
+    /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
+    pub fn debug(&self, line: &str) {
+        if self.debug {
+            eprintln!("kreplay[debug]: {line}");
         }
     }
 }

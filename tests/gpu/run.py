@@ -1,0 +1,268 @@
+"""The GPU checks behind tests/gpu/run.sh: runs the test programs under kreplay's injected
+library with 1, 2 and 5 counter groups, reads the per-process databases, and prints one table:
+check, expected, seen, PASS/FAIL. Until the `kreplay` CLI drives kernel replay end to end, the
+library is injected directly (CUDA_INJECTION64_PATH + KREPLAY_CONFIG), as the CLI does."""
+import glob
+import json
+import math
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+ROOT = os.getcwd()
+WORK = os.environ["KREPLAY_GPU_WORK"]
+OUT = os.environ["KREPLAY_GPU_OUT"]
+BIN = os.path.join(ROOT, os.environ.get("KREPLAY_BIN", "target/release"))
+INJECT = os.path.join(BIN, "libkreplay_inject.so")
+DEMO = os.path.join(BIN, "kreplay-demo")
+KREPLAY = os.path.join(BIN, "kreplay")
+CHECKS = os.path.join(WORK, "replay_checks")
+LOG = open(os.path.join(OUT, "gpu-log.txt"), "w")
+
+GROUPS = [
+    ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
+    ["sm__warps_launched.sum", "dram__bytes_read.sum"],
+    ["sm__warps_launched.sum", "lts__t_sectors.sum"],
+    ["smsp__inst_executed.sum", "sm__cycles_elapsed.avg"],
+    ["sm__ctas_launched.sum", "gpu__time_duration.sum"],
+]
+rows = []
+
+
+def log(text):
+    LOG.write(text + "\n")
+    LOG.flush()
+
+
+def row(check, expected, seen, ok):
+    rows.append((check, str(expected), str(seen), "PASS" if ok else "FAIL"))
+    log(f"ROW {check} | {expected} | {seen} | {'PASS' if ok else 'FAIL'}")
+
+
+def config(groups, tag):
+    db = os.path.join(WORK, f"{tag}_%pid%.db")
+    return {
+        "groups": [{"counters": [{"requested": m, "metric": m} for m in g]} for g in groups],
+        "mode": "kernel_replay" if len(groups) > 1 else "single",
+        "filter": {"include_regex": None, "exclude_regex": None, "iteration_range": None},
+        "kernel_trace": True,
+        "database_path": db,
+        "drain_timeout_ms": 60000,
+        "log_level": "warning",
+    }
+
+
+def run(cmd, groups=None, tag="plain", timeout=300, env_extra=None):
+    env = dict(os.environ)
+    if groups is not None:
+        env["CUDA_INJECTION64_PATH"] = INJECT
+        env["KREPLAY_CONFIG"] = json.dumps(config(groups, tag))
+    env.update(env_extra or {})
+    started = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = 124, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+    wall = time.time() - started
+    log(f"=== {tag}: {' '.join(cmd)} (groups={len(groups) if groups else 0}) rc={rc} wall={wall:.1f}s")
+    log(out)
+    log(err)
+    dbs = sorted(glob.glob(os.path.join(WORK, f"{tag}_*.db")))
+    return rc, out, err, (dbs[-1] if dbs else None), wall
+
+
+def query(db, sql, args=()):
+    if not db:
+        return []
+    try:
+        con = sqlite3.connect(db)
+        result = con.execute(sql, args).fetchall()
+        con.close()
+        return result
+    except sqlite3.Error as e:
+        log(f"sqlite error on {db}: {e}")
+        return []
+
+
+def counters(db):
+    """{(dispatch_id, replay_pass): {counter: value}}, with the kernel name and grid size."""
+    table = {}
+    for d, p, name, grid, block, start, end, counter, value in query(
+        db,
+        "SELECT dispatch_id, replay_pass, kernel_name, grid_size, workgroup_size, start, \"end\", counter_name, value FROM counters_collection ORDER BY dispatch_id, replay_pass",
+    ):
+        # grid_size counts threads, as rocprofv3's does; blocks = grid_size / workgroup_size.
+        entry = table.setdefault((d, p), {"kernel": name, "grid": grid // max(1, block), "duration": end - start, "values": {}})
+        entry["values"][counter] = value
+    return table
+
+
+def passes_per_dispatch(db):
+    return query(db, "SELECT dispatch_id, COUNT(*), GROUP_CONCAT(replay_pass) FROM rocpd_kernel_dispatch GROUP BY dispatch_id ORDER BY dispatch_id")
+
+
+def warnings(db):
+    return [m for (m,) in query(db, "SELECT message FROM kreplay_warning")]
+
+
+def result_line(out, mode):
+    m = re.search(rf"^RESULT {mode} (PASS|FAIL|VALUES) (.*)$", out, re.M)
+    return (m.group(1), m.group(2)) if m else ("NONE", out.strip()[-120:])
+
+
+# --- the demo, the README's first command -------------------------------------------------
+for n in (1, 2, 5):
+    rc, out, err, db, wall = run([DEMO], GROUPS[:n], tag=f"demo{n}")
+    passes = passes_per_dispatch(db)
+    full = [c for _, c, _ in passes if c == n]
+    ok = rc == 0 and "verification PASSED" in out and len(passes) == 6 and len(full) == 6
+    row(f"demo {n} group(s)", f"exit 0, verified, 6 dispatches x {n} pass(es)",
+        f"exit {rc}, {'verified' if 'PASSED' in out else 'NOT verified'}, {len(passes)} dispatches, {len(full)} with {n} passes", ok)
+    if n == 5:
+        import shutil
+        if db:
+            shutil.copy(db, os.path.join(OUT, "demo5.db"))
+
+# --- the same through the kreplay CLI ------------------------------------------------------
+cli_dir = os.path.join(WORK, "cli")
+cli = [KREPLAY, "--pmc", *GROUPS[0], "--pmc", *GROUPS[1], "--replay-mode", "kernel",
+       "--kernel-replay-beta-enabled", "-d", cli_dir, "-o", "demo", "-f", "rocpd", "csv", "--", DEMO]
+rc, out, err, _, wall = run(cli, None, tag="cli_demo")
+csvs = glob.glob(os.path.join(cli_dir, "**", "*counter_collection.csv"), recursive=True)
+csv_rows = sum(len(open(c).read().splitlines()) - 1 for c in csvs)
+row("kreplay CLI, demo, 2 groups", "exit 0, verified, counter_collection.csv rows",
+    f"exit {rc}, {'verified' if 'PASSED' in out + err else 'NOT verified'}, {csv_rows} csv rows", rc == 0 and "PASSED" in out + err and csv_rows > 0)
+rc, out, err, _, wall = run([KREPLAY, "demo"], None, tag="cli_demo_cmd")
+row("kreplay demo (README first command)", "exit 0", f"exit {rc}, {wall:.1f}s", rc == 0)
+
+# --- result correctness under replay -------------------------------------------------------
+for mode in ("inplace", "footprint", "streams", "launch_ex"):
+    for n in (1, 2, 5):
+        rc, out, err, db, wall = run([CHECKS, mode], GROUPS[:n], tag=f"{mode}{n}", env_extra={"KREPLAY_DEBUG": "1"})
+        status, details = result_line(out, mode)
+        passes = passes_per_dispatch(db)
+        replayed = sum(1 for _, c, _ in passes if c == n)
+        ok = rc == 0 and status == "PASS" and len(passes) > 0 and replayed == len(passes)
+        row(f"{mode} {n} group(s)", f"one-execution results, every dispatch {n} pass(es)",
+            f"{status} {details}; {replayed}/{len(passes)} dispatches with {n} passes", ok)
+        if mode == "inplace" and n == 5:
+            inplace5 = db
+        if mode == "inplace" and n == 1:
+            inplace1 = db
+
+# --- graph: runs once, warned ---------------------------------------------------------------
+rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:2], tag="graph2")
+status, details = result_line(out, "graph")
+warned = any("graph" in w for w in warnings(db))
+row("graph 2 groups", "graph runs once per launch (y=4), warned",
+    f"{status} {details}; warning {'present' if warned else 'absent'}", rc == 0 and status == "PASS" and warned)
+
+# --- managed and stream-ordered memory: not restored, warned -------------------------------
+for n in (1, 2):
+    rc, out, err, db, wall = run([CHECKS, "managed_pool"], GROUPS[:n], tag=f"managed{n}")
+    status, details = result_line(out, "managed_pool")
+    ws = warnings(db)
+    warned = n == 1 or (any("managed" in w for w in ws) and any("pool" in w for w in ws))
+    expected = f"managed={n} pool={n}"
+    row(f"managed+pool {n} group(s)", f"{expected} (not restored, documented)" + (", warned" if n > 1 else ""),
+        f"{details}; warnings {'present' if warned else 'absent'}", rc == 0 and details.strip() == expected and warned)
+
+# --- counters: no NaN for metrics only in later groups, plausible values -------------------
+table = counters(inplace5) if "inplace5" in dir() else {}
+values = [v for e in table.values() for v in e["values"].values()]
+finite = bool(values) and all(v is not None and math.isfinite(v) for v in values)
+later = [(k, e) for k, e in table.items() if k[1] == 4]
+ctas_ok = bool(later) and all(e["values"].get("sm__ctas_launched.sum") == e["grid"] for k, e in later)
+dram = [e["values"].get("dram__bytes_read.sum") for k, e in table.items() if k[1] == 1]
+dram_ok = bool(dram) and all(v is not None and math.isfinite(v) and v > 0 for v in dram)
+row("5 groups: later-group metrics finite", "all values finite; sm__ctas_launched.sum == grid; dram__bytes_read.sum > 0",
+    f"{len(values)} values, finite={finite}, ctas==grid {ctas_ok} ({[e['values'].get('sm__ctas_launched.sum') for _, e in later][:3]} vs grid {[e['grid'] for _, e in later][:1]}), dram {dram[:3]}",
+    finite and ctas_ok and dram_ok)
+
+# --- timestamps: event-bracketed duration against the kernel's own gpu__time_duration --------
+durations = [(e["duration"], e["values"].get("gpu__time_duration.sum")) for k, e in table.items() if k[1] == 4]
+row("timestamps (info)", "end-start vs gpu__time_duration.sum, ns", f"{durations[:3]}",
+    bool(durations) and all(d > 0 and g is not None and g > 0 for d, g in durations))
+
+# --- deterministic counters equal across passes --------------------------------------------
+by_dispatch = {}
+for (d, p), e in table.items():
+    by_dispatch.setdefault(d, {})[p] = e["values"]
+same = True
+samples = []
+for d, ps in by_dispatch.items():
+    warps = [ps[p].get("sm__warps_launched.sum") for p in (0, 1, 2) if p in ps]
+    inst = [ps[p].get("smsp__inst_executed.sum") for p in (0, 3) if p in ps]
+    samples.append((warps[:1], inst[:1]))
+    same &= len(warps) == 3 and len(set(warps)) == 1 and len(inst) == 2 and len(set(inst)) == 1
+row("deterministic counters equal across passes", "warps_launched equal in passes 0,1,2; inst_executed equal in 0,3",
+    f"{len(by_dispatch)} dispatches, equal={same}, e.g. {samples[:1]}", bool(by_dispatch) and same)
+
+# --- the same counters as Nsight Compute ---------------------------------------------------
+ncu_cmd = ["ncu", "--clock-control", "none", "--metrics", "sm__warps_launched.sum,smsp__inst_executed.sum",
+           "--csv", "--print-units", "base", CHECKS, "inplace"]
+rc, out, err, _, wall = run(ncu_cmd, None, tag="ncu", timeout=300)
+ncu_values = {}
+for line in out.splitlines():
+    cells = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
+    if len(cells) > 5 and cells[0].isdigit():
+        try:
+            ncu_values.setdefault(int(cells[0]), {})[cells[-3]] = float(cells[-1].replace(",", ""))
+        except ValueError:
+            pass
+ours = []
+for n_db, tag in ((inplace1 if "inplace1" in dir() else None, "1 group"), (inplace5 if "inplace5" in dir() else None, "5 groups")):
+    t = counters(n_db)
+    per_dispatch = {}
+    for (d, p), e in sorted(t.items()):
+        for k, v in e["values"].items():
+            if k in ("sm__warps_launched.sum", "smsp__inst_executed.sum"):
+                per_dispatch.setdefault(d, {}).setdefault(k, v)
+    ours.append((tag, [per_dispatch[d] for d in sorted(per_dispatch)]))
+ncu_list = [ncu_values[k] for k in sorted(ncu_values)]
+for tag, lst in ours:
+    ok = bool(ncu_list) and len(lst) == len(ncu_list) and all(
+        abs(a.get(m, -1) - b.get(m, -2)) < 0.5 for a, b in zip(lst, ncu_list) for m in ("sm__warps_launched.sum", "smsp__inst_executed.sum"))
+    row(f"counters == ncu ({tag})", f"ncu: {ncu_list[:1]} x{len(ncu_list)}", f"kreplay: {lst[:1]} x{len(lst)}", ok)
+
+# --- PyTorch training loss bit-identical ------------------------------------------------------
+rc0, out0, err0, _, wall0 = run([sys.executable, "tests/gpu/torch_train.py"], None, tag="torch_plain", timeout=300)
+rc2, out2, err2, db2, wall2 = run([sys.executable, "tests/gpu/torch_train.py"], GROUPS[:2], tag="torch2", timeout=580)
+passes = passes_per_dispatch(db2)
+replayed = sum(1 for _, c, _ in passes if c == 2)
+loss0 = re.findall(r"loss (\S+)", out0)
+loss2 = re.findall(r"loss (\S+)", out2)
+row("PyTorch loss bit-identical (2 groups)", f"{loss0}", f"{loss2}; {replayed}/{len(passes)} dispatches replayed, {wall2:.0f}s vs {wall0:.0f}s",
+    rc0 == 0 and rc2 == 0 and loss0 and loss0 == loss2 and replayed > 0)
+
+# --- per-dispatch overhead -------------------------------------------------------------------
+for tag, n_db in (("inplace 5 groups", inplace5 if "inplace5" in dir() else None),):
+    costs = query(n_db, "SELECT passes, bytes_snapshotted, staging, drain_ns, snapshot_ns, pass_ns, restore_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
+    if costs:
+        totals = [(c[3] + c[4] + sum(json.loads(c[5])) + c[6]) / 1e6 for c in costs]
+        per_pass = [sum(json.loads(c[5])) / max(1, c[0]) / 1e6 for c in costs]
+        detail = (f"{len(costs)} dispatches, {costs[0][1]} B staged on {costs[0][2]}, total per dispatch mean {sum(totals)/len(totals):.1f} ms "
+                  f"(first {totals[0]:.1f}, last {totals[-1]:.1f}), per pass {sum(per_pass)/len(per_pass):.1f} ms, snapshot {costs[-1][4]/1e6:.2f} ms, restores {costs[-1][6]/1e6:.2f} ms")
+        row(f"overhead ({tag})", "measured", detail, True)
+    else:
+        row(f"overhead ({tag})", "measured", "no replay cost rows", False)
+
+# --- the table -------------------------------------------------------------------------------
+width = [max(len(r[i]) for r in rows + [("check", "expected", "seen", "result")]) for i in range(4)]
+width = [min(w, 90) for w in width]
+lines = []
+header = ("check", "expected", "seen", "result")
+for r in [header] + rows:
+    lines.append(" | ".join(str(c)[:width[i]].ljust(width[i]) for i, c in enumerate(r)))
+table_text = "\n".join(lines)
+passed = sum(1 for r in rows if r[3] == "PASS")
+summary = f"{passed} passed, {len(rows) - passed} failed"
+with open(os.path.join(OUT, "table.txt"), "w") as f:
+    f.write("\n".join(" | ".join(r) for r in [header] + rows) + "\n" + summary + "\n")
+print(table_text)
+print(summary)
+sys.exit(0 if passed == len(rows) else 1)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# GPU checks of kreplay's kernel replay. Runs ON the GPU machine, from the repository root, with
+# the release binaries built elsewhere and carried along, in $KREPLAY_BIN (default
+# target/release): libkreplay_inject.so, kreplay-demo and kreplay.
+# Builds tests/gpu/replay_checks.cu with nvcc, runs every check (tests/gpu/run.py), writes the
+# full log and the table under $OUT (default /tmp/kreplay-gpu), and prints ONE table last.
+# Exit status: 0 when every check passes, 1 otherwise.
+set -u
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-/tmp/kreplay-gpu}"
+mkdir -p "$OUT"
+WORK="$(mktemp -d)"
+export KREPLAY_BIN="${KREPLAY_BIN:-target/release}"
+export KREPLAY_GPU_WORK="$WORK" KREPLAY_GPU_OUT="$OUT"
+for f in "$KREPLAY_BIN/libkreplay_inject.so" "$KREPLAY_BIN/kreplay-demo" "$KREPLAY_BIN/kreplay"; do
+    [ -e "$f" ] || { echo "missing $f: build it with cargo build --release and carry it"; exit 1; }
+done
+if ! nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/replay_checks" tests/gpu/replay_checks.cu >"$OUT/nvcc.log" 2>&1; then
+    cat "$OUT/nvcc.log"
+    echo "nvcc failed"
+    exit 1
+fi
+exec python3 -u tests/gpu/run.py
