@@ -252,7 +252,8 @@ pub struct SimDevice {
     active: HashMap<ThreadId, ActivePass>,
     clock_ns: u64,
     jitter_state: u64,
-    drain_stalled: bool,
+    /// Drains time out once this many have succeeded (`None`: never).
+    drains_before_stall: Option<u64>,
     activity: DeviceActivity,
 }
 
@@ -284,7 +285,7 @@ impl SimDevice {
             active: HashMap::new(),
             clock_ns: 1_000_000,
             jitter_state: seed | 1,
-            drain_stalled: false,
+            drains_before_stall: None,
             activity: DeviceActivity::default(),
         }
     }
@@ -305,7 +306,13 @@ impl SimDevice {
 
     /// Makes every drain time out (for tests of the drain deadline).
     pub fn set_drain_stalled(&mut self, stalled: bool) {
-        self.drain_stalled = stalled;
+        self.drains_before_stall = stalled.then_some(self.activity.drains);
+    }
+
+    /// Makes drains time out after `successful` more have succeeded (for end-to-end tests of
+    /// the drain deadline: `kreplay-sim-app --stall-drain-after N`).
+    pub fn stall_drains_after(&mut self, successful: u64) {
+        self.drains_before_stall = Some(self.activity.drains + successful);
     }
 
     pub fn activity(&self) -> DeviceActivity {
@@ -475,7 +482,10 @@ impl ReplayBackend for SimDevice {
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.activity.drains += 1;
-        if self.drain_stalled {
+        if self
+            .drains_before_stall
+            .is_some_and(|limit| self.activity.drains > limit)
+        {
             return Err(BackendError::DrainTimeout { device, deadline });
         }
         Ok(())

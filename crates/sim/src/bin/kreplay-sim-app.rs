@@ -8,6 +8,10 @@
 //! With `--threads N` the workload runs on N application threads at once, each on its own
 //! buffers of the one device: a replay's restore covers every thread's buffers, so the results
 //! are right only if the other threads are kept off the device during a replay.
+//!
+//! `--stall-drain-after N` makes the device stop becoming idle after N replayed dispatches, so
+//! that the drain deadline (`KREPLAY_DRAIN_TIMEOUT`) ends the run: kreplay must store every
+//! record collected so far and abort with a one-line message.
 
 use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{ConfigError, ToolConfig};
@@ -21,13 +25,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N]";
+const USAGE: &str =
+    "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] [--stall-drain-after N]";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct AppOptions {
     workload: WorkloadOptions,
     threads: u32,
+    /// Replays after which the device stops draining (tests the drain deadline end to end).
+    stall_drain_after: Option<u32>,
 }
 
 fn main() -> ExitCode {
@@ -64,6 +71,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
     let mut options = AppOptions {
         workload: WorkloadOptions::default(),
         threads: 1,
+        stall_drain_after: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -71,23 +79,36 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
             Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
             None => (arg.clone(), None),
         };
-        let slot = match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--iterations" => &mut options.workload.iterations,
-            "--elements" => &mut options.workload.elements,
-            "--threads" => &mut options.threads,
+        if flag == "-h" || flag == "--help" {
+            return Ok(None);
+        }
+        // Counts of work must be positive; iterations and the stall point may be 0.
+        let zero_allowed = match flag.as_str() {
+            "--iterations" | "--stall-drain-after" => true,
+            "--elements" | "--threads" => false,
             _ => return Err(format!("unknown argument {arg:?}")),
         };
         let value = inline
             .or_else(|| args.next())
             .ok_or_else(|| format!("{flag} needs a number"))?;
-        *slot = value
+        let number: u32 = value
             .parse()
             .ok()
-            .filter(|n: &u32| *n > 0 || flag == "--iterations")
+            .filter(|n: &u32| *n > 0 || zero_allowed)
             .ok_or_else(|| {
-                format!("{flag} {value:?} is not a valid count; give a positive integer")
+                let kind = if zero_allowed {
+                    "a non-negative"
+                } else {
+                    "a positive"
+                };
+                format!("{flag} {value:?} is not a valid count; give {kind} integer")
             })?;
+        match flag.as_str() {
+            "--iterations" => options.workload.iterations = number,
+            "--elements" => options.workload.elements = number,
+            "--threads" => options.threads = number,
+            _ => options.stall_drain_after = Some(number),
+        }
     }
     Ok(Some(options))
 }
@@ -97,6 +118,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     let AppOptions {
         workload: sizes,
         threads,
+        stall_drain_after,
     } = options;
     let reference = {
         let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
@@ -131,7 +153,11 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     });
     engine.register_counters(counter_infos(&config));
 
-    let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(engine.clone()));
+    let mut device = SimDevice::new(&config.groups);
+    if let Some(replays) = stall_drain_after {
+        device.stall_drains_after(u64::from(replays));
+    }
+    let runtime = SimRuntime::new(device, Some(engine.clone()));
     let outcomes = workload::run_threads(&runtime, sizes, threads);
     engine.finish();
     drop(runtime);
