@@ -198,3 +198,40 @@ fn unix_now_ns() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Option<AppOptions>, String> {
+        parse_args(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn options_take_separate_or_inline_values() {
+        let options = parse(&["--iterations", "0", "--elements=8", "--threads", "2"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(options.workload.iterations, 0);
+        assert_eq!(options.workload.elements, 8);
+        assert_eq!(options.threads, 2);
+        assert_eq!(options.stall_drain_after, None);
+        let options = parse(&["--stall-drain-after=0"]).unwrap().unwrap();
+        assert_eq!(options.stall_drain_after, Some(0));
+        assert_eq!(parse(&["--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_arguments_name_the_problem() {
+        assert!(parse(&["--bogus"])
+            .unwrap_err()
+            .contains("unknown argument"));
+        assert!(parse(&["--threads"])
+            .unwrap_err()
+            .contains("needs a number"));
+        let err = parse(&["--elements", "0"]).unwrap_err();
+        assert!(err.contains("positive integer"), "{err}");
+        let err = parse(&["--iterations", "-1"]).unwrap_err();
+        assert!(err.contains("non-negative integer"), "{err}");
+    }
+}
