@@ -539,18 +539,6 @@ impl Engine {
         }
         let drain_ns = elapsed_ns(drain_started);
 
-        for kind in self.inventory.untracked_kinds() {
-            self.notices.once(
-                &format!("untracked-{kind:?}"),
-                &format!(
-                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
-                    kind.describe()
-                ),
-                self.sink.as_ref(),
-                self.options.logger.as_ref(),
-            );
-        }
-
         let regions = self.inventory.tracked(device);
         let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
         let snapshot_started = Instant::now();
@@ -587,6 +575,19 @@ impl Engine {
             );
         };
         let snapshot_ns = elapsed_ns(snapshot_started);
+
+        // Said once the replay is certain: memory that is not restored matters only then.
+        for kind in self.inventory.untracked_kinds() {
+            self.notices.once(
+                &format!("untracked-{kind:?}"),
+                &format!(
+                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
+                    kind.describe()
+                ),
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+        }
 
         let cost = ReplayCost {
             dispatch_id: dispatch.dispatch_id,

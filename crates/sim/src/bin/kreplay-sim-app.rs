@@ -11,7 +11,9 @@
 //!
 //! `--stall-drain-after N` makes the device stop becoming idle after N replayed dispatches, so
 //! that the drain deadline (`KREPLAY_DRAIN_TIMEOUT`) ends the run: kreplay must store every
-//! record collected so far and abort with a one-line message.
+//! record collected so far and abort with a one-line message. `--device-memory BYTES` and
+//! `--host-staging BYTES` size the device's memory and its host staging (1 GiB and 4 GiB by
+//! default), to drive snapshots to host staging or to the too-large decline.
 
 use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{ConfigError, ToolConfig};
@@ -25,8 +27,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const USAGE: &str =
-    "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] [--stall-drain-after N]";
+const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] \
+[--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES]";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,9 @@ struct AppOptions {
     threads: u32,
     /// Replays after which the device stops draining (tests the drain deadline end to end).
     stall_drain_after: Option<u32>,
+    /// Device memory and host staging sizes, bytes (test the staging fallbacks end to end).
+    device_memory: Option<u64>,
+    host_staging: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -72,6 +77,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
         workload: WorkloadOptions::default(),
         threads: 1,
         stall_drain_after: None,
+        device_memory: None,
+        host_staging: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -82,19 +89,22 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
         if flag == "-h" || flag == "--help" {
             return Ok(None);
         }
-        // Counts of work must be positive; iterations and the stall point may be 0.
+        // Counts of work must be positive; iterations, the stall point and sizes may be 0.
         let zero_allowed = match flag.as_str() {
-            "--iterations" | "--stall-drain-after" => true,
+            "--iterations" | "--stall-drain-after" | "--device-memory" | "--host-staging" => true,
             "--elements" | "--threads" => false,
             _ => return Err(format!("unknown argument {arg:?}")),
         };
         let value = inline
             .or_else(|| args.next())
             .ok_or_else(|| format!("{flag} needs a number"))?;
-        let number: u32 = value
+        let number: u64 = value
             .parse()
             .ok()
-            .filter(|n: &u32| *n > 0 || zero_allowed)
+            .filter(|n: &u64| *n > 0 || zero_allowed)
+            .filter(|n: &u64| {
+                *n <= u64::from(u32::MAX) || flag.ends_with("memory") || flag.ends_with("staging")
+            })
             .ok_or_else(|| {
                 let kind = if zero_allowed {
                     "a non-negative"
@@ -103,11 +113,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
                 };
                 format!("{flag} {value:?} is not a valid count; give {kind} integer")
             })?;
+        let count = number as u32;
         match flag.as_str() {
-            "--iterations" => options.workload.iterations = number,
-            "--elements" => options.workload.elements = number,
-            "--threads" => options.threads = number,
-            _ => options.stall_drain_after = Some(number),
+            "--iterations" => options.workload.iterations = count,
+            "--elements" => options.workload.elements = count,
+            "--threads" => options.threads = count,
+            "--stall-drain-after" => options.stall_drain_after = Some(count),
+            "--device-memory" => options.device_memory = Some(number),
+            _ => options.host_staging = Some(number),
         }
     }
     Ok(Some(options))
@@ -119,6 +132,8 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         workload: sizes,
         threads,
         stall_drain_after,
+        device_memory,
+        host_staging,
     } = options;
     let reference = {
         let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
@@ -156,6 +171,12 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     let mut device = SimDevice::new(&config.groups);
     if let Some(replays) = stall_drain_after {
         device.stall_drains_after(u64::from(replays));
+    }
+    if let Some(bytes) = device_memory {
+        device.set_capacity(bytes);
+    }
+    if let Some(bytes) = host_staging {
+        device.set_host_staging_limit(bytes);
     }
     let runtime = SimRuntime::new(device, Some(engine.clone()));
     let outcomes = workload::run_threads(&runtime, sizes, threads);
@@ -216,8 +237,12 @@ mod tests {
         assert_eq!(options.workload.elements, 8);
         assert_eq!(options.threads, 2);
         assert_eq!(options.stall_drain_after, None);
-        let options = parse(&["--stall-drain-after=0"]).unwrap().unwrap();
+        let options = parse(&["--stall-drain-after=0", "--device-memory", "8589934592"])
+            .unwrap()
+            .unwrap();
         assert_eq!(options.stall_drain_after, Some(0));
+        assert_eq!(options.device_memory, Some(8 << 30));
+        assert!(parse(&["--threads", "8589934592"]).is_err());
         assert_eq!(parse(&["--help"]).unwrap(), None);
     }
 
