@@ -23,7 +23,7 @@
 //! next restore. Today a unit is one dispatch. On NVIDIA GPUs the cost of a pass is changing
 //! the counter configuration, not running the kernel (reference nvidia-cupti.md §10), so a
 //! later version forms units of consecutive dispatches and runs the whole window once per
-//! group; only [`ReplayUnit`] formation and the start/stop placement in
+//! group; only `ReplayUnit` formation and the start/stop placement in
 //! `Engine::run_unit_pass` change then.
 
 use crate::backend::{BackendError, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend};
@@ -485,7 +485,7 @@ impl Engine {
         }));
     }
 
-    /// Window, drain, snapshot, pass 0 start. Falls back to [`Engine::once`] with the reason
+    /// Window, drain, snapshot, pass 0 start. Falls back to `Engine::once` with the reason
     /// when any of them cannot be had.
     fn begin_replay<B: ReplayBackend>(
         &self,
