@@ -9,14 +9,19 @@
 //! Struct sizes: CUPTI's parameter structs carry `structSize`, which must be set to the size of
 //! the struct up to its last field (`CUPTI_STRUCT_SIZE` in the headers); see [`struct_size`].
 
-#![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code)]
+#![allow(
+    non_upper_case_globals,
+    non_camel_case_types,
+    non_snake_case,
+    dead_code
+)]
 #![allow(clippy::all)]
 
 pub mod types;
 pub use types::*;
 
-pub mod driver;
 pub mod cupti;
+pub mod driver;
 
 /// `CUPTI_STRUCT_SIZE(type, lastfield)`: the offset of `lastfield` plus its size.
 ///
