@@ -311,12 +311,13 @@ impl Engine {
     ) -> LaunchTicket<B::Snapshot> {
         if info.kind == LaunchKind::StreamCapture {
             // Captured launches do not execute: nothing to measure or replay. Say so once
-            // when the tool would have replayed it.
+            // when the tool would have replayed it. The backend is not asked anything: device
+            // calls during a capture could invalidate it.
             let probe = Dispatch {
                 info: info.clone(),
                 dispatch_id: 0,
                 device_dispatch_index: 0,
-                collectable_groups: self.collectable_groups(backend, info.device),
+                collectable_groups: self.config.groups.len() as u32,
                 tid: 0,
             };
             if wants_replay(self.tool.pass_count(&probe.tool_view())) {

@@ -35,6 +35,8 @@ struct MockBackend {
     relaunch_fails: bool,
     collectable: Option<usize>,
     active: Option<Option<usize>>,
+    /// Calls of the query methods (free memory, collectable groups).
+    queries: usize,
 }
 
 impl MockBackend {
@@ -69,6 +71,7 @@ impl ReplayBackend for MockBackend {
     }
 
     fn device_free_bytes(&mut self, _device: DeviceId) -> u64 {
+        self.queries += 1;
         self.free_bytes
     }
 
@@ -149,6 +152,7 @@ impl ReplayBackend for MockBackend {
     }
 
     fn collectable_groups(&mut self, _device: DeviceId, configured: usize) -> usize {
+        self.queries += 1;
         self.collectable.unwrap_or(configured)
     }
 }
@@ -428,6 +432,17 @@ fn declines_run_once_and_warn_once_per_reason() {
         ]
     );
     assert!(h.sink.dispatches().iter().all(|d| d.replay_pass.is_none()));
+}
+
+#[test]
+fn a_stream_capture_asks_the_backend_nothing() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::StreamCapture);
+    assert!(backend.ops.is_empty(), "{:?}", backend.ops);
+    assert_eq!(backend.queries, 0);
+    assert!(h.sink.dispatches().is_empty());
+    assert!(h.sink.costs().is_empty());
 }
 
 #[test]
