@@ -201,6 +201,13 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         launcher.drain_timeout_s,
     );
 
+    // rocprofv3 prints its configuration at these levels; so does kreplay.
+    if matches!(spec.log_level.as_str(), "info" | "trace" | "env" | "config") {
+        eprintln!("kreplay: {ENV_CONFIG}={}", config.to_json());
+        if let Ok(lib) = &inject {
+            eprintln!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
+        }
+    }
     let mut command = Command::new(program);
     command
         .args(&launcher.app[1..])

@@ -605,6 +605,35 @@ fn outputs_are_named_with_placeholders_and_staging_is_removed() {
 }
 
 #[test]
+fn log_level_info_prints_the_configuration_given_to_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_stand_in(
+        dir.path(),
+        &["--pmc", W, "-d", "D", "--log-level", "info"],
+        0,
+        false,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("kreplay: KREPLAY_CONFIG="))
+        .unwrap_or_else(|| panic!("no configuration line: {stderr}"));
+    let config = ToolConfig::from_json(line).unwrap();
+    assert_eq!(config.log_level, "info");
+    assert!(
+        config.database_path.ends_with("/%pid%.db"),
+        "{}",
+        config.database_path
+    );
+    assert!(
+        config.database_path.contains(".kreplay-staging-"),
+        "{}",
+        config.database_path
+    );
+}
+
+#[test]
 fn the_apps_exit_status_is_forwarded_after_writing_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_stand_in(
