@@ -38,11 +38,53 @@ pub struct RangeProfiler {
     ctx: CUcontext,
     chip: String,
     groups: Vec<GroupConfig>,
-    object: *mut sys::CUpti_RangeProfiler_Object,
+    sequence: Sequence,
+    /// One object (`Reenable`, `Switch`) or one per group (`ObjectPerGroup`); NULL = not enabled.
+    objects: Vec<*mut sys::CUpti_RangeProfiler_Object>,
     configured_group: Option<usize>,
-    counter_data: Vec<u8>,
-    /// Configuration changes (Enable of a new object) since creation, for the cost report.
+    /// One counter-data image per group, sized for that group's metrics and one range.
+    counter_data: Vec<Vec<u8>>,
+    /// Configuration changes (a new object, or a switch of config) since creation.
     pub config_changes: u64,
+}
+
+/// How a pass switches the hardware to its group's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequence {
+    /// `Disable` + `Enable` whenever the group changes (reference §10 strategy C): correct,
+    /// ≈150 ms per change on an H200. The default.
+    Reenable,
+    /// `SetConfig` of another group on the one enabled object (strategy B): fast but CUPTI 13.0
+    /// evaluates only the first group's metrics (NaN for the rest). Kept to prove that the GPU
+    /// check catches it; never the default.
+    Switch,
+    /// One range-profiler object per group, each enabled once and kept (untried in the
+    /// reference); the objects take turns on the context.
+    ObjectPerGroup,
+}
+
+/// Environment variable choosing the [`Sequence`] (`reenable`, `switch`, `object-per-group`).
+pub const ENV_SEQUENCE: &str = "KREPLAY_RANGE_PROFILER_SEQUENCE";
+
+impl Sequence {
+    pub fn parse(text: &str) -> Option<Sequence> {
+        match text.trim() {
+            "" | "reenable" => Some(Sequence::Reenable),
+            "switch" => Some(Sequence::Switch),
+            "object-per-group" => Some(Sequence::ObjectPerGroup),
+            _ => None,
+        }
+    }
+
+    /// The sequence `KREPLAY_RANGE_PROFILER_SEQUENCE` names; an unknown name is an error.
+    pub fn from_env() -> Result<Sequence, CudaError> {
+        let text = std::env::var(ENV_SEQUENCE).unwrap_or_default();
+        Sequence::parse(&text).ok_or_else(|| {
+            CudaError::Load(format!(
+                "{ENV_SEQUENCE}={text:?} is not a range-profiler sequence; use reenable (the default), object-per-group or switch"
+            ))
+        })
+    }
 }
 
 // SAFETY: the raw pointers are CUPTI handles, used only under the backend's lock.
@@ -89,14 +131,20 @@ impl RangeProfiler {
             }
             configs.push(config);
         }
+        let sequence = Sequence::from_env()?;
+        let objects = match sequence {
+            Sequence::ObjectPerGroup => vec![ptr::null_mut(); configs.len()],
+            Sequence::Reenable | Sequence::Switch => vec![ptr::null_mut()],
+        };
         Ok(RangeProfiler {
             cupti,
             ctx,
             chip,
+            counter_data: vec![Vec::new(); configs.len()],
             groups: configs,
-            object: ptr::null_mut(),
+            sequence,
+            objects,
             configured_group: None,
-            counter_data: Vec::new(),
             config_changes: 0,
         })
     }
@@ -118,47 +166,16 @@ impl RangeProfiler {
                 self.groups.len()
             )));
         }
-        if self.configured_group != Some(group) {
-            self.disable();
-            let mut enable = sys::CUpti_RangeProfiler_Enable_Params {
-                structSize: struct_size!(
-                    sys::CUpti_RangeProfiler_Enable_Params,
-                    pRangeProfilerObject
-                ),
-                ctx: self.ctx,
-                pRangeProfilerObject: ptr::null_mut(),
-                ..Default::default()
-            };
-            // SAFETY: documented struct; CUPTI writes the new object pointer.
-            unsafe { cupti_call!(cupti, cuptiRangeProfilerEnable(&mut enable))? };
-            self.object = enable.pRangeProfilerObject;
-            self.config_changes += 1;
-            let config = &mut self.groups[group];
-            let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
-                structSize: struct_size!(
-                    sys::CUpti_RangeProfiler_GetCounterDataSize_Params,
-                    counterDataSize
-                ),
-                pRangeProfilerObject: self.object,
-                pMetricNames: config.name_ptrs.as_mut_ptr(),
-                numMetrics: config.name_ptrs.len(),
-                maxNumOfRanges: 1,
-                maxNumRangeTreeNodes: 1,
-                ..Default::default()
-            };
-            // SAFETY: the metric name pointers live as long as `config`.
-            unsafe { cupti_call!(cupti, cuptiRangeProfilerGetCounterDataSize(&mut size))? };
-            self.counter_data = vec![0u8; size.counterDataSize];
-            self.configured_group = Some(group);
-        }
+        let object = self.object_for(group)?;
+        let counter_data = &mut self.counter_data[group];
         let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
                 pCounterData
             ),
-            pRangeProfilerObject: self.object,
-            counterDataSize: self.counter_data.len(),
-            pCounterData: self.counter_data.as_mut_ptr(),
+            pRangeProfilerObject: object,
+            counterDataSize: counter_data.len(),
+            pCounterData: counter_data.as_mut_ptr(),
             ..Default::default()
         };
         // SAFETY: the image buffer outlives the object's use of it (kept in self).
@@ -174,11 +191,11 @@ impl RangeProfiler {
                 sys::CUpti_RangeProfiler_SetConfig_Params,
                 targetNestingLevel
             ),
-            pRangeProfilerObject: self.object,
+            pRangeProfilerObject: object,
             configSize: config.config_image.len(),
             pConfig: config.config_image.as_ptr(),
-            counterDataImageSize: self.counter_data.len(),
-            pCounterDataImage: self.counter_data.as_mut_ptr(),
+            counterDataImageSize: counter_data.len(),
+            pCounterDataImage: counter_data.as_mut_ptr(),
             range: sys::CUpti_ProfilerRange_CUPTI_AutoRange,
             replayMode: sys::CUpti_ProfilerReplayMode_CUPTI_UserReplay,
             maxRangesPerPass: 1,
@@ -192,7 +209,7 @@ impl RangeProfiler {
         unsafe { cupti_call!(cupti, cuptiRangeProfilerSetConfig(&mut set))? };
         let mut start = sys::CUpti_RangeProfiler_Start_Params {
             structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
-            pRangeProfilerObject: self.object,
+            pRangeProfilerObject: object,
             ..Default::default()
         };
         // SAFETY: documented struct.
@@ -203,21 +220,22 @@ impl RangeProfiler {
     /// order the group lists them.
     pub fn stop(&mut self, group: usize) -> Result<Vec<f64>, CudaError> {
         let cupti = self.cupti;
-        if self.configured_group != Some(group) || self.object.is_null() {
+        let object = self.current_object(group);
+        if self.configured_group != Some(group) || object.is_null() {
             return Err(CudaError::Load(format!(
                 "counters of group {group} were not started"
             )));
         }
         let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
             structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
-            pRangeProfilerObject: self.object,
+            pRangeProfilerObject: object,
             ..Default::default()
         };
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerStop(&mut stop))? };
         if stop.isAllPassSubmitted == 0 {
             // A group needs a second pass: the configuration no longer matches one pass.
-            self.disable();
+            self.disable_all();
             return Err(CudaError::Load(format!(
                 "counter group {group} did not complete in one hardware pass on {}",
                 self.chip
@@ -228,18 +246,19 @@ impl RangeProfiler {
                 sys::CUpti_RangeProfiler_DecodeData_Params,
                 numOfRangeDropped
             ),
-            pRangeProfilerObject: self.object,
+            pRangeProfilerObject: object,
             ..Default::default()
         };
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
+        let counter_data = &self.counter_data[group];
         let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_GetCounterDataInfo_Params,
                 numTotalRanges
             ),
-            pCounterDataImage: self.counter_data.as_ptr(),
-            counterDataImageSize: self.counter_data.len(),
+            pCounterDataImage: counter_data.as_ptr(),
+            counterDataImageSize: counter_data.len(),
             ..Default::default()
         };
         // SAFETY: the image is owned by self.
@@ -258,8 +277,8 @@ impl RangeProfiler {
                 pMetricValues
             ),
             pHostObject: config.host,
-            pCounterDataImage: self.counter_data.as_ptr(),
-            counterDataImageSize: self.counter_data.len(),
+            pCounterDataImage: counter_data.as_ptr(),
+            counterDataImageSize: counter_data.len(),
             rangeIndex: 0,
             ppMetricNames: config.name_ptrs.as_mut_ptr(),
             numMetrics: config.name_ptrs.len(),
@@ -271,8 +290,83 @@ impl RangeProfiler {
         Ok(values)
     }
 
-    fn disable(&mut self) {
-        if self.object.is_null() {
+    /// The object a pass of `group` runs on (NULL when not enabled).
+    fn current_object(&self, group: usize) -> *mut sys::CUpti_RangeProfiler_Object {
+        match self.sequence {
+            Sequence::ObjectPerGroup => self.objects.get(group).copied().unwrap_or(ptr::null_mut()),
+            Sequence::Reenable | Sequence::Switch => self.objects[0],
+        }
+    }
+
+    /// Makes `group`'s configuration the next one, as the sequence prescribes, and returns the
+    /// object to start.
+    fn object_for(
+        &mut self,
+        group: usize,
+    ) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
+        let slot = match self.sequence {
+            Sequence::ObjectPerGroup => group,
+            Sequence::Reenable | Sequence::Switch => 0,
+        };
+        let changing = self.configured_group != Some(group);
+        if self.sequence == Sequence::Reenable && changing {
+            self.disable(0);
+        }
+        if self.objects[slot].is_null() {
+            self.objects[slot] = self.enable()?;
+        }
+        if changing {
+            // GetCounterDataSize for the group just before its image is initialised (asking
+            // for several groups up front made the first initialisation fail, reference §10).
+            if self.counter_data[group].is_empty() || self.sequence == Sequence::Switch {
+                let size = self.counter_data_size(self.objects[slot], group)?;
+                self.counter_data[group] = vec![0u8; size];
+            }
+            self.configured_group = Some(group);
+            self.config_changes += 1;
+        }
+        Ok(self.objects[slot])
+    }
+
+    fn enable(&self) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
+        let mut enable = sys::CUpti_RangeProfiler_Enable_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject),
+            ctx: self.ctx,
+            // A stale pointer here is CUPTI_ERROR_INVALID_PARAMETER: always start from NULL.
+            pRangeProfilerObject: ptr::null_mut(),
+            ..Default::default()
+        };
+        // SAFETY: documented struct; CUPTI writes the new object pointer.
+        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerEnable(&mut enable))? };
+        Ok(enable.pRangeProfilerObject)
+    }
+
+    fn counter_data_size(
+        &mut self,
+        object: *mut sys::CUpti_RangeProfiler_Object,
+        group: usize,
+    ) -> Result<usize, CudaError> {
+        let config = &mut self.groups[group];
+        let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_GetCounterDataSize_Params,
+                counterDataSize
+            ),
+            pRangeProfilerObject: object,
+            pMetricNames: config.name_ptrs.as_mut_ptr(),
+            numMetrics: config.name_ptrs.len(),
+            maxNumOfRanges: 1,
+            maxNumRangeTreeNodes: 1,
+            ..Default::default()
+        };
+        // SAFETY: the metric name pointers live as long as `config`.
+        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerGetCounterDataSize(&mut size))? };
+        Ok(size.counterDataSize)
+    }
+
+    fn disable(&mut self, slot: usize) {
+        let object = self.objects[slot];
+        if object.is_null() {
             return;
         }
         let mut disable = sys::CUpti_RangeProfiler_Disable_Params {
@@ -280,7 +374,7 @@ impl RangeProfiler {
                 sys::CUpti_RangeProfiler_Disable_Params,
                 pRangeProfilerObject
             ),
-            pRangeProfilerObject: self.object,
+            pRangeProfilerObject: object,
             ..Default::default()
         };
         // SAFETY: documented struct; the object is not used again.
@@ -288,14 +382,28 @@ impl RangeProfiler {
         if let Err(e) = result {
             tracing::debug!("{e}");
         }
-        self.object = ptr::null_mut();
+        self.objects[slot] = ptr::null_mut();
         self.configured_group = None;
+        // A fresh object needs its images initialised again.
+        for data in &mut self.counter_data {
+            data.clear();
+        }
+    }
+
+    fn disable_all(&mut self) {
+        for slot in 0..self.objects.len() {
+            self.disable(slot);
+        }
+    }
+
+    pub fn sequence(&self) -> Sequence {
+        self.sequence
     }
 }
 
 impl Drop for RangeProfiler {
     fn drop(&mut self) {
-        self.disable();
+        self.disable_all();
         for config in &mut self.groups {
             config.deinitialize(self.cupti);
         }
@@ -472,4 +580,21 @@ fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>
     // SAFETY: the buffer has the size CUPTI reported.
     unsafe { cupti_call!(cupti, cuptiProfilerGetCounterAvailability(&mut params))? };
     Ok(image)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_names_parse_and_default_to_reenable() {
+        assert_eq!(Sequence::parse(""), Some(Sequence::Reenable));
+        assert_eq!(Sequence::parse("reenable"), Some(Sequence::Reenable));
+        assert_eq!(Sequence::parse("switch"), Some(Sequence::Switch));
+        assert_eq!(
+            Sequence::parse("object-per-group"),
+            Some(Sequence::ObjectPerGroup)
+        );
+        assert_eq!(Sequence::parse("fast"), None);
+    }
 }
