@@ -72,6 +72,15 @@ __global__ void increment_int(int* p, int n) {
     if (i < n) p[i] += 1;
 }
 
+// Spins until the host sets *flag, or max_ns pass (so a test can never hang the GPU for long).
+__global__ void spin_wait(volatile int* flag, unsigned long long max_ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (*flag == 0 && now - start < max_ns);
+}
+
 static int report(bool ok, const char* details) {
     printf("RESULT %s %s %s\n", g_mode, ok ? "PASS" : "FAIL", details);
     return ok ? 0 : 1;
@@ -261,9 +270,48 @@ static int mode_managed_pool() {
     return 0;
 }
 
+static int mode_bad_launch() {
+    // A launch the driver refuses (4096 threads per block), then a valid in-place one.
+    const int n = 1 << 16;
+    float* y;
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    add_one<<<1, 4096>>>(y, n);
+    cudaError_t refused = cudaGetLastError();
+    add_one<<<n / 256, 256>>>(y, n);
+    CHECK(cudaGetLastError());
+    std::vector<float> host(n);
+    CHECK(cudaMemcpy(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += host[i] != 1.0f;
+    char details[160];
+    snprintf(details, sizeof details, "refused=%s mismatches=%d", cudaGetErrorName(refused), bad);
+    return report(refused != cudaSuccess && bad == 0, details);
+}
+
+static int mode_stuck() {
+    // A kernel that waits for the host keeps one stream busy; a replayed launch on another
+    // stream must hit the drain deadline (run.sh sets it to 2 s) and abort the process.
+    int* flag;
+    CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
+    *flag = 0;
+    int* dflag;
+    CHECK(cudaHostGetDevicePointer(&dflag, flag, 0));
+    float* y;
+    CHECK(cudaMalloc(&y, 1024 * sizeof(float)));
+    cudaStream_t busy, other;
+    CHECK(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    spin_wait<<<1, 1, 0, busy>>>(dflag, 8000000000ull);
+    add_one<<<4, 256, 0, other>>>(y, 1024);
+    *flag = 1;
+    CHECK(cudaDeviceSynchronize());
+    return report(false, "not aborted: the replayed launch did not wait for the busy stream");
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s inplace|footprint|streams|launch_ex|graph|managed_pool\n", argv[0]);
+        fprintf(stderr, "usage: %s inplace|footprint|streams|launch_ex|graph|managed_pool|stuck|bad_launch\n", argv[0]);
         return 2;
     }
     g_mode = argv[1];
@@ -273,6 +321,8 @@ int main(int argc, char** argv) {
     if (!strcmp(g_mode, "launch_ex")) return mode_launch_ex();
     if (!strcmp(g_mode, "graph")) return mode_graph();
     if (!strcmp(g_mode, "managed_pool")) return mode_managed_pool();
+    if (!strcmp(g_mode, "stuck")) return mode_stuck();
+    if (!strcmp(g_mode, "bad_launch")) return mode_bad_launch();
     fprintf(stderr, "unknown mode %s\n", g_mode);
     return 2;
 }

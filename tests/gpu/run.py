@@ -42,9 +42,9 @@ def row(check, expected, seen, ok):
     log(f"ROW {check} | {expected} | {seen} | {'PASS' if ok else 'FAIL'}")
 
 
-def config(groups, tag):
+def config(groups, tag, **overrides):
     db = os.path.join(WORK, f"{tag}_%pid%.db")
-    return {
+    return overrides | {
         "groups": [{"counters": [{"requested": m, "metric": m} for m in g]} for g in groups],
         "mode": "kernel_replay" if len(groups) > 1 else "single",
         "filter": {"include_regex": None, "exclude_regex": None, "iteration_range": None},
@@ -52,14 +52,14 @@ def config(groups, tag):
         "database_path": db,
         "drain_timeout_ms": 60000,
         "log_level": "warning",
-    }
+    } | overrides
 
 
-def run(cmd, groups=None, tag="plain", timeout=300, env_extra=None):
+def run(cmd, groups=None, tag="plain", timeout=300, env_extra=None, **overrides):
     env = dict(os.environ)
     if groups is not None:
         env["CUDA_INJECTION64_PATH"] = INJECT
-        env["KREPLAY_CONFIG"] = json.dumps(config(groups, tag))
+        env["KREPLAY_CONFIG"] = json.dumps(config(groups, tag, **overrides))
     env.update(env_extra or {})
     started = time.time()
     try:
@@ -170,6 +170,24 @@ for n in (1, 2):
     expected = f"managed={n} pool={n}"
     row(f"managed+pool {n} group(s)", f"{expected} (not restored, documented)" + (", warned" if n > 1 else ""),
         f"{details}; warnings {'present' if warned else 'absent'}", rc == 0 and details.strip() == expected and warned)
+
+# --- a launch the driver refuses: the app sees its error, the tool carries on ---------------
+rc, out, err, db, wall = run([CHECKS, "bad_launch"], GROUPS[:2], tag="bad_launch")
+status, details = result_line(out, "bad_launch")
+passes = passes_per_dispatch(db)
+fatal = [w for w in warnings(db) if "fatal" in w]
+row("refused launch, 2 groups", "app sees the error; next dispatch 2 passes, correct; no fatal",
+    f"{status} {details}; {[c for _, c, _ in passes]} passes; {len(fatal)} fatal",
+    rc == 0 and status == "PASS" and [c for _, c, _ in passes] == [2] and not fatal)
+
+# --- a device that never drains hits the deadline -------------------------------------------
+rc, out, err, db, wall = run([CHECKS, "stuck"], GROUPS[:2], tag="stuck", timeout=60,
+                             env_extra={"KREPLAY_DRAIN_TIMEOUT": "2"}, kernel_trace=False,
+                             filter={"include_regex": None, "exclude_regex": "spin", "iteration_range": None})
+fatal = [w for w in warnings(db) if "fatal" in w]
+row("stuck stream, drain deadline 2 s", "abort (SIGABRT) within ~2 s, message, fatal warning in db",
+    f"rc {rc} after {wall:.1f}s, stderr {'names the deadline' if 'within' in err else repr(err[-80:])}, {len(fatal)} fatal warning(s)",
+    rc == -6 and wall < 20 and "within" in err and len(fatal) == 1)
 
 # --- counters: no NaN for metrics only in later groups, plausible values -------------------
 def later_group_check(db):

@@ -111,6 +111,8 @@ pub struct CudaBackend {
     streams: HashSet<usize>,
     /// Set when counters cannot be collected on a device (one message, then timestamps only).
     counters_broken: HashMap<DeviceId, String>,
+    /// The pass started and not yet stopped: device and group.
+    open_pass: Option<(DeviceId, Option<usize>)>,
 }
 
 // SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
@@ -143,6 +145,22 @@ impl CudaBackend {
             current: None,
             streams: HashSet::new(),
             counters_broken: HashMap::new(),
+            open_pass: None,
+        }
+    }
+
+    /// Closes a pass whose execution never happened (the application's launch failed):
+    /// counters are stopped and dropped, nothing is recorded.
+    pub fn abandon_pass(&mut self) {
+        let _scope = ToolScope::enter();
+        if let Some((device, Some(group))) = self.open_pass.take() {
+            if let Some(profiler) = self
+                .devices
+                .get_mut(&device)
+                .and_then(|s| s.profiler.as_mut())
+            {
+                profiler.abandon(group);
+            }
         }
     }
 
@@ -542,6 +560,7 @@ impl ReplayBackend for CudaBackend {
         let _scope = ToolScope::enter();
         let current = self.current()?;
         self.ensure_anchor(device).map_err(failed)?;
+        self.open_pass = Some((device, group));
         if let Some(group) = group {
             match self.profiler(device) {
                 Some(profiler) => {
@@ -572,6 +591,7 @@ impl ReplayBackend for CudaBackend {
         group: Option<usize>,
     ) -> Result<PassResult, BackendError> {
         let _scope = ToolScope::enter();
+        self.open_pass = None;
         let current = self.current()?;
         let d = self.driver;
         let (start_ev, end_ev, anchor, anchor_ns) = {
@@ -739,6 +759,15 @@ impl<'a> DispatchBackend<'a> {
         let mut backend = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         backend.current = Some(self.current);
         backend
+    }
+
+    /// The application's launch failed after the engine started pass 0: stop the counters
+    /// without reading them and let the next dispatch measure normally.
+    pub fn abandon(&mut self) {
+        if self.measuring {
+            self.lock().abandon_pass();
+        }
+        self.end_measure();
     }
 
     fn end_measure(&mut self) {

@@ -396,6 +396,24 @@ impl RangeProfiler {
         }
     }
 
+    /// Stops a started pass whose kernel never ran (the application's launch failed), dropping
+    /// its counters, so that the next pass starts cleanly.
+    pub fn abandon(&mut self, group: usize) {
+        let object = self.current_object(group);
+        if self.configured_group != Some(group) || object.is_null() {
+            return;
+        }
+        let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
+            pRangeProfilerObject: object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct.
+        if let Err(e) = unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStop(&mut stop)) } {
+            tracing::debug!("{e}");
+        }
+    }
+
     pub fn sequence(&self) -> Sequence {
         self.sequence
     }

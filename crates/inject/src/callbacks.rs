@@ -399,6 +399,17 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
         return;
     };
     let Some(tool) = tool::tool() else { return };
+    if !succeeded(data) {
+        // Nothing executed: no pass to read and nothing to replay (a relaunch would fail the
+        // same way). Dropping the ticket releases the replay window and records nothing.
+        backend.abandon();
+        drop(ticket);
+        drop(backend);
+        if !passive {
+            lock(&tool.backend).end_dispatch();
+        }
+        return;
+    }
     let launch = CudaLaunch {
         api,
         params: data.functionParams,
