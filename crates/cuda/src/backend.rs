@@ -864,6 +864,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn measure_gate_admits_one_execution_at_a_time() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        use std::sync::Arc;
+        let gate = Arc::new(MeasureGate::default());
+        let inside = Arc::new(AtomicU32::new(0));
+        let most = Arc::new(AtomicU32::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (gate, inside, most) = (gate.clone(), inside.clone(), most.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        gate.acquire();
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::yield_now();
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        gate.release();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
     fn per_thread_launches_on_stream_zero_use_the_per_thread_stream() {
         assert_eq!(
             resolve_stream(std::ptr::null_mut(), true),
