@@ -14,6 +14,23 @@
 //!               (the last pass is never followed by a restore)
 //!               release snapshot, lift fence
 //! ```
+//!
+//! Window replay (`--replay-window K`, only where [`ReplayBackend::max_window`] is above 1) runs
+//! a *window* of up to K consecutive launches per pass instead of one:
+//!
+//! ```text
+//! first launch enter: fence + drain + snapshot; start_window_pass(group 0, K ranges)
+//! each launch:        the application's launch executes (pass 0, one range each);
+//!                     launch exit: retain_launch (a copy the engine keeps for later passes)
+//! window close:       stop_window_pass -> one result per launch, in launch order
+//!   (K launches, any other API call of any thread, another device, a launch that cannot
+//!    join, process exit)
+//!                     for i in 1..N: restore, start_window_pass(group i, n), relaunch each
+//!                     kept launch in order, stop_window_pass -> n results
+//! ```
+//!
+//! The close may run on another thread than the launches (the thread whose API call closed the
+//! window): a backend that opens windows must accept `stop_window_pass` and `relaunch` there.
 
 use kreplay_format::{CounterSample, Staging};
 use std::time::Duration;
@@ -173,5 +190,58 @@ pub trait ReplayBackend {
     fn collectable_groups(&mut self, device: DeviceId, configured: usize) -> usize {
         let _ = device;
         configured
+    }
+
+    /// The most launches one replay window may hold on `device` (the number of counter ranges
+    /// one pass can collect). 1, the default: no windows, every dispatch is replayed alone.
+    fn max_window(&mut self, device: DeviceId) -> usize {
+        let _ = device;
+        1
+    }
+
+    /// Programs the counters of `group` for the next `ranges` executions on `device`, one
+    /// result per execution (a window's pass). Only called with `ranges` above 1 when
+    /// [`ReplayBackend::max_window`] allows it.
+    fn start_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        if ranges <= 1 {
+            self.start_pass(device, group)
+        } else {
+            Err(BackendError::Failed(format!(
+                "this device measures one dispatch per pass, not a window of {ranges}"
+            )))
+        }
+    }
+
+    /// Waits for the executions started after [`ReplayBackend::start_window_pass`] and returns
+    /// one result per execution, in execution order (`ranges` of them are expected; fewer or
+    /// more is an error the engine reports). May be called from another thread than the start.
+    fn stop_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<Vec<PassResult>, BackendError> {
+        if ranges <= 1 {
+            self.stop_pass(device, group).map(|r| vec![r])
+        } else {
+            Err(BackendError::Failed(format!(
+                "this device measures one dispatch per pass, not a window of {ranges}"
+            )))
+        }
+    }
+
+    /// A copy of `launch` that stays valid after its launch callback returned (window replay
+    /// re-executes it later, possibly from another thread). Only asked when
+    /// [`ReplayBackend::max_window`] is above 1.
+    fn retain_launch(&mut self, launch: &Self::Launch) -> Result<Self::Launch, BackendError> {
+        let _ = launch;
+        Err(BackendError::Failed(
+            "this device cannot keep a launch for later replay".to_string(),
+        ))
     }
 }

@@ -61,6 +61,52 @@ pub struct KernelFilter {
     pub iteration_range: Option<String>,
 }
 
+/// How many consecutive dispatches kernel replay snapshots, then re-runs once per counter group.
+///
+/// On NVIDIA GPUs a pass costs mostly the counter reprogramming (reference nvidia-cupti.md §10),
+/// paid once per group per *replay unit*; a window of K dispatches pays it once per K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayWindow {
+    /// One dispatch per unit (`--replay-window 1`, the default).
+    #[default]
+    Dispatch,
+    /// Up to K consecutive replayable dispatches per unit (`--replay-window K`).
+    Count(u32),
+    /// [`DEFAULT_AUTO_REPLAY_WINDOW`] dispatches, capped by what the device supports.
+    Auto,
+}
+
+/// The window size of [`ReplayWindow::Auto`]: long enough that the per-group reprogramming is
+/// spread thin, short enough that a window's pass-0 records are not held back for long.
+pub const DEFAULT_AUTO_REPLAY_WINDOW: u32 = 64;
+
+impl ReplayWindow {
+    /// The configured dispatches per window (1 for per-dispatch replay).
+    pub fn dispatches(self) -> u32 {
+        match self {
+            ReplayWindow::Dispatch => 1,
+            ReplayWindow::Count(k) => k.max(1),
+            ReplayWindow::Auto => DEFAULT_AUTO_REPLAY_WINDOW,
+        }
+    }
+
+    /// Parses the CLI / input-file spelling: a positive count or `auto`.
+    pub fn parse(text: &str) -> Result<ReplayWindow, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(ReplayWindow::Auto);
+        }
+        match text.parse::<u32>() {
+            Ok(1) => Ok(ReplayWindow::Dispatch),
+            Ok(k) if k > 1 => Ok(ReplayWindow::Count(k)),
+            _ => Err(format!(
+                "replay window {text:?} is not a positive number of dispatches or `auto`; use e.g. 8 or auto"
+            )),
+        }
+    }
+}
+
 /// The whole configuration of one profiled process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolConfig {
@@ -77,6 +123,9 @@ pub struct ToolConfig {
     pub drain_timeout_ms: u64,
     /// `fatal error warning info trace` as rocprofv3 spells them.
     pub log_level: String,
+    /// Kernel replay's unit; absent in older configurations (per-dispatch replay).
+    #[serde(default)]
+    pub replay_window: ReplayWindow,
 }
 
 impl Default for ToolConfig {
@@ -89,6 +138,7 @@ impl Default for ToolConfig {
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),
+            replay_window: ReplayWindow::Dispatch,
         }
     }
 }
@@ -161,9 +211,27 @@ mod tests {
             database_path: "/tmp/x/%pid%.db".into(),
             drain_timeout_ms: 5,
             log_level: "info".into(),
+            replay_window: ReplayWindow::Count(8),
         };
         assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
         assert_eq!(config.database_path_for(42), "/tmp/x/42.db");
+    }
+
+    #[test]
+    fn replay_window_parses_counts_and_auto_and_defaults_to_per_dispatch() {
+        assert_eq!(ReplayWindow::parse("8"), Ok(ReplayWindow::Count(8)));
+        assert_eq!(ReplayWindow::parse("1"), Ok(ReplayWindow::Dispatch));
+        assert_eq!(ReplayWindow::parse(" AUTO "), Ok(ReplayWindow::Auto));
+        for bad in ["0", "-3", "x", ""] {
+            let err = ReplayWindow::parse(bad).unwrap_err();
+            assert!(err.contains("e.g. 8 or auto"), "{err}");
+        }
+        assert_eq!(ReplayWindow::Auto.dispatches(), DEFAULT_AUTO_REPLAY_WINDOW);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&ToolConfig::default().to_json()).unwrap();
+        json.as_object_mut().unwrap().remove("replay_window");
+        let old = ToolConfig::from_json(&json.to_string()).unwrap();
+        assert_eq!(old.replay_window, ReplayWindow::Dispatch);
     }
 
     #[test]

@@ -20,11 +20,10 @@
 //! so that nothing reaches the device while another thread replays.
 //!
 //! The pass loop works on a *replay unit*: the dispatches executed between a snapshot and the
-//! next restore. Today a unit is one dispatch. On NVIDIA GPUs the cost of a pass is changing
-//! the counter configuration, not running the kernel (reference nvidia-cupti.md §10), so a
-//! later version forms units of consecutive dispatches and runs the whole window once per
-//! group; only `ReplayUnit` formation and the start/stop placement in
-//! `Engine::run_unit_pass` change then.
+//! next restore. By default a unit is one dispatch. On NVIDIA GPUs the cost of a pass is
+//! changing the counter configuration, not running the kernel (reference nvidia-cupti.md §10),
+//! so `replay_window` (`--replay-window K|auto`) forms units of up to K consecutive dispatches
+//! and runs the whole window once per group: see the `windowed` module.
 
 use crate::backend::{BackendError, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend};
 use crate::config::ToolConfig;
@@ -103,6 +102,9 @@ pub struct Engine {
     kernel_names: RwLock<HashMap<u64, String>>,
     agents: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
+    /// The open replay window, type-erased (`windowed::OpenWindow` of the backend's snapshot
+    /// and launch types); `None` between windows and with per-dispatch replay.
+    open_window: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     pid: u32,
 }
 
@@ -120,6 +122,8 @@ enum TicketKind<S> {
     Once(OnceTicket),
     /// Replayed: pass 0 started.
     Replay(ReplayTicket<S>),
+    /// A member of the open replay window (which holds the dispatch); pass 0 is running.
+    Window(windowed::MemberTicket),
 }
 
 struct OnceTicket {
@@ -170,13 +174,14 @@ impl<S> LaunchTicket<S> {
             TicketKind::Passthrough { .. } => None,
             TicketKind::Once(t) => Some(t.dispatch.dispatch_id),
             TicketKind::Replay(t) => Some(t.dispatch.dispatch_id),
+            TicketKind::Window(t) => Some(t.dispatch_id),
         }
     }
 
     /// Whether `launch_exit` will re-execute the launch (the backend must keep what
     /// [`ReplayBackend::relaunch`] needs).
     pub fn will_replay(&self) -> bool {
-        matches!(self.kind, TicketKind::Replay(_))
+        matches!(self.kind, TicketKind::Replay(_) | TicketKind::Window(_))
     }
 }
 
@@ -190,6 +195,22 @@ struct ReplayUnit<'a, L> {
 struct UnitMember<'a, L> {
     dispatch: &'a Dispatch,
     launch: &'a L,
+}
+
+/// What [`Engine::prepare_replay`] got: the exclusive window and a snapshot.
+struct Prepared<S> {
+    dispatch: Dispatch,
+    window: WindowHold,
+    snapshot: S,
+    staging: Staging,
+    bytes_tracked: u64,
+    drain_ns: u64,
+    snapshot_ns: u64,
+}
+
+/// `prepare_replay` retries `Parked` until another answer comes.
+fn unreachable_refusal() -> WindowHold {
+    unreachable!("the window loop only ends on an answer other than Parked")
 }
 
 /// Why a replay pass after the first could not complete.
@@ -241,6 +262,7 @@ impl Engine {
             kernel_names: RwLock::new(HashMap::new()),
             agents: Mutex::new(HashSet::new()),
             counters: Mutex::new(HashSet::new()),
+            open_window: Mutex::new(None),
             pid: std::process::id(),
         })
     }
@@ -295,8 +317,49 @@ impl Engine {
         self.gate.fence()
     }
 
-    /// Flushes every record and sends the end of the process.
+    /// [`Engine::fence`] for backends that open replay windows: a parked window (its owner is in
+    /// user code) is closed by the calling thread, all its passes run here, instead of being
+    /// waited for. Every CUDA API call of an application thread other than a launch must go
+    /// through this when [`ReplayBackend::max_window`] can be above 1.
+    pub fn fence_with<B: ReplayBackend>(&self, backend: &mut B) -> FenceGuard
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        loop {
+            match self.gate.fence_unless_parked() {
+                Ok(fence) => return fence,
+                Err(_parked) => {
+                    if !self.close_parked_window(backend) {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Closes the open replay window, if any (its remaining passes run on this thread), then
+    /// flushes every record and sends the end of the process.
+    pub fn finish_with<B: ReplayBackend>(&self, backend: &mut B)
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        self.close_parked_window(backend);
+        self.finish();
+    }
+
+    /// Flushes every record and sends the end of the process. A backend that opens replay
+    /// windows calls [`Engine::finish_with`] instead.
     pub fn finish(&self) {
+        if self.window_is_open() {
+            self.notices.once(
+                "window-open-at-exit",
+                "a replay window was still open at exit: its dispatches ran once and their records are lost (the backend must finish with Engine::finish_with)",
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+        }
         self.sink.send(Record::ProcessEnd {
             end_ns: unix_now_ns(),
         });
@@ -308,7 +371,11 @@ impl Engine {
         &self,
         backend: &mut B,
         info: &DispatchInfo,
-    ) -> LaunchTicket<B::Snapshot> {
+    ) -> LaunchTicket<B::Snapshot>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
         if info.kind == LaunchKind::StreamCapture {
             // Captured launches do not execute: nothing to measure or replay. Say so once
             // when the tool would have replayed it. The backend is not asked anything: device
@@ -323,7 +390,7 @@ impl Engine {
             if wants_replay(self.tool.pass_count(&probe.tool_view())) {
                 self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
             }
-            return passthrough(self.gate.fence());
+            return passthrough(self.fence_with(backend));
         }
 
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
@@ -384,6 +451,11 @@ impl Engine {
             let group = self.tool.pass_group(&view, 0);
             return self.once(backend, dispatch, outcome, group, 0);
         }
+        if let Some(passes) = total {
+            if let Some(capacity) = self.window_capacity(backend, info.device) {
+                return self.window_member_enter(backend, dispatch, passes, capacity);
+            }
+        }
         self.begin_replay(backend, dispatch, total)
     }
 
@@ -393,9 +465,13 @@ impl Engine {
         backend: &mut B,
         ticket: LaunchTicket<B::Snapshot>,
         launch: &B::Launch,
-    ) {
+    ) where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
         match ticket.kind {
             TicketKind::Passthrough { .. } => {}
+            TicketKind::Window(member) => self.window_member_exit(backend, member, launch),
             TicketKind::Once(once) => self.finish_once(backend, once),
             TicketKind::Replay(replay) => self.finish_replay(backend, replay, launch),
         }
@@ -425,8 +501,12 @@ impl Engine {
         outcome: ReplayOutcome,
         group: Option<usize>,
         bytes_tracked: u64,
-    ) -> LaunchTicket<B::Snapshot> {
-        let fence = self.gate.fence();
+    ) -> LaunchTicket<B::Snapshot>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        let fence = self.fence_with(backend);
         let declined = !matches!(outcome, ReplayOutcome::SinglePass | ReplayOutcome::Filtered);
         if group.is_none() && !self.config.kernel_trace && !declined {
             return passthrough(fence);
@@ -493,103 +573,26 @@ impl Engine {
         backend: &mut B,
         dispatch: Dispatch,
         total: Option<u32>,
-    ) -> LaunchTicket<B::Snapshot> {
-        let device = dispatch.info.device;
-        let deadline = self.config.drain_timeout();
+    ) -> LaunchTicket<B::Snapshot>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
         let group0 = self.tool.pass_group(&dispatch.tool_view(), 0);
-        let window = match self.gate.window(deadline) {
-            Ok(window) => window,
-            Err(WindowRefused::Reentrant) => {
-                // A launch from inside a replay (a tool's pass callback): run it once.
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-            Err(WindowRefused::Contended) => {
-                self.notices.once(
-                    "window-contended",
-                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
-                    self.sink.as_ref(),
-                    self.options.logger.as_ref(),
-                );
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-            Err(WindowRefused::Timeout) => {
-                self.fatal(&format!(
-                    "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
-                    dispatch.dispatch_id
-                ));
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
+        let prepared = match self.prepare_replay(backend, dispatch, group0) {
+            Ok(prepared) => prepared,
+            Err(ticket) => return *ticket,
         };
-
-        let drain_started = Instant::now();
-        match backend.drain(device, deadline) {
-            Ok(()) => {}
-            Err(BackendError::DrainTimeout { device, deadline }) => {
-                drop(window);
-                self.fatal(&format!(
-                    "device {device} did not finish its queued work within {deadline:?} before dispatch {} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
-                    dispatch.dispatch_id
-                ));
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-            Err(error) => {
-                drop(window);
-                self.backend_notice("drain", &error);
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-        }
-        let drain_ns = elapsed_ns(drain_started);
-
-        let regions = self.inventory.tracked(device);
-        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
-        let snapshot_started = Instant::now();
-        let mut snapshot = None;
-        for place in self.staging_order(backend, device, bytes_tracked) {
-            match backend.snapshot(device, &regions, place) {
-                Ok(staged) => {
-                    snapshot = Some((staged, place));
-                    break;
-                }
-                Err(BackendError::OutOfStagingMemory(..)) => continue,
-                Err(error) => {
-                    drop(window);
-                    self.backend_notice("snapshot", &error);
-                    return self.once(
-                        backend,
-                        dispatch,
-                        ReplayOutcome::DeclinedError,
-                        group0,
-                        bytes_tracked,
-                    );
-                }
-            }
-        }
-        let Some((snapshot, staging)) = snapshot else {
-            drop(window);
-            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
-            return self.once(
-                backend,
-                dispatch,
-                ReplayOutcome::DeclinedSnapshotTooLarge,
-                group0,
-                bytes_tracked,
-            );
-        };
-        let snapshot_ns = elapsed_ns(snapshot_started);
-
-        // Said once the replay is certain: memory that is not restored matters only then.
-        for kind in self.inventory.untracked_kinds() {
-            self.notices.once(
-                &format!("untracked-{kind:?}"),
-                &format!(
-                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
-                    kind.describe()
-                ),
-                self.sink.as_ref(),
-                self.options.logger.as_ref(),
-            );
-        }
-
+        let Prepared {
+            dispatch,
+            window,
+            snapshot,
+            staging,
+            bytes_tracked,
+            drain_ns,
+            snapshot_ns,
+        } = prepared;
+        let device = dispatch.info.device;
         let cost = ReplayCost {
             dispatch_id: dispatch.dispatch_id,
             agent_id: u64::from(device),
@@ -611,7 +614,7 @@ impl Engine {
             backend.release(snapshot);
             drop(window);
             self.backend_notice("start_pass", &error);
-            let fence = self.gate.fence();
+            let fence = self.fence_with(backend);
             return LaunchTicket {
                 kind: TicketKind::Once(OnceTicket {
                     dispatch,
@@ -635,6 +638,166 @@ impl Engine {
                 _window: window,
             }),
         }
+    }
+
+    /// The exclusive window (closing a parked window replay first), a drained device and a
+    /// snapshot of its tracked memory: what every replay unit starts with. On failure, the
+    /// ticket of the ordinary path the dispatch takes instead.
+    fn prepare_replay<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        group0: Option<usize>,
+    ) -> Result<Prepared<B::Snapshot>, Box<LaunchTicket<B::Snapshot>>>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        let device = dispatch.info.device;
+        let deadline = self.config.drain_timeout();
+        let window = loop {
+            match self.gate.window(deadline) {
+                Err(WindowRefused::Parked) => {
+                    if !self.close_parked_window(backend) {
+                        std::thread::yield_now();
+                    }
+                }
+                other => break other,
+            }
+        };
+        let window = match window {
+            Ok(window) => window,
+            Err(WindowRefused::Parked) => unreachable_refusal(),
+            Err(WindowRefused::Reentrant) => {
+                // A launch from inside a replay (a tool's pass callback): run it once.
+                return Err(Box::new(self.once(
+                    backend,
+                    dispatch,
+                    ReplayOutcome::DeclinedError,
+                    group0,
+                    0,
+                )));
+            }
+            Err(WindowRefused::Contended) => {
+                self.notices.once(
+                    "window-contended",
+                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
+                    self.sink.as_ref(),
+                    self.options.logger.as_ref(),
+                );
+                return Err(Box::new(self.once(
+                    backend,
+                    dispatch,
+                    ReplayOutcome::DeclinedError,
+                    group0,
+                    0,
+                )));
+            }
+            Err(WindowRefused::Timeout) => {
+                self.fatal(&format!(
+                    "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
+                    dispatch.dispatch_id
+                ));
+                return Err(Box::new(self.once(
+                    backend,
+                    dispatch,
+                    ReplayOutcome::DeclinedError,
+                    group0,
+                    0,
+                )));
+            }
+        };
+
+        let drain_started = Instant::now();
+        match backend.drain(device, deadline) {
+            Ok(()) => {}
+            Err(BackendError::DrainTimeout { device, deadline }) => {
+                drop(window);
+                self.fatal(&format!(
+                    "device {device} did not finish its queued work within {deadline:?} before dispatch {} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
+                    dispatch.dispatch_id
+                ));
+                return Err(Box::new(self.once(
+                    backend,
+                    dispatch,
+                    ReplayOutcome::DeclinedError,
+                    group0,
+                    0,
+                )));
+            }
+            Err(error) => {
+                drop(window);
+                self.backend_notice("drain", &error);
+                return Err(Box::new(self.once(
+                    backend,
+                    dispatch,
+                    ReplayOutcome::DeclinedError,
+                    group0,
+                    0,
+                )));
+            }
+        }
+        let drain_ns = elapsed_ns(drain_started);
+
+        let regions = self.inventory.tracked(device);
+        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
+        let snapshot_started = Instant::now();
+        let mut snapshot = None;
+        for place in self.staging_order(backend, device, bytes_tracked) {
+            match backend.snapshot(device, &regions, place) {
+                Ok(staged) => {
+                    snapshot = Some((staged, place));
+                    break;
+                }
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => {
+                    drop(window);
+                    self.backend_notice("snapshot", &error);
+                    return Err(Box::new(self.once(
+                        backend,
+                        dispatch,
+                        ReplayOutcome::DeclinedError,
+                        group0,
+                        bytes_tracked,
+                    )));
+                }
+            }
+        }
+        let Some((snapshot, staging)) = snapshot else {
+            drop(window);
+            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
+            return Err(Box::new(self.once(
+                backend,
+                dispatch,
+                ReplayOutcome::DeclinedSnapshotTooLarge,
+                group0,
+                bytes_tracked,
+            )));
+        };
+        let snapshot_ns = elapsed_ns(snapshot_started);
+
+        // Said once the replay is certain: memory that is not restored matters only then.
+        for kind in self.inventory.untracked_kinds() {
+            self.notices.once(
+                &format!("untracked-{kind:?}"),
+                &format!(
+                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
+                    kind.describe()
+                ),
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+        }
+
+        Ok(Prepared {
+            dispatch,
+            window,
+            snapshot,
+            staging,
+            bytes_tracked,
+            drain_ns,
+            snapshot_ns,
+        })
     }
 
     /// Device staging first while it leaves the reserve free, host staging otherwise.
@@ -897,6 +1060,8 @@ fn _assert_engine_is_send_sync() {
     fn check<T: Send + Sync>() {}
     check::<Engine>();
 }
+
+mod windowed;
 
 #[cfg(test)]
 mod tests;

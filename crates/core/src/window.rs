@@ -11,6 +11,12 @@
 //!
 //! Holds own an `Arc` of the gate rather than borrowing it: a backend takes a hold in an
 //! API-enter callback and drops it in the matching API-exit callback.
+//!
+//! Window replay keeps the exclusive hold across several application launches. Between them
+//! its owner runs user code, so the hold is *parked*: a thread that would wait for it (a
+//! fence or another window) is told so instead ([`Parked`], [`WindowRefused::Parked`]) and
+//! adopts the window, finishing its passes itself. No thread ever waits for a thread that is
+//! in user code.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -24,7 +30,13 @@ struct GateState {
     /// Threads waiting for the window while holding a fence of their own.
     fenced_writers_waiting: Vec<ThreadId>,
     readers: HashMap<ThreadId, u32>,
+    /// The writer's window is open between launches of its owner: anyone may adopt it.
+    parked: bool,
 }
+
+/// The window a fence would wait for is parked: close it (adopt it), then fence again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Parked;
 
 #[derive(Debug, Default)]
 pub(crate) struct ReplayGate {
@@ -40,6 +52,8 @@ pub(crate) enum WindowRefused {
     Reentrant,
     /// Other threads kept their fences past the deadline.
     Timeout,
+    /// The window is held by a parked window replay: adopt and close it, then ask again.
+    Parked,
     /// This thread holds a fence and another thread holding one already waits for the window:
     /// waiting would deadlock (each waits for the other's fence), so this launch runs once.
     Contended,
@@ -50,31 +64,70 @@ impl ReplayGate {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes a shared hold; blocks while another thread holds or awaits the window.
+    /// Takes a shared hold; blocks while another thread holds or awaits the window (also a
+    /// parked one: only for backends that never open windows of several dispatches).
     pub(crate) fn fence(self: &Arc<Self>) -> FenceGuard {
+        self.fence_until(false)
+            .unwrap_or_else(|Parked| unreachable_parked())
+    }
+
+    /// As [`ReplayGate::fence`], but returns [`Parked`] instead of waiting for a parked window
+    /// (also the caller's own).
+    pub(crate) fn fence_unless_parked(self: &Arc<Self>) -> Result<FenceGuard, Parked> {
+        self.fence_until(true)
+    }
+
+    fn fence_until(self: &Arc<Self>, stop_on_parked: bool) -> Result<FenceGuard, Parked> {
         let me = thread::current().id();
         let mut state = self.lock();
+        if stop_on_parked && state.writer.is_some() && state.parked {
+            return Err(Parked);
+        }
         if state.writer == Some(me) {
-            return FenceGuard {
+            return Ok(FenceGuard {
                 gate: None,
                 owner: me,
-            };
+            });
         }
         if let Some(depth) = state.readers.get_mut(&me) {
             *depth += 1;
-            return FenceGuard {
+            return Ok(FenceGuard {
                 gate: Some(self.clone()),
                 owner: me,
-            };
+            });
         }
         while state.writer.is_some() || state.writers_waiting > 0 {
+            if stop_on_parked && state.writer.is_some() && state.parked {
+                return Err(Parked);
+            }
             state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         state.readers.insert(me, 1);
-        FenceGuard {
+        Ok(FenceGuard {
             gate: Some(self.clone()),
             owner: me,
+        })
+    }
+
+    /// Whether this thread holds a fence (it is inside an application API call).
+    pub(crate) fn holds_fence(&self) -> bool {
+        self.lock().readers.contains_key(&thread::current().id())
+    }
+
+    /// Parks whatever window is held (a window member's ticket dropped without its exit).
+    pub(crate) fn park_writer(&self) {
+        let mut state = self.lock();
+        if state.writer.is_some() {
+            state.parked = true;
         }
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Whether the window is parked (its owner is in user code between launches).
+    pub(crate) fn is_parked(&self) -> bool {
+        let state = self.lock();
+        state.writer.is_some() && state.parked
     }
 
     /// Takes the exclusive window, waiting at most `deadline` for the other threads' fences.
@@ -86,6 +139,9 @@ impl ReplayGate {
         let me = thread::current().id();
         let give_up = Instant::now() + deadline;
         let mut state = self.lock();
+        if state.writer.is_some() && state.parked {
+            return Err(WindowRefused::Parked);
+        }
         if state.writer == Some(me) {
             return Err(WindowRefused::Reentrant);
         }
@@ -103,6 +159,11 @@ impl ReplayGate {
                 break;
             }
             let now = Instant::now();
+            if state.writer.is_some() && state.parked {
+                state.writers_waiting -= 1;
+                state.fenced_writers_waiting.retain(|t| *t != me);
+                return Err(WindowRefused::Parked);
+            }
             if now >= give_up {
                 state.writers_waiting -= 1;
                 state.fenced_writers_waiting.retain(|t| *t != me);
@@ -119,6 +180,7 @@ impl ReplayGate {
         state.writers_waiting -= 1;
         state.fenced_writers_waiting.retain(|t| *t != me);
         state.writer = Some(me);
+        state.parked = false;
         Ok(WindowHold { gate: self.clone() })
     }
 
@@ -126,6 +188,15 @@ impl ReplayGate {
     pub(crate) fn is_idle(&self) -> bool {
         let state = self.lock();
         state.writer.is_none() && state.readers.is_empty() && state.writers_waiting == 0
+    }
+}
+
+fn unreachable_parked() -> FenceGuard {
+    // `fence_until(false)` never returns `Parked`; a guard that holds nothing is the harmless
+    // answer should that ever change (no panic on application threads).
+    FenceGuard {
+        gate: None,
+        owner: thread::current().id(),
     }
 }
 
@@ -162,10 +233,27 @@ pub(crate) struct WindowHold {
     gate: Arc<ReplayGate>,
 }
 
+impl WindowHold {
+    /// The owner returns to user code with the window open: other threads may adopt it.
+    pub(crate) fn park(&self) {
+        self.gate.lock().parked = true;
+        self.gate.changed.notify_all();
+    }
+
+    /// The calling thread takes over the window (its owner continuing, or another thread
+    /// closing it): it passes its own fences again, and nobody else may adopt it.
+    pub(crate) fn adopt(&self) {
+        let mut state = self.gate.lock();
+        state.writer = Some(thread::current().id());
+        state.parked = false;
+    }
+}
+
 impl Drop for WindowHold {
     fn drop(&mut self) {
         let mut state = self.gate.lock();
         state.writer = None;
+        state.parked = false;
         drop(state);
         self.gate.changed.notify_all();
     }
@@ -250,6 +338,55 @@ mod tests {
         drop(window);
         worker.join().unwrap();
         assert!(entered.load(Ordering::SeqCst));
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn a_parked_window_is_reported_instead_of_waited_for_and_can_be_adopted() {
+        let gate = Arc::new(ReplayGate::default());
+        let hold = gate.window(Duration::from_secs(1)).unwrap();
+        hold.park();
+        assert!(gate.is_parked());
+        // The owner itself is told too: its own API call must close its window first.
+        assert_eq!(gate.fence_unless_parked().unwrap_err(), Parked);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let other = {
+            let gate = gate.clone();
+            thread::spawn(move || {
+                let refused = gate.fence_unless_parked().is_err();
+                let window = gate.window(Duration::from_secs(1)).unwrap_err();
+                tx.send((refused, window)).unwrap();
+                // Adopt and close: afterwards the gate is free.
+                hold.adopt();
+                assert!(!gate.is_parked());
+                let own = gate.fence_unless_parked();
+                assert!(own.is_ok(), "the adopter passes its own fences");
+                drop(own);
+                drop(hold);
+            })
+        };
+        let (refused, window) = rx.recv().unwrap();
+        assert!(refused);
+        assert_eq!(window, WindowRefused::Parked);
+        other.join().unwrap();
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn a_fence_waiting_for_a_window_wakes_when_it_is_parked() {
+        let gate = Arc::new(ReplayGate::default());
+        let hold = gate.window(Duration::from_secs(1)).unwrap();
+        let waiter = {
+            let gate = gate.clone();
+            thread::spawn(move || gate.fence_unless_parked().is_err())
+        };
+        thread::sleep(Duration::from_millis(30));
+        hold.park();
+        assert!(
+            waiter.join().unwrap(),
+            "the waiter was not told of the parked window"
+        );
+        drop(hold);
         assert!(gate.is_idle());
     }
 

@@ -19,6 +19,8 @@ enum Op {
     Stop(Option<usize>),
     Relaunch,
     Execute,
+    StartWindow(Option<usize>, usize),
+    StopWindow(Option<usize>, usize),
 }
 
 #[derive(Default)]
@@ -37,6 +39,11 @@ struct MockBackend {
     active: Option<Option<usize>>,
     /// Calls of the query methods (free memory, collectable groups).
     queries: usize,
+    /// Launches a window may hold (0 or 1: no windows).
+    max_window: usize,
+    /// The active window pass: its group and the executions so far.
+    window_pass: Option<(Option<usize>, usize)>,
+    retain_fails: bool,
 }
 
 impl MockBackend {
@@ -51,6 +58,9 @@ impl MockBackend {
     fn execute(&mut self) {
         self.ops.push(Op::Execute);
         self.value += 1;
+        if let Some((_, executions)) = &mut self.window_pass {
+            *executions += 1;
+        }
     }
 
     fn count(&self, op: &Op) -> usize {
@@ -148,6 +158,57 @@ impl ReplayBackend for MockBackend {
             return Err(BackendError::Failed("launch failed".into()));
         }
         self.value += 1;
+        if let Some((_, executions)) = &mut self.window_pass {
+            *executions += 1;
+        }
+        Ok(())
+    }
+
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        self.max_window.max(1)
+    }
+
+    fn start_window_pass(
+        &mut self,
+        _device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        assert!(self.active.is_none() && self.window_pass.is_none());
+        self.ops.push(Op::StartWindow(group, ranges));
+        self.window_pass = Some((group, 0));
+        Ok(())
+    }
+
+    fn stop_window_pass(
+        &mut self,
+        _device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<Vec<PassResult>, BackendError> {
+        let (started, executions) = self.window_pass.take().expect("no window pass");
+        assert_eq!(started, group, "stop_window_pass of another group");
+        self.ops.push(Op::StopWindow(group, ranges));
+        Ok((0..executions)
+            .map(|i| PassResult {
+                counters: group
+                    .map(|g| {
+                        vec![CounterSample {
+                            name: format!("group{g}"),
+                            value: 32.0,
+                        }]
+                    })
+                    .unwrap_or_default(),
+                start_ns: 10 * i as u64,
+                end_ns: 10 * i as u64 + 5,
+            })
+            .collect())
+    }
+
+    fn retain_launch(&mut self, _launch: &()) -> Result<(), BackendError> {
+        if self.retain_fails {
+            return Err(BackendError::Failed("parameters unknown".into()));
+        }
         Ok(())
     }
 
@@ -924,4 +985,365 @@ fn registrations_are_sent_once() {
         }]);
     }
     assert_eq!(h.sink.records.lock().unwrap().len(), 2);
+}
+
+// ---- window replay ----
+
+fn window_harness(groups_n: usize, window: crate::config::ReplayWindow) -> Harness {
+    let mut config = config(groups_n, InProcessMode::KernelReplay);
+    config.replay_window = window;
+    harness_with(config, None)
+}
+
+fn window_backend(max_window: usize) -> MockBackend {
+    MockBackend {
+        max_window,
+        ..MockBackend::new()
+    }
+}
+
+fn passes_by_dispatch(h: &Harness) -> Vec<(u64, Option<u32>)> {
+    let mut seen: Vec<(u64, Option<u32>)> = h
+        .sink
+        .dispatches()
+        .iter()
+        .map(|d| (d.dispatch_id, d.replay_pass))
+        .collect();
+    seen.sort();
+    seen
+}
+
+#[test]
+fn a_window_runs_each_group_once_over_all_its_dispatches() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(4));
+    let mut backend = window_backend(64);
+    for _ in 0..3 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    // Still open: nothing recorded, nothing replayed yet.
+    assert!(h.sink.dispatches().is_empty());
+    h.engine.finish_with(&mut backend);
+    assert_eq!(
+        backend.ops,
+        vec![
+            Op::Drain,
+            Op::Snapshot(Staging::Device),
+            Op::StartWindow(Some(0), 4),
+            Op::Execute,
+            Op::Execute,
+            Op::Execute,
+            Op::StopWindow(Some(0), 3),
+            Op::Restore,
+            Op::StartWindow(Some(1), 3),
+            Op::Relaunch,
+            Op::Relaunch,
+            Op::Relaunch,
+            Op::StopWindow(Some(1), 3),
+            Op::Release,
+        ]
+    );
+    assert_eq!(backend.value, 3, "each kernel's effect kept exactly once");
+    assert_eq!(
+        passes_by_dispatch(&h),
+        vec![
+            (1, Some(0)),
+            (1, Some(1)),
+            (2, Some(0)),
+            (2, Some(1)),
+            (3, Some(0)),
+            (3, Some(1))
+        ]
+    );
+    let pass1: Vec<String> = h
+        .sink
+        .dispatches()
+        .iter()
+        .filter(|d| d.replay_pass == Some(1))
+        .map(|d| d.counters[0].name.clone())
+        .collect();
+    assert_eq!(pass1, vec!["group1"; 3]);
+    let costs = h.sink.costs();
+    assert_eq!(costs.len(), 3);
+    assert!(costs
+        .iter()
+        .all(|c| c.outcome == ReplayOutcome::Replayed && c.passes == 2 && c.bytes_tracked == 8));
+    // The window's shared costs are on its first dispatch only.
+    assert_eq!(
+        (costs[0].bytes_snapshotted, costs[0].bytes_restored),
+        (8, 8)
+    );
+    assert_eq!(
+        (costs[1].bytes_snapshotted, costs[1].bytes_restored),
+        (0, 0)
+    );
+    assert_eq!(costs[2].pass_ns, vec![0, 0]);
+    assert!(matches!(
+        h.sink.records.lock().unwrap().last(),
+        Some(Record::ProcessEnd { .. })
+    ));
+}
+
+#[test]
+fn a_full_window_closes_itself_and_the_next_dispatch_opens_another() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(3, ReplayWindow::Count(2));
+    let mut backend = window_backend(64);
+    for _ in 0..5 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 3);
+    assert_eq!(backend.count(&Op::Release), 2, "the third window is open");
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Release), 3);
+    // Two restores per window (3 groups), never after the last pass.
+    assert_eq!(backend.count(&Op::Restore), 6);
+    assert_eq!(backend.count(&Op::Relaunch), 2 * (2 + 2 + 1));
+    assert_eq!(backend.value, 5);
+    assert_eq!(h.sink.dispatches().len(), 15);
+    assert_eq!(backend.ops.last(), Some(&Op::Release));
+}
+
+#[test]
+fn the_backend_limit_caps_the_window_and_a_limit_of_one_means_per_dispatch() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Auto);
+    let mut backend = window_backend(3);
+    for _ in 0..3 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    // Closed on its own at the backend's limit of 3.
+    assert!(backend.ops.contains(&Op::StopWindow(Some(1), 3)));
+    assert_eq!(backend.ops[2], Op::StartWindow(Some(0), 3));
+
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(1);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.count(&Op::Start(Some(1))), 1, "per-dispatch replay");
+    assert!(h
+        .sink
+        .warnings()
+        .iter()
+        .any(|w| w.contains("one dispatch at a time")));
+}
+
+#[test]
+fn any_other_api_call_closes_the_window_before_it_proceeds() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let fence = h.engine.fence_with(&mut backend);
+    assert_eq!(
+        backend.ops.last(),
+        Some(&Op::Release),
+        "window closed first"
+    );
+    assert_eq!(h.sink.dispatches().len(), 4);
+    drop(fence);
+    // The next launch opens a new window.
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
+    assert_eq!(backend.value, 3);
+}
+
+#[test]
+fn launches_that_run_once_close_the_window_and_run_after_it() {
+    use crate::config::ReplayWindow;
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.replay_window = ReplayWindow::Count(8);
+    config.filter = KernelFilter {
+        exclude_regex: Some("skipped".into()),
+        ..KernelFilter::default()
+    };
+    config.kernel_trace = true;
+    let h = harness_with(config, None);
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Graph);
+    // The graph launch ran after the window's last pass (a Start of its own group 0).
+    let release = backend.ops.iter().position(|o| *o == Op::Release).unwrap();
+    let graph_exec = backend.ops.iter().rposition(|o| *o == Op::Execute).unwrap();
+    assert!(release < graph_exec, "{:?}", backend.ops);
+    // A filtered dispatch closes the next window the same way.
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let mut skipped = info(LaunchKind::Kernel);
+    skipped.kernel_name = "skipped".into();
+    skipped.kernel_id = 8;
+    let ticket = h.engine.launch_enter(&mut backend, &skipped);
+    assert_eq!(backend.count(&Op::Release), 2);
+    backend.execute();
+    h.engine.launch_exit(&mut backend, ticket, &());
+    assert_eq!(backend.value, 4);
+}
+
+#[test]
+fn a_launch_that_cannot_be_kept_ends_its_window_without_further_passes() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    backend.retain_fails = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.count(&Op::Restore), 0, "nothing may be undone");
+    assert_eq!(backend.count(&Op::Relaunch), 0);
+    assert_eq!(backend.value, 2);
+    assert_eq!(
+        passes_by_dispatch(&h),
+        vec![(1, Some(0)), (2, Some(0))],
+        "pass 0 is still recorded"
+    );
+    assert!(h
+        .sink
+        .costs()
+        .iter()
+        .all(|c| c.outcome == ReplayOutcome::DeclinedError));
+}
+
+#[test]
+fn another_thread_closes_a_parked_window_instead_of_waiting_for_its_owner() {
+    use crate::config::ReplayWindow;
+    #[derive(Clone)]
+    struct Shared(Arc<Mutex<MockBackend>>);
+    impl ReplayBackend for Shared {
+        type Launch = ();
+        type Snapshot = u64;
+        fn drain(&mut self, d: DeviceId, t: Duration) -> Result<(), BackendError> {
+            self.0.lock().unwrap().drain(d, t)
+        }
+        fn device_free_bytes(&mut self, d: DeviceId) -> u64 {
+            self.0.lock().unwrap().device_free_bytes(d)
+        }
+        fn snapshot(&mut self, d: DeviceId, r: &[Region], p: Staging) -> Result<u64, BackendError> {
+            self.0.lock().unwrap().snapshot(d, r, p)
+        }
+        fn restore(&mut self, s: &u64) -> Result<u64, BackendError> {
+            self.0.lock().unwrap().restore(s)
+        }
+        fn release(&mut self, s: u64) {
+            self.0.lock().unwrap().release(s)
+        }
+        fn start_pass(&mut self, d: DeviceId, g: Option<usize>) -> Result<(), BackendError> {
+            self.0.lock().unwrap().start_pass(d, g)
+        }
+        fn stop_pass(&mut self, d: DeviceId, g: Option<usize>) -> Result<PassResult, BackendError> {
+            self.0.lock().unwrap().stop_pass(d, g)
+        }
+        fn relaunch(&mut self, l: &()) -> Result<(), BackendError> {
+            self.0.lock().unwrap().relaunch(l)
+        }
+        fn max_window(&mut self, d: DeviceId) -> usize {
+            self.0.lock().unwrap().max_window(d)
+        }
+        fn start_window_pass(
+            &mut self,
+            d: DeviceId,
+            g: Option<usize>,
+            n: usize,
+        ) -> Result<(), BackendError> {
+            self.0.lock().unwrap().start_window_pass(d, g, n)
+        }
+        fn stop_window_pass(
+            &mut self,
+            d: DeviceId,
+            g: Option<usize>,
+            n: usize,
+        ) -> Result<Vec<PassResult>, BackendError> {
+            self.0.lock().unwrap().stop_window_pass(d, g, n)
+        }
+        fn retain_launch(&mut self, l: &()) -> Result<(), BackendError> {
+            self.0.lock().unwrap().retain_launch(l)
+        }
+    }
+    let h = Arc::new(window_harness(2, ReplayWindow::Count(8)));
+    let shared = Shared(Arc::new(Mutex::new(window_backend(64))));
+    let mut mine = shared.clone();
+    for _ in 0..2 {
+        let ticket = h.engine.launch_enter(&mut mine, &info(LaunchKind::Kernel));
+        mine.0.lock().unwrap().execute();
+        h.engine.launch_exit(&mut mine, ticket, &());
+    }
+    // The owner is "in user code" from here on, waiting for the other thread: were the window
+    // waited for rather than closed, this would hang.
+    let other = {
+        let (h, mut theirs) = (h.clone(), shared.clone());
+        std::thread::spawn(move || {
+            let fence = h.engine.fence_with(&mut theirs);
+            let closed = theirs.0.lock().unwrap().ops.last() == Some(&Op::Release);
+            drop(fence);
+            // And a launch of this thread then opens its own window.
+            let ticket = h
+                .engine
+                .launch_enter(&mut theirs, &info(LaunchKind::Kernel));
+            theirs.0.lock().unwrap().execute();
+            h.engine.launch_exit(&mut theirs, ticket, &());
+            closed
+        })
+    };
+    assert!(
+        other.join().unwrap(),
+        "the other thread's fence ran the passes first"
+    );
+    // The owner's next launch cannot join the other thread's window: it closes it.
+    let ticket = h.engine.launch_enter(&mut mine, &info(LaunchKind::Kernel));
+    mine.0.lock().unwrap().execute();
+    h.engine.launch_exit(&mut mine, ticket, &());
+    h.engine.finish_with(&mut mine);
+    let backend = shared.0.lock().unwrap();
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 3);
+    assert_eq!(backend.value, 4);
+    assert_eq!(h.sink.dispatches().len(), 8);
+}
+
+#[test]
+fn a_dropped_member_ticket_parks_the_window_for_others_to_close() {
+    use crate::config::ReplayWindow;
+    let h = Arc::new(window_harness(2, ReplayWindow::Count(8)));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    backend.execute();
+    drop(ticket);
+    let fence = h.engine.fence_with(&mut backend);
+    drop(fence);
+    // The lost launch cannot be re-executed: no further pass, nothing undone.
+    assert_eq!(backend.count(&Op::Restore), 0);
+    assert_eq!(backend.value, 2);
+    assert!(h.engine.gate.is_idle());
+}
+
+#[test]
+fn a_tool_stopping_one_member_stops_the_whole_window() {
+    use crate::config::ReplayWindow;
+    let mut config = config(3, InProcessMode::KernelReplay);
+    config.replay_window = ReplayWindow::Count(8);
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let tool = ScriptedTool {
+        count: PassCount::Passes(3),
+        decides: true,
+        stop_after: Some(1),
+        calls: calls.clone(),
+    };
+    let h = harness_with(config, Some(Box::new(tool)));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Restore), 1);
+    assert_eq!(backend.value, 2);
+    assert!(h
+        .sink
+        .costs()
+        .iter()
+        .all(|c| c.outcome == ReplayOutcome::StoppedEarly && c.passes == 2));
+    let calls = calls.lock().unwrap();
+    assert_eq!(
+        calls.iter().filter(|c| c.starts_with("stop 1")).count(),
+        2,
+        "{calls:?}"
+    );
 }

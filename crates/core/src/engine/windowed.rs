@@ -1,0 +1,513 @@
+//! Window replay: a replay unit of up to K consecutive dispatches of one thread on one device.
+//!
+//! ```text
+//! first member's launch_enter  take the exclusive window, drain, snapshot,
+//!                              start_window_pass(group 0, K ranges)
+//! every member                 its own launch runs under pass 0 (one range each); at its
+//!                              launch_exit the backend retains a copy of the launch and the
+//!                              window is *parked*: its owner returns to user code
+//! close                        stop_window_pass -> pass-0 results, one per member; then per
+//!                              further pass: restore, start_window_pass(group i, n), relaunch
+//!                              every member in order, stop_window_pass (never a restore after
+//!                              the last pass); records; release snapshot and window
+//! ```
+//!
+//! The window closes when it holds K members; when a dispatch arrives that cannot join it
+//! (another thread, another device, other pass groups, a launch that runs once); when any
+//! other API call of any thread takes the fence ([`Engine::fence_with`]); and at
+//! [`Engine::finish_with`]. The thread that meets a parked window adopts and closes it, so no
+//! thread ever waits for a window owner that is in user code.
+//!
+//! A dispatch joins only with the same pass groups as the window's first member (so every
+//! member of a window gets exactly the passes per-dispatch replay would give it); a tool's
+//! continue decision stops the whole window when it stops any member (the minimum over
+//! members); [`PassCount::UntilStopped`] dispatches are replayed alone.
+//!
+//! Costs: the window's shared costs (drain, snapshot, restores, bytes staged and restored, the
+//! wall time of each pass) are recorded on its first member's `ReplayCost`; the others carry 0
+//! there (`pass_ns` zeros, same length), so sums over dispatches stay right.
+
+use super::*;
+use std::any::Any;
+use std::thread::ThreadId;
+
+/// What a window member's [`LaunchTicket`] carries; the dispatch itself is in the window.
+pub(super) struct MemberTicket {
+    pub(super) dispatch_id: u64,
+    entered: Instant,
+    /// Parks the window if the ticket is dropped without `launch_exit`, so that another thread
+    /// can close it (the member's launch is then unknown: the window runs no further passes).
+    parker: Option<Arc<crate::window::ReplayGate>>,
+}
+
+impl Drop for MemberTicket {
+    fn drop(&mut self) {
+        if let Some(gate) = self.parker.take() {
+            gate.park_writer();
+        }
+    }
+}
+
+struct Member<L> {
+    dispatch: Dispatch,
+    /// The backend's retained copy; `None` until the member's launch_exit (or when the backend
+    /// could not keep it, which ends the window without further passes).
+    launch: Option<L>,
+}
+
+pub(super) struct OpenWindow<S, L> {
+    owner: ThreadId,
+    device: DeviceId,
+    capacity: usize,
+    /// The counter group of each pass; every member has the same.
+    groups: Vec<Option<usize>>,
+    members: Vec<Member<L>>,
+    /// Every member's launch was retained: further passes are possible.
+    replayable: bool,
+    snapshot: S,
+    staging: Staging,
+    bytes_tracked: u64,
+    drain_ns: u64,
+    snapshot_ns: u64,
+    /// Pass 0's wall time: the members' launches, enter to exit, plus the final stop.
+    pass0_ns: u64,
+    hold: WindowHold,
+}
+
+impl Engine {
+    /// The window size for a replayed dispatch on `device`, `None` for per-dispatch replay.
+    pub(super) fn window_capacity<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+    ) -> Option<usize> {
+        let configured = self.config.replay_window.dispatches() as usize;
+        if configured <= 1 {
+            return None;
+        }
+        // A launch made inside another API call of this thread (the runtime nesting driver
+        // calls) is replayed alone: its window could not be parked while that call goes on.
+        if self.gate.holds_fence() {
+            return None;
+        }
+        let capacity = configured.min(backend.max_window(device));
+        if capacity <= 1 {
+            self.notices.once(
+                "window-unsupported",
+                "this device replays one dispatch at a time; --replay-window is ignored",
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+            return None;
+        }
+        Some(capacity)
+    }
+
+    pub(super) fn window_is_open(&self) -> bool {
+        lock(&self.open_window).is_some()
+    }
+
+    /// A replayed dispatch joins the open window of its thread, or closes whatever window is
+    /// open and opens one of its own.
+    pub(super) fn window_member_enter<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        passes: u32,
+        capacity: usize,
+    ) -> LaunchTicket<B::Snapshot>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        let view = dispatch.tool_view();
+        let groups: Vec<Option<usize>> = (0..passes)
+            .map(|pass| self.tool.pass_group(&view, pass))
+            .collect();
+        let me = std::thread::current().id();
+        loop {
+            let mut open = lock(&self.open_window);
+            let joinable = open
+                .as_ref()
+                .and_then(|w| w.downcast_ref::<OpenWindow<B::Snapshot, B::Launch>>())
+                .is_some_and(|w| {
+                    w.owner == me
+                        && w.device == dispatch.info.device
+                        && w.groups == groups
+                        && w.replayable
+                        && w.members.len() < w.capacity
+                        && self.gate.is_parked()
+                });
+            if joinable {
+                let Some(window) = open
+                    .as_mut()
+                    .and_then(|w| w.downcast_mut::<OpenWindow<B::Snapshot, B::Launch>>())
+                else {
+                    break;
+                };
+                window.hold.adopt();
+                self.tool.on_pass_start(&dispatch.tool_view(), 0);
+                let dispatch_id = dispatch.dispatch_id;
+                window.members.push(Member {
+                    dispatch,
+                    launch: None,
+                });
+                return self.member_ticket(dispatch_id);
+            }
+            let parked = open.is_some() && self.gate.is_parked();
+            drop(open);
+            if !parked {
+                break;
+            }
+            // A window this dispatch cannot join: finish it first (on this thread).
+            self.close_parked_window(backend);
+        }
+
+        let group0 = groups.first().copied().flatten();
+        let prepared = match self.prepare_replay(backend, dispatch, group0) {
+            Ok(prepared) => prepared,
+            Err(ticket) => return *ticket,
+        };
+        let dispatch = prepared.dispatch;
+        let device = dispatch.info.device;
+        let started = Instant::now();
+        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        if let Err(error) = backend.start_window_pass(device, group0, capacity) {
+            backend.release(prepared.snapshot);
+            drop(prepared.window);
+            self.backend_notice("start_window_pass", &error);
+            let fence = self.fence_with(backend);
+            return LaunchTicket {
+                kind: TicketKind::Once(OnceTicket {
+                    dispatch,
+                    measuring: false,
+                    group: group0,
+                    outcome: ReplayOutcome::DeclinedError,
+                    bytes_tracked: prepared.bytes_tracked,
+                    started,
+                    _fence: fence,
+                }),
+            };
+        }
+        let dispatch_id = dispatch.dispatch_id;
+        let window = OpenWindow::<B::Snapshot, B::Launch> {
+            owner: me,
+            device,
+            capacity,
+            groups,
+            members: vec![Member {
+                dispatch,
+                launch: None,
+            }],
+            replayable: true,
+            snapshot: prepared.snapshot,
+            staging: prepared.staging,
+            bytes_tracked: prepared.bytes_tracked,
+            drain_ns: prepared.drain_ns,
+            snapshot_ns: prepared.snapshot_ns,
+            pass0_ns: 0,
+            hold: prepared.window,
+        };
+        *lock(&self.open_window) = Some(Box::new(window));
+        self.member_ticket(dispatch_id)
+    }
+
+    fn member_ticket<S>(&self, dispatch_id: u64) -> LaunchTicket<S> {
+        LaunchTicket {
+            kind: TicketKind::Window(MemberTicket {
+                dispatch_id,
+                entered: Instant::now(),
+                parker: Some(self.gate.clone()),
+            }),
+        }
+    }
+
+    /// After a member's own launch: keep a copy of it, then park the window (or close it when
+    /// full, or when the launch could not be kept).
+    pub(super) fn window_member_exit<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        mut ticket: MemberTicket,
+        launch: &B::Launch,
+    ) where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        ticket.parker = None;
+        let mut open = lock(&self.open_window);
+        let Some(boxed) = open.take() else {
+            return;
+        };
+        let mut window = match boxed.downcast::<OpenWindow<B::Snapshot, B::Launch>>() {
+            Ok(window) => window,
+            Err(other) => {
+                *open = Some(other);
+                drop(open);
+                self.foreign_window_notice();
+                return;
+            }
+        };
+        window.pass0_ns += elapsed_ns(ticket.entered);
+        let retained = backend.retain_launch(launch);
+        if let Some(member) = window.members.last_mut() {
+            match retained {
+                Ok(copy) => member.launch = Some(copy),
+                Err(error) => {
+                    self.backend_notice("retain_launch", &error);
+                    window.replayable = false;
+                }
+            }
+        }
+        if window.members.len() >= window.capacity || !window.replayable {
+            drop(open);
+            self.run_window(backend, *window);
+            return;
+        }
+        window.hold.park();
+        *open = Some(window);
+    }
+
+    /// Adopts and closes the parked window, if there is one. Returns whether it closed one.
+    pub(super) fn close_parked_window<B: ReplayBackend>(&self, backend: &mut B) -> bool
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        let window = {
+            let mut open = lock(&self.open_window);
+            if open.is_none() || !self.gate.is_parked() {
+                return false;
+            }
+            let Some(boxed) = open.take() else {
+                return false;
+            };
+            match boxed.downcast::<OpenWindow<B::Snapshot, B::Launch>>() {
+                Ok(window) => {
+                    window.hold.adopt();
+                    window
+                }
+                Err(_foreign) => {
+                    // Opened through another backend type: it cannot be closed from here.
+                    // Dropping it frees the window; its members ran once and keep their
+                    // memory (no restore happened), only their records are lost.
+                    drop(open);
+                    self.foreign_window_notice();
+                    return true;
+                }
+            }
+        };
+        self.run_window(backend, *window);
+        true
+    }
+
+    fn foreign_window_notice(&self) {
+        self.notices.once(
+            "window-foreign-backend",
+            "a replay window was opened through another backend type and could not be closed; its dispatches ran once and their records are lost",
+            self.sink.as_ref(),
+            self.options.logger.as_ref(),
+        );
+    }
+
+    /// Closes a window: pass-0 results, the further passes, records and costs.
+    fn run_window<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        window: OpenWindow<B::Snapshot, B::Launch>,
+    ) {
+        let OpenWindow {
+            device,
+            groups,
+            members,
+            replayable,
+            snapshot,
+            staging,
+            bytes_tracked,
+            drain_ns,
+            snapshot_ns,
+            mut pass0_ns,
+            hold,
+            ..
+        } = window;
+        let n = members.len();
+        let mut outcome = ReplayOutcome::Replayed;
+        let mut pass_ns = Vec::new();
+        let mut bytes_restored = 0;
+        let mut restore_ns = 0;
+
+        let stop_started = Instant::now();
+        let group0 = groups.first().copied().flatten();
+        let pass0 = backend.stop_window_pass(device, group0, n);
+        pass0_ns += elapsed_ns(stop_started);
+        pass_ns.push(pass0_ns);
+        let mut measured = match pass0 {
+            Ok(results) if results.len() == n => {
+                self.send_window_pass(&members, 0, results);
+                true
+            }
+            Ok(results) => {
+                self.window_counters_notice(&format!(
+                    "pass 0 measured {} of {n} dispatches",
+                    results.len()
+                ));
+                false
+            }
+            Err(error) => {
+                self.backend_notice("stop_window_pass", &error);
+                false
+            }
+        };
+        // A member whose launch was not kept (its ticket was dropped, or the backend could not
+        // copy it) cannot run again: no restore may undo what the window did.
+        if !replayable || members.iter().any(|m| m.launch.is_none()) {
+            measured = false;
+        }
+        if !measured {
+            outcome = ReplayOutcome::DeclinedError;
+        }
+
+        let total = groups.len() as u32;
+        let mut pass: u32 = 1;
+        while measured && pass < total {
+            if self.tool.has_continue_decision()
+                && !members.iter().all(|m| {
+                    self.tool
+                        .continue_after(&m.dispatch.tool_view(), pass - 1, Some(total))
+                })
+            {
+                outcome = ReplayOutcome::StoppedEarly;
+                break;
+            }
+            let restore_started = Instant::now();
+            match backend.restore(&snapshot) {
+                Ok(bytes) => bytes_restored += bytes,
+                Err(error) => {
+                    self.fatal(&format!(
+                        "restoring device {device} memory before pass {pass} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                        describe_members(&members)
+                    ));
+                    outcome = ReplayOutcome::DeclinedError;
+                    break;
+                }
+            }
+            restore_ns += elapsed_ns(restore_started);
+            let pass_started = Instant::now();
+            let result =
+                self.run_window_pass(backend, device, &members, groups[pass as usize], pass);
+            pass_ns.push(elapsed_ns(pass_started));
+            match result {
+                Ok(()) => pass += 1,
+                Err(PassFailure::Counters(message)) => {
+                    self.window_counters_notice(&message);
+                    outcome = ReplayOutcome::DeclinedError;
+                    break;
+                }
+                Err(PassFailure::Fatal(message)) => {
+                    self.fatal(&message);
+                    outcome = ReplayOutcome::DeclinedError;
+                    break;
+                }
+            }
+        }
+
+        backend.release(snapshot);
+        drop(hold);
+        let passes = pass_ns.len() as u32;
+        for (index, member) in members.iter().enumerate() {
+            let first = index == 0;
+            let shared = |value: u64| if first { value } else { 0 };
+            self.sink.send(Record::ReplayCost(ReplayCost {
+                dispatch_id: member.dispatch.dispatch_id,
+                agent_id: u64::from(device),
+                outcome,
+                passes,
+                bytes_tracked,
+                bytes_snapshotted: shared(bytes_tracked),
+                bytes_restored: shared(bytes_restored),
+                staging,
+                drain_ns: shared(drain_ns),
+                snapshot_ns: shared(snapshot_ns),
+                pass_ns: pass_ns.iter().map(|ns| shared(*ns)).collect(),
+                restore_ns: shared(restore_ns),
+            }));
+        }
+    }
+
+    /// One further pass over the window: every member relaunched in order under `group`.
+    fn run_window_pass<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        members: &[Member<B::Launch>],
+        group: Option<usize>,
+        pass: u32,
+    ) -> Result<(), PassFailure> {
+        let n = members.len();
+        let started = backend.start_window_pass(device, group, n);
+        for member in members {
+            self.tool.on_pass_start(&member.dispatch.tool_view(), pass);
+            let relaunched = match &member.launch {
+                Some(launch) => backend.relaunch(launch),
+                None => Err(BackendError::Failed("the launch was not kept".to_string())),
+            };
+            if let Err(error) = relaunched {
+                return Err(PassFailure::Fatal(format!(
+                    "re-executing kernel {:?} for pass {pass} of dispatch {} (replay window of dispatches {}) failed after memory was restored ({error}); the application's memory can no longer be trusted",
+                    member.dispatch.info.kernel_name,
+                    member.dispatch.dispatch_id,
+                    describe_members(members)
+                )));
+            }
+        }
+        if let Err(error) = started {
+            // Every kernel ran (memory is right) but unmeasured.
+            return Err(PassFailure::Counters(format!("start_window_pass: {error}")));
+        }
+        match backend.stop_window_pass(device, group, n) {
+            Ok(results) if results.len() == n => {
+                self.send_window_pass(members, pass, results);
+                Ok(())
+            }
+            Ok(results) => Err(PassFailure::Counters(format!(
+                "pass {pass} measured {} of {n} dispatches",
+                results.len()
+            ))),
+            Err(error) => Err(PassFailure::Counters(format!("stop_window_pass: {error}"))),
+        }
+    }
+
+    fn send_window_pass<L>(&self, members: &[Member<L>], pass: u32, results: Vec<PassResult>) {
+        for (member, result) in members.iter().zip(results) {
+            self.tool
+                .on_pass_stop(&member.dispatch.tool_view(), pass, &result);
+            self.send_dispatch(&member.dispatch, Some(pass), result);
+        }
+    }
+
+    fn window_counters_notice(&self, message: &str) {
+        self.notices.once(
+            "window-pass-counters",
+            &format!("a replay window lost its counters and its replay stopped ({message}); the application's memory is what the last pass produced"),
+            self.sink.as_ref(),
+            self.options.logger.as_ref(),
+        );
+    }
+}
+
+/// `first..last` dispatch ids of a window, for messages.
+fn describe_members<L>(members: &[Member<L>]) -> String {
+    match (members.first(), members.last()) {
+        (Some(first), Some(last)) if members.len() > 1 => format!(
+            "{}..{}",
+            first.dispatch.dispatch_id, last.dispatch.dispatch_id
+        ),
+        (Some(only), _) => only.dispatch.dispatch_id.to_string(),
+        _ => "(none)".to_string(),
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_window_is_send() {
+    fn check<T: Send + Any>() {}
+    check::<OpenWindow<u64, ()>>();
+}
