@@ -42,8 +42,10 @@ pub struct RangeProfiler {
     /// One object (`Reenable`, `Switch`) or one per group (`ObjectPerGroup`); NULL = not enabled.
     objects: Vec<*mut sys::CUpti_RangeProfiler_Object>,
     configured_group: Option<usize>,
-    /// One counter-data image per group, sized for that group's metrics and one range.
+    /// One counter-data image per group, sized for that group's metrics and `image_ranges`.
     counter_data: Vec<Vec<u8>>,
+    /// How many ranges each group's image holds.
+    image_ranges: Vec<usize>,
     /// Configuration changes (a new object, or a switch of config) since creation.
     pub config_changes: u64,
 }
@@ -141,6 +143,7 @@ impl RangeProfiler {
             ctx,
             chip,
             counter_data: vec![Vec::new(); configs.len()],
+            image_ranges: vec![1; configs.len()],
             groups: configs,
             sequence,
             objects,
@@ -159,7 +162,21 @@ impl RangeProfiler {
 
     /// Programs `group` and starts counting; the next kernel on the context is its range.
     pub fn start(&mut self, group: usize) -> Result<(), CudaError> {
+        self.start_ranges(group, 1)
+    }
+
+    /// Stops counting and evaluates the group's metrics for the one range of the pass, in the
+    /// order the group lists them.
+    pub fn stop(&mut self, group: usize) -> Result<Vec<f64>, CudaError> {
+        let mut ranges = self.stop_ranges(group, 1)?;
+        Ok(ranges.swap_remove(0))
+    }
+
+    /// Programs `group` for a pass of up to `ranges` kernels (one automatic range each, a
+    /// replay window) and starts counting.
+    pub fn start_ranges(&mut self, group: usize, ranges: usize) -> Result<(), CudaError> {
         let cupti = self.cupti;
+        let ranges = ranges.max(1);
         if group >= self.groups.len() {
             return Err(CudaError::Load(format!(
                 "counter group {group} does not exist ({} configured)",
@@ -167,6 +184,11 @@ impl RangeProfiler {
             )));
         }
         let object = self.object_for(group)?;
+        if self.image_ranges[group] != ranges || self.counter_data[group].is_empty() {
+            let size = self.counter_data_size(object, group, ranges)?;
+            self.counter_data[group] = vec![0u8; size];
+            self.image_ranges[group] = ranges;
+        }
         let counter_data = &mut self.counter_data[group];
         let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
             structSize: struct_size!(
@@ -198,7 +220,7 @@ impl RangeProfiler {
             pCounterDataImage: counter_data.as_mut_ptr(),
             range: sys::CUpti_ProfilerRange_CUPTI_AutoRange,
             replayMode: sys::CUpti_ProfilerReplayMode_CUPTI_UserReplay,
-            maxRangesPerPass: 1,
+            maxRangesPerPass: ranges,
             numNestingLevels: 1,
             minNestingLevel: 1,
             passIndex: 0,
@@ -216,9 +238,9 @@ impl RangeProfiler {
         unsafe { cupti_call!(cupti, cuptiRangeProfilerStart(&mut start)) }
     }
 
-    /// Stops counting and evaluates the group's metrics for the one range of the pass, in the
-    /// order the group lists them.
-    pub fn stop(&mut self, group: usize) -> Result<Vec<f64>, CudaError> {
+    /// Stops counting and evaluates the group's metrics for each range of the pass (at most
+    /// `ranges`, in execution order), each in the order the group lists them.
+    pub fn stop_ranges(&mut self, group: usize, ranges: usize) -> Result<Vec<Vec<f64>>, CudaError> {
         let cupti = self.cupti;
         let object = self.current_object(group);
         if self.configured_group != Some(group) || object.is_null() {
@@ -270,24 +292,28 @@ impl RangeProfiler {
             )));
         }
         let config = &mut self.groups[group];
-        let mut values = vec![f64::NAN; config.name_ptrs.len()];
-        let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
-            structSize: struct_size!(
-                sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params,
-                pMetricValues
-            ),
-            pHostObject: config.host,
-            pCounterDataImage: counter_data.as_ptr(),
-            counterDataImageSize: counter_data.len(),
-            rangeIndex: 0,
-            ppMetricNames: config.name_ptrs.as_mut_ptr(),
-            numMetrics: config.name_ptrs.len(),
-            pMetricValues: values.as_mut_ptr(),
-            ..Default::default()
-        };
-        // SAFETY: `values` has one slot per metric.
-        unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
-        Ok(values)
+        let mut results = Vec::new();
+        for range in 0..info.numTotalRanges.min(ranges.max(1)) {
+            let mut values = vec![f64::NAN; config.name_ptrs.len()];
+            let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
+                structSize: struct_size!(
+                    sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params,
+                    pMetricValues
+                ),
+                pHostObject: config.host,
+                pCounterDataImage: counter_data.as_ptr(),
+                counterDataImageSize: counter_data.len(),
+                rangeIndex: range,
+                ppMetricNames: config.name_ptrs.as_mut_ptr(),
+                numMetrics: config.name_ptrs.len(),
+                pMetricValues: values.as_mut_ptr(),
+                ..Default::default()
+            };
+            // SAFETY: `values` has one slot per metric.
+            unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
+            results.push(values);
+        }
+        Ok(results)
     }
 
     /// The object a pass of `group` runs on (NULL when not enabled).
@@ -317,10 +343,10 @@ impl RangeProfiler {
         }
         if changing {
             // GetCounterDataSize for the group just before its image is initialised (asking
-            // for several groups up front made the first initialisation fail, reference §10).
-            if self.counter_data[group].is_empty() || self.sequence == Sequence::Switch {
-                let size = self.counter_data_size(self.objects[slot], group)?;
-                self.counter_data[group] = vec![0u8; size];
+            // for several groups up front made the first initialisation fail, reference §10):
+            // an empty image makes `start_ranges` size it now.
+            if self.sequence == Sequence::Switch {
+                self.counter_data[group].clear();
             }
             self.configured_group = Some(group);
             self.config_changes += 1;
@@ -345,6 +371,7 @@ impl RangeProfiler {
         &mut self,
         object: *mut sys::CUpti_RangeProfiler_Object,
         group: usize,
+        ranges: usize,
     ) -> Result<usize, CudaError> {
         let config = &mut self.groups[group];
         let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
@@ -355,8 +382,8 @@ impl RangeProfiler {
             pRangeProfilerObject: object,
             pMetricNames: config.name_ptrs.as_mut_ptr(),
             numMetrics: config.name_ptrs.len(),
-            maxNumOfRanges: 1,
-            maxNumRangeTreeNodes: 1,
+            maxNumOfRanges: ranges,
+            maxNumRangeTreeNodes: ranges as u32,
             ..Default::default()
         };
         // SAFETY: the metric name pointers live as long as `config`.
