@@ -54,6 +54,25 @@ pub struct Job {
     pub output_directory: Option<String>,
     pub output_format: Option<WordList>,
     pub log_level: Option<String>,
+    /// `--replay-window`: a number of dispatches or `auto`.
+    pub replay_window: Option<WindowSize>,
+}
+
+/// `replay_window` as a YAML/JSON number or string (`8`, `"8"`, `auto`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum WindowSize {
+    Count(u64),
+    Text(String),
+}
+
+impl WindowSize {
+    pub fn text(&self) -> String {
+        match self {
+            WindowSize::Count(n) => n.to_string(),
+            WindowSize::Text(text) => text.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -193,6 +212,19 @@ mod tests {
         );
         let input = read_input(&path).unwrap();
         assert_eq!(input.jobs[0].kernel_trace, Some(true));
+    }
+
+    #[test]
+    fn replay_window_is_a_number_or_a_word() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "w.yaml",
+            "jobs:\n  - pmc: [A]\n    replay_window: 8\n  - pmc: [B]\n    replay_window: auto\n",
+        );
+        let input = read_input(&path).unwrap();
+        assert_eq!(input.jobs[0].replay_window, Some(WindowSize::Count(8)));
+        assert_eq!(input.jobs[1].replay_window.as_ref().unwrap().text(), "auto");
     }
 
     #[test]

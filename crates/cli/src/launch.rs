@@ -155,6 +155,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
             .map(|s| (s * 1000.0).ceil() as u64)
             .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
         log_level: spec.log_level.clone(),
+        replay_window: spec.replay_window,
     }
 }
 

@@ -11,7 +11,7 @@
 use crate::args::{ProfileArgs, ReplayMode};
 use crate::error::UsageError;
 use crate::input::{split_words, InputFile, InputKind, Job};
-use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter};
+use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter, ReplayWindow};
 
 /// Turns counter names into groups the device can collect (the catalog's job; a trait so that
 /// run shaping is testable without one).
@@ -32,6 +32,8 @@ pub const MSG_BETA: &str = "--replay-mode kernel requires acknowledgement that k
 pub const MSG_NO_COUNTERS: &str =
     "--replay-mode kernel requires counter collection (--pmc, input-file pmc, or pmc_groups)";
 pub const MSG_PMC_AND_GROUPS: &str = "Cannot specify both --pmc and (input file) pmc_groups";
+
+pub const MSG_WINDOW_WITHOUT_REPLAY: &str = "--replay-window (input-file replay_window) applies only to kernel replay; add --replay-mode kernel --kernel-replay-beta-enabled, or remove it";
 
 pub fn msg_conflict(services: &[&str]) -> String {
     format!(
@@ -64,6 +66,8 @@ pub struct RunSpec {
     /// Lower-case members of [`FORMATS`].
     pub formats: Vec<String>,
     pub log_level: String,
+    /// Kernel replay's unit (per dispatch unless `--replay-window` / `replay_window` says so).
+    pub replay_window: ReplayWindow,
 }
 
 impl RunSpec {
@@ -126,6 +130,7 @@ struct Given {
     output_file: Option<String>,
     formats: Option<Vec<String>>,
     log_level: Option<String>,
+    replay_window: Option<ReplayWindow>,
 }
 
 /// [`Given`] with the defaults filled in.
@@ -136,6 +141,7 @@ struct Settings {
     output_file: String,
     formats: Vec<String>,
     log_level: String,
+    replay_window: ReplayWindow,
 }
 
 impl Given {
@@ -156,6 +162,7 @@ impl Given {
                 .filter(|f| !f.is_empty())
                 .unwrap_or_else(|| vec!["rocpd".into()]),
             log_level: self.log_level.unwrap_or_else(|| "warning".into()),
+            replay_window: self.replay_window.unwrap_or_default(),
         }
     }
 }
@@ -208,6 +215,8 @@ pub fn plan(
         if !refused.is_empty() {
             return Err(UsageError::new(msg_conflict(&refused)).into());
         }
+    } else if args.replay_window.is_some() || jobs.iter().any(|j| j.replay_window.is_some()) {
+        return Err(UsageError::new(MSG_WINDOW_WITHOUT_REPLAY).into());
     } else {
         // Without replay these services are still not something kreplay can collect; the
         // environment variable alone is not a request, so only the flags are refused.
@@ -333,6 +342,7 @@ pub fn plan(
             output_file: s.output_file,
             formats: s.formats,
             log_level: s.log_level,
+            replay_window: s.replay_window,
         })
         .collect();
     Ok(Plan { runs, notices })
@@ -504,6 +514,7 @@ fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         output_file: args.output_file.clone(),
         formats: (!formats.is_empty()).then_some(formats),
         log_level: args.log_level.map(|l| l.as_str().to_string()),
+        replay_window: args.replay_window,
     })
 }
 
@@ -577,6 +588,15 @@ fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageErro
             )));
         }
     }
+    let job_window = match &job.replay_window {
+        Some(size) => Some(ReplayWindow::parse(&size.text()).map_err(|e| {
+            UsageError::new(format!(
+                "{origin}: {}",
+                e.replace("replay window", "replay_window")
+            ))
+        })?),
+        None => None,
+    };
     let merged = Given {
         include,
         exclude,
@@ -610,6 +630,13 @@ fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageErro
             "log_level",
             origin,
         )?,
+        replay_window: pick(
+            &cli.replay_window,
+            job_window,
+            "--replay-window",
+            "replay_window",
+            origin,
+        )?,
     };
     Ok(merged.settings())
 }
@@ -618,7 +645,7 @@ fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageErro
 mod tests {
     use super::*;
     use crate::args::Cli;
-    use crate::input::{InputFile, InputKind, Job, WordList};
+    use crate::input::{InputFile, InputKind, Job, WindowSize, WordList};
     use kreplay_core::config::CounterSpec;
 
     /// Two counters per pass, like the reference software device.
@@ -780,6 +807,70 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.to_string(), MSG_BETA);
+    }
+
+    #[test]
+    fn replay_window_is_carried_only_with_kernel_replay() {
+        const REPLAY: [&str; 6] = ["--pmc", "A", "--pmc", "B", "--replay-mode", "kernel"];
+        let with = |extra: &[&str]| {
+            let mut cmd: Vec<&str> = REPLAY.to_vec();
+            cmd.push("--kernel-replay-beta-enabled");
+            cmd.extend_from_slice(extra);
+            cmd.extend_from_slice(&["--", "a"]);
+            shape(&cmd, None)
+        };
+        assert_eq!(
+            with(&[]).unwrap().runs[0].replay_window,
+            ReplayWindow::Dispatch
+        );
+        assert_eq!(
+            with(&["--replay-window", "8"]).unwrap().runs[0].replay_window,
+            ReplayWindow::Count(8)
+        );
+        assert_eq!(
+            with(&["--replay-window", "auto"]).unwrap().runs[0].replay_window,
+            ReplayWindow::Auto
+        );
+        let err = shape(&["--pmc", "A", "--replay-window", "8", "--", "a"], None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, MSG_WINDOW_WITHOUT_REPLAY);
+        let bad = Cli::parse_args(["kreplay", "--replay-window", "0", "--", "a"])
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("e.g. 8 or auto"), "{bad}");
+
+        // The input-file key: a number or `auto`; the command line must agree with it.
+        let job = |size: WindowSize| Job {
+            replay_window: Some(size),
+            ..pmc_job(&["A"])
+        };
+        let replay_job = |input: &InputFile, extra: &[&str]| {
+            let mut cmd = vec!["--replay-mode", "kernel", "--kernel-replay-beta-enabled"];
+            cmd.extend_from_slice(extra);
+            cmd.extend_from_slice(&["--", "a"]);
+            shape(&cmd, Some(input))
+        };
+        let input = jobs(InputKind::Structured, vec![job(WindowSize::Count(4))]);
+        assert_eq!(
+            replay_job(&input, &[]).unwrap().runs[0].replay_window,
+            ReplayWindow::Count(4)
+        );
+        let err = replay_job(&input, &["--replay-window", "auto"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("give it in one place"), "{err}");
+        let input = jobs(
+            InputKind::Structured,
+            vec![job(WindowSize::Text("many".into()))],
+        );
+        let err = replay_job(&input, &[]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("input job 1: replay_window \"many\""),
+            "{err}"
+        );
+        let err = shape(&["--", "a"], Some(&input)).unwrap_err().to_string();
+        assert_eq!(err, MSG_WINDOW_WITHOUT_REPLAY);
     }
 
     #[test]
