@@ -40,17 +40,8 @@ pub const STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
 /// `CU_STREAM_LEGACY`: the legacy default stream's explicit handle.
 pub const STREAM_LEGACY: CUstream = 0x1 as CUstream;
 
-/// A launch as the application issued it: the API and its parameter block, which CUDA keeps
-/// valid only while the launch's callback runs. The engine uses it only inside that callback.
-#[derive(Debug, Clone, Copy)]
-pub struct CudaLaunch {
-    pub api: LaunchApi,
-    /// `cuLaunchKernel_params`, `cuLaunchKernelEx_params` or `cuLaunchCooperativeKernel_params`.
-    pub params: *const std::ffi::c_void,
-}
-
-// SAFETY: a launch is only used on the thread whose callback produced it.
-unsafe impl Send for CudaLaunch {}
+pub use crate::launch::CudaLaunch;
+use crate::launch::OwnedLaunch;
 
 /// Where a snapshot's bytes are: regions and their offsets in the device's arena.
 #[derive(Debug)]
@@ -76,7 +67,12 @@ struct DeviceState {
     anchor: CUevent,
     anchor_host_ns: u64,
     anchored_at: Option<Instant>,
+    /// Events ending each execution of a window pass, reused across windows.
+    window_events: Vec<CUevent>,
 }
+
+/// The most kernels one window pass collects (each is one range of the counter-data image).
+pub const MAX_WINDOW_RANGES: usize = 128;
 
 /// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +109,56 @@ pub struct CudaBackend {
     counters_broken: HashMap<DeviceId, String>,
     /// The pass started and not yet stopped: device and group.
     open_pass: Option<(DeviceId, Option<usize>)>,
+    /// The window pass in progress, if any.
+    window: Option<WindowPass>,
+}
+
+/// A pass over a replay window: up to `ranges` executions, each ended by an event.
+#[derive(Debug)]
+struct WindowPass {
+    device: DeviceId,
+    ctx: CUcontext,
+    /// Events recorded after each execution so far, in order (from the device's pool).
+    boundaries: usize,
+    ranges: usize,
+}
+
+/// Makes `ctx` current on this thread for the guard's life when it is not already (a replay
+/// window may be closed, and its passes run, on another application thread).
+struct ContextGuard {
+    driver: &'static Driver,
+    pushed: bool,
+}
+
+impl ContextGuard {
+    fn make_current(driver: &'static Driver, ctx: CUcontext) -> Result<ContextGuard, CudaError> {
+        let mut current: CUcontext = std::ptr::null_mut();
+        // SAFETY: reads and (if needed) pushes a live context handle.
+        unsafe {
+            drv!(driver, cuCtxGetCurrent(&mut current))?;
+            if current == ctx || ctx.is_null() {
+                return Ok(ContextGuard {
+                    driver,
+                    pushed: false,
+                });
+            }
+            drv!(driver, cuCtxPushCurrent_v2(ctx))?;
+        }
+        Ok(ContextGuard {
+            driver,
+            pushed: true,
+        })
+    }
+}
+
+impl Drop for ContextGuard {
+    fn drop(&mut self) {
+        if self.pushed {
+            let mut popped: CUcontext = std::ptr::null_mut();
+            // SAFETY: pops the context this guard pushed.
+            let _ = unsafe { drv!(self.driver, cuCtxPopCurrent_v2(&mut popped)) };
+        }
+    }
 }
 
 // SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
@@ -146,7 +192,173 @@ impl CudaBackend {
             streams: HashSet::new(),
             counters_broken: HashMap::new(),
             open_pass: None,
+            window: None,
         }
+    }
+
+    /// The most launches one replay window may hold (the ranges one counter pass collects).
+    /// Without counters there is nothing to amortise: 1.
+    pub fn max_window(&self) -> usize {
+        if self.groups.is_empty() {
+            1
+        } else {
+            MAX_WINDOW_RANGES
+        }
+    }
+
+    /// Starts a pass of `group` over a window of up to `ranges` executions.
+    pub fn start_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let ctx = self.state(device)?.ctx;
+        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
+        let stream = self.current()?.stream;
+        self.ensure_anchor(device).map_err(failed)?;
+        if let Some(group) = group {
+            match self.profiler(device) {
+                Some(profiler) => {
+                    if let Err(e) = profiler.start_ranges(group, ranges) {
+                        self.counters_broken.insert(device, e.to_string());
+                        return Err(failed(e));
+                    }
+                }
+                None => {
+                    return Err(BackendError::Failed(format!(
+                        "counters unavailable: {}",
+                        self.counters_unavailable(device)
+                            .unwrap_or("no counter groups")
+                    )))
+                }
+            }
+        }
+        self.open_pass = Some((device, group));
+        self.window = Some(WindowPass {
+            device,
+            ctx,
+            boundaries: 0,
+            ranges,
+        });
+        let d = self.driver;
+        let state = self.state(device)?;
+        // SAFETY: the tool's own event on the window's first stream.
+        unsafe { drv!(d, cuEventRecord(state.pass_start, stream)) }.map_err(failed)
+    }
+
+    /// Records the end of one execution of the window pass in progress.
+    fn mark_window_boundary(&mut self, stream: CUstream) -> Result<(), CudaError> {
+        let d = self.driver;
+        let Some(window) = self.window.as_mut() else {
+            return Ok(());
+        };
+        let index = window.boundaries;
+        window.boundaries += 1;
+        let device = window.device;
+        let Some(state) = self.devices.get_mut(&device) else {
+            return Ok(());
+        };
+        while state.window_events.len() <= index {
+            let mut event: CUevent = std::ptr::null_mut();
+            // SAFETY: creates an event in the window's (current) context.
+            unsafe {
+                drv!(
+                    d,
+                    cuEventCreate(&mut event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
+                )?
+            };
+            state.window_events.push(event);
+        }
+        // SAFETY: the tool's own event on the execution's stream.
+        unsafe { drv!(d, cuEventRecord(state.window_events[index], stream)) }
+    }
+
+    /// Stops the window pass: one result per execution, in execution order.
+    pub fn stop_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<Vec<PassResult>, BackendError> {
+        let _scope = ToolScope::enter();
+        self.open_pass = None;
+        let window = self
+            .window
+            .take()
+            .ok_or_else(|| BackendError::Failed("no window pass in progress".into()))?;
+        let _ctx = ContextGuard::make_current(self.driver, window.ctx).map_err(failed)?;
+        let d = self.driver;
+        let (start_ev, anchor, anchor_ns, events) = {
+            let state = self.state(device)?;
+            let events: Vec<CUevent> = state.window_events[..window.boundaries].to_vec();
+            (state.pass_start, state.anchor, state.anchor_host_ns, events)
+        };
+        if let Some(last) = events.last() {
+            // SAFETY: the tool's own event; waits for the window's last execution.
+            unsafe { drv!(d, cuEventSynchronize(*last)) }.map_err(failed)?;
+        }
+        let mut results = Vec::with_capacity(events.len());
+        let mut previous = start_ev;
+        for event in &events {
+            let start_ns = anchor_ns + self.elapsed_ns(anchor, previous).map_err(failed)?;
+            let end_ns = start_ns + self.elapsed_ns(previous, *event).map_err(failed)?;
+            results.push(PassResult {
+                counters: Vec::new(),
+                start_ns,
+                end_ns,
+            });
+            previous = *event;
+        }
+        if let Some(group) = group {
+            let names: Vec<String> = self.groups.get(group).cloned().unwrap_or_default();
+            let profiler = self.profiler(device).ok_or_else(|| {
+                BackendError::Failed(format!("counters of group {group} were not started"))
+            })?;
+            match profiler.stop_ranges(group, ranges.max(window.ranges)) {
+                Ok(values) => {
+                    for (result, values) in results.iter_mut().zip(values) {
+                        result.counters = names
+                            .iter()
+                            .cloned()
+                            .zip(values)
+                            .map(|(name, value)| CounterSample { name, value })
+                            .collect();
+                    }
+                }
+                Err(e) => {
+                    self.counters_broken.insert(device, e.to_string());
+                    return Err(failed(e));
+                }
+            }
+        }
+        Ok(results)
+    }
+
+    /// A copy of the application's launch that stays valid after its callback (for a window's
+    /// later passes); also marks the end of this execution in the window pass.
+    pub fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
+        let _scope = ToolScope::enter();
+        let current = self.current()?;
+        let owned = match launch {
+            CudaLaunch::Callback { api, params } => {
+                // SAFETY: the engine asks inside the launch's callback.
+                unsafe {
+                    OwnedLaunch::copy(self.driver, current.ctx, *api, *params, current.stream)
+                }
+                .map_err(failed)?
+            }
+            CudaLaunch::Owned(_) => {
+                return Err(BackendError::Failed(
+                    "the launch is already a kept copy".into(),
+                ))
+            }
+        };
+        if self.window.is_some() {
+            self.mark_window_boundary(current.stream).map_err(failed)?;
+        }
+        Ok(CudaLaunch::Owned(Box::new(owned)))
     }
 
     /// Closes a pass whose execution never happened (the application's launch failed):
@@ -277,6 +489,7 @@ impl CudaBackend {
             anchor: events[2],
             anchor_host_ns: 0,
             anchored_at: None,
+            window_events: Vec::new(),
         })
     }
 
@@ -291,7 +504,10 @@ impl CudaBackend {
             if let Some((ptr, _)) = state.host_arena.take() {
                 let _ = drv!(d, cuMemFreeHost(ptr));
             }
-            for event in [state.pass_start, state.pass_end, state.anchor] {
+            for event in [state.pass_start, state.pass_end, state.anchor]
+                .into_iter()
+                .chain(state.window_events.drain(..))
+            {
                 let _ = drv!(d, cuEventDestroy_v2(event));
             }
             let _ = drv!(d, cuStreamDestroy_v2(state.tool_stream));
@@ -649,12 +865,23 @@ impl ReplayBackend for CudaBackend {
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         let _scope = ToolScope::enter();
         let d = self.driver;
-        // SAFETY: `launch.params` is the parameter block of the launch whose callback is
-        // running; CUDA keeps it valid for the callback's duration.
+        let (api, params) = match launch {
+            CudaLaunch::Owned(owned) => {
+                let _ctx = ContextGuard::make_current(d, owned.ctx).map_err(failed)?;
+                owned.launch(d).map_err(failed)?;
+                if self.window.is_some() {
+                    self.mark_window_boundary(owned.stream()).map_err(failed)?;
+                }
+                return Ok(());
+            }
+            CudaLaunch::Callback { api, params } => (*api, *params),
+        };
+        // SAFETY: `params` is the parameter block of the launch whose callback is running;
+        // CUDA keeps it valid for the callback's duration.
         let result = unsafe {
-            match launch.api {
+            match api {
                 LaunchApi::Kernel { per_thread } => {
-                    let p = &*(launch.params as *const sys::cuLaunchKernel_params);
+                    let p = &*(params as *const sys::cuLaunchKernel_params);
                     drv!(
                         d,
                         cuLaunchKernel(
@@ -673,7 +900,7 @@ impl ReplayBackend for CudaBackend {
                     )
                 }
                 LaunchApi::Cooperative { per_thread } => {
-                    let p = &*(launch.params as *const sys::cuLaunchCooperativeKernel_params);
+                    let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
                     drv!(
                         d,
                         cuLaunchCooperativeKernel(
@@ -691,7 +918,7 @@ impl ReplayBackend for CudaBackend {
                     )
                 }
                 LaunchApi::KernelEx { per_thread } => {
-                    let p = &*(launch.params as *const sys::cuLaunchKernelEx_params);
+                    let p = &*(params as *const sys::cuLaunchKernelEx_params);
                     let mut config = *p.config;
                     config.hStream = resolve_stream(config.hStream, per_thread);
                     drv!(d, cuLaunchKernelEx(&config, p.f, p.kernelParams, p.extra))

@@ -5,6 +5,7 @@ pub mod classify;
 pub mod error;
 pub mod guard;
 pub mod kernel;
+pub mod launch;
 pub mod loader;
 pub mod module_symbols;
 pub mod profiler;

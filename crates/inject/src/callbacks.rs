@@ -410,10 +410,7 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
         }
         return;
     }
-    let launch = CudaLaunch {
-        api,
-        params: data.functionParams,
-    };
+    let launch = CudaLaunch::callback(api, data.functionParams);
     tool.engine.launch_exit(&mut backend, ticket, &launch);
     drop(backend);
     if !passive {

@@ -1,0 +1,300 @@
+//! Launches as the backend re-issues them: borrowed from the launch's callback (its parameter
+//! block is valid until the callback returns), or owned copies kept for a replay window, which
+//! re-executes launches after their callbacks returned, possibly on another thread.
+
+use crate::classify::LaunchApi;
+use crate::drv;
+use crate::error::CudaError;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, CUcontext, CUfunction, CUstream};
+use std::ffi::c_void;
+
+/// A launch the backend can execute again.
+pub enum CudaLaunch {
+    /// The application's own launch, inside its callback.
+    Callback {
+        api: LaunchApi,
+        /// `cuLaunchKernel_params`, `cuLaunchKernelEx_params` or
+        /// `cuLaunchCooperativeKernel_params`.
+        params: *const c_void,
+    },
+    /// A copy that outlives the callback.
+    Owned(Box<OwnedLaunch>),
+}
+
+// SAFETY: a `Callback` launch is only used on the thread whose callback produced it (the engine
+// relaunches it inside that callback); an `Owned` launch owns its parameter bytes, and CUDA
+// handles are valid on any thread.
+unsafe impl Send for CudaLaunch {}
+
+impl CudaLaunch {
+    pub fn callback(api: LaunchApi, params: *const c_void) -> Self {
+        CudaLaunch::Callback { api, params }
+    }
+}
+
+/// Everything a launch needs, copied: function, shape, stream, the bytes of every kernel
+/// parameter, and (for `cuLaunchKernelEx`) its launch attributes.
+pub struct OwnedLaunch {
+    pub api: LaunchApi,
+    pub ctx: CUcontext,
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    stream: CUstream,
+    /// Parameter bytes, 16-byte aligned slots.
+    storage: Vec<u128>,
+    offsets: Vec<usize>,
+    attrs: Vec<sys::CUlaunchAttribute>,
+}
+
+/// The byte layout of a kernel's parameters: (offset, size) of each, from the driver.
+pub fn parameter_layout(driver: &Driver, f: CUfunction) -> Vec<(usize, usize)> {
+    let mut layout = Vec::new();
+    for index in 0..4096usize {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: writes two sizes; an index past the last parameter (or a handle of the other
+        // kind) is an error code.
+        let found = unsafe {
+            drv!(driver, cuFuncGetParamInfo(f, index, &mut offset, &mut size)).is_ok()
+                || drv!(
+                    driver,
+                    cuKernelGetParamInfo(f as sys::CUkernel, index, &mut offset, &mut size)
+                )
+                .is_ok()
+        };
+        if !found {
+            break;
+        }
+        layout.push((offset, size));
+    }
+    layout
+}
+
+/// Copies `sizes.len()` parameters from a `kernelParams` array into 16-byte aligned slots.
+/// Returns the storage and each parameter's byte offset in it.
+///
+/// # Safety
+/// `kernel_params` points at `sizes.len()` pointers, each to at least `sizes[i]` bytes.
+pub unsafe fn copy_parameters(
+    kernel_params: *const *mut c_void,
+    sizes: &[usize],
+) -> (Vec<u128>, Vec<usize>) {
+    let slots: usize = sizes.iter().map(|s| s.div_ceil(16).max(1)).sum();
+    let mut storage = vec![0u128; slots];
+    let mut offsets = Vec::with_capacity(sizes.len());
+    let base = storage.as_mut_ptr() as *mut u8;
+    let mut offset = 0usize;
+    for (index, size) in sizes.iter().enumerate() {
+        let source = *kernel_params.add(index) as *const u8;
+        std::ptr::copy_nonoverlapping(source, base.add(offset), *size);
+        offsets.push(offset);
+        offset += size.div_ceil(16).max(1) * 16;
+    }
+    (storage, offsets)
+}
+
+impl OwnedLaunch {
+    /// Copies a launch inside its callback. Launches passing parameters through `extra` (a
+    /// packed buffer whose layout the driver does not describe) cannot be kept.
+    ///
+    /// # Safety
+    /// `params` is the launch API's parameter block, inside its callback.
+    pub unsafe fn copy(
+        driver: &Driver,
+        ctx: CUcontext,
+        api: LaunchApi,
+        params: *const c_void,
+        stream: CUstream,
+    ) -> Result<OwnedLaunch, CudaError> {
+        let (f, grid, block, shared, kernel_params, extra, attrs) = match api {
+            LaunchApi::Kernel { .. } => {
+                let p = &*(params as *const sys::cuLaunchKernel_params);
+                (
+                    p.f,
+                    [p.gridDimX, p.gridDimY, p.gridDimZ],
+                    [p.blockDimX, p.blockDimY, p.blockDimZ],
+                    p.sharedMemBytes,
+                    p.kernelParams,
+                    p.extra,
+                    Vec::new(),
+                )
+            }
+            LaunchApi::Cooperative { .. } => {
+                let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
+                (
+                    p.f,
+                    [p.gridDimX, p.gridDimY, p.gridDimZ],
+                    [p.blockDimX, p.blockDimY, p.blockDimZ],
+                    p.sharedMemBytes,
+                    p.kernelParams,
+                    std::ptr::null_mut(),
+                    Vec::new(),
+                )
+            }
+            LaunchApi::KernelEx { .. } => {
+                let p = &*(params as *const sys::cuLaunchKernelEx_params);
+                let c = &*p.config;
+                let attrs = if c.attrs.is_null() || c.numAttrs == 0 {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(c.attrs, c.numAttrs as usize).to_vec()
+                };
+                (
+                    p.f,
+                    [c.gridDimX, c.gridDimY, c.gridDimZ],
+                    [c.blockDimX, c.blockDimY, c.blockDimZ],
+                    c.sharedMemBytes,
+                    p.kernelParams,
+                    p.extra,
+                    attrs,
+                )
+            }
+            LaunchApi::Graph | LaunchApi::MultiDevice => {
+                return Err(CudaError::Load(
+                    "graph and multi-device launches are never replayed".into(),
+                ))
+            }
+        };
+        if !extra.is_null() {
+            return Err(CudaError::Load(
+                "a launch passing its parameters through `extra` cannot be kept for a replay window".into(),
+            ));
+        }
+        let layout = parameter_layout(driver, f);
+        if !layout.is_empty() && kernel_params.is_null() {
+            return Err(CudaError::Load(
+                "a launch without its kernel parameters".into(),
+            ));
+        }
+        let sizes: Vec<usize> = layout.iter().map(|(_, size)| *size).collect();
+        let (storage, offsets) = copy_parameters(kernel_params, &sizes);
+        Ok(OwnedLaunch {
+            api,
+            ctx,
+            f,
+            grid,
+            block,
+            shared,
+            stream,
+            storage,
+            offsets,
+            attrs,
+        })
+    }
+
+    pub fn stream(&self) -> CUstream {
+        self.stream
+    }
+
+    /// Issues the launch again with the copied parameters.
+    pub fn launch(&self, driver: &Driver) -> Result<(), CudaError> {
+        // The driver only reads through these pointers (it copies parameters at launch).
+        let base = self.storage.as_ptr() as *mut u8;
+        // SAFETY: offsets lie inside `storage`, which lives until the call returns (the
+        // driver copies parameters at launch).
+        let mut pointers: Vec<*mut c_void> = self
+            .offsets
+            .iter()
+            .map(|o| unsafe { base.add(*o) } as *mut c_void)
+            .collect();
+        let params = if pointers.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            pointers.as_mut_ptr()
+        };
+        let [gx, gy, gz] = self.grid;
+        let [bx, by, bz] = self.block;
+        // SAFETY: handles and shape as the application launched them.
+        unsafe {
+            match self.api {
+                LaunchApi::Kernel { .. } => drv!(
+                    driver,
+                    cuLaunchKernel(
+                        self.f,
+                        gx,
+                        gy,
+                        gz,
+                        bx,
+                        by,
+                        bz,
+                        self.shared,
+                        self.stream,
+                        params,
+                        std::ptr::null_mut()
+                    )
+                ),
+                LaunchApi::Cooperative { .. } => drv!(
+                    driver,
+                    cuLaunchCooperativeKernel(
+                        self.f,
+                        gx,
+                        gy,
+                        gz,
+                        bx,
+                        by,
+                        bz,
+                        self.shared,
+                        self.stream,
+                        params
+                    )
+                ),
+                LaunchApi::KernelEx { .. } => {
+                    let config = sys::CUlaunchConfig {
+                        gridDimX: gx,
+                        gridDimY: gy,
+                        gridDimZ: gz,
+                        blockDimX: bx,
+                        blockDimY: by,
+                        blockDimZ: bz,
+                        sharedMemBytes: self.shared,
+                        hStream: self.stream,
+                        attrs: if self.attrs.is_empty() {
+                            std::ptr::null_mut()
+                        } else {
+                            self.attrs.as_ptr() as *mut sys::CUlaunchAttribute
+                        },
+                        numAttrs: self.attrs.len() as u32,
+                    };
+                    drv!(
+                        driver,
+                        cuLaunchKernelEx(&config, self.f, params, std::ptr::null_mut())
+                    )
+                }
+                LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
+                    "graph and multi-device launches are never replayed".into(),
+                )),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_copied_into_aligned_slots() {
+        let mut a: u64 = 0x1122_3344_5566_7788;
+        let mut b: u32 = 7;
+        let mut c = [
+            1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+        ];
+        let params: [*mut c_void; 3] = [
+            &mut a as *mut _ as *mut c_void,
+            &mut b as *mut _ as *mut c_void,
+            c.as_mut_ptr() as *mut c_void,
+        ];
+        // SAFETY: three pointers to values of the stated sizes.
+        let (storage, offsets) = unsafe { copy_parameters(params.as_ptr(), &[8, 4, 20]) };
+        assert_eq!(offsets, vec![0, 16, 32]);
+        let bytes: Vec<u8> = storage.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(&bytes[0..8], &a.to_le_bytes());
+        assert_eq!(&bytes[16..20], &b.to_le_bytes());
+        assert_eq!(&bytes[32..52], &c);
+        // Changing the originals afterwards does not change the copy.
+        a = 0;
+        assert_ne!(&bytes[0..8], &a.to_le_bytes());
+    }
+}
