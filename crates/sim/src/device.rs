@@ -18,6 +18,9 @@ pub const DEFAULT_CAPACITY_BYTES: u64 = 1 << 30;
 pub const DEFAULT_HOST_STAGING_BYTES: u64 = 4 << 30;
 /// Threads per warp, for `sim__warps_launched.sum`.
 pub const WARP_SIZE: u64 = 32;
+/// Executions one window pass can measure separately (as CUPTI's range profiler has a
+/// maximum number of ranges per pass).
+pub const DEFAULT_MAX_WINDOW: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SimError {
@@ -227,6 +230,23 @@ pub struct DeviceActivity {
     pub drains: u64,
 }
 
+/// One execution of a window pass: a range of its own.
+#[derive(Debug)]
+struct WindowRange {
+    stats: ExecStats,
+    start_ns: u64,
+    end_ns: u64,
+}
+
+/// A window pass: every execution by `executor` until the stop is one range. Not keyed by
+/// thread like [`ActivePass`]: another thread may stop it (the one that closed the window).
+#[derive(Debug)]
+struct WindowPass {
+    executor: ThreadId,
+    group: Option<usize>,
+    ranges: Vec<WindowRange>,
+}
+
 #[derive(Debug)]
 struct ActivePass {
     group: Option<usize>,
@@ -250,6 +270,8 @@ pub struct SimDevice {
     /// The pass each thread has started: executions count into their own thread's pass, as
     /// counters of a GPU context belong to the launches made in it.
     active: HashMap<ThreadId, ActivePass>,
+    window_pass: Option<WindowPass>,
+    max_window: usize,
     clock_ns: u64,
     jitter_state: u64,
     /// Drains time out once this many have succeeded (`None`: never).
@@ -283,6 +305,8 @@ impl SimDevice {
                 })
                 .collect(),
             active: HashMap::new(),
+            window_pass: None,
+            max_window: DEFAULT_MAX_WINDOW,
             clock_ns: 1_000_000,
             jitter_state: seed | 1,
             drains_before_stall: None,
@@ -302,6 +326,11 @@ impl SimDevice {
     /// Host staging limit (for tests of the too-large decline).
     pub fn set_host_staging_limit(&mut self, bytes: u64) {
         self.host_staging_limit = bytes;
+    }
+
+    /// The most executions a window pass measures (for tests of the window cap).
+    pub fn set_max_window(&mut self, executions: usize) {
+        self.max_window = executions;
     }
 
     /// Makes every drain time out (for tests of the drain deadline).
@@ -423,13 +452,20 @@ impl SimDevice {
         let start_ns = self.clock_ns;
         self.clock_ns += stats.cycles.max(1);
         self.activity.executions += 1;
-        if let Some(active) = self.active.get_mut(&thread::current().id()) {
+        let me = thread::current().id();
+        if let Some(active) = self.active.get_mut(&me) {
             if !active.executed {
                 active.start_ns = start_ns;
             }
             active.executed = true;
             active.end_ns = self.clock_ns;
             active.stats.add(&stats);
+        } else if let Some(window) = self.window_pass.as_mut().filter(|w| w.executor == me) {
+            window.ranges.push(WindowRange {
+                stats,
+                start_ns,
+                end_ns: self.clock_ns,
+            });
         }
         match fault {
             Some((address, bytes)) => Err(SimError::Fault {
@@ -451,6 +487,33 @@ impl SimDevice {
         x ^= x << 17;
         self.jitter_state = x;
         base + x % (base / 20 + 1)
+    }
+
+    /// The counters of `group` over `stats`.
+    fn pass_result(
+        &self,
+        group: Option<usize>,
+        stats: &ExecStats,
+        start_ns: u64,
+        end_ns: u64,
+    ) -> PassResult {
+        let counters = match group.and_then(|g| self.groups.get(g)) {
+            Some(counters) => counters
+                .iter()
+                .filter_map(|(name, metric)| {
+                    metric.map(|m| CounterSample {
+                        name: name.clone(),
+                        value: stats.value(m),
+                    })
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        PassResult {
+            counters,
+            start_ns,
+            end_ns,
+        }
     }
 
     fn check_group(&self, group: Option<usize>) -> Result<(), BackendError> {
@@ -596,29 +659,75 @@ impl ReplayBackend for SimDevice {
                 active.group
             )));
         }
-        let counters = match group.and_then(|g| self.groups.get(g)) {
-            Some(counters) => counters
-                .iter()
-                .filter_map(|(name, metric)| {
-                    metric.map(|m| CounterSample {
-                        name: name.clone(),
-                        value: active.stats.value(m),
-                    })
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        Ok(PassResult {
-            counters,
-            start_ns: active.start_ns,
-            end_ns: active.end_ns,
-        })
+        Ok(self.pass_result(group, &active.stats, active.start_ns, active.end_ns))
     }
 
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
         self.activity.relaunches += 1;
         self.execute(launch)
             .map_err(|e| BackendError::Failed(e.to_string()))
+    }
+
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        self.max_window
+    }
+
+    fn start_window_pass(
+        &mut self,
+        _device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        if self.window_pass.is_some() {
+            return Err(BackendError::Failed(
+                "start_window_pass while another window pass is active".to_string(),
+            ));
+        }
+        let me = thread::current().id();
+        if self.active.contains_key(&me) {
+            return Err(BackendError::Failed(
+                "start_window_pass while this thread's pass is active".to_string(),
+            ));
+        }
+        if ranges > self.max_window {
+            return Err(BackendError::Failed(format!(
+                "a window pass of {ranges} executions exceeds the device's {}",
+                self.max_window
+            )));
+        }
+        self.check_group(group)?;
+        self.window_pass = Some(WindowPass {
+            executor: me,
+            group,
+            ranges: Vec::with_capacity(ranges),
+        });
+        Ok(())
+    }
+
+    fn stop_window_pass(
+        &mut self,
+        _device: DeviceId,
+        group: Option<usize>,
+        _ranges: usize,
+    ) -> Result<Vec<PassResult>, BackendError> {
+        let window = self.window_pass.take().ok_or_else(|| {
+            BackendError::Failed("stop_window_pass without start_window_pass".to_string())
+        })?;
+        if window.group != group {
+            return Err(BackendError::Failed(format!(
+                "stop_window_pass for group {group:?} but group {:?} was started",
+                window.group
+            )));
+        }
+        Ok(window
+            .ranges
+            .iter()
+            .map(|r| self.pass_result(group, &r.stats, r.start_ns, r.end_ns))
+            .collect())
+    }
+
+    fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
+        Ok(launch.clone())
     }
 }
 
@@ -678,6 +787,28 @@ impl ReplayBackend for SharedSimDevice {
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)
     }
+    fn max_window(&mut self, device: DeviceId) -> usize {
+        self.lock().max_window(device)
+    }
+    fn start_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        self.lock().start_window_pass(device, group, ranges)
+    }
+    fn stop_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<Vec<PassResult>, BackendError> {
+        self.lock().stop_window_pass(device, group, ranges)
+    }
+    fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
+        Ok(launch.clone())
+    }
 }
 
 #[cfg(test)]
@@ -730,6 +861,42 @@ mod tests {
             assert!(result.end_ns > result.start_ns);
         }
         assert_eq!(device.read_u32s(x, 2).unwrap(), vec![2, 2]);
+    }
+
+    #[test]
+    fn a_window_pass_measures_each_execution_and_may_be_stopped_elsewhere() {
+        let mut device = SimDevice::new(&[group(&["sim__inst_executed.sum"])]);
+        device.set_max_window(4);
+        let x = device.alloc(AllocKind::Device, 400).unwrap().base;
+        let launch = |n| SimLaunch {
+            kernel: fill_kernel(),
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            args: vec![x, n],
+        };
+        assert!(
+            device.start_window_pass(0, Some(0), 5).is_err(),
+            "over the cap"
+        );
+        device.start_window_pass(0, Some(0), 4).unwrap();
+        for n in [10, 20, 30] {
+            device.execute(&launch(n)).unwrap();
+        }
+        let shared = SharedSimDevice::new(device);
+        let results = {
+            let mut other = shared.clone();
+            thread::spawn(move || other.stop_window_pass(0, Some(0), 3))
+                .join()
+                .unwrap()
+                .unwrap()
+        };
+        let values: Vec<f64> = results.iter().map(|r| r.counters[0].value).collect();
+        assert_eq!(values, vec![10.0, 20.0, 30.0]);
+        assert!(results.windows(2).all(|w| w[0].end_ns <= w[1].start_ns));
+        // Executions after the stop are not measured.
+        let mut device = shared.lock();
+        device.execute(&launch(1)).unwrap();
+        assert!(device.stop_window_pass(0, Some(0), 1).is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The software device's "driver API": what an application calls, routed through the replay
 //! engine exactly as the CUDA backend routes CUDA calls: allocations enter the inventory, every
-//! other call holds the engine's fence, and a launch is `launch_enter` → the application's own
+//! other call holds the engine's fence (closing an open replay window first, as
+//! `Engine::fence_with` does), and a launch is `launch_enter` → the application's own
 //! execution → `launch_exit`.
 
 use crate::device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
@@ -72,7 +73,7 @@ impl SimRuntime {
 
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
-        let _fence = self.engine.as_ref().map(|e| e.fence());
+        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
         let region = self.device.lock().alloc(kind, bytes)?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
@@ -81,7 +82,7 @@ impl SimRuntime {
     }
 
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
-        let _fence = self.engine.as_ref().map(|e| e.fence());
+        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
         let mut device = self.device.lock();
         device.free(base)?;
         if let Some(engine) = &self.engine {
@@ -91,13 +92,21 @@ impl SimRuntime {
     }
 
     pub fn write_u32s(&mut self, address: u64, values: &[u32]) -> Result<(), SimError> {
-        let _fence = self.engine.as_ref().map(|e| e.fence());
+        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
         self.device.lock().write_u32s(address, values)
     }
 
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
-        let _fence = self.engine.as_ref().map(|e| e.fence());
+        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
         self.device.lock().read_u32s(address, count)
+    }
+
+    /// The end of the process: closes an open replay window (its passes run here), then
+    /// flushes every record.
+    pub fn finish(&mut self) {
+        if let Some(engine) = self.engine.clone() {
+            engine.finish_with(&mut self.device);
+        }
     }
 
     /// Launches one kernel.

@@ -3,10 +3,12 @@
 //! random mode (kernel replay, rotation, single) and either staging place, memory after the
 //! profiled run equals memory after one execution, every replayed dispatch has passes 0..N-1
 //! exactly once under one id (graphs and non-replay modes: one record without a pass), and
-//! deterministic counters are equal across passes.
+//! deterministic counters are equal across passes. Window replay (random window sizes and
+//! device caps, with host copies between kernels closing windows early) gives the same memory,
+//! the same passes and the same deterministic counter values as per-dispatch replay.
 
 use kreplay_core::backend::AllocKind;
-use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
+use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig};
 use kreplay_core::notice::SilentLogger;
 use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
 use kreplay_format::{DispatchRecord, Record, RecordSink};
@@ -132,17 +134,34 @@ fn op(allocations: usize) -> impl Strategy<Value = Op> {
     ]
 }
 
-/// One launch of the application: a kernel, or a graph of kernels (never replayed).
+/// One launch of the application: a kernel, or a graph of kernels (never replayed); or a host
+/// read-modify-write of an allocation (an API call that closes an open replay window).
 #[derive(Debug, Clone)]
 enum Step {
     Kernel(Op),
     Graph(Vec<Op>),
+    HostBump(usize),
+}
+
+impl Step {
+    fn is_launch(&self) -> bool {
+        !matches!(self, Step::HostBump(_))
+    }
 }
 
 fn step(allocations: usize) -> impl Strategy<Value = Step> {
     prop_oneof![
-        4 => op(allocations).prop_map(Step::Kernel),
-        1 => prop::collection::vec(op(allocations), 1..4).prop_map(Step::Graph),
+        8 => op(allocations).prop_map(Step::Kernel),
+        2 => prop::collection::vec(op(allocations), 1..4).prop_map(Step::Graph),
+        1 => (0..allocations).prop_map(Step::HostBump),
+    ]
+}
+
+fn window() -> impl Strategy<Value = ReplayWindow> {
+    prop_oneof![
+        1 => Just(ReplayWindow::Dispatch),
+        3 => (2u32..7).prop_map(ReplayWindow::Count),
+        1 => Just(ReplayWindow::Auto),
     ]
 }
 
@@ -163,6 +182,9 @@ struct Scenario {
     mode: InProcessMode,
     /// Stage snapshots in host memory (a reserve larger than the device) instead of the device.
     host_staging: bool,
+    window: ReplayWindow,
+    /// The device's cap on a window (1: no windows at all).
+    max_window: usize,
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
@@ -184,14 +206,18 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             prop::collection::vec(metrics.clone(), 1..5),
             mode(),
             any::<bool>(),
+            window(),
+            1usize..9,
         )
             .prop_map(
-                |(allocations, steps, metrics, mode, host_staging)| Scenario {
+                |(allocations, steps, metrics, mode, host_staging, window, max_window)| Scenario {
                     allocations,
                     steps,
                     metrics,
                     mode,
                     host_staging,
+                    window,
+                    max_window,
                 },
             )
     })
@@ -242,12 +268,60 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> V
                     .collect();
                 runtime.launch_graph(&nodes)
             }
+            Step::HostBump(target) => {
+                let value = runtime.read_u32s(bases[*target], 1).unwrap()[0];
+                runtime
+                    .write_u32s(bases[*target], &[value ^ 0xa5a5])
+                    .map(|_| ())
+            }
         }
         .unwrap();
     }
+    runtime.finish();
     bases
         .iter()
         .map(|b| runtime.device().bytes(*b).unwrap().to_vec())
+        .collect()
+}
+
+/// A profiled run of the scenario: memory afterwards and every record.
+fn profiled(
+    allocations: &[Allocation],
+    steps: &[Step],
+    config: &ToolConfig,
+    host_staging: bool,
+    max_window: usize,
+) -> (Vec<Vec<u8>>, Vec<Record>) {
+    let sink = Arc::new(MemorySink::default());
+    let options = EngineOptions {
+        logger: Arc::new(SilentLogger),
+        abort: Arc::new(|message: &str| panic!("engine aborted: {message}")),
+        staging_reserve_bytes: if host_staging { u64::MAX / 2 } else { 0 },
+    };
+    let tool = Box::new(CounterGroupsTool::new(config));
+    let engine =
+        Arc::new(Engine::with_options(config.clone(), sink.clone(), tool, options).unwrap());
+    let mut device = SimDevice::new(&config.groups);
+    device.set_max_window(max_window);
+    let memory = run(allocations, steps, SimRuntime::new(device, Some(engine)));
+    let records = std::mem::take(&mut *sink.records.lock().unwrap());
+    (memory, records)
+}
+
+/// Deterministic counter values by (dispatch id, pass, counter).
+fn deterministic_values(records: &[Record]) -> BTreeMap<(u64, Option<u32>, String), f64> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Dispatch(d) => Some(d),
+            _ => None,
+        })
+        .flat_map(|d| {
+            d.counters
+                .iter()
+                .filter(|c| SimMetric::from_name(&c.name).is_some_and(|m| m.is_deterministic()))
+                .map(move |c| ((d.dispatch_id, d.replay_pass, c.name.clone()), c.value))
+        })
         .collect()
 }
 
@@ -271,27 +345,26 @@ proptest! {
 
     #[test]
     fn replay_leaves_memory_as_one_execution_and_counters_agree(case in scenario()) {
-        let Scenario { allocations, steps, metrics, mode, host_staging } = case;
+        let Scenario { allocations, steps, metrics, mode, host_staging, window, max_window } = case;
         let reference = run(&allocations, &steps, SimRuntime::new(SimDevice::new(&[]), None));
 
         let config = ToolConfig {
             groups: groups(&metrics),
             mode,
+            replay_window: window,
             ..ToolConfig::default()
         };
-        let sink = Arc::new(MemorySink::default());
-        let options = EngineOptions {
-            logger: Arc::new(SilentLogger),
-            abort: Arc::new(|message: &str| panic!("engine aborted: {message}")),
-            staging_reserve_bytes: if host_staging { u64::MAX / 2 } else { 0 },
-        };
-        let tool = Box::new(CounterGroupsTool::new(&config));
-        let engine = Arc::new(Engine::with_options(config.clone(), sink.clone(), tool, options).unwrap());
-        let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(engine.clone()));
-        let replayed = run(&allocations, &steps, runtime);
+        let (replayed, records) = profiled(&allocations, &steps, &config, host_staging, max_window);
         prop_assert_eq!(&replayed, &reference);
+        // Window replay measures what per-dispatch replay measures.
+        if window != ReplayWindow::Dispatch {
+            let per_dispatch = ToolConfig { replay_window: ReplayWindow::Dispatch, ..config.clone() };
+            let (memory, baseline) = profiled(&allocations, &steps, &per_dispatch, host_staging, max_window);
+            prop_assert_eq!(&memory, &reference);
+            prop_assert_eq!(deterministic_values(&records), deterministic_values(&baseline));
+        }
+        let steps: Vec<Step> = steps.into_iter().filter(Step::is_launch).collect();
 
-        let records = sink.records.lock().unwrap();
         let mut passes: BTreeMap<u64, Vec<&DispatchRecord>> = BTreeMap::new();
         for record in records.iter() {
             if let Record::Dispatch(d) = record {

@@ -178,9 +178,9 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     if let Some(bytes) = host_staging {
         device.set_host_staging_limit(bytes);
     }
-    let runtime = SimRuntime::new(device, Some(engine.clone()));
+    let mut runtime = SimRuntime::new(device, Some(engine.clone()));
     let outcomes = workload::run_threads(&runtime, sizes, threads);
-    engine.finish();
+    runtime.finish();
     drop(runtime);
     drop(engine);
     if let Ok(writer) = Arc::try_unwrap(sink) {
