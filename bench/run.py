@@ -2,7 +2,8 @@
 """kreplay benchmark driver: runs ON the GPU machine, from the repository root, in one call.
 
 Measures, for each workload, the wall time of: the application alone; kreplay kernel replay with
-1, 2 and 4 single-pass groups; kreplay application replay (4 groups); Nsight Compute
+1, 2 and 4 single-pass groups, per dispatch and with `--replay-window auto` (2 and 4 groups);
+kreplay application replay (4 groups); Nsight Compute
 `--replay-mode kernel --clock-control none` with the same 4 groups' metrics, cache control on and
 off. Overhead per dispatch = (wall - wall alone) / profiled dispatches. Prints a table, writes raw
 numbers to $OUT/bench.json and a plot to $OUT/overhead.png.
@@ -61,13 +62,13 @@ def timed(argv, env=None, timeout=540):
     return wall, proc.returncode, proc.stdout
 
 
-def kreplay_argv(kreplay, groups, mode, outdir):
+def kreplay_argv(kreplay, groups, mode, outdir, extra=()):
     argv = [kreplay]
     for g in groups:
         argv += ["--pmc"] + g
     if mode == "kernel":
         argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled"]
-    return argv + ["-f", "rocpd", "-d", outdir, "-o", "out", "--"]
+    return argv + list(extra) + ["-f", "rocpd", "-d", outdir, "-o", "out", "--"]
 
 
 def replay_costs(outdir):
@@ -137,13 +138,16 @@ def main():
         row = {"workload": name, "runs": {}}
         alone = [timed(argv)[0] for _ in range(2)]
         row["runs"]["alone"] = {"wall_s": min(alone)}
-        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel"),
-                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel"),
-                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel"),
-                   ("kreplay application 4 groups", GROUPS[:4], "application")]
-        for label, groups, mode in configs:
+        window = ["--replay-window", "auto"]
+        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel", []),
+                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel", []),
+                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel", []),
+                   ("kreplay kernel 2 groups, window", GROUPS[:2], "kernel", window),
+                   ("kreplay kernel 4 groups, window", GROUPS[:4], "kernel", window),
+                   ("kreplay application 4 groups", GROUPS[:4], "application", [])]
+        for label, groups, mode, extra in configs:
             d = tempfile.mkdtemp(prefix="kr", dir=work)
-            wall, rc, text = timed(kreplay_argv(kreplay, groups, mode, d) + argv)
+            wall, rc, text = timed(kreplay_argv(kreplay, groups, mode, d, extra) + argv)
             costs = replay_costs(d)
             n = dispatches or dispatch_count(d)
             dispatches = dispatches or n
@@ -178,10 +182,12 @@ def report(results, out):
         for label, run in row["runs"].items():
             print("%-28s %-34s %10.2f %12s" % (row["workload"][:28], label, run["wall_s"],
                   "%.2f" % run["overhead_ms_per_dispatch"] if "overhead_ms_per_dispatch" in run else "-"))
-        k4 = row["runs"].get("kreplay kernel 4 groups", {}).get("overhead_ms_per_dispatch")
         n4 = row["runs"].get("ncu kernel 4 groups, cache all", {}).get("overhead_ms_per_dispatch")
-        if k4 and n4 and k4 > 0:
-            print("%-28s %-34s %10s %12.1fx" % ("", "ncu / kreplay (4 groups)", "", n4 / k4))
+        for label, what in (("kreplay kernel 4 groups", "ncu / kreplay (4 groups)"),
+                            ("kreplay kernel 4 groups, window", "ncu / kreplay window (4 groups)")):
+            k4 = row["runs"].get(label, {}).get("overhead_ms_per_dispatch")
+            if k4 and n4 and k4 > 0:
+                print("%-28s %-34s %10s %12.1fx" % ("", what, "", n4 / k4))
     if results.get("copy_bytes_per_s"):
         print("device copy speed: %.2f TB/s (read + written)" % (results["copy_bytes_per_s"] / 1e12))
     try:
@@ -196,6 +202,13 @@ def report(results, out):
             pts = [(p, v) for p, v in pts if v is not None]
             if pts:
                 ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o", label="kreplay: " + row["workload"])
+            win = [(p, row["runs"][l].get("overhead_ms_per_dispatch")) for p, l in
+                   ((2, "kreplay kernel 2 groups, window"), (4, "kreplay kernel 4 groups, window"))
+                   if l in row["runs"]]
+            win = [(p, v) for p, v in win if v is not None and v > 0]
+            if win:
+                ax.plot([p for p, _ in win], [v for _, v in win], marker="s", linestyle="--",
+                        label="kreplay window: " + row["workload"])
             n = row["runs"].get("ncu kernel 4 groups, cache all", {}).get("overhead_ms_per_dispatch")
             if n is not None:
                 ax.scatter([4], [n], marker="x", s=60, label="ncu: " + row["workload"])
