@@ -80,6 +80,8 @@ pub struct CurrentDispatch {
     ctx: CUcontext,
     cu_device: sys::CUdevice,
     stream: CUstream,
+    /// Not a launch (another API call closing a replay window): no stream of its own.
+    passive: bool,
 }
 
 // SAFETY: CUDA handles, valid on any thread of the process.
@@ -93,6 +95,7 @@ impl CurrentDispatch {
             ctx,
             cu_device: 0,
             stream,
+            passive: true,
         }
     }
 }
@@ -111,6 +114,9 @@ pub struct CudaBackend {
     open_pass: Option<(DeviceId, Option<usize>)>,
     /// The window pass in progress, if any.
     window: Option<WindowPass>,
+    /// The window pass in progress holds the [`MeasureGate`] (released at its stop, whichever
+    /// thread stops it).
+    window_holds_gate: bool,
 }
 
 /// A pass over a replay window: up to `ranges` executions, each ended by an event.
@@ -193,6 +199,7 @@ impl CudaBackend {
             counters_broken: HashMap::new(),
             open_pass: None,
             window: None,
+            window_holds_gate: false,
         }
     }
 
@@ -216,7 +223,14 @@ impl CudaBackend {
         let _scope = ToolScope::enter();
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
-        let stream = self.current()?.stream;
+        let current = self.current()?;
+        // A later pass, run by whichever thread closes the window: the restore just finished
+        // synchronously, so the tool's idle stream marks the pass's start.
+        let stream = if current.passive {
+            self.state(device)?.tool_stream
+        } else {
+            current.stream
+        };
         self.ensure_anchor(device).map_err(failed)?;
         if let Some(group) = group {
             match self.profiler(device) {
@@ -246,6 +260,11 @@ impl CudaBackend {
         let state = self.state(device)?;
         // SAFETY: the tool's own event on the window's first stream.
         unsafe { drv!(d, cuEventRecord(state.pass_start, stream)) }.map_err(failed)
+    }
+
+    /// Whether a window pass is in progress.
+    pub fn window_active(&self) -> bool {
+        self.window.is_some()
     }
 
     /// Records the end of one execution of the window pass in progress.
@@ -365,6 +384,10 @@ impl CudaBackend {
     /// counters are stopped and dropped, nothing is recorded.
     pub fn abandon_pass(&mut self) {
         let _scope = ToolScope::enter();
+        if self.window.is_some() {
+            // A window's pass spans several launches; the engine ends that window itself.
+            return;
+        }
         if let Some((device, Some(group))) = self.open_pass.take() {
             if let Some(profiler) = self
                 .devices
@@ -397,6 +420,7 @@ impl CudaBackend {
             ctx,
             cu_device,
             stream,
+            passive: false,
         };
         self.current = Some(current);
         let stale = self.devices.get(&device).is_some_and(|s| s.ctx != ctx);
@@ -648,6 +672,8 @@ impl CudaBackend {
     fn copy(&mut self, snapshot: &CudaSnapshot, to_staging: bool) -> Result<(), BackendError> {
         let d = self.driver;
         let state = self.state(snapshot.device)?;
+        // A window may be closed on another thread: its copies run in the device's context.
+        let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
         let stream = state.tool_stream;
         let base = match snapshot.place {
             Staging::Device => state.device_arena.map(|(p, _)| p),
@@ -691,6 +717,8 @@ impl ReplayBackend for CudaBackend {
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         let _scope = ToolScope::enter();
         let d = self.driver;
+        let ctx = self.state(device)?.ctx;
+        let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
         let started = Instant::now();
         let mut pending: Vec<usize> = self.streams.iter().copied().collect();
         pending.push(0);
@@ -1064,6 +1092,57 @@ impl ReplayBackend for DispatchBackend<'_> {
 
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)
+    }
+
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        self.lock().max_window()
+    }
+
+    fn start_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        // The window, not this handle, holds the gate: another thread may stop the pass.
+        if self.measuring {
+            self.measuring = false;
+        } else {
+            self.gate.acquire();
+        }
+        let mut backend = self.lock();
+        let result = backend.start_window_pass(device, group, ranges);
+        if result.is_ok() {
+            backend.window_holds_gate = true;
+        } else {
+            drop(backend);
+            self.gate.release();
+        }
+        result
+    }
+
+    fn stop_window_pass(
+        &mut self,
+        device: DeviceId,
+        group: Option<usize>,
+        ranges: usize,
+    ) -> Result<Vec<PassResult>, BackendError> {
+        if !self.lock().window_active() {
+            return self.stop_pass(device, group).map(|r| vec![r]);
+        }
+        let (result, held) = {
+            let mut backend = self.lock();
+            let result = backend.stop_window_pass(device, group, ranges);
+            (result, std::mem::take(&mut backend.window_holds_gate))
+        };
+        if held {
+            self.gate.release();
+        }
+        result
+    }
+
+    fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
+        self.lock().retain_launch(launch)
     }
 }
 

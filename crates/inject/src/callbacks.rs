@@ -89,12 +89,19 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
         }
         event => {
             if enter {
+                // A parked replay window is closed here, on this thread, before the call runs.
+                let mut backend = DispatchBackend::new(
+                    &tool.backend,
+                    &tool.gate,
+                    CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+                );
+                let guard = tool.engine.fence_with(&mut backend);
+                drop(backend);
                 if is_blocking_wait(cbid) {
                     // Wait out a replay in progress, but do not hold the fence while blocked:
                     // the replaying thread may need this thread's earlier work to finish.
-                    drop(tool.engine.fence());
+                    drop(guard);
                 } else {
-                    let guard = tool.engine.fence();
                     FENCES.with(|f| f.borrow_mut().push((cbid, guard)));
                 }
                 if let DriverEvent::Free(api) = event {
@@ -418,7 +425,7 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     }
 }
 
-fn on_resource(tool: &Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
+fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
     match cbid {
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_MODULE_LOADED => {
             let module = data.resourceDescriptor as *const sys::CUpti_ModuleResourceData;
@@ -461,6 +468,14 @@ fn on_resource(tool: &Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             lock(&tool.backend).forget_stream(stream);
         }
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING => {
+            // A replay window still open on this context runs its passes while it exists.
+            let mut backend = DispatchBackend::new(
+                &tool.backend,
+                &tool.gate,
+                CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+            );
+            drop(tool.engine.fence_with(&mut backend));
+            drop(backend);
             lock(&tool.backend).forget_context(data.context);
             lock(&tool.context_devices).remove(&(data.context as usize));
         }
