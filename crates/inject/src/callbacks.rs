@@ -7,7 +7,9 @@ use kreplay_core::{FenceGuard, LaunchTicket};
 use kreplay_cuda::backend::{
     resolve_stream, CudaLaunch, CudaSnapshot, CurrentDispatch, DispatchBackend,
 };
-use kreplay_cuda::classify::{classify_driver_cbid, AllocApi, DriverEvent, FreeApi, LaunchApi};
+use kreplay_cuda::classify::{
+    classify_driver_cbid, is_query_only, AllocApi, DriverEvent, FreeApi, LaunchApi,
+};
 use kreplay_cuda::drv;
 use kreplay_cuda::guard::{in_tool, ToolScope};
 use kreplay_cuda::module_symbols::scan_cubin;
@@ -87,6 +89,8 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 launch_exit(api, data);
             }
         }
+        // Pure queries submit no work: no fence, and a parked replay window stays open.
+        DriverEvent::Other if is_query_only(cbid) => {}
         event => {
             if enter {
                 // A parked replay window is closed here, on this thread, before the call runs.
