@@ -5,7 +5,7 @@ use crate::callbacks;
 use kreplay_core::backend::{AllocKind, DeviceId, Region};
 use kreplay_core::config::ToolConfig;
 use kreplay_core::Engine;
-use kreplay_cuda::backend::{CudaBackend, MeasureGate};
+use kreplay_cuda::backend::{CudaBackend, CurrentDispatch, DispatchBackend, MeasureGate};
 use kreplay_cuda::module_symbols::CubinSymbols;
 use kreplay_cuda::{cupti_call, drv, loader};
 use kreplay_cupti_sys::cupti::Cupti;
@@ -188,7 +188,16 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         if let Some(tool) = TOOL.get() {
-            tool.engine.finish();
+            // A replay window still open (no CUDA call since its last launch) runs its passes
+            // now. Exit handlers run in reverse order of registration and this one is
+            // registered inside cuInit, so it is expected (not verified) to run before a
+            // teardown handler the CUDA runtime registered earlier, while contexts exist.
+            let mut backend = DispatchBackend::new(
+                &tool.backend,
+                &tool.gate,
+                CurrentDispatch::passive(std::ptr::null_mut(), std::ptr::null_mut()),
+            );
+            tool.engine.finish_with(&mut backend);
         }
     });
 }
