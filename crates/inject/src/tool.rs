@@ -30,7 +30,10 @@ pub(crate) struct Tool {
     pub context_devices: Mutex<HashMap<usize, DeviceId>>,
     /// Cubins loaded but not yet matched to a module handle (see `resolve_module_variables`).
     pub pending_cubins: Mutex<Vec<CubinSymbols>>,
-    pub resolved_modules: Mutex<HashSet<usize>>,
+    /// Modules (or libraries) whose variables are tracked, per device.
+    pub resolved_modules: Mutex<HashSet<(usize, DeviceId)>>,
+    /// Launch handles whose module variables were looked for on a device.
+    pub resolved_launches: Mutex<HashSet<(usize, DeviceId)>>,
     pub warned: Mutex<HashSet<&'static str>>,
     /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking.
     pub debug: bool,
@@ -108,6 +111,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         context_devices: Mutex::new(HashMap::new()),
         pending_cubins: Mutex::new(Vec::new()),
         resolved_modules: Mutex::new(HashSet::new()),
+        resolved_launches: Mutex::new(HashSet::new()),
         warned: Mutex::new(HashSet::new()),
         debug: std::env::var_os("KREPLAY_DEBUG").is_some_and(|v| !v.is_empty()),
     };
@@ -294,9 +298,16 @@ impl Tool {
         symbol_name: Option<String>,
         device: DeviceId,
     ) -> (u64, String) {
-        if let Some(entry) = lock(&self.kernels).get(&(f as usize)) {
-            return (entry.id, entry.mangled.clone());
+        let known = lock(&self.kernels).get(&(f as usize)).cloned();
+        if let Some(entry) = known {
+            // A `CUkernel` launched on another device for the first time: its module is loaded
+            // there separately, with variables of its own.
+            if lock(&self.resolved_launches).insert((f as usize, device)) {
+                self.resolve_module_variables(f, &entry.mangled, device);
+            }
+            return (entry.id, entry.mangled);
         }
+        lock(&self.resolved_launches).insert((f as usize, device));
         let function = self.context_function(f);
         let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, function));
         let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
@@ -369,7 +380,7 @@ impl Tool {
             ));
             return;
         };
-        if lock(&self.resolved_modules).contains(&owner) {
+        if lock(&self.resolved_modules).contains(&(owner, device)) {
             return;
         }
         let cubin = {
@@ -383,7 +394,7 @@ impl Tool {
             self.debug(&format!("{name}: no loaded cubin defines it"));
             return;
         };
-        lock(&self.resolved_modules).insert(owner);
+        lock(&self.resolved_modules).insert((owner, device));
         for variable in cubin.variables {
             let Ok(c_name) = CString::new(variable.name.as_str()) else {
                 continue;
