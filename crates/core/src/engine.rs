@@ -140,7 +140,8 @@ struct OnceTicket {
 struct ReplayTicket<S> {
     dispatch: Dispatch,
     total: Option<u32>,
-    snapshot: S,
+    /// `None` when the device has no tracked memory: nothing to stage or restore.
+    snapshot: Option<S>,
     cost: ReplayCost,
     pass0_group: Option<usize>,
     pass0_started: Instant,
@@ -201,7 +202,8 @@ struct UnitMember<'a, L> {
 struct Prepared<S> {
     dispatch: Dispatch,
     window: WindowHold,
-    snapshot: S,
+    /// `None` when the device has no tracked memory: nothing to stage or restore.
+    snapshot: Option<S>,
     staging: Staging,
     bytes_tracked: u64,
     drain_ns: u64,
@@ -611,7 +613,7 @@ impl Engine {
         self.tool.on_pass_start(&dispatch.tool_view(), 0);
         if let Err(error) = backend.start_pass(device, group0) {
             // Nothing ran yet: give up replaying this dispatch, run it once unmeasured.
-            backend.release(snapshot);
+            release_snapshot(backend, snapshot);
             drop(window);
             self.backend_notice("start_pass", &error);
             let fence = self.fence_with(backend);
@@ -743,10 +745,18 @@ impl Engine {
         let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
         let snapshot_started = Instant::now();
         let mut snapshot = None;
-        for place in self.staging_order(backend, device, bytes_tracked) {
+        // No tracked byte on the device: no kernel can write one, so there is nothing to stage
+        // and every restore would be empty (untracked kinds are never restored anyway).
+        let places = if regions.is_empty() {
+            snapshot = Some((None, Staging::None));
+            Vec::new()
+        } else {
+            self.staging_order(backend, device, bytes_tracked)
+        };
+        for place in places {
             match backend.snapshot(device, &regions, place) {
                 Ok(staged) => {
-                    snapshot = Some((staged, place));
+                    snapshot = Some((Some(staged), place));
                     break;
                 }
                 Err(BackendError::OutOfStagingMemory(..)) => continue,
@@ -871,7 +881,7 @@ impl Engine {
                 break;
             }
             let restore_started = Instant::now();
-            match backend.restore(&snapshot) {
+            match restore_snapshot(backend, &snapshot) {
                 Ok(bytes) => cost.bytes_restored += bytes,
                 Err(error) => {
                     self.fatal(&format!(
@@ -949,11 +959,11 @@ impl Engine {
     fn close_replay<B: ReplayBackend>(
         &self,
         backend: &mut B,
-        snapshot: B::Snapshot,
+        snapshot: Option<B::Snapshot>,
         mut cost: ReplayCost,
         window: WindowHold,
     ) {
-        backend.release(snapshot);
+        release_snapshot(backend, snapshot);
         drop(window);
         cost.passes = cost.pass_ns.len() as u32;
         self.sink.send(Record::ReplayCost(cost));
@@ -1025,6 +1035,23 @@ impl Engine {
 
 fn wants_replay(count: PassCount) -> bool {
     matches!(count, PassCount::UntilStopped) || matches!(count, PassCount::Passes(n) if n > 1)
+}
+
+/// Writes a unit's snapshot back; a unit without one (no tracked memory) restores nothing.
+fn restore_snapshot<B: ReplayBackend>(
+    backend: &mut B,
+    snapshot: &Option<B::Snapshot>,
+) -> Result<u64, BackendError> {
+    match snapshot {
+        Some(staged) => backend.restore(staged),
+        None => Ok(0),
+    }
+}
+
+fn release_snapshot<B: ReplayBackend>(backend: &mut B, snapshot: Option<B::Snapshot>) {
+    if let Some(staged) = snapshot {
+        backend.release(staged);
+    }
 }
 
 fn passthrough<S>(fence: FenceGuard) -> LaunchTicket<S> {

@@ -1347,3 +1347,40 @@ fn a_tool_stopping_one_member_stops_the_whole_window() {
         "{calls:?}"
     );
 }
+
+#[test]
+fn a_device_without_tracked_memory_is_replayed_without_snapshot_or_restore() {
+    use crate::config::ReplayWindow;
+    for window in [ReplayWindow::Dispatch, ReplayWindow::Count(4)] {
+        let h = window_harness(2, window);
+        h.engine.inventory().remove(0, 0x1000);
+        let mut backend = window_backend(64);
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        h.engine.finish_with(&mut backend);
+        assert_eq!(
+            backend.count(&Op::Drain),
+            if window == ReplayWindow::Dispatch {
+                2
+            } else {
+                1
+            }
+        );
+        assert!(
+            !backend
+                .ops
+                .iter()
+                .any(|o| matches!(o, Op::Snapshot(_) | Op::Restore | Op::Release)),
+            "{window:?}: {:?}",
+            backend.ops
+        );
+        assert_eq!(backend.count(&Op::Relaunch), 2, "{window:?}");
+        assert_eq!(h.sink.dispatches().len(), 4);
+        for cost in h.sink.costs() {
+            assert_eq!(cost.outcome, ReplayOutcome::Replayed);
+            assert_eq!(cost.staging, Staging::None);
+            assert_eq!((cost.bytes_tracked, cost.bytes_restored), (0, 0));
+            assert_eq!(cost.passes, 2);
+        }
+    }
+}

@@ -64,7 +64,8 @@ pub(super) struct OpenWindow<S, L> {
     members: Vec<Member<L>>,
     /// Every member's launch was retained: further passes are possible.
     replayable: bool,
-    snapshot: S,
+    /// `None` when the device has no tracked memory.
+    snapshot: Option<S>,
     staging: Staging,
     bytes_tracked: u64,
     drain_ns: u64,
@@ -173,7 +174,7 @@ impl Engine {
         let started = Instant::now();
         self.tool.on_pass_start(&dispatch.tool_view(), 0);
         if let Err(error) = backend.start_window_pass(device, group0, capacity) {
-            backend.release(prepared.snapshot);
+            release_snapshot(backend, prepared.snapshot);
             drop(prepared.window);
             self.backend_notice("start_window_pass", &error);
             let fence = self.fence_with(backend);
@@ -379,7 +380,7 @@ impl Engine {
                 break;
             }
             let restore_started = Instant::now();
-            match backend.restore(&snapshot) {
+            match restore_snapshot(backend, &snapshot) {
                 Ok(bytes) => bytes_restored += bytes,
                 Err(error) => {
                     self.fatal(&format!(
@@ -410,7 +411,7 @@ impl Engine {
             }
         }
 
-        backend.release(snapshot);
+        release_snapshot(backend, snapshot);
         drop(hold);
         let passes = pass_ns.len() as u32;
         for (index, member) in members.iter().enumerate() {
