@@ -121,7 +121,10 @@ experiments = []
 def window_checks():
     """Replay windows (--replay-window): K consecutive dispatches share each group's counter
     configuration; results and counters must be those of per-dispatch replay."""
-    window = {"count": 64}
+    # KREPLAY_GPU_WINDOW=8 runs the same checks with windows of 8 (e.g. the streams check's
+    # 8 dispatches then fill one window exactly); `auto` as the CLI's --replay-window auto.
+    size = os.environ.get("KREPLAY_GPU_WINDOW", "64")
+    window = "auto" if size == "auto" else {"count": int(size)}
     rc, out, err, db, wall = run([DEMO], GROUPS, tag="wdemo5", replay_window=window)
     passes = passes_per_dispatch(db)
     full = [c for _, c, _ in passes if c == 5]
