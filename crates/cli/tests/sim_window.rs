@@ -70,7 +70,14 @@ fn a_window_of_four_records_what_per_dispatch_replay_records() {
     let per_dispatch_dir = tempfile::tempdir().unwrap();
     let (_, per_dispatch) = profile(per_dispatch_dir.path(), &[], &[]);
     let window_dir = tempfile::tempdir().unwrap();
-    let (_, windowed) = profile(window_dir.path(), &["--replay-window", "4"], &[]);
+    let (out, windowed) = profile(window_dir.path(), &["--replay-window", "4"], &[]);
+    // The end-of-run line says what closed the windows (the app's host reads and full windows).
+    let stderr = text(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("kreplay: replay windows closed by: "))
+        .unwrap_or_else(|| panic!("no window line: {stderr}"));
+    assert!(line.contains("read_u32s"), "{line}");
 
     let expected = deterministic(&per_dispatch);
     assert!(expected.len() >= 10, "too few records: {expected:?}");

@@ -105,6 +105,7 @@ pub struct Engine {
     /// The open replay window, type-erased (`windowed::OpenWindow` of the backend's snapshot
     /// and launch types); `None` between windows and with per-dispatch replay.
     open_window: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    window_stats: Mutex<windowed::WindowStats>,
     pid: u32,
 }
 
@@ -265,6 +266,7 @@ impl Engine {
             agents: Mutex::new(HashSet::new()),
             counters: Mutex::new(HashSet::new()),
             open_window: Mutex::new(None),
+            window_stats: Mutex::default(),
             pid: std::process::id(),
         })
     }
@@ -328,11 +330,21 @@ impl Engine {
         B::Launch: Send + 'static,
         B::Snapshot: Send + 'static,
     {
+        self.fence_for(backend, "an API call")
+    }
+
+    /// [`Engine::fence_with`] naming the call (e.g. `cuMemcpyDtoH_v2`): the end-of-run line
+    /// about replay windows counts which calls closed them, which says what cuts windows short.
+    pub fn fence_for<B: ReplayBackend>(&self, backend: &mut B, call: &str) -> FenceGuard
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
         loop {
             match self.gate.fence_unless_parked() {
                 Ok(fence) => return fence,
                 Err(_parked) => {
-                    if !self.close_parked_window(backend) {
+                    if !self.close_parked_window(backend, call) {
                         std::thread::yield_now();
                     }
                 }
@@ -347,13 +359,16 @@ impl Engine {
         B::Launch: Send + 'static,
         B::Snapshot: Send + 'static,
     {
-        self.close_parked_window(backend);
+        self.close_parked_window(backend, "process exit");
         self.finish();
     }
 
     /// Flushes every record and sends the end of the process. A backend that opens replay
     /// windows calls [`Engine::finish_with`] instead.
     pub fn finish(&self) {
+        if let Some(line) = self.window_summary() {
+            self.options.logger.warn(&line);
+        }
         if self.window_is_open() {
             self.notices.once(
                 "window-open-at-exit",
@@ -392,7 +407,7 @@ impl Engine {
             if wants_replay(self.tool.pass_count(&probe.tool_view())) {
                 self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
             }
-            return passthrough(self.fence_with(backend));
+            return passthrough(self.fence_for(backend, "a stream-captured launch"));
         }
 
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
@@ -508,7 +523,7 @@ impl Engine {
         B::Launch: Send + 'static,
         B::Snapshot: Send + 'static,
     {
-        let fence = self.fence_with(backend);
+        let fence = self.fence_for(backend, once_reason(outcome));
         let declined = !matches!(outcome, ReplayOutcome::SinglePass | ReplayOutcome::Filtered);
         if group.is_none() && !self.config.kernel_trace && !declined {
             return passthrough(fence);
@@ -581,10 +596,11 @@ impl Engine {
         B::Snapshot: Send + 'static,
     {
         let group0 = self.tool.pass_group(&dispatch.tool_view(), 0);
-        let prepared = match self.prepare_replay(backend, dispatch, group0) {
-            Ok(prepared) => prepared,
-            Err(ticket) => return *ticket,
-        };
+        let prepared =
+            match self.prepare_replay(backend, dispatch, group0, "a launch replayed alone") {
+                Ok(prepared) => prepared,
+                Err(ticket) => return *ticket,
+            };
         let Prepared {
             dispatch,
             window,
@@ -650,6 +666,7 @@ impl Engine {
         backend: &mut B,
         dispatch: Dispatch,
         group0: Option<usize>,
+        closing_reason: &str,
     ) -> Result<Prepared<B::Snapshot>, Box<LaunchTicket<B::Snapshot>>>
     where
         B::Launch: Send + 'static,
@@ -660,7 +677,7 @@ impl Engine {
         let window = loop {
             match self.gate.window(deadline) {
                 Err(WindowRefused::Parked) => {
-                    if !self.close_parked_window(backend) {
+                    if !self.close_parked_window(backend, closing_reason) {
                         std::thread::yield_now();
                     }
                 }
@@ -1030,6 +1047,17 @@ impl Engine {
         }));
         self.sink.close();
         (self.options.abort)(message);
+    }
+}
+
+/// Why a launch that runs once closed a replay window, for the window summary.
+fn once_reason(outcome: ReplayOutcome) -> &'static str {
+    match outcome {
+        ReplayOutcome::Filtered => "a filtered launch",
+        ReplayOutcome::DeclinedGraphLaunch => "a graph launch",
+        ReplayOutcome::DeclinedMultiDevice => "a multi-device launch",
+        ReplayOutcome::SinglePass => "a single-pass launch",
+        _ => "a launch that runs once",
     }
 }
 

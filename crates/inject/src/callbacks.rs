@@ -99,7 +99,16 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                     &tool.gate,
                     CurrentDispatch::passive(data.context, std::ptr::null_mut()),
                 );
-                let guard = tool.engine.fence_with(&mut backend);
+                // The call's name says, in the end-of-run window line, what closed windows.
+                let call = if data.functionName.is_null() {
+                    "a driver call"
+                } else {
+                    // SAFETY: CUPTI passes the API's name as a NUL-terminated static string.
+                    unsafe { std::ffi::CStr::from_ptr(data.functionName) }
+                        .to_str()
+                        .unwrap_or("a driver call")
+                };
+                let guard = tool.engine.fence_for(&mut backend, call);
                 drop(backend);
                 if is_blocking_wait(cbid) {
                     // Wait out a replay in progress, but do not hold the fence while blocked:
@@ -478,7 +487,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 &tool.gate,
                 CurrentDispatch::passive(data.context, std::ptr::null_mut()),
             );
-            drop(tool.engine.fence_with(&mut backend));
+            drop(tool.engine.fence_for(&mut backend, "context destruction"));
             drop(backend);
             lock(&tool.backend).forget_context(data.context);
             lock(&tool.context_devices).remove(&(data.context as usize));

@@ -73,7 +73,10 @@ impl SimRuntime {
 
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
-        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
+        let _fence = self
+            .engine
+            .clone()
+            .map(|e| e.fence_for(&mut self.device, "alloc"));
         let region = self.device.lock().alloc(kind, bytes)?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
@@ -82,7 +85,10 @@ impl SimRuntime {
     }
 
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
-        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
+        let _fence = self
+            .engine
+            .clone()
+            .map(|e| e.fence_for(&mut self.device, "free"));
         let mut device = self.device.lock();
         device.free(base)?;
         if let Some(engine) = &self.engine {
@@ -92,12 +98,18 @@ impl SimRuntime {
     }
 
     pub fn write_u32s(&mut self, address: u64, values: &[u32]) -> Result<(), SimError> {
-        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
+        let _fence = self
+            .engine
+            .clone()
+            .map(|e| e.fence_for(&mut self.device, "write_u32s"));
         self.device.lock().write_u32s(address, values)
     }
 
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
-        let _fence = self.engine.clone().map(|e| e.fence_with(&mut self.device));
+        let _fence = self
+            .engine
+            .clone()
+            .map(|e| e.fence_for(&mut self.device, "read_u32s"));
         self.device.lock().read_u32s(address, count)
     }
 

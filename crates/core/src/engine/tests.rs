@@ -1384,3 +1384,23 @@ fn a_device_without_tracked_memory_is_replayed_without_snapshot_or_restore() {
         }
     }
 }
+
+#[test]
+fn the_window_summary_counts_what_closed_the_windows() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(2));
+    let mut backend = window_backend(64);
+    assert_eq!(h.engine.window_summary(), None, "no windows, no line");
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    drop(h.engine.fence_for(&mut backend, "cuMemcpyHtoD_v2"));
+    for _ in 0..3 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    launch(&h, &mut backend, LaunchKind::Graph);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.finish_with(&mut backend);
+    assert_eq!(
+        h.engine.window_summary().unwrap(),
+        "kreplay: replay windows closed by: a graph launch 1, cuMemcpyHtoD_v2 1, full 1, process exit 1; 5 dispatches in 4 windows (1.2 per window)"
+    );
+}
