@@ -27,6 +27,7 @@ use crate::error::CudaError;
 use crate::guard::ToolScope;
 use crate::profiler::RangeProfiler;
 use kreplay_core::backend::{BackendError, DeviceId, PassResult, Region, ReplayBackend};
+use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
@@ -610,6 +611,16 @@ impl CudaBackend {
         self.devices.get_mut(&device)?.profiler.as_mut()
     }
 
+    /// Free memory of the current context's device now, bytes (0 when it cannot be read).
+    fn memory_free_now(&self) -> u64 {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two sizes for the current context's device.
+        match unsafe { drv!(self.driver, cuMemGetInfo_v2(&mut free, &mut total)) } {
+            Ok(()) => free as u64,
+            Err(_) => 0,
+        }
+    }
+
     fn ensure_arena(
         &mut self,
         device: DeviceId,
@@ -756,14 +767,16 @@ impl ReplayBackend for CudaBackend {
         unsafe { drv!(d, cuCtxSynchronize()) }.map_err(failed)
     }
 
-    fn device_free_bytes(&mut self, _device: DeviceId) -> u64 {
+    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
         let _scope = ToolScope::enter();
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: writes two sizes for the current context's device.
-        match unsafe { drv!(self.driver, cuMemGetInfo_v2(&mut free, &mut total)) } {
-            Ok(()) => free as u64,
-            Err(_) => 0,
-        }
+        // The kept staging arena is free for staging: a snapshot that fits reuses it, and a
+        // larger one frees it before allocating.
+        let arena = self
+            .devices
+            .get(&device)
+            .and_then(|s| s.device_arena)
+            .map_or(0, |(_, size)| size);
+        self.memory_free_now().saturating_add(arena)
     }
 
     fn snapshot(
@@ -796,8 +809,30 @@ impl ReplayBackend for CudaBackend {
         Ok(snapshot.bytes)
     }
 
-    fn release(&mut self, _snapshot: CudaSnapshot) {
-        // The arena stays for the next dispatch.
+    fn release(&mut self, snapshot: CudaSnapshot) {
+        // The arena stays for the next dispatch, unless device memory has become tight: then
+        // the application gets it back (a later snapshot allocates again, or stages on the host).
+        if snapshot.place != Staging::Device {
+            return;
+        }
+        let _scope = ToolScope::enter();
+        let d = self.driver;
+        let Some(ctx) = self.devices.get(&snapshot.device).map(|s| s.ctx) else {
+            return;
+        };
+        let Ok(_ctx) = ContextGuard::make_current(d, ctx) else {
+            return;
+        };
+        if self.memory_free_now() >= DEFAULT_STAGING_RESERVE_BYTES {
+            return;
+        }
+        if let Some(state) = self.devices.get_mut(&snapshot.device) {
+            if let Some((ptr, _)) = state.device_arena.take() {
+                // SAFETY: the arena is the tool's own allocation and no copy uses it now (the
+                // snapshot is released and copies are synchronous).
+                let _ = unsafe { drv!(d, cuMemFree_v2(ptr)) };
+            }
+        }
     }
 
     fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
