@@ -158,6 +158,11 @@ def main():
                                   "restore_ns": sum(c[3] or 0 for c in costs)}
             if rc != 0:
                 row["runs"][label]["tail"] = text[-2000:]
+            # With windows, the app's last line says what closed them (what keeps them short).
+            closed = [l for l in text.splitlines() if "replay windows closed by:" in l]
+            if closed:
+                row["runs"][label]["windows"] = closed[-1]
+                print(row["workload"], "|", label, "|", closed[-1])
         for cache in ("all", "none"):
             rep = os.path.join(work, "ncu_%s" % cache)
             wall, rc, text = timed(["ncu", "--replay-mode", "kernel", "--clock-control", "none",
