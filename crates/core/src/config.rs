@@ -232,6 +232,16 @@ mod tests {
         json.as_object_mut().unwrap().remove("replay_window");
         let old = ToolConfig::from_json(&json.to_string()).unwrap();
         assert_eq!(old.replay_window, ReplayWindow::Dispatch);
+        // The spellings tests/gpu/run.py writes into KREPLAY_CONFIG.
+        for (text, window) in [
+            (r#""auto""#, ReplayWindow::Auto),
+            (r#"{"count": 8}"#, ReplayWindow::Count(8)),
+            (r#""dispatch""#, ReplayWindow::Dispatch),
+        ] {
+            json["replay_window"] = serde_json::from_str(text).unwrap();
+            let parsed = ToolConfig::from_json(&json.to_string()).unwrap();
+            assert_eq!(parsed.replay_window, window, "{text}");
+        }
     }
 
     #[test]
