@@ -207,6 +207,8 @@ struct Prepared<S> {
     snapshot: Option<S>,
     staging: Staging,
     bytes_tracked: u64,
+    /// The inventory's generation when the snapshot's regions were read.
+    inventory_generation: u64,
     drain_ns: u64,
     snapshot_ns: u64,
 }
@@ -609,6 +611,7 @@ impl Engine {
             bytes_tracked,
             drain_ns,
             snapshot_ns,
+            ..
         } = prepared;
         let device = dispatch.info.device;
         let cost = ReplayCost {
@@ -758,6 +761,8 @@ impl Engine {
         }
         let drain_ns = elapsed_ns(drain_started);
 
+        // Read before the regions: a change in between makes a later comparison fail, never pass.
+        let inventory_generation = self.inventory.generation();
         let regions = self.inventory.tracked(device);
         let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
         let snapshot_started = Instant::now();
@@ -822,6 +827,7 @@ impl Engine {
             snapshot,
             staging,
             bytes_tracked,
+            inventory_generation,
             drain_ns,
             snapshot_ns,
         })

@@ -7,12 +7,17 @@
 
 use crate::backend::{AllocKind, DeviceId, Region};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 /// Live allocations, keyed by device then base address. Shared by all application threads.
 #[derive(Debug, Default)]
 pub struct Inventory {
     devices: RwLock<HashMap<DeviceId, BTreeMap<u64, Region>>>,
+    /// Bumped by every change, so that a replay window can tell whether the snapshot it took
+    /// still covers every tracked region (a module variable resolved at a kernel's first launch
+    /// appears between two launches with no other CUDA call in between).
+    generation: AtomicU64,
 }
 
 impl Inventory {
@@ -41,13 +46,23 @@ impl Inventory {
             .filter_map(|base| map.remove(&base))
             .collect();
         map.insert(region.base, region);
+        self.generation.fetch_add(1, Ordering::AcqRel);
         stale
+    }
+
+    /// Changes with every insert and every remove that found its region.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Forgets the allocation that starts at `base` on `device`; `None` if none does.
     pub fn remove(&self, device: DeviceId, base: u64) -> Option<Region> {
         let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
-        devices.get_mut(&device)?.remove(&base)
+        let removed = devices.get_mut(&device)?.remove(&base);
+        if removed.is_some() {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        removed
     }
 
     /// The allocation containing `address` on `device`.

@@ -160,8 +160,11 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
 }
 
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
-/// queries). They need not wait for, nor close, a replay in progress: frameworks such as
-/// PyTorch make them between most launches, and fencing them would cut replay windows short.
+/// queries, and the look-ups of a kernel's function handle). They need not wait for, nor close,
+/// a replay in progress: frameworks such as PyTorch and libraries such as cuBLAS make them
+/// between most launches, and fencing them would cut replay windows short. A look-up may load a
+/// module lazily; its variables enter the inventory at their kernel's first launch, and a window
+/// whose snapshot predates that change does not take the launch in (`Inventory::generation`).
 pub fn is_query_only(cbid: u32) -> bool {
     matches!(
         cbid,
@@ -202,6 +205,12 @@ pub fn is_query_only(cbid: u32) -> bool {
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuKernelGetName
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuFuncGetParamInfo
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuKernelGetParamInfo
     )
 }
 

@@ -1150,6 +1150,43 @@ fn any_other_api_call_closes_the_window_before_it_proceeds() {
 }
 
 #[test]
+fn a_launch_after_the_allocations_changed_cannot_join_the_window() {
+    // A module variable resolved at its kernel's first launch enters the inventory between two
+    // launches with no other call in between; the open window's snapshot does not cover it.
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base: 0x9000_0000,
+        bytes: 16,
+        kind: AllocKind::ModuleVariable,
+    });
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.count(&Op::Release),
+        1,
+        "the first window closed before the third launch"
+    );
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
+    assert_eq!(backend.value, 3, "each kernel's effect kept exactly once");
+    let costs = h.sink.costs();
+    assert_eq!(
+        costs[2].bytes_tracked,
+        8 + 16,
+        "the new window's snapshot covers it"
+    );
+    assert!(h
+        .engine
+        .window_summary()
+        .unwrap()
+        .contains("a change of the allocations 1"));
+}
+
+#[test]
 fn launches_that_run_once_close_the_window_and_run_after_it() {
     use crate::config::ReplayWindow;
     let mut config = config(2, InProcessMode::KernelReplay);

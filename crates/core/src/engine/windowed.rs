@@ -68,6 +68,10 @@ pub(super) struct OpenWindow<S, L> {
     snapshot: Option<S>,
     staging: Staging,
     bytes_tracked: u64,
+    /// The inventory's generation when the snapshot was taken: a launch after any change (a
+    /// module variable resolved at its kernel's first launch, say) cannot join, since the
+    /// snapshot would not cover what changed.
+    inventory_generation: u64,
     drain_ns: u64,
     snapshot_ns: u64,
     /// Pass 0's wall time: the members' launches, enter to exit, plus the final stop.
@@ -137,6 +141,7 @@ impl Engine {
                         && w.groups == groups
                         && w.replayable
                         && w.members.len() < w.capacity
+                        && w.inventory_generation == self.inventory.generation()
                         && self.gate.is_parked()
                 });
             if joinable {
@@ -164,6 +169,8 @@ impl Engine {
                         "another thread's launch"
                     } else if w.device != dispatch.info.device {
                         "a launch on another device"
+                    } else if w.inventory_generation != self.inventory.generation() {
+                        "a change of the allocations"
                     } else {
                         "a launch with other counter groups"
                     }
@@ -217,6 +224,7 @@ impl Engine {
             snapshot: prepared.snapshot,
             staging: prepared.staging,
             bytes_tracked: prepared.bytes_tracked,
+            inventory_generation: prepared.inventory_generation,
             drain_ns: prepared.drain_ns,
             snapshot_ns: prepared.snapshot_ns,
             pass0_ns: 0,
