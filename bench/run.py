@@ -194,36 +194,10 @@ def report(results, out):
     if results.get("copy_bytes_per_s"):
         print("device copy speed: %.2f TB/s (read + written)" % (results["copy_bytes_per_s"] / 1e12))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(9, 5))
-        for row in results["workloads"]:
-            pts = [(p, row["runs"][l].get("overhead_ms_per_dispatch")) for p, l in
-                   ((1, "kreplay kernel 1 group"), (2, "kreplay kernel 2 groups"), (4, "kreplay kernel 4 groups"))
-                   if l in row["runs"]]
-            pts = [(p, v) for p, v in pts if v is not None]
-            if pts:
-                ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o", label="kreplay: " + row["workload"])
-            win = [(p, row["runs"][l].get("overhead_ms_per_dispatch")) for p, l in
-                   ((2, "kreplay kernel 2 groups, window"), (4, "kreplay kernel 4 groups, window"))
-                   if l in row["runs"]]
-            win = [(p, v) for p, v in win if v is not None and v > 0]
-            if win:
-                ax.plot([p for p, _ in win], [v for _, v in win], marker="s", linestyle="--",
-                        label="kreplay window: " + row["workload"])
-            n = row["runs"].get("ncu kernel 4 groups, cache all", {}).get("overhead_ms_per_dispatch")
-            if n is not None:
-                ax.scatter([4], [n], marker="x", s=60, label="ncu: " + row["workload"])
-        ax.set_xlabel("passes (counter groups)")
-        ax.set_ylabel("overhead per dispatch (ms)")
-        ax.set_yscale("log")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "overhead.png"), dpi=110)
-    except Exception as e:
+        from plot import plot
+        plot([results], os.path.join(out, "overhead.png"))
+    except Exception as e:  # no matplotlib there: the numbers are in bench.json all the same
         print("no plot:", e)
-
 
 if __name__ == "__main__":
     main()
