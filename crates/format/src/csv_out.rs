@@ -344,7 +344,7 @@ pub(crate) fn write_csv(
                     cost.bytes_tracked.to_string(),
                     cost.bytes_snapshotted.to_string(),
                     cost.bytes_restored.to_string(),
-                    quoted(staging_name(cost.staging)),
+                    quoted(cost.staging.as_str()),
                     cost.drain_ns.to_string(),
                     cost.snapshot_ns.to_string(),
                     quoted(&pass_ns.join(";")),
@@ -356,14 +356,6 @@ pub(crate) fn write_csv(
         written.push(costs.finish()?);
     }
     Ok(written)
-}
-
-pub(crate) fn staging_name(staging: Staging) -> &'static str {
-    match staging {
-        Staging::None => "none",
-        Staging::Device => "device",
-        Staging::Host => "host",
-    }
 }
 
 /// PCI "domain:bus:device" (hex) → (domain, rocprofv3's Location_Id = bus << 8 | device << 3).

@@ -594,11 +594,6 @@ impl RowInserter {
 
     fn insert_cost(&mut self, cost: &ReplayCost) -> Result<(), FormatError> {
         let rows = self.rows();
-        let staging = match cost.staging {
-            Staging::None => "none",
-            Staging::Device => "device",
-            Staging::Host => "host",
-        };
         let pass_ns = serde_json::to_string(&cost.pass_ns).expect("a list of integers serializes");
         self.conn
             .prepare_cached(
@@ -617,7 +612,7 @@ impl RowInserter {
                     to_sql(cost.bytes_tracked),
                     to_sql(cost.bytes_snapshotted),
                     to_sql(cost.bytes_restored),
-                    staging,
+                    cost.staging.as_str(),
                     to_sql(cost.drain_ns),
                     to_sql(cost.snapshot_ns),
                     pass_ns,

@@ -150,6 +150,17 @@ pub enum Staging {
     Host,
 }
 
+impl Staging {
+    /// The name the database, CSV and JSON use (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Staging::None => "none",
+            Staging::Device => "device",
+            Staging::Host => "host",
+        }
+    }
+}
+
 /// The per-dispatch cost report of a replay (one per dispatch, whatever the outcome).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayCost {
@@ -206,5 +217,40 @@ pub trait RecordSink: Send + Sync {
     /// static, where `DbWriter::finish` cannot be called; the default only flushes.
     fn close(&self) {
         self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The database and CSV write `as_str`, the JSON writes the serde name, and the database
+    /// reader parses through serde: all three must be one spelling.
+    #[test]
+    fn as_str_is_the_serde_name() {
+        use ReplayOutcome::*;
+        let serde_name = |value: serde_json::Value| value.as_str().unwrap().to_string();
+        for outcome in [
+            Replayed,
+            SinglePass,
+            StoppedEarly,
+            DeclinedGraphLaunch,
+            DeclinedStreamCapture,
+            DeclinedMultiDevice,
+            DeclinedSnapshotTooLarge,
+            DeclinedError,
+            Filtered,
+        ] {
+            assert_eq!(
+                outcome.as_str(),
+                serde_name(serde_json::to_value(outcome).unwrap())
+            );
+        }
+        for staging in [Staging::None, Staging::Device, Staging::Host] {
+            assert_eq!(
+                staging.as_str(),
+                serde_name(serde_json::to_value(staging).unwrap())
+            );
+        }
     }
 }

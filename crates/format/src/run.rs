@@ -463,15 +463,11 @@ fn read_process(
             Ok(row.get::<_, i64>(index).map_err(err)? as u64)
         };
         let outcome_text: String = row.get(2).map_err(err)?;
-        let outcome = parse_outcome(&outcome_text)
+        let outcome = parse_name(&outcome_text)
             .ok_or_else(|| corrupt(format!("unknown replay outcome {outcome_text:?}")))?;
         let staging_text: String = row.get(7).map_err(err)?;
-        let staging = match staging_text.as_str() {
-            "none" => Staging::None,
-            "device" => Staging::Device,
-            "host" => Staging::Host,
-            other => return Err(corrupt(format!("unknown staging {other:?}"))),
-        };
+        let staging = parse_name(&staging_text)
+            .ok_or_else(|| corrupt(format!("unknown staging {staging_text:?}")))?;
         let pass_ns_text: String = row.get(10).map_err(err)?;
         let pass_ns = serde_json::from_str(&pass_ns_text).map_err(|e| {
             corrupt(format!(
@@ -510,21 +506,10 @@ fn read_process(
     Ok(run)
 }
 
-fn parse_outcome(text: &str) -> Option<ReplayOutcome> {
-    use ReplayOutcome::*;
-    [
-        Replayed,
-        SinglePass,
-        StoppedEarly,
-        DeclinedGraphLaunch,
-        DeclinedStreamCapture,
-        DeclinedMultiDevice,
-        DeclinedSnapshotTooLarge,
-        DeclinedError,
-        Filtered,
-    ]
-    .into_iter()
-    .find(|outcome| outcome.as_str() == text)
+/// A unit enum from the name the writers give it (`ReplayOutcome::as_str`, `Staging::as_str`,
+/// which are the serde names), so every variant parses without a second list of them.
+fn parse_name<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
 }
 
 #[cfg(test)]
