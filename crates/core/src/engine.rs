@@ -187,18 +187,6 @@ impl<S> LaunchTicket<S> {
     }
 }
 
-/// The dispatches one pass executes between a snapshot and the next restore. Today exactly
-/// one; see the module documentation.
-struct ReplayUnit<'a, L> {
-    device: DeviceId,
-    members: Vec<UnitMember<'a, L>>,
-}
-
-struct UnitMember<'a, L> {
-    dispatch: &'a Dispatch,
-    launch: &'a L,
-}
-
 /// What [`Engine::prepare_replay`] got: the exclusive window and a snapshot.
 struct Prepared<S> {
     dispatch: Dispatch,
@@ -635,18 +623,7 @@ impl Engine {
             release_snapshot(backend, snapshot);
             drop(window);
             self.backend_notice("start_pass", &error);
-            let fence = self.fence_with(backend);
-            return LaunchTicket {
-                kind: TicketKind::Once(OnceTicket {
-                    dispatch,
-                    measuring: false,
-                    group: group0,
-                    outcome: ReplayOutcome::DeclinedError,
-                    bytes_tracked,
-                    started: pass0_started,
-                    _fence: fence,
-                }),
-            };
+            return self.once_unmeasured(backend, dispatch, group0, bytes_tracked, pass0_started);
         }
         LaunchTicket {
             kind: TicketKind::Replay(ReplayTicket {
@@ -657,6 +634,35 @@ impl Engine {
                 pass0_group: group0,
                 pass0_started,
                 _window: window,
+            }),
+        }
+    }
+
+    /// A dispatch whose replay was set up but whose first pass could not be started: nothing
+    /// ran yet, so it runs once, unmeasured, recorded as declined (the caller has released the
+    /// snapshot and the window).
+    fn once_unmeasured<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        group: Option<usize>,
+        bytes_tracked: u64,
+        started: Instant,
+    ) -> LaunchTicket<B::Snapshot>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        let fence = self.fence_with(backend);
+        LaunchTicket {
+            kind: TicketKind::Once(OnceTicket {
+                dispatch,
+                measuring: false,
+                group,
+                outcome: ReplayOutcome::DeclinedError,
+                bytes_tracked,
+                started,
+                _fence: fence,
             }),
         }
     }
@@ -883,13 +889,6 @@ impl Engine {
             }
         }
 
-        let unit = ReplayUnit {
-            device,
-            members: vec![UnitMember {
-                dispatch: &dispatch,
-                launch,
-            }],
-        };
         let mut pass: u32 = 1;
         loop {
             if total.is_some_and(|t| pass >= t) {
@@ -917,7 +916,7 @@ impl Engine {
             }
             cost.restore_ns += elapsed_ns(restore_started);
             let pass_started = Instant::now();
-            let outcome = self.run_unit_pass(backend, &unit, pass);
+            let outcome = self.run_pass(backend, &dispatch, launch, pass);
             cost.pass_ns.push(elapsed_ns(pass_started));
             match outcome {
                 Ok(()) => pass += 1,
@@ -941,42 +940,39 @@ impl Engine {
         self.close_replay(backend, snapshot, cost, window);
     }
 
-    /// One pass over a replay unit: every member re-executed under its pass group.
-    ///
-    /// With one member per unit the counters are started and stopped around the member. A
-    /// window of several dispatches will start the group once before the first member and
-    /// read one result per member after the last; the per-member records stay as they are.
-    fn run_unit_pass<B: ReplayBackend>(
+    /// One further pass of a dispatch replayed alone: its group started, the launch re-executed,
+    /// the counters read. (Windows of several dispatches run their passes in `windowed`.)
+    fn run_pass<B: ReplayBackend>(
         &self,
         backend: &mut B,
-        unit: &ReplayUnit<'_, B::Launch>,
+        dispatch: &Dispatch,
+        launch: &B::Launch,
         pass: u32,
     ) -> Result<(), PassFailure> {
-        for member in &unit.members {
-            let view = member.dispatch.tool_view();
-            let group = self.tool.pass_group(&view, pass);
-            self.tool.on_pass_start(&view, pass);
-            let started = backend.start_pass(unit.device, group);
-            if let Err(error) = backend.relaunch(member.launch) {
-                return Err(PassFailure::Fatal(format!(
-                    "re-executing kernel {:?} for pass {pass} of dispatch {} failed after its memory was restored ({error}); the application's memory can no longer be trusted",
-                    member.dispatch.info.kernel_name, member.dispatch.dispatch_id
-                )));
-            }
-            if let Err(error) = started {
-                // The kernel ran (memory is right) but unmeasured; wait for it, then stop.
-                let _ = backend.stop_pass(unit.device, None);
-                return Err(PassFailure::Counters(format!("start_pass: {error}")));
-            }
-            match backend.stop_pass(unit.device, group) {
-                Ok(result) => {
-                    self.tool.on_pass_stop(&view, pass, &result);
-                    self.send_dispatch(member.dispatch, Some(pass), result);
-                }
-                Err(error) => return Err(PassFailure::Counters(format!("stop_pass: {error}"))),
-            }
+        let device = dispatch.info.device;
+        let view = dispatch.tool_view();
+        let group = self.tool.pass_group(&view, pass);
+        self.tool.on_pass_start(&view, pass);
+        let started = backend.start_pass(device, group);
+        if let Err(error) = backend.relaunch(launch) {
+            return Err(PassFailure::Fatal(format!(
+                "re-executing kernel {:?} for pass {pass} of dispatch {} failed after its memory was restored ({error}); the application's memory can no longer be trusted",
+                dispatch.info.kernel_name, dispatch.dispatch_id
+            )));
         }
-        Ok(())
+        if let Err(error) = started {
+            // The kernel ran (memory is right) but unmeasured; wait for it, then stop.
+            let _ = backend.stop_pass(device, None);
+            return Err(PassFailure::Counters(format!("start_pass: {error}")));
+        }
+        match backend.stop_pass(device, group) {
+            Ok(result) => {
+                self.tool.on_pass_stop(&view, pass, &result);
+                self.send_dispatch(dispatch, Some(pass), result);
+                Ok(())
+            }
+            Err(error) => Err(PassFailure::Counters(format!("stop_pass: {error}"))),
+        }
     }
 
     fn close_replay<B: ReplayBackend>(

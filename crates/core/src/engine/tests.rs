@@ -44,6 +44,8 @@ struct MockBackend {
     /// The active window pass: its group and the executions so far.
     window_pass: Option<(Option<usize>, usize)>,
     retain_fails: bool,
+    /// `start_pass` and `start_window_pass` fail (counters cannot be programmed).
+    start_fails: bool,
 }
 
 impl MockBackend {
@@ -121,6 +123,9 @@ impl ReplayBackend for MockBackend {
 
     fn start_pass(&mut self, _device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
         assert!(self.active.is_none(), "start_pass while a pass is active");
+        if self.start_fails {
+            return Err(BackendError::Failed("counters busy".into()));
+        }
         self.ops.push(Op::Start(group));
         self.active = Some(group);
         Ok(())
@@ -175,6 +180,9 @@ impl ReplayBackend for MockBackend {
         ranges: usize,
     ) -> Result<(), BackendError> {
         assert!(self.active.is_none() && self.window_pass.is_none());
+        if self.start_fails {
+            return Err(BackendError::Failed("counters busy".into()));
+        }
         self.ops.push(Op::StartWindow(group, ranges));
         self.window_pass = Some((group, 0));
         Ok(())
@@ -589,6 +597,28 @@ fn failed_relaunch_after_restore_is_fatal() {
     let aborts = h.aborts.lock().unwrap().clone();
     assert_eq!(aborts.len(), 1);
     assert!(aborts[0].0.contains("re-executing"), "{}", aborts[0].0);
+}
+
+#[test]
+fn a_first_pass_that_cannot_start_runs_once_unmeasured_and_releases_everything() {
+    use crate::config::ReplayWindow;
+    for window in [ReplayWindow::Count(1), ReplayWindow::Count(4)] {
+        let h = window_harness(2, window);
+        let mut backend = window_backend(64);
+        backend.start_fails = true;
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        h.engine.finish_with(&mut backend);
+        assert_eq!(backend.count(&Op::Relaunch), 0, "{window:?}");
+        assert_eq!(backend.count(&Op::Restore), 0, "{window:?}");
+        assert_eq!(backend.count(&Op::Release), 1, "{window:?}");
+        assert_eq!(backend.value, 1, "{window:?}: the launch ran exactly once");
+        assert!(h.sink.dispatches().is_empty(), "{window:?}");
+        let costs = h.sink.costs();
+        assert_eq!(costs.len(), 1, "{window:?}");
+        assert_eq!(costs[0].outcome, ReplayOutcome::DeclinedError, "{window:?}");
+        assert_eq!(costs[0].bytes_tracked, 8, "{window:?}");
+        assert!(h.engine.gate.is_idle(), "{window:?}");
+    }
 }
 
 #[test]

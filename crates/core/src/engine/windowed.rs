@@ -197,18 +197,13 @@ impl Engine {
             release_snapshot(backend, prepared.snapshot);
             drop(prepared.window);
             self.backend_notice("start_window_pass", &error);
-            let fence = self.fence_with(backend);
-            return LaunchTicket {
-                kind: TicketKind::Once(OnceTicket {
-                    dispatch,
-                    measuring: false,
-                    group: group0,
-                    outcome: ReplayOutcome::DeclinedError,
-                    bytes_tracked: prepared.bytes_tracked,
-                    started,
-                    _fence: fence,
-                }),
-            };
+            return self.once_unmeasured(
+                backend,
+                dispatch,
+                group0,
+                prepared.bytes_tracked,
+                started,
+            );
         }
         let dispatch_id = dispatch.dispatch_id;
         let window = OpenWindow::<B::Snapshot, B::Launch> {
