@@ -96,10 +96,7 @@ pub fn resolve_groups(
     let mut resolved = Vec::with_capacity(groups.len());
     for (index, names) in groups.iter().enumerate() {
         if names.is_empty() {
-            return Err(UsageError::new(format!(
-                "Empty counter group in --pmc flag {index}. Each --pmc must specify at least one counter."
-            ))
-            .into());
+            return Err(UsageError::new(crate::plan::msg_empty_group(index + 1)).into());
         }
         resolved.push(resolve_names(names)?);
     }
@@ -228,7 +225,7 @@ mod tests {
     #[test]
     fn empty_group_is_refused_like_rocprofv3() {
         let error = resolve_groups(&[names(&["sim__bytes_read.sum"]), vec![]], None).unwrap_err();
-        assert!(one_line(&error).contains("Empty counter group in --pmc flag 1"));
+        assert!(one_line(&error).contains("Empty counter group in --pmc flag 2."));
     }
 
     #[test]
