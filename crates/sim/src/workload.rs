@@ -318,6 +318,23 @@ mod tests {
         fn flush(&self) {}
     }
 
+    /// An engine with kreplay's own tool that records into `sink` and turns a fatal condition
+    /// into a test failure.
+    fn engine(config: &ToolConfig, sink: Arc<MemorySink>) -> Engine {
+        let options = EngineOptions {
+            logger: Arc::new(SilentLogger),
+            abort: Arc::new(|m: &str| panic!("{m}")),
+            staging_reserve_bytes: 0,
+        };
+        Engine::with_options(
+            config.clone(),
+            sink,
+            Box::new(CounterGroupsTool::new(config)),
+            options,
+        )
+        .unwrap()
+    }
+
     fn profiled(mode: InProcessMode, groups: usize) -> (WorkloadOutcome, Vec<Record>) {
         let metrics = ["sim__warps_launched.sum", "sim__bytes_written.sum"];
         let config = ToolConfig {
@@ -333,18 +350,7 @@ mod tests {
             ..ToolConfig::default()
         };
         let sink = Arc::new(MemorySink::default());
-        let options = EngineOptions {
-            logger: Arc::new(SilentLogger),
-            abort: Arc::new(|m: &str| panic!("{m}")),
-            staging_reserve_bytes: 0,
-        };
-        let engine = Engine::with_options(
-            config.clone(),
-            sink.clone(),
-            Box::new(CounterGroupsTool::new(&config)),
-            options,
-        )
-        .unwrap();
+        let engine = engine(&config, sink.clone());
         let mut runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
         let outcome = run(&mut runtime, WorkloadOptions::default()).unwrap();
         let records = sink.0.lock().unwrap().clone();
@@ -387,18 +393,7 @@ mod tests {
             ..ToolConfig::default()
         };
         let sink = Arc::new(MemorySink::default());
-        let options = EngineOptions {
-            logger: Arc::new(SilentLogger),
-            abort: Arc::new(|m: &str| panic!("{m}")),
-            staging_reserve_bytes: 0,
-        };
-        let engine = Engine::with_options(
-            config.clone(),
-            sink.clone(),
-            Box::new(CounterGroupsTool::new(&config)),
-            options,
-        )
-        .unwrap();
+        let engine = engine(&config, sink.clone());
         let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
         let options = WorkloadOptions {
             iterations: 150,
@@ -437,10 +432,16 @@ mod tests {
         ] {
             let (outcome, records) = profiled(mode, 2);
             assert_eq!(outcome, reference, "{mode:?}");
-            assert!(records.iter().all(|r| match r {
-                Record::Dispatch(d) => d.replay_pass.is_none(),
-                _ => true,
-            }));
+            let passes: Vec<Option<u32>> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Dispatch(d) => Some(d.replay_pass),
+                    _ => None,
+                })
+                .collect();
+            // Not vacuous: the dispatches were measured, each once, with no replay pass.
+            assert!(!passes.is_empty(), "{mode:?}: no dispatch was recorded");
+            assert!(passes.iter().all(Option::is_none), "{mode:?}: {passes:?}");
         }
     }
 }
