@@ -114,23 +114,18 @@ fn file_word(word: &str) -> String {
         .to_string()
 }
 
-/// Expands every placeholder in `template`. Unknown `%word%` text is left as it is (it may be
-/// part of a real name).
+/// Expands every placeholder in `template`, in one pass: a value (an argument such as
+/// `--fmt=%s`, an environment variable) is put in as it is, never expanded again. Unknown
+/// `%word%` text is left as it is (it may be part of a real name).
 pub fn expand(template: &str, values: &PlaceholderValues) -> String {
-    static ENV_RE: OnceLock<Regex> = OnceLock::new();
-    let env_re = ENV_RE.get_or_init(|| {
-        Regex::new(r"%(?:env|ENV)\{([A-Za-z0-9_]+)\}%|\$(?:env|ENV)\{([A-Za-z0-9_]+)\}")
-            .expect("placeholder regex")
+    static PLACEHOLDER_RE: OnceLock<Regex> = OnceLock::new();
+    // Alternatives are tried in order, so `%pid%` wins over the short `%p`.
+    let placeholder_re = PLACEHOLDER_RE.get_or_init(|| {
+        Regex::new(
+            r"%(?:env|ENV)\{([A-Za-z0-9_]+)\}%|\$(?:env|ENV)\{([A-Za-z0-9_]+)\}|%(argv|argt|args|tag|hostname|pid|ppid|pgid|psid|psize|job|rank|size|nid|launch_time|cwd)%|%([pjrs])",
+        )
+        .expect("placeholder regex")
     });
-    let mut text = env_re
-        .replace_all(template, |caps: &regex::Captures| {
-            let name = caps
-                .get(1)
-                .or_else(|| caps.get(2))
-                .map_or("", |m| m.as_str());
-            std::env::var(name).unwrap_or_default()
-        })
-        .into_owned();
 
     let tag = values
         .command
@@ -143,47 +138,44 @@ pub fn expand(template: &str, values: &PlaceholderValues) -> String {
         })
         .unwrap_or_default();
     let words: Vec<String> = values.command.iter().map(|w| file_word(w)).collect();
-    let argv = words.join("_");
     let args = words.iter().skip(1).cloned().collect::<Vec<_>>().join("_");
-    let argt = if args.is_empty() {
-        tag.clone()
-    } else {
-        format!("{tag}_{args}")
-    };
     let rank = rank();
     let pid = values.pid.to_string();
-    let job = std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "0".into());
-    let rank_text = rank.clone().unwrap_or_else(|| "0".into());
-    let size_text = size().unwrap_or_else(|| "1".into());
-    let nid = rank.unwrap_or_else(|| pid.clone());
+    let job = || std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "0".into());
+    let rank_text = || rank.clone().unwrap_or_else(|| "0".into());
+    let size_text = || size().unwrap_or_else(|| "1".into());
 
-    // Longest keys first where one is a prefix of another (`%p` vs `%pid%`).
-    let keys: [(&str, String); 20] = [
-        ("%argv%", argv),
-        ("%argt%", argt),
-        ("%args%", args),
-        ("%tag%", tag),
-        ("%hostname%", values.hostname.clone()),
-        ("%pid%", pid.clone()),
-        ("%ppid%", values.ppid.to_string()),
-        ("%pgid%", values.pgid.to_string()),
-        ("%psid%", values.psid.to_string()),
-        ("%psize%", "1".to_string()),
-        ("%job%", job.clone()),
-        ("%rank%", rank_text.clone()),
-        ("%size%", size_text.clone()),
-        ("%nid%", nid),
-        ("%launch_time%", values.launch_time.clone()),
-        ("%cwd%", values.cwd.clone()),
-        ("%p", pid),
-        ("%j", job),
-        ("%r", rank_text),
-        ("%s", size_text),
-    ];
-    for (key, value) in keys.iter() {
-        text = text.replace(key, value);
-    }
-    text
+    placeholder_re
+        .replace_all(template, |caps: &regex::Captures| {
+            if let Some(name) = caps.get(1).or_else(|| caps.get(2)) {
+                return std::env::var(name.as_str()).unwrap_or_default();
+            }
+            let key = caps
+                .get(3)
+                .or_else(|| caps.get(4))
+                .map_or("", |m| m.as_str());
+            match key {
+                "argv" => words.join("_"),
+                "argt" if args.is_empty() => tag.clone(),
+                "argt" => format!("{tag}_{args}"),
+                "args" => args.clone(),
+                "tag" => tag.clone(),
+                "hostname" => values.hostname.clone(),
+                "pid" | "p" => pid.clone(),
+                "ppid" => values.ppid.to_string(),
+                "pgid" => values.pgid.to_string(),
+                "psid" => values.psid.to_string(),
+                "psize" => "1".to_string(),
+                "job" | "j" => job(),
+                "rank" | "r" => rank_text(),
+                "size" | "s" => size_text(),
+                "nid" => rank.clone().unwrap_or_else(|| pid.clone()),
+                "launch_time" => values.launch_time.clone(),
+                "cwd" => values.cwd.clone(),
+                _ => caps[0].to_string(),
+            }
+        })
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -217,6 +209,19 @@ mod tests {
         assert_eq!(expand("%argv%", &v), "bin_my_app_--size_1_2");
         assert_eq!(expand("t_%launch_time%", &v), "t_2026-11-30_04.05");
         assert_eq!(expand("%p.%cwd%", &v), "4242./work");
+        assert_eq!(expand("%foo%_%", &v), "%foo%_%");
+    }
+
+    #[test]
+    fn values_are_not_expanded_again() {
+        let mut v = values();
+        v.command = vec!["./app".into(), "--fmt=%s%pid%".into()];
+        assert_eq!(expand("%argt%", &v), "app_--fmt=%s%pid%");
+        std::env::set_var("KREPLAY_TEST_PERCENT_VALUE", "%hostname%");
+        assert_eq!(
+            expand("%env{KREPLAY_TEST_PERCENT_VALUE}%-%hostname%", &v),
+            "%hostname%-node7"
+        );
     }
 
     #[test]
