@@ -64,7 +64,7 @@ pub(crate) fn output_path(dir: &Path, name: &str, suffix: &str) -> Result<PathBu
 /// - json: `<dir>/<name>_results.json`.
 ///
 /// Parent folders are created. An existing file of the same name is replaced, so an input
-/// database may be rewritten in place (the run is already in memory).
+/// database may be rewritten in place (the run is already in memory; see [`write_rocpd`]).
 pub fn write_outputs(
     run: &RunData,
     dir: &Path,
@@ -94,13 +94,25 @@ pub fn write_outputs(
 }
 
 /// Writes `run` as one database, synchronously (the same rows the per-process writer makes).
+/// The rows go to `<path>.partial`, renamed over `path` once complete: `path` may be one of the
+/// inputs (`kreplay convert -f rocpd` in place), which a failed write must not destroy.
 pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
-    let mut inserter = RowInserter::create(path, Durability::Output)?;
-    inserter.begin()?;
-    for record in run.to_records() {
-        inserter.insert(record)?;
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    let written = (|| {
+        let mut inserter = RowInserter::create(&partial, Durability::Output)?;
+        inserter.begin()?;
+        for record in run.to_records() {
+            inserter.insert(record)?;
+        }
+        inserter.close()?;
+        std::fs::rename(&partial, path).map_err(|e| FormatError::io(path, e))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
     }
-    inserter.close()
+    written
 }
 
 #[cfg(test)]
@@ -120,5 +132,24 @@ mod tests {
             error.contains("\"pftrace\"") && error.contains("rocpd csv json"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_failed_rewrite_in_place_keeps_the_input_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out_results.db");
+        let run = RunData::from_records(crate::testdata::recorded_run(7));
+        write_rocpd(&run, &path).unwrap();
+        let before = crate::run::read_databases(&[path.clone()]).unwrap();
+        assert!(!before.processes.is_empty());
+        // A folder where the partial file would go makes the rewrite fail.
+        std::fs::create_dir(dir.path().join("out_results.db.partial")).unwrap();
+        assert!(write_rocpd(&before, &path).is_err());
+        assert_eq!(crate::run::read_databases(&[path.clone()]).unwrap(), before);
+        // Once the way is clear, rewriting in place gives the same run and leaves no partial file.
+        std::fs::remove_dir(dir.path().join("out_results.db.partial")).unwrap();
+        write_rocpd(&before, &path).unwrap();
+        assert_eq!(crate::run::read_databases(&[path]).unwrap(), before);
+        assert!(!dir.path().join("out_results.db.partial").exists());
     }
 }
