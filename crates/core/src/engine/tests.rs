@@ -500,7 +500,9 @@ fn declines_run_once_and_warn_once_per_reason() {
             ReplayOutcome::DeclinedMultiDevice,
         ]
     );
-    assert!(h.sink.dispatches().iter().all(|d| d.replay_pass.is_none()));
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 4, "each declined launch is measured once");
+    assert!(dispatches.iter().all(|d| d.replay_pass.is_none()));
 }
 
 #[test]
@@ -652,7 +654,9 @@ fn rotation_switches_groups_by_dispatch_count() {
         "group i for 2 dispatches, then i+1, wrapping"
     );
     assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 0);
-    assert!(h.sink.dispatches().iter().all(|d| d.replay_pass.is_none()));
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 7, "one record per dispatch");
+    assert!(dispatches.iter().all(|d| d.replay_pass.is_none()));
 }
 
 #[test]
@@ -1262,9 +1266,9 @@ fn a_launch_that_cannot_be_kept_ends_its_window_without_further_passes() {
         vec![(1, Some(0)), (2, Some(0))],
         "pass 0 is still recorded"
     );
-    assert!(h
-        .sink
-        .costs()
+    let costs = h.sink.costs();
+    assert_eq!(costs.len(), 2);
+    assert!(costs
         .iter()
         .all(|c| c.outcome == ReplayOutcome::DeclinedError));
 }
@@ -1402,9 +1406,9 @@ fn a_tool_stopping_one_member_stops_the_whole_window() {
     h.engine.finish_with(&mut backend);
     assert_eq!(backend.count(&Op::Restore), 1);
     assert_eq!(backend.value, 2);
-    assert!(h
-        .sink
-        .costs()
+    let costs = h.sink.costs();
+    assert_eq!(costs.len(), 2);
+    assert!(costs
         .iter()
         .all(|c| c.outcome == ReplayOutcome::StoppedEarly && c.passes == 2));
     let calls = calls.lock().unwrap();
