@@ -140,12 +140,15 @@ mod tests {
         let path = dir.path().join("out_results.db");
         let run = RunData::from_records(crate::testdata::recorded_run(7));
         write_rocpd(&run, &path).unwrap();
-        let before = crate::run::read_databases(&[path.clone()]).unwrap();
+        let before = crate::run::read_databases(std::slice::from_ref(&path)).unwrap();
         assert!(!before.processes.is_empty());
         // A folder where the partial file would go makes the rewrite fail.
         std::fs::create_dir(dir.path().join("out_results.db.partial")).unwrap();
         assert!(write_rocpd(&before, &path).is_err());
-        assert_eq!(crate::run::read_databases(&[path.clone()]).unwrap(), before);
+        assert_eq!(
+            crate::run::read_databases(std::slice::from_ref(&path)).unwrap(),
+            before
+        );
         // Once the way is clear, rewriting in place gives the same run and leaves no partial file.
         std::fs::remove_dir(dir.path().join("out_results.db.partial")).unwrap();
         write_rocpd(&before, &path).unwrap();
