@@ -235,10 +235,10 @@ pub(crate) fn write_json(run: &RunData, path: &Path) -> Result<(), FormatError> 
     let document = json!({ TOOL_KEY: processes });
     let file = std::fs::File::create(path).map_err(|e| FormatError::io(path, e))?;
     let mut out = BufWriter::new(file);
-    serde_json::to_writer(&mut out, &document).map_err(|e| FormatError::Json {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
+    // Serializing a `Value` cannot fail; what can is the file (disk full), so it is a write error
+    // (FormatError::Json says "cannot read").
+    serde_json::to_writer(&mut out, &document)
+        .map_err(|e| FormatError::io(path, std::io::Error::from(e)))?;
     out.flush().map_err(|e| FormatError::io(path, e))
 }
 
@@ -346,6 +346,21 @@ mod tests {
         assert_eq!(written, vec![dir.path().join("out_results.json")]);
         let json = written[0].clone();
         (dir, db, json)
+    }
+
+    #[test]
+    fn a_full_disk_is_a_write_error_naming_the_file() {
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            return; // not Linux
+        }
+        // Larger than the write buffer, so that the serializer itself meets the full disk.
+        let mut run = RunData::from_records(recorded_run(7));
+        run.processes[0].warnings.push(Warning {
+            message: "x".repeat(64 * 1024),
+        });
+        let error = write_json(&run, full).unwrap_err().to_string();
+        assert!(error.starts_with("cannot write /dev/full"), "{error}");
     }
 
     #[test]
