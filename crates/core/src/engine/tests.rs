@@ -1388,6 +1388,44 @@ fn a_dropped_member_ticket_parks_the_window_for_others_to_close() {
 }
 
 #[test]
+fn a_launch_after_a_dropped_member_ticket_opens_a_window_of_its_own() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    // A launch the driver refused: the backend drops its ticket, nothing executed.
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    drop(ticket);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.finish_with(&mut backend);
+    assert_eq!(
+        backend.value, 2,
+        "each executed launch's effect is kept once"
+    );
+    assert_eq!(
+        backend.count(&Op::Snapshot(Staging::Device)),
+        2,
+        "the doomed window was closed, a new one opened"
+    );
+    let last_id = h.sink.costs().iter().map(|c| c.dispatch_id).max().unwrap();
+    let last: Vec<Option<u32>> = h
+        .sink
+        .dispatches()
+        .iter()
+        .filter(|d| d.dispatch_id == last_id)
+        .map(|d| d.replay_pass)
+        .collect();
+    assert_eq!(
+        last,
+        vec![Some(0), Some(1)],
+        "the later launch got every pass"
+    );
+    assert!(h.engine.gate.is_idle());
+}
+
+#[test]
 fn a_tool_stopping_one_member_stops_the_whole_window() {
     use crate::config::ReplayWindow;
     let mut config = config(3, InProcessMode::KernelReplay);

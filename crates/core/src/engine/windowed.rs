@@ -140,6 +140,9 @@ impl Engine {
                         && w.device == dispatch.info.device
                         && w.groups == groups
                         && w.replayable
+                        // A member whose ticket was dropped (its launch failed) dooms the
+                        // window to pass 0 only: later launches open a window of their own.
+                        && w.members.iter().all(|m| m.launch.is_some())
                         && w.members.len() < w.capacity
                         && w.inventory_generation == self.inventory.generation()
                         && self.gate.is_parked()
@@ -171,6 +174,8 @@ impl Engine {
                         "a launch on another device"
                     } else if w.inventory_generation != self.inventory.generation() {
                         "a change of the allocations"
+                    } else if w.members.iter().any(|m| m.launch.is_none()) {
+                        "a launch that could not be kept"
                     } else {
                         "a launch with other counter groups"
                     }
