@@ -8,11 +8,10 @@ use crate::placeholders::{expand, hostname, PlaceholderValues};
 use crate::plan::RunSpec;
 use anyhow::{bail, Context};
 use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
-use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
+use kreplay_format::{read_databases, write_outputs, RunData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Names the injected library; overrides the copy next to the `kreplay` executable.
@@ -289,11 +288,6 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
 
-    let formats: Vec<OutputFormat> = spec
-        .formats
-        .iter()
-        .map(|f| OutputFormat::from_str(f))
-        .collect::<Result<_, _>>()?;
     // Each process gets the name its own placeholders give: with %pid% in the name (the
     // default), a multi-process application writes one set of files per process, as rocprofv3
     // does; without it they share one set.
@@ -322,7 +316,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     }
     let mut files = Vec::new();
     for ((dir, name), run) in &by_destination {
-        match write_outputs(run, dir, name, &formats) {
+        match write_outputs(run, dir, name, &spec.formats) {
             Ok(written) => files.extend(written),
             Err(e) => {
                 let mut result = failed(

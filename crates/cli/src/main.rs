@@ -24,8 +24,7 @@ use args::{Cli, Command, ConvertArgs, ProfileArgs};
 use clap::CommandFactory;
 use error::{UsageError, EXIT_USAGE};
 use kreplay_core::config::CounterGroup;
-use kreplay_format::{read_databases, write_outputs, OutputFormat};
-use std::str::FromStr;
+use kreplay_format::{read_databases, write_outputs};
 
 /// Counter names to groups through the catalogs (the CUPTI catalog, or the reference software
 /// device's for `sim__` names).
@@ -98,7 +97,11 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                     .map(|s| format!("/{s}"))
                     .unwrap_or_default(),
                 run.output_file,
-                run.formats.join(",")
+                run.formats
+                    .iter()
+                    .map(|f| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
             );
         }
         return Ok(0);
@@ -138,18 +141,7 @@ fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
             .into());
         }
     }
-    let formats: Vec<OutputFormat> = args
-        .formats
-        .iter()
-        .flat_map(|f| input::split_words(f))
-        .map(|f| {
-            OutputFormat::from_str(&f).map_err(|_| {
-                UsageError::new(format!(
-                    "output format '{f}' is not supported; use one or several of rocpd, csv, json"
-                ))
-            })
-        })
-        .collect::<Result<_, _>>()?;
+    let formats = plan::check_formats(&args.formats, "-f/--output-format")?;
     let data = read_databases(&args.inputs).context("reading the input databases")?;
     let files = write_outputs(&data, &args.output_dir, &args.output_file, &formats)
         .with_context(|| format!("writing to {}", args.output_dir.display()))?;

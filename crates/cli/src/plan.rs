@@ -12,6 +12,7 @@ use crate::args::{ProfileArgs, ReplayMode};
 use crate::error::UsageError;
 use crate::input::{split_words, InputFile, InputKind, Job};
 use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter, ReplayWindow};
+use kreplay_format::OutputFormat;
 
 /// Turns counter names into groups the device can collect (the catalog's job; a trait so that
 /// run shaping is testable without one).
@@ -23,7 +24,6 @@ pub trait CounterResolver {
 }
 
 pub const DEFAULT_OUTPUT_FILE: &str = "%hostname%/%pid%";
-pub const FORMATS: [&str; 3] = ["rocpd", "csv", "json"];
 const LOG_LEVELS: [&str; 7] = [
     "fatal", "error", "warning", "info", "trace", "env", "config",
 ];
@@ -63,8 +63,8 @@ pub struct RunSpec {
     /// Templates, placeholders not yet expanded.
     pub output_directory: String,
     pub output_file: String,
-    /// Lower-case members of [`FORMATS`].
-    pub formats: Vec<String>,
+    /// Each format once, in the order given.
+    pub formats: Vec<OutputFormat>,
     pub log_level: String,
     /// Kernel replay's unit (per dispatch unless `--replay-window` / `replay_window` says so).
     pub replay_window: ReplayWindow,
@@ -128,7 +128,7 @@ struct Given {
     kernel_trace: Option<bool>,
     output_directory: Option<String>,
     output_file: Option<String>,
-    formats: Option<Vec<String>>,
+    formats: Option<Vec<OutputFormat>>,
     log_level: Option<String>,
     replay_window: Option<ReplayWindow>,
 }
@@ -139,7 +139,7 @@ struct Settings {
     kernel_trace: bool,
     output_directory: String,
     output_file: String,
-    formats: Vec<String>,
+    formats: Vec<OutputFormat>,
     log_level: String,
     replay_window: ReplayWindow,
 }
@@ -160,7 +160,7 @@ impl Given {
             formats: self
                 .formats
                 .filter(|f| !f.is_empty())
-                .unwrap_or_else(|| vec!["rocpd".into()]),
+                .unwrap_or_else(|| vec![OutputFormat::Rocpd]),
             log_level: self.log_level.unwrap_or_else(|| "warning".into()),
             replay_window: self.replay_window.unwrap_or_default(),
         }
@@ -438,17 +438,17 @@ fn job_groups(
     Ok((resolved, mode))
 }
 
-fn check_formats(formats: &[String], what: &str) -> Result<Vec<String>, UsageError> {
-    let mut out: Vec<String> = Vec::new();
+/// `-f` values (words separated by spaces or commas, any case) as formats, each once.
+pub fn check_formats(formats: &[String], what: &str) -> Result<Vec<OutputFormat>, UsageError> {
+    let mut out: Vec<OutputFormat> = Vec::new();
     for f in formats.iter().flat_map(|f| split_words(f)) {
-        let lower = f.to_ascii_lowercase();
-        if !FORMATS.contains(&lower.as_str()) {
-            return Err(UsageError::new(format!(
+        let format: OutputFormat = f.parse().map_err(|_| {
+            UsageError::new(format!(
                 "{what}: output format '{f}' is not supported; use one or several of rocpd, csv, json"
-            )));
-        }
-        if !out.contains(&lower) {
-            out.push(lower);
+            ))
+        })?;
+        if !out.contains(&format) {
+            out.push(format);
         }
     }
     Ok(out)
@@ -895,7 +895,7 @@ mod tests {
         assert_eq!(run.mode, InProcessMode::KernelReplay);
         assert_eq!(names(run), vec![vec!["A", "B"], vec!["A", "C"]]);
         assert_eq!(run.subdir, None);
-        assert_eq!(run.formats, vec!["rocpd"]);
+        assert_eq!(run.formats, vec![OutputFormat::Rocpd]);
         assert_eq!(run.output_file, DEFAULT_OUTPUT_FILE);
     }
 
@@ -1004,7 +1004,7 @@ mod tests {
         let run = &plan.runs[0];
         assert_eq!(run.output_file, "job_out");
         assert_eq!(run.output_directory, "dir");
-        assert_eq!(run.formats, vec!["csv", "json"]);
+        assert_eq!(run.formats, vec![OutputFormat::Csv, OutputFormat::Json]);
         assert_eq!(run.filter.include_regex.as_deref(), Some("saxpy"));
         let err = shape(&["-o", "cli_out", "--", "a"], Some(&input)).unwrap_err();
         assert!(err.to_string().contains("give it in one place"), "{err}");
