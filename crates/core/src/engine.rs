@@ -109,8 +109,9 @@ pub struct Engine {
     pid: u32,
 }
 
-/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. Dropping a
-/// ticket without `launch_exit` releases the window but records nothing.
+/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. A backend
+/// drops a ticket without `launch_exit` when the launch did not execute (the driver refused
+/// it): that releases the window and records nothing for the dispatch.
 #[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
 pub struct LaunchTicket<S> {
     kind: TicketKind<S>,

@@ -29,6 +29,7 @@
 
 use super::*;
 use std::any::Any;
+use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;
 
 /// What a window member's [`LaunchTicket`] carries; the dispatch itself is in the window.
@@ -36,13 +37,17 @@ pub(super) struct MemberTicket {
     pub(super) dispatch_id: u64,
     entered: Instant,
     /// Parks the window if the ticket is dropped without `launch_exit`, so that another thread
-    /// can close it (the member's launch is then unknown: the window runs no further passes).
+    /// can close it.
     parker: Option<Arc<crate::window::ReplayGate>>,
+    /// Set when the ticket is dropped without `launch_exit`: the launch did not execute (the
+    /// driver refused it), so the window leaves that member out (shared with its [`Member`]).
+    abandoned: Arc<AtomicBool>,
 }
 
 impl Drop for MemberTicket {
     fn drop(&mut self) {
         if let Some(gate) = self.parker.take() {
+            self.abandoned.store(true, Ordering::Release);
             gate.park_writer();
         }
     }
@@ -53,6 +58,18 @@ struct Member<L> {
     /// The backend's retained copy; `None` until the member's launch_exit (or when the backend
     /// could not keep it, which ends the window without further passes).
     launch: Option<L>,
+    /// Its ticket was dropped without `launch_exit`: it did not execute and is left out.
+    abandoned: Arc<AtomicBool>,
+}
+
+impl<L> Member<L> {
+    fn new(dispatch: Dispatch) -> Self {
+        Member {
+            dispatch,
+            launch: None,
+            abandoned: Arc::default(),
+        }
+    }
 }
 
 pub(super) struct OpenWindow<S, L> {
@@ -140,9 +157,6 @@ impl Engine {
                         && w.device == dispatch.info.device
                         && w.groups == groups
                         && w.replayable
-                        // A member whose ticket was dropped (its launch failed) dooms the
-                        // window to pass 0 only: later launches open a window of their own.
-                        && w.members.iter().all(|m| m.launch.is_some())
                         && w.members.len() < w.capacity
                         && w.inventory_generation == self.inventory.generation()
                         && self.gate.is_parked()
@@ -156,12 +170,10 @@ impl Engine {
                 };
                 window.hold.adopt();
                 self.tool.on_pass_start(&dispatch.tool_view(), 0);
-                let dispatch_id = dispatch.dispatch_id;
-                window.members.push(Member {
-                    dispatch,
-                    launch: None,
-                });
-                return self.member_ticket(dispatch_id);
+                let member = Member::new(dispatch);
+                let ticket = self.member_ticket(&member);
+                window.members.push(member);
+                return ticket;
             }
             let parked = open.is_some() && self.gate.is_parked();
             let reason = open
@@ -174,8 +186,6 @@ impl Engine {
                         "a launch on another device"
                     } else if w.inventory_generation != self.inventory.generation() {
                         "a change of the allocations"
-                    } else if w.members.iter().any(|m| m.launch.is_none()) {
-                        "a launch that could not be kept"
                     } else {
                         "a launch with other counter groups"
                     }
@@ -210,16 +220,14 @@ impl Engine {
                 started,
             );
         }
-        let dispatch_id = dispatch.dispatch_id;
+        let member = Member::new(dispatch);
+        let ticket = self.member_ticket(&member);
         let window = OpenWindow::<B::Snapshot, B::Launch> {
             owner: me,
             device,
             capacity,
             groups,
-            members: vec![Member {
-                dispatch,
-                launch: None,
-            }],
+            members: vec![member],
             replayable: true,
             snapshot: prepared.snapshot,
             staging: prepared.staging,
@@ -231,15 +239,16 @@ impl Engine {
             hold: prepared.window,
         };
         *lock(&self.open_window) = Some(Box::new(window));
-        self.member_ticket(dispatch_id)
+        ticket
     }
 
-    fn member_ticket<S>(&self, dispatch_id: u64) -> LaunchTicket<S> {
+    fn member_ticket<S, L>(&self, member: &Member<L>) -> LaunchTicket<S> {
         LaunchTicket {
             kind: TicketKind::Window(MemberTicket {
-                dispatch_id,
+                dispatch_id: member.dispatch.dispatch_id,
                 entered: Instant::now(),
                 parker: Some(self.gate.clone()),
+                abandoned: member.abandoned.clone(),
             }),
         }
     }
@@ -347,7 +356,6 @@ impl Engine {
         window: OpenWindow<B::Snapshot, B::Launch>,
         reason: &str,
     ) {
-        lock(&self.window_stats).record(window.members.len(), reason);
         let OpenWindow {
             device,
             groups,
@@ -362,7 +370,14 @@ impl Engine {
             hold,
             ..
         } = window;
+        // Launches that did not execute: no record, nothing to measure or replay (as a dropped
+        // ticket of a dispatch replayed alone).
+        let members: Vec<Member<B::Launch>> = members
+            .into_iter()
+            .filter(|m| !m.abandoned.load(Ordering::Acquire))
+            .collect();
         let n = members.len();
+        lock(&self.window_stats).record(n, reason);
         let mut outcome = ReplayOutcome::Replayed;
         let mut pass_ns = Vec::new();
         let mut bytes_restored = 0;
@@ -390,9 +405,9 @@ impl Engine {
                 false
             }
         };
-        // A member whose launch was not kept (its ticket was dropped, or the backend could not
-        // copy it) cannot run again: no restore may undo what the window did.
-        if !replayable || members.iter().any(|m| m.launch.is_none()) {
+        // A member whose launch was not kept (the backend could not copy it) cannot run again:
+        // no restore may undo what the window did. A window left empty has nothing to replay.
+        if !replayable || n == 0 || members.iter().any(|m| m.launch.is_none()) {
             measured = false;
         }
         if !measured {
