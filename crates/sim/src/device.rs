@@ -807,7 +807,7 @@ impl ReplayBackend for SharedSimDevice {
         self.lock().stop_window_pass(device, group, ranges)
     }
     fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
-        Ok(launch.clone())
+        self.lock().retain_launch(launch)
     }
 }
 
