@@ -18,6 +18,9 @@
 //! [`Engine::finish_with`]. The thread that meets a parked window adopts and closes it, so no
 //! thread ever waits for a window owner that is in user code.
 //!
+//! A member whose ticket is dropped without `launch_exit` (its launch did not execute) is left
+//! out at the close: no record, no range expected from the backend, no relaunch.
+//!
 //! A dispatch joins only with the same pass groups as the window's first member (so every
 //! member of a window gets exactly the passes per-dispatch replay would give it); a tool's
 //! continue decision stops the whole window when it stops any member (the minimum over
