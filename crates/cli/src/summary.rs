@@ -9,14 +9,19 @@ use std::fmt::Write;
 const MAX_KERNELS: usize = 15;
 const KERNEL_NAME_WIDTH: usize = 40;
 
-/// How one counter's values over several dispatches are combined for display, from the metric's
-/// roll-up suffix: maxima stay maxima, averages and ratios are averaged, the rest are summed.
-fn combine(name: &str, values: &[f64]) -> f64 {
-    if name.ends_with(".max") {
+/// How one counter's values over several dispatches are combined for display, from the roll-up
+/// suffix of the metric it was collected as (`metric`, not the requested name, which may be an
+/// alias such as `OccupancyPercent`): maxima stay maxima, averages, ratios and rates are
+/// averaged, the rest are summed.
+fn combine(metric: &str, values: &[f64]) -> f64 {
+    if metric.ends_with(".max") {
         values.iter().copied().fold(f64::MIN, f64::max)
-    } else if name.ends_with(".min") {
+    } else if metric.ends_with(".min") {
         values.iter().copied().fold(f64::MAX, f64::min)
-    } else if name.contains(".avg") || name.contains(".pct") || name.contains(".ratio") {
+    } else if [".avg", ".pct", ".ratio", ".per_"]
+        .iter()
+        .any(|part| metric.contains(part))
+    {
         values.iter().sum::<f64>() / values.len().max(1) as f64
     } else {
         values.iter().sum()
@@ -76,11 +81,14 @@ pub fn render(data: &RunData) -> String {
     type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Vec<f64>>>;
     let mut kernels: BTreeMap<String, (BTreeSet<(u32, u64)>, PerPass)> = BTreeMap::new();
     let mut counter_order: Vec<String> = Vec::new();
+    // Requested name -> the metric it was collected as (names without a description are metrics).
+    let mut metric_of: BTreeMap<&str, &str> = BTreeMap::new();
     for process in &data.processes {
         for c in &process.counters {
             if !counter_order.contains(&c.name) {
                 counter_order.push(c.name.clone());
             }
+            metric_of.insert(&c.name, &c.metric);
         }
         for d in &process.dispatches {
             let name = process
@@ -130,7 +138,10 @@ pub fn render(data: &RunData) -> String {
             });
             let values = names
                 .iter()
-                .map(|n| format!("{n}={}", format_value(combine(n, &counters[*n]))))
+                .map(|n| {
+                    let metric = metric_of.get(n.as_str()).copied().unwrap_or(n);
+                    format!("{n}={}", format_value(combine(metric, &counters[*n])))
+                })
                 .collect::<Vec<_>>()
                 .join("  ");
             // A dispatch of a replay run that ran once (declined) shows as "once".
@@ -327,11 +338,36 @@ mod tests {
     }
 
     #[test]
+    fn an_alias_is_combined_by_the_metric_it_stands_for() {
+        let mut data = run();
+        let process = &mut data.processes[0];
+        process.counters.push(CounterInfo {
+            name: "OccupancyPercent".into(),
+            metric: "sm__warps_active.avg.pct_of_peak_sustained_active".into(),
+            description: String::new(),
+            unit: String::new(),
+        });
+        for (dispatch, value) in process.dispatches.iter_mut().zip([40.0, 0.0, 60.0, 0.0]) {
+            if dispatch.replay_pass == Some(0) {
+                dispatch.counters.push(CounterSample {
+                    name: "OccupancyPercent".into(),
+                    value,
+                });
+            }
+        }
+        let text = render(&data);
+        // Percentages of two dispatches average (50), they do not add up (100).
+        assert!(text.contains("OccupancyPercent=50"), "{text}");
+    }
+
+    #[test]
     fn values_and_sizes_format_compactly() {
         assert_eq!(format_value(262144.0), "262144");
         assert_eq!(format_value(0.5), "0.500");
         assert_eq!(format_bytes(512), "512 B");
         assert_eq!(format_bytes(3 * 1024 * 1024), "3.0 MiB");
         assert_eq!(combine("x.avg", &[1.0, 3.0]), 2.0);
+        assert_eq!(combine("dram__bytes.sum.per_second", &[1.0, 3.0]), 2.0);
+        assert_eq!(combine("x.sum", &[1.0, 3.0]), 4.0);
     }
 }
