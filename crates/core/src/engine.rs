@@ -55,7 +55,8 @@ pub type AbortAction = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The default [`AbortAction`].
 pub fn abort_process(message: &str) {
-    eprintln!("kreplay: fatal: {message}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "kreplay: fatal: {message}");
     std::process::abort();
 }
 

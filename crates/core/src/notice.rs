@@ -31,7 +31,9 @@ impl StderrLogger {
 impl Logger for StderrLogger {
     fn warn(&self, line: &str) {
         if self.warnings {
-            eprintln!("{line}");
+            // Called on application threads: a closed stderr must not panic (eprintln! would).
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{line}");
         }
     }
 }

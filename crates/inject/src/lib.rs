@@ -24,10 +24,12 @@ pub extern "C" fn InitializeInjection() -> c_int {
     let outcome = catch_unwind(AssertUnwindSafe(tool::initialize));
     match outcome {
         Ok(Ok(())) => {}
-        Ok(Err(message)) => eprintln!("kreplay: {message}; the application runs without profiling"),
-        Err(_) => eprintln!(
-            "kreplay: internal error while starting; the application runs without profiling"
-        ),
+        Ok(Err(message)) => tool::say(&format!(
+            "{message}; the application runs without profiling"
+        )),
+        Err(_) => {
+            tool::say("internal error while starting; the application runs without profiling")
+        }
     }
     1
 }

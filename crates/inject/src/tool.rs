@@ -57,13 +57,25 @@ pub(crate) fn tool() -> Option<&'static Tool> {
 }
 
 /// Switches the tool off for the rest of the process, saying why once.
+/// Runs outside the callbacks' `catch_unwind`, so it must not panic itself: stderr errors are
+/// ignored (`eprintln!` panics on EPIPE) and the flush is guarded.
 pub(crate) fn disable(reason: &str) {
     if !DISABLED.swap(true, Ordering::SeqCst) {
-        eprintln!("kreplay: {reason}; profiling is off for the rest of this process, the application continues");
-        if let Some(tool) = TOOL.get() {
-            tool.sink.flush();
-        }
+        say(&format!(
+            "{reason}; profiling is off for the rest of this process, the application continues"
+        ));
+        let _ = std::panic::catch_unwind(|| {
+            if let Some(tool) = TOOL.get() {
+                tool.sink.flush();
+            }
+        });
     }
+}
+
+/// One `kreplay: ...` line on stderr; a failed write (a closed pipe) is ignored, never a panic.
+pub(crate) fn say(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "kreplay: {message}");
 }
 
 pub(crate) fn initialize() -> Result<(), String> {
@@ -206,15 +218,21 @@ extern "C" fn at_exit() {
     });
 }
 
+/// `/proc/self/cmdline`: every argument ends with a NUL. Empty arguments are kept (the command
+/// line is recorded exactly); only the piece after the last terminator is not an argument.
+fn parse_cmdline(bytes: &[u8]) -> Vec<String> {
+    let body = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    if body.is_empty() {
+        return Vec::new();
+    }
+    body.split(|b| *b == 0)
+        .map(|part| String::from_utf8_lossy(part).into_owned())
+        .collect()
+}
+
 fn process_info(pid: u32) -> ProcessInfo {
     let command = std::fs::read("/proc/self/cmdline")
-        .map(|bytes| {
-            bytes
-                .split(|b| *b == 0)
-                .filter(|part| !part.is_empty())
-                .map(|part| String::from_utf8_lossy(part).into_owned())
-                .collect()
-        })
+        .map(|bytes| parse_cmdline(&bytes))
         .unwrap_or_default();
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -241,7 +259,7 @@ impl Tool {
             .unwrap_or_else(|e| e.into_inner())
             .insert(key);
         if first {
-            eprintln!("kreplay: {message}");
+            say(message);
             self.sink
                 .send(kreplay_format::Record::Warning(kreplay_format::Warning {
                     message: message.to_string(),
@@ -463,4 +481,16 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A host pointer as the inventory's address.
 pub(crate) fn host_address(p: *mut c_void) -> u64 {
     p as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_cmdline;
+
+    #[test]
+    fn cmdline_keeps_empty_arguments_and_drops_only_the_terminator() {
+        assert_eq!(parse_cmdline(b"./app\0\0x\0"), vec!["./app", "", "x"]);
+        assert_eq!(parse_cmdline(b"./app\0"), vec!["./app"]);
+        assert!(parse_cmdline(b"").is_empty());
+    }
 }
