@@ -44,7 +44,12 @@ pub(crate) unsafe extern "C" fn callback(
     if in_tool() && domain != sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE {
         return;
     }
-    let Some(tool) = tool::tool() else { return };
+    let Some(tool) = tool::tool() else {
+        // Switched off: let go of whatever this thread still holds from an ENTER, so that no
+        // other thread waits on a fence or a window that nothing will release.
+        release_thread_holds();
+        return;
+    };
     if cbdata.is_null() {
         return;
     }
@@ -65,7 +70,17 @@ pub(crate) unsafe extern "C" fn callback(
     }));
     if outcome.is_err() {
         tool::disable("internal error in a CUDA callback");
+        release_thread_holds();
     }
+}
+
+/// Drops this thread's pending launch tickets and fences (their guards release the replay
+/// window). Never panics: the thread-locals may already be gone in a thread-exit destructor.
+fn release_thread_holds() {
+    let _ = catch_unwind(|| {
+        let _ = FENCES.try_with(|f| f.borrow_mut().clear());
+        let _ = LAUNCHES.try_with(|l| l.borrow_mut().clear());
+    });
 }
 
 fn is_blocking_wait(cbid: u32) -> bool {
