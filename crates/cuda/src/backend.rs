@@ -271,11 +271,10 @@ impl CudaBackend {
     /// Records the end of one execution of the window pass in progress.
     fn mark_window_boundary(&mut self, stream: CUstream) -> Result<(), CudaError> {
         let d = self.driver;
-        let Some(window) = self.window.as_mut() else {
+        let Some(window) = self.window.as_ref() else {
             return Ok(());
         };
         let index = window.boundaries;
-        window.boundaries += 1;
         let device = window.device;
         let Some(state) = self.devices.get_mut(&device) else {
             return Ok(());
@@ -292,7 +291,12 @@ impl CudaBackend {
             state.window_events.push(event);
         }
         // SAFETY: the tool's own event on the execution's stream.
-        unsafe { drv!(d, cuEventRecord(state.window_events[index], stream)) }
+        unsafe { drv!(d, cuEventRecord(state.window_events[index], stream)) }?;
+        // Counted only once its event is recorded: stop_window_pass reads that many events.
+        if let Some(window) = self.window.as_mut() {
+            window.boundaries += 1;
+        }
+        Ok(())
     }
 
     /// Stops the window pass: one result per execution, in execution order.
@@ -312,7 +316,11 @@ impl CudaBackend {
         let d = self.driver;
         let (start_ev, anchor, anchor_ns, events) = {
             let state = self.state(device)?;
-            let events: Vec<CUevent> = state.window_events[..window.boundaries].to_vec();
+            let events: Vec<CUevent> = state
+                .window_events
+                .get(..window.boundaries)
+                .ok_or_else(|| BackendError::Failed("window pass events missing".into()))?
+                .to_vec();
             (state.pass_start, state.anchor, state.anchor_host_ns, events)
         };
         if let Some(last) = events.last() {
