@@ -235,6 +235,37 @@ pub trait ReplayBackend {
         }
     }
 
+    /// How many executions a replay whose passes collect `groups` (in pass order) needs on
+    /// `device`, when the backend packs groups into shared hardware passes. `Some(1)`: the
+    /// first execution measures every group, so the engine takes no snapshot (nothing will
+    /// be restored). `None` (the default): one execution per pass.
+    fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
+        let _ = (device, groups);
+        None
+    }
+
+    /// A replay (a dispatch alone, or a window) is about to start its first pass on `device`:
+    /// results the backend held from an earlier replay (see [`ReplayBackend::held_results`])
+    /// no longer apply.
+    fn replay_starts(&mut self, device: DeviceId) {
+        let _ = device;
+    }
+
+    /// The results of `group` for the `executions` executions of the current replay, when an
+    /// earlier pass of that replay already collected them: a backend that packs several
+    /// groups into one hardware pass measures them together and hands the others out here.
+    /// The engine then neither restores memory nor re-executes for that group's pass.
+    /// `None` (the default): the pass must run.
+    fn held_results(
+        &mut self,
+        device: DeviceId,
+        group: usize,
+        executions: usize,
+    ) -> Option<Vec<PassResult>> {
+        let _ = (device, group, executions);
+        None
+    }
+
     /// A copy of `launch` that stays valid after its launch callback returned (window replay
     /// re-executes it later, possibly from another thread). Only asked when
     /// [`ReplayBackend::max_window`] is above 1.

@@ -145,6 +145,8 @@ struct ReplayTicket<S> {
     total: Option<u32>,
     /// `None` when the device has no tracked memory: nothing to stage or restore.
     snapshot: Option<S>,
+    /// False when no snapshot was taken (one execution measures every group).
+    restorable: bool,
     cost: ReplayCost,
     pass0_group: Option<usize>,
     pass0_started: Instant,
@@ -195,6 +197,9 @@ struct Prepared<S> {
     window: WindowHold,
     /// `None` when the device has no tracked memory: nothing to stage or restore.
     snapshot: Option<S>,
+    /// False when no snapshot was taken because the first execution measures every group:
+    /// no later pass may then execute.
+    restorable: bool,
     staging: Staging,
     bytes_tracked: u64,
     /// The inventory's generation when the snapshot's regions were read.
@@ -587,16 +592,24 @@ impl Engine {
         B::Launch: Send + 'static,
         B::Snapshot: Send + 'static,
     {
-        let group0 = self.tool.pass_group(&dispatch.tool_view(), 0);
-        let prepared =
-            match self.prepare_replay(backend, dispatch, group0, "a launch replayed alone") {
-                Ok(prepared) => prepared,
-                Err(ticket) => return *ticket,
-            };
+        let view = dispatch.tool_view();
+        let group0 = self.tool.pass_group(&view, 0);
+        let pass_groups = self.known_pass_groups(&view, total);
+        let prepared = match self.prepare_replay(
+            backend,
+            dispatch,
+            group0,
+            pass_groups.as_deref(),
+            "a launch replayed alone",
+        ) {
+            Ok(prepared) => prepared,
+            Err(ticket) => return *ticket,
+        };
         let Prepared {
             dispatch,
             window,
             snapshot,
+            restorable,
             staging,
             bytes_tracked,
             drain_ns,
@@ -610,7 +623,7 @@ impl Engine {
             outcome: ReplayOutcome::Replayed,
             passes: 0,
             bytes_tracked,
-            bytes_snapshotted: bytes_tracked,
+            bytes_snapshotted: if restorable { bytes_tracked } else { 0 },
             bytes_restored: 0,
             staging,
             drain_ns,
@@ -620,6 +633,7 @@ impl Engine {
         };
         let pass0_started = Instant::now();
         self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        backend.replay_starts(device);
         if let Err(error) = backend.start_pass(device, group0) {
             // Nothing ran yet: give up replaying this dispatch, run it once unmeasured.
             release_snapshot(backend, snapshot);
@@ -632,6 +646,7 @@ impl Engine {
                 dispatch,
                 total,
                 snapshot,
+                restorable,
                 cost,
                 pass0_group: group0,
                 pass0_started,
@@ -672,11 +687,26 @@ impl Engine {
     /// The exclusive window (closing a parked window replay first), a drained device and a
     /// snapshot of its tracked memory: what every replay unit starts with. On failure, the
     /// ticket of the ordinary path the dispatch takes instead.
+    /// The group of every pass of a replay, when the pass count is fixed (a tool may still
+    /// stop early, which only saves executions).
+    fn known_pass_groups(
+        &self,
+        view: &ToolDispatch<'_>,
+        total: Option<u32>,
+    ) -> Option<Vec<Option<usize>>> {
+        Some(
+            (0..total?)
+                .map(|pass| self.tool.pass_group(view, pass))
+                .collect(),
+        )
+    }
+
     fn prepare_replay<B: ReplayBackend>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
         group0: Option<usize>,
+        pass_groups: Option<&[Option<usize>]>,
         closing_reason: &str,
     ) -> Result<Prepared<B::Snapshot>, Box<LaunchTicket<B::Snapshot>>>
     where
@@ -775,9 +805,13 @@ impl Engine {
         let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
         let snapshot_started = Instant::now();
         let mut snapshot = None;
+        // One execution measures every group (the backend packs them into one hardware pass):
+        // nothing will be restored, so nothing is staged.
+        let single_execution = !regions.is_empty()
+            && pass_groups.is_some_and(|groups| backend.executions_for(device, groups) == Some(1));
         // No tracked byte on the device: no kernel can write one, so there is nothing to stage
         // and every restore would be empty (untracked kinds are never restored anyway).
-        let places = if regions.is_empty() {
+        let places = if regions.is_empty() || single_execution {
             snapshot = Some((None, Staging::None));
             Vec::new()
         } else {
@@ -816,8 +850,14 @@ impl Engine {
         };
         let snapshot_ns = elapsed_ns(snapshot_started);
 
-        // Said once the replay is certain: memory that is not restored matters only then.
-        for kind in self.inventory.untracked_kinds() {
+        // Said once the replay is certain (several executions): memory that is not restored
+        // matters only then.
+        let untracked = if single_execution {
+            Vec::new()
+        } else {
+            self.inventory.untracked_kinds()
+        };
+        for kind in untracked {
             self.notices.once(
                 &format!("untracked-{kind:?}"),
                 &format!(
@@ -833,6 +873,7 @@ impl Engine {
             dispatch,
             window,
             snapshot,
+            restorable: !single_execution,
             staging,
             bytes_tracked,
             inventory_generation,
@@ -867,6 +908,7 @@ impl Engine {
             dispatch,
             total,
             snapshot,
+            restorable,
             mut cost,
             pass0_group,
             pass0_started,
@@ -902,6 +944,17 @@ impl Engine {
                 if total.is_some() {
                     cost.outcome = ReplayOutcome::StoppedEarly;
                 }
+                break;
+            }
+            if self.pass_already_collected(backend, &dispatch, pass) {
+                pass += 1;
+                continue;
+            }
+            if !restorable {
+                // The backend said one execution would do, yet this pass's group was not
+                // measured: without a snapshot the kernel must not run again.
+                self.lost_pass_notice(pass);
+                cost.outcome = ReplayOutcome::DeclinedError;
                 break;
             }
             let restore_started = Instant::now();
@@ -940,6 +993,40 @@ impl Engine {
             }
         }
         self.close_replay(backend, snapshot, cost, window);
+    }
+
+    fn lost_pass_notice(&self, pass: u32) {
+        self.notices.once(
+            "unmeasured-single-execution-pass",
+            &format!("pass {pass} was expected to be measured by the first execution (groups packed into one hardware pass) but was not; its counters are missing and the kernel is not run again (no snapshot was taken)"),
+            self.sink.as_ref(),
+            self.options.logger.as_ref(),
+        );
+    }
+
+    /// A pass whose group an earlier pass of this dispatch already collected (the backend
+    /// packed them into one hardware pass): recorded from the backend's held results, with no
+    /// restore and no re-execution.
+    fn pass_already_collected<B: ReplayBackend>(
+        &self,
+        backend: &mut B,
+        dispatch: &Dispatch,
+        pass: u32,
+    ) -> bool {
+        let view = dispatch.tool_view();
+        let Some(group) = self.tool.pass_group(&view, pass) else {
+            return false;
+        };
+        match backend.held_results(dispatch.info.device, group, 1) {
+            Some(mut results) if results.len() == 1 => {
+                let result = results.remove(0);
+                self.tool.on_pass_start(&view, pass);
+                self.tool.on_pass_stop(&view, pass, &result);
+                self.send_dispatch(dispatch, Some(pass), result);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// One further pass of a dispatch replayed alone: its group started, the launch re-executed,

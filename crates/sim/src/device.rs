@@ -277,6 +277,10 @@ pub struct SimDevice {
     /// Drains time out once this many have succeeded (`None`: never).
     drains_before_stall: Option<u64>,
     activity: DeviceActivity,
+    /// The hardware pass that collects each group (each its own unless packed).
+    pass_of: Vec<usize>,
+    /// Results of groups measured with an earlier pass's group in the current replay.
+    held: HashMap<usize, Vec<PassResult>>,
 }
 
 impl SimDevice {
@@ -311,7 +315,71 @@ impl SimDevice {
             jitter_state: seed | 1,
             drains_before_stall: None,
             activity: DeviceActivity::default(),
+            pass_of: (0..groups.len()).collect(),
+            held: HashMap::new(),
         }
+    }
+
+    /// Packs the groups into shared hardware passes, as the CUDA backend does: whole groups
+    /// whose distinct counters fit one pass are measured by one execution, first fit in group
+    /// order. Off by default, so that every group of a test costs an execution.
+    pub fn pack_groups(&mut self) {
+        let groups = &self.groups;
+        let fits = |members: &[usize]| {
+            let mut names: Vec<&str> = Vec::new();
+            for &g in members {
+                for (name, metric) in &groups[g] {
+                    if metric.is_none() {
+                        return Ok::<bool, std::convert::Infallible>(false);
+                    }
+                    if !names.contains(&name.as_str()) {
+                        names.push(name);
+                    }
+                }
+            }
+            Ok(names.len() <= COUNTERS_PER_PASS)
+        };
+        let passes = match kreplay_core::catalog::pack_groups(groups.len(), fits) {
+            Ok(passes) => passes,
+            Err(never) => match never {},
+        };
+        for (pass, members) in passes.iter().enumerate() {
+            for &g in members {
+                self.pass_of[g] = pass;
+            }
+        }
+    }
+
+    /// Hardware passes after packing.
+    pub fn hardware_passes(&self) -> usize {
+        self.pass_of.iter().max().map_or(0, |last| last + 1)
+    }
+
+    /// `group`'s results, holding those of the other groups its hardware pass measured.
+    fn results_for(
+        &mut self,
+        group: Option<usize>,
+        executions: &[(ExecStats, u64, u64)],
+    ) -> Vec<PassResult> {
+        let own = executions
+            .iter()
+            .map(|(stats, start, end)| self.pass_result(group, stats, *start, *end))
+            .collect();
+        if let Some(group) = group {
+            let pass = self.pass_of.get(group).copied();
+            for other in 0..self.groups.len() {
+                if other != group && Some(self.pass_of[other]) == pass {
+                    let results = executions
+                        .iter()
+                        .map(|(stats, start, end)| {
+                            self.pass_result(Some(other), stats, *start, *end)
+                        })
+                        .collect();
+                    self.held.insert(other, results);
+                }
+            }
+        }
+        own
     }
 
     pub fn id(&self) -> DeviceId {
@@ -659,7 +727,8 @@ impl ReplayBackend for SimDevice {
                 active.group
             )));
         }
-        Ok(self.pass_result(group, &active.stats, active.start_ns, active.end_ns))
+        let execution = (active.stats, active.start_ns, active.end_ns);
+        Ok(self.results_for(group, &[execution]).remove(0))
     }
 
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
@@ -719,15 +788,37 @@ impl ReplayBackend for SimDevice {
                 window.group
             )));
         }
-        Ok(window
+        let executions: Vec<_> = window
             .ranges
             .iter()
-            .map(|r| self.pass_result(group, &r.stats, r.start_ns, r.end_ns))
-            .collect())
+            .map(|r| (r.stats, r.start_ns, r.end_ns))
+            .collect();
+        Ok(self.results_for(group, &executions))
     }
 
     fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
         Ok(launch.clone())
+    }
+
+    fn executions_for(&mut self, _device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
+        Some(kreplay_core::catalog::executions_needed(
+            groups,
+            &self.pass_of,
+        ))
+    }
+
+    fn replay_starts(&mut self, _device: DeviceId) {
+        self.held.clear();
+    }
+
+    fn held_results(
+        &mut self,
+        _device: DeviceId,
+        group: usize,
+        executions: usize,
+    ) -> Option<Vec<PassResult>> {
+        let results = self.held.remove(&group)?;
+        (results.len() == executions).then_some(results)
     }
 }
 
@@ -808,6 +899,20 @@ impl ReplayBackend for SharedSimDevice {
     }
     fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
         self.lock().retain_launch(launch)
+    }
+    fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
+        self.lock().executions_for(device, groups)
+    }
+    fn replay_starts(&mut self, device: DeviceId) {
+        self.lock().replay_starts(device)
+    }
+    fn held_results(
+        &mut self,
+        device: DeviceId,
+        group: usize,
+        executions: usize,
+    ) -> Option<Vec<PassResult>> {
+        self.lock().held_results(device, group, executions)
     }
 }
 

@@ -11,7 +11,7 @@ use kreplay_core::backend::AllocKind;
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig};
 use kreplay_core::notice::SilentLogger;
 use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
-use kreplay_format::{DispatchRecord, Record, RecordSink};
+use kreplay_format::{DispatchRecord, Record, RecordSink, ReplayOutcome};
 use kreplay_sim::device::KernelContext;
 use kreplay_sim::{SimDevice, SimKernel, SimLaunch, SimMetric, SimRuntime};
 use proptest::prelude::*;
@@ -292,6 +292,17 @@ fn profiled(
     host_staging: bool,
     max_window: usize,
 ) -> (Vec<Vec<u8>>, Vec<Record>) {
+    profiled_on(allocations, steps, config, host_staging, max_window, false)
+}
+
+fn profiled_on(
+    allocations: &[Allocation],
+    steps: &[Step],
+    config: &ToolConfig,
+    host_staging: bool,
+    max_window: usize,
+    packed: bool,
+) -> (Vec<Vec<u8>>, Vec<Record>) {
     let sink = Arc::new(MemorySink::default());
     let options = EngineOptions {
         logger: Arc::new(SilentLogger),
@@ -303,6 +314,9 @@ fn profiled(
         Arc::new(Engine::with_options(config.clone(), sink.clone(), tool, options).unwrap());
     let mut device = SimDevice::new(&config.groups);
     device.set_max_window(max_window);
+    if packed {
+        device.pack_groups();
+    }
     let memory = run(allocations, steps, SimRuntime::new(device, Some(engine)));
     let records = std::mem::take(&mut *sink.records.lock().unwrap());
     (memory, records)
@@ -362,6 +376,26 @@ proptest! {
             let (memory, baseline) = profiled(&allocations, &steps, &per_dispatch, host_staging, max_window);
             prop_assert_eq!(&memory, &reference);
             prop_assert_eq!(deterministic_values(&records), deterministic_values(&baseline));
+        }
+        // Groups packed into shared hardware passes: the same memory and the same values, from
+        // one execution per hardware pass instead of one per group.
+        let (memory, packed) = profiled_on(&allocations, &steps, &config, host_staging, max_window, true);
+        prop_assert_eq!(&memory, &reference);
+        prop_assert_eq!(deterministic_values(&packed), deterministic_values(&records));
+        let mut device = SimDevice::new(&config.groups);
+        device.pack_groups();
+        let hardware = device.hardware_passes() as u32;
+        for record in &packed {
+            if let Record::ReplayCost(cost) = record {
+                if cost.outcome == ReplayOutcome::Replayed && mode == InProcessMode::KernelReplay && metrics.len() > 1 {
+                    prop_assert_eq!(cost.passes, hardware, "executions of dispatch {}", cost.dispatch_id);
+                    if hardware == 1 {
+                        // Nothing will be restored: nothing is staged.
+                        prop_assert_eq!(cost.bytes_snapshotted, 0);
+                        prop_assert_eq!(cost.bytes_restored, 0);
+                    }
+                }
+            }
         }
         let steps: Vec<Step> = steps.into_iter().filter(Step::is_launch).collect();
 

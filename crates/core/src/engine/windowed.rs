@@ -86,6 +86,8 @@ pub(super) struct OpenWindow<S, L> {
     replayable: bool,
     /// `None` when the device has no tracked memory.
     snapshot: Option<S>,
+    /// False when no snapshot was taken (one execution measures every group).
+    restorable: bool,
     staging: Staging,
     bytes_tracked: u64,
     /// The inventory's generation when the snapshot was taken: a launch after any change (a
@@ -202,15 +204,21 @@ impl Engine {
         }
 
         let group0 = groups.first().copied().flatten();
-        let prepared =
-            match self.prepare_replay(backend, dispatch, group0, "another thread's launch") {
-                Ok(prepared) => prepared,
-                Err(ticket) => return *ticket,
-            };
+        let prepared = match self.prepare_replay(
+            backend,
+            dispatch,
+            group0,
+            Some(&groups),
+            "another thread's launch",
+        ) {
+            Ok(prepared) => prepared,
+            Err(ticket) => return *ticket,
+        };
         let dispatch = prepared.dispatch;
         let device = dispatch.info.device;
         let started = Instant::now();
         self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        backend.replay_starts(device);
         if let Err(error) = backend.start_window_pass(device, group0, capacity) {
             release_snapshot(backend, prepared.snapshot);
             drop(prepared.window);
@@ -233,6 +241,7 @@ impl Engine {
             members: vec![member],
             replayable: true,
             snapshot: prepared.snapshot,
+            restorable: prepared.restorable,
             staging: prepared.staging,
             bytes_tracked: prepared.bytes_tracked,
             inventory_generation: prepared.inventory_generation,
@@ -365,6 +374,7 @@ impl Engine {
             members,
             replayable,
             snapshot,
+            restorable,
             staging,
             bytes_tracked,
             drain_ns,
@@ -429,6 +439,22 @@ impl Engine {
                 outcome = ReplayOutcome::StoppedEarly;
                 break;
             }
+            // A group the backend already collected with an earlier pass's (packed) group:
+            // recorded from its held results, nothing restored or re-executed.
+            let held = groups[pass as usize].and_then(|g| backend.held_results(device, g, n));
+            if let Some(results) = held.filter(|r| r.len() == n) {
+                for member in &members {
+                    self.tool.on_pass_start(&member.dispatch.tool_view(), pass);
+                }
+                self.send_window_pass(&members, pass, results);
+                pass += 1;
+                continue;
+            }
+            if !restorable {
+                self.lost_pass_notice(pass);
+                outcome = ReplayOutcome::DeclinedError;
+                break;
+            }
             let restore_started = Instant::now();
             match restore_snapshot(backend, &snapshot) {
                 Ok(bytes) => bytes_restored += bytes,
@@ -473,7 +499,7 @@ impl Engine {
                 outcome,
                 passes,
                 bytes_tracked,
-                bytes_snapshotted: shared(bytes_tracked),
+                bytes_snapshotted: if restorable { shared(bytes_tracked) } else { 0 },
                 bytes_restored: shared(bytes_restored),
                 staging,
                 drain_ns: shared(drain_ns),
