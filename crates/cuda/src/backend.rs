@@ -25,7 +25,7 @@ use crate::classify::LaunchApi;
 use crate::drv;
 use crate::error::CudaError;
 use crate::guard::ToolScope;
-use crate::profiler::RangeProfiler;
+use crate::profiler::{GroupValues, RangeProfiler};
 use kreplay_core::backend::{BackendError, DeviceId, PassResult, Region, ReplayBackend};
 use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_cupti_sys::cupti::Cupti;
@@ -111,6 +111,9 @@ pub struct CudaBackend {
     streams: HashSet<usize>,
     /// Set when counters cannot be collected on a device (one message, then timestamps only).
     counters_broken: HashMap<DeviceId, String>,
+    /// Results of groups measured together with another group in one hardware pass, kept for
+    /// the later passes of the same replay (one per execution).
+    held: HashMap<(DeviceId, usize), Vec<PassResult>>,
     /// The pass started and not yet stopped: device and group.
     open_pass: Option<(DeviceId, Option<usize>)>,
     /// The window pass in progress, if any.
@@ -198,6 +201,7 @@ impl CudaBackend {
             current: None,
             streams: HashSet::new(),
             counters_broken: HashMap::new(),
+            held: HashMap::new(),
             open_pass: None,
             window: None,
             window_holds_gate: false,
@@ -340,21 +344,11 @@ impl CudaBackend {
             previous = *event;
         }
         if let Some(group) = group {
-            let names: Vec<String> = self.groups.get(group).cloned().unwrap_or_default();
             let profiler = self.profiler(device).ok_or_else(|| {
                 BackendError::Failed(format!("counters of group {group} were not started"))
             })?;
             match profiler.stop_ranges(group, ranges.max(window.ranges)) {
-                Ok(values) => {
-                    for (result, values) in results.iter_mut().zip(values) {
-                        result.counters = names
-                            .iter()
-                            .cloned()
-                            .zip(values)
-                            .map(|(name, value)| CounterSample { name, value })
-                            .collect();
-                    }
-                }
+                Ok(collected) => return Ok(self.distribute(device, group, results, collected)),
                 Err(e) => {
                     self.counters_broken.insert(device, e.to_string());
                     return Err(failed(e));
@@ -362,6 +356,63 @@ impl CudaBackend {
             }
         }
         Ok(results)
+    }
+
+    /// Names the values a hardware pass collected: returns `group`'s results (the executions'
+    /// timestamps with its counters) and holds those of the other groups the pass measured.
+    fn distribute(
+        &mut self,
+        device: DeviceId,
+        group: usize,
+        executions: Vec<PassResult>,
+        collected: Vec<GroupValues>,
+    ) -> Vec<PassResult> {
+        let mut requested = Vec::new();
+        for (g, ranges) in collected {
+            let names = self.groups.get(g).cloned().unwrap_or_default();
+            let results: Vec<PassResult> = executions
+                .iter()
+                .zip(ranges)
+                .map(|(execution, values)| PassResult {
+                    counters: names
+                        .iter()
+                        .cloned()
+                        .zip(values)
+                        .map(|(name, value)| CounterSample { name, value })
+                        .collect(),
+                    ..execution.clone()
+                })
+                .collect();
+            if g == group {
+                requested = results;
+            } else {
+                self.held.insert((device, g), results);
+            }
+        }
+        requested
+    }
+
+    /// Executions a replay of `groups` needs on `device` (`None` when counters are off there).
+    pub fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
+        let profiler = self.profiler(device)?;
+        Some(profiler.executions_for(groups))
+    }
+
+    /// Forgets the results held from an earlier replay on `device`.
+    pub fn replay_starts(&mut self, device: DeviceId) {
+        self.held.retain(|(d, _), _| *d != device);
+    }
+
+    /// `group`'s results for the current replay's `executions` executions, when an earlier
+    /// pass measured them (packed into its hardware pass).
+    pub fn held_results(
+        &mut self,
+        device: DeviceId,
+        group: usize,
+        executions: usize,
+    ) -> Option<Vec<PassResult>> {
+        let results = self.held.remove(&(device, group))?;
+        (results.len() == executions).then_some(results)
     }
 
     /// A copy of the application's launch that stays valid after its callback (for a window's
@@ -483,12 +534,41 @@ impl CudaBackend {
         self.counters_broken.get(&device).map(String::as_str)
     }
 
-    /// Range-profiler configuration changes so far (for the cost report).
-    pub fn config_changes(&self, device: DeviceId) -> u64 {
-        self.devices
-            .get(&device)
-            .and_then(|s| s.profiler.as_ref())
-            .map_or(0, |p| p.config_changes)
+    /// One line per device that collected counters: how the groups were packed into
+    /// hardware passes and how often the configuration changed.
+    pub fn pass_summary(&self) -> Vec<String> {
+        let mut devices: Vec<_> = self.devices.iter().collect();
+        devices.sort_by_key(|(device, _)| **device);
+        devices
+            .into_iter()
+            .filter_map(|(device, state)| {
+                let profiler = state.profiler.as_ref()?;
+                let packing = profiler.packing();
+                let passes: Vec<String> = packing
+                    .iter()
+                    .map(|groups| {
+                        groups
+                            .iter()
+                            .map(|g| g.to_string())
+                            .collect::<Vec<_>>()
+                            .join("+")
+                    })
+                    .collect();
+                Some(format!(
+                    "device {device} ({}): {} counter group(s) in {} hardware pass(es) [{}]; {} configuration change(s){}",
+                    profiler.chip(),
+                    self.groups.len(),
+                    packing.len(),
+                    passes.join(", "),
+                    profiler.config_changes,
+                    if packing.len() < self.groups.len() {
+                        " (groups sharing a pass were measured in one execution; KREPLAY_PACK_GROUPS=0 gives each its own)"
+                    } else {
+                        ""
+                    }
+                ))
+            })
+            .collect()
     }
 
     fn new_device_state(&self, ctx: CUcontext) -> Result<DeviceState, CudaError> {
@@ -897,9 +977,12 @@ impl ReplayBackend for CudaBackend {
         }
         let start_ns = anchor_ns + self.elapsed_ns(anchor, start_ev).map_err(failed)?;
         let end_ns = start_ns + self.elapsed_ns(start_ev, end_ev).map_err(failed)?;
-        let mut counters = Vec::new();
+        let execution = PassResult {
+            counters: Vec::new(),
+            start_ns,
+            end_ns,
+        };
         if let Some(group) = group {
-            let names: Vec<String> = self.groups.get(group).cloned().unwrap_or_default();
             let started = self
                 .devices
                 .get(&device)
@@ -911,13 +994,15 @@ impl ReplayBackend for CudaBackend {
                 )));
             }
             if let Some(profiler) = self.profiler(device) {
-                match profiler.stop(group) {
-                    Ok(values) => {
-                        counters = names
-                            .into_iter()
-                            .zip(values)
-                            .map(|(name, value)| CounterSample { name, value })
-                            .collect();
+                match profiler.stop_ranges(group, 1) {
+                    Ok(collected) => {
+                        let mut results =
+                            self.distribute(device, group, vec![execution], collected);
+                        return results.pop().ok_or_else(|| {
+                            BackendError::Failed(format!(
+                                "the range profiler returned no values for group {group}"
+                            ))
+                        });
                     }
                     Err(e) => {
                         self.counters_broken.insert(device, e.to_string());
@@ -926,11 +1011,7 @@ impl ReplayBackend for CudaBackend {
                 }
             }
         }
-        Ok(PassResult {
-            counters,
-            start_ns,
-            end_ns,
-        })
+        Ok(execution)
     }
 
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
@@ -1186,6 +1267,23 @@ impl ReplayBackend for DispatchBackend<'_> {
 
     fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
         self.lock().retain_launch(launch)
+    }
+
+    fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
+        self.lock().executions_for(device, groups)
+    }
+
+    fn replay_starts(&mut self, device: DeviceId) {
+        self.lock().replay_starts(device)
+    }
+
+    fn held_results(
+        &mut self,
+        device: DeviceId,
+        group: usize,
+        executions: usize,
+    ) -> Option<Vec<PassResult>> {
+        self.lock().held_results(device, group, executions)
     }
 }
 

@@ -14,9 +14,17 @@
 //! Switching `SetConfig` between groups on one enabled object is faster but silently wrong
 //! (metrics absent from the first group read NaN), which is why each change of group pays a
 //! `Disable` + `Enable`. With one group the object stays enabled across dispatches.
+//!
+//! Groups are packed into hardware passes: whole groups whose union this device collects in
+//! one pass (the counter-availability image decides) share one configuration, so one
+//! execution measures them all and the configuration rarely changes (reference
+//! nvidia-cupti.md §10: a change costs ≈ 150 ms, a pass on the programmed configuration
+//! ≈ 4–30 ms). Each group is still collected whole within one pass. `KREPLAY_PACK_GROUPS=0`
+//! gives every group its own pass.
 
 use crate::cupti_call;
 use crate::error::{c_text, CudaError};
+use kreplay_core::catalog::{executions_needed, pack_groups};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
 use std::ffi::CString;
@@ -32,12 +40,19 @@ struct GroupConfig {
     config_image: Vec<u8>,
 }
 
+/// One group's values from a hardware pass: `(group, per range the values in the order the
+/// group lists its metrics)`.
+pub type GroupValues = (usize, Vec<Vec<f64>>);
+
 /// The Range Profiler of one CUDA context.
 pub struct RangeProfiler {
     cupti: &'static Cupti,
     ctx: CUcontext,
     chip: String,
+    /// One configuration per hardware pass (the union of the groups it collects).
     groups: Vec<GroupConfig>,
+    /// For each user group: its hardware pass, and where its metrics sit in that pass's list.
+    layout: Vec<(usize, Vec<usize>)>,
     sequence: Sequence,
     /// One object (`Reenable`, `Switch`) or one per group (`ObjectPerGroup`); NULL = not enabled.
     objects: Vec<*mut sys::CUpti_RangeProfiler_Object>,
@@ -67,6 +82,34 @@ pub enum Sequence {
 
 /// Environment variable choosing the [`Sequence`] (`reenable`, `switch`, `object-per-group`).
 pub const ENV_SEQUENCE: &str = "KREPLAY_RANGE_PROFILER_SEQUENCE";
+
+/// Environment variable switching group packing off (`0`) or on (`1`, the default).
+pub const ENV_PACK: &str = "KREPLAY_PACK_GROUPS";
+
+/// Whether groups are packed into shared hardware passes (`KREPLAY_PACK_GROUPS`, default on).
+pub fn packing_from_env() -> Result<bool, CudaError> {
+    let text = std::env::var(ENV_PACK).unwrap_or_default();
+    match text.trim() {
+        "" | "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err(CudaError::Load(format!(
+            "{ENV_PACK}={text:?} is not 0 or 1; use 1 (the default) to let groups share hardware passes, 0 to give each group its own"
+        ))),
+    }
+}
+
+/// The metrics of `members` in order, each once.
+fn union_metrics(groups: &[Vec<String>], members: &[usize]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for &g in members {
+        for m in &groups[g] {
+            if !names.contains(m) {
+                names.push(m.clone());
+            }
+        }
+    }
+    names
+}
 
 impl Sequence {
     pub fn parse(text: &str) -> Option<Sequence> {
@@ -121,17 +164,45 @@ impl RangeProfiler {
         check_device_supported(cupti, device)?;
         let chip = chip_name(cupti, device_index)?;
         let availability = counter_availability(cupti, ctx)?;
-        let mut configs = Vec::with_capacity(groups.len());
         for (index, metrics) in groups.iter().enumerate() {
             let mut config = GroupConfig::build(cupti, &chip, &availability, metrics)?;
-            let passes = config.passes(cupti)?;
+            let passes = config.passes(cupti);
+            config.deinitialize(cupti);
+            let passes = passes?;
             if passes != 1 {
                 return Err(CudaError::Load(format!(
                     "counter group {index} ({}) needs {passes} hardware passes on {chip}; split it into groups that fit one pass each (kreplay avail pmc-check)",
                     metrics.join(" ")
                 )));
             }
-            configs.push(config);
+        }
+        let packed = if packing_from_env()? {
+            pack_groups(groups.len(), |members| {
+                let mut trial = GroupConfig::build(
+                    cupti,
+                    &chip,
+                    &availability,
+                    &union_metrics(groups, members),
+                )?;
+                let passes = trial.passes(cupti);
+                trial.deinitialize(cupti);
+                Ok::<bool, CudaError>(passes? == 1)
+            })?
+        } else {
+            (0..groups.len()).map(|g| vec![g]).collect()
+        };
+        let mut configs = Vec::with_capacity(packed.len());
+        let mut layout = vec![(0, Vec::new()); groups.len()];
+        for (pass, members) in packed.iter().enumerate() {
+            let names = union_metrics(groups, members);
+            for &g in members {
+                let positions = groups[g]
+                    .iter()
+                    .map(|m| names.iter().position(|n| n == m).unwrap_or(0))
+                    .collect();
+                layout[g] = (pass, positions);
+            }
+            configs.push(GroupConfig::build(cupti, &chip, &availability, &names)?);
         }
         let sequence = Sequence::from_env()?;
         let objects = match sequence {
@@ -145,6 +216,7 @@ impl RangeProfiler {
             counter_data: vec![Vec::new(); configs.len()],
             image_ranges: vec![1; configs.len()],
             groups: configs,
+            layout,
             sequence,
             objects,
             configured_group: None,
@@ -160,29 +232,46 @@ impl RangeProfiler {
         self.ctx
     }
 
-    /// Programs `group` and starts counting; the next kernel on the context is its range.
+    /// Executions needed to measure `groups` (pass by pass; `None`: a pass without counters).
+    pub fn executions_for(&self, groups: &[Option<usize>]) -> usize {
+        let pass_of: Vec<usize> = self.layout.iter().map(|(pass, _)| *pass).collect();
+        executions_needed(groups, &pass_of)
+    }
+
+    /// The groups each hardware pass collects, pass by pass.
+    pub fn packing(&self) -> Vec<Vec<usize>> {
+        let mut passes = vec![Vec::new(); self.groups.len()];
+        for (group, (pass, _)) in self.layout.iter().enumerate() {
+            passes[*pass].push(group);
+        }
+        passes
+    }
+
+    /// The hardware pass that collects `group`.
+    fn pass_of(&self, group: usize) -> Result<usize, CudaError> {
+        self.layout
+            .get(group)
+            .map(|(pass, _)| *pass)
+            .ok_or_else(|| {
+                CudaError::Load(format!(
+                    "counter group {group} does not exist ({} configured)",
+                    self.layout.len()
+                ))
+            })
+    }
+
+    /// Programs `group`'s hardware pass and starts counting; the next kernel on the context is
+    /// its range.
     pub fn start(&mut self, group: usize) -> Result<(), CudaError> {
         self.start_ranges(group, 1)
     }
 
-    /// Stops counting and evaluates the group's metrics for the one range of the pass, in the
-    /// order the group lists them.
-    pub fn stop(&mut self, group: usize) -> Result<Vec<f64>, CudaError> {
-        let mut ranges = self.stop_ranges(group, 1)?;
-        Ok(ranges.swap_remove(0))
-    }
-
-    /// Programs `group` for a pass of up to `ranges` kernels (one automatic range each, a
-    /// replay window) and starts counting.
+    /// Programs `group`'s hardware pass for up to `ranges` kernels (one automatic range each,
+    /// a replay window) and starts counting.
     pub fn start_ranges(&mut self, group: usize, ranges: usize) -> Result<(), CudaError> {
+        let group = self.pass_of(group)?;
         let cupti = self.cupti;
         let ranges = ranges.max(1);
-        if group >= self.groups.len() {
-            return Err(CudaError::Load(format!(
-                "counter group {group} does not exist ({} configured)",
-                self.groups.len()
-            )));
-        }
         let object = self.object_for(group)?;
         if self.image_ranges[group] != ranges || self.counter_data[group].is_empty() {
             let size = self.counter_data_size(object, group, ranges)?;
@@ -238,9 +327,16 @@ impl RangeProfiler {
         unsafe { cupti_call!(cupti, cuptiRangeProfilerStart(&mut start)) }
     }
 
-    /// Stops counting and evaluates the group's metrics for each range of the pass (at most
-    /// `ranges`, in execution order), each in the order the group lists them.
-    pub fn stop_ranges(&mut self, group: usize, ranges: usize) -> Result<Vec<Vec<f64>>, CudaError> {
+    /// Stops counting and evaluates, for each range of the pass (at most `ranges`, in
+    /// execution order), every group its hardware pass collected: `(group, per range the
+    /// values in the order the group lists its metrics)`, `group` first.
+    pub fn stop_ranges(
+        &mut self,
+        group: usize,
+        ranges: usize,
+    ) -> Result<Vec<GroupValues>, CudaError> {
+        let requested = group;
+        let group = self.pass_of(group)?;
         let cupti = self.cupti;
         let object = self.current_object(group);
         if self.configured_group != Some(group) || object.is_null() {
@@ -313,7 +409,21 @@ impl RangeProfiler {
             unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
             results.push(values);
         }
-        Ok(results)
+        let mut collected: Vec<GroupValues> = self
+            .layout
+            .iter()
+            .enumerate()
+            .filter(|(_, (pass, _))| *pass == group)
+            .map(|(g, (_, positions))| {
+                let values = results
+                    .iter()
+                    .map(|range| positions.iter().map(|&i| range[i]).collect())
+                    .collect();
+                (g, values)
+            })
+            .collect();
+        collected.sort_by_key(|(g, _)| *g != requested);
+        Ok(collected)
     }
 
     /// The object a pass of `group` runs on (NULL when not enabled).
@@ -426,6 +536,9 @@ impl RangeProfiler {
     /// Stops a started pass whose kernel never ran (the application's launch failed), dropping
     /// its counters, so that the next pass starts cleanly.
     pub fn abandon(&mut self, group: usize) {
+        let Ok(group) = self.pass_of(group) else {
+            return;
+        };
         let object = self.current_object(group);
         if self.configured_group != Some(group) || object.is_null() {
             return;
@@ -630,6 +743,16 @@ fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn union_keeps_first_occurrence_order() {
+        let groups = vec![
+            vec!["a".to_string(), "b".to_string()],
+            vec!["b".to_string(), "c".to_string()],
+        ];
+        assert_eq!(union_metrics(&groups, &[0, 1]), ["a", "b", "c"]);
+        assert_eq!(union_metrics(&groups, &[1, 0]), ["b", "c", "a"]);
+    }
 
     #[test]
     fn sequence_names_parse_and_default_to_reenable() {

@@ -447,6 +447,7 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     }
     let launch = CudaLaunch::callback(api, data.functionParams);
     tool.engine.launch_exit(&mut backend, ticket, &launch);
+    tool.first_dispatch_done();
     drop(backend);
     if !passive {
         lock(&tool.backend).end_dispatch();

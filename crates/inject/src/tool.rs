@@ -35,8 +35,13 @@ pub(crate) struct Tool {
     /// Launch handles whose module variables were looked for on a device.
     pub resolved_launches: Mutex<HashSet<(usize, DeviceId)>>,
     pub warned: Mutex<HashSet<&'static str>>,
-    /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking.
+    /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking and the time
+    /// the tool's own phases end at.
     pub debug: bool,
+    /// When `InitializeInjection` began (for the phase times of `KREPLAY_DEBUG`).
+    started: std::time::Instant,
+    /// The first dispatch's end has been reported.
+    first_dispatch_done: AtomicBool,
 }
 
 #[derive(Debug, Clone)]
@@ -82,6 +87,7 @@ pub(crate) fn initialize() -> Result<(), String> {
     if TOOL.get().is_some() {
         return Ok(());
     }
+    let started = std::time::Instant::now();
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
     let driver = loader::driver().map_err(|e| e.to_string())?;
     let cupti = loader::cupti().map_err(|e| e.to_string())?;
@@ -126,6 +132,8 @@ pub(crate) fn initialize() -> Result<(), String> {
         resolved_launches: Mutex::new(HashSet::new()),
         warned: Mutex::new(HashSet::new()),
         debug: std::env::var_os("KREPLAY_DEBUG").is_some_and(|v| !v.is_empty()),
+        started,
+        first_dispatch_done: AtomicBool::new(false),
     };
     if TOOL.set(tool).is_err() {
         return Ok(());
@@ -133,6 +141,9 @@ pub(crate) fn initialize() -> Result<(), String> {
     subscribe(cupti)?;
     // SAFETY: registers a plain extern "C" function.
     unsafe { libc::atexit(at_exit) };
+    if let Some(tool) = TOOL.get() {
+        tool.phase("injection ready");
+    }
     Ok(())
 }
 
@@ -213,7 +224,12 @@ extern "C" fn at_exit() {
                 &tool.gate,
                 CurrentDispatch::passive(std::ptr::null_mut(), std::ptr::null_mut()),
             );
+            tool.phase("exit handler");
             tool.engine.finish_with(&mut backend);
+            tool.phase("records flushed");
+            for line in lock(&tool.backend).pass_summary() {
+                say(&line);
+            }
         }
     });
 }
@@ -458,7 +474,23 @@ impl Tool {
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
     pub fn debug(&self, line: &str) {
         if self.debug {
-            eprintln!("kreplay[debug]: {line}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "kreplay[debug]: {line}");
+        }
+    }
+
+    /// With `KREPLAY_DEBUG`: when one of the tool's phases ended, since `InitializeInjection`.
+    pub fn phase(&self, what: &str) {
+        self.debug(&format!(
+            "{what} at {:.1} ms",
+            self.started.elapsed().as_secs_f64() * 1e3
+        ));
+    }
+
+    /// With `KREPLAY_DEBUG`: the end of the first dispatch (counters set up, measured, replayed).
+    pub fn first_dispatch_done(&self) {
+        if self.debug && !self.first_dispatch_done.swap(true, Ordering::Relaxed) {
+            self.phase("first dispatch done");
         }
     }
 }
