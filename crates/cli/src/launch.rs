@@ -226,12 +226,22 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             bail!("cannot start '{program}': {e}; check the application path after `--`");
         }
     };
+    let spawned = std::time::Instant::now();
+    tracing::debug!(
+        "the application started {:.1} ms after kreplay",
+        crate::since_start_ms()
+    );
     let root_pid = child.id();
     let signals = SignalGuard::install(root_pid);
     let placeholders_base =
         PlaceholderValues::for_process(root_pid, &launcher.app, &launcher.launch_time);
     let status = child.wait().context("waiting for the application")?;
     drop(signals);
+    let exited = std::time::Instant::now();
+    tracing::debug!(
+        "the application ran {:.1} ms",
+        exited.duration_since(spawned).as_secs_f64() * 1e3
+    );
 
     let exit_code = match status.code() {
         Some(code) => code,
@@ -330,6 +340,10 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         }
     }
     let _ = std::fs::remove_dir_all(&staging);
+    tracing::debug!(
+        "outputs written {:.1} ms after the application exited",
+        exited.elapsed().as_secs_f64() * 1e3
+    );
     Ok(RunResult {
         exit_code,
         files,

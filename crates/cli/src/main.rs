@@ -165,7 +165,20 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
+/// When kreplay started (for the phase times `KREPLAY_LOG=debug` prints).
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Milliseconds since kreplay started.
+fn since_start_ms() -> f64 {
+    STARTED
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+        * 1e3
+}
+
 fn main() {
+    STARTED.get_or_init(std::time::Instant::now);
     // kreplay itself may initialise CUDA (to ask GPU 0 which counters it has); an injection
     // library named in our own environment must not load into kreplay. The application gets
     // its own CUDA_INJECTION64_PATH from the launcher. Done first, while there is one thread.
