@@ -2,11 +2,15 @@
 """kreplay benchmark driver: runs ON the GPU machine, from the repository root, in one call.
 
 Measures, for each workload, the wall time of: the application alone; kreplay kernel replay with
-1, 2 and 4 single-pass groups, per dispatch and with `--replay-window auto` (2 and 4 groups);
-kreplay application replay (4 groups); Nsight Compute
+1, 2 and 4 single-pass groups, per dispatch and with `--replay-window auto` (2 and 4 groups),
+the 4 groups also with KREPLAY_PACK_GROUPS=0 (one hardware pass per group instead of the groups
+packed into shared passes); kreplay application replay (4 groups); Nsight Compute
 `--replay-mode kernel --clock-control none` with the same 4 groups' metrics, cache control on and
-off. Overhead per dispatch = (wall - wall alone) / profiled dispatches. Prints a table, writes raw
-numbers to $OUT/bench.json and a plot to $OUT/overhead.png.
+off. Overhead per dispatch = (wall - wall alone) / profiled dispatches. The 4-group runs and ncu
+also run the workload at twice its size: marginal cost per dispatch = (extra wall - the app's own
+extra wall) / extra dispatches, in which each tool's fixed start-up cost cancels, and fixed cost =
+overhead - marginal x dispatches. Prints a table, writes raw numbers to $OUT/bench.json and a plot
+to $OUT/overhead.png.
 
 Usage: python3 bench/run.py [--kreplay target/release/kreplay] [--only SUBSTRING[,SUBSTRING...]]
 """
@@ -43,14 +47,20 @@ def build(workdir):
 
 
 def workloads(exes):
+    mlp = [sys.executable, os.path.join(HERE, "workloads", "mlp.py")]
     return [
-        # name, argv, dispatches the app makes (None: count them from kreplay's output)
-        ("inplace 64 MiB", [exes["inplace"], "20", "0"], 20),
-        ("inplace + 8 GiB untouched", [exes["inplace"], "20", "8"], 20),
-        ("tiny x50", [exes["tiny"], "50"], 50),
-        ("cuBLAS SGEMM 4096", [exes["gemm"], "10", "4096"], None),
-        ("PyTorch MLP, 1 step", [sys.executable, os.path.join(HERE, "workloads", "mlp.py"), "1"], None),
+        # name, argv, dispatches the app makes (None: count them from kreplay's output), and the
+        # same workload twice as long (for the marginal cost of a dispatch)
+        ("inplace 64 MiB", [exes["inplace"], "20", "0"], 20, [exes["inplace"], "40", "0"], 40),
+        ("inplace + 8 GiB untouched", [exes["inplace"], "20", "8"], 20, [exes["inplace"], "40", "8"], 40),
+        ("tiny x50", [exes["tiny"], "50"], 50, [exes["tiny"], "100"], 100),
+        ("cuBLAS SGEMM 4096", [exes["gemm"], "10", "4096"], None, [exes["gemm"], "20", "4096"], None),
+        ("PyTorch MLP, 1 step", mlp + ["1"], None, mlp + ["2"], None),
     ]
+
+
+# Runs repeated at twice the size: their marginal cost per dispatch (fixed costs cancel).
+MARGINAL = ("kreplay kernel 4 groups", "kreplay kernel 4 groups, window", "ncu kernel 4 groups, cache all")
 
 
 def timed(argv, env=None, timeout=540):
@@ -122,6 +132,7 @@ def main():
     ap.add_argument("--only", default=None, help="comma-separated substrings: run only the workloads that contain one")
     args = ap.parse_args()
     out = os.environ.get("OUT", tempfile.mkdtemp())
+    os.makedirs(out, exist_ok=True)
     kreplay = os.path.abspath(args.kreplay)
     work = tempfile.mkdtemp(prefix="kbench")
     exes = build(work)
@@ -130,22 +141,29 @@ def main():
                                          stdout=subprocess.PIPE, text=True).stdout.strip(),
                "copy_bytes_per_s": device_copy_speed(), "workloads": []}
     ncu_metrics = ",".join(sorted({m for g in GROUPS for m in g}))
-    for name, argv, dispatches in workloads(exes):
+    for name, argv, dispatches, argv2, dispatches2 in workloads(exes):
         if args.only and not any(part in name for part in args.only.split(",")):
             continue
         row = {"workload": name, "runs": {}}
         alone = [timed(argv)[0] for _ in range(2)]
         row["runs"]["alone"] = {"wall_s": min(alone)}
+        alone2 = min(timed(argv2)[0] for _ in range(2))
         window = ["--replay-window", "auto"]
-        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel", []),
-                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel", []),
-                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel", []),
-                   ("kreplay kernel 2 groups, window", GROUPS[:2], "kernel", window),
-                   ("kreplay kernel 4 groups, window", GROUPS[:4], "kernel", window),
-                   ("kreplay application 4 groups", GROUPS[:4], "application", [])]
-        for label, groups, mode, extra in configs:
+        # The 4 groups fit one hardware pass together on GH100, so kreplay packs them (one
+        # execution per dispatch); "one pass per group" switches packing off (the rocprofv3
+        # way: a configuration change and an execution for every group).
+        unpacked = dict(os.environ, KREPLAY_PACK_GROUPS="0")
+        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel", [], None),
+                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel", [], None),
+                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel", [], None),
+                   ("kreplay kernel 4 groups, one pass per group", GROUPS[:4], "kernel", [], unpacked),
+                   ("kreplay kernel 2 groups, window", GROUPS[:2], "kernel", window, None),
+                   ("kreplay kernel 4 groups, window", GROUPS[:4], "kernel", window, None),
+                   ("kreplay kernel 4 groups, window, one pass per group", GROUPS[:4], "kernel", window, unpacked),
+                   ("kreplay application 4 groups", GROUPS[:4], "application", [], None)]
+        for label, groups, mode, extra, env in configs:
             d = tempfile.mkdtemp(prefix="kr", dir=work)
-            wall, rc, text = timed(kreplay_argv(kreplay, groups, mode, d, extra) + argv)
+            wall, rc, text = timed(kreplay_argv(kreplay, groups, mode, d, extra) + argv, env=env)
             costs = replay_costs(d)
             n = dispatches or dispatch_count(d)
             dispatches = dispatches or n
@@ -161,18 +179,36 @@ def main():
             if closed:
                 row["runs"][label]["windows"] = closed[-1]
                 print(row["workload"], "|", label, "|", closed[-1])
+            if label in MARGINAL:
+                d2 = tempfile.mkdtemp(prefix="kr", dir=work)
+                wall2, rc2, _ = timed(kreplay_argv(kreplay, groups, mode, d2, extra) + argv2, env=env)
+                n2 = dispatches2 or dispatch_count(d2)
+                dispatches2 = dispatches2 or n2
+                row["runs"][label].update(wall2_s=wall2, rc2=rc2, dispatches2=n2)
         for cache in ("all", "none"):
             rep = os.path.join(work, "ncu_%s" % cache)
             wall, rc, text = timed(["ncu", "--replay-mode", "kernel", "--clock-control", "none",
                                     "--cache-control", cache, "--metrics", ncu_metrics, "-f", "-o", rep] + argv)
-            row["runs"]["ncu kernel 4 groups, cache %s" % cache] = {"wall_s": wall, "rc": rc}
+            label = "ncu kernel 4 groups, cache %s" % cache
+            row["runs"][label] = {"wall_s": wall, "rc": rc}
             if rc != 0:
-                row["runs"]["ncu kernel 4 groups, cache %s" % cache]["tail"] = text[-2000:]
+                row["runs"][label]["tail"] = text[-2000:]
+            if label in MARGINAL:
+                wall2, rc2, _ = timed(["ncu", "--replay-mode", "kernel", "--clock-control", "none",
+                                       "--cache-control", cache, "--metrics", ncu_metrics, "-f", "-o", rep] + argv2)
+                row["runs"][label].update(wall2_s=wall2, rc2=rc2, dispatches2=dispatches2)
         row["dispatches"] = dispatches
+        row["dispatches2"] = dispatches2
         base = row["runs"]["alone"]["wall_s"]
+        row["runs"]["alone"]["wall2_s"] = alone2
         for run in row["runs"].values():
             if dispatches:
                 run["overhead_ms_per_dispatch"] = (run["wall_s"] - base) / dispatches * 1e3
+            # Marginal: the extra dispatches of the longer run, its extra time over the app's own.
+            if dispatches and dispatches2 and dispatches2 > dispatches and "wall2_s" in run and run is not row["runs"]["alone"]:
+                extra = (run["wall2_s"] - run["wall_s"]) - (alone2 - base)
+                run["marginal_ms_per_dispatch"] = extra / (dispatches2 - dispatches) * 1e3
+                run["fixed_s"] = (run["wall_s"] - base) - run["marginal_ms_per_dispatch"] * dispatches / 1e3
         results["workloads"].append(row)
         with open(os.path.join(out, "bench.json"), "w") as f:
             json.dump(results, f, indent=1)
@@ -180,17 +216,21 @@ def main():
 
 
 def report(results, out):
-    print("\n%-28s %-34s %10s %12s" % ("workload", "run", "wall s", "ms/dispatch"))
+    print("\n%-28s %-50s %8s %12s %12s %8s" % ("workload", "run", "wall s", "ms/dispatch", "marginal ms", "fixed s"))
     for row in results["workloads"]:
         for label, run in row["runs"].items():
-            print("%-28s %-34s %10.2f %12s" % (row["workload"][:28], label, run["wall_s"],
-                  "%.2f" % run["overhead_ms_per_dispatch"] if "overhead_ms_per_dispatch" in run else "-"))
-        n4 = row["runs"].get("ncu kernel 4 groups, cache all", {}).get("overhead_ms_per_dispatch")
+            cells = ["%.2f" % run[k] if k in run else "-" for k in ("overhead_ms_per_dispatch", "marginal_ms_per_dispatch", "fixed_s")]
+            print("%-28s %-50s %8.2f %12s %12s %8s" % (row["workload"][:28], label, run["wall_s"], *cells))
+        ncu = row["runs"].get("ncu kernel 4 groups, cache all", {})
         for label, what in (("kreplay kernel 4 groups", "ncu / kreplay (4 groups)"),
-                            ("kreplay kernel 4 groups, window", "ncu / kreplay window (4 groups)")):
-            k4 = row["runs"].get(label, {}).get("overhead_ms_per_dispatch")
-            if k4 and n4 and k4 > 0:
-                print("%-28s %-34s %10s %12.1fx" % ("", what, "", n4 / k4))
+                            ("kreplay kernel 4 groups, window", "ncu / kreplay window (4 groups)"),
+                            ("kreplay kernel 4 groups, one pass per group", "ncu / kreplay (1 pass per group)")):
+            run = row["runs"].get(label, {})
+            ratios = []
+            for key in ("overhead_ms_per_dispatch", "marginal_ms_per_dispatch"):
+                k, n = run.get(key), ncu.get(key)
+                ratios.append("%.1fx" % (n / k) if k and n and k > 0 else "-")
+            print("%-28s %-50s %8s %12s %12s" % ("", what, "", *ratios))
     if results.get("copy_bytes_per_s"):
         print("device copy speed: %.2f TB/s (read + written)" % (results["copy_bytes_per_s"] / 1e12))
     try:

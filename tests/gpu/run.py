@@ -29,6 +29,16 @@ GROUPS = [
     ["smsp__inst_executed.sum", "sm__cycles_elapsed.avg"],
     ["sm__ctas_launched.sum", "gpu__time_duration.sum"],
 ]
+# Five one-pass groups whose union needs two hardware passes on GH100 (reference §10 probe):
+# packed, they still need a restore, a change of configuration and held results.
+SPLIT = [
+    ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
+    ["dram__bytes_read.sum", "lts__t_sectors.sum"],
+    ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "sm__cycles_active.avg"],
+    ["smsp__sass_inst_executed_op_global_ld.sum"],
+    ["sm__inst_executed_pipe_fma.sum"],
+]
+UNPACKED = {"KREPLAY_PACK_GROUPS": "0"}
 rows = []
 
 
@@ -132,7 +142,9 @@ def window_checks():
         f"exit {rc}, {'verified' if 'PASSED' in out else 'NOT verified'}, {len(passes)} dispatches, {len(full)} with 5 passes; {err.strip()[-120:]!r}",
         rc == 0 and "PASSED" in out and len(full) == 6 and len(passes) == 6)
     for mode in ("inplace", "streams", "launch_ex", "footprint"):
-        rc, out, err, db, wall = run([CHECKS, mode], GROUPS, tag=f"w{mode}5", replay_window=window)
+        # inplace: groups packed into one hardware pass; the others: SPLIT, two hardware passes.
+        groups = GROUPS if mode == "inplace" else SPLIT
+        rc, out, err, db, wall = run([CHECKS, mode], groups, tag=f"w{mode}5", replay_window=window)
         status, details = result_line(out, mode)
         passes = passes_per_dispatch(db)
         replayed = sum(1 for _, c, _ in passes if c == 5)
@@ -202,6 +214,43 @@ def later_group_check(db):
 
 
 
+def deterministic(db, names=("sm__warps_launched.sum", "smsp__inst_executed.sum")):
+    """{(dispatch, pass, counter): value} of deterministic counters."""
+    return {(d, p, k): v for (d, p), e in counters(db).items() for k, v in e["values"].items() if k in names}
+
+
+def mean_overhead_ms(db):
+    costs = query(db, "SELECT drain_ns + snapshot_ns + restore_ns, pass_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
+    totals = [(c[0] + sum(json.loads(c[1]))) / 1e6 for c in costs]
+    return sum(totals) / len(totals) if totals else float("nan")
+
+
+def packing_checks(unpacked5):
+    """Groups packed into shared hardware passes: the same values as one pass per group, from
+    fewer executions."""
+    rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS, tag="pack5")
+    status, details = result_line(out, "inplace")
+    executions = sorted({c for (c,) in query(db, "SELECT passes FROM kreplay_replay_cost WHERE outcome='replayed'")})
+    summary = re.findall(r"counter group\(s\) in (\d+) hardware pass", err)
+    good, detail, _ = later_group_check(db)
+    same = bool(deterministic(db)) and deterministic(db) == deterministic(unpacked5)
+    row("packed: 5 groups in 1 hardware pass", "one execution per dispatch, results right, counters plausible and == unpacked run",
+        f"{status}; executions {executions}; summary says {summary}; plausible={good}; deterministic == unpacked {same}; "
+        f"{mean_overhead_ms(db):.1f} vs {mean_overhead_ms(unpacked5):.1f} ms per dispatch unpacked",
+        rc == 0 and status == "PASS" and executions == [1] and summary == ["1"] and good and same)
+    rc, out, err, db, wall = run([CHECKS, "inplace"], SPLIT, tag="packsplit")
+    status, details = result_line(out, "inplace")
+    executions = sorted({c for (c,) in query(db, "SELECT passes FROM kreplay_replay_cost WHERE outcome='replayed'")})
+    summary = re.findall(r"counter group\(s\) in (\d+) hardware pass\(es\) \[([^\]]*)\]", err)
+    values = [v for e in counters(db).values() for v in e["values"].values()]
+    finite = bool(values) and all(v is not None and math.isfinite(v) for v in values)
+    warps = {v for (d, p, k), v in deterministic(db).items() if k == "sm__warps_launched.sum"}
+    hw = int(summary[0][0]) if summary else 0
+    row("packed: split groups in 2+ hardware passes", "executions == hardware passes >= 2, results right, all finite",
+        f"{status}; executions {executions}; summary {summary}; {len(values)} values finite={finite}; warps {sorted(warps)}",
+        rc == 0 and status == "PASS" and hw >= 2 and executions == [hw] and finite and warps == {32768.0})
+
+
 def per_dispatch_checks():
     global ncu_list, torch_loss
     # --- the demo, the README's first command -------------------------------------------------
@@ -230,19 +279,27 @@ def per_dispatch_checks():
     row("kreplay demo (README first command)", "exit 0", f"exit {rc}, {wall:.1f}s", rc == 0)
 
     # --- result correctness under replay -------------------------------------------------------
+    # 1 and 2 groups: packed into one hardware pass. 5 groups: `inplace` with every group its
+    # own pass (KREPLAY_PACK_GROUPS=0: the pass-to-pass checks below need real passes), the
+    # other programs with SPLIT packed (two hardware passes: restores and held results).
     for mode in ("inplace", "footprint", "streams", "launch_ex"):
         for n in (1, 2, 5):
-            rc, out, err, db, wall = run([CHECKS, mode], GROUPS[:n], tag=f"{mode}{n}", env_extra={"KREPLAY_DEBUG": "1"})
+            groups = GROUPS[:n] if n < 5 or mode == "inplace" else SPLIT
+            env = {"KREPLAY_DEBUG": "1"} | (UNPACKED if n == 5 and mode == "inplace" else {})
+            label = "" if n < 5 else (", unpacked" if mode == "inplace" else ", packed split")
+            rc, out, err, db, wall = run([CHECKS, mode], groups, tag=f"{mode}{n}", env_extra=env)
             status, details = result_line(out, mode)
             passes = passes_per_dispatch(db)
             replayed = sum(1 for _, c, _ in passes if c == n)
+            executions = [c for (c,) in query(db, "SELECT passes FROM kreplay_replay_cost WHERE outcome='replayed'")]
             ok = rc == 0 and status == "PASS" and len(passes) > 0 and replayed == len(passes)
-            row(f"{mode} {n} group(s)", f"one-execution results, every dispatch {n} pass(es)",
-                f"{status} {details}; {replayed}/{len(passes)} dispatches with {n} passes", ok)
+            row(f"{mode} {n} group(s){label}", f"one-execution results, every dispatch {n} pass(es)",
+                f"{status} {details}; {replayed}/{len(passes)} dispatches with {n} passes; executions {sorted(set(executions))}", ok)
             if mode == "inplace" and n == 5:
                 inplace5 = db
             if mode == "inplace" and n == 1:
                 inplace1 = db
+    packing_checks(inplace5 if "inplace5" in dir() else None)
 
     # --- graph: runs once, warned ---------------------------------------------------------------
     rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:2], tag="graph2")
@@ -252,13 +309,18 @@ def per_dispatch_checks():
         f"{status} {details}; warning {'present' if warned else 'absent'}", rc == 0 and status == "PASS" and warned)
 
     # --- managed and stream-ordered memory: not restored, warned -------------------------------
-    for n in (1, 2):
-        rc, out, err, db, wall = run([CHECKS, "managed_pool"], GROUPS[:n], tag=f"managed{n}")
+    # Unpacked, each group re-executes the kernel and the unrestored memory counts every
+    # execution; packed into one hardware pass, 2 groups cost one execution and nothing drifts.
+    for n, packed in ((1, True), (2, False), (2, True)):
+        rc, out, err, db, wall = run([CHECKS, "managed_pool"], GROUPS[:n], tag=f"managed{n}{packed}",
+                                     env_extra={} if packed else UNPACKED)
         status, details = result_line(out, "managed_pool")
         ws = warnings(db)
         warned = n == 1 or (any("managed" in w for w in ws) and any("pool" in w for w in ws))
-        expected = f"managed={n} pool={n}"
-        row(f"managed+pool {n} group(s)", f"{expected} (not restored, documented)" + (", warned" if n > 1 else ""),
+        runs = 1 if packed else n
+        expected = f"managed={runs} pool={runs}"
+        label = f"managed+pool {n} group(s)" + ("" if n == 1 else (", packed" if packed else ", unpacked"))
+        row(label, f"{expected} (not restored, documented)" + (", warned" if n > 1 else ""),
             f"{details}; warnings {'present' if warned else 'absent'}", rc == 0 and details.strip() == expected and warned)
 
     # --- a launch the driver refuses: the app sees its error, the tool carries on ---------------
@@ -284,7 +346,7 @@ def per_dispatch_checks():
     row("5 groups: later-group metrics finite", "all finite; pass 4 sm__ctas_launched.sum == grid; pass 2 lts__t_sectors.sum >= 131072", detail, ok)
 
     # The check must catch the known-wrong sequence (SetConfig switched on one object: NaN).
-    rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS, tag="seq_switch", env_extra={"KREPLAY_RANGE_PROFILER_SEQUENCE": "switch"})
+    rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS, tag="seq_switch", env_extra={"KREPLAY_RANGE_PROFILER_SEQUENCE": "switch"} | UNPACKED)
     caught, detail, _ = later_group_check(db)
     row("NaN check catches the SetConfig-switch sequence", "check fails (NaN or implausible)", detail, not caught)
 
@@ -348,7 +410,7 @@ def per_dispatch_checks():
 
     # --- experiment: a faster correct sequence? (reported, not a check) --------------------------
     for seq in ("reenable", "object-per-group"):
-        rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS, tag=f"seq_{seq}", env_extra={"KREPLAY_RANGE_PROFILER_SEQUENCE": seq})
+        rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS, tag=f"seq_{seq}", env_extra={"KREPLAY_RANGE_PROFILER_SEQUENCE": seq} | UNPACKED)
         status, details = result_line(out, "inplace")
         correct, detail, _ = later_group_check(db)
         costs = query(db, "SELECT pass_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
