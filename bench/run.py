@@ -149,14 +149,15 @@ def main():
         row["runs"]["alone"] = {"wall_s": min(alone)}
         alone2 = min(timed(argv2)[0] for _ in range(2))
         window = ["--replay-window", "auto"]
+        alone1 = ["--replay-window", "1"]  # per-dispatch replay (windows are the default)
         # The 4 groups fit one hardware pass together on GH100, so kreplay packs them (one
         # execution per dispatch); "one pass per group" switches packing off (the rocprofv3
         # way: a configuration change and an execution for every group).
         unpacked = dict(os.environ, KREPLAY_PACK_GROUPS="0")
-        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel", [], None),
-                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel", [], None),
-                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel", [], None),
-                   ("kreplay kernel 4 groups, one pass per group", GROUPS[:4], "kernel", [], unpacked),
+        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel", alone1, None),
+                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel", alone1, None),
+                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel", alone1, None),
+                   ("kreplay kernel 4 groups, one pass per group", GROUPS[:4], "kernel", alone1, unpacked),
                    ("kreplay kernel 2 groups, window", GROUPS[:2], "kernel", window, None),
                    ("kreplay kernel 4 groups, window", GROUPS[:4], "kernel", window, None),
                    ("kreplay kernel 4 groups, window, one pass per group", GROUPS[:4], "kernel", window, unpacked),

@@ -162,9 +162,9 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel replay options (beta)")]
     pub kernel_replay_beta_enabled: Option<bool>,
 
-    /// Kernel replay unit: 1 (default) replays each dispatch alone; N snapshots once per window
-    /// of N consecutive dispatches and runs the window once per counter group (the counter
-    /// reprogramming is paid once per window); `auto` picks a window the device supports.
+    /// Kernel replay unit: `auto` (default) picks a window the device supports; N snapshots
+    /// once per window of N consecutive dispatches and runs the window once per hardware pass
+    /// (the counters are programmed once per window); 1 replays each dispatch alone.
     /// Only with --replay-mode kernel.
     #[arg(long, value_name = "N|auto", value_parser = kreplay_core::config::ReplayWindow::parse, help_heading = "Kernel replay options (beta)")]
     pub replay_window: Option<kreplay_core::config::ReplayWindow>,

@@ -162,7 +162,10 @@ impl Given {
                 .filter(|f| !f.is_empty())
                 .unwrap_or_else(|| vec![OutputFormat::Rocpd]),
             log_level: self.log_level.unwrap_or_else(|| "warning".into()),
-            replay_window: self.replay_window.unwrap_or_default(),
+            // Windows are the default: packed groups and one configuration per window make
+            // them many times cheaper than per-dispatch replay (docs/BENCHMARKS.md), and the GPU
+            // checks show them equal to it. `--replay-window 1` replays each dispatch alone.
+            replay_window: self.replay_window.unwrap_or(ReplayWindow::Auto),
         }
     }
 }
@@ -821,8 +824,9 @@ mod tests {
             cmd.extend_from_slice(&["--", "a"]);
             shape(&cmd, None)
         };
+        assert_eq!(with(&[]).unwrap().runs[0].replay_window, ReplayWindow::Auto);
         assert_eq!(
-            with(&[]).unwrap().runs[0].replay_window,
+            with(&["--replay-window", "1"]).unwrap().runs[0].replay_window,
             ReplayWindow::Dispatch
         );
         assert_eq!(

@@ -68,7 +68,7 @@ fn costs(run: &RunData) -> Vec<ReplayCost> {
 #[test]
 fn a_window_of_four_records_what_per_dispatch_replay_records() {
     let per_dispatch_dir = tempfile::tempdir().unwrap();
-    let (_, per_dispatch) = profile(per_dispatch_dir.path(), &[], &[]);
+    let (_, per_dispatch) = profile(per_dispatch_dir.path(), &["--replay-window", "1"], &[]);
     let window_dir = tempfile::tempdir().unwrap();
     let (out, windowed) = profile(window_dir.path(), &["--replay-window", "4"], &[]);
     // The end-of-run line says what closed the windows (the app's host reads and full windows).
@@ -154,4 +154,65 @@ fn a_replay_window_without_kernel_replay_is_a_usage_error() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("e.g. 8 or auto"));
+}
+
+/// Two one-counter groups that fit one SIM pass together, per dispatch or in windows, with
+/// the software device packing them (`KREPLAY_PACK_GROUPS=1`) or not.
+fn two_small_groups(dir: &Path, window: &str, packed: bool) -> RunData {
+    let app = sim_app();
+    let args = [
+        "--pmc",
+        W,
+        "--pmc",
+        I,
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+        "--replay-window",
+        window,
+        "-d",
+        "DIR",
+        "-o",
+        "out",
+        "--",
+        app.to_str().unwrap(),
+    ];
+    let out = kreplay_command(dir, &args)
+        .env("KREPLAY_PACK_GROUPS", if packed { "1" } else { "0" })
+        .output()
+        .expect("kreplay runs");
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(stdout.contains("verification PASSED"), "{stdout}");
+    read_databases(&[dir.join("DIR").join("out_results.db")]).unwrap()
+}
+
+#[test]
+fn groups_packed_into_one_pass_cost_one_execution_and_give_the_same_records() {
+    for window in ["1", "auto"] {
+        let (plain_dir, packed_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let plain = two_small_groups(plain_dir.path(), window, false);
+        let packed = two_small_groups(packed_dir.path(), window, true);
+        // The same dispatches, passes and deterministic values.
+        assert_eq!(
+            deterministic(&packed),
+            deterministic(&plain),
+            "window {window}"
+        );
+        assert!(!deterministic(&packed).is_empty());
+        let replayed = |run: &RunData| -> Vec<ReplayCost> {
+            costs(run)
+                .into_iter()
+                .filter(|c| c.outcome == ReplayOutcome::Replayed)
+                .collect()
+        };
+        assert!(!replayed(&packed).is_empty());
+        assert!(replayed(&plain).iter().all(|c| c.passes == 2));
+        // Packed: one execution, nothing staged or restored.
+        for cost in replayed(&packed) {
+            assert_eq!(cost.passes, 1, "window {window}: {cost:?}");
+            assert_eq!(cost.bytes_snapshotted, 0, "window {window}: {cost:?}");
+            assert_eq!(cost.bytes_restored, 0, "window {window}: {cost:?}");
+        }
+    }
 }

@@ -51,7 +51,8 @@ pub fn kreplay_command(dir: &Path, args: &[&str]) -> Command {
         .env_remove("ROCPROFILER_PC_SAMPLING_BETA_ENABLED")
         .env_remove("KREPLAY_CONFIG")
         .env_remove("CUDA_INJECTION64_PATH")
-        .env_remove("KREPLAY_LOG");
+        .env_remove("KREPLAY_LOG")
+        .env_remove("KREPLAY_PACK_GROUPS");
     command
 }
 

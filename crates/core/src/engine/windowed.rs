@@ -121,7 +121,7 @@ impl Engine {
         if capacity <= 1 {
             self.notices.once(
                 "window-unsupported",
-                "this device replays one dispatch at a time; --replay-window is ignored",
+                "this device replays one dispatch at a time (no replay windows); each dispatch is replayed alone",
                 self.sink.as_ref(),
                 self.options.logger.as_ref(),
             );

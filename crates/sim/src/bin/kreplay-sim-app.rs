@@ -169,6 +169,11 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     engine.register_counters(counter_infos(&config));
 
     let mut device = SimDevice::new(&config.groups);
+    // The software device packs groups into shared passes only when asked, so that by default
+    // every group costs an execution (the CUDA backend packs unless KREPLAY_PACK_GROUPS=0).
+    if std::env::var("KREPLAY_PACK_GROUPS").as_deref() == Ok("1") {
+        device.pack_groups();
+    }
     if let Some(replays) = stall_drain_after {
         device.stall_drains_after(u64::from(replays));
     }
