@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Plots kreplay's benchmark results: overhead per dispatch against passes (each workload; per
-dispatch and with replay windows; Nsight Compute at 4 passes) and against footprint (the in-place
-kernel with and without 8 GiB of untouched allocations).
+"""Plots kreplay's benchmark results: overhead per dispatch against counter groups (each workload;
+per dispatch and with replay windows; Nsight Compute and kreplay with one pass per group at 4)
+and against footprint (the in-place kernel with and without 8 GiB of untouched allocations).
 
 Usage: python3 bench/plot.py OUT.png BENCH.json [BENCH.json ...]   (several runs' workloads merged)
 """
@@ -11,6 +11,7 @@ import sys
 PER_DISPATCH = ((1, "kreplay kernel 1 group"), (2, "kreplay kernel 2 groups"), (4, "kreplay kernel 4 groups"))
 WINDOW = ((2, "kreplay kernel 2 groups, window"), (4, "kreplay kernel 4 groups, window"))
 NCU = "ncu kernel 4 groups, cache all"
+UNPACKED = "kreplay kernel 4 groups, one pass per group"
 
 
 def overhead(row, label):
@@ -40,16 +41,21 @@ def plot(results_list, path):
         ncu = overhead(row, NCU)
         if ncu is not None:
             by_passes.scatter([4.1], [ncu], marker="x", s=70, color=colour, label="%s, ncu" % row["workload"])
-    by_passes.set_xlabel("passes (single-pass counter groups)")
+        unpacked = overhead(row, UNPACKED)
+        if unpacked is not None:
+            by_passes.scatter([3.9], [unpacked], marker="s", s=30, color=colour,
+                              label="%s, kreplay one pass per group" % row["workload"])
+    by_passes.set_xlabel("single-pass counter groups (packed into one hardware pass on GH100)")
     by_passes.set_ylabel("overhead per dispatch (ms, log)")
     by_passes.set_yscale("log")
     by_passes.set_xticks([1, 2, 4])
     by_passes.legend(fontsize=6.5, ncol=2)
-    by_passes.set_title("overhead against passes (x: Nsight Compute, 4 passes)")
+    by_passes.set_title("overhead against groups (x: Nsight Compute; square: kreplay, groups unpacked)")
 
     footprint = {"inplace 64 MiB": 0.125, "inplace + 8 GiB untouched": 8.125}
     series = {"kreplay 4 groups, per dispatch": "kreplay kernel 4 groups",
-              "kreplay 4 groups, window auto": "kreplay kernel 4 groups, window", "ncu 4 groups": NCU}
+              "kreplay 4 groups, window auto": "kreplay kernel 4 groups, window", "ncu 4 groups": NCU,
+              "kreplay 4 groups, one pass per group": UNPACKED}
     for name, label in series.items():
         pts = sorted((footprint[row["workload"]], overhead(row, label)) for row in rows
                      if row["workload"] in footprint and overhead(row, label) is not None)

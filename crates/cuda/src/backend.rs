@@ -392,9 +392,14 @@ impl CudaBackend {
         requested
     }
 
-    /// Executions a replay of `groups` needs on `device` (`None` when counters are off there).
+    /// Executions a replay of `groups` needs on `device`; `None` when counters are off there or
+    /// not set up yet (the first replay then snapshots as usual, and the profiler's one-off
+    /// setup stays in its first pass's time instead of looking like snapshot time).
     pub fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
-        let profiler = self.profiler(device)?;
+        if self.counters_broken.contains_key(&device) {
+            return None;
+        }
+        let profiler = self.devices.get(&device)?.profiler.as_ref()?;
         Some(profiler.executions_for(groups))
     }
 
