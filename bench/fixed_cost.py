@@ -14,13 +14,9 @@ import subprocess
 import tempfile
 import time
 
+from run import GROUPS  # the benchmark's 4 groups (bench/run.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-GROUPS = [
-    ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
-    ["sm__warps_launched.sum", "dram__bytes_read.sum"],
-    ["sm__warps_launched.sum", "lts__t_sectors.sum"],
-    ["sm__warps_launched.sum", "dram__bytes_write.sum"],
-]
 
 
 def config(groups, db):

@@ -539,9 +539,12 @@ impl CudaBackend {
         self.counters_broken.get(&device).map(String::as_str)
     }
 
-    /// One line per device that collected counters: how the groups were packed into
-    /// hardware passes and how often the configuration changed.
+    /// One line per device that collected counters for several groups: how the groups were
+    /// packed into hardware passes and how often the configuration changed.
     pub fn pass_summary(&self) -> Vec<String> {
+        if self.groups.len() < 2 {
+            return Vec::new();
+        }
         let mut devices: Vec<_> = self.devices.iter().collect();
         devices.sort_by_key(|(device, _)| **device);
         devices
