@@ -684,9 +684,6 @@ impl Engine {
         }
     }
 
-    /// The exclusive window (closing a parked window replay first), a drained device and a
-    /// snapshot of its tracked memory: what every replay unit starts with. On failure, the
-    /// ticket of the ordinary path the dispatch takes instead.
     /// The group of every pass of a replay, when the pass count is fixed (a tool may still
     /// stop early, which only saves executions).
     fn known_pass_groups(
@@ -701,6 +698,10 @@ impl Engine {
         )
     }
 
+    /// The exclusive window (closing a parked window replay first), a drained device and a
+    /// snapshot of its tracked memory: what every replay unit starts with. No snapshot when
+    /// `pass_groups` (every pass's group, when known) need a single execution on the backend.
+    /// On failure, the ticket of the ordinary path the dispatch takes instead.
     fn prepare_replay<B: ReplayBackend>(
         &self,
         backend: &mut B,

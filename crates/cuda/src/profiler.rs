@@ -50,13 +50,13 @@ pub struct RangeProfiler {
     ctx: CUcontext,
     chip: String,
     /// One configuration per hardware pass (the union of the groups it collects).
-    groups: Vec<GroupConfig>,
+    passes: Vec<GroupConfig>,
     /// For each user group: its hardware pass, and where its metrics sit in that pass's list.
     layout: Vec<(usize, Vec<usize>)>,
     sequence: Sequence,
     /// One object (`Reenable`, `Switch`) or one per group (`ObjectPerGroup`); NULL = not enabled.
     objects: Vec<*mut sys::CUpti_RangeProfiler_Object>,
-    configured_group: Option<usize>,
+    configured_pass: Option<usize>,
     /// One counter-data image per group, sized for that group's metrics and `image_ranges`.
     counter_data: Vec<Vec<u8>>,
     /// How many ranges each group's image holds.
@@ -215,11 +215,11 @@ impl RangeProfiler {
             chip,
             counter_data: vec![Vec::new(); configs.len()],
             image_ranges: vec![1; configs.len()],
-            groups: configs,
+            passes: configs,
             layout,
             sequence,
             objects,
-            configured_group: None,
+            configured_pass: None,
             config_changes: 0,
         })
     }
@@ -240,7 +240,7 @@ impl RangeProfiler {
 
     /// The groups each hardware pass collects, pass by pass.
     pub fn packing(&self) -> Vec<Vec<usize>> {
-        let mut passes = vec![Vec::new(); self.groups.len()];
+        let mut passes = vec![Vec::new(); self.passes.len()];
         for (group, (pass, _)) in self.layout.iter().enumerate() {
             passes[*pass].push(group);
         }
@@ -269,16 +269,16 @@ impl RangeProfiler {
     /// Programs `group`'s hardware pass for up to `ranges` kernels (one automatic range each,
     /// a replay window) and starts counting.
     pub fn start_ranges(&mut self, group: usize, ranges: usize) -> Result<(), CudaError> {
-        let group = self.pass_of(group)?;
+        let pass = self.pass_of(group)?;
         let cupti = self.cupti;
         let ranges = ranges.max(1);
-        let object = self.object_for(group)?;
-        if self.image_ranges[group] != ranges || self.counter_data[group].is_empty() {
-            let size = self.counter_data_size(object, group, ranges)?;
-            self.counter_data[group] = vec![0u8; size];
-            self.image_ranges[group] = ranges;
+        let object = self.object_for(pass)?;
+        if self.image_ranges[pass] != ranges || self.counter_data[pass].is_empty() {
+            let size = self.counter_data_size(object, pass, ranges)?;
+            self.counter_data[pass] = vec![0u8; size];
+            self.image_ranges[pass] = ranges;
         }
-        let counter_data = &mut self.counter_data[group];
+        let counter_data = &mut self.counter_data[pass];
         let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
@@ -296,7 +296,7 @@ impl RangeProfiler {
                 cuptiRangeProfilerCounterDataImageInitialize(&mut init)
             )?
         };
-        let config = &self.groups[group];
+        let config = &self.passes[pass];
         let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_SetConfig_Params,
@@ -335,13 +335,12 @@ impl RangeProfiler {
         group: usize,
         ranges: usize,
     ) -> Result<Vec<GroupValues>, CudaError> {
-        let requested = group;
-        let group = self.pass_of(group)?;
+        let pass = self.pass_of(group)?;
         let cupti = self.cupti;
-        let object = self.current_object(group);
-        if self.configured_group != Some(group) || object.is_null() {
+        let object = self.current_object(pass);
+        if self.configured_pass != Some(pass) || object.is_null() {
             return Err(CudaError::Load(format!(
-                "counters of group {group} were not started"
+                "counters of group {group} (hardware pass {pass}) were not started"
             )));
         }
         let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
@@ -352,10 +351,10 @@ impl RangeProfiler {
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerStop(&mut stop))? };
         if stop.isAllPassSubmitted == 0 {
-            // A group needs a second pass: the configuration no longer matches one pass.
+            // The configuration needs a second pass: it no longer matches one hardware pass.
             self.disable_all();
             return Err(CudaError::Load(format!(
-                "counter group {group} did not complete in one hardware pass on {}",
+                "hardware pass {pass} (counter group {group}) did not complete in one pass on {}",
                 self.chip
             )));
         }
@@ -369,7 +368,7 @@ impl RangeProfiler {
         };
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
-        let counter_data = &self.counter_data[group];
+        let counter_data = &self.counter_data[pass];
         let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_GetCounterDataInfo_Params,
@@ -387,7 +386,7 @@ impl RangeProfiler {
                 decode.numOfRangeDropped
             )));
         }
-        let config = &mut self.groups[group];
+        let config = &mut self.passes[pass];
         let mut results = Vec::new();
         for range in 0..info.numTotalRanges.min(ranges.max(1)) {
             let mut values = vec![f64::NAN; config.name_ptrs.len()];
@@ -413,7 +412,7 @@ impl RangeProfiler {
             .layout
             .iter()
             .enumerate()
-            .filter(|(_, (pass, _))| *pass == group)
+            .filter(|(_, (collected_by, _))| *collected_by == pass)
             .map(|(g, (_, positions))| {
                 let values = results
                     .iter()
@@ -422,29 +421,29 @@ impl RangeProfiler {
                 (g, values)
             })
             .collect();
-        collected.sort_by_key(|(g, _)| *g != requested);
+        collected.sort_by_key(|(g, _)| *g != group);
         Ok(collected)
     }
 
-    /// The object a pass of `group` runs on (NULL when not enabled).
-    fn current_object(&self, group: usize) -> *mut sys::CUpti_RangeProfiler_Object {
+    /// The object hardware pass `pass` runs on (NULL when not enabled).
+    fn current_object(&self, pass: usize) -> *mut sys::CUpti_RangeProfiler_Object {
         match self.sequence {
-            Sequence::ObjectPerGroup => self.objects.get(group).copied().unwrap_or(ptr::null_mut()),
+            Sequence::ObjectPerGroup => self.objects.get(pass).copied().unwrap_or(ptr::null_mut()),
             Sequence::Reenable | Sequence::Switch => self.objects[0],
         }
     }
 
-    /// Makes `group`'s configuration the next one, as the sequence prescribes, and returns the
+    /// Makes hardware pass `pass`'s configuration the next one, as the sequence prescribes, and returns the
     /// object to start.
     fn object_for(
         &mut self,
-        group: usize,
+        pass: usize,
     ) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
         let slot = match self.sequence {
-            Sequence::ObjectPerGroup => group,
+            Sequence::ObjectPerGroup => pass,
             Sequence::Reenable | Sequence::Switch => 0,
         };
-        let changing = self.configured_group != Some(group);
+        let changing = self.configured_pass != Some(pass);
         if self.sequence == Sequence::Reenable && changing {
             self.disable(0);
         }
@@ -452,13 +451,13 @@ impl RangeProfiler {
             self.objects[slot] = self.enable()?;
         }
         if changing {
-            // GetCounterDataSize for the group just before its image is initialised (asking
+            // GetCounterDataSize for the pass just before its image is initialised (asking
             // for several groups up front made the first initialisation fail, reference §10):
             // an empty image makes `start_ranges` size it now.
             if self.sequence == Sequence::Switch {
-                self.counter_data[group].clear();
+                self.counter_data[pass].clear();
             }
-            self.configured_group = Some(group);
+            self.configured_pass = Some(pass);
             self.config_changes += 1;
         }
         Ok(self.objects[slot])
@@ -480,10 +479,10 @@ impl RangeProfiler {
     fn counter_data_size(
         &mut self,
         object: *mut sys::CUpti_RangeProfiler_Object,
-        group: usize,
+        pass: usize,
         ranges: usize,
     ) -> Result<usize, CudaError> {
-        let config = &mut self.groups[group];
+        let config = &mut self.passes[pass];
         let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_GetCounterDataSize_Params,
@@ -520,7 +519,7 @@ impl RangeProfiler {
             tracing::debug!("{e}");
         }
         self.objects[slot] = ptr::null_mut();
-        self.configured_group = None;
+        self.configured_pass = None;
         // A fresh object needs its images initialised again.
         for data in &mut self.counter_data {
             data.clear();
@@ -536,11 +535,11 @@ impl RangeProfiler {
     /// Stops a started pass whose kernel never ran (the application's launch failed), dropping
     /// its counters, so that the next pass starts cleanly.
     pub fn abandon(&mut self, group: usize) {
-        let Ok(group) = self.pass_of(group) else {
+        let Ok(pass) = self.pass_of(group) else {
             return;
         };
-        let object = self.current_object(group);
-        if self.configured_group != Some(group) || object.is_null() {
+        let object = self.current_object(pass);
+        if self.configured_pass != Some(pass) || object.is_null() {
             return;
         }
         let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
@@ -562,7 +561,7 @@ impl RangeProfiler {
 impl Drop for RangeProfiler {
     fn drop(&mut self) {
         self.disable_all();
-        for config in &mut self.groups {
+        for config in &mut self.passes {
             config.deinitialize(self.cupti);
         }
     }
