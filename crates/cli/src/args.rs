@@ -12,8 +12,9 @@ use std::path::PathBuf;
     about = "Hardware-counter profiler for NVIDIA GPUs with in-process kernel replay",
     long_about = "Collects CUPTI counters on every kernel dispatch of an application.\n\n\
         kreplay --pmc A B --pmc C --replay-mode kernel --kernel-replay-beta-enabled -- ./app args\n\
-        collects both groups in ONE run of ./app by re-executing each dispatch once per group, with\n\
-        device memory restored between passes. Without --replay-mode kernel, several groups re-run\n\
+        collects both groups in ONE run of ./app by re-executing each dispatch once per hardware\n\
+        pass the groups need (groups that fit one pass together share it), with device memory\n\
+        restored between passes. Without --replay-mode kernel, several groups re-run\n\
         the application once per group (application replay).",
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  kreplay demo\n  kreplay --pmc sm__warps_launched.sum --pmc dram__bytes_read.sum \
@@ -96,7 +97,7 @@ pub struct DemoArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReplayMode {
-    /// Collect all counter groups in one run by replaying each dispatch once per group.
+    /// Collect all counter groups in one run by replaying each dispatch once per hardware pass.
     Kernel,
     /// Re-run the whole application once per counter group (the default).
     Application,
