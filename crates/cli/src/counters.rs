@@ -11,8 +11,9 @@ use crate::error::UsageError;
 use kreplay_core::aliases;
 use kreplay_core::catalog::{check_group, pack_metrics, GroupError, MetricCatalog};
 use kreplay_core::config::{CounterGroup, CounterSpec};
-use kreplay_cuda::catalog::CuptiCatalog;
+use kreplay_cuda::catalog::{identity_cache, CuptiCatalog};
 use kreplay_sim::SimCatalog;
+use std::sync::Mutex;
 
 /// Metric names of the reference software device start with this.
 pub const SIM_PREFIX: &str = "sim__";
@@ -25,6 +26,7 @@ pub fn is_sim_chip(chip: &str) -> bool {
 /// The catalog that answers for `chip`, or (no chip) for the device the metrics belong to:
 /// the software device for `sim__*` metrics, else GPU 0 with its counter-availability image.
 pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<dyn MetricCatalog>> {
+    *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) = None;
     if let Some(chip) = chip {
         if is_sim_chip(chip) {
             return Ok(Box::new(SimCatalog::new()));
@@ -49,13 +51,87 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
         }
         return Ok(Box::new(SimCatalog::new()));
     }
-    // No chip named: the GPU's own catalog. Failing to reach it (no driver, no device) is an
-    // error of the machine, not of the command line, but the message says how to work without.
-    Ok(Box::new(CuptiCatalog::for_device(0).map_err(|e| {
+    Ok(Box::new(device_catalog(true)?))
+}
+
+/// GPU 0's catalog (its identity from the cache when `read_cache` and the cache has it); the
+/// identity's digest is kept for [`checked_identity`].
+fn device_catalog(read_cache: bool) -> anyhow::Result<CuptiCatalog> {
+    // Failing to reach the GPU (no driver, no device) is an error of the machine, not of the
+    // command line, but the message says how to work without.
+    let (catalog, cached) = CuptiCatalog::for_device_cached(0, read_cache).map_err(|e| {
         anyhow::anyhow!(
             "{e}; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
         )
-    })?))
+    })?;
+    *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) =
+        catalog.identity_digest().map(|digest| (digest, cached));
+    Ok(catalog)
+}
+
+/// GPU 0's identity the last device catalog used: its digest, and whether it came from the
+/// cache.
+static DEVICE_IDENTITY: Mutex<Option<(String, bool)>> = Mutex::new(None);
+
+/// The digest of GPU 0's identity (chip and counter-availability image) the counter groups
+/// were checked with, when they were checked on the GPU; the injected library compares it
+/// with what it reads in the application.
+pub fn checked_identity() -> Option<String> {
+    DEVICE_IDENTITY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|(digest, _)| digest.clone())
+}
+
+/// Drops a cached device identity that the injected library found stale (its warning
+/// [`identity_cache::STALE_WARNING`] names the digest the checks used).
+pub fn forget_stale_identities<'a>(warnings: impl IntoIterator<Item = &'a str>) {
+    let Some(dir) = identity_cache::cache_dir() else {
+        return;
+    };
+    for warning in warnings {
+        if let Some(digest) = identity_cache::stale_digest(warning) {
+            if let Err(e) = identity_cache::forget(&dir, digest) {
+                tracing::warn!(
+                    "cannot drop the stale device identity from {}: {e}",
+                    dir.display()
+                );
+            }
+        }
+    }
+}
+
+/// Whether the last device catalog's identity came from the cache.
+fn identity_was_cached() -> bool {
+    DEVICE_IDENTITY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .is_some_and(|(_, cached)| *cached)
+}
+
+/// Checks every group on `catalog`; when one is refused on a cached device identity, the
+/// device is read again and the groups checked on that before the refusal stands (a changed
+/// GPU configuration must not refuse a group the GPU can collect).
+fn check_groups(
+    catalog: Box<dyn MetricCatalog>,
+    groups: &[Vec<CounterSpec>],
+) -> anyhow::Result<()> {
+    let check_all = |catalog: &dyn MetricCatalog| {
+        groups.iter().try_for_each(|specs| {
+            let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
+            check_group(catalog, &metrics)
+        })
+    };
+    match check_all(catalog.as_ref()) {
+        Ok(()) => Ok(()),
+        Err(_) if identity_was_cached() => {
+            tracing::debug!("a group was refused on the cached device identity; reading GPU 0");
+            check_all(&device_catalog(false)?).map_err(group_error)
+        }
+        Err(error) => Err(group_error(error)),
+    }
 }
 
 /// Resolves every name through the alias table; unsupported aliases are usage errors.
@@ -108,10 +184,38 @@ pub fn resolve_groups(
         .flatten()
         .map(|spec| spec.metric.as_str())
         .collect();
-    let catalog = catalog_for(chip, &all_metrics)?;
-    for specs in &resolved {
-        let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
-        check_group(catalog.as_ref(), &metrics).map_err(group_error)?;
+    let began = std::time::Instant::now();
+    let metric_groups: Vec<Vec<String>> = resolved
+        .iter()
+        .map(|specs| specs.iter().map(|s| s.metric.clone()).collect())
+        .collect();
+    // GPU 0's groups, all checked by an earlier run with this identity: no catalog needed.
+    let on_gpu = chip.is_none() && !all_metrics.iter().any(|m| m.starts_with(SIM_PREFIX));
+    let slot = on_gpu.then(|| identity_cache::slot(0)).flatten();
+    let known = slot
+        .as_ref()
+        .and_then(|(key, dir)| identity_cache::checked_groups(dir, key, &metric_groups));
+    if let Some(identity) = known {
+        let digest = identity_cache::digest(&identity.chip, &identity.counter_availability);
+        *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) = Some((digest, true));
+        tracing::debug!(
+            "counter groups checked by an earlier run with this GPU's identity ({:.1} ms)",
+            began.elapsed().as_secs_f64() * 1e3
+        );
+    } else {
+        let catalog = catalog_for(chip, &all_metrics)?;
+        let identified = began.elapsed();
+        check_groups(catalog, &resolved)?;
+        tracing::debug!(
+            "counter groups checked in {:.1} ms (catalog {:.1} ms)",
+            began.elapsed().as_secs_f64() * 1e3,
+            identified.as_secs_f64() * 1e3
+        );
+        if let (Some((key, dir)), Some(digest)) = (&slot, checked_identity()) {
+            if let Err(e) = identity_cache::remember_groups(dir, key, &digest, &metric_groups) {
+                tracing::debug!("the group checks were not cached in {}: {e}", dir.display());
+            }
+        }
     }
     Ok(resolved
         .into_iter()
@@ -134,7 +238,12 @@ pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<CounterGr
     specs.retain(|spec| seen.insert(spec.requested.clone()));
     let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
     let catalog = catalog_for(chip, &metrics)?;
-    let packed = pack_metrics(catalog.as_ref(), &metrics).map_err(group_error)?;
+    let packed = match pack_metrics(catalog.as_ref(), &metrics) {
+        Err(_) if identity_was_cached() => {
+            pack_metrics(&device_catalog(false)?, &metrics).map_err(group_error)?
+        }
+        packed => packed.map_err(group_error)?,
+    };
     Ok(packed
         .iter()
         .map(|group| CounterGroup {

@@ -155,6 +155,11 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
             .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
         log_level: spec.log_level.clone(),
         replay_window: spec.replay_window,
+        checked_identity: if spec.groups.is_empty() {
+            None
+        } else {
+            crate::counters::checked_identity()
+        },
     }
 }
 
@@ -297,6 +302,12 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         Ok(data) => data,
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
+    crate::counters::forget_stale_identities(
+        data.processes
+            .iter()
+            .flat_map(|p| &p.warnings)
+            .map(|w| w.message.as_str()),
+    );
 
     // Each process gets the name its own placeholders give: with %pid% in the name (the
     // default), a multi-process application writes one set of files per process, as rocprofv3

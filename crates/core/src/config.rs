@@ -126,6 +126,11 @@ pub struct ToolConfig {
     /// Kernel replay's unit; absent in older configurations (per-dispatch replay).
     #[serde(default)]
     pub replay_window: ReplayWindow,
+    /// A digest of the device identity (chip and counter-availability image of GPU 0) the CLI
+    /// checked the groups with, possibly from its cache; the CUDA backend compares it with the
+    /// device it profiles and warns when they differ. `None`: not checked on a device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_identity: Option<String>,
 }
 
 impl Default for ToolConfig {
@@ -139,6 +144,7 @@ impl Default for ToolConfig {
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),
             replay_window: ReplayWindow::Dispatch,
+            checked_identity: None,
         }
     }
 }
@@ -212,6 +218,7 @@ mod tests {
             drain_timeout_ms: 5,
             log_level: "info".into(),
             replay_window: ReplayWindow::Count(8),
+            checked_identity: Some("0123456789abcdef".into()),
         };
         assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
         assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

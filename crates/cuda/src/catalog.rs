@@ -4,6 +4,7 @@
 
 pub mod device;
 pub mod host;
+pub mod identity_cache;
 
 use host::{metric_type_name, CuptiCallError, HostObject, METRIC_TYPES};
 use kreplay_core::catalog::{CatalogError, MetricCatalog, MetricDescription};
@@ -75,6 +76,48 @@ impl CuptiCatalog {
         let identity = device::identify(driver, cupti, ordinal)
             .map_err(|e| CatalogError::Unavailable(e.to_string()))?;
         Self::new(cupti, &identity.chip, Some(identity.counter_availability))
+    }
+
+    /// [`for_device`](Self::for_device) through the identity cache ([`identity_cache`]): an
+    /// identity stored by an earlier run under this machine's key (when `read_cache`), else
+    /// the device read now and stored. The flag says whether the identity came from the cache.
+    pub fn for_device_cached(ordinal: i32, read_cache: bool) -> Result<(Self, bool), CatalogError> {
+        let cupti = crate::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let slot = identity_cache::slot(ordinal);
+        if let Some((key, dir)) = slot.as_ref().filter(|_| read_cache) {
+            if let Some(identity) = identity_cache::load(dir, key) {
+                tracing::debug!(dir = %dir.display(), "device identity from the cache");
+                if let Ok(catalog) =
+                    Self::new(cupti, &identity.chip, Some(identity.counter_availability))
+                {
+                    return Ok((catalog, true));
+                }
+            }
+        }
+        let driver =
+            crate::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let identity = device::identify(driver, cupti, ordinal)
+            .map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        if let Some((key, dir)) = &slot {
+            if let Err(e) = identity_cache::store(dir, key, &identity) {
+                tracing::debug!(
+                    "the device identity was not cached in {}: {e}",
+                    dir.display()
+                );
+            }
+        }
+        Ok((
+            Self::new(cupti, &identity.chip, Some(identity.counter_availability))?,
+            false,
+        ))
+    }
+
+    /// [`identity_cache::digest`] of this catalog's chip and availability image (`None` for a
+    /// chip-only catalog).
+    pub fn identity_digest(&self) -> Option<String> {
+        self.availability
+            .as_ref()
+            .map(|image| identity_cache::digest(&self.chip, image))
     }
 
     /// The catalog of a chip with a counter-availability image the caller already has (the

@@ -100,6 +100,14 @@ pub fn cupti_dir() -> Result<Option<&'static Path>, LoadError> {
     loaded_cupti().map(|loaded| loaded.dir.as_deref())
 }
 
+/// The folder CUPTI would be loaded from, found without loading it (`None`: the system
+/// loader path, or not found). The same search as [`cupti()`], once per process.
+pub fn cupti_dir_unloaded() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| find_cupti_dir(&SearchEnv::from_process()).ok().flatten())
+        .as_deref()
+}
+
 /// CUPTI and where it came from.
 pub fn loaded_cupti() -> Result<&'static LoadedCupti, LoadError> {
     CUPTI
