@@ -121,7 +121,41 @@ pub struct CudaBackend {
     /// The window pass in progress holds the [`MeasureGate`] (released at its stop, whichever
     /// thread stops it).
     window_holds_gate: bool,
+    /// The device identity the CLI checked the groups with (see [`Self::set_identity_check`]).
+    checked_identity: Option<String>,
+    /// Says a warning once (stderr and a record); set with the identity check.
+    warn: Option<WarnFn>,
+    /// Range profilers being set up off the application's threads, by context (see
+    /// [`Self::prepare_counters`]).
+    preparing: HashMap<usize, Preparation>,
 }
+
+/// A range profiler set up on a thread of its own, and the process that started the thread
+/// (a child forked meanwhile has no such thread: it must not wait for it).
+type Preparation = (
+    u32,
+    std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
+);
+
+/// The set-up's result, or `None` when the thread belongs to another process (see
+/// [`Preparation`]).
+fn join_preparation((pid, handle): Preparation) -> Option<Result<RangeProfiler, CudaError>> {
+    if pid != std::process::id() {
+        return None;
+    }
+    Some(
+        handle
+            .join()
+            .unwrap_or_else(|_| Err(CudaError::Load("the counter set-up thread panicked".into()))),
+    )
+}
+
+/// Environment variable: `0` leaves the counters' set-up to the first dispatch instead of a
+/// thread started at context creation ([`CudaBackend::prepare_counters`]).
+pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
+
+/// Says a warning once (stderr and a record).
+pub type WarnFn = Box<dyn Fn(&str) + Send>;
 
 /// A pass over a replay window: up to `ranges` executions, each ended by an event.
 #[derive(Debug)]
@@ -205,7 +239,85 @@ impl CudaBackend {
             open_pass: None,
             window: None,
             window_holds_gate: false,
+            checked_identity: None,
+            warn: None,
+            preparing: HashMap::new(),
         }
+    }
+
+    /// Starts setting the counters up for a context the application just created, on a thread
+    /// of the tool's own: CUPTI's profiler initialisation, the device's counter-availability
+    /// image (≈ 130 ms on an H200), the group checks and configuration images, and the first
+    /// configuration programmed into the hardware ([`RangeProfiler::warm_up`], ≈ 135–240 ms).
+    /// The application's first dispatch with counters on that context takes the result
+    /// (waiting for it if needed), so the set-up overlaps what the application does in between
+    /// (allocations, copies, module loads, library handles). `KREPLAY_EARLY_SETUP=0` leaves
+    /// it to the first dispatch.
+    pub fn prepare_counters(&mut self, ctx: CUcontext) {
+        let Some(cupti) = self.cupti else {
+            return;
+        };
+        if self.groups.is_empty()
+            || ctx.is_null()
+            || self.preparing.contains_key(&(ctx as usize))
+            || std::env::var(ENV_EARLY_SETUP).is_ok_and(|v| v.trim() == "0")
+        {
+            return;
+        }
+        let driver = self.driver;
+        let groups = self.groups.clone();
+        let context = ctx as usize;
+        let ranges = MAX_WINDOW_RANGES;
+        let spawned = std::thread::Builder::new()
+            .name("kreplay-setup".into())
+            .spawn(move || {
+                // Its CUDA calls are the tool's own (the callbacks ignore them).
+                let _scope = ToolScope::enter();
+                let ctx = context as CUcontext;
+                let _current = ContextGuard::make_current(driver, ctx)?;
+                let mut device: sys::CUdevice = 0;
+                // SAFETY: the context pushed above is current on this thread.
+                unsafe { drv!(driver, cuCtxGetDevice(&mut device))? };
+                let mut profiler =
+                    RangeProfiler::new(cupti, ctx, device, device as usize, &groups)?;
+                if let Err(e) = profiler.warm_up(ranges) {
+                    // The first dispatch programs the counters itself, as without set-up.
+                    crate::debug::line(&format!("counters not programmed ahead: {e}"));
+                }
+                Ok(profiler)
+            });
+        // Without a thread the first dispatch sets the counters up itself.
+        if let Ok(handle) = spawned {
+            self.preparing.insert(context, (std::process::id(), handle));
+        }
+    }
+
+    /// Waits for the set-up started for `ctx`, if any.
+    fn take_preparation(&mut self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
+        let preparation = self.preparing.remove(&(ctx as usize))?;
+        let began = std::time::Instant::now();
+        let result = join_preparation(preparation)?;
+        crate::debug::line(&format!(
+            "waited {:.1} ms for the counter set-up begun at context creation",
+            crate::debug::ms(began.elapsed())
+        ));
+        Some(result)
+    }
+
+    /// Waits for every set-up still running (before the process or its contexts end).
+    pub fn finish_preparations(&mut self) {
+        for (_, preparation) in self.preparing.drain() {
+            join_preparation(preparation);
+        }
+    }
+
+    /// Compares device 0's identity, when its counters are set up, with `digest` (the CLI's,
+    /// [`crate::catalog::identity_cache::digest`]) and calls `warn` with
+    /// [`STALE_WARNING`](crate::catalog::identity_cache::STALE_WARNING) when they differ, so
+    /// that the CLI drops the cached identity it used.
+    pub fn set_identity_check(&mut self, digest: Option<String>, warn: WarnFn) {
+        self.checked_identity = digest;
+        self.warn = Some(warn);
     }
 
     /// The most launches one replay window may hold (the ranges one counter pass collects).
@@ -520,6 +632,9 @@ impl CudaBackend {
     /// A context is being destroyed: drop what the tool holds in it (its memory goes with it).
     pub fn forget_context(&mut self, ctx: CUcontext) {
         let _scope = ToolScope::enter();
+        if let Some(preparation) = self.preparing.remove(&(ctx as usize)) {
+            join_preparation(preparation);
+        }
         let devices: Vec<DeviceId> = self
             .devices
             .iter()
@@ -542,6 +657,11 @@ impl CudaBackend {
     /// One line per device that collected counters for several groups: how the groups were
     /// packed into hardware passes and how often the configuration changed.
     pub fn pass_summary(&self) -> Vec<String> {
+        for (device, state) in &self.devices {
+            if let Some(profiler) = &state.profiler {
+                crate::debug::line(&format!("device {device}: {}", profiler.start_times()));
+            }
+        }
         if self.groups.len() < 2 {
             return Vec::new();
         }
@@ -686,18 +806,23 @@ impl CudaBackend {
             .get(&device)
             .is_some_and(|s| s.profiler.is_none());
         if needs_new {
-            let built = match self.cupti {
-                Some(cupti) => RangeProfiler::new(
+            let prepared = self.take_preparation(current.ctx);
+            let built = match (prepared, self.cupti) {
+                (Some(prepared), _) => prepared,
+                (None, Some(cupti)) => RangeProfiler::new(
                     cupti,
                     current.ctx,
                     current.cu_device,
                     current.cu_device as usize,
                     &self.groups,
                 ),
-                None => Err(CudaError::Load("CUPTI is not loaded".into())),
+                (None, None) => Err(CudaError::Load("CUPTI is not loaded".into())),
             };
             match built {
-                Ok(p) => self.devices.get_mut(&device)?.profiler = Some(p),
+                Ok(p) => {
+                    self.compare_identity(current.cu_device, &p);
+                    self.devices.get_mut(&device)?.profiler = Some(p)
+                }
                 Err(e) => {
                     self.counters_broken.insert(device, e.to_string());
                     return None;
@@ -705,6 +830,18 @@ impl CudaBackend {
             }
         }
         self.devices.get_mut(&device)?.profiler.as_mut()
+    }
+
+    fn compare_identity(&self, cu_device: sys::CUdevice, profiler: &RangeProfiler) {
+        let (Some(checked), Some(warn)) = (&self.checked_identity, &self.warn) else {
+            return;
+        };
+        if cu_device == 0 && checked != profiler.identity_digest() {
+            warn(&crate::catalog::identity_cache::stale_warning(
+                checked,
+                profiler.identity_digest(),
+            ));
+        }
     }
 
     /// Free memory of the current context's device now, bytes (0 when it cannot be read).

@@ -2,6 +2,7 @@
 pub mod backend;
 pub mod catalog;
 pub mod classify;
+pub mod debug;
 pub mod error;
 pub mod guard;
 pub mod kernel;

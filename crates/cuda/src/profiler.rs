@@ -22,7 +22,10 @@
 //! ≈ 4–30 ms). Each group is still collected whole within one pass. `KREPLAY_PACK_GROUPS=0`
 //! gives every group its own pass.
 
+use crate::catalog::host::host_api_lock;
+use crate::catalog::identity_cache;
 use crate::cupti_call;
+use crate::debug;
 use crate::error::{c_text, CudaError};
 use kreplay_core::catalog::{executions_needed, pack_groups};
 use kreplay_cupti_sys::cupti::Cupti;
@@ -30,6 +33,7 @@ use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
 use std::ffi::CString;
 use std::ptr;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// One counter group's host-side state: its metric names, the host object that evaluates them,
 /// and the config image programmed into the hardware.
@@ -49,6 +53,8 @@ pub struct RangeProfiler {
     cupti: &'static Cupti,
     ctx: CUcontext,
     chip: String,
+    /// [`identity_cache::digest`] of the chip and the counter-availability image read here.
+    identity: String,
     /// One configuration per hardware pass (the union of the groups it collects).
     passes: Vec<GroupConfig>,
     /// For each user group: its hardware pass, and where its metrics sit in that pass's list.
@@ -63,6 +69,10 @@ pub struct RangeProfiler {
     image_ranges: Vec<usize>,
     /// Configuration changes (a new object, or a switch of config) since creation.
     pub config_changes: u64,
+    /// Time spent starting passes, and how many: `[0]` with a change of configuration, `[1]`
+    /// on the configuration already programmed (for `KREPLAY_DEBUG`).
+    start_time: [Duration; 2],
+    starts: [u64; 2],
 }
 
 /// How a pass switches the hardware to its group's configuration.
@@ -160,10 +170,19 @@ impl RangeProfiler {
         device_index: usize,
         groups: &[Vec<String>],
     ) -> Result<Self, CudaError> {
+        let mut laps = debug::Laps::start();
         initialize_profiler(cupti)?;
+        laps.lap("profiler initialisation");
         check_device_supported(cupti, device)?;
+        laps.lap("device check");
         let chip = chip_name(cupti, device_index)?;
+        laps.lap("chip name");
         let availability = counter_availability(cupti, ctx)?;
+        laps.lap("availability image");
+        let identity = identity_cache::digest(&chip.to_ascii_uppercase(), &availability);
+        // CUPTI's host API is not safe from several threads at once (set-ups of two devices
+        // may run together, see `CudaBackend::prepare_counters`).
+        let _host = host_api_lock();
         for (index, metrics) in groups.iter().enumerate() {
             let mut config = GroupConfig::build(cupti, &chip, &availability, metrics)?;
             let passes = config.passes(cupti);
@@ -176,6 +195,7 @@ impl RangeProfiler {
                 )));
             }
         }
+        laps.lap("group checks");
         let packed = if packing_from_env()? {
             pack_groups(groups.len(), |members| {
                 let mut trial = GroupConfig::build(
@@ -191,6 +211,7 @@ impl RangeProfiler {
         } else {
             (0..groups.len()).map(|g| vec![g]).collect()
         };
+        laps.lap("packing");
         let mut configs = Vec::with_capacity(packed.len());
         let mut layout = vec![(0, Vec::new()); groups.len()];
         for (pass, members) in packed.iter().enumerate() {
@@ -204,6 +225,12 @@ impl RangeProfiler {
             }
             configs.push(GroupConfig::build(cupti, &chip, &availability, &names)?);
         }
+        laps.lap("configurations");
+        debug::line(&format!(
+            "profiler set up in {:.1} ms: {}",
+            debug::ms(laps.total()),
+            laps.summary()
+        ));
         let sequence = Sequence::from_env()?;
         let objects = match sequence {
             Sequence::ObjectPerGroup => vec![ptr::null_mut(); configs.len()],
@@ -213,6 +240,7 @@ impl RangeProfiler {
             cupti,
             ctx,
             chip,
+            identity,
             counter_data: vec![Vec::new(); configs.len()],
             image_ranges: vec![1; configs.len()],
             passes: configs,
@@ -221,11 +249,18 @@ impl RangeProfiler {
             objects,
             configured_pass: None,
             config_changes: 0,
+            start_time: [Duration::ZERO; 2],
+            starts: [0; 2],
         })
     }
 
     pub fn chip(&self) -> &str {
         &self.chip
+    }
+
+    /// [`identity_cache::digest`] of this device's chip and counter-availability image.
+    pub fn identity_digest(&self) -> &str {
+        &self.identity
     }
 
     pub fn context(&self) -> CUcontext {
@@ -270,14 +305,45 @@ impl RangeProfiler {
     /// a replay window) and starts counting.
     pub fn start_ranges(&mut self, group: usize, ranges: usize) -> Result<(), CudaError> {
         let pass = self.pass_of(group)?;
+        let began = Instant::now();
+        let kind = usize::from(self.configured_pass == Some(pass));
+        let result = self.program_and_start(pass, ranges);
+        self.start_time[kind] += began.elapsed();
+        self.starts[kind] += 1;
+        result
+    }
+
+    /// For `KREPLAY_DEBUG`: how long starting passes took, with and without a change of
+    /// configuration.
+    pub fn start_times(&self) -> String {
+        let mean = |k: usize| debug::ms(self.start_time[k]) / self.starts[k].max(1) as f64;
+        format!(
+            "{} start(s) with a configuration change, {:.1} ms each; {} on the programmed configuration, {:.1} ms each",
+            self.starts[0],
+            mean(0),
+            self.starts[1],
+            mean(1)
+        )
+    }
+
+    fn program_and_start(&mut self, pass: usize, ranges: usize) -> Result<(), CudaError> {
         let cupti = self.cupti;
         let ranges = ranges.max(1);
+        // The first start is the one a diagnostic line breaks down.
+        let mut laps = (debug::enabled() && self.starts == [0, 0]).then(debug::Laps::start);
+        let mut lap = |name| {
+            if let Some(laps) = laps.as_mut() {
+                laps.lap(name);
+            }
+        };
         let object = self.object_for(pass)?;
+        lap("disable + enable");
         if self.image_ranges[pass] != ranges || self.counter_data[pass].is_empty() {
             let size = self.counter_data_size(object, pass, ranges)?;
             self.counter_data[pass] = vec![0u8; size];
             self.image_ranges[pass] = ranges;
         }
+        lap("counter data size");
         let counter_data = &mut self.counter_data[pass];
         let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
             structSize: struct_size!(
@@ -296,6 +362,7 @@ impl RangeProfiler {
                 cuptiRangeProfilerCounterDataImageInitialize(&mut init)
             )?
         };
+        lap("image initialisation");
         let config = &self.passes[pass];
         let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
             structSize: struct_size!(
@@ -318,13 +385,19 @@ impl RangeProfiler {
         };
         // SAFETY: config image and counter data are owned by self.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerSetConfig(&mut set))? };
+        lap("SetConfig");
         let mut start = sys::CUpti_RangeProfiler_Start_Params {
             structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
             pRangeProfilerObject: object,
             ..Default::default()
         };
         // SAFETY: documented struct.
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerStart(&mut start)) }
+        unsafe { cupti_call!(cupti, cuptiRangeProfilerStart(&mut start))? };
+        lap("Start");
+        if let Some(laps) = laps {
+            debug::line(&format!("first counter start: {}", laps.summary()));
+        }
+        Ok(())
     }
 
     /// Stops counting and evaluates, for each range of the pass (at most `ranges`, in
@@ -369,6 +442,7 @@ impl RangeProfiler {
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
         let counter_data = &self.counter_data[pass];
+        let _host = host_api_lock();
         let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_GetCounterDataInfo_Params,
@@ -535,12 +609,39 @@ impl RangeProfiler {
     /// Stops a started pass whose kernel never ran (the application's launch failed), dropping
     /// its counters, so that the next pass starts cleanly.
     pub fn abandon(&mut self, group: usize) {
-        let Ok(pass) = self.pass_of(group) else {
-            return;
-        };
+        if let Err(e) = self.stop_unread(group) {
+            tracing::debug!("{e}");
+        }
+    }
+
+    /// Programs group 0's hardware pass into the hardware for up to `ranges` kernels and stops
+    /// again with no kernel in between: the first `Start` of a configuration costs ≈ 135–240
+    /// ms on an H200, a later one on the configuration already programmed 2–20 ms. Done by the
+    /// set-up thread (`CudaBackend::prepare_counters`) while the application works, so that
+    /// its first dispatch finds the configuration programmed. `ranges` must be the most any
+    /// later pass asks for: on an H200, after a first configuration for 1 range a replay
+    /// window of 6 kernels measured only 2 (`bench/probes/warm_up_variants.sh`), while later
+    /// passes for fewer ranges than the first are measured whole. On failure nothing stays
+    /// enabled. `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
+    pub fn warm_up(&mut self, ranges: usize) -> Result<(), CudaError> {
+        if std::env::var("KREPLAY_WARM_UP").is_ok_and(|v| v.trim() == "0") {
+            return Ok(());
+        }
+        let warmed = self
+            .start_ranges(0, ranges)
+            .and_then(|()| self.stop_unread(0));
+        if warmed.is_err() {
+            self.disable_all();
+        }
+        warmed
+    }
+
+    /// `Stop` of `group`'s started pass without reading its counters.
+    fn stop_unread(&mut self, group: usize) -> Result<(), CudaError> {
+        let pass = self.pass_of(group)?;
         let object = self.current_object(pass);
         if self.configured_pass != Some(pass) || object.is_null() {
-            return;
+            return Ok(());
         }
         let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
             structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
@@ -548,9 +649,7 @@ impl RangeProfiler {
             ..Default::default()
         };
         // SAFETY: documented struct.
-        if let Err(e) = unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStop(&mut stop)) } {
-            tracing::debug!("{e}");
-        }
+        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStop(&mut stop)) }
     }
 
     pub fn sequence(&self) -> Sequence {
@@ -736,6 +835,8 @@ fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>
     params.pCounterAvailabilityImage = image.as_mut_ptr();
     // SAFETY: the buffer has the size CUPTI reported.
     unsafe { cupti_call!(cupti, cuptiProfilerGetCounterAvailability(&mut params))? };
+    // On return the size is the number of bytes copied (as the CLI's catalog reads it).
+    image.truncate(params.counterAvailabilityImageSize);
     Ok(image)
 }
 

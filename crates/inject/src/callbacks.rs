@@ -17,6 +17,7 @@ use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 
 /// A launch between its ENTER and EXIT callbacks.
 struct PendingLaunch {
@@ -469,7 +470,15 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 }
                 std::slice::from_raw_parts(m.pCubin as *const u8, m.cubinSize)
             };
-            match scan_cubin(image) {
+            let began = std::time::Instant::now();
+            let scanned = scan_cubin(image);
+            if tool.debug {
+                let [scans, bytes, nanos] = &tool.module_scans;
+                scans.fetch_add(1, Ordering::Relaxed);
+                bytes.fetch_add(image.len() as u64, Ordering::Relaxed);
+                nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            }
+            match scanned {
                 Ok(symbols) => {
                     tool.debug(&format!(
                         "module loaded: {} kernels, variables {:?}",
@@ -486,6 +495,10 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             }
         }
         _ if in_tool() => {}
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_CREATED => {
+            tool.phase("context created");
+            lock(&tool.backend).prepare_counters(data.context);
+        }
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_STREAM_CREATED => {
             // SAFETY: the stream member of the resource handle union, for stream callbacks.
             let stream = unsafe { data.resourceHandle.stream };

@@ -42,6 +42,8 @@ pub(crate) struct Tool {
     started: std::time::Instant,
     /// The first dispatch's end has been reported.
     first_dispatch_done: AtomicBool,
+    /// For `KREPLAY_DEBUG`: cubins scanned at module load, their bytes, nanoseconds spent.
+    pub module_scans: [AtomicU64; 3],
 }
 
 #[derive(Debug, Clone)]
@@ -115,7 +117,17 @@ pub(crate) fn initialize() -> Result<(), String> {
     let engine = Engine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
     engine.record_process(process_info(pid));
     engine.register_counters(counter_infos);
-    let backend = CudaBackend::new(driver, (!groups.is_empty()).then_some(cupti), groups);
+    let mut backend = CudaBackend::new(driver, (!groups.is_empty()).then_some(cupti), groups);
+    let warnings = sink.clone();
+    backend.set_identity_check(
+        config.checked_identity.clone(),
+        Box::new(move |message| {
+            say(message);
+            warnings.send(kreplay_format::Record::Warning(kreplay_format::Warning {
+                message: message.to_string(),
+            }));
+        }),
+    );
     let tool = Tool {
         engine,
         backend: Mutex::new(backend),
@@ -131,9 +143,10 @@ pub(crate) fn initialize() -> Result<(), String> {
         resolved_modules: Mutex::new(HashSet::new()),
         resolved_launches: Mutex::new(HashSet::new()),
         warned: Mutex::new(HashSet::new()),
-        debug: std::env::var_os("KREPLAY_DEBUG").is_some_and(|v| !v.is_empty()),
+        debug: kreplay_cuda::debug::enabled(),
         started,
         first_dispatch_done: AtomicBool::new(false),
+        module_scans: Default::default(),
     };
     if TOOL.set(tool).is_err() {
         return Ok(());
@@ -143,6 +156,12 @@ pub(crate) fn initialize() -> Result<(), String> {
     unsafe { libc::atexit(at_exit) };
     if let Some(tool) = TOOL.get() {
         tool.phase("injection ready");
+        if let Some(age) = process_age() {
+            tool.debug(&format!(
+                "the process was {:.0} ms old at InitializeInjection",
+                age * 1e3 - tool.started.elapsed().as_secs_f64() * 1e3
+            ));
+        }
     }
     Ok(())
 }
@@ -225,6 +244,14 @@ extern "C" fn at_exit() {
                 CurrentDispatch::passive(std::ptr::null_mut(), std::ptr::null_mut()),
             );
             tool.phase("exit handler");
+            lock(&tool.backend).finish_preparations();
+            let [scans, bytes, nanos] = &tool.module_scans;
+            tool.debug(&format!(
+                "{} cubin(s) scanned at module load, {:.1} MiB, {:.1} ms",
+                scans.load(Ordering::Relaxed),
+                bytes.load(Ordering::Relaxed) as f64 / (1 << 20) as f64,
+                nanos.load(Ordering::Relaxed) as f64 / 1e6
+            ));
             tool.engine.finish_with(&mut backend);
             tool.phase("records flushed");
             for line in lock(&tool.backend).pass_summary() {
@@ -232,6 +259,23 @@ extern "C" fn at_exit() {
             }
         }
     });
+}
+
+/// Seconds since this process started (`/proc/self/stat` against `/proc/uptime`; 10 ms steps).
+fn process_age() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let start_ticks: f64 = rest.split(' ').nth(19)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks > 0.0).then(|| uptime - start_ticks / ticks)
 }
 
 /// `/proc/self/cmdline`: every argument ends with a NUL. Empty arguments are kept (the command
