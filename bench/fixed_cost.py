@@ -4,7 +4,7 @@ repository root. Times the in-place workload (a few dispatches) alone, with the 
 and no counters, with one group, with 4 groups, and through the kreplay CLI; prints the phase
 times the library (KREPLAY_DEBUG) and the CLI (KREPLAY_LOG=debug) report.
 
-Usage: python3 bench/fixed_cost.py [--bin target/release] [--dispatches 3]
+Usage: python3 bench/fixed_cost.py [--bin target/release] [--dispatches 3] [--workload inplace|gemm]
 """
 import argparse
 import json
@@ -41,12 +41,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release")
     ap.add_argument("--dispatches", default="3")
+    ap.add_argument("--workload", default="inplace", choices=("inplace", "gemm"))
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="kfixed")
-    exe = os.path.join(work, "inplace")
+    exe = os.path.join(work, args.workload)
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe, os.path.join(HERE, "workloads", "inplace.cu")], check=True)
-    app = [exe, args.dispatches, "0"]
+    libs = ["-lcublas"] if args.workload == "gemm" else []
+    subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe, os.path.join(HERE, "workloads", args.workload + ".cu")] + libs, check=True)
+    app = [exe, args.dispatches, "0" if args.workload == "inplace" else "4096"]
     inject = os.path.abspath(os.path.join(args.bin, "libkreplay_inject.so"))
     kreplay = os.path.abspath(os.path.join(args.bin, "kreplay"))
     base = dict(os.environ, KREPLAY_DEBUG="1", KREPLAY_LOG="debug")
@@ -55,17 +57,24 @@ def main():
                           ("inject, 4 groups (packed)", GROUPS)):
         env = dict(base, CUDA_INJECTION64_PATH=inject, KREPLAY_CONFIG=config(groups, os.path.join(work, f"{len(groups)}_%pid%.db")))
         runs.append((label, app, env))
-    for label, groups in (("kreplay CLI, 1 group", GROUPS[:1]), ("kreplay CLI, 4 groups", GROUPS)):
+    # The CLI runs share a fresh identity cache: the first reads the GPU and fills it, the
+    # others find it (the last one with the cache off, for comparison).
+    cache = dict(base, KREPLAY_CACHE_DIR=os.path.join(work, "cache"))
+    for label, groups, env in (("kreplay CLI, 1 group, cold cache", GROUPS[:1], cache),
+                               ("kreplay CLI, 1 group", GROUPS[:1], cache),
+                               ("kreplay CLI, 4 groups", GROUPS, cache),
+                               ("kreplay CLI, 4 groups, cache off", GROUPS, dict(base, KREPLAY_CACHE_DIR="off"))):
         argv = [kreplay]
         for g in groups:
             argv += ["--pmc"] + g
         if len(groups) > 1:
             argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled"]
-        argv += ["-f", "rocpd", "-d", os.path.join(work, label[-7:].strip()), "-o", "out", "--"] + app
-        runs.append((label, argv, base))
+        argv += ["-f", "rocpd", "-d", os.path.join(work, label.replace(" ", "_").replace(",", "")), "-o", "out", "--"] + app
+        runs.append((label, argv, env))
     for label, argv, env in runs:
         wall, rc, err = timed(argv, env)
-        phases = [l for l in err.splitlines() if "[debug]" in l or "DEBUG" in l or "hardware pass" in l]
+        phases = [l for l in err.splitlines() if ("[debug]" in l or "DEBUG" in l or "hardware pass" in l)
+                  and not any(skip in l for skip in ("module loaded:", "tracking ", "no loaded cubin"))]
         print(f"{label:32s} rc={rc} wall {wall * 1e3:8.1f} ms")
         for line in phases:
             print("    " + line.strip()[:160])
