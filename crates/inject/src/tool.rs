@@ -156,12 +156,6 @@ pub(crate) fn initialize() -> Result<(), String> {
     unsafe { libc::atexit(at_exit) };
     if let Some(tool) = TOOL.get() {
         tool.phase("injection ready");
-        if let Some(age) = process_age() {
-            tool.debug(&format!(
-                "the process was {:.0} ms old at InitializeInjection",
-                age * 1e3 - tool.started.elapsed().as_secs_f64() * 1e3
-            ));
-        }
     }
     Ok(())
 }
@@ -259,23 +253,6 @@ extern "C" fn at_exit() {
             }
         }
     });
-}
-
-/// Seconds since this process started (`/proc/self/stat` against `/proc/uptime`; 10 ms steps).
-fn process_age() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let start_ticks: f64 = rest.split(' ').nth(19)?.parse().ok()?;
-    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
-        .ok()?
-        .split(' ')
-        .next()?
-        .parse()
-        .ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks > 0.0).then(|| uptime - start_ticks / ticks)
 }
 
 /// `/proc/self/cmdline`: every argument ends with a NUL. Empty arguments are kept (the command
