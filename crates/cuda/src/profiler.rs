@@ -69,6 +69,8 @@ pub struct RangeProfiler {
     image_ranges: Vec<usize>,
     /// Configuration changes (a new object, or a switch of config) since creation.
     pub config_changes: u64,
+    /// The ranges object 0 was first configured for since its `Enable` (see `object_for`).
+    first_ranges: Option<usize>,
     /// Time spent starting passes, and how many: `[0]` with a change of configuration, `[1]`
     /// on the configuration already programmed (for `KREPLAY_DEBUG`).
     start_time: [Duration; 2],
@@ -249,6 +251,7 @@ impl RangeProfiler {
             objects,
             configured_pass: None,
             config_changes: 0,
+            first_ranges: None,
             start_time: [Duration::ZERO; 2],
             starts: [0; 2],
         })
@@ -306,8 +309,9 @@ impl RangeProfiler {
     pub fn start_ranges(&mut self, group: usize, ranges: usize) -> Result<(), CudaError> {
         let pass = self.pass_of(group)?;
         let began = Instant::now();
-        let kind = usize::from(self.configured_pass == Some(pass));
+        let changes = self.config_changes;
         let result = self.program_and_start(pass, ranges);
+        let kind = usize::from(self.config_changes == changes);
         self.start_time[kind] += began.elapsed();
         self.starts[kind] += 1;
         result
@@ -336,7 +340,7 @@ impl RangeProfiler {
                 laps.lap(name);
             }
         };
-        let object = self.object_for(pass)?;
+        let object = self.object_for(pass, ranges)?;
         lap("disable + enable");
         if self.image_ranges[pass] != ranges || self.counter_data[pass].is_empty() {
             let size = self.counter_data_size(object, pass, ranges)?;
@@ -512,17 +516,26 @@ impl RangeProfiler {
     fn object_for(
         &mut self,
         pass: usize,
+        ranges: usize,
     ) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
         let slot = match self.sequence {
             Sequence::ObjectPerGroup => pass,
             Sequence::Reenable | Sequence::Switch => 0,
         };
-        let changing = self.configured_pass != Some(pass);
+        // An object measures whole passes only up to the ranges of its first configuration (on
+        // an H200, first configured for 1 range, it measured 2 of a window of 6): a pass that
+        // needs more starts on a fresh object, as a change of configuration does.
+        let outgrown = self.sequence == Sequence::Reenable
+            && self.first_ranges.is_some_and(|first| ranges > first);
+        let changing = self.configured_pass != Some(pass) || outgrown;
         if self.sequence == Sequence::Reenable && changing {
             self.disable(0);
         }
         if self.objects[slot].is_null() {
             self.objects[slot] = self.enable()?;
+            if slot == 0 {
+                self.first_ranges = Some(ranges);
+            }
         }
         if changing {
             // GetCounterDataSize for the pass just before its image is initialised (asking
@@ -593,6 +606,9 @@ impl RangeProfiler {
             tracing::debug!("{e}");
         }
         self.objects[slot] = ptr::null_mut();
+        if slot == 0 {
+            self.first_ranges = None;
+        }
         self.configured_pass = None;
         // A fresh object needs its images initialised again.
         for data in &mut self.counter_data {
@@ -618,11 +634,12 @@ impl RangeProfiler {
     /// again with no kernel in between: the first `Start` of a configuration costs ≈ 135–240
     /// ms on an H200, a later one on the configuration already programmed 2–20 ms. Done by the
     /// set-up thread (`CudaBackend::prepare_counters`) while the application works, so that
-    /// its first dispatch finds the configuration programmed. `ranges` must be the most any
-    /// later pass asks for: on an H200, after a first configuration for 1 range a replay
-    /// window of 6 kernels measured only 2 (`bench/probes/warm_up_variants.sh`), while later
-    /// passes for fewer ranges than the first are measured whole. On failure nothing stays
-    /// enabled. `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
+    /// its first dispatch finds the configuration programmed. `ranges` is the most any later
+    /// pass asks for: an object measures whole passes only up to the ranges of its first
+    /// configuration (on an H200, after a first configuration for 1 range a replay window of
+    /// 6 kernels measured only 2, `bench/probes/warm_up_variants.sh`), so a pass asking for
+    /// more would start on a fresh object (`object_for`). On failure nothing stays enabled.
+    /// `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
     pub fn warm_up(&mut self, ranges: usize) -> Result<(), CudaError> {
         if std::env::var("KREPLAY_WARM_UP").is_ok_and(|v| v.trim() == "0") {
             return Ok(());
