@@ -55,6 +55,12 @@ impl std::fmt::Debug for CuptiCatalog {
     }
 }
 
+/// The chip and counter-availability image of CUDA device `ordinal`, read from the device.
+fn read_identity(cupti: &Cupti, ordinal: i32) -> Result<device::DeviceIdentity, CatalogError> {
+    let driver = crate::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+    device::identify(driver, cupti, ordinal).map_err(|e| CatalogError::Unavailable(e.to_string()))
+}
+
 /// A CUPTI failure as the catalog reports it.
 fn unavailable(error: CuptiCallError) -> CatalogError {
     CatalogError::Unavailable(error.to_string())
@@ -71,10 +77,7 @@ impl CuptiCatalog {
     /// (which needs the driver and briefly the device's primary context).
     pub fn for_device(ordinal: i32) -> Result<Self, CatalogError> {
         let cupti = crate::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
-        let driver =
-            crate::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
-        let identity = device::identify(driver, cupti, ordinal)
-            .map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let identity = read_identity(cupti, ordinal)?;
         Self::new(cupti, &identity.chip, Some(identity.counter_availability))
     }
 
@@ -94,10 +97,7 @@ impl CuptiCatalog {
                 }
             }
         }
-        let driver =
-            crate::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
-        let identity = device::identify(driver, cupti, ordinal)
-            .map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let identity = read_identity(cupti, ordinal)?;
         if let Some((key, dir)) = &slot {
             if let Err(e) = identity_cache::store(dir, key, &identity) {
                 tracing::debug!(

@@ -494,10 +494,7 @@ impl Tool {
 
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
     pub fn debug(&self, line: &str) {
-        if self.debug {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "kreplay[debug]: {line}");
-        }
+        kreplay_cuda::debug::line(line);
     }
 
     /// With `KREPLAY_DEBUG`: when one of the tool's phases ended, since `InitializeInjection`.
