@@ -4,7 +4,7 @@ repository root. Times the in-place workload (a few dispatches) alone, with the 
 and no counters, with one group, with 4 groups, and through the kreplay CLI; prints the phase
 times the library (KREPLAY_DEBUG) and the CLI (KREPLAY_LOG=debug) report.
 
-Usage: python3 bench/fixed_cost.py [--bin target/release] [--dispatches 3] [--workload inplace|gemm]
+Usage: python3 bench/fixed_cost.py [--bin target/release] [--dispatches 3] [--workload inplace|gemm|mlp]
 """
 import argparse
 import json
@@ -41,14 +41,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release")
     ap.add_argument("--dispatches", default="3")
-    ap.add_argument("--workload", default="inplace", choices=("inplace", "gemm"))
+    ap.add_argument("--workload", default="inplace", choices=("inplace", "gemm", "mlp"))
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="kfixed")
-    exe = os.path.join(work, args.workload)
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    libs = ["-lcublas"] if args.workload == "gemm" else []
-    subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe, os.path.join(HERE, "workloads", args.workload + ".cu")] + libs, check=True)
-    app = [exe, args.dispatches, "0" if args.workload == "inplace" else "4096"]
+    if args.workload == "mlp":
+        # PyTorch: --dispatches is the number of training steps here.
+        import sys
+        app = [sys.executable, os.path.join(HERE, "workloads", "mlp.py"), args.dispatches]
+    else:
+        exe = os.path.join(work, args.workload)
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        libs = ["-lcublas"] if args.workload == "gemm" else []
+        subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe, os.path.join(HERE, "workloads", args.workload + ".cu")] + libs, check=True)
+        app = [exe, args.dispatches, "0" if args.workload == "inplace" else "4096"]
     inject = os.path.abspath(os.path.join(args.bin, "libkreplay_inject.so"))
     kreplay = os.path.abspath(os.path.join(args.bin, "kreplay"))
     base = dict(os.environ, KREPLAY_DEBUG="1", KREPLAY_LOG="debug")
@@ -73,7 +78,7 @@ def main():
         runs.append((label, argv, env))
     for label, argv, env in runs:
         wall, rc, err = timed(argv, env)
-        phases = [l for l in err.splitlines() if ("[debug]" in l or "DEBUG" in l or "hardware pass" in l)
+        phases = [l for l in err.splitlines() if ("[debug]" in l or "DEBUG" in l or "hardware pass" in l or "closed by" in l)
                   and not any(skip in l for skip in ("module loaded:", "tracking ", "no loaded cubin"))]
         print(f"{label:32s} rc={rc} wall {wall * 1e3:8.1f} ms")
         for line in phases:

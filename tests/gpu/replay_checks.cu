@@ -54,6 +54,11 @@ __global__ void touch_many(int** table, int count) {
     if (i < count) table[i][0] += i + 1;
 }
 
+__global__ void add_from(float* y, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += x[i];
+}
+
 __global__ void cluster_inplace(float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = y[i] * 2.0f + 1.0f;
@@ -179,6 +184,44 @@ static int mode_streams() {
     }
     char details[100];
     snprintf(details, sizeof details, "mismatches=%d", bad);
+    return report(bad == 0, details);
+}
+
+static int mode_interleaved() {
+    // One thread: kernels with copies (pageable, device to device), a memset on a second
+    // stream, an allocation and a free, and a stream sync between them, as frameworks do.
+    // Windows measured by one execution stay open across these calls.
+    const int n = 1 << 20, rounds = 4;
+    float *y, *x, *copy;
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMalloc(&x, n * sizeof(float)));
+    CHECK(cudaMalloc(&copy, n * sizeof(float)));
+    CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    cudaStream_t side;
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    std::vector<float> host(n);
+    for (int r = 0; r < rounds; ++r) {
+        add_one<<<n / 256, 256>>>(y, n);
+        CHECK(cudaMemsetAsync(copy, 0, n * sizeof(float), side));
+        for (int i = 0; i < n; ++i) host[i] = (float)(r + 1);
+        CHECK(cudaMemcpyAsync(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice, 0));
+        float* tmp;
+        CHECK(cudaMalloc(&tmp, 1 << 20));
+        CHECK(cudaFree(tmp));
+        add_from<<<n / 256, 256>>>(y, x, n);
+        CHECK(cudaStreamSynchronize(side));
+        CHECK(cudaMemcpyAsync(copy, y, n * sizeof(float), cudaMemcpyDeviceToDevice, 0));
+    }
+    CHECK(cudaDeviceSynchronize());
+    // y = sum over rounds of (1 + (r + 1)) = rounds + rounds * (rounds + 1) / 2.
+    const float expect = (float)(rounds + rounds * (rounds + 1) / 2);
+    std::vector<float> out(n);
+    CHECK(cudaMemcpy(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(out.data(), copy, n * sizeof(float), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += host[i] != expect || out[i] != expect;
+    char details[100];
+    snprintf(details, sizeof details, "mismatches=%d expected=%.0f", bad, expect);
     return report(bad == 0, details);
 }
 
@@ -319,6 +362,7 @@ int main(int argc, char** argv) {
     if (!strcmp(g_mode, "footprint")) return mode_footprint();
     if (!strcmp(g_mode, "streams")) return mode_streams();
     if (!strcmp(g_mode, "launch_ex")) return mode_launch_ex();
+    if (!strcmp(g_mode, "interleaved")) return mode_interleaved();
     if (!strcmp(g_mode, "graph")) return mode_graph();
     if (!strcmp(g_mode, "managed_pool")) return mode_managed_pool();
     if (!strcmp(g_mode, "stuck")) return mode_stuck();

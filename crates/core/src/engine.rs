@@ -37,7 +37,7 @@ use kreplay_format::{
     ReplayCost, ReplayOutcome, Staging,
 };
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -67,7 +67,14 @@ pub struct EngineOptions {
     pub abort: AbortAction,
     /// Device staging is used only while free device memory minus this reserve holds the snapshot.
     pub staging_reserve_bytes: u64,
+    /// A replay window measured by one execution stays open across its owner's calls that
+    /// [`Engine::fence_in_window`] is asked for (`KREPLAY_WINDOW_SPANS=0` switches it off).
+    pub window_spans_calls: bool,
 }
+
+/// Environment variable: `0` closes every replay window at its owner's next API call, as
+/// windows that need several executions always do.
+pub const ENV_WINDOW_SPANS: &str = "KREPLAY_WINDOW_SPANS";
 
 impl EngineOptions {
     pub fn for_config(config: &ToolConfig) -> Self {
@@ -75,6 +82,7 @@ impl EngineOptions {
             logger: Arc::new(StderrLogger::for_level(&config.log_level)),
             abort: Arc::new(abort_process),
             staging_reserve_bytes: DEFAULT_STAGING_RESERVE_BYTES,
+            window_spans_calls: std::env::var(ENV_WINDOW_SPANS).map_or(true, |v| v.trim() != "0"),
         }
     }
 }
@@ -107,6 +115,9 @@ pub struct Engine {
     /// and launch types); `None` between windows and with per-dispatch replay.
     open_window: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     window_stats: Mutex<windowed::WindowStats>,
+    /// Windows measured by one execution stay open across calls (see
+    /// [`EngineOptions::window_spans_calls`]); cleared when such a window loses its counters.
+    window_spans: AtomicBool,
     pid: u32,
 }
 
@@ -248,6 +259,7 @@ impl Engine {
         options: EngineOptions,
     ) -> Result<Engine, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
+        let window_spans = AtomicBool::new(options.window_spans_calls);
         Ok(Engine {
             config,
             sink,
@@ -264,6 +276,7 @@ impl Engine {
             counters: Mutex::new(HashSet::new()),
             open_window: Mutex::new(None),
             window_stats: Mutex::default(),
+            window_spans,
             pid: std::process::id(),
         })
     }
@@ -346,6 +359,23 @@ impl Engine {
                     }
                 }
             }
+        }
+    }
+
+    /// [`Engine::fence_for`] for a call that submits no launch and leaves the current context
+    /// alone (a copy, a memset, an allocation, a module load, an event or stream call): when
+    /// the caller's own window is parked and one execution measures all its groups (nothing
+    /// is restored or executed again), the window stays open across the call instead of
+    /// closing. The device is drained first, and again before the window's next launch, so
+    /// that the call's work never overlaps a measured kernel.
+    pub fn fence_in_window<B: ReplayBackend>(&self, backend: &mut B, call: &str) -> FenceGuard
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        match self.stay_in_window(backend) {
+            Some(fence) => fence,
+            None => self.fence_for(backend, call),
         }
     }
 
@@ -804,12 +834,13 @@ impl Engine {
         let inventory_generation = self.inventory.generation();
         let regions = self.inventory.tracked(device);
         let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
+        // One execution measures every group (the backend packs them into one hardware pass):
+        // nothing will be restored, so nothing is staged. Asked before the snapshot's clock
+        // starts: the backend may first finish setting up its counters.
+        let single_execution =
+            pass_groups.is_some_and(|groups| backend.executions_for(device, groups) == Some(1));
         let snapshot_started = Instant::now();
         let mut snapshot = None;
-        // One execution measures every group (the backend packs them into one hardware pass):
-        // nothing will be restored, so nothing is staged.
-        let single_execution = !regions.is_empty()
-            && pass_groups.is_some_and(|groups| backend.executions_for(device, groups) == Some(1));
         // No tracked byte on the device: no kernel can write one, so there is nothing to stage
         // and every restore would be empty (untracked kinds are never restored anyway).
         let places = if regions.is_empty() || single_execution {

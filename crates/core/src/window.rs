@@ -109,6 +109,23 @@ impl ReplayGate {
         })
     }
 
+    /// A fence for the owner of the parked window, which stays parked: for a call the window
+    /// stays open across (see `Engine::fence_in_window`). The owner counts as a reader while
+    /// the call runs, so that should another thread close the window meanwhile, no replay
+    /// starts before the call ends. `None` when this thread does not own a parked window.
+    pub(crate) fn fence_in_parked_window(self: &Arc<Self>) -> Option<FenceGuard> {
+        let me = thread::current().id();
+        let mut state = self.lock();
+        if state.writer != Some(me) || !state.parked {
+            return None;
+        }
+        *state.readers.entry(me).or_insert(0) += 1;
+        Some(FenceGuard {
+            gate: Some(self.clone()),
+            owner: me,
+        })
+    }
+
     /// Whether this thread holds a fence (it is inside an application API call).
     pub(crate) fn holds_fence(&self) -> bool {
         self.lock().readers.contains_key(&thread::current().id())
@@ -306,6 +323,28 @@ mod tests {
         );
         drop(fence);
         assert!(first.join().unwrap());
+        assert!(gate.is_idle());
+    }
+
+    #[test]
+    fn a_parked_owner_in_a_spanned_call_holds_off_new_windows_until_the_call_ends() {
+        let gate = Arc::new(ReplayGate::default());
+        let hold = gate.window(Duration::from_secs(1)).unwrap();
+        assert!(gate.fence_in_parked_window().is_none(), "not parked yet");
+        hold.park();
+        let call = gate.fence_in_parked_window().expect("the owner's call");
+        let other = |gate: &Arc<ReplayGate>| {
+            let gate = gate.clone();
+            thread::spawn(move || gate.window(Duration::from_millis(20)).map(drop))
+                .join()
+                .unwrap()
+        };
+        assert_eq!(other(&gate), Err(WindowRefused::Parked), "others adopt it");
+        // Another thread closed the window while the owner's call goes on.
+        drop(hold);
+        assert_eq!(other(&gate), Err(WindowRefused::Timeout), "the call holds");
+        drop(call);
+        assert_eq!(other(&gate), Ok(()));
         assert!(gate.is_idle());
     }
 

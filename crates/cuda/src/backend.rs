@@ -460,7 +460,19 @@ impl CudaBackend {
                 BackendError::Failed(format!("counters of group {group} were not started"))
             })?;
             match profiler.stop_ranges(group, ranges.max(window.ranges)) {
-                Ok(collected) => return Ok(self.distribute(device, group, results, collected)),
+                Ok(collected) => {
+                    // Ranges are matched to launches by order: a count that differs (a kernel
+                    // the window did not launch, or one it did that was not measured) would
+                    // give launches another kernel's values.
+                    let counted = collected.first().map_or(0, |(_, values)| values.len());
+                    if counted != results.len() {
+                        return Err(BackendError::Failed(format!(
+                            "the range profiler measured {counted} kernel(s) where the window launched {}",
+                            results.len()
+                        )));
+                    }
+                    return Ok(self.distribute(device, group, results, collected));
+                }
                 Err(e) => {
                     self.counters_broken.insert(device, e.to_string());
                     return Err(failed(e));
@@ -510,6 +522,14 @@ impl CudaBackend {
     pub fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
         if self.counters_broken.contains_key(&device) {
             return None;
+        }
+        // A set-up begun at context creation is finished now rather than at the first pass,
+        // so that the first replay already knows whether it needs a snapshot.
+        let pending = self
+            .current
+            .is_some_and(|c| self.preparing.contains_key(&(c.ctx as usize)));
+        if pending {
+            return self.profiler(device).map(|p| p.executions_for(groups));
         }
         let profiler = self.devices.get(&device)?.profiler.as_ref()?;
         Some(profiler.executions_for(groups))

@@ -214,6 +214,61 @@ pub fn is_query_only(cbid: u32) -> bool {
     )
 }
 
+/// Driver calls (by name, any `_v2`/`_ptsz`/`Async` variant) a replay window measured by one
+/// execution may stay open across (`Engine::fence_in_window`): they launch no kernel, leave
+/// the current context and the loaded code alone, and their work on the device (copies,
+/// memsets) is kept apart from measured kernels by the engine's drains. Everything else
+/// (context switches, unloads, graphs, profiler control, calls not listed) closes the window.
+pub fn may_stay_in_window(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "cuMemcpy",
+        "cuMemset",
+        "cuMemAlloc",
+        "cuMemFree",
+        "cuMemHost",
+        "cuMemPrefetch",
+        "cuMemAdvise",
+        "cuMemPool",
+        "cuMemGet",
+        "cuMemRangeGet",
+        "cuMemCreate",
+        "cuMemRelease",
+        "cuMemMap",
+        "cuMemUnmap",
+        "cuMemSetAccess",
+        "cuMemAddress",
+        "cuModuleLoad",
+        "cuModuleGet",
+        "cuLibraryLoad",
+        "cuLibraryGet",
+        "cuKernelGet",
+        "cuKernelSetAttribute",
+        "cuFuncGet",
+        "cuFuncSetAttribute",
+        "cuFuncSetCacheConfig",
+        "cuOccupancy",
+        "cuEvent",
+        "cuStreamCreate",
+        "cuStreamDestroy",
+        "cuStreamSynchronize",
+        "cuStreamQuery",
+        "cuStreamWaitEvent",
+        "cuStreamGet",
+        "cuStreamIsCapturing",
+        "cuCtxSynchronize",
+        "cuCtxGet",
+        "cuPointer",
+        "cuDeviceGet",
+        "cuDeviceCanAccessPeer",
+        "cuDeviceTotalMem",
+        "cuDriverGetVersion",
+        "cuGetErrorName",
+        "cuGetErrorString",
+        "cuGetProcAddress",
+    ];
+    PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +305,43 @@ mod tests {
             DriverEvent::Launch(LaunchApi::MultiDevice)
         );
         assert_eq!(classify_driver_cbid(17), DriverEvent::Other);
+    }
+
+    #[test]
+    fn windows_stay_open_across_memory_and_module_calls_only() {
+        for name in [
+            "cuMemcpyHtoDAsync_v2",
+            "cuMemcpyDtoH_v2",
+            "cuMemsetD8Async",
+            "cuMemAlloc_v2",
+            "cuMemFree_v2",
+            "cuMemHostAlloc",
+            "cuLibraryLoadData",
+            "cuLibraryGetKernel",
+            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "cuEventRecord_ptsz",
+            "cuCtxSynchronize_v2",
+            "cuStreamSynchronize",
+        ] {
+            assert!(may_stay_in_window(name), "{name}");
+        }
+        for name in [
+            "cuCtxSetCurrent",
+            "cuCtxPushCurrent_v2",
+            "cuCtxPopCurrent_v2",
+            "cuCtxDestroy_v2",
+            "cuDevicePrimaryCtxReset_v2",
+            "cuModuleUnload",
+            "cuLibraryUnload",
+            "cuGraphLaunch",
+            "cuGraphInstantiateWithFlags",
+            "cuProfilerStart",
+            "cuLaunchKernel",
+            "cuStreamBeginCapture_v2",
+            "a driver call",
+        ] {
+            assert!(!may_stay_in_window(name), "{name}");
+        }
     }
 
     #[test]

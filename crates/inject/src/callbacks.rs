@@ -8,7 +8,8 @@ use kreplay_cuda::backend::{
     resolve_stream, CudaLaunch, CudaSnapshot, CurrentDispatch, DispatchBackend,
 };
 use kreplay_cuda::classify::{
-    classify_driver_cbid, is_query_only, AllocApi, DriverEvent, FreeApi, LaunchApi,
+    classify_driver_cbid, is_query_only, may_stay_in_window, AllocApi, DriverEvent, FreeApi,
+    LaunchApi,
 };
 use kreplay_cuda::drv;
 use kreplay_cuda::guard::{in_tool, ToolScope};
@@ -54,6 +55,7 @@ pub(crate) unsafe extern "C" fn callback(
     if cbdata.is_null() {
         return;
     }
+    let timed = tool.debug.then(std::time::Instant::now);
     let outcome = catch_unwind(AssertUnwindSafe(|| match domain {
         sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API => {
             // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
@@ -69,6 +71,16 @@ pub(crate) unsafe extern "C" fn callback(
         }
         _ => {}
     }));
+    if let Some(started) = timed {
+        let kind = match domain {
+            sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE => 2,
+            _ if matches!(classify_driver_cbid(cbid), DriverEvent::Launch(_)) => 1,
+            _ => 0,
+        };
+        let [count, nanos] = &tool.callback_time[kind];
+        count.fetch_add(1, Ordering::Relaxed);
+        nanos.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
     if outcome.is_err() {
         tool::disable("internal error in a CUDA callback");
         release_thread_holds();
@@ -124,7 +136,11 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                         .to_str()
                         .unwrap_or("a driver call")
                 };
-                let guard = tool.engine.fence_for(&mut backend, call);
+                let guard = if may_stay_in_window(call) {
+                    tool.engine.fence_in_window(&mut backend, call)
+                } else {
+                    tool.engine.fence_for(&mut backend, call)
+                };
                 drop(backend);
                 if is_blocking_wait(cbid) {
                     // Wait out a replay in progress, but do not hold the fence while blocked:

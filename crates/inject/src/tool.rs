@@ -44,6 +44,9 @@ pub(crate) struct Tool {
     first_dispatch_done: AtomicBool,
     /// For `KREPLAY_DEBUG`: cubins scanned at module load, their bytes, nanoseconds spent.
     pub module_scans: [AtomicU64; 3],
+    /// For `KREPLAY_DEBUG`: application callbacks (driver calls, launches, resource events),
+    /// their count and nanoseconds spent in each kind (launches include their replays).
+    pub callback_time: [[AtomicU64; 2]; 3],
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +150,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         started,
         first_dispatch_done: AtomicBool::new(false),
         module_scans: Default::default(),
+        callback_time: Default::default(),
     };
     if TOOL.set(tool).is_err() {
         return Ok(());
@@ -246,6 +250,23 @@ extern "C" fn at_exit() {
                 bytes.load(Ordering::Relaxed) as f64 / (1 << 20) as f64,
                 nanos.load(Ordering::Relaxed) as f64 / 1e6
             ));
+            let kinds = [
+                "driver calls",
+                "launches (with their replays)",
+                "resource events",
+            ];
+            let spent: Vec<String> = kinds
+                .iter()
+                .zip(&tool.callback_time)
+                .map(|(kind, [count, nanos])| {
+                    format!(
+                        "{} {kind} {:.1} ms",
+                        count.load(Ordering::Relaxed),
+                        nanos.load(Ordering::Relaxed) as f64 / 1e6
+                    )
+                })
+                .collect();
+            tool.debug(&format!("time in callbacks: {}", spent.join(", ")));
             tool.engine.finish_with(&mut backend);
             tool.phase("records flushed");
             for line in lock(&tool.backend).pass_summary() {

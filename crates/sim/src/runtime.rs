@@ -76,7 +76,7 @@ impl SimRuntime {
         let _fence = self
             .engine
             .clone()
-            .map(|e| e.fence_for(&mut self.device, "alloc"));
+            .map(|e| e.fence_in_window(&mut self.device, "alloc"));
         let region = self.device.lock().alloc(kind, bytes)?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
@@ -88,7 +88,7 @@ impl SimRuntime {
         let _fence = self
             .engine
             .clone()
-            .map(|e| e.fence_for(&mut self.device, "free"));
+            .map(|e| e.fence_in_window(&mut self.device, "free"));
         let mut device = self.device.lock();
         device.free(base)?;
         if let Some(engine) = &self.engine {
@@ -101,7 +101,7 @@ impl SimRuntime {
         let _fence = self
             .engine
             .clone()
-            .map(|e| e.fence_for(&mut self.device, "write_u32s"));
+            .map(|e| e.fence_in_window(&mut self.device, "write_u32s"));
         self.device.lock().write_u32s(address, values)
     }
 
@@ -109,7 +109,7 @@ impl SimRuntime {
         let _fence = self
             .engine
             .clone()
-            .map(|e| e.fence_for(&mut self.device, "read_u32s"));
+            .map(|e| e.fence_in_window(&mut self.device, "read_u32s"));
         self.device.lock().read_u32s(address, count)
     }
 

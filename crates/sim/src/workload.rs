@@ -325,6 +325,7 @@ mod tests {
             logger: Arc::new(SilentLogger),
             abort: Arc::new(|m: &str| panic!("{m}")),
             staging_reserve_bytes: 0,
+            window_spans_calls: true,
         };
         Engine::with_options(
             config.clone(),

@@ -308,6 +308,7 @@ fn profiled_on(
         logger: Arc::new(SilentLogger),
         abort: Arc::new(|message: &str| panic!("engine aborted: {message}")),
         staging_reserve_bytes: if host_staging { u64::MAX / 2 } else { 0 },
+        window_spans_calls: true,
     };
     let tool = Box::new(CounterGroupsTool::new(config));
     let engine =

@@ -46,6 +46,11 @@ struct MockBackend {
     retain_fails: bool,
     /// `start_pass` and `start_window_pass` fail (counters cannot be programmed).
     start_fails: bool,
+    /// One execution measures every group (a packing backend): `executions_for` says 1 and
+    /// `held_results` hands out the later groups.
+    packed: bool,
+    /// The next `stop_window_pass` fails (the counters did not match the launches).
+    window_stop_fails: bool,
 }
 
 impl MockBackend {
@@ -197,6 +202,11 @@ impl ReplayBackend for MockBackend {
         let (started, executions) = self.window_pass.take().expect("no window pass");
         assert_eq!(started, group, "stop_window_pass of another group");
         self.ops.push(Op::StopWindow(group, ranges));
+        if std::mem::take(&mut self.window_stop_fails) {
+            return Err(BackendError::Failed(
+                "measured 3 kernels for 2 launches".into(),
+            ));
+        }
         Ok((0..executions)
             .map(|i| PassResult {
                 counters: group
@@ -223,6 +233,30 @@ impl ReplayBackend for MockBackend {
     fn collectable_groups(&mut self, _device: DeviceId, configured: usize) -> usize {
         self.queries += 1;
         self.collectable.unwrap_or(configured)
+    }
+
+    fn executions_for(&mut self, _device: DeviceId, _groups: &[Option<usize>]) -> Option<usize> {
+        self.packed.then_some(1)
+    }
+
+    fn held_results(
+        &mut self,
+        _device: DeviceId,
+        group: usize,
+        executions: usize,
+    ) -> Option<Vec<PassResult>> {
+        self.packed.then(|| {
+            (0..executions)
+                .map(|_| PassResult {
+                    counters: vec![CounterSample {
+                        name: format!("group{group}"),
+                        value: 32.0,
+                    }],
+                    start_ns: 10,
+                    end_ns: 20,
+                })
+                .collect()
+        })
     }
 }
 
@@ -323,6 +357,7 @@ fn harness_with(config: ToolConfig, tool: Option<Box<dyn ReplayTool>>) -> Harnes
             })
         },
         staging_reserve_bytes: 1024,
+        window_spans_calls: true,
     };
     let tool = tool.unwrap_or_else(|| Box::new(CounterGroupsTool::new(&config)));
     let engine = Engine::with_options(config, sink.clone(), tool, options).unwrap();
@@ -1512,4 +1547,95 @@ fn the_window_summary_counts_what_closed_the_windows() {
         h.engine.window_summary().unwrap(),
         "kreplay: replay windows closed by: a graph launch 1, cuMemcpyHtoD_v2 1, full 1, process exit 1; 5 dispatches in 4 windows (1.2 per window)"
     );
+}
+
+#[test]
+fn a_window_measured_by_one_execution_stays_open_across_calls() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = MockBackend {
+        packed: true,
+        ..window_backend(64)
+    };
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    drop(
+        h.engine
+            .fence_in_window(&mut backend, "cuMemcpyHtoDAsync_v2"),
+    );
+    // An allocation between members: no snapshot to outgrow.
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base: 0x9000_0000,
+        bytes: 16,
+        kind: AllocKind::Device,
+    });
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    drop(h.engine.fence_in_window(&mut backend, "cuMemsetD8Async"));
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert!(h.sink.dispatches().is_empty(), "still open");
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::StartWindow(Some(0), 8)), 1, "one window");
+    assert_eq!(backend.count(&Op::Restore), 0);
+    assert_eq!(backend.count(&Op::Relaunch), 0);
+    // Opening the window, each call, and each member after a call.
+    assert_eq!(backend.count(&Op::Drain), 5);
+    assert_eq!(h.sink.dispatches().len(), 6, "3 dispatches x 2 groups");
+    assert_eq!(backend.value, 3);
+    let summary = h.engine.window_summary().unwrap();
+    assert!(summary.contains("3 dispatches in 1 windows"), "{summary}");
+    assert!(
+        summary.contains("stayed open across 2 other call(s)"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_window_that_restores_closes_at_every_call() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let fence = h
+        .engine
+        .fence_in_window(&mut backend, "cuMemcpyHtoDAsync_v2");
+    assert_eq!(backend.ops.last(), Some(&Op::Release), "closed first");
+    drop(fence);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
+    assert_eq!(backend.value, 2);
+}
+
+#[test]
+fn spanning_stops_for_the_run_once_a_spanning_window_loses_its_counters() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = MockBackend {
+        packed: true,
+        window_stop_fails: true,
+        ..window_backend(64)
+    };
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    drop(h.engine.fence_in_window(&mut backend, "cuMemsetD8Async"));
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    drop(h.engine.fence_with(&mut backend));
+    assert!(
+        h.sink
+            .warnings()
+            .iter()
+            .any(|w| w.contains("windows now close at every call")),
+        "{:?}",
+        h.sink.warnings()
+    );
+    // From now on the call closes the window, as for windows that restore.
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    drop(h.engine.fence_in_window(&mut backend, "cuMemsetD8Async"));
+    assert_eq!(backend.count(&Op::StopWindow(Some(0), 2)), 1);
+    assert_eq!(
+        backend.count(&Op::StopWindow(Some(0), 1)),
+        1,
+        "closed by the call"
+    );
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.value, 3, "every kernel ran once");
 }

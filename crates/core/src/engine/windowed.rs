@@ -18,6 +18,13 @@
 //! [`Engine::finish_with`]. The thread that meets a parked window adopts and closes it, so no
 //! thread ever waits for a window owner that is in user code.
 //!
+//! A window whose first execution measures every group (nothing restored, nothing executed
+//! again) stays open across its owner's calls that the backend passes to
+//! [`Engine::fence_in_window`] (copies, memsets, allocations, module loads): no later pass could
+//! undo or miss them. The device is drained before such a call and before the next member's
+//! launch, so that no measured kernel overlaps the call's work; a window that measured fewer
+//! or more kernels than it launched after spanning calls switches spanning off for the run.
+//!
 //! A member whose ticket is dropped without `launch_exit` (its launch did not execute) is left
 //! out at the close: no record, no range expected from the backend, no relaunch.
 //!
@@ -99,6 +106,10 @@ pub(super) struct OpenWindow<S, L> {
     /// Pass 0's wall time: the members' launches, enter to exit, plus the final stop.
     pass0_ns: u64,
     hold: WindowHold,
+    /// Calls of the owner the window stayed open across ([`Engine::fence_in_window`]).
+    spanned: u64,
+    /// A spanned call since the last member: drain before the next member's launch.
+    drain_before_member: bool,
 }
 
 impl Engine {
@@ -163,10 +174,30 @@ impl Engine {
                         && w.groups == groups
                         && w.replayable
                         && w.members.len() < w.capacity
-                        && w.inventory_generation == self.inventory.generation()
+                        // Without a restore, what changed needs no snapshot.
+                        && (!w.restorable
+                            || w.inventory_generation == self.inventory.generation())
                         && self.gate.is_parked()
                 });
+            let mut drain_failed = false;
             if joinable {
+                let Some(window) = open
+                    .as_mut()
+                    .and_then(|w| w.downcast_mut::<OpenWindow<B::Snapshot, B::Launch>>())
+                else {
+                    break;
+                };
+                if window.drain_before_member {
+                    match backend.drain(window.device, self.config.drain_timeout()) {
+                        Ok(()) => window.drain_before_member = false,
+                        Err(error) => {
+                            self.backend_notice("drain", &error);
+                            drain_failed = true;
+                        }
+                    }
+                }
+            }
+            if joinable && !drain_failed {
                 let Some(window) = open
                     .as_mut()
                     .and_then(|w| w.downcast_mut::<OpenWindow<B::Snapshot, B::Launch>>())
@@ -185,7 +216,9 @@ impl Engine {
                 .as_ref()
                 .and_then(|w| w.downcast_ref::<OpenWindow<B::Snapshot, B::Launch>>())
                 .map_or("a launch that cannot join", |w| {
-                    if w.owner != me {
+                    if drain_failed {
+                        "a drain that failed"
+                    } else if w.owner != me {
                         "another thread's launch"
                     } else if w.device != dispatch.info.device {
                         "a launch on another device"
@@ -249,6 +282,8 @@ impl Engine {
             snapshot_ns: prepared.snapshot_ns,
             pass0_ns: 0,
             hold: prepared.window,
+            spanned: 0,
+            drain_before_member: false,
         };
         *lock(&self.open_window) = Some(Box::new(window));
         ticket
@@ -313,6 +348,49 @@ impl Engine {
         }
         window.hold.park();
         *open = Some(window);
+    }
+
+    /// The fence of a call the caller's parked window stays open across, if it may: see
+    /// [`Engine::fence_in_window`]. `None`: the call takes the ordinary fence (which closes
+    /// the window).
+    pub(super) fn stay_in_window<B: ReplayBackend>(&self, backend: &mut B) -> Option<FenceGuard>
+    where
+        B::Launch: Send + 'static,
+        B::Snapshot: Send + 'static,
+    {
+        if !self.window_spans.load(Ordering::Relaxed) {
+            return None;
+        }
+        let me = std::thread::current().id();
+        let device = {
+            let open = lock(&self.open_window);
+            let window = open
+                .as_ref()?
+                .downcast_ref::<OpenWindow<B::Snapshot, B::Launch>>()?;
+            if window.owner != me || window.restorable || !window.replayable {
+                return None;
+            }
+            window.device
+        };
+        // Counted as a reader from here: should another thread close the window meanwhile, no
+        // replay starts while the call runs.
+        let fence = self.gate.fence_in_parked_window()?;
+        // The members launched so far finish before the call's work starts.
+        if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
+            self.backend_notice("drain", &error);
+            return None;
+        }
+        let mut open = lock(&self.open_window);
+        if let Some(window) = open
+            .as_mut()
+            .and_then(|w| w.downcast_mut::<OpenWindow<B::Snapshot, B::Launch>>())
+            .filter(|w| w.owner == me)
+        {
+            window.spanned += 1;
+            window.drain_before_member = true;
+        }
+        drop(open);
+        Some(fence)
     }
 
     /// Adopts and closes the parked window, if there is one. Returns whether it closed one.
@@ -381,6 +459,7 @@ impl Engine {
             snapshot_ns,
             mut pass0_ns,
             hold,
+            spanned,
             ..
         } = window;
         // Launches that did not execute: no record, nothing to measure or replay (as a dropped
@@ -390,7 +469,7 @@ impl Engine {
             .filter(|m| !m.abandoned.load(Ordering::Acquire))
             .collect();
         let n = members.len();
-        lock(&self.window_stats).record(n, reason);
+        lock(&self.window_stats).record(n, reason, spanned);
         let mut outcome = ReplayOutcome::Replayed;
         let mut pass_ns = Vec::new();
         let mut bytes_restored = 0;
@@ -418,6 +497,14 @@ impl Engine {
                 false
             }
         };
+        if !measured && spanned > 0 && self.window_spans.swap(false, Ordering::Relaxed) {
+            self.notices.once(
+                "window-spans-off",
+                &format!("a replay window that stayed open across {spanned} other CUDA call(s) did not measure its kernels; windows now close at every call for the rest of the run ({ENV_WINDOW_SPANS}=0 does so from the start)"),
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+        }
         // A member whose launch was not kept (the backend could not copy it) cannot run again:
         // no restore may undo what the window did. A window left empty has nothing to replay.
         if !replayable || n == 0 || members.iter().any(|m| m.launch.is_none()) {
@@ -576,13 +663,16 @@ impl Engine {
 pub(super) struct WindowStats {
     windows: u64,
     dispatches: u64,
+    /// Calls windows stayed open across.
+    spanned: u64,
     closed_by: std::collections::BTreeMap<String, u64>,
 }
 
 impl WindowStats {
-    fn record(&mut self, members: usize, reason: &str) {
+    fn record(&mut self, members: usize, reason: &str, spanned: u64) {
         self.windows += 1;
         self.dispatches += members as u64;
+        self.spanned += spanned;
         *self.closed_by.entry(reason.to_string()).or_default() += 1;
     }
 
@@ -595,8 +685,16 @@ impl WindowStats {
         let mut reasons: Vec<(&String, &u64)> = self.closed_by.iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        let spanned = if self.spanned > 0 {
+            format!(
+                "; windows stayed open across {} other call(s)",
+                self.spanned
+            )
+        } else {
+            String::new()
+        };
         Some(format!(
-            "kreplay: replay windows closed by: {}; {} dispatches in {} windows ({:.1} per window)",
+            "kreplay: replay windows closed by: {}; {} dispatches in {} windows ({:.1} per window){spanned}",
             reasons.join(", "),
             self.dispatches,
             self.windows,
