@@ -1,8 +1,9 @@
 //! The software device's "driver API": what an application calls, routed through the replay
 //! engine exactly as the CUDA backend routes CUDA calls: allocations enter the inventory, every
-//! other call holds the engine's fence (closing an open replay window first, as
-//! `Engine::fence_with` does), and a launch is `launch_enter` → the application's own
-//! execution → `launch_exit`.
+//! other call holds the engine's fence (`Engine::fence_in_window`, as the CUDA backend does for
+//! copies and allocations: an open replay window closes first unless one execution measures
+//! all its groups), and a launch is `launch_enter` → the application's own execution →
+//! `launch_exit`.
 
 use crate::device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
 use kreplay_core::backend::{AllocKind, DispatchInfo, LaunchKind};

@@ -187,6 +187,7 @@ impl Engine {
                 else {
                     break;
                 };
+                // After a call the window stayed open across: its work ends before this kernel.
                 if window.drain_before_member {
                     match backend.drain(window.device, self.config.drain_timeout()) {
                         Ok(()) => window.drain_before_member = false,
@@ -196,20 +197,14 @@ impl Engine {
                         }
                     }
                 }
-            }
-            if joinable && !drain_failed {
-                let Some(window) = open
-                    .as_mut()
-                    .and_then(|w| w.downcast_mut::<OpenWindow<B::Snapshot, B::Launch>>())
-                else {
-                    break;
-                };
-                window.hold.adopt();
-                self.tool.on_pass_start(&dispatch.tool_view(), 0);
-                let member = Member::new(dispatch);
-                let ticket = self.member_ticket(&member);
-                window.members.push(member);
-                return ticket;
+                if !drain_failed {
+                    window.hold.adopt();
+                    self.tool.on_pass_start(&dispatch.tool_view(), 0);
+                    let member = Member::new(dispatch);
+                    let ticket = self.member_ticket(&member);
+                    window.members.push(member);
+                    return ticket;
+                }
             }
             let parked = open.is_some() && self.gate.is_parked();
             let reason = open
