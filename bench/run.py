@@ -98,6 +98,16 @@ def kreplay_argv(kreplay, groups, mode, outdir, extra=()):
     return argv + list(extra) + ["-f", "rocpd", "-d", outdir, "-o", "out", "--"]
 
 
+def fastest_kreplay(app_argv, kreplay, groups, mode, extra, env, work, repeat):
+    """The fastest of `repeat` kreplay runs of the app, each with its own output directory:
+    (wall, rc, output, output directory)."""
+    tries = []
+    for _ in range(repeat):
+        d = tempfile.mkdtemp(prefix="kr", dir=work)
+        tries.append(timed(kreplay_argv(kreplay, groups, mode, d, extra) + app_argv, env=env) + (d,))
+    return min(tries, key=lambda t: t[0])
+
+
 def replay_costs(outdir):
     """Reads the per-dispatch cost table of kreplay's database (bytes and ns)."""
     dbs = [os.path.join(r, f) for r, _, fs in os.walk(outdir) for f in fs if f.endswith("_results.db")]
@@ -203,12 +213,8 @@ def main():
                 # would take minutes of device time.
                 row["runs"][label] = {"skipped": "measured on the smaller workloads (minutes of device time at this size)"}
                 continue
-            wall = None
-            for _ in range(args.repeat):
-                d_try = tempfile.mkdtemp(prefix="kr", dir=work)
-                w, rc, text = timed(kreplay_argv(kreplay, groups, mode, d_try, extra) + argv, env=env)
-                if wall is None or w < wall:
-                    wall, d = w, d_try
+            run_args = (kreplay, groups, mode, extra, env, work, args.repeat)
+            wall, rc, text, d = fastest_kreplay(argv, *run_args)
             costs = replay_costs(d)
             n = dispatches or dispatch_count(d)
             dispatches = dispatches or n
@@ -225,12 +231,7 @@ def main():
                 row["runs"][label]["windows"] = closed[-1]
                 print(row["workload"], "|", label, "|", closed[-1])
             if label in MARGINAL and argv2:
-                wall2 = None
-                for _ in range(args.repeat):
-                    d_try = tempfile.mkdtemp(prefix="kr", dir=work)
-                    w, rc2, _ = timed(kreplay_argv(kreplay, groups, mode, d_try, extra) + argv2, env=env)
-                    if wall2 is None or w < wall2:
-                        wall2, d2 = w, d_try
+                wall2, rc2, _, d2 = fastest_kreplay(argv2, *run_args)
                 n2 = dispatches2 or dispatch_count(d2)
                 dispatches2 = dispatches2 or n2
                 row["runs"][label].update(wall2_s=wall2, rc2=rc2, dispatches2=n2)
@@ -238,13 +239,13 @@ def main():
             rep = os.path.join(work, "ncu_%s" % cache)
             ncu = ["ncu", "--replay-mode", "kernel", "--clock-control", "none",
                    "--cache-control", cache, "--metrics", ncu_metrics, "-f", "-o", rep]
-            wall, rc, text = min(timed(ncu + argv) for _ in range(args.repeat))
+            wall, rc, text = min((timed(ncu + argv) for _ in range(args.repeat)), key=lambda t: t[0])
             label = "ncu kernel 4 groups, cache %s" % cache
             row["runs"][label] = {"wall_s": wall, "rc": rc, "app_s": app_seconds(text)}
             if rc != 0:
                 row["runs"][label]["tail"] = text[-2000:]
             if label in MARGINAL and argv2:
-                wall2, rc2, _ = min(timed(ncu + argv2) for _ in range(args.repeat))
+                wall2, rc2, _ = min((timed(ncu + argv2) for _ in range(args.repeat)), key=lambda t: t[0])
                 row["runs"][label].update(wall2_s=wall2, rc2=rc2, dispatches2=dispatches2)
         row["dispatches"] = dispatches
         row["dispatches2"] = dispatches2
