@@ -120,13 +120,6 @@ impl CuptiCatalog {
             .map(|image| identity_cache::digest(&self.chip, image))
     }
 
-    /// The catalog of a chip with a counter-availability image the caller already has (the
-    /// CUDA backend reads it from the application's own context).
-    pub fn with_availability(chip: &str, availability: Vec<u8>) -> Result<Self, CatalogError> {
-        let cupti = crate::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
-        Self::new(cupti, &chip.trim().to_ascii_uppercase(), Some(availability))
-    }
-
     fn new(
         cupti: &'static Cupti,
         chip: &str,
