@@ -250,9 +250,10 @@ extern "C" fn at_exit() {
                 bytes.load(Ordering::Relaxed) as f64 / (1 << 20) as f64,
                 nanos.load(Ordering::Relaxed) as f64 / 1e6
             ));
+            // ENTER and EXIT count separately: two callbacks per driver call or launch.
             let kinds = [
-                "driver calls",
-                "launches (with their replays)",
+                "driver-call callbacks",
+                "launch callbacks (with their replays)",
                 "resource events",
             ];
             let spent: Vec<String> = kinds
