@@ -12,7 +12,8 @@
 //! execution per launch, which the example checks.
 
 use kreplay_core::backend::{
-    AllocKind, BackendError, DeviceId, DispatchInfo, LaunchKind, PassResult, Region, ReplayBackend,
+    AllocKind, BackendError, DeviceId, DispatchInfo, LaunchKind, PassCounters, PassResult, Region,
+    ReplayBackend, Timing,
 };
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
 use kreplay_core::sdk::{PassCount, ReplayTool, ToolDispatch};
@@ -80,6 +81,8 @@ struct TinyDevice {
     base: u64,
     memory: Vec<u32>,
     touched: u64,
+    /// Elements touched by each execution of the current unit.
+    measured: Vec<u64>,
 }
 
 struct TinyLaunch {
@@ -98,6 +101,7 @@ impl TinyDevice {
 impl ReplayBackend for TinyDevice {
     type Launch = TinyLaunch;
     type Snapshot = Vec<u32>;
+    type Capture = ();
 
     fn drain(&mut self, _device: DeviceId, _deadline: Duration) -> Result<(), BackendError> {
         Ok(()) // synchronous device: nothing in flight
@@ -119,23 +123,36 @@ impl ReplayBackend for TinyDevice {
         Ok(snapshot.len() as u64 * 4)
     }
     fn release(&mut self, _snapshot: Vec<u32>) {}
-    fn start_pass(&mut self, _device: DeviceId, _group: Option<usize>) -> Result<(), BackendError> {
+    fn start_execution(
+        &mut self,
+        _device: DeviceId,
+        _execution: usize,
+        _ranges: usize,
+    ) -> Result<(), BackendError> {
         self.touched = 0;
         Ok(())
     }
-    fn stop_pass(
-        &mut self,
-        _device: DeviceId,
-        _group: Option<usize>,
-    ) -> Result<PassResult, BackendError> {
-        Ok(PassResult {
-            counters: vec![CounterSample {
-                name: "elements".into(),
-                value: self.touched as f64,
-            }],
-            start_ns: 0,
-            end_ns: 0,
-        })
+    fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        Ok(())
+    }
+    fn launch_ends(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        Ok(())
+    }
+    fn stop_execution(&mut self, _device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        self.measured.push(self.touched);
+        Ok(vec![Timing::default()]) // one launch per execution (no windows)
+    }
+    fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
+        // The default plan measures pass i in execution i.
+        Ok(std::mem::take(&mut self.measured)
+            .into_iter()
+            .map(|touched| {
+                Some(vec![vec![CounterSample {
+                    name: "elements".into(),
+                    value: touched as f64,
+                }]])
+            })
+            .collect())
     }
     fn relaunch(&mut self, launch: &TinyLaunch) -> Result<(), BackendError> {
         self.execute(launch);
@@ -187,6 +204,7 @@ fn main() {
         base: 0x1000,
         memory: vec![0; 8],
         touched: 0,
+        measured: Vec::new(),
     };
     engine.inventory().insert(Region {
         device: 0,

@@ -1,36 +1,32 @@
 //! What the replay engine needs from a device. The CUDA backend (`kreplay-cuda`) and the reference
 //! software device (`kreplay-sim`) implement [`ReplayBackend`]; the engine never sees CUDA types.
 //!
-//! The engine drives a dispatch in two halves around the application's own launch, because with
-//! CUDA the launch itself happens between the tool's API-enter and API-exit callbacks:
+//! Everything the engine measures is a *replay unit*: up to K consecutive launches of one thread
+//! on one device (K = 1 for per-dispatch replay and for a dispatch that runs once), measured by
+//! one or more *executions*. The backend plans how the unit's passes (one counter group each) map
+//! onto executions ([`ReplayBackend::plan_unit`]): groups that share a hardware pass share an
+//! execution. Execution 0 is the application's own launches; every later execution re-runs the
+//! unit from its snapshot. Counters may become available only after the unit's last execution
+//! (CUPTI decodes a multi-pass configuration at the end), so results are collected per unit:
 //!
 //! ```text
-//! launch enter: decide (filter, decline reasons, pass count)
-//!               [N>1] fence + drain(device) + snapshot(tracked regions)
-//!               start_pass(group 0)
-//! -- the application's launch executes: pass 0 --
-//! launch exit:  stop_pass -> records of pass 0
-//!               for i in 1..N: restore, start_pass(group i), relaunch, stop_pass -> records of pass i
-//!               (the last pass is never followed by a restore)
-//!               release snapshot, lift fence
-//! ```
-//!
-//! Window replay (`--replay-window K`, only where [`ReplayBackend::max_window`] is above 1) runs
-//! a *window* of up to K consecutive launches per pass instead of one:
-//!
-//! ```text
-//! first launch enter: fence + drain + snapshot; start_window_pass(group 0, K ranges)
-//! each launch:        the application's launch executes (pass 0, one range each);
-//!                     launch exit: retain_launch (a copy the engine keeps for later passes)
-//! window close:       stop_window_pass -> one result per launch, in launch order
-//!   (K launches, any other API call of any thread, another device, a launch that cannot
-//!    join, process exit)
-//!                     for i in 1..N: restore, start_window_pass(group i, n), relaunch each
-//!                     kept launch in order, stop_window_pass -> n results
+//! open:   [executions > 1] fence + drain + snapshot S0
+//!         plan_unit(groups); start_execution(0, K ranges)
+//! member: launch_starts; the application's own launch; launch_ends      (one range each)
+//!         between members, calls the unit may stay open across; writes to device memory
+//!         by them are captured after they ran (`capture`)
+//! close:  stop_execution -> timings of execution 0
+//!         [the unit stayed open across calls] save F (tracked memory now)
+//!         per further execution: restore S0, start_execution(e), re-run the unit's log in order
+//!         (relaunch each member between launch_starts/launch_ends, apply each capture),
+//!         stop_execution
+//!         [F saved] restore F (the application went on from execution 0's results)
+//!         unit_counters -> per pass, per member, the counters
 //! ```
 //!
 //! The close may run on another thread than the launches (the thread whose API call closed the
-//! window): a backend that opens windows must accept `stop_window_pass` and `relaunch` there.
+//! unit): a backend that opens units of several launches must accept `stop_execution`,
+//! `relaunch` and `apply` there.
 
 use kreplay_format::{CounterSample, Staging};
 use std::time::Duration;
@@ -127,6 +123,83 @@ pub struct PassResult {
     pub end_ns: u64,
 }
 
+/// When one measured launch of an execution ran, nanoseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Timing {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A unit's counters: for each pass, the counters of each launch in launch order (`None`: the
+/// pass was not measured).
+pub type PassCounters = Vec<Option<Vec<Vec<CounterSample>>>>;
+
+/// How a unit's passes map onto executions (see [`ReplayBackend::plan_unit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitPlan {
+    /// Executions the unit needs; 1: the application's own launches measure every pass.
+    pub executions: usize,
+    /// For each pass, the execution that measures it (whose timing its records carry).
+    pub execution_of_pass: Vec<usize>,
+}
+
+impl UnitPlan {
+    /// One execution per pass, in pass order: what a backend that does not pack groups plans.
+    pub fn one_per_pass(passes: usize) -> UnitPlan {
+        UnitPlan {
+            executions: passes.max(1),
+            execution_of_pass: (0..passes).collect(),
+        }
+    }
+
+    /// Passes measured by one execution each, the executions numbered in order of first use:
+    /// `hardware_pass_of[p]` names the hardware pass (any identifier) that measures pass `p`.
+    pub fn from_hardware_passes(hardware_pass_of: &[usize]) -> (UnitPlan, Vec<usize>) {
+        let mut order: Vec<usize> = Vec::new();
+        let execution_of_pass = hardware_pass_of
+            .iter()
+            .map(|hw| match order.iter().position(|o| o == hw) {
+                Some(e) => e,
+                None => {
+                    order.push(*hw);
+                    order.len() - 1
+                }
+            })
+            .collect();
+        (
+            UnitPlan {
+                executions: order.len().max(1),
+                execution_of_pass,
+            },
+            order,
+        )
+    }
+}
+
+/// What a call other than a launch does, as far as a replay unit is concerned (the backend
+/// classifies its API calls; see [`crate::Engine::enter_call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEffect {
+    /// Not known to be harmless: an open unit closes (its passes run) before the call.
+    Unknown,
+    /// Releases memory (a free, an unmap): a unit that restores memory closes first, since its
+    /// snapshot or its later executions may touch what goes away.
+    Frees,
+    /// Writes no device memory: a synchronisation, an event or stream call, a copy to the host,
+    /// a module load, an allocation, a query. The application may look at results, so a unit
+    /// that stays open across it puts the application's view back after its later executions.
+    NoDeviceWrite,
+    /// Writes `bytes` at `base` of the calling context's device (a copy to the device, a
+    /// memset). A unit that restores memory stays open only when the bytes lie in tracked
+    /// memory: they are captured after the call and written again at that point of every later
+    /// execution.
+    DeviceWrite {
+        device: DeviceId,
+        base: u64,
+        bytes: u64,
+    },
+}
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum BackendError {
     /// The staging place has no room for the snapshot; the engine tries the next place.
@@ -143,13 +216,16 @@ pub enum BackendError {
     Failed(String),
 }
 
-/// A device the engine can replay on. Calls come from the thread that launched the dispatch.
+/// A device the engine can replay on. Calls come from application threads, inside their API
+/// calls (a unit's close may run on another thread than its launches).
 pub trait ReplayBackend {
     /// Whatever the backend needs to re-execute a launch (for CUDA: the function, its
     /// configuration and a copy of its parameters).
     type Launch;
     /// A staged copy of regions, in device or host memory.
     type Snapshot;
+    /// Bytes a non-kernel operation wrote into device memory, kept for later executions.
+    type Capture;
 
     /// Waits until every piece of work already submitted to `device` has finished, or `deadline` passes.
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError>;
@@ -157,7 +233,8 @@ pub trait ReplayBackend {
     /// Free device memory now, bytes (for the staging decision).
     fn device_free_bytes(&mut self, device: DeviceId) -> u64;
 
-    /// Copies `regions` into staging at `place` (`Device` or `Host`).
+    /// Copies `regions` into staging at `place` (`Device` or `Host`). Several snapshots may be
+    /// alive at once (a unit's start and, while it re-executes, the application's view).
     fn snapshot(
         &mut self,
         device: DeviceId,
@@ -171,20 +248,6 @@ pub trait ReplayBackend {
     /// Frees the staging of a snapshot.
     fn release(&mut self, snapshot: Self::Snapshot);
 
-    /// Programs the counters of `group` (index into the configuration's groups) for the next
-    /// execution on `device`. `group == None`: no counters, timestamps only (kernel trace).
-    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError>;
-
-    /// Waits for the execution started after `start_pass` and reads its counters.
-    fn stop_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-    ) -> Result<PassResult, BackendError>;
-
-    /// Executes `launch` again, with the parameters it had the first time.
-    fn relaunch(&mut self, launch: &Self::Launch) -> Result<(), BackendError>;
-
     /// How many of the configuration's `configured` counter groups `device` can collect (the
     /// pass count of a replayed dispatch). A device that cannot collect some groups says fewer.
     fn collectable_groups(&mut self, device: DeviceId, configured: usize) -> usize {
@@ -192,87 +255,126 @@ pub trait ReplayBackend {
         configured
     }
 
-    /// The most launches one replay window may hold on `device` (the number of counter ranges
-    /// one pass can collect). 1, the default: no windows, every dispatch is replayed alone.
+    /// The most launches one unit may hold on `device` (the ranges one execution measures).
+    /// 1, the default: every dispatch is replayed alone.
     fn max_window(&mut self, device: DeviceId) -> usize {
         let _ = device;
         1
     }
 
-    /// Programs the counters of `group` for the next `ranges` executions on `device`, one
-    /// result per execution (a window's pass). Only called with `ranges` above 1 when
-    /// [`ReplayBackend::max_window`] allows it.
-    fn start_window_pass(
+    /// Plans the next unit on `device`, whose passes collect `groups` in pass order (`None`: a
+    /// pass with timestamps only). An error: these groups cannot be measured now (the unit
+    /// runs with timestamps only; the engine says why once).
+    fn plan_unit(
         &mut self,
         device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        if ranges <= 1 {
-            self.start_pass(device, group)
-        } else {
-            Err(BackendError::Failed(format!(
-                "this device measures one dispatch per pass, not a window of {ranges}"
-            )))
-        }
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        let _ = device;
+        Ok(UnitPlan::one_per_pass(groups.len()))
     }
 
-    /// Waits for the executions started after [`ReplayBackend::start_window_pass`] and returns
-    /// one result per execution, in execution order (`ranges` of them are expected; fewer or
-    /// more is an error the engine reports). May be called from another thread than the start.
-    fn stop_window_pass(
+    /// Starts execution `execution` of the planned unit, for up to `ranges` launches.
+    fn start_execution(
         &mut self,
         device: DeviceId,
-        group: Option<usize>,
+        execution: usize,
         ranges: usize,
-    ) -> Result<Vec<PassResult>, BackendError> {
-        if ranges <= 1 {
-            self.stop_pass(device, group).map(|r| vec![r])
-        } else {
-            Err(BackendError::Failed(format!(
-                "this device measures one dispatch per pass, not a window of {ranges}"
-            )))
-        }
-    }
+    ) -> Result<(), BackendError>;
 
-    /// How many executions a replay whose passes collect `groups` (in pass order) needs on
-    /// `device`, when the backend packs groups into shared hardware passes. `Some(1)`: the
-    /// first execution measures every group, so the engine takes no snapshot (nothing will
-    /// be restored). `None` (the default): one execution per pass.
-    fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
-        let _ = (device, groups);
-        None
-    }
+    /// A measured launch of the running execution is about to be issued (execution 0: the
+    /// application's own, from its launch callback; later: before [`ReplayBackend::relaunch`]).
+    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError>;
 
-    /// A replay (a dispatch alone, or a window) is about to start its first pass on `device`:
-    /// results the backend held from an earlier replay (see [`ReplayBackend::held_results`])
-    /// no longer apply.
-    fn replay_starts(&mut self, device: DeviceId) {
+    /// The launch announced by [`ReplayBackend::launch_starts`] has been issued.
+    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError>;
+
+    /// The launch announced by [`ReplayBackend::launch_starts`] did not execute (the driver
+    /// refused it): it has no range and no timing.
+    fn launch_abandoned(&mut self, device: DeviceId) {
         let _ = device;
     }
 
-    /// The results of `group` for the `executions` executions of the current replay, when an
-    /// earlier pass of that replay already collected them: a backend that packs several
-    /// groups into one hardware pass measures them together and hands the others out here.
-    /// The engine then neither restores memory nor re-executes for that group's pass.
-    /// `None` (the default): the pass must run.
-    fn held_results(
-        &mut self,
-        device: DeviceId,
-        group: usize,
-        executions: usize,
-    ) -> Option<Vec<PassResult>> {
-        let _ = (device, group, executions);
-        None
+    /// Waits for the running execution and ends it: one timing per launch, in order.
+    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError>;
+
+    /// After the unit's last execution (or the last one that ran): for each pass, the counters
+    /// of each launch, in launch order (`None`: the pass was not measured). Ends the unit.
+    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError>;
+
+    /// The unit is abandoned before its counters were read (a launch that did not execute, a
+    /// lost execution): forget it, so that the next unit starts cleanly.
+    fn abandon_unit(&mut self, device: DeviceId) {
+        let _ = device;
     }
 
-    /// A copy of `launch` that stays valid after its launch callback returned (window replay
-    /// re-executes it later, possibly from another thread). Only asked when
-    /// [`ReplayBackend::max_window`] is above 1.
+    /// Executes `launch` again, with the parameters it had the first time.
+    fn relaunch(&mut self, launch: &Self::Launch) -> Result<(), BackendError>;
+
+    /// A copy of `launch` that stays valid after its launch callback returned (a unit re-executes
+    /// it later, possibly from another thread). Only asked when [`ReplayBackend::max_window`] is
+    /// above 1.
     fn retain_launch(&mut self, launch: &Self::Launch) -> Result<Self::Launch, BackendError> {
         let _ = launch;
         Err(BackendError::Failed(
             "this device cannot keep a launch for later replay".to_string(),
         ))
+    }
+
+    /// Values in `launch`'s parameters that may be addresses: a unit whose launch can reach host
+    /// or managed memory does not stay open across calls (its later executions would write what
+    /// the application may already have read). Default: none known.
+    fn launch_addresses(&mut self, launch: &Self::Launch) -> Vec<u64> {
+        let _ = launch;
+        Vec::new()
+    }
+
+    /// Copies `bytes` at `base` of `device` (written by a call the unit stays open across, which
+    /// has completed) so that later executions can write them again.
+    fn capture(
+        &mut self,
+        device: DeviceId,
+        base: u64,
+        bytes: u64,
+    ) -> Result<Self::Capture, BackendError> {
+        let _ = (device, base, bytes);
+        Err(BackendError::Failed(
+            "this device cannot capture memory".to_string(),
+        ))
+    }
+
+    /// Writes a capture back where it was taken (at its point of a later execution).
+    fn apply(&mut self, capture: &Self::Capture) -> Result<(), BackendError> {
+        let _ = capture;
+        Err(BackendError::Failed(
+            "this device cannot capture memory".to_string(),
+        ))
+    }
+
+    /// Frees a capture.
+    fn release_capture(&mut self, capture: Self::Capture) {
+        let _ = capture;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_number_executions_by_first_use_of_their_hardware_pass() {
+        // Groups 0, 1, 2 share hardware pass 7; group 3 has pass 4.
+        let (plan, order) = UnitPlan::from_hardware_passes(&[7, 7, 7, 4]);
+        assert_eq!(plan.executions, 2);
+        assert_eq!(plan.execution_of_pass, vec![0, 0, 0, 1]);
+        assert_eq!(order, vec![7, 4]);
+        // A hardware pass asked for twice is measured once.
+        let (plan, _) = UnitPlan::from_hardware_passes(&[4, 7, 4]);
+        assert_eq!(
+            (plan.executions, plan.execution_of_pass),
+            (2, vec![0, 1, 0])
+        );
+        assert_eq!(UnitPlan::one_per_pass(3).execution_of_pass, vec![0, 1, 2]);
+        assert_eq!(UnitPlan::one_per_pass(0).executions, 1);
     }
 }

@@ -226,32 +226,6 @@ pub fn pack_groups<E>(
     Ok(passes)
 }
 
-/// Executions a replay needs when groups share hardware passes: `groups` are the groups of
-/// its passes in order (`None`: a pass without counters), `pass_of[g]` the hardware pass of
-/// group `g`. An execution measures every group of its hardware pass; a later pass whose group
-/// that execution measured (and nobody has used since) needs no execution of its own. A group
-/// asked for again is measured again.
-pub fn executions_needed(groups: &[Option<usize>], pass_of: &[usize]) -> usize {
-    let mut held: Vec<usize> = Vec::new();
-    let mut executions = 0;
-    for group in groups {
-        match group {
-            Some(g) if held.contains(g) => held.retain(|h| h != g),
-            Some(g) => {
-                executions += 1;
-                let pass = pass_of.get(*g);
-                for (other, other_pass) in pass_of.iter().enumerate() {
-                    if other != *g && Some(other_pass) == pass && !held.contains(&other) {
-                        held.push(other);
-                    }
-                }
-            }
-            None => executions += 1,
-        }
-    }
-    executions
-}
-
 /// Packs a flat list of metrics into the fewest single-pass groups it can find.
 ///
 /// Greedy first fit, in the order given: each metric joins the first group it still fits in
@@ -392,21 +366,6 @@ mod tests {
             let refs: Vec<&str> = group.iter().map(String::as_str).collect();
             assert_eq!(catalog.passes(&refs).unwrap(), 1, "{group:?} fits one pass");
         }
-    }
-
-    #[test]
-    fn executions_count_hardware_passes_and_repeats() {
-        // Groups 0, 1, 2 share hardware pass 0; group 3 has pass 1.
-        let pass_of = [0, 0, 0, 1];
-        let all = |n: usize| (0..n).map(Some).collect::<Vec<_>>();
-        assert_eq!(executions_needed(&all(3), &pass_of), 1);
-        assert_eq!(executions_needed(&all(4), &pass_of), 2);
-        // A group asked for twice is measured twice; a pass without counters executes.
-        assert_eq!(executions_needed(&[Some(0), Some(0)], &pass_of), 2);
-        assert_eq!(executions_needed(&[Some(0), Some(1), Some(1)], &pass_of), 2);
-        assert_eq!(executions_needed(&[Some(0), None], &pass_of), 2);
-        // Unpacked: one execution per pass.
-        assert_eq!(executions_needed(&all(4), &[0, 1, 2, 3]), 4);
     }
 
     #[test]

@@ -2,39 +2,46 @@
 //!
 //! A backend (CUDA through CUPTI callbacks, or the reference software device) calls the engine
 //! around each launch of the application, in two halves because with CUDA the application's
-//! own launch happens between the API-enter and API-exit callbacks:
+//! own launch happens between the API-enter and API-exit callbacks, and around every other API
+//! call ([`Engine::enter_call`] / [`Engine::exit_call`]).
 //!
 //! ```text
 //! launch_enter   reserve the dispatch id; filter; ask the tool for the pass count;
-//!                decline (graph, stream capture, multi-device) or, for N>1 passes:
-//!                take the replay window (other threads fenced), drain the device,
-//!                snapshot the tracked allocations (device staging while free memory
-//!                minus a reserve allows, else host, else decline), start pass 0
-//! ---- the application's own launch executes: pass 0 ----
-//! launch_exit    stop pass 0; for each further pass: restore, start, relaunch, stop
-//!                (never a restore after the last executed pass); records of every pass
-//!                under one dispatch id; the ReplayCost record; release snapshot and window
+//!                decline (graph, stream capture, multi-device) or run once (one pass), or
+//!                join the thread's open replay unit, or open one: take the replay window
+//!                (other threads fenced), drain the device, plan the unit's executions,
+//!                snapshot the tracked allocations when it needs more than one (device
+//!                staging while free memory minus a reserve allows, else host, else
+//!                decline), start execution 0
+//! ---- the application's own launch executes: execution 0 ----
+//! launch_exit    keep a copy of the launch; park the unit (its owner returns to user code)
+//!                or close it when it is full
 //! ```
 //!
-//! Every other CUDA API call of an application thread holds [`Engine::fence`] for its duration,
-//! so that nothing reaches the device while another thread replays.
+//! Everything measured is a *replay unit* (module `unit`): up to K consecutive dispatches of
+//! one thread on one device, one for `--replay-window 1`. A unit closes when it is full, when a
+//! launch cannot join it, when another thread or a call it cannot stay open across needs the
+//! device, and at exit; its later executions (one per hardware pass the groups need beyond the
+//! first) re-run it from its snapshot. A unit that stays open across the application's
+//! synchronisations and copies lets the application go on with execution 0's results and puts
+//! them back after the later executions (see `unit`). A dispatch with one pass runs once on
+//! the ordinary path.
 //!
-//! The pass loop works on a *replay unit*: the dispatches executed between a snapshot and the
-//! next restore. By default a unit is one dispatch. On NVIDIA GPUs the cost of a pass is
-//! changing the counter configuration, not running the kernel (reference nvidia-cupti.md §10),
-//! so `replay_window` (`--replay-window K|auto`) forms units of up to K consecutive dispatches
-//! and runs the whole window once per group: see the `windowed` module.
+//! Every other CUDA API call of an application thread holds the replay gate's fence for its
+//! duration, so that nothing reaches the device while another thread replays.
 
-use crate::backend::{BackendError, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend};
+use crate::backend::{
+    BackendError, CallEffect, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend, Timing,
+};
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
 use crate::sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};
-use crate::window::{ReplayGate, WindowHold, WindowRefused};
+use crate::window::ReplayGate;
 use kreplay_format::{
-    AgentInfo, CounterInfo, DispatchRecord, KernelSymbol, ProcessInfo, Record, RecordSink,
-    ReplayCost, ReplayOutcome, Staging,
+    AgentInfo, CounterInfo, CounterSample, DispatchRecord, KernelSymbol, ProcessInfo, Record,
+    RecordSink, ReplayCost, ReplayOutcome, Staging,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -46,6 +53,10 @@ pub use crate::window::FenceGuard;
 /// Device memory left free after staging a snapshot on the device, unless configured otherwise:
 /// the application (and the CUDA runtime's own allocations during a pass) must still fit.
 pub const DEFAULT_STAGING_RESERVE_BYTES: u64 = 256 << 20;
+
+/// The most bytes a replay unit captures from the calls it stays open across (copies to the
+/// device, memsets); a call that would capture more closes the unit first.
+pub const CAPTURE_BUDGET_BYTES: u64 = 256 << 20;
 
 /// What happens on a fatal condition (a drain past its deadline, a failed restore), after every
 /// record has been stored and the sink closed. The default prints the one-line message and
@@ -67,13 +78,12 @@ pub struct EngineOptions {
     pub abort: AbortAction,
     /// Device staging is used only while free device memory minus this reserve holds the snapshot.
     pub staging_reserve_bytes: u64,
-    /// A replay window measured by one execution stays open across its owner's calls that
-    /// [`Engine::fence_in_window`] is asked for (`KREPLAY_WINDOW_SPANS=0` switches it off).
+    /// A replay unit stays open across its owner's calls that [`Engine::enter_call`] is told
+    /// leave it alone (`KREPLAY_WINDOW_SPANS=0` switches it off: every call closes it).
     pub window_spans_calls: bool,
 }
 
-/// Environment variable: `0` closes every replay window at its owner's next API call, as
-/// windows that need several executions always do.
+/// Environment variable: `0` closes every replay unit at its owner's next API call.
 pub const ENV_WINDOW_SPANS: &str = "KREPLAY_WINDOW_SPANS";
 
 impl EngineOptions {
@@ -93,8 +103,17 @@ pub enum EngineError {
     Filter(#[from] FilterError),
 }
 
-/// The replay engine. `Send + Sync`: one instance serves every application thread.
-pub struct Engine {
+/// A backend whose launch, snapshot and capture types are `L`, `S` and `C`: the engine's
+/// methods take any such backend (a CUDA dispatch's view, the software device, a test mock).
+pub trait BackendOf<L, S, C>: ReplayBackend<Launch = L, Snapshot = S, Capture = C> {}
+impl<T, L, S, C> BackendOf<L, S, C> for T where
+    T: ReplayBackend<Launch = L, Snapshot = S, Capture = C>
+{
+}
+
+/// The replay engine for a backend whose launches, snapshots and captures are `L`, `S`, `C`.
+/// `Send + Sync`: one instance serves every application thread.
+pub struct Engine<L, S, C> {
     config: ToolConfig,
     sink: Arc<dyn RecordSink>,
     tool: Box<dyn ReplayTool>,
@@ -111,12 +130,11 @@ pub struct Engine {
     kernel_names: RwLock<HashMap<u64, String>>,
     agents: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
-    /// The open replay window, type-erased (`windowed::OpenWindow` of the backend's snapshot
-    /// and launch types); `None` between windows and with per-dispatch replay.
-    open_window: Mutex<Option<Box<dyn std::any::Any + Send>>>,
-    window_stats: Mutex<windowed::WindowStats>,
-    /// Windows measured by one execution stay open across calls (see
-    /// [`EngineOptions::window_spans_calls`]); cleared when such a window loses its counters.
+    /// The open replay unit; `None` between units.
+    open_unit: Mutex<Option<unit::OpenUnit<S, L, C>>>,
+    window_stats: Mutex<unit::WindowStats>,
+    /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
+    /// unit that stayed open loses its counters.
     window_spans: AtomicBool,
     pid: u32,
 }
@@ -125,43 +143,27 @@ pub struct Engine {
 /// drops a ticket without `launch_exit` when the launch did not execute (the driver refused
 /// it): that releases the window and records nothing for the dispatch.
 #[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
-pub struct LaunchTicket<S> {
-    kind: TicketKind<S>,
+pub struct LaunchTicket {
+    kind: TicketKind,
 }
 
-enum TicketKind<S> {
+enum TicketKind {
     /// Nothing to record; the engine does not touch the device.
     Passthrough { _fence: FenceGuard },
     /// Runs once (ordinary path, opt-out, declined).
     Once(OnceTicket),
-    /// Replayed: pass 0 started.
-    Replay(ReplayTicket<S>),
-    /// A member of the open replay window (which holds the dispatch); pass 0 is running.
-    Window(windowed::MemberTicket),
+    /// A member of the open replay unit (which holds the dispatch); execution 0 is running.
+    Member(unit::MemberTicket),
 }
 
 struct OnceTicket {
     dispatch: Dispatch,
-    /// `start_pass` succeeded; `launch_exit` must stop it.
+    /// The execution was started; `launch_exit` must stop it.
     measuring: bool,
-    group: Option<usize>,
     outcome: ReplayOutcome,
     bytes_tracked: u64,
     started: Instant,
     _fence: FenceGuard,
-}
-
-struct ReplayTicket<S> {
-    dispatch: Dispatch,
-    total: Option<u32>,
-    /// `None` when the device has no tracked memory: nothing to stage or restore.
-    snapshot: Option<S>,
-    /// False when no snapshot was taken (one execution measures every group).
-    restorable: bool,
-    cost: ReplayCost,
-    pass0_group: Option<usize>,
-    pass0_started: Instant,
-    _window: WindowHold,
 }
 
 /// One dispatch as the engine carries it from enter to exit.
@@ -184,60 +186,63 @@ impl Dispatch {
     }
 }
 
-impl<S> LaunchTicket<S> {
+impl LaunchTicket {
     /// The dispatch id, `None` when the launch is not recorded.
     pub fn dispatch_id(&self) -> Option<u64> {
         match &self.kind {
             TicketKind::Passthrough { .. } => None,
             TicketKind::Once(t) => Some(t.dispatch.dispatch_id),
-            TicketKind::Replay(t) => Some(t.dispatch.dispatch_id),
-            TicketKind::Window(t) => Some(t.dispatch_id),
+            TicketKind::Member(t) => Some(t.dispatch_id),
         }
     }
 
-    /// Whether `launch_exit` will re-execute the launch (the backend must keep what
-    /// [`ReplayBackend::relaunch`] needs).
+    /// Whether the launch is part of a replay unit (the backend must keep what
+    /// [`ReplayBackend::relaunch`] needs until `launch_exit`).
     pub fn will_replay(&self) -> bool {
-        matches!(self.kind, TicketKind::Replay(_) | TicketKind::Window(_))
+        matches!(self.kind, TicketKind::Member(_))
     }
 }
 
-/// What [`Engine::prepare_replay`] got: the exclusive window and a snapshot.
-struct Prepared<S> {
-    dispatch: Dispatch,
-    window: WindowHold,
-    /// `None` when the device has no tracked memory: nothing to stage or restore.
-    snapshot: Option<S>,
-    /// False when no snapshot was taken because the first execution measures every group:
-    /// no later pass may then execute.
-    restorable: bool,
-    staging: Staging,
-    bytes_tracked: u64,
-    /// The inventory's generation when the snapshot's regions were read.
-    inventory_generation: u64,
-    drain_ns: u64,
-    snapshot_ns: u64,
+/// What [`Engine::enter_call`] holds for [`Engine::exit_call`]: the fence, and the device
+/// memory the call writes when the open unit stays open across it (captured at its exit).
+#[must_use = "pass the guard to Engine::exit_call when the call returns"]
+pub struct CallGuard {
+    fence: FenceGuard,
+    capture: Option<PendingWrite>,
 }
 
-/// `prepare_replay` retries `Parked` until another answer comes.
-fn unreachable_refusal() -> WindowHold {
-    unreachable!("the window loop only ends on an answer other than Parked")
+/// Device memory a call writes, captured at its exit for the open unit's later executions.
+#[derive(Debug, Clone, Copy)]
+struct PendingWrite {
+    device: DeviceId,
+    base: u64,
+    bytes: u64,
 }
 
-/// Why a replay pass after the first could not complete.
+impl CallGuard {
+    /// Ends the call without [`Engine::exit_call`] (a call that waits and must not hold the
+    /// fence while it blocks): only for calls that write no device memory.
+    pub fn into_fence(self) -> FenceGuard {
+        self.fence
+    }
+}
+
+/// Why a pass of a unit after the first could not complete.
 enum PassFailure {
-    /// Counters could not be started or read; memory is what the last execution produced.
+    /// Counters could not be started or read; memory is what the application expects.
     Counters(String),
     /// Memory could not be put back in the state the application expects.
     Fatal(String),
 }
 
-impl Engine {
+impl<L, S, C> Engine<L, S, C>
+where
+    L: Send + 'static,
+    S: Send + 'static,
+    C: Send + 'static,
+{
     /// An engine with kreplay's own tool ([`CounterGroupsTool`]) and default options.
-    pub fn for_config(
-        config: ToolConfig,
-        sink: Arc<dyn RecordSink>,
-    ) -> Result<Engine, EngineError> {
+    pub fn for_config(config: ToolConfig, sink: Arc<dyn RecordSink>) -> Result<Self, EngineError> {
         let tool = Box::new(CounterGroupsTool::new(&config));
         Engine::new(config, sink, tool)
     }
@@ -246,7 +251,7 @@ impl Engine {
         config: ToolConfig,
         sink: Arc<dyn RecordSink>,
         tool: Box<dyn ReplayTool>,
-    ) -> Result<Engine, EngineError> {
+    ) -> Result<Self, EngineError> {
         let options = EngineOptions::for_config(&config);
         Engine::with_options(config, sink, tool, options)
     }
@@ -257,7 +262,7 @@ impl Engine {
         sink: Arc<dyn RecordSink>,
         tool: Box<dyn ReplayTool>,
         options: EngineOptions,
-    ) -> Result<Engine, EngineError> {
+    ) -> Result<Self, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
         let window_spans = AtomicBool::new(options.window_spans_calls);
         Ok(Engine {
@@ -274,7 +279,7 @@ impl Engine {
             kernel_names: RwLock::new(HashMap::new()),
             agents: Mutex::new(HashSet::new()),
             counters: Mutex::new(HashSet::new()),
-            open_window: Mutex::new(None),
+            open_unit: Mutex::new(None),
             window_stats: Mutex::default(),
             window_spans,
             pid: std::process::id(),
@@ -324,37 +329,20 @@ impl Engine {
         }
     }
 
-    /// Holds off while another thread replays; the backend keeps the guard for the duration of
-    /// every CUDA API call of an application thread (launches excepted: they go through
-    /// [`Engine::launch_enter`]). The replaying thread itself passes through.
-    pub fn fence(&self) -> FenceGuard {
-        self.gate.fence()
-    }
-
-    /// [`Engine::fence`] for backends that open replay windows: a parked window (its owner is in
-    /// user code) is closed by the calling thread, all its passes run here, instead of being
-    /// waited for. Every CUDA API call of an application thread other than a launch must go
-    /// through this when [`ReplayBackend::max_window`] can be above 1.
-    pub fn fence_with<B: ReplayBackend>(&self, backend: &mut B) -> FenceGuard
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
+    /// Holds off while another thread replays. A parked replay unit (its owner is in user code)
+    /// is closed by the calling thread, all its passes run here, instead of being waited for.
+    pub fn fence_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) -> FenceGuard {
         self.fence_for(backend, "an API call")
     }
 
     /// [`Engine::fence_with`] naming the call (e.g. `cuMemcpyDtoH_v2`): the end-of-run line
-    /// about replay windows counts which calls closed them, which says what cuts windows short.
-    pub fn fence_for<B: ReplayBackend>(&self, backend: &mut B, call: &str) -> FenceGuard
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
+    /// about replay windows counts which calls closed them, which says what cuts them short.
+    pub fn fence_for<B: BackendOf<L, S, C>>(&self, backend: &mut B, call: &str) -> FenceGuard {
         loop {
             match self.gate.fence_unless_parked() {
                 Ok(fence) => return fence,
                 Err(_parked) => {
-                    if !self.close_parked_window(backend, call) {
+                    if !self.close_parked_unit(backend, call) {
                         std::thread::yield_now();
                     }
                 }
@@ -362,41 +350,49 @@ impl Engine {
         }
     }
 
-    /// [`Engine::fence_for`] for a call that submits no launch and leaves the current context
-    /// alone (a copy, a memset, an allocation, a module load, an event or stream call): when
-    /// the caller's own window is parked and one execution measures all its groups (nothing
-    /// is restored or executed again), the window stays open across the call instead of
-    /// closing. The device is drained first, and again before the window's next launch, so
-    /// that the call's work never overlaps a measured kernel.
-    pub fn fence_in_window<B: ReplayBackend>(&self, backend: &mut B, call: &str) -> FenceGuard
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
-        match self.stay_in_window(backend) {
-            Some(fence) => fence,
-            None => self.fence_for(backend, call),
+    /// Every CUDA API call of an application thread other than a launch, at its start, with
+    /// what the backend knows the call does: the caller's parked unit stays open across it when
+    /// `effect` allows (see the `unit` module), otherwise it closes first. The guard is handed
+    /// to [`Engine::exit_call`] when the call returns.
+    pub fn enter_call<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        call: &str,
+        effect: CallEffect,
+    ) -> CallGuard {
+        match self.stay_in_unit(backend, effect) {
+            Some((fence, capture)) => CallGuard { fence, capture },
+            None => CallGuard {
+                fence: self.fence_for(backend, call),
+                capture: None,
+            },
         }
     }
 
-    /// Closes the open replay window, if any (its remaining passes run on this thread), then
+    /// The end of a call begun with [`Engine::enter_call`]: what it wrote into device memory is
+    /// captured for the open unit's later executions, then the fence is released.
+    pub fn exit_call<B: BackendOf<L, S, C>>(&self, backend: &mut B, guard: CallGuard) {
+        let CallGuard { fence, capture } = guard;
+        if let Some(write) = capture {
+            self.capture_write(backend, write);
+        }
+        drop(fence);
+    }
+
+    /// Closes the open replay unit, if any (its remaining passes run on this thread), then
     /// flushes every record and sends the end of the process.
-    pub fn finish_with<B: ReplayBackend>(&self, backend: &mut B)
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
-        self.close_parked_window(backend, "process exit");
+    pub fn finish_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) {
+        self.close_parked_unit(backend, "process exit");
         self.finish();
     }
 
     /// Flushes every record and sends the end of the process. A backend that opens replay
-    /// windows calls [`Engine::finish_with`] instead.
+    /// units of several dispatches calls [`Engine::finish_with`] instead.
     pub fn finish(&self) {
         if let Some(line) = self.window_summary() {
             self.options.logger.warn(&line);
         }
-        if self.window_is_open() {
+        if self.unit_is_open() {
             self.notices.once(
                 "window-open-at-exit",
                 "a replay window was still open at exit: its dispatches ran once and their records are lost (the backend must finish with Engine::finish_with)",
@@ -411,15 +407,11 @@ impl Engine {
     }
 
     /// Before the application's own launch. See the module documentation.
-    pub fn launch_enter<B: ReplayBackend>(
+    pub fn launch_enter<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         info: &DispatchInfo,
-    ) -> LaunchTicket<B::Snapshot>
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
+    ) -> LaunchTicket {
         if info.kind == LaunchKind::StreamCapture {
             // Captured launches do not execute: nothing to measure or replay. Say so once
             // when the tool would have replayed it. The backend is not asked anything: device
@@ -465,8 +457,7 @@ impl Engine {
             tid: current_tid(),
         };
         let view = dispatch.tool_view();
-        let count = self.tool.pass_count(&view);
-        let total = match count {
+        let total = match self.tool.pass_count(&view) {
             PassCount::OptOut | PassCount::Passes(0) | PassCount::Passes(1) => {
                 let group = self.tool.pass_group(&view, 0);
                 return self.once(backend, dispatch, ReplayOutcome::SinglePass, group, 0);
@@ -495,33 +486,49 @@ impl Engine {
             let group = self.tool.pass_group(&view, 0);
             return self.once(backend, dispatch, outcome, group, 0);
         }
-        if let Some(passes) = total {
-            if let Some(capacity) = self.window_capacity(backend, info.device) {
-                return self.window_member_enter(backend, dispatch, passes, capacity);
-            }
-        }
-        self.begin_replay(backend, dispatch, total)
+        self.unit_member_enter(backend, dispatch, total)
     }
 
     /// After the application's own launch. See the module documentation.
-    pub fn launch_exit<B: ReplayBackend>(
+    pub fn launch_exit<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
-        ticket: LaunchTicket<B::Snapshot>,
-        launch: &B::Launch,
-    ) where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
+        ticket: LaunchTicket,
+        launch: &L,
+    ) {
         match ticket.kind {
             TicketKind::Passthrough { .. } => {}
-            TicketKind::Window(member) => self.window_member_exit(backend, member, launch),
+            TicketKind::Member(member) => self.unit_member_exit(backend, member, launch),
             TicketKind::Once(once) => self.finish_once(backend, once),
-            TicketKind::Replay(replay) => self.finish_replay(backend, replay, launch),
         }
     }
 
-    fn collectable_groups<B: ReplayBackend>(&self, backend: &mut B, device: DeviceId) -> u32 {
+    /// The application's launch did not execute (the driver refused it): nothing is measured,
+    /// recorded or replayed for it, and the window it held is released.
+    pub fn launch_failed<B: BackendOf<L, S, C>>(&self, backend: &mut B, ticket: LaunchTicket) {
+        match &ticket.kind {
+            TicketKind::Passthrough { .. } => {}
+            TicketKind::Once(once) => {
+                if once.measuring {
+                    backend.launch_abandoned(once.dispatch.info.device);
+                    backend.abandon_unit(once.dispatch.info.device);
+                }
+            }
+            TicketKind::Member(_) => {
+                if let Some(unit) = lock(&self.open_unit).as_ref() {
+                    backend.launch_abandoned(unit.device());
+                }
+            }
+        }
+        let member = ticket.will_replay();
+        drop(ticket);
+        // A unit that cannot take another member ends now, on the thread that opened it.
+        if member && self.unit_is_full() {
+            self.close_parked_unit(backend, "a launch that failed");
+        }
+    }
+
+    fn collectable_groups<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> u32 {
         let configured = self.config.groups.len();
         backend
             .collectable_groups(device, configured)
@@ -538,28 +545,37 @@ impl Engine {
 
     /// The ordinary path: one execution, counters of `group` if any, a record only when there
     /// is something to say (counters, kernel trace, or a decline).
-    fn once<B: ReplayBackend>(
+    fn once<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
         outcome: ReplayOutcome,
         group: Option<usize>,
         bytes_tracked: u64,
-    ) -> LaunchTicket<B::Snapshot>
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
+    ) -> LaunchTicket {
         let fence = self.fence_for(backend, once_reason(outcome));
         let declined = !matches!(outcome, ReplayOutcome::SinglePass | ReplayOutcome::Filtered);
         if group.is_none() && !self.config.kernel_trace && !declined {
             return passthrough(fence);
         }
         let started = Instant::now();
-        let measuring = match backend.start_pass(dispatch.info.device, group) {
+        let device = dispatch.info.device;
+        let planned = match backend.plan_unit(device, &[group]) {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                // The group cannot be measured now: timestamps only.
+                self.backend_notice("plan_unit", &error);
+                backend.plan_unit(device, &[None]).map(|_| ())
+            }
+        };
+        let measuring = match planned
+            .and_then(|()| backend.start_execution(device, 0, 1))
+            .and_then(|()| backend.launch_starts(device))
+        {
             Ok(()) => true,
             Err(error) => {
-                self.backend_notice("start_pass", &error);
+                self.backend_notice("start_execution", &error);
+                backend.abandon_unit(device);
                 false
             }
         };
@@ -567,7 +583,6 @@ impl Engine {
             kind: TicketKind::Once(OnceTicket {
                 dispatch,
                 measuring,
-                group,
                 outcome,
                 bytes_tracked,
                 started,
@@ -576,13 +591,14 @@ impl Engine {
         }
     }
 
-    fn finish_once<B: ReplayBackend>(&self, backend: &mut B, once: OnceTicket) {
+    fn finish_once<B: BackendOf<L, S, C>>(&self, backend: &mut B, once: OnceTicket) {
         let device = once.dispatch.info.device;
         let result = if once.measuring {
-            match backend.stop_pass(device, once.group) {
+            match measure_once(backend, device) {
                 Ok(result) => Some(result),
                 Err(error) => {
-                    self.backend_notice("stop_pass", &error);
+                    self.backend_notice("stop_execution", &error);
+                    backend.abandon_unit(device);
                     None
                 }
             }
@@ -610,102 +626,21 @@ impl Engine {
         }));
     }
 
-    /// Window, drain, snapshot, pass 0 start. Falls back to `Engine::once` with the reason
-    /// when any of them cannot be had.
-    fn begin_replay<B: ReplayBackend>(
+    /// A dispatch whose unit was set up but whose first execution could not be started:
+    /// nothing ran yet, so it runs once, unmeasured, recorded as declined (the caller has
+    /// released the snapshot and the window).
+    fn once_unmeasured<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
-        total: Option<u32>,
-    ) -> LaunchTicket<B::Snapshot>
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
-        let view = dispatch.tool_view();
-        let group0 = self.tool.pass_group(&view, 0);
-        let pass_groups = self.known_pass_groups(&view, total);
-        let prepared = match self.prepare_replay(
-            backend,
-            dispatch,
-            group0,
-            pass_groups.as_deref(),
-            "a launch replayed alone",
-        ) {
-            Ok(prepared) => prepared,
-            Err(ticket) => return *ticket,
-        };
-        let Prepared {
-            dispatch,
-            window,
-            snapshot,
-            restorable,
-            staging,
-            bytes_tracked,
-            drain_ns,
-            snapshot_ns,
-            ..
-        } = prepared;
-        let device = dispatch.info.device;
-        let cost = ReplayCost {
-            dispatch_id: dispatch.dispatch_id,
-            agent_id: u64::from(device),
-            outcome: ReplayOutcome::Replayed,
-            passes: 0,
-            bytes_tracked,
-            bytes_snapshotted: if restorable { bytes_tracked } else { 0 },
-            bytes_restored: 0,
-            staging,
-            drain_ns,
-            snapshot_ns,
-            pass_ns: Vec::new(),
-            restore_ns: 0,
-        };
-        let pass0_started = Instant::now();
-        self.tool.on_pass_start(&dispatch.tool_view(), 0);
-        backend.replay_starts(device);
-        if let Err(error) = backend.start_pass(device, group0) {
-            // Nothing ran yet: give up replaying this dispatch, run it once unmeasured.
-            release_snapshot(backend, snapshot);
-            drop(window);
-            self.backend_notice("start_pass", &error);
-            return self.once_unmeasured(backend, dispatch, group0, bytes_tracked, pass0_started);
-        }
-        LaunchTicket {
-            kind: TicketKind::Replay(ReplayTicket {
-                dispatch,
-                total,
-                snapshot,
-                restorable,
-                cost,
-                pass0_group: group0,
-                pass0_started,
-                _window: window,
-            }),
-        }
-    }
-
-    /// A dispatch whose replay was set up but whose first pass could not be started: nothing
-    /// ran yet, so it runs once, unmeasured, recorded as declined (the caller has released the
-    /// snapshot and the window).
-    fn once_unmeasured<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        dispatch: Dispatch,
-        group: Option<usize>,
         bytes_tracked: u64,
         started: Instant,
-    ) -> LaunchTicket<B::Snapshot>
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
+    ) -> LaunchTicket {
         let fence = self.fence_with(backend);
         LaunchTicket {
             kind: TicketKind::Once(OnceTicket {
                 dispatch,
                 measuring: false,
-                group,
                 outcome: ReplayOutcome::DeclinedError,
                 bytes_tracked,
                 started,
@@ -714,208 +649,8 @@ impl Engine {
         }
     }
 
-    /// The group of every pass of a replay, when the pass count is fixed (a tool may still
-    /// stop early, which only saves executions).
-    fn known_pass_groups(
-        &self,
-        view: &ToolDispatch<'_>,
-        total: Option<u32>,
-    ) -> Option<Vec<Option<usize>>> {
-        Some(
-            (0..total?)
-                .map(|pass| self.tool.pass_group(view, pass))
-                .collect(),
-        )
-    }
-
-    /// The exclusive window (closing a parked window replay first), a drained device and a
-    /// snapshot of its tracked memory: what every replay unit starts with. No snapshot when
-    /// `pass_groups` (every pass's group, when known) need a single execution on the backend.
-    /// On failure, the ticket of the ordinary path the dispatch takes instead.
-    fn prepare_replay<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        dispatch: Dispatch,
-        group0: Option<usize>,
-        pass_groups: Option<&[Option<usize>]>,
-        closing_reason: &str,
-    ) -> Result<Prepared<B::Snapshot>, Box<LaunchTicket<B::Snapshot>>>
-    where
-        B::Launch: Send + 'static,
-        B::Snapshot: Send + 'static,
-    {
-        let device = dispatch.info.device;
-        let deadline = self.config.drain_timeout();
-        let window = loop {
-            match self.gate.window(deadline) {
-                Err(WindowRefused::Parked) => {
-                    if !self.close_parked_window(backend, closing_reason) {
-                        std::thread::yield_now();
-                    }
-                }
-                other => break other,
-            }
-        };
-        let window = match window {
-            Ok(window) => window,
-            Err(WindowRefused::Parked) => unreachable_refusal(),
-            Err(WindowRefused::Reentrant) => {
-                // A launch from inside a replay (a tool's pass callback): run it once.
-                return Err(Box::new(self.once(
-                    backend,
-                    dispatch,
-                    ReplayOutcome::DeclinedError,
-                    group0,
-                    0,
-                )));
-            }
-            Err(WindowRefused::Contended) => {
-                self.notices.once(
-                    "window-contended",
-                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
-                    self.sink.as_ref(),
-                    self.options.logger.as_ref(),
-                );
-                return Err(Box::new(self.once(
-                    backend,
-                    dispatch,
-                    ReplayOutcome::DeclinedError,
-                    group0,
-                    0,
-                )));
-            }
-            Err(WindowRefused::Timeout) => {
-                self.fatal(&format!(
-                    "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
-                    dispatch.dispatch_id
-                ));
-                return Err(Box::new(self.once(
-                    backend,
-                    dispatch,
-                    ReplayOutcome::DeclinedError,
-                    group0,
-                    0,
-                )));
-            }
-        };
-
-        let drain_started = Instant::now();
-        match backend.drain(device, deadline) {
-            Ok(()) => {}
-            Err(BackendError::DrainTimeout { device, deadline }) => {
-                drop(window);
-                self.fatal(&format!(
-                    "device {device} did not finish its queued work within {deadline:?} before dispatch {} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
-                    dispatch.dispatch_id
-                ));
-                return Err(Box::new(self.once(
-                    backend,
-                    dispatch,
-                    ReplayOutcome::DeclinedError,
-                    group0,
-                    0,
-                )));
-            }
-            Err(error) => {
-                drop(window);
-                self.backend_notice("drain", &error);
-                return Err(Box::new(self.once(
-                    backend,
-                    dispatch,
-                    ReplayOutcome::DeclinedError,
-                    group0,
-                    0,
-                )));
-            }
-        }
-        let drain_ns = elapsed_ns(drain_started);
-
-        // Read before the regions: a change in between makes a later comparison fail, never pass.
-        let inventory_generation = self.inventory.generation();
-        let regions = self.inventory.tracked(device);
-        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
-        // One execution measures every group (the backend packs them into one hardware pass):
-        // nothing will be restored, so nothing is staged. Asked before the snapshot's clock
-        // starts: the backend may first finish setting up its counters.
-        let single_execution =
-            pass_groups.is_some_and(|groups| backend.executions_for(device, groups) == Some(1));
-        let snapshot_started = Instant::now();
-        let mut snapshot = None;
-        // No tracked byte on the device: no kernel can write one, so there is nothing to stage
-        // and every restore would be empty (untracked kinds are never restored anyway).
-        let places = if regions.is_empty() || single_execution {
-            snapshot = Some((None, Staging::None));
-            Vec::new()
-        } else {
-            self.staging_order(backend, device, bytes_tracked)
-        };
-        for place in places {
-            match backend.snapshot(device, &regions, place) {
-                Ok(staged) => {
-                    snapshot = Some((Some(staged), place));
-                    break;
-                }
-                Err(BackendError::OutOfStagingMemory(..)) => continue,
-                Err(error) => {
-                    drop(window);
-                    self.backend_notice("snapshot", &error);
-                    return Err(Box::new(self.once(
-                        backend,
-                        dispatch,
-                        ReplayOutcome::DeclinedError,
-                        group0,
-                        bytes_tracked,
-                    )));
-                }
-            }
-        }
-        let Some((snapshot, staging)) = snapshot else {
-            drop(window);
-            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
-            return Err(Box::new(self.once(
-                backend,
-                dispatch,
-                ReplayOutcome::DeclinedSnapshotTooLarge,
-                group0,
-                bytes_tracked,
-            )));
-        };
-        let snapshot_ns = elapsed_ns(snapshot_started);
-
-        // Said once the replay is certain (several executions): memory that is not restored
-        // matters only then.
-        let untracked = if single_execution {
-            Vec::new()
-        } else {
-            self.inventory.untracked_kinds()
-        };
-        for kind in untracked {
-            self.notices.once(
-                &format!("untracked-{kind:?}"),
-                &format!(
-                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
-                    kind.describe()
-                ),
-                self.sink.as_ref(),
-                self.options.logger.as_ref(),
-            );
-        }
-
-        Ok(Prepared {
-            dispatch,
-            window,
-            snapshot,
-            restorable: !single_execution,
-            staging,
-            bytes_tracked,
-            inventory_generation,
-            drain_ns,
-            snapshot_ns,
-        })
-    }
-
     /// Device staging first while it leaves the reserve free, host staging otherwise.
-    fn staging_order<B: ReplayBackend>(
+    fn staging_order<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         device: DeviceId,
@@ -928,185 +663,6 @@ impl Engine {
         } else {
             vec![Staging::Host]
         }
-    }
-
-    fn finish_replay<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        replay: ReplayTicket<B::Snapshot>,
-        launch: &B::Launch,
-    ) {
-        let ReplayTicket {
-            dispatch,
-            total,
-            snapshot,
-            restorable,
-            mut cost,
-            pass0_group,
-            pass0_started,
-            _window: window,
-        } = replay;
-        let device = dispatch.info.device;
-        let view = dispatch.tool_view();
-
-        match backend.stop_pass(device, pass0_group) {
-            Ok(result) => {
-                cost.pass_ns.push(elapsed_ns(pass0_started));
-                self.tool.on_pass_stop(&view, 0, &result);
-                self.send_dispatch(&dispatch, Some(0), result);
-            }
-            Err(error) => {
-                // Pass 0 is the application's launch: memory is right, only counters are lost.
-                cost.pass_ns.push(elapsed_ns(pass0_started));
-                self.backend_notice("stop_pass", &error);
-                cost.outcome = ReplayOutcome::DeclinedError;
-                self.close_replay(backend, snapshot, cost, window);
-                return;
-            }
-        }
-
-        let mut pass: u32 = 1;
-        loop {
-            if total.is_some_and(|t| pass >= t) {
-                break;
-            }
-            if self.tool.has_continue_decision()
-                && !self.tool.continue_after(&view, pass - 1, total)
-            {
-                if total.is_some() {
-                    cost.outcome = ReplayOutcome::StoppedEarly;
-                }
-                break;
-            }
-            if self.pass_already_collected(backend, &dispatch, pass) {
-                pass += 1;
-                continue;
-            }
-            if !restorable {
-                // The backend said one execution would do, yet this pass's group was not
-                // measured: without a snapshot the kernel must not run again.
-                self.lost_pass_notice(pass);
-                cost.outcome = ReplayOutcome::DeclinedError;
-                break;
-            }
-            let restore_started = Instant::now();
-            match restore_snapshot(backend, &snapshot) {
-                Ok(bytes) => cost.bytes_restored += bytes,
-                Err(error) => {
-                    self.fatal(&format!(
-                        "restoring device {device} memory before pass {pass} of dispatch {} failed ({error}); the application's memory can no longer be trusted",
-                        dispatch.dispatch_id
-                    ));
-                    cost.outcome = ReplayOutcome::DeclinedError;
-                    break;
-                }
-            }
-            cost.restore_ns += elapsed_ns(restore_started);
-            let pass_started = Instant::now();
-            let outcome = self.run_pass(backend, &dispatch, launch, pass);
-            cost.pass_ns.push(elapsed_ns(pass_started));
-            match outcome {
-                Ok(()) => pass += 1,
-                Err(PassFailure::Counters(message)) => {
-                    self.notices.once(
-                        "replay-pass-counters",
-                        &format!("a replay pass lost its counters and replay of that dispatch stopped ({message})"),
-                        self.sink.as_ref(),
-                        self.options.logger.as_ref(),
-                    );
-                    cost.outcome = ReplayOutcome::DeclinedError;
-                    break;
-                }
-                Err(PassFailure::Fatal(message)) => {
-                    self.fatal(&message);
-                    cost.outcome = ReplayOutcome::DeclinedError;
-                    break;
-                }
-            }
-        }
-        self.close_replay(backend, snapshot, cost, window);
-    }
-
-    fn lost_pass_notice(&self, pass: u32) {
-        self.notices.once(
-            "unmeasured-single-execution-pass",
-            &format!("pass {pass} was expected to be measured by the first execution (groups packed into one hardware pass) but was not; its counters are missing and the kernel is not run again (no snapshot was taken)"),
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    /// A pass whose group an earlier pass of this dispatch already collected (the backend
-    /// packed them into one hardware pass): recorded from the backend's held results, with no
-    /// restore and no re-execution.
-    fn pass_already_collected<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        dispatch: &Dispatch,
-        pass: u32,
-    ) -> bool {
-        let view = dispatch.tool_view();
-        let Some(group) = self.tool.pass_group(&view, pass) else {
-            return false;
-        };
-        match backend.held_results(dispatch.info.device, group, 1) {
-            Some(mut results) if results.len() == 1 => {
-                let result = results.remove(0);
-                self.tool.on_pass_start(&view, pass);
-                self.tool.on_pass_stop(&view, pass, &result);
-                self.send_dispatch(dispatch, Some(pass), result);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// One further pass of a dispatch replayed alone: its group started, the launch re-executed,
-    /// the counters read. (Windows of several dispatches run their passes in `windowed`.)
-    fn run_pass<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        dispatch: &Dispatch,
-        launch: &B::Launch,
-        pass: u32,
-    ) -> Result<(), PassFailure> {
-        let device = dispatch.info.device;
-        let view = dispatch.tool_view();
-        let group = self.tool.pass_group(&view, pass);
-        self.tool.on_pass_start(&view, pass);
-        let started = backend.start_pass(device, group);
-        if let Err(error) = backend.relaunch(launch) {
-            return Err(PassFailure::Fatal(format!(
-                "re-executing kernel {:?} for pass {pass} of dispatch {} failed after its memory was restored ({error}); the application's memory can no longer be trusted",
-                dispatch.info.kernel_name, dispatch.dispatch_id
-            )));
-        }
-        if let Err(error) = started {
-            // The kernel ran (memory is right) but unmeasured; wait for it, then stop.
-            let _ = backend.stop_pass(device, None);
-            return Err(PassFailure::Counters(format!("start_pass: {error}")));
-        }
-        match backend.stop_pass(device, group) {
-            Ok(result) => {
-                self.tool.on_pass_stop(&view, pass, &result);
-                self.send_dispatch(dispatch, Some(pass), result);
-                Ok(())
-            }
-            Err(error) => Err(PassFailure::Counters(format!("stop_pass: {error}"))),
-        }
-    }
-
-    fn close_replay<B: ReplayBackend>(
-        &self,
-        backend: &mut B,
-        snapshot: Option<B::Snapshot>,
-        mut cost: ReplayCost,
-        window: WindowHold,
-    ) {
-        release_snapshot(backend, snapshot);
-        drop(window);
-        cost.passes = cost.pass_ns.len() as u32;
-        self.sink.send(Record::ReplayCost(cost));
     }
 
     fn send_dispatch(&self, dispatch: &Dispatch, replay_pass: Option<u32>, result: PassResult) {
@@ -1132,13 +688,13 @@ impl Engine {
     fn decline_notice(&self, outcome: ReplayOutcome) {
         let message = match outcome {
             ReplayOutcome::DeclinedGraphLaunch => {
-                "graph launches are not replayed; they run once with the first counter group only"
+                "graph launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
             ReplayOutcome::DeclinedStreamCapture => {
                 "launches recorded into a stream capture do not execute and are not profiled; the graph built from them runs once, unreplayed"
             }
             ReplayOutcome::DeclinedMultiDevice => {
-                "multi-device cooperative launches are not replayed; they run once with the first counter group only"
+                "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
             ReplayOutcome::DeclinedSnapshotTooLarge => {
                 "a dispatch's tracked memory did not fit in device or host staging, so it ran once with the first counter group only; free memory or use application replay (omit --replay-mode kernel)"
@@ -1162,6 +718,16 @@ impl Engine {
         );
     }
 
+    /// Says `message` once per process under `key` (stderr and a warning record).
+    fn notice(&self, key: &str, message: &str) {
+        self.notices.once(
+            key,
+            message,
+            self.sink.as_ref(),
+            self.options.logger.as_ref(),
+        );
+    }
+
     /// Stores every record (the sink is closed: the process is ending, and the database must be
     /// left complete), then runs the abort action.
     fn fatal(&self, message: &str) {
@@ -1173,7 +739,33 @@ impl Engine {
     }
 }
 
-/// Why a launch that runs once closed a replay window, for the window summary.
+/// Stops a one-execution measurement and reads it.
+fn measure_once<B: ReplayBackend>(
+    backend: &mut B,
+    device: DeviceId,
+) -> Result<PassResult, BackendError> {
+    backend.launch_ends(device)?;
+    let timings = backend.stop_execution(device)?;
+    let counters = backend.unit_counters(device)?;
+    let timing = timings.first().copied().unwrap_or_default();
+    let counters = counters
+        .into_iter()
+        .next()
+        .flatten()
+        .and_then(|mut per_launch| (!per_launch.is_empty()).then(|| per_launch.remove(0)))
+        .unwrap_or_default();
+    Ok(pass_result(timing, counters))
+}
+
+fn pass_result(timing: Timing, counters: Vec<CounterSample>) -> PassResult {
+    PassResult {
+        counters,
+        start_ns: timing.start_ns,
+        end_ns: timing.end_ns,
+    }
+}
+
+/// Why a launch that runs once closed a replay unit, for the window summary.
 fn once_reason(outcome: ReplayOutcome) -> &'static str {
     match outcome {
         ReplayOutcome::Filtered => "a filtered launch",
@@ -1188,24 +780,7 @@ fn wants_replay(count: PassCount) -> bool {
     matches!(count, PassCount::UntilStopped) || matches!(count, PassCount::Passes(n) if n > 1)
 }
 
-/// Writes a unit's snapshot back; a unit without one (no tracked memory) restores nothing.
-fn restore_snapshot<B: ReplayBackend>(
-    backend: &mut B,
-    snapshot: &Option<B::Snapshot>,
-) -> Result<u64, BackendError> {
-    match snapshot {
-        Some(staged) => backend.restore(staged),
-        None => Ok(0),
-    }
-}
-
-fn release_snapshot<B: ReplayBackend>(backend: &mut B, snapshot: Option<B::Snapshot>) {
-    if let Some(staged) = snapshot {
-        backend.release(staged);
-    }
-}
-
-fn passthrough<S>(fence: FenceGuard) -> LaunchTicket<S> {
+fn passthrough(fence: FenceGuard) -> LaunchTicket {
     LaunchTicket {
         kind: TicketKind::Passthrough { _fence: fence },
     }
@@ -1236,10 +811,10 @@ fn current_tid() -> u64 {
 #[allow(dead_code)]
 fn _assert_engine_is_send_sync() {
     fn check<T: Send + Sync>() {}
-    check::<Engine>();
+    check::<Engine<(), u64, ()>>();
 }
 
-mod windowed;
+mod unit;
 
 #[cfg(test)]
 mod tests;

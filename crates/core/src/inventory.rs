@@ -72,6 +72,16 @@ impl Inventory {
         (address < region.base.saturating_add(region.bytes)).then_some(*region)
     }
 
+    /// The allocation containing `address` on any device (host memory is recorded under the
+    /// device whose context allocated it, and is visible to all).
+    pub fn find_anywhere(&self, address: u64) -> Option<Region> {
+        let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
+        devices.values().find_map(|map| {
+            let (_, region) = map.range(..=address).next_back()?;
+            (address < region.base.saturating_add(region.bytes)).then_some(*region)
+        })
+    }
+
     /// The regions a snapshot of `device` covers, in address order.
     pub fn tracked(&self, device: DeviceId) -> Vec<Region> {
         let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());

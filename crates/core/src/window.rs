@@ -65,7 +65,8 @@ impl ReplayGate {
     }
 
     /// Takes a shared hold; blocks while another thread holds or awaits the window (also a
-    /// parked one: only for backends that never open windows of several dispatches).
+    /// parked one, which is why only tests use it: the engine closes parked windows instead).
+    #[cfg(test)]
     pub(crate) fn fence(self: &Arc<Self>) -> FenceGuard {
         self.fence_until(false)
             .unwrap_or_else(|Parked| unreachable_parked())
@@ -128,7 +129,19 @@ impl ReplayGate {
 
     /// Whether this thread holds a fence (it is inside an application API call).
     pub(crate) fn holds_fence(&self) -> bool {
-        self.lock().readers.contains_key(&thread::current().id())
+        self.in_call(thread::current().id())
+    }
+
+    /// Whether `thread` holds a fence (it is inside an application API call; the owner of a
+    /// parked window only while in a call the window stays open across).
+    pub(crate) fn in_call(&self, thread: ThreadId) -> bool {
+        self.lock().readers.contains_key(&thread)
+    }
+
+    /// Waits until the gate changes (a fence or window released), at most `timeout`.
+    pub(crate) fn wait_for_change(&self, timeout: Duration) {
+        let state = self.lock();
+        let _ = self.changed.wait_timeout(state, timeout);
     }
 
     /// Parks whatever window is held (a window member's ticket dropped without its exit).
@@ -208,6 +221,7 @@ impl ReplayGate {
     }
 }
 
+#[cfg(test)]
 fn unreachable_parked() -> FenceGuard {
     // `fence_until(false)` never returns `Parked`; a guard that holds nothing is the harmless
     // answer should that ever change (no panic on application threads).

@@ -2,31 +2,36 @@
 //!
 //! The injected library calls [`CudaBackend::begin_dispatch`] with the launch's context, device
 //! and stream before it hands a dispatch to the engine; the engine then calls the trait methods
-//! from the same (application) thread, inside the launch's CUPTI callbacks. Every method runs
-//! its driver calls inside a [`ToolScope`], so the callbacks they fire are ignored.
+//! from application threads, inside their CUPTI callbacks. Every method runs its driver calls
+//! inside a [`ToolScope`], so the callbacks they fire are ignored.
 //!
 //! - drain: polls `cuStreamQuery` on every stream the application has used (and the legacy and
 //!   per-thread default streams) until all are idle or the deadline passes, then
 //!   `cuCtxSynchronize`, which returns at once when the device is idle. A device that never
 //!   finishes therefore hits the deadline instead of blocking forever.
-//! - snapshot/restore: one staging arena per device, reused across dispatches and grown on
-//!   demand: device memory (`cuMemAlloc`) first, pinned host memory (`cuMemHostAlloc`) when the
-//!   engine falls back; copies run on a non-blocking stream of the tool's own and are waited for.
-//! - timestamps: `cuEventRecord` on the launch's stream around each execution. Events give
-//!   durations; they are placed on the host clock (nanoseconds since the Unix epoch) through an
-//!   anchor event recorded on the tool's idle stream and synchronised, re-anchored every second,
-//!   so a pass's `start_ns` is `anchor_host_ns + elapsed(anchor, start)` and its `end_ns` is
-//!   `start_ns + elapsed(start, end)`.
-//! - counters: [`RangeProfiler`], one hardware pass per group.
-//! - relaunch: the original API with the original parameter block, valid while the launch's
-//!   callback runs.
+//! - snapshots: staging buffers per device, kept for reuse after release (device memory
+//!   (`cuMemAlloc`) first, pinned host memory (`cuMemHostAlloc`) when the engine falls back);
+//!   several may be alive at once (a unit's start and the application's view). Copies run on a
+//!   non-blocking stream of the tool's own and are waited for.
+//! - captures: bytes written by a call a unit stays open across, copied device-to-device into
+//!   a log arena (chunks of device memory reused across units).
+//! - timestamps: a pair of events around each measured launch (execution 0 on the launch's
+//!   stream, later executions on the tool stream). Events give durations; they are placed on
+//!   the host clock (nanoseconds since the Unix epoch) through an anchor event recorded on the
+//!   tool's idle stream and synchronised, re-anchored every second.
+//! - counters: [`RangeProfiler`], hardware passes scheduled by CUPTI.
+//! - relaunch: on the tool's stream, with the application's parameter block (valid while the
+//!   launch's callback runs) or a kept copy.
 
 use crate::classify::LaunchApi;
 use crate::drv;
 use crate::error::CudaError;
 use crate::guard::ToolScope;
-use crate::profiler::{GroupValues, RangeProfiler};
-use kreplay_core::backend::{BackendError, DeviceId, PassResult, Region, ReplayBackend};
+use crate::launch::{callback_addresses, OwnedLaunch};
+use crate::profiler::{RangeProfiler, MAX_RANGES};
+use kreplay_core::backend::{
+    BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
+};
 use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
@@ -34,6 +39,7 @@ use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
 use kreplay_format::{CounterSample, Staging};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Condvar, Mutex};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// `CU_STREAM_PER_THREAD`: the per-thread default stream's handle (`cuda.h` defines it as 0x2).
@@ -42,38 +48,88 @@ pub const STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
 pub const STREAM_LEGACY: CUstream = 0x1 as CUstream;
 
 pub use crate::launch::CudaLaunch;
-use crate::launch::OwnedLaunch;
 
-/// Where a snapshot's bytes are: regions and their offsets in the device's arena.
+/// Staging memory: device (`cuMemAlloc`) or pinned host (`cuMemHostAlloc`).
+#[derive(Debug, Clone, Copy)]
+struct Buffer {
+    address: u64,
+    bytes: u64,
+    place: Staging,
+}
+
+/// Where a snapshot's bytes are: its buffer and each region's offset in it.
 #[derive(Debug)]
 pub struct CudaSnapshot {
     device: DeviceId,
-    place: Staging,
+    buffer: Buffer,
     entries: Vec<(Region, u64)>,
+    bytes: u64,
+}
+
+/// Bytes a call wrote into device memory, copied into the device's log arena.
+#[derive(Debug)]
+pub struct CudaCapture {
+    device: DeviceId,
+    target: CUdeviceptr,
+    staged: CUdeviceptr,
     bytes: u64,
 }
 
 /// Counter groups as metric names, group i = pass i.
 pub type MetricGroups = Vec<Vec<String>>;
 
+/// How the backend uses the counters of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct CounterOptions {
+    /// The most launches a unit holds (the replay window; 1 for per-dispatch replay).
+    pub max_ranges: usize,
+    /// Dispatches measure single groups in turn (rotation, application replay): reprogramming
+    /// the counters for a group alone is expected. Off (kernel replay), a dispatch that runs
+    /// once while a schedule of several passes is programmed keeps timestamps only.
+    pub single_group_schedules: bool,
+}
+
+/// Staging buffers kept per place for the next snapshots (a unit's start and, for a unit that
+/// stayed open across calls, the application's view).
+const SPARE_BUFFERS: usize = 2;
+
+/// Log chunks are at least this large (captures are mostly small).
+const LOG_CHUNK_BYTES: u64 = 64 << 20;
+
+/// The measurement of the unit in progress on a device.
+#[derive(Debug)]
+struct UnitState {
+    groups: Vec<Option<usize>>,
+    plan: UnitPlan,
+    counters: bool,
+    /// The running execution.
+    execution: Option<usize>,
+    /// Event pairs used by the running execution.
+    used: usize,
+    /// The stream of the launch between `launch_starts` and `launch_ends`.
+    pending: Option<CUstream>,
+    /// Launches measured by each execution stopped so far.
+    launches: Vec<usize>,
+}
+
 struct DeviceState {
     ctx: CUcontext,
     tool_stream: CUstream,
-    device_arena: Option<(CUdeviceptr, u64)>,
-    host_arena: Option<(*mut std::ffi::c_void, u64)>,
+    /// Staging buffers not in use, kept for the next snapshots.
+    spare: Vec<Buffer>,
+    /// The capture log: chunks, the chunk being filled and its fill, and live captures.
+    log: Vec<(CUdeviceptr, u64)>,
+    log_at: (usize, u64),
+    log_live: usize,
     /// Kept across dispatches; `None` until the first pass with counters.
     profiler: Option<RangeProfiler>,
-    pass_start: CUevent,
-    pass_end: CUevent,
     anchor: CUevent,
     anchor_host_ns: u64,
     anchored_at: Option<Instant>,
-    /// Events ending each execution of a window pass, reused across windows.
-    window_events: Vec<CUevent>,
+    /// Start and end events of each measured launch, reused across executions.
+    events: Vec<(CUevent, CUevent)>,
+    unit: Option<UnitState>,
 }
-
-/// The most kernels one window pass collects (each is one range of the counter-data image).
-pub const MAX_WINDOW_RANGES: usize = 128;
 
 /// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
 #[derive(Debug, Clone, Copy)]
@@ -105,22 +161,13 @@ pub struct CudaBackend {
     driver: &'static Driver,
     cupti: Option<&'static Cupti>,
     groups: MetricGroups,
+    options: CounterOptions,
     devices: HashMap<DeviceId, DeviceState>,
     current: Option<CurrentDispatch>,
     /// Streams the application created or launched on (handles as integers).
     streams: HashSet<usize>,
     /// Set when counters cannot be collected on a device (one message, then timestamps only).
     counters_broken: HashMap<DeviceId, String>,
-    /// Results of groups measured together with another group in one hardware pass, kept for
-    /// the later passes of the same replay (one per execution).
-    held: HashMap<(DeviceId, usize), Vec<PassResult>>,
-    /// The pass started and not yet stopped: device and group.
-    open_pass: Option<(DeviceId, Option<usize>)>,
-    /// The window pass in progress, if any.
-    window: Option<WindowPass>,
-    /// The window pass in progress holds the [`MeasureGate`] (released at its stop, whichever
-    /// thread stops it).
-    window_holds_gate: bool,
     /// The device identity the CLI checked the groups with (see [`Self::set_identity_check`]).
     checked_identity: Option<String>,
     /// Says a warning once (stderr and a record); set with the identity check.
@@ -157,18 +204,8 @@ pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
 /// Says a warning once (stderr and a record).
 pub type WarnFn = Box<dyn Fn(&str) + Send>;
 
-/// A pass over a replay window: up to `ranges` executions, each ended by an event.
-#[derive(Debug)]
-struct WindowPass {
-    device: DeviceId,
-    ctx: CUcontext,
-    /// Events recorded after each execution so far, in order (from the device's pool).
-    boundaries: usize,
-    ranges: usize,
-}
-
 /// Makes `ctx` current on this thread for the guard's life when it is not already (a replay
-/// window may be closed, and its passes run, on another application thread).
+/// unit may be closed, and its executions run, on another application thread).
 struct ContextGuard {
     driver: &'static Driver,
     pushed: bool,
@@ -226,31 +263,42 @@ impl CudaBackend {
         driver: &'static Driver,
         cupti: Option<&'static Cupti>,
         groups: MetricGroups,
+        options: CounterOptions,
     ) -> Self {
         CudaBackend {
             driver,
             cupti,
             groups,
+            options: CounterOptions {
+                max_ranges: options.max_ranges.clamp(1, MAX_RANGES),
+                ..options
+            },
             devices: HashMap::new(),
             current: None,
             streams: HashSet::new(),
             counters_broken: HashMap::new(),
-            held: HashMap::new(),
-            open_pass: None,
-            window: None,
-            window_holds_gate: false,
             checked_identity: None,
             warn: None,
             preparing: HashMap::new(),
         }
     }
 
+    /// The groups a counter set-up programs ahead: all of them for kernel replay, the first
+    /// for runs that measure one group at a time.
+    fn warm_up_groups(&self) -> Vec<Option<usize>> {
+        if self.options.single_group_schedules {
+            vec![Some(0)]
+        } else {
+            (0..self.groups.len()).map(Some).collect()
+        }
+    }
+
     /// Starts setting the counters up for a context the application just created, on a thread
     /// of the tool's own: CUPTI's profiler initialisation, the device's counter-availability
     /// image (≈ 130 ms on an H200), the group checks and configuration images, and the first
-    /// configuration programmed into the hardware ([`RangeProfiler::warm_up`], ≈ 135–240 ms).
-    /// The application's first dispatch with counters on that context takes the result
-    /// (waiting for it if needed), so the set-up overlaps what the application does in between
+    /// configuration programmed into the hardware ([`RangeProfiler::warm_up`]). The
+    /// application's first dispatch with counters on that context takes the result (waiting
+    /// for it if needed), so the set-up overlaps what the application does in between
     /// (allocations, copies, module loads, library handles). `KREPLAY_EARLY_SETUP=0` leaves
     /// it to the first dispatch.
     pub fn prepare_counters(&mut self, ctx: CUcontext) {
@@ -266,8 +314,9 @@ impl CudaBackend {
         }
         let driver = self.driver;
         let groups = self.groups.clone();
+        let warm = self.warm_up_groups();
+        let ranges = self.options.max_ranges;
         let context = ctx as usize;
-        let ranges = MAX_WINDOW_RANGES;
         let spawned = std::thread::Builder::new()
             .name("kreplay-setup".into())
             .spawn(move || {
@@ -279,8 +328,8 @@ impl CudaBackend {
                 // SAFETY: the context pushed above is current on this thread.
                 unsafe { drv!(driver, cuCtxGetDevice(&mut device))? };
                 let mut profiler =
-                    RangeProfiler::new(cupti, ctx, device, device as usize, &groups)?;
-                if let Err(e) = profiler.warm_up(ranges) {
+                    RangeProfiler::new(cupti, ctx, device, device as usize, &groups, ranges)?;
+                if let Err(e) = profiler.warm_up(&warm) {
                     // The first dispatch programs the counters itself, as without set-up.
                     crate::debug::line(&format!("counters not programmed ahead: {e}"));
                 }
@@ -320,282 +369,6 @@ impl CudaBackend {
         self.warn = Some(warn);
     }
 
-    /// The most launches one replay window may hold (the ranges one counter pass collects).
-    /// Without counters there is nothing to amortise: 1.
-    pub fn max_window(&self) -> usize {
-        if self.groups.is_empty() {
-            1
-        } else {
-            MAX_WINDOW_RANGES
-        }
-    }
-
-    /// Starts a pass of `group` over a window of up to `ranges` executions.
-    pub fn start_window_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
-        let ctx = self.state(device)?.ctx;
-        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
-        let current = self.current()?;
-        // A later pass, run by whichever thread closes the window: the restore just finished
-        // synchronously, so the tool's idle stream marks the pass's start.
-        let stream = if current.passive {
-            self.state(device)?.tool_stream
-        } else {
-            current.stream
-        };
-        self.ensure_anchor(device).map_err(failed)?;
-        if let Some(group) = group {
-            match self.profiler(device) {
-                Some(profiler) => {
-                    if let Err(e) = profiler.start_ranges(group, ranges) {
-                        self.counters_broken.insert(device, e.to_string());
-                        return Err(failed(e));
-                    }
-                }
-                None => {
-                    return Err(BackendError::Failed(format!(
-                        "counters unavailable: {}",
-                        self.counters_unavailable(device)
-                            .unwrap_or("no counter groups")
-                    )))
-                }
-            }
-        }
-        self.open_pass = Some((device, group));
-        self.window = Some(WindowPass {
-            device,
-            ctx,
-            boundaries: 0,
-            ranges,
-        });
-        let d = self.driver;
-        let state = self.state(device)?;
-        // SAFETY: the tool's own event on the window's first stream.
-        unsafe { drv!(d, cuEventRecord(state.pass_start, stream)) }.map_err(failed)
-    }
-
-    /// Whether a window pass is in progress.
-    pub fn window_active(&self) -> bool {
-        self.window.is_some()
-    }
-
-    /// Records the end of one execution of the window pass in progress.
-    fn mark_window_boundary(&mut self, stream: CUstream) -> Result<(), CudaError> {
-        let d = self.driver;
-        let Some(window) = self.window.as_ref() else {
-            return Ok(());
-        };
-        let index = window.boundaries;
-        let device = window.device;
-        let Some(state) = self.devices.get_mut(&device) else {
-            return Ok(());
-        };
-        while state.window_events.len() <= index {
-            let mut event: CUevent = std::ptr::null_mut();
-            // SAFETY: creates an event in the window's (current) context.
-            unsafe {
-                drv!(
-                    d,
-                    cuEventCreate(&mut event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
-                )?
-            };
-            state.window_events.push(event);
-        }
-        // SAFETY: the tool's own event on the execution's stream.
-        unsafe { drv!(d, cuEventRecord(state.window_events[index], stream)) }?;
-        // Counted only once its event is recorded: stop_window_pass reads that many events.
-        if let Some(window) = self.window.as_mut() {
-            window.boundaries += 1;
-        }
-        Ok(())
-    }
-
-    /// Stops the window pass: one result per execution, in execution order.
-    pub fn stop_window_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<Vec<PassResult>, BackendError> {
-        let _scope = ToolScope::enter();
-        self.open_pass = None;
-        let window = self
-            .window
-            .take()
-            .ok_or_else(|| BackendError::Failed("no window pass in progress".into()))?;
-        let _ctx = ContextGuard::make_current(self.driver, window.ctx).map_err(failed)?;
-        let d = self.driver;
-        let (start_ev, anchor, anchor_ns, events) = {
-            let state = self.state(device)?;
-            let events: Vec<CUevent> = state
-                .window_events
-                .get(..window.boundaries)
-                .ok_or_else(|| BackendError::Failed("window pass events missing".into()))?
-                .to_vec();
-            (state.pass_start, state.anchor, state.anchor_host_ns, events)
-        };
-        if let Some(last) = events.last() {
-            // SAFETY: the tool's own event; waits for the window's last execution.
-            unsafe { drv!(d, cuEventSynchronize(*last)) }.map_err(failed)?;
-        }
-        let mut results = Vec::with_capacity(events.len());
-        let mut previous = start_ev;
-        for event in &events {
-            let start_ns = anchor_ns + self.elapsed_ns(anchor, previous).map_err(failed)?;
-            let end_ns = start_ns + self.elapsed_ns(previous, *event).map_err(failed)?;
-            results.push(PassResult {
-                counters: Vec::new(),
-                start_ns,
-                end_ns,
-            });
-            previous = *event;
-        }
-        if let Some(group) = group {
-            let profiler = self.profiler(device).ok_or_else(|| {
-                BackendError::Failed(format!("counters of group {group} were not started"))
-            })?;
-            match profiler.stop_ranges(group, ranges.max(window.ranges)) {
-                Ok(collected) => {
-                    // Ranges are matched to launches by order: a count that differs (a kernel
-                    // the window did not launch, or one it did that was not measured) would
-                    // give launches another kernel's values.
-                    let counted = collected.first().map_or(0, |(_, values)| values.len());
-                    if counted != results.len() {
-                        return Err(BackendError::Failed(format!(
-                            "the range profiler measured {counted} kernel(s) where the window launched {}",
-                            results.len()
-                        )));
-                    }
-                    return Ok(self.distribute(device, group, results, collected));
-                }
-                Err(e) => {
-                    self.counters_broken.insert(device, e.to_string());
-                    return Err(failed(e));
-                }
-            }
-        }
-        Ok(results)
-    }
-
-    /// Names the values a hardware pass collected: returns `group`'s results (the executions'
-    /// timestamps with its counters) and holds those of the other groups the pass measured.
-    fn distribute(
-        &mut self,
-        device: DeviceId,
-        group: usize,
-        executions: Vec<PassResult>,
-        collected: Vec<GroupValues>,
-    ) -> Vec<PassResult> {
-        let mut requested = Vec::new();
-        for (g, ranges) in collected {
-            let names = self.groups.get(g).cloned().unwrap_or_default();
-            let results: Vec<PassResult> = executions
-                .iter()
-                .zip(ranges)
-                .map(|(execution, values)| PassResult {
-                    counters: names
-                        .iter()
-                        .cloned()
-                        .zip(values)
-                        .map(|(name, value)| CounterSample { name, value })
-                        .collect(),
-                    ..execution.clone()
-                })
-                .collect();
-            if g == group {
-                requested = results;
-            } else {
-                self.held.insert((device, g), results);
-            }
-        }
-        requested
-    }
-
-    /// Executions a replay of `groups` needs on `device`; `None` when counters are off there or
-    /// not set up yet (the first replay then snapshots as usual, and the profiler's one-off
-    /// setup stays in its first pass's time instead of looking like snapshot time).
-    pub fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
-        if self.counters_broken.contains_key(&device) {
-            return None;
-        }
-        // A set-up begun at context creation is finished now rather than at the first pass,
-        // so that the first replay already knows whether it needs a snapshot.
-        let pending = self
-            .current
-            .is_some_and(|c| self.preparing.contains_key(&(c.ctx as usize)));
-        if pending {
-            return self.profiler(device).map(|p| p.executions_for(groups));
-        }
-        let profiler = self.devices.get(&device)?.profiler.as_ref()?;
-        Some(profiler.executions_for(groups))
-    }
-
-    /// Forgets the results held from an earlier replay on `device`.
-    pub fn replay_starts(&mut self, device: DeviceId) {
-        self.held.retain(|(d, _), _| *d != device);
-    }
-
-    /// `group`'s results for the current replay's `executions` executions, when an earlier
-    /// pass measured them (packed into its hardware pass).
-    pub fn held_results(
-        &mut self,
-        device: DeviceId,
-        group: usize,
-        executions: usize,
-    ) -> Option<Vec<PassResult>> {
-        let results = self.held.remove(&(device, group))?;
-        (results.len() == executions).then_some(results)
-    }
-
-    /// A copy of the application's launch that stays valid after its callback (for a window's
-    /// later passes); also marks the end of this execution in the window pass.
-    pub fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
-        let _scope = ToolScope::enter();
-        let current = self.current()?;
-        let owned = match launch {
-            CudaLaunch::Callback { api, params } => {
-                // SAFETY: the engine asks inside the launch's callback.
-                unsafe {
-                    OwnedLaunch::copy(self.driver, current.ctx, *api, *params, current.stream)
-                }
-                .map_err(failed)?
-            }
-            CudaLaunch::Owned(_) => {
-                return Err(BackendError::Failed(
-                    "the launch is already a kept copy".into(),
-                ))
-            }
-        };
-        if self.window.is_some() {
-            self.mark_window_boundary(current.stream).map_err(failed)?;
-        }
-        Ok(CudaLaunch::Owned(Box::new(owned)))
-    }
-
-    /// Closes a pass whose execution never happened (the application's launch failed):
-    /// counters are stopped and dropped, nothing is recorded.
-    pub fn abandon_pass(&mut self) {
-        let _scope = ToolScope::enter();
-        if self.window.is_some() {
-            // A window's pass spans several launches; the engine ends that window itself.
-            return;
-        }
-        if let Some((device, Some(group))) = self.open_pass.take() {
-            if let Some(profiler) = self
-                .devices
-                .get_mut(&device)
-                .and_then(|s| s.profiler.as_mut())
-            {
-                profiler.abandon(group);
-            }
-        }
-    }
-
     pub fn driver(&self) -> &'static Driver {
         self.driver
     }
@@ -623,7 +396,9 @@ impl CudaBackend {
         let stale = self.devices.get(&device).is_some_and(|s| s.ctx != ctx);
         if stale {
             // The application uses another context on this device now: start afresh there.
-            self.devices.remove(&device);
+            if let Some(state) = self.devices.remove(&device) {
+                self.free_device_state(state);
+            }
         }
         if !self.devices.contains_key(&device) {
             let state = self.new_device_state(ctx).map_err(failed)?;
@@ -722,7 +497,7 @@ impl CudaBackend {
     fn new_device_state(&self, ctx: CUcontext) -> Result<DeviceState, CudaError> {
         let d = self.driver;
         let mut tool_stream: CUstream = std::ptr::null_mut();
-        let mut events = [std::ptr::null_mut(); 3];
+        let mut anchor: CUevent = std::ptr::null_mut();
         // SAFETY: creates objects in the current context; handles are written by the driver.
         unsafe {
             drv!(
@@ -732,25 +507,27 @@ impl CudaBackend {
                     sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING
                 )
             )?;
-            for event in &mut events {
-                drv!(
-                    d,
-                    cuEventCreate(event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
-                )?;
+            if let Err(e) = drv!(
+                d,
+                cuEventCreate(&mut anchor, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
+            ) {
+                let _ = drv!(d, cuStreamDestroy_v2(tool_stream));
+                return Err(e);
             }
         }
         Ok(DeviceState {
             ctx,
             tool_stream,
-            device_arena: None,
-            host_arena: None,
+            spare: Vec::new(),
+            log: Vec::new(),
+            log_at: (0, 0),
+            log_live: 0,
             profiler: None,
-            pass_start: events[0],
-            pass_end: events[1],
-            anchor: events[2],
+            anchor,
             anchor_host_ns: 0,
             anchored_at: None,
-            window_events: Vec::new(),
+            events: Vec::new(),
+            unit: None,
         })
     }
 
@@ -759,18 +536,17 @@ impl CudaBackend {
         state.profiler = None;
         // SAFETY: handles created by this backend; errors while tearing down are ignored.
         unsafe {
-            if let Some((ptr, _)) = state.device_arena.take() {
-                let _ = drv!(d, cuMemFree_v2(ptr));
+            for buffer in state.spare.drain(..) {
+                free_buffer(d, buffer);
             }
-            if let Some((ptr, _)) = state.host_arena.take() {
-                let _ = drv!(d, cuMemFreeHost(ptr));
+            for (chunk, _) in state.log.drain(..) {
+                let _ = drv!(d, cuMemFree_v2(chunk));
             }
-            for event in [state.pass_start, state.pass_end, state.anchor]
-                .into_iter()
-                .chain(state.window_events.drain(..))
-            {
-                let _ = drv!(d, cuEventDestroy_v2(event));
+            for (start, end) in state.events.drain(..) {
+                let _ = drv!(d, cuEventDestroy_v2(start));
+                let _ = drv!(d, cuEventDestroy_v2(end));
             }
+            let _ = drv!(d, cuEventDestroy_v2(state.anchor));
             let _ = drv!(d, cuStreamDestroy_v2(state.tool_stream));
         }
     }
@@ -784,6 +560,13 @@ impl CudaBackend {
         self.devices
             .get_mut(&device)
             .ok_or_else(|| BackendError::Failed(format!("device {device} has no tool state")))
+    }
+
+    fn unit(&mut self, device: DeviceId) -> Result<&mut UnitState, BackendError> {
+        self.state(device)?
+            .unit
+            .as_mut()
+            .ok_or_else(|| BackendError::Failed("no unit planned (internal error)".into()))
     }
 
     /// Re-anchors the event clock on the host clock when the anchor is older than a second
@@ -820,12 +603,12 @@ impl CudaBackend {
         if self.counters_broken.contains_key(&device) || self.groups.is_empty() {
             return None;
         }
-        let current = self.current?;
         let needs_new = self
             .devices
             .get(&device)
             .is_some_and(|s| s.profiler.is_none());
         if needs_new {
+            let current = self.current?;
             let prepared = self.take_preparation(current.ctx);
             let built = match (prepared, self.cupti) {
                 (Some(prepared), _) => prepared,
@@ -835,6 +618,7 @@ impl CudaBackend {
                     current.cu_device,
                     current.cu_device as usize,
                     &self.groups,
+                    self.options.max_ranges,
                 ),
                 (None, None) => Err(CudaError::Load("CUPTI is not loaded".into())),
             };
@@ -864,6 +648,19 @@ impl CudaBackend {
         }
     }
 
+    /// Counters lost on `device`: said once by the engine, timestamps only from now on.
+    fn counters_lost(&mut self, device: DeviceId, e: CudaError) -> BackendError {
+        self.counters_broken.insert(device, e.to_string());
+        if let Some(profiler) = self
+            .devices
+            .get_mut(&device)
+            .and_then(|s| s.profiler.as_mut())
+        {
+            profiler.abandon();
+        }
+        failed(e)
+    }
+
     /// Free memory of the current context's device now, bytes (0 when it cannot be read).
     fn memory_free_now(&self) -> u64 {
         let (mut free, mut total) = (0usize, 0usize);
@@ -874,83 +671,79 @@ impl CudaBackend {
         }
     }
 
-    fn ensure_arena(
+    /// A staging buffer of at least `bytes` at `place`: a spare one, or a new allocation
+    /// (2 MiB steps, so that small variations reuse buffers).
+    fn take_buffer(
         &mut self,
         device: DeviceId,
         place: Staging,
         bytes: u64,
-    ) -> Result<u64, BackendError> {
+    ) -> Result<Buffer, BackendError> {
         let d = self.driver;
         let state = self.state(device)?;
-        // Grow in 2 MiB steps so that small variations reuse the arena.
+        let fit = state
+            .spare
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.place == place && b.bytes >= bytes)
+            .min_by_key(|(_, b)| b.bytes)
+            .map(|(i, _)| i);
+        if let Some(i) = fit {
+            return Ok(state.spare.swap_remove(i));
+        }
+        // A spare of the same place that is too small goes back to the application first.
+        let small: Vec<Buffer> = state
+            .spare
+            .iter()
+            .filter(|b| b.place == place)
+            .copied()
+            .collect();
+        state.spare.retain(|b| b.place != place);
+        for buffer in small {
+            // SAFETY: a tool-owned buffer no snapshot uses.
+            unsafe { free_buffer(d, buffer) };
+        }
         let want = bytes.div_ceil(2 << 20).max(1) * (2 << 20);
-        match place {
-            Staging::Device => {
-                if let Some((ptr, size)) = state.device_arena {
-                    if size >= bytes {
-                        return Ok(ptr);
-                    }
-                    // SAFETY: the arena is the tool's own allocation.
-                    unsafe { drv!(d, cuMemFree_v2(ptr)) }.map_err(failed)?;
-                    state.device_arena = None;
+        // SAFETY: writes the new allocation's address.
+        let address = unsafe {
+            match place {
+                Staging::Device => {
+                    let mut ptr: CUdeviceptr = 0;
+                    drv!(d, cuMemAlloc_v2(&mut ptr, want as usize)).map(|()| ptr)
                 }
-                let mut ptr: CUdeviceptr = 0;
-                // SAFETY: writes the new allocation's address.
-                match unsafe { drv!(d, cuMemAlloc_v2(&mut ptr, want as usize)) } {
-                    Ok(()) => {
-                        state.device_arena = Some((ptr, want));
-                        Ok(ptr)
-                    }
-                    Err(_) => Err(BackendError::OutOfStagingMemory(Staging::Device, bytes)),
-                }
-            }
-            Staging::Host => {
-                if let Some((ptr, size)) = state.host_arena {
-                    if size >= bytes {
-                        return Ok(ptr as u64);
-                    }
-                    // SAFETY: the arena is the tool's own pinned allocation.
-                    unsafe { drv!(d, cuMemFreeHost(ptr)) }.map_err(failed)?;
-                    state.host_arena = None;
-                }
-                let mut ptr: *mut std::ffi::c_void = std::ptr::null_mut();
-                // SAFETY: writes the new pinned allocation's address.
-                match unsafe {
+                Staging::Host => {
+                    let mut ptr: *mut std::ffi::c_void = std::ptr::null_mut();
                     drv!(
                         d,
                         cuMemHostAlloc(&mut ptr, want as usize, sys::CU_MEMHOSTALLOC_PORTABLE)
                     )
-                } {
-                    Ok(()) => {
-                        state.host_arena = Some((ptr, want));
-                        Ok(ptr as u64)
-                    }
-                    Err(_) => Err(BackendError::OutOfStagingMemory(Staging::Host, bytes)),
+                    .map(|()| ptr as u64)
                 }
+                Staging::None => return Err(BackendError::Failed("snapshot to nowhere".into())),
             }
-            Staging::None => Err(BackendError::Failed("snapshot to nowhere".into())),
         }
+        .map_err(|_| BackendError::OutOfStagingMemory(place, bytes))?;
+        Ok(Buffer {
+            address,
+            bytes: want,
+            place,
+        })
     }
 
-    /// Copies between tracked memory and staging on the tool stream, then waits for it.
+    /// Copies between tracked memory and a snapshot's buffer on the tool stream, then waits.
     fn copy(&mut self, snapshot: &CudaSnapshot, to_staging: bool) -> Result<(), BackendError> {
         let d = self.driver;
         let state = self.state(snapshot.device)?;
-        // A window may be closed on another thread: its copies run in the device's context.
+        // A unit may be closed on another thread: its copies run in the device's context.
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
         let stream = state.tool_stream;
-        let base = match snapshot.place {
-            Staging::Device => state.device_arena.map(|(p, _)| p),
-            Staging::Host => state.host_arena.map(|(p, _)| p as u64),
-            Staging::None => None,
-        }
-        .ok_or_else(|| BackendError::Failed("snapshot staging was released".into()))?;
+        let base = snapshot.buffer.address;
         for (region, offset) in &snapshot.entries {
             let staged = base + offset;
             let n = region.bytes as usize;
             // SAFETY: regions are live tracked allocations; staging was sized for them.
             let result = unsafe {
-                match (snapshot.place, to_staging) {
+                match (snapshot.buffer.place, to_staging) {
                     (Staging::Device, true) => {
                         drv!(d, cuMemcpyDtoDAsync_v2(staged, region.base, n, stream))
                     }
@@ -972,11 +765,68 @@ impl CudaBackend {
         // SAFETY: the tool's own stream.
         unsafe { drv!(d, cuStreamSynchronize(stream)) }.map_err(failed)
     }
+
+    /// The tool stream and context of the device whose context is `ctx`.
+    fn tool_stream_of(&self, ctx: CUcontext) -> Option<CUstream> {
+        self.devices
+            .values()
+            .find(|s| s.ctx == ctx)
+            .map(|s| s.tool_stream)
+    }
+
+    /// Records the `index`-th event pair's `end` (or start) on `stream`, creating pairs as needed.
+    fn record_event(
+        &mut self,
+        device: DeviceId,
+        index: usize,
+        end: bool,
+        stream: CUstream,
+    ) -> Result<(), CudaError> {
+        let d = self.driver;
+        let Some(state) = self.devices.get_mut(&device) else {
+            return Err(CudaError::Load(format!(
+                "device {device} has no tool state"
+            )));
+        };
+        while state.events.len() <= index {
+            let mut pair = [std::ptr::null_mut(); 2];
+            for event in &mut pair {
+                // SAFETY: creates an event in the device's (current) context.
+                unsafe {
+                    drv!(
+                        d,
+                        cuEventCreate(event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
+                    )?
+                };
+            }
+            state.events.push((pair[0], pair[1]));
+        }
+        let (start, stop) = state.events[index];
+        // SAFETY: the tool's own event on a live stream of the device's context.
+        unsafe { drv!(d, cuEventRecord(if end { stop } else { start }, stream)) }
+    }
+}
+
+/// Frees a staging buffer.
+///
+/// # Safety
+/// `buffer` was allocated by [`CudaBackend::take_buffer`] and nothing uses it.
+unsafe fn free_buffer(d: &Driver, buffer: Buffer) {
+    match buffer.place {
+        Staging::Device => {
+            let _ = drv!(d, cuMemFree_v2(buffer.address));
+        }
+        Staging::Host => {
+            let _ = drv!(d, cuMemFreeHost(buffer.address as *mut std::ffi::c_void));
+        }
+        Staging::None => {}
+    }
 }
 
 impl ReplayBackend for CudaBackend {
     type Launch = CudaLaunch;
     type Snapshot = CudaSnapshot;
+    type Capture = CudaCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         let _scope = ToolScope::enter();
@@ -1022,14 +872,15 @@ impl ReplayBackend for CudaBackend {
 
     fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
         let _scope = ToolScope::enter();
-        // The kept staging arena is free for staging: a snapshot that fits reuses it, and a
-        // larger one frees it before allocating.
-        let arena = self
-            .devices
-            .get(&device)
-            .and_then(|s| s.device_arena)
-            .map_or(0, |(_, size)| size);
-        self.memory_free_now().saturating_add(arena)
+        // Spare staging is free for staging: a snapshot that fits reuses it.
+        let spare: u64 = self.devices.get(&device).map_or(0, |s| {
+            s.spare
+                .iter()
+                .filter(|b| b.place == Staging::Device)
+                .map(|b| b.bytes)
+                .sum()
+        });
+        self.memory_free_now().saturating_add(spare)
     }
 
     fn snapshot(
@@ -1039,20 +890,25 @@ impl ReplayBackend for CudaBackend {
         place: Staging,
     ) -> Result<CudaSnapshot, BackendError> {
         let _scope = ToolScope::enter();
+        let ctx = self.state(device)?.ctx;
+        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
         let mut entries = Vec::with_capacity(regions.len());
         let mut offset = 0u64;
         for region in regions {
             entries.push((*region, offset));
             offset += region.bytes.div_ceil(256) * 256;
         }
-        self.ensure_arena(device, place, offset.max(1))?;
+        let buffer = self.take_buffer(device, place, offset.max(1))?;
         let snapshot = CudaSnapshot {
             device,
-            place,
+            buffer,
             entries,
             bytes: regions.iter().map(|r| r.bytes).sum(),
         };
-        self.copy(&snapshot, true)?;
+        if let Err(error) = self.copy(&snapshot, true) {
+            self.release(snapshot);
+            return Err(error);
+        }
         Ok(snapshot)
     }
 
@@ -1063,11 +919,8 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn release(&mut self, snapshot: CudaSnapshot) {
-        // The arena stays for the next dispatch, unless device memory has become tight: then
-        // the application gets it back (a later snapshot allocates again, or stages on the host).
-        if snapshot.place != Staging::Device {
-            return;
-        }
+        // The buffer stays for the next snapshot, unless device memory has become tight: then
+        // the application gets it back.
         let _scope = ToolScope::enter();
         let d = self.driver;
         let Some(ctx) = self.devices.get(&snapshot.device).map(|s| s.ctx) else {
@@ -1076,201 +929,507 @@ impl ReplayBackend for CudaBackend {
         let Ok(_ctx) = ContextGuard::make_current(d, ctx) else {
             return;
         };
-        if self.memory_free_now() >= DEFAULT_STAGING_RESERVE_BYTES {
+        let tight = snapshot.buffer.place == Staging::Device
+            && self.memory_free_now() < DEFAULT_STAGING_RESERVE_BYTES;
+        let Some(state) = self.devices.get_mut(&snapshot.device) else {
             return;
-        }
-        if let Some(state) = self.devices.get_mut(&snapshot.device) {
-            if let Some((ptr, _)) = state.device_arena.take() {
-                // SAFETY: the arena is the tool's own allocation and no copy uses it now (the
-                // snapshot is released and copies are synchronous).
-                let _ = unsafe { drv!(d, cuMemFree_v2(ptr)) };
-            }
+        };
+        state.spare.push(snapshot.buffer);
+        // At most two kept per place (a unit's start and the application's view), the
+        // largest; none on the device once memory is tight.
+        let place = snapshot.buffer.place;
+        let mut kept: Vec<Buffer> = state
+            .spare
+            .iter()
+            .filter(|b| b.place == place)
+            .copied()
+            .collect();
+        kept.sort_by_key(|b| std::cmp::Reverse(b.bytes));
+        let keep = if tight { 0 } else { SPARE_BUFFERS };
+        let freed: Vec<Buffer> = kept.into_iter().skip(keep).collect();
+        state.spare.retain(|b| {
+            !freed
+                .iter()
+                .any(|f| f.address == b.address && f.place == b.place)
+        });
+        for buffer in freed {
+            // SAFETY: released staging; copies are synchronous, so nothing uses it.
+            unsafe { free_buffer(d, buffer) };
         }
     }
 
-    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
-        let current = self.current()?;
-        self.ensure_anchor(device).map_err(failed)?;
-        self.open_pass = Some((device, group));
-        if let Some(group) = group {
-            match self.profiler(device) {
-                Some(profiler) => {
-                    if let Err(e) = profiler.start(group) {
-                        self.counters_broken.insert(device, e.to_string());
-                        return Err(failed(e));
-                    }
-                }
-                None => {
-                    let why = self
-                        .counters_broken
-                        .get(&device)
-                        .cloned()
-                        .unwrap_or_else(|| "no counter groups configured".into());
-                    return Err(BackendError::Failed(format!("counters unavailable: {why}")));
-                }
-            }
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        // Without counters there is nothing to amortise.
+        if self.groups.is_empty() {
+            1
+        } else {
+            self.options.max_ranges
         }
-        let d = self.driver;
-        let state = self.state(device)?;
-        // SAFETY: the tool's own event on the launch's stream.
-        unsafe { drv!(d, cuEventRecord(state.pass_start, current.stream)) }.map_err(failed)
     }
 
-    fn stop_pass(
+    fn plan_unit(
         &mut self,
         device: DeviceId,
-        group: Option<usize>,
-    ) -> Result<PassResult, BackendError> {
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
         let _scope = ToolScope::enter();
-        self.open_pass = None;
-        let current = self.current()?;
+        let measured = groups.iter().any(Option::is_some);
+        let single_group_schedules = self.options.single_group_schedules;
+        let plan = if measured {
+            let Some(profiler) = self.profiler(device) else {
+                return Err(BackendError::Failed(format!(
+                    "counters unavailable: {}",
+                    self.counters_unavailable(device)
+                        .unwrap_or("no counter groups")
+                )));
+            };
+            let (plan, passes) = profiler.plan(groups);
+            // A dispatch that runs once with one group while a schedule of several passes is
+            // programmed would cost two reprogrammings (≈ 0.6 s on an H200).
+            let switching = profiler
+                .enabled_schedule()
+                .is_some_and(|s| s.len() > 1 && s != passes.as_slice());
+            if switching && passes.len() == 1 && !single_group_schedules {
+                return Err(BackendError::Failed(
+                    "the counters are programmed for several hardware passes; a dispatch that runs once keeps timestamps only, since measuring one group alone would reprogram them twice (≈ 0.6 s)".into(),
+                ));
+            }
+            if let Err(e) = profiler.begin_unit(passes) {
+                return Err(self.counters_lost(device, e));
+            }
+            plan
+        } else {
+            UnitPlan {
+                executions: 1,
+                execution_of_pass: vec![0; groups.len()],
+            }
+        };
+        self.state(device)?.unit = Some(UnitState {
+            groups: groups.to_vec(),
+            plan: plan.clone(),
+            counters: measured,
+            execution: None,
+            used: 0,
+            pending: None,
+            launches: Vec::new(),
+        });
+        Ok(plan)
+    }
+
+    fn start_execution(
+        &mut self,
+        device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let ctx = self.state(device)?.ctx;
+        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
+        if ranges > self.options.max_ranges.max(1) {
+            return Err(BackendError::Failed(format!(
+                "an execution of {ranges} launches exceeds the {} ranges the counters were set up for",
+                self.options.max_ranges
+            )));
+        }
+        self.ensure_anchor(device).map_err(failed)?;
+        let counters = {
+            let unit = self.unit(device)?;
+            unit.execution = Some(execution);
+            unit.used = 0;
+            unit.pending = None;
+            unit.counters
+        };
+        if counters {
+            let started = match self.profiler(device) {
+                Some(profiler) => profiler.start(),
+                None => Err(CudaError::Load("counters unavailable".into())),
+            };
+            if let Err(e) = started {
+                return Err(self.counters_lost(device, e));
+            }
+        }
+        Ok(())
+    }
+
+    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let current = self.current;
+        let state = self.state(device)?;
+        let tool_stream = state.tool_stream;
+        let unit = state
+            .unit
+            .as_mut()
+            .ok_or_else(|| BackendError::Failed("no unit planned".into()))?;
+        // Execution 0 is the application's own launch, on its stream; later ones run on the
+        // tool's stream.
+        let stream = match (unit.execution, current) {
+            (Some(0), Some(c)) if !c.passive => c.stream,
+            (Some(_), _) => tool_stream,
+            (None, _) => return Err(BackendError::Failed("no execution running".into())),
+        };
+        let index = unit.used;
+        unit.pending = Some(stream);
+        self.record_event(device, index, false, stream)
+            .map_err(failed)
+    }
+
+    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let unit = self.unit(device)?;
+        let stream = unit
+            .pending
+            .take()
+            .ok_or_else(|| BackendError::Failed("launch_ends without launch_starts".into()))?;
+        let index = unit.used;
+        self.record_event(device, index, true, stream)
+            .map_err(failed)?;
+        self.unit(device)?.used += 1;
+        Ok(())
+    }
+
+    fn launch_abandoned(&mut self, device: DeviceId) {
+        if let Ok(unit) = self.unit(device) {
+            unit.pending = None;
+        }
+    }
+
+    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        let _scope = ToolScope::enter();
         let d = self.driver;
-        let (start_ev, end_ev, anchor, anchor_ns) = {
+        let ctx = self.state(device)?.ctx;
+        let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
+        let (used, counters) = {
+            let unit = self.unit(device)?;
+            unit.execution
+                .take()
+                .ok_or_else(|| BackendError::Failed("stop without a running execution".into()))?;
+            (unit.used, unit.counters)
+        };
+        let (anchor, anchor_ns, pairs) = {
             let state = self.state(device)?;
             (
-                state.pass_start,
-                state.pass_end,
                 state.anchor,
                 state.anchor_host_ns,
+                state.events[..used].to_vec(),
             )
         };
-        // SAFETY: the tool's own events; the synchronize waits for this execution only.
-        unsafe {
-            drv!(d, cuEventRecord(end_ev, current.stream)).map_err(failed)?;
-            drv!(d, cuEventSynchronize(end_ev)).map_err(failed)?;
+        if let Some((_, last)) = pairs.last() {
+            // SAFETY: the tool's own event; waits for the execution's last launch.
+            unsafe { drv!(d, cuEventSynchronize(*last)) }.map_err(failed)?;
         }
-        let start_ns = anchor_ns + self.elapsed_ns(anchor, start_ev).map_err(failed)?;
-        let end_ns = start_ns + self.elapsed_ns(start_ev, end_ev).map_err(failed)?;
-        let execution = PassResult {
-            counters: Vec::new(),
-            start_ns,
-            end_ns,
+        let mut timings = Vec::with_capacity(used);
+        for (start, end) in &pairs {
+            let start_ns = anchor_ns + self.elapsed_ns(anchor, *start).map_err(failed)?;
+            let end_ns = start_ns + self.elapsed_ns(*start, *end).map_err(failed)?;
+            timings.push(Timing { start_ns, end_ns });
+        }
+        if counters {
+            let stopped = match self.profiler(device) {
+                Some(profiler) => profiler.stop(),
+                None => Err(CudaError::Load("counters unavailable".into())),
+            };
+            if let Err(e) = stopped {
+                return Err(self.counters_lost(device, e));
+            }
+        }
+        self.unit(device)?.launches.push(used);
+        Ok(timings)
+    }
+
+    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
+        let _scope = ToolScope::enter();
+        let unit = self
+            .state(device)?
+            .unit
+            .take()
+            .ok_or_else(|| BackendError::Failed("no unit planned".into()))?;
+        let launches_of = |execution: usize| unit.launches.get(execution).copied();
+        if !unit.counters {
+            return Ok(unit
+                .plan
+                .execution_of_pass
+                .iter()
+                .map(|e| launches_of(*e).map(|n| vec![Vec::new(); n]))
+                .collect());
+        }
+        let values = match self.profiler(device) {
+            Some(profiler) => profiler.unit_values(),
+            None => Err(CudaError::Load("counters unavailable".into())),
         };
-        if let Some(group) = group {
-            let started = self
-                .devices
-                .get(&device)
-                .and_then(|s| s.profiler.as_ref())
-                .is_some();
-            if !started || self.counters_broken.contains_key(&device) {
+        let values = values.map_err(|e| self.counters_lost(device, e))?;
+        let mut per_pass = Vec::with_capacity(unit.groups.len());
+        for (group, execution) in unit.groups.iter().zip(&unit.plan.execution_of_pass) {
+            let Some(launches) = launches_of(*execution) else {
+                per_pass.push(None);
+                continue;
+            };
+            let Some(group) = group else {
+                per_pass.push(Some(vec![Vec::new(); launches]));
+                continue;
+            };
+            let Some((_, ranges)) = values.iter().find(|(g, _)| g == group) else {
+                per_pass.push(None);
+                continue;
+            };
+            // Ranges are matched to launches by order: a count that differs (a kernel the unit
+            // did not launch, or one it did that was not measured) would give launches another
+            // kernel's values.
+            if ranges.len() != launches {
                 return Err(BackendError::Failed(format!(
-                    "counters of group {group} were not started on device {device}"
+                    "the range profiler measured {} kernel(s) where the unit launched {launches}",
+                    ranges.len()
                 )));
             }
-            if let Some(profiler) = self.profiler(device) {
-                match profiler.stop_ranges(group, 1) {
-                    Ok(collected) => {
-                        let mut results =
-                            self.distribute(device, group, vec![execution], collected);
-                        return results.pop().ok_or_else(|| {
-                            BackendError::Failed(format!(
-                                "the range profiler returned no values for group {group}"
-                            ))
-                        });
-                    }
-                    Err(e) => {
-                        self.counters_broken.insert(device, e.to_string());
-                        return Err(failed(e));
-                    }
-                }
+            let names = self.groups.get(*group).cloned().unwrap_or_default();
+            per_pass.push(Some(
+                ranges
+                    .iter()
+                    .map(|values| {
+                        names
+                            .iter()
+                            .cloned()
+                            .zip(values.iter().copied())
+                            .map(|(name, value)| CounterSample { name, value })
+                            .collect()
+                    })
+                    .collect(),
+            ));
+        }
+        Ok(per_pass)
+    }
+
+    fn abandon_unit(&mut self, device: DeviceId) {
+        let _scope = ToolScope::enter();
+        let Some(state) = self.devices.get_mut(&device) else {
+            return;
+        };
+        let ctx = state.ctx;
+        if state.unit.take().is_some_and(|u| u.counters) {
+            let Ok(_ctx) = ContextGuard::make_current(self.driver, ctx) else {
+                return;
+            };
+            if let Some(profiler) = self
+                .devices
+                .get_mut(&device)
+                .and_then(|s| s.profiler.as_mut())
+            {
+                profiler.abandon();
             }
         }
-        Ok(execution)
     }
 
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         let _scope = ToolScope::enter();
         let d = self.driver;
-        let (api, params) = match launch {
+        match launch {
             CudaLaunch::Owned(owned) => {
                 let _ctx = ContextGuard::make_current(d, owned.ctx).map_err(failed)?;
-                owned.launch(d).map_err(failed)?;
-                if self.window.is_some() {
-                    self.mark_window_boundary(owned.stream()).map_err(failed)?;
-                }
-                return Ok(());
+                let stream = self
+                    .tool_stream_of(owned.ctx)
+                    .unwrap_or_else(|| owned.stream());
+                owned.launch_on(d, stream).map_err(failed)
             }
-            CudaLaunch::Callback { api, params } => (*api, *params),
-        };
-        // SAFETY: `params` is the parameter block of the launch whose callback is running;
-        // CUDA keeps it valid for the callback's duration.
-        let result = unsafe {
-            match api {
-                LaunchApi::Kernel { per_thread } => {
-                    let p = &*(params as *const sys::cuLaunchKernel_params);
-                    drv!(
-                        d,
-                        cuLaunchKernel(
-                            p.f,
-                            p.gridDimX,
-                            p.gridDimY,
-                            p.gridDimZ,
-                            p.blockDimX,
-                            p.blockDimY,
-                            p.blockDimZ,
-                            p.sharedMemBytes,
-                            resolve_stream(p.hStream, per_thread),
-                            p.kernelParams,
-                            p.extra
-                        )
-                    )
-                }
-                LaunchApi::Cooperative { per_thread } => {
-                    let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
-                    drv!(
-                        d,
-                        cuLaunchCooperativeKernel(
-                            p.f,
-                            p.gridDimX,
-                            p.gridDimY,
-                            p.gridDimZ,
-                            p.blockDimX,
-                            p.blockDimY,
-                            p.blockDimZ,
-                            p.sharedMemBytes,
-                            resolve_stream(p.hStream, per_thread),
-                            p.kernelParams
-                        )
-                    )
-                }
-                LaunchApi::KernelEx { per_thread } => {
-                    let p = &*(params as *const sys::cuLaunchKernelEx_params);
-                    let mut config = *p.config;
-                    config.hStream = resolve_stream(config.hStream, per_thread);
-                    drv!(d, cuLaunchKernelEx(&config, p.f, p.kernelParams, p.extra))
-                }
-                LaunchApi::Graph | LaunchApi::MultiDevice => {
-                    return Err(BackendError::Failed(
-                        "graph and multi-device launches are never replayed".into(),
-                    ))
-                }
+            CudaLaunch::Callback { api, params } => {
+                let current = self.current()?;
+                let stream = self.tool_stream_of(current.ctx).unwrap_or(current.stream);
+                // SAFETY: `params` is the parameter block of the launch whose callback is
+                // running; CUDA keeps it valid for the callback's duration.
+                unsafe { relaunch_callback(d, *api, *params, stream) }.map_err(failed)
             }
-        };
-        result.map_err(failed)
+        }
+    }
+
+    /// A copy of the application's launch that stays valid after its callback.
+    fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
+        let _scope = ToolScope::enter();
+        let current = self.current()?;
+        match launch {
+            CudaLaunch::Callback { api, params } => {
+                // SAFETY: the engine asks inside the launch's callback.
+                let owned = unsafe {
+                    OwnedLaunch::copy(self.driver, current.ctx, *api, *params, current.stream)
+                }
+                .map_err(failed)?;
+                Ok(CudaLaunch::Owned(Box::new(owned)))
+            }
+            CudaLaunch::Owned(_) => Err(BackendError::Failed(
+                "the launch is already a kept copy".into(),
+            )),
+        }
+    }
+
+    fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
+        let _scope = ToolScope::enter();
+        match launch {
+            CudaLaunch::Owned(owned) => owned.addresses(),
+            // SAFETY: asked inside the launch's callback.
+            CudaLaunch::Callback { api, params } => unsafe {
+                callback_addresses(self.driver, *api, *params)
+            },
+        }
+    }
+
+    fn capture(
+        &mut self,
+        device: DeviceId,
+        base: u64,
+        bytes: u64,
+    ) -> Result<CudaCapture, BackendError> {
+        let _scope = ToolScope::enter();
+        let d = self.driver;
+        let state = self.state(device)?;
+        let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
+        let aligned = bytes.div_ceil(256).max(1) * 256;
+        // The chunk being filled, or the next one that holds it, or a new chunk.
+        let (mut chunk, mut at) = state.log_at;
+        while chunk < state.log.len() && at + aligned > state.log[chunk].1 {
+            chunk += 1;
+            at = 0;
+        }
+        if chunk == state.log.len() {
+            let size = aligned.max(LOG_CHUNK_BYTES);
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: writes the new allocation's address.
+            unsafe { drv!(d, cuMemAlloc_v2(&mut ptr, size as usize)) }
+                .map_err(|_| BackendError::OutOfStagingMemory(Staging::Device, aligned))?;
+            state.log.push((ptr, size));
+        }
+        let staged = state.log[chunk].0 + at;
+        let stream = state.tool_stream;
+        // SAFETY: `base..base+bytes` is tracked device memory (the engine checked), the log
+        // chunk has room; the copy is waited for.
+        unsafe {
+            drv!(
+                d,
+                cuMemcpyDtoDAsync_v2(staged, base, bytes as usize, stream)
+            )
+            .map_err(failed)?;
+            drv!(d, cuStreamSynchronize(stream)).map_err(failed)?;
+        }
+        state.log_at = (chunk, at + aligned);
+        state.log_live += 1;
+        Ok(CudaCapture {
+            device,
+            target: base,
+            staged,
+            bytes,
+        })
+    }
+
+    fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
+        let _scope = ToolScope::enter();
+        let d = self.driver;
+        let state = self.state(capture.device)?;
+        let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
+        // In stream order after the relaunches before it (all on the tool stream).
+        // SAFETY: both ranges are live device memory of the device's context.
+        unsafe {
+            drv!(
+                d,
+                cuMemcpyDtoDAsync_v2(
+                    capture.target,
+                    capture.staged,
+                    capture.bytes as usize,
+                    state.tool_stream
+                )
+            )
+        }
+        .map_err(failed)
+    }
+
+    fn release_capture(&mut self, capture: CudaCapture) {
+        if let Some(state) = self.devices.get_mut(&capture.device) {
+            state.log_live = state.log_live.saturating_sub(1);
+            if state.log_live == 0 {
+                state.log_at = (0, 0);
+            }
+        }
     }
 }
 
-/// Serialises measured executions: the per-device events and the range profiler serve one
-/// execution at a time, also when application threads launch concurrently with one group
-/// (replayed dispatches are already serialised by the engine's replay window).
+/// Re-issues the launch whose callback is running, on `stream`.
+///
+/// # Safety
+/// `params` is the launch API's parameter block, inside its callback.
+unsafe fn relaunch_callback(
+    d: &Driver,
+    api: LaunchApi,
+    params: *const std::ffi::c_void,
+    stream: CUstream,
+) -> Result<(), CudaError> {
+    match api {
+        LaunchApi::Kernel { .. } => {
+            let p = &*(params as *const sys::cuLaunchKernel_params);
+            drv!(
+                d,
+                cuLaunchKernel(
+                    p.f,
+                    p.gridDimX,
+                    p.gridDimY,
+                    p.gridDimZ,
+                    p.blockDimX,
+                    p.blockDimY,
+                    p.blockDimZ,
+                    p.sharedMemBytes,
+                    stream,
+                    p.kernelParams,
+                    p.extra
+                )
+            )
+        }
+        LaunchApi::Cooperative { .. } => {
+            let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
+            drv!(
+                d,
+                cuLaunchCooperativeKernel(
+                    p.f,
+                    p.gridDimX,
+                    p.gridDimY,
+                    p.gridDimZ,
+                    p.blockDimX,
+                    p.blockDimY,
+                    p.blockDimZ,
+                    p.sharedMemBytes,
+                    stream,
+                    p.kernelParams
+                )
+            )
+        }
+        LaunchApi::KernelEx { .. } => {
+            let p = &*(params as *const sys::cuLaunchKernelEx_params);
+            let mut config = *p.config;
+            config.hStream = stream;
+            drv!(d, cuLaunchKernelEx(&config, p.f, p.kernelParams, p.extra))
+        }
+        LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
+            "graph and multi-device launches are never replayed".into(),
+        )),
+    }
+}
+
+/// Serialises measurements between application threads: the per-device events and the range
+/// profiler serve one unit at a time. Replay units of several launches already hold the
+/// engine's exclusive window; dispatches that run once on several threads take turns here.
+/// The thread that planned a unit holds the gate until its counters are read (or the unit is
+/// abandoned), whichever thread does that; planning again on that thread passes through.
 #[derive(Default)]
 pub struct MeasureGate {
-    busy: Mutex<bool>,
+    holder: Mutex<Option<ThreadId>>,
     freed: Condvar,
 }
 
 impl MeasureGate {
     fn acquire(&self) {
-        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-        while *busy {
-            busy = self.freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        let me = std::thread::current().id();
+        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        while holder.is_some_and(|h| h != me) {
+            holder = self.freed.wait(holder).unwrap_or_else(|e| e.into_inner());
         }
-        *busy = true;
+        *holder = Some(me);
     }
 
     fn release(&self) {
-        *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.freed.notify_one();
     }
 }
@@ -1282,7 +1441,6 @@ pub struct DispatchBackend<'a> {
     shared: &'a Mutex<CudaBackend>,
     gate: &'a MeasureGate,
     current: CurrentDispatch,
-    measuring: bool,
 }
 
 impl<'a> DispatchBackend<'a> {
@@ -1295,7 +1453,6 @@ impl<'a> DispatchBackend<'a> {
             shared,
             gate,
             current,
-            measuring: false,
         }
     }
 
@@ -1304,33 +1461,12 @@ impl<'a> DispatchBackend<'a> {
         backend.current = Some(self.current);
         backend
     }
-
-    /// The application's launch failed after the engine started pass 0: stop the counters
-    /// without reading them and let the next dispatch measure normally.
-    pub fn abandon(&mut self) {
-        if self.measuring {
-            self.lock().abandon_pass();
-        }
-        self.end_measure();
-    }
-
-    fn end_measure(&mut self) {
-        if self.measuring {
-            self.measuring = false;
-            self.gate.release();
-        }
-    }
-}
-
-impl Drop for DispatchBackend<'_> {
-    fn drop(&mut self) {
-        self.end_measure();
-    }
 }
 
 impl ReplayBackend for DispatchBackend<'_> {
     type Launch = CudaLaunch;
     type Snapshot = CudaSnapshot;
+    type Capture = CudaCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.lock().drain(device, deadline)
@@ -1357,100 +1493,91 @@ impl ReplayBackend for DispatchBackend<'_> {
         self.lock().release(snapshot)
     }
 
-    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
-        if !self.measuring {
-            self.gate.acquire();
-            self.measuring = true;
-        }
-        let result = self.lock().start_pass(device, group);
-        if result.is_err() {
-            self.end_measure();
-        }
-        result
+    fn max_window(&mut self, device: DeviceId) -> usize {
+        self.lock().max_window(device)
     }
 
-    fn stop_pass(
+    fn plan_unit(
         &mut self,
         device: DeviceId,
-        group: Option<usize>,
-    ) -> Result<PassResult, BackendError> {
-        let result = self.lock().stop_pass(device, group);
-        self.end_measure();
-        result
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        self.gate.acquire();
+        let planned = self.lock().plan_unit(device, groups);
+        if planned.is_err() {
+            self.gate.release();
+        }
+        planned
+    }
+
+    fn start_execution(
+        &mut self,
+        device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        self.lock().start_execution(device, execution, ranges)
+    }
+
+    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        self.lock().launch_starts(device)
+    }
+
+    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        self.lock().launch_ends(device)
+    }
+
+    fn launch_abandoned(&mut self, device: DeviceId) {
+        self.lock().launch_abandoned(device)
+    }
+
+    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        self.lock().stop_execution(device)
+    }
+
+    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
+        let counters = self.lock().unit_counters(device);
+        self.gate.release();
+        counters
+    }
+
+    fn abandon_unit(&mut self, device: DeviceId) {
+        self.lock().abandon_unit(device);
+        self.gate.release();
     }
 
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)
     }
 
-    fn max_window(&mut self, _device: DeviceId) -> usize {
-        self.lock().max_window()
-    }
-
-    fn start_window_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        // The window, not this handle, holds the gate: another thread may stop the pass.
-        if self.measuring {
-            self.measuring = false;
-        } else {
-            self.gate.acquire();
-        }
-        let mut backend = self.lock();
-        let result = backend.start_window_pass(device, group, ranges);
-        if result.is_ok() {
-            backend.window_holds_gate = true;
-        } else {
-            drop(backend);
-            self.gate.release();
-        }
-        result
-    }
-
-    fn stop_window_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<Vec<PassResult>, BackendError> {
-        if !self.lock().window_active() {
-            return self.stop_pass(device, group).map(|r| vec![r]);
-        }
-        let (result, held) = {
-            let mut backend = self.lock();
-            let result = backend.stop_window_pass(device, group, ranges);
-            (result, std::mem::take(&mut backend.window_holds_gate))
-        };
-        if held {
-            self.gate.release();
-        }
-        result
-    }
-
     fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
         self.lock().retain_launch(launch)
     }
 
-    fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
-        self.lock().executions_for(device, groups)
+    fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
+        self.lock().launch_addresses(launch)
     }
 
-    fn replay_starts(&mut self, device: DeviceId) {
-        self.lock().replay_starts(device)
-    }
-
-    fn held_results(
+    fn capture(
         &mut self,
         device: DeviceId,
-        group: usize,
-        executions: usize,
-    ) -> Option<Vec<PassResult>> {
-        self.lock().held_results(device, group, executions)
+        base: u64,
+        bytes: u64,
+    ) -> Result<CudaCapture, BackendError> {
+        self.lock().capture(device, base, bytes)
+    }
+
+    fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
+        self.lock().apply(capture)
+    }
+
+    fn release_capture(&mut self, capture: CudaCapture) {
+        self.lock().release_capture(capture)
     }
 }
+
+/// The engine for CUDA launches.
+pub type CudaEngine = kreplay_core::Engine<CudaLaunch, CudaSnapshot, CudaCapture>;
 
 /// The stream a launch really used: stream 0 of a `_ptsz` launch is the per-thread default stream.
 pub fn resolve_stream(stream: CUstream, per_thread: bool) -> CUstream {
@@ -1476,7 +1603,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn measure_gate_admits_one_execution_at_a_time() {
+    fn measure_gate_admits_one_thread_at_a_time_and_its_holder_again() {
         use std::sync::atomic::{AtomicU32, Ordering};
         use std::sync::Arc;
         let gate = Arc::new(MeasureGate::default());
@@ -1488,6 +1615,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..50 {
                         gate.acquire();
+                        gate.acquire(); // a holder planning again passes through
                         let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         std::thread::yield_now();

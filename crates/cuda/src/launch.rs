@@ -188,6 +188,49 @@ impl OwnedLaunch {
         self.stream
     }
 
+    /// Values of the parameters that may be addresses: every 8-byte-aligned 8-byte word of a
+    /// parameter of 8 bytes or more.
+    pub fn addresses(&self) -> Vec<u64> {
+        let base = self.storage.as_ptr() as *const u8;
+        let sizes: Vec<usize> = self
+            .offsets
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let next = self
+                    .offsets
+                    .get(i + 1)
+                    .copied()
+                    .unwrap_or(self.storage.len() * 16);
+                next - o
+            })
+            .collect();
+        let mut words = Vec::new();
+        for (offset, size) in self.offsets.iter().zip(sizes) {
+            for at in (0..size.saturating_sub(7)).step_by(8) {
+                // SAFETY: inside `storage` (16-byte slots cover every parameter).
+                let word = unsafe { std::ptr::read_unaligned(base.add(offset + at) as *const u64) };
+                if word != 0 {
+                    words.push(word);
+                }
+            }
+        }
+        words
+    }
+
+    /// Issues the launch again with the copied parameters, on `stream` (a replay runs every
+    /// re-execution on the tool's own stream, in the order the application issued them).
+    pub fn launch_on(&self, driver: &Driver, stream: CUstream) -> Result<(), CudaError> {
+        OwnedLaunch {
+            stream,
+            attrs: self.attrs.clone(),
+            storage: self.storage.clone(),
+            offsets: self.offsets.clone(),
+            ..*self
+        }
+        .launch(driver)
+    }
+
     /// Issues the launch again with the copied parameters.
     pub fn launch(&self, driver: &Driver) -> Result<(), CudaError> {
         // The driver only reads through these pointers (it copies parameters at launch).
@@ -268,6 +311,50 @@ impl OwnedLaunch {
             }
         }
     }
+}
+
+/// Values of a launch's parameters that may be addresses (see [`OwnedLaunch::addresses`]),
+/// read inside its callback.
+///
+/// # Safety
+/// `params` is the launch API's parameter block, inside its callback.
+pub unsafe fn callback_addresses(
+    driver: &Driver,
+    api: LaunchApi,
+    params: *const c_void,
+) -> Vec<u64> {
+    let (f, kernel_params) = match api {
+        LaunchApi::Kernel { .. } => {
+            let p = &*(params as *const sys::cuLaunchKernel_params);
+            (p.f, p.kernelParams)
+        }
+        LaunchApi::Cooperative { .. } => {
+            let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
+            (p.f, p.kernelParams)
+        }
+        LaunchApi::KernelEx { .. } => {
+            let p = &*(params as *const sys::cuLaunchKernelEx_params);
+            (p.f, p.kernelParams)
+        }
+        LaunchApi::Graph | LaunchApi::MultiDevice => return Vec::new(),
+    };
+    if kernel_params.is_null() {
+        return Vec::new();
+    }
+    let mut words = Vec::new();
+    for (index, (_, size)) in parameter_layout(driver, f).into_iter().enumerate() {
+        let source = *kernel_params.add(index) as *const u8;
+        if source.is_null() {
+            continue;
+        }
+        for at in (0..size.saturating_sub(7)).step_by(8) {
+            let word = std::ptr::read_unaligned(source.add(at) as *const u64);
+            if word != 0 {
+                words.push(word);
+            }
+        }
+    }
+    words
 }
 
 #[cfg(test)]

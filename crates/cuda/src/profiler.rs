@@ -1,52 +1,89 @@
-//! Hardware counters through CUPTI's Range Profiler, one hardware pass per user group.
+//! Hardware counters through CUPTI's Range Profiler, with CUPTI scheduling the hardware passes.
 //!
-//! Sequence (reference nvidia-cupti.md §3.3, §10 strategy C), per pass on group `g`:
-//! - if the enabled range-profiler object is not configured for `g`: `Disable` it, `Enable` a
-//!   fresh one (with `pRangeProfilerObject` reset to NULL: a stale pointer is
-//!   `CUPTI_ERROR_INVALID_PARAMETER`), and size `g`'s counter-data image with
-//!   `GetCounterDataSize` for `g` just before initialising it;
-//! - `CounterDataImageInitialize` (always before `SetConfig`: the other order segfaults),
-//!   `SetConfig(g)` with `CUPTI_UserReplay` + `CUPTI_AutoRange`, one range per pass, `Start`;
-//! - the kernel executes;
-//! - `Stop` (must report every pass submitted: a group is one pass), `DecodeData`,
-//!   `EvaluateToGpuValues` for range 0.
+//! User groups are packed into *hardware passes*: whole groups whose union this device collects
+//! in one pass (its counter-availability image decides) share one, so one execution measures
+//! them all. A replay unit measures a *schedule*: the hardware passes its groups need, in order
+//! of first use. A schedule is ONE configuration image built with one
+//! `cuptiProfilerHostConfigAddMetrics` call per hardware pass: each call is a pass group of its
+//! own, so pass k of the image collects exactly the k-th hardware pass's metrics and every user
+//! group is measured whole in one execution (checked on GH100 with `NVPW_Config_GetRawCounters`,
+//! and on the H200 by `bench/probes/scheduled_passes.cu`, which gives each pass kernels of a
+//! different size and finds every metric in its own pass).
 //!
-//! Switching `SetConfig` between groups on one enabled object is faster but silently wrong
-//! (metrics absent from the first group read NaN), which is why each change of group pays a
-//! `Disable` + `Enable`. With one group the object stays enabled across dispatches.
+//! Sequence (reference nvidia-cupti.md §10 strategy A, §11), per unit:
+//! - the range-profiler object stays enabled for the run; only a change of schedule (a unit that
+//!   needs other groups, e.g. rotation) pays `Disable` + `Enable` (≈ 0.3 s on an H200);
+//! - `CounterDataImageInitialize` (always before `SetConfig`: the other order segfaults), then
+//!   `SetConfig` with `CUPTI_UserReplay` + `CUPTI_AutoRange`, `passIndex` 0, and always
+//!   [`MAX_RANGES`] ranges (an object measures whole passes only up to the ranges of its first
+//!   configuration);
+//! - per execution: `Start`, the unit's kernels (one automatic range each), `Stop`, which
+//!   advances CUPTI's pass index; the last reports every pass submitted;
+//! - `DecodeData`, then every range evaluated with the schedule's host object.
 //!
-//! Groups are packed into hardware passes: whole groups whose union this device collects in
-//! one pass (the counter-availability image decides) share one configuration, so one
-//! execution measures them all and the configuration rarely changes (reference
-//! nvidia-cupti.md §10: a change costs ≈ 150 ms, a pass on the programmed configuration
-//! ≈ 4–30 ms). Each group is still collected whole within one pass. `KREPLAY_PACK_GROUPS=0`
-//! gives every group its own pass.
+//! On an H200 a pass costs ≈ 20 ms to start with DRAM/L2 counters, ≈ 0 with SASS counters only,
+//! and 7–20 ms to stop, against ≈ 160 ms for a `Disable` + `Enable` per group.
+//!
+//! `KREPLAY_RANGE_PROFILER_SEQUENCE=reenable` measures each execution on a one-pass
+//! configuration of its own with `Disable` + `Enable` between them (the earlier, slow, correct
+//! sequence); `switch` does the same with `SetConfig` alone, which CUPTI 13.0 evaluates wrongly
+//! (NaN for every metric not in the first configuration): kept so that the GPU checks prove they
+//! catch it, never the default. `KREPLAY_PACK_GROUPS=0` gives every group its own hardware pass.
 
 use crate::catalog::host::host_api_lock;
 use crate::catalog::identity_cache;
 use crate::cupti_call;
 use crate::debug;
 use crate::error::{c_text, CudaError};
-use kreplay_core::catalog::{executions_needed, pack_groups};
+use kreplay_core::backend::UnitPlan;
+use kreplay_core::catalog::pack_groups;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::ptr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// One counter group's host-side state: its metric names, the host object that evaluates them,
-/// and the config image programmed into the hardware.
-struct GroupConfig {
+/// The most kernels one execution measures (each is one range of the counter-data image).
+pub const MAX_RANGES: usize = 128;
+
+/// A configuration built on CUPTI's host API: the host object that evaluates it, its metric
+/// names (in the order they were added) and the config image programmed into the hardware.
+struct HostConfig {
     _names: Vec<CString>,
     name_ptrs: Vec<*const std::ffi::c_char>,
     host: *mut sys::CUpti_Profiler_Host_Object,
     config_image: Vec<u8>,
 }
 
-/// One group's values from a hardware pass: `(group, per range the values in the order the
-/// group lists its metrics)`.
+/// One group's values from a unit: `(group, per range the values in the order the group lists
+/// its metrics)`.
 pub type GroupValues = (usize, Vec<Vec<f64>>);
+
+/// One hardware pass's values: `(pass, per range the values in the pass's metric order)`.
+type PassValues = (usize, Vec<Vec<f64>>);
+
+/// A schedule's configuration and the counter data it collects into.
+struct Schedule {
+    config: HostConfig,
+    /// Where each hardware pass's metrics start in `config`'s names.
+    offsets: Vec<usize>,
+    counter_data: Vec<u8>,
+}
+
+/// The unit being measured.
+#[derive(Debug)]
+struct Unit {
+    /// Hardware passes, one per execution.
+    passes: Vec<usize>,
+    /// Executions stopped so far.
+    stopped: usize,
+    running: bool,
+    /// Values per range of each hardware pass already decoded (one-pass sequences decode after
+    /// every execution, the scheduled one after the last).
+    values: HashMap<usize, Vec<Vec<f64>>>,
+}
 
 /// The Range Profiler of one CUDA context.
 pub struct RangeProfiler {
@@ -55,44 +92,40 @@ pub struct RangeProfiler {
     chip: String,
     /// [`identity_cache::digest`] of the chip and the counter-availability image read here.
     identity: String,
-    /// One configuration per hardware pass (the union of the groups it collects).
-    passes: Vec<GroupConfig>,
+    availability: Vec<u8>,
+    /// The metrics of each hardware pass (the union of the groups it collects).
+    pass_metrics: Vec<Vec<String>>,
     /// For each user group: its hardware pass, and where its metrics sit in that pass's list.
     layout: Vec<(usize, Vec<usize>)>,
     sequence: Sequence,
-    /// One object (`Reenable`, `Switch`) or one per group (`ObjectPerGroup`); NULL = not enabled.
-    objects: Vec<*mut sys::CUpti_RangeProfiler_Object>,
-    configured_pass: Option<usize>,
-    /// One counter-data image per group, sized for that group's metrics and `image_ranges`.
-    counter_data: Vec<Vec<u8>>,
-    /// How many ranges each group's image holds.
-    image_ranges: Vec<usize>,
-    /// Configuration changes (a new object, or a switch of config) since creation.
+    ranges: usize,
+    /// NULL = not enabled.
+    object: *mut sys::CUpti_RangeProfiler_Object,
+    /// The schedule the enabled object is configured for.
+    enabled: Option<Vec<usize>>,
+    schedules: HashMap<Vec<usize>, Schedule>,
+    unit: Option<Unit>,
+    /// Configuration changes (a new object, or a switch of configuration) since creation.
     pub config_changes: u64,
-    /// The ranges object 0 was first configured for since its `Enable` (see `object_for`).
-    first_ranges: Option<usize>,
     /// Time spent starting passes, and how many: `[0]` with a change of configuration, `[1]`
     /// on the configuration already programmed (for `KREPLAY_DEBUG`).
     start_time: [Duration; 2],
     starts: [u64; 2],
 }
 
-/// How a pass switches the hardware to its group's configuration.
+/// How executions get their hardware pass's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sequence {
-    /// `Disable` + `Enable` whenever the group changes (reference §10 strategy C): correct,
-    /// ≈150 ms per change on an H200. The default.
+    /// One image per schedule, CUPTI advancing the pass index: the default.
+    Scheduled,
+    /// One-pass images, `Disable` + `Enable` between them (≈ 160 ms per change, correct).
     Reenable,
-    /// `SetConfig` of another group on the one enabled object (strategy B): fast but CUPTI 13.0
-    /// evaluates only the first group's metrics (NaN for the rest). Kept to prove that the GPU
-    /// check catches it; never the default.
+    /// One-pass images switched with `SetConfig` alone: wrong on CUPTI 13.0, for the GPU
+    /// check that proves the NaN check can fail.
     Switch,
-    /// One range-profiler object per group, each enabled once and kept (untried in the
-    /// reference); the objects take turns on the context.
-    ObjectPerGroup,
 }
 
-/// Environment variable choosing the [`Sequence`] (`reenable`, `switch`, `object-per-group`).
+/// Environment variable choosing the [`Sequence`] (`scheduled`, `reenable`, `switch`).
 pub const ENV_SEQUENCE: &str = "KREPLAY_RANGE_PROFILER_SEQUENCE";
 
 /// Environment variable switching group packing off (`0`) or on (`1`, the default).
@@ -126,9 +159,9 @@ fn union_metrics(groups: &[Vec<String>], members: &[usize]) -> Vec<String> {
 impl Sequence {
     pub fn parse(text: &str) -> Option<Sequence> {
         match text.trim() {
-            "" | "reenable" => Some(Sequence::Reenable),
+            "" | "scheduled" => Some(Sequence::Scheduled),
+            "reenable" => Some(Sequence::Reenable),
             "switch" => Some(Sequence::Switch),
-            "object-per-group" => Some(Sequence::ObjectPerGroup),
             _ => None,
         }
     }
@@ -138,7 +171,7 @@ impl Sequence {
         let text = std::env::var(ENV_SEQUENCE).unwrap_or_default();
         Sequence::parse(&text).ok_or_else(|| {
             CudaError::Load(format!(
-                "{ENV_SEQUENCE}={text:?} is not a range-profiler sequence; use reenable (the default), object-per-group or switch"
+                "{ENV_SEQUENCE}={text:?} is not a range-profiler sequence; use scheduled (the default), reenable or switch"
             ))
         })
     }
@@ -163,14 +196,16 @@ fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
 }
 
 impl RangeProfiler {
-    /// Prepares the groups for the context `ctx` of device `device_index`. Each group must be
-    /// collectable in one hardware pass on this device (its counter-availability image decides).
+    /// Prepares the groups for the context `ctx` of device `device_index`, for units of up to
+    /// `ranges` kernels. Each group must be collectable in one hardware pass on this device
+    /// (its counter-availability image decides).
     pub fn new(
         cupti: &'static Cupti,
         ctx: CUcontext,
         device: sys::CUdevice,
         device_index: usize,
         groups: &[Vec<String>],
+        ranges: usize,
     ) -> Result<Self, CudaError> {
         let mut laps = debug::Laps::start();
         initialize_profiler(cupti)?;
@@ -185,11 +220,14 @@ impl RangeProfiler {
         // CUPTI's host API is not safe from several threads at once (set-ups of two devices
         // may run together, see `CudaBackend::prepare_counters`).
         let _host = host_api_lock();
-        for (index, metrics) in groups.iter().enumerate() {
-            let mut config = GroupConfig::build(cupti, &chip, &availability, metrics)?;
+        let one_pass = |metrics: &[String]| -> Result<usize, CudaError> {
+            let mut config = HostConfig::build(cupti, &chip, &availability, &[metrics.to_vec()])?;
             let passes = config.passes(cupti);
             config.deinitialize(cupti);
-            let passes = passes?;
+            passes
+        };
+        for (index, metrics) in groups.iter().enumerate() {
+            let passes = one_pass(metrics)?;
             if passes != 1 {
                 return Err(CudaError::Load(format!(
                     "counter group {index} ({}) needs {passes} hardware passes on {chip}; split it into groups that fit one pass each (kreplay avail pmc-check)",
@@ -200,21 +238,13 @@ impl RangeProfiler {
         laps.lap("group checks");
         let packed = if packing_from_env()? {
             pack_groups(groups.len(), |members| {
-                let mut trial = GroupConfig::build(
-                    cupti,
-                    &chip,
-                    &availability,
-                    &union_metrics(groups, members),
-                )?;
-                let passes = trial.passes(cupti);
-                trial.deinitialize(cupti);
-                Ok::<bool, CudaError>(passes? == 1)
+                Ok::<bool, CudaError>(one_pass(&union_metrics(groups, members))? == 1)
             })?
         } else {
             (0..groups.len()).map(|g| vec![g]).collect()
         };
         laps.lap("packing");
-        let mut configs = Vec::with_capacity(packed.len());
+        let mut pass_metrics = Vec::with_capacity(packed.len());
         let mut layout = vec![(0, Vec::new()); groups.len()];
         for (pass, members) in packed.iter().enumerate() {
             let names = union_metrics(groups, members);
@@ -225,7 +255,34 @@ impl RangeProfiler {
                     .collect();
                 layout[g] = (pass, positions);
             }
-            configs.push(GroupConfig::build(cupti, &chip, &availability, &names)?);
+            pass_metrics.push(names);
+        }
+        drop(_host);
+        let sequence = Sequence::from_env()?;
+        let mut profiler = RangeProfiler {
+            cupti,
+            ctx,
+            chip,
+            identity,
+            availability,
+            pass_metrics,
+            layout,
+            sequence,
+            ranges: ranges.clamp(1, MAX_RANGES),
+            object: ptr::null_mut(),
+            enabled: None,
+            schedules: HashMap::new(),
+            unit: None,
+            config_changes: 0,
+            start_time: [Duration::ZERO; 2],
+            starts: [0; 2],
+        };
+        // The schedule every replay of all groups uses, built now (off the application's
+        // threads when set up at context creation).
+        let all: Vec<Option<usize>> = (0..groups.len()).map(Some).collect();
+        let (_, full) = profiler.plan(&all);
+        if profiler.sequence == Sequence::Scheduled && !full.is_empty() {
+            profiler.schedule(&full)?;
         }
         laps.lap("configurations");
         debug::line(&format!(
@@ -233,28 +290,7 @@ impl RangeProfiler {
             debug::ms(laps.total()),
             laps.summary()
         ));
-        let sequence = Sequence::from_env()?;
-        let objects = match sequence {
-            Sequence::ObjectPerGroup => vec![ptr::null_mut(); configs.len()],
-            Sequence::Reenable | Sequence::Switch => vec![ptr::null_mut()],
-        };
-        Ok(RangeProfiler {
-            cupti,
-            ctx,
-            chip,
-            identity,
-            counter_data: vec![Vec::new(); configs.len()],
-            image_ranges: vec![1; configs.len()],
-            passes: configs,
-            layout,
-            sequence,
-            objects,
-            configured_pass: None,
-            config_changes: 0,
-            first_ranges: None,
-            start_time: [Duration::ZERO; 2],
-            starts: [0; 2],
-        })
+        Ok(profiler)
     }
 
     pub fn chip(&self) -> &str {
@@ -270,51 +306,256 @@ impl RangeProfiler {
         self.ctx
     }
 
-    /// Executions needed to measure `groups` (pass by pass; `None`: a pass without counters).
-    pub fn executions_for(&self, groups: &[Option<usize>]) -> usize {
-        let pass_of: Vec<usize> = self.layout.iter().map(|(pass, _)| *pass).collect();
-        executions_needed(groups, &pass_of)
-    }
-
     /// The groups each hardware pass collects, pass by pass.
     pub fn packing(&self) -> Vec<Vec<usize>> {
-        let mut passes = vec![Vec::new(); self.passes.len()];
+        let mut passes = vec![Vec::new(); self.pass_metrics.len()];
         for (group, (pass, _)) in self.layout.iter().enumerate() {
             passes[*pass].push(group);
         }
         passes
     }
 
-    /// The hardware pass that collects `group`.
-    fn pass_of(&self, group: usize) -> Result<usize, CudaError> {
-        self.layout
-            .get(group)
-            .map(|(pass, _)| *pass)
-            .ok_or_else(|| {
-                CudaError::Load(format!(
-                    "counter group {group} does not exist ({} configured)",
-                    self.layout.len()
-                ))
+    /// How a unit collecting `groups` (pass by pass; `None`: timestamps only) runs: which
+    /// execution measures each pass, and the hardware pass of each execution.
+    pub fn plan(&self, groups: &[Option<usize>]) -> (UnitPlan, Vec<usize>) {
+        // A pass without counters rides on the first pass's execution.
+        let first = groups
+            .iter()
+            .flatten()
+            .next()
+            .and_then(|g| self.layout.get(*g))
+            .map_or(usize::MAX, |(pass, _)| *pass);
+        let hardware: Vec<usize> = groups
+            .iter()
+            .map(|g| {
+                g.and_then(|g| self.layout.get(g))
+                    .map_or(first, |(pass, _)| *pass)
             })
+            .collect();
+        let (plan, order) = UnitPlan::from_hardware_passes(&hardware);
+        let order = order.into_iter().filter(|p| *p != usize::MAX).collect();
+        (plan, order)
     }
 
-    /// Programs `group`'s hardware pass and starts counting; the next kernel on the context is
-    /// its range.
-    pub fn start(&mut self, group: usize) -> Result<(), CudaError> {
-        self.start_ranges(group, 1)
+    /// The schedule the enabled object is programmed for, if any.
+    pub fn enabled_schedule(&self) -> Option<&[usize]> {
+        self.enabled.as_deref()
     }
 
-    /// Programs `group`'s hardware pass for up to `ranges` kernels (one automatic range each,
-    /// a replay window) and starts counting.
-    pub fn start_ranges(&mut self, group: usize, ranges: usize) -> Result<(), CudaError> {
-        let pass = self.pass_of(group)?;
+    /// Whether the sequence programs each execution on its own (not a schedule at once).
+    pub fn per_execution(&self) -> bool {
+        self.sequence != Sequence::Scheduled
+    }
+
+    /// Begins a unit measuring hardware passes `passes`, one per execution.
+    pub fn begin_unit(&mut self, passes: Vec<usize>) -> Result<(), CudaError> {
+        if self.unit.as_ref().is_some_and(|u| u.running) {
+            self.abandon();
+        }
+        if let Some(bad) = passes.iter().find(|p| **p >= self.pass_metrics.len()) {
+            return Err(CudaError::Load(format!(
+                "hardware pass {bad} does not exist ({} planned)",
+                self.pass_metrics.len()
+            )));
+        }
+        if self.sequence == Sequence::Scheduled {
+            self.configure(&passes)?;
+        }
+        self.unit = Some(Unit {
+            passes,
+            stopped: 0,
+            running: false,
+            values: HashMap::new(),
+        });
+        Ok(())
+    }
+
+    /// Starts the unit's next execution; its kernels are its ranges.
+    pub fn start(&mut self) -> Result<(), CudaError> {
         let began = Instant::now();
         let changes = self.config_changes;
-        let result = self.program_and_start(pass, ranges);
+        let result = self.program_and_start();
         let kind = usize::from(self.config_changes == changes);
         self.start_time[kind] += began.elapsed();
         self.starts[kind] += 1;
         result
+    }
+
+    fn program_and_start(&mut self) -> Result<(), CudaError> {
+        let unit = self
+            .unit
+            .as_ref()
+            .ok_or_else(|| CudaError::Load("no unit begun".into()))?;
+        if unit.running {
+            return Err(CudaError::Load("an execution is already running".into()));
+        }
+        let pass = *unit.passes.get(unit.stopped).ok_or_else(|| {
+            CudaError::Load(format!(
+                "execution {} of a unit of {} hardware passes",
+                unit.stopped,
+                unit.passes.len()
+            ))
+        })?;
+        if self.sequence != Sequence::Scheduled {
+            self.configure(&[pass])?;
+        }
+        let mut start = sys::CUpti_RangeProfiler_Start_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct, enabled object.
+        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStart(&mut start))? };
+        if let Some(unit) = self.unit.as_mut() {
+            unit.running = true;
+        }
+        Ok(())
+    }
+
+    /// Stops the running execution. After the unit's last (or, one pass at a time, after each)
+    /// the counter data is decoded.
+    pub fn stop(&mut self) -> Result<(), CudaError> {
+        let (pass, last, schedule) = {
+            let unit = self
+                .unit
+                .as_mut()
+                .ok_or_else(|| CudaError::Load("no unit begun".into()))?;
+            if !unit.running {
+                return Err(CudaError::Load("no execution is running".into()));
+            }
+            unit.running = false;
+            let pass = unit.passes[unit.stopped];
+            unit.stopped += 1;
+            (pass, unit.stopped == unit.passes.len(), unit.passes.clone())
+        };
+        let all_submitted = self.stop_object()?;
+        let decoded = if self.sequence == Sequence::Scheduled {
+            if all_submitted != last {
+                self.unit = None;
+                self.disable();
+                return Err(CudaError::Load(format!(
+                    "the range profiler's passes did not match the schedule {schedule:?} on {} (all passes submitted: {all_submitted} after execution {})",
+                    self.chip,
+                    if last { "the last" } else { "an earlier" }
+                )));
+            }
+            if !last {
+                return Ok(());
+            }
+            schedule
+        } else {
+            if !all_submitted {
+                self.disable();
+                return Err(CudaError::Load(format!(
+                    "hardware pass {pass} did not complete in one pass on {}",
+                    self.chip
+                )));
+            }
+            vec![pass]
+        };
+        let values = self.decode(&decoded)?;
+        if let Some(unit) = self.unit.as_mut() {
+            unit.values.extend(values);
+        }
+        Ok(())
+    }
+
+    /// The values of every group the unit's hardware passes collected, for each range (ranges
+    /// in execution order). Ends the unit.
+    pub fn unit_values(&mut self) -> Result<Vec<GroupValues>, CudaError> {
+        let unit = self
+            .unit
+            .take()
+            .ok_or_else(|| CudaError::Load("no unit begun".into()))?;
+        if unit.stopped != unit.passes.len() {
+            return Err(CudaError::Load(format!(
+                "{} of {} executions of the unit were measured",
+                unit.stopped,
+                unit.passes.len()
+            )));
+        }
+        Ok(self
+            .layout
+            .iter()
+            .enumerate()
+            .filter_map(|(g, (pass, positions))| {
+                let ranges = unit.values.get(pass)?;
+                let values = ranges
+                    .iter()
+                    .map(|range| positions.iter().map(|&i| range[i]).collect())
+                    .collect();
+                Some((g, values))
+            })
+            .collect())
+    }
+
+    /// Ends the unit unread: a running execution is stopped and the schedule's remaining passes
+    /// are submitted empty, so that the next unit starts on a clean configuration.
+    pub fn abandon(&mut self) {
+        let Some(unit) = self.unit.take() else {
+            return;
+        };
+        if self.object.is_null() {
+            return;
+        }
+        let mut result = Ok(());
+        if unit.running {
+            result = self.stop_object().map(|_| ());
+        }
+        if self.sequence == Sequence::Scheduled {
+            let mut remaining = unit.passes.len() - unit.stopped - usize::from(unit.running);
+            while remaining > 0 && result.is_ok() {
+                result = self
+                    .start_object()
+                    .and_then(|()| self.stop_object().map(|_| ()));
+                remaining -= 1;
+            }
+        }
+        if let Err(e) = result {
+            tracing::debug!("{e}");
+            self.disable();
+        }
+    }
+
+    /// Programs the full schedule into the hardware and runs its passes with no kernel in
+    /// between: the first `Start` of a configuration after `Enable` costs ≈ 0.3 s on an H200, a
+    /// later one 0–20 ms. Done by the set-up thread (`CudaBackend::prepare_counters`) while the
+    /// application works, so that its first dispatch finds the configuration programmed. On
+    /// failure nothing stays enabled. `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
+    pub fn warm_up(&mut self, groups: &[Option<usize>]) -> Result<(), CudaError> {
+        if std::env::var("KREPLAY_WARM_UP").is_ok_and(|v| v.trim() == "0") {
+            return Ok(());
+        }
+        let (_, passes) = self.plan(groups);
+        if passes.is_empty() {
+            return Ok(());
+        }
+        let mut laps = debug::Laps::start();
+        let warmed = (|| {
+            self.begin_unit(passes.clone())?;
+            for _ in 0..passes.len() {
+                self.start()?;
+                self.stop_unit_execution_unread()?;
+            }
+            self.unit = None;
+            Ok(())
+        })();
+        laps.lap("warm-up");
+        debug::line(&format!("first counter start: {}", laps.summary()));
+        if warmed.is_err() {
+            self.unit = None;
+            self.disable();
+        }
+        warmed
+    }
+
+    /// Stops the running execution without decoding (nothing was measured).
+    fn stop_unit_execution_unread(&mut self) -> Result<(), CudaError> {
+        if let Some(unit) = self.unit.as_mut() {
+            unit.running = false;
+            unit.stopped += 1;
+        }
+        self.stop_object().map(|_| ())
     }
 
     /// For `KREPLAY_DEBUG`: how long starting passes took, with and without a change of
@@ -330,33 +571,72 @@ impl RangeProfiler {
         )
     }
 
-    fn program_and_start(&mut self, pass: usize, ranges: usize) -> Result<(), CudaError> {
-        let cupti = self.cupti;
-        let ranges = ranges.max(1);
-        // The first start is the one a diagnostic line breaks down.
-        let mut laps = (debug::enabled() && self.starts == [0, 0]).then(debug::Laps::start);
-        let mut lap = |name| {
-            if let Some(laps) = laps.as_mut() {
-                laps.lap(name);
+    pub fn sequence(&self) -> Sequence {
+        self.sequence
+    }
+
+    /// The schedule's configuration, built on first use.
+    fn schedule(&mut self, passes: &[usize]) -> Result<&mut Schedule, CudaError> {
+        if !self.schedules.contains_key(passes) {
+            let calls: Vec<Vec<String>> = passes
+                .iter()
+                .map(|p| self.pass_metrics[*p].clone())
+                .collect();
+            let mut offsets = Vec::with_capacity(calls.len());
+            let mut at = 0;
+            for call in &calls {
+                offsets.push(at);
+                at += call.len();
             }
-        };
-        let object = self.object_for(pass, ranges)?;
-        lap("disable + enable");
-        if self.image_ranges[pass] != ranges || self.counter_data[pass].is_empty() {
-            let size = self.counter_data_size(object, pass, ranges)?;
-            self.counter_data[pass] = vec![0u8; size];
-            self.image_ranges[pass] = ranges;
+            let config = {
+                let _host = host_api_lock();
+                HostConfig::build(self.cupti, &self.chip, &self.availability, &calls)?
+            };
+            self.schedules.insert(
+                passes.to_vec(),
+                Schedule {
+                    config,
+                    offsets,
+                    counter_data: Vec::new(),
+                },
+            );
         }
-        lap("counter data size");
-        let counter_data = &mut self.counter_data[pass];
+        self.schedules
+            .get_mut(passes)
+            .ok_or_else(|| CudaError::Load("schedule missing".into()))
+    }
+
+    /// Makes `passes` the configuration of the next `Start`: enables the object for it when
+    /// another schedule is enabled (`Disable` + `Enable`; `SetConfig` alone for
+    /// [`Sequence::Switch`]), then initialises its counter data and sets it.
+    fn configure(&mut self, passes: &[usize]) -> Result<(), CudaError> {
+        let changing = self.enabled.as_deref() != Some(passes);
+        if changing {
+            if self.sequence != Sequence::Switch || self.object.is_null() {
+                self.disable();
+                self.object = self.enable()?;
+            }
+            let object = self.object;
+            let ranges = self.ranges;
+            let cupti = self.cupti;
+            let schedule = self.schedule(passes)?;
+            let size = counter_data_size(cupti, object, &mut schedule.config, ranges)?;
+            schedule.counter_data = vec![0u8; size];
+            self.enabled = Some(passes.to_vec());
+            self.config_changes += 1;
+        }
+        let object = self.object;
+        let ranges = self.ranges;
+        let cupti = self.cupti;
+        let schedule = self.schedule(passes)?;
         let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
                 pCounterData
             ),
             pRangeProfilerObject: object,
-            counterDataSize: counter_data.len(),
-            pCounterData: counter_data.as_mut_ptr(),
+            counterDataSize: schedule.counter_data.len(),
+            pCounterData: schedule.counter_data.as_mut_ptr(),
             ..Default::default()
         };
         // SAFETY: the image buffer outlives the object's use of it (kept in self).
@@ -366,18 +646,16 @@ impl RangeProfiler {
                 cuptiRangeProfilerCounterDataImageInitialize(&mut init)
             )?
         };
-        lap("image initialisation");
-        let config = &self.passes[pass];
         let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_SetConfig_Params,
                 targetNestingLevel
             ),
             pRangeProfilerObject: object,
-            configSize: config.config_image.len(),
-            pConfig: config.config_image.as_ptr(),
-            counterDataImageSize: counter_data.len(),
-            pCounterDataImage: counter_data.as_mut_ptr(),
+            configSize: schedule.config.config_image.len(),
+            pConfig: schedule.config.config_image.as_ptr(),
+            counterDataImageSize: schedule.counter_data.len(),
+            pCounterDataImage: schedule.counter_data.as_mut_ptr(),
             range: sys::CUpti_ProfilerRange_CUPTI_AutoRange,
             replayMode: sys::CUpti_ProfilerReplayMode_CUPTI_UserReplay,
             maxRangesPerPass: ranges,
@@ -389,52 +667,15 @@ impl RangeProfiler {
         };
         // SAFETY: config image and counter data are owned by self.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerSetConfig(&mut set))? };
-        lap("SetConfig");
-        let mut start = sys::CUpti_RangeProfiler_Start_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
-            pRangeProfilerObject: object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct.
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerStart(&mut start))? };
-        lap("Start");
-        if let Some(laps) = laps {
-            debug::line(&format!("first counter start: {}", laps.summary()));
-        }
         Ok(())
     }
 
-    /// Stops counting and evaluates, for each range of the pass (at most `ranges`, in
-    /// execution order), every group its hardware pass collected: `(group, per range the
-    /// values in the order the group lists its metrics)`, `group` first.
-    pub fn stop_ranges(
-        &mut self,
-        group: usize,
-        ranges: usize,
-    ) -> Result<Vec<GroupValues>, CudaError> {
-        let pass = self.pass_of(group)?;
+    /// Decodes the counter data of the schedule `passes` and evaluates every range: the
+    /// values per range of each of its hardware passes (in that pass's metric order).
+    fn decode(&mut self, passes: &[usize]) -> Result<Vec<PassValues>, CudaError> {
         let cupti = self.cupti;
-        let object = self.current_object(pass);
-        if self.configured_pass != Some(pass) || object.is_null() {
-            return Err(CudaError::Load(format!(
-                "counters of group {group} (hardware pass {pass}) were not started"
-            )));
-        }
-        let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
-            pRangeProfilerObject: object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct.
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerStop(&mut stop))? };
-        if stop.isAllPassSubmitted == 0 {
-            // The configuration needs a second pass: it no longer matches one hardware pass.
-            self.disable_all();
-            return Err(CudaError::Load(format!(
-                "hardware pass {pass} (counter group {group}) did not complete in one pass on {}",
-                self.chip
-            )));
-        }
+        let object = self.object;
+        let sizes: Vec<usize> = passes.iter().map(|p| self.pass_metrics[*p].len()).collect();
         let mut decode = sys::CUpti_RangeProfiler_DecodeData_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_DecodeData_Params,
@@ -445,28 +686,33 @@ impl RangeProfiler {
         };
         // SAFETY: documented struct.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
-        let counter_data = &self.counter_data[pass];
+        let key = if self.sequence == Sequence::Scheduled {
+            passes.to_vec()
+        } else {
+            self.enabled.clone().unwrap_or_default()
+        };
+        let schedule = self.schedule(&key)?;
         let _host = host_api_lock();
         let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_GetCounterDataInfo_Params,
                 numTotalRanges
             ),
-            pCounterDataImage: counter_data.as_ptr(),
-            counterDataImageSize: counter_data.len(),
+            pCounterDataImage: schedule.counter_data.as_ptr(),
+            counterDataImageSize: schedule.counter_data.len(),
             ..Default::default()
         };
         // SAFETY: the image is owned by self.
         unsafe { cupti_call!(cupti, cuptiRangeProfilerGetCounterDataInfo(&mut info))? };
-        if info.numTotalRanges == 0 {
+        if decode.numOfRangeDropped > 0 {
             return Err(CudaError::Load(format!(
-                "the range profiler recorded no kernel for group {group} ({} ranges dropped)",
+                "the range profiler dropped {} range(s)",
                 decode.numOfRangeDropped
             )));
         }
-        let config = &mut self.passes[pass];
-        let mut results = Vec::new();
-        for range in 0..info.numTotalRanges.min(ranges.max(1)) {
+        let mut ranges = Vec::with_capacity(info.numTotalRanges);
+        for range in 0..info.numTotalRanges {
+            let config = &mut schedule.config;
             let mut values = vec![f64::NAN; config.name_ptrs.len()];
             let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
                 structSize: struct_size!(
@@ -474,8 +720,8 @@ impl RangeProfiler {
                     pMetricValues
                 ),
                 pHostObject: config.host,
-                pCounterDataImage: counter_data.as_ptr(),
-                counterDataImageSize: counter_data.len(),
+                pCounterDataImage: schedule.counter_data.as_ptr(),
+                counterDataImageSize: schedule.counter_data.len(),
                 rangeIndex: range,
                 ppMetricNames: config.name_ptrs.as_mut_ptr(),
                 numMetrics: config.name_ptrs.len(),
@@ -484,70 +730,42 @@ impl RangeProfiler {
             };
             // SAFETY: `values` has one slot per metric.
             unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
-            results.push(values);
+            ranges.push(values);
         }
-        let mut collected: Vec<GroupValues> = self
-            .layout
+        Ok(passes
             .iter()
-            .enumerate()
-            .filter(|(_, (collected_by, _))| *collected_by == pass)
-            .map(|(g, (_, positions))| {
-                let values = results
+            .zip(&schedule.offsets)
+            .zip(sizes)
+            .map(|((pass, offset), size)| {
+                let values = ranges
                     .iter()
-                    .map(|range| positions.iter().map(|&i| range[i]).collect())
+                    .map(|range| range[*offset..*offset + size].to_vec())
                     .collect();
-                (g, values)
+                (*pass, values)
             })
-            .collect();
-        collected.sort_by_key(|(g, _)| *g != group);
-        Ok(collected)
+            .collect())
     }
 
-    /// The object hardware pass `pass` runs on (NULL when not enabled).
-    fn current_object(&self, pass: usize) -> *mut sys::CUpti_RangeProfiler_Object {
-        match self.sequence {
-            Sequence::ObjectPerGroup => self.objects.get(pass).copied().unwrap_or(ptr::null_mut()),
-            Sequence::Reenable | Sequence::Switch => self.objects[0],
-        }
-    }
-
-    /// Makes hardware pass `pass`'s configuration the next one, as the sequence prescribes, and returns the
-    /// object to start.
-    fn object_for(
-        &mut self,
-        pass: usize,
-        ranges: usize,
-    ) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
-        let slot = match self.sequence {
-            Sequence::ObjectPerGroup => pass,
-            Sequence::Reenable | Sequence::Switch => 0,
+    fn start_object(&mut self) -> Result<(), CudaError> {
+        let mut start = sys::CUpti_RangeProfiler_Start_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
         };
-        // An object measures whole passes only up to the ranges of its first configuration (on
-        // an H200, first configured for 1 range, it measured 2 of a window of 6): a pass that
-        // needs more starts on a fresh object, as a change of configuration does.
-        let outgrown = self.sequence == Sequence::Reenable
-            && self.first_ranges.is_some_and(|first| ranges > first);
-        let changing = self.configured_pass != Some(pass) || outgrown;
-        if self.sequence == Sequence::Reenable && changing {
-            self.disable(0);
-        }
-        if self.objects[slot].is_null() {
-            self.objects[slot] = self.enable()?;
-            if slot == 0 {
-                self.first_ranges = Some(ranges);
-            }
-        }
-        if changing {
-            // GetCounterDataSize for the pass just before its image is initialised (asking
-            // for several groups up front made the first initialisation fail, reference §10):
-            // an empty image makes `start_ranges` size it now.
-            if self.sequence == Sequence::Switch {
-                self.counter_data[pass].clear();
-            }
-            self.configured_pass = Some(pass);
-            self.config_changes += 1;
-        }
-        Ok(self.objects[slot])
+        // SAFETY: documented struct.
+        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStart(&mut start)) }
+    }
+
+    /// `Stop`; returns whether every pass of the configuration has been submitted.
+    fn stop_object(&mut self) -> Result<bool, CudaError> {
+        let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
+            structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
+            pRangeProfilerObject: self.object,
+            ..Default::default()
+        };
+        // SAFETY: documented struct.
+        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStop(&mut stop))? };
+        Ok(stop.isAllPassSubmitted != 0)
     }
 
     fn enable(&self) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
@@ -563,33 +781,9 @@ impl RangeProfiler {
         Ok(enable.pRangeProfilerObject)
     }
 
-    fn counter_data_size(
-        &mut self,
-        object: *mut sys::CUpti_RangeProfiler_Object,
-        pass: usize,
-        ranges: usize,
-    ) -> Result<usize, CudaError> {
-        let config = &mut self.passes[pass];
-        let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_GetCounterDataSize_Params,
-                counterDataSize
-            ),
-            pRangeProfilerObject: object,
-            pMetricNames: config.name_ptrs.as_mut_ptr(),
-            numMetrics: config.name_ptrs.len(),
-            maxNumOfRanges: ranges,
-            maxNumRangeTreeNodes: ranges as u32,
-            ..Default::default()
-        };
-        // SAFETY: the metric name pointers live as long as `config`.
-        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerGetCounterDataSize(&mut size))? };
-        Ok(size.counterDataSize)
-    }
-
-    fn disable(&mut self, slot: usize) {
-        let object = self.objects[slot];
-        if object.is_null() {
+    fn disable(&mut self) {
+        self.enabled = None;
+        if self.object.is_null() {
             return;
         }
         let mut disable = sys::CUpti_RangeProfiler_Disable_Params {
@@ -597,7 +791,7 @@ impl RangeProfiler {
                 sys::CUpti_RangeProfiler_Disable_Params,
                 pRangeProfilerObject
             ),
-            pRangeProfilerObject: object,
+            pRangeProfilerObject: self.object,
             ..Default::default()
         };
         // SAFETY: documented struct; the object is not used again.
@@ -605,94 +799,55 @@ impl RangeProfiler {
         if let Err(e) = result {
             tracing::debug!("{e}");
         }
-        self.objects[slot] = ptr::null_mut();
-        if slot == 0 {
-            self.first_ranges = None;
-        }
-        self.configured_pass = None;
-        // A fresh object needs its images initialised again.
-        for data in &mut self.counter_data {
-            data.clear();
-        }
-    }
-
-    fn disable_all(&mut self) {
-        for slot in 0..self.objects.len() {
-            self.disable(slot);
-        }
-    }
-
-    /// Stops a started pass whose kernel never ran (the application's launch failed), dropping
-    /// its counters, so that the next pass starts cleanly.
-    pub fn abandon(&mut self, group: usize) {
-        if let Err(e) = self.stop_unread(group) {
-            tracing::debug!("{e}");
-        }
-    }
-
-    /// Programs group 0's hardware pass into the hardware for up to `ranges` kernels and stops
-    /// again with no kernel in between: the first `Start` of a configuration costs ≈ 135–240
-    /// ms on an H200, a later one on the configuration already programmed 2–20 ms. Done by the
-    /// set-up thread (`CudaBackend::prepare_counters`) while the application works, so that
-    /// its first dispatch finds the configuration programmed. `ranges` is the most any later
-    /// pass asks for: an object measures whole passes only up to the ranges of its first
-    /// configuration (on an H200, after a first configuration for 1 range a replay window of
-    /// 6 kernels measured only 2, `bench/probes/warm_up_variants.sh`), so a pass asking for
-    /// more would start on a fresh object (`object_for`). On failure nothing stays enabled.
-    /// `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
-    pub fn warm_up(&mut self, ranges: usize) -> Result<(), CudaError> {
-        if std::env::var("KREPLAY_WARM_UP").is_ok_and(|v| v.trim() == "0") {
-            return Ok(());
-        }
-        let warmed = self
-            .start_ranges(0, ranges)
-            .and_then(|()| self.stop_unread(0));
-        if warmed.is_err() {
-            self.disable_all();
-        }
-        warmed
-    }
-
-    /// `Stop` of `group`'s started pass without reading its counters.
-    fn stop_unread(&mut self, group: usize) -> Result<(), CudaError> {
-        let pass = self.pass_of(group)?;
-        let object = self.current_object(pass);
-        if self.configured_pass != Some(pass) || object.is_null() {
-            return Ok(());
-        }
-        let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
-            pRangeProfilerObject: object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct.
-        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStop(&mut stop)) }
-    }
-
-    pub fn sequence(&self) -> Sequence {
-        self.sequence
+        self.object = ptr::null_mut();
     }
 }
 
 impl Drop for RangeProfiler {
     fn drop(&mut self) {
-        self.disable_all();
-        for config in &mut self.passes {
-            config.deinitialize(self.cupti);
+        self.disable();
+        for schedule in self.schedules.values_mut() {
+            schedule.config.deinitialize(self.cupti);
         }
     }
 }
 
-impl GroupConfig {
+fn counter_data_size(
+    cupti: &'static Cupti,
+    object: *mut sys::CUpti_RangeProfiler_Object,
+    config: &mut HostConfig,
+    ranges: usize,
+) -> Result<usize, CudaError> {
+    let mut size = sys::CUpti_RangeProfiler_GetCounterDataSize_Params {
+        structSize: struct_size!(
+            sys::CUpti_RangeProfiler_GetCounterDataSize_Params,
+            counterDataSize
+        ),
+        pRangeProfilerObject: object,
+        pMetricNames: config.name_ptrs.as_mut_ptr(),
+        numMetrics: config.name_ptrs.len(),
+        maxNumOfRanges: ranges,
+        maxNumRangeTreeNodes: ranges as u32,
+        ..Default::default()
+    };
+    // SAFETY: the metric name pointers live as long as `config`.
+    unsafe { cupti_call!(cupti, cuptiRangeProfilerGetCounterDataSize(&mut size))? };
+    Ok(size.counterDataSize)
+}
+
+impl HostConfig {
+    /// One host object; each entry of `calls` is one `ConfigAddMetrics` call (one pass group:
+    /// CUPTI schedules each call's metrics apart from the others').
     fn build(
         cupti: &'static Cupti,
         chip: &str,
         availability: &[u8],
-        metrics: &[String],
+        calls: &[Vec<String>],
     ) -> Result<Self, CudaError> {
         let chip_c = CString::new(chip).map_err(|_| CudaError::Load("bad chip name".into()))?;
-        let names: Vec<CString> = metrics
+        let names: Vec<CString> = calls
             .iter()
+            .flatten()
             .map(|m| {
                 CString::new(m.as_str())
                     .map_err(|_| CudaError::Load(format!("metric name {m:?} contains a NUL byte")))
@@ -704,33 +859,45 @@ impl GroupConfig {
             structSize: struct_size!(sys::CUpti_Profiler_Host_Initialize_Params, pHostObject),
             profilerType: sys::CUpti_ProfilerType_CUPTI_PROFILER_TYPE_RANGE_PROFILER,
             pChipName: chip_c.as_ptr(),
-            pCounterAvailabilityImage: availability.as_ptr(),
+            // Without an image CUPTI answers from the chip name alone.
+            pCounterAvailabilityImage: if availability.is_empty() {
+                ptr::null()
+            } else {
+                availability.as_ptr()
+            },
             ..Default::default()
         };
         // SAFETY: strings and image outlive the call.
         unsafe { cupti_call!(cupti, cuptiProfilerHostInitialize(&mut init))? };
-        let mut config = GroupConfig {
+        let mut config = HostConfig {
             _names: Vec::new(),
             name_ptrs: Vec::new(),
             host: init.pHostObject,
             config_image: Vec::new(),
         };
-        let mut add = sys::CUpti_Profiler_Host_ConfigAddMetrics_Params {
-            structSize: struct_size!(sys::CUpti_Profiler_Host_ConfigAddMetrics_Params, numMetrics),
-            pHostObject: config.host,
-            ppMetricNames: name_ptrs.as_mut_ptr(),
-            numMetrics: name_ptrs.len(),
-            ..Default::default()
-        };
-        // SAFETY: name pointers are valid for the call.
-        unsafe { cupti_call!(cupti, cuptiProfilerHostConfigAddMetrics(&mut add)) }.map_err(
-            |e| {
-                CudaError::Load(format!(
+        let mut at = 0;
+        for call in calls {
+            let mut add = sys::CUpti_Profiler_Host_ConfigAddMetrics_Params {
+                structSize: struct_size!(
+                    sys::CUpti_Profiler_Host_ConfigAddMetrics_Params,
+                    numMetrics
+                ),
+                pHostObject: config.host,
+                ppMetricNames: name_ptrs[at..].as_mut_ptr(),
+                numMetrics: call.len(),
+                ..Default::default()
+            };
+            at += call.len();
+            // SAFETY: name pointers are valid for the call.
+            let added = unsafe { cupti_call!(cupti, cuptiProfilerHostConfigAddMetrics(&mut add)) };
+            if let Err(e) = added {
+                config.deinitialize(cupti);
+                return Err(CudaError::Load(format!(
                     "{e} (metrics: {}; list valid names with `kreplay avail list`)",
-                    metrics.join(" ")
-                ))
-            },
-        )?;
+                    call.join(" ")
+                )));
+            }
+        }
         let mut size = sys::CUpti_Profiler_Host_GetConfigImageSize_Params {
             structSize: struct_size!(
                 sys::CUpti_Profiler_Host_GetConfigImageSize_Params,
@@ -781,6 +948,22 @@ impl GroupConfig {
         let _ = unsafe { cupti_call!(cupti, cuptiProfilerHostDeinitialize(&mut params)) };
         self.host = ptr::null_mut();
     }
+}
+
+/// The hardware passes of a configuration built from `calls` (one `ConfigAddMetrics` each), on
+/// `chip` without a device (no availability image): what the schedule of packed passes
+/// becomes. Used by the tests below (GPU-less, with the CUPTI wheel) to check that each call
+/// stays a pass of its own.
+pub fn host_schedule_passes(
+    cupti: &'static Cupti,
+    chip: &str,
+    calls: &[Vec<String>],
+) -> Result<usize, CudaError> {
+    let _host = host_api_lock();
+    let mut config = HostConfig::build(cupti, chip, &[], calls)?;
+    let passes = config.passes(cupti);
+    config.deinitialize(cupti);
+    passes
 }
 
 fn check_device_supported(cupti: &'static Cupti, device: sys::CUdevice) -> Result<(), CudaError> {
@@ -872,14 +1055,63 @@ mod tests {
     }
 
     #[test]
-    fn sequence_names_parse_and_default_to_reenable() {
-        assert_eq!(Sequence::parse(""), Some(Sequence::Reenable));
+    fn sequence_names_parse_and_default_to_scheduled() {
+        assert_eq!(Sequence::parse(""), Some(Sequence::Scheduled));
+        assert_eq!(Sequence::parse("scheduled"), Some(Sequence::Scheduled));
         assert_eq!(Sequence::parse("reenable"), Some(Sequence::Reenable));
         assert_eq!(Sequence::parse("switch"), Some(Sequence::Switch));
+        assert_eq!(Sequence::parse("object-per-group"), None);
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::*;
+
+    fn names(metrics: &[&str]) -> Vec<String> {
+        metrics.iter().map(|m| m.to_string()).collect()
+    }
+
+    /// GPU-less, with the CUPTI wheel `.ci/run` installs: one `ConfigAddMetrics` call per
+    /// hardware pass gives a configuration of exactly that many passes, never merged (two calls
+    /// that would fit one pass together stay two) — what lets CUPTI schedule a unit's passes
+    /// while every group stays whole in its own pass.
+    #[test]
+    fn each_add_metrics_call_stays_a_hardware_pass_of_its_own() {
+        let _ = crate::catalog::tests_support::gh100();
+        let cupti = crate::loader::cupti().unwrap_or_else(|e| panic!("{e}"));
+        let warps = names(&["sm__warps_launched.sum", "smsp__inst_executed.sum"]);
+        let dram = names(&["dram__bytes_read.sum", "lts__t_sectors.sum"]);
+        let together: Vec<String> = warps.iter().chain(&dram).cloned().collect();
+        let passes = |calls: &[Vec<String>]| {
+            host_schedule_passes(cupti, "GH100", calls).unwrap_or_else(|e| panic!("{e}"))
+        };
+        assert_eq!(passes(&[together]), 1, "one call: one pass");
         assert_eq!(
-            Sequence::parse("object-per-group"),
-            Some(Sequence::ObjectPerGroup)
+            passes(&[warps.clone(), dram.clone()]),
+            2,
+            "two calls: two passes"
         );
-        assert_eq!(Sequence::parse("fast"), None);
+        // The benchmark's four groups, packed into three hardware passes on GH100.
+        let headline = [
+            names(&[
+                "sm__warps_launched.sum",
+                "smsp__inst_executed.sum",
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+                "dram__sectors_read.sum",
+                "lts__t_sectors_op_read.sum",
+            ]),
+            names(&[
+                "smsp__sass_inst_executed_op_shared_ld.sum",
+                "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+            ]),
+            names(&[
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                "lts__t_sectors_op_write.sum",
+            ]),
+        ];
+        assert_eq!(passes(&headline), 3);
+        let all: Vec<String> = headline.iter().flatten().cloned().collect();
+        assert_eq!(passes(&[all]), 3, "CUPTI's own split of the union");
     }
 }

@@ -2,13 +2,12 @@
 //! contexts, streams and modules.
 
 use crate::tool::{self, host_address, lock, Tool};
-use kreplay_core::backend::{DispatchInfo, LaunchKind, Region};
-use kreplay_core::{FenceGuard, LaunchTicket};
-use kreplay_cuda::backend::{
-    resolve_stream, CudaLaunch, CudaSnapshot, CurrentDispatch, DispatchBackend,
-};
+use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind, Region};
+use kreplay_core::engine::CallGuard;
+use kreplay_core::LaunchTicket;
+use kreplay_cuda::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_cuda::classify::{
-    classify_driver_cbid, is_query_only, may_stay_in_window, AllocApi, DriverEvent, FreeApi,
+    classify_call, classify_driver_cbid, is_query_only, AllocApi, CallKind, DriverEvent, FreeApi,
     LaunchApi,
 };
 use kreplay_cuda::drv;
@@ -23,7 +22,7 @@ use std::sync::atomic::Ordering;
 /// A launch between its ENTER and EXIT callbacks.
 struct PendingLaunch {
     correlation_id: u32,
-    ticket: LaunchTicket<CudaSnapshot>,
+    ticket: LaunchTicket,
     backend: DispatchBackend<'static>,
     /// A captured launch: the backend was never prepared, so nothing to end.
     passive: bool,
@@ -31,8 +30,8 @@ struct PendingLaunch {
 
 thread_local! {
     static LAUNCHES: RefCell<Vec<PendingLaunch>> = const { RefCell::new(Vec::new()) };
-    /// Fences held from an API's ENTER to its EXIT, with the API's callback id.
-    static FENCES: RefCell<Vec<(u32, FenceGuard)>> = const { RefCell::new(Vec::new()) };
+    /// Calls between their ENTER and EXIT (fence held, write to capture), with their callback id.
+    static CALLS: RefCell<Vec<(u32, CallGuard)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The function CUPTI calls. Never unwinds: a panic switches the tool off.
@@ -91,7 +90,7 @@ pub(crate) unsafe extern "C" fn callback(
 /// window). Never panics: the thread-locals may already be gone in a thread-exit destructor.
 fn release_thread_holds() {
     let _ = catch_unwind(|| {
-        let _ = FENCES.try_with(|f| f.borrow_mut().clear());
+        let _ = CALLS.try_with(|f| f.borrow_mut().clear());
         let _ = LAUNCHES.try_with(|l| l.borrow_mut().clear());
     });
 }
@@ -120,13 +119,12 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
         // Pure queries submit no work: no fence, and a parked replay window stays open.
         DriverEvent::Other if is_query_only(cbid) => {}
         event => {
+            let mut backend = DispatchBackend::new(
+                &tool.backend,
+                &tool.gate,
+                CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+            );
             if enter {
-                // A parked replay window is closed here, on this thread, before the call runs.
-                let mut backend = DispatchBackend::new(
-                    &tool.backend,
-                    &tool.gate,
-                    CurrentDispatch::passive(data.context, std::ptr::null_mut()),
-                );
                 // The call's name says, in the end-of-run window line, what closed windows.
                 let call = if data.functionName.is_null() {
                     "a driver call"
@@ -136,32 +134,70 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                         .to_str()
                         .unwrap_or("a driver call")
                 };
-                let guard = if may_stay_in_window(call) {
-                    tool.engine.fence_in_window(&mut backend, call)
-                } else {
-                    tool.engine.fence_for(&mut backend, call)
-                };
-                drop(backend);
+                let effect = call_effect(tool, data, call);
+                // A parked replay window stays open across the call, or is closed here, on this
+                // thread, before the call runs.
+                let guard = tool.engine.enter_call(&mut backend, call, effect);
                 if is_blocking_wait(cbid) {
                     // Wait out a replay in progress, but do not hold the fence while blocked:
-                    // the replaying thread may need this thread's earlier work to finish.
-                    drop(guard);
+                    // the replaying thread may need this thread's earlier work to finish. A
+                    // wait writes nothing, so there is nothing to capture at its exit.
+                    drop(guard.into_fence());
                 } else {
-                    FENCES.with(|f| f.borrow_mut().push((cbid, guard)));
+                    // A thread being torn down has no thread-locals left: the call goes on
+                    // unfenced rather than panicking.
+                    let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
                 }
                 if let DriverEvent::Free(api) = event {
                     on_free(tool, api, data);
                 }
             } else {
-                FENCES.with(|f| {
-                    let mut fences = f.borrow_mut();
-                    if let Some(pos) = fences.iter().rposition(|(id, _)| *id == cbid) {
-                        drop(fences.remove(pos));
-                    }
-                });
+                let guard = CALLS
+                    .try_with(|c| {
+                        let mut calls = c.borrow_mut();
+                        let pos = calls.iter().rposition(|(id, _)| *id == cbid)?;
+                        Some(calls.remove(pos).1)
+                    })
+                    .ok()
+                    .flatten();
+                if let Some(guard) = guard {
+                    tool.engine.exit_call(&mut backend, guard);
+                }
                 if let DriverEvent::Alloc(api) = event {
                     on_alloc(tool, api, data);
                 }
+            }
+        }
+    }
+}
+
+/// What a call does to device memory, for the replay engine: the driver-call classification,
+/// with destinations of unified copies told apart through the allocation inventory (pinned
+/// host memory, or none known: a copy to pageable host memory).
+fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallEffect {
+    // SAFETY: the call's parameter block, at its ENTER callback.
+    match unsafe { classify_call(call, data.functionParams) } {
+        CallKind::NoDeviceWrite => CallEffect::NoDeviceWrite,
+        CallKind::Frees => CallEffect::Frees,
+        CallKind::Unknown => CallEffect::Unknown,
+        CallKind::Writes {
+            dst,
+            bytes,
+            unified,
+        } => {
+            let Some(device) = tool.device_of(data.context) else {
+                return CallEffect::Unknown;
+            };
+            if unified {
+                let region = tool.engine.inventory().find(device, dst);
+                if region.is_none_or(|r| r.kind == AllocKind::Host) {
+                    return CallEffect::NoDeviceWrite;
+                }
+            }
+            CallEffect::DeviceWrite {
+                device,
+                base: dst,
+                bytes,
             }
         }
     }
@@ -365,13 +401,11 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         let current = CurrentDispatch::passive(data.context, shape.stream);
         let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
         let ticket = tool.engine.launch_enter(&mut backend, &info);
-        LAUNCHES.with(|l| {
-            l.borrow_mut().push(PendingLaunch {
-                correlation_id: data.correlationId,
-                ticket,
-                backend,
-                passive: true,
-            })
+        keep_pending(PendingLaunch {
+            correlation_id: data.correlationId,
+            ticket,
+            backend,
+            passive: true,
         });
         return;
     }
@@ -423,24 +457,46 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
     };
     let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
     let ticket = tool.engine.launch_enter(&mut backend, &info);
-    LAUNCHES.with(|l| {
-        l.borrow_mut().push(PendingLaunch {
-            correlation_id: data.correlationId,
-            ticket,
-            backend,
-            passive: false,
-        })
+    keep_pending(PendingLaunch {
+        correlation_id: data.correlationId,
+        ticket,
+        backend,
+        passive: false,
     });
 }
 
-fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
-    let pending = LAUNCHES.with(|l| {
-        let mut launches = l.borrow_mut();
-        let pos = launches
-            .iter()
-            .rposition(|p| p.correlation_id == data.correlationId)?;
-        Some(launches.remove(pos))
+/// Keeps a launch for its EXIT callback. On a thread whose thread-locals are gone (teardown),
+/// the launch is given up at once: its ticket's drop releases what it holds.
+fn keep_pending(pending: PendingLaunch) {
+    let mut pending = Some(pending);
+    let _ = LAUNCHES.try_with(|l| {
+        if let Some(p) = pending.take() {
+            l.borrow_mut().push(p);
+        }
     });
+    if let Some(PendingLaunch {
+        ticket,
+        mut backend,
+        ..
+    }) = pending
+    {
+        if let Some(tool) = tool::tool() {
+            tool.engine.launch_failed(&mut backend, ticket);
+        }
+    }
+}
+
+fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
+    let pending = LAUNCHES
+        .try_with(|l| {
+            let mut launches = l.borrow_mut();
+            let pos = launches
+                .iter()
+                .rposition(|p| p.correlation_id == data.correlationId)?;
+            Some(launches.remove(pos))
+        })
+        .ok()
+        .flatten();
     let Some(PendingLaunch {
         ticket,
         mut backend,
@@ -453,10 +509,8 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     let Some(tool) = tool::tool() else { return };
     if !succeeded(data) {
         // Nothing executed: no pass to read and nothing to replay (a relaunch would fail the
-        // same way). Dropping the ticket releases the replay window and records nothing.
-        backend.abandon();
-        drop(ticket);
-        drop(backend);
+        // same way). The window is released and nothing is recorded.
+        tool.engine.launch_failed(&mut backend, ticket);
         if !passive {
             lock(&tool.backend).end_dispatch();
         }
@@ -465,7 +519,6 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     let launch = CudaLaunch::callback(api, data.functionParams);
     tool.engine.launch_exit(&mut backend, ticket, &launch);
     tool.first_dispatch_done();
-    drop(backend);
     if !passive {
         lock(&tool.backend).end_dispatch();
     }
@@ -533,7 +586,6 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 CurrentDispatch::passive(data.context, std::ptr::null_mut()),
             );
             drop(tool.engine.fence_for(&mut backend, "context destruction"));
-            drop(backend);
             lock(&tool.backend).forget_context(data.context);
             lock(&tool.context_devices).remove(&(data.context as usize));
         }

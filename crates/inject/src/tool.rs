@@ -3,9 +3,10 @@
 
 use crate::callbacks;
 use kreplay_core::backend::{AllocKind, DeviceId, Region};
-use kreplay_core::config::ToolConfig;
-use kreplay_core::Engine;
-use kreplay_cuda::backend::{CudaBackend, CurrentDispatch, DispatchBackend, MeasureGate};
+use kreplay_core::config::{InProcessMode, ToolConfig};
+use kreplay_cuda::backend::{
+    CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
+};
 use kreplay_cuda::module_symbols::CubinSymbols;
 use kreplay_cuda::{cupti_call, drv, loader};
 use kreplay_cupti_sys::cupti::Cupti;
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) struct Tool {
-    pub engine: Engine,
+    pub engine: CudaEngine,
     pub backend: Mutex<CudaBackend>,
     pub gate: MeasureGate,
     pub driver: &'static Driver,
@@ -117,10 +118,19 @@ pub(crate) fn initialize() -> Result<(), String> {
             unit: String::new(),
         })
         .collect();
-    let engine = Engine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
+    let engine = CudaEngine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
     engine.record_process(process_info(pid));
     engine.register_counters(counter_infos);
-    let mut backend = CudaBackend::new(driver, (!groups.is_empty()).then_some(cupti), groups);
+    let options = CounterOptions {
+        max_ranges: config.replay_window.dispatches() as usize,
+        single_group_schedules: config.mode != InProcessMode::KernelReplay,
+    };
+    let mut backend = CudaBackend::new(
+        driver,
+        (!groups.is_empty()).then_some(cupti),
+        groups,
+        options,
+    );
     let warnings = sink.clone();
     backend.set_identity_check(
         config.checked_identity.clone(),

@@ -3,7 +3,9 @@
 //! [`ReplayBackend`], so the whole replay contract runs in CI without a GPU.
 
 use crate::catalog::{SimMetric, COUNTERS_PER_PASS};
-use kreplay_core::backend::{AllocKind, BackendError, DeviceId, PassResult, Region, ReplayBackend};
+use kreplay_core::backend::{
+    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
+};
 use kreplay_core::config::CounterGroup;
 use kreplay_format::{CounterSample, Staging};
 use std::collections::{BTreeMap, HashMap};
@@ -18,8 +20,8 @@ pub const DEFAULT_CAPACITY_BYTES: u64 = 1 << 30;
 pub const DEFAULT_HOST_STAGING_BYTES: u64 = 4 << 30;
 /// Threads per warp, for `sim__warps_launched.sum`.
 pub const WARP_SIZE: u64 = 32;
-/// Executions one window pass can measure separately (as CUPTI's range profiler has a
-/// maximum number of ranges per pass).
+/// Launches one execution can measure separately (as CUPTI's range profiler has a maximum
+/// number of ranges per pass).
 pub const DEFAULT_MAX_WINDOW: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -228,32 +230,41 @@ pub struct DeviceActivity {
     pub snapshots: u64,
     pub restores: u64,
     pub drains: u64,
+    /// Writes captured for later executions.
+    pub captures: u64,
 }
 
-/// One execution of a window pass: a range of its own.
-#[derive(Debug)]
-struct WindowRange {
+/// One measured launch of an execution: a range of its own.
+#[derive(Debug, Clone, Copy)]
+struct Range {
     stats: ExecStats,
     start_ns: u64,
     end_ns: u64,
 }
 
-/// A window pass: every execution by `executor` until the stop is one range. Not keyed by
-/// thread like [`ActivePass`]: another thread may stop it (the one that closed the window).
+/// A replay unit being measured (see [`ReplayBackend::plan_unit`]).
 #[derive(Debug)]
-struct WindowPass {
-    executor: ThreadId,
-    group: Option<usize>,
-    ranges: Vec<WindowRange>,
+struct SimUnit {
+    /// The group of each pass and the execution that measures it.
+    groups: Vec<Option<usize>>,
+    plan: UnitPlan,
+    /// The running execution and its ranges so far.
+    running: Option<usize>,
+    ranges: Vec<Range>,
+    /// The launch between `launch_starts` and `launch_ends`: what it executed so far.
+    pending: Option<Range>,
+    /// Started for several launches: another thread may stop it (the one closing the window)
+    /// and then runs its later executions.
+    shareable: bool,
+    /// Each execution's ranges, once stopped.
+    measured: Vec<Option<Vec<Range>>>,
 }
 
-#[derive(Debug)]
-struct ActivePass {
-    group: Option<usize>,
-    stats: ExecStats,
-    executed: bool,
-    start_ns: u64,
-    end_ns: u64,
+/// Where a captured write came from, and its bytes.
+#[derive(Debug, Clone)]
+pub struct SimCapture {
+    base: u64,
+    bytes: Vec<u8>,
 }
 
 /// The software device.
@@ -267,10 +278,9 @@ pub struct SimDevice {
     host_staging_limit: u64,
     /// Counter groups of the configuration, resolved to device metrics (with requested names).
     groups: Vec<Vec<(String, Option<SimMetric>)>>,
-    /// The pass each thread has started: executions count into their own thread's pass, as
+    /// The unit each thread measures: launches count into their own thread's unit, as
     /// counters of a GPU context belong to the launches made in it.
-    active: HashMap<ThreadId, ActivePass>,
-    window_pass: Option<WindowPass>,
+    units: HashMap<ThreadId, SimUnit>,
     max_window: usize,
     clock_ns: u64,
     jitter_state: u64,
@@ -279,8 +289,6 @@ pub struct SimDevice {
     activity: DeviceActivity,
     /// The hardware pass that collects each group (each its own unless packed).
     pass_of: Vec<usize>,
-    /// Results of groups measured with an earlier pass's group in the current replay.
-    held: HashMap<usize, Vec<PassResult>>,
 }
 
 impl SimDevice {
@@ -308,15 +316,13 @@ impl SimDevice {
                         .collect()
                 })
                 .collect(),
-            active: HashMap::new(),
-            window_pass: None,
+            units: HashMap::new(),
             max_window: DEFAULT_MAX_WINDOW,
             clock_ns: 1_000_000,
             jitter_state: seed | 1,
             drains_before_stall: None,
             activity: DeviceActivity::default(),
             pass_of: (0..groups.len()).collect(),
-            held: HashMap::new(),
         }
     }
 
@@ -353,33 +359,6 @@ impl SimDevice {
     /// Hardware passes after packing.
     pub fn hardware_passes(&self) -> usize {
         self.pass_of.iter().max().map_or(0, |last| last + 1)
-    }
-
-    /// `group`'s results, holding those of the other groups its hardware pass measured.
-    fn results_for(
-        &mut self,
-        group: Option<usize>,
-        executions: &[(ExecStats, u64, u64)],
-    ) -> Vec<PassResult> {
-        let own = executions
-            .iter()
-            .map(|(stats, start, end)| self.pass_result(group, stats, *start, *end))
-            .collect();
-        if let Some(group) = group {
-            let pass = self.pass_of.get(group).copied();
-            for other in 0..self.groups.len() {
-                if other != group && Some(self.pass_of[other]) == pass {
-                    let results = executions
-                        .iter()
-                        .map(|(stats, start, end)| {
-                            self.pass_result(Some(other), stats, *start, *end)
-                        })
-                        .collect();
-                    self.held.insert(other, results);
-                }
-            }
-        }
-        own
     }
 
     pub fn id(&self) -> DeviceId {
@@ -473,6 +452,24 @@ impl SimDevice {
             .collect())
     }
 
+    /// Device-to-device copy of `bytes`.
+    pub fn copy(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
+        let data = {
+            let (base, allocation) = self.locate(src, bytes)?;
+            let offset = (src - base) as usize;
+            allocation.data[offset..offset + bytes as usize].to_vec()
+        };
+        let (base, allocation) = self.locate(dst, bytes)?;
+        let offset = (dst - base) as usize;
+        allocation.data[offset..offset + bytes as usize].copy_from_slice(&data);
+        Ok(())
+    }
+
+    /// A memset of `count` little-endian `u32`s.
+    pub fn fill_u32s(&mut self, dst: u64, value: u32, count: usize) -> Result<(), SimError> {
+        self.write_u32s(dst, &vec![value; count])
+    }
+
     /// The bytes of the allocation at `base`.
     pub fn bytes(&self, base: u64) -> Option<&[u8]> {
         self.memory.get(&base).map(|a| a.data.as_slice())
@@ -520,20 +517,17 @@ impl SimDevice {
         let start_ns = self.clock_ns;
         self.clock_ns += stats.cycles.max(1);
         self.activity.executions += 1;
-        let me = thread::current().id();
-        if let Some(active) = self.active.get_mut(&me) {
-            if !active.executed {
-                active.start_ns = start_ns;
+        let end_ns = self.clock_ns;
+        if let Some(pending) = self
+            .units
+            .get_mut(&thread::current().id())
+            .and_then(|u| u.pending.as_mut())
+        {
+            if pending.stats == ExecStats::default() {
+                pending.start_ns = start_ns;
             }
-            active.executed = true;
-            active.end_ns = self.clock_ns;
-            active.stats.add(&stats);
-        } else if let Some(window) = self.window_pass.as_mut().filter(|w| w.executor == me) {
-            window.ranges.push(WindowRange {
-                stats,
-                start_ns,
-                end_ns: self.clock_ns,
-            });
+            pending.end_ns = end_ns;
+            pending.stats.add(&stats);
         }
         match fault {
             Some((address, bytes)) => Err(SimError::Fault {
@@ -558,14 +552,8 @@ impl SimDevice {
     }
 
     /// The counters of `group` over `stats`.
-    fn pass_result(
-        &self,
-        group: Option<usize>,
-        stats: &ExecStats,
-        start_ns: u64,
-        end_ns: u64,
-    ) -> PassResult {
-        let counters = match group.and_then(|g| self.groups.get(g)) {
+    fn counters_for(&self, group: Option<usize>, stats: &ExecStats) -> Vec<CounterSample> {
+        match group.and_then(|g| self.groups.get(g)) {
             Some(counters) => counters
                 .iter()
                 .filter_map(|(name, metric)| {
@@ -576,12 +564,26 @@ impl SimDevice {
                 })
                 .collect(),
             None => Vec::new(),
-        };
-        PassResult {
-            counters,
-            start_ns,
-            end_ns,
         }
+    }
+
+    /// The calling thread's unit, or the shareable unit another thread started (a window
+    /// closed by this thread), which this thread then takes over.
+    fn unit_here(&mut self) -> Result<&mut SimUnit, BackendError> {
+        let me = thread::current().id();
+        if !self.units.contains_key(&me) {
+            let other = self
+                .units
+                .iter()
+                .find(|(_, u)| u.shareable)
+                .map(|(thread, _)| *thread);
+            if let Some(unit) = other.and_then(|thread| self.units.remove(&thread)) {
+                self.units.insert(me, unit);
+            }
+        }
+        self.units
+            .get_mut(&me)
+            .ok_or_else(|| BackendError::Failed("no unit planned on this thread".to_string()))
     }
 
     fn check_group(&self, group: Option<usize>) -> Result<(), BackendError> {
@@ -610,6 +612,7 @@ impl SimDevice {
 impl ReplayBackend for SimDevice {
     type Launch = SimLaunch;
     type Snapshot = SimSnapshot;
+    type Capture = SimCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.activity.drains += 1;
@@ -693,42 +696,149 @@ impl ReplayBackend for SimDevice {
         }
     }
 
-    fn start_pass(&mut self, _device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
-        let me = thread::current().id();
-        if self.active.contains_key(&me) {
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        self.max_window
+    }
+
+    fn plan_unit(
+        &mut self,
+        _device: DeviceId,
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        for group in groups {
+            self.check_group(*group)?;
+        }
+        // A pass with timestamps only rides on the first pass's execution.
+        let first = groups
+            .iter()
+            .flatten()
+            .next()
+            .map_or(usize::MAX, |g| self.pass_of[*g]);
+        let hardware: Vec<usize> = groups
+            .iter()
+            .map(|g| g.map_or(first, |g| self.pass_of[g]))
+            .collect();
+        let (plan, _) = UnitPlan::from_hardware_passes(&hardware);
+        let unit = SimUnit {
+            groups: groups.to_vec(),
+            measured: vec![None; plan.executions],
+            plan: plan.clone(),
+            running: None,
+            ranges: Vec::new(),
+            pending: None,
+            shareable: false,
+        };
+        self.units.insert(thread::current().id(), unit);
+        Ok(plan)
+    }
+
+    fn start_execution(
+        &mut self,
+        _device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        let max_window = self.max_window;
+        let unit = self.unit_here()?;
+        if unit.running.is_some() {
             return Err(BackendError::Failed(
-                "start_pass while this thread's previous pass is active".to_string(),
+                "start_execution while an execution is running".to_string(),
             ));
         }
-        self.check_group(group)?;
-        let pass = ActivePass {
-            group,
-            stats: ExecStats::default(),
-            executed: false,
-            start_ns: self.clock_ns,
-            end_ns: self.clock_ns,
-        };
-        self.active.insert(me, pass);
+        if execution >= unit.plan.executions {
+            return Err(BackendError::Failed(format!(
+                "execution {execution} of a unit planned for {}",
+                unit.plan.executions
+            )));
+        }
+        if ranges > max_window {
+            return Err(BackendError::Failed(format!(
+                "an execution of {ranges} launches exceeds the device's {max_window}"
+            )));
+        }
+        unit.running = Some(execution);
+        unit.ranges.clear();
+        unit.shareable |= ranges > 1;
         Ok(())
     }
 
-    fn stop_pass(
-        &mut self,
-        _device: DeviceId,
-        group: Option<usize>,
-    ) -> Result<PassResult, BackendError> {
-        let active = self
-            .active
-            .remove(&thread::current().id())
-            .ok_or_else(|| BackendError::Failed("stop_pass without start_pass".to_string()))?;
-        if active.group != group {
-            return Err(BackendError::Failed(format!(
-                "stop_pass for group {group:?} but group {:?} was started",
-                active.group
-            )));
+    fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        let clock = self.clock_ns;
+        let unit = self.unit_here()?;
+        if unit.running.is_none() {
+            return Err(BackendError::Failed(
+                "launch_starts outside an execution".to_string(),
+            ));
         }
-        let execution = (active.stats, active.start_ns, active.end_ns);
-        Ok(self.results_for(group, &[execution]).remove(0))
+        unit.pending = Some(Range {
+            stats: ExecStats::default(),
+            start_ns: clock,
+            end_ns: clock,
+        });
+        Ok(())
+    }
+
+    fn launch_ends(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        let unit = self.unit_here()?;
+        let range = unit
+            .pending
+            .take()
+            .ok_or_else(|| BackendError::Failed("launch_ends without launch_starts".to_string()))?;
+        unit.ranges.push(range);
+        Ok(())
+    }
+
+    fn launch_abandoned(&mut self, _device: DeviceId) {
+        if let Ok(unit) = self.unit_here() {
+            unit.pending = None;
+        }
+    }
+
+    fn stop_execution(&mut self, _device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        let unit = self.unit_here()?;
+        let execution = unit
+            .running
+            .take()
+            .ok_or_else(|| BackendError::Failed("stop_execution without start".to_string()))?;
+        let ranges = std::mem::take(&mut unit.ranges);
+        let timings = ranges
+            .iter()
+            .map(|r| Timing {
+                start_ns: r.start_ns,
+                end_ns: r.end_ns,
+            })
+            .collect();
+        unit.measured[execution] = Some(ranges);
+        Ok(timings)
+    }
+
+    fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
+        let me = thread::current().id();
+        self.unit_here()?;
+        let unit = self
+            .units
+            .remove(&me)
+            .ok_or_else(|| BackendError::Failed("no unit".to_string()))?;
+        Ok(unit
+            .groups
+            .iter()
+            .zip(&unit.plan.execution_of_pass)
+            .map(|(group, execution)| {
+                let ranges = unit.measured.get(*execution)?.as_ref()?;
+                Some(
+                    ranges
+                        .iter()
+                        .map(|r| self.counters_for(*group, &r.stats))
+                        .collect(),
+                )
+            })
+            .collect())
+    }
+
+    fn abandon_unit(&mut self, _device: DeviceId) {
+        if self.unit_here().is_ok() {
+            self.units.remove(&thread::current().id());
+        }
     }
 
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
@@ -737,88 +847,39 @@ impl ReplayBackend for SimDevice {
             .map_err(|e| BackendError::Failed(e.to_string()))
     }
 
-    fn max_window(&mut self, _device: DeviceId) -> usize {
-        self.max_window
-    }
-
-    fn start_window_pass(
-        &mut self,
-        _device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        if self.window_pass.is_some() {
-            return Err(BackendError::Failed(
-                "start_window_pass while another window pass is active".to_string(),
-            ));
-        }
-        let me = thread::current().id();
-        if self.active.contains_key(&me) {
-            return Err(BackendError::Failed(
-                "start_window_pass while this thread's pass is active".to_string(),
-            ));
-        }
-        if ranges > self.max_window {
-            return Err(BackendError::Failed(format!(
-                "a window pass of {ranges} executions exceeds the device's {}",
-                self.max_window
-            )));
-        }
-        self.check_group(group)?;
-        self.window_pass = Some(WindowPass {
-            executor: me,
-            group,
-            ranges: Vec::with_capacity(ranges),
-        });
-        Ok(())
-    }
-
-    fn stop_window_pass(
-        &mut self,
-        _device: DeviceId,
-        group: Option<usize>,
-        _ranges: usize,
-    ) -> Result<Vec<PassResult>, BackendError> {
-        let window = self.window_pass.take().ok_or_else(|| {
-            BackendError::Failed("stop_window_pass without start_window_pass".to_string())
-        })?;
-        if window.group != group {
-            return Err(BackendError::Failed(format!(
-                "stop_window_pass for group {group:?} but group {:?} was started",
-                window.group
-            )));
-        }
-        let executions: Vec<_> = window
-            .ranges
-            .iter()
-            .map(|r| (r.stats, r.start_ns, r.end_ns))
-            .collect();
-        Ok(self.results_for(group, &executions))
-    }
-
     fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
         Ok(launch.clone())
     }
 
-    fn executions_for(&mut self, _device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
-        Some(kreplay_core::catalog::executions_needed(
-            groups,
-            &self.pass_of,
-        ))
+    fn launch_addresses(&mut self, launch: &SimLaunch) -> Vec<u64> {
+        launch.args.clone()
     }
 
-    fn replay_starts(&mut self, _device: DeviceId) {
-        self.held.clear();
-    }
-
-    fn held_results(
+    fn capture(
         &mut self,
         _device: DeviceId,
-        group: usize,
-        executions: usize,
-    ) -> Option<Vec<PassResult>> {
-        let results = self.held.remove(&group)?;
-        (results.len() == executions).then_some(results)
+        base: u64,
+        bytes: u64,
+    ) -> Result<SimCapture, BackendError> {
+        let (start, allocation) = self
+            .locate(base, bytes)
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        let offset = (base - start) as usize;
+        let capture = SimCapture {
+            base,
+            bytes: allocation.data[offset..offset + bytes as usize].to_vec(),
+        };
+        self.activity.captures += 1;
+        Ok(capture)
+    }
+
+    fn apply(&mut self, capture: &SimCapture) -> Result<(), BackendError> {
+        let (start, allocation) = self
+            .locate(capture.base, capture.bytes.len() as u64)
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        let offset = (capture.base - start) as usize;
+        allocation.data[offset..offset + capture.bytes.len()].copy_from_slice(&capture.bytes);
+        Ok(())
     }
 }
 
@@ -844,6 +905,7 @@ impl SharedSimDevice {
 impl ReplayBackend for SharedSimDevice {
     type Launch = SimLaunch;
     type Snapshot = SimSnapshot;
+    type Capture = SimCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.lock().drain(device, deadline)
@@ -865,54 +927,61 @@ impl ReplayBackend for SharedSimDevice {
     fn release(&mut self, snapshot: SimSnapshot) {
         self.lock().release(snapshot)
     }
-    fn start_pass(&mut self, device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
-        self.lock().start_pass(device, group)
+    fn max_window(&mut self, device: DeviceId) -> usize {
+        self.lock().max_window(device)
     }
-    fn stop_pass(
+    fn plan_unit(
         &mut self,
         device: DeviceId,
-        group: Option<usize>,
-    ) -> Result<PassResult, BackendError> {
-        self.lock().stop_pass(device, group)
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        self.lock().plan_unit(device, groups)
+    }
+    fn start_execution(
+        &mut self,
+        device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        self.lock().start_execution(device, execution, ranges)
+    }
+    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        self.lock().launch_starts(device)
+    }
+    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        self.lock().launch_ends(device)
+    }
+    fn launch_abandoned(&mut self, device: DeviceId) {
+        self.lock().launch_abandoned(device)
+    }
+    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        self.lock().stop_execution(device)
+    }
+    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
+        self.lock().unit_counters(device)
+    }
+    fn abandon_unit(&mut self, device: DeviceId) {
+        self.lock().abandon_unit(device)
     }
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)
     }
-    fn max_window(&mut self, device: DeviceId) -> usize {
-        self.lock().max_window(device)
-    }
-    fn start_window_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        self.lock().start_window_pass(device, group, ranges)
-    }
-    fn stop_window_pass(
-        &mut self,
-        device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<Vec<PassResult>, BackendError> {
-        self.lock().stop_window_pass(device, group, ranges)
-    }
     fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
         self.lock().retain_launch(launch)
     }
-    fn executions_for(&mut self, device: DeviceId, groups: &[Option<usize>]) -> Option<usize> {
-        self.lock().executions_for(device, groups)
+    fn launch_addresses(&mut self, launch: &SimLaunch) -> Vec<u64> {
+        self.lock().launch_addresses(launch)
     }
-    fn replay_starts(&mut self, device: DeviceId) {
-        self.lock().replay_starts(device)
-    }
-    fn held_results(
+    fn capture(
         &mut self,
         device: DeviceId,
-        group: usize,
-        executions: usize,
-    ) -> Option<Vec<PassResult>> {
-        self.lock().held_results(device, group, executions)
+        base: u64,
+        bytes: u64,
+    ) -> Result<SimCapture, BackendError> {
+        self.lock().capture(device, base, bytes)
+    }
+    fn apply(&mut self, capture: &SimCapture) -> Result<(), BackendError> {
+        self.lock().apply(capture)
     }
 }
 
@@ -944,6 +1013,23 @@ mod tests {
         })
     }
 
+    /// One measured launch on `device`, as the engine's ordinary path drives it.
+    fn measure(device: &mut SimDevice, group: usize, launch: &SimLaunch) -> (Vec<f64>, Timing) {
+        device.plan_unit(0, &[Some(group)]).unwrap();
+        device.start_execution(0, 0, 1).unwrap();
+        device.launch_starts(0).unwrap();
+        device.execute(launch).unwrap();
+        device.launch_ends(0).unwrap();
+        let timing = device.stop_execution(0).unwrap()[0];
+        let counters = device
+            .unit_counters(0)
+            .unwrap()
+            .remove(0)
+            .unwrap()
+            .remove(0);
+        (counters.iter().map(|c| c.value).collect(), timing)
+    }
+
     #[test]
     fn counters_follow_what_the_kernel_did() {
         let mut device = SimDevice::new(&[
@@ -957,19 +1043,49 @@ mod tests {
             block: [50, 1, 1],
             args: vec![x, 100],
         };
-        for (group, expected) in [(0, [4.0, 100.0]), (1, [400.0, 400.0])] {
-            device.start_pass(0, Some(group)).unwrap();
-            device.execute(&launch).unwrap();
-            let result = device.stop_pass(0, Some(group)).unwrap();
-            let values: Vec<f64> = result.counters.iter().map(|c| c.value).collect();
+        for (group, expected) in [(0, vec![4.0, 100.0]), (1, vec![400.0, 400.0])] {
+            let (values, timing) = measure(&mut device, group, &launch);
             assert_eq!(values, expected);
-            assert!(result.end_ns > result.start_ns);
+            assert!(timing.end_ns > timing.start_ns);
         }
         assert_eq!(device.read_u32s(x, 2).unwrap(), vec![2, 2]);
     }
 
     #[test]
-    fn a_window_pass_measures_each_execution_and_may_be_stopped_elsewhere() {
+    fn packed_groups_share_an_execution_and_counters_come_per_pass() {
+        let mut device = SimDevice::new(&[
+            group(&["sim__warps_launched.sum"]),
+            group(&["sim__inst_executed.sum"]),
+            group(&["sim__bytes_written.sum", "sim__bytes_read.sum"]),
+        ]);
+        device.pack_groups();
+        let plan = device.plan_unit(0, &[Some(0), Some(1), Some(2)]).unwrap();
+        assert_eq!(plan.executions, 2);
+        assert_eq!(plan.execution_of_pass, vec![0, 0, 1]);
+        let x = device.alloc(AllocKind::Device, 400).unwrap().base;
+        let launch = SimLaunch {
+            kernel: fill_kernel(),
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            args: vec![x, 10],
+        };
+        for execution in 0..2 {
+            device.start_execution(0, execution, 1).unwrap();
+            device.launch_starts(0).unwrap();
+            device.execute(&launch).unwrap();
+            device.launch_ends(0).unwrap();
+            assert_eq!(device.stop_execution(0).unwrap().len(), 1);
+        }
+        let counters = device.unit_counters(0).unwrap();
+        let values: Vec<Vec<f64>> = counters
+            .iter()
+            .map(|pass| pass.as_ref().unwrap()[0].iter().map(|c| c.value).collect())
+            .collect();
+        assert_eq!(values, vec![vec![1.0], vec![10.0], vec![40.0, 40.0]]);
+    }
+
+    #[test]
+    fn a_unit_of_several_launches_may_be_stopped_and_replayed_by_another_thread() {
         let mut device = SimDevice::new(&[group(&["sim__inst_executed.sum"])]);
         device.set_max_window(4);
         let x = device.alloc(AllocKind::Device, 400).unwrap().base;
@@ -979,29 +1095,48 @@ mod tests {
             block: [32, 1, 1],
             args: vec![x, n],
         };
-        assert!(
-            device.start_window_pass(0, Some(0), 5).is_err(),
-            "over the cap"
-        );
-        device.start_window_pass(0, Some(0), 4).unwrap();
+        device.plan_unit(0, &[Some(0)]).unwrap();
+        assert!(device.start_execution(0, 0, 5).is_err(), "over the cap");
+        device.start_execution(0, 0, 4).unwrap();
         for n in [10, 20, 30] {
+            device.launch_starts(0).unwrap();
             device.execute(&launch(n)).unwrap();
+            device.launch_ends(0).unwrap();
         }
-        let shared = SharedSimDevice::new(device);
-        let results = {
-            let mut other = shared.clone();
-            thread::spawn(move || other.stop_window_pass(0, Some(0), 3))
-                .join()
-                .unwrap()
-                .unwrap()
-        };
-        let values: Vec<f64> = results.iter().map(|r| r.counters[0].value).collect();
-        assert_eq!(values, vec![10.0, 20.0, 30.0]);
-        assert!(results.windows(2).all(|w| w[0].end_ns <= w[1].start_ns));
-        // Executions after the stop are not measured.
-        let mut device = shared.lock();
+        // A launch outside launch_starts/launch_ends is not measured.
         device.execute(&launch(1)).unwrap();
-        assert!(device.stop_window_pass(0, Some(0), 1).is_err());
+        let shared = SharedSimDevice::new(device);
+        let (timings, counters) = {
+            let mut other = shared.clone();
+            thread::spawn(move || {
+                let timings = other.stop_execution(0).unwrap();
+                (timings, other.unit_counters(0).unwrap())
+            })
+            .join()
+            .unwrap()
+        };
+        let values: Vec<f64> = counters[0]
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|r| r[0].value)
+            .collect();
+        assert_eq!(values, vec![10.0, 20.0, 30.0]);
+        assert!(timings.windows(2).all(|w| w[0].end_ns <= w[1].start_ns));
+    }
+
+    #[test]
+    fn captures_write_back_what_was_there_when_taken() {
+        let mut device = SimDevice::new(&[]);
+        let x = device.alloc(AllocKind::Device, 16).unwrap().base;
+        device.write_u32s(x, &[1, 2, 3, 4]).unwrap();
+        let capture = device.capture(0, x + 4, 8).unwrap();
+        device.fill_u32s(x, 9, 4).unwrap();
+        device.apply(&capture).unwrap();
+        assert_eq!(device.read_u32s(x, 4).unwrap(), vec![9, 2, 3, 9]);
+        let y = device.alloc(AllocKind::Device, 16).unwrap().base;
+        device.copy(y, x, 16).unwrap();
+        assert_eq!(device.read_u32s(y, 4).unwrap(), vec![9, 2, 3, 9]);
     }
 
     #[test]
@@ -1011,10 +1146,10 @@ mod tests {
             "sim__inst_executed.sum",
             "sim__cycles_elapsed.max",
         ])]);
-        let err = device.start_pass(0, Some(0)).unwrap_err().to_string();
+        let err = device.plan_unit(0, &[Some(0)]).unwrap_err().to_string();
         assert!(err.contains("at most 2 per pass"), "{err}");
-        assert!(device.start_pass(0, Some(1)).is_err());
-        assert!(device.start_pass(0, None).is_ok());
+        assert!(device.plan_unit(0, &[Some(1)]).is_err());
+        assert!(device.plan_unit(0, &[None]).is_ok());
     }
 
     #[test]
@@ -1064,11 +1199,7 @@ mod tests {
             args: vec![x, 1000],
         };
         let values: Vec<f64> = (0..8)
-            .map(|_| {
-                device.start_pass(0, Some(0)).unwrap();
-                device.execute(&launch).unwrap();
-                device.stop_pass(0, Some(0)).unwrap().counters[0].value
-            })
+            .map(|_| measure(&mut device, 0, &launch).0[0])
             .collect();
         let base = (100 + 1000 * 4 + 8000 / 8) as f64;
         assert!(

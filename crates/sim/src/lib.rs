@@ -14,5 +14,7 @@ pub mod runtime;
 pub mod workload;
 
 pub use catalog::{SimCatalog, SimMetric, COUNTERS_PER_PASS, SIM_CHIP};
-pub use device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
-pub use runtime::SimRuntime;
+pub use device::{
+    SharedSimDevice, SimCapture, SimDevice, SimError, SimKernel, SimLaunch, SimSnapshot,
+};
+pub use runtime::{SimEngine, SimRuntime};

@@ -1,17 +1,22 @@
 //! The software device's "driver API": what an application calls, routed through the replay
 //! engine exactly as the CUDA backend routes CUDA calls: allocations enter the inventory, every
-//! other call holds the engine's fence (`Engine::fence_in_window`, as the CUDA backend does for
-//! copies and allocations: an open replay window closes first unless one execution measures
-//! all its groups), and a launch is `launch_enter` → the application's own execution →
-//! `launch_exit`.
+//! other call goes through `Engine::enter_call`/`exit_call` with what it does to device memory
+//! (as the CUDA backend classifies copies, memsets, allocations and frees), and a launch is
+//! `launch_enter` → the application's own execution → `launch_exit` (`launch_failed` when the
+//! kernel faulted).
 
-use crate::device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
-use kreplay_core::backend::{AllocKind, DispatchInfo, LaunchKind};
+use crate::device::{
+    SharedSimDevice, SimCapture, SimDevice, SimError, SimKernel, SimLaunch, SimSnapshot,
+};
+use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind};
 use kreplay_core::Engine;
 use kreplay_format::{AgentInfo, KernelSymbol};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, MutexGuard};
+
+/// The engine for the software device.
+pub type SimEngine = Engine<SimLaunch, SimSnapshot, SimCapture>;
 
 /// Streams are numbered per process, from 1, one per runtime.
 fn next_stream_id() -> u64 {
@@ -23,7 +28,7 @@ fn next_stream_id() -> u64 {
 /// [`SimRuntime::share`] gives another thread a runtime on the same device and engine.
 pub struct SimRuntime {
     device: SharedSimDevice,
-    engine: Option<Arc<Engine>>,
+    engine: Option<Arc<SimEngine>>,
     registered_kernels: HashSet<u64>,
     next_correlation_id: u64,
     stream_id: u64,
@@ -31,7 +36,7 @@ pub struct SimRuntime {
 
 impl SimRuntime {
     /// `engine: None` runs unprofiled (the reference execution).
-    pub fn new(device: SimDevice, engine: Option<Arc<Engine>>) -> SimRuntime {
+    pub fn new(device: SimDevice, engine: Option<Arc<SimEngine>>) -> SimRuntime {
         let device_id = device.id();
         if let Some(engine) = &engine {
             engine.register_agent(AgentInfo {
@@ -68,17 +73,33 @@ impl SimRuntime {
         self.device.lock()
     }
 
-    pub fn engine(&self) -> Option<&Arc<Engine>> {
+    pub fn engine(&self) -> Option<&Arc<SimEngine>> {
         self.engine.as_ref()
+    }
+
+    /// Runs `call` on the device inside `Engine::enter_call`/`exit_call` (when profiled).
+    fn call<T>(
+        &mut self,
+        name: &str,
+        effect: CallEffect,
+        call: impl FnOnce(&mut SimDevice) -> T,
+    ) -> T {
+        let Some(engine) = self.engine.clone() else {
+            return call(&mut self.device.lock());
+        };
+        let guard = engine.enter_call(&mut self.device, name, effect);
+        let result = call(&mut self.device.lock());
+        engine.exit_call(&mut self.device, guard);
+        result
+    }
+
+    fn device_id(&self) -> u32 {
+        self.device.lock().id()
     }
 
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
-        let _fence = self
-            .engine
-            .clone()
-            .map(|e| e.fence_in_window(&mut self.device, "alloc"));
-        let region = self.device.lock().alloc(kind, bytes)?;
+        let region = self.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
         }
@@ -86,32 +107,50 @@ impl SimRuntime {
     }
 
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
-        let _fence = self
-            .engine
-            .clone()
-            .map(|e| e.fence_in_window(&mut self.device, "free"));
-        let mut device = self.device.lock();
-        device.free(base)?;
+        let device = self.device_id();
+        self.call("free", CallEffect::Frees, |d| d.free(base))?;
         if let Some(engine) = &self.engine {
-            engine.inventory().remove(device.id(), base);
+            engine.inventory().remove(device, base);
         }
         Ok(())
     }
 
+    /// A host-to-device copy.
     pub fn write_u32s(&mut self, address: u64, values: &[u32]) -> Result<(), SimError> {
-        let _fence = self
-            .engine
-            .clone()
-            .map(|e| e.fence_in_window(&mut self.device, "write_u32s"));
-        self.device.lock().write_u32s(address, values)
+        let effect = self.writes(address, values.len() as u64 * 4);
+        self.call("write_u32s", effect, |d| d.write_u32s(address, values))
     }
 
+    /// A device-to-host copy.
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
-        let _fence = self
-            .engine
-            .clone()
-            .map(|e| e.fence_in_window(&mut self.device, "read_u32s"));
-        self.device.lock().read_u32s(address, count)
+        self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {
+            d.read_u32s(address, count)
+        })
+    }
+
+    /// A device-to-device copy.
+    pub fn copy(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
+        let effect = self.writes(dst, bytes);
+        self.call("copy", effect, |d| d.copy(dst, src, bytes))
+    }
+
+    /// A memset of `u32`s.
+    pub fn fill_u32s(&mut self, dst: u64, value: u32, count: usize) -> Result<(), SimError> {
+        let effect = self.writes(dst, count as u64 * 4);
+        self.call("fill_u32s", effect, |d| d.fill_u32s(dst, value, count))
+    }
+
+    /// A synchronisation: nothing to do on a synchronous device, but a call all the same.
+    pub fn synchronize(&mut self) {
+        self.call("synchronize", CallEffect::NoDeviceWrite, |_| ())
+    }
+
+    fn writes(&self, base: u64, bytes: u64) -> CallEffect {
+        CallEffect::DeviceWrite {
+            device: self.device_id(),
+            base,
+            bytes,
+        }
     }
 
     /// The end of the process: closes an open replay window (its passes run here), then
@@ -164,7 +203,12 @@ impl SimRuntime {
         // A GPU launch returns while the kernel runs: let other application threads run here,
         // as they would, so that multi-threaded runs interleave with replay windows.
         std::thread::yield_now();
-        engine.launch_exit(&mut self.device, ticket, first);
+        if result.is_ok() {
+            engine.launch_exit(&mut self.device, ticket, first);
+        } else {
+            // A faulted launch is not replayed (it would fault again) nor recorded.
+            engine.launch_failed(&mut self.device, ticket);
+        }
         result
     }
 
@@ -183,7 +227,7 @@ impl SimRuntime {
         }
     }
 
-    fn register(&mut self, engine: &Engine, kernel: &SimKernel) {
+    fn register(&mut self, engine: &SimEngine, kernel: &SimKernel) {
         if self.registered_kernels.insert(kernel.id()) {
             engine.register_kernel(KernelSymbol {
                 kernel_id: kernel.id(),

@@ -320,7 +320,7 @@ mod tests {
 
     /// An engine with kreplay's own tool that records into `sink` and turns a fatal condition
     /// into a test failure.
-    fn engine(config: &ToolConfig, sink: Arc<MemorySink>) -> Engine {
+    fn engine(config: &ToolConfig, sink: Arc<MemorySink>) -> crate::SimEngine {
         let options = EngineOptions {
             logger: Arc::new(SilentLogger),
             abort: Arc::new(|m: &str| panic!("{m}")),

@@ -5,7 +5,10 @@
 //! exactly once under one id (graphs and non-replay modes: one record without a pass), and
 //! deterministic counters are equal across passes. Window replay (random window sizes and
 //! device caps, with host copies between kernels closing windows early) gives the same memory,
-//! the same passes and the same deterministic counter values as per-dispatch replay.
+//! the same passes and the same deterministic counter values as per-dispatch replay. Between
+//! kernels the application reads and writes memory from the host, copies and fills it on the
+//! device and synchronises: windows that restore stay open across those calls, and every value
+//! the host reads is the one a run without kreplay reads.
 
 use kreplay_core::backend::AllocKind;
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig};
@@ -134,26 +137,36 @@ fn op(allocations: usize) -> impl Strategy<Value = Op> {
     ]
 }
 
-/// One launch of the application: a kernel, or a graph of kernels (never replayed); or a host
-/// read-modify-write of an allocation (an API call that closes an open replay window).
+/// One step of the application: a kernel, or a graph of kernels (never replayed); or a call a
+/// replay window may stay open across: a host read-modify-write of an allocation, a host read,
+/// a device-to-device copy, a memset, a synchronisation.
 #[derive(Debug, Clone)]
 enum Step {
     Kernel(Op),
     Graph(Vec<Op>),
     HostBump(usize),
+    HostRead(usize),
+    Copy { dst: usize, src: usize },
+    Fill { target: usize, value: u32 },
+    Sync,
 }
 
 impl Step {
     fn is_launch(&self) -> bool {
-        !matches!(self, Step::HostBump(_))
+        matches!(self, Step::Kernel(_) | Step::Graph(_))
     }
 }
 
 fn step(allocations: usize) -> impl Strategy<Value = Step> {
+    let a = 0..allocations;
     prop_oneof![
         8 => op(allocations).prop_map(Step::Kernel),
         2 => prop::collection::vec(op(allocations), 1..4).prop_map(Step::Graph),
-        1 => (0..allocations).prop_map(Step::HostBump),
+        1 => a.clone().prop_map(Step::HostBump),
+        1 => a.clone().prop_map(Step::HostRead),
+        1 => (a.clone(), a.clone()).prop_map(|(dst, src)| Step::Copy { dst, src }),
+        1 => (a, any::<u32>()).prop_map(|(target, value)| Step::Fill { target, value }),
+        1 => Just(Step::Sync),
     ]
 }
 
@@ -245,11 +258,19 @@ fn launch_for(op: &Op, kernels: &[SimKernel], bases: &[u64], lens: &[u64]) -> Si
     }
 }
 
-/// Runs the scenario, returns every allocation's bytes afterwards.
-fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> Vec<Vec<u8>> {
+/// What a run of the scenario left: every allocation's bytes, and every value the host read.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    memory: Vec<Vec<u8>>,
+    reads: Vec<Vec<u32>>,
+}
+
+/// Runs the scenario.
+fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> Outcome {
     let kernels = kernels();
     let mut bases = Vec::new();
     let mut lens = Vec::new();
+    let mut reads = Vec::new();
     for allocation in allocations {
         let base = runtime
             .alloc(allocation.kind, allocation.init.len() as u64 * 4)
@@ -270,18 +291,35 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> V
             }
             Step::HostBump(target) => {
                 let value = runtime.read_u32s(bases[*target], 1).unwrap()[0];
+                reads.push(vec![value]);
                 runtime
                     .write_u32s(bases[*target], &[value ^ 0xa5a5])
                     .map(|_| ())
+            }
+            Step::HostRead(target) => {
+                reads.push(runtime.read_u32s(bases[*target], lens[*target] as usize).unwrap());
+                Ok(())
+            }
+            Step::Copy { dst, src } => {
+                let n = lens[*dst].min(lens[*src]) * 4;
+                runtime.copy(bases[*dst], bases[*src], n)
+            }
+            Step::Fill { target, value } => {
+                runtime.fill_u32s(bases[*target], *value, lens[*target] as usize)
+            }
+            Step::Sync => {
+                runtime.synchronize();
+                Ok(())
             }
         }
         .unwrap();
     }
     runtime.finish();
-    bases
+    let memory = bases
         .iter()
         .map(|b| runtime.device().bytes(*b).unwrap().to_vec())
-        .collect()
+        .collect();
+    Outcome { memory, reads }
 }
 
 /// A profiled run of the scenario: memory afterwards and every record.
@@ -291,7 +329,7 @@ fn profiled(
     config: &ToolConfig,
     host_staging: bool,
     max_window: usize,
-) -> (Vec<Vec<u8>>, Vec<Record>) {
+) -> (Outcome, Vec<Record>) {
     profiled_on(allocations, steps, config, host_staging, max_window, false)
 }
 
@@ -302,7 +340,7 @@ fn profiled_on(
     host_staging: bool,
     max_window: usize,
     packed: bool,
-) -> (Vec<Vec<u8>>, Vec<Record>) {
+) -> (Outcome, Vec<Record>) {
     let sink = Arc::new(MemorySink::default());
     let options = EngineOptions {
         logger: Arc::new(SilentLogger),
@@ -318,9 +356,9 @@ fn profiled_on(
     if packed {
         device.pack_groups();
     }
-    let memory = run(allocations, steps, SimRuntime::new(device, Some(engine)));
+    let outcome = run(allocations, steps, SimRuntime::new(device, Some(engine)));
     let records = std::mem::take(&mut *sink.records.lock().unwrap());
-    (memory, records)
+    (outcome, records)
 }
 
 /// Deterministic counter values by (dispatch id, pass, counter).
@@ -436,4 +474,70 @@ proptest! {
             }
         }
     }
+}
+
+/// The deferral the property relies on, shown once: a window that restores memory stays open
+/// across host writes and reads, copies, memsets and synchronisations, captures what the calls
+/// wrote, and leaves reads and memory as without kreplay.
+#[test]
+fn a_restoring_window_stays_open_across_host_calls_and_reads_stay_exact() {
+    let allocations = vec![
+        Allocation {
+            kind: AllocKind::Device,
+            init: (0..16).collect(),
+        },
+        Allocation {
+            kind: AllocKind::Device,
+            init: vec![7; 16],
+        },
+    ];
+    let steps = vec![
+        Step::Kernel(Op::PrefixSum { target: 0 }),
+        Step::HostBump(0),
+        Step::Kernel(Op::Accumulate {
+            target: 1,
+            source: 0,
+        }),
+        Step::HostRead(1),
+        Step::Copy { dst: 0, src: 1 },
+        Step::Fill {
+            target: 1,
+            value: 3,
+        },
+        Step::Kernel(Op::Rotate { target: 0 }),
+        Step::Sync,
+        Step::HostRead(0),
+    ];
+    let reference = run(
+        &allocations,
+        &steps,
+        SimRuntime::new(SimDevice::new(&[]), None),
+    );
+    let config = ToolConfig {
+        groups: groups(&[vec![SimMetric::InstExecuted], vec![SimMetric::BytesRead]]),
+        mode: InProcessMode::KernelReplay,
+        replay_window: ReplayWindow::Count(8),
+        ..ToolConfig::default()
+    };
+    let (outcome, records) = profiled(&allocations, &steps, &config, false, 8);
+    assert_eq!(outcome, reference);
+    let costs: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::ReplayCost(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(costs.len(), 3, "three dispatches");
+    assert!(costs
+        .iter()
+        .all(|c| c.outcome == ReplayOutcome::Replayed && c.passes == 2));
+    // One window for all three: S0 and the application's view staged once each.
+    let tracked: u64 = allocations.iter().map(|a| a.init.len() as u64 * 4).sum();
+    assert_eq!(costs[0].bytes_snapshotted, 2 * tracked);
+    let passes = records
+        .iter()
+        .filter(|r| matches!(r, Record::Dispatch(_)))
+        .count();
+    assert_eq!(passes, 6);
 }

@@ -2,7 +2,7 @@
 //! that each execution increments (so a missing or extra restore shows in the final value).
 
 use super::*;
-use crate::backend::{AllocKind, Region};
+use crate::backend::{AllocKind, PassCounters, Region, UnitPlan};
 use crate::config::{CounterGroup, CounterSpec, InProcessMode, KernelFilter};
 use crate::notice::SilentLogger;
 use kreplay_format::{CounterSample, Warning};
@@ -15,12 +15,27 @@ enum Op {
     Snapshot(Staging),
     Restore,
     Release,
-    Start(Option<usize>),
-    Stop(Option<usize>),
+    /// A unit planned for these groups.
+    Plan(Vec<Option<usize>>),
+    /// An execution started for up to this many launches.
+    Start(usize, usize),
+    /// An execution stopped, with this many measured launches.
+    Stop(usize),
     Relaunch,
     Execute,
-    StartWindow(Option<usize>, usize),
-    StopWindow(Option<usize>, usize),
+    Capture,
+    Apply,
+}
+
+/// The unit the mock measures.
+#[derive(Debug, Default)]
+struct MockUnit {
+    groups: Vec<Option<usize>>,
+    plan: Option<UnitPlan>,
+    running: Option<usize>,
+    pending: bool,
+    launches: usize,
+    measured: Vec<Option<usize>>,
 }
 
 #[derive(Default)]
@@ -28,7 +43,6 @@ struct MockBackend {
     ops: Vec<Op>,
     /// Device memory: incremented by every execution.
     value: u64,
-    staged: Option<u64>,
     free_bytes: u64,
     device_staging_full: bool,
     host_staging_full: bool,
@@ -36,21 +50,20 @@ struct MockBackend {
     restore_fails: bool,
     relaunch_fails: bool,
     collectable: Option<usize>,
-    active: Option<Option<usize>>,
     /// Calls of the query methods (free memory, collectable groups).
     queries: usize,
-    /// Launches a window may hold (0 or 1: no windows).
+    /// Launches a unit may hold (0 or 1: no windows).
     max_window: usize,
-    /// The active window pass: its group and the executions so far.
-    window_pass: Option<(Option<usize>, usize)>,
     retain_fails: bool,
-    /// `start_pass` and `start_window_pass` fail (counters cannot be programmed).
+    /// Executions cannot be started (counters cannot be programmed).
     start_fails: bool,
-    /// One execution measures every group (a packing backend): `executions_for` says 1 and
-    /// `held_results` hands out the later groups.
+    /// One execution measures every group (a packing backend).
     packed: bool,
-    /// The next `stop_window_pass` fails (the counters did not match the launches).
-    window_stop_fails: bool,
+    /// The next stop fails (the counters did not match the launches).
+    stop_fails: bool,
+    /// What every launch's parameters hold.
+    addresses: Vec<u64>,
+    unit: MockUnit,
 }
 
 impl MockBackend {
@@ -65,9 +78,6 @@ impl MockBackend {
     fn execute(&mut self) {
         self.ops.push(Op::Execute);
         self.value += 1;
-        if let Some((_, executions)) = &mut self.window_pass {
-            *executions += 1;
-        }
     }
 
     fn count(&self, op: &Op) -> usize {
@@ -78,6 +88,7 @@ impl MockBackend {
 impl ReplayBackend for MockBackend {
     type Launch = ();
     type Snapshot = u64;
+    type Capture = u64;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.ops.push(Op::Drain);
@@ -108,7 +119,6 @@ impl ReplayBackend for MockBackend {
             return Err(BackendError::OutOfStagingMemory(place, bytes));
         }
         self.ops.push(Op::Snapshot(place));
-        self.staged = Some(self.value);
         Ok(self.value)
     }
 
@@ -123,43 +133,125 @@ impl ReplayBackend for MockBackend {
 
     fn release(&mut self, _snapshot: u64) {
         self.ops.push(Op::Release);
-        self.staged = None;
     }
 
-    fn start_pass(&mut self, _device: DeviceId, group: Option<usize>) -> Result<(), BackendError> {
-        assert!(self.active.is_none(), "start_pass while a pass is active");
+    fn collectable_groups(&mut self, _device: DeviceId, configured: usize) -> usize {
+        self.queries += 1;
+        self.collectable.unwrap_or(configured)
+    }
+
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        self.max_window.max(1)
+    }
+
+    fn plan_unit(
+        &mut self,
+        _device: DeviceId,
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        self.ops.push(Op::Plan(groups.to_vec()));
+        let plan = if self.packed {
+            UnitPlan {
+                executions: 1,
+                execution_of_pass: vec![0; groups.len()],
+            }
+        } else {
+            UnitPlan::one_per_pass(groups.len())
+        };
+        self.unit = MockUnit {
+            groups: groups.to_vec(),
+            measured: vec![None; plan.executions],
+            plan: Some(plan.clone()),
+            ..MockUnit::default()
+        };
+        Ok(plan)
+    }
+
+    fn start_execution(
+        &mut self,
+        _device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        assert!(self.unit.running.is_none(), "start while running");
+        assert!(self.unit.plan.is_some(), "start without a plan");
         if self.start_fails {
             return Err(BackendError::Failed("counters busy".into()));
         }
-        self.ops.push(Op::Start(group));
-        self.active = Some(group);
+        self.ops.push(Op::Start(execution, ranges));
+        self.unit.running = Some(execution);
+        self.unit.launches = 0;
         Ok(())
     }
 
-    fn stop_pass(
-        &mut self,
-        _device: DeviceId,
-        group: Option<usize>,
-    ) -> Result<PassResult, BackendError> {
-        assert_eq!(
-            self.active.take(),
-            Some(group),
-            "stop_pass of another group"
+    fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        assert!(
+            self.unit.running.is_some(),
+            "launch_starts outside an execution"
         );
-        self.ops.push(Op::Stop(group));
-        let counters = group
-            .map(|g| {
-                vec![CounterSample {
-                    name: format!("group{g}"),
-                    value: 32.0,
-                }]
+        self.unit.pending = true;
+        Ok(())
+    }
+
+    fn launch_ends(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        assert!(
+            std::mem::take(&mut self.unit.pending),
+            "launch_ends without start"
+        );
+        self.unit.launches += 1;
+        Ok(())
+    }
+
+    fn launch_abandoned(&mut self, _device: DeviceId) {
+        self.unit.pending = false;
+    }
+
+    fn stop_execution(&mut self, _device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        let execution = self.unit.running.take().expect("stop without start");
+        self.ops.push(Op::Stop(self.unit.launches));
+        if std::mem::take(&mut self.stop_fails) {
+            return Err(BackendError::Failed(
+                "measured 3 kernels for 2 launches".into(),
+            ));
+        }
+        self.unit.measured[execution] = Some(self.unit.launches);
+        Ok((0..self.unit.launches)
+            .map(|i| Timing {
+                start_ns: 10 * i as u64,
+                end_ns: 10 * i as u64 + 5,
             })
-            .unwrap_or_default();
-        Ok(PassResult {
-            counters,
-            start_ns: 10,
-            end_ns: 20,
-        })
+            .collect())
+    }
+
+    fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
+        let unit = std::mem::take(&mut self.unit);
+        let plan = unit.plan.expect("counters without a plan");
+        Ok(unit
+            .groups
+            .iter()
+            .zip(&plan.execution_of_pass)
+            .map(|(group, execution)| {
+                let launches = unit.measured[*execution]?;
+                Some(
+                    (0..launches)
+                        .map(|_| {
+                            group
+                                .map(|g| {
+                                    vec![CounterSample {
+                                        name: format!("group{g}"),
+                                        value: 32.0,
+                                    }]
+                                })
+                                .unwrap_or_default()
+                        })
+                        .collect(),
+                )
+            })
+            .collect())
+    }
+
+    fn abandon_unit(&mut self, _device: DeviceId) {
+        self.unit = MockUnit::default();
     }
 
     fn relaunch(&mut self, _launch: &()) -> Result<(), BackendError> {
@@ -168,59 +260,7 @@ impl ReplayBackend for MockBackend {
             return Err(BackendError::Failed("launch failed".into()));
         }
         self.value += 1;
-        if let Some((_, executions)) = &mut self.window_pass {
-            *executions += 1;
-        }
         Ok(())
-    }
-
-    fn max_window(&mut self, _device: DeviceId) -> usize {
-        self.max_window.max(1)
-    }
-
-    fn start_window_pass(
-        &mut self,
-        _device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        assert!(self.active.is_none() && self.window_pass.is_none());
-        if self.start_fails {
-            return Err(BackendError::Failed("counters busy".into()));
-        }
-        self.ops.push(Op::StartWindow(group, ranges));
-        self.window_pass = Some((group, 0));
-        Ok(())
-    }
-
-    fn stop_window_pass(
-        &mut self,
-        _device: DeviceId,
-        group: Option<usize>,
-        ranges: usize,
-    ) -> Result<Vec<PassResult>, BackendError> {
-        let (started, executions) = self.window_pass.take().expect("no window pass");
-        assert_eq!(started, group, "stop_window_pass of another group");
-        self.ops.push(Op::StopWindow(group, ranges));
-        if std::mem::take(&mut self.window_stop_fails) {
-            return Err(BackendError::Failed(
-                "measured 3 kernels for 2 launches".into(),
-            ));
-        }
-        Ok((0..executions)
-            .map(|i| PassResult {
-                counters: group
-                    .map(|g| {
-                        vec![CounterSample {
-                            name: format!("group{g}"),
-                            value: 32.0,
-                        }]
-                    })
-                    .unwrap_or_default(),
-                start_ns: 10 * i as u64,
-                end_ns: 10 * i as u64 + 5,
-            })
-            .collect())
     }
 
     fn retain_launch(&mut self, _launch: &()) -> Result<(), BackendError> {
@@ -230,33 +270,19 @@ impl ReplayBackend for MockBackend {
         Ok(())
     }
 
-    fn collectable_groups(&mut self, _device: DeviceId, configured: usize) -> usize {
-        self.queries += 1;
-        self.collectable.unwrap_or(configured)
+    fn launch_addresses(&mut self, _launch: &()) -> Vec<u64> {
+        self.addresses.clone()
     }
 
-    fn executions_for(&mut self, _device: DeviceId, _groups: &[Option<usize>]) -> Option<usize> {
-        self.packed.then_some(1)
+    fn capture(&mut self, _device: DeviceId, _base: u64, _bytes: u64) -> Result<u64, BackendError> {
+        self.ops.push(Op::Capture);
+        Ok(self.value)
     }
 
-    fn held_results(
-        &mut self,
-        _device: DeviceId,
-        group: usize,
-        executions: usize,
-    ) -> Option<Vec<PassResult>> {
-        self.packed.then(|| {
-            (0..executions)
-                .map(|_| PassResult {
-                    counters: vec![CounterSample {
-                        name: format!("group{group}"),
-                        value: 32.0,
-                    }],
-                    start_ns: 10,
-                    end_ns: 20,
-                })
-                .collect()
-        })
+    fn apply(&mut self, capture: &u64) -> Result<(), BackendError> {
+        self.ops.push(Op::Apply);
+        self.value = *capture;
+        Ok(())
     }
 }
 
@@ -319,7 +345,7 @@ impl MemorySink {
 type Aborts = Arc<Mutex<Vec<(String, usize)>>>;
 
 struct Harness {
-    engine: Engine,
+    engine: Engine<(), u64, u64>,
     sink: Arc<MemorySink>,
     aborts: Aborts,
 }
@@ -401,6 +427,27 @@ fn launch(h: &Harness, backend: &mut MockBackend, kind: LaunchKind) {
     h.engine.launch_exit(backend, ticket, &());
 }
 
+/// A call of the application with `effect`, as a backend drives it.
+fn call(h: &Harness, backend: &mut MockBackend, name: &str, effect: CallEffect) {
+    let guard = h.engine.enter_call(backend, name, effect);
+    h.engine.exit_call(backend, guard);
+}
+
+/// A copy into the tracked allocation: the mock's memory changes by `by`.
+fn write_call(h: &Harness, backend: &mut MockBackend, by: u64) {
+    let guard = h.engine.enter_call(
+        backend,
+        "cuMemcpyHtoDAsync_v2",
+        CallEffect::DeviceWrite {
+            device: 0,
+            base: 0x1000,
+            bytes: 8,
+        },
+    );
+    backend.value += by;
+    h.engine.exit_call(backend, guard);
+}
+
 #[test]
 fn two_groups_snapshot_once_restore_once_and_keep_the_last_pass() {
     let h = harness(2, InProcessMode::KernelReplay);
@@ -410,14 +457,15 @@ fn two_groups_snapshot_once_restore_once_and_keep_the_last_pass() {
         backend.ops,
         vec![
             Op::Drain,
+            Op::Plan(vec![Some(0), Some(1)]),
             Op::Snapshot(Staging::Device),
-            Op::Start(Some(0)),
+            Op::Start(0, 1),
             Op::Execute,
-            Op::Stop(Some(0)),
+            Op::Stop(1),
             Op::Restore,
-            Op::Start(Some(1)),
+            Op::Start(1, 1),
             Op::Relaunch,
-            Op::Stop(Some(1)),
+            Op::Stop(1),
             Op::Release,
         ]
     );
@@ -453,7 +501,7 @@ fn n_groups_restore_n_minus_one_times_never_after_the_last_pass() {
             .iter()
             .position(|o| *o == Op::Release)
             .map(|i| &backend.ops[i - 1]);
-        assert_eq!(before_release, Some(&Op::Stop(Some(n - 1))));
+        assert_eq!(before_release, Some(&Op::Stop(1)));
         assert_eq!(backend.value, 2);
         let passes: Vec<(u64, Option<u32>)> = h
             .sink
@@ -469,13 +517,50 @@ fn n_groups_restore_n_minus_one_times_never_after_the_last_pass() {
 }
 
 #[test]
+fn groups_packed_into_one_execution_need_no_snapshot() {
+    let h = harness(3, InProcessMode::KernelReplay);
+    let mut backend = MockBackend {
+        packed: true,
+        ..MockBackend::new()
+    };
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops,
+        vec![
+            Op::Drain,
+            Op::Plan(vec![Some(0), Some(1), Some(2)]),
+            Op::Start(0, 1),
+            Op::Execute,
+            Op::Stop(1),
+        ]
+    );
+    let names: Vec<String> = h
+        .sink
+        .dispatches()
+        .iter()
+        .map(|d| format!("{:?} {}", d.replay_pass, d.counters[0].name))
+        .collect();
+    assert_eq!(
+        names,
+        ["Some(0) group0", "Some(1) group1", "Some(2) group2"]
+    );
+    let cost = &h.sink.costs()[0];
+    assert_eq!((cost.passes, cost.bytes_snapshotted), (1, 0));
+}
+
+#[test]
 fn one_group_is_the_ordinary_path() {
     let h = harness(1, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.ops,
-        vec![Op::Start(Some(0)), Op::Execute, Op::Stop(Some(0))]
+        vec![
+            Op::Plan(vec![Some(0)]),
+            Op::Start(0, 1),
+            Op::Execute,
+            Op::Stop(1)
+        ]
     );
     let dispatches = h.sink.dispatches();
     assert_eq!(dispatches.len(), 1);
@@ -675,17 +760,20 @@ fn rotation_switches_groups_by_dispatch_count() {
     for _ in 0..7 {
         launch(&h, &mut backend, LaunchKind::Kernel);
     }
-    let started: Vec<Option<usize>> = backend
+    let planned: Vec<Vec<Option<usize>>> = backend
         .ops
         .iter()
         .filter_map(|o| match o {
-            Op::Start(g) => Some(*g),
+            Op::Plan(g) => Some(g.clone()),
             _ => None,
         })
         .collect();
+    let expected: Vec<Vec<Option<usize>>> = [0, 0, 1, 1, 2, 2, 0]
+        .iter()
+        .map(|g| vec![Some(*g)])
+        .collect();
     assert_eq!(
-        started,
-        [0, 0, 1, 1, 2, 2, 0].map(Some).to_vec(),
+        planned, expected,
         "group i for 2 dispatches, then i+1, wrapping"
     );
     assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 0);
@@ -724,7 +812,12 @@ fn filtered_dispatches_are_traced_only_with_kernel_trace() {
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.ops,
-        vec![Op::Start(None), Op::Execute, Op::Stop(None)]
+        vec![
+            Op::Plan(vec![None]),
+            Op::Start(0, 1),
+            Op::Execute,
+            Op::Stop(1)
+        ]
     );
     let dispatches = h.sink.dispatches();
     assert_eq!(dispatches.len(), 1);
@@ -890,6 +983,17 @@ fn continue_is_not_consulted_after_the_final_pass() {
 }
 
 #[test]
+fn without_continue_decisions_every_pass_is_announced_once_before_its_results() {
+    let (h, calls) = scripted(PassCount::Passes(3), false, None);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        vec!["start 0", "start 1", "start 2", "stop 0 1", "stop 1 1", "stop 2 1"]
+    );
+}
+
+#[test]
 fn a_tool_may_stop_early_and_the_last_executed_pass_is_not_restored() {
     let (h, _calls) = scripted(PassCount::Passes(4), true, Some(1));
     let mut backend = MockBackend::new();
@@ -897,7 +1001,7 @@ fn a_tool_may_stop_early_and_the_last_executed_pass_is_not_restored() {
     assert_eq!(backend.count(&Op::Restore), 1);
     assert_eq!(backend.value, 1);
     assert_eq!(backend.ops.last(), Some(&Op::Release));
-    assert_eq!(backend.ops[backend.ops.len() - 2], Op::Stop(Some(1)));
+    assert_eq!(backend.ops[backend.ops.len() - 2], Op::Stop(1));
     let cost = &h.sink.costs()[0];
     assert_eq!(
         (cost.outcome, cost.passes),
@@ -941,7 +1045,12 @@ fn opt_out_runs_once_without_pass_callbacks() {
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.ops,
-        vec![Op::Start(Some(0)), Op::Execute, Op::Stop(Some(0))]
+        vec![
+            Op::Plan(vec![Some(0)]),
+            Op::Start(0, 1),
+            Op::Execute,
+            Op::Stop(1)
+        ]
     );
     assert!(calls.lock().unwrap().is_empty());
 }
@@ -956,7 +1065,7 @@ fn another_threads_fence_past_the_deadline_is_fatal() {
     let holder = {
         let h = h.clone();
         std::thread::spawn(move || {
-            let _fence = h.engine.fence();
+            let _fence = h.engine.fence_with(&mut MockBackend::new());
             held_tx.send(()).unwrap();
             release_rx.recv().unwrap();
         })
@@ -989,7 +1098,7 @@ fn other_threads_are_fenced_off_for_the_whole_replay() {
     let other = {
         let (h, passed) = (h.clone(), passed.clone());
         std::thread::spawn(move || {
-            let _fence = h.engine.fence();
+            let _fence = h.engine.fence_with(&mut MockBackend::new());
             passed.store(true, Ordering::SeqCst);
         })
     };
@@ -1000,14 +1109,14 @@ fn other_threads_are_fenced_off_for_the_whole_replay() {
         "a fence passed during pass 0"
     );
     // The replaying thread passes its own fences.
-    drop(h.engine.fence());
+    drop(h.engine.fence_with(&mut backend));
     h.engine.launch_exit(&mut backend, ticket, &());
     other.join().unwrap();
     assert!(passed.load(Ordering::SeqCst));
 }
 
 #[test]
-fn a_dropped_ticket_releases_the_window() {
+fn a_failed_launch_releases_the_window_and_records_nothing() {
     let h = Arc::new(harness(2, InProcessMode::KernelReplay));
     let mut backend = MockBackend::new();
     let ticket = h
@@ -1015,12 +1124,14 @@ fn a_dropped_ticket_releases_the_window() {
         .launch_enter(&mut backend, &info(LaunchKind::Kernel));
     assert!(ticket.will_replay());
     assert_eq!(ticket.dispatch_id(), Some(1));
-    drop(ticket);
+    h.engine.launch_failed(&mut backend, ticket);
     let other = {
         let h = h.clone();
-        std::thread::spawn(move || drop(h.engine.fence()))
+        std::thread::spawn(move || drop(h.engine.fence_with(&mut MockBackend::new())))
     };
     other.join().unwrap();
+    assert!(h.sink.dispatches().is_empty());
+    assert_eq!(backend.count(&Op::Relaunch), 0);
 }
 
 #[test]
@@ -1056,7 +1167,7 @@ fn registrations_are_sent_once() {
     assert_eq!(h.sink.records.lock().unwrap().len(), 2);
 }
 
-// ---- window replay ----
+// ---- replay windows (units of several dispatches) ----
 
 fn window_harness(groups_n: usize, window: crate::config::ReplayWindow) -> Harness {
     let mut config = config(groups_n, InProcessMode::KernelReplay);
@@ -1097,18 +1208,19 @@ fn a_window_runs_each_group_once_over_all_its_dispatches() {
         backend.ops,
         vec![
             Op::Drain,
+            Op::Plan(vec![Some(0), Some(1)]),
             Op::Snapshot(Staging::Device),
-            Op::StartWindow(Some(0), 4),
+            Op::Start(0, 4),
             Op::Execute,
             Op::Execute,
             Op::Execute,
-            Op::StopWindow(Some(0), 3),
+            Op::Stop(3),
             Op::Restore,
-            Op::StartWindow(Some(1), 3),
+            Op::Start(1, 3),
             Op::Relaunch,
             Op::Relaunch,
             Op::Relaunch,
-            Op::StopWindow(Some(1), 3),
+            Op::Stop(3),
             Op::Release,
         ]
     );
@@ -1182,13 +1294,13 @@ fn the_backend_limit_caps_the_window_and_a_limit_of_one_means_per_dispatch() {
         launch(&h, &mut backend, LaunchKind::Kernel);
     }
     // Closed on its own at the backend's limit of 3.
-    assert!(backend.ops.contains(&Op::StopWindow(Some(1), 3)));
-    assert_eq!(backend.ops[2], Op::StartWindow(Some(0), 3));
+    assert_eq!(backend.count(&Op::Stop(3)), 2);
+    assert_eq!(backend.ops[3], Op::Start(0, 3));
 
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(1);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    assert_eq!(backend.count(&Op::Start(Some(1))), 1, "per-dispatch replay");
+    assert_eq!(backend.count(&Op::Start(1, 1)), 1, "per-dispatch replay");
     assert!(h
         .sink
         .warnings()
@@ -1197,25 +1309,32 @@ fn the_backend_limit_caps_the_window_and_a_limit_of_one_means_per_dispatch() {
 }
 
 #[test]
-fn any_other_api_call_closes_the_window_before_it_proceeds() {
+fn a_call_not_known_to_be_harmless_closes_the_window_before_it_proceeds() {
     use crate::config::ReplayWindow;
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    let fence = h.engine.fence_with(&mut backend);
+    let guard = h
+        .engine
+        .enter_call(&mut backend, "cuModuleUnload", CallEffect::Unknown);
     assert_eq!(
         backend.ops.last(),
         Some(&Op::Release),
         "window closed first"
     );
     assert_eq!(h.sink.dispatches().len(), 4);
-    drop(fence);
+    h.engine.exit_call(&mut backend, guard);
     // The next launch opens a new window.
     launch(&h, &mut backend, LaunchKind::Kernel);
     h.engine.finish_with(&mut backend);
     assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
     assert_eq!(backend.value, 3);
+    assert!(h
+        .engine
+        .window_summary()
+        .unwrap()
+        .contains("cuModuleUnload 1"));
 }
 
 #[test]
@@ -1269,7 +1388,7 @@ fn launches_that_run_once_close_the_window_and_run_after_it() {
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     launch(&h, &mut backend, LaunchKind::Graph);
-    // The graph launch ran after the window's last pass (a Start of its own group 0).
+    // The graph launch ran after the window's last pass.
     let release = backend.ops.iter().position(|o| *o == Op::Release).unwrap();
     let graph_exec = backend.ops.iter().rposition(|o| *o == Op::Execute).unwrap();
     assert!(release < graph_exec, "{:?}", backend.ops);
@@ -1286,90 +1405,93 @@ fn launches_that_run_once_close_the_window_and_run_after_it() {
 }
 
 #[test]
-fn a_launch_that_cannot_be_kept_ends_its_window_without_further_passes() {
+fn a_launch_that_cannot_be_kept_closes_its_window_and_replays_from_its_own_parameters() {
     use crate::config::ReplayWindow;
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     backend.retain_fails = true;
     launch(&h, &mut backend, LaunchKind::Kernel);
-    assert_eq!(backend.count(&Op::Restore), 0, "nothing may be undone");
-    assert_eq!(backend.count(&Op::Relaunch), 0);
+    assert_eq!(backend.count(&Op::Restore), 1);
+    assert_eq!(backend.count(&Op::Relaunch), 2);
     assert_eq!(backend.value, 2);
     assert_eq!(
         passes_by_dispatch(&h),
-        vec![(1, Some(0)), (2, Some(0))],
-        "pass 0 is still recorded"
+        vec![(1, Some(0)), (1, Some(1)), (2, Some(0)), (2, Some(1))]
     );
-    let costs = h.sink.costs();
-    assert_eq!(costs.len(), 2);
-    assert!(costs
-        .iter()
-        .all(|c| c.outcome == ReplayOutcome::DeclinedError));
+    assert!(h
+        .engine
+        .window_summary()
+        .unwrap()
+        .contains("a launch that could not be kept 1"));
+}
+
+/// A mock shared by threads, as the CUDA backend is.
+#[derive(Clone)]
+struct Shared(Arc<Mutex<MockBackend>>);
+
+impl ReplayBackend for Shared {
+    type Launch = ();
+    type Snapshot = u64;
+    type Capture = u64;
+    fn drain(&mut self, d: DeviceId, t: Duration) -> Result<(), BackendError> {
+        self.0.lock().unwrap().drain(d, t)
+    }
+    fn device_free_bytes(&mut self, d: DeviceId) -> u64 {
+        self.0.lock().unwrap().device_free_bytes(d)
+    }
+    fn snapshot(&mut self, d: DeviceId, r: &[Region], p: Staging) -> Result<u64, BackendError> {
+        self.0.lock().unwrap().snapshot(d, r, p)
+    }
+    fn restore(&mut self, s: &u64) -> Result<u64, BackendError> {
+        self.0.lock().unwrap().restore(s)
+    }
+    fn release(&mut self, s: u64) {
+        self.0.lock().unwrap().release(s)
+    }
+    fn max_window(&mut self, d: DeviceId) -> usize {
+        self.0.lock().unwrap().max_window(d)
+    }
+    fn plan_unit(&mut self, d: DeviceId, g: &[Option<usize>]) -> Result<UnitPlan, BackendError> {
+        self.0.lock().unwrap().plan_unit(d, g)
+    }
+    fn start_execution(&mut self, d: DeviceId, e: usize, n: usize) -> Result<(), BackendError> {
+        self.0.lock().unwrap().start_execution(d, e, n)
+    }
+    fn launch_starts(&mut self, d: DeviceId) -> Result<(), BackendError> {
+        self.0.lock().unwrap().launch_starts(d)
+    }
+    fn launch_ends(&mut self, d: DeviceId) -> Result<(), BackendError> {
+        self.0.lock().unwrap().launch_ends(d)
+    }
+    fn stop_execution(&mut self, d: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        self.0.lock().unwrap().stop_execution(d)
+    }
+    fn unit_counters(&mut self, d: DeviceId) -> Result<PassCounters, BackendError> {
+        self.0.lock().unwrap().unit_counters(d)
+    }
+    fn relaunch(&mut self, l: &()) -> Result<(), BackendError> {
+        self.0.lock().unwrap().relaunch(l)
+    }
+    fn retain_launch(&mut self, l: &()) -> Result<(), BackendError> {
+        self.0.lock().unwrap().retain_launch(l)
+    }
+}
+
+fn launch_shared(h: &Harness, backend: &mut Shared) {
+    let ticket = h.engine.launch_enter(backend, &info(LaunchKind::Kernel));
+    backend.0.lock().unwrap().execute();
+    h.engine.launch_exit(backend, ticket, &());
 }
 
 #[test]
 fn another_thread_closes_a_parked_window_instead_of_waiting_for_its_owner() {
     use crate::config::ReplayWindow;
-    #[derive(Clone)]
-    struct Shared(Arc<Mutex<MockBackend>>);
-    impl ReplayBackend for Shared {
-        type Launch = ();
-        type Snapshot = u64;
-        fn drain(&mut self, d: DeviceId, t: Duration) -> Result<(), BackendError> {
-            self.0.lock().unwrap().drain(d, t)
-        }
-        fn device_free_bytes(&mut self, d: DeviceId) -> u64 {
-            self.0.lock().unwrap().device_free_bytes(d)
-        }
-        fn snapshot(&mut self, d: DeviceId, r: &[Region], p: Staging) -> Result<u64, BackendError> {
-            self.0.lock().unwrap().snapshot(d, r, p)
-        }
-        fn restore(&mut self, s: &u64) -> Result<u64, BackendError> {
-            self.0.lock().unwrap().restore(s)
-        }
-        fn release(&mut self, s: u64) {
-            self.0.lock().unwrap().release(s)
-        }
-        fn start_pass(&mut self, d: DeviceId, g: Option<usize>) -> Result<(), BackendError> {
-            self.0.lock().unwrap().start_pass(d, g)
-        }
-        fn stop_pass(&mut self, d: DeviceId, g: Option<usize>) -> Result<PassResult, BackendError> {
-            self.0.lock().unwrap().stop_pass(d, g)
-        }
-        fn relaunch(&mut self, l: &()) -> Result<(), BackendError> {
-            self.0.lock().unwrap().relaunch(l)
-        }
-        fn max_window(&mut self, d: DeviceId) -> usize {
-            self.0.lock().unwrap().max_window(d)
-        }
-        fn start_window_pass(
-            &mut self,
-            d: DeviceId,
-            g: Option<usize>,
-            n: usize,
-        ) -> Result<(), BackendError> {
-            self.0.lock().unwrap().start_window_pass(d, g, n)
-        }
-        fn stop_window_pass(
-            &mut self,
-            d: DeviceId,
-            g: Option<usize>,
-            n: usize,
-        ) -> Result<Vec<PassResult>, BackendError> {
-            self.0.lock().unwrap().stop_window_pass(d, g, n)
-        }
-        fn retain_launch(&mut self, l: &()) -> Result<(), BackendError> {
-            self.0.lock().unwrap().retain_launch(l)
-        }
-    }
     let h = Arc::new(window_harness(2, ReplayWindow::Count(8)));
     let shared = Shared(Arc::new(Mutex::new(window_backend(64))));
     let mut mine = shared.clone();
     for _ in 0..2 {
-        let ticket = h.engine.launch_enter(&mut mine, &info(LaunchKind::Kernel));
-        mine.0.lock().unwrap().execute();
-        h.engine.launch_exit(&mut mine, ticket, &());
+        launch_shared(&h, &mut mine);
     }
     // The owner is "in user code" from here on, waiting for the other thread: were the window
     // waited for rather than closed, this would hang.
@@ -1380,11 +1502,7 @@ fn another_thread_closes_a_parked_window_instead_of_waiting_for_its_owner() {
             let closed = theirs.0.lock().unwrap().ops.last() == Some(&Op::Release);
             drop(fence);
             // And a launch of this thread then opens its own window.
-            let ticket = h
-                .engine
-                .launch_enter(&mut theirs, &info(LaunchKind::Kernel));
-            theirs.0.lock().unwrap().execute();
-            h.engine.launch_exit(&mut theirs, ticket, &());
+            launch_shared(&h, &mut theirs);
             closed
         })
     };
@@ -1393,9 +1511,7 @@ fn another_thread_closes_a_parked_window_instead_of_waiting_for_its_owner() {
         "the other thread's fence ran the passes first"
     );
     // The owner's next launch cannot join the other thread's window: it closes it.
-    let ticket = h.engine.launch_enter(&mut mine, &info(LaunchKind::Kernel));
-    mine.0.lock().unwrap().execute();
-    h.engine.launch_exit(&mut mine, ticket, &());
+    launch_shared(&h, &mut mine);
     h.engine.finish_with(&mut mine);
     let backend = shared.0.lock().unwrap();
     assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 3);
@@ -1404,7 +1520,39 @@ fn another_thread_closes_a_parked_window_instead_of_waiting_for_its_owner() {
 }
 
 #[test]
-fn a_dropped_member_ticket_parks_the_window_for_others_to_close() {
+fn another_thread_waits_for_the_owner_to_leave_a_call_the_window_stays_open_across() {
+    use crate::config::ReplayWindow;
+    use std::sync::atomic::AtomicBool;
+    let h = Arc::new(window_harness(2, ReplayWindow::Count(8)));
+    let shared = Shared(Arc::new(Mutex::new(window_backend(64))));
+    let mut mine = shared.clone();
+    launch_shared(&h, &mut mine);
+    let guard = h
+        .engine
+        .enter_call(&mut mine, "cuStreamQuery", CallEffect::NoDeviceWrite);
+    let closed = Arc::new(AtomicBool::new(false));
+    let other = {
+        let (h, mut theirs, closed) = (h.clone(), shared.clone(), closed.clone());
+        std::thread::spawn(move || {
+            drop(h.engine.fence_with(&mut theirs));
+            closed.store(true, Ordering::SeqCst);
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        !closed.load(Ordering::SeqCst),
+        "the window was closed while its owner's call ran"
+    );
+    assert_eq!(shared.0.lock().unwrap().count(&Op::Restore), 0);
+    h.engine.exit_call(&mut mine, guard);
+    other.join().unwrap();
+    let backend = shared.0.lock().unwrap();
+    assert_eq!(backend.count(&Op::Restore), 2, "S0, then the view it saved");
+    assert_eq!(backend.value, 1);
+}
+
+#[test]
+fn a_failed_member_parks_the_window_for_others_to_close() {
     use crate::config::ReplayWindow;
     let h = Arc::new(window_harness(2, ReplayWindow::Count(8)));
     let mut backend = window_backend(64);
@@ -1412,13 +1560,11 @@ fn a_dropped_member_ticket_parks_the_window_for_others_to_close() {
     let ticket = h
         .engine
         .launch_enter(&mut backend, &info(LaunchKind::Kernel));
-    backend.execute();
-    drop(ticket);
-    let fence = h.engine.fence_with(&mut backend);
-    drop(fence);
-    // The lost launch cannot be re-executed: no further pass, nothing undone.
-    assert_eq!(backend.count(&Op::Restore), 0);
-    assert_eq!(backend.value, 2);
+    h.engine.launch_failed(&mut backend, ticket);
+    drop(h.engine.fence_with(&mut backend));
+    assert_eq!(backend.count(&Op::Restore), 1);
+    assert_eq!(backend.count(&Op::Relaunch), 1, "only the launch that ran");
+    assert_eq!(backend.value, 1);
     assert!(h.engine.gate.is_idle());
 }
 
@@ -1428,7 +1574,7 @@ fn a_launch_that_did_not_execute_is_left_out_of_its_window() {
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    // A launch the driver refused: the backend drops its ticket, nothing executed.
+    // A launch the driver refused: its ticket dropped without even launch_failed.
     let ticket = h
         .engine
         .launch_enter(&mut backend, &info(LaunchKind::Kernel));
@@ -1558,11 +1704,8 @@ fn a_window_measured_by_one_execution_stays_open_across_calls() {
         ..window_backend(64)
     };
     launch(&h, &mut backend, LaunchKind::Kernel);
-    drop(
-        h.engine
-            .fence_in_window(&mut backend, "cuMemcpyHtoDAsync_v2"),
-    );
-    // An allocation between members: no snapshot to outgrow.
+    write_call(&h, &mut backend, 0);
+    // An allocation and a free between members: no snapshot to outgrow or to lose.
     h.engine.inventory().insert(Region {
         device: 0,
         base: 0x9000_0000,
@@ -1570,13 +1713,14 @@ fn a_window_measured_by_one_execution_stays_open_across_calls() {
         kind: AllocKind::Device,
     });
     launch(&h, &mut backend, LaunchKind::Kernel);
-    drop(h.engine.fence_in_window(&mut backend, "cuMemsetD8Async"));
+    call(&h, &mut backend, "cuMemFree_v2", CallEffect::Frees);
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert!(h.sink.dispatches().is_empty(), "still open");
     h.engine.finish_with(&mut backend);
-    assert_eq!(backend.count(&Op::StartWindow(Some(0), 8)), 1, "one window");
+    assert_eq!(backend.count(&Op::Start(0, 8)), 1, "one window");
     assert_eq!(backend.count(&Op::Restore), 0);
     assert_eq!(backend.count(&Op::Relaunch), 0);
+    assert_eq!(backend.count(&Op::Capture), 0, "nothing runs again");
     // Opening the window, each call, and each member after a call.
     assert_eq!(backend.count(&Op::Drain), 5);
     assert_eq!(h.sink.dispatches().len(), 6, "3 dispatches x 2 groups");
@@ -1590,20 +1734,202 @@ fn a_window_measured_by_one_execution_stays_open_across_calls() {
 }
 
 #[test]
-fn a_window_that_restores_closes_at_every_call() {
+fn a_window_that_restores_stays_open_across_writes_and_syncs_and_puts_back_what_the_app_saw() {
     use crate::config::ReplayWindow;
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    let fence = h
-        .engine
-        .fence_in_window(&mut backend, "cuMemcpyHtoDAsync_v2");
-    assert_eq!(backend.ops.last(), Some(&Op::Release), "closed first");
-    drop(fence);
+    write_call(&h, &mut backend, 100);
     launch(&h, &mut backend, LaunchKind::Kernel);
+    call(
+        &h,
+        &mut backend,
+        "cuCtxSynchronize",
+        CallEffect::NoDeviceWrite,
+    );
+    assert!(h.sink.dispatches().is_empty(), "still open");
     h.engine.finish_with(&mut backend);
-    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
-    assert_eq!(backend.value, 2);
+    assert_eq!(
+        backend.ops,
+        vec![
+            Op::Drain,
+            Op::Plan(vec![Some(0), Some(1)]),
+            Op::Snapshot(Staging::Device),
+            Op::Start(0, 8),
+            Op::Execute,
+            Op::Drain,
+            Op::Drain,
+            Op::Capture,
+            Op::Drain,
+            Op::Execute,
+            Op::Drain,
+            Op::Stop(2),
+            // The application's view (F), then the later execution from S0 with the write
+            // applied where it happened, then F back.
+            Op::Snapshot(Staging::Device),
+            Op::Restore,
+            Op::Start(1, 2),
+            Op::Relaunch,
+            Op::Apply,
+            Op::Relaunch,
+            Op::Stop(2),
+            Op::Restore,
+            Op::Release,
+            Op::Release,
+        ]
+    );
+    assert_eq!(backend.value, 102, "what the application computed alone");
+    assert_eq!(
+        passes_by_dispatch(&h),
+        vec![(1, Some(0)), (1, Some(1)), (2, Some(0)), (2, Some(1))]
+    );
+    let cost = &h.sink.costs()[0];
+    assert_eq!(
+        (cost.bytes_snapshotted, cost.bytes_restored),
+        (16, 16),
+        "S0 and F"
+    );
+    let summary = h.engine.window_summary().unwrap();
+    assert!(
+        summary.contains("re-applying 1 captured write(s) of 8 bytes"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_window_that_restores_closes_first_for_frees_unknown_calls_and_untracked_writes() {
+    use crate::config::ReplayWindow;
+    let untracked = Region {
+        device: 0,
+        base: 0x5000,
+        bytes: 64,
+        kind: AllocKind::Pool,
+    };
+    let effects = [
+        CallEffect::Frees,
+        CallEffect::Unknown,
+        CallEffect::DeviceWrite {
+            device: 0,
+            base: 0x5000,
+            bytes: 8,
+        },
+        // Past the end of the tracked allocation.
+        CallEffect::DeviceWrite {
+            device: 0,
+            base: 0x1000,
+            bytes: 16,
+        },
+        // Another device.
+        CallEffect::DeviceWrite {
+            device: 1,
+            base: 0x1000,
+            bytes: 8,
+        },
+        CallEffect::DeviceWrite {
+            device: 0,
+            base: 0x1000,
+            bytes: CAPTURE_BUDGET_BYTES + 1,
+        },
+    ];
+    for effect in effects {
+        let h = window_harness(2, ReplayWindow::Count(8));
+        h.engine.inventory().insert(untracked);
+        let mut backend = window_backend(64);
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        let guard = h.engine.enter_call(&mut backend, "a call", effect);
+        assert_eq!(backend.ops.last(), Some(&Op::Release), "{effect:?}");
+        h.engine.exit_call(&mut backend, guard);
+        assert_eq!(backend.count(&Op::Capture), 0, "{effect:?}");
+        assert_eq!(backend.value, 1);
+    }
+}
+
+#[test]
+fn a_member_reaching_host_memory_keeps_its_window_from_staying_open() {
+    use crate::config::ReplayWindow;
+    for (addresses, stays) in [(vec![], true), (vec![0x7010], false), (vec![0x8000], true)] {
+        let h = window_harness(2, ReplayWindow::Count(8));
+        h.engine.inventory().insert(Region {
+            device: 0,
+            base: 0x7000,
+            bytes: 64,
+            kind: AllocKind::Host,
+        });
+        let mut backend = MockBackend {
+            addresses: addresses.clone(),
+            ..window_backend(64)
+        };
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        call(
+            &h,
+            &mut backend,
+            "cuCtxSynchronize",
+            CallEffect::NoDeviceWrite,
+        );
+        assert_eq!(
+            backend.count(&Op::Release) == 0,
+            stays,
+            "parameters {addresses:x?}"
+        );
+        h.engine.finish_with(&mut backend);
+        assert_eq!(backend.value, 1);
+    }
+}
+
+#[test]
+fn a_view_that_cannot_be_staged_ends_the_window_with_execution_zero() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    write_call(&h, &mut backend, 100);
+    backend.device_staging_full = true;
+    backend.host_staging_full = true;
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Relaunch), 0);
+    assert_eq!(backend.count(&Op::Restore), 0);
+    assert_eq!(backend.value, 101, "the application's results stand");
+    assert!(h.sink.dispatches().is_empty(), "its counters are lost");
+    assert!(h
+        .sink
+        .costs()
+        .iter()
+        .all(|c| c.outcome == ReplayOutcome::DeclinedError));
+    assert!(h.aborts.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_failed_relaunch_in_a_window_that_stayed_open_puts_back_the_view_instead_of_aborting() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    write_call(&h, &mut backend, 100);
+    backend.relaunch_fails = true;
+    h.engine.finish_with(&mut backend);
+    assert!(h.aborts.lock().unwrap().is_empty());
+    assert_eq!(backend.value, 101);
+    assert!(h
+        .sink
+        .warnings()
+        .iter()
+        .any(|w| w.contains("put back from the memory saved")));
+}
+
+#[test]
+fn staying_open_can_be_switched_off() {
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    h.engine.window_spans.store(false, Ordering::Relaxed);
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    call(
+        &h,
+        &mut backend,
+        "cuCtxSynchronize",
+        CallEffect::NoDeviceWrite,
+    );
+    assert_eq!(backend.ops.last(), Some(&Op::Release));
 }
 
 #[test]
@@ -1612,11 +1938,11 @@ fn spanning_stops_for_the_run_once_a_spanning_window_loses_its_counters() {
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = MockBackend {
         packed: true,
-        window_stop_fails: true,
+        stop_fails: true,
         ..window_backend(64)
     };
     launch(&h, &mut backend, LaunchKind::Kernel);
-    drop(h.engine.fence_in_window(&mut backend, "cuMemsetD8Async"));
+    write_call(&h, &mut backend, 0);
     launch(&h, &mut backend, LaunchKind::Kernel);
     drop(h.engine.fence_with(&mut backend));
     assert!(
@@ -1627,15 +1953,11 @@ fn spanning_stops_for_the_run_once_a_spanning_window_loses_its_counters() {
         "{:?}",
         h.sink.warnings()
     );
-    // From now on the call closes the window, as for windows that restore.
+    // From now on the call closes the window.
     launch(&h, &mut backend, LaunchKind::Kernel);
-    drop(h.engine.fence_in_window(&mut backend, "cuMemsetD8Async"));
-    assert_eq!(backend.count(&Op::StopWindow(Some(0), 2)), 1);
-    assert_eq!(
-        backend.count(&Op::StopWindow(Some(0), 1)),
-        1,
-        "closed by the call"
-    );
+    write_call(&h, &mut backend, 0);
+    assert_eq!(backend.count(&Op::Stop(2)), 1);
+    assert_eq!(backend.count(&Op::Stop(1)), 1, "closed by the call");
     h.engine.finish_with(&mut backend);
     assert_eq!(backend.value, 3, "every kernel ran once");
 }

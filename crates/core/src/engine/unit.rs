@@ -1,0 +1,1288 @@
+//! Replay units: up to K consecutive dispatches of one thread on one device, measured together.
+//!
+//! ```text
+//! first member's launch_enter  take the exclusive window, drain, plan the unit's executions
+//!                              (backend), snapshot S0 when there is more than one, start
+//!                              execution 0 for K ranges
+//! every member                 its own launch is part of execution 0 (one range each); at its
+//!                              launch_exit the backend keeps a copy of the launch and the unit
+//!                              is *parked*: its owner returns to user code
+//! owner's calls in between     the unit may stay open across them (below)
+//! close                        execution 0's timings; [stayed open across calls] save F; per
+//!                              further execution: restore S0, start it, re-run the unit's log
+//!                              (every member relaunched, every captured write applied, in
+//!                              order), stop it; [F] restore F; the counters of every pass;
+//!                              records; release everything
+//! ```
+//!
+//! A unit closes when it holds K members; when a dispatch arrives that cannot join it (another
+//! thread, another device, other pass groups, a change of the allocations when it restores,
+//! a launch that runs once); when another thread needs the device; when its owner makes a call
+//! it cannot stay open across; and at [`Engine::finish_with`]. The thread that meets a parked
+//! unit adopts and closes it, so no thread waits for an owner that is in user code. Per-dispatch
+//! replay (`--replay-window 1`) is a unit of one, closed at its member's exit with the
+//! application's own launch parameters (no copy).
+//!
+//! Staying open across calls ([`Engine::enter_call`], switched off by `KREPLAY_WINDOW_SPANS=0`):
+//! - a unit measured by one execution (every group in one hardware pass) restores nothing and
+//!   runs nothing again: it stays open across any call that is not [`CallEffect::Unknown`];
+//! - a unit that restores stays open across calls that write no device memory (synchronisation,
+//!   copies to the host, events, module loads, allocations) and across writes into tracked
+//!   device memory (copies to the device, memsets): the application goes on with execution
+//!   0's results, the written bytes are captured after the call ran (never re-read from the
+//!   application's host buffer, which it may reuse) and written again at that point of every
+//!   later execution, and the tracked memory the application saw when the unit closes (F) is
+//!   saved before the later executions and put back after them. It closes first for a free,
+//!   for a write into untracked memory or another device, once the captures would pass
+//!   [`CAPTURE_BUDGET_BYTES`], when F would not fit device staging, and after a member whose
+//!   parameters hold an address of host or managed memory (a later execution would write
+//!   what the application may already have read). Later executions never show: copies to the
+//!   host and host functions are not repeated, and nothing runs again until the application's
+//!   view is saved.
+//!
+//! The device is drained before such a call and before the next member's launch, so that no
+//! measured kernel overlaps the call's work. Another thread that closes the unit while its owner
+//! is inside such a call waits for the call to end. A unit that lost its counters after staying
+//! open across calls switches staying open off for the run.
+//!
+//! A member whose ticket is dropped without `launch_exit` (its launch did not execute) is left
+//! out: no record, no range expected from the backend, no relaunch.
+//!
+//! A dispatch joins only with the same pass groups as the unit's first member, so every member
+//! gets the passes per-dispatch replay would give it. With a tool that makes continue decisions
+//! each pass is planned and measured on its own (its results before the decision), and the
+//! decision stops the whole unit when it stops any member; [`PassCount::UntilStopped`]
+//! dispatches are units of one.
+//!
+//! Costs: the unit's shared costs (drain, snapshots, restores, bytes staged and restored, the
+//! wall time of each execution) are recorded on its first member's `ReplayCost`; the others
+//! carry 0 there (`pass_ns` zeros, same length), so sums over dispatches stay right.
+
+use super::*;
+use crate::backend::{AllocKind, UnitPlan};
+use crate::window::{WindowHold, WindowRefused};
+use std::sync::atomic::AtomicBool;
+use std::thread::ThreadId;
+use std::time::Duration;
+
+/// What a unit member's [`LaunchTicket`] carries; the dispatch itself is in the unit.
+pub(super) struct MemberTicket {
+    pub(super) dispatch_id: u64,
+    entered: Instant,
+    /// Parks the unit if the ticket is dropped without `launch_exit`, so that another thread
+    /// can close it.
+    parker: Option<Arc<ReplayGate>>,
+    /// Set when the ticket is dropped without `launch_exit`: the launch did not execute, so
+    /// the unit leaves that member out (shared with its [`Member`]).
+    abandoned: Arc<AtomicBool>,
+}
+
+impl Drop for MemberTicket {
+    fn drop(&mut self) {
+        if let Some(gate) = self.parker.take() {
+            self.abandoned.store(true, Ordering::Release);
+            gate.park_writer();
+        }
+    }
+}
+
+struct Member<L> {
+    dispatch: Dispatch,
+    /// The backend's retained copy; `None` until the member's launch_exit, and for the last
+    /// member of a unit closed at its exit (relaunched from the application's parameters).
+    launch: Option<L>,
+    /// Its ticket was dropped without `launch_exit`: it did not execute and is left out.
+    abandoned: Arc<AtomicBool>,
+}
+
+impl<L> Member<L> {
+    fn live(&self) -> bool {
+        !self.abandoned.load(Ordering::Acquire)
+    }
+}
+
+/// The unit's device work after its first launch, in the order the application issued it.
+enum LogEntry<C> {
+    /// A member's launch (index into the unit's members).
+    Launch(usize),
+    /// Bytes a call wrote into tracked device memory, captured after it ran.
+    Write(C),
+}
+
+pub(super) struct OpenUnit<S, L, C> {
+    owner: ThreadId,
+    device: DeviceId,
+    capacity: usize,
+    /// Passes per dispatch; `None`: until the tool stops.
+    total: Option<u32>,
+    /// The group of each pass (only pass 0's for [`PassCount::UntilStopped`]).
+    groups: Vec<Option<usize>>,
+    /// The tool decides after each pass: passes are planned and measured one at a time.
+    stepwise: bool,
+    /// How the passes map onto executions (of pass 0 alone when stepwise).
+    plan: UnitPlan,
+    members: Vec<Member<L>>,
+    log: Vec<LogEntry<C>>,
+    /// False once something the later executions need was lost (a launch end, a capture):
+    /// the unit then closes with execution 0 alone.
+    replayable: bool,
+    /// S0; `None` when nothing is restored or the device has no tracked memory.
+    snapshot: Option<S>,
+    /// Later executions will run (S0 was taken).
+    restorable: bool,
+    /// A restoring unit may stay open across calls (F fits staging, no member reaches host
+    /// or managed memory).
+    deferrable: bool,
+    staging: Staging,
+    bytes_tracked: u64,
+    /// The inventory's generation at S0: a launch after any change cannot join a unit that
+    /// restores, since S0 would not cover what changed.
+    inventory_generation: u64,
+    drain_ns: u64,
+    snapshot_ns: u64,
+    /// Execution 0's wall time: the members' launches, enter to exit, plus the final stop.
+    pass0_ns: u64,
+    /// Bytes captured from calls so far.
+    captured_bytes: u64,
+    captures: u64,
+    hold: WindowHold,
+    /// Calls of the owner the unit stayed open across.
+    spanned: u64,
+    /// A call since the last member: drain before the next member's launch.
+    drain_before_member: bool,
+}
+
+/// The state of a unit's later executions, for the failure paths.
+struct Replay<S> {
+    /// F: the application's view, saved before the later executions when the unit stayed open
+    /// across calls (put back after them, and after a failure).
+    view: Option<S>,
+    bytes_snapshotted: u64,
+    snapshot_ns: u64,
+    bytes_restored: u64,
+    restore_ns: u64,
+    pass_ns: Vec<u64>,
+}
+
+impl<L, S, C> Engine<L, S, C>
+where
+    L: Send + 'static,
+    S: Send + 'static,
+    C: Send + 'static,
+{
+    /// The unit size for a replayed dispatch on `device`: 1 for per-dispatch replay.
+    fn window_capacity<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> usize {
+        let configured = self.config.replay_window.dispatches() as usize;
+        if configured <= 1 {
+            return 1;
+        }
+        // A launch made inside another API call of this thread (the runtime nesting driver
+        // calls) is replayed alone: its unit could not be parked while that call goes on.
+        if self.gate.holds_fence() {
+            return 1;
+        }
+        let capacity = configured.min(backend.max_window(device));
+        if capacity <= 1 {
+            self.notice(
+                "window-unsupported",
+                "this device replays one dispatch at a time (no replay windows); each dispatch is replayed alone",
+            );
+            return 1;
+        }
+        capacity
+    }
+
+    pub(super) fn unit_is_open(&self) -> bool {
+        lock(&self.open_unit).is_some()
+    }
+
+    /// Whether the open unit holds as many members as it may.
+    pub(super) fn unit_is_full(&self) -> bool {
+        lock(&self.open_unit)
+            .as_ref()
+            .is_some_and(|u| u.members.len() >= u.capacity)
+    }
+
+    /// A replayed dispatch joins the open unit of its thread, or closes whatever unit is open
+    /// and opens one of its own.
+    pub(super) fn unit_member_enter<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        total: Option<u32>,
+    ) -> LaunchTicket {
+        let view = dispatch.tool_view();
+        let groups: Vec<Option<usize>> = (0..total.unwrap_or(1))
+            .map(|pass| self.tool.pass_group(&view, pass))
+            .collect();
+        let device = dispatch.info.device;
+        let capacity = if total.is_some() {
+            self.window_capacity(backend, device)
+        } else {
+            1
+        };
+        let me = std::thread::current().id();
+        let mut dispatch = Some(dispatch);
+        loop {
+            let mut open = lock(&self.open_unit);
+            let mut reason = "a launch that cannot join";
+            if let Some(unit) = open.as_mut() {
+                let joinable = unit.owner == me
+                    && unit.device == device
+                    && unit.total == total
+                    && total.is_some()
+                    && unit.groups == groups
+                    && unit.replayable
+                    && unit.members.len() < unit.capacity
+                    && (!unit.restorable
+                        || unit.inventory_generation == self.inventory.generation())
+                    && self.gate.is_parked();
+                reason = if unit.owner != me {
+                    "another thread's launch"
+                } else if unit.device != device {
+                    "a launch on another device"
+                } else if unit.restorable
+                    && unit.inventory_generation != self.inventory.generation()
+                {
+                    "a change of the allocations"
+                } else {
+                    "a launch with other counter groups"
+                };
+                if joinable {
+                    match self.join_unit(backend, unit, &mut dispatch) {
+                        Some(ticket) => return ticket,
+                        None => reason = "a drain that failed",
+                    }
+                }
+            }
+            let parked = open.is_some() && self.gate.is_parked();
+            drop(open);
+            if !parked {
+                break;
+            }
+            // A unit this dispatch cannot join: finish it first (on this thread).
+            self.close_parked_unit(backend, reason);
+        }
+        let Some(dispatch) = dispatch else {
+            unreachable!("a dispatch that did not join is still at hand")
+        };
+        self.open_new_unit(backend, dispatch, total, groups, capacity)
+    }
+
+    /// Adds a dispatch to its thread's open unit; `None` (the dispatch left in `dispatch`) when
+    /// the device could not be made ready for it.
+    fn join_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        unit: &mut OpenUnit<S, L, C>,
+        dispatch: &mut Option<Dispatch>,
+    ) -> Option<LaunchTicket> {
+        // After a call the unit stayed open across: its work ends before this kernel.
+        if unit.drain_before_member {
+            if let Err(error) = backend.drain(unit.device, self.config.drain_timeout()) {
+                self.backend_notice("drain", &error);
+                return None;
+            }
+            unit.drain_before_member = false;
+        }
+        if let Err(error) = backend.launch_starts(unit.device) {
+            self.backend_notice("launch_starts", &error);
+            return None;
+        }
+        unit.hold.adopt();
+        let dispatch = dispatch.take()?;
+        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        let member = Member {
+            dispatch,
+            launch: None,
+            abandoned: Arc::default(),
+        };
+        let ticket = self.member_ticket(&member);
+        unit.log.push(LogEntry::Launch(unit.members.len()));
+        unit.members.push(member);
+        Some(ticket)
+    }
+
+    /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with
+    /// the reason when any of them cannot be had.
+    fn open_new_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        total: Option<u32>,
+        groups: Vec<Option<usize>>,
+        capacity: usize,
+    ) -> LaunchTicket {
+        let device = dispatch.info.device;
+        let group0 = groups.first().copied().flatten();
+        let deadline = self.config.drain_timeout();
+        let window = loop {
+            match self.gate.window(deadline) {
+                Err(WindowRefused::Parked) => {
+                    if !self.close_parked_unit(backend, "another thread's launch") {
+                        std::thread::yield_now();
+                    }
+                }
+                other => break other,
+            }
+        };
+        let window = match window {
+            Ok(window) => window,
+            Err(WindowRefused::Parked) => unreachable!("the window loop ends on another answer"),
+            Err(WindowRefused::Reentrant) => {
+                // A launch from inside a replay (a tool's pass callback): run it once.
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+            Err(WindowRefused::Contended) => {
+                self.notice(
+                    "window-contended",
+                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
+                );
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+            Err(WindowRefused::Timeout) => {
+                self.fatal(&format!(
+                    "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
+                    dispatch.dispatch_id
+                ));
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+        };
+
+        let drain_started = Instant::now();
+        match backend.drain(device, deadline) {
+            Ok(()) => {}
+            Err(BackendError::DrainTimeout { device, deadline }) => {
+                drop(window);
+                self.fatal(&format!(
+                    "device {device} did not finish its queued work within {deadline:?} before dispatch {} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
+                    dispatch.dispatch_id
+                ));
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+            Err(error) => {
+                drop(window);
+                self.backend_notice("drain", &error);
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+        }
+        let drain_ns = elapsed_ns(drain_started);
+
+        // With continue decisions every pass is planned on its own, as it comes.
+        let stepwise = self.tool.has_continue_decision();
+        let planned = if stepwise { &groups[..1] } else { &groups[..] };
+        let plan = match backend.plan_unit(device, planned) {
+            Ok(plan) => plan,
+            Err(error) => {
+                drop(window);
+                self.backend_notice("plan_unit", &error);
+                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
+            }
+        };
+        let restorable = stepwise || plan.executions > 1;
+
+        // Read before the regions: a change in between makes a later comparison fail, never pass.
+        let inventory_generation = self.inventory.generation();
+        let regions = self.inventory.tracked(device);
+        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
+        let snapshot_started = Instant::now();
+        let mut snapshot = None;
+        // No tracked byte on the device: nothing to stage, every restore would be empty
+        // (untracked kinds are never restored anyway).
+        let places = if regions.is_empty() || !restorable {
+            snapshot = Some((None, Staging::None));
+            Vec::new()
+        } else {
+            self.staging_order(backend, device, bytes_tracked)
+        };
+        for place in places {
+            match backend.snapshot(device, &regions, place) {
+                Ok(staged) => {
+                    snapshot = Some((Some(staged), place));
+                    break;
+                }
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => {
+                    drop(window);
+                    self.backend_notice("snapshot", &error);
+                    return self.once(
+                        backend,
+                        dispatch,
+                        ReplayOutcome::DeclinedError,
+                        group0,
+                        bytes_tracked,
+                    );
+                }
+            }
+        }
+        let Some((snapshot, staging)) = snapshot else {
+            drop(window);
+            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
+            return self.once(
+                backend,
+                dispatch,
+                ReplayOutcome::DeclinedSnapshotTooLarge,
+                group0,
+                bytes_tracked,
+            );
+        };
+        let snapshot_ns = elapsed_ns(snapshot_started);
+        // F, the application's view when the unit closes, is staged on the device too.
+        let deferrable = !restorable
+            || regions.is_empty()
+            || (staging == Staging::Device
+                && backend
+                    .device_free_bytes(device)
+                    .saturating_sub(self.options.staging_reserve_bytes)
+                    >= bytes_tracked);
+
+        // Said once the replay is certain (several executions): memory that is not restored
+        // matters only then.
+        if restorable {
+            for kind in self.inventory.untracked_kinds() {
+                self.notice(
+                    &format!("untracked-{kind:?}"),
+                    &format!(
+                        "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
+                        kind.describe()
+                    ),
+                );
+            }
+        }
+
+        let started = Instant::now();
+        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        if let Err(error) = backend
+            .start_execution(device, 0, capacity)
+            .and_then(|()| backend.launch_starts(device))
+        {
+            backend.abandon_unit(device);
+            release_snapshot(backend, snapshot);
+            drop(window);
+            self.backend_notice("start_execution", &error);
+            return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
+        }
+        let member = Member {
+            dispatch,
+            launch: None,
+            abandoned: Arc::default(),
+        };
+        let ticket = self.member_ticket(&member);
+        let unit = OpenUnit {
+            owner: std::thread::current().id(),
+            device,
+            capacity,
+            total,
+            groups,
+            stepwise,
+            plan,
+            members: vec![member],
+            log: vec![LogEntry::Launch(0)],
+            replayable: true,
+            snapshot,
+            restorable,
+            deferrable,
+            staging,
+            bytes_tracked,
+            inventory_generation,
+            drain_ns,
+            snapshot_ns,
+            pass0_ns: 0,
+            captured_bytes: 0,
+            captures: 0,
+            hold: window,
+            spanned: 0,
+            drain_before_member: false,
+        };
+        *lock(&self.open_unit) = Some(unit);
+        ticket
+    }
+
+    fn member_ticket(&self, member: &Member<L>) -> LaunchTicket {
+        LaunchTicket {
+            kind: TicketKind::Member(MemberTicket {
+                dispatch_id: member.dispatch.dispatch_id,
+                entered: Instant::now(),
+                parker: Some(self.gate.clone()),
+                abandoned: member.abandoned.clone(),
+            }),
+        }
+    }
+
+    /// After a member's own launch: keep a copy of it, then park the unit (or close it when
+    /// full, or when the launch could not be kept: then with the application's parameters).
+    pub(super) fn unit_member_exit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        mut ticket: MemberTicket,
+        launch: &L,
+    ) {
+        ticket.parker = None;
+        let mut open = lock(&self.open_unit);
+        let Some(unit) = open.as_mut() else {
+            return;
+        };
+        let Some(index) = unit
+            .members
+            .iter()
+            .rposition(|m| m.dispatch.dispatch_id == ticket.dispatch_id)
+        else {
+            return;
+        };
+        unit.pass0_ns += elapsed_ns(ticket.entered);
+        if let Err(error) = backend.launch_ends(unit.device) {
+            self.backend_notice("launch_ends", &error);
+            unit.replayable = false;
+        }
+        let mut reason = (unit.members.len() >= unit.capacity).then_some("full");
+        if reason.is_none() && unit.replayable {
+            match backend.retain_launch(launch) {
+                Ok(kept) => unit.members[index].launch = Some(kept),
+                Err(_) => reason = Some("a launch that could not be kept"),
+            }
+        }
+        if reason.is_none() && unit.restorable && unit.deferrable {
+            let kept = unit.members[index].launch.as_ref().unwrap_or(launch);
+            if self.reaches_host_memory(backend, kept) {
+                unit.deferrable = false;
+            }
+        }
+        if !unit.replayable {
+            reason = Some("a lost launch boundary");
+        }
+        match reason {
+            Some(reason) => {
+                let Some(unit) = open.take() else { return };
+                drop(open);
+                self.run_unit(backend, unit, reason, Some(launch));
+            }
+            None => unit.hold.park(),
+        }
+    }
+
+    /// Whether one of `launch`'s parameters is an address of host or managed memory.
+    fn reaches_host_memory<B: BackendOf<L, S, C>>(&self, backend: &mut B, launch: &L) -> bool {
+        let addresses = backend.launch_addresses(launch);
+        addresses.iter().any(|&address| {
+            self.inventory
+                .find_anywhere(address)
+                .is_some_and(|region| matches!(region.kind, AllocKind::Host | AllocKind::Managed))
+        })
+    }
+
+    /// The fence of a call the caller's parked unit stays open across, if it may (see the
+    /// module documentation), and the write to capture at the call's exit. `None`: the call
+    /// takes the ordinary fence (which closes the unit).
+    pub(super) fn stay_in_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        effect: CallEffect,
+    ) -> Option<(FenceGuard, Option<PendingWrite>)> {
+        if !self.window_spans.load(Ordering::Relaxed) || effect == CallEffect::Unknown {
+            return None;
+        }
+        let me = std::thread::current().id();
+        let (device, capture, fence) = {
+            let open = lock(&self.open_unit);
+            let unit = open.as_ref()?;
+            if unit.owner != me || !unit.replayable {
+                return None;
+            }
+            let capture = if unit.restorable {
+                if !unit.deferrable {
+                    return None;
+                }
+                match effect {
+                    CallEffect::Unknown | CallEffect::Frees => return None,
+                    CallEffect::NoDeviceWrite => None,
+                    CallEffect::DeviceWrite {
+                        device,
+                        base,
+                        bytes,
+                    } => {
+                        let region = self.inventory.find(device, base)?;
+                        let inside =
+                            base.saturating_add(bytes) <= region.base.saturating_add(region.bytes);
+                        let fits =
+                            unit.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
+                        if device != unit.device || !region.kind.is_tracked() || !inside || !fits {
+                            return None;
+                        }
+                        Some(PendingWrite {
+                            device,
+                            base,
+                            bytes,
+                        })
+                    }
+                }
+            } else {
+                None
+            };
+            // Counted as a reader from here, under the unit's lock: a thread that would close
+            // the unit meanwhile waits for the call to end.
+            let fence = self.gate.fence_in_parked_window()?;
+            (unit.device, capture, fence)
+        };
+        // The members launched so far finish before the call's work starts.
+        if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
+            self.backend_notice("drain", &error);
+            return None;
+        }
+        let mut open = lock(&self.open_unit);
+        match open.as_mut().filter(|u| u.owner == me) {
+            Some(unit) => {
+                unit.spanned += 1;
+                unit.drain_before_member = true;
+                if let Some(write) = capture {
+                    unit.captured_bytes += write.bytes;
+                }
+                Some((fence, capture))
+            }
+            None => Some((fence, None)),
+        }
+    }
+
+    /// At the exit of a call the open unit stayed open across: keeps what it wrote for the
+    /// unit's later executions.
+    pub(super) fn capture_write<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        write: PendingWrite,
+    ) {
+        let PendingWrite {
+            device,
+            base,
+            bytes,
+        } = write;
+        // An asynchronous copy or memset has finished before its bytes are read.
+        let captured = backend
+            .drain(device, self.config.drain_timeout())
+            .and_then(|()| backend.capture(device, base, bytes));
+        let me = std::thread::current().id();
+        let mut open = lock(&self.open_unit);
+        match (open.as_mut().filter(|u| u.owner == me), captured) {
+            (Some(unit), Ok(capture)) => {
+                unit.log.push(LogEntry::Write(capture));
+                unit.captures += 1;
+            }
+            (Some(unit), Err(error)) => {
+                // Later executions would miss the write: the unit ends with execution 0.
+                unit.replayable = false;
+                self.backend_notice("capture", &error);
+            }
+            (None, Ok(capture)) => backend.release_capture(capture),
+            (None, Err(_)) => {}
+        }
+    }
+
+    /// Adopts and closes the parked unit, if there is one. Returns whether it closed one.
+    pub(super) fn close_parked_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        reason: &str,
+    ) -> bool {
+        let me = std::thread::current().id();
+        let waiting_since = Instant::now();
+        let unit = loop {
+            let mut open = lock(&self.open_unit);
+            let Some(unit) = open.as_ref() else {
+                return false;
+            };
+            if !self.gate.is_parked() {
+                return false;
+            }
+            // Its owner is inside a call the unit stays open across: a restore now would
+            // race that call's work. Wait for the call to end.
+            if unit.restorable && unit.owner != me && self.gate.in_call(unit.owner) {
+                drop(open);
+                if waiting_since.elapsed() > self.config.drain_timeout() {
+                    self.fatal(&format!(
+                        "a replay window's owner stayed inside a CUDA call for more than {:?}; raise KREPLAY_DRAIN_TIMEOUT (seconds) or set KREPLAY_WINDOW_SPANS=0",
+                        self.config.drain_timeout()
+                    ));
+                    return false;
+                }
+                self.gate.wait_for_change(Duration::from_millis(5));
+                continue;
+            }
+            let Some(unit) = open.take() else {
+                return false;
+            };
+            unit.hold.adopt();
+            break unit;
+        };
+        self.run_unit(backend, unit, reason, None);
+        true
+    }
+
+    /// Closes a unit: execution 0's results, the later executions, records and costs.
+    /// `current`: the application's own launch of the last member, when the unit closes at
+    /// that member's exit (it has no kept copy then).
+    fn run_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        unit: OpenUnit<S, L, C>,
+        reason: &str,
+        current: Option<&L>,
+    ) {
+        let OpenUnit {
+            device,
+            capacity,
+            total,
+            groups,
+            stepwise,
+            plan,
+            members,
+            log,
+            replayable,
+            snapshot,
+            restorable,
+            staging,
+            bytes_tracked,
+            drain_ns,
+            snapshot_ns,
+            mut pass0_ns,
+            captured_bytes,
+            captures,
+            hold,
+            spanned,
+            ..
+        } = unit;
+        // Launches that did not execute: no record, nothing to measure or replay.
+        let live: Vec<usize> = (0..members.len()).filter(|&i| members[i].live()).collect();
+        let n = live.len();
+        if capacity > 1 {
+            lock(&self.window_stats).record(n, reason, spanned, captures, captured_bytes);
+        }
+        let mut replay = Replay {
+            view: None,
+            bytes_snapshotted: if restorable && snapshot.is_some() {
+                bytes_tracked
+            } else {
+                0
+            },
+            snapshot_ns,
+            bytes_restored: 0,
+            restore_ns: 0,
+            pass_ns: Vec::new(),
+        };
+
+        let stop_started = Instant::now();
+        let first = if n == 0 {
+            // Every member's launch failed: nothing ran, nothing to read.
+            backend.abandon_unit(device);
+            Ok(Vec::new())
+        } else {
+            backend.stop_execution(device)
+        };
+        pass0_ns += elapsed_ns(stop_started);
+        replay.pass_ns.push(pass0_ns);
+        let timings0 = match first {
+            Ok(timings) if timings.len() == n && n > 0 => Some(timings),
+            Ok(timings) => {
+                if n > 0 {
+                    self.unit_counters_notice(&format!(
+                        "execution 0 measured {} of {n} dispatches",
+                        timings.len()
+                    ));
+                }
+                None
+            }
+            Err(error) => {
+                self.backend_notice("stop_execution", &error);
+                None
+            }
+        };
+        if timings0.is_none() && spanned > 0 && self.window_spans.swap(false, Ordering::Relaxed) {
+            self.notice(
+                "window-spans-off",
+                &format!("a replay window that stayed open across {spanned} other CUDA call(s) did not measure its kernels; windows now close at every call for the rest of the run ({ENV_WINDOW_SPANS}=0 does so from the start)"),
+            );
+        }
+
+        let last_live = live.last().copied();
+        let job = UnitJob {
+            device,
+            members: &members,
+            log: &log,
+            current: current.filter(|_| last_live.is_some_and(|i| members[i].launch.is_none())),
+            live: &live,
+            snapshot: &snapshot,
+        };
+        let later = stepwise || plan.executions > 1;
+        let outcome = match timings0 {
+            None => {
+                backend.abandon_unit(device);
+                ReplayOutcome::DeclinedError
+            }
+            Some(_) if later && !replayable => {
+                self.unit_counters_notice("a launch boundary or a captured write was lost");
+                backend.abandon_unit(device);
+                ReplayOutcome::DeclinedError
+            }
+            Some(_) if later && spanned > 0 && !self.save_view(backend, &job, &mut replay) => {
+                backend.abandon_unit(device);
+                ReplayOutcome::DeclinedError
+            }
+            Some(timings0) if stepwise => {
+                self.run_stepwise(backend, &job, total, &groups, timings0, &mut replay)
+            }
+            Some(timings0) => {
+                self.run_planned(backend, &job, &plan, &groups, timings0, &mut replay)
+            }
+        };
+        if let Some(view) = replay.view.take() {
+            self.put_back_view(backend, &job, view, &mut replay);
+        }
+
+        release_snapshot(backend, snapshot);
+        for entry in log {
+            if let LogEntry::Write(capture) = entry {
+                backend.release_capture(capture);
+            }
+        }
+        drop(hold);
+        let passes = replay.pass_ns.len() as u32;
+        for (position, &index) in live.iter().enumerate() {
+            let shared = |value: u64| if position == 0 { value } else { 0 };
+            self.sink.send(Record::ReplayCost(ReplayCost {
+                dispatch_id: members[index].dispatch.dispatch_id,
+                agent_id: u64::from(device),
+                outcome,
+                passes,
+                bytes_tracked,
+                bytes_snapshotted: shared(replay.bytes_snapshotted),
+                bytes_restored: shared(replay.bytes_restored),
+                staging,
+                drain_ns: shared(drain_ns),
+                snapshot_ns: shared(replay.snapshot_ns),
+                pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
+                restore_ns: shared(replay.restore_ns),
+            }));
+        }
+    }
+
+    /// Every pass planned up front: the later executions, then every pass's records.
+    fn run_planned<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        plan: &UnitPlan,
+        groups: &[Option<usize>],
+        timings0: Vec<Timing>,
+        replay: &mut Replay<S>,
+    ) -> ReplayOutcome {
+        let announce = |execution: usize| {
+            for (pass, _) in plan
+                .execution_of_pass
+                .iter()
+                .enumerate()
+                .filter(|(pass, e)| *pass > 0 && **e == execution)
+            {
+                for &i in job.live {
+                    self.tool
+                        .on_pass_start(&job.members[i].dispatch.tool_view(), pass as u32);
+                }
+            }
+        };
+        // Passes measured together with pass 0 started with it.
+        announce(0);
+        let mut timings = vec![timings0];
+        for execution in 1..plan.executions {
+            announce(execution);
+            match self.run_execution(backend, job, execution, replay) {
+                Ok(t) => timings.push(t),
+                Err(failure) => {
+                    self.pass_failed(backend, job, failure, replay);
+                    backend.abandon_unit(job.device);
+                    return ReplayOutcome::DeclinedError;
+                }
+            }
+        }
+        let counters = match backend.unit_counters(job.device) {
+            Ok(counters) => counters,
+            Err(error) => {
+                self.unit_counters_notice(&format!("unit_counters: {error}"));
+                return ReplayOutcome::DeclinedError;
+            }
+        };
+        for (pass, counters) in counters.into_iter().enumerate().take(groups.len()) {
+            let execution = plan.execution_of_pass.get(pass).copied().unwrap_or(0);
+            let Some(timings) = timings.get(execution) else {
+                continue;
+            };
+            self.send_unit_pass(job, pass as u32, timings, counters);
+        }
+        ReplayOutcome::Replayed
+    }
+
+    /// Passes one at a time, each measured before the tool decides whether another follows.
+    fn run_stepwise<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        total: Option<u32>,
+        groups: &[Option<usize>],
+        timings0: Vec<Timing>,
+        replay: &mut Replay<S>,
+    ) -> ReplayOutcome {
+        match backend.unit_counters(job.device) {
+            Ok(counters) => {
+                let counters = counters.into_iter().next().flatten();
+                self.send_unit_pass(job, 0, &timings0, counters);
+            }
+            Err(error) => {
+                self.unit_counters_notice(&format!("unit_counters: {error}"));
+                return ReplayOutcome::DeclinedError;
+            }
+        }
+        let mut pass: u32 = 1;
+        loop {
+            if total.is_some_and(|t| pass >= t) {
+                return ReplayOutcome::Replayed;
+            }
+            let go_on = job.live.iter().all(|&i| {
+                self.tool
+                    .continue_after(&job.members[i].dispatch.tool_view(), pass - 1, total)
+            });
+            if !go_on {
+                return if total.is_some() {
+                    ReplayOutcome::StoppedEarly
+                } else {
+                    ReplayOutcome::Replayed
+                };
+            }
+            let group = match groups.get(pass as usize) {
+                Some(group) => *group,
+                None => job.live.first().and_then(|&i| {
+                    self.tool
+                        .pass_group(&job.members[i].dispatch.tool_view(), pass)
+                }),
+            };
+            if let Err(error) = backend.plan_unit(job.device, &[group]) {
+                self.unit_counters_notice(&format!("plan_unit: {error}"));
+                return ReplayOutcome::DeclinedError;
+            }
+            for &i in job.live {
+                self.tool
+                    .on_pass_start(&job.members[i].dispatch.tool_view(), pass);
+            }
+            let timings = match self.run_execution(backend, job, 0, replay) {
+                Ok(timings) => timings,
+                Err(failure) => {
+                    self.pass_failed(backend, job, failure, replay);
+                    backend.abandon_unit(job.device);
+                    return ReplayOutcome::DeclinedError;
+                }
+            };
+            match backend.unit_counters(job.device) {
+                Ok(counters) => {
+                    let counters = counters.into_iter().next().flatten();
+                    self.send_unit_pass(job, pass, &timings, counters);
+                }
+                Err(error) => {
+                    self.unit_counters_notice(&format!("unit_counters: {error}"));
+                    return ReplayOutcome::DeclinedError;
+                }
+            }
+            pass += 1;
+        }
+    }
+
+    /// One later execution: restore S0, start, re-run the log, stop.
+    fn run_execution<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        execution: usize,
+        replay: &mut Replay<S>,
+    ) -> Result<Vec<Timing>, PassFailure> {
+        let device = job.device;
+        let restore_started = Instant::now();
+        if let Some(staged) = job.snapshot {
+            match backend.restore(staged) {
+                Ok(bytes) => replay.bytes_restored += bytes,
+                Err(error) => {
+                    return Err(PassFailure::Fatal(format!(
+                        "restoring device {device} memory before execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                        job.describe()
+                    )))
+                }
+            }
+        }
+        replay.restore_ns += elapsed_ns(restore_started);
+        let pass_started = Instant::now();
+        let started = backend.start_execution(device, execution, job.live.len().max(1));
+        let mut boundary_lost = None;
+        for entry in job.log {
+            match entry {
+                LogEntry::Launch(index) => {
+                    let member = &job.members[*index];
+                    if !member.live() {
+                        continue;
+                    }
+                    let launch = member.launch.as_ref().or_else(|| {
+                        (job.live.last() == Some(index))
+                            .then_some(job.current)
+                            .flatten()
+                    });
+                    let Some(launch) = launch else {
+                        return Err(PassFailure::Fatal(format!(
+                            "dispatch {} of the replay window of dispatches {} has no launch to re-execute; the application's memory can no longer be trusted",
+                            member.dispatch.dispatch_id,
+                            job.describe()
+                        )));
+                    };
+                    if started.is_ok() {
+                        if let Err(error) = backend.launch_starts(device) {
+                            boundary_lost.get_or_insert(error);
+                        }
+                    }
+                    if let Err(error) = backend.relaunch(launch) {
+                        return Err(PassFailure::Fatal(format!(
+                            "re-executing kernel {:?} for execution {execution} of dispatch {} (replay window of dispatches {}) failed after memory was restored ({error}); the application's memory can no longer be trusted",
+                            member.dispatch.info.kernel_name,
+                            member.dispatch.dispatch_id,
+                            job.describe()
+                        )));
+                    }
+                    if started.is_ok() {
+                        if let Err(error) = backend.launch_ends(device) {
+                            boundary_lost.get_or_insert(error);
+                        }
+                    }
+                }
+                LogEntry::Write(capture) => {
+                    if let Err(error) = backend.apply(capture) {
+                        return Err(PassFailure::Fatal(format!(
+                            "writing back a captured copy during execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                            job.describe()
+                        )));
+                    }
+                }
+            }
+        }
+        if let Err(error) = started {
+            // Every kernel ran (memory is right) but unmeasured.
+            return Err(PassFailure::Counters(format!("start_execution: {error}")));
+        }
+        let stopped = backend.stop_execution(device);
+        replay.pass_ns.push(elapsed_ns(pass_started));
+        if let Some(error) = boundary_lost {
+            return Err(PassFailure::Counters(format!("launch boundary: {error}")));
+        }
+        match stopped {
+            Ok(timings) if timings.len() == job.live.len() => Ok(timings),
+            Ok(timings) => Err(PassFailure::Counters(format!(
+                "execution {execution} measured {} of {} dispatches",
+                timings.len(),
+                job.live.len()
+            ))),
+            Err(error) => Err(PassFailure::Counters(format!("stop_execution: {error}"))),
+        }
+    }
+
+    /// Saves F before the later executions; false (said once) when it cannot be staged: the
+    /// unit then ends with execution 0, whose results the application already has.
+    fn save_view<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        replay: &mut Replay<S>,
+    ) -> bool {
+        let regions = self.inventory.tracked(job.device);
+        if regions.is_empty() {
+            return true;
+        }
+        let bytes: u64 = regions.iter().map(|r| r.bytes).sum();
+        let started = Instant::now();
+        for place in self.staging_order(backend, job.device, bytes) {
+            match backend.snapshot(job.device, &regions, place) {
+                Ok(view) => {
+                    replay.view = Some(view);
+                    replay.bytes_snapshotted += bytes;
+                    replay.snapshot_ns += elapsed_ns(started);
+                    return true;
+                }
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => {
+                    self.backend_notice("snapshot", &error);
+                    return false;
+                }
+            }
+        }
+        self.unit_counters_notice(
+            "the memory the application saw could not be staged before the later passes",
+        );
+        false
+    }
+
+    /// Restores F after the later executions (or after one failed).
+    fn put_back_view<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        view: S,
+        replay: &mut Replay<S>,
+    ) {
+        let started = Instant::now();
+        match backend.restore(&view) {
+            Ok(bytes) => replay.bytes_restored += bytes,
+            Err(error) => self.fatal(&format!(
+                "putting back device {} memory after the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                job.device,
+                job.describe()
+            )),
+        }
+        replay.restore_ns += elapsed_ns(started);
+        backend.release(view);
+    }
+
+    /// A later execution failed: counters are lost; memory is put back from F when it was
+    /// saved, and is otherwise fatal when it cannot be trusted.
+    fn pass_failed<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        failure: PassFailure,
+        replay: &mut Replay<S>,
+    ) {
+        match failure {
+            PassFailure::Counters(message) => self.unit_counters_notice(&message),
+            PassFailure::Fatal(message) => match replay.view.take() {
+                Some(view) => {
+                    self.unit_counters_notice(&format!(
+                        "{message} (put back from the memory saved before the later passes)"
+                    ));
+                    self.put_back_view(backend, job, view, replay);
+                }
+                None => self.fatal(&message),
+            },
+        }
+    }
+
+    /// The records of one pass of every live member.
+    fn send_unit_pass(
+        &self,
+        job: &UnitJob<'_, S, L, C>,
+        pass: u32,
+        timings: &[Timing],
+        counters: Option<Vec<Vec<CounterSample>>>,
+    ) {
+        let mut counters = counters.map(|c| c.into_iter());
+        for (&index, timing) in job.live.iter().zip(timings) {
+            let member = &job.members[index];
+            let view = member.dispatch.tool_view();
+            let samples = counters.as_mut().and_then(|c| c.next()).unwrap_or_default();
+            let result = pass_result(*timing, samples);
+            self.tool.on_pass_stop(&view, pass, &result);
+            self.send_dispatch(&member.dispatch, Some(pass), result);
+        }
+    }
+
+    fn unit_counters_notice(&self, message: &str) {
+        self.notice(
+            "window-pass-counters",
+            &format!("a replay window lost its counters and its replay stopped ({message}); the application's memory is what it would be without kreplay"),
+        );
+    }
+
+    pub(super) fn window_summary(&self) -> Option<String> {
+        lock(&self.window_stats).line()
+    }
+}
+
+/// What a unit's later executions work on.
+struct UnitJob<'a, S, L, C> {
+    device: DeviceId,
+    members: &'a [Member<L>],
+    log: &'a [LogEntry<C>],
+    /// The last member's launch when it has no kept copy.
+    current: Option<&'a L>,
+    /// Indices of the members whose launch executed.
+    live: &'a [usize],
+    snapshot: &'a Option<S>,
+}
+
+impl<S, L, C> UnitJob<'_, S, L, C> {
+    /// `first..last` dispatch ids, for messages.
+    fn describe(&self) -> String {
+        let ids: Vec<u64> = self
+            .live
+            .iter()
+            .map(|&i| self.members[i].dispatch.dispatch_id)
+            .collect();
+        match (ids.first(), ids.last()) {
+            (Some(first), Some(last)) if ids.len() > 1 => format!("{first}..{last}"),
+            (Some(only), _) => only.to_string(),
+            _ => "(none)".to_string(),
+        }
+    }
+}
+
+fn release_snapshot<B: ReplayBackend>(backend: &mut B, snapshot: Option<B::Snapshot>) {
+    if let Some(staged) = snapshot {
+        backend.release(staged);
+    }
+}
+
+/// How units ended, for the line [`Engine::finish`] prints: what cuts windows short.
+#[derive(Debug, Default)]
+pub(super) struct WindowStats {
+    windows: u64,
+    dispatches: u64,
+    /// Calls units stayed open across.
+    spanned: u64,
+    captures: u64,
+    captured_bytes: u64,
+    closed_by: std::collections::BTreeMap<String, u64>,
+}
+
+impl WindowStats {
+    fn record(&mut self, members: usize, reason: &str, spanned: u64, captures: u64, bytes: u64) {
+        self.windows += 1;
+        self.dispatches += members as u64;
+        self.spanned += spanned;
+        self.captures += captures;
+        self.captured_bytes += bytes;
+        *self.closed_by.entry(reason.to_string()).or_default() += 1;
+    }
+
+    /// `replay windows closed by: cuMemcpyDtoH_v2 40, full 2; 84 dispatches in 42 windows`
+    /// (most frequent first, so that a cut-off tail loses the least useful part). Only units
+    /// that could hold several dispatches count (not per-dispatch replay).
+    fn line(&self) -> Option<String> {
+        if self.windows == 0 {
+            return None;
+        }
+        let mut reasons: Vec<(&String, &u64)> = self.closed_by.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        let mut spanned = String::new();
+        if self.spanned > 0 {
+            spanned = format!(
+                "; windows stayed open across {} other call(s)",
+                self.spanned
+            );
+            if self.captures > 0 {
+                spanned += &format!(
+                    ", re-applying {} captured write(s) of {} bytes in later passes",
+                    self.captures, self.captured_bytes
+                );
+            }
+        }
+        Some(format!(
+            "kreplay: replay windows closed by: {}; {} dispatches in {} windows ({:.1} per window){spanned}",
+            reasons.join(", "),
+            self.dispatches,
+            self.windows,
+            self.dispatches as f64 / self.windows as f64
+        ))
+    }
+}
+
+impl<S, L, C> OpenUnit<S, L, C> {
+    pub(super) fn device(&self) -> DeviceId {
+        self.device
+    }
+}
