@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
-"""kreplay benchmark driver: runs ON the GPU machine, from the repository root, in one call.
+"""kreplay benchmark driver: runs ON the GPU machine, from the repository root.
 
-Measures, for each workload, the wall time of: the application alone; kreplay kernel replay with
-1, 2 and 4 single-pass groups, per dispatch and with `--replay-window auto` (2 and 4 groups),
-the 4 groups also with KREPLAY_PACK_GROUPS=0 (one hardware pass per group instead of the groups
-packed into shared passes); kreplay application replay (4 groups); Nsight Compute
-`--replay-mode kernel --clock-control none` with the same 4 groups' metrics, cache control on and
-off. Overhead per dispatch = (wall - wall alone) / profiled dispatches. The 4-group runs and ncu
-also run the workload at twice its size: marginal cost per dispatch = (extra wall - the app's own
-extra wall) / extra dispatches, in which each tool's fixed start-up cost cancels, and fixed cost =
-overhead - marginal x dispatches. A workload that prints `app_s=` (its own clock from its first
-CUDA call, as bench/workloads/mlp.py does) also gets an in-app overhead per dispatch, free of its
-start-up's noise. Prints a table, writes raw numbers to $OUT/bench.json and a plot to
-$OUT/overhead.png.
+A kernel-replay benchmark measures replay: the headline metric set is four counter groups that
+each fit one hardware pass and together need three on GH100 (SASS instruction counts,
+shared-memory bank conflicts, L1 requests, DRAM and L2 sectors; `kreplay avail pmc-check --chip
+GH100` says so). For every workload, in this one call and with the same binaries:
+  alone (fastest of two), kreplay kernel replay with its default windows, kreplay
+  `--replay-window 1` (each dispatch replayed alone), Nsight Compute `--replay-mode kernel
+  --clock-control none` with the same metrics, and, as a secondary row labelled as such, kreplay
+  with a set of four groups that fits ONE hardware pass (nothing is replayed there).
+Overhead per dispatch = (wall - wall alone) / profiled dispatches; a workload that prints
+`app_s=` (its own clock from its first CUDA call: PyTorch's start-up varies by seconds) also
+gets an in-app overhead. On workloads of many dispatches Nsight Compute profiles the first
+--ncu-launches of them (`--launch-count`), and its overhead is divided by that many. Every run's
+output is compared with the workload's own output alone (timings left out). kreplay's report
+gives configuration changes, windows and dispatches per window, time per execution, and bytes
+snapshotted and restored with their bandwidth.
 
-Usage: python3 bench/run.py [--kreplay target/release/kreplay] [--only SUBSTRING[,SUBSTRING...]]
-                            [--repeat N] [--quick]
+Prints a table, writes raw numbers to $OUT/bench.json.
+
+Usage: python3 bench/run.py [--kreplay .gpu-bin/kreplay] [--only SUBSTRING[,SUBSTRING...]]
+                            [--ncu-launches 200] [--skip-window-1]
 """
 import argparse
 import json
@@ -23,14 +28,21 @@ import os
 import re
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GROUPS = [
+# Four groups, each one pass, three hardware passes together on GH100 (packed [0+2, 1, 3]).
+HEADLINE = [
+    ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
+    ["smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"],
+    ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "dram__sectors_read.sum", "lts__t_sectors_op_read.sum"],
+    ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "lts__t_sectors_op_write.sum"],
+]
+# Secondary: four groups that fit ONE hardware pass together (no replay happens).
+ONE_PASS = [
     ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
     ["sm__warps_launched.sum", "dram__bytes_read.sum"],
     ["sm__warps_launched.sum", "lts__t_sectors.sum"],
@@ -39,10 +51,11 @@ GROUPS = [
 
 
 def build(workdir):
-    """Builds the CUDA workloads with nvcc; returns {name: argv}."""
+    """Builds the CUDA workloads with nvcc; returns {name: path}."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     out = {}
-    for name, extra in (("inplace", []), ("tiny", []), ("gemm", ["-lcublas"])):
+    for name, extra in (("inplace", []), ("tiny", []), ("gemm", ["-lcublas"]), ("syncloop", []),
+                        ("solver", ["-lcublas"])):
         exe = os.path.join(workdir, name)
         subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe,
                         os.path.join(HERE, "workloads", name + ".cu")] + extra, check=True)
@@ -51,86 +64,86 @@ def build(workdir):
 
 
 def workloads(exes):
-    mlp = [sys.executable, os.path.join(HERE, "workloads", "mlp.py")]
+    py = lambda name, *args: [sys.executable, os.path.join(HERE, "workloads", name), *args]
     return [
-        # name, argv, dispatches the app makes (None: count them from kreplay's output), and the
-        # same workload twice as long (for the marginal cost of a dispatch)
-        ("inplace 64 MiB", [exes["inplace"], "20", "0"], 20, [exes["inplace"], "40", "0"], 40),
-        ("inplace + 8 GiB untouched", [exes["inplace"], "20", "8"], 20, [exes["inplace"], "40", "8"], 40),
-        ("tiny x50", [exes["tiny"], "50"], 50, [exes["tiny"], "100"], 100),
-        # The issue's fixed-cost workload: 2000 dispatches amortise start-up by themselves (no
-        # second size); per-dispatch replay with one pass per group (≈ 0.66 s a dispatch) is
-        # left out at this size.
-        ("tiny x2000", [exes["tiny"], "2000"], 2000, None, None),
-        ("cuBLAS SGEMM 4096", [exes["gemm"], "10", "4096"], None, [exes["gemm"], "20", "4096"], None),
-        ("PyTorch MLP, 1 step", mlp + ["1"], None, mlp + ["2"], None),
+        # name, argv
+        ("sync loop (kernels + cudaDeviceSynchronize + D2D copy) x70", [exes["syncloop"], "70"]),
+        ("CG solver, cuBLAS dots to the host, 30 it", [exes["solver"], "30"]),
+        ("ResNet-18 training step (cuDNN)", py("resnet.py", "1")),
+        ("GPT-2 2 layers training step", py("gpt2.py", "1")),
+        ("PyTorch MLP training step", py("mlp.py", "1")),
+        ("cuBLAS SGEMM 4096 x10", [exes["gemm"], "10", "4096"]),
+        ("tiny kernels x2000", [exes["tiny"], "2000"]),
+        ("in-place 64 MiB x20", [exes["inplace"], "20", "0"]),
     ]
 
 
-# --quick: the configurations of the headline comparison (with ncu's two, always run).
-QUICK = ("kreplay kernel 4 groups", "kreplay kernel 4 groups, window")
-
-# Runs repeated at twice the size: their marginal cost per dispatch (fixed costs cancel).
-MARGINAL = ("kreplay kernel 4 groups", "kreplay kernel 4 groups, window", "ncu kernel 4 groups, cache all")
-
-
-def timed(argv, env=None, timeout=540):
+def timed(argv, env=None, timeout=560):
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=timeout)
-    wall = time.perf_counter() - t0
-    return wall, proc.returncode, proc.stdout
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
+    return time.perf_counter() - t0, proc.returncode, proc.stdout, proc.stderr
 
 
 def app_seconds(text):
-    """The app's own clock from its first CUDA call to its end, when it prints one (mlp.py's
-    `app_s=`): free of Python's start-up, which varies by seconds between runs."""
     m = re.search(r"app_s=([0-9.]+)", text or "")
     return float(m.group(1)) if m else None
 
 
-def kreplay_argv(kreplay, groups, mode, outdir, extra=()):
+def app_output(text):
+    """The workload's own output, timings left out (they differ run to run)."""
+    return [re.sub(r"(dispatch_ms|app_s)=[0-9.]+", "", l) for l in (text or "").splitlines()
+            if l.strip() and not l.startswith("==PROF==") and not l.startswith("kreplay")]
+
+
+def kreplay_argv(kreplay, groups, outdir, extra=()):
     argv = [kreplay]
     for g in groups:
         argv += ["--pmc"] + g
-    if mode == "kernel":
-        argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled"]
-    return argv + list(extra) + ["-f", "rocpd", "-d", outdir, "-o", "out", "--"]
+    return argv + ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", *extra,
+                   "-f", "rocpd", "-d", outdir, "-o", "out", "--"]
 
 
-def fastest_kreplay(app_argv, kreplay, groups, mode, extra, env, work, repeat):
-    """The fastest of `repeat` kreplay runs of the app, each with its own output directory:
-    (wall, rc, output, output directory)."""
-    tries = []
-    for _ in range(repeat):
-        d = tempfile.mkdtemp(prefix="kr", dir=work)
-        tries.append(timed(kreplay_argv(kreplay, groups, mode, d, extra) + app_argv, env=env) + (d,))
-    return min(tries, key=lambda t: t[0])
+def databases(outdir):
+    return [os.path.join(r, f) for r, _, fs in os.walk(outdir) for f in fs if f.endswith("_results.db")]
 
 
-def replay_costs(outdir):
-    """Reads the per-dispatch cost table of kreplay's database (bytes and ns)."""
-    dbs = [os.path.join(r, f) for r, _, fs in os.walk(outdir) for f in fs if f.endswith("_results.db")]
-    rows = []
-    for db in dbs:
+def report_numbers(outdir, stderr):
+    """kreplay's own report: dispatches, executions, bytes and times, windows, configuration changes."""
+    n, executions, snap_b, snap_ns, rest_b, rest_ns, exec_ns = 0, 0, 0, 0, 0, 0, 0
+    for db in databases(outdir):
         con = sqlite3.connect(db)
         try:
-            rows += con.execute("SELECT bytes_snapshotted, snapshot_ns, bytes_restored, restore_ns, passes "
-                                "FROM kreplay_replay_cost").fetchall()
-        except sqlite3.Error:
-            pass
+            n = max(n, con.execute("SELECT COUNT(DISTINCT dispatch_id) FROM rocpd_kernel_dispatch").fetchone()[0])
+            for passes, bs, sns, br, rns, pass_ns in con.execute(
+                    "SELECT passes, bytes_snapshotted, snapshot_ns, bytes_restored, restore_ns, pass_ns "
+                    "FROM kreplay_replay_cost"):
+                times = [t for t in json.loads(pass_ns or "[]") if t]
+                executions += len(times)
+                exec_ns += sum(times)
+                snap_b += bs or 0
+                snap_ns += sns or 0
+                rest_b += br or 0
+                rest_ns += rns or 0
+        except sqlite3.Error as e:
+            print("report of", db, "unreadable:", e)
         con.close()
-    return rows
-
-
-def dispatch_count(outdir):
-    dbs = [os.path.join(r, f) for r, _, fs in os.walk(outdir) for f in fs if f.endswith("_results.db")]
-    n = 0
-    for db in dbs:
-        con = sqlite3.connect(db)
-        n = max(n, con.execute("SELECT COUNT(DISTINCT dispatch_id) FROM rocpd_kernel_dispatch").fetchone()[0])
-        con.close()
-    return n
+    out = {"dispatches": n, "executions": executions,
+           "ms_per_execution": exec_ns / executions / 1e6 if executions else None,
+           "bytes_snapshotted": snap_b, "snapshot_GBps": snap_b / snap_ns if snap_ns else None,
+           "bytes_restored": rest_b, "restore_GBps": rest_b / rest_ns if rest_ns else None}
+    windows = re.search(r"replay windows closed by: (.*?); (\d+) dispatches in (\d+) windows \(([0-9.]+) per window\)(.*)", stderr)
+    if windows:
+        out.update(windows_closed_by=windows.group(1)[:300], windows=int(windows.group(3)),
+                   dispatches_per_window=float(windows.group(4)), window_tail=windows.group(5)[:200])
+    changes = re.search(r"in (\d+) hardware pass\(es\) \[([^\]]*)\]; (\d+) configuration change", stderr)
+    if changes:
+        out.update(hardware_passes=int(changes.group(1)), packing=changes.group(2),
+                   configuration_changes=int(changes.group(3)))
+    warnings = [l[9:][:200] for l in stderr.splitlines() if l.startswith("kreplay: ") and "warning" in l.lower()]
+    if warnings:
+        out["warnings"] = warnings[:5]
+    return out
 
 
 def device_copy_speed():
@@ -158,145 +171,103 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kreplay", default="target/release/kreplay")
     ap.add_argument("--only", default=None, help="comma-separated substrings: run only the workloads that contain one")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="run every configuration N times and keep the fastest (for noisy workloads such as PyTorch's start-up)")
-    ap.add_argument("--quick", action="store_true",
-                    help="only the headline configurations: alone, kreplay 4 groups (per dispatch and windows), ncu")
+    ap.add_argument("--ncu-launches", type=int, default=200,
+                    help="Nsight Compute profiles at most this many dispatches of a workload (--launch-count)")
+    ap.add_argument("--skip-window-1", default="tiny",
+                    help="comma-separated substrings: workloads whose --replay-window 1 run is skipped")
     args = ap.parse_args()
     out = os.environ.get("OUT", tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
     kreplay = os.path.abspath(args.kreplay)
     work = tempfile.mkdtemp(prefix="kbench")
     exes = build(work)
-    # kreplay keeps the GPU's identity between runs (docs/kernel-replay.md): fill a fresh cache
-    # once so that every measured run finds it, as every run after a user's first does; the
-    # "cold identity cache" configuration measures a run without it.
+    # kreplay keeps the GPU's identity between runs (docs/kernel-replay.md): a fresh cache,
+    # filled once, as every run after a user's first finds it.
     os.environ["KREPLAY_CACHE_DIR"] = os.path.join(work, "identity-cache")
-    subprocess.run([kreplay, "avail", "pmc-check", GROUPS[0][0]], stdout=subprocess.DEVNULL, check=True)
-    cold = dict(os.environ, KREPLAY_CACHE_DIR="off")
+    check = subprocess.run([kreplay, "avail", "pmc-check"] + [m for g in HEADLINE for m in g],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "machine": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                                          stdout=subprocess.PIPE, text=True).stdout.strip(),
+               "headline_check": check.stdout.strip(),
                "copy_bytes_per_s": device_copy_speed(), "workloads": []}
-    ncu_metrics = ",".join(sorted({m for g in GROUPS for m in g}))
-    for name, argv, dispatches, argv2, dispatches2 in workloads(exes):
+    print("headline set on this GPU:", check.stdout.strip())
+    metrics = ",".join(sorted({m for g in HEADLINE for m in g}))
+    for name, argv in workloads(exes):
         if args.only and not any(part in name for part in args.only.split(",")):
             continue
         row = {"workload": name, "runs": {}}
-        alone = [timed(argv) for _ in range(max(2, args.repeat))]
-        row["runs"]["alone"] = {"wall_s": min(a[0] for a in alone)}
-        app = [app_seconds(a[2]) for a in alone if app_seconds(a[2]) is not None]
-        if app:
-            row["runs"]["alone"]["app_s"] = min(app)
-        alone2 = min(timed(argv2)[0] for _ in range(max(2, args.repeat))) if argv2 else None
-        window = ["--replay-window", "auto"]
-        alone1 = ["--replay-window", "1"]  # per-dispatch replay (windows are the default)
-        # The 4 groups fit one hardware pass together on GH100, so kreplay packs them (one
-        # execution per dispatch); "one pass per group" switches packing off (the rocprofv3
-        # way: a configuration change and an execution for every group).
-        unpacked = dict(os.environ, KREPLAY_PACK_GROUPS="0")
-        configs = [("kreplay kernel 1 group", GROUPS[:1], "kernel", alone1, None),
-                   ("kreplay kernel 2 groups", GROUPS[:2], "kernel", alone1, None),
-                   ("kreplay kernel 4 groups", GROUPS[:4], "kernel", alone1, None),
-                   ("kreplay kernel 4 groups, one pass per group", GROUPS[:4], "kernel", alone1, unpacked),
-                   ("kreplay kernel 2 groups, window", GROUPS[:2], "kernel", window, None),
-                   ("kreplay kernel 4 groups, window", GROUPS[:4], "kernel", window, None),
-                   ("kreplay kernel 4 groups, window, cold identity cache", GROUPS[:4], "kernel", window, cold),
-                   ("kreplay kernel 4 groups, window, one pass per group", GROUPS[:4], "kernel", window, unpacked),
-                   ("kreplay application 4 groups", GROUPS[:4], "application", [], None)]
-        if args.quick:
-            configs = [c for c in configs if c[0] in QUICK]
-        for label, groups, mode, extra, env in configs:
-            if (extra is alone1 or mode == "application") and dispatches and dispatches >= 1000:
-                # Per-dispatch replay (opt-in) and application replay (one counter range per
-                # kernel in every run) are measured on the other workloads; at this size each
-                # would take minutes of device time.
-                row["runs"][label] = {"skipped": "measured on the smaller workloads (minutes of device time at this size)"}
+        alone = [timed(argv) for _ in range(2)]
+        best = min(alone, key=lambda a: a[0])
+        reference = app_output(best[2])
+        row["runs"]["alone"] = {"wall_s": best[0], "rc": best[1], "app_s": app_seconds(best[2]),
+                                "output_lines": len(reference),
+                                "deterministic": app_output(alone[0][2]) == app_output(alone[1][2])}
+        configs = [("kreplay, default windows", HEADLINE, []),
+                   ("kreplay, --replay-window 1", HEADLINE, ["--replay-window", "1"]),
+                   ("kreplay, one-pass set (secondary: nothing replayed)", ONE_PASS, [])]
+        for label, groups, extra in configs:
+            if "window 1" in label and any(p in name for p in args.skip_window_1.split(",") if p):
+                row["runs"][label] = {"skipped": "thousands of dispatches replayed alone: minutes of device time"}
                 continue
-            run_args = (kreplay, groups, mode, extra, env, work, args.repeat)
-            wall, rc, text, d = fastest_kreplay(argv, *run_args)
-            costs = replay_costs(d)
-            n = dispatches or dispatch_count(d)
-            dispatches = dispatches or n
-            row["runs"][label] = {"wall_s": wall, "rc": rc, "dispatches": n, "app_s": app_seconds(text),
-                                  "bytes_snapshotted": sum(c[0] or 0 for c in costs),
-                                  "snapshot_ns": sum(c[1] or 0 for c in costs),
-                                  "bytes_restored": sum(c[2] or 0 for c in costs),
-                                  "restore_ns": sum(c[3] or 0 for c in costs)}
-            if rc != 0:
-                row["runs"][label]["tail"] = text[-2000:]
-            # With windows, the app's last line says what closed them (what keeps them short).
-            closed = [l for l in text.splitlines() if "replay windows closed by:" in l]
-            if closed:
-                row["runs"][label]["windows"] = closed[-1]
-                print(row["workload"], "|", label, "|", closed[-1])
-            if label in MARGINAL and argv2:
-                wall2, rc2, _, d2 = fastest_kreplay(argv2, *run_args)
-                n2 = dispatches2 or dispatch_count(d2)
-                dispatches2 = dispatches2 or n2
-                row["runs"][label].update(wall2_s=wall2, rc2=rc2, dispatches2=n2)
-        for cache in ("all", "none"):
-            rep = os.path.join(work, "ncu_%s" % cache)
-            ncu = ["ncu", "--replay-mode", "kernel", "--clock-control", "none",
-                   "--cache-control", cache, "--metrics", ncu_metrics, "-f", "-o", rep]
-            wall, rc, text = min((timed(ncu + argv) for _ in range(args.repeat)), key=lambda t: t[0])
-            label = "ncu kernel 4 groups, cache %s" % cache
-            row["runs"][label] = {"wall_s": wall, "rc": rc, "app_s": app_seconds(text)}
-            if rc != 0:
-                row["runs"][label]["tail"] = text[-2000:]
-            if label in MARGINAL and argv2:
-                wall2, rc2, _ = min((timed(ncu + argv2) for _ in range(args.repeat)), key=lambda t: t[0])
-                row["runs"][label].update(wall2_s=wall2, rc2=rc2, dispatches2=dispatches2)
-        row["dispatches"] = dispatches
-        row["dispatches2"] = dispatches2
+            d = tempfile.mkdtemp(prefix="kr", dir=work)
+            wall, rc, stdout, stderr = timed(kreplay_argv(kreplay, groups, d, extra) + argv)
+            run = {"wall_s": wall, "rc": rc, "app_s": app_seconds(stdout),
+                   "output_same": app_output(stdout) == reference}
+            run.update(report_numbers(d, stderr))
+            if rc != 0 or not run["output_same"]:
+                run["tail"] = (stdout[-600:], stderr[-1500:])
+            row["runs"][label] = run
+            print(name, "|", label, "|", {k: v for k, v in run.items() if k != "tail"})
+        n = row["runs"]["kreplay, default windows"].get("dispatches") or 0
+        launches = min(n, args.ncu_launches) if n else args.ncu_launches
+        rep = os.path.join(work, "ncu")
+        ncu = ["ncu", "--replay-mode", "kernel", "--clock-control", "none", "--metrics", metrics,
+               "--launch-count", str(launches), "-f", "-o", rep]
+        wall, rc, stdout, stderr = timed(ncu + argv)
+        row["runs"]["ncu"] = {"wall_s": wall, "rc": rc, "app_s": app_seconds(stdout), "dispatches": launches,
+                              "output_same": app_output(stdout) == reference}
+        if rc != 0:
+            row["runs"]["ncu"]["tail"] = (stdout[-600:], stderr[-1500:])
         base = row["runs"]["alone"]["wall_s"]
-        if alone2 is not None:
-            row["runs"]["alone"]["wall2_s"] = alone2
-        for run in row["runs"].values():
-            if "wall_s" not in run:
+        app_base = row["runs"]["alone"].get("app_s")
+        for label, run in row["runs"].items():
+            if "wall_s" not in run or label == "alone":
                 continue
-            if dispatches:
-                run["overhead_ms_per_dispatch"] = (run["wall_s"] - base) / dispatches * 1e3
-                app_base = row["runs"]["alone"].get("app_s")
+            profiled = run.get("dispatches") or n
+            if profiled:
+                run["overhead_ms_per_dispatch"] = (run["wall_s"] - base) / profiled * 1e3
                 if run.get("app_s") is not None and app_base is not None:
-                    run["app_overhead_ms_per_dispatch"] = (run["app_s"] - app_base) / dispatches * 1e3
-            # Marginal: the extra dispatches of the longer run, its extra time over the app's own.
-            if dispatches and dispatches2 and dispatches2 > dispatches and "wall2_s" in run and run is not row["runs"]["alone"]:
-                extra = (run["wall2_s"] - run["wall_s"]) - (alone2 - base)
-                run["marginal_ms_per_dispatch"] = extra / (dispatches2 - dispatches) * 1e3
-                run["fixed_s"] = (run["wall_s"] - base) - run["marginal_ms_per_dispatch"] * dispatches / 1e3
+                    run["app_overhead_ms_per_dispatch"] = (run["app_s"] - app_base) / profiled * 1e3
+        row["dispatches"] = n
         results["workloads"].append(row)
         with open(os.path.join(out, "bench.json"), "w") as f:
             json.dump(results, f, indent=1)
-    report(results, out)
+    report(results)
 
 
-def report(results, out):
-    print("\n%-28s %-50s %8s %12s %12s %8s %12s" % ("workload", "run", "wall s", "ms/dispatch", "marginal ms", "fixed s", "in-app ms"))
+def report(results):
+    print("\n%-44s %-46s %8s %11s %10s %6s" % ("workload", "run", "wall s", "ms/dispatch", "in-app ms", "output"))
     for row in results["workloads"]:
         for label, run in row["runs"].items():
             if "wall_s" not in run:
-                print("%-28s %-50s %s" % (row["workload"][:28], label, run.get("skipped", "-")))
+                print("%-44s %-46s %s" % (row["workload"][:44], label, run.get("skipped", "-")))
                 continue
-            cells = ["%.2f" % run[k] if k in run else "-" for k in ("overhead_ms_per_dispatch", "marginal_ms_per_dispatch", "fixed_s", "app_overhead_ms_per_dispatch")]
-            print("%-28s %-50s %8.2f %12s %12s %8s %12s" % (row["workload"][:28], label, run["wall_s"], *cells))
-        ncu = row["runs"].get("ncu kernel 4 groups, cache all", {})
-        for label, what in (("kreplay kernel 4 groups", "ncu / kreplay (4 groups)"),
-                            ("kreplay kernel 4 groups, window", "ncu / kreplay window (4 groups)"),
-                            ("kreplay kernel 4 groups, one pass per group", "ncu / kreplay (1 pass per group)")):
+            cells = ["%.2f" % run[k] if run.get(k) is not None else "-"
+                     for k in ("overhead_ms_per_dispatch", "app_overhead_ms_per_dispatch")]
+            same = "-" if label == "alone" else ("same" if run.get("output_same") else "DIFF")
+            print("%-44s %-46s %8.2f %11s %10s %6s" % (row["workload"][:44], label, run["wall_s"], *cells, same))
+        ncu = row["runs"].get("ncu", {})
+        for label in ("kreplay, default windows", "kreplay, --replay-window 1"):
             run = row["runs"].get(label, {})
             ratios = []
-            for key in ("overhead_ms_per_dispatch", "marginal_ms_per_dispatch", "app_overhead_ms_per_dispatch"):
+            for key in ("overhead_ms_per_dispatch", "app_overhead_ms_per_dispatch"):
                 k, n = run.get(key), ncu.get(key)
                 ratios.append("%.1fx" % (n / k) if k and n and k > 0 else "-")
-            print("%-28s %-50s %8s %12s %12s %8s %12s" % ("", what, "", ratios[0], ratios[1], "", ratios[2]))
+            print("%-44s %-46s %8s %11s %10s" % ("", "ncu / " + label, "", *ratios))
     if results.get("copy_bytes_per_s"):
         print("device copy speed: %.2f TB/s (read + written)" % (results["copy_bytes_per_s"] / 1e12))
-    try:
-        from plot import plot
-        plot([results], os.path.join(out, "overhead.png"))
-    except Exception as e:  # no matplotlib there: the numbers are in bench.json all the same
-        print("no plot:", e)
+
 
 if __name__ == "__main__":
     main()

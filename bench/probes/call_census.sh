@@ -20,7 +20,7 @@ run() {  # name argv...
     cmp -s <(grep -v 'dispatch_ms\|app_s' "$OUT/$name.alone1") <(grep -v 'dispatch_ms\|app_s' "$OUT/$name.alone2") && same=same
     local t0=$(date +%s%N)
     KREPLAY_WINDOW_SPANS=0 timeout 300 "$BIN/kreplay" --pmc sm__warps_launched.sum --pmc smsp__inst_executed.sum \
-        --replay-mode kernel --kernel-replay-beta-enabled -d "$W/$name" -o out -- "$@" >"$OUT/$name.kreplay" 2>&1
+        --replay-mode kernel --kernel-replay-beta-enabled -d "$W/out_$name" -o out -- "$@" >"$OUT/$name.kreplay" 2>&1
     local rc=$? t1=$(date +%s%N)
     local prof=differ
     cmp -s <(grep -v 'dispatch_ms\|app_s\|^kreplay' "$OUT/$name.alone1") <(grep -v 'dispatch_ms\|app_s\|^kreplay' "$OUT/$name.kreplay") && prof=same

@@ -1,4 +1,4 @@
-// Bench workload: conjugate gradient on a 1-D Poisson matrix (tridiagonal, matrix-free SpMV
+// Bench workload: conjugate gradient on a tridiagonal matrix (matrix-free SpMV
 // kernel) with cuBLAS for the vector work, dot products returned to the HOST every iteration
 // (cuBLAS's default pointer mode), like NVIDIA's `conjugateGradient` sample. Prints every
 // iteration's residual bit for bit (%a). Usage: solver [iterations=30] [n=1048576]
@@ -13,11 +13,11 @@
 #define CHECK_BLAS(x) do { cublasStatus_t s = (x); if (s != CUBLAS_STATUS_SUCCESS) { \
     fprintf(stderr, "%s:%d %s: cuBLAS status %d\n", __FILE__, __LINE__, #x, (int)s); exit(1); } } while (0)
 
-// y = A x with A = tridiag(-1, 2, -1).
+// y = A x with A = tridiag(-1, 4, -1) (well conditioned: the residual falls every iteration).
 __global__ void laplacian(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float v = 2.0f * x[i];
+    float v = 4.0f * x[i];
     if (i > 0) v -= x[i - 1];
     if (i + 1 < n) v -= x[i + 1];
     y[i] = v;

@@ -5,7 +5,9 @@
 # Builds tests/gpu/replay_checks.cu with nvcc, runs every check (tests/gpu/run.py), writes the
 # full log and the table under $OUT (default /tmp/kreplay-gpu), and prints ONE table last.
 # KREPLAY_GPU_ONLY=windows runs only the replay-window checks (KREPLAY_GPU_WINDOW=N|auto sets
-# their window size, default 64), KREPLAY_GPU_ONLY=cache only the device-identity cache checks.
+# their window size, default 64), KREPLAY_GPU_ONLY=cache only the device-identity cache checks,
+# KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
+# bench's sync loop and CG solver, PyTorch, with groups in three hardware passes).
 # Exit status: 0 when every check passes, 1 otherwise.
 set -u
 cd "$(dirname "$0")/../.."
@@ -17,9 +19,15 @@ export KREPLAY_GPU_WORK="$WORK" KREPLAY_GPU_OUT="$OUT"
 for f in "$KREPLAY_BIN/libkreplay_inject.so" "$KREPLAY_BIN/kreplay-demo" "$KREPLAY_BIN/kreplay"; do
     [ -e "$f" ] || { echo "missing $f: build it with cargo build --release and carry it"; exit 1; }
 done
-if ! nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/replay_checks" tests/gpu/replay_checks.cu >"$OUT/nvcc.log" 2>&1; then
-    cat "$OUT/nvcc.log"
-    echo "nvcc failed"
-    exit 1
-fi
+build() {  # output source [flags]
+    local out="$1" src="$2"; shift 2
+    if ! nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/$out" "$src" "$@" >>"$OUT/nvcc.log" 2>&1; then
+        cat "$OUT/nvcc.log"
+        echo "nvcc failed on $src"
+        exit 1
+    fi
+}
+build replay_checks tests/gpu/replay_checks.cu
+build syncloop bench/workloads/syncloop.cu
+build solver bench/workloads/solver.cu -lcublas
 exec python3 -u tests/gpu/run.py

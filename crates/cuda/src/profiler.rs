@@ -349,7 +349,9 @@ impl RangeProfiler {
 
     /// Begins a unit measuring hardware passes `passes`, one per execution.
     pub fn begin_unit(&mut self, passes: Vec<usize>) -> Result<(), CudaError> {
-        if self.unit.as_ref().is_some_and(|u| u.running) {
+        // A unit left unfinished (its counters never read) ends first: CUPTI still expects
+        // its remaining passes.
+        if self.unit.is_some() {
             self.abandon();
         }
         if let Some(bad) = passes.iter().find(|p| **p >= self.pass_metrics.len()) {
