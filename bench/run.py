@@ -93,7 +93,7 @@ def app_seconds(text):
 def app_output(text):
     """The workload's own output, timings left out (they differ run to run)."""
     return [re.sub(r"(dispatch_ms|app_s)=[0-9.]+", "", l) for l in (text or "").splitlines()
-            if l.strip() and not l.startswith("==PROF==") and not l.startswith("kreplay")]
+            if l.strip() and not l.startswith("==") and not l.startswith("kreplay")]
 
 
 def kreplay_argv(kreplay, groups, outdir, extra=()):
@@ -217,6 +217,7 @@ def main():
             run.update(report_numbers(d, stderr))
             if rc != 0 or not run["output_same"]:
                 run["tail"] = (stdout[-600:], stderr[-1500:])
+                run["output_diff"] = [l for l in app_output(stdout) if l not in reference][:3]
             row["runs"][label] = run
             print(name, "|", label, "|", {k: v for k, v in run.items() if k != "tail"})
         n = row["runs"]["kreplay, default windows"].get("dispatches") or 0
@@ -227,8 +228,9 @@ def main():
         wall, rc, stdout, stderr = timed(ncu + argv)
         row["runs"]["ncu"] = {"wall_s": wall, "rc": rc, "app_s": app_seconds(stdout), "dispatches": launches,
                               "output_same": app_output(stdout) == reference}
-        if rc != 0:
+        if rc != 0 or not row["runs"]["ncu"]["output_same"]:
             row["runs"]["ncu"]["tail"] = (stdout[-600:], stderr[-1500:])
+            row["runs"]["ncu"]["output_diff"] = [l for l in app_output(stdout) if l not in reference][:3]
         base = row["runs"]["alone"]["wall_s"]
         app_base = row["runs"]["alone"].get("app_s")
         for label, run in row["runs"].items():

@@ -67,8 +67,9 @@ type PassValues = (usize, Vec<Vec<f64>>);
 /// A schedule's configuration and the counter data it collects into.
 struct Schedule {
     config: HostConfig,
-    /// Where each hardware pass's metrics start in `config`'s names.
-    offsets: Vec<usize>,
+    /// For each hardware pass of the schedule, where each of its metrics sits in `config`'s
+    /// names (a metric of several passes is collected once, in the first of them).
+    positions: Vec<Vec<usize>>,
     counter_data: Vec<u8>,
 }
 
@@ -580,16 +581,32 @@ impl RangeProfiler {
     /// The schedule's configuration, built on first use.
     fn schedule(&mut self, passes: &[usize]) -> Result<&mut Schedule, CudaError> {
         if !self.schedules.contains_key(passes) {
-            let calls: Vec<Vec<String>> = passes
-                .iter()
-                .map(|p| self.pass_metrics[*p].clone())
-                .collect();
-            let mut offsets = Vec::with_capacity(calls.len());
-            let mut at = 0;
-            for call in &calls {
-                offsets.push(at);
-                at += call.len();
+            // A metric several passes share is added once, with the first of them: CUPTI would
+            // otherwise collect it in each and report their mean (warps_launched read as
+            // 32767.999999999996 on an H200), where one execution's exact value is wanted.
+            let mut calls: Vec<Vec<String>> = Vec::with_capacity(passes.len());
+            let mut added: Vec<String> = Vec::new();
+            for pass in passes {
+                let metrics = &self.pass_metrics[*pass];
+                let mut call: Vec<String> =
+                    metrics.iter().filter(|m| !added.contains(m)).cloned().collect();
+                if call.is_empty() {
+                    // Every metric is collected by an earlier pass (groups given a pass each
+                    // with KREPLAY_PACK_GROUPS=0): keep the pass, its values are read there.
+                    call = vec![metrics[0].clone()];
+                }
+                added.extend(call.iter().cloned());
+                calls.push(call);
             }
+            let positions = passes
+                .iter()
+                .map(|pass| {
+                    self.pass_metrics[*pass]
+                        .iter()
+                        .map(|m| added.iter().position(|a| a == m).unwrap_or(0))
+                        .collect()
+                })
+                .collect();
             let config = {
                 let _host = host_api_lock();
                 HostConfig::build(self.cupti, &self.chip, &self.availability, &calls)?
@@ -598,7 +615,7 @@ impl RangeProfiler {
                 passes.to_vec(),
                 Schedule {
                     config,
-                    offsets,
+                    positions,
                     counter_data: Vec::new(),
                 },
             );
@@ -677,7 +694,6 @@ impl RangeProfiler {
     fn decode(&mut self, passes: &[usize]) -> Result<Vec<PassValues>, CudaError> {
         let cupti = self.cupti;
         let object = self.object;
-        let sizes: Vec<usize> = passes.iter().map(|p| self.pass_metrics[*p].len()).collect();
         let mut decode = sys::CUpti_RangeProfiler_DecodeData_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_DecodeData_Params,
@@ -736,12 +752,11 @@ impl RangeProfiler {
         }
         Ok(passes
             .iter()
-            .zip(&schedule.offsets)
-            .zip(sizes)
-            .map(|((pass, offset), size)| {
+            .zip(&schedule.positions)
+            .map(|(pass, positions)| {
                 let values = ranges
                     .iter()
-                    .map(|range| range[*offset..*offset + size].to_vec())
+                    .map(|range| positions.iter().map(|&i| range[i]).collect())
                     .collect();
                 (*pass, values)
             })
