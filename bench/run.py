@@ -73,6 +73,9 @@ def workloads(exes):
         ("GPT-2 2 layers training step", py("gpt2.py", "1")),
         ("PyTorch MLP training step", py("mlp.py", "1")),
         ("cuBLAS SGEMM 4096 x10", [exes["gemm"], "10", "4096"]),
+        # The same at three times the dispatches: its difference to x10 is what a GEMM costs
+        # beyond the run's fixed start-up.
+        ("cuBLAS SGEMM 4096 x30", [exes["gemm"], "30", "4096"]),
         ("tiny kernels x2000", [exes["tiny"], "2000"]),
         ("in-place 64 MiB x20", [exes["inplace"], "20", "0"]),
     ]
