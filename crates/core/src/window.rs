@@ -111,7 +111,7 @@ impl ReplayGate {
     }
 
     /// A fence for the owner of the parked window, which stays parked: for a call the window
-    /// stays open across (see `Engine::fence_in_window`). The owner counts as a reader while
+    /// stays open across (see `Engine::enter_call`). The owner counts as a reader while
     /// the call runs, so that should another thread close the window meanwhile, no replay
     /// starts before the call ends. `None` when this thread does not own a parked window.
     pub(crate) fn fence_in_parked_window(self: &Arc<Self>) -> Option<FenceGuard> {

@@ -588,8 +588,11 @@ impl RangeProfiler {
             let mut added: Vec<String> = Vec::new();
             for pass in passes {
                 let metrics = &self.pass_metrics[*pass];
-                let mut call: Vec<String> =
-                    metrics.iter().filter(|m| !added.contains(m)).cloned().collect();
+                let mut call: Vec<String> = metrics
+                    .iter()
+                    .filter(|m| !added.contains(m))
+                    .cloned()
+                    .collect();
                 if call.is_empty() {
                     // Every metric is collected by an earlier pass (groups given a pass each
                     // with KREPLAY_PACK_GROUPS=0): keep the pass, its values are read there.

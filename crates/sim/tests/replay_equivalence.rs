@@ -297,7 +297,11 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
                     .map(|_| ())
             }
             Step::HostRead(target) => {
-                reads.push(runtime.read_u32s(bases[*target], lens[*target] as usize).unwrap());
+                reads.push(
+                    runtime
+                        .read_u32s(bases[*target], lens[*target] as usize)
+                        .unwrap(),
+                );
                 Ok(())
             }
             Step::Copy { dst, src } => {
