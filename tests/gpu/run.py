@@ -240,10 +240,11 @@ def window_checks():
         rc2 == 0 and bool(loss2) and loss2 == torch_loss and replayed > 0)
 
 
-def ncu_reference(mode="inplace"):
-    ncu_cmd = ["ncu", "--clock-control", "none", "--metrics", "sm__warps_launched.sum,smsp__inst_executed.sum",
-               "--csv", "--print-units", "base", CHECKS, mode]
-    rc, out, err, _, wall = run(ncu_cmd, None, tag=f"ncu_{mode}", timeout=300)
+def ncu_program(argv, metrics=("sm__warps_launched.sum", "smsp__inst_executed.sum")):
+    """Nsight Compute's values per profiled kernel, in launch order: [{metric: value}]."""
+    rc, out, err, _, wall = run(["ncu", "--clock-control", "none", "--metrics", ",".join(metrics),
+                                 "--csv", "--print-units", "base", *argv], None,
+                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2]), timeout=300)
     values = {}
     for line in out.splitlines():
         cells = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
@@ -253,6 +254,11 @@ def ncu_reference(mode="inplace"):
             except ValueError:
                 pass
     return [values[k] for k in sorted(values)]
+
+
+def ncu_reference(mode="inplace"):
+    """Nsight Compute's warp and instruction counts of a replay_checks mode."""
+    return ncu_program([CHECKS, mode])
 
 
 ncu_list = []
@@ -490,22 +496,6 @@ def per_dispatch_checks():
     with open(os.path.join(OUT, "experiments.txt"), "w") as f:
         f.write("\n".join(experiments) + "\n")
 
-
-
-def ncu_program(argv, metrics=("sm__warps_launched.sum", "smsp__inst_executed.sum")):
-    """Nsight Compute's values per profiled kernel, in launch order: [{metric: value}]."""
-    rc, out, err, _, wall = run(["ncu", "--clock-control", "none", "--metrics", ",".join(metrics),
-                                 "--csv", "--print-units", "base", *argv], None,
-                                tag=f"ncu_{os.path.basename(argv[0])}", timeout=300)
-    values = {}
-    for line in out.splitlines():
-        cells = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
-        if len(cells) > 5 and cells[0].isdigit():
-            try:
-                values.setdefault(int(cells[0]), {})[cells[-3]] = float(cells[-1].replace(",", ""))
-            except ValueError:
-                pass
-    return [values[k] for k in sorted(values)]
 
 
 def app_lines(text):
