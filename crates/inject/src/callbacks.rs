@@ -134,19 +134,24 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                         .to_str()
                         .unwrap_or("a driver call")
                 };
-                let effect = call_effect(tool, data, call);
-                // A parked replay window stays open across the call, or is closed here, on this
-                // thread, before the call runs.
-                let guard = tool.engine.enter_call(&mut backend, call, effect);
-                if is_blocking_wait(cbid) {
-                    // Wait out a replay in progress, but do not hold the fence while blocked:
-                    // the replaying thread may need this thread's earlier work to finish. A
-                    // wait writes nothing, so there is nothing to capture at its exit.
-                    drop(guard.into_fence());
+                if CALLS.try_with(|_| ()).is_err() {
+                    // A thread being torn down has no thread-locals left to keep the call's
+                    // fence in: an open window closes first (its replay must not outlive memory
+                    // this call may free), then the call goes on unfenced.
+                    drop(tool.engine.fence_for(&mut backend, call));
                 } else {
-                    // A thread being torn down has no thread-locals left: the call goes on
-                    // unfenced rather than panicking.
-                    let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
+                    let effect = call_effect(tool, data, call);
+                    // A parked replay window stays open across the call, or is closed here, on
+                    // this thread, before the call runs.
+                    let guard = tool.engine.enter_call(&mut backend, call, effect);
+                    if is_blocking_wait(cbid) {
+                        // Wait out a replay in progress, but do not hold the fence while
+                        // blocked: the replaying thread may need this thread's earlier work to
+                        // finish. A wait writes nothing, so there is nothing to capture.
+                        drop(guard.into_fence());
+                    } else {
+                        let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
+                    }
                 }
                 if let DriverEvent::Free(api) = event {
                     on_free(tool, api, data);
@@ -353,6 +358,20 @@ fn launch_shape(api: LaunchApi, params: *const c_void) -> LaunchShape {
 
 fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackData) {
     if data.functionParams.is_null() {
+        return;
+    }
+    if LAUNCHES.try_with(|_| ()).is_err() {
+        // A thread being torn down cannot keep the launch for its EXIT: it runs unprofiled,
+        // after any open window has closed.
+        let mut backend = DispatchBackend::new(
+            &tool.backend,
+            &tool.gate,
+            CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+        );
+        drop(
+            tool.engine
+                .fence_for(&mut backend, "a launch at thread exit"),
+        );
         return;
     }
     let Some(device) = tool.device_of(data.context) else {
