@@ -30,7 +30,7 @@ GROUPS = [
     ["sm__ctas_launched.sum", "gpu__time_duration.sum"],
 ]
 # Five one-pass groups whose union needs two hardware passes on GH100 (reference §10 probe):
-# packed, they still need a restore, a change of configuration and held results.
+# packed, they still need a restore and two executions.
 SPLIT = [
     ["sm__warps_launched.sum", "smsp__inst_executed.sum"],
     ["dram__bytes_read.sum", "lts__t_sectors.sum"],
@@ -353,7 +353,7 @@ def per_dispatch_checks():
     # --- result correctness under replay -------------------------------------------------------
     # 1 and 2 groups: packed into one hardware pass. 5 groups: `inplace` with every group its
     # own pass (KREPLAY_PACK_GROUPS=0: the pass-to-pass checks below need real passes), the
-    # other programs with SPLIT packed (two hardware passes: restores and held results).
+    # other programs with SPLIT packed (two hardware passes: a restore and two executions).
     for mode in ("inplace", "footprint", "streams", "launch_ex"):
         for n in (1, 2, 5):
             groups = GROUPS[:n] if n < 5 or mode == "inplace" else SPLIT
