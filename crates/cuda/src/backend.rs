@@ -369,10 +369,6 @@ impl CudaBackend {
         self.warn = Some(warn);
     }
 
-    pub fn driver(&self) -> &'static Driver {
-        self.driver
-    }
-
     /// Names the launch the engine is about to handle. `stream` is the launch's stream with the
     /// default stream resolved (`STREAM_PER_THREAD` for `_ptsz` launches on stream 0).
     pub fn begin_dispatch(

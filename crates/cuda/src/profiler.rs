@@ -343,11 +343,6 @@ impl RangeProfiler {
         self.enabled.as_deref()
     }
 
-    /// Whether the sequence programs each execution on its own (not a schedule at once).
-    pub fn per_execution(&self) -> bool {
-        self.sequence != Sequence::Scheduled
-    }
-
     /// Begins a unit measuring hardware passes `passes`, one per execution.
     pub fn begin_unit(&mut self, passes: Vec<usize>) -> Result<(), CudaError> {
         // A unit left unfinished (its counters never read) ends first: CUPTI still expects
@@ -974,7 +969,8 @@ impl HostConfig {
 /// `chip` without a device (no availability image): what the schedule of packed passes
 /// becomes. Used by the tests below (GPU-less, with the CUPTI wheel) to check that each call
 /// stays a pass of its own.
-pub fn host_schedule_passes(
+#[cfg(test)]
+fn host_schedule_passes(
     cupti: &'static Cupti,
     chip: &str,
     calls: &[Vec<String>],

@@ -484,25 +484,9 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
     });
 }
 
-/// Keeps a launch for its EXIT callback. On a thread whose thread-locals are gone (teardown),
-/// the launch is given up at once: its ticket's drop releases what it holds.
+/// Keeps a launch for its EXIT callback (`launch_enter` made sure the thread-locals exist).
 fn keep_pending(pending: PendingLaunch) {
-    let mut pending = Some(pending);
-    let _ = LAUNCHES.try_with(|l| {
-        if let Some(p) = pending.take() {
-            l.borrow_mut().push(p);
-        }
-    });
-    if let Some(PendingLaunch {
-        ticket,
-        mut backend,
-        ..
-    }) = pending
-    {
-        if let Some(tool) = tool::tool() {
-            tool.engine.launch_failed(&mut backend, ticket);
-        }
-    }
+    let _ = LAUNCHES.try_with(|l| l.borrow_mut().push(pending));
 }
 
 fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
