@@ -134,10 +134,14 @@ fn check_groups(
     }
 }
 
-/// Resolves every name through the alias table; unsupported aliases are usage errors.
+/// Resolves every name through the alias table; unsupported aliases are usage errors. A name
+/// given twice in one group is collected once (each would otherwise be a record of its own,
+/// and tools summing a dispatch's records by name would report twice the value).
 pub fn resolve_names(names: &[String]) -> Result<Vec<CounterSpec>, UsageError> {
+    let mut seen = std::collections::HashSet::new();
     names
         .iter()
+        .filter(|name| seen.insert(name.as_str()))
         .map(|name| {
             refuse_device_qualifier(name)?;
             aliases::resolve(name).map_err(|e| UsageError::new(e.to_string()))
@@ -378,6 +382,24 @@ mod tests {
                 vec!["sim__bytes_read.sum", "sim__bytes_written.sum"],
                 vec!["sim__cycles_elapsed.max"],
             ]
+        );
+    }
+
+    #[test]
+    fn a_name_twice_in_one_group_is_collected_once() {
+        let groups = resolve_groups(
+            &[names(&[
+                "sim__warps_launched.sum",
+                "sim__inst_executed.sum",
+                "sim__warps_launched.sum",
+            ])],
+            None,
+        )
+        .unwrap();
+        let layout: Vec<&str> = groups[0].metrics().collect();
+        assert_eq!(
+            layout,
+            ["sim__warps_launched.sum", "sim__inst_executed.sum"]
         );
     }
 

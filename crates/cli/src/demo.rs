@@ -82,9 +82,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         Ok((app, groups)) => (app, groups, false),
         Err((reason, sim_app)) => {
             if reason.contains("GPU(s) present") {
-                println!("kreplay: {reason}; running the bundled demo on the reference software device instead");
+                out!("kreplay: {reason}; running the bundled demo on the reference software device instead");
             } else {
-                println!("kreplay: no NVIDIA GPU found ({reason}); running the bundled demo on the reference software device instead");
+                out!("kreplay: no NVIDIA GPU found ({reason}); running the bundled demo on the reference software device instead");
             }
             if !sim_app.is_file() {
                 anyhow::bail!(
@@ -108,7 +108,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         args.output_dir.display(),
         app.display()
     );
-    println!("kreplay demo: {command_line}");
+    out!("kreplay demo: {command_line}");
     let profile = ProfileArgs {
         pmc,
         replay_mode: Some(ReplayMode::Kernel),
@@ -120,11 +120,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         ..ProfileArgs::default()
     };
     // The demo's report is its output: counters per pass go to stdout with the rest.
-    let code = crate::profile(&profile, &mut std::io::stdout())?;
+    let code = crate::profile(&profile, &mut crate::say::Quiet(std::io::stdout()))?;
     if on_sim {
-        println!("kreplay demo: this ran on the reference software device (a test instrument, not a GPU); counters are simulated");
+        out!("kreplay demo: this ran on the reference software device (a test instrument, not a GPU); counters are simulated");
     } else {
-        println!(
+        out!(
             "kreplay demo: profiled on the GPU; files in {}",
             args.output_dir.display()
         );

@@ -118,7 +118,7 @@ pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
     })?;
     let jobs = match (kind, ext.as_str()) {
         (InputKind::Text, _) => {
-            eprintln!(
+            say!(
                 "kreplay: warning: text input files are deprecated; write {} as YAML, e.g.\n  jobs:\n    - pmc: [A, B]\n    - pmc: [C]",
                 path.display()
             );

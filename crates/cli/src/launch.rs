@@ -4,6 +4,7 @@
 //! staging folder; after it exits (also when it crashed) the databases are merged and written
 //! in the requested formats, and the staging folder is removed.
 
+use crate::error::UsageError;
 use crate::placeholders::{expand, hostname, PlaceholderValues};
 use crate::plan::RunSpec;
 use anyhow::{bail, Context};
@@ -33,6 +34,9 @@ pub struct Launcher {
 #[derive(Debug)]
 pub struct RunResult {
     /// The application's exit status (1 when a signal ended it).
+    pub app_exit_code: i32,
+    /// kreplay's: the application's, or 1 when it succeeded but its outputs could not be
+    /// written.
     pub exit_code: i32,
     pub files: Vec<PathBuf>,
     /// Everything the run recorded (None when nothing was recorded).
@@ -169,6 +173,84 @@ pub fn echo_config(spec: &RunSpec, launcher: &Launcher) -> ToolConfig {
 }
 
 /// Runs the application once for `spec` and writes its outputs.
+/// The most a process id can be on Linux (`pid_max` at most 2^22): placeholders are expanded
+/// with it when output paths are checked before the application exists.
+const LARGEST_PID: u32 = 4_194_304;
+
+/// The longest name an output file adds to `-o` (the counter CSV), with the temporary name it
+/// is written under before it replaces the file.
+const LONGEST_OUTPUT_SUFFIX: usize = "_counter_collection.csv".len() + 24;
+
+/// Finds, before the application starts, output paths no run could write: a file name longer
+/// than the file system allows, a folder that would have to be made under a regular file, or
+/// a folder kreplay may not write in. Placeholders are expanded as they will be (the process
+/// ids with the largest possible one).
+pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), UsageError> {
+    let mut values =
+        PlaceholderValues::for_process(LARGEST_PID, &launcher.app, &launcher.launch_time);
+    values.ppid = LARGEST_PID;
+    let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
+    if let Some(sub) = &spec.subdir {
+        dir.push(sub);
+    }
+    let name = expand(&spec.output_file, &values);
+    let path = dir.join(&name);
+    let mut existing = path.parent().unwrap_or(Path::new("."));
+    let mut fresh = Vec::new();
+    while !existing.as_os_str().is_empty() && !existing.exists() {
+        fresh.push(existing);
+        existing = existing.parent().unwrap_or(Path::new(""));
+    }
+    let existing = if existing.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        existing
+    };
+    if !existing.is_dir() {
+        return Err(UsageError::new(format!(
+            "the output path {} goes through {}, which is a file, not a folder; choose another -d/--output-directory or -o/--output-file",
+            path.display(),
+            existing.display()
+        )));
+    }
+    let c_existing = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok();
+    if let Some(c) = &c_existing {
+        // SAFETY: a NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+            return Err(UsageError::new(format!(
+                "cannot write the outputs under {}: {}; choose another -d/--output-directory",
+                existing.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+    }
+    // SAFETY: a NUL-terminated path; -1 (no limit known) keeps the usual 255.
+    let name_max = c_existing
+        .map(|c| unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) })
+        .filter(|&n| n > 0)
+        .unwrap_or(255) as usize;
+    let file_name = path.file_name().map(|n| n.len()).unwrap_or(0);
+    let too_long = fresh
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| (n.len(), n.to_string_lossy().into_owned()))
+        .chain([(
+            file_name + LONGEST_OUTPUT_SUFFIX,
+            format!(
+                "{}_counter_collection.csv",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        )])
+        .find(|(bytes, _)| *bytes > name_max);
+    if let Some((bytes, component)) = too_long {
+        let shown: String = component.chars().take(40).collect();
+        return Err(UsageError::new(format!(
+            "an output name would be {bytes} bytes long ('{shown}…'), more than the {name_max} this file system allows in one name; shorten -o/--output-file or -d/--output-directory"
+        )));
+    }
+    Ok(())
+}
+
 pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult> {
     let program = launcher
         .app
@@ -208,9 +290,9 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
 
     // rocprofv3 prints its configuration at these levels; so does kreplay.
     if matches!(spec.log_level.as_str(), "info" | "trace" | "env" | "config") {
-        eprintln!("kreplay: {ENV_CONFIG}={}", config.to_json());
+        say!("kreplay: {ENV_CONFIG}={}", config.to_json());
         if let Ok(lib) = &inject {
-            eprintln!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
+            say!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
         }
     }
     let mut command = Command::new(program);
@@ -252,7 +334,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         Some(code) => code,
         None => {
             use std::os::unix::process::ExitStatusExt;
-            eprintln!(
+            say!(
                 "kreplay: the application was ended by signal {}; writing what it recorded",
                 status.signal().unwrap_or(0)
             );
@@ -271,7 +353,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     databases.sort();
     if databases.is_empty() {
         let _ = std::fs::remove_dir_all(&staging);
-        eprintln!(
+        say!(
             "kreplay: warning: the application recorded nothing ({}); no output written",
             if inject.is_ok() {
                 "it created no CUDA context, or the injection library could not start; see messages above"
@@ -280,6 +362,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             }
         );
         return Ok(RunResult {
+            app_exit_code: exit_code,
             exit_code,
             files: Vec::new(),
             data: None,
@@ -288,11 +371,12 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     // From here on a failure must not hide the application's status: it is reported, the
     // databases are kept, and the run ends with the app's status (or 1 if the app succeeded).
     let failed = |what: String, error: &dyn std::fmt::Display| {
-        eprintln!(
+        say!(
             "kreplay: error: {what}: {error}; the recorded databases are kept in {}",
             staging.display()
         );
         RunResult {
+            app_exit_code: exit_code,
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
@@ -356,6 +440,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         exited.elapsed().as_secs_f64() * 1e3
     );
     Ok(RunResult {
+        app_exit_code: exit_code,
         exit_code,
         files,
         data: Some(data),

@@ -8,6 +8,8 @@
 //! Exit status: the application's (1 if a signal ended it); 2 for usage errors, which are
 //! decided before the application starts; 1 for other errors of kreplay itself.
 
+#[macro_use]
+mod say;
 mod args;
 mod avail;
 mod counters;
@@ -84,12 +86,12 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
     };
     if args.echo {
         for run in &plan.runs {
-            println!("{}", run.progress_line());
-            println!(
+            out!("{}", run.progress_line());
+            out!(
                 "  KREPLAY_CONFIG={}",
                 launch::echo_config(run, &launcher).to_json()
             );
-            println!(
+            out!(
                 "  output: {}{} name {} formats {}",
                 run.output_directory,
                 run.subdir
@@ -106,6 +108,9 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         }
         return Ok(0);
     }
+    for run in &plan.runs {
+        launch::check_destination(run, &launcher)?;
+    }
     let mut exit_code = 0;
     for run in &plan.runs {
         if plan.runs.len() > 1 {
@@ -119,12 +124,14 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         for file in &result.files {
             writeln!(report, "kreplay: wrote {}", file.display())?;
         }
-        if result.exit_code != 0 {
+        if result.app_exit_code != 0 {
             writeln!(
                 report,
                 "kreplay: the application exited with status {}",
-                result.exit_code
+                result.app_exit_code
             )?;
+        }
+        if result.exit_code != 0 {
             exit_code = result.exit_code;
         }
     }
@@ -145,13 +152,13 @@ fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
     let data = read_databases(&args.inputs).context("reading the input databases")?;
     let files = write_outputs(&data, &args.output_dir, &args.output_file, &formats)
         .with_context(|| format!("writing to {}", args.output_dir.display()))?;
-    println!(
+    out!(
         "kreplay: merged {} database(s), {} process(es)",
         args.inputs.len(),
         data.processes.len()
     );
     for file in files {
-        println!("kreplay: wrote {}", file.display());
+        out!("kreplay: wrote {}", file.display());
     }
     Ok(0)
 }
@@ -161,7 +168,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Avail { command }) => avail::run(command),
         Some(Command::Convert(args)) => convert(args),
         Some(Command::Demo(args)) => demo::run(args),
-        None => profile(&cli.profile, &mut std::io::stderr()),
+        None => profile(&cli.profile, &mut say::Quiet(std::io::stderr())),
     }
 }
 
@@ -197,7 +204,7 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             let usage = e.downcast_ref::<UsageError>().is_some();
-            eprintln!("kreplay: error: {}", format!("{e:#}").replace('\n', " "));
+            say!("kreplay: error: {}", format!("{e:#}").replace('\n', " "));
             if usage {
                 EXIT_USAGE
             } else {

@@ -522,7 +522,7 @@ fn fixture_db(path: &Path) {
 
 /// A stand-in application: copies `$FIXTURE_DB` to the database path kreplay gives it in
 /// KREPLAY_CONFIG, then exits with `$APP_EXIT` (or kills itself when `$APP_SIGNAL` is set).
-const STAND_IN: &str = r#"p=$(printf '%s' "$KREPLAY_CONFIG" | sed -e 's/.*"database_path":"\([^"]*\)".*/\1/' -e "s/%pid%/$$/"); cp "$FIXTURE_DB" "$p"; [ -n "$APP_SIGNAL" ] && kill -9 $$; [ -n "$APP_SLEEP" ] && exec sleep "$APP_SLEEP"; exit ${APP_EXIT:-0}"#;
+const STAND_IN: &str = r#"p=$(printf '%s' "$KREPLAY_CONFIG" | sed -e 's/.*"database_path":"\([^"]*\)".*/\1/' -e "s/%pid%/$$/"); cp "$FIXTURE_DB" "$p"; [ -n "$APP_BLOCK" ] && echo x > "$APP_BLOCK"; [ -n "$APP_SIGNAL" ] && kill -9 $$; [ -n "$APP_SLEEP" ] && exec sleep "$APP_SLEEP"; exit ${APP_EXIT:-0}"#;
 
 fn stand_in_command(dir: &Path, args: &[&str], app_exit: i32) -> std::process::Command {
     let fixture = dir.join("fixture.db");
@@ -758,21 +758,30 @@ fn convert_merges_databases_into_csv_and_json() {
 #[test]
 fn unwritable_output_keeps_the_databases_and_fails() {
     let dir = tempfile::tempdir().unwrap();
-    // A file where the output folder should be: the outputs cannot be written.
     std::fs::create_dir(dir.path().join("D")).unwrap();
-    std::fs::write(dir.path().join("D/sub"), "not a folder").unwrap();
-    let out = run_stand_in(
-        dir.path(),
-        &["--pmc", W, "-d", "D", "-o", "sub/out"],
-        0,
-        false,
-    );
+    // The application itself puts a file where the output folder should be: found only after
+    // the run.
+    let blocked = |app_exit| {
+        stand_in_command(
+            dir.path(),
+            &["--pmc", W, "-d", "D", "-o", "sub/out"],
+            app_exit,
+        )
+        .env("APP_BLOCK", dir.path().join("D/sub"))
+        .output()
+        .unwrap()
+    };
+    let out = blocked(0);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot write the output files"), "{stderr}");
     assert!(
         stderr.contains("the recorded databases are kept in"),
         "{stderr}"
+    );
+    assert!(
+        !stderr.contains("the application exited with status"),
+        "it exited 0: {stderr}"
     );
     let staged = files_under(&dir.path().join("D"));
     assert!(
@@ -782,13 +791,35 @@ fn unwritable_output_keeps_the_databases_and_fails() {
         "{staged:?}"
     );
     // The app's own failure status wins over kreplay's.
-    let out = run_stand_in(
-        dir.path(),
-        &["--pmc", W, "-d", "D", "-o", "sub/out"],
-        5,
-        false,
-    );
+    std::fs::remove_file(dir.path().join("D/sub")).unwrap();
+    let out = blocked(5);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the application exited with status 5"));
+}
+
+#[test]
+fn impossible_output_paths_are_refused_before_the_application_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plain"), "a file").unwrap();
+    let long = "n".repeat(300);
+    for (args, expected) in [
+        (vec!["-d", "plain/D", "-o", "out"], "which is a file, not a folder"),
+        (vec!["-d", ".", "-o", "plain/out"], "which is a file, not a folder"),
+        (vec!["-d", "D", "-o", long.as_str()], "more than the"),
+        (vec!["-d", "D", "-o", "%pid%_nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"], "more than the"),
+    ] {
+        let mut all = vec!["--pmc", W];
+        all.extend(&args);
+        let out = stand_in_command(dir.path(), &all, 0)
+            .env("APP_BLOCK", dir.path().join("started"))
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!dir.path().join("started").exists(), "{args:?}: the app ran");
+    }
 }
 
 #[test]
@@ -836,5 +867,49 @@ fn help_and_version_work() {
         "--kernel-iteration-range",
     ] {
         assert!(help.contains(option), "{option} missing from help");
+    }
+}
+
+/// Stdout and stderr for a child: one pipe whose read end is already closed.
+fn closed_pipe() -> (std::process::Stdio, std::process::Stdio) {
+    use std::os::fd::FromRawFd;
+    let mut ends = [0i32; 2];
+    // SAFETY: pipe(2) into a two-element array; the read end is closed at once, the write end
+    // and its duplicate are each owned by one Stdio.
+    unsafe {
+        assert_eq!(libc::pipe(ends.as_mut_ptr()), 0);
+        libc::close(ends[0]);
+        let second = libc::dup(ends[1]);
+        (
+            std::process::Stdio::from_raw_fd(ends[1]),
+            std::process::Stdio::from_raw_fd(second),
+        )
+    }
+}
+
+#[test]
+fn closed_stdout_and_stderr_neither_panic_nor_lose_output() {
+    // `kreplay … 2>&1 | head -3` once head has gone: both streams are a pipe with no reader.
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, signal, expected) in [("P", false, 3), ("Q", true, 1)] {
+        let mut command = stand_in_command(
+            dir.path(),
+            &["--pmc", W, "-d", folder, "-o", "out", "-f", "json"],
+            3,
+        );
+        if signal {
+            command.env("APP_SIGNAL", "1");
+        }
+        let (out, err) = closed_pipe();
+        let status = command.stdout(out).stderr(err).status().unwrap();
+        assert_eq!(
+            status.code(),
+            Some(expected),
+            "signal {signal}: not 101, a panic"
+        );
+        assert!(
+            dir.path().join(folder).join("out_results.json").is_file(),
+            "signal {signal}: the output is written"
+        );
     }
 }
