@@ -30,8 +30,8 @@
 //! (NaN for every metric not in the first configuration): kept so that the GPU checks prove they
 //! catch it, never the default. `KREPLAY_PACK_GROUPS=0` gives every group its own hardware pass.
 
-use crate::catalog::host::host_api_lock;
 use crate::catalog::device::DeviceIdentity;
+use crate::catalog::host::host_api_lock;
 use crate::catalog::identity_cache;
 use crate::cupti_call;
 use crate::debug;
