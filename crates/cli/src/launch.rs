@@ -295,10 +295,20 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             say!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
         }
     }
+    let config_value = match config.to_env_value(&staging.join("config.json")) {
+        Ok(value) => value,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            bail!(
+                "cannot write the configuration file into {}: {e}",
+                staging.display()
+            );
+        }
+    };
     let mut command = Command::new(program);
     command
         .args(&launcher.app[1..])
-        .env(ENV_CONFIG, config.to_json());
+        .env(ENV_CONFIG, config_value);
     if let Ok(lib) = &inject {
         command.env("CUDA_INJECTION64_PATH", lib);
     }

@@ -13,6 +13,9 @@ const KERNEL_NAME_WIDTH: usize = 40;
 /// suffix of the metric it was collected as (`metric`, not the requested name, which may be an
 /// alias such as `OccupancyPercent`): maxima stay maxima, averages, ratios and rates are
 /// averaged, the rest are summed.
+/// Passes the summary names one by one; later ones are summed up in one figure.
+const SHOWN_PASSES: usize = 8;
+
 fn combine(metric: &str, values: &[f64]) -> f64 {
     if metric.ends_with(".max") {
         values.iter().copied().fold(f64::MIN, f64::max)
@@ -204,17 +207,21 @@ pub fn render(data: &RunData) -> String {
             .collect::<Vec<_>>()
             .join(", ");
         let _ = writeln!(out, "kreplay: replay: {outcome_text}");
-        let per_pass = pass_ns
+        let mean_ms = |(total, n): &(u64, u64)| *total as f64 / (*n).max(1) as f64 / 1e6;
+        let mut per_pass = pass_ns
             .iter()
+            .take(SHOWN_PASSES)
             .enumerate()
-            .map(|(i, (total, n))| {
-                format!(
-                    "pass {i} {:.3} ms",
-                    *total as f64 / (*n).max(1) as f64 / 1e6
-                )
-            })
+            .map(|(i, pass)| format!("pass {i} {:.3} ms", mean_ms(pass)))
             .collect::<Vec<_>>()
             .join(", ");
+        if let Some(rest) = pass_ns.get(SHOWN_PASSES..).filter(|r| !r.is_empty()) {
+            let mean = rest.iter().map(mean_ms).sum::<f64>() / rest.len() as f64;
+            per_pass += &format!(
+                ", passes {SHOWN_PASSES}-{} {mean:.3} ms on average",
+                pass_ns.len() - 1
+            );
+        }
         let _ = writeln!(
             out,
             "kreplay: replay cost: {} snapshotted ({:.3} ms), {} restored ({:.3} ms); mean time per pass: {}",

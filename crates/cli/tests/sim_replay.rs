@@ -337,3 +337,39 @@ fn demo_runs_on_the_software_device_when_asked_or_without_a_gpu() {
     let records = read_json_counter_records(dir.path().join("demo-out/demo_results.json")).unwrap();
     assert!(records.iter().any(|r| r.replay_pass == Some(1)));
 }
+
+#[test]
+fn a_configuration_too_long_for_the_environment_reaches_the_app_through_a_file() {
+    // 700 groups: ≈ 40 KiB of configuration JSON, more than kreplay puts in KREPLAY_CONFIG.
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = Vec::new();
+    for g in 0..700 {
+        args.extend(["--pmc", if g % 2 == 0 { W } else { I }]);
+    }
+    args.extend([
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+        "-d",
+        "out",
+        "-o",
+        "big",
+        "--",
+    ]);
+    let app = sim_app();
+    args.extend([app.to_str().unwrap(), "--iterations", "1"]);
+    let out = kreplay(dir.path(), &args);
+    assert_ok_and_verified(&out);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("passes 8-699") && stderr.lines().all(|l| l.len() < 2000),
+        "the summary names a few passes, then sums the rest up: {stderr}"
+    );
+    let run = read_databases(&[dir.path().join("out/big_results.db")]).unwrap();
+    let groups: BTreeSet<u32> = run.processes[0]
+        .dispatches
+        .iter()
+        .filter_map(|d| d.replay_pass)
+        .collect();
+    assert_eq!(groups.len(), 700, "every group was collected: {groups:?}");
+}

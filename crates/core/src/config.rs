@@ -10,6 +10,9 @@ use std::time::Duration;
 
 /// Environment variable holding the JSON-encoded [`ToolConfig`].
 pub const ENV_CONFIG: &str = "KREPLAY_CONFIG";
+/// Longest configuration JSON passed in the environment itself; longer ones go through a file
+/// ([`ToolConfig::to_env_value`]).
+pub const CONFIG_IN_ENV_MAX: usize = 32 * 1024;
 /// Environment variable overriding [`ToolConfig::drain_timeout_ms`], in seconds (may be fractional).
 pub const ENV_DRAIN_TIMEOUT: &str = "KREPLAY_DRAIN_TIMEOUT";
 /// Default drain deadline.
@@ -168,9 +171,29 @@ impl ToolConfig {
         serde_json::from_str(text).map_err(|e| ConfigError::Invalid(e.to_string()))
     }
 
-    /// Reads `KREPLAY_CONFIG` and the override variables.
+    /// The value of `KREPLAY_CONFIG` for this configuration: the JSON itself, or, when it is
+    /// too long for one environment variable (Linux takes at most 128 KiB per variable and
+    /// the application's whole environment and arguments share a limit), `@` and the path of
+    /// a file holding it, written now at `spill_path`.
+    pub fn to_env_value(&self, spill_path: &std::path::Path) -> std::io::Result<String> {
+        let json = self.to_json();
+        if json.len() <= CONFIG_IN_ENV_MAX {
+            return Ok(json);
+        }
+        std::fs::write(spill_path, &json)?;
+        Ok(format!("@{}", spill_path.display()))
+    }
+
+    /// Reads `KREPLAY_CONFIG` (the JSON, or `@` and the path of a file holding it) and the
+    /// override variables.
     pub fn from_env() -> Result<Self, ConfigError> {
-        let text = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
+        let value = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
+        let text = match value.strip_prefix('@') {
+            Some(path) => std::fs::read_to_string(path).map_err(|e| {
+                ConfigError::Invalid(format!("cannot read the configuration file {path}: {e}"))
+            })?,
+            None => value,
+        };
         let mut config = Self::from_json(&text)?;
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
             let seconds: f64 = value
