@@ -4,11 +4,11 @@
 //! `%.8e`-style below.
 
 use crate::error::FormatError;
-use crate::output::output_path;
+use crate::output::{output_path, write_file};
 use crate::records::*;
 use crate::run::{ProcessRun, RunData};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub(crate) const COUNTER_COLLECTION_COLUMNS: [&str; 19] = [
@@ -201,33 +201,29 @@ pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> Kerne
     }
 }
 
-struct CsvFile {
-    path: PathBuf,
-    out: BufWriter<File>,
+/// A CSV file being written.
+struct Csv<'a>(&'a mut BufWriter<File>);
+
+impl Csv<'_> {
+    /// Writes one line: the fields, comma-separated.
+    fn row(&mut self, fields: &[String]) -> io::Result<()> {
+        writeln!(self.0, "{}", fields.join(","))
+    }
 }
 
-impl CsvFile {
-    fn create(path: PathBuf, columns: &[&str]) -> Result<CsvFile, FormatError> {
-        let file = File::create(&path).map_err(|e| FormatError::io(&path, e))?;
-        let mut csv = CsvFile {
-            path,
-            out: BufWriter::new(file),
-        };
+/// Writes the CSV file `path` atomically: the quoted header of `columns`, then what `rows` writes.
+fn csv_file(
+    path: PathBuf,
+    columns: &[&str],
+    rows: impl FnOnce(&mut Csv) -> io::Result<()>,
+) -> Result<PathBuf, FormatError> {
+    write_file(&path, |out| {
+        let mut csv = Csv(out);
         let header: Vec<String> = columns.iter().map(|c| quoted(c)).collect();
         csv.row(&header)?;
-        Ok(csv)
-    }
-
-    fn row(&mut self, fields: &[String]) -> Result<(), FormatError> {
-        writeln!(self.out, "{}", fields.join(",")).map_err(|e| FormatError::io(&self.path, e))
-    }
-
-    fn finish(mut self) -> Result<PathBuf, FormatError> {
-        self.out
-            .flush()
-            .map_err(|e| FormatError::io(&self.path, e))?;
-        Ok(self.path)
-    }
+        rows(&mut csv)
+    })?;
+    Ok(path)
 }
 
 /// Writes the CSV files of `run`; returns the paths written.
@@ -236,17 +232,48 @@ pub(crate) fn write_csv(
     dir: &Path,
     name: &str,
 ) -> Result<Vec<PathBuf>, FormatError> {
-    let mut written = Vec::new();
-
-    let mut counters = CsvFile::create(
+    let mut written = vec![csv_file(
         output_path(dir, name, "_counter_collection.csv")?,
         &COUNTER_COLLECTION_COLUMNS,
-    )?;
+        |out| counter_collection_rows(run, out),
+    )?];
+    if run.processes.iter().any(|p| !p.dispatches.is_empty()) {
+        written.push(csv_file(
+            output_path(dir, name, "_kernel_trace.csv")?,
+            &KERNEL_TRACE_COLUMNS,
+            |out| kernel_trace_rows(run, out),
+        )?);
+    }
+    if run.processes.iter().any(|p| !p.agents.is_empty()) {
+        written.push(csv_file(
+            output_path(dir, name, "_agent_info.csv")?,
+            &AGENT_INFO_COLUMNS,
+            |out| {
+                for process in &run.processes {
+                    for agent in &process.agents {
+                        out.row(&agent_info_row(agent))?;
+                    }
+                }
+                Ok(())
+            },
+        )?);
+    }
+    if run.processes.iter().any(|p| !p.costs.is_empty()) {
+        written.push(csv_file(
+            output_path(dir, name, "_replay_cost.csv")?,
+            &REPLAY_COST_COLUMNS,
+            |out| replay_cost_rows(run, out),
+        )?);
+    }
+    Ok(written)
+}
+
+fn counter_collection_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
         for dispatch in &process.dispatches {
             let facts = kernel_facts(process, dispatch);
             for sample in &dispatch.counters {
-                counters.row(&[
+                out.row(&[
                     dispatch.correlation_id.to_string(),
                     dispatch.dispatch_id.to_string(),
                     quoted(&agent_label(dispatch.agent_id)),
@@ -270,92 +297,70 @@ pub(crate) fn write_csv(
             }
         }
     }
-    written.push(counters.finish()?);
+    Ok(())
+}
 
-    if run.processes.iter().any(|p| !p.dispatches.is_empty()) {
-        let mut trace = CsvFile::create(
-            output_path(dir, name, "_kernel_trace.csv")?,
-            &KERNEL_TRACE_COLUMNS,
-        )?;
-        for process in &run.processes {
-            for dispatch in &process.dispatches {
-                let facts = kernel_facts(process, dispatch);
-                let grid = grid_threads(dispatch);
-                trace.row(&[
-                    quoted("KERNEL_DISPATCH"),
-                    quoted(&agent_label(dispatch.agent_id)),
-                    dispatch.stream_id.to_string(),
-                    dispatch.stream_id.to_string(),
-                    dispatch.tid.to_string(),
-                    dispatch.dispatch_id.to_string(),
-                    dispatch.kernel_id.to_string(),
-                    quoted(&facts.name),
-                    dispatch.correlation_id.to_string(),
-                    dispatch.start_ns.to_string(),
-                    dispatch.end_ns.to_string(),
-                    facts.lds_block_size.to_string(),
-                    facts.scratch_size.to_string(),
-                    facts.vgpr_count.to_string(),
-                    "0".to_string(),
-                    "0".to_string(),
-                    dispatch.block[0].to_string(),
-                    dispatch.block[1].to_string(),
-                    dispatch.block[2].to_string(),
-                    grid[0].to_string(),
-                    grid[1].to_string(),
-                    grid[2].to_string(),
-                ])?;
-            }
+fn kernel_trace_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
+    for process in &run.processes {
+        for dispatch in &process.dispatches {
+            let facts = kernel_facts(process, dispatch);
+            let grid = grid_threads(dispatch);
+            out.row(&[
+                quoted("KERNEL_DISPATCH"),
+                quoted(&agent_label(dispatch.agent_id)),
+                dispatch.stream_id.to_string(),
+                dispatch.stream_id.to_string(),
+                dispatch.tid.to_string(),
+                dispatch.dispatch_id.to_string(),
+                dispatch.kernel_id.to_string(),
+                quoted(&facts.name),
+                dispatch.correlation_id.to_string(),
+                dispatch.start_ns.to_string(),
+                dispatch.end_ns.to_string(),
+                facts.lds_block_size.to_string(),
+                facts.scratch_size.to_string(),
+                facts.vgpr_count.to_string(),
+                "0".to_string(),
+                "0".to_string(),
+                dispatch.block[0].to_string(),
+                dispatch.block[1].to_string(),
+                dispatch.block[2].to_string(),
+                grid[0].to_string(),
+                grid[1].to_string(),
+                grid[2].to_string(),
+            ])?;
         }
-        written.push(trace.finish()?);
     }
+    Ok(())
+}
 
-    if run.processes.iter().any(|p| !p.agents.is_empty()) {
-        let mut agents = CsvFile::create(
-            output_path(dir, name, "_agent_info.csv")?,
-            &AGENT_INFO_COLUMNS,
-        )?;
-        for process in &run.processes {
-            for agent in &process.agents {
-                agents.row(&agent_info_row(agent))?;
-            }
+fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
+    for process in &run.processes {
+        for cost in &process.costs {
+            let pass_ns: Vec<String> = cost.pass_ns.iter().map(u64::to_string).collect();
+            let total = cost.drain_ns
+                + cost.snapshot_ns
+                + cost.pass_ns.iter().sum::<u64>()
+                + cost.restore_ns;
+            out.row(&[
+                process.process.pid.to_string(),
+                cost.dispatch_id.to_string(),
+                quoted(&agent_label(cost.agent_id)),
+                quoted(cost.outcome.as_str()),
+                cost.passes.to_string(),
+                cost.bytes_tracked.to_string(),
+                cost.bytes_snapshotted.to_string(),
+                cost.bytes_restored.to_string(),
+                quoted(cost.staging.as_str()),
+                cost.drain_ns.to_string(),
+                cost.snapshot_ns.to_string(),
+                quoted(&pass_ns.join(";")),
+                cost.restore_ns.to_string(),
+                total.to_string(),
+            ])?;
         }
-        written.push(agents.finish()?);
     }
-
-    if run.processes.iter().any(|p| !p.costs.is_empty()) {
-        let mut costs = CsvFile::create(
-            output_path(dir, name, "_replay_cost.csv")?,
-            &REPLAY_COST_COLUMNS,
-        )?;
-        for process in &run.processes {
-            for cost in &process.costs {
-                let pass_ns: Vec<String> = cost.pass_ns.iter().map(u64::to_string).collect();
-                let total = cost.drain_ns
-                    + cost.snapshot_ns
-                    + cost.pass_ns.iter().sum::<u64>()
-                    + cost.restore_ns;
-                costs.row(&[
-                    process.process.pid.to_string(),
-                    cost.dispatch_id.to_string(),
-                    quoted(&agent_label(cost.agent_id)),
-                    quoted(cost.outcome.as_str()),
-                    cost.passes.to_string(),
-                    cost.bytes_tracked.to_string(),
-                    cost.bytes_snapshotted.to_string(),
-                    cost.bytes_restored.to_string(),
-                    quoted(cost.staging.as_str()),
-                    cost.drain_ns.to_string(),
-                    cost.snapshot_ns.to_string(),
-                    quoted(&pass_ns.join(";")),
-                    cost.restore_ns.to_string(),
-                    total.to_string(),
-                ])?;
-            }
-        }
-        written.push(costs.finish()?);
-    }
-    Ok(written)
+    Ok(())
 }
 
 /// PCI "domain:bus:device" (hex) → (domain, rocprofv3's Location_Id = bus << 8 | device << 3).
@@ -583,6 +588,34 @@ mod tests {
         assert_eq!(&rows[0][11], "10000;11000;12000");
         assert_eq!(&rows[0][13], (1_000 + 2_000 + 33_000 + 3_000).to_string());
         assert_eq!(&rows[1][3], "declined_graph_launch");
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_file_it_would_have_replaced() {
+        let (dir, db, written) = csv_of_recorded_run();
+        let trace = &written[1];
+        std::fs::write(trace, "old trace\n").unwrap();
+        // A folder where the trace's temporary file would go makes its write fail.
+        let temp = trace.with_file_name(format!(".31_kernel_trace.csv.tmp-{}", std::process::id()));
+        std::fs::create_dir(&temp).unwrap();
+        let run = read_databases(&[db]).unwrap();
+        let error = write_csv(&run, &dir.path().join("out"), "host/31")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(&format!("cannot write {}: ", trace.display())),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(trace).unwrap(), "old trace\n");
+        std::fs::remove_dir(&temp).unwrap();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(trace.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        let mut expected = written.clone();
+        expected.sort();
+        assert_eq!(files, expected, "no temporary file is left behind");
     }
 
     #[test]

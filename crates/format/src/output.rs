@@ -5,6 +5,9 @@ use crate::db::{Durability, RowInserter};
 use crate::error::FormatError;
 use crate::json_out;
 use crate::run::RunData;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -63,8 +66,9 @@ pub(crate) fn output_path(dir: &Path, name: &str, suffix: &str) -> Result<PathBu
 ///   `_agent_info.csv` and `_replay_cost.csv` when they have rows;
 /// - json: `<dir>/<name>_results.json`.
 ///
-/// Parent folders are created. An existing file of the same name is replaced, so an input
-/// database may be rewritten in place (the run is already in memory; see [`write_rocpd`]).
+/// Parent folders are created. Each file is replaced atomically, once complete (an input database
+/// may be rewritten in place: the run is already in memory; see [`write_rocpd`]); a failed write
+/// leaves the file it would have replaced as it was.
 pub fn write_outputs(
     run: &RunData,
     dir: &Path,
@@ -93,26 +97,69 @@ pub fn write_outputs(
     Ok(written)
 }
 
-/// Writes `run` as one database, synchronously (the same rows the per-process writer makes).
-/// The rows go to `<path>.partial`, renamed over `path` once complete: `path` may be one of the
-/// inputs (`kreplay convert -f rocpd` in place), which a failed write must not destroy.
+/// Where [`replace_file`] writes `path` first: `.<file name>.tmp-<pid>` in the same folder.
+fn temp_path(path: &Path) -> Result<PathBuf, FormatError> {
+    let file_name = path.file_name().ok_or_else(|| {
+        FormatError::io(
+            path,
+            io::Error::new(io::ErrorKind::InvalidInput, "not a file name"),
+        )
+    })?;
+    let mut name = OsString::from(".");
+    name.push(file_name);
+    name.push(format!(".tmp-{}", std::process::id()));
+    Ok(path.with_file_name(name))
+}
+
+/// Writes `path` atomically: `write` creates a temporary file next to it (the path it is given),
+/// which is synced and renamed over `path` once `write` succeeds. On failure the temporary file
+/// is removed and `path` is left as it was.
+pub(crate) fn replace_file(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), FormatError>,
+) -> Result<(), FormatError> {
+    let temp = temp_path(path)?;
+    let written = write(&temp).and_then(|()| {
+        File::open(&temp)
+            .and_then(|file| file.sync_all())
+            .and_then(|()| std::fs::rename(&temp, path))
+            .map_err(|e| FormatError::io(path, e))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// [`replace_file`] for a file that `write` streams through a buffered writer, flushed before
+/// the rename.
+pub(crate) fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> Result<(), FormatError> {
+    replace_file(path, |temp| {
+        File::create(temp)
+            .map(BufWriter::new)
+            .and_then(|mut out| {
+                write(&mut out)?;
+                out.flush()
+            })
+            .map_err(|e| FormatError::io(path, e))
+    })
+}
+
+/// Writes `run` as one database, synchronously (the same rows the per-process writer makes),
+/// through [`replace_file`]: `path` may be one of the inputs (`kreplay convert -f rocpd` in
+/// place), which a failed write must not destroy.
 pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    let written = (|| {
-        let mut inserter = RowInserter::create(&partial, Durability::Output)?;
+    replace_file(path, |temp| {
+        let mut inserter = RowInserter::create(temp, Durability::Output)?;
         inserter.begin()?;
         for record in run.to_records() {
             inserter.insert(record)?;
         }
-        inserter.close()?;
-        std::fs::rename(&partial, path).map_err(|e| FormatError::io(path, e))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    written
+        inserter.close()
+    })
 }
 
 #[cfg(test)]
@@ -134,6 +181,56 @@ mod tests {
         );
     }
 
+    /// The files in `dir`, sorted.
+    fn files_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_failing_writer_keeps_the_old_file_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.csv");
+        std::fs::write(&path, "old contents\n").unwrap();
+        let error = write_file(&path, |out| {
+            // More than the write buffer holds, so that part of it reached the temporary file.
+            out.write_all(&vec![b'x'; 64 * 1024])?;
+            Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"))
+        })
+        .unwrap_err()
+        .to_string();
+        assert_eq!(error, format!("cannot write {}: disk full", path.display()));
+        assert_eq!(std::fs::read(&path).unwrap(), b"old contents\n");
+        assert_eq!(files_in(dir.path()), ["out.csv"]);
+    }
+
+    #[test]
+    fn a_complete_write_replaces_the_file_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.csv");
+        std::fs::write(&path, "old contents, longer than the new\n").unwrap();
+        write_file(&path, |out| out.write_all(b"new\n")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+        assert_eq!(files_in(dir.path()), ["out.csv"]);
+    }
+
+    #[test]
+    fn the_temporary_file_is_hidden_next_to_the_destination() {
+        let temp = temp_path(Path::new("/data/run/out_results.json")).unwrap();
+        assert_eq!(
+            temp,
+            PathBuf::from(format!(
+                "/data/run/.out_results.json.tmp-{}",
+                std::process::id()
+            ))
+        );
+        assert!(temp_path(Path::new("/")).is_err());
+    }
+
     #[test]
     fn a_failed_rewrite_in_place_keeps_the_input_database() {
         let dir = tempfile::tempdir().unwrap();
@@ -142,17 +239,18 @@ mod tests {
         write_rocpd(&run, &path).unwrap();
         let before = crate::run::read_databases(std::slice::from_ref(&path)).unwrap();
         assert!(!before.processes.is_empty());
-        // A folder where the partial file would go makes the rewrite fail.
-        std::fs::create_dir(dir.path().join("out_results.db.partial")).unwrap();
+        // A folder where the temporary file would go makes the rewrite fail.
+        let temp = temp_path(&path).unwrap();
+        std::fs::create_dir(&temp).unwrap();
         assert!(write_rocpd(&before, &path).is_err());
         assert_eq!(
             crate::run::read_databases(std::slice::from_ref(&path)).unwrap(),
             before
         );
-        // Once the way is clear, rewriting in place gives the same run and leaves no partial file.
-        std::fs::remove_dir(dir.path().join("out_results.db.partial")).unwrap();
+        // Once the way is clear, rewriting in place gives the same run and leaves no other file.
+        std::fs::remove_dir(&temp).unwrap();
         write_rocpd(&before, &path).unwrap();
         assert_eq!(crate::run::read_databases(&[path]).unwrap(), before);
-        assert!(!dir.path().join("out_results.db.partial").exists());
+        assert_eq!(files_in(dir.path()), ["out_results.db"]);
     }
 }
