@@ -21,6 +21,65 @@ pub const INJECT_LIB_NAME: &str = "libkreplay_inject.so";
 /// The reference software device's app records through the engine itself; it needs no injection.
 pub const SIM_APP_NAME: &str = "kreplay-sim-app";
 
+/// Seconds kreplay waits, after the application ended, for processes it started that still run.
+pub const ENV_CHILD_WAIT_S: &str = "KREPLAY_CHILD_WAIT_S";
+const DEFAULT_CHILD_WAIT_S: f64 = 30.0;
+
+fn child_wait() -> std::time::Duration {
+    let seconds = std::env::var(ENV_CHILD_WAIT_S)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(DEFAULT_CHILD_WAIT_S);
+    std::time::Duration::from_secs_f64(seconds)
+}
+
+/// Reaps the application's processes that outlived it (kreplay is their subreaper), for up to
+/// `limit`; returns how many still run then.
+fn wait_for_descendants(limit: std::time::Duration) -> usize {
+    let began = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on any child, not blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            continue;
+        }
+        if pid < 0 {
+            return 0; // ECHILD: none left
+        }
+        if began.elapsed() >= limit {
+            let running = running_children();
+            say!(
+                "kreplay: warning: {running} process(es) the application started still run after {:.0} s; what they recorded so far is written and their databases are kept ({ENV_CHILD_WAIT_S} sets the wait)",
+                limit.as_secs_f64()
+            );
+            return running.max(1);
+        }
+        if !said && began.elapsed() >= std::time::Duration::from_millis(500) {
+            say!(
+                "kreplay: the application ended; waiting up to {:.0} s for {} process(es) it started that still run",
+                limit.as_secs_f64(),
+                running_children()
+            );
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// kreplay's child processes, from /proc (0 if it cannot be read).
+fn running_children() -> usize {
+    let me = std::process::id().to_string();
+    std::fs::read_to_string(format!("/proc/{me}/task/{me}/children"))
+        .map(|text| text.split_whitespace().count())
+        .unwrap_or(0)
+}
+
+/// Milliseconds kreplay waits after the application ends before writing its outputs (tests).
+const ENV_HOLD_OUTPUTS_MS: &str = "KREPLAY_TEST_HOLD_OUTPUTS_MS";
+
 /// What every run of one `kreplay` invocation shares.
 #[derive(Debug, Clone)]
 pub struct Launcher {
@@ -132,6 +191,36 @@ impl SignalGuard {
             .map(|&(signal, handler)| (signal, unsafe { libc::signal(signal, handler) }))
             .collect();
         SignalGuard { saved }
+    }
+}
+
+/// Said once when a signal arrives while the outputs are written.
+static WRITING_NOTE: &[u8] =
+    b"kreplay: writing the recorded outputs; they are complete in a moment (kill -9 ends kreplay now, keeping the recorded databases in the staging folder)\n";
+static WRITING_NOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn note_writing(_: libc::c_int) {
+    if !WRITING_NOTED.swap(true, Ordering::SeqCst) {
+        // SAFETY: write(2) is async-signal-safe; the buffer is static.
+        unsafe {
+            libc::write(2, WRITING_NOTE.as_ptr().cast(), WRITING_NOTE.len());
+        }
+    }
+}
+
+impl SignalGuard {
+    /// The application has ended: until the guard drops (the outputs are written), Ctrl-C,
+    /// SIGTERM, SIGHUP and SIGQUIT say once that kreplay is finishing, instead of ending it
+    /// with nothing written.
+    fn writing_outputs(&self) {
+        CHILD_PID.store(0, Ordering::SeqCst);
+        let note = note_writing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        for &(signal, _) in &self.saved {
+            // SAFETY: an async-signal-safe handler; `drop` restores the saved one.
+            unsafe {
+                libc::signal(signal, note);
+            }
+        }
     }
 }
 
@@ -316,6 +405,10 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         command.env(ENV_DRAIN_TIMEOUT, seconds.to_string());
     }
 
+    // Processes the application starts and leaves running are re-parented to kreplay, which
+    // waits for them (their databases are complete only when they end).
+    // SAFETY: prctl with an integer argument.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -333,7 +426,15 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     let placeholders_base =
         PlaceholderValues::for_process(root_pid, &launcher.app, &launcher.launch_time);
     let status = child.wait().context("waiting for the application")?;
-    drop(signals);
+    let orphans_running = wait_for_descendants(child_wait());
+    signals.writing_outputs();
+    // For the test that signals kreplay while it writes: a pause before the writing.
+    if let Some(ms) = std::env::var(ENV_HOLD_OUTPUTS_MS)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     let exited = std::time::Instant::now();
     tracing::debug!(
         "the application ran {:.1} ms",
@@ -361,8 +462,19 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         })
         .unwrap_or_default();
     databases.sort();
+    // Processes still running may write into the staging folder yet: it stays.
+    let remove_staging = || {
+        if orphans_running == 0 {
+            let _ = std::fs::remove_dir_all(&staging);
+        } else {
+            say!(
+                "kreplay: the staging folder {} is kept for the processes still running",
+                staging.display()
+            );
+        }
+    };
     if databases.is_empty() {
-        let _ = std::fs::remove_dir_all(&staging);
+        remove_staging();
         say!(
             "kreplay: warning: the application recorded nothing ({}); no output written",
             if inject.is_ok() {
@@ -444,7 +556,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&staging);
+    remove_staging();
     tracing::debug!(
         "outputs written {:.1} ms after the application exited",
         exited.elapsed().as_secs_f64() * 1e3

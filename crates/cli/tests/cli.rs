@@ -913,3 +913,39 @@ fn closed_stdout_and_stderr_neither_panic_nor_lose_output() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_while_the_outputs_are_written_neither_stops_nor_silences_kreplay() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("app-ran");
+    let child = stand_in_command(
+        dir.path(),
+        &["--pmc", W, "-d", "D", "-o", "out", "-f", "json"],
+        0,
+    )
+    .env("APP_BLOCK", &marker)
+    .env("KREPLAY_TEST_HOLD_OUTPUTS_MS", "1500")
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed().as_secs() < 20, "the app never ran");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for _ in 0..2 {
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr.matches("writing the recorded outputs").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(dir.path().join("D/out_results.json").is_file(), "{stderr}");
+}

@@ -373,3 +373,49 @@ fn a_configuration_too_long_for_the_environment_reaches_the_app_through_a_file()
         .collect();
     assert_eq!(groups.len(), 700, "every group was collected: {groups:?}");
 }
+
+#[test]
+fn a_child_that_outlives_the_application_keeps_its_records() {
+    // The application (a shell) starts the sim app in the background and exits at once; the
+    // sim app records for a while after that.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("libfake_inject.so"), b"").unwrap();
+    let app = sim_app();
+    let script = format!(
+        "(sleep 1; exec '{}' --iterations 2) & exit 0",
+        app.display()
+    );
+    let out = kreplay_command(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "--pmc",
+            I,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-d",
+            "out",
+            "-o",
+            "orphan",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    )
+    .env("KREPLAY_INJECT_LIB", dir.path().join("libfake_inject.so"))
+    .output()
+    .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("waiting up to"), "{stderr}");
+    let run = read_databases(&[dir.path().join("out/orphan_results.db")]).unwrap();
+    assert_eq!(run.processes.len(), 1, "{stderr}");
+    assert!(
+        run.processes[0].dispatches.len() > 10,
+        "the orphan's dispatches are there: {}",
+        run.processes[0].dispatches.len()
+    );
+}
