@@ -655,6 +655,9 @@ pub struct DbWriter {
     /// Records refused because the queue was full; reported as a warning when the writer stops.
     dropped: Arc<AtomicU64>,
     path: PathBuf,
+    /// The process that created the writer. Its thread does not exist in a child forked
+    /// without exec, where flushing and stopping do nothing (the parent owns the file).
+    owner: u32,
 }
 
 impl DbWriter {
@@ -680,7 +683,13 @@ impl DbWriter {
             dropped,
             thread: Mutex::new(Some(thread)),
             path: path.to_path_buf(),
+            owner: std::process::id(),
         })
+    }
+
+    /// Whether this is the process that created the writer (not a child forked from it).
+    fn in_owner(&self) -> bool {
+        std::process::id() == self.owner
     }
 
     /// The database file being written.
@@ -695,6 +704,9 @@ impl DbWriter {
 
     /// Stops the writer thread (once) and returns what it reported; later calls return Ok.
     fn stop(&self) -> Result<(), FormatError> {
+        if !self.in_owner() {
+            return Ok(());
+        }
         // A poisoned lock only means another stop panicked; the handle inside is still valid.
         let thread = self
             .thread
@@ -734,6 +746,9 @@ impl RecordSink for DbWriter {
     }
 
     fn flush(&self) {
+        if !self.in_owner() {
+            return;
+        }
         let (done, wait) = crossbeam_channel::bounded(1);
         if self.sender.send(WriterMessage::Flush(done)).is_ok() {
             // Err means the thread ended (its sender was dropped): nothing more to wait for.
@@ -873,6 +888,51 @@ mod tests {
         );
         sink.send(records[7].clone()); // after close: dropped, no panic
         sink.flush(); // after close: returns at once
+        sink.close();
+        assert_eq!(
+            read_databases(std::slice::from_ref(&path)).unwrap(),
+            RunData::from_records(records)
+        );
+    }
+
+    #[test]
+    fn a_child_forked_without_exec_neither_waits_for_nor_stops_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("forked.db");
+        let records = recorded_run(77);
+        let sink: std::sync::Arc<dyn RecordSink> =
+            std::sync::Arc::new(DbWriter::create(&path).unwrap());
+        sink.send(records[0].clone());
+        // SAFETY: the child only calls the writer's methods and _exit.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork failed");
+        if child == 0 {
+            // No writer thread here: waiting for it would block forever.
+            sink.flush();
+            sink.close();
+            // SAFETY: ends the forked child without running the parent's exit handlers.
+            unsafe { libc::_exit(0) };
+        }
+        let began = Instant::now();
+        let mut status = 0;
+        loop {
+            // SAFETY: waits for our own child without blocking.
+            let done = unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) };
+            if done == child {
+                break;
+            }
+            if began.elapsed() > Duration::from_secs(5) {
+                // SAFETY: our own child.
+                unsafe { libc::kill(child, libc::SIGKILL) };
+                panic!("the forked child blocked in the writer");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        // The parent's writer is untouched by the child.
+        for record in &records[1..] {
+            sink.send(record.clone());
+        }
         sink.close();
         assert_eq!(
             read_databases(std::slice::from_ref(&path)).unwrap(),

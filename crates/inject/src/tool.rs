@@ -60,8 +60,25 @@ static TOOL: OnceLock<Tool> = OnceLock::new();
 /// Set when the tool switches itself off (a panic, another CUPTI subscriber).
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
+/// Set in a child the application forked without exec: the tool's threads, its writer and the
+/// CUDA state it holds belong to the parent, so the child's callbacks and exit do nothing.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn in_forked_child() {
+    FORKED.store(true, Ordering::SeqCst);
+}
+
 pub(crate) fn tool() -> Option<&'static Tool> {
-    if DISABLED.load(Ordering::Relaxed) {
+    if DISABLED.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
+        return None;
+    }
+    TOOL.get()
+}
+
+/// The tool for the process that set it up (`None` in a forked child), disabled or not: for
+/// what must still happen after the tool switched itself off (flushing its records).
+fn own_tool() -> Option<&'static Tool> {
+    if FORKED.load(Ordering::Relaxed) {
         return None;
     }
     TOOL.get()
@@ -76,7 +93,7 @@ pub(crate) fn disable(reason: &str) {
             "{reason}; profiling is off for the rest of this process, the application continues"
         ));
         let _ = std::panic::catch_unwind(|| {
-            if let Some(tool) = TOOL.get() {
+            if let Some(tool) = own_tool() {
                 tool.sink.flush();
             }
         });
@@ -166,8 +183,11 @@ pub(crate) fn initialize() -> Result<(), String> {
         return Ok(());
     }
     subscribe(cupti)?;
-    // SAFETY: registers a plain extern "C" function.
-    unsafe { libc::atexit(at_exit) };
+    // SAFETY: registers plain extern "C" functions.
+    unsafe {
+        libc::pthread_atfork(None, None, Some(in_forked_child));
+        libc::atexit(at_exit);
+    }
     if let Some(tool) = TOOL.get() {
         tool.phase("injection ready");
     }
@@ -241,7 +261,7 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
 
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
-        if let Some(tool) = TOOL.get() {
+        if let Some(tool) = own_tool() {
             // A replay window still open (no CUDA call since its last launch) runs its passes
             // now. Exit handlers run in reverse order of registration and this one is
             // registered inside cuInit, so it is expected (not verified) to run before a
@@ -567,7 +587,27 @@ pub(crate) fn host_address(p: *mut c_void) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_cmdline;
+    use super::*;
+
+    #[test]
+    fn a_forked_child_sees_the_tool_switched_off_and_the_parent_does_not() {
+        // SAFETY: registers a plain extern "C" function (as `initialize` does).
+        unsafe { libc::pthread_atfork(None, None, Some(in_forked_child)) };
+        // SAFETY: the child only reads an atomic and calls _exit.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            let code = if FORKED.load(Ordering::SeqCst) { 0 } else { 1 };
+            // SAFETY: ends the child without the parent's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our own child.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), 0, "the child saw FORKED set");
+        assert!(!FORKED.load(Ordering::SeqCst), "the parent's tool stays on");
+    }
 
     #[test]
     fn cmdline_keeps_empty_arguments_and_drops_only_the_terminator() {
