@@ -9,7 +9,7 @@
 
 use crate::error::UsageError;
 use kreplay_core::aliases;
-use kreplay_core::catalog::{check_group, pack_metrics, GroupError, MetricCatalog};
+use kreplay_core::catalog::{check_group, pack_metrics_spanning, GroupError, MetricCatalog};
 use kreplay_core::config::{CounterGroup, CounterSpec};
 use kreplay_cuda::catalog::{identity_cache, CuptiCatalog};
 use kreplay_sim::SimCatalog;
@@ -230,7 +230,7 @@ pub fn resolve_groups(
 /// `--metrics A,B,C`: a flat list packed into the fewest single-pass groups found. Every
 /// requested name is kept (two names for one metric share its group); a name given twice is
 /// collected once.
-pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<CounterGroup>> {
+pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
     if flat.is_empty() {
         return Err(UsageError::new(
             "--metrics needs at least one metric name (list them with `kreplay avail list`)",
@@ -242,20 +242,21 @@ pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<CounterGr
     specs.retain(|spec| seen.insert(spec.requested.clone()));
     let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
     let catalog = catalog_for(chip, &metrics)?;
-    let packed = match pack_metrics(catalog.as_ref(), &metrics) {
+    let packed = match pack_metrics_spanning(catalog.as_ref(), &metrics) {
         Err(_) if identity_was_cached() => {
-            pack_metrics(&device_catalog(false)?, &metrics).map_err(group_error)?
+            pack_metrics_spanning(&device_catalog(false)?, &metrics).map_err(group_error)?
         }
         packed => packed.map_err(group_error)?,
     };
     Ok(packed
         .iter()
-        .map(|group| CounterGroup {
-            counters: specs
+        .map(|(group, passes)| {
+            let counters = specs
                 .iter()
                 .filter(|spec| group.contains(&spec.metric))
                 .cloned()
-                .collect(),
+                .collect();
+            (CounterGroup { counters }, *passes)
         })
         .collect())
 }
@@ -374,7 +375,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let layout: Vec<Vec<&str>> = groups.iter().map(|g| g.metrics().collect()).collect();
+        let layout: Vec<Vec<&str>> = groups.iter().map(|(g, _)| g.metrics().collect()).collect();
         assert_eq!(
             layout,
             [
@@ -462,6 +463,7 @@ mod tests {
         .unwrap();
         assert_eq!(groups.len(), 1);
         let requested: Vec<&str> = groups[0]
+            .0
             .counters
             .iter()
             .map(|c| c.requested.as_str())

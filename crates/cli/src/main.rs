@@ -40,7 +40,7 @@ impl plan::CounterResolver for CatalogResolver {
         counters::resolve_groups(groups, None)
     }
 
-    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<CounterGroup>> {
+    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
         counters::pack(metrics, None)
     }
 }

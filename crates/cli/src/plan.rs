@@ -19,8 +19,9 @@ use kreplay_format::OutputFormat;
 pub trait CounterResolver {
     /// Each inner list is one group; errors name the group and the fix.
     fn resolve_groups(&self, groups: &[Vec<String>]) -> anyhow::Result<Vec<CounterGroup>>;
-    /// Packs a flat list into the fewest single-pass groups.
-    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<CounterGroup>>;
+    /// Packs a flat list into the fewest single-pass groups; a metric that alone needs several
+    /// hardware passes is a group of its own. Each group comes with the passes it needs.
+    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>>;
 }
 
 pub const DEFAULT_OUTPUT_FILE: &str = "%hostname%/%pid%";
@@ -267,16 +268,45 @@ pub fn plan(
         let packed = resolver
             .pack(&metrics)
             .map_err(|e| counter_error(e, None))?;
-        notices.push(format!(
+        let spanning: Vec<String> = packed
+            .iter()
+            .filter(|(_, passes)| *passes > 1)
+            .map(|(g, passes)| {
+                format!(
+                    "{} ({passes} passes)",
+                    g.metrics().collect::<Vec<_>>().join(" ")
+                )
+            })
+            .collect();
+        if !spanning.is_empty() && !replay {
+            return Err(UsageError::new(format!(
+                "--metrics {} needs several hardware passes on its own; kernel replay measures it by running each dispatch that many times: add --replay-mode kernel --kernel-replay-beta-enabled",
+                spanning.join(", ")
+            ))
+            .into());
+        }
+        let single: Vec<&CounterGroup> = packed
+            .iter()
+            .filter(|(_, passes)| *passes <= 1)
+            .map(|(g, _)| g)
+            .collect();
+        let mut notice = format!(
             "kreplay: --metrics packed into {} single-pass group(s): {}",
-            packed.len(),
-            packed
+            single.len(),
+            single
                 .iter()
                 .map(|g| format!("--pmc {}", g.metrics().collect::<Vec<_>>().join(" ")))
                 .collect::<Vec<_>>()
                 .join(" ")
-        ));
-        cli_groups.extend(packed);
+        );
+        if !spanning.is_empty() {
+            notice += &format!(
+                "; measured over several replay passes each: {}",
+                spanning.join(", ")
+            );
+        }
+        notices.push(notice);
+        cli_groups.extend(packed.into_iter().map(|(g, _)| g));
     }
 
     // (origin, subdir prefix, groups, mode, settings)
@@ -685,8 +715,15 @@ mod tests {
                 })
                 .collect()
         }
-        fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<CounterGroup>> {
-            Ok(metrics.chunks(2).map(group).collect())
+        fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
+            // "MULTI" stands for a metric that alone needs 3 passes.
+            let (multi, single): (Vec<String>, Vec<String>) =
+                metrics.iter().cloned().partition(|m| m == "MULTI");
+            Ok(single
+                .chunks(2)
+                .map(|c| (group(c), 1))
+                .chain(multi.chunks(1).map(|c| (group(c), 3)))
+                .collect())
         }
     }
 
@@ -1069,6 +1106,34 @@ mod tests {
         );
         let app_replay = shape(&["--metrics", "A,B,C", "--", "a"], None).unwrap();
         assert_eq!(app_replay.runs.len(), 2);
+    }
+
+    #[test]
+    fn a_metric_needing_several_passes_is_a_replay_group_of_its_own() {
+        let plan = shape(
+            &[
+                "--metrics",
+                "A,MULTI,B",
+                "--replay-mode",
+                "kernel",
+                "--kernel-replay-beta-enabled",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(names(&plan.runs[0]), vec![vec!["A", "B"], vec!["MULTI"]]);
+        assert_eq!(
+            plan.notices,
+            vec!["kreplay: --metrics packed into 1 single-pass group(s): --pmc A B; measured over several replay passes each: MULTI (3 passes)"]
+        );
+        // Without kernel replay the application would have to run once per pass.
+        let error = shape(&["--metrics", "A,MULTI", "--", "a"], None).unwrap_err();
+        assert!(
+            error.to_string().contains("add --replay-mode kernel"),
+            "{error}"
+        );
     }
 
     #[test]

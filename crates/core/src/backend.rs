@@ -154,21 +154,35 @@ impl UnitPlan {
 
     /// Passes measured by one execution each, the executions numbered in order of first use:
     /// `hardware_pass_of[p]` names the hardware pass (any identifier) that measures pass `p`.
+    /// Returns the plan and the hardware passes in execution order.
     pub fn from_hardware_passes(hardware_pass_of: &[usize]) -> (UnitPlan, Vec<usize>) {
+        Self::from_hardware_passes_spanning(hardware_pass_of, |_| 1)
+    }
+
+    /// [`UnitPlan::from_hardware_passes`] where hardware pass `h` takes `span(h)` executions in
+    /// a row (at least one); a pass's records carry the timing of its first.
+    pub fn from_hardware_passes_spanning(
+        hardware_pass_of: &[usize],
+        span: impl Fn(usize) -> usize,
+    ) -> (UnitPlan, Vec<usize>) {
         let mut order: Vec<usize> = Vec::new();
+        let mut first_execution: Vec<usize> = Vec::new();
+        let mut executions = 0;
         let execution_of_pass = hardware_pass_of
             .iter()
             .map(|hw| match order.iter().position(|o| o == hw) {
-                Some(e) => e,
+                Some(i) => first_execution[i],
                 None => {
                     order.push(*hw);
-                    order.len() - 1
+                    first_execution.push(executions);
+                    executions += span(*hw).max(1);
+                    executions - span(*hw).max(1)
                 }
             })
             .collect();
         (
             UnitPlan {
-                executions: order.len().max(1),
+                executions: executions.max(1),
                 execution_of_pass,
             },
             order,
@@ -376,5 +390,15 @@ mod tests {
         );
         assert_eq!(UnitPlan::one_per_pass(3).execution_of_pass, vec![0, 1, 2]);
         assert_eq!(UnitPlan::one_per_pass(0).executions, 1);
+    }
+
+    #[test]
+    fn a_hardware_pass_spanning_several_executions_takes_them_in_a_row() {
+        // Group 1's hardware pass 9 needs 3 executions; groups 0 and 2 share pass 7.
+        let span = |h: usize| if h == 9 { 3 } else { 1 };
+        let (plan, order) = UnitPlan::from_hardware_passes_spanning(&[7, 9, 7, 4], span);
+        assert_eq!(plan.executions, 5);
+        assert_eq!(plan.execution_of_pass, vec![0, 1, 0, 4]);
+        assert_eq!(order, vec![7, 9, 4]);
     }
 }

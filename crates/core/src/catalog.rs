@@ -191,7 +191,10 @@ pub fn check_group(catalog: &dyn MetricCatalog, metrics: &[&str]) -> Result<(), 
     if passes <= 1 {
         return Ok(());
     }
-    let split = pack_known(catalog, metrics)?;
+    let split = pack_known(catalog, metrics, false)?
+        .into_iter()
+        .map(|(group, _)| group)
+        .collect();
     Err(GroupError::TooManyPasses {
         metrics: metrics.iter().map(|m| m.to_string()).collect(),
         passes,
@@ -240,7 +243,24 @@ pub fn pack_metrics(
         return Err(GroupError::Empty);
     }
     check_known(catalog, metrics)?;
-    pack_known(catalog, metrics)
+    Ok(pack_known(catalog, metrics, false)?
+        .into_iter()
+        .map(|(group, _)| group)
+        .collect())
+}
+
+/// [`pack_metrics`] for kernel replay's `--metrics`: a metric that alone needs several passes
+/// is not an error but a group of its own, measured over that many executions. Returns each
+/// group with the hardware passes it needs (1 for packed groups).
+pub fn pack_metrics_spanning(
+    catalog: &dyn MetricCatalog,
+    metrics: &[&str],
+) -> Result<Vec<(Vec<String>, u32)>, GroupError> {
+    if metrics.is_empty() {
+        return Err(GroupError::Empty);
+    }
+    check_known(catalog, metrics)?;
+    pack_known(catalog, metrics, true)
 }
 
 fn check_known(catalog: &dyn MetricCatalog, metrics: &[&str]) -> Result<(), GroupError> {
@@ -250,18 +270,26 @@ fn check_known(catalog: &dyn MetricCatalog, metrics: &[&str]) -> Result<(), Grou
     Ok(())
 }
 
+/// First-fit packing; with `spanning`, a metric that alone needs several passes becomes a group
+/// of its own (with its pass count) instead of an error.
 fn pack_known(
     catalog: &dyn MetricCatalog,
     metrics: &[&str],
-) -> Result<Vec<Vec<String>>, GroupError> {
+    spanning: bool,
+) -> Result<Vec<(Vec<String>, u32)>, GroupError> {
     let mut groups: Vec<Vec<&str>> = Vec::new();
+    let mut alone_passes: Vec<u32> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for &metric in metrics {
         if !seen.insert(metric) {
             continue;
         }
         let mut placed = false;
-        for group in groups.iter_mut() {
+        for (group, _) in groups
+            .iter_mut()
+            .zip(&alone_passes)
+            .filter(|(_, passes)| **passes <= 1)
+        {
             group.push(metric);
             if catalog.passes(group)? <= 1 {
                 placed = true;
@@ -273,7 +301,7 @@ fn pack_known(
             continue;
         }
         let alone = catalog.passes(&[metric])?;
-        if alone > 1 {
+        if alone > 1 && !spanning {
             return Err(GroupError::MetricNeedsPasses {
                 metric: metric.to_string(),
                 passes: alone,
@@ -281,10 +309,17 @@ fn pack_known(
             });
         }
         groups.push(vec![metric]);
+        alone_passes.push(alone);
     }
     Ok(groups
         .into_iter()
-        .map(|group| group.into_iter().map(str::to_string).collect())
+        .zip(alone_passes)
+        .map(|(group, passes)| {
+            (
+                group.into_iter().map(str::to_string).collect(),
+                passes.max(1),
+            )
+        })
         .collect())
 }
 
@@ -493,6 +528,26 @@ mod tests {
         assert!(
             matches!(error, GroupError::MetricNeedsPasses { .. }),
             "{error:?}"
+        );
+        // For kernel replay's --metrics it is a group of its own, over its 8 passes, and the
+        // single-pass metrics after it still pack together (not into its group).
+        let spanned = pack_metrics_spanning(
+            &catalog,
+            &["sm__warps_launched.sum", metric, "dram__bytes_read.sum"],
+        )
+        .unwrap();
+        assert_eq!(
+            spanned,
+            vec![
+                (
+                    vec![
+                        "sm__warps_launched.sum".to_string(),
+                        "dram__bytes_read.sum".to_string()
+                    ],
+                    1
+                ),
+                (vec![metric.to_string()], 8),
+            ]
         );
     }
 

@@ -490,21 +490,28 @@ impl CudaBackend {
             .filter_map(|(device, state)| {
                 let profiler = state.profiler.as_ref()?;
                 let packing = profiler.packing();
+                let spans = profiler.pass_spans();
                 let passes: Vec<String> = packing
                     .iter()
-                    .map(|groups| {
-                        groups
+                    .zip(spans)
+                    .map(|(groups, span)| {
+                        let members = groups
                             .iter()
                             .map(|g| g.to_string())
                             .collect::<Vec<_>>()
-                            .join("+")
+                            .join("+");
+                        if *span > 1 {
+                            format!("{members} over {span} passes")
+                        } else {
+                            members
+                        }
                     })
                     .collect();
                 Some(format!(
                     "device {device} ({}): {} counter group(s) in {} hardware pass(es) [{}]; {} configuration change(s){}",
                     profiler.chip(),
                     self.groups.len(),
-                    packing.len(),
+                    spans.iter().sum::<usize>(),
                     passes.join(", "),
                     profiler.config_changes,
                     if packing.len() < self.groups.len() {

@@ -77,8 +77,11 @@ struct Schedule {
 /// The unit being measured.
 #[derive(Debug)]
 struct Unit {
-    /// Hardware passes, one per execution.
+    /// Hardware passes, in order.
     passes: Vec<usize>,
+    /// The hardware pass of each execution: a pass whose metrics need several of CUPTI's
+    /// passes (a metric that alone does not fit one) runs that many executions in a row.
+    executions: Vec<usize>,
     /// Executions stopped so far.
     stopped: usize,
     running: bool,
@@ -97,6 +100,9 @@ pub struct RangeProfiler {
     availability: Vec<u8>,
     /// The metrics of each hardware pass (the union of the groups it collects).
     pass_metrics: Vec<Vec<String>>,
+    /// Executions each hardware pass needs: 1, or for a group of metrics that alone need
+    /// several passes (`--metrics sm__throughput...`), as many as CUPTI schedules for it.
+    pass_spans: Vec<usize>,
     /// For each user group: its hardware pass, and where its metrics sit in that pass's list.
     layout: Vec<(usize, Vec<usize>)>,
     sequence: Sequence,
@@ -241,18 +247,18 @@ impl RangeProfiler {
             config.deinitialize(cupti);
             passes
         };
-        for (index, metrics) in groups.iter().enumerate() {
-            let passes = one_pass(metrics)?;
-            if passes != 1 {
-                return Err(CudaError::Load(format!(
-                    "counter group {index} ({}) needs {passes} hardware passes on {chip}; split it into groups that fit one pass each (kreplay avail pmc-check)",
-                    metrics.join(" ")
-                )));
-            }
-        }
+        // A group may need several passes (the CLI allows it only for metrics that alone do
+        // not fit one): it gets hardware passes of its own, never shared.
+        let group_passes = groups
+            .iter()
+            .map(|metrics| one_pass(metrics))
+            .collect::<Result<Vec<usize>, CudaError>>()?;
         laps.lap("group checks");
         let packed = if packing_from_env()? {
             pack_groups(groups.len(), |members| {
+                if members.iter().any(|&g| group_passes[g] > 1) {
+                    return Ok(false);
+                }
                 Ok::<bool, CudaError>(one_pass(&union_metrics(groups, members))? == 1)
             })?
         } else {
@@ -260,6 +266,17 @@ impl RangeProfiler {
         };
         laps.lap("packing");
         let mut pass_metrics = Vec::with_capacity(packed.len());
+        let pass_spans = packed
+            .iter()
+            .map(|members| {
+                members
+                    .iter()
+                    .map(|&g| group_passes[g])
+                    .max()
+                    .unwrap_or(1)
+                    .max(1)
+            })
+            .collect();
         let mut layout = vec![(0, Vec::new()); groups.len()];
         for (pass, members) in packed.iter().enumerate() {
             let names = union_metrics(groups, members);
@@ -281,6 +298,7 @@ impl RangeProfiler {
             identity,
             availability,
             pass_metrics,
+            pass_spans,
             layout,
             sequence,
             ranges: ranges.clamp(1, MAX_RANGES),
@@ -321,6 +339,11 @@ impl RangeProfiler {
         self.ctx
     }
 
+    /// Executions each hardware pass takes (see [`RangeProfiler::packing`]).
+    pub fn pass_spans(&self) -> &[usize] {
+        &self.pass_spans
+    }
+
     /// The groups each hardware pass collects, pass by pass.
     pub fn packing(&self) -> Vec<Vec<usize>> {
         let mut passes = vec![Vec::new(); self.pass_metrics.len()];
@@ -347,7 +370,8 @@ impl RangeProfiler {
                     .map_or(first, |(pass, _)| *pass)
             })
             .collect();
-        let (plan, order) = UnitPlan::from_hardware_passes(&hardware);
+        let span = |p: usize| self.pass_spans.get(p).copied().unwrap_or(1);
+        let (plan, order) = UnitPlan::from_hardware_passes_spanning(&hardware, span);
         let order = order.into_iter().filter(|p| *p != usize::MAX).collect();
         (plan, order)
     }
@@ -370,11 +394,20 @@ impl RangeProfiler {
                 self.pass_metrics.len()
             )));
         }
+        let executions: Vec<usize> = passes
+            .iter()
+            .flat_map(|&p| std::iter::repeat_n(p, self.pass_spans[p]))
+            .collect();
         if self.sequence == Sequence::Scheduled {
             self.configure(&passes)?;
+        } else if executions.len() != passes.len() {
+            return Err(CudaError::Load(format!(
+                "a metric that needs several passes is measured only with {ENV_SEQUENCE}=scheduled (the default)"
+            )));
         }
         self.unit = Some(Unit {
             passes,
+            executions,
             stopped: 0,
             running: false,
             values: HashMap::new(),
@@ -401,11 +434,11 @@ impl RangeProfiler {
         if unit.running {
             return Err(CudaError::Load("an execution is already running".into()));
         }
-        let pass = *unit.passes.get(unit.stopped).ok_or_else(|| {
+        let pass = *unit.executions.get(unit.stopped).ok_or_else(|| {
             CudaError::Load(format!(
-                "execution {} of a unit of {} hardware passes",
+                "execution {} of a unit of {} executions",
                 unit.stopped,
-                unit.passes.len()
+                unit.executions.len()
             ))
         })?;
         if self.sequence != Sequence::Scheduled {
@@ -436,9 +469,13 @@ impl RangeProfiler {
                 return Err(CudaError::Load("no execution is running".into()));
             }
             unit.running = false;
-            let pass = unit.passes[unit.stopped];
+            let pass = unit.executions[unit.stopped];
             unit.stopped += 1;
-            (pass, unit.stopped == unit.passes.len(), unit.passes.clone())
+            (
+                pass,
+                unit.stopped == unit.executions.len(),
+                unit.passes.clone(),
+            )
         };
         let all_submitted = self.stop_object()?;
         let decoded = if self.sequence == Sequence::Scheduled {
@@ -479,11 +516,11 @@ impl RangeProfiler {
             .unit
             .take()
             .ok_or_else(|| CudaError::Load("no unit begun".into()))?;
-        if unit.stopped != unit.passes.len() {
+        if unit.stopped != unit.executions.len() {
             return Err(CudaError::Load(format!(
                 "{} of {} executions of the unit were measured",
                 unit.stopped,
-                unit.passes.len()
+                unit.executions.len()
             )));
         }
         Ok(self
@@ -515,7 +552,7 @@ impl RangeProfiler {
             result = self.stop_object().map(|_| ());
         }
         if self.sequence == Sequence::Scheduled {
-            let mut remaining = unit.passes.len() - unit.stopped - usize::from(unit.running);
+            let mut remaining = unit.executions.len() - unit.stopped - usize::from(unit.running);
             while remaining > 0 && result.is_ok() {
                 result = self
                     .start_object()
@@ -545,7 +582,8 @@ impl RangeProfiler {
         let mut laps = debug::Laps::start();
         let warmed = (|| {
             self.begin_unit(passes.clone())?;
-            for _ in 0..passes.len() {
+            let executions = self.unit.as_ref().map_or(0, |u| u.executions.len());
+            for _ in 0..executions {
                 self.start()?;
                 self.stop_unit_execution_unread()?;
             }
@@ -1143,5 +1181,11 @@ mod host_tests {
         assert_eq!(passes(&headline), 3);
         let all: Vec<String> = headline.iter().flatten().cloned().collect();
         assert_eq!(passes(&[all]), 3, "CUPTI's own split of the union");
+        // A metric that alone needs several passes keeps its count in a schedule: a hardware
+        // pass of the profiler spans that many executions.
+        let throughput = names(&["sm__throughput.avg.pct_of_peak_sustained_elapsed"]);
+        let alone = passes(std::slice::from_ref(&throughput));
+        assert!(alone > 1, "sm__throughput needs {alone} passes on GH100");
+        assert_eq!(passes(&[warps, throughput]), alone + 1);
     }
 }
