@@ -425,9 +425,12 @@ def per_dispatch_checks():
     row("NaN check catches the SetConfig-switch sequence", "check fails (NaN or implausible)", detail, not caught)
 
     # --- timestamps: event-bracketed duration against the kernel's own gpu__time_duration --------
+    # The records' start/end bracket the kernel (events recorded right around it): their span is
+    # the kernel's own duration within launch jitter, not the profiler's work around it.
     durations = [(e["duration"], e["values"].get("gpu__time_duration.sum")) for k, e in table.items() if k[1] == 4]
-    row("timestamps (info)", "end-start vs gpu__time_duration.sum, ns", f"{durations[:3]}",
-        bool(durations) and all(d > 0 and g is not None and g > 0 for d, g in durations))
+    row("timestamps bracket the kernel", "0.5 x gpu__time_duration <= end-start <= 2 x gpu__time_duration + 20 us",
+        f"{durations[:3]} (end-start, gpu__time_duration) ns",
+        bool(durations) and all(g is not None and g > 0 and 0.5 * g <= d <= 2 * g + 20000 for d, g in durations))
 
     # --- deterministic counters equal across passes --------------------------------------------
     by_dispatch = {}
@@ -478,9 +481,10 @@ def per_dispatch_checks():
             per_pass = [sum(json.loads(c[5])) / max(1, c[0]) / 1e6 for c in costs]
             detail = (f"{len(costs)} dispatches, {costs[0][1]} B staged on {costs[0][2]}, total per dispatch mean {sum(totals)/len(totals):.1f} ms "
                       f"(first {totals[0]:.1f}, last {totals[-1]:.1f}), per pass {sum(per_pass)/len(per_pass):.1f} ms, snapshot {costs[-1][4]/1e6:.2f} ms, restores {costs[-1][6]/1e6:.2f} ms")
-            row(f"overhead ({tag})", "measured", detail, True)
+            # Speed is the benchmark's business (bench/run.py); here it is reported only.
+            experiments.append(f"overhead ({tag}): {detail}")
         else:
-            row(f"overhead ({tag})", "measured", "no replay cost rows", False)
+            row(f"overhead ({tag})", "replay cost rows recorded", "no replay cost rows", False)
 
     # --- experiment: a faster correct sequence? (reported, not a check) --------------------------
     for seq in ("reenable", "scheduled"):
@@ -566,6 +570,31 @@ def deferral_checks():
         rc0 == 0 and rc == 0 and bool(loss0) and loss == loss0 and complete == len(passes) > 0)
 
 
+def multipass_metric_checks():
+    """A metric that alone needs several hardware passes (Nsight Compute's first ask), given to
+    --metrics with a one-pass one: every dispatch gets both; warps equal Nsight Compute's exactly,
+    the throughput percentage is within 25% of Nsight Compute's (it depends on clocks and cache
+    state), and the application's results stay right."""
+    metrics = ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_launched.sum"]
+    out_dir = os.path.join(WORK, "multipass")
+    argv = [KREPLAY, "--metrics", ",".join(metrics), "--replay-mode", "kernel", "--kernel-replay-beta-enabled",
+            "-d", out_dir, "-o", "out", "-f", "csv", "--", CHECKS, "inplace"]
+    rc, out, err, _, wall = run(argv, None, tag="multipass")
+    status, details = result_line(out, "inplace")
+    ours = {m: cli_csv_values(out_dir, m) for m in metrics}
+    ncu = ncu_program([CHECKS, "inplace"], metrics=tuple(metrics))
+    ncu_values = {m: [e.get(m) for e in ncu] for m in metrics}
+    warps_same = bool(ours[metrics[1]]) and ours[metrics[1]] == ncu_values[metrics[1]]
+    tp, tp_ncu = ours[metrics[0]], ncu_values[metrics[0]]
+    tp_close = bool(tp) and len(tp) == len(tp_ncu) and all(
+        b and math.isfinite(a) and abs(a - b) <= 0.25 * b for a, b in zip(tp, tp_ncu))
+    layout = re.search(r"hardware pass\(es\) \[([^\]]*)\]", err)
+    row("--metrics with a metric needing several passes", "results right; warps == ncu; throughput within 25% of ncu; spans several passes",
+        f"{status}; warps {ours[metrics[1]][:2]} vs ncu {ncu_values[metrics[1]][:2]}; throughput {[round(v, 1) for v in tp[:3]]} vs ncu "
+        f"{[round(v, 1) if v else v for v in tp_ncu[:3]]}; passes [{layout.group(1) if layout else '?'}]; {wall:.1f}s; {err.strip()[-200:]!r}",
+        rc == 0 and status == "PASS" and warps_same and tp_close and bool(layout) and "over" in layout.group(1))
+
+
 def cli_csv_values(out_dir, name="sm__warps_launched.sum"):
     """Counter_Value of `name` in every counter_collection.csv under out_dir."""
     import csv
@@ -631,9 +660,11 @@ def identity_cache_checks():
 
 if ONLY in ("", "deferral"):
     deferral_checks()
+if ONLY in ("", "multipass"):
+    multipass_metric_checks()
 if ONLY in ("", "cache"):
     identity_cache_checks()
-if ONLY not in ("windows", "cache", "deferral"):
+if ONLY not in ("windows", "cache", "deferral", "multipass"):
     per_dispatch_checks()
 if ONLY in ("", "windows"):
     window_checks()
