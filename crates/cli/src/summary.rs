@@ -62,6 +62,8 @@ fn outcome_label(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::DeclinedGraphLaunch => "not replayed: graph launch",
         ReplayOutcome::DeclinedStreamCapture => "not replayed: stream capture",
         ReplayOutcome::DeclinedMultiDevice => "not replayed: multi-device launch",
+        ReplayOutcome::DeclinedDevicePrintf => "not replayed: kernel calls printf",
+        ReplayOutcome::DeclinedDeviceHeap => "not replayed: kernel uses the device heap",
         ReplayOutcome::DeclinedSnapshotTooLarge => "not replayed: snapshot too large",
         ReplayOutcome::DeclinedError => "not replayed: error",
         ReplayOutcome::Filtered => "filtered out",

@@ -419,3 +419,67 @@ fn a_child_that_outlives_the_application_keeps_its_records() {
         run.processes[0].dispatches.len()
     );
 }
+
+#[test]
+fn an_application_ended_by_abort_or_sigterm_keeps_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = sim_app();
+    let profile = |name: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--pmc",
+            W,
+            "--pmc",
+            I,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-d",
+            "out",
+            "-o",
+            name,
+            "--",
+            app.to_str().unwrap(),
+            "--iterations",
+            "3",
+        ];
+        args.extend(extra);
+        let out = kreplay(dir.path(), &args);
+        let run = read_databases(&[dir.path().join(format!("out/{name}_results.db"))]).unwrap();
+        (out, run)
+    };
+    let (out, whole) = profile("whole", &[]);
+    assert_ok_and_verified(&out);
+    let passes = |run: &RunData| -> BTreeSet<(u64, Option<u32>)> {
+        run.processes[0]
+            .dispatches
+            .iter()
+            .map(|d| (d.dispatch_id, d.replay_pass))
+            .collect()
+    };
+    for signal in ["6", "15"] {
+        let (out, ended) = profile(&format!("signal{signal}"), &["--end-by-signal", signal]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(&format!("signal {signal}")), "{stderr}");
+        // The workload's dispatches and the two left in an open window, every pass of each.
+        let kept = passes(&ended);
+        let last = whole.processes[0]
+            .dispatches
+            .iter()
+            .map(|d| d.dispatch_id)
+            .max()
+            .unwrap();
+        let mut expected = passes(&whole);
+        for id in [last + 1, last + 2] {
+            expected.extend([(id, Some(0)), (id, Some(1))]);
+        }
+        assert_eq!(
+            kept, expected,
+            "signal {signal}: every pass of every dispatch is kept"
+        );
+        assert!(
+            ended.processes[0].process.end_ns > 0,
+            "the process end is recorded"
+        );
+    }
+}

@@ -97,6 +97,11 @@ pub enum LaunchKind {
     StreamCapture,
     /// A multi-device cooperative launch: runs once.
     MultiDevice,
+    /// A kernel whose code calls `printf`: runs once (each execution prints).
+    DevicePrintf,
+    /// A kernel whose code calls the device heap (`malloc`, `free`, device `new`/`delete`):
+    /// runs once (the heap's state is not restored between executions).
+    DeviceHeap,
 }
 
 /// What the engine (and the tool SDK) knows of a dispatch before it runs.

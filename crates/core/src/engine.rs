@@ -68,6 +68,8 @@ pub type AbortAction = Arc<dyn Fn(&str) + Send + Sync>;
 pub fn abort_process(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "kreplay: fatal: {message}");
+    // The records are stored already: the abort must not wait for last words.
+    crate::last_words::disarm();
     std::process::abort();
 }
 
@@ -479,6 +481,8 @@ where
         let declined = match info.kind {
             LaunchKind::Graph => Some(ReplayOutcome::DeclinedGraphLaunch),
             LaunchKind::MultiDevice => Some(ReplayOutcome::DeclinedMultiDevice),
+            LaunchKind::DevicePrintf => Some(ReplayOutcome::DeclinedDevicePrintf),
+            LaunchKind::DeviceHeap => Some(ReplayOutcome::DeclinedDeviceHeap),
             LaunchKind::Kernel | LaunchKind::StreamCapture => None,
         };
         if let Some(outcome) = declined {
@@ -693,6 +697,12 @@ where
             ReplayOutcome::DeclinedStreamCapture => {
                 "launches recorded into a stream capture do not execute and are not profiled; the graph built from them runs once, unreplayed"
             }
+            ReplayOutcome::DeclinedDevicePrintf => {
+                "kernels that call printf are not replayed (their output would repeat once per pass); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
+            }
+            ReplayOutcome::DeclinedDeviceHeap => {
+                "kernels that use the device heap (malloc, free, device new or delete) are not replayed (the heap is not restored between passes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
+            }
             ReplayOutcome::DeclinedMultiDevice => {
                 "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
@@ -771,6 +781,8 @@ fn once_reason(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::Filtered => "a filtered launch",
         ReplayOutcome::DeclinedGraphLaunch => "a graph launch",
         ReplayOutcome::DeclinedMultiDevice => "a multi-device launch",
+        ReplayOutcome::DeclinedDevicePrintf => "a kernel calling printf",
+        ReplayOutcome::DeclinedDeviceHeap => "a kernel using the device heap",
         ReplayOutcome::SinglePass => "a single-pass launch",
         _ => "a launch that runs once",
     }

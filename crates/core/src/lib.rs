@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod filter;
 pub mod inventory;
+pub mod last_words;
 pub mod notice;
 pub mod sdk;
 mod window;

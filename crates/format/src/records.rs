@@ -117,6 +117,11 @@ pub enum ReplayOutcome {
     DeclinedStreamCapture,
     /// A multi-device cooperative launch.
     DeclinedMultiDevice,
+    /// A kernel that calls `printf`: run again, it would print again.
+    DeclinedDevicePrintf,
+    /// A kernel that allocates or frees on the device heap (`malloc`, `free`, device `new`):
+    /// the heap's state is not restored between passes.
+    DeclinedDeviceHeap,
     /// The snapshot did not fit in device or host staging.
     DeclinedSnapshotTooLarge,
     /// The snapshot or restore failed for another reason; see the log.
@@ -134,6 +139,8 @@ impl ReplayOutcome {
             ReplayOutcome::DeclinedGraphLaunch => "declined_graph_launch",
             ReplayOutcome::DeclinedStreamCapture => "declined_stream_capture",
             ReplayOutcome::DeclinedMultiDevice => "declined_multi_device",
+            ReplayOutcome::DeclinedDevicePrintf => "declined_device_printf",
+            ReplayOutcome::DeclinedDeviceHeap => "declined_device_heap",
             ReplayOutcome::DeclinedSnapshotTooLarge => "declined_snapshot_too_large",
             ReplayOutcome::DeclinedError => "declined_error",
             ReplayOutcome::Filtered => "filtered",
@@ -237,6 +244,8 @@ mod tests {
             DeclinedGraphLaunch,
             DeclinedStreamCapture,
             DeclinedMultiDevice,
+            DeclinedDevicePrintf,
+            DeclinedDeviceHeap,
             DeclinedSnapshotTooLarge,
             DeclinedError,
             Filtered,

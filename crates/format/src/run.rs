@@ -552,7 +552,7 @@ mod tests {
                 any::<u32>(),
                 prop::collection::btree_map(any::<usize>(), finite(), 0..4),
             ), 0..12),
-            costs in prop::collection::vec((any::<[u64; 9]>(), 0..9usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4)), 0..4),
+            costs in prop::collection::vec((any::<[u64; 9]>(), 0..11usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4)), 0..4),
             warnings in prop::collection::vec(text(), 0..3),
         ) -> Vec<Record> {
             let agent_ids: Vec<u64> = agent_ids.into_iter().collect();
@@ -616,6 +616,7 @@ mod tests {
                 ReplayOutcome::DeclinedGraphLaunch, ReplayOutcome::DeclinedStreamCapture,
                 ReplayOutcome::DeclinedMultiDevice, ReplayOutcome::DeclinedSnapshotTooLarge,
                 ReplayOutcome::DeclinedError, ReplayOutcome::Filtered,
+                ReplayOutcome::DeclinedDevicePrintf, ReplayOutcome::DeclinedDeviceHeap,
             ];
             let stagings = [Staging::None, Staging::Device, Staging::Host];
             for (n, outcome, staging, passes, pass_ns) in costs {

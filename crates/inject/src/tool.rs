@@ -188,6 +188,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         libc::pthread_atfork(None, None, Some(in_forked_child));
         libc::atexit(at_exit);
     }
+    kreplay_core::last_words::install(finish_process);
     if let Some(tool) = TOOL.get() {
         tool.phase("injection ready");
     }
@@ -260,6 +261,16 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
 }
 
 extern "C" fn at_exit() {
+    finish_process();
+}
+
+/// The process ends (its exit handlers, or a signal's last words, see
+/// [`kreplay_core::last_words`]): the open window's passes run, every record is flushed. Once.
+fn finish_process() {
+    static FINISHED: AtomicBool = AtomicBool::new(false);
+    if FINISHED.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let _ = std::panic::catch_unwind(|| {
         if let Some(tool) = own_tool() {
             // A replay window still open (no CUDA call since its last launch) runs its passes

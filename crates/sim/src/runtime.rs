@@ -161,6 +161,18 @@ impl SimRuntime {
         }
     }
 
+    /// What [`SimRuntime::finish`] does, callable from another thread (the last words of a
+    /// process ended by a signal, see `kreplay_core::last_words`).
+    pub fn finisher(&self) -> impl Fn() + Send + Sync + 'static {
+        let engine = self.engine.clone();
+        let device = self.device.clone();
+        move || {
+            if let Some(engine) = &engine {
+                engine.finish_with(&mut device.clone());
+            }
+        }
+    }
+
     /// Launches one kernel.
     pub fn launch(&mut self, launch: &SimLaunch) -> Result<(), SimError> {
         self.launch_as(LaunchKind::Kernel, std::slice::from_ref(launch))

@@ -127,7 +127,7 @@ pub fn managed_touch_kernel() -> SimKernel {
     )
 }
 
-fn launch(kernel: &SimKernel, threads: u32, args: Vec<u64>) -> SimLaunch {
+pub fn launch(kernel: &SimKernel, threads: u32, args: Vec<u64>) -> SimLaunch {
     SimLaunch {
         kernel: kernel.clone(),
         grid: [threads.div_ceil(BLOCK).max(1), 1, 1],

@@ -626,6 +626,30 @@ fn declines_run_once_and_warn_once_per_reason() {
 }
 
 #[test]
+fn kernels_that_print_or_use_the_device_heap_run_once_and_say_why() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::DevicePrintf);
+    launch(&h, &mut backend, LaunchKind::DeviceHeap);
+    launch(&h, &mut backend, LaunchKind::DevicePrintf);
+    assert_eq!(backend.value, 3, "each ran once");
+    assert_eq!(backend.count(&Op::Restore), 0);
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ReplayOutcome::DeclinedDevicePrintf,
+            ReplayOutcome::DeclinedDeviceHeap,
+            ReplayOutcome::DeclinedDevicePrintf,
+        ]
+    );
+    let warnings = h.sink.warnings();
+    assert_eq!(warnings.len(), 2, "once per reason: {warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("call printf")));
+    assert!(warnings.iter().any(|w| w.contains("device heap")));
+}
+
+#[test]
 fn a_stream_capture_asks_the_backend_nothing() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();

@@ -14,6 +14,8 @@
 //! record collected so far and abort with a one-line message. `--device-memory BYTES` and
 //! `--host-staging BYTES` size the device's memory and its host staging (1 GiB and 4 GiB by
 //! default), to drive snapshots to host staging or to the too-large decline.
+//! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
+//! run, with its last replay window still open: what it recorded must still reach the output.
 
 use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{ConfigError, ToolConfig};
@@ -28,7 +30,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] \
-[--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES]";
+[--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N]";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ struct AppOptions {
     /// Device memory and host staging sizes, bytes (test the staging fallbacks end to end).
     device_memory: Option<u64>,
     host_staging: Option<u64>,
+    /// A signal the app ends by after the workload (tests the records kept at a signal).
+    end_by_signal: Option<u32>,
 }
 
 fn main() -> ExitCode {
@@ -79,6 +83,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
         stall_drain_after: None,
         device_memory: None,
         host_staging: None,
+        end_by_signal: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -92,7 +97,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
         // Counts of work must be positive; iterations, the stall point and sizes may be 0.
         let zero_allowed = match flag.as_str() {
             "--iterations" | "--stall-drain-after" | "--device-memory" | "--host-staging" => true,
-            "--elements" | "--threads" => false,
+            "--elements" | "--threads" | "--end-by-signal" => false,
             _ => return Err(format!("unknown argument {arg:?}")),
         };
         let value = inline
@@ -120,6 +125,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
             "--threads" => options.threads = count,
             "--stall-drain-after" => options.stall_drain_after = Some(count),
             "--device-memory" => options.device_memory = Some(number),
+            "--end-by-signal" => options.end_by_signal = Some(count),
             _ => options.host_staging = Some(number),
         }
     }
@@ -134,6 +140,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         stall_drain_after,
         device_memory,
         host_staging,
+        end_by_signal,
     } = options;
     let reference = {
         let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
@@ -184,7 +191,27 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         device.set_host_staging_limit(bytes);
     }
     let mut runtime = SimRuntime::new(device, Some(engine.clone()));
+    kreplay_core::last_words::install(runtime.finisher());
     let outcomes = workload::run_threads(&runtime, sizes, threads);
+    if let Some(signal) = end_by_signal {
+        // Two more in-place launches, with no call after them: their window is open when the
+        // signal comes.
+        let bytes = u64::from(sizes.elements) * 4;
+        let buffer = runtime
+            .alloc(kreplay_core::backend::AllocKind::Device, bytes)
+            .map_err(|e| e.to_string())?;
+        let kernel = workload::scale_add_kernel();
+        for _ in 0..2 {
+            let args = vec![buffer, u64::from(sizes.elements), 3, 1];
+            runtime
+                .launch(&workload::launch(&kernel, sizes.elements, args))
+                .map_err(|e| e.to_string())?;
+        }
+        // SAFETY: a signal to this process; its last words keep the records.
+        unsafe { libc::raise(signal as libc::c_int) };
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        return Err(format!("signal {signal} did not end the process"));
+    }
     runtime.finish();
     drop(runtime);
     drop(engine);

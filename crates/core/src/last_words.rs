@@ -1,0 +1,209 @@
+//! Records kept when the profiled process is ended by a signal.
+//!
+//! `abort()`, `kill` (SIGTERM), Ctrl-C (SIGINT), SIGHUP and SIGQUIT end a process without its
+//! exit handlers, so a replay window still open (its later passes not run) and records still
+//! queued for the writer would be lost. [`install`] catches those signals where the process
+//! left them at their default action: the handler wakes a thread of the tool's own, which runs
+//! `finish` (the same work as a normal exit: the open window's passes, then the flush), waits for
+//! it up to [`FINISH_LIMIT`], then restores the default action and raises the signal again, so
+//! the process still ends by the same signal (a core dump included). A handler the application
+//! installs later replaces ours and decides for itself. SIGKILL and crashes (SIGSEGV, SIGBUS)
+//! are not caught: nothing safe can run there.
+//!
+//! The handler itself only writes to a pipe, reads an atomic and sleeps (async-signal-safe); the
+//! work runs on the tool's thread, which blocks these signals. If the thread that got the signal
+//! holds a lock `finish` needs (it was inside the tool), `finish` waits until the limit and the
+//! process ends without it.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Signals whose default action ends the process without exit handlers.
+pub const SIGNALS: [libc::c_int; 5] = [
+    libc::SIGABRT,
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+];
+
+/// How long a signalled process waits for its records before it ends anyway.
+pub const FINISH_LIMIT: Duration = Duration::from_secs(30);
+
+type Finish = Box<dyn Fn() + Send + Sync>;
+
+static FINISH: OnceLock<Finish> = OnceLock::new();
+/// The write end of the pipe that wakes the thread (-1: not installed).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+/// The process that installed the handlers (a forked child leaves them alone).
+static OWNER: AtomicU32 = AtomicU32::new(0);
+static STARTED: AtomicBool = AtomicBool::new(false);
+static DONE: AtomicBool = AtomicBool::new(false);
+
+/// Catches [`SIGNALS`] left at their default action so that `finish` runs before the process
+/// ends by them. Once per process; later calls do nothing. Returns the signals caught.
+pub fn install(finish: impl Fn() + Send + Sync + 'static) -> Vec<libc::c_int> {
+    if FINISH.set(Box::new(finish)).is_err() {
+        return Vec::new();
+    }
+    let mut ends = [0; 2];
+    // SAFETY: pipe(2) into a two-element array.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Vec::new();
+    }
+    let read_end = ends[0];
+    let spawned = std::thread::Builder::new()
+        .name("kreplay-last-words".into())
+        .spawn(move || {
+            block_signals();
+            let mut byte = 0u8;
+            // SAFETY: reads one byte into a local from our own pipe.
+            let n = unsafe { libc::read(read_end, (&mut byte as *mut u8).cast(), 1) };
+            if n == 1 {
+                if let Some(finish) = FINISH.get() {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(finish));
+                }
+                DONE.store(true, Ordering::SeqCst);
+            }
+        });
+    if spawned.is_err() {
+        return Vec::new();
+    }
+    WAKE.store(ends[1], Ordering::SeqCst);
+    OWNER.store(std::process::id(), Ordering::SeqCst);
+    SIGNALS
+        .iter()
+        .copied()
+        .filter(|&signal| catch_if_default(signal))
+        .collect()
+}
+
+/// The process ends by a signal with nothing more to do (the tool's own fatal abort, its
+/// records already stored): the handlers re-raise at once.
+pub fn disarm() {
+    STARTED.store(true, Ordering::SeqCst);
+    DONE.store(true, Ordering::SeqCst);
+}
+
+/// Installs the handler for `signal` when its action is the default one.
+fn catch_if_default(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction with zeroed, then filled, structs; the handler is async-signal-safe.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+            || old.sa_sigaction != libc::SIG_DFL
+        {
+            return false;
+        }
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigaction(signal, &action, std::ptr::null_mut()) == 0
+    }
+}
+
+/// The thread that runs `finish` never takes the signals itself.
+fn block_signals() {
+    // SAFETY: a signal set built with the libc calls, applied to this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    // SAFETY: only async-signal-safe calls: getpid, write, nanosleep, signal, raise.
+    unsafe {
+        let own = libc::getpid() as u32 == OWNER.load(Ordering::SeqCst);
+        // The first signal wakes the thread; every one (a second Ctrl-C too) waits for it.
+        let woken = if !own {
+            false
+        } else if STARTED.swap(true, Ordering::SeqCst) {
+            true
+        } else {
+            let wake = WAKE.load(Ordering::SeqCst);
+            let byte = signal as u8;
+            wake >= 0 && libc::write(wake, (&byte as *const u8).cast(), 1) == 1
+        };
+        if woken {
+            let step = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 10_000_000,
+            };
+            let mut waited = Duration::ZERO;
+            while !DONE.load(Ordering::SeqCst) && waited < FINISH_LIMIT {
+                libc::nanosleep(&step, std::ptr::null_mut());
+                waited += Duration::from_millis(10);
+            }
+        }
+        // Ends the process as the signal would have: the default action, raised again (it is
+        // delivered once this handler returns, the signal being blocked while it runs).
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signalled_child_runs_finish_then_dies_by_the_same_signal() {
+        for signal in [libc::SIGABRT, libc::SIGTERM] {
+            let mut ends = [0; 2];
+            // SAFETY: a pipe for the child to report through.
+            assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+            // SAFETY: the child installs the handlers, signals itself and never returns.
+            let child = unsafe { libc::fork() };
+            assert!(child >= 0);
+            if child == 0 {
+                let report = ends[1];
+                let caught = install(move || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    // SAFETY: writes one byte to the inherited pipe.
+                    unsafe { libc::write(report, b"F".as_ptr().cast(), 1) };
+                });
+                if !caught.contains(&signal) {
+                    // SAFETY: ends the child.
+                    unsafe { libc::_exit(3) };
+                }
+                if signal == libc::SIGABRT {
+                    let none = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    // SAFETY: no core file from this test's abort.
+                    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &none) };
+                    std::process::abort();
+                }
+                // SAFETY: a signal to ourselves.
+                unsafe { libc::kill(libc::getpid(), signal) };
+                std::thread::sleep(Duration::from_secs(5));
+                // SAFETY: ends the child (the signal did not).
+                unsafe { libc::_exit(4) };
+            }
+            // SAFETY: closes our copy of the write end, then reads what the child wrote.
+            unsafe { libc::close(ends[1]) };
+            let mut byte = 0u8;
+            let n = unsafe { libc::read(ends[0], (&mut byte as *mut u8).cast(), 1) };
+            let mut status = 0;
+            // SAFETY: waits for our own child.
+            assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+            assert_eq!(
+                (n, byte),
+                (1, b'F'),
+                "finish ran before signal {signal} ended the child"
+            );
+            assert!(
+                libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == signal,
+                "ended by signal {signal}: status {status:#x}"
+            );
+        }
+    }
+}
