@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -352,6 +353,71 @@ static int mode_stuck() {
     return report(false, "not aborted: the replayed launch did not wait for the busy stream");
 }
 
+// Five in-place kernels, a sync, then the process ends by a signal (6: abort(), 15: SIGTERM)
+// with the replay window still open: every pass of every dispatch must be in the output.
+static int mode_signal(int signal_number) {
+    const int n = 1 << 20, block = 256, grid = (n + block - 1) / block;
+    float scale[4] = {1.5f, 0.5f, 2.0f, 1.0f};
+    CHECK(cudaMemcpyToSymbol(c_scale, scale, sizeof(scale)));
+    float* y;
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    for (int l = 0; l < 5; ++l) scale_inplace<<<grid, block>>>(y, n);
+    CHECK(cudaDeviceSynchronize());
+    printf("RESULT signal VALUES ending by signal %d\n", signal_number);
+    fflush(stdout);
+    if (signal_number == 6) abort();
+    raise(signal_number);
+    return report(false, "the signal did not end the process");
+}
+
+// Device printf: one line per block of the first kernel; under replay the output must be the
+// same (the kernel runs once). The second kernel prints nothing and is replayed.
+__global__ void say_hello(int tag) {
+    if (threadIdx.x == 0) printf("hello from block %d tag %d\n", blockIdx.x, tag);
+}
+
+static int mode_printf() {
+    say_hello<<<4, 32>>>(7);
+    CHECK(cudaDeviceSynchronize());
+    float* y;
+    CHECK(cudaMalloc(&y, 1024 * sizeof(float)));
+    CHECK(cudaMemset(y, 0, 1024 * sizeof(float)));
+    add_one<<<4, 256>>>(y, 1024);
+    float host[1024];
+    CHECK(cudaMemcpy(host, y, sizeof(host), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < 1024; ++i) bad += host[i] != 1.0f;
+    char details[100];
+    snprintf(details, sizeof details, "mismatches=%d", bad);
+    return report(bad == 0, details);
+}
+
+// Device-side new/delete: each thread allocates, writes, frees; the kernel runs once.
+__global__ void heap_user(int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int* p = new int[4];
+    for (int k = 0; k < 4; ++k) p[k] = i + k;
+    out[i] = p[0] + p[3];
+    delete[] p;
+}
+
+static int mode_heap() {
+    const int n = 4096;
+    int* out;
+    CHECK(cudaMalloc(&out, n * sizeof(int)));
+    heap_user<<<n / 256, 256>>>(out, n);
+    CHECK(cudaGetLastError());
+    std::vector<int> host(n);
+    CHECK(cudaMemcpy(host.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += host[i] != 2 * i + 3;
+    char details[100];
+    snprintf(details, sizeof details, "mismatches=%d", bad);
+    return report(bad == 0, details);
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s inplace|footprint|streams|launch_ex|graph|managed_pool|stuck|bad_launch\n", argv[0]);
@@ -367,6 +433,10 @@ int main(int argc, char** argv) {
     if (!strcmp(g_mode, "managed_pool")) return mode_managed_pool();
     if (!strcmp(g_mode, "stuck")) return mode_stuck();
     if (!strcmp(g_mode, "bad_launch")) return mode_bad_launch();
+    if (!strcmp(g_mode, "abort")) return mode_signal(6);
+    if (!strcmp(g_mode, "sigterm")) return mode_signal(15);
+    if (!strcmp(g_mode, "printf")) return mode_printf();
+    if (!strcmp(g_mode, "heap")) return mode_heap();
     fprintf(stderr, "unknown mode %s\n", g_mode);
     return 2;
 }

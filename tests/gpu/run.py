@@ -570,6 +570,37 @@ def deferral_checks():
         rc0 == 0 and rc == 0 and bool(loss0) and loss == loss0 and complete == len(passes) > 0)
 
 
+def side_effect_checks():
+    """What replay must not repeat or lose, with the four headline groups in three hardware passes:
+    a kernel calling printf prints what it prints alone (it runs once, said in the outcome); a
+    kernel using device new/delete runs once and computes right; a process ended by abort() or
+    SIGTERM with its window open keeps every pass of every dispatch."""
+    window = {"count": 64}
+    outcomes = lambda db: sorted({o for (o,) in query(db, "SELECT outcome FROM kreplay_replay_cost")})
+    rc0, out0, _, _, _ = run([CHECKS, "printf"], None, tag="printf_alone")
+    rc, out, err, db, wall = run([CHECKS, "printf"], HEADLINE, tag="printf_replay", replay_window=window)
+    hello = lambda text: sorted(l for l in text.splitlines() if l.startswith("hello"))
+    passes = passes_per_dispatch(db)
+    row("device printf runs once", "stdout == alone (4 hello lines), printf kernel declined_device_printf, the other kernel 4 passes",
+        f"{len(hello(out))} vs {len(hello(out0))} hello lines, same {hello(out) == hello(out0)}; {result_line(out, 'printf')[0]}; "
+        f"outcomes {outcomes(db)}; passes {[c for _, c, _ in passes]}; {err.strip()[-160:]!r}",
+        rc0 == 0 and rc == 0 and len(hello(out0)) == 4 and hello(out) == hello(out0) and "declined_device_printf" in outcomes(db)
+        and [c for _, c, _ in passes][-1:] == [4])
+    rc, out, err, db, wall = run([CHECKS, "heap"], HEADLINE, tag="heap_replay", replay_window=window)
+    status, details = result_line(out, "heap")
+    row("device new/delete runs once", "results right, exit 0, declined_device_heap",
+        f"rc {rc} {status} {details}; outcomes {outcomes(db)}; {err.strip()[-160:]!r}",
+        rc == 0 and status == "PASS" and "declined_device_heap" in outcomes(db))
+    for mode, signal in (("abort", 6), ("sigterm", 15)):
+        rc, out, err, db, wall = run([CHECKS, mode], HEADLINE, tag=f"signal_{mode}", replay_window=window)
+        passes = passes_per_dispatch(db)
+        values = [v for e in counters(db).values() for v in e["values"].values()]
+        finite = bool(values) and all(v is not None and math.isfinite(v) for v in values)
+        row(f"ended by {mode} with a window open", f"rc -{signal}; 5 dispatches x 4 passes, all finite",
+            f"rc {rc}; {[c for _, c, _ in passes]}; {len(values)} values finite={finite}; {wall:.1f}s; {err.strip()[-120:]!r}",
+            rc == -signal and [c for _, c, _ in passes] == [4] * 5 and finite)
+
+
 def multipass_metric_checks():
     """A metric that alone needs several hardware passes (Nsight Compute's first ask), given to
     --metrics with a one-pass one: every dispatch gets both; warps equal Nsight Compute's exactly,
@@ -662,9 +693,11 @@ if ONLY in ("", "deferral"):
     deferral_checks()
 if ONLY in ("", "multipass"):
     multipass_metric_checks()
+if ONLY in ("", "effects"):
+    side_effect_checks()
 if ONLY in ("", "cache"):
     identity_cache_checks()
-if ONLY not in ("windows", "cache", "deferral", "multipass"):
+if ONLY not in ("windows", "cache", "deferral", "multipass", "effects"):
     per_dispatch_checks()
 if ONLY in ("", "windows"):
     window_checks()

@@ -7,6 +7,7 @@
 # KREPLAY_GPU_ONLY=windows runs only the replay-window checks (KREPLAY_GPU_WINDOW=N|auto sets
 # their window size, default 64), KREPLAY_GPU_ONLY=cache only the device-identity cache checks,
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
+# KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
 # KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
 # bench's sync loop and CG solver, PyTorch, with groups in three hardware passes).
 # Exit status: 0 when every check passes, 1 otherwise.
