@@ -45,11 +45,13 @@ pub enum AllocKind {
     ModuleVariable,
     /// `cuMemAllocManaged`: not restored.
     Managed,
-    /// Stream-ordered pool memory (`cuMemAllocAsync`, `cuMemAllocFromPoolAsync`): not restored.
+    /// Stream-ordered pool memory (`cuMemAllocAsync`, `cuMemAllocFromPoolAsync`, what
+    /// `cudaMallocAsync` and its pools give): tracked, from the allocation until its free.
     Pool,
     /// Host, pinned or mapped host memory: not restored.
     Host,
-    /// `cuMemCreate` + `cuMemMap`: not restored.
+    /// A `cuMemMap` of `cuMemCreate`'d memory (PyTorch's expandable segments, JAX and other
+    /// allocators on the virtual-memory API): tracked, from the map until its unmap.
     VirtualMapping,
 }
 
@@ -58,7 +60,11 @@ impl AllocKind {
     pub fn is_tracked(self) -> bool {
         matches!(
             self,
-            AllocKind::Device | AllocKind::Pitched | AllocKind::ModuleVariable
+            AllocKind::Device
+                | AllocKind::Pitched
+                | AllocKind::ModuleVariable
+                | AllocKind::Pool
+                | AllocKind::VirtualMapping
         )
     }
 

@@ -65,6 +65,26 @@ impl Inventory {
         removed
     }
 
+    /// Forgets every allocation that starts inside `[base, base + bytes)` on `device` (an
+    /// unmap of several mappings at once); returns how many.
+    pub fn remove_within(&self, device: DeviceId, base: u64, bytes: u64) -> usize {
+        let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+        let Some(map) = devices.get_mut(&device) else {
+            return 0;
+        };
+        let inside: Vec<u64> = map
+            .range(base..base.saturating_add(bytes.max(1)))
+            .map(|(b, _)| *b)
+            .collect();
+        for b in &inside {
+            map.remove(b);
+        }
+        if !inside.is_empty() {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        inside.len()
+    }
+
     /// The allocation containing `address` on `device`.
     pub fn find(&self, device: DeviceId, address: u64) -> Option<Region> {
         let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
@@ -182,6 +202,20 @@ mod tests {
         assert!(inventory.remove(0, 0x1000).is_some());
         assert!(inventory.is_empty());
         assert!(inventory.untracked_kinds().is_empty());
+    }
+
+    #[test]
+    fn an_unmap_forgets_every_mapping_inside_its_range() {
+        let inventory = Inventory::new();
+        for base in [0x10_000, 0x12_000, 0x14_000, 0x20_000] {
+            inventory.insert(region(0, base, 0x2000, AllocKind::VirtualMapping));
+        }
+        let before = inventory.generation();
+        assert_eq!(inventory.remove_within(0, 0x10_000, 0x6000), 3);
+        assert!(inventory.generation() > before);
+        let bases: Vec<u64> = inventory.tracked(0).iter().map(|r| r.base).collect();
+        assert_eq!(bases, vec![0x20_000], "mappings are tracked; the one outside stays");
+        assert_eq!(inventory.remove_within(1, 0, u64::MAX), 0, "no such device");
     }
 
     #[test]

@@ -907,7 +907,7 @@ fn untracked_memory_is_warned_once_per_kind() {
     for (base, kind) in [
         (0x10_000, AllocKind::Managed),
         (0x20_000, AllocKind::Managed),
-        (0x30_000, AllocKind::Pool),
+        (0x30_000, AllocKind::Host),
     ] {
         h.engine.inventory().insert(Region {
             device: 0,
@@ -922,7 +922,7 @@ fn untracked_memory_is_warned_once_per_kind() {
     let warnings = h.sink.warnings();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].starts_with("managed memory is not restored"));
-    assert!(warnings[1].starts_with("stream-ordered pool memory is not restored"));
+    assert!(warnings[1].starts_with("host memory is not restored"));
     assert_eq!(
         h.sink.costs()[0].bytes_snapshotted,
         8,
@@ -1827,7 +1827,7 @@ fn a_window_that_restores_closes_first_for_frees_unknown_calls_and_untracked_wri
         device: 0,
         base: 0x5000,
         bytes: 64,
-        kind: AllocKind::Pool,
+        kind: AllocKind::Managed,
     };
     let effects = [
         CallEffect::Frees,
