@@ -186,6 +186,19 @@ type Preparation = (
     std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
 );
 
+/// The most pinned host memory one snapshot may take: half of what the host has available now
+/// (`MemAvailable`), so that a snapshot too large for the device never exhausts the host.
+fn host_staging_limit() -> u64 {
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kib| kib * 1024);
+    available.map_or(4 << 30, |bytes| bytes / 2)
+}
+
 /// Environment variable: `0` makes the counter set-up read the device's counter-availability
 /// image even when the CLI's identity cache holds the one the groups were checked with.
 pub const ENV_CACHED_IDENTITY: &str = "KREPLAY_CACHED_IDENTITY";
@@ -735,6 +748,10 @@ impl CudaBackend {
             unsafe { free_buffer(d, buffer) };
         }
         let want = bytes.div_ceil(2 << 20).max(1) * (2 << 20);
+        if place == Staging::Host && want > host_staging_limit() {
+            // Pinning most of the host's memory would starve the application (or end it).
+            return Err(BackendError::OutOfStagingMemory(place, bytes));
+        }
         // SAFETY: writes the new allocation's address.
         let address = unsafe {
             match place {
