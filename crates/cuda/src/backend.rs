@@ -186,6 +186,15 @@ type Preparation = (
     std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
 );
 
+/// Environment variable: `0` copies a snapshot's regions one call each instead of in one
+/// `cuMemcpyBatchAsync` (a diagnostic setting, for comparing the two).
+pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
+
+fn batch_copies() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| !std::env::var(ENV_BATCH_COPIES).is_ok_and(|v| v.trim() == "0"))
+}
+
 /// The most pinned host memory one snapshot may take: half of what the host has available now
 /// (`MemAvailable`), so that a snapshot too large for the device never exhausts the host.
 fn host_staging_limit() -> u64 {
@@ -786,6 +795,49 @@ impl CudaBackend {
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
         let stream = state.tool_stream;
         let base = snapshot.buffer.address;
+        if snapshot.entries.len() > 1 && batch_copies() {
+            // One call for every region (many small ones cost a call each otherwise); where the
+            // driver has no batched copy or refuses it, the copies go one by one (a repeat of
+            // a copy already done is harmless).
+            let (mut dsts, mut srcs, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+            for (region, offset) in &snapshot.entries {
+                let (dst, src) = if to_staging {
+                    (base + offset, region.base)
+                } else {
+                    (region.base, base + offset)
+                };
+                dsts.push(dst);
+                srcs.push(src);
+                sizes.push(region.bytes as usize);
+            }
+            let mut attributes = sys::CUmemcpyAttributes {
+                srcAccessOrder:
+                    sys::CUmemcpySrcAccessOrder_enum_CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+                ..Default::default()
+            };
+            let mut attribute_of = [0usize];
+            // SAFETY: three arrays of `count` elements and one attribute applying from copy 0;
+            // regions are live tracked allocations, staging was sized for them.
+            let batched = unsafe {
+                drv!(
+                    d,
+                    cuMemcpyBatchAsync_v2(
+                        dsts.as_mut_ptr(),
+                        srcs.as_mut_ptr(),
+                        sizes.as_mut_ptr(),
+                        dsts.len(),
+                        &mut attributes,
+                        attribute_of.as_mut_ptr(),
+                        1,
+                        stream
+                    )
+                )
+            };
+            if batched.is_ok() {
+                // SAFETY: the tool's own stream.
+                return unsafe { drv!(d, cuStreamSynchronize(stream)) }.map_err(failed);
+            }
+        }
         for (region, offset) in &snapshot.entries {
             let staged = base + offset;
             let n = region.bytes as usize;
