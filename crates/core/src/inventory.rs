@@ -214,7 +214,11 @@ mod tests {
         assert_eq!(inventory.remove_within(0, 0x10_000, 0x6000), 3);
         assert!(inventory.generation() > before);
         let bases: Vec<u64> = inventory.tracked(0).iter().map(|r| r.base).collect();
-        assert_eq!(bases, vec![0x20_000], "mappings are tracked; the one outside stays");
+        assert_eq!(
+            bases,
+            vec![0x20_000],
+            "mappings are tracked; the one outside stays"
+        );
         assert_eq!(inventory.remove_within(1, 0, u64::MAX), 0, "no such device");
     }
 

@@ -811,8 +811,7 @@ impl CudaBackend {
                 sizes.push(region.bytes as usize);
             }
             let mut attributes = sys::CUmemcpyAttributes {
-                srcAccessOrder:
-                    sys::CUmemcpySrcAccessOrder_enum_CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+                srcAccessOrder: sys::CUmemcpySrcAccessOrder_enum_CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
                 ..Default::default()
             };
             let mut attribute_of = [0usize];

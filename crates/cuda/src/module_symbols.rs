@@ -1,9 +1,41 @@
-//! Module-scope variables of a loaded cubin. CUPTI's `MODULE_LOADED` callback hands over the
-//! cubin (an ELF image); its symbol table names the kernels and the `__device__` (`.nv.global*`)
-//! and user `__constant__` (`.nv.constant*`, except bank 0, which holds kernel parameters)
-//! variables. Their addresses come later from `cuModuleGetGlobal` on the module handle.
+//! Module-scope variables and kernel side effects of a loaded cubin. CUPTI's `MODULE_LOADED`
+//! callback hands over the cubin (an ELF image); its symbol table names the kernels and the
+//! `__device__` (`.nv.global*`) and user `__constant__` (`.nv.constant*`, except bank 0, which
+//! holds kernel parameters) variables. Their addresses come later from `cuModuleGetGlobal` on
+//! the module handle.
+//!
+//! Side effects that a replay would repeat or break ([`SideEffect`]) come from calls to the
+//! driver-resolved device functions: `vprintf`; `malloc`, `free`, `__cuda_syscall_aligned_malloc`
+//! (`__nv_aligned_device_malloc`), `cudaMalloc`/`cudaFree` and C++ `operator new`/`delete`
+//! (`_Znw*`, `_Zna*`, `_Zdl*`, `_Zda*`); `__assertfail`. Only undefined symbols count, so a
+//! module's own `operator new` is judged by what it calls. A kernel has what its `.text.<kernel>`
+//! section reaches, transitively and through cycles, by:
+//! - relocations of text sections (relocatable and `-rdc` linked cubins call this way), and of
+//!   the initialised data objects they point at (function-pointer tables, vtables), per object
+//!   where the symbol has a size, per whole section otherwise;
+//! - `.nv.callgraph` call edges (whole-program cubins fold device functions into the kernel's
+//!   section and call through a function-address table in `.nv.constant4`, with no relocation in
+//!   the code); a function recorded there as making indirect calls reaches every function whose
+//!   address is taken there.
+//!
+//! Conservative: a side effect whose external symbol is in the symbol table but is not reached
+//! from any text section, or any of them when a relocation section or the call graph cannot be
+//! read or names a missing symbol, is given to every kernel of the module
+//! ([`CubinSymbols::unattributed_side_effects`]).
+//!
+//! Not covered: calls that the cubin records neither way (its records are trusted); externals
+//! other than the ones above (device-side launches, other `__cuda_syscall_*`); side effects
+//! without a call. `kernels` also lists non-inlined device functions (every function symbol
+//! in a `.text.` section, with whole-program cubins' `$<kernel>$<function>` copies); they get
+//! side effects like kernels.
 
-use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
+
+use object::{
+    elf, BinaryFormat, Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionFlags,
+    SectionIndex, SectionKind, SymbolIndex, SymbolKind,
+};
 
 /// A variable found in a cubin's symbol table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,18 +46,95 @@ pub struct ModuleVariable {
     pub constant: bool,
 }
 
+/// Something a kernel can do that restoring device memory does not undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SideEffect {
+    /// Device `printf` (`vprintf`): every pass prints again.
+    DevicePrintf,
+    /// Device heap (`malloc`/`free`, `new`/`delete`): the heap's state is not restored, so a
+    /// second pass can fail (`CUDA_ERROR_INVALID_PC`) or leak.
+    DeviceHeap,
+    /// `assert` (`__assertfail`): prints the failed assertion, and traps.
+    Assert,
+}
+
+impl SideEffect {
+    pub const ALL: [SideEffect; 3] = [
+        SideEffect::DevicePrintf,
+        SideEffect::DeviceHeap,
+        SideEffect::Assert,
+    ];
+
+    /// The side effect of calling the undefined (driver-resolved) device function `name`.
+    pub fn of_external(name: &str) -> Option<SideEffect> {
+        match name {
+            "vprintf" | "printf" => Some(SideEffect::DevicePrintf),
+            "__assertfail" | "__assert_fail" => Some(SideEffect::Assert),
+            "malloc"
+            | "free"
+            | "__nv_aligned_device_malloc"
+            | "__cuda_syscall_aligned_malloc"
+            | "cudaMalloc"
+            | "cudaFree" => Some(SideEffect::DeviceHeap),
+            // operator new, new[], delete, delete[] in all their overloads.
+            _ if ["_Znw", "_Zna", "_Zdl", "_Zda"]
+                .iter()
+                .any(|p| name.starts_with(p)) =>
+            {
+                Some(SideEffect::DeviceHeap)
+            }
+            _ => None,
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    fn set_of(bits: u8) -> BTreeSet<SideEffect> {
+        Self::ALL
+            .into_iter()
+            .filter(|e| bits & e.bit() != 0)
+            .collect()
+    }
+}
+
+impl fmt::Display for SideEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SideEffect::DevicePrintf => "device printf",
+            SideEffect::DeviceHeap => "device heap",
+            SideEffect::Assert => "device assert",
+        })
+    }
+}
+
 /// What a cubin declares.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CubinSymbols {
     /// Kernel entry points (mangled names).
     pub kernels: Vec<String>,
     pub variables: Vec<ModuleVariable>,
+    /// The side effects each of `kernels` can have; kernels with none are absent.
+    pub side_effects: BTreeMap<String, BTreeSet<SideEffect>>,
+    /// Side effects given to every kernel because their calls could not be attributed (see the
+    /// module documentation); empty for a cubin whose calls were all followed.
+    pub unattributed_side_effects: BTreeSet<SideEffect>,
+}
+
+impl CubinSymbols {
+    /// The side effects `kernel` (a mangled name as in `kernels`) can have; empty when none, or
+    /// when the kernel is not in this module.
+    pub fn side_effects_of(&self, kernel: &str) -> BTreeSet<SideEffect> {
+        self.side_effects.get(kernel).cloned().unwrap_or_default()
+    }
 }
 
 /// Reads the symbol table of a cubin. Not an ELF image (PTX text, a fat binary): an error.
 pub fn scan_cubin(image: &[u8]) -> Result<CubinSymbols, object::Error> {
     let file = object::File::parse(image)?;
     let mut symbols = CubinSymbols::default();
+    let mut kernel_sections = Vec::new();
     for symbol in file.symbols() {
         let Ok(name) = symbol.name() else { continue };
         if name.is_empty() {
@@ -38,6 +147,7 @@ pub fn scan_cubin(image: &[u8]) -> Result<CubinSymbols, object::Error> {
         match symbol.kind() {
             SymbolKind::Text if section_name.starts_with(".text.") => {
                 symbols.kernels.push(name.to_string());
+                kernel_sections.push(index);
             }
             SymbolKind::Data | SymbolKind::Unknown if symbol.size() > 0 => {
                 let constant = if section_name.starts_with(".nv.global") {
@@ -58,6 +168,16 @@ pub fn scan_cubin(image: &[u8]) -> Result<CubinSymbols, object::Error> {
             _ => {}
         }
     }
+    let effects = SideEffects::analyze(&file);
+    for (name, index) in symbols.kernels.iter().zip(kernel_sections) {
+        let bits = effects.of_section(index);
+        if bits != 0 {
+            symbols
+                .side_effects
+                .insert(name.clone(), SideEffect::set_of(bits));
+        }
+    }
+    symbols.unattributed_side_effects = SideEffect::set_of(effects.everywhere);
     Ok(symbols)
 }
 
@@ -68,11 +188,342 @@ fn section_name(file: &object::File<'_>, index: SectionIndex) -> String {
         .unwrap_or_default()
 }
 
+/// `SHT_CUDA_CALLGRAPH`: pairs of 32-bit symbol indices, in blocks that a pair `(0, marker)`
+/// opens: `0xffffffff` calls (caller, callee); `0xfffffffe` functions whose address is taken
+/// (function, prototype); `0xfffffffd` functions making indirect calls (function, prototype);
+/// `0xfffffffc` address references (function, function whose address it takes).
+const SHT_CUDA_CALLGRAPH: u32 = 0x7000_0001;
+const CALLGRAPH_CALLS: u32 = 0xffff_ffff;
+const CALLGRAPH_ADDRESS_TAKEN: u32 = 0xffff_fffe;
+const CALLGRAPH_INDIRECT_CALLERS: u32 = 0xffff_fffd;
+const CALLGRAPH_ADDRESS_REFERENCES: u32 = 0xffff_fffc;
+
+/// What calls can go through: a text section, a span of a data section (relocation offsets
+/// as the file gives them), or any function whose address is taken (the target of an
+/// indirect call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Node {
+    Text(SectionIndex),
+    Data(SectionIndex, u64, u64),
+    AddressTaken,
+}
+
+/// Where a relocation or a call-graph entry leads.
+enum Reach {
+    Effects(u8),
+    Node(Node),
+    Nothing,
+}
+
+/// The side effects each text section reaches.
+#[derive(Debug, Default)]
+struct SideEffects {
+    by_section: HashMap<SectionIndex, u8>,
+    /// What every kernel gets: effects whose calls could not be attributed.
+    everywhere: u8,
+}
+
+impl SideEffects {
+    fn of_section(&self, index: SectionIndex) -> u8 {
+        self.by_section.get(&index).copied().unwrap_or(0) | self.everywhere
+    }
+
+    fn analyze(file: &object::File<'_>) -> SideEffects {
+        let mut present = 0;
+        for symbol in file.symbols() {
+            if symbol.is_undefined() {
+                if let Some(effect) = symbol.name().ok().and_then(SideEffect::of_external) {
+                    present |= effect.bit();
+                }
+            }
+        }
+        if present == 0 {
+            return SideEffects::default();
+        }
+        let mut graph = Graph::new(file);
+        graph.read_callgraph();
+        while let Some(id) = graph.pending.pop() {
+            graph.follow(id);
+        }
+        let reached = graph.propagate();
+        let attributed = graph.direct.iter().fold(0, |all, bits| all | bits);
+        let everywhere = if graph.unreadable {
+            present
+        } else {
+            present & !attributed
+        };
+        let by_section = graph
+            .nodes
+            .iter()
+            .zip(reached)
+            .filter_map(|(node, bits)| match node {
+                Node::Text(index) if bits != 0 => Some((*index, bits)),
+                _ => None,
+            })
+            .collect();
+        SideEffects {
+            by_section,
+            everywhere,
+        }
+    }
+}
+
+struct Graph<'f, 'data> {
+    file: &'f object::File<'data>,
+    /// Each section's relocations, by offset.
+    relocations: HashMap<SectionIndex, Vec<(u64, RelocationTarget)>>,
+    text: HashSet<SectionIndex>,
+    nodes: Vec<Node>,
+    ids: HashMap<Node, usize>,
+    /// Effects of each node's own calls.
+    direct: Vec<u8>,
+    /// (caller, callee) node ids.
+    edges: Vec<(usize, usize)>,
+    /// Nodes whose relocations are still to be followed.
+    pending: Vec<usize>,
+    /// A relocation section or the call graph could not be read in full.
+    unreadable: bool,
+}
+
+impl<'f, 'data> Graph<'f, 'data> {
+    /// Reads every section's relocations and makes a node of each text section.
+    fn new(file: &'f object::File<'data>) -> Self {
+        let mut graph = Graph {
+            file,
+            relocations: HashMap::new(),
+            text: HashSet::new(),
+            nodes: Vec::new(),
+            ids: HashMap::new(),
+            direct: Vec::new(),
+            edges: Vec::new(),
+            pending: Vec::new(),
+            unreadable: false,
+        };
+        let (rel, rela) = if file.is_64() { (16, 24) } else { (8, 12) };
+        let (mut expected, mut read) = (0u64, 0u64);
+        for section in file.sections() {
+            if let SectionFlags::Elf { sh_type, .. } = section.flags() {
+                let entry = match sh_type {
+                    elf::SHT_REL => Some(rel),
+                    elf::SHT_RELA => Some(rela),
+                    // Variable-length entries: whether all were read cannot be checked.
+                    elf::SHT_CREL => {
+                        graph.unreadable = true;
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(entry) = entry {
+                    expected += section.size() / entry;
+                    graph.unreadable |= section.size() % entry != 0;
+                }
+            }
+            let mut list: Vec<_> = section
+                .relocations()
+                .map(|(offset, relocation)| (offset, relocation.target()))
+                .collect();
+            read += list.len() as u64;
+            if section.kind() == SectionKind::Text
+                || section.name().is_ok_and(|n| n.starts_with(".text"))
+            {
+                graph.text.insert(section.index());
+                graph.node(Node::Text(section.index()));
+            }
+            if !list.is_empty() {
+                list.sort_by_key(|(offset, _)| *offset);
+                graph.relocations.insert(section.index(), list);
+            }
+        }
+        // The object crate skips relocation sections it cannot read or tie to the symbol table.
+        if file.format() == BinaryFormat::Elf && read != expected {
+            graph.unreadable = true;
+        }
+        graph
+    }
+
+    fn node(&mut self, node: Node) -> usize {
+        if let Some(&id) = self.ids.get(&node) {
+            return id;
+        }
+        let id = self.nodes.len();
+        self.nodes.push(node);
+        self.ids.insert(node, id);
+        self.direct.push(0);
+        self.pending.push(id);
+        id
+    }
+
+    fn link(&mut self, from: usize, reach: Reach) {
+        match reach {
+            Reach::Effects(bits) => self.direct[from] |= bits,
+            Reach::Node(node) => {
+                let to = self.node(node);
+                self.edges.push((from, to));
+            }
+            Reach::Nothing => {}
+        }
+    }
+
+    fn section_node(&self, index: SectionIndex) -> Node {
+        if self.text.contains(&index) {
+            Node::Text(index)
+        } else {
+            Node::Data(index, 0, u64::MAX)
+        }
+    }
+
+    fn symbol(&mut self, index: SymbolIndex) -> Reach {
+        let Ok(symbol) = self.file.symbol_by_index(index) else {
+            self.unreadable = true;
+            return Reach::Nothing;
+        };
+        if symbol.is_undefined() {
+            let effect = symbol.name().ok().and_then(SideEffect::of_external);
+            return effect.map_or(Reach::Nothing, |e| Reach::Effects(e.bit()));
+        }
+        let Some(section) = symbol.section_index() else {
+            return Reach::Nothing;
+        };
+        match self.section_node(section) {
+            Node::Data(..) if symbol.size() > 0 && symbol.kind() != SymbolKind::Section => {
+                let start = symbol.address();
+                Reach::Node(Node::Data(
+                    section,
+                    start,
+                    start.saturating_add(symbol.size()),
+                ))
+            }
+            node => Reach::Node(node),
+        }
+    }
+
+    /// The text node of the function with symbol index `index`, if it is one.
+    fn function(&mut self, index: u32) -> Option<usize> {
+        if index == 0 {
+            return None;
+        }
+        match self.symbol(SymbolIndex(index as usize)) {
+            Reach::Node(node @ Node::Text(_)) => Some(self.node(node)),
+            _ => None,
+        }
+    }
+
+    /// Follows the relocations inside node `id`.
+    fn follow(&mut self, id: usize) {
+        let (section, start, end) = match self.nodes[id] {
+            Node::Text(section) => (section, 0, u64::MAX),
+            Node::Data(section, start, end) => (section, start, end),
+            Node::AddressTaken => return,
+        };
+        let Some(list) = self.relocations.get(&section) else {
+            return;
+        };
+        let first = list.partition_point(|(offset, _)| *offset < start);
+        let targets: Vec<RelocationTarget> = list[first..]
+            .iter()
+            .take_while(|(offset, _)| *offset < end)
+            .map(|(_, target)| *target)
+            .collect();
+        for target in targets {
+            let reach = match target {
+                RelocationTarget::Symbol(index) => self.symbol(index),
+                RelocationTarget::Section(index) => Reach::Node(self.section_node(index)),
+                _ => Reach::Nothing,
+            };
+            self.link(id, reach);
+        }
+    }
+
+    /// Adds the edges of `.nv.callgraph` sections.
+    fn read_callgraph(&mut self) {
+        let file = self.file;
+        for section in file.sections() {
+            let by_type = matches!(section.flags(),
+                SectionFlags::Elf { sh_type, .. } if sh_type.0 == SHT_CUDA_CALLGRAPH);
+            if !by_type && !section.name().is_ok_and(|n| n == ".nv.callgraph") {
+                continue;
+            }
+            let Ok(data) = section.data() else {
+                self.unreadable = true;
+                continue;
+            };
+            self.unreadable |= data.len() % 8 != 0;
+            let word = |bytes: &[u8]| {
+                let bytes = [bytes[0], bytes[1], bytes[2], bytes[3]];
+                if file.is_little_endian() {
+                    u32::from_le_bytes(bytes)
+                } else {
+                    u32::from_be_bytes(bytes)
+                }
+            };
+            let mut block = CALLGRAPH_CALLS;
+            for pair in data.chunks_exact(8) {
+                let (first, second) = (word(&pair[..4]), word(&pair[4..]));
+                if first == 0 && second >= CALLGRAPH_ADDRESS_REFERENCES {
+                    block = second;
+                    continue;
+                }
+                match block {
+                    CALLGRAPH_CALLS => {
+                        if let Some(caller) = self.function(first) {
+                            let reach = self.symbol(SymbolIndex(second as usize));
+                            self.link(caller, reach);
+                        }
+                    }
+                    CALLGRAPH_ADDRESS_TAKEN => {
+                        if let Some(function) = self.function(first) {
+                            let any = self.node(Node::AddressTaken);
+                            self.edges.push((any, function));
+                        }
+                    }
+                    CALLGRAPH_INDIRECT_CALLERS => {
+                        if let Some(caller) = self.function(first) {
+                            self.link(caller, Reach::Node(Node::AddressTaken));
+                        }
+                    }
+                    // CALLGRAPH_ADDRESS_REFERENCES
+                    _ => {
+                        if let Some(function) = self.function(second) {
+                            let any = self.node(Node::AddressTaken);
+                            self.edges.push((any, function));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each node's effects: its own and those of everything it reaches.
+    fn propagate(&self) -> Vec<u8> {
+        let mut callers = vec![Vec::new(); self.nodes.len()];
+        for &(from, to) in &self.edges {
+            callers[to].push(from);
+        }
+        let mut bits = self.direct.clone();
+        let mut work: Vec<usize> = (0..bits.len()).filter(|&id| bits[id] != 0).collect();
+        while let Some(callee) = work.pop() {
+            for &caller in &callers[callee] {
+                let joined = bits[caller] | bits[callee];
+                if joined != bits[caller] {
+                    bits[caller] = joined;
+                    work.push(caller);
+                }
+            }
+        }
+        bits
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use object::write::{Object as WriteObject, Symbol, SymbolSection};
-    use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolScope};
+    use object::write::{
+        Object as WriteObject, Relocation, SectionId, Symbol, SymbolId, SymbolSection,
+    };
+    use object::{
+        Architecture, Endianness, RelocationEncoding, RelocationFlags, RelocationKind, SymbolFlags,
+        SymbolScope,
+    };
 
     /// Builds a small ELF shaped like a cubin: a kernel in `.text.<name>`, a `__device__`
     /// counter in `.nv.global`, a `__constant__` table in `.nv.constant3` and the kernel's
@@ -135,6 +586,8 @@ mod tests {
     fn finds_kernels_device_and_constant_variables() {
         let symbols = scan_cubin(&fake_cubin()).unwrap();
         assert_eq!(symbols.kernels, vec!["_Z3incPj".to_string()]);
+        assert!(symbols.side_effects.is_empty());
+        assert!(symbols.unattributed_side_effects.is_empty());
         let vars: Vec<_> = symbols
             .variables
             .iter()
@@ -153,5 +606,328 @@ mod tests {
     #[test]
     fn ptx_text_is_not_a_cubin() {
         assert!(scan_cubin(b".version 8.0\n.target sm_90\n").is_err());
+    }
+
+    /// A cubin-shaped ELF: functions in `.text.<name>`, calls as relocations.
+    struct Image {
+        obj: WriteObject<'static>,
+    }
+
+    impl Image {
+        fn new() -> Self {
+            Image {
+                obj: WriteObject::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little),
+            }
+        }
+
+        fn symbol(
+            &mut self,
+            name: &str,
+            kind: SymbolKind,
+            section: SymbolSection,
+            value: u64,
+            size: u64,
+        ) -> SymbolId {
+            self.obj.add_symbol(Symbol {
+                name: name.as_bytes().to_vec(),
+                value,
+                size,
+                kind,
+                scope: SymbolScope::Dynamic,
+                weak: false,
+                section,
+                flags: SymbolFlags::None,
+            })
+        }
+
+        fn section(&mut self, name: &str, kind: SectionKind, size: u64) -> SectionId {
+            let id = self
+                .obj
+                .add_section(Vec::new(), name.as_bytes().to_vec(), kind);
+            self.obj
+                .append_section_data(id, &vec![0u8; size as usize], 8);
+            id
+        }
+
+        /// A function in its own `.text.<name>` section.
+        fn function(&mut self, name: &str) -> (SectionId, SymbolId) {
+            let section = self.section(&format!(".text.{name}"), SectionKind::Text, 64);
+            (
+                section,
+                self.symbol(
+                    name,
+                    SymbolKind::Text,
+                    SymbolSection::Section(section),
+                    0,
+                    64,
+                ),
+            )
+        }
+
+        /// An undefined function, resolved by the driver.
+        fn external(&mut self, name: &str) -> SymbolId {
+            self.symbol(name, SymbolKind::Text, SymbolSection::Undefined, 0, 0)
+        }
+
+        /// A relocation at `offset` of `from` against `to`.
+        fn refer(&mut self, from: SectionId, offset: u64, to: SymbolId) {
+            let flags = RelocationFlags::Generic {
+                kind: RelocationKind::Absolute,
+                encoding: RelocationEncoding::Generic,
+                size: 64,
+            };
+            let relocation = Relocation {
+                offset,
+                symbol: to,
+                addend: 0,
+                flags,
+            };
+            self.obj.add_relocation(from, relocation).unwrap();
+        }
+
+        fn bytes(self) -> Vec<u8> {
+            self.obj.write().unwrap()
+        }
+    }
+
+    fn effects(symbols: &CubinSymbols, kernel: &str) -> Vec<SideEffect> {
+        symbols.side_effects_of(kernel).into_iter().collect()
+    }
+
+    #[test]
+    fn kernels_have_the_side_effects_of_what_they_call_transitively() {
+        let mut image = Image::new();
+        let vprintf = image.external("vprintf");
+        let malloc = image.external("malloc");
+        let assertfail = image.external("__assertfail");
+        let new = image.external("_Znwm");
+        let (a, _) = image.function("kern_a");
+        let (b, _) = image.function("kern_b");
+        image.function("kern_c");
+        let (d, _) = image.function("kern_d");
+        let (helper, helper_sym) = image.function("helper");
+        image.refer(a, 16, vprintf);
+        image.refer(b, 16, helper_sym);
+        image.refer(helper, 32, malloc);
+        image.refer(d, 0, assertfail);
+        image.refer(d, 8, new);
+        let symbols = scan_cubin(&image.bytes()).unwrap();
+
+        for kernel in ["kern_a", "kern_b", "kern_c", "kern_d", "helper"] {
+            assert!(symbols.kernels.iter().any(|k| k == kernel), "{kernel}");
+        }
+        assert_eq!(effects(&symbols, "kern_a"), vec![SideEffect::DevicePrintf]);
+        assert_eq!(effects(&symbols, "kern_b"), vec![SideEffect::DeviceHeap]);
+        assert_eq!(effects(&symbols, "helper"), vec![SideEffect::DeviceHeap]);
+        assert!(effects(&symbols, "kern_c").is_empty());
+        assert!(!symbols.side_effects.contains_key("kern_c"));
+        assert_eq!(
+            effects(&symbols, "kern_d"),
+            vec![SideEffect::DeviceHeap, SideEffect::Assert]
+        );
+        assert!(symbols.unattributed_side_effects.is_empty());
+        assert!(effects(&symbols, "not_in_this_module").is_empty());
+    }
+
+    #[test]
+    fn cycles_of_device_functions_terminate() {
+        let mut image = Image::new();
+        let vprintf = image.external("vprintf");
+        let (ping, ping_sym) = image.function("ping");
+        let (pong, pong_sym) = image.function("pong");
+        let (kern, _) = image.function("kern_loop");
+        let (lone, lone_sym) = image.function("lone");
+        let (quiet, _) = image.function("kern_quiet");
+        image.refer(ping, 0, pong_sym);
+        image.refer(pong, 0, ping_sym);
+        image.refer(pong, 8, vprintf);
+        image.refer(pong, 16, pong_sym);
+        image.refer(kern, 0, ping_sym);
+        image.refer(lone, 0, lone_sym);
+        image.refer(quiet, 0, lone_sym);
+        let symbols = scan_cubin(&image.bytes()).unwrap();
+        for function in ["kern_loop", "ping", "pong"] {
+            assert_eq!(effects(&symbols, function), vec![SideEffect::DevicePrintf]);
+        }
+        assert!(effects(&symbols, "kern_quiet").is_empty());
+        assert!(effects(&symbols, "lone").is_empty());
+    }
+
+    #[test]
+    fn function_pointer_tables_are_followed_per_object() {
+        let mut image = Image::new();
+        let vprintf = image.external("vprintf");
+        let (printer, printer_sym) = image.function("printer");
+        image.refer(printer, 0, vprintf);
+        let init = image.section(".nv.global.init", SectionKind::Data, 16);
+        let table = image.symbol(
+            "table",
+            SymbolKind::Data,
+            SymbolSection::Section(init),
+            0,
+            8,
+        );
+        let text = image.symbol("$str", SymbolKind::Data, SymbolSection::Section(init), 8, 8);
+        image.refer(init, 0, printer_sym);
+        let (by_pointer, _) = image.function("kern_fp");
+        let (by_string, _) = image.function("kern_str");
+        image.refer(by_pointer, 0, table);
+        image.refer(by_string, 0, text);
+        let symbols = scan_cubin(&image.bytes()).unwrap();
+        assert_eq!(effects(&symbols, "kern_fp"), vec![SideEffect::DevicePrintf]);
+        assert!(effects(&symbols, "kern_str").is_empty());
+        assert!(symbols.unattributed_side_effects.is_empty());
+    }
+
+    /// A whole-program cubin as ptxas writes it: the externals' addresses sit in a table in
+    /// `.nv.constant4`, the code calls through it with no relocation, and `.nv.callgraph` says
+    /// which kernel calls what. `missing`: the call graph names a symbol that is not there.
+    fn whole_program(callgraph: bool, missing: bool) -> Vec<u8> {
+        let build = |pairs: &[(u32, u32)]| {
+            let mut image = Image::new();
+            let vprintf = image.external("vprintf");
+            let malloc = image.external("malloc");
+            let table = image.section(".nv.constant4", SectionKind::ReadOnlyData, 16);
+            image.refer(table, 0, vprintf);
+            image.refer(table, 8, malloc);
+            let (kp, _) = image.function("kp");
+            for name in ["kh", "kq", "kind", "target"] {
+                image.function(name);
+            }
+            if callgraph {
+                let section = image.section(".nv.callgraph", SectionKind::Other, 0);
+                let data: Vec<u8> = pairs
+                    .iter()
+                    .flat_map(|(a, b)| [a.to_le_bytes(), b.to_le_bytes()])
+                    .flatten()
+                    .collect();
+                image.obj.append_section_data(section, &data, 4);
+            }
+            // A relocation of no interest, so that the module has some.
+            let own = image.obj.section_symbol(kp);
+            image.refer(kp, 0, own);
+            image.bytes()
+        };
+        // The symbol indices, from a build with a call graph of the same size.
+        let first = build(&[(0, 0); 14]);
+        let file = object::File::parse(&*first).unwrap();
+        let index = |name: &str| {
+            let symbol = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+            symbol.index().0 as u32
+        };
+        let [vprintf, malloc, kp, kh, kind, target] =
+            ["vprintf", "malloc", "kp", "kh", "kind", "target"].map(index);
+        build(&[
+            (0, CALLGRAPH_CALLS),
+            (kp, vprintf),
+            (kh, malloc),
+            (kh, vprintf),
+            (target, vprintf),
+            (0, CALLGRAPH_ADDRESS_TAKEN),
+            (target, 1),
+            (0, CALLGRAPH_INDIRECT_CALLERS),
+            (kind, 1),
+            (0, CALLGRAPH_ADDRESS_REFERENCES),
+            (kp, target),
+            (kp, if missing { 0xffff_0000 } else { target }),
+            (0, 0),
+            (0, 0),
+        ])
+    }
+
+    #[test]
+    fn whole_program_cubins_use_the_call_graph() {
+        let symbols = scan_cubin(&whole_program(true, false)).unwrap();
+        assert_eq!(effects(&symbols, "kp"), vec![SideEffect::DevicePrintf]);
+        assert_eq!(
+            effects(&symbols, "kh"),
+            vec![SideEffect::DevicePrintf, SideEffect::DeviceHeap]
+        );
+        assert!(effects(&symbols, "kq").is_empty());
+        // An indirect call reaches the functions whose address is taken.
+        assert_eq!(effects(&symbols, "kind"), vec![SideEffect::DevicePrintf]);
+        assert!(symbols.unattributed_side_effects.is_empty());
+    }
+
+    #[test]
+    fn calls_that_cannot_be_attributed_go_to_every_kernel() {
+        let symbols = scan_cubin(&whole_program(false, false)).unwrap();
+        let both = vec![SideEffect::DevicePrintf, SideEffect::DeviceHeap];
+        for kernel in ["kp", "kh", "kq", "kind", "target"] {
+            assert_eq!(effects(&symbols, kernel), both, "{kernel}");
+        }
+        assert_eq!(
+            symbols
+                .unattributed_side_effects
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            both
+        );
+
+        let symbols = scan_cubin(&whole_program(true, true)).unwrap();
+        assert_eq!(effects(&symbols, "kq"), both);
+
+        // An undefined vprintf that nothing refers to.
+        let mut image = Image::new();
+        image.external("vprintf");
+        image.function("kern");
+        let symbols = scan_cubin(&image.bytes()).unwrap();
+        assert_eq!(effects(&symbols, "kern"), vec![SideEffect::DevicePrintf]);
+    }
+
+    #[test]
+    fn unreadable_relocations_make_every_kernel_suspect() {
+        let mut image = Image::new();
+        let vprintf = image.external("vprintf");
+        let malloc = image.external("malloc");
+        let (a, _) = image.function("kern_a");
+        let (b, _) = image.function("kern_b");
+        image.function("kern_c");
+        image.refer(a, 0, vprintf);
+        image.refer(b, 0, malloc);
+        let mut bytes = image.bytes();
+        assert_eq!(
+            effects(&scan_cubin(&bytes).unwrap(), "kern_a"),
+            vec![SideEffect::DevicePrintf]
+        );
+
+        // Point the contents of `.rela.text.kern_a` past the end of the image.
+        let file = object::File::parse(&*bytes).unwrap();
+        let rela = file.section_by_name(".rela.text.kern_a").unwrap().index().0;
+        let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
+        let sh_offset = shoff + rela * 64 + 0x18;
+        let past_end = (bytes.len() as u64 + 4096).to_le_bytes();
+        bytes[sh_offset..sh_offset + 8].copy_from_slice(&past_end);
+
+        let symbols = scan_cubin(&bytes).unwrap();
+        let both = vec![SideEffect::DevicePrintf, SideEffect::DeviceHeap];
+        for kernel in ["kern_a", "kern_b", "kern_c"] {
+            assert_eq!(effects(&symbols, kernel), both, "{kernel}");
+        }
+    }
+
+    #[test]
+    fn external_names() {
+        use SideEffect::*;
+        for (name, effect) in [
+            ("vprintf", Some(DevicePrintf)),
+            ("malloc", Some(DeviceHeap)),
+            ("free", Some(DeviceHeap)),
+            ("__cuda_syscall_aligned_malloc", Some(DeviceHeap)),
+            ("__nv_aligned_device_malloc", Some(DeviceHeap)),
+            ("_Znwm", Some(DeviceHeap)),
+            ("_Znam", Some(DeviceHeap)),
+            ("_ZdlPv", Some(DeviceHeap)),
+            ("_ZdaPv", Some(DeviceHeap)),
+            ("_ZdlPvm", Some(DeviceHeap)),
+            ("_ZnwmSt11align_val_t", Some(DeviceHeap)),
+            ("__assertfail", Some(Assert)),
+            ("__cuda_syscall_cudaGetParameterBufferV2", None),
+            ("cudaLaunchDeviceV2", None),
+            ("_Z6helperv", None),
+        ] {
+            assert_eq!(SideEffect::of_external(name), effect, "{name}");
+        }
     }
 }

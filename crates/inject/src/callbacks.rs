@@ -285,7 +285,13 @@ fn on_free(tool: &Tool, api: FreeApi, data: &sys::CUpti_CallbackData) {
             FreeApi::HostUnregister => {
                 host_address((*(p as *const sys::cuMemHostUnregister_params)).p)
             }
-            FreeApi::Unmap => (*(p as *const sys::cuMemUnmap_params)).ptr,
+            FreeApi::Unmap => {
+                let unmap = &*(p as *const sys::cuMemUnmap_params);
+                tool.engine
+                    .inventory()
+                    .remove_within(device, unmap.ptr, unmap.size as u64);
+                return;
+            }
         }
     };
     tool.engine.inventory().remove(device, base);
@@ -453,6 +459,10 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             Err(_) => shape.stream as u64,
         }
     };
+    let kind = match kind {
+        LaunchKind::Kernel => tool.launch_kind_of(&kernel_name),
+        other => other,
+    };
     let info = DispatchInfo {
         device,
         kind,
@@ -561,6 +571,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                             .map(|v| v.name.as_str())
                             .collect::<Vec<_>>()
                     ));
+                    tool.note_side_effects(&symbols);
                     lock(&tool.pending_cubins).push(symbols);
                 }
                 Err(e) => tool.debug(&format!("module loaded, not an ELF cubin: {e}")),

@@ -2,12 +2,12 @@
 //! bookkeeping of kernels, devices and modules.
 
 use crate::callbacks;
-use kreplay_core::backend::{AllocKind, DeviceId, Region};
+use kreplay_core::backend::{AllocKind, DeviceId, LaunchKind, Region};
 use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_cuda::backend::{
     CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
 };
-use kreplay_cuda::module_symbols::CubinSymbols;
+use kreplay_cuda::module_symbols::{CubinSymbols, SideEffect};
 use kreplay_cuda::{cupti_call, drv, loader};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
@@ -31,6 +31,9 @@ pub(crate) struct Tool {
     pub context_devices: Mutex<HashMap<usize, DeviceId>>,
     /// Cubins loaded but not yet matched to a module handle (see `resolve_module_variables`).
     pub pending_cubins: Mutex<Vec<CubinSymbols>>,
+    /// Kernels (mangled names) whose code prints or uses the device heap, from every cubin
+    /// loaded so far: they run once ([`Tool::launch_kind_of`]).
+    pub kernel_effects: Mutex<HashMap<String, LaunchKind>>,
     /// Modules (or libraries) whose variables are tracked, per device.
     pub resolved_modules: Mutex<HashSet<(usize, DeviceId)>>,
     /// Launch handles whose module variables were looked for on a device.
@@ -170,6 +173,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         agents: Mutex::new(HashSet::new()),
         context_devices: Mutex::new(HashMap::new()),
         pending_cubins: Mutex::new(Vec::new()),
+        kernel_effects: Mutex::new(HashMap::new()),
         resolved_modules: Mutex::new(HashSet::new()),
         resolved_launches: Mutex::new(HashSet::new()),
         warned: Mutex::new(HashSet::new()),
@@ -403,6 +407,37 @@ impl Tool {
     }
 
     /// The kernel id and name of `f` if it was registered already.
+    /// Notes the kernels of a loaded cubin that cannot be replayed safely. The device heap
+    /// wins over printf (both run once; the heap is the reason that breaks a replay). A kernel
+    /// name in several modules takes the strictest of them.
+    pub fn note_side_effects(&self, symbols: &CubinSymbols) {
+        let mut effects = lock(&self.kernel_effects);
+        for kernel in &symbols.kernels {
+            let found = symbols.side_effects_of(kernel);
+            let kind = if found.contains(&SideEffect::DeviceHeap) {
+                LaunchKind::DeviceHeap
+            } else if found.contains(&SideEffect::DevicePrintf) {
+                LaunchKind::DevicePrintf
+            } else {
+                continue;
+            };
+            let entry = effects.entry(kernel.clone()).or_insert(kind);
+            if kind == LaunchKind::DeviceHeap {
+                *entry = kind;
+            }
+        }
+    }
+
+    /// How an ordinary launch of `kernel` (a mangled name) is handled: once when its code prints
+    /// or uses the device heap, else as a kernel. (`assert` is replayed: it prints only when it
+    /// fails, and then the launch fails.)
+    pub fn launch_kind_of(&self, kernel: &str) -> LaunchKind {
+        lock(&self.kernel_effects)
+            .get(kernel)
+            .copied()
+            .unwrap_or(LaunchKind::Kernel)
+    }
+
     pub fn known_kernel(&self, f: sys::CUfunction) -> Option<(u64, String)> {
         lock(&self.kernels)
             .get(&(f as usize))
