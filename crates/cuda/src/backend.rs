@@ -23,8 +23,6 @@
 //! - relaunch: on the tool's stream, with the application's parameter block (valid while the
 //!   launch's callback runs) or a kept copy.
 
-use crate::catalog::device::DeviceIdentity;
-use crate::catalog::identity_cache;
 use crate::classify::LaunchApi;
 use crate::drv;
 use crate::error::CudaError;
@@ -208,18 +206,6 @@ fn host_staging_limit() -> u64 {
     available.map_or(4 << 30, |bytes| bytes / 2)
 }
 
-/// Environment variable: `0` makes the counter set-up read the device's counter-availability
-/// image even when the CLI's identity cache holds the one the groups were checked with.
-pub const ENV_CACHED_IDENTITY: &str = "KREPLAY_CACHED_IDENTITY";
-
-/// The cached identity whose digest is `checked` (the CLI's), unless switched off.
-fn cached_identity(checked: Option<&str>) -> Option<DeviceIdentity> {
-    if std::env::var(ENV_CACHED_IDENTITY).is_ok_and(|v| v.trim() == "0") {
-        return None;
-    }
-    identity_cache::with_digest(&identity_cache::cache_dir()?, checked?)
-}
-
 /// The set-up's result, or `None` when the thread belongs to another process (see
 /// [`Preparation`]).
 fn join_preparation((pid, handle): Preparation) -> Option<Result<RangeProfiler, CudaError>> {
@@ -353,7 +339,6 @@ impl CudaBackend {
         let warm = self.warm_up_groups();
         let ranges = self.options.max_ranges;
         let context = ctx as usize;
-        let checked = self.checked_identity.clone();
         let spawned = std::thread::Builder::new()
             .name("kreplay-setup".into())
             .spawn(move || {
@@ -364,21 +349,9 @@ impl CudaBackend {
                 let mut device: sys::CUdevice = 0;
                 // SAFETY: the context pushed above is current on this thread.
                 unsafe { drv!(driver, cuCtxGetDevice(&mut device))? };
-                let new = |known| {
-                    RangeProfiler::new(cupti, ctx, device, device as usize, &groups, ranges, known)
-                };
-                let known = (device == 0)
-                    .then(|| cached_identity(checked.as_deref()))
-                    .flatten();
-                let cached = known.is_some();
-                let mut profiler = new(known)?;
-                let mut warmed = profiler.warm_up(&warm);
-                if warmed.is_err() && cached {
-                    // The device refused what its cached identity allowed: read it.
-                    profiler = new(None)?;
-                    warmed = profiler.warm_up(&warm);
-                }
-                if let Err(e) = warmed {
+                let mut profiler =
+                    RangeProfiler::new(cupti, ctx, device, device as usize, &groups, ranges)?;
+                if let Err(e) = profiler.warm_up(&warm) {
                     // The first dispatch programs the counters itself, as without set-up.
                     crate::debug::line(&format!("counters not programmed ahead: {e}"));
                 }
@@ -671,7 +644,6 @@ impl CudaBackend {
                     current.cu_device as usize,
                     &self.groups,
                     self.options.max_ranges,
-                    None,
                 ),
                 (None, None) => Err(CudaError::Load("CUPTI is not loaded".into())),
             };

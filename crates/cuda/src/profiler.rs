@@ -30,7 +30,6 @@
 //! (NaN for every metric not in the first configuration): kept so that the GPU checks prove they
 //! catch it, never the default. `KREPLAY_PACK_GROUPS=0` gives every group its own hardware pass.
 
-use crate::catalog::device::DeviceIdentity;
 use crate::catalog::host::host_api_lock;
 use crate::catalog::identity_cache;
 use crate::cupti_call;
@@ -206,10 +205,7 @@ fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
 impl RangeProfiler {
     /// Prepares the groups for the context `ctx` of device `device_index`, for units of up to
     /// `ranges` kernels. Each group must be collectable in one hardware pass on this device
-    /// (its counter-availability image decides). `known` is an identity of this device read
-    /// earlier (the CLI's cached one the groups were checked with): when its chip is this
-    /// device's, its image is used instead of reading the device's (≈ 130 ms on an H200, in
-    /// series with the application's own CUDA calls).
+    /// (its counter-availability image decides).
     pub fn new(
         cupti: &'static Cupti,
         ctx: CUcontext,
@@ -217,7 +213,6 @@ impl RangeProfiler {
         device_index: usize,
         groups: &[Vec<String>],
         ranges: usize,
-        known: Option<DeviceIdentity>,
     ) -> Result<Self, CudaError> {
         let mut laps = debug::Laps::start();
         initialize_profiler(cupti)?;
@@ -226,17 +221,8 @@ impl RangeProfiler {
         laps.lap("device check");
         let chip = chip_name(cupti, device_index)?;
         laps.lap("chip name");
-        let availability = match known {
-            Some(known) if known.chip == chip.to_ascii_uppercase() => {
-                laps.lap("availability image (cached)");
-                known.counter_availability
-            }
-            _ => {
-                let image = counter_availability(cupti, ctx)?;
-                laps.lap("availability image");
-                image
-            }
-        };
+        let availability = counter_availability(cupti, ctx)?;
+        laps.lap("availability image");
         let identity = identity_cache::digest(&chip.to_ascii_uppercase(), &availability);
         // CUPTI's host API is not safe from several threads at once (set-ups of two devices
         // may run together, see `CudaBackend::prepare_counters`).
