@@ -12,6 +12,7 @@ use kreplay_core::aliases;
 use kreplay_core::catalog::{check_group, pack_metrics_spanning, GroupError, MetricCatalog};
 use kreplay_core::config::{CounterGroup, CounterSpec};
 use kreplay_cuda::catalog::{identity_cache, CuptiCatalog};
+use kreplay_cuda::error::HARDWARE_BUSY_HINT;
 use kreplay_sim::SimCatalog;
 use std::sync::Mutex;
 
@@ -61,7 +62,12 @@ fn device_catalog(read_cache: bool) -> anyhow::Result<CuptiCatalog> {
     // command line, but the message says how to work without.
     let (catalog, cached) = CuptiCatalog::for_device_cached(0, read_cache).map_err(|e| {
         anyhow::anyhow!(
-            "{e}; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
+            "{e}{}",
+            if e.to_string().contains(HARDWARE_BUSY_HINT) {
+                ""
+            } else {
+                "; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
+            }
         )
     })?;
     *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) =

@@ -17,7 +17,7 @@ pub enum CudaError {
         text: String,
     },
     /// CUPTI returned an error code.
-    #[error("{api} failed: CUPTI error {code}: {text}")]
+    #[error("{api} failed: CUPTI error {code}: {text}{}", cupti_hint(*code))]
     Cupti {
         api: &'static str,
         code: i32,
@@ -45,6 +45,18 @@ impl CudaError {
             CudaError::Cupti { code, .. } => Some(*code),
             _ => None,
         }
+    }
+}
+
+/// What `CUPTI_ERROR_HARDWARE_BUSY` means for a user, appended to its message.
+pub const HARDWARE_BUSY_HINT: &str = "; the GPU's performance counters are in use by another process (another kreplay or Nsight Compute run, DCGM profiling): profile one process per GPU at a time";
+
+/// The explanation kreplay adds to a CUPTI error code, if any.
+pub fn cupti_hint(code: i32) -> &'static str {
+    if code == kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_HARDWARE_BUSY as i32 {
+        HARDWARE_BUSY_HINT
+    } else {
+        ""
     }
 }
 
@@ -161,6 +173,22 @@ mod tests {
         assert!(CudaError::Missing("cuFuncLoad")
             .to_string()
             .contains("cuFuncLoad is not exported"));
+    }
+
+    #[test]
+    fn busy_counters_say_another_process_holds_them() {
+        let busy = CudaError::Cupti {
+            api: "cuptiProfilerGetCounterAvailability",
+            code: 26,
+            text: "CUPTI_ERROR_HARDWARE_BUSY".into(),
+        };
+        assert!(busy.to_string().ends_with(HARDWARE_BUSY_HINT), "{busy}");
+        let other = CudaError::Cupti {
+            api: "cuptiProfilerInitialize",
+            code: 1,
+            text: "CUPTI_ERROR_INVALID_PARAMETER".into(),
+        };
+        assert!(!other.to_string().contains("another process"), "{other}");
     }
 
     #[test]
