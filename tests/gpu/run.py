@@ -380,23 +380,20 @@ def per_dispatch_checks():
     row("graph 2 groups", "graph runs once per launch (y=4), warned",
         f"{status} {details}; warning {'present' if warned else 'absent'}", rc == 0 and status == "PASS" and warned)
 
-    # --- managed memory: not restored, warned; stream-ordered pool memory: restored -----------
-    # Unpacked, each group re-executes the kernel and the unrestored managed memory counts every
-    # execution; pool memory is restored like cuMemAlloc's. Packed into one hardware pass, 2
-    # groups cost one execution and nothing drifts.
+    # --- managed and stream-ordered pool memory: restored like cuMemAlloc's -------------------
+    # Unpacked, each group re-executes the kernel; both increments must still land once. Packed
+    # into one hardware pass, 2 groups cost one execution.
     for n, packed in ((1, True), (2, False), (2, True)):
         rc, out, err, db, wall = run([CHECKS, "managed_pool"], GROUPS[:n], tag=f"managed{n}{packed}",
                                      env_extra={} if packed else UNPACKED)
         status, details = result_line(out, "managed_pool")
         ws = warnings(db)
-        # Warned when a kernel runs again (packed into one pass, nothing re-executes).
-        warned = any("managed" in w for w in ws) and not any("pool" in w for w in ws)
-        runs = 1 if packed else n
-        expected = f"managed={runs} pool=1"
+        unwarned = not any("managed" in w or "pool" in w for w in ws)
+        expected = "managed=1 pool=1"
         label = f"managed+pool {n} group(s)" + ("" if n == 1 else (", packed" if packed else ", unpacked"))
-        row(label, f"{expected}" + (" (managed not restored, documented, warned; pool restored)" if runs > 1 else " (one execution)"),
-            f"{details}; warnings {'as expected' if warned else ws}",
-            rc == 0 and details.strip() == expected and (warned or runs == 1))
+        row(label, f"{expected}, no not-restored warning",
+            f"{details}; warnings {ws}",
+            rc == 0 and details.strip() == expected and unwarned)
 
     # --- a launch the driver refuses: the app sees its error, the tool carries on ---------------
     rc, out, err, db, wall = run([CHECKS, "bad_launch"], GROUPS[:2], tag="bad_launch")

@@ -43,7 +43,8 @@ pub enum AllocKind {
     Pitched,
     /// A module-scope `__device__` or writable `__constant__` variable: tracked.
     ModuleVariable,
-    /// `cuMemAllocManaged`: not restored.
+    /// `cuMemAllocManaged`: tracked (copied like device memory; the copies migrate its pages
+    /// to the device).
     Managed,
     /// Stream-ordered pool memory (`cuMemAllocAsync`, `cuMemAllocFromPoolAsync`, what
     /// `cudaMallocAsync` and its pools give): tracked, from the allocation until its free.
@@ -63,6 +64,7 @@ impl AllocKind {
             AllocKind::Device
                 | AllocKind::Pitched
                 | AllocKind::ModuleVariable
+                | AllocKind::Managed
                 | AllocKind::Pool
                 | AllocKind::VirtualMapping
         )

@@ -174,13 +174,13 @@ mod tests {
         let inventory = Inventory::new();
         inventory.insert(region(0, 0x1000, 256, AllocKind::Device));
         inventory.insert(region(0, 0x2000, 64, AllocKind::ModuleVariable));
-        inventory.insert(region(0, 0x3000, 128, AllocKind::Managed));
+        inventory.insert(region(0, 0x3000, 128, AllocKind::Host));
         inventory.insert(region(1, 0x1000, 512, AllocKind::Pitched));
         let device0: Vec<u64> = inventory.tracked(0).iter().map(|r| r.base).collect();
         assert_eq!(device0, vec![0x1000, 0x2000]);
         assert_eq!(inventory.tracked_bytes(0), 320);
         assert_eq!(inventory.tracked_bytes(1), 512);
-        assert_eq!(inventory.untracked_kinds(), vec![AllocKind::Managed]);
+        assert_eq!(inventory.untracked_kinds(), vec![AllocKind::Host]);
         assert_eq!(inventory.len(), 4);
     }
 

@@ -583,7 +583,9 @@ mod tests {
         assert_eq!(kind(294), Some(AllocKind::Host));
         assert_eq!(kind(551), Some(AllocKind::VirtualMapping));
         assert!(AllocApi::Alloc.kind().is_tracked());
-        assert!(!AllocApi::Managed.kind().is_tracked());
+        assert!(AllocApi::Managed.kind().is_tracked());
+        assert!(AllocApi::Map.kind().is_tracked());
+        assert!(!AllocApi::HostAlloc.kind().is_tracked());
         assert_eq!(classify_driver_cbid(245), DriverEvent::Free(FreeApi::Free));
         assert_eq!(
             classify_driver_cbid(600),

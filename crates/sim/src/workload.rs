@@ -34,7 +34,7 @@ impl Default for WorkloadOptions {
 pub struct WorkloadOutcome {
     /// Tracked device buffers and the module variable, by name.
     pub tracked: Vec<(&'static str, Vec<u32>)>,
-    /// The managed buffer (not restored by replay).
+    /// The managed buffer (restored between passes like the tracked buffers).
     pub managed: Vec<u32>,
 }
 
@@ -273,18 +273,26 @@ pub fn verify(profiled: &WorkloadOutcome, reference: &WorkloadOutcome) -> Verifi
                 want.get(first).copied().unwrap_or(0)
             )
         })
+        .chain((reference.managed != profiled.managed).then(|| {
+            let first = reference
+                .managed
+                .iter()
+                .zip(&profiled.managed)
+                .position(|(w, g)| w != g)
+                .unwrap_or(0);
+            format!(
+                "managed[{first}] = {} instead of {}",
+                profiled.managed.get(first).copied().unwrap_or(0),
+                reference.managed.get(first).copied().unwrap_or(0)
+            )
+        }))
         .collect();
-    let managed_ratio = match (reference.managed.first(), profiled.managed.first()) {
-        (Some(&want), Some(&got)) if want > 0 => format!("{:.1}", f64::from(got) / f64::from(want)),
-        _ => "n/a".to_string(),
-    };
     if mismatched.is_empty() {
         Verification {
             passed: true,
             line: format!(
-                "kreplay-sim-app: verification PASSED ({} device buffers and the module variable match a single execution; managed memory excepted, written {}x)",
-                reference.tracked.len() - 1,
-                managed_ratio
+                "kreplay-sim-app: verification PASSED ({} device buffers, the module variable and the managed buffer match a single execution)",
+                reference.tracked.len() - 1
             ),
         }
     } else {
@@ -364,15 +372,14 @@ mod tests {
     }
 
     #[test]
-    fn kernel_replay_matches_a_single_execution_except_managed_memory() {
+    fn kernel_replay_matches_a_single_execution_managed_memory_included() {
         let reference = reference();
         let (outcome, records) = profiled(InProcessMode::KernelReplay, 3);
         let verification = verify(&outcome, &reference);
         assert!(verification.passed, "{}", verification.line);
-        assert!(
-            verification.line.contains("written 3.0x"),
-            "{}",
-            verification.line
+        assert_eq!(
+            outcome.managed, reference.managed,
+            "managed memory is restored"
         );
         assert_eq!(
             outcome.tracked[4].1,
