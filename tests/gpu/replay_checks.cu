@@ -1,7 +1,7 @@
 // GPU test programs for kreplay's kernel replay, one mode per argv[1]. Each mode runs a small
 // workload, checks its results against what ONE execution of every kernel must produce, prints
-// "RESULT <mode> PASS|FAIL <details>" and exits 0 (pass) or 1 (fail). Modes whose memory kreplay
-// documents as not restored (managed, pool) print the observed value instead; run.sh judges it.
+// "RESULT <mode> PASS|FAIL <details>" and exits 0 (pass) or 1 (fail). Some modes (managed_pool,
+// signal) print the observed values instead ("RESULT <mode> VALUES ..."); run.py judges them.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cstdio>
