@@ -128,6 +128,27 @@ impl LogLevel {
     }
 }
 
+/// `-u/--summary-units`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummaryUnits {
+    Sec,
+    Msec,
+    Usec,
+    Nsec,
+}
+
+impl SummaryUnits {
+    pub fn unit(self) -> kreplay_format::stats_out::SummaryUnit {
+        use kreplay_format::stats_out::SummaryUnit;
+        match self {
+            SummaryUnits::Sec => SummaryUnit::Sec,
+            SummaryUnits::Msec => SummaryUnit::Msec,
+            SummaryUnits::Usec => SummaryUnit::Usec,
+            SummaryUnits::Nsec => SummaryUnit::Nsec,
+        }
+    }
+}
+
 /// rocprofv3's boolean option values (`--kernel-trace`, `--kernel-trace true`, `--att off`, ...).
 pub fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
@@ -216,6 +237,41 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub kernel_trace: Option<bool>,
 
+    /// Write `<o>_kernel_stats.csv` and `<o>_domain_stats.csv` (with `-f csv`, as rocprofv3):
+    /// per kernel, its dispatches and their total, average, min and max duration, share of all
+    /// kernel time and standard deviation. A replayed dispatch counts once, with its first
+    /// pass's duration. Needs something to trace (--pmc, --metrics or --kernel-trace).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Post-processing tracing options")]
+    pub stats: Option<bool>,
+
+    /// Print rocprofv3's summary table of the kernel dispatch durations after the run (to
+    /// stderr unless --summary-output-file says otherwise).
+    #[arg(short = 'S', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Post-processing tracing options")]
+    pub summary: Option<bool>,
+
+    /// Print a summary table per tracing domain (kreplay traces one: KERNEL_DISPATCH).
+    #[arg(short = 'D', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Post-processing tracing options")]
+    pub summary_per_domain: Option<bool>,
+
+    /// A summary table for the domains each regular expression matches in full, e.g.
+    /// 'KERNEL_DISPATCH|MEMORY_COPY' (kreplay's one domain is KERNEL_DISPATCH).
+    #[arg(long, num_args = 1.., value_name = "REGULAR_EXPRESSION", help_heading = "Post-processing tracing options")]
+    pub summary_groups: Vec<String>,
+
+    /// Where the summary goes: stderr (default), stdout, or NAME for the file `<d>/<o>_NAME.txt`.
+    #[arg(long, value_name = "FILE", help_heading = "Summary options")]
+    pub summary_output_file: Option<String>,
+
+    /// Timing units of the summary table.
+    #[arg(
+        short = 'u',
+        long,
+        value_enum,
+        value_name = "UNIT",
+        help_heading = "Summary options"
+    )]
+    pub summary_units: Option<SummaryUnits>,
+
     /// List the counters of the GPU and exit.
     #[arg(short = 'L', long, help_heading = "Display")]
     pub list_avail: bool,
@@ -283,6 +339,35 @@ mod tests {
     fn formats_take_spaces_or_commas() {
         let cli = parse(&["-f", "csv", "json,rocpd", "--", "a"]);
         assert_eq!(cli.profile.output_format, vec!["csv", "json", "rocpd"]);
+    }
+
+    #[test]
+    fn stats_and_summary_options_parse_like_rocprofv3s() {
+        let cli = parse(&[
+            "--stats",
+            "-S",
+            "-D",
+            "false",
+            "--summary-groups",
+            "KERNEL_DISPATCH|MEMORY_COPY",
+            ".*_API",
+            "--summary-output-file",
+            "summary",
+            "-u",
+            "usec",
+            "--",
+            "a",
+        ]);
+        let p = &cli.profile;
+        assert_eq!(
+            (p.stats, p.summary, p.summary_per_domain),
+            (Some(true), Some(true), Some(false))
+        );
+        assert_eq!(p.summary_groups, ["KERNEL_DISPATCH|MEMORY_COPY", ".*_API"]);
+        assert_eq!(p.summary_output_file.as_deref(), Some("summary"));
+        assert_eq!(p.summary_units, Some(SummaryUnits::Usec));
+        assert_eq!(p.app, ["a"]);
+        assert!(Cli::parse_args(["kreplay", "-u", "min", "--", "a"]).is_err());
     }
 
     #[test]

@@ -56,6 +56,14 @@ pub struct Job {
     pub log_level: Option<String>,
     /// `--replay-window`: a number of dispatches or `auto`.
     pub replay_window: Option<WindowSize>,
+    /// `--stats`, `--summary`, `--summary-per-domain`, `--summary-groups`,
+    /// `--summary-output-file`, `--summary-units`.
+    pub stats: Option<bool>,
+    pub summary: Option<bool>,
+    pub summary_per_domain: Option<bool>,
+    pub summary_groups: Option<WordList>,
+    pub summary_output_file: Option<String>,
+    pub summary_units: Option<String>,
 }
 
 /// `replay_window` as a YAML/JSON number or string (`8`, `"8"`, `auto`).

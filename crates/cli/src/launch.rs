@@ -6,10 +6,14 @@
 
 use crate::error::UsageError;
 use crate::placeholders::{expand, hostname, PlaceholderValues};
-use crate::plan::RunSpec;
+use crate::plan::{RunSpec, SummaryOutput};
+use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
 use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
-use kreplay_format::{read_databases, write_outputs, RunData};
+use kreplay_format::stats_out::{
+    kernel_stats, render_summary, write_stats_csv, write_summary_file,
+};
+use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -100,6 +104,66 @@ pub struct RunResult {
     pub files: Vec<PathBuf>,
     /// Everything the run recorded (None when nothing was recorded).
     pub data: Option<RunData>,
+    /// rocprofv3's summary tables for stderr and for stdout (`-S`, `-D`, `--summary-groups`),
+    /// one text per output destination.
+    pub summaries: Vec<(SummaryOutput, String)>,
+}
+
+/// Records in `data` (what a producer sent), for the progress line.
+pub fn record_count(data: &RunData) -> usize {
+    data.processes
+        .iter()
+        .map(|p| {
+            1 + p.agents.len()
+                + p.kernels.len()
+                + p.counters.len()
+                + p.dispatches.len()
+                + p.costs.len()
+                + p.warnings.len()
+        })
+        .sum()
+}
+
+/// rocprofv3 indents the summary tables it prints on a stream by four spaces.
+const SUMMARY_STREAM_INDENT: &str = "    ";
+
+/// The `--stats` files and the summary of one output destination: files written, and texts
+/// for the streams.
+fn post_process(
+    spec: &RunSpec,
+    run: &RunData,
+    dir: &Path,
+    name: &str,
+    files: &mut Vec<PathBuf>,
+    summaries: &mut Vec<(SummaryOutput, String)>,
+) -> Result<(), kreplay_format::FormatError> {
+    if spec.stats && spec.formats.contains(&OutputFormat::Csv) {
+        files.extend(write_stats_csv(run, dir, name)?);
+    }
+    let Some(summary) = &spec.summary else {
+        return Ok(());
+    };
+    let stats = kernel_stats(run);
+    if stats.is_empty() {
+        return Ok(());
+    }
+    match &summary.output {
+        SummaryOutput::File(file) => files.push(write_summary_file(
+            &stats,
+            &summary.tables,
+            summary.unit,
+            dir,
+            name,
+            file,
+        )?),
+        stream => {
+            let text = render_summary(&stats, &summary.tables, summary.unit, SUMMARY_STREAM_INDENT);
+            if !text.is_empty() {
+                summaries.push((stream.clone(), text));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The folder `kreplay` runs from; helpers (the injected library, the demo apps) sit next to it.
@@ -284,6 +348,12 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
     }
     let name = expand(&spec.output_file, &values);
     let path = dir.join(&name);
+    // The summary file `<o>_<NAME>.txt` may be the longest name written.
+    let summary_suffix = match spec.summary.as_ref().map(|s| &s.output) {
+        Some(SummaryOutput::File(file)) if !file.contains('/') => file.len() + "_.txt".len() + 24,
+        _ => 0,
+    };
+    let longest_suffix = LONGEST_OUTPUT_SUFFIX.max(summary_suffix);
     let mut existing = path.parent().unwrap_or(Path::new("."));
     let mut fresh = Vec::new();
     while !existing.as_os_str().is_empty() && !existing.exists() {
@@ -324,7 +394,7 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
         .filter_map(|p| p.file_name())
         .map(|n| (n.len(), n.to_string_lossy().into_owned()))
         .chain([(
-            file_name + LONGEST_OUTPUT_SUFFIX,
+            file_name + longest_suffix,
             format!(
                 "{}_counter_collection.csv",
                 path.file_name().unwrap_or_default().to_string_lossy()
@@ -425,9 +495,13 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     let signals = SignalGuard::install(root_pid);
     let placeholders_base =
         PlaceholderValues::for_process(root_pid, &launcher.app, &launcher.launch_time);
-    let status = child.wait().context("waiting for the application")?;
+    let running = Progress::start("the application is running", APP_DELAY);
+    let status = child.wait().context("waiting for the application");
+    running.finish();
+    let status = status?;
     let orphans_running = wait_for_descendants(child_wait());
     signals.writing_outputs();
+    let writing = Progress::start("reading the recorded data", WRITE_DELAY);
     // For the test that signals kreplay while it writes: a pause before the writing.
     if let Some(ms) = std::env::var(ENV_HOLD_OUTPUTS_MS)
         .ok()
@@ -474,6 +548,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         }
     };
     if databases.is_empty() {
+        writing.finish();
         remove_staging();
         say!(
             "kreplay: warning: the application recorded nothing ({}); no output written",
@@ -488,11 +563,13 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             exit_code,
             files: Vec::new(),
             data: None,
+            summaries: Vec::new(),
         });
     }
     // From here on a failure must not hide the application's status: it is reported, the
     // databases are kept, and the run ends with the app's status (or 1 if the app succeeded).
     let failed = |what: String, error: &dyn std::fmt::Display| {
+        writing.finish();
         say!(
             "kreplay: error: {what}: {error}; the recorded databases are kept in {}",
             staging.display()
@@ -502,6 +579,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
+            summaries: Vec::new(),
         }
     };
     let data = match read_databases(&databases) {
@@ -541,10 +619,16 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             .processes
             .push(process.clone());
     }
+    writing.set_message(format!("writing outputs: {} records", record_count(&data)));
     let mut files = Vec::new();
+    let mut summaries = Vec::new();
     for ((dir, name), run) in &by_destination {
-        match write_outputs(run, dir, name, &spec.formats) {
-            Ok(written) => files.extend(written),
+        let written = write_outputs(run, dir, name, &spec.formats).and_then(|written| {
+            files.extend(written);
+            post_process(spec, run, dir, name, &mut files, &mut summaries)
+        });
+        match written {
+            Ok(()) => {}
             Err(e) => {
                 let mut result = failed(
                     format!("cannot write the output files to {}", dir.display()),
@@ -556,6 +640,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             }
         }
     }
+    writing.finish();
     remove_staging();
     tracing::debug!(
         "outputs written {:.1} ms after the application exited",
@@ -566,6 +651,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         exit_code,
         files,
         data: Some(data),
+        summaries,
     })
 }
 

@@ -19,6 +19,7 @@ mod input;
 mod launch;
 mod placeholders;
 mod plan;
+mod progress;
 mod summary;
 
 use anyhow::Context;
@@ -92,7 +93,7 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                 launch::echo_config(run, &launcher).to_json()
             );
             out!(
-                "  output: {}{} name {} formats {}",
+                "  output: {}{} name {} formats {}{}",
                 run.output_directory,
                 run.subdir
                     .as_ref()
@@ -103,7 +104,8 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                     .iter()
                     .map(|f| f.as_str())
                     .collect::<Vec<_>>()
-                    .join(",")
+                    .join(","),
+                run.post_processing()
             );
         }
         return Ok(0);
@@ -120,6 +122,17 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         let result = launch::execute(run, &launcher)?;
         if let Some(data) = &result.data {
             write!(report, "{}", summary::render(data))?;
+        }
+        for (stream, text) in &result.summaries {
+            match stream {
+                plan::SummaryOutput::Stdout => {
+                    use std::io::Write as _;
+                    let mut stdout = say::Quiet(std::io::stdout());
+                    write!(stdout, "{text}")?;
+                    stdout.flush()?;
+                }
+                _ => write!(report, "{text}")?,
+            }
         }
         for file in &result.files {
             writeln!(report, "kreplay: wrote {}", file.display())?;
@@ -149,9 +162,21 @@ fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
         }
     }
     let formats = plan::check_formats(&args.formats, "-f/--output-format")?;
-    let data = read_databases(&args.inputs).context("reading the input databases")?;
-    let files = write_outputs(&data, &args.output_dir, &args.output_file, &formats)
-        .with_context(|| format!("writing to {}", args.output_dir.display()))?;
+    let progress = progress::Progress::start("reading the databases", progress::WRITE_DELAY);
+    let data = read_databases(&args.inputs).context("reading the input databases");
+    if let Ok(data) = &data {
+        progress.set_message(format!(
+            "writing outputs: {} records",
+            launch::record_count(data)
+        ));
+    }
+    let files = data.and_then(|data| {
+        write_outputs(&data, &args.output_dir, &args.output_file, &formats)
+            .with_context(|| format!("writing to {}", args.output_dir.display()))
+            .map(|files| (files, data))
+    });
+    progress.finish();
+    let (files, data) = files?;
     out!(
         "kreplay: merged {} database(s), {} process(es)",
         args.inputs.len(),

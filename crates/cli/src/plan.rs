@@ -12,6 +12,7 @@ use crate::args::{ProfileArgs, ReplayMode};
 use crate::error::UsageError;
 use crate::input::{split_words, InputFile, InputKind, Job};
 use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter, ReplayWindow};
+use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
 use kreplay_format::OutputFormat;
 
 /// Turns counter names into groups the device can collect (the catalog's job; a trait so that
@@ -43,6 +44,68 @@ pub fn msg_conflict(services: &[&str]) -> String {
     )
 }
 
+/// rocprofv3's refusal of a stats or summary option when nothing is traced.
+pub fn msg_no_tracing(option: &str) -> String {
+    format!("No tracing options were enabled for --{option} option; kreplay traces kernel dispatches with --pmc, --metrics or --kernel-trace")
+}
+
+pub const MSG_STATS_WITHOUT_CSV: &str = "kreplay: warning: --stats writes <o>_kernel_stats.csv and <o>_domain_stats.csv with -f csv only, as rocprofv3 does; add -f csv";
+pub const MSG_SUMMARY_SETTINGS_ALONE: &str = "kreplay: warning: --summary-output-file and -u/--summary-units take effect only with -S/--summary, -D/--summary-per-domain or --summary-groups; no summary is printed";
+
+pub fn msg_group_matches_nothing(regex: &str) -> String {
+    format!("kreplay: warning: --summary-groups '{regex}' matches no domain kreplay traces (it traces {KERNEL_DISPATCH_DOMAIN} only); it adds no table")
+}
+
+/// Where the summary tables go (`--summary-output-file`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryOutput {
+    Stderr,
+    Stdout,
+    /// `<d>/<o>_<name>.txt`, as rocprofv3 names it.
+    File(String),
+}
+
+impl SummaryOutput {
+    fn from_name(name: Option<&str>) -> SummaryOutput {
+        match name {
+            None => SummaryOutput::Stderr,
+            Some(n) if n.eq_ignore_ascii_case("stderr") => SummaryOutput::Stderr,
+            Some(n) if n.eq_ignore_ascii_case("stdout") => SummaryOutput::Stdout,
+            Some(n) => SummaryOutput::File(n.to_string()),
+        }
+    }
+}
+
+/// What `-S`, `-D` and `--summary-groups` ask for, decided before the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummarySpec {
+    /// In rocprofv3's order: per domain, one per matching group, then the total.
+    pub tables: Vec<SummaryTable>,
+    pub output: SummaryOutput,
+    pub unit: SummaryUnit,
+}
+
+impl SummarySpec {
+    /// For `--echo`.
+    fn describe(&self) -> String {
+        let tables: Vec<String> = self.tables.iter().map(|t| t.label()).collect();
+        let place = match &self.output {
+            SummaryOutput::Stderr => "stderr".to_string(),
+            SummaryOutput::Stdout => "stdout".to_string(),
+            SummaryOutput::File(name) => format!("file _{name}.txt"),
+        };
+        format!(
+            "summary to {place} in {}: {}",
+            self.unit.as_str(),
+            if tables.is_empty() {
+                "no table".to_string()
+            } else {
+                tables.join(", ")
+            }
+        )
+    }
+}
+
 pub fn msg_empty_group(index_from_1: usize) -> String {
     format!("Empty counter group in --pmc flag {index_from_1}. Each --pmc must specify at least one counter.")
 }
@@ -69,6 +132,10 @@ pub struct RunSpec {
     pub log_level: String,
     /// Kernel replay's unit (per dispatch unless `--replay-window` / `replay_window` says so).
     pub replay_window: ReplayWindow,
+    /// `--stats`: the stats CSV files (written with the csv format).
+    pub stats: bool,
+    /// `-S`, `-D`, `--summary-groups`: the summary tables after the run.
+    pub summary: Option<SummarySpec>,
 }
 
 impl RunSpec {
@@ -109,6 +176,18 @@ impl RunSpec {
             self.index, self.total, self.origin
         )
     }
+
+    /// What `--stats` and the summary options add, for `--echo` (empty without them).
+    pub fn post_processing(&self) -> String {
+        let mut out = String::new();
+        if self.stats {
+            out += " stats";
+        }
+        if let Some(summary) = &self.summary {
+            out += &format!(" {}", summary.describe());
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +211,12 @@ struct Given {
     formats: Option<Vec<OutputFormat>>,
     log_level: Option<String>,
     replay_window: Option<ReplayWindow>,
+    stats: Option<bool>,
+    summary: Option<bool>,
+    summary_per_domain: Option<bool>,
+    summary_groups: Option<Vec<String>>,
+    summary_output_file: Option<String>,
+    summary_units: Option<SummaryUnit>,
 }
 
 /// [`Given`] with the defaults filled in.
@@ -143,10 +228,77 @@ struct Settings {
     formats: Vec<OutputFormat>,
     log_level: String,
     replay_window: ReplayWindow,
+    stats: bool,
+    summary: Option<SummarySpec>,
+    /// Lines to print before the runs (settings that do nothing).
+    warnings: Vec<String>,
 }
 
 impl Given {
+    /// The first stats or summary option given, by rocprofv3's name, in rocprofv3's order.
+    fn first_stats_option(&self) -> Option<&'static str> {
+        [
+            (self.stats == Some(true), "stats"),
+            (self.summary == Some(true), "summary"),
+            (self.summary_per_domain == Some(true), "summary-per-domain"),
+            (
+                self.summary_groups.as_ref().is_some_and(|g| !g.is_empty()),
+                "summary-groups",
+            ),
+            (self.summary_output_file.is_some(), "summary-output-file"),
+            (self.summary_units.is_some(), "summary-units"),
+        ]
+        .into_iter()
+        .find(|(given, _)| *given)
+        .map(|(_, name)| name)
+    }
+
+    /// The summary tables asked for (None when none is), and warnings for what adds nothing.
+    fn summary_spec(&self, warnings: &mut Vec<String>) -> Option<SummarySpec> {
+        let groups = self.summary_groups.clone().unwrap_or_default();
+        let per_domain = self.summary_per_domain == Some(true);
+        let total = self.summary == Some(true);
+        if !per_domain && !total && groups.is_empty() {
+            if self.summary_output_file.is_some() || self.summary_units.is_some() {
+                warnings.push(MSG_SUMMARY_SETTINGS_ALONE.to_string());
+            }
+            return None;
+        }
+        let mut tables = Vec::new();
+        if per_domain {
+            tables.push(SummaryTable::Domain);
+        }
+        for group in &groups {
+            // rocprofv3 matches the whole domain name (std::regex_match); checked before.
+            let matches = regex::Regex::new(&format!("^(?:{group})$"))
+                .is_ok_and(|r| r.is_match(KERNEL_DISPATCH_DOMAIN));
+            if matches {
+                tables.push(SummaryTable::Domain);
+            } else {
+                warnings.push(msg_group_matches_nothing(group));
+            }
+        }
+        if total {
+            tables.push(SummaryTable::Total);
+        }
+        Some(SummarySpec {
+            tables,
+            output: SummaryOutput::from_name(self.summary_output_file.as_deref()),
+            unit: self.summary_units.unwrap_or_default(),
+        })
+    }
+
     fn settings(self) -> Settings {
+        let mut warnings = Vec::new();
+        let summary = self.summary_spec(&mut warnings);
+        let stats = self.stats == Some(true);
+        let formats = self
+            .formats
+            .filter(|f| !f.is_empty())
+            .unwrap_or_else(|| vec![OutputFormat::Rocpd]);
+        if stats && !formats.contains(&OutputFormat::Csv) {
+            warnings.push(MSG_STATS_WITHOUT_CSV.to_string());
+        }
         Settings {
             filter: KernelFilter {
                 include_regex: self.include,
@@ -158,15 +310,15 @@ impl Given {
             output_file: self
                 .output_file
                 .unwrap_or_else(|| DEFAULT_OUTPUT_FILE.into()),
-            formats: self
-                .formats
-                .filter(|f| !f.is_empty())
-                .unwrap_or_else(|| vec![OutputFormat::Rocpd]),
+            formats,
             log_level: self.log_level.unwrap_or_else(|| "warning".into()),
             // Windows are the default: packed groups and one configuration per window make
             // them many times cheaper than per-dispatch replay (docs/BENCHMARKS.md), and the GPU
             // checks show them equal to it. `--replay-window 1` replays each dispatch alone.
             replay_window: self.replay_window.unwrap_or(ReplayWindow::Auto),
+            stats,
+            summary,
+            warnings,
         }
     }
 }
@@ -344,6 +496,9 @@ pub fn plan(
     }
     if runs.is_empty() {
         if cli.kernel_trace != Some(true) {
+            if let Some(option) = cli.first_stats_option() {
+                return Err(UsageError::new(msg_no_tracing(option)).into());
+            }
             return Err(UsageError::new(
                 "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace",
             ).into());
@@ -357,6 +512,13 @@ pub fn plan(
         ));
     }
 
+    for (_, _, _, _, settings) in &runs {
+        for warning in &settings.warnings {
+            if !notices.contains(warning) {
+                notices.push(warning.clone());
+            }
+        }
+    }
     let total = runs.len();
     let split = total > 1 || !jobs.is_empty();
     let runs = runs
@@ -376,6 +538,8 @@ pub fn plan(
             formats: s.formats,
             log_level: s.log_level,
             replay_window: s.replay_window,
+            stats: s.stats,
+            summary: s.summary,
         })
         .collect();
     Ok(Plan { runs, notices })
@@ -538,6 +702,12 @@ fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         check_range(r, "--kernel-iteration-range")?;
     }
     let formats = check_formats(&args.output_format, "-f/--output-format")?;
+    for group in &args.summary_groups {
+        check_regex(group, "--summary-groups")?;
+    }
+    if let Some(name) = &args.summary_output_file {
+        check_summary_file(name, "--summary-output-file")?;
+    }
     Ok(Given {
         include: args.kernel_include_regex.clone(),
         exclude: args.kernel_exclude_regex.clone(),
@@ -548,7 +718,23 @@ fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         formats: (!formats.is_empty()).then_some(formats),
         log_level: args.log_level.map(|l| l.as_str().to_string()),
         replay_window: args.replay_window,
+        stats: args.stats,
+        summary: args.summary,
+        summary_per_domain: args.summary_per_domain,
+        summary_groups: (!args.summary_groups.is_empty()).then(|| args.summary_groups.clone()),
+        summary_output_file: args.summary_output_file.clone(),
+        summary_units: args.summary_units.map(|u| u.unit()),
     })
+}
+
+/// A summary file name: not empty (stdout and stderr name the streams).
+fn check_summary_file(name: &str, what: &str) -> Result<(), UsageError> {
+    if name.trim().is_empty() {
+        return Err(UsageError::new(format!(
+            "{what} needs a value: stderr, stdout, or a name NAME for the file <d>/<o>_NAME.txt"
+        )));
+    }
+    Ok(())
 }
 
 /// One setting from the command line and a job: the job's value fills in, the same value twice
@@ -630,7 +816,52 @@ fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageErro
         })?),
         None => None,
     };
+    let job_groups = job.summary_groups.as_ref().map(|g| g.items());
+    for group in job_groups.iter().flatten() {
+        check_regex(group, &format!("{origin}: summary_groups"))?;
+    }
+    if let Some(name) = &job.summary_output_file {
+        check_summary_file(name, &format!("{origin}: summary_output_file"))?;
+    }
+    let job_units = match &job.summary_units {
+        Some(text) => Some(SummaryUnit::parse(text).ok_or_else(|| {
+            UsageError::new(format!(
+                "{origin}: summary_units '{text}' is not one of sec, msec, usec, nsec"
+            ))
+        })?),
+        None => None,
+    };
     let merged = Given {
+        stats: pick(&cli.stats, job.stats, "--stats", "stats", origin)?,
+        summary: pick(&cli.summary, job.summary, "--summary", "summary", origin)?,
+        summary_per_domain: pick(
+            &cli.summary_per_domain,
+            job.summary_per_domain,
+            "--summary-per-domain",
+            "summary_per_domain",
+            origin,
+        )?,
+        summary_groups: pick(
+            &cli.summary_groups,
+            job_groups,
+            "--summary-groups",
+            "summary_groups",
+            origin,
+        )?,
+        summary_output_file: pick(
+            &cli.summary_output_file,
+            job.summary_output_file.clone(),
+            "--summary-output-file",
+            "summary_output_file",
+            origin,
+        )?,
+        summary_units: pick(
+            &cli.summary_units,
+            job_units,
+            "--summary-units",
+            "summary_units",
+            origin,
+        )?,
         include,
         exclude,
         range,
@@ -1134,6 +1365,84 @@ mod tests {
             error.to_string().contains("add --replay-mode kernel"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn stats_and_summary_options_shape_the_run() {
+        let plan = shape(
+            &[
+                "--pmc",
+                "A",
+                "--stats",
+                "-f",
+                "csv",
+                "-S",
+                "-D",
+                "--summary-groups",
+                "KERNEL_.*",
+                "KERNEL",
+                "--summary-output-file",
+                "STDOUT",
+                "-u",
+                "msec",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap();
+        let run = &plan.runs[0];
+        assert!(run.stats);
+        let summary = run.summary.as_ref().unwrap();
+        // -D, the group that matches the whole name (not the partial `KERNEL`), then -S.
+        assert_eq!(
+            summary.tables,
+            [
+                SummaryTable::Domain,
+                SummaryTable::Domain,
+                SummaryTable::Total
+            ]
+        );
+        assert_eq!(summary.output, SummaryOutput::Stdout);
+        assert_eq!(summary.unit, SummaryUnit::Msec);
+        assert_eq!(plan.notices, [msg_group_matches_nothing("KERNEL")]);
+        assert_eq!(
+            run.post_processing(),
+            " stats summary to stdout in msec: KERNEL_DISPATCH SUMMARY, KERNEL_DISPATCH SUMMARY, SUMMARY"
+        );
+
+        let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+        assert!(!plain.runs[0].stats && plain.runs[0].summary.is_none());
+        assert_eq!(plain.runs[0].post_processing(), "");
+        let file = shape(
+            &[
+                "--pmc",
+                "A",
+                "-S",
+                "--summary-output-file",
+                "sum",
+                "--",
+                "a",
+            ],
+            None,
+        )
+        .unwrap();
+        let summary = file.runs[0].summary.as_ref().unwrap();
+        assert_eq!(summary.output, SummaryOutput::File("sum".into()));
+        assert_eq!(summary.unit, SummaryUnit::Nsec);
+
+        let alone = shape(&["--pmc", "A", "--stats", "-u", "sec", "--", "a"], None).unwrap();
+        assert!(alone.runs[0].summary.is_none());
+        assert_eq!(
+            alone.notices,
+            [MSG_SUMMARY_SETTINGS_ALONE, MSG_STATS_WITHOUT_CSV]
+        );
+
+        let error = shape(&["--summary-groups", "X", "-S", "--", "a"], None).unwrap_err();
+        assert_eq!(error.to_string(), msg_no_tracing("summary"));
+        assert!(error.downcast_ref::<UsageError>().is_some());
+        // --kernel-trace is something traced.
+        assert!(shape(&["--kernel-trace", "--stats", "--", "a"], None).is_ok());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod output;
 pub mod records;
 pub mod run;
 mod schema;
+pub mod stats_out;
 #[cfg(test)]
 mod testdata;
 
