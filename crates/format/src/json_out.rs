@@ -64,6 +64,7 @@ use crate::error::FormatError;
 use crate::output::write_file;
 use crate::records::*;
 use crate::run::{ProcessRun, RunData};
+use crate::stats_out::{self, DurationStats, KERNEL_DISPATCH_DOMAIN};
 use serde::ser::{Error as _, SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -152,8 +153,6 @@ const KERNEL_DISPATCH_OPERATIONS: [&str; 3] = [
 const KERNEL_DISPATCH_COMPLETE: usize = 2;
 /// `ROCPROFILER_AGENT_TYPE_GPU`.
 const AGENT_TYPE_GPU: u32 = 2;
-/// The domain name of kernel-dispatch statistics in `summary` (`domain_type.cpp`).
-const KERNEL_DISPATCH_DOMAIN: &str = "KERNEL_DISPATCH";
 
 /// Kernel ids are renumbered when `kernel_symbols` would be longer than this many entries per
 /// kernel id, plus [`KERNEL_SLOTS_SLACK`].
@@ -482,49 +481,18 @@ impl<'a> Process<'a> {
         record
     }
 
-    /// `summary`: the kernel-dispatch statistics, each dispatch counted once: of the records of
-    /// a replayed dispatch (same device and dispatch id) only the lowest pass; records without a
-    /// pass all count.
+    /// `summary`: the kernel-dispatch statistics, each dispatch counted once
+    /// ([`stats_out::dispatches_counted_once`]).
     fn summary(&self) -> Vec<DomainStats> {
-        let dispatches = &self.run.dispatches;
-        let mut lowest: HashMap<(u64, u64), usize> = HashMap::new();
-        let mut counted: Vec<usize> = Vec::new();
-        for (index, dispatch) in dispatches.iter().enumerate() {
-            let Some(pass) = dispatch.replay_pass else {
-                counted.push(index);
-                continue;
-            };
-            let key = (dispatch.agent_id, dispatch.dispatch_id);
-            match lowest.get(&key) {
-                Some(&known) if dispatches[known].replay_pass <= Some(pass) => {}
-                _ => {
-                    lowest.insert(key, index);
-                }
-            }
+        let operations = stats_out::process_kernel_stats(self.run);
+        let mut total = DurationStats::default();
+        for stats in operations.values() {
+            total.merge(stats);
         }
-        counted.extend(lowest.into_values());
-        counted.sort_unstable();
-        let mut stats = DomainStats::default();
-        for dispatch in counted.into_iter().map(|index| &dispatches[index]) {
-            let ns = dispatch.end_ns.saturating_sub(dispatch.start_ns);
-            let name = self
-                .run
-                .kernel(dispatch.kernel_id)
-                .map_or("", |k| k.demangled_name.as_str());
-            stats.total.add(ns);
-            match stats.operations.get_mut(name) {
-                Some(kernel) => kernel.add(ns),
-                None => {
-                    let mut kernel = Durations::default();
-                    kernel.add(ns);
-                    stats.operations.insert(name.to_string(), kernel);
-                }
-            }
-        }
-        if stats.total.count == 0 {
+        if total.count == 0 {
             Vec::new()
         } else {
-            vec![stats]
+            vec![DomainStats { total, operations }]
         }
     }
 }
@@ -533,74 +501,39 @@ fn correlation(dispatch: &DispatchRecord) -> Value {
     json!({ "internal": dispatch.correlation_id, "external": 0 })
 }
 
-/// rocprofv3's `statistics<uint64_t, double>` of durations (ns), written as its `serialize` does.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct Durations {
-    count: u64,
-    sum: u128,
-    sqr: u128,
-    min: u64,
-    max: u64,
+/// rocprofv3's `statistics<uint64_t, double>` of durations (ns), written as its `serialize`
+/// does: the keys sorted; `operations` (for a domain) goes between `min` and `sqr`.
+fn serialize_stats<M: SerializeMap>(
+    stats: &DurationStats,
+    map: &mut M,
+    operations: Option<&BTreeMap<String, DurationStats>>,
+) -> Result<(), M::Error> {
+    map.serialize_entry("count", &stats.count)?;
+    map.serialize_entry("max", &stats.max)?;
+    map.serialize_entry("mean", &stats.mean())?;
+    map.serialize_entry("min", &stats.min)?;
+    if let Some(operations) = operations {
+        // A std::map, as cereal writes one: a list of {key, value}.
+        let entries = operations.iter().map(|(key, value)| MapItem {
+            key,
+            value: StatsOfKernel(value),
+        });
+        map.serialize_entry("operations", &Array(|| entries.clone()))?;
+    }
+    map.serialize_entry("sqr", &stats.sum_of_squares)?;
+    map.serialize_entry("stddev", &stats.stddev())?;
+    map.serialize_entry("sum", &stats.sum)?;
+    map.serialize_entry("variance", &stats.variance())
 }
 
-impl Durations {
-    fn add(&mut self, ns: u64) {
-        if self.count == 0 {
-            self.min = ns;
-            self.max = ns;
-        } else {
-            self.min = self.min.min(ns);
-            self.max = self.max.max(ns);
-        }
-        self.count += 1;
-        self.sum = self.sum.saturating_add(u128::from(ns));
-        self.sqr = self.sqr.saturating_add(u128::from(ns) * u128::from(ns));
-    }
+/// One kernel's statistics in `operations`.
+#[derive(Clone, Copy)]
+struct StatsOfKernel<'a>(&'a DurationStats);
 
-    fn mean(&self) -> f64 {
-        self.sum as f64 / self.count as f64
-    }
-
-    /// The sample variance, as rocprofv3 computes it (0 below 2 samples).
-    fn variance(&self) -> f64 {
-        if self.count < 2 {
-            return 0.0;
-        }
-        let sum = self.sum as f64;
-        (self.sqr as f64 - sum * sum / self.count as f64) / (self.count - 1) as f64
-    }
-
-    /// `sqrt(|variance|)`, as rocprofv3's `get_stddev`.
-    fn stddev(&self) -> f64 {
-        self.variance().abs().sqrt()
-    }
-
-    /// The statistics' keys, sorted; `operations` (for a domain) goes between `min` and `sqr`.
-    fn serialize_into<M: SerializeMap>(
-        &self,
-        map: &mut M,
-        operations: Option<&BTreeMap<String, Durations>>,
-    ) -> Result<(), M::Error> {
-        map.serialize_entry("count", &self.count)?;
-        map.serialize_entry("max", &self.max)?;
-        map.serialize_entry("mean", &self.mean())?;
-        map.serialize_entry("min", &self.min)?;
-        if let Some(operations) = operations {
-            // A std::map, as cereal writes one: a list of {key, value}.
-            let entries = operations.iter().map(|(key, value)| MapItem { key, value });
-            map.serialize_entry("operations", &Array(|| entries.clone()))?;
-        }
-        map.serialize_entry("sqr", &self.sqr)?;
-        map.serialize_entry("stddev", &self.stddev())?;
-        map.serialize_entry("sum", &self.sum)?;
-        map.serialize_entry("variance", &self.variance())
-    }
-}
-
-impl Serialize for Durations {
+impl Serialize for StatsOfKernel<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(8))?;
-        self.serialize_into(&mut map, None)?;
+        serialize_stats(self.0, &mut map, None)?;
         map.end()
     }
 }
@@ -608,14 +541,14 @@ impl Serialize for Durations {
 #[derive(Serialize)]
 struct MapItem<'a, V> {
     key: &'a str,
-    value: &'a V,
+    value: V,
 }
 
 /// One `summary` entry's statistics: the domain's total and one entry per kernel name.
 #[derive(Debug, Default)]
 struct DomainStats {
-    total: Durations,
-    operations: BTreeMap<String, Durations>,
+    total: DurationStats,
+    operations: BTreeMap<String, DurationStats>,
 }
 
 impl Serialize for DomainStats {
@@ -632,9 +565,7 @@ struct StatsOf<'a>(&'a DomainStats);
 impl Serialize for StatsOf<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(9))?;
-        self.0
-            .total
-            .serialize_into(&mut map, Some(&self.0.operations))?;
+        serialize_stats(&self.0.total, &mut map, Some(&self.0.operations))?;
         map.end()
     }
 }
@@ -1498,9 +1429,9 @@ mod tests {
 
     #[test]
     fn summary_sums_of_squares_are_exact_past_2_to_the_64() {
-        let mut durations = Durations::default();
+        let mut durations = DurationStats::default();
         durations.add(u64::MAX);
-        let text = serde_json::to_string(&durations).unwrap();
+        let text = serde_json::to_string(&StatsOfKernel(&durations)).unwrap();
         assert!(
             text.contains(&format!(
                 "\"sqr\":{}",
@@ -1509,8 +1440,12 @@ mod tests {
             "{text}"
         );
         durations.add(u64::MAX);
-        assert_eq!(durations.sqr, u128::MAX, "saturates instead of wrapping");
-        assert_eq!(durations.sum, 2 * u128::from(u64::MAX));
+        assert_eq!(
+            durations.sum_of_squares,
+            u128::MAX,
+            "saturates instead of wrapping"
+        );
+        assert_eq!(durations.sum, u64::MAX, "saturates");
     }
 
     #[test]

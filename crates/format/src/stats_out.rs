@@ -10,7 +10,8 @@
 
 use crate::error::FormatError;
 use crate::output::{output_path, write_file};
-use crate::run::RunData;
+use crate::records::DispatchRecord;
+use crate::run::{ProcessRun, RunData};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::io::Write;
@@ -53,7 +54,9 @@ impl DurationStats {
         }
         self.count += 1;
         self.sum = self.sum.saturating_add(ns);
-        self.sum_of_squares += u128::from(ns) * u128::from(ns);
+        self.sum_of_squares = self
+            .sum_of_squares
+            .saturating_add(u128::from(ns) * u128::from(ns));
     }
 
     pub fn merge(&mut self, other: &DurationStats) {
@@ -66,7 +69,7 @@ impl DurationStats {
         }
         self.count += other.count;
         self.sum = self.sum.saturating_add(other.sum);
-        self.sum_of_squares += other.sum_of_squares;
+        self.sum_of_squares = self.sum_of_squares.saturating_add(other.sum_of_squares);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
     }
@@ -109,32 +112,42 @@ impl KernelStats {
     }
 }
 
-/// Durations of every dispatch of `run`, by the kernel's (demangled) name. A dispatch counts
-/// once: of the records of one replayed dispatch (same process, device and dispatch id) only
-/// the lowest pass is taken; records without a pass (no kernel replay) all count.
-pub fn kernel_stats(run: &RunData) -> KernelStats {
-    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
-    for process in &run.processes {
-        // (agent, dispatch id) -> index of the chosen record among the process's dispatches.
-        let mut first_pass: HashMap<(u64, u64), usize> = HashMap::new();
-        let mut chosen: Vec<usize> = Vec::new();
-        for (index, dispatch) in process.dispatches.iter().enumerate() {
-            let Some(pass) = dispatch.replay_pass else {
-                chosen.push(index);
-                continue;
-            };
-            let key = (dispatch.agent_id, dispatch.dispatch_id);
-            match first_pass.get(&key) {
-                Some(&known) if process.dispatches[known].replay_pass <= Some(pass) => {}
-                _ => {
-                    first_pass.insert(key, index);
-                }
+/// The dispatches of `process` that statistics count: each dispatch once. Of the records of one
+/// replayed dispatch (same device and dispatch id) only the lowest pass (the application's own
+/// launch) is taken; records without a pass (no kernel replay) all count. In record order.
+pub fn dispatches_counted_once(process: &ProcessRun) -> Vec<&DispatchRecord> {
+    // (agent, dispatch id) -> index of the chosen record among the process's dispatches.
+    let mut first_pass: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut chosen: Vec<usize> = Vec::new();
+    for (index, dispatch) in process.dispatches.iter().enumerate() {
+        let Some(pass) = dispatch.replay_pass else {
+            chosen.push(index);
+            continue;
+        };
+        let key = (dispatch.agent_id, dispatch.dispatch_id);
+        match first_pass.get(&key) {
+            Some(&known) if process.dispatches[known].replay_pass <= Some(pass) => {}
+            _ => {
+                first_pass.insert(key, index);
             }
         }
-        chosen.extend(first_pass.into_values());
-        chosen.sort_unstable();
-        for index in chosen {
-            let dispatch = &process.dispatches[index];
+    }
+    chosen.extend(first_pass.into_values());
+    chosen.sort_unstable();
+    chosen
+        .into_iter()
+        .map(|index| &process.dispatches[index])
+        .collect()
+}
+
+/// Durations of the dispatches of `processes` ([`dispatches_counted_once`]), by the kernel's
+/// (demangled) name.
+fn stats_by_name<'a>(
+    processes: impl IntoIterator<Item = &'a ProcessRun>,
+) -> BTreeMap<String, DurationStats> {
+    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
+    for process in processes {
+        for dispatch in dispatches_counted_once(process) {
             let name = process
                 .kernel(dispatch.kernel_id)
                 .map(|k| k.demangled_name.clone())
@@ -145,7 +158,19 @@ pub fn kernel_stats(run: &RunData) -> KernelStats {
                 .add(dispatch.end_ns.saturating_sub(dispatch.start_ns));
         }
     }
-    let mut kernels: Vec<(String, DurationStats)> = by_name.into_iter().collect();
+    by_name
+}
+
+/// The kernel-dispatch statistics of one process, kernels by name (the JSON's `summary`).
+pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationStats> {
+    stats_by_name([process])
+}
+
+/// Durations of every dispatch of `run` ([`dispatches_counted_once`]), by the kernel's
+/// (demangled) name.
+pub fn kernel_stats(run: &RunData) -> KernelStats {
+    let mut kernels: Vec<(String, DurationStats)> =
+        stats_by_name(&run.processes).into_iter().collect();
     // Stable: equal totals stay in name order.
     kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
     let mut total = DurationStats::default();
