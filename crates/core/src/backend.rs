@@ -282,6 +282,13 @@ pub trait ReplayBackend {
         configured
     }
 
+    /// Executions `group` alone needs on `device`: 1, or more for a group of metrics that alone
+    /// need several hardware passes (measured over that many executions of each dispatch).
+    fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
+        let _ = (device, group);
+        1
+    }
+
     /// The most launches one unit may hold on `device` (the ranges one execution measures).
     /// 1, the default: every dispatch is replayed alone.
     fn max_window(&mut self, device: DeviceId) -> usize {

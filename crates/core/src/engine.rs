@@ -460,6 +460,7 @@ where
         };
         let view = dispatch.tool_view();
         let total = match self.tool.pass_count(&view) {
+            PassCount::Passes(1) if self.spans_executions(backend, &view) => Some(1),
             PassCount::OptOut | PassCount::Passes(0) | PassCount::Passes(1) => {
                 let group = self.tool.pass_group(&view, 0);
                 return self.once(backend, dispatch, ReplayOutcome::SinglePass, group, 0);
@@ -532,6 +533,20 @@ where
         }
     }
 
+    /// Whether a dispatch's one pass needs several executions (its group's metrics need several
+    /// hardware passes): it is replayed, not run once.
+    fn spans_executions<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        view: &ToolDispatch<'_>,
+    ) -> bool {
+        self.config.mode == crate::config::InProcessMode::KernelReplay
+            && self
+                .tool
+                .pass_group(view, 0)
+                .is_some_and(|g| backend.executions_of_group(view.info.device, g) > 1)
+    }
+
     fn collectable_groups<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> u32 {
         let configured = self.config.groups.len();
         backend
@@ -564,7 +579,9 @@ where
         }
         let started = Instant::now();
         let device = dispatch.info.device;
-        let planned = match backend.plan_unit(device, &[group]) {
+        // A group measured over several executions cannot be measured by one: timestamps only.
+        let spanning = group.is_some_and(|g| backend.executions_of_group(device, g) > 1);
+        let planned = match backend.plan_unit(device, &[group.filter(|_| !spanning)]) {
             Ok(_) => Ok(()),
             Err(error) => {
                 // The group cannot be measured now: timestamps only.

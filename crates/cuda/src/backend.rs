@@ -342,6 +342,7 @@ impl CudaBackend {
         let spawned = std::thread::Builder::new()
             .name("kreplay-setup".into())
             .spawn(move || {
+                kreplay_core::last_words::block_signals();
                 // Its CUDA calls are the tool's own (the callbacks ignore them).
                 let _scope = ToolScope::enter();
                 let ctx = context as CUcontext;
@@ -1029,6 +1030,12 @@ impl ReplayBackend for CudaBackend {
         }
     }
 
+    fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
+        let _scope = ToolScope::enter();
+        self.profiler(device)
+            .map_or(1, |profiler| profiler.executions_of_group(group))
+    }
+
     fn max_window(&mut self, _device: DeviceId) -> usize {
         // Without counters there is nothing to amortise.
         if self.groups.is_empty() {
@@ -1566,6 +1573,10 @@ impl ReplayBackend for DispatchBackend<'_> {
 
     fn max_window(&mut self, device: DeviceId) -> usize {
         self.lock().max_window(device)
+    }
+
+    fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
+        self.lock().executions_of_group(device, group)
     }
 
     fn plan_unit(

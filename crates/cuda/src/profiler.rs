@@ -325,6 +325,13 @@ impl RangeProfiler {
         self.ctx
     }
 
+    /// Executions `group` alone needs (its hardware pass's span; 1 for an unknown group).
+    pub fn executions_of_group(&self, group: usize) -> usize {
+        self.layout
+            .get(group)
+            .map_or(1, |(pass, _)| self.pass_spans[*pass])
+    }
+
     /// Executions each hardware pass takes (see [`RangeProfiler::packing`]).
     pub fn pass_spans(&self) -> &[usize] {
         &self.pass_spans

@@ -63,6 +63,8 @@ struct MockBackend {
     stop_fails: bool,
     /// What every launch's parameters hold.
     addresses: Vec<u64>,
+    /// Executions group 0 alone needs (a metric over several hardware passes; 0 means 1).
+    span: usize,
     unit: MockUnit,
 }
 
@@ -89,6 +91,14 @@ impl ReplayBackend for MockBackend {
     type Launch = ();
     type Snapshot = u64;
     type Capture = u64;
+
+    fn executions_of_group(&mut self, _device: DeviceId, group: usize) -> usize {
+        if group == 0 {
+            self.span.max(1)
+        } else {
+            1
+        }
+    }
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.ops.push(Op::Drain);
@@ -150,7 +160,12 @@ impl ReplayBackend for MockBackend {
         groups: &[Option<usize>],
     ) -> Result<UnitPlan, BackendError> {
         self.ops.push(Op::Plan(groups.to_vec()));
-        let plan = if self.packed {
+        let plan = if self.span > 1 && groups == [Some(0)] {
+            UnitPlan {
+                executions: self.span,
+                execution_of_pass: vec![0],
+            }
+        } else if self.packed {
             UnitPlan {
                 executions: 1,
                 execution_of_pass: vec![0; groups.len()],
@@ -1983,4 +1998,31 @@ fn spanning_stops_for_the_run_once_a_spanning_window_loses_its_counters() {
     assert_eq!(backend.count(&Op::Stop(1)), 1, "closed by the call");
     h.engine.finish_with(&mut backend);
     assert_eq!(backend.value, 3, "every kernel ran once");
+}
+
+#[test]
+fn a_lone_group_over_several_executions_is_replayed_and_a_launch_run_once_keeps_timestamps() {
+    // One group whose metric needs 3 hardware passes: every dispatch runs 3 times, memory
+    // restored between; a graph launch (run once) cannot measure it and keeps timestamps only.
+    let h = harness(1, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.span = 3;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.value, 1,
+        "the later executions ran on restored memory"
+    );
+    let costs = h.sink.costs();
+    assert_eq!(costs[0].outcome, ReplayOutcome::Replayed);
+    assert_eq!(costs[0].passes, 3);
+    launch(&h, &mut backend, LaunchKind::Graph);
+    assert!(
+        backend.ops.contains(&Op::Plan(vec![None])),
+        "the run-once launch plans no counters: {:?}",
+        backend.ops
+    );
+    assert_eq!(
+        h.sink.costs()[1].outcome,
+        ReplayOutcome::DeclinedGraphLaunch
+    );
 }
