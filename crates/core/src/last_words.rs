@@ -104,16 +104,15 @@ fn catch_if_default(signal: libc::c_int) -> bool {
     }
 }
 
-/// The thread that runs `finish` never takes the signals itself.
-fn block_signals() {
-    // SAFETY: a signal set built with the libc calls, applied to this thread only.
+/// Blocks every signal on the calling thread, for the tool's own threads (this module's, the
+/// counter set-up's): a handler of the process must not run on a thread its work waits for.
+/// Synchronous faults still end the process.
+pub fn block_signals() {
+    // SAFETY: a full signal set applied to this thread only.
     unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in SIGNALS {
-            libc::sigaddset(&mut set, signal);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
     }
 }
 

@@ -675,7 +675,10 @@ impl DbWriter {
         let dropped_seen_by_writer = Arc::clone(&dropped);
         let thread = std::thread::Builder::new()
             .name("kreplay-db-writer".to_string())
-            .spawn(move || write_loop(inserter, receiver, queue_limit, &dropped_seen_by_writer))
+            .spawn(move || {
+                block_signals();
+                write_loop(inserter, receiver, queue_limit, &dropped_seen_by_writer)
+            })
             .map_err(|e| FormatError::io(path, e))?;
         Ok(DbWriter {
             sender,
@@ -761,6 +764,18 @@ impl RecordSink for DbWriter {
         if let Err(e) = self.stop() {
             eprintln!("kreplay: {e}");
         }
+    }
+}
+
+/// The writer thread takes no asynchronous signal: a handler of the process (the tool's last
+/// words on SIGTERM, say) would otherwise run on the thread it waits for. (As
+/// `kreplay_core::last_words::block_signals`, which this crate cannot reach.)
+fn block_signals() {
+    // SAFETY: a full signal set applied to this thread only.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
     }
 }
 

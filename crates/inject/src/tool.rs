@@ -271,12 +271,18 @@ extern "C" fn at_exit() {
 /// The process ends (its exit handlers, or a signal's last words, see
 /// [`kreplay_core::last_words`]): the open window's passes run, every record is flushed. Once.
 fn finish_process() {
-    static FINISHED: AtomicBool = AtomicBool::new(false);
-    if FINISHED.swap(true, Ordering::SeqCst) {
-        return;
-    }
+    // A second caller (exit while a signal's last words run, or the reverse) waits for the
+    // first to finish instead of ending the process under it.
+    static FINISHED: std::sync::Once = std::sync::Once::new();
+    FINISHED.call_once(finish_process_once);
+}
+
+fn finish_process_once() {
     let _ = std::panic::catch_unwind(|| {
         if let Some(tool) = own_tool() {
+            // What is queued is committed first: the window's passes below need the tool's
+            // locks, which the thread a signal interrupted may hold.
+            tool.sink.flush();
             // A replay window still open (no CUDA call since its last launch) runs its passes
             // now. Exit handlers run in reverse order of registration and this one is
             // registered inside cuInit, so it is expected (not verified) to run before a
