@@ -53,17 +53,17 @@ fn wait_for_descendants(limit: std::time::Duration) -> usize {
         if pid < 0 {
             return 0; // ECHILD: none left
         }
-        if began.elapsed() >= limit {
+        if began.elapsed() >= limit || STOP_WAITING.load(Ordering::SeqCst) {
             let running = running_children();
             say!(
                 "kreplay: warning: {running} process(es) the application started still run after {:.0} s; what they recorded so far is written and their databases are kept ({ENV_CHILD_WAIT_S} sets the wait)",
-                limit.as_secs_f64()
+                began.elapsed().as_secs_f64()
             );
             return running.max(1);
         }
         if !said && began.elapsed() >= std::time::Duration::from_millis(500) {
             say!(
-                "kreplay: the application ended; waiting up to {:.0} s for {} process(es) it started that still run",
+                "kreplay: the application ended; waiting up to {:.0} s for {} process(es) it started that still run (Ctrl-C stops waiting)",
                 limit.as_secs_f64(),
                 running_children()
             );
@@ -272,7 +272,28 @@ extern "C" fn note_writing(_: libc::c_int) {
     }
 }
 
+/// Set by a signal while kreplay waits for the application's remaining processes.
+static STOP_WAITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn stop_waiting(_: libc::c_int) {
+    STOP_WAITING.store(true, Ordering::SeqCst);
+}
+
 impl SignalGuard {
+    /// The application has ended and kreplay waits for the processes it left running: nothing
+    /// is forwarded any more (its pid may be reused), and Ctrl-C, SIGTERM, SIGHUP or SIGQUIT end
+    /// the wait.
+    fn waiting_for_descendants(&self) {
+        CHILD_PID.store(0, Ordering::SeqCst);
+        let stop = stop_waiting as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        for &(signal, _) in &self.saved {
+            // SAFETY: an async-signal-safe handler; `drop` restores the saved one.
+            unsafe {
+                libc::signal(signal, stop);
+            }
+        }
+    }
+
     /// The application has ended: until the guard drops (the outputs are written), Ctrl-C,
     /// SIGTERM, SIGHUP and SIGQUIT say once that kreplay is finishing, instead of ending it
     /// with nothing written.
@@ -499,6 +520,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     let status = child.wait().context("waiting for the application");
     running.finish();
     let status = status?;
+    signals.waiting_for_descendants();
     let orphans_running = wait_for_descendants(child_wait());
     signals.writing_outputs();
     let writing = Progress::start("reading the recorded data", WRITE_DELAY);

@@ -488,3 +488,57 @@ fn an_application_ended_by_abort_or_sigterm_keeps_every_record() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_ends_the_wait_for_processes_the_application_left_running() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("libfake_inject.so"), b"").unwrap();
+    let app = sim_app();
+    // The sim app records, then its parent shell's other child sleeps on for a minute.
+    let script = format!(
+        "'{}' --iterations 1; (sleep 60 >/dev/null 2>&1 </dev/null) & exit 0",
+        app.display()
+    );
+    let child = kreplay_command(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "--pmc",
+            I,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-d",
+            "out",
+            "-o",
+            "waited",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    )
+    .env("KREPLAY_INJECT_LIB", dir.path().join("libfake_inject.so"))
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let began = std::time::Instant::now();
+    // The wait has begun once its message is printed (after 0.5 s of waiting).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(
+        began.elapsed().as_secs() < 20,
+        "the wait ended early: {stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Ctrl-C stops waiting"), "{stderr}");
+    assert!(stderr.contains("still run"), "{stderr}");
+    assert!(
+        dir.path().join("out/waited_results.db").is_file(),
+        "{stderr}"
+    );
+}
