@@ -39,7 +39,8 @@ pub enum AllocApi {
     AllocHost,
     /// `cuMemHostRegister_v2`: `{p, bytesize, Flags}`.
     HostRegister,
-    /// `cuMemMap`: `{ptr, size, offset, handle, flags}`.
+    /// `cuMemSetAccess`: `{ptr, size, desc, count}`: mapped virtual memory becomes accessible
+    /// (tracked from here, not from `cuMemMap`: before it, copying the range would fault).
     Map,
 }
 
@@ -136,7 +137,7 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
         sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2 => {
             Alloc(AllocApi::HostRegister)
         }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemMap => {
+        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemSetAccess => {
             Alloc(AllocApi::Map)
         }
         sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 => {
@@ -581,7 +582,8 @@ mod tests {
         assert_eq!(kind(371), Some(AllocKind::Managed));
         assert_eq!(kind(39), Some(AllocKind::Host));
         assert_eq!(kind(294), Some(AllocKind::Host));
-        assert_eq!(kind(551), Some(AllocKind::VirtualMapping));
+        assert_eq!(kind(553), Some(AllocKind::VirtualMapping), "cuMemSetAccess");
+        assert_eq!(kind(551), None, "cuMemMap: not accessible yet");
         assert!(AllocApi::Alloc.kind().is_tracked());
         assert!(AllocApi::Managed.kind().is_tracked());
         assert!(AllocApi::Map.kind().is_tracked());

@@ -255,7 +255,7 @@ fn on_alloc(tool: &Tool, api: AllocApi, data: &sys::CUpti_CallbackData) {
                 (host_address(p.p), p.bytesize as u64)
             }
             AllocApi::Map => {
-                let p = &*(p as *const sys::cuMemMap_params);
+                let p = &*(p as *const sys::cuMemSetAccess_params);
                 (p.ptr, p.size as u64)
             }
         }
