@@ -624,6 +624,23 @@ def multipass_metric_checks():
         rc == 0 and status == "PASS" and warps_same and tp_close and bool(layout) and "over" in layout.group(1))
 
 
+def lone_multipass_metric_check():
+    """The same metric given alone (one group over 8 executions): every dispatch still gets it."""
+    metric = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+    out_dir = os.path.join(WORK, "multipass_alone")
+    argv = [KREPLAY, "--metrics", metric, "--replay-mode", "kernel", "--kernel-replay-beta-enabled",
+            "-d", out_dir, "-o", "out", "-f", "csv", "--", CHECKS, "inplace"]
+    rc, out, err, _, wall = run(argv, None, tag="multipass_alone")
+    status, _ = result_line(out, "inplace")
+    ours = cli_csv_values(out_dir, metric)
+    theirs = [e.get(metric) for e in ncu_program([CHECKS, "inplace"], metrics=(metric,))]
+    close = bool(ours) and len(ours) == len(theirs) and all(
+        b and math.isfinite(a) and abs(a - b) <= 0.25 * b for a, b in zip(ours, theirs))
+    row("--metrics with only a metric needing several passes", "results right; one value per dispatch, within 25% of ncu",
+        f"{status}; {[round(v, 1) for v in ours[:3]]} vs ncu {[round(v, 1) if v else v for v in theirs[:3]]}; {wall:.1f}s; "
+        f"{err.strip()[-160:]!r}", rc == 0 and status == "PASS" and close)
+
+
 def cli_csv_values(out_dir, name="sm__warps_launched.sum"):
     """Counter_Value of `name` in every counter_collection.csv under out_dir."""
     import csv
@@ -691,6 +708,7 @@ if ONLY in ("", "deferral"):
     deferral_checks()
 if ONLY in ("", "multipass"):
     multipass_metric_checks()
+    lone_multipass_metric_check()
 if ONLY in ("", "effects"):
     side_effect_checks()
 if ONLY in ("", "cache"):
