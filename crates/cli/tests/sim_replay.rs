@@ -379,40 +379,46 @@ fn a_configuration_too_long_for_the_environment_reaches_the_app_through_a_file()
     assert_eq!(groups.len(), 700, "every group was collected: {groups:?}");
 }
 
+/// kreplay with the two sim groups in kernel replay, output `out/<name>`, profiling a shell
+/// running `script` (which starts the sim app itself; the shell needs no injection library).
+fn shell_app_command(dir: &Path, name: &str, script: &str) -> std::process::Command {
+    let fake = dir.join("libfake_inject.so");
+    std::fs::write(&fake, b"").unwrap();
+    let args = [
+        "--pmc",
+        W,
+        "--pmc",
+        I,
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+        "-d",
+        "out",
+        "-o",
+        name,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    let mut command = kreplay_command(dir, &args);
+    command.env("KREPLAY_INJECT_LIB", fake);
+    command
+}
+
 #[test]
 fn a_child_that_outlives_the_application_keeps_its_records() {
     // The application (a shell) starts the sim app in the background and exits at once; the
     // sim app records for a while after that.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("libfake_inject.so"), b"").unwrap();
     let app = sim_app();
     let script = format!(
         "(sleep 1; exec '{}' --iterations 2) & exit 0",
         app.display()
     );
-    let out = kreplay_command(
-        dir.path(),
-        &[
-            "--pmc",
-            W,
-            "--pmc",
-            I,
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
-            "-d",
-            "out",
-            "-o",
-            "orphan",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    )
-    .env("KREPLAY_INJECT_LIB", dir.path().join("libfake_inject.so"))
-    .output()
-    .unwrap();
+    let out = shell_app_command(dir.path(), "orphan", &script)
+        .output()
+        .unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("waiting up to"), "{stderr}");
@@ -492,37 +498,16 @@ fn an_application_ended_by_abort_or_sigterm_keeps_every_record() {
 #[test]
 fn ctrl_c_ends_the_wait_for_processes_the_application_left_running() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("libfake_inject.so"), b"").unwrap();
     let app = sim_app();
     // The sim app records, then its parent shell's other child sleeps on for a minute.
     let script = format!(
         "'{}' --iterations 1; (sleep 60 >/dev/null 2>&1 </dev/null) & exit 0",
         app.display()
     );
-    let child = kreplay_command(
-        dir.path(),
-        &[
-            "--pmc",
-            W,
-            "--pmc",
-            I,
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
-            "-d",
-            "out",
-            "-o",
-            "waited",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    )
-    .env("KREPLAY_INJECT_LIB", dir.path().join("libfake_inject.so"))
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = shell_app_command(dir.path(), "waited", &script)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let began = std::time::Instant::now();
     // The wait has begun once its message is printed (after 0.5 s of waiting).
     std::thread::sleep(std::time::Duration::from_millis(1500));
