@@ -10,6 +10,7 @@ use crate::plan::{RunSpec, SummaryOutput};
 use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
 use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
+use kreplay_format::output::TEMP_NAME_OVERHEAD;
 use kreplay_format::stats_out::{
     kernel_stats, render_summary, write_stats_csv, write_summary_file,
 };
@@ -353,7 +354,7 @@ const LARGEST_PID: u32 = 4_194_304;
 
 /// The longest name an output file adds to `-o` (the counter CSV), with the temporary name it
 /// is written under before it replaces the file.
-const LONGEST_OUTPUT_SUFFIX: usize = "_counter_collection.csv".len() + 24;
+const LONGEST_OUTPUT_SUFFIX: usize = "_counter_collection.csv".len() + TEMP_NAME_OVERHEAD;
 
 /// Finds, before the application starts, output paths no run could write: a file name longer
 /// than the file system allows, a folder that would have to be made under a regular file, or
@@ -363,6 +364,8 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
     let mut values =
         PlaceholderValues::for_process(LARGEST_PID, &launcher.app, &launcher.launch_time);
     values.ppid = LARGEST_PID;
+    values.pgid = LARGEST_PID;
+    values.psid = LARGEST_PID;
     let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
     if let Some(sub) = &spec.subdir {
         dir.push(sub);
@@ -371,7 +374,9 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
     let path = dir.join(&name);
     // The summary file `<o>_<NAME>.txt` may be the longest name written.
     let summary_suffix = match spec.summary.as_ref().map(|s| &s.output) {
-        Some(SummaryOutput::File(file)) if !file.contains('/') => file.len() + "_.txt".len() + 24,
+        Some(SummaryOutput::File(file)) if !file.contains('/') => {
+            file.len() + "_.txt".len() + TEMP_NAME_OVERHEAD
+        }
         _ => 0,
     };
     let longest_suffix = LONGEST_OUTPUT_SUFFIX.max(summary_suffix);

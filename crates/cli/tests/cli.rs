@@ -820,6 +820,21 @@ fn impossible_output_paths_are_refused_before_the_application_starts() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(!dir.path().join("started").exists(), "{args:?}: the app ran");
     }
+    // The longest name that fits: 255 bytes with the counter CSV's suffix and the temporary
+    // name's (36 bytes), written for real.
+    let longest = "n".repeat(255 - 36);
+    let out = stand_in_command(
+        dir.path(),
+        &["--pmc", W, "-d", "L", "-o", &longest, "-f", "csv"],
+        0,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(dir
+        .path()
+        .join(format!("L/{longest}_counter_collection.csv"))
+        .is_file());
 }
 
 #[test]

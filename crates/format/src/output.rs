@@ -97,6 +97,9 @@ pub fn write_outputs(
     Ok(written)
 }
 
+/// The most bytes [`temp_path`] adds to a file name: `.`, `.tmp-` and a pid of up to 7 digits.
+pub const TEMP_NAME_OVERHEAD: usize = 1 + ".tmp-".len() + 7;
+
 /// Where [`replace_file`] writes `path` first: `.<file name>.tmp-<pid>` in the same folder.
 fn temp_path(path: &Path) -> Result<PathBuf, FormatError> {
     let file_name = path.file_name().ok_or_else(|| {
