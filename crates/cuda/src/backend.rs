@@ -5,10 +5,9 @@
 //! from application threads, inside their CUPTI callbacks. Every method runs its driver calls
 //! inside a [`ToolScope`], so the callbacks they fire are ignored.
 //!
-//! - drain: polls `cuStreamQuery` on every stream the application has used (and the legacy and
-//!   per-thread default streams) until all are idle or the deadline passes, then
-//!   `cuCtxSynchronize`, which returns at once when the device is idle. A device that never
-//!   finishes therefore hits the deadline instead of blocking forever.
+//! - drain: `cuCtxSynchronize` on the tool's drain thread, waited for until the deadline
+//!   ([`crate::drain`]), so a device that never finishes hits the deadline instead of blocking
+//!   forever.
 //! - snapshots: staging buffers per device, kept for reuse after release (device memory
 //!   (`cuMemAlloc`) first, pinned host memory (`cuMemHostAlloc`) when the engine falls back);
 //!   several may be alive at once (a unit's start and the application's view). Copies run on a
@@ -29,6 +28,7 @@ use crate::error::CudaError;
 use crate::guard::ToolScope;
 use crate::launch::{callback_addresses, OwnedLaunch};
 use crate::profiler::{RangeProfiler, MAX_RANGES};
+use crate::setup::CounterSetup;
 use kreplay_core::backend::{
     BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
 };
@@ -37,7 +37,7 @@ use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
 use kreplay_format::{CounterSample, Staging};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -164,25 +164,15 @@ pub struct CudaBackend {
     options: CounterOptions,
     devices: HashMap<DeviceId, DeviceState>,
     current: Option<CurrentDispatch>,
-    /// Streams the application created or launched on (handles as integers).
-    streams: HashSet<usize>,
     /// Set when counters cannot be collected on a device (one message, then timestamps only).
     counters_broken: HashMap<DeviceId, String>,
     /// The device identity the CLI checked the groups with (see [`Self::set_identity_check`]).
     checked_identity: Option<String>,
     /// Says a warning once (stderr and a record); set with the identity check.
     warn: Option<WarnFn>,
-    /// Range profilers being set up off the application's threads, by context (see
-    /// [`Self::prepare_counters`]).
-    preparing: HashMap<usize, Preparation>,
+    /// Counter set-ups begun at context creation (none without counters).
+    setup: Option<CounterSetup>,
 }
-
-/// A range profiler set up on a thread of its own, and the process that started the thread
-/// (a child forked meanwhile has no such thread: it must not wait for it).
-type Preparation = (
-    u32,
-    std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
-);
 
 /// Environment variable: `0` copies a snapshot's regions one call each instead of in one
 /// `cuMemcpyBatchAsync` (a diagnostic setting, for comparing the two).
@@ -235,35 +225,21 @@ fn available_memory(
     }
 }
 
-/// The set-up's result, or `None` when the thread belongs to another process (see
-/// [`Preparation`]).
-fn join_preparation((pid, handle): Preparation) -> Option<Result<RangeProfiler, CudaError>> {
-    if pid != std::process::id() {
-        return None;
-    }
-    Some(
-        handle
-            .join()
-            .unwrap_or_else(|_| Err(CudaError::Load("the counter set-up thread panicked".into()))),
-    )
-}
-
-/// Environment variable: `0` leaves the counters' set-up to the first dispatch instead of a
-/// thread started at context creation ([`CudaBackend::prepare_counters`]).
-pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
-
 /// Says a warning once (stderr and a record).
 pub type WarnFn = Box<dyn Fn(&str) + Send>;
 
 /// Makes `ctx` current on this thread for the guard's life when it is not already (a replay
 /// unit may be closed, and its executions run, on another application thread).
-struct ContextGuard {
+pub(crate) struct ContextGuard {
     driver: &'static Driver,
     pushed: bool,
 }
 
 impl ContextGuard {
-    fn make_current(driver: &'static Driver, ctx: CUcontext) -> Result<ContextGuard, CudaError> {
+    pub(crate) fn make_current(
+        driver: &'static Driver,
+        ctx: CUcontext,
+    ) -> Result<ContextGuard, CudaError> {
         let mut current: CUcontext = std::ptr::null_mut();
         // SAFETY: reads and (if needed) pushes a live context handle.
         unsafe {
@@ -326,12 +302,32 @@ impl CudaBackend {
             },
             devices: HashMap::new(),
             current: None,
-            streams: HashSet::new(),
             counters_broken: HashMap::new(),
             checked_identity: None,
             warn: None,
-            preparing: HashMap::new(),
+            setup: None,
         }
+        .with_setup()
+    }
+
+    fn with_setup(mut self) -> Self {
+        if let (Some(cupti), false) = (self.cupti, self.groups.is_empty()) {
+            let warm = self.warm_up_groups();
+            self.setup = Some(CounterSetup::new(
+                self.driver,
+                cupti,
+                self.groups.clone(),
+                warm,
+                self.options.max_ranges,
+            ));
+        }
+        self
+    }
+
+    /// The counter set-ups begun at context creation, for the context-creation callback
+    /// (which must not take the backend's lock: see [`crate::setup`]). `None` without counters.
+    pub fn counter_setup(&self) -> Option<CounterSetup> {
+        self.setup.clone()
     }
 
     /// The groups a counter set-up programs ahead: all of them for kernel replay, the first
@@ -341,74 +337,6 @@ impl CudaBackend {
             vec![Some(0)]
         } else {
             (0..self.groups.len()).map(Some).collect()
-        }
-    }
-
-    /// Starts setting the counters up for a context the application just created, on a thread
-    /// of the tool's own: CUPTI's profiler initialisation, the device's counter-availability
-    /// image (≈ 130 ms on an H200), the group checks and configuration images, and the first
-    /// configuration programmed into the hardware ([`RangeProfiler::warm_up`]). The
-    /// application's first dispatch with counters on that context takes the result (waiting
-    /// for it if needed), so the set-up overlaps what the application does in between
-    /// (allocations, copies, module loads, library handles). `KREPLAY_EARLY_SETUP=0` leaves
-    /// it to the first dispatch.
-    pub fn prepare_counters(&mut self, ctx: CUcontext) {
-        let Some(cupti) = self.cupti else {
-            return;
-        };
-        if self.groups.is_empty()
-            || ctx.is_null()
-            || self.preparing.contains_key(&(ctx as usize))
-            || std::env::var(ENV_EARLY_SETUP).is_ok_and(|v| v.trim() == "0")
-        {
-            return;
-        }
-        let driver = self.driver;
-        let groups = self.groups.clone();
-        let warm = self.warm_up_groups();
-        let ranges = self.options.max_ranges;
-        let context = ctx as usize;
-        let spawned = std::thread::Builder::new()
-            .name("kreplay-setup".into())
-            .spawn(move || {
-                kreplay_core::last_words::block_signals();
-                // Its CUDA calls are the tool's own (the callbacks ignore them).
-                let _scope = ToolScope::enter();
-                let ctx = context as CUcontext;
-                let _current = ContextGuard::make_current(driver, ctx)?;
-                let mut device: sys::CUdevice = 0;
-                // SAFETY: the context pushed above is current on this thread.
-                unsafe { drv!(driver, cuCtxGetDevice(&mut device))? };
-                let mut profiler =
-                    RangeProfiler::new(cupti, ctx, device, device as usize, &groups, ranges)?;
-                if let Err(e) = profiler.warm_up(&warm) {
-                    // The first dispatch programs the counters itself, as without set-up.
-                    crate::debug::line(&format!("counters not programmed ahead: {e}"));
-                }
-                Ok(profiler)
-            });
-        // Without a thread the first dispatch sets the counters up itself.
-        if let Ok(handle) = spawned {
-            self.preparing.insert(context, (std::process::id(), handle));
-        }
-    }
-
-    /// Waits for the set-up started for `ctx`, if any.
-    fn take_preparation(&mut self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
-        let preparation = self.preparing.remove(&(ctx as usize))?;
-        let began = std::time::Instant::now();
-        let result = join_preparation(preparation)?;
-        crate::debug::line(&format!(
-            "waited {:.1} ms for the counter set-up begun at context creation",
-            crate::debug::ms(began.elapsed())
-        ));
-        Some(result)
-    }
-
-    /// Waits for every set-up still running (before the process or its contexts end).
-    pub fn finish_preparations(&mut self) {
-        for (_, preparation) in self.preparing.drain() {
-            join_preparation(preparation);
         }
     }
 
@@ -433,7 +361,6 @@ impl CudaBackend {
         let mut cu_device: sys::CUdevice = 0;
         // SAFETY: writes the device ordinal of the current context.
         unsafe { drv!(self.driver, cuCtxGetDevice(&mut cu_device)) }.map_err(failed)?;
-        self.streams.insert(stream as usize);
         let current = CurrentDispatch {
             ctx,
             cu_device,
@@ -460,23 +387,11 @@ impl CudaBackend {
         self.current = None;
     }
 
-    /// A stream the application created: drains wait for it too.
-    pub fn note_stream(&mut self, stream: CUstream) {
-        if !stream.is_null() {
-            self.streams.insert(stream as usize);
-        }
-    }
-
-    /// A stream is being destroyed: stop polling it.
-    pub fn forget_stream(&mut self, stream: CUstream) {
-        self.streams.remove(&(stream as usize));
-    }
-
     /// A context is being destroyed: drop what the tool holds in it (its memory goes with it).
     pub fn forget_context(&mut self, ctx: CUcontext) {
         let _scope = ToolScope::enter();
-        if let Some(preparation) = self.preparing.remove(&(ctx as usize)) {
-            join_preparation(preparation);
+        if let Some(setup) = &self.setup {
+            drop(setup.take(ctx));
         }
         let devices: Vec<DeviceId> = self
             .devices
@@ -489,7 +404,6 @@ impl CudaBackend {
                 self.free_device_state(state);
             }
         }
-        self.streams.clear();
     }
 
     /// Why counters are not collected on `device`, if they are not.
@@ -664,7 +578,7 @@ impl CudaBackend {
             .is_some_and(|s| s.profiler.is_none());
         if needs_new {
             let current = self.current?;
-            let prepared = self.take_preparation(current.ctx);
+            let prepared = self.setup.as_ref().and_then(|s| s.take(current.ctx));
             let built = match (prepared, self.cupti) {
                 (Some(prepared), _) => prepared,
                 (None, Some(cupti)) => RangeProfiler::new(
@@ -933,42 +847,10 @@ impl ReplayBackend for CudaBackend {
         let _scope = ToolScope::enter();
         let d = self.driver;
         let ctx = self.state(device)?.ctx;
-        let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
-        let started = Instant::now();
-        let mut pending: Vec<usize> = self.streams.iter().copied().collect();
-        pending.push(0);
-        pending.push(STREAM_PER_THREAD as usize);
-        let mut sleep = Duration::from_micros(20);
-        loop {
-            let mut still = Vec::new();
-            for stream in pending {
-                // SAFETY: a stream handle the application created and has not destroyed
-                // (destroyed streams are forgotten in their resource callback).
-                match unsafe { drv!(d, cuStreamQuery(stream as CUstream)) } {
-                    Ok(()) => {}
-                    Err(e)
-                        if e.driver_code()
-                            == Some(sys::cudaError_enum_CUDA_ERROR_NOT_READY as i32) =>
-                    {
-                        still.push(stream)
-                    }
-                    // A handle that is no longer valid (destroyed behind our back): stop asking.
-                    Err(_) => {}
-                }
-            }
-            if still.is_empty() {
-                break;
-            }
-            if started.elapsed() >= deadline {
-                return Err(BackendError::DrainTimeout { device, deadline });
-            }
-            std::thread::sleep(sleep);
-            sleep = (sleep * 2).min(Duration::from_millis(2));
-            pending = still;
+        match crate::drain::synchronize_within(d, ctx, deadline).map_err(failed)? {
+            crate::drain::Drained::Done => Ok(()),
+            crate::drain::Drained::TimedOut => Err(BackendError::DrainTimeout { device, deadline }),
         }
-        // Work on streams the tool never saw (other libraries' streams): wait for it too.
-        // SAFETY: synchronises the current context.
-        unsafe { drv!(d, cuCtxSynchronize()) }.map_err(failed)
     }
 
     fn device_free_bytes(&mut self, device: DeviceId) -> u64 {

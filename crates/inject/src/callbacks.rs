@@ -578,19 +578,13 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             }
         }
         _ if in_tool() => {}
+        // The driver holds locks of its own during resource callbacks: nothing here may wait
+        // for the backend's lock, which is held across counter calls that take those locks.
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_CREATED => {
             tool.phase("context created");
-            lock(&tool.backend).prepare_counters(data.context);
-        }
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_STREAM_CREATED => {
-            // SAFETY: the stream member of the resource handle union, for stream callbacks.
-            let stream = unsafe { data.resourceHandle.stream };
-            lock(&tool.backend).note_stream(stream);
-        }
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING => {
-            // SAFETY: as above.
-            let stream = unsafe { data.resourceHandle.stream };
-            lock(&tool.backend).forget_stream(stream);
+            if let Some(setup) = &tool.counter_setup {
+                setup.prepare(data.context);
+            }
         }
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING => {
             // A replay window still open on this context runs its passes while it exists.

@@ -8,6 +8,7 @@ use kreplay_cuda::backend::{
     CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
 };
 use kreplay_cuda::module_symbols::{CubinSymbols, SideEffect};
+use kreplay_cuda::setup::CounterSetup;
 use kreplay_cuda::{cupti_call, drv, loader};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
@@ -21,6 +22,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub(crate) struct Tool {
     pub engine: CudaEngine,
     pub backend: Mutex<CudaBackend>,
+    /// The backend's counter set-ups, started from the context-creation callback without the
+    /// backend's lock (see `kreplay_cuda::setup`). `None` without counters.
+    pub counter_setup: Option<CounterSetup>,
     pub gate: MeasureGate,
     pub driver: &'static Driver,
     pub cupti: &'static Cupti,
@@ -161,9 +165,11 @@ pub(crate) fn initialize() -> Result<(), String> {
             }));
         }),
     );
+    let counter_setup = backend.counter_setup();
     let tool = Tool {
         engine,
         backend: Mutex::new(backend),
+        counter_setup,
         gate: MeasureGate::default(),
         driver,
         cupti,
@@ -293,7 +299,9 @@ fn finish_process_once() {
                 CurrentDispatch::passive(std::ptr::null_mut(), std::ptr::null_mut()),
             );
             tool.phase("exit handler");
-            lock(&tool.backend).finish_preparations();
+            if let Some(setup) = &tool.counter_setup {
+                setup.finish_all();
+            }
             let [scans, bytes, nanos] = &tool.module_scans;
             tool.debug(&format!(
                 "{} cubin(s) scanned at module load, {:.1} MiB, {:.1} ms",

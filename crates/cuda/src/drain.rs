@@ -1,0 +1,94 @@
+//! Waiting for all of a context's work with a deadline. `cuCtxSynchronize` cannot be given
+//! one, so it runs on a thread of the tool's own and the caller waits for its answer at most
+//! until the deadline (a device that never drains is then reported, and the worker is left
+//! waiting). This needs no list of the application's streams: the tool keeps none, because
+//! stream creation and destruction callbacks run while the driver holds locks that the
+//! tool's own counter calls wait for (a lock taken there deadlocked two application threads).
+
+use crate::backend::ContextGuard;
+use crate::error::CudaError;
+use crate::guard::ToolScope;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::CUcontext;
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One context to synchronise, and where to say how it went.
+struct Job {
+    ctx: usize,
+    done: mpsc::SyncSender<Result<(), CudaError>>,
+}
+
+/// The worker's queue and the process that started it (a forked child starts its own).
+static WORKER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
+
+/// How a drain ended.
+pub(crate) enum Drained {
+    Done,
+    /// The context still had work when the deadline passed.
+    TimedOut,
+}
+
+/// Waits for every stream of `ctx` (the application's, other libraries', the tool's) to be
+/// idle, at most `deadline`.
+pub(crate) fn synchronize_within(
+    driver: &'static Driver,
+    ctx: CUcontext,
+    deadline: Duration,
+) -> Result<Drained, CudaError> {
+    let (done, answer) = mpsc::sync_channel(1);
+    let job = Job {
+        ctx: ctx as usize,
+        done,
+    };
+    let sent = match worker(driver) {
+        Some(queue) => queue.send(job).map_err(|e| e.0),
+        None => Err(job),
+    };
+    if let Err(job) = sent {
+        // No worker thread: wait here, without a deadline.
+        drop(job);
+        let _ctx = ContextGuard::make_current(driver, ctx)?;
+        // SAFETY: synchronises the context made current above.
+        unsafe { crate::drv!(driver, cuCtxSynchronize())? };
+        return Ok(Drained::Done);
+    }
+    match answer.recv_timeout(deadline) {
+        Ok(result) => result.map(|()| Drained::Done),
+        Err(mpsc::RecvTimeoutError::Timeout) => Ok(Drained::TimedOut),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(CudaError::Load("the tool's drain thread ended".into()))
+        }
+    }
+}
+
+/// The worker's queue, started on first use in this process.
+fn worker(driver: &'static Driver) -> Option<mpsc::Sender<Job>> {
+    let mut slot = WORKER.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    if let Some((owner, queue)) = slot.as_ref() {
+        if *owner == pid {
+            return Some(queue.clone());
+        }
+    }
+    let (queue, jobs) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("kreplay-drain".into())
+        .spawn(move || {
+            kreplay_core::last_words::block_signals();
+            // Its CUDA calls are the tool's own (the callbacks ignore them).
+            let _scope = ToolScope::enter();
+            for job in jobs {
+                let result = ContextGuard::make_current(driver, job.ctx as CUcontext).and_then(
+                    // SAFETY: synchronises the context made current by the guard.
+                    |_ctx| unsafe { crate::drv!(driver, cuCtxSynchronize()) },
+                );
+                // The caller may have stopped waiting (its deadline passed).
+                let _ = job.done.send(result);
+            }
+        })
+        .ok()?;
+    *slot = Some((pid, queue.clone()));
+    Some(queue)
+}
