@@ -418,15 +418,53 @@ static int mode_heap() {
     return report(bad == 0, details);
 }
 
+static int mode_module_reload(const char* cubin) {
+    // A library with a __device__ variable, loaded, launched twice and unloaded, three times:
+    // the replay of a later round must not copy the variable of an unloaded round (its memory
+    // is gone: a batched snapshot copy faulted inside the driver on it).
+    const int n = 1 << 16, block = 256, grid = n / block, launches = 2, rounds = 3;
+    float* y;
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    int bad_counts = 0;
+    for (int r = 0; r < rounds; ++r) {
+        cudaLibrary_t lib;
+        CHECK(cudaLibraryLoadFromFile(&lib, cubin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+        cudaKernel_t kernel;
+        CHECK(cudaLibraryGetKernel(&kernel, lib, "reload_add"));
+        void* count_ptr;
+        size_t count_bytes;
+        CHECK(cudaLibraryGetGlobal(&count_ptr, &count_bytes, lib, "r_count"));
+        CHECK(cudaMemset(count_ptr, 0, count_bytes));
+        int len = n;
+        for (int l = 0; l < launches; ++l) {
+            void* args[] = {&y, &len};
+            CHECK(cudaLaunchKernel((const void*)kernel, dim3(grid), dim3(block), args, 0, 0));
+        }
+        unsigned int count = 0;
+        CHECK(cudaMemcpy(&count, count_ptr, sizeof(count), cudaMemcpyDeviceToHost));
+        bad_counts += count != (unsigned)launches;
+        CHECK(cudaLibraryUnload(lib));
+    }
+    std::vector<float> host(n);
+    CHECK(cudaMemcpy(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += host[i] != (float)(launches * rounds);
+    char details[100];
+    snprintf(details, sizeof details, "mismatches=%d bad_counts=%d", bad, bad_counts);
+    return report(bad == 0 && bad_counts == 0, details);
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s inplace|footprint|streams|launch_ex|graph|managed_pool|stuck|bad_launch\n", argv[0]);
+        fprintf(stderr, "usage: %s inplace|footprint|streams|module_reload CUBIN|launch_ex|graph|managed_pool|stuck|bad_launch\n", argv[0]);
         return 2;
     }
     g_mode = argv[1];
     if (!strcmp(g_mode, "inplace")) return mode_inplace();
     if (!strcmp(g_mode, "footprint")) return mode_footprint();
     if (!strcmp(g_mode, "streams")) return mode_streams();
+    if (!strcmp(g_mode, "module_reload") && argc > 2) return mode_module_reload(argv[2]);
     if (!strcmp(g_mode, "launch_ex")) return mode_launch_ex();
     if (!strcmp(g_mode, "interleaved")) return mode_interleaved();
     if (!strcmp(g_mode, "graph")) return mode_graph();

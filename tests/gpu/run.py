@@ -372,6 +372,25 @@ def per_dispatch_checks():
             if mode == "inplace" and n == 1:
                 inplace1 = db
     packing_checks(inplace5 if "inplace5" in dir() else None)
+    # Two threads launching, measuring and destroying streams at once: a stream-destroy callback
+    # once waited for the backend's lock while the other thread, holding it, waited in
+    # cuptiRangeProfilerStop for the driver lock the destroy held (2 hangs in 6 runs).
+    hung, bad = 0, 0
+    for i in range(20):
+        rc, out, err, db, wall = run([CHECKS, "streams"], GROUPS[:1], tag=f"streams_stress{i}", timeout=30)
+        hung += rc == 124
+        bad += rc not in (0, 124) or result_line(out, "streams")[0] != "PASS"
+    row("streams 1 group, 20 runs", "none hangs, all right", f"{hung} hung, {bad} wrong", hung == 0 and bad == 0)
+
+    # A library unloaded and loaded again: its __device__ variable leaves the inventory with it.
+    rc, out, err, db, wall = run([CHECKS, "module_reload", os.path.join(WORK, "reload_kernel.cubin")],
+                                 GROUPS[:2], tag="module_reload", env_extra=UNPACKED)
+    status, details = result_line(out, "module_reload")
+    passes = passes_per_dispatch(db)
+    outcomes = sorted({o for (o,) in query(db, "SELECT outcome FROM kreplay_replay_cost")})
+    row("module reloaded 3 times, 2 groups", "results right, 6 dispatches x 2 passes, all replayed",
+        f"rc {rc} {status} {details}; {[c for _, c, _ in passes]}; outcomes {outcomes}",
+        rc == 0 and status == "PASS" and [c for _, c, _ in passes] == [2] * 6 and outcomes == ["replayed"])
 
     # --- graph: runs once, warned ---------------------------------------------------------------
     rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:2], tag="graph2")

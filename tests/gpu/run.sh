@@ -32,4 +32,5 @@ build() {  # output source [flags]
 build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
+nvcc -cubin -arch=sm_90 -o "$WORK/reload_kernel.cubin" tests/gpu/reload_kernel.cu >>"$OUT/nvcc.log" 2>&1 || { cat "$OUT/nvcc.log"; exit 1; }
 exec python3 -u tests/gpu/run.py

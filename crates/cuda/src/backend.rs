@@ -781,6 +781,38 @@ impl CudaBackend {
         unsafe { drv!(d, cuStreamSynchronize(stream)) }.map_err(failed)
     }
 
+    /// Fails when a region's first or last byte is not in live device memory of the current
+    /// context: the inventory then holds memory freed behind its back, and the snapshot must
+    /// not copy it. (Both ends, not one allocation's range: a tracked mapping may span several
+    /// physical allocations.)
+    fn check_allocated(&self, regions: &[Region]) -> Result<(), BackendError> {
+        let live = |address: sys::CUdeviceptr| {
+            let mut start: sys::CUdeviceptr = 0;
+            // SAFETY: the attribute is written to a CUdeviceptr.
+            unsafe {
+                drv!(
+                    self.driver,
+                    cuPointerGetAttribute(
+                        (&mut start as *mut sys::CUdeviceptr).cast(),
+                        sys::CUpointer_attribute_enum_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                        address
+                    )
+                )
+            }
+            .is_ok()
+                && start != 0
+        };
+        for region in regions {
+            if !(live(region.base) && live(region.base + region.bytes.max(1) - 1)) {
+                return Err(BackendError::Failed(format!(
+                    "tracked memory at {:#x} ({} bytes, {:?}) is no longer allocated",
+                    region.base, region.bytes, region.kind
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The tool stream and context of the device whose context is `ctx`.
     fn tool_stream_of(&self, ctx: CUcontext) -> Option<CUstream> {
         self.devices
@@ -875,6 +907,11 @@ impl ReplayBackend for CudaBackend {
         let _scope = ToolScope::enter();
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
+        if regions.len() > 1 && batch_copies() {
+            // The driver faults inside a batched copy given memory that is no longer allocated,
+            // where one copy at a time reports an error: make sure first.
+            self.check_allocated(regions)?;
+        }
         let mut entries = Vec::with_capacity(regions.len());
         let mut offset = 0u64;
         for region in regions {

@@ -156,6 +156,9 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 if let DriverEvent::Free(api) = event {
                     on_free(tool, api, data);
                 }
+                if let Some(owner) = unloaded_module(cbid, data) {
+                    tool.forget_module(owner);
+                }
             } else {
                 let guard = CALLS
                     .try_with(|c| {
@@ -206,6 +209,27 @@ fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallE
             }
         }
     }
+}
+
+/// The module or library handle `cuModuleUnload` / `cuLibraryUnload` is about to unload.
+fn unloaded_module(cbid: u32, data: &sys::CUpti_CallbackData) -> Option<usize> {
+    let p = data.functionParams;
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: each API's parameter block, at its ENTER callback.
+    let owner = unsafe {
+        match cbid {
+            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleUnload => {
+                (*(p as *const sys::cuModuleUnload_params)).hmod as usize
+            }
+            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload => {
+                (*(p as *const sys::cuLibraryUnload_params)).library as usize
+            }
+            _ => return None,
+        }
+    };
+    Some(owner)
 }
 
 fn succeeded(data: &sys::CUpti_CallbackData) -> bool {

@@ -19,6 +19,15 @@ use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// See [`Tool::module_contents`].
+#[derive(Default)]
+pub(crate) struct ModuleContents {
+    /// Launched functions (`CUfunction` or `CUkernel` handles).
+    pub functions: HashSet<usize>,
+    /// Tracked `__device__`/`__constant__` variables: device and address.
+    pub variables: Vec<(DeviceId, u64)>,
+}
+
 pub(crate) struct Tool {
     pub engine: CudaEngine,
     pub backend: Mutex<CudaBackend>,
@@ -42,6 +51,9 @@ pub(crate) struct Tool {
     pub resolved_modules: Mutex<HashSet<(usize, DeviceId)>>,
     /// Launch handles whose module variables were looked for on a device.
     pub resolved_launches: Mutex<HashSet<(usize, DeviceId)>>,
+    /// What each loaded module or library (by handle) brought: its launched functions and the
+    /// variables tracked for it, forgotten when it is unloaded (see [`Tool::forget_module`]).
+    pub module_contents: Mutex<HashMap<usize, ModuleContents>>,
     pub warned: Mutex<HashSet<&'static str>>,
     /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking and the time
     /// the tool's own phases end at.
@@ -118,13 +130,17 @@ pub(crate) fn initialize() -> Result<(), String> {
         return Ok(());
     }
     let started = std::time::Instant::now();
+    let mut laps = kreplay_cuda::debug::Laps::start();
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
     let driver = loader::driver().map_err(|e| e.to_string())?;
+    laps.lap("configuration and driver");
     let cupti = loader::cupti().map_err(|e| e.to_string())?;
+    laps.lap("CUPTI loaded");
     let pid = std::process::id();
     let path = config.database_path_for(pid);
     let writer = kreplay_format::db::DbWriter::create(std::path::Path::new(&path))
         .map_err(|e| format!("cannot write the database {path}: {e}"))?;
+    laps.lap("database");
     let sink: Arc<dyn RecordSink> = Arc::new(writer);
     let groups: Vec<Vec<String>> = config
         .groups
@@ -182,6 +198,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         kernel_effects: Mutex::new(HashMap::new()),
         resolved_modules: Mutex::new(HashSet::new()),
         resolved_launches: Mutex::new(HashSet::new()),
+        module_contents: Mutex::new(HashMap::new()),
         warned: Mutex::new(HashSet::new()),
         debug: kreplay_cuda::debug::enabled(),
         started,
@@ -192,7 +209,9 @@ pub(crate) fn initialize() -> Result<(), String> {
     if TOOL.set(tool).is_err() {
         return Ok(());
     }
+    laps.lap("engine");
     subscribe(cupti)?;
+    laps.lap("subscribed");
     // SAFETY: registers plain extern "C" functions.
     unsafe {
         libc::pthread_atfork(None, None, Some(in_forked_child));
@@ -201,6 +220,7 @@ pub(crate) fn initialize() -> Result<(), String> {
     kreplay_core::last_words::install(finish_process);
     if let Some(tool) = TOOL.get() {
         tool.phase("injection ready");
+        tool.debug(&format!("injection: {}", laps.summary()));
     }
     Ok(())
 }
@@ -547,6 +567,11 @@ impl Tool {
             ));
             return;
         };
+        lock(&self.module_contents)
+            .entry(owner)
+            .or_default()
+            .functions
+            .insert(f as usize);
         if lock(&self.resolved_modules).contains(&(owner, device)) {
             return;
         }
@@ -598,10 +623,40 @@ impl Tool {
                         bytes: bytes as u64,
                         kind: AllocKind::ModuleVariable,
                     });
+                    lock(&self.module_contents)
+                        .entry(owner)
+                        .or_default()
+                        .variables
+                        .push((device, address));
                 }
                 Err(e) => self.debug(&format!("{}: {e}", variable.name)),
             }
         }
+    }
+
+    /// A module or library (`owner`, its handle) is being unloaded: its variables leave the
+    /// inventory (a snapshot would copy memory that no longer exists: the driver faults inside
+    /// `cuMemcpyBatchAsync` on it) and its functions are forgotten, so that a function or module
+    /// loaded later at the same handle is looked up afresh (its name, its own variables).
+    pub fn forget_module(&self, owner: usize) {
+        let Some(contents) = lock(&self.module_contents).remove(&owner) else {
+            return;
+        };
+        for (device, base) in &contents.variables {
+            self.engine.inventory().remove(*device, *base);
+        }
+        let mut kernels = lock(&self.kernels);
+        for f in &contents.functions {
+            kernels.remove(f);
+        }
+        drop(kernels);
+        lock(&self.resolved_launches).retain(|(f, _)| !contents.functions.contains(f));
+        lock(&self.resolved_modules).retain(|(o, _)| *o != owner);
+        self.debug(&format!(
+            "module {owner:#x} unloaded: {} variable(s) and {} function(s) forgotten",
+            contents.variables.len(),
+            contents.functions.len()
+        ));
     }
 
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
