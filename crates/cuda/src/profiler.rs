@@ -1090,12 +1090,16 @@ fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>
         ctx,
         ..Default::default()
     };
+    let mut laps = debug::Laps::start();
     // SAFETY: first call asks for the size only (NULL image).
     unsafe { cupti_call!(cupti, cuptiProfilerGetCounterAvailability(&mut params))? };
+    laps.lap("size");
     let mut image = vec![0u8; params.counterAvailabilityImageSize];
     params.pCounterAvailabilityImage = image.as_mut_ptr();
     // SAFETY: the buffer has the size CUPTI reported.
     unsafe { cupti_call!(cupti, cuptiProfilerGetCounterAvailability(&mut params))? };
+    laps.lap("image");
+    debug::line(&format!("availability image: {}", laps.summary()));
     // On return the size is the number of bytes copied (as the CLI's catalog reads it).
     image.truncate(params.counterAvailabilityImageSize);
     Ok(image)
