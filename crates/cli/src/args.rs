@@ -213,7 +213,7 @@ pub struct ProfileArgs {
     #[arg(short = 'o', long, value_name = "NAME", help_heading = "I/O options")]
     pub output_file: Option<String>,
 
-    /// Output formats: one or several of rocpd, csv, json (default rocpd).
+    /// Output formats: one or several of rocpd, csv, json, pftrace (default rocpd).
     #[arg(short = 'f', long, num_args = 1.., value_delimiter = ',', value_name = "FORMAT", help_heading = "I/O options")]
     pub output_format: Vec<String>,
 

@@ -641,7 +641,7 @@ pub fn check_formats(formats: &[String], what: &str) -> Result<Vec<OutputFormat>
     for f in formats.iter().flat_map(|f| split_words(f)) {
         let format: OutputFormat = f.parse().map_err(|_| {
             UsageError::new(format!(
-                "{what}: output format '{f}' is not supported; use one or several of rocpd, csv, json"
+                "{what}: output format '{f}' is not supported; use one or several of rocpd, csv, json, pftrace"
             ))
         })?;
         if !out.contains(&format) {
@@ -1300,8 +1300,8 @@ mod tests {
             "group 1 needs 2 passes",
         );
         usage_error(
-            &["--pmc", "A", "-f", "pftrace", "--", "a"],
-            "'pftrace' is not supported",
+            &["--pmc", "A", "-f", "otf2", "--", "a"],
+            "'otf2' is not supported",
         );
         usage_error(
             &["--pmc", "A", "--kernel-include-regex", "(", "--", "a"],

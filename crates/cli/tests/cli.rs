@@ -140,8 +140,8 @@ fn other_usage_errors_are_one_line_with_exit_2() {
         (&["--pmc", W], "no application given: put it after `--`"),
         (&["-i", "in.ini", "--", "true"], "unsupported extension"),
         (
-            &["--pmc", W, "-f", "pftrace", "--", "true"],
-            "output format 'pftrace' is not supported",
+            &["--pmc", W, "-f", "otf2", "--", "true"],
+            "output format 'otf2' is not supported",
         ),
         (
             &["--pmc", W, "--kernel-include-regex", "(", "--", "true"],

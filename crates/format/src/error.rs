@@ -23,7 +23,7 @@ pub enum FormatError {
     },
     #[error("cannot read {path}: {detail}")]
     Json { path: PathBuf, detail: String },
-    #[error("unknown output format {0:?}; use one or several of: rocpd csv json")]
+    #[error("unknown output format {0:?}; use one or several of: rocpd csv json pftrace")]
     UnknownFormat(String),
     #[error("the database writer thread for {path} stopped: {detail}")]
     WriterStopped { path: PathBuf, detail: String },

@@ -764,16 +764,9 @@ impl Serialize for ProcessJson<'_> {
 }
 
 /// A kernel-replay run: some dispatch of some process has a pass.
-fn is_kernel_replay(run: &RunData) -> bool {
-    run.processes
-        .iter()
-        .flat_map(|p| &p.dispatches)
-        .any(|d| d.replay_pass.is_some())
-}
-
 /// Streams the JSON document of `run` to `out`, one array element at a time.
 fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
-    let replay = is_kernel_replay(run);
+    let replay = run.is_kernel_replay();
     let mut serializer = serde_json::Serializer::new(out);
     let mut document = serializer.serialize_map(Some(1))?;
     document.serialize_entry(

@@ -11,6 +11,7 @@ pub mod db;
 mod error;
 mod json_out;
 pub mod output;
+mod pftrace;
 pub mod records;
 pub mod run;
 mod schema;

@@ -20,16 +20,24 @@ pub enum OutputFormat {
     Csv,
     /// `<name>_results.json`.
     Json,
+    /// `<name>_results.pftrace`, a Perfetto trace.
+    Pftrace,
 }
 
 impl OutputFormat {
-    pub const ALL: [OutputFormat; 3] = [OutputFormat::Rocpd, OutputFormat::Csv, OutputFormat::Json];
+    pub const ALL: [OutputFormat; 4] = [
+        OutputFormat::Rocpd,
+        OutputFormat::Csv,
+        OutputFormat::Json,
+        OutputFormat::Pftrace,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             OutputFormat::Rocpd => "rocpd",
             OutputFormat::Csv => "csv",
             OutputFormat::Json => "json",
+            OutputFormat::Pftrace => "pftrace",
         }
     }
 }
@@ -64,7 +72,8 @@ pub(crate) fn output_path(dir: &Path, name: &str, suffix: &str) -> Result<PathBu
 /// - rocpd: `<dir>/<name>_results.db`, every process merged into one database;
 /// - csv: `<dir>/<name>_counter_collection.csv` (always), plus `_kernel_trace.csv`,
 ///   `_agent_info.csv` and `_replay_cost.csv` when they have rows;
-/// - json: `<dir>/<name>_results.json`.
+/// - json: `<dir>/<name>_results.json`;
+/// - pftrace: `<dir>/<name>_results.pftrace` (a Perfetto trace).
 ///
 /// Parent folders are created. Each file is replaced atomically, once complete (an input database
 /// may be rewritten in place: the run is already in memory; see [`write_rocpd`]); a failed write
@@ -90,6 +99,11 @@ pub fn write_outputs(
             OutputFormat::Json => {
                 let path = output_path(dir, name, "_results.json")?;
                 json_out::write_json(run, &path)?;
+                written.push(path);
+            }
+            OutputFormat::Pftrace => {
+                let path = output_path(dir, name, "_results.pftrace")?;
+                crate::pftrace::write_pftrace(run, &path)?;
                 written.push(path);
             }
         }
@@ -177,9 +191,13 @@ mod tests {
         );
         assert_eq!("csv".parse::<OutputFormat>().unwrap(), OutputFormat::Csv);
         assert_eq!("Json".parse::<OutputFormat>().unwrap(), OutputFormat::Json);
-        let error = "pftrace".parse::<OutputFormat>().unwrap_err().to_string();
+        assert_eq!(
+            "pftrace".parse::<OutputFormat>().unwrap(),
+            OutputFormat::Pftrace
+        );
+        let error = "otf2".parse::<OutputFormat>().unwrap_err().to_string();
         assert!(
-            error.contains("\"pftrace\"") && error.contains("rocpd csv json"),
+            error.contains("\"otf2\"") && error.contains("rocpd csv json pftrace"),
             "{error}"
         );
     }

@@ -52,6 +52,15 @@ pub struct RunData {
 }
 
 impl RunData {
+    /// Whether the run used kernel replay (some record has a replay pass): its outputs then give
+    /// every record a pass, 0 for a dispatch that ran once.
+    pub fn is_kernel_replay(&self) -> bool {
+        self.processes
+            .iter()
+            .flat_map(|p| &p.dispatches)
+            .any(|d| d.replay_pass.is_some())
+    }
+
     /// Builds the run a producer would have written: each `Process` record starts a process;
     /// records before the first one are kept under a process with pid 0.
     pub fn from_records(records: impl IntoIterator<Item = Record>) -> RunData {

@@ -1,0 +1,359 @@
+//! `<name>_results.pftrace`: the run as a Perfetto trace (protobuf), to open in
+//! <https://ui.perfetto.dev> or query with Perfetto's trace processor.
+//!
+//! Layout: one process track per profiled process; under it one track per device stream
+//! ("GPU 0 stream 7") holding each dispatch's application execution (pass 0, or the one
+//! execution of a dispatch run once) as a slice named after the kernel; and, for kernel replay,
+//! one track per stream and later pass ("GPU 0 stream 7, replay pass 2") holding that pass's
+//! re-executions. Each slice carries its dispatch's identity (dispatch and correlation ids, grid,
+//! block, thread, replay pass: 0 for a dispatch that ran once in a kernel-replay run) and the
+//! counters its pass measured as arguments.
+//!
+//! The messages below are the subset of Perfetto's trace schema (`protos/perfetto/trace/
+//! perfetto_trace.proto`) that this writer needs, with the schema's field numbers, encoded by
+//! prost. The file is streamed: `Trace` is a sequence of `packet = 1` fields, written one at a
+//! time. The CLI tests read it back with Perfetto's own Python bindings of the full schema.
+
+use crate::error::FormatError;
+use crate::output::write_file;
+use crate::records::{CounterSample, DispatchRecord};
+use crate::run::{ProcessRun, RunData};
+use prost::Message;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// `TracePacket` (the fields used here).
+#[derive(Clone, PartialEq, Message)]
+struct TracePacket {
+    #[prost(uint64, optional, tag = "8")]
+    timestamp: Option<u64>,
+    #[prost(uint32, optional, tag = "10")]
+    trusted_packet_sequence_id: Option<u32>,
+    #[prost(uint32, optional, tag = "13")]
+    sequence_flags: Option<u32>,
+    #[prost(message, optional, tag = "11")]
+    track_event: Option<TrackEvent>,
+    #[prost(message, optional, tag = "60")]
+    track_descriptor: Option<TrackDescriptor>,
+}
+
+/// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
+const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+/// The one packet sequence this writer uses.
+const SEQUENCE_ID: u32 = 1;
+
+#[derive(Clone, PartialEq, Message)]
+struct TrackDescriptor {
+    #[prost(uint64, optional, tag = "1")]
+    uuid: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    name: Option<String>,
+    #[prost(message, optional, tag = "3")]
+    process: Option<ProcessDescriptor>,
+    #[prost(uint64, optional, tag = "5")]
+    parent_uuid: Option<u64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ProcessDescriptor {
+    #[prost(int32, optional, tag = "1")]
+    pid: Option<i32>,
+    #[prost(string, repeated, tag = "2")]
+    cmdline: Vec<String>,
+    #[prost(string, optional, tag = "6")]
+    process_name: Option<String>,
+}
+
+/// `TrackEvent.Type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, prost::Enumeration)]
+#[repr(i32)]
+enum EventType {
+    SliceBegin = 1,
+    SliceEnd = 2,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct TrackEvent {
+    #[prost(message, repeated, tag = "4")]
+    debug_annotations: Vec<DebugAnnotation>,
+    #[prost(enumeration = "EventType", optional, tag = "9")]
+    r#type: Option<i32>,
+    #[prost(uint64, optional, tag = "11")]
+    track_uuid: Option<u64>,
+    #[prost(string, repeated, tag = "22")]
+    categories: Vec<String>,
+    #[prost(string, optional, tag = "23")]
+    name: Option<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct DebugAnnotation {
+    #[prost(uint64, optional, tag = "3")]
+    uint_value: Option<u64>,
+    #[prost(double, optional, tag = "5")]
+    double_value: Option<f64>,
+    #[prost(string, optional, tag = "6")]
+    string_value: Option<String>,
+    #[prost(string, optional, tag = "10")]
+    name: Option<String>,
+}
+
+impl DebugAnnotation {
+    fn uint(name: &str, value: u64) -> Self {
+        DebugAnnotation {
+            uint_value: Some(value),
+            name: Some(name.to_string()),
+            ..Default::default()
+        }
+    }
+
+    fn text(name: &str, value: String) -> Self {
+        DebugAnnotation {
+            string_value: Some(value),
+            name: Some(name.to_string()),
+            ..Default::default()
+        }
+    }
+
+    fn counter(sample: &CounterSample) -> Self {
+        DebugAnnotation {
+            double_value: Some(sample.value),
+            name: Some(sample.name.clone()),
+            ..Default::default()
+        }
+    }
+}
+
+/// Writes `run` to `path` (replaced atomically, see [`write_file`]).
+pub fn write_pftrace(run: &RunData, path: &Path) -> Result<(), FormatError> {
+    write_file(path, |out| {
+        let mut first = true;
+        let replay = run.is_kernel_replay();
+        for (index, process) in run.processes.iter().enumerate() {
+            write_process(out, process, index as u64, replay, &mut first)?;
+        }
+        Ok(())
+    })
+}
+
+/// One track: its descriptor, and the slices on it (begin, end, and the dispatch record).
+struct Track<'a> {
+    name: String,
+    slices: Vec<&'a DispatchRecord>,
+}
+
+fn write_process(
+    out: &mut impl Write,
+    process: &ProcessRun,
+    index: u64,
+    replay: bool,
+    first: &mut bool,
+) -> io::Result<()> {
+    // Track ids: unique within the file (index of the process in the high bits).
+    let process_uuid = (index + 1) << 40;
+    let name = process
+        .process
+        .command
+        .first()
+        .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
+        .unwrap_or_else(|| format!("pid {}", process.process.pid));
+    write_packet(
+        out,
+        first,
+        TracePacket {
+            track_descriptor: Some(TrackDescriptor {
+                uuid: Some(process_uuid),
+                process: Some(ProcessDescriptor {
+                    pid: Some(process.process.pid as i32),
+                    cmdline: process.process.command.clone(),
+                    process_name: Some(name),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )?;
+    // (agent, stream, pass) -> track; pass 0 is the application's own execution.
+    let mut tracks: BTreeMap<(u64, u64, u32), Track> = BTreeMap::new();
+    for record in &process.dispatches {
+        let pass = record.replay_pass.unwrap_or(0);
+        let key = (record.agent_id, record.stream_id, pass);
+        tracks
+            .entry(key)
+            .or_insert_with(|| Track {
+                name: track_name(process, record.agent_id, record.stream_id, pass),
+                slices: Vec::new(),
+            })
+            .slices
+            .push(record);
+    }
+    let mut events: Vec<(u64, u8, u64, &DispatchRecord)> = Vec::new();
+    for (n, (_, track)) in tracks.iter().enumerate() {
+        let uuid = process_uuid + n as u64 + 1;
+        write_packet(
+            out,
+            first,
+            TracePacket {
+                track_descriptor: Some(TrackDescriptor {
+                    uuid: Some(uuid),
+                    name: Some(track.name.clone()),
+                    parent_uuid: Some(process_uuid),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        )?;
+        for record in &track.slices {
+            // An end sorts before a begin at the same time: back-to-back slices stay apart.
+            events.push((record.start_ns, 1, uuid, record));
+            events.push((record.end_ns.max(record.start_ns), 0, uuid, record));
+        }
+    }
+    events.sort_by_key(|(time, order, uuid, record)| (*time, *order, *uuid, record.dispatch_id));
+    for (time, order, uuid, record) in events {
+        let event = if order == 1 {
+            TrackEvent {
+                debug_annotations: annotations(record, replay),
+                r#type: Some(EventType::SliceBegin as i32),
+                track_uuid: Some(uuid),
+                categories: vec!["kernel".to_string()],
+                name: Some(kernel_name(process, record)),
+            }
+        } else {
+            TrackEvent {
+                r#type: Some(EventType::SliceEnd as i32),
+                track_uuid: Some(uuid),
+                ..Default::default()
+            }
+        };
+        write_packet(
+            out,
+            first,
+            TracePacket {
+                timestamp: Some(time),
+                track_event: Some(event),
+                ..Default::default()
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn track_name(process: &ProcessRun, agent_id: u64, stream_id: u64, pass: u32) -> String {
+    let device = process
+        .agents
+        .iter()
+        .find(|a| a.agent_id == agent_id)
+        .map(|a| format!("GPU {agent_id} ({})", a.name))
+        .unwrap_or_else(|| format!("GPU {agent_id}"));
+    if pass == 0 {
+        format!("{device} stream {stream_id}")
+    } else {
+        format!("{device} stream {stream_id}, replay pass {pass}")
+    }
+}
+
+fn kernel_name(process: &ProcessRun, record: &DispatchRecord) -> String {
+    process
+        .kernel(record.kernel_id)
+        .map(|k| k.demangled_name.clone())
+        .unwrap_or_else(|| format!("kernel {}", record.kernel_id))
+}
+
+/// A slice's arguments; `replay_pass` on every slice of a kernel-replay run (0 for a dispatch
+/// that ran once), as in the other formats.
+fn annotations(record: &DispatchRecord, replay: bool) -> Vec<DebugAnnotation> {
+    let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+    let mut args = vec![
+        DebugAnnotation::uint("dispatch_id", record.dispatch_id),
+        DebugAnnotation::uint("correlation_id", record.correlation_id),
+        DebugAnnotation::text("grid", dims(record.grid)),
+        DebugAnnotation::text("block", dims(record.block)),
+        DebugAnnotation::uint("tid", record.tid),
+    ];
+    if replay {
+        let pass = record.replay_pass.unwrap_or(0);
+        args.push(DebugAnnotation::uint("replay_pass", u64::from(pass)));
+    }
+    args.extend(record.counters.iter().map(DebugAnnotation::counter));
+    args
+}
+
+/// Writes `packet` as one `Trace.packet` field (tag 1, length-delimited), on the writer's
+/// sequence; the first packet of the file says the sequence starts there.
+fn write_packet(out: &mut impl Write, first: &mut bool, mut packet: TracePacket) -> io::Result<()> {
+    packet.trusted_packet_sequence_id = Some(SEQUENCE_ID);
+    if std::mem::take(first) {
+        packet.sequence_flags = Some(SEQ_INCREMENTAL_STATE_CLEARED);
+    }
+    out.write_all(&[(1 << 3) | 2])?;
+    out.write_all(&packet.encode_length_delimited_to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    /// Reads `Trace.packet` fields back (prost, the same subset: a check of the framing and
+    /// of what was written; the CLI tests parse the file with Perfetto's full schema).
+    fn packets(bytes: &[u8]) -> Vec<TracePacket> {
+        let mut rest = bytes;
+        let mut out = Vec::new();
+        while !rest.is_empty() {
+            assert_eq!(rest[0], 0x0a, "a Trace.packet field");
+            rest = &rest[1..];
+            let packet = TracePacket::decode_length_delimited(&mut rest).unwrap();
+            out.push(packet);
+        }
+        out
+    }
+
+    #[test]
+    fn every_pass_of_every_dispatch_is_one_slice_with_its_counters() {
+        let run = RunData::from_records(testdata::recorded_run(42));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pftrace");
+        write_pftrace(&run, &path).unwrap();
+        let packets = packets(&std::fs::read(&path).unwrap());
+        assert_eq!(
+            packets[0].sequence_flags,
+            Some(SEQ_INCREMENTAL_STATE_CLEARED)
+        );
+        assert!(packets
+            .iter()
+            .all(|p| p.trusted_packet_sequence_id == Some(SEQUENCE_ID)));
+        let records: usize = run.processes.iter().map(|p| p.dispatches.len()).sum();
+        let begins: Vec<&TrackEvent> = packets
+            .iter()
+            .filter_map(|p| p.track_event.as_ref())
+            .filter(|e| e.r#type == Some(EventType::SliceBegin as i32))
+            .collect();
+        let ends = packets
+            .iter()
+            .filter_map(|p| p.track_event.as_ref())
+            .filter(|e| e.r#type == Some(EventType::SliceEnd as i32))
+            .count();
+        assert_eq!((begins.len(), ends), (records, records));
+        let counters: usize = run
+            .processes
+            .iter()
+            .flat_map(|p| &p.dispatches)
+            .map(|d| d.counters.len())
+            .sum();
+        let annotated: usize = begins
+            .iter()
+            .map(|e| {
+                e.debug_annotations
+                    .iter()
+                    .filter(|a| a.double_value.is_some())
+                    .count()
+            })
+            .sum();
+        assert_eq!(annotated, counters);
+        // Timestamps never go back.
+        let times: Vec<u64> = packets.iter().filter_map(|p| p.timestamp).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    }
+}
