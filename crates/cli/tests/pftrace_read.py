@@ -1,0 +1,68 @@
+"""Reads a kreplay .pftrace with Perfetto's own Python bindings of the full trace schema
+(the `perfetto` package on PyPI: perfetto.protos.perfetto.trace.perfetto_trace_pb2) and prints
+what it holds as JSON: processes, tracks and slices (begin/end paired per track), and how many
+fields the official schema did not recognise (a wrong field number in the writer shows there).
+
+Usage: python3 pftrace_read.py FILE   (PYTHONPATH must reach perfetto and protobuf)
+"""
+import json
+import sys
+
+from google.protobuf import unknown_fields
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+
+def unknown(message):
+    """Unknown fields in `message` and every message field below it."""
+    count = len(unknown_fields.UnknownFieldSet(message))
+    for field, value in message.ListFields():
+        if field.type != field.TYPE_MESSAGE:
+            continue
+        for item in (value if field.label == field.LABEL_REPEATED else [value]):
+            count += unknown(item)
+    return count
+
+
+def annotation_value(a):
+    kind = a.WhichOneof("value")
+    return getattr(a, kind) if kind else None
+
+
+def main(path):
+    trace = pb.Trace()
+    with open(path, "rb") as f:
+        trace.ParseFromString(f.read())
+    out = {"packets": len(trace.packet), "unknown_fields": 0, "processes": [], "tracks": {},
+           "slices": [], "unmatched_ends": 0, "sequence_ids": sorted({p.trusted_packet_sequence_id for p in trace.packet}),
+           "first_sequence_flags": trace.packet[0].sequence_flags if trace.packet else None}
+    open_slices = {}
+    for packet in trace.packet:
+        out["unknown_fields"] += unknown(packet)
+        if packet.HasField("track_descriptor"):
+            d = packet.track_descriptor
+            if d.HasField("process"):
+                out["processes"].append({"uuid": d.uuid, "pid": d.process.pid,
+                                         "name": d.process.process_name, "cmdline": list(d.process.cmdline)})
+            else:
+                out["tracks"][str(d.uuid)] = {"name": d.name, "parent": d.parent_uuid}
+        elif packet.HasField("track_event"):
+            e = packet.track_event
+            track = str(e.track_uuid)
+            if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                open_slices.setdefault(track, []).append({
+                    "name": e.name, "track": track, "ts": packet.timestamp,
+                    "categories": list(e.categories),
+                    "args": {a.name: annotation_value(a) for a in e.debug_annotations}})
+            elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                if open_slices.get(track):
+                    s = open_slices[track].pop()
+                    s["dur"] = packet.timestamp - s["ts"]
+                    out["slices"].append(s)
+                else:
+                    out["unmatched_ends"] += 1
+    out["unclosed"] = sum(len(v) for v in open_slices.values())
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
