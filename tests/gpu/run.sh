@@ -9,7 +9,10 @@
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
 # KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
 # KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
-# bench's sync loop and CG solver, PyTorch, with groups in three hardware passes).
+# bench's sync loop and CG solver, PyTorch, with groups in three hardware passes),
+# KREPLAY_GPU_ONLY=trace only the Perfetto trace of the CG solver (read back with Perfetto's Python
+# package: carry .deps/py, which .ci/run fills, or set KREPLAY_PYTHONPATH; cg_results.pftrace is
+# kept under $OUT).
 # Exit status: 0 when every check passes, 1 otherwise.
 set -u
 cd "$(dirname "$0")/../.."
