@@ -116,6 +116,52 @@ pub fn loaded_cupti() -> Result<&'static LoadedCupti, LoadError> {
         .map_err(Clone::clone)
 }
 
+/// Copies of CUPTI mapped into this process other than the one kreplay loaded: the
+/// application's own (PyTorch's Kineto behind `torch.profiler`, JAX's profiler, ... ship one).
+/// Read from `/proc/self/maps`; empty when it cannot be read.
+pub fn other_cupti_copies() -> Vec<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let ours = CUPTI
+        .get()
+        .and_then(|loaded| loaded.as_ref().ok())
+        .and_then(|loaded| loaded.dir.clone());
+    cupti_copies_besides(&maps, ours.as_deref())
+}
+
+/// The distinct `libcupti.so*` files `maps` (a `/proc/<pid>/maps` text) names outside `ours`
+/// (the folder kreplay loaded CUPTI from). Without `ours` (CUPTI came from the system loader
+/// path), the first copy mapped is taken to be kreplay's.
+fn cupti_copies_besides(maps: &str, ours: Option<&Path>) -> Vec<PathBuf> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let ours = ours.map(canonical);
+    let mut copies: Vec<PathBuf> = Vec::new();
+    for line in maps.lines() {
+        // address perms offset dev inode path (the path may contain spaces).
+        let Some(path) = line.splitn(6, char::is_whitespace).nth(5).map(str::trim) else {
+            continue;
+        };
+        let path = Path::new(path);
+        let is_cupti = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("libcupti.so"));
+        if is_cupti && path.is_absolute() {
+            let path = canonical(path);
+            if !copies.contains(&path) {
+                copies.push(path);
+            }
+        }
+    }
+    match ours {
+        Some(dir) => copies.retain(|p| p.parent() != Some(dir.as_path())),
+        None if !copies.is_empty() => {
+            copies.remove(0);
+        }
+        None => {}
+    }
+    copies
+}
+
 /// The CUDA driver (`libcuda.so.1`), loaded on first use from the system loader path.
 pub fn driver() -> Result<&'static Driver, LoadError> {
     DRIVER
@@ -377,6 +423,31 @@ fn open_global(path: &Path) -> Result<UnixLibrary, LoadError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn other_cupti_copies_are_those_outside_kreplays_folder() {
+        let maps = "\
+7f00-7f10 r-xp 00000000 08:01 11 /usr/local/cuda/lib64/libcupti.so.13
+7f10-7f20 r--p 00010000 08:01 11 /usr/local/cuda/lib64/libcupti.so.13
+7f20-7f30 r-xp 00000000 08:01 12 /opt/py/site-packages/nvidia/cu13/lib/libcupti.so.13
+7f30-7f40 r-xp 00000000 08:01 13 /opt/py/torch/lib/libtorch_cuda.so
+7f40-7f50 rw-p 00000000 00:00 0 
+7f50-7f60 r-xp 00000000 08:01 14 /opt/my dir/libcupti.so.2025.3
+";
+        assert_eq!(
+            cupti_copies_besides(maps, Some(Path::new("/usr/local/cuda/lib64"))),
+            vec![
+                PathBuf::from("/opt/py/site-packages/nvidia/cu13/lib/libcupti.so.13"),
+                PathBuf::from("/opt/my dir/libcupti.so.2025.3"),
+            ]
+        );
+        // From the system loader path: the first mapped is kreplay's.
+        assert_eq!(cupti_copies_besides(maps, None).len(), 2);
+        let alone = "7f00-7f10 r-xp 00000000 08:01 11 /usr/local/cuda/lib64/libcupti.so.13\n";
+        assert!(cupti_copies_besides(alone, None).is_empty());
+        assert!(cupti_copies_besides(alone, Some(Path::new("/usr/local/cuda/lib64"))).is_empty());
+    }
+
     use super::*;
 
     fn isolated_env() -> SearchEnv {

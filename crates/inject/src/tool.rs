@@ -347,6 +347,7 @@ fn finish_process_once() {
                 })
                 .collect();
             tool.debug(&format!("time in callbacks: {}", spent.join(", ")));
+            warn_of_other_cupti(tool);
             tool.engine.finish_with(&mut backend);
             tool.phase("records flushed");
             for line in lock(&tool.backend).pass_summary() {
@@ -354,6 +355,24 @@ fn finish_process_once() {
             }
         }
     });
+}
+
+/// The application loaded a CUPTI of its own (PyTorch maps one at import, for Kineto behind
+/// `torch.profiler`): a process has one CUPTI subscriber, kreplay, so a profiler the application
+/// runs on that copy gets no GPU events. Whether it runs one cannot be seen from here, so the
+/// line says "if". Said once, at the end (the copy may be loaded at any time).
+fn warn_of_other_cupti(tool: &Tool) {
+    let copies = loader::other_cupti_copies();
+    if let Some(first) = copies.first() {
+        tool.warn_once(
+            "other-cupti",
+            &format!(
+                "the application loaded its own CUPTI ({}{}): if it profiles itself with it (torch.profiler, Kineto, JAX's profiler), those GPU events are lost while kreplay profiles the process (one CUPTI subscriber per process)",
+                first.display(),
+                if copies.len() > 1 { ", and more" } else { "" }
+            ),
+        );
+    }
 }
 
 /// `/proc/self/cmdline`: every argument ends with a NUL. Empty arguments are kept (the command
