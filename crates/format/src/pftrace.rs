@@ -38,6 +38,11 @@ struct TracePacket {
     track_descriptor: Option<TrackDescriptor>,
 }
 
+/// Order of events at one timestamp (see `write_process`).
+const END: u8 = 0;
+const EMPTY: u8 = 1;
+const BEGIN: u8 = 2;
+
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 /// The one packet sequence this writer uses.
@@ -188,7 +193,7 @@ fn write_process(
             .slices
             .push(record);
     }
-    let mut events: Vec<(u64, u8, u64, &DispatchRecord)> = Vec::new();
+    let mut events: Vec<(u64, u8, u64, bool, &DispatchRecord)> = Vec::new();
     for (n, (_, track)) in tracks.iter().enumerate() {
         let uuid = process_uuid + n as u64 + 1;
         write_packet(
@@ -205,14 +210,26 @@ fn write_process(
             },
         )?;
         for record in &track.slices {
-            // An end sorts before a begin at the same time: back-to-back slices stay apart.
-            events.push((record.start_ns, 1, uuid, record));
-            events.push((record.end_ns.max(record.start_ns), 0, uuid, record));
+            // At one time: ends of earlier slices, then zero-length slices (each begin just
+            // before its end), then begins: back-to-back slices stay apart, none ends before
+            // it begins.
+            let end = record.end_ns.max(record.start_ns);
+            let class = if end == record.start_ns { EMPTY } else { BEGIN };
+            events.push((record.start_ns, class, uuid, true, record));
+            events.push((
+                end,
+                if class == EMPTY { EMPTY } else { END },
+                uuid,
+                false,
+                record,
+            ));
         }
     }
-    events.sort_by_key(|(time, order, uuid, record)| (*time, *order, *uuid, record.dispatch_id));
-    for (time, order, uuid, record) in events {
-        let event = if order == 1 {
+    events.sort_by_key(|(time, class, uuid, begin, record)| {
+        (*time, *class, *uuid, record.dispatch_id, !*begin)
+    });
+    for (time, _, uuid, begin, record) in events {
+        let event = if begin {
             TrackEvent {
                 debug_annotations: annotations(record, replay),
                 r#type: Some(EventType::SliceBegin as i32),
@@ -308,6 +325,44 @@ mod tests {
             out.push(packet);
         }
         out
+    }
+
+    #[test]
+    fn a_zero_length_slice_begins_before_it_ends_and_back_to_back_slices_stay_apart() {
+        let mut run = RunData::from_records(testdata::recorded_run(42));
+        let dispatches = &mut run.processes[0].dispatches;
+        dispatches[0].end_ns = dispatches[0].start_ns;
+        // The next slice on the same track begins where this one ends.
+        let (at, pass) = (dispatches[0].start_ns, dispatches[0].replay_pass);
+        let next = dispatches
+            .iter_mut()
+            .skip(1)
+            .find(|d| d.replay_pass.unwrap_or(0) == pass.unwrap_or(0))
+            .expect("a second slice on the first one's track");
+        next.start_ns = at;
+        next.end_ns = next.end_ns.max(at + 10);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pftrace");
+        write_pftrace(&run, &path).unwrap();
+        // Per track, begins and ends pair up as a stack that never goes below zero.
+        let mut depth: std::collections::HashMap<u64, i64> = Default::default();
+        for event in packets(&std::fs::read(&path).unwrap())
+            .into_iter()
+            .filter_map(|p| p.track_event)
+        {
+            let d = depth.entry(event.track_uuid.unwrap()).or_default();
+            *d += if event.r#type == Some(EventType::SliceBegin as i32) {
+                1
+            } else {
+                -1
+            };
+            assert!(*d >= 0, "an end before its begin");
+            assert!(
+                *d <= 1,
+                "slices on one track nest where they should follow each other"
+            );
+        }
+        assert!(depth.values().all(|d| *d == 0));
     }
 
     #[test]
