@@ -10,14 +10,17 @@ use crate::error::CudaError;
 use crate::guard::ToolScope;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::CUcontext;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// One context to synchronise, and where to say how it went.
+/// One context to synchronise, and where to say how it went; skipped when its caller gave up
+/// before the worker reached it (the context may be gone by then).
 struct Job {
     ctx: usize,
     done: mpsc::SyncSender<Result<(), CudaError>>,
+    cancelled: Arc<AtomicBool>,
 }
 
 /// The worker's queue and the process that started it (a forked child starts its own).
@@ -38,32 +41,44 @@ pub(crate) fn synchronize_within(
     deadline: Duration,
 ) -> Result<Drained, CudaError> {
     let (done, answer) = mpsc::sync_channel(1);
+    let cancelled = Arc::new(AtomicBool::new(false));
     let job = Job {
         ctx: ctx as usize,
         done,
+        cancelled: cancelled.clone(),
     };
     let sent = match worker(driver) {
         Some(queue) => queue.send(job).map_err(|e| e.0),
         None => Err(job),
     };
-    if let Err(job) = sent {
+    if sent.is_err() {
         // No worker thread: wait here, without a deadline.
-        drop(job);
-        let _ctx = ContextGuard::make_current(driver, ctx)?;
-        // SAFETY: synchronises the context made current above.
-        unsafe { crate::drv!(driver, cuCtxSynchronize())? };
-        return Ok(Drained::Done);
+        return synchronize(driver, ctx).map(|()| Drained::Done);
     }
     match answer.recv_timeout(deadline) {
         Ok(result) => result.map(|()| Drained::Done),
-        Err(mpsc::RecvTimeoutError::Timeout) => Ok(Drained::TimedOut),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // The worker may stay in cuCtxSynchronize for good: later drains (of any context)
+            // get a worker of their own instead of queueing behind it.
+            cancelled.store(true, Ordering::SeqCst);
+            WORKER.lock().unwrap_or_else(|e| e.into_inner()).take();
+            Ok(Drained::TimedOut)
+        }
         Err(mpsc::RecvTimeoutError::Disconnected) => {
             Err(CudaError::Load("the tool's drain thread ended".into()))
         }
     }
 }
 
-/// The worker's queue, started on first use in this process.
+/// `cuCtxSynchronize` of `ctx`, made current on this thread for the call.
+fn synchronize(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError> {
+    let _current = ContextGuard::make_current(driver, ctx)?;
+    // SAFETY: synchronises the context made current above.
+    unsafe { crate::drv!(driver, cuCtxSynchronize()) }
+}
+
+/// The worker's queue, started on first use in this process (and again after a worker was
+/// left waiting on a device that did not finish).
 fn worker(driver: &'static Driver) -> Option<mpsc::Sender<Job>> {
     let mut slot = WORKER.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
@@ -80,10 +95,10 @@ fn worker(driver: &'static Driver) -> Option<mpsc::Sender<Job>> {
             // Its CUDA calls are the tool's own (the callbacks ignore them).
             let _scope = ToolScope::enter();
             for job in jobs {
-                let result = ContextGuard::make_current(driver, job.ctx as CUcontext).and_then(
-                    // SAFETY: synchronises the context made current by the guard.
-                    |_ctx| unsafe { crate::drv!(driver, cuCtxSynchronize()) },
-                );
+                if job.cancelled.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let result = synchronize(driver, job.ctx as CUcontext);
                 // The caller may have stopped waiting (its deadline passed).
                 let _ = job.done.send(result);
             }
