@@ -65,6 +65,19 @@ impl Inventory {
         removed
     }
 
+    /// Forgets the allocation that starts at `base` on `device` if it is of `kind` (a module's
+    /// variable must not take an allocation that reused its address with it).
+    pub fn remove_of_kind(&self, device: DeviceId, base: u64, kind: AllocKind) -> Option<Region> {
+        let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+        let map = devices.get_mut(&device)?;
+        if map.get(&base)?.kind != kind {
+            return None;
+        }
+        let removed = map.remove(&base);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        removed
+    }
+
     /// Forgets every allocation that starts inside `[base, base + bytes)` on `device` (an
     /// unmap of several mappings at once); returns how many.
     pub fn remove_within(&self, device: DeviceId, base: u64, bytes: u64) -> usize {

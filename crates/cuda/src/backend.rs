@@ -388,10 +388,11 @@ impl CudaBackend {
     }
 
     /// A context is being destroyed: drop what the tool holds in it (its memory goes with it).
+    /// Called from the context-destruction callback: waits for nothing (see [`crate::setup`]).
     pub fn forget_context(&mut self, ctx: CUcontext) {
         let _scope = ToolScope::enter();
         if let Some(setup) = &self.setup {
-            drop(setup.take(ctx));
+            setup.abandon(ctx);
         }
         let devices: Vec<DeviceId> = self
             .devices
@@ -781,11 +782,11 @@ impl CudaBackend {
         unsafe { drv!(d, cuStreamSynchronize(stream)) }.map_err(failed)
     }
 
-    /// Fails when a region's first or last byte is not in live device memory of the current
-    /// context: the inventory then holds memory freed behind its back, and the snapshot must
-    /// not copy it. (Both ends, not one allocation's range: a tracked mapping may span several
-    /// physical allocations.)
-    fn check_allocated(&self, regions: &[Region]) -> Result<(), BackendError> {
+    /// The regions whose first and last bytes are in live device memory of the current context
+    /// (both ends, not one allocation's range: a tracked mapping may span several physical
+    /// allocations). One that is not was freed behind the inventory's back (a diagnostic line
+    /// says which).
+    fn allocated(&self, regions: &[Region]) -> Vec<Region> {
         let live = |address: sys::CUdeviceptr| {
             let mut start: sys::CUdeviceptr = 0;
             // SAFETY: the attribute is written to a CUdeviceptr.
@@ -802,15 +803,20 @@ impl CudaBackend {
             .is_ok()
                 && start != 0
         };
-        for region in regions {
-            if !(live(region.base) && live(region.base + region.bytes.max(1) - 1)) {
-                return Err(BackendError::Failed(format!(
-                    "tracked memory at {:#x} ({} bytes, {:?}) is no longer allocated",
-                    region.base, region.bytes, region.kind
-                )));
-            }
-        }
-        Ok(())
+        regions
+            .iter()
+            .filter(|region| {
+                let ok = live(region.base) && live(region.base + region.bytes.max(1) - 1);
+                if !ok {
+                    crate::debug::line(&format!(
+                        "tracked memory at {:#x} ({} bytes, {:?}) is no longer allocated: not snapshotted",
+                        region.base, region.bytes, region.kind
+                    ));
+                }
+                ok
+            })
+            .copied()
+            .collect()
     }
 
     /// The tool stream and context of the device whose context is `ctx`.
@@ -907,11 +913,16 @@ impl ReplayBackend for CudaBackend {
         let _scope = ToolScope::enter();
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
-        if regions.len() > 1 && batch_copies() {
-            // The driver faults inside a batched copy given memory that is no longer allocated,
-            // where one copy at a time reports an error: make sure first.
-            self.check_allocated(regions)?;
-        }
+        // The driver faults inside a batched copy given memory that is no longer allocated,
+        // where one copy at a time reports an error: such memory is left out (there is nothing
+        // to restore in it).
+        let live: Vec<Region>;
+        let regions = if regions.len() > 1 && batch_copies() {
+            live = self.allocated(regions);
+            &live[..]
+        } else {
+            regions
+        };
         let mut entries = Vec::with_capacity(regions.len());
         let mut offset = 0u64;
         for region in regions {

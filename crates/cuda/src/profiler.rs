@@ -225,7 +225,7 @@ impl RangeProfiler {
         laps.lap("availability image");
         let identity = identity_cache::digest(&chip.to_ascii_uppercase(), &availability);
         // CUPTI's host API is not safe from several threads at once (set-ups of two devices
-        // may run together, see `CudaBackend::prepare_counters`).
+        // may run together, see `crate::setup::CounterSetup::prepare`).
         let _host = host_api_lock();
         let one_pass = |metrics: &[String]| -> Result<usize, CudaError> {
             let mut config = HostConfig::build(cupti, &chip, &availability, &[metrics.to_vec()])?;
@@ -561,7 +561,7 @@ impl RangeProfiler {
 
     /// Programs the full schedule into the hardware and runs its passes with no kernel in
     /// between: the first `Start` of a configuration after `Enable` costs ≈ 0.3 s on an H200, a
-    /// later one 0–20 ms. Done by the set-up thread (`CudaBackend::prepare_counters`) while the
+    /// later one 0–20 ms. Done by the set-up thread (`crate::setup::CounterSetup::prepare`) while the
     /// application works, so that its first dispatch finds the configuration programmed. On
     /// failure nothing stays enabled. `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
     pub fn warm_up(&mut self, groups: &[Option<usize>]) -> Result<(), CudaError> {

@@ -133,6 +133,18 @@ impl CounterSetup {
         Some(result)
     }
 
+    /// Forgets the set-up of a context being destroyed without waiting for it (the caller may
+    /// hold driver locks the set-up needs): a finished one is joined, a running one left to end
+    /// on its own, its result dropped with it.
+    pub(crate) fn abandon(&self, ctx: CUcontext) {
+        let Some((pid, handle)) = self.preparing().remove(&(ctx as usize)) else {
+            return;
+        };
+        if pid == std::process::id() && handle.is_finished() {
+            drop(handle.join());
+        }
+    }
+
     /// Waits for every set-up still running (before the process or its contexts end).
     pub fn finish_all(&self) {
         let all: Vec<Preparation> = self.preparing().drain().map(|(_, p)| p).collect();

@@ -763,7 +763,6 @@ impl Serialize for ProcessJson<'_> {
     }
 }
 
-/// A kernel-replay run: some dispatch of some process has a pass.
 /// Streams the JSON document of `run` to `out`, one array element at a time.
 fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
     let replay = run.is_kernel_replay();

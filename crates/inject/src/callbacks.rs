@@ -618,7 +618,18 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 CurrentDispatch::passive(data.context, std::ptr::null_mut()),
             );
             drop(tool.engine.fence_for(&mut backend, "context destruction"));
-            lock(&tool.backend).forget_context(data.context);
+            // Not waiting for the backend's lock (its holder may wait in CUPTI for a driver
+            // lock this thread holds): when it is taken, the tool's state for the context stays
+            // and is replaced if a dispatch finds the device with another context.
+            match tool.backend.try_lock() {
+                Ok(mut b) => b.forget_context(data.context),
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    p.into_inner().forget_context(data.context)
+                }
+                Err(std::sync::TryLockError::WouldBlock) => tool.debug(
+                    "context destroyed while the backend was busy: its state is replaced later",
+                ),
+            }
             lock(&tool.context_devices).remove(&(data.context as usize));
         }
         _ => {}

@@ -662,7 +662,9 @@ impl Tool {
             return;
         };
         for (device, base) in &contents.variables {
-            self.engine.inventory().remove(*device, *base);
+            self.engine
+                .inventory()
+                .remove_of_kind(*device, *base, AllocKind::ModuleVariable);
         }
         let mut kernels = lock(&self.kernels);
         for f in &contents.functions {
