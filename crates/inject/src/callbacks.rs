@@ -618,17 +618,25 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 CurrentDispatch::passive(data.context, std::ptr::null_mut()),
             );
             drop(tool.engine.fence_for(&mut backend, "context destruction"));
-            // Not waiting for the backend's lock (its holder may wait in CUPTI for a driver
-            // lock this thread holds): when it is taken, the tool's state for the context stays
-            // and is replaced if a dispatch finds the device with another context.
-            match tool.backend.try_lock() {
-                Ok(mut b) => b.forget_context(data.context),
-                Err(std::sync::TryLockError::Poisoned(p)) => {
-                    p.into_inner().forget_context(data.context)
+            // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
+            // driver lock this thread holds. Without it, the tool's state for the context stays
+            // and is replaced when a dispatch finds the device with another context.
+            let began = std::time::Instant::now();
+            loop {
+                match tool.backend.try_lock() {
+                    Ok(mut b) => break b.forget_context(data.context),
+                    Err(std::sync::TryLockError::Poisoned(p)) => {
+                        break p.into_inner().forget_context(data.context)
+                    }
+                    Err(std::sync::TryLockError::WouldBlock)
+                        if began.elapsed() < std::time::Duration::from_millis(100) =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_micros(200))
+                    }
+                    Err(std::sync::TryLockError::WouldBlock) => break tool.debug(
+                        "context destroyed while the backend was busy: its state is replaced later",
+                    ),
                 }
-                Err(std::sync::TryLockError::WouldBlock) => tool.debug(
-                    "context destroyed while the backend was busy: its state is replaced later",
-                ),
             }
             lock(&tool.context_devices).remove(&(data.context as usize));
         }
