@@ -30,7 +30,7 @@ use crate::launch::{callback_addresses, OwnedLaunch};
 use crate::profiler::{RangeProfiler, MAX_RANGES};
 use crate::setup::CounterSetup;
 use kreplay_core::backend::{
-    BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
+    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
 };
 use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_cupti_sys::cupti::Cupti;
@@ -782,11 +782,19 @@ impl CudaBackend {
         unsafe { drv!(d, cuStreamSynchronize(stream)) }.map_err(failed)
     }
 
-    /// The regions whose first and last bytes are in live device memory of the current context
-    /// (both ends, not one allocation's range: a tracked mapping may span several physical
-    /// allocations). One that is not was freed behind the inventory's back (a diagnostic line
-    /// says which).
+    /// The regions whose first and last bytes are in live device memory of the current context.
+    /// One that is not was freed behind the inventory's back (a diagnostic line says which).
+    /// Asked of `cuMemAlloc`'d memory and module variables only, the kinds seen to answer on
+    /// the H200: pool, managed and virtual-memory regions are kept unasked (were the query to
+    /// fail for live ones, their memory would silently go unrestored), and their lifetimes are
+    /// tracked from their own frees and unmaps.
     fn allocated(&self, regions: &[Region]) -> Vec<Region> {
+        let checked = |kind: AllocKind| {
+            matches!(
+                kind,
+                AllocKind::Device | AllocKind::Pitched | AllocKind::ModuleVariable
+            )
+        };
         let live = |address: sys::CUdeviceptr| {
             let mut start: sys::CUdeviceptr = 0;
             // SAFETY: the attribute is written to a CUdeviceptr.
@@ -806,7 +814,8 @@ impl CudaBackend {
         regions
             .iter()
             .filter(|region| {
-                let ok = live(region.base) && live(region.base + region.bytes.max(1) - 1);
+                let ok = !checked(region.kind)
+                    || (live(region.base) && live(region.base + region.bytes.max(1) - 1));
                 if !ok {
                     crate::debug::line(&format!(
                         "tracked memory at {:#x} ({} bytes, {:?}) is no longer allocated: not snapshotted",
