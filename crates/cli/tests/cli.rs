@@ -461,6 +461,8 @@ fn fixture_db(path: &Path) {
         sm_count: 4,
         global_memory_bytes: 1 << 30,
         pci_location: String::new(),
+        max_threads_per_sm: 1024,
+        shared_memory_per_sm_bytes: 65_536,
     }));
     writer.send(Record::KernelSymbol(KernelSymbol {
         kernel_id: 1,

@@ -4,7 +4,9 @@
 //! Mirrored (assertion by assertion; AMD counter and kernel names replaced by the sim's), from
 //! ROCm/rocm-systems, `projects/rocprofiler-sdk/tests/rocprofv3/`:
 //! - `counter-collection/input1/validate.py`: one counter, CSV and JSON;
-//! - `kernel-replay/validate.py`: several groups sharing a counter, kernel replay, JSON.
+//! - `kernel-replay/validate.py`: several groups sharing a counter, kernel replay, JSON;
+//! - `counter-collection/multiplex/validate.py`: `pmc_groups` rotated every
+//!   `pmc_group_interval` dispatches per device (CSV), and its `agent_info.csv` check.
 //!
 //! Left out, being AMD- or app-specific: the `__amd_rocclr_*` kernel filter and the gfx skip
 //! lists; input1's "every kernel dispatched equally often" (a property of its test app: the sim
@@ -297,4 +299,96 @@ fn groups_sharing_a_counter_pass_rocprofv3s_kernel_replay_validator() {
             Some(u64::from(block[0]))
         );
     }
+}
+
+#[test]
+fn rotated_groups_pass_rocprofv3s_multiplex_validator() {
+    let dir = tempfile::tempdir().unwrap();
+    let interval = 2usize;
+    let groups: Vec<BTreeSet<String>> = vec![
+        [W, I].iter().map(|s| s.to_string()).collect(),
+        [W, C].iter().map(|s| s.to_string()).collect(),
+    ];
+    std::fs::write(
+        dir.path().join("rotate.yaml"),
+        format!("jobs:\n  - pmc_groups: [[{W}, {I}], [{W}, {C}]]\n    pmc_group_interval: {interval}\n    output_format: [csv]\n"),
+    )
+    .unwrap();
+    run(dir.path(), &["-i", "rotate.yaml"]);
+    let folder = dir.path().join("D/pass_1");
+    let read = |name: &str| -> Vec<BTreeMap<String, String>> {
+        let mut reader = csv::Reader::from_path(folder.join(name)).unwrap();
+        let header: Vec<String> = reader
+            .headers()
+            .unwrap()
+            .iter()
+            .map(str::to_string)
+            .collect();
+        reader
+            .records()
+            .map(|r| {
+                header
+                    .iter()
+                    .cloned()
+                    .zip(r.unwrap().iter().map(str::to_string))
+                    .collect()
+            })
+            .collect()
+    };
+
+    // test_agent_info: logical ids 0..n, a GPU row has SIMDs and waves per SIMD, no CPU cores.
+    let agents = read("out_agent_info.csv");
+    let most = agents
+        .iter()
+        .map(|a| a["Logical_Node_Id"].parse::<usize>().unwrap())
+        .max()
+        .unwrap();
+    assert_eq!(most + 1, agents.len());
+    for agent in &agents {
+        assert_eq!(agent["Agent_Type"], "GPU");
+        assert_eq!(agent["Cpu_Cores_Count"], "0");
+        assert!(agent["Simd_Count"].parse::<u64>().unwrap() > 0, "{agent:?}");
+        assert!(
+            agent["Max_Waves_Per_Simd"].parse::<u64>().unwrap() > 0,
+            "{agent:?}"
+        );
+    }
+
+    // test_counter_collection_multiplex.
+    let all: BTreeSet<String> = groups.iter().flatten().cloned().collect();
+    let mut per_agent: BTreeMap<String, BTreeMap<u64, BTreeSet<String>>> = BTreeMap::new();
+    for row in read("out_counter_collection.csv") {
+        assert!(row["Queue_Id"].parse::<u64>().unwrap() > 0);
+        assert!(row["Process_Id"].parse::<u64>().unwrap() > 0);
+        assert!(!row["Kernel_Name"].is_empty());
+        assert!(all.contains(&row["Counter_Name"]), "{row:?}");
+        assert!(
+            row["Counter_Value"].parse::<f64>().unwrap() > 0.0,
+            "{row:?}"
+        );
+        per_agent
+            .entry(row["Agent_Id"].clone())
+            .or_default()
+            .entry(row["Dispatch_Id"].parse().unwrap())
+            .or_default()
+            .insert(row["Counter_Name"].clone());
+    }
+    assert!(!per_agent.is_empty());
+    let mut ids: Vec<u64> = per_agent.values().flat_map(|d| d.keys().copied()).collect();
+    ids.sort();
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
+    let mut observed = vec![BTreeSet::new(); groups.len()];
+    for dispatches in per_agent.values() {
+        for (position, seen) in dispatches.values().enumerate() {
+            let scheduled = (position / interval) % groups.len();
+            assert_eq!(
+                seen,
+                &groups[scheduled],
+                "dispatch {} on its device",
+                position + 1
+            );
+            observed[scheduled].extend(seen.iter().cloned());
+        }
+    }
+    assert_eq!(observed, groups);
 }

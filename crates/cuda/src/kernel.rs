@@ -61,6 +61,8 @@ pub struct DeviceDescription {
     pub sm_count: u32,
     pub global_memory_bytes: u64,
     pub pci_location: String,
+    pub max_threads_per_sm: u32,
+    pub shared_memory_per_sm_bytes: u32,
 }
 
 pub fn describe_device(
@@ -92,6 +94,12 @@ pub fn describe_device(
             cuDeviceGetPCIBusId(pci.as_mut_ptr(), pci.len() as i32, device)
         );
     }
+    let attribute = |which: sys::CUdevice_attribute| {
+        let mut value = 0i32;
+        // SAFETY: one int written.
+        unsafe { drv!(driver, cuDeviceGetAttribute(&mut value, which, device)) }
+            .map_or(0, |()| value.max(0) as u32)
+    };
     Ok(DeviceDescription {
         // SAFETY: NUL-terminated by the driver within the buffers.
         name: unsafe { crate::error::c_text(name.as_ptr()) }.unwrap_or_default(),
@@ -99,6 +107,12 @@ pub fn describe_device(
         global_memory_bytes: total as u64,
         // SAFETY: as above.
         pci_location: unsafe { crate::error::c_text(pci.as_ptr()) }.unwrap_or_default(),
+        max_threads_per_sm: attribute(
+            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        ),
+        shared_memory_per_sm_bytes: attribute(
+            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        ),
     })
 }
 

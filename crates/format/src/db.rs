@@ -329,6 +329,8 @@ impl RowInserter {
             "sm_count": agent.sm_count,
             "global_memory_bytes": agent.global_memory_bytes,
             "pci_location": agent.pci_location,
+            "max_threads_per_sm": agent.max_threads_per_sm,
+            "shared_memory_per_sm_bytes": agent.shared_memory_per_sm_bytes,
         })
         .to_string();
         let index = to_sql(agent.agent_id);

@@ -219,6 +219,12 @@ impl<'a> Agents<'a> {
                 "model_name": text(|a| &a.name),
                 "vendor_name": agent.map_or("", |a| crate::db::vendor_for_chip(&a.chip)),
                 "cu_count": agent.map_or(0, |a| a.sm_count),
+                "simd_count": agent.map_or(0, |a| a.simd_count()),
+                "simd_per_cu": agent.map_or(0, |a| if a.sm_count > 0 { AgentInfo::SIMDS_PER_SM } else { 0 }),
+                "max_waves_per_cu": agent.map_or(0, |a| a.max_warps_per_sm()),
+                "max_waves_per_simd": agent.map_or(0, |a| a.max_warps_per_simd()),
+                "lds_size_in_kb": agent.map_or(0, |a| a.shared_memory_per_sm_bytes / 1024),
+                "num_xcc": 1,
                 "wave_front_size": 32,
                 "local_mem_size": agent.map_or(0, |a| a.global_memory_bytes),
                 "pci_location": text(|a| &a.pci_location),
@@ -997,6 +1003,8 @@ mod tests {
             sm_count: 132,
             global_memory_bytes: 1 << 30,
             pci_location: "0000:1b:00".to_string(),
+            max_threads_per_sm: 2048,
+            shared_memory_per_sm_bytes: 233_472,
         });
         run.kernels.push(KernelSymbol {
             kernel_id: 1,
@@ -1034,7 +1042,7 @@ mod tests {
             )
         };
         let expected = [
-            r#"{"rocprofiler-sdk-tool":[{"agents":[{"cu_count":132,"id":{"handle":1},"local_mem_size":1073741824,"logical_node_id":0,"model_name":"NVIDIA H200","name":"GH100","node_id":0,"pci_location":"0000:1b:00","product_name":"NVIDIA H200","type":2,"vendor_name":"NVIDIA","wave_front_size":32}],"#.to_string(),
+            r#"{"rocprofiler-sdk-tool":[{"agents":[{"cu_count":132,"id":{"handle":1},"lds_size_in_kb":228,"local_mem_size":1073741824,"logical_node_id":0,"max_waves_per_cu":64,"max_waves_per_simd":16,"model_name":"NVIDIA H200","name":"GH100","node_id":0,"num_xcc":1,"pci_location":"0000:1b:00","product_name":"NVIDIA H200","simd_count":528,"simd_per_cu":4,"type":2,"vendor_name":"NVIDIA","wave_front_size":32}],"#.to_string(),
             r#""buffer_records":{"hip_api":[],"hsa_api":[],"kernel_dispatch":["#.to_string(),
             format!(r#"{{"correlation_id":{{"external":0,"internal":101}},"dispatch_info":{},"end_timestamp":6050,"kind":11,"operation":2,"replay_pass":0,"start_timestamp":6000,"stream_id":{{"handle":7}},"thread_id":5}},"#, dispatch_info(1)),
             format!(r#"{{"correlation_id":{{"external":0,"internal":102}},"dispatch_info":{},"end_timestamp":7070,"kind":11,"operation":2,"replay_pass":0,"start_timestamp":7000,"stream_id":{{"handle":7}},"thread_id":5}}],"#, dispatch_info(2)),

@@ -34,6 +34,33 @@ pub struct AgentInfo {
     pub global_memory_bytes: u64,
     /// PCI location "domain:bus:device", empty when unknown.
     pub pci_location: String,
+    /// Most threads resident on one SM (CUDA's `MAX_THREADS_PER_MULTIPROCESSOR`); 0 if unknown.
+    #[serde(default)]
+    pub max_threads_per_sm: u32,
+    /// Shared memory of one SM, bytes (`MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`); 0 if unknown.
+    #[serde(default)]
+    pub shared_memory_per_sm_bytes: u32,
+}
+
+impl AgentInfo {
+    /// Warp schedulers (SM sub-partitions) per SM: rocprofv3's SIMDs per compute unit. Four on
+    /// every GPU CUDA 13 supports (Turing and later).
+    pub const SIMDS_PER_SM: u32 = 4;
+
+    /// rocprofv3's `simd_count`: sub-partitions on the device.
+    pub fn simd_count(&self) -> u32 {
+        self.sm_count * Self::SIMDS_PER_SM
+    }
+
+    /// rocprofv3's `max_waves_per_cu`: most resident warps per SM.
+    pub fn max_warps_per_sm(&self) -> u32 {
+        self.max_threads_per_sm / 32
+    }
+
+    /// rocprofv3's `max_waves_per_simd`: most resident warps per sub-partition.
+    pub fn max_warps_per_simd(&self) -> u32 {
+        self.max_warps_per_sm() / Self::SIMDS_PER_SM
+    }
 }
 
 /// A kernel function, recorded once per process the first time it is dispatched.

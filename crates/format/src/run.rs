@@ -303,6 +303,9 @@ fn read_process(
             sm_count: json_field(&extdata, "sm_count").unwrap_or(0),
             global_memory_bytes: json_field(&extdata, "global_memory_bytes").unwrap_or(0),
             pci_location: json_field(&extdata, "pci_location").unwrap_or_default(),
+            max_threads_per_sm: json_field(&extdata, "max_threads_per_sm").unwrap_or(0),
+            shared_memory_per_sm_bytes: json_field(&extdata, "shared_memory_per_sm_bytes")
+                .unwrap_or(0),
         });
     }
     drop(rows);
@@ -576,6 +579,8 @@ mod tests {
                     sm_count: 132 + i as u32,
                     global_memory_bytes: u64::MAX - i as u64,
                     pci_location: format!("0000:{i:02x}:00"),
+                    max_threads_per_sm: 2048 + i as u32,
+                    shared_memory_per_sm_bytes: 65_536,
                 }));
             }
             for (kernel_id, (mangled, demangled, numbers)) in kernel_ids.iter().zip(&kernel_text) {

@@ -70,6 +70,8 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
             sm_count: 132,
             global_memory_bytes: 150_000_000_000,
             pci_location: "0000:1b:00".to_string(),
+            max_threads_per_sm: 2048,
+            shared_memory_per_sm_bytes: 233_472,
         }),
         Record::KernelSymbol(KernelSymbol {
             kernel_id: 11,

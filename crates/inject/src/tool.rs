@@ -456,6 +456,8 @@ impl Tool {
             sm_count: description.sm_count,
             global_memory_bytes: description.global_memory_bytes,
             pci_location: description.pci_location,
+            max_threads_per_sm: description.max_threads_per_sm,
+            shared_memory_per_sm_bytes: description.shared_memory_per_sm_bytes,
         });
     }
 

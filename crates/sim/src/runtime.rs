@@ -46,6 +46,8 @@ impl SimRuntime {
                 sm_count: 4,
                 global_memory_bytes: crate::device::DEFAULT_CAPACITY_BYTES,
                 pci_location: String::new(),
+                max_threads_per_sm: 1024,
+                shared_memory_per_sm_bytes: 65_536,
             });
         }
         SimRuntime {

@@ -1194,6 +1194,8 @@ fn registrations_are_sent_once() {
             sm_count: 1,
             global_memory_bytes: 1,
             pci_location: String::new(),
+            max_threads_per_sm: 0,
+            shared_memory_per_sm_bytes: 0,
         });
         h.engine.register_counters([CounterInfo {
             name: "c".into(),
