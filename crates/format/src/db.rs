@@ -12,7 +12,7 @@ use crate::records::*;
 use crate::schema;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,6 +56,76 @@ pub(crate) fn guid_for(process: &ProcessInfo) -> String {
     )
 }
 
+/// A database file's rocpd uuid, as its table names and its `rocpd_metadata` `uuid` row carry it:
+/// `_` and 32 hex digits, new for every file (rocpd's readers strip it from the table names to find
+/// rocpd's base names).
+fn new_file_uuid(path: &Path) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let key = format!("{}\0{}\0{now}", path.display(), std::process::id());
+    let hash = |seed: u64| {
+        key.bytes().fold(seed, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    format!(
+        "_{:016x}{:016x}",
+        hash(0xcbf2_9ce4_8422_2325),
+        hash(0x8422_2325_cbf2_9ce4)
+    )
+}
+
+/// The writer's SQL on rocpd's base names, turned into the file's physical table names (each
+/// `rocpd_*` table of [`schema::ROCPD_TABLES`] followed by the file's uuid). Translated once per
+/// statement text.
+struct TableNames {
+    uuid: String,
+    translated: std::cell::RefCell<HashMap<&'static str, std::sync::Arc<str>>>,
+}
+
+impl TableNames {
+    fn new(uuid: String) -> Self {
+        TableNames {
+            uuid,
+            translated: Default::default(),
+        }
+    }
+
+    fn sql(&self, text: &'static str) -> std::sync::Arc<str> {
+        self.translated
+            .borrow_mut()
+            .entry(text)
+            .or_insert_with(|| physical_names(text, &self.uuid).into())
+            .clone()
+    }
+}
+
+/// `sql` with every rocpd table name followed by `uuid` (whole identifiers only).
+fn physical_names(sql: &str, uuid: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut rest = sql;
+    while let Some(at) = rest.find("rocpd_") {
+        let before_ok = !rest[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        out.push_str(&rest[..at]);
+        let word_len = rest[at..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len() - at);
+        let word = &rest[at..at + word_len];
+        out.push_str(word);
+        if before_ok && schema::ROCPD_TABLES.contains(&word) {
+            out.push_str(uuid);
+        }
+        rest = &rest[at + word_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// SQLite stores 64-bit signed integers; ids are kept bit for bit.
 pub(crate) fn to_sql(value: u64) -> i64 {
     value as i64
@@ -88,7 +158,7 @@ pub(crate) enum Durability {
 pub(crate) fn create_database(
     path: &Path,
     durability: Durability,
-) -> Result<Connection, FormatError> {
+) -> Result<(Connection, String), FormatError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| FormatError::io(parent, e))?;
     }
@@ -116,14 +186,19 @@ pub(crate) fn create_database(
     };
     conn.execute_batch(pragmas)
         .map_err(|e| FormatError::sqlite(path, e))?;
-    conn.execute_batch(&format!("BEGIN; {} COMMIT;", schema::CREATE_SCHEMA))
+    let uuid = new_file_uuid(path);
+    let schema = schema::CREATE_SCHEMA.replace("{U}", &uuid);
+    conn.execute_batch(&format!("BEGIN; {schema} COMMIT;"))
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.execute(
-        "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2)",
-        params![schema::ROCPD_SCHEMA_VERSION, schema::KREPLAY_SCHEMA_VERSION],
+        &physical_names(
+            "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2), ('uuid', ?3)",
+            &uuid,
+        ),
+        params![schema::ROCPD_SCHEMA_VERSION, schema::KREPLAY_SCHEMA_VERSION, uuid],
     )
     .map_err(|e| FormatError::sqlite(path, e))?;
-    Ok(conn)
+    Ok((conn, uuid))
 }
 
 /// Row ids of the process being written.
@@ -136,17 +211,25 @@ struct ProcessRows {
     category_id: i64,
     /// Producer agent id → `rocpd_info_agent.id`.
     agents: HashMap<u64, i64>,
-    /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes).
-    kernels: HashMap<u64, (i64, u32, u32)>,
+    /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes,
+    /// `rocpd_string.id` of its name: the dispatches' region name).
+    kernels: HashMap<u64, (i64, u32, u32, i64)>,
     /// Requested counter name → `rocpd_info_pmc.id`.
     counters: HashMap<String, i64>,
-    threads: HashSet<u64>,
+    /// Operating-system thread id → `rocpd_info_thread.id`.
+    threads: HashMap<u64, i64>,
+    /// CUDA stream id → (`rocpd_info_queue.id`, `rocpd_info_stream.id`).
+    streams: HashMap<u64, (i64, i64)>,
+    /// `rocpd_string.string` → `rocpd_string.id`.
+    strings: HashMap<String, i64>,
 }
 
 /// Inserts records into an open database, one process after another, synchronously.
 pub(crate) struct RowInserter {
     durability: Durability,
     conn: Connection,
+    /// The file's physical table names (see [`TableNames`]).
+    names: TableNames,
     path: PathBuf,
     current: Option<ProcessRows>,
     /// Records that arrived before the first `Process` record (they need its guid).
@@ -156,9 +239,11 @@ pub(crate) struct RowInserter {
 
 impl RowInserter {
     pub(crate) fn create(path: &Path, durability: Durability) -> Result<RowInserter, FormatError> {
+        let (conn, uuid) = create_database(path, durability)?;
         Ok(RowInserter {
             durability,
-            conn: create_database(path, durability)?,
+            conn,
+            names: TableNames::new(uuid),
             path: path.to_path_buf(),
             current: None,
             early: Vec::new(),
@@ -244,22 +329,35 @@ impl RowInserter {
             (hash >> 1) as i64
         };
         conn.execute(
-            "INSERT OR IGNORE INTO rocpd_info_node (guid, hash, machine_id, hostname) VALUES (?1, ?2, ?3, ?3)",
+            &self.names.sql("INSERT OR IGNORE INTO rocpd_info_node (guid, hash, machine_id, hostname) VALUES (?1, ?2, ?3, ?3)"),
             params![guid, node_hash, process.hostname],
         )
         .map_err(err)?;
         let node_id: i64 = conn
             .query_row(
-                "SELECT id FROM rocpd_info_node WHERE hash = ?1",
+                &self
+                    .names
+                    .sql("SELECT id FROM rocpd_info_node WHERE hash = ?1"),
                 [node_hash],
                 |row| row.get(0),
             )
             .map_err(err)?;
         let extdata = serde_json::json!({ "argv": process.command }).to_string();
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
+        // rocpd's views join every table's `pid` to this row's id: the operating system's pid
+        // when no other process of the file has it already.
+        let taken: bool = conn
+            .query_row(
+                &self
+                    .names
+                    .sql("SELECT EXISTS (SELECT 1 FROM rocpd_info_process WHERE id = ?1)"),
+                [process.pid],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
         conn.execute(
-            r#"INSERT INTO rocpd_info_process (guid, nid, ppid, pid, init, fini, "start", "end", command, extdata)
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)"#,
+            &self.names.sql(r#"INSERT INTO rocpd_info_process (id, guid, nid, ppid, pid, init, fini, "start", "end", command, extdata)
+               VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)"#),
             params![
                 guid,
                 node_id,
@@ -268,25 +366,32 @@ impl RowInserter {
                 to_sql(process.start_ns),
                 end,
                 process.command.join(" "),
-                extdata
+                extdata,
+                (!taken).then_some(process.pid)
             ],
         )
         .map_err(err)?;
         let row_id = conn.last_insert_rowid();
         conn.execute(
-            "INSERT OR IGNORE INTO rocpd_string (guid, string) VALUES (?1, ?2)",
+            &self
+                .names
+                .sql("INSERT OR IGNORE INTO rocpd_string (guid, string) VALUES (?1, ?2)"),
             params![guid, schema::CATEGORY_KERNEL_DISPATCH],
         )
         .map_err(err)?;
         let category_id: i64 = conn
             .query_row(
-                "SELECT id FROM rocpd_string WHERE guid = ?1 AND string = ?2",
+                &self
+                    .names
+                    .sql("SELECT id FROM rocpd_string WHERE guid = ?1 AND string = ?2"),
                 params![guid, schema::CATEGORY_KERNEL_DISPATCH],
                 |row| row.get(0),
             )
             .map_err(err)?;
         conn.execute(
-            "INSERT INTO rocpd_metadata (tag, value) VALUES ('guid', ?1)",
+            &self
+                .names
+                .sql("INSERT INTO rocpd_metadata (tag, value) VALUES ('guid', ?1)"),
             [&guid],
         )
         .map_err(err)?;
@@ -300,7 +405,9 @@ impl RowInserter {
             agents: HashMap::new(),
             kernels: HashMap::new(),
             counters: HashMap::new(),
-            threads: HashSet::new(),
+            threads: HashMap::new(),
+            streams: HashMap::new(),
+            strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
         });
         Ok(())
     }
@@ -315,7 +422,9 @@ impl RowInserter {
         let row_id = self.rows().row_id;
         self.conn
             .execute(
-                r#"UPDATE rocpd_info_process SET fini = ?1, "end" = ?1 WHERE id = ?2"#,
+                &self
+                    .names
+                    .sql(r#"UPDATE rocpd_info_process SET fini = ?1, "end" = ?1 WHERE id = ?2"#),
                 params![to_sql(end_ns), row_id],
             )
             .map_err(|e| self.err(e))?;
@@ -337,16 +446,16 @@ impl RowInserter {
         let vendor = vendor_for_chip(&agent.chip);
         let result = match existing {
             Some(id) => self.conn.execute(
-                r#"UPDATE rocpd_info_agent SET absolute_index = ?1, logical_index = ?1, type_index = ?1,
+                &self.names.sql(r#"UPDATE rocpd_info_agent SET absolute_index = ?1, logical_index = ?1, type_index = ?1,
                    name = ?2, model_name = ?4, vendor_name = ?3, product_name = ?4, user_name = ?4,
-                   extdata = ?5 WHERE id = ?6"#,
+                   extdata = ?5 WHERE id = ?6"#),
                 params![index, agent.chip, vendor, agent.name, extdata, id],
             ),
             None => self.conn.execute(
-                r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
+                &self.names.sql(r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
                    type_index, name, model_name, vendor_name, product_name, user_name, extdata)
-                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5, ?7, ?6, ?7, ?7, ?8)"#,
-                params![rows.guid, rows.node_id, rows.pid, index, agent.chip, vendor, agent.name, extdata],
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5, ?7, ?6, ?7, ?7, ?8)"#),
+                params![rows.guid, rows.node_id, rows.row_id, index, agent.chip, vendor, agent.name, extdata],
             ),
         };
         result.map_err(|e| self.err(e))?;
@@ -370,9 +479,9 @@ impl RowInserter {
         let rows = self.rows();
         self.conn
             .execute(
-                r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
-                   type_index, extdata) VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5)"#,
-                params![rows.guid, rows.node_id, rows.pid, to_sql(agent_id), PLACEHOLDER_EXTDATA],
+                &self.names.sql(r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
+                   type_index, extdata) VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5)"#),
+                params![rows.guid, rows.node_id, rows.row_id, to_sql(agent_id), PLACEHOLDER_EXTDATA],
             )
             .map_err(|e| self.err(e))?;
         let id = self.conn.last_insert_rowid();
@@ -385,9 +494,9 @@ impl RowInserter {
         let rows = self.rows();
         let result = match existing {
             Some(id) => self.conn.execute(
-                r#"UPDATE rocpd_info_kernel_symbol SET kernel_name = ?1, display_name = ?2,
+                &self.names.sql(r#"UPDATE rocpd_info_kernel_symbol SET kernel_name = ?1, display_name = ?2,
                    kernarg_segment_size = ?3, group_segment_size = ?4, private_segment_size = ?5,
-                   arch_vgpr_count = ?6, extdata = '{}' WHERE id = ?7"#,
+                   arch_vgpr_count = ?6, extdata = '{}' WHERE id = ?7"#),
                 params![
                     symbol.mangled_name,
                     symbol.demangled_name,
@@ -399,14 +508,14 @@ impl RowInserter {
                 ],
             ),
             None => self.conn.execute(
-                r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_name,
+                &self.names.sql(r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_name,
                    display_name, kernel_object, kernarg_segment_size, group_segment_size,
                    private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count)
-                   VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0)"#,
+                   VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0)"#),
                 params![
                     rows.guid,
                     rows.node_id,
-                    rows.pid,
+                    rows.row_id,
                     symbol.mangled_name,
                     symbol.demangled_name,
                     to_sql(symbol.kernel_id),
@@ -419,27 +528,30 @@ impl RowInserter {
         };
         result.map_err(|e| self.err(e))?;
         let id = existing.unwrap_or_else(|| self.conn.last_insert_rowid());
+        let region = self.string_id(&symbol.demangled_name)?;
         self.current_mut().kernels.insert(
             symbol.kernel_id,
-            (id, symbol.static_shared_bytes, symbol.local_bytes),
+            (id, symbol.static_shared_bytes, symbol.local_bytes, region),
         );
         Ok(())
     }
 
-    fn kernel_row(&mut self, kernel_id: u64) -> Result<(i64, u32, u32), FormatError> {
+    fn kernel_row(&mut self, kernel_id: u64) -> Result<(i64, u32, u32, i64), FormatError> {
         if let Some(kernel) = self.rows().kernels.get(&kernel_id) {
             return Ok(*kernel);
         }
         let rows = self.rows();
         self.conn
             .execute(
-                r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_object,
+                &self.names.sql(r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_object,
                    group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count,
-                   accum_vgpr_count, extdata) VALUES (?1, ?2, ?3, 0, ?4, 0, 0, 0, 0, 0, ?5)"#,
-                params![rows.guid, rows.node_id, rows.pid, to_sql(kernel_id), PLACEHOLDER_EXTDATA],
+                   accum_vgpr_count, extdata) VALUES (?1, ?2, ?3, 0, ?4, 0, 0, 0, 0, 0, ?5)"#),
+                params![rows.guid, rows.node_id, rows.row_id, to_sql(kernel_id), PLACEHOLDER_EXTDATA],
             )
             .map_err(|e| self.err(e))?;
-        let kernel = (self.conn.last_insert_rowid(), 0, 0);
+        let row = self.conn.last_insert_rowid();
+        let region = self.string_id(&format!("kernel {kernel_id}"))?;
+        let kernel = (row, 0, 0, region);
         self.current_mut().kernels.insert(kernel_id, kernel);
         Ok(kernel)
     }
@@ -450,18 +562,18 @@ impl RowInserter {
         let block = metric_block(&counter.metric);
         let result = match existing {
             Some(id) => self.conn.execute(
-                r#"UPDATE rocpd_info_pmc SET symbol = ?1, description = ?2, units = ?3, block = ?4,
-                   expression = ?1, extdata = '{}' WHERE id = ?5"#,
+                &self.names.sql(r#"UPDATE rocpd_info_pmc SET symbol = ?1, description = ?2, units = ?3, block = ?4,
+                   expression = ?1, extdata = '{}' WHERE id = ?5"#),
                 params![counter.metric, counter.description, counter.unit, block, id],
             ),
             None => self.conn.execute(
-                r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, description,
+                &self.names.sql(r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, description,
                    component, units, value_type, block, expression, is_constant, is_derived)
-                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?5, ?6, 'kreplay', ?7, 'ABS', ?8, ?5, 0, 0)"#,
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?5, ?6, 'kreplay', ?7, 'ABS', ?8, ?5, 0, 0)"#),
                 params![
                     rows.guid,
                     rows.node_id,
-                    rows.pid,
+                    rows.row_id,
                     counter.name,
                     counter.metric,
                     counter.description,
@@ -485,13 +597,13 @@ impl RowInserter {
         let rows = self.rows();
         self.conn
             .execute(
-                r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, component,
+                &self.names.sql(r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, component,
                    value_type, block, expression, is_constant, is_derived, extdata)
-                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, 'kreplay', 'ABS', ?5, ?4, 0, 0, ?6)"#,
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, 'kreplay', 'ABS', ?5, ?4, 0, 0, ?6)"#),
                 params![
                     rows.guid,
                     rows.node_id,
-                    rows.pid,
+                    rows.row_id,
                     name,
                     metric_block(name),
                     PLACEHOLDER_EXTDATA
@@ -503,36 +615,114 @@ impl RowInserter {
         Ok(id)
     }
 
-    fn ensure_thread(&mut self, pid: u32, tid: u64) -> Result<(), FormatError> {
-        if self.rows().threads.contains(&tid) {
-            return Ok(());
+    /// The thread's row (rocpd's views join `tid` columns to it): its id is the operating
+    /// system's tid when no other thread of the file has it already.
+    fn thread_row(&mut self, tid: u64) -> Result<i64, FormatError> {
+        if let Some(row) = self.rows().threads.get(&tid) {
+            return Ok(*row);
         }
         let rows = self.rows();
+        let err = |e| FormatError::sqlite(&self.path, e);
+        let taken: bool = self
+            .conn
+            .query_row(
+                &self
+                    .names
+                    .sql("SELECT EXISTS (SELECT 1 FROM rocpd_info_thread WHERE id = ?1)"),
+                [to_sql(tid)],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
         self.conn
             .execute(
-                "INSERT OR IGNORE INTO rocpd_info_thread (guid, nid, ppid, pid, tid) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![rows.guid, rows.node_id, rows.ppid, pid, to_sql(tid)],
+                &self.names.sql("INSERT INTO rocpd_info_thread (id, guid, nid, ppid, pid, tid) VALUES (?6, ?1, ?2, ?3, ?4, ?5)"),
+                params![rows.guid, rows.node_id, rows.ppid, rows.row_id, to_sql(tid), (!taken).then_some(to_sql(tid))],
             )
-            .map_err(|e| self.err(e))?;
-        self.current_mut().threads.insert(tid);
-        Ok(())
+            .map_err(err)?;
+        let row = self.conn.last_insert_rowid();
+        self.current_mut().threads.insert(tid, row);
+        Ok(row)
+    }
+
+    /// The rows that stand for CUDA stream `stream` in rocpd's queue and stream tables
+    /// (rocprofv3's queue and stream are both the stream here).
+    fn stream_rows(&mut self, stream: u64) -> Result<(i64, i64), FormatError> {
+        if let Some(rows) = self.rows().streams.get(&stream) {
+            return Ok(*rows);
+        }
+        let rows = self.rows();
+        let name = format!("stream {stream}");
+        // Bit for bit as an SQLite integer (JSON numbers beyond i64 would read back as reals).
+        let extdata = serde_json::json!({ "stream_id": to_sql(stream) }).to_string();
+        let mut ids = [0i64; 2];
+        for (id, sql) in ids.iter_mut().zip([
+            "INSERT INTO rocpd_info_queue (guid, nid, pid, name, extdata) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO rocpd_info_stream (guid, nid, pid, name, extdata) VALUES (?1, ?2, ?3, ?4, ?5)",
+        ]) {
+            self.conn
+                .execute(
+                    &self.names.sql(sql),
+                    params![rows.guid, rows.node_id, rows.row_id, name, extdata],
+                )
+                .map_err(|e| FormatError::sqlite(&self.path, e))?;
+            *id = self.conn.last_insert_rowid();
+        }
+        let found = (ids[0], ids[1]);
+        self.current_mut().streams.insert(stream, found);
+        Ok(found)
+    }
+
+    /// The id of `text` in the process's strings.
+    fn string_id(&mut self, text: &str) -> Result<i64, FormatError> {
+        if let Some(id) = self.rows().strings.get(text) {
+            return Ok(*id);
+        }
+        let guid = self.rows().guid.clone();
+        let err = |e| FormatError::sqlite(&self.path, e);
+        self.conn
+            .execute(
+                &self
+                    .names
+                    .sql("INSERT OR IGNORE INTO rocpd_string (guid, string) VALUES (?1, ?2)"),
+                params![guid, text],
+            )
+            .map_err(err)?;
+        let id: i64 = self
+            .conn
+            .query_row(
+                &self
+                    .names
+                    .sql("SELECT id FROM rocpd_string WHERE guid = ?1 AND string = ?2"),
+                params![guid, text],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        self.current_mut().strings.insert(text.to_string(), id);
+        Ok(id)
     }
 
     fn insert_dispatch(&mut self, dispatch: &DispatchRecord) -> Result<(), FormatError> {
-        self.ensure_thread(dispatch.pid, dispatch.tid)?;
+        let thread_row = self.thread_row(dispatch.tid)?;
+        let (queue_row, stream_row) = self.stream_rows(dispatch.stream_id)?;
         let agent_row = self.agent_row(dispatch.agent_id)?;
-        let (kernel_row, static_shared, local_bytes) = self.kernel_row(dispatch.kernel_id)?;
+        let (kernel_row, static_shared, local_bytes, region) =
+            self.kernel_row(dispatch.kernel_id)?;
         let mut counter_rows = Vec::with_capacity(dispatch.counters.len());
         for sample in &dispatch.counters {
             counter_rows.push((self.counter_row(&sample.name)?, sample.value));
         }
         let rows = self.rows();
-        let (guid, node_id, category_id) = (rows.guid.clone(), rows.node_id, rows.category_id);
+        let (guid, node_id, category_id, process_row) = (
+            rows.guid.clone(),
+            rows.node_id,
+            rows.category_id,
+            rows.row_id,
+        );
         let err = |e| FormatError::sqlite(&self.path, e);
         let mut insert_event = self
             .conn
             .prepare_cached(
-                "INSERT INTO rocpd_event (guid, category_id, stack_id, correlation_id) VALUES (?1, ?2, ?3, ?3)",
+                &self.names.sql("INSERT INTO rocpd_event (guid, category_id, stack_id, correlation_id) VALUES (?1, ?2, ?3, ?3)"),
             )
             .map_err(err)?;
         insert_event
@@ -546,25 +736,26 @@ impl RowInserter {
             .to_string();
         let mut insert_dispatch = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&self.names.sql(
                 r#"INSERT INTO rocpd_kernel_dispatch (guid, nid, pid, tid, agent_id, kernel_id,
                    dispatch_id, queue_id, stream_id, "start", "end", private_segment_size,
                    group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z,
-                   grid_size_x, grid_size_y, grid_size_z, event_id, replay_pass, extdata)
-                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                   ?16, ?17, ?18, ?19, ?20, ?21)"#,
-            )
+                   grid_size_x, grid_size_y, grid_size_z, event_id, replay_pass, extdata,
+                   region_name_id)
+                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?22, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                   ?16, ?17, ?18, ?19, ?20, ?21, ?23)"#,
+            ))
             .map_err(err)?;
         insert_dispatch
             .execute(params![
                 guid,
                 node_id,
-                dispatch.pid,
-                to_sql(dispatch.tid),
+                process_row,
+                thread_row,
                 agent_row,
                 kernel_row,
                 to_sql(dispatch.dispatch_id),
-                to_sql(dispatch.stream_id),
+                queue_row,
                 to_sql(dispatch.start_ns),
                 to_sql(dispatch.end_ns),
                 local_bytes,
@@ -577,13 +768,15 @@ impl RowInserter {
                 to_sql(threads(2)),
                 event_id,
                 dispatch.replay_pass,
-                extdata
+                extdata,
+                stream_row,
+                region
             ])
             .map_err(err)?;
         let mut insert_value = self
             .conn
             .prepare_cached(
-                "INSERT INTO rocpd_pmc_event (guid, event_id, pmc_id, value) VALUES (?1, ?2, ?3, ?4)",
+                &self.names.sql("INSERT INTO rocpd_pmc_event (guid, event_id, pmc_id, value) VALUES (?1, ?2, ?3, ?4)"),
             )
             .map_err(err)?;
         for (pmc_id, value) in counter_rows {
@@ -867,6 +1060,7 @@ mod tests {
     use super::*;
     use crate::run::{read_database, read_databases, RunData};
     use crate::testdata::*;
+    use std::collections::HashSet;
 
     fn write_through_writer(path: &Path, records: &[Record]) {
         let writer = DbWriter::create(path).unwrap();
@@ -1275,18 +1469,140 @@ mod tests {
         );
     }
 
+    /// Opens `paths` the way rocpd's importer does: attach each file, read its `uuid` from
+    /// `rocpd_metadata`, find its `rocpd_*` tables by that uuid and make a temporary view of each
+    /// base name over the attached files' un-suffixed names.
+    fn open_like_rocpd(paths: &[&Path]) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut bases: HashMap<String, Vec<String>> = HashMap::new();
+        for (i, path) in paths.iter().enumerate() {
+            conn.execute(
+                &format!("ATTACH DATABASE '{}' AS db{i}", path.display()),
+                [],
+            )
+            .unwrap();
+            let uuid: String = conn
+                .query_row(
+                    &format!("SELECT value FROM db{i}.rocpd_metadata WHERE tag = 'uuid'"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let mut statement = conn
+                .prepare(&format!("SELECT name FROM db{i}.sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_%'"))
+                .unwrap();
+            let tables: Vec<String> = statement
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for table in tables.iter().filter(|t| t.contains(&uuid)) {
+                let base = table.replace(&uuid, "");
+                bases
+                    .entry(base.clone())
+                    .or_default()
+                    .push(format!("SELECT * FROM db{i}.{base}"));
+            }
+        }
+        for (base, selects) in &bases {
+            conn.execute(
+                &format!(
+                    "CREATE TEMPORARY VIEW {base} AS {}",
+                    selects.join(" UNION ALL ")
+                ),
+                [],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    #[test]
+    fn rocpds_importer_finds_every_table_and_its_views_joins_reach_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+        write_through_writer(&a, &recorded_run(11));
+        write_through_writer(&b, &recorded_run(12));
+        let conn = open_like_rocpd(&[&a, &b]);
+        let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        for table in schema::ROCPD_TABLES {
+            count(&format!("SELECT COUNT(*) FROM {table}"));
+        }
+        let dispatches = count("SELECT COUNT(*) FROM rocpd_kernel_dispatch");
+        let values = count("SELECT COUNT(*) FROM rocpd_pmc_event");
+        assert!(dispatches > 0 && values > 0);
+        // The joins of rocpd's `kernels` view: agent, event, region name, kernel symbol, queue
+        // (its process), thread; each dispatch row is reached once.
+        assert_eq!(
+            count(
+                "SELECT COUNT(*) FROM rocpd_kernel_dispatch K
+                 JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid
+                 JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid
+                 JOIN rocpd_string R ON R.id = K.region_name_id AND R.guid = K.guid
+                 JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
+                 LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id AND ST.guid = K.guid
+                 LEFT JOIN rocpd_info_queue Q ON Q.id = K.queue_id AND Q.guid = K.guid
+                 JOIN rocpd_info_process P ON P.id = Q.pid AND P.guid = Q.guid
+                 JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid
+                 WHERE R.string = S.display_name AND ST.id IS NOT NULL"
+            ),
+            dispatches
+        );
+        // Those of its `counters_collection` and `pmc_events`: every value reaches its dispatch,
+        // process and thread.
+        assert_eq!(
+            count(
+                "SELECT COUNT(*) FROM rocpd_pmc_event PMC_E
+                 JOIN rocpd_info_pmc PMC_I ON PMC_I.id = PMC_E.pmc_id AND PMC_I.guid = PMC_E.guid
+                 JOIN rocpd_event E ON E.id = PMC_E.event_id AND E.guid = PMC_E.guid
+                 JOIN rocpd_kernel_dispatch K ON K.event_id = PMC_E.event_id AND K.guid = PMC_E.guid
+                 JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid
+                 JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid
+                 JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid"
+            ),
+            values
+        );
+        // Operating-system ids read as such, and the stream behind the queue row.
+        let (pid, tid, stream): (i64, i64, i64) = conn
+            .query_row(
+                "SELECT P.pid, T.tid, JSON_EXTRACT(Q.extdata, '$.stream_id') FROM rocpd_kernel_dispatch K
+                 JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid
+                 JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid
+                 JOIN rocpd_info_queue Q ON Q.id = K.queue_id AND Q.guid = K.guid
+                 WHERE P.pid = 11 LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!((pid, tid, stream), (11, 12, 7));
+        // The process and thread rows' ids are the operating system's.
+        assert_eq!(
+            count("SELECT COUNT(*) FROM rocpd_info_process WHERE id = pid"),
+            2
+        );
+    }
+
     #[test]
     fn a_database_of_another_schema_version_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("future.db");
         write_through_writer(&path, &recorded_run(1));
-        Connection::open(&path)
-            .unwrap()
-            .execute(
-                "UPDATE rocpd_metadata SET value = '99' WHERE tag = 'kreplay_schema_version'",
+        let conn = Connection::open(&path).unwrap();
+        let uuid: String = conn
+            .query_row(
+                "SELECT value FROM rocpd_metadata WHERE tag = 'uuid'",
                 [],
+                |r| r.get(0),
             )
             .unwrap();
+        conn.execute(
+            &format!(
+                "UPDATE rocpd_metadata{uuid} SET value = '99' WHERE tag = 'kreplay_schema_version'"
+            ),
+            [],
+        )
+        .unwrap();
+        drop(conn);
         let error = read_databases(&[path]).unwrap_err().to_string();
         assert!(
             error.contains("future.db") && error.contains("version 99"),

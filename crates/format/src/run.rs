@@ -407,10 +407,14 @@ fn read_process(
 
     let mut statement = conn
         .prepare(
-            r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id, K.stream_id, K.pid, K.tid,
+            r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
+               JSON_EXTRACT(ST.extdata, '$.stream_id'), P.pid, T.tid,
                K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
                K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id
                FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
+               LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
+               LEFT JOIN rocpd_info_process P ON P.id = K.pid
+               LEFT JOIN rocpd_info_thread T ON T.id = K.tid
                WHERE K.guid = ?1 ORDER BY K.id"#,
         )
         .map_err(err)?;
@@ -611,7 +615,8 @@ mod tests {
                     correlation_id: ids[1],
                     agent_id: agent_ids[agent % agent_ids.len()],
                     stream_id: ids[2],
-                    pid: ids[3] as u32,
+                    // A dispatch is its process's: the database keeps it under the process row.
+                    pid,
                     tid: ids[3],
                     kernel_id: kernel_ids[kernel % kernel_ids.len()],
                     grid,

@@ -1,14 +1,21 @@
 //! The rocpd-style SQLite schema that [`crate::DbWriter`] writes and [`crate::read_databases`] reads.
 //!
 //! Table and column names follow rocpd schema 3 (`rocpd_tables.sql`, see
-//! `shared/reference/rocprofv3.md` §2.7) without rocpd's per-file `{{uuid}}` suffix: one file holds
-//! one or several processes, each row carries its process's `guid`, and every `id` is a surrogate
-//! key, so that merged files never collide. Differences from rocpd, all deliberate:
+//! `shared/reference/rocprofv3.md` §2.7), laid out as rocpd's readers expect: each file has a uuid
+//! (`_` and 32 hex digits, in `rocpd_metadata`'s `uuid` row), every rocpd table is stored as
+//! `<name><uuid>` with a view `<name>` over it (rocpd's importer finds the tables by the uuid and
+//! reads the views), and the `pid`, `tid`, `queue_id`, `stream_id` and `region_name_id` columns
+//! are ids of rows in the process, thread, queue, stream and string tables, which rocpd's views
+//! join on. A process row's id is its operating-system pid and a thread row's its tid when the
+//! file has no other with that id (a merged file of two hosts may), so that the ids read as
+//! users expect; a CUDA stream is one queue and one stream row (`extdata` `stream_id`). One file
+//! holds one or several processes, each row carrying its process's `guid`. Differences from
+//! rocpd, all deliberate:
 //! - `rocpd_kernel_dispatch.replay_pass` (NULL without kernel replay): one row per pass, each with
 //!   its own `rocpd_event`, so that counters of different passes are never merged (the rocpd
 //!   replay bug, reference §2.7).
-//! - `pid`/`tid` columns hold operating-system ids, not row ids; `queue_id`/`stream_id` hold the
-//!   CUDA stream id (there are no queue/stream tables).
+//! - rocpd's tables for what kreplay does not record (code objects, regions, samples, tracks,
+//!   arguments, memory copies and allocations) exist and stay empty.
 //! - `kreplay_replay_cost` and `kreplay_warning` are our own.
 //! - Rows that a dispatch needed before the producer described them (an agent, kernel or counter
 //!   seen first in a dispatch) are written with `extdata` `{"placeholder":true}` and completed
@@ -17,12 +24,36 @@
 /// `rocpd_metadata` `schema_version` we write (rocpd's major version).
 pub(crate) const ROCPD_SCHEMA_VERSION: &str = "3";
 /// `rocpd_metadata` `kreplay_schema_version`: bump when the kreplay tables or columns change.
-pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "1";
+pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "2";
 
 /// `rocpd_string` value used as `rocpd_event.category_id` of kernel dispatches.
 pub(crate) const CATEGORY_KERNEL_DISPATCH: &str = "KERNEL_DISPATCH";
 
-/// Tables a file must have to be read as a kreplay database.
+/// rocpd's tables, each written as `<name><uuid>` with a view `<name>` over it.
+pub(crate) const ROCPD_TABLES: &[&str] = &[
+    "rocpd_metadata",
+    "rocpd_string",
+    "rocpd_info_node",
+    "rocpd_info_process",
+    "rocpd_info_thread",
+    "rocpd_info_agent",
+    "rocpd_info_pmc",
+    "rocpd_info_kernel_symbol",
+    "rocpd_event",
+    "rocpd_pmc_event",
+    "rocpd_kernel_dispatch",
+    "rocpd_info_queue",
+    "rocpd_info_stream",
+    "rocpd_info_code_object",
+    "rocpd_track",
+    "rocpd_arg",
+    "rocpd_region",
+    "rocpd_sample",
+    "rocpd_memory_copy",
+    "rocpd_memory_allocate",
+];
+
+/// Tables (or views) a file must have to be read as a kreplay database.
 pub(crate) const REQUIRED_TABLES: &[&str] = &[
     "rocpd_info_process",
     "rocpd_info_agent",
@@ -36,20 +67,20 @@ pub(crate) const REQUIRED_TABLES: &[&str] = &[
 ];
 
 pub(crate) const CREATE_SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS rocpd_metadata (
+CREATE TABLE IF NOT EXISTS rocpd_metadata{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "tag" TEXT NOT NULL,
     "value" TEXT NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_string (
+CREATE TABLE IF NOT EXISTS rocpd_string{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "string" TEXT NOT NULL,
     UNIQUE ("guid", "string")
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_info_node (
+CREATE TABLE IF NOT EXISTS rocpd_info_node{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "hash" BIGINT NOT NULL UNIQUE,
@@ -62,7 +93,7 @@ CREATE TABLE IF NOT EXISTS rocpd_info_node (
     "domain_name" TEXT
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_info_process (
+CREATE TABLE IF NOT EXISTS rocpd_info_process{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL UNIQUE,
     "nid" INTEGER NOT NULL,
@@ -75,10 +106,10 @@ CREATE TABLE IF NOT EXISTS rocpd_info_process (
     "command" TEXT,
     "environment" JSONB DEFAULT '{}' NOT NULL,
     "extdata" JSONB DEFAULT '{}' NOT NULL,
-    FOREIGN KEY (nid) REFERENCES rocpd_info_node (id) ON UPDATE CASCADE
+    FOREIGN KEY (nid) REFERENCES rocpd_info_node{U} (id) ON UPDATE CASCADE
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_info_thread (
+CREATE TABLE IF NOT EXISTS rocpd_info_thread{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "nid" INTEGER NOT NULL,
@@ -92,7 +123,7 @@ CREATE TABLE IF NOT EXISTS rocpd_info_thread (
     UNIQUE ("guid", "tid")
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_info_agent (
+CREATE TABLE IF NOT EXISTS rocpd_info_agent{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "nid" INTEGER NOT NULL,
@@ -108,10 +139,10 @@ CREATE TABLE IF NOT EXISTS rocpd_info_agent (
     "product_name" TEXT,
     "user_name" TEXT,
     "extdata" JSONB DEFAULT '{}' NOT NULL,
-    FOREIGN KEY (nid) REFERENCES rocpd_info_node (id) ON UPDATE CASCADE
+    FOREIGN KEY (nid) REFERENCES rocpd_info_node{U} (id) ON UPDATE CASCADE
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_info_pmc (
+CREATE TABLE IF NOT EXISTS rocpd_info_pmc{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "nid" INTEGER NOT NULL,
@@ -132,10 +163,10 @@ CREATE TABLE IF NOT EXISTS rocpd_info_pmc (
     "is_constant" INTEGER,
     "is_derived" INTEGER,
     "extdata" JSONB DEFAULT '{}' NOT NULL,
-    FOREIGN KEY (agent_id) REFERENCES rocpd_info_agent (id) ON UPDATE CASCADE
+    FOREIGN KEY (agent_id) REFERENCES rocpd_info_agent{U} (id) ON UPDATE CASCADE
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_info_kernel_symbol (
+CREATE TABLE IF NOT EXISTS rocpd_info_kernel_symbol{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "nid" INTEGER NOT NULL,
@@ -154,7 +185,7 @@ CREATE TABLE IF NOT EXISTS rocpd_info_kernel_symbol (
     "extdata" JSONB DEFAULT '{}' NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_event (
+CREATE TABLE IF NOT EXISTS rocpd_event{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "category_id" INTEGER,
@@ -164,21 +195,21 @@ CREATE TABLE IF NOT EXISTS rocpd_event (
     "call_stack" JSONB DEFAULT '{}' NOT NULL,
     "line_info" JSONB DEFAULT '{}' NOT NULL,
     "extdata" JSONB DEFAULT '{}' NOT NULL,
-    FOREIGN KEY (category_id) REFERENCES rocpd_string (id) ON UPDATE CASCADE
+    FOREIGN KEY (category_id) REFERENCES rocpd_string{U} (id) ON UPDATE CASCADE
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_pmc_event (
+CREATE TABLE IF NOT EXISTS rocpd_pmc_event{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "event_id" INTEGER,
     "pmc_id" INTEGER NOT NULL,
     "value" REAL DEFAULT 0.0,
     "extdata" JSONB DEFAULT '{}',
-    FOREIGN KEY (pmc_id) REFERENCES rocpd_info_pmc (id) ON UPDATE CASCADE,
-    FOREIGN KEY (event_id) REFERENCES rocpd_event (id) ON UPDATE CASCADE
+    FOREIGN KEY (pmc_id) REFERENCES rocpd_info_pmc{U} (id) ON UPDATE CASCADE,
+    FOREIGN KEY (event_id) REFERENCES rocpd_event{U} (id) ON UPDATE CASCADE
 );
 
-CREATE TABLE IF NOT EXISTS rocpd_kernel_dispatch (
+CREATE TABLE IF NOT EXISTS rocpd_kernel_dispatch{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
     "nid" INTEGER NOT NULL,
@@ -203,14 +234,130 @@ CREATE TABLE IF NOT EXISTS rocpd_kernel_dispatch (
     "event_id" INTEGER,
     "replay_pass" INTEGER,
     "extdata" JSONB DEFAULT '{}' NOT NULL,
-    FOREIGN KEY (agent_id) REFERENCES rocpd_info_agent (id) ON UPDATE CASCADE,
-    FOREIGN KEY (kernel_id) REFERENCES rocpd_info_kernel_symbol (id) ON UPDATE CASCADE,
-    FOREIGN KEY (region_name_id) REFERENCES rocpd_string (id) ON UPDATE CASCADE,
-    FOREIGN KEY (event_id) REFERENCES rocpd_event (id) ON UPDATE CASCADE
+    FOREIGN KEY (agent_id) REFERENCES rocpd_info_agent{U} (id) ON UPDATE CASCADE,
+    FOREIGN KEY (kernel_id) REFERENCES rocpd_info_kernel_symbol{U} (id) ON UPDATE CASCADE,
+    FOREIGN KEY (region_name_id) REFERENCES rocpd_string{U} (id) ON UPDATE CASCADE,
+    FOREIGN KEY (event_id) REFERENCES rocpd_event{U} (id) ON UPDATE CASCADE
 );
 
-CREATE INDEX IF NOT EXISTS rocpd_kernel_dispatch_event ON rocpd_kernel_dispatch (event_id);
-CREATE INDEX IF NOT EXISTS rocpd_pmc_event_event ON rocpd_pmc_event (event_id);
+CREATE INDEX IF NOT EXISTS rocpd_kernel_dispatch_event{U} ON rocpd_kernel_dispatch{U} (event_id);
+CREATE INDEX IF NOT EXISTS rocpd_pmc_event_event{U} ON rocpd_pmc_event{U} (event_id);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_queue{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_info_stream{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "name" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+-- Tables rocpd has and kreplay leaves empty (rocpd's views read them).
+CREATE TABLE IF NOT EXISTS rocpd_info_code_object{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "agent_id" INTEGER,
+    "uri" TEXT,
+    "load_base" BIGINT,
+    "load_size" BIGINT,
+    "load_delta" BIGINT,
+    "storage_type" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_track{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER,
+    "tid" INTEGER,
+    "name_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_arg{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "event_id" INTEGER NOT NULL,
+    "position" INTEGER NOT NULL,
+    "type" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "value" TEXT,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_region{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER NOT NULL,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "name_id" INTEGER NOT NULL,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_sample{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "track_id" INTEGER NOT NULL,
+    "timestamp" BIGINT NOT NULL,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_memory_copy{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "name_id" INTEGER NOT NULL,
+    "dst_agent_id" INTEGER,
+    "dst_address" INTEGER,
+    "src_agent_id" INTEGER,
+    "src_address" INTEGER,
+    "size" INTEGER NOT NULL,
+    "queue_id" INTEGER,
+    "stream_id" INTEGER,
+    "region_name_id" INTEGER,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rocpd_memory_allocate{U} (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "nid" INTEGER NOT NULL,
+    "pid" INTEGER NOT NULL,
+    "tid" INTEGER,
+    "agent_id" INTEGER,
+    "type" TEXT,
+    "level" TEXT,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    "address" INTEGER,
+    "size" INTEGER NOT NULL,
+    "queue_id" INTEGER,
+    "stream_id" INTEGER,
+    "event_id" INTEGER,
+    "extdata" JSONB DEFAULT '{}' NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS kreplay_replay_cost (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
@@ -237,14 +384,36 @@ CREATE TABLE IF NOT EXISTS kreplay_warning (
     "message" TEXT NOT NULL
 );
 
+-- rocpd's un-suffixed names, read as rocpd's own views read them.
+CREATE VIEW IF NOT EXISTS rocpd_metadata AS SELECT * FROM rocpd_metadata{U};
+CREATE VIEW IF NOT EXISTS rocpd_string AS SELECT * FROM rocpd_string{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_node AS SELECT * FROM rocpd_info_node{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_process AS SELECT * FROM rocpd_info_process{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_thread AS SELECT * FROM rocpd_info_thread{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_agent AS SELECT * FROM rocpd_info_agent{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_pmc AS SELECT * FROM rocpd_info_pmc{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_kernel_symbol AS SELECT * FROM rocpd_info_kernel_symbol{U};
+CREATE VIEW IF NOT EXISTS rocpd_event AS SELECT * FROM rocpd_event{U};
+CREATE VIEW IF NOT EXISTS rocpd_pmc_event AS SELECT * FROM rocpd_pmc_event{U};
+CREATE VIEW IF NOT EXISTS rocpd_kernel_dispatch AS SELECT * FROM rocpd_kernel_dispatch{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_queue AS SELECT * FROM rocpd_info_queue{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_stream AS SELECT * FROM rocpd_info_stream{U};
+CREATE VIEW IF NOT EXISTS rocpd_info_code_object AS SELECT * FROM rocpd_info_code_object{U};
+CREATE VIEW IF NOT EXISTS rocpd_track AS SELECT * FROM rocpd_track{U};
+CREATE VIEW IF NOT EXISTS rocpd_arg AS SELECT * FROM rocpd_arg{U};
+CREATE VIEW IF NOT EXISTS rocpd_region AS SELECT * FROM rocpd_region{U};
+CREATE VIEW IF NOT EXISTS rocpd_sample AS SELECT * FROM rocpd_sample{U};
+CREATE VIEW IF NOT EXISTS rocpd_memory_copy AS SELECT * FROM rocpd_memory_copy{U};
+CREATE VIEW IF NOT EXISTS rocpd_memory_allocate AS SELECT * FROM rocpd_memory_allocate{U};
+
 -- One row per pass of every dispatch; kernel_id and agent_id are the producer's ids (the CSV's).
 CREATE VIEW IF NOT EXISTS kernels AS
 SELECT
     K.id AS id,
     K.guid AS guid,
     K.nid AS nid,
-    K.pid AS pid,
-    K.tid AS tid,
+    P.pid AS pid,
+    T.tid AS tid,
     A.absolute_index AS agent_id,
     A.absolute_index AS agent_abs_index,
     A.logical_index AS agent_log_index,
@@ -254,8 +423,8 @@ SELECT
     K.dispatch_id AS dispatch_id,
     K.replay_pass AS replay_pass,
     E.correlation_id AS correlation_id,
-    K.queue_id AS queue_id,
-    K.stream_id AS stream_id,
+    JSON_EXTRACT(ST.extdata, '$.stream_id') AS queue_id,
+    JSON_EXTRACT(ST.extdata, '$.stream_id') AS stream_id,
     S.display_name AS name,
     S.display_name AS region,
     S.kernel_name AS mangled_name,
@@ -279,7 +448,10 @@ SELECT
 FROM rocpd_kernel_dispatch K
 LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id
 LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id
-LEFT JOIN rocpd_event E ON E.id = K.event_id;
+LEFT JOIN rocpd_event E ON E.id = K.event_id
+LEFT JOIN rocpd_info_process P ON P.id = K.pid
+LEFT JOIN rocpd_info_thread T ON T.id = K.tid
+LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id;
 
 -- One row per (pass, counter). Grouped by the pass's event, not by dispatch_id, so that passes
 -- are never summed together (the fix of rocpd's replay bug, reference §2.7).
@@ -292,15 +464,15 @@ SELECT
     S.kernel_object AS kernel_id,
     E.id AS event_id,
     E.correlation_id AS correlation_id,
-    K.pid AS pid,
-    K.tid AS tid,
+    P.pid AS pid,
+    T.tid AS tid,
     A.absolute_index AS agent_id,
     A.absolute_index AS agent_abs_index,
     A.logical_index AS agent_log_index,
     A.type_index AS agent_type_index,
     A.type AS agent_type,
-    K.queue_id AS queue_id,
-    K.stream_id AS stream_id,
+    JSON_EXTRACT(ST.extdata, '$.stream_id') AS queue_id,
+    JSON_EXTRACT(ST.extdata, '$.stream_id') AS stream_id,
     K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
     K.grid_size_x AS grid_size_x,
     K.grid_size_y AS grid_size_y,
@@ -336,5 +508,8 @@ JOIN rocpd_event E ON E.id = PMC_E.event_id
 JOIN rocpd_kernel_dispatch K ON K.event_id = E.id
 LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id
 LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id
+LEFT JOIN rocpd_info_process P ON P.id = K.pid
+LEFT JOIN rocpd_info_thread T ON T.id = K.tid
+LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
 GROUP BY PMC_E.guid, E.id, PMC_I.name, K.agent_id;
 "#;
