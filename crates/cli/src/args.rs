@@ -288,6 +288,33 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0.., value_name = "EVENTS", help_heading = "Not available")]
     pub spm: Option<Vec<String>>,
 
+    /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
+    /// available; kreplay traces kernel dispatches only (--kernel-trace).
+    #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    pub sys_trace: Option<bool>,
+
+    /// rocprofv3's runtime trace: not available (see --sys-trace).
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    pub runtime_trace: Option<bool>,
+
+    /// rocprofv3's API and memory tracing (--hip-trace, --hsa-trace, --marker-trace,
+    /// --memory-copy-trace, --memory-allocation-trace, --scratch-memory-trace, --rccl-trace):
+    /// not available (see --sys-trace).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    pub hip_trace: Option<bool>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
+    pub hsa_trace: Option<bool>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
+    pub marker_trace: Option<bool>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
+    pub memory_copy_trace: Option<bool>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
+    pub memory_allocation_trace: Option<bool>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
+    pub scratch_memory_trace: Option<bool>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
+    pub rccl_trace: Option<bool>,
+
     /// Print the planned runs (progress line, KREPLAY_CONFIG, output place) instead of running
     /// them, as rocprofv3's hidden --echo prints its command.
     #[arg(long, hide = true)]

@@ -344,6 +344,28 @@ pub fn plan(
         return Err(UsageError::new(MSG_PMC_AND_GROUPS).into());
     }
 
+    let tracing: Vec<&str> = [
+        (args.sys_trace, "-T/--sys-trace"),
+        (args.runtime_trace, "-r/--runtime-trace"),
+        (args.hip_trace, "--hip-trace"),
+        (args.hsa_trace, "--hsa-trace"),
+        (args.marker_trace, "--marker-trace"),
+        (args.memory_copy_trace, "--memory-copy-trace"),
+        (args.memory_allocation_trace, "--memory-allocation-trace"),
+        (args.scratch_memory_trace, "--scratch-memory-trace"),
+        (args.rccl_trace, "--rccl-trace"),
+    ]
+    .iter()
+    .filter(|(given, _)| *given == Some(true))
+    .map(|(_, name)| *name)
+    .collect();
+    if !tracing.is_empty() {
+        return Err(UsageError::new(format!(
+            "{}: kreplay traces kernel dispatches only (no API, marker, memory or collective tracing); use --kernel-trace for the dispatches, or Nsight Systems for a system trace",
+            tracing.join(", ")
+        ))
+        .into());
+    }
     let replay = args.replay_mode == Some(ReplayMode::Kernel);
     let mut refused: Vec<&str> = Vec::new();
     if args.att == Some(true) {

@@ -136,12 +136,20 @@ fn pmc_with_input_file_pmc_groups_is_refused() {
 fn other_usage_errors_are_one_line_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("in.ini"), "x").unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--pmc", W], "no application given: put it after `--`"),
         (&["-i", "in.ini", "--", "true"], "unsupported extension"),
         (
             &["--pmc", W, "-f", "otf2", "--", "true"],
             "output format 'otf2' is not supported",
+        ),
+        (
+            &["-T", "--pmc", W, "--", "true"],
+            "-T/--sys-trace: kreplay traces kernel dispatches only",
+        ),
+        (
+            &["--memory-copy-trace", "--hip-trace", "--", "true"],
+            "--hip-trace, --memory-copy-trace: kreplay traces kernel dispatches only",
         ),
         (
             &["--pmc", W, "--kernel-include-regex", "(", "--", "true"],
