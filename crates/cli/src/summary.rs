@@ -64,6 +64,7 @@ fn outcome_label(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::DeclinedMultiDevice => "not replayed: multi-device launch",
         ReplayOutcome::DeclinedDevicePrintf => "not replayed: kernel calls printf",
         ReplayOutcome::DeclinedDeviceHeap => "not replayed: kernel uses the device heap",
+        ReplayOutcome::DeclinedCollective => "not replayed: collective (NCCL/NVSHMEM) kernel",
         ReplayOutcome::DeclinedSnapshotTooLarge => "not replayed: snapshot too large",
         ReplayOutcome::DeclinedError => "not replayed: error",
         ReplayOutcome::Filtered => "filtered out",

@@ -110,6 +110,18 @@ pub enum LaunchKind {
     /// A kernel whose code calls the device heap (`malloc`, `free`, device `new`/`delete`):
     /// runs once (the heap's state is not restored between executions).
     DeviceHeap,
+    /// A kernel of a collective-communication library (NCCL, NVSHMEM): it waits for peers that
+    /// would not run it again, so it runs once ([`is_collective_kernel`]).
+    Collective,
+}
+
+/// Whether `kernel` (mangled or not) is a kernel of NCCL (`ncclKernel_*`, `ncclDevKernel_*`) or
+/// NVSHMEM (`nvshmemi_*`): kernels that exchange data with other GPUs or processes, which a replay
+/// would leave waiting for peers.
+pub fn is_collective_kernel(kernel: &str) -> bool {
+    ["ncclKernel", "ncclDevKernel", "nvshmemi_", "nvshmemx_"]
+        .iter()
+        .any(|marker| kernel.contains(marker))
 }
 
 /// What the engine (and the tool SDK) knows of a dispatch before it runs.

@@ -484,6 +484,7 @@ where
             LaunchKind::MultiDevice => Some(ReplayOutcome::DeclinedMultiDevice),
             LaunchKind::DevicePrintf => Some(ReplayOutcome::DeclinedDevicePrintf),
             LaunchKind::DeviceHeap => Some(ReplayOutcome::DeclinedDeviceHeap),
+            LaunchKind::Collective => Some(ReplayOutcome::DeclinedCollective),
             LaunchKind::Kernel | LaunchKind::StreamCapture => None,
         };
         if let Some(outcome) = declined {
@@ -720,6 +721,9 @@ where
             ReplayOutcome::DeclinedDeviceHeap => {
                 "kernels that use the device heap (malloc, free, device new or delete) are not replayed (the heap is not restored between passes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
+            ReplayOutcome::DeclinedCollective => {
+                "kernels of collective-communication libraries (NCCL, NVSHMEM) are not replayed (a replay would wait for peers that do not run it again); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
+            }
             ReplayOutcome::DeclinedMultiDevice => {
                 "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
@@ -800,6 +804,7 @@ fn once_reason(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::DeclinedMultiDevice => "a multi-device launch",
         ReplayOutcome::DeclinedDevicePrintf => "a kernel calling printf",
         ReplayOutcome::DeclinedDeviceHeap => "a kernel using the device heap",
+        ReplayOutcome::DeclinedCollective => "a collective kernel",
         ReplayOutcome::SinglePass => "a single-pass launch",
         _ => "a launch that runs once",
     }

@@ -149,6 +149,9 @@ pub enum ReplayOutcome {
     /// A kernel that allocates or frees on the device heap (`malloc`, `free`, device `new`):
     /// the heap's state is not restored between passes.
     DeclinedDeviceHeap,
+    /// A kernel of a collective-communication library (NCCL, NVSHMEM): a replay would wait for
+    /// peers that do not run it again.
+    DeclinedCollective,
     /// The snapshot did not fit in device or host staging.
     DeclinedSnapshotTooLarge,
     /// The snapshot or restore failed for another reason; see the log.
@@ -168,6 +171,7 @@ impl ReplayOutcome {
             ReplayOutcome::DeclinedMultiDevice => "declined_multi_device",
             ReplayOutcome::DeclinedDevicePrintf => "declined_device_printf",
             ReplayOutcome::DeclinedDeviceHeap => "declined_device_heap",
+            ReplayOutcome::DeclinedCollective => "declined_collective",
             ReplayOutcome::DeclinedSnapshotTooLarge => "declined_snapshot_too_large",
             ReplayOutcome::DeclinedError => "declined_error",
             ReplayOutcome::Filtered => "filtered",
@@ -273,6 +277,7 @@ mod tests {
             DeclinedMultiDevice,
             DeclinedDevicePrintf,
             DeclinedDeviceHeap,
+            DeclinedCollective,
             DeclinedSnapshotTooLarge,
             DeclinedError,
             Filtered,

@@ -636,6 +636,7 @@ mod tests {
                 ReplayOutcome::DeclinedMultiDevice, ReplayOutcome::DeclinedSnapshotTooLarge,
                 ReplayOutcome::DeclinedError, ReplayOutcome::Filtered,
                 ReplayOutcome::DeclinedDevicePrintf, ReplayOutcome::DeclinedDeviceHeap,
+                ReplayOutcome::DeclinedCollective,
             ];
             let stagings = [Staging::None, Staging::Device, Staging::Host];
             for (n, outcome, staging, passes, pass_ns) in costs {

@@ -665,6 +665,41 @@ fn kernels_that_print_or_use_the_device_heap_run_once_and_say_why() {
 }
 
 #[test]
+fn collective_kernels_run_once_and_say_why() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Collective);
+    launch(&h, &mut backend, LaunchKind::Collective);
+    assert_eq!(backend.value, 2, "each ran once");
+    assert_eq!(backend.count(&Op::Restore), 0);
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(outcomes, vec![ReplayOutcome::DeclinedCollective; 2]);
+    let warnings = h.sink.warnings();
+    assert_eq!(warnings.len(), 1, "once: {warnings:?}");
+    assert!(warnings[0].contains("NCCL"));
+}
+
+#[test]
+fn collective_kernels_are_known_by_name() {
+    use crate::backend::is_collective_kernel;
+    for name in [
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+        "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+        "ncclDevKernel_Generic",
+        "_Z21nvshmemi_barrier_alliii",
+    ] {
+        assert!(is_collective_kernel(name), "{name}");
+    }
+    for name in [
+        "_Z7add_onePfi",
+        "ampere_sgemm_128x64_nn",
+        "ncclish_user_kernel",
+    ] {
+        assert!(!is_collective_kernel(name), "{name}");
+    }
+}
+
+#[test]
 fn a_stream_capture_asks_the_backend_nothing() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
