@@ -210,6 +210,7 @@ pub struct ProfileArgs {
 
     /// Output file name (default `%hostname%/%pid%`). Placeholders: %pid% %ppid% %pgid% %psid%
     /// %hostname% %rank% %size% %nid% %job% %env{NAME}% $env{NAME} %launch_time% %argv% %argt% %args% %tag% %cwd%.
+    /// Each process's files take its own values (%rank% from the rank its launcher gave it).
     #[arg(short = 'o', long, value_name = "NAME", help_heading = "I/O options")]
     pub output_file: Option<String>,
 

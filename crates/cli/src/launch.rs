@@ -635,6 +635,12 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         } else {
             values.hostname = hostname();
         }
+        // A rank the process's own launcher gave it (torchrun, mpirun under kreplay) names its
+        // files; else the one kreplay itself was given.
+        if process.process.rank.is_some() {
+            values.rank = process.process.rank.clone();
+            values.size = process.process.size.clone();
+        }
         let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
         if let Some(sub) = &spec.subdir {
             dir.push(sub);

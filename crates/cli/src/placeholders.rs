@@ -21,6 +21,10 @@ pub struct PlaceholderValues {
     /// `%launch_time%`, already formatted.
     pub launch_time: String,
     pub cwd: String,
+    /// `%rank%` and `%size%`: the launcher's (kreplay's own environment), or a profiled
+    /// process's own when it recorded one (`ProcessInfo::rank`).
+    pub rank: Option<String>,
+    pub size: Option<String>,
 }
 
 impl PlaceholderValues {
@@ -45,6 +49,12 @@ impl PlaceholderValues {
             cwd: std::env::current_dir()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| ".".into()),
+            rank: kreplay_format::launcher_rank(kreplay_format::RANK_VARIABLES, |name| {
+                std::env::var(name).ok()
+            }),
+            size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, |name| {
+                std::env::var(name).ok()
+            }),
         }
     }
 }
@@ -77,32 +87,6 @@ pub fn format_launch_time(epoch_secs: i64) -> String {
         tm.tm_hour,
         tm.tm_min
     )
-}
-
-/// The MPI/Slurm rank of this launcher, as the usual launchers export it; 0 when none is set.
-fn rank() -> Option<String> {
-    [
-        "OMPI_COMM_WORLD_RANK",
-        "PMI_RANK",
-        "PMIX_RANK",
-        "SLURM_PROCID",
-        "MV2_COMM_WORLD_RANK",
-        "RANK",
-    ]
-    .iter()
-    .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
-}
-
-fn size() -> Option<String> {
-    [
-        "OMPI_COMM_WORLD_SIZE",
-        "PMI_SIZE",
-        "SLURM_NTASKS",
-        "MV2_COMM_WORLD_SIZE",
-        "WORLD_SIZE",
-    ]
-    .iter()
-    .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
 }
 
 /// A command-line word made safe for a file name, as rocprofv3 does: `/` becomes `_`, leading
@@ -139,11 +123,11 @@ pub fn expand(template: &str, values: &PlaceholderValues) -> String {
         .unwrap_or_default();
     let words: Vec<String> = values.command.iter().map(|w| file_word(w)).collect();
     let args = words.iter().skip(1).cloned().collect::<Vec<_>>().join("_");
-    let rank = rank();
+    let rank = values.rank.clone();
     let pid = values.pid.to_string();
     let job = || std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "0".into());
     let rank_text = || rank.clone().unwrap_or_else(|| "0".into());
-    let size_text = || size().unwrap_or_else(|| "1".into());
+    let size_text = || values.size.clone().unwrap_or_else(|| "1".into());
 
     placeholder_re
         .replace_all(template, |caps: &regex::Captures| {
@@ -192,6 +176,8 @@ mod tests {
             command: vec!["./bin/my_app".into(), "--size".into(), "1/2".into()],
             launch_time: "2026-11-30_04.05".into(),
             cwd: "/work".into(),
+            rank: None,
+            size: None,
         }
     }
 

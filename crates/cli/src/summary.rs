@@ -291,6 +291,8 @@ mod tests {
             command: vec!["app".into()],
             start_ns: 0,
             end_ns: 0,
+            rank: None,
+            size: None,
         });
         p.kernels.push(KernelSymbol {
             kernel_id: 1,

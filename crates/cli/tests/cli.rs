@@ -461,6 +461,8 @@ fn fixture_db(path: &Path) {
         command: vec!["app".into()],
         start_ns: 1,
         end_ns: 0,
+        rank: None,
+        size: None,
     }));
     writer.send(Record::Agent(AgentInfo {
         agent_id: 0,

@@ -379,6 +379,33 @@ fn a_configuration_too_long_for_the_environment_reaches_the_app_through_a_file()
     assert_eq!(groups.len(), 700, "every group was collected: {groups:?}");
 }
 
+#[test]
+fn processes_a_launcher_ranks_get_their_own_files_by_rank() {
+    // The application is a launcher (as torchrun or mpirun under kreplay would be): it starts
+    // two ranks of the sim app with RANK set; `%rank%` names each one's files by its own rank.
+    let dir = tempfile::tempdir().unwrap();
+    let app = sim_app();
+    let script = format!(
+        "RANK=0 WORLD_SIZE=2 '{0}' --iterations 1 & RANK=1 WORLD_SIZE=2 '{0}' --iterations 1; wait",
+        app.display()
+    );
+    let out = shell_app_command(dir.path(), "rank_%rank%_of_%size%", &script)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for rank in [0, 1] {
+        let run = read_databases(&[dir.path().join(format!("out/rank_{rank}_of_2_results.db"))])
+            .unwrap_or_else(|e| panic!("rank {rank}: {e}; {stderr}"));
+        assert_eq!(run.processes.len(), 1);
+        assert_eq!(
+            run.processes[0].process.rank.as_deref(),
+            Some(&*rank.to_string())
+        );
+        assert!(!run.processes[0].dispatches.is_empty());
+    }
+}
+
 /// kreplay with the two sim groups in kernel replay, output `out/<name>`, profiling a shell
 /// running `script` (which starts the sim app itself; the shell needs no injection library).
 fn shell_app_command(dir: &Path, name: &str, script: &str) -> std::process::Command {

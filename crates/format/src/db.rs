@@ -342,7 +342,13 @@ impl RowInserter {
                 |row| row.get(0),
             )
             .map_err(err)?;
-        let extdata = serde_json::json!({ "argv": process.command }).to_string();
+        let mut extdata = serde_json::json!({ "argv": process.command });
+        for (key, value) in [("rank", &process.rank), ("size", &process.size)] {
+            if let Some(value) = value {
+                extdata[key] = serde_json::json!(value);
+            }
+        }
+        let extdata = extdata.to_string();
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
         // rocpd's views join every table's `pid` to this row's id: the operating system's pid
         // when no other process of the file has it already.

@@ -18,6 +18,39 @@ pub struct ProcessInfo {
     pub start_ns: u64,
     /// Nanoseconds since the Unix epoch; 0 until the process ends.
     pub end_ns: u64,
+    /// The rank and the number of ranks the process's launcher gave it (MPI, Slurm, torchrun:
+    /// [`launcher_rank`]), for the `%rank%`/`%size%` of per-process output names.
+    #[serde(default)]
+    pub rank: Option<String>,
+    #[serde(default)]
+    pub size: Option<String>,
+}
+
+/// Environment variables that hold a process's rank, as MPI, PMI, Slurm and torchrun set them,
+/// in the order they are looked at.
+pub const RANK_VARIABLES: &[&str] = &[
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",
+    "PMIX_RANK",
+    "SLURM_PROCID",
+    "MV2_COMM_WORLD_RANK",
+    "RANK",
+];
+
+/// The same for the number of ranks.
+pub const SIZE_VARIABLES: &[&str] = &[
+    "OMPI_COMM_WORLD_SIZE",
+    "PMI_SIZE",
+    "SLURM_NTASKS",
+    "MV2_COMM_WORLD_SIZE",
+    "WORLD_SIZE",
+];
+
+/// The first of `variables` that `get` finds set and non-empty.
+pub fn launcher_rank(variables: &[&str], get: impl Fn(&str) -> Option<String>) -> Option<String> {
+    variables
+        .iter()
+        .find_map(|name| get(name).filter(|v| !v.trim().is_empty()))
 }
 
 /// A device that dispatches ran on (rocprofv3's "agent").

@@ -135,6 +135,8 @@ pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
         })
         .unwrap_or(0);
     ProcessInfo {
+        rank: None,
+        size: None,
         pid,
         ppid: 0,
         hostname: String::new(),
@@ -239,6 +241,13 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
             .ok()
             .and_then(|v| serde_json::from_value::<Vec<String>>(v.get("argv")?.clone()).ok())
             .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
+        let launcher = |key: &str| -> Option<String> {
+            serde_json::from_str::<serde_json::Value>(&extdata)
+                .ok()?
+                .get(key)?
+                .as_str()
+                .map(str::to_string)
+        };
         let process = ProcessInfo {
             pid,
             ppid,
@@ -246,6 +255,8 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
             command: argv,
             start_ns,
             end_ns,
+            rank: launcher("rank"),
+            size: launcher("size"),
         };
         processes.push(read_process(&conn, path, &guid, process)?);
     }
@@ -574,7 +585,7 @@ mod tests {
             let agent_ids: Vec<u64> = agent_ids.into_iter().collect();
             let kernel_ids: Vec<u64> = kernel_ids.into_iter().collect();
             let counter_names: Vec<String> = counter_names.into_iter().collect();
-            let mut records = vec![Record::Process(ProcessInfo { pid, ppid, hostname, command, start_ns, end_ns })];
+            let mut records = vec![Record::Process(ProcessInfo { pid, ppid, hostname, command, start_ns, end_ns, rank: None, size: None })];
             for (i, agent_id) in agent_ids.iter().enumerate() {
                 records.push(Record::Agent(AgentInfo {
                     agent_id: *agent_id,

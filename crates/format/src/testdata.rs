@@ -5,6 +5,8 @@ use crate::records::*;
 
 pub(crate) fn process(pid: u32) -> ProcessInfo {
     ProcessInfo {
+        rank: None,
+        size: None,
         pid,
         ppid: 1,
         hostname: "node-a".to_string(),

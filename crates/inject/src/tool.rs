@@ -416,6 +416,12 @@ fn process_info(pid: u32) -> ProcessInfo {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0),
         end_ns: 0,
+        rank: kreplay_format::launcher_rank(kreplay_format::RANK_VARIABLES, |name| {
+            std::env::var(name).ok()
+        }),
+        size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, |name| {
+            std::env::var(name).ok()
+        }),
     }
 }
 

@@ -21,7 +21,7 @@ use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{ConfigError, ToolConfig};
 use kreplay_core::Engine;
 use kreplay_format::db::DbWriter;
-use kreplay_format::{CounterInfo, ProcessInfo};
+use kreplay_format::{launcher_rank, CounterInfo, ProcessInfo, RANK_VARIABLES, SIZE_VARIABLES};
 use kreplay_sim::workload::{self, WorkloadOptions};
 use kreplay_sim::{SimCatalog, SimDevice, SimRuntime};
 use std::path::Path;
@@ -172,6 +172,8 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         command: std::env::args().collect(),
         start_ns: unix_now_ns(),
         end_ns: 0,
+        rank: launcher_rank(RANK_VARIABLES, |name| std::env::var(name).ok()),
+        size: launcher_rank(SIZE_VARIABLES, |name| std::env::var(name).ok()),
     });
     engine.register_counters(counter_infos(&config));
 
