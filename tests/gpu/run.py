@@ -724,6 +724,40 @@ def identity_cache_checks():
         rc4 == 0 and st4 == "PASS" and not os.path.exists(off) and v4 == v1)
 
 
+def gpu_count():
+    p = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True)
+    return len([l for l in p.stdout.splitlines() if l.strip()]) if p.returncode == 0 else 0
+
+
+def multi_gpu_check():
+    """DDP on 2 GPUs (NCCL) under torchrun, both ranks profiled with the headline groups (three
+    hardware passes on GH100): each rank's losses identical to a run without kreplay, NCCL's
+    kernels run once (declined_collective), the others replayed, one set of outputs per rank
+    (-o ddp_%rank%). Needs 2 GPUs (nvidia-h200-x2); with fewer it is reported as not run."""
+    gpus = gpu_count()
+    if gpus < 2:
+        experiments.append(f"multi-GPU DDP check not run: {gpus} GPU(s) here, it needs 2 (nvidia-h200-x2)")
+        return
+    env = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "tests/gpu/ddp_train.py"]
+    losses = lambda out: sorted(l for l in out.splitlines() if l.startswith("rank "))
+    rc0, out0, err0, _, _ = run(torchrun, None, tag="ddp_alone", timeout=300, env_extra=env)
+    out_dir = os.path.join(WORK, "ddp")
+    argv = [KREPLAY, *sum((["--pmc", *g] for g in HEADLINE), []), "--replay-mode", "kernel",
+            "--kernel-replay-beta-enabled", "-d", out_dir, "-o", "ddp_%rank%", "--", *torchrun]
+    rc, out, err, _, wall = run(argv, None, tag="ddp_replay", timeout=500, env_extra=env)
+    dbs = {r: os.path.join(out_dir, f"ddp_{r}_results.db") for r in (0, 1)}
+    outcomes = {r: dict(query(db, "SELECT outcome, COUNT(*) FROM kreplay_replay_cost GROUP BY outcome")) for r, db in dbs.items()}
+    nccl_replayed = {r: query(db, "SELECT COUNT(*) FROM kernels K JOIN kreplay_replay_cost C ON C.dispatch_id = K.dispatch_id "
+                                  "WHERE K.name LIKE '%nccl%Kernel%' AND C.outcome = 'replayed'") for r, db in dbs.items()}
+    same = rc0 == 0 and len(losses(out0)) == 6 and losses(out) == losses(out0)
+    ok = (rc == 0 and same and all(os.path.exists(db) for db in dbs.values())
+          and all(o.get("declined_collective", 0) > 0 and o.get("replayed", 0) > 0 for o in outcomes.values())
+          and all(n == [(0,)] for n in nccl_replayed.values()))
+    row("DDP on 2 GPUs (NCCL), 4 groups in 3 hardware passes", "losses == alone per rank, NCCL kernels run once, others replayed, ddp_0 and ddp_1 outputs",
+        f"rc {rc0}/{rc}; losses same {same} ({len(losses(out))} lines); outcomes {outcomes}; NCCL replayed {nccl_replayed}; {wall:.0f}s; {err.strip()[-160:]!r}", ok)
+
+
 def trace_check():
     """-f pftrace of a real program: the CG solver (cuBLAS, scalars read back every iteration)
     under kernel replay with the headline groups, read back with Perfetto's own Python bindings of
@@ -768,7 +802,9 @@ if ONLY in ("", "cache"):
     identity_cache_checks()
 if ONLY in ("", "trace"):
     trace_check()
-if ONLY not in ("windows", "cache", "deferral", "multipass", "effects", "trace"):
+if ONLY in ("", "multigpu"):
+    multi_gpu_check()
+if ONLY not in ("windows", "cache", "deferral", "multipass", "effects", "trace", "multigpu"):
     per_dispatch_checks()
 if ONLY in ("", "windows"):
     window_checks()

@@ -12,7 +12,9 @@
 # bench's sync loop and CG solver, PyTorch, with groups in three hardware passes),
 # KREPLAY_GPU_ONLY=trace only the Perfetto trace of the CG solver (read back with Perfetto's Python
 # package: carry .deps/py, which .ci/run fills, or set KREPLAY_PYTHONPATH; cg_results.pftrace is
-# kept under $OUT).
+# kept under $OUT),
+# KREPLAY_GPU_ONLY=multigpu only DDP on 2 GPUs under torchrun (NCCL kernels run once, per-rank
+# outputs; needs 2 GPUs, nvidia-h200-x2, and is reported as not run with fewer).
 # Exit status: 0 when every check passes, 1 otherwise.
 set -u
 cd "$(dirname "$0")/../.."
