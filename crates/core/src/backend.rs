@@ -115,13 +115,21 @@ pub enum LaunchKind {
     Collective,
 }
 
-/// Whether `kernel` (mangled or not) is a kernel of NCCL (`ncclKernel_*`, `ncclDevKernel_*`) or
-/// NVSHMEM (`nvshmemi_*`): kernels that exchange data with other GPUs or processes, which a replay
-/// would leave waiting for peers.
+/// Whether `kernel` (mangled or not) is a kernel of NCCL (an identifier `nccl…Kernel…`:
+/// `ncclKernel_*`, `ncclDevKernel_*`, and the symmetric-memory `ncclSymDevKernel_*`,
+/// `ncclSymkDevKernel_*`) or NVSHMEM (`nvshmemi_*`, `nvshmemx_*`): kernels that exchange data with
+/// other GPUs or processes, which a replay would leave waiting for peers.
 pub fn is_collective_kernel(kernel: &str) -> bool {
-    ["ncclKernel", "ncclDevKernel", "nvshmemi_", "nvshmemx_"]
+    let nccl = kernel.match_indices("nccl").any(|(at, _)| {
+        let rest = &kernel[at + "nccl".len()..];
+        let word = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(rest, |end| &rest[..end]);
+        word.contains("Kernel")
+    });
+    nccl || ["nvshmemi_", "nvshmemx_"]
         .iter()
-        .any(|marker| kernel.contains(marker))
+        .any(|m| kernel.contains(m))
 }
 
 /// What the engine (and the tool SDK) knows of a dispatch before it runs.

@@ -224,7 +224,7 @@ impl<'a> Agents<'a> {
                 "max_waves_per_cu": agent.map_or(0, |a| a.max_warps_per_sm()),
                 "max_waves_per_simd": agent.map_or(0, |a| a.max_warps_per_simd()),
                 "lds_size_in_kb": agent.map_or(0, |a| a.shared_memory_per_sm_bytes / 1024),
-                "num_xcc": 1,
+                "num_xcc": agent.map_or(0, |_| 1),
                 "wave_front_size": 32,
                 "local_mem_size": agent.map_or(0, |a| a.global_memory_bytes),
                 "pci_location": text(|a| &a.pci_location),

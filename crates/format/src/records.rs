@@ -26,24 +26,25 @@ pub struct ProcessInfo {
     pub size: Option<String>,
 }
 
-/// Environment variables that hold a process's rank, as MPI, PMI, Slurm and torchrun set them,
-/// in the order they are looked at.
+/// Environment variables that hold a process's rank, as torchrun, MPI, PMI and Slurm set them,
+/// in the order they are looked at: the launcher nearest the process first (`srun … torchrun`
+/// gives every worker the same `SLURM_PROCID` and each its own `RANK`).
 pub const RANK_VARIABLES: &[&str] = &[
+    "RANK",
     "OMPI_COMM_WORLD_RANK",
     "PMI_RANK",
     "PMIX_RANK",
-    "SLURM_PROCID",
     "MV2_COMM_WORLD_RANK",
-    "RANK",
+    "SLURM_PROCID",
 ];
 
 /// The same for the number of ranks.
 pub const SIZE_VARIABLES: &[&str] = &[
+    "WORLD_SIZE",
     "OMPI_COMM_WORLD_SIZE",
     "PMI_SIZE",
-    "SLURM_NTASKS",
     "MV2_COMM_WORLD_SIZE",
-    "WORLD_SIZE",
+    "SLURM_NTASKS",
 ];
 
 /// The first of `variables` that `get` finds set and non-empty.

@@ -457,9 +457,18 @@ fn read_process(
                     "a dispatch refers to unknown agent row {agent_row}"
                 ))
             })?,
-            stream_id: int(4)? as u64,
-            pid: int(5)? as u32,
-            tid: int(6)? as u64,
+            stream_id: row
+                .get::<_, Option<i64>>(4)
+                .map_err(err)?
+                .ok_or_else(|| corrupt("a dispatch refers to an unknown stream row".into()))?
+                as u64,
+            // The dispatch's process is the process being read.
+            pid: run.process.pid,
+            tid: row
+                .get::<_, Option<i64>>(6)
+                .map_err(err)?
+                .ok_or_else(|| corrupt("a dispatch refers to an unknown thread row".into()))?
+                as u64,
             kernel_id: *kernel_ids.get(&kernel_row).ok_or_else(|| {
                 corrupt(format!(
                     "a dispatch refers to unknown kernel row {kernel_row}"

@@ -139,15 +139,14 @@ pub(crate) fn initialize() -> Result<(), String> {
     loader::defer_nvperf_host();
     let cupti = loader::cupti().map_err(|e| e.to_string())?;
     laps.lap("CUPTI loaded");
-    if !config.groups.is_empty() {
-        let _ = std::thread::Builder::new()
-            .name("kreplay-nvperf".into())
-            .spawn(|| {
-                kreplay_core::last_words::block_signals();
-                // A failure is reported by the counter set-up, which opens it again.
-                let _ = loader::ensure_nvperf_host();
-            });
-    }
+    // The chip name of every device (kernel tracing too) needs it as well.
+    let _ = std::thread::Builder::new()
+        .name("kreplay-nvperf".into())
+        .spawn(|| {
+            kreplay_core::last_words::block_signals();
+            // A failure is reported by the counter set-up, which opens it again.
+            let _ = loader::ensure_nvperf_host();
+        });
     let pid = std::process::id();
     let path = config.database_path_for(pid);
     let writer = kreplay_format::db::DbWriter::create(std::path::Path::new(&path))

@@ -686,6 +686,8 @@ fn collective_kernels_are_known_by_name() {
         "ncclKernel_AllReduce_RING_LL_Sum_float",
         "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
         "ncclDevKernel_Generic",
+        "ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32",
+        "_Z34ncclSymkDevKernel_AllGather_LL_v12ncclSymkDevWorkArgs",
         "_Z21nvshmemi_barrier_alliii",
     ] {
         assert!(is_collective_kernel(name), "{name}");
