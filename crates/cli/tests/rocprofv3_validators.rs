@@ -4,6 +4,8 @@
 //! Mirrored (assertion by assertion; AMD counter and kernel names replaced by the sim's), from
 //! ROCm/rocm-systems, `projects/rocprofiler-sdk/tests/rocprofv3/`:
 //! - `counter-collection/input1/validate.py`: one counter, CSV and JSON;
+//! - `counter-collection/input3/validate.py`: counters from a YAML input file, CSV, and its
+//!   `agent_info.csv` check;
 //! - `kernel-replay/validate.py`: several groups sharing a counter, kernel replay, JSON;
 //! - `counter-collection/multiplex/validate.py`: `pmc_groups` rotated every
 //!   `pmc_group_interval` dispatches per device (CSV), and its `agent_info.csv` check.
@@ -391,4 +393,60 @@ fn rotated_groups_pass_rocprofv3s_multiplex_validator() {
         }
     }
     assert_eq!(observed, groups);
+}
+
+#[test]
+fn a_yaml_input_passes_rocprofv3s_input3_validator() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("input.yaml"),
+        format!("jobs:\n  - pmc: [{W}, {I}]\n    output_format: [csv]\n"),
+    )
+    .unwrap();
+    run(dir.path(), &["-i", "input.yaml"]);
+    // An input file's jobs are written per pass, as rocprofv3 does.
+    let folder = dir.path().join("D/pass_1");
+    let mut reader = csv::Reader::from_path(folder.join("out_agent_info.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let agents: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let most = agents
+        .iter()
+        .map(|a| a[col("Logical_Node_Id")].parse::<usize>().unwrap())
+        .max()
+        .unwrap();
+    assert_eq!(most + 1, agents.len());
+    for agent in &agents {
+        assert_eq!(&agent[col("Agent_Type")], "GPU");
+        assert_eq!(&agent[col("Cpu_Cores_Count")], "0");
+        assert!(agent[col("Simd_Count")].parse::<u64>().unwrap() > 0);
+        assert!(agent[col("Max_Waves_Per_Simd")].parse::<u64>().unwrap() > 0);
+    }
+    let mut reader = csv::Reader::from_path(folder.join("out_counter_collection.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut ids: Vec<u64> = Vec::new();
+    for row in reader.records().map(Result::unwrap) {
+        let agent: i64 = row[col("Agent_Id")]
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(agent >= 0);
+        assert!(row[col("Queue_Id")].parse::<u64>().unwrap() > 0);
+        assert!(row[col("Process_Id")].parse::<u64>().unwrap() > 0);
+        assert!(!row[col("Kernel_Name")].is_empty());
+        assert!([W, I].contains(&&row[col("Counter_Name")]), "{row:?}");
+        assert!(
+            row[col("Counter_Value")].parse::<f64>().unwrap() > 0.0,
+            "{row:?}"
+        );
+        let id = row[col("Dispatch_Id")].parse().unwrap();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    // Unique and in order of appearance: 1, 2, ...
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
 }
