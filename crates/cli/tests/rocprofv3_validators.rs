@@ -7,6 +7,9 @@
 //! - `counter-collection/input3/validate.py`: counters from a YAML input file, CSV, and its
 //!   `agent_info.csv` check;
 //! - `kernel-replay/validate.py`: several groups sharing a counter, kernel replay, JSON;
+//! - `counter-collection/kernel_filtering/validate.py`: include and exclude regexes, the
+//!   iteration range per kernel (CSV counts, JSON ordinals against the kernel trace), an empty
+//!   selection;
 //! - `counter-collection/multiplex/validate.py`: `pmc_groups` rotated every
 //!   `pmc_group_interval` dispatches per device (CSV), and its `agent_info.csv` check.
 //!
@@ -449,4 +452,133 @@ fn a_yaml_input_passes_rocprofv3s_input3_validator() {
     }
     // Unique and in order of appearance: 1, 2, ...
     assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
+}
+
+/// Every counter record's (kernel name, dispatch id), and every traced dispatch's.
+fn counter_and_trace_dispatches(tool: &Value) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
+    let of = |records: &Value, info: &dyn Fn(&Value) -> Value| -> Vec<(String, u64)> {
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let i = info(r);
+                (
+                    kernel_name(tool, i["kernel_id"].as_u64().unwrap()),
+                    i["dispatch_id"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    (
+        of(&tool["callback_records"]["counter_collection"], &|r| {
+            r["dispatch_data"]["dispatch_info"].clone()
+        }),
+        of(&tool["buffer_records"]["kernel_dispatch"], &|r| {
+            r["dispatch_info"].clone()
+        }),
+    )
+}
+
+#[test]
+fn kernel_filters_pass_rocprofv3s_kernel_filtering_validator() {
+    let sim_kernel = "scale_add(unsigned int*, unsigned int, unsigned int, unsigned int)";
+    // One kernel, iterations 2 and 3 (test_validate_cli_single_kernel_csv/_json).
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "--kernel-trace",
+            "--kernel-include-regex",
+            "scale_add",
+            "--kernel-iteration-range",
+            "[2-3]",
+            "-f",
+            "csv",
+            "json",
+        ],
+    );
+    let mut reader =
+        csv::Reader::from_path(dir.path().join("D/out_counter_collection.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let names: BTreeSet<&str> = rows.iter().map(|r| &r[col("Kernel_Name")]).collect();
+    assert_eq!(names, BTreeSet::from([sim_kernel]));
+    assert_eq!(rows.len(), 2, "one row per requested iteration");
+    assert!(rows
+        .iter()
+        .all(|r| &r[col("Counter_Name")] == W
+            && r[col("Counter_Value")].parse::<f64>().unwrap() > 0.0));
+    let json = tool(dir.path());
+    let (counted, traced) = counter_and_trace_dispatches(&json);
+    // Ordinals of the kernel's launches, in dispatch order, from the (unfiltered) trace.
+    let mut launches: Vec<u64> = traced
+        .iter()
+        .filter(|(name, _)| name == sim_kernel)
+        .map(|(_, id)| *id)
+        .collect();
+    launches.sort();
+    launches.dedup();
+    assert!(
+        launches.len() > 2,
+        "more launches than the range: {launches:?}"
+    );
+    let ordinals: Vec<usize> = counted
+        .iter()
+        .map(|(name, id)| {
+            assert_eq!(name, sim_kernel);
+            launches.iter().position(|l| l == id).unwrap() + 1
+        })
+        .collect();
+    assert_eq!(ordinals, vec![2, 3]);
+
+    // Everything but one kernel (test_validate_cli_exclude_csv).
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "--kernel-exclude-regex",
+            "accumulate",
+            "-f",
+            "csv",
+        ],
+    );
+    let text = std::fs::read_to_string(dir.path().join("D/out_counter_collection.csv")).unwrap();
+    assert!(
+        !text.contains("accumulate") && text.contains("scale_add"),
+        "{text}"
+    );
+
+    // A selection that matches nothing: no counter records, the trace still there
+    // (test_validate_cli_empty_result_json).
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            "--kernel-trace",
+            "--kernel-include-regex",
+            "no_such_kernel",
+            "-f",
+            "json",
+        ],
+    );
+    let tool = tool(dir.path());
+    assert_eq!(
+        tool["callback_records"]["counter_collection"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert!(!tool["buffer_records"]["kernel_dispatch"]
+        .as_array()
+        .unwrap()
+        .is_empty());
 }
