@@ -454,9 +454,12 @@ fn a_yaml_input_passes_rocprofv3s_input3_validator() {
     assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
 }
 
+/// (kernel name, dispatch id) of records.
+type Dispatches = Vec<(String, u64)>;
+
 /// Every counter record's (kernel name, dispatch id), and every traced dispatch's.
-fn counter_and_trace_dispatches(tool: &Value) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
-    let of = |records: &Value, info: &dyn Fn(&Value) -> Value| -> Vec<(String, u64)> {
+fn counter_and_trace_dispatches(tool: &Value) -> (Dispatches, Dispatches) {
+    let of = |records: &Value, info: &dyn Fn(&Value) -> Value| -> Dispatches {
         records
             .as_array()
             .unwrap()
