@@ -4,8 +4,8 @@
 //! Mirrored (assertion by assertion; AMD counter and kernel names replaced by the sim's), from
 //! ROCm/rocm-systems, `projects/rocprofiler-sdk/tests/rocprofv3/`:
 //! - `counter-collection/input1/validate.py`: one counter, CSV and JSON;
-//! - `counter-collection/input3/validate.py`: counters from a YAML input file, CSV, and its
-//!   `agent_info.csv` check;
+//! - `counter-collection/input2/validate.py` and `input3/validate.py`: counters from a JSON and
+//!   a YAML input file, CSV, and their `agent_info.csv` check;
 //! - `kernel-replay/validate.py`: several groups sharing a counter, kernel replay, JSON;
 //! - `counter-collection/kernel_filtering/validate.py`: include and exclude regexes, the
 //!   iteration range per kernel (CSV counts, JSON ordinals against the kernel trace), an empty
@@ -399,14 +399,22 @@ fn rotated_groups_pass_rocprofv3s_multiplex_validator() {
 }
 
 #[test]
-fn a_yaml_input_passes_rocprofv3s_input3_validator() {
+fn input_files_pass_rocprofv3s_input2_and_input3_validators() {
+    input_file_validators(
+        "input.yaml",
+        &format!("jobs:\n  - pmc: [{W}, {I}]\n    output_format: [csv]\n"),
+    );
+    input_file_validators(
+        "input.json",
+        &format!(r#"{{"jobs": [{{"pmc": ["{W}", "{I}"], "output_format": ["csv"]}}]}}"#),
+    );
+}
+
+/// Counters from an input file (input2: JSON, input3: YAML), CSV, and agent_info.
+fn input_file_validators(file: &str, text: &str) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("input.yaml"),
-        format!("jobs:\n  - pmc: [{W}, {I}]\n    output_format: [csv]\n"),
-    )
-    .unwrap();
-    run(dir.path(), &["-i", "input.yaml"]);
+    std::fs::write(dir.path().join(file), text).unwrap();
+    run(dir.path(), &["-i", file]);
     // An input file's jobs are written per pass, as rocprofv3 does.
     let folder = dir.path().join("D/pass_1");
     let mut reader = csv::Reader::from_path(folder.join("out_agent_info.csv")).unwrap();
