@@ -662,13 +662,13 @@ impl RowInserter {
         let extdata = serde_json::json!({ "stream_id": to_sql(stream) }).to_string();
         let mut ids = [0i64; 2];
         for (id, sql) in ids.iter_mut().zip([
-            "INSERT INTO rocpd_info_queue (guid, nid, pid, name, extdata) VALUES (?1, ?2, ?3, ?4, ?5)",
-            "INSERT INTO rocpd_info_stream (guid, nid, pid, name, extdata) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO rocpd_info_queue (guid, nid, pid, name, extdata, cuda_stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO rocpd_info_stream (guid, nid, pid, name, extdata, cuda_stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         ]) {
             self.conn
                 .execute(
                     &self.names.sql(sql),
-                    params![rows.guid, rows.node_id, rows.row_id, name, extdata],
+                    params![rows.guid, rows.node_id, rows.row_id, name, extdata, to_sql(stream)],
                 )
                 .map_err(|e| FormatError::sqlite(&self.path, e))?;
             *id = self.conn.last_insert_rowid();

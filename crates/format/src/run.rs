@@ -419,7 +419,7 @@ fn read_process(
     let mut statement = conn
         .prepare(
             r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
-               JSON_EXTRACT(ST.extdata, '$.stream_id'), P.pid, T.tid,
+               ST.cuda_stream, P.pid, T.tid,
                K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
                K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id
                FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id

@@ -249,7 +249,8 @@ CREATE TABLE IF NOT EXISTS rocpd_info_queue{U} (
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "name" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    "cuda_stream" INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS rocpd_info_stream{U} (
@@ -258,7 +259,8 @@ CREATE TABLE IF NOT EXISTS rocpd_info_stream{U} (
     "nid" INTEGER NOT NULL,
     "pid" INTEGER NOT NULL,
     "name" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
+    "extdata" JSONB DEFAULT '{}' NOT NULL,
+    "cuda_stream" INTEGER
 );
 
 -- Tables rocpd has and kreplay leaves empty (rocpd's views read them).
@@ -423,8 +425,8 @@ SELECT
     K.dispatch_id AS dispatch_id,
     K.replay_pass AS replay_pass,
     E.correlation_id AS correlation_id,
-    JSON_EXTRACT(ST.extdata, '$.stream_id') AS queue_id,
-    JSON_EXTRACT(ST.extdata, '$.stream_id') AS stream_id,
+    ST.cuda_stream AS queue_id,
+    ST.cuda_stream AS stream_id,
     S.display_name AS name,
     S.display_name AS region,
     S.kernel_name AS mangled_name,
@@ -471,8 +473,8 @@ SELECT
     A.logical_index AS agent_log_index,
     A.type_index AS agent_type_index,
     A.type AS agent_type,
-    JSON_EXTRACT(ST.extdata, '$.stream_id') AS queue_id,
-    JSON_EXTRACT(ST.extdata, '$.stream_id') AS stream_id,
+    ST.cuda_stream AS queue_id,
+    ST.cuda_stream AS stream_id,
     K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
     K.grid_size_x AS grid_size_x,
     K.grid_size_y AS grid_size_y,
