@@ -437,13 +437,29 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
 }
 
 pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult> {
+    let mut prepared = prepare(spec, launcher)?;
+    let ended = run_application(&mut prepared, launcher)?;
+    collect_and_write(spec, &prepared, ended)
+}
+
+/// What a run needs before the application starts: the injection library (if found), the
+/// staging folder its processes write into, and the command with the configuration.
+struct Prepared {
+    program: String,
+    inject: Result<PathBuf, String>,
+    staging: PathBuf,
+    command: Command,
+}
+
+fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Prepared> {
     let program = launcher
         .app
         .first()
-        .context("no application to run; give it after `--`")?;
+        .context("no application to run; give it after `--`")?
+        .clone();
     let inject = find_inject_lib();
     if let Err(reason) = &inject {
-        if !is_sim_app(program) {
+        if !is_sim_app(&program) {
             bail!(
                 "the injection library {INJECT_LIB_NAME} was not found ({reason}); build it with `cargo build --release` (it is put next to kreplay) or set {ENV_INJECT_LIB} to its path"
             );
@@ -490,7 +506,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             );
         }
     };
-    let mut command = Command::new(program);
+    let mut command = Command::new(&program);
     command
         .args(&launcher.app[1..])
         .env(ENV_CONFIG, config_value);
@@ -500,16 +516,40 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     if let Some(seconds) = launcher.drain_timeout_s {
         command.env(ENV_DRAIN_TIMEOUT, seconds.to_string());
     }
+    Ok(Prepared {
+        program,
+        inject,
+        staging,
+        command,
+    })
+}
 
+/// The application ended (and the processes it left running, or the wait for them did).
+struct Ended {
+    exit_code: i32,
+    root_pid: u32,
+    orphans_running: usize,
+    exited: std::time::Instant,
+    /// The output names' placeholder values of the application's process.
+    placeholders: PlaceholderValues,
+    /// Held while the outputs are written (signals then say so instead of being forwarded).
+    _signals: SignalGuard,
+    writing: Progress,
+}
+
+fn run_application(prepared: &mut Prepared, launcher: &Launcher) -> anyhow::Result<Ended> {
     // Processes the application starts and leaves running are re-parented to kreplay, which
     // waits for them (their databases are complete only when they end).
     // SAFETY: prctl with an integer argument.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    let mut child = match command.spawn() {
+    let mut child = match prepared.command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            bail!("cannot start '{program}': {e}; check the application path after `--`");
+            let _ = std::fs::remove_dir_all(&prepared.staging);
+            bail!(
+                "cannot start '{}': {e}; check the application path after `--`",
+                prepared.program
+            );
         }
     };
     let spawned = std::time::Instant::now();
@@ -519,7 +559,8 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
     );
     let root_pid = child.id();
     let signals = SignalGuard::install(root_pid);
-    let placeholders_base =
+    // While the application runs: its process group and session are read from it.
+    let placeholders =
         PlaceholderValues::for_process(root_pid, &launcher.app, &launcher.launch_time);
     let running = Progress::start("the application is running", APP_DELAY);
     let status = child.wait().context("waiting for the application");
@@ -553,8 +594,20 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             1
         }
     };
+    Ok(Ended {
+        exit_code,
+        root_pid,
+        orphans_running,
+        exited,
+        placeholders,
+        _signals: signals,
+        writing,
+    })
+}
 
-    let mut databases: Vec<PathBuf> = std::fs::read_dir(&staging)
+/// The databases the run's processes wrote into the staging folder, sorted.
+fn staged_databases(staging: &Path) -> Vec<PathBuf> {
+    let mut databases: Vec<PathBuf> = std::fs::read_dir(staging)
         .map(|entries| {
             entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -563,10 +616,70 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         })
         .unwrap_or_default();
     databases.sort();
+    databases
+}
+
+/// Which process's data goes to which files: each process gets the name its own placeholders
+/// give. With %pid% in the name (the default), a multi-process application writes one set of
+/// files per process, as rocprofv3 does; without it they share one set.
+fn destinations(
+    spec: &RunSpec,
+    data: &RunData,
+    placeholders_base: &PlaceholderValues,
+    root_pid: u32,
+) -> BTreeMap<(PathBuf, String), RunData> {
+    let mut by_destination: BTreeMap<(PathBuf, String), RunData> = BTreeMap::new();
+    for process in &data.processes {
+        let mut values = placeholders_base.clone();
+        values.pid = process.process.pid;
+        if process.process.pid != root_pid {
+            values.ppid = process.process.ppid;
+        }
+        if !process.process.hostname.is_empty() {
+            values.hostname = process.process.hostname.clone();
+        } else {
+            values.hostname = hostname();
+        }
+        // A rank the process's own launcher gave it (torchrun, mpirun under kreplay) names its
+        // files; else the one kreplay itself was given.
+        if process.process.rank.is_some() {
+            values.rank = process.process.rank.clone();
+            values.size = process.process.size.clone();
+        }
+        let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
+        if let Some(sub) = &spec.subdir {
+            dir.push(sub);
+        }
+        let name = expand(&spec.output_file, &values);
+        by_destination
+            .entry((dir, name))
+            .or_default()
+            .processes
+            .push(process.clone());
+    }
+    by_destination
+}
+
+fn collect_and_write(
+    spec: &RunSpec,
+    prepared: &Prepared,
+    ended: Ended,
+) -> anyhow::Result<RunResult> {
+    let Ended {
+        exit_code,
+        root_pid,
+        orphans_running,
+        exited,
+        placeholders,
+        _signals,
+        writing,
+    } = ended;
+    let staging = &prepared.staging;
+    let databases = staged_databases(staging);
     // Processes still running may write into the staging folder yet: it stays.
     let remove_staging = || {
         if orphans_running == 0 {
-            let _ = std::fs::remove_dir_all(&staging);
+            let _ = std::fs::remove_dir_all(staging);
         } else {
             say!(
                 "kreplay: the staging folder {} is kept for the processes still running",
@@ -579,7 +692,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
         remove_staging();
         say!(
             "kreplay: warning: the application recorded nothing ({}); no output written",
-            if inject.is_ok() {
+            if prepared.inject.is_ok() {
                 "it created no CUDA context, or the injection library could not start; see messages above"
             } else {
                 "the profiled app did not read KREPLAY_CONFIG"
@@ -620,38 +733,7 @@ pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult>
             .map(|w| w.message.as_str()),
     );
 
-    // Each process gets the name its own placeholders give: with %pid% in the name (the
-    // default), a multi-process application writes one set of files per process, as rocprofv3
-    // does; without it they share one set.
-    let mut by_destination: BTreeMap<(PathBuf, String), RunData> = BTreeMap::new();
-    for process in &data.processes {
-        let mut values = placeholders_base.clone();
-        values.pid = process.process.pid;
-        if process.process.pid != root_pid {
-            values.ppid = process.process.ppid;
-        }
-        if !process.process.hostname.is_empty() {
-            values.hostname = process.process.hostname.clone();
-        } else {
-            values.hostname = hostname();
-        }
-        // A rank the process's own launcher gave it (torchrun, mpirun under kreplay) names its
-        // files; else the one kreplay itself was given.
-        if process.process.rank.is_some() {
-            values.rank = process.process.rank.clone();
-            values.size = process.process.size.clone();
-        }
-        let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
-        if let Some(sub) = &spec.subdir {
-            dir.push(sub);
-        }
-        let name = expand(&spec.output_file, &values);
-        by_destination
-            .entry((dir, name))
-            .or_default()
-            .processes
-            .push(process.clone());
-    }
+    let by_destination = destinations(spec, &data, &placeholders, root_pid);
     writing.set_message(format!("writing outputs: {} records", record_count(&data)));
     let mut files = Vec::new();
     let mut summaries = Vec::new();
