@@ -289,6 +289,25 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0.., value_name = "EVENTS", help_heading = "Not available")]
     pub spm: Option<Vec<String>>,
 
+    /// Nsight Compute's cache control: `none`, what every kreplay run does (caches are not
+    /// flushed between passes; recorded in every output). `all` is refused: CUDA 13.0's CUPTI
+    /// cannot flush them.
+    #[arg(
+        long,
+        value_name = "all|none",
+        help_heading = "Kernel replay options (beta)"
+    )]
+    pub cache_control: Option<String>,
+
+    /// Nsight Compute's clock control: `none`, what every kreplay run does (clocks are never
+    /// changed; recorded in every output). `base` is refused: kreplay runs on shared machines.
+    #[arg(
+        long,
+        value_name = "base|none",
+        help_heading = "Kernel replay options (beta)"
+    )]
+    pub clock_control: Option<String>,
+
     /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
     /// available; kreplay traces kernel dispatches only (--kernel-trace).
     #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]

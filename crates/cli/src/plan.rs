@@ -366,6 +366,36 @@ pub fn plan(
         ))
         .into());
     }
+    match args.cache_control.as_deref().map(str::trim) {
+        None | Some("none") => {}
+        Some("all") => {
+            return Err(UsageError::new(
+                "--cache-control all: kreplay cannot flush the GPU caches between passes (CUDA 13.0's CUPTI has no cache control), so a later pass may find in L2 what pass 0 read from DRAM; use --cache-control none (what every run does, recorded in the outputs)",
+            )
+            .into())
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--cache-control '{other}' is not a cache control; use none"
+            ))
+            .into())
+        }
+    }
+    match args.clock_control.as_deref().map(str::trim) {
+        None | Some("none") => {}
+        Some("base") => {
+            return Err(UsageError::new(
+                "--clock-control base: kreplay never changes the GPU's clocks (it runs on shared machines); use --clock-control none (what every run does, recorded in the outputs)",
+            )
+            .into())
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--clock-control '{other}' is not a clock control; use none"
+            ))
+            .into())
+        }
+    }
     let replay = args.replay_mode == Some(ReplayMode::Kernel);
     let mut refused: Vec<&str> = Vec::new();
     if args.att == Some(true) {

@@ -136,12 +136,20 @@ fn pmc_with_input_file_pmc_groups_is_refused() {
 fn other_usage_errors_are_one_line_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("in.ini"), "x").unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--pmc", W], "no application given: put it after `--`"),
         (&["-i", "in.ini", "--", "true"], "unsupported extension"),
         (
             &["--pmc", W, "-f", "otf2", "--", "true"],
             "output format 'otf2' is not supported",
+        ),
+        (
+            &["--cache-control", "all", "--pmc", W, "--", "true"],
+            "--cache-control all: kreplay cannot flush the GPU caches",
+        ),
+        (
+            &["--clock-control", "base", "--pmc", W, "--", "true"],
+            "--clock-control base: kreplay never changes the GPU's clocks",
         ),
         (
             &["-T", "--pmc", W, "--", "true"],

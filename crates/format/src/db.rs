@@ -192,10 +192,16 @@ pub(crate) fn create_database(
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.execute(
         &physical_names(
-            "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2), ('uuid', ?3)",
+            "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2), ('uuid', ?3), ('cache_control', ?4), ('clock_control', ?5)",
             &uuid,
         ),
-        params![schema::ROCPD_SCHEMA_VERSION, schema::KREPLAY_SCHEMA_VERSION, uuid],
+        params![
+            schema::ROCPD_SCHEMA_VERSION,
+            schema::KREPLAY_SCHEMA_VERSION,
+            uuid,
+            CACHE_CONTROL,
+            CLOCK_CONTROL
+        ],
     )
     .map_err(|e| FormatError::sqlite(path, e))?;
     Ok((conn, uuid))

@@ -26,6 +26,13 @@ pub struct ProcessInfo {
     pub size: Option<String>,
 }
 
+/// How the counters of every run are taken, recorded in every output (`rocpd_metadata`, JSON
+/// `metadata`): kreplay neither flushes the GPU caches between passes (a later pass may find in
+/// L2 what pass 0 read from DRAM) nor locks the clocks (it runs on shared machines).
+/// Nsight Compute's defaults are `all` and `base`.
+pub const CACHE_CONTROL: &str = "none";
+pub const CLOCK_CONTROL: &str = "none";
+
 /// Environment variables that hold a process's rank, as torchrun, MPI, PMI and Slurm set them,
 /// in the order they are looked at: the launcher nearest the process first (`srun … torchrun`
 /// gives every worker the same `SLURM_PROCID` and each its own `RANK`).
