@@ -111,25 +111,8 @@ pub enum LaunchKind {
     /// runs once (the heap's state is not restored between executions).
     DeviceHeap,
     /// A kernel of a collective-communication library (NCCL, NVSHMEM): it waits for peers that
-    /// would not run it again, so it runs once ([`is_collective_kernel`]).
+    /// would not run it again, so it runs once (the CUDA backend knows them by name).
     Collective,
-}
-
-/// Whether `kernel` (mangled or not) is a kernel of NCCL (an identifier `nccl…Kernel…`:
-/// `ncclKernel_*`, `ncclDevKernel_*`, and the symmetric-memory `ncclSymDevKernel_*`,
-/// `ncclSymkDevKernel_*`) or NVSHMEM (`nvshmemi_*`, `nvshmemx_*`): kernels that exchange data with
-/// other GPUs or processes, which a replay would leave waiting for peers.
-pub fn is_collective_kernel(kernel: &str) -> bool {
-    let nccl = kernel.match_indices("nccl").any(|(at, _)| {
-        let rest = &kernel[at + "nccl".len()..];
-        let word = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(rest, |end| &rest[..end]);
-        word.contains("Kernel")
-    });
-    nccl || ["nvshmemi_", "nvshmemx_"]
-        .iter()
-        .any(|m| kernel.contains(m))
 }
 
 /// What the engine (and the tool SDK) knows of a dispatch before it runs.

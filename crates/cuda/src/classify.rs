@@ -160,6 +160,23 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
     }
 }
 
+/// Whether `kernel` (mangled or not) is a kernel of NCCL (an identifier `nccl…Kernel…`:
+/// `ncclKernel_*`, `ncclDevKernel_*`, and the symmetric-memory `ncclSymDevKernel_*`,
+/// `ncclSymkDevKernel_*`) or NVSHMEM (`nvshmemi_*`, `nvshmemx_*`): kernels that exchange data with
+/// other GPUs or processes, which a replay would leave waiting for peers.
+pub fn is_collective_kernel(kernel: &str) -> bool {
+    let nccl = kernel.match_indices("nccl").any(|(at, _)| {
+        let rest = &kernel[at + "nccl".len()..];
+        let word = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(rest, |end| &rest[..end]);
+        word.contains("Kernel")
+    });
+    nccl || ["nvshmemi_", "nvshmemx_"]
+        .iter()
+        .any(|m| kernel.contains(m))
+}
+
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
 /// queries, and the look-ups of a kernel's function handle). They need not wait for, nor close,
 /// a replay in progress: frameworks such as PyTorch and libraries such as cuBLAS make them
@@ -392,6 +409,28 @@ fn copy_2d(copy: &sys::CUDA_MEMCPY2D) -> CallKind {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn collective_kernels_are_known_by_name() {
+        for name in [
+            "ncclKernel_AllReduce_RING_LL_Sum_float",
+            "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+            "ncclDevKernel_Generic",
+            "ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32",
+            "_Z34ncclSymkDevKernel_AllGather_LL_v12ncclSymkDevWorkArgs",
+            "_Z21nvshmemi_barrier_alliii",
+        ] {
+            assert!(is_collective_kernel(name), "{name}");
+        }
+        for name in [
+            "_Z7add_onePfi",
+            "ampere_sgemm_128x64_nn",
+            "ncclish_user_kernel",
+        ] {
+            assert!(!is_collective_kernel(name), "{name}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -504,7 +504,7 @@ impl Tool {
     /// or uses the device heap, else as a kernel. (`assert` is replayed: it prints only when it
     /// fails, and then the launch fails.)
     pub fn launch_kind_of(&self, kernel: &str) -> LaunchKind {
-        if kreplay_core::backend::is_collective_kernel(kernel) {
+        if kreplay_cuda::classify::is_collective_kernel(kernel) {
             return LaunchKind::Collective;
         }
         lock(&self.kernel_effects)

@@ -680,28 +680,6 @@ fn collective_kernels_run_once_and_say_why() {
 }
 
 #[test]
-fn collective_kernels_are_known_by_name() {
-    use crate::backend::is_collective_kernel;
-    for name in [
-        "ncclKernel_AllReduce_RING_LL_Sum_float",
-        "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
-        "ncclDevKernel_Generic",
-        "ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32",
-        "_Z34ncclSymkDevKernel_AllGather_LL_v12ncclSymkDevWorkArgs",
-        "_Z21nvshmemi_barrier_alliii",
-    ] {
-        assert!(is_collective_kernel(name), "{name}");
-    }
-    for name in [
-        "_Z7add_onePfi",
-        "ampere_sgemm_128x64_nn",
-        "ncclish_user_kernel",
-    ] {
-        assert!(!is_collective_kernel(name), "{name}");
-    }
-}
-
-#[test]
 fn a_stream_capture_asks_the_backend_nothing() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
