@@ -788,7 +788,7 @@ def trace_check():
         f"rc {rc}; {len(slices)} slices vs {len(records)} dispatch passes; {summary['unknown_fields']} unknown; "
         f"tracks {tracks}; {len(names)} kernels, e.g. {names[:2]}; {os.path.getsize(path)} bytes",
         rc == 0 and summary["unknown_fields"] == 0 and len(slices) == len(records) > 0
-        and any("replay pass" in t for t in tracks) and summary["unclosed"] == 0)
+        and any("replay pass" in t for t in tracks) and summary["unclosed"] == 0 and summary["unmatched_ends"] == 0)
 
 
 if ONLY in ("", "deferral"):

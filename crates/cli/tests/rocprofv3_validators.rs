@@ -80,6 +80,75 @@ fn sim_kernels(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// A CSV file's rows, by column name.
+fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+/// The checks every counter_collection.csv validator makes of a row: an agent, a queue, a
+/// process and a kernel, one of `counters`, a value above 0.
+fn check_counter_row(row: &BTreeMap<String, String>, counters: &[&str]) {
+    let agent: i64 = row["Agent_Id"].rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(agent >= 0, "{row:?}");
+    assert!(row["Queue_Id"].parse::<u64>().unwrap() > 0, "{row:?}");
+    assert!(row["Process_Id"].parse::<u64>().unwrap() > 0, "{row:?}");
+    assert!(!row["Kernel_Name"].is_empty(), "{row:?}");
+    assert!(counters.contains(&row["Counter_Name"].as_str()), "{row:?}");
+    assert!(
+        row["Counter_Value"].parse::<f64>().unwrap() > 0.0,
+        "{row:?}"
+    );
+}
+
+/// The validators' test_agent_info: logical ids 0..n; a GPU row has SIMDs and waves per SIMD
+/// and no CPU cores.
+fn check_agent_info(path: &Path) {
+    let agents = csv_rows(path);
+    let most = agents
+        .iter()
+        .map(|a| a["Logical_Node_Id"].parse::<usize>().unwrap())
+        .max()
+        .unwrap();
+    assert_eq!(most + 1, agents.len());
+    for agent in &agents {
+        assert_eq!(agent["Agent_Type"], "GPU");
+        assert_eq!(agent["Cpu_Cores_Count"], "0");
+        assert!(agent["Simd_Count"].parse::<u64>().unwrap() > 0, "{agent:?}");
+        assert!(
+            agent["Max_Waves_Per_Simd"].parse::<u64>().unwrap() > 0,
+            "{agent:?}"
+        );
+    }
+}
+
+/// Dispatch ids in order of appearance, each once.
+fn ids_in_order(rows: &[BTreeMap<String, String>]) -> Vec<u64> {
+    let mut ids: Vec<u64> = Vec::new();
+    for row in rows {
+        let id = row["Dispatch_Id"].parse().unwrap();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
 #[test]
 fn one_counter_passes_rocprofv3s_counter_collection_validator() {
     let dir = tempfile::tempdir().unwrap();
@@ -87,42 +156,16 @@ fn one_counter_passes_rocprofv3s_counter_collection_validator() {
     let kernels = sim_kernels(dir.path());
 
     // CSV (input1's test_validate_counter_collection_pmc1).
-    let mut reader =
-        csv::Reader::from_path(dir.path().join("D/out_counter_collection.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let rows = csv_rows(&dir.path().join("D/out_counter_collection.csv"));
     assert!(!rows.is_empty());
-    let mut dispatch_ids = Vec::new();
-    let mut seen_kernels = BTreeSet::new();
-    for row in &rows {
-        let agent: i64 = row[col("Agent_Id")]
-            .rsplit(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(agent >= 0, "{row:?}");
-        assert!(row[col("Queue_Id")].parse::<u64>().unwrap() > 0, "{row:?}");
-        assert!(
-            row[col("Process_Id")].parse::<u64>().unwrap() > 0,
-            "{row:?}"
-        );
-        assert!(row[col("Counter_Name")].contains(W), "{row:?}");
-        assert!(
-            row[col("Counter_Value")].parse::<f64>().unwrap() as i64 > 0,
-            "{row:?}"
-        );
-        seen_kernels.insert(row[col("Kernel_Name")].to_string());
-        dispatch_ids.push(row[col("Dispatch_Id")].parse::<u64>().unwrap());
-    }
+    rows.iter().for_each(|row| check_counter_row(row, &[W]));
+    let seen_kernels: BTreeSet<String> = rows.iter().map(|r| r["Kernel_Name"].clone()).collect();
     assert_eq!(seen_kernels, kernels);
     // Dispatch ids unique and ordered: 1..=n for n rows.
-    let unique: BTreeSet<u64> = dispatch_ids.iter().copied().collect();
-    assert_eq!(
-        unique.into_iter().collect::<Vec<_>>(),
-        (1..=dispatch_ids.len() as u64).collect::<Vec<_>>()
-    );
+    let mut ids = ids_in_order(&rows);
+    ids.sort();
+    assert_eq!(ids.len(), rows.len(), "one row per dispatch");
+    assert_eq!(ids, (1..=rows.len() as u64).collect::<Vec<_>>());
 
     // JSON (input1's test_validate_counter_collection_pmc1_json).
     let tool = tool(dir.path());
@@ -321,56 +364,14 @@ fn rotated_groups_pass_rocprofv3s_multiplex_validator() {
     .unwrap();
     run(dir.path(), &["-i", "rotate.yaml"]);
     let folder = dir.path().join("D/pass_1");
-    let read = |name: &str| -> Vec<BTreeMap<String, String>> {
-        let mut reader = csv::Reader::from_path(folder.join(name)).unwrap();
-        let header: Vec<String> = reader
-            .headers()
-            .unwrap()
-            .iter()
-            .map(str::to_string)
-            .collect();
-        reader
-            .records()
-            .map(|r| {
-                header
-                    .iter()
-                    .cloned()
-                    .zip(r.unwrap().iter().map(str::to_string))
-                    .collect()
-            })
-            .collect()
-    };
-
-    // test_agent_info: logical ids 0..n, a GPU row has SIMDs and waves per SIMD, no CPU cores.
-    let agents = read("out_agent_info.csv");
-    let most = agents
-        .iter()
-        .map(|a| a["Logical_Node_Id"].parse::<usize>().unwrap())
-        .max()
-        .unwrap();
-    assert_eq!(most + 1, agents.len());
-    for agent in &agents {
-        assert_eq!(agent["Agent_Type"], "GPU");
-        assert_eq!(agent["Cpu_Cores_Count"], "0");
-        assert!(agent["Simd_Count"].parse::<u64>().unwrap() > 0, "{agent:?}");
-        assert!(
-            agent["Max_Waves_Per_Simd"].parse::<u64>().unwrap() > 0,
-            "{agent:?}"
-        );
-    }
+    check_agent_info(&folder.join("out_agent_info.csv"));
 
     // test_counter_collection_multiplex.
     let all: BTreeSet<String> = groups.iter().flatten().cloned().collect();
     let mut per_agent: BTreeMap<String, BTreeMap<u64, BTreeSet<String>>> = BTreeMap::new();
-    for row in read("out_counter_collection.csv") {
-        assert!(row["Queue_Id"].parse::<u64>().unwrap() > 0);
-        assert!(row["Process_Id"].parse::<u64>().unwrap() > 0);
-        assert!(!row["Kernel_Name"].is_empty());
-        assert!(all.contains(&row["Counter_Name"]), "{row:?}");
-        assert!(
-            row["Counter_Value"].parse::<f64>().unwrap() > 0.0,
-            "{row:?}"
-        );
+    let counters: Vec<&str> = all.iter().map(String::as_str).collect();
+    for row in csv_rows(&folder.join("out_counter_collection.csv")) {
+        check_counter_row(&row, &counters);
         per_agent
             .entry(row["Agent_Id"].clone())
             .or_default()
@@ -417,48 +418,11 @@ fn input_file_validators(file: &str, text: &str) {
     run(dir.path(), &["-i", file]);
     // An input file's jobs are written per pass, as rocprofv3 does.
     let folder = dir.path().join("D/pass_1");
-    let mut reader = csv::Reader::from_path(folder.join("out_agent_info.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let agents: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-    let most = agents
-        .iter()
-        .map(|a| a[col("Logical_Node_Id")].parse::<usize>().unwrap())
-        .max()
-        .unwrap();
-    assert_eq!(most + 1, agents.len());
-    for agent in &agents {
-        assert_eq!(&agent[col("Agent_Type")], "GPU");
-        assert_eq!(&agent[col("Cpu_Cores_Count")], "0");
-        assert!(agent[col("Simd_Count")].parse::<u64>().unwrap() > 0);
-        assert!(agent[col("Max_Waves_Per_Simd")].parse::<u64>().unwrap() > 0);
-    }
-    let mut reader = csv::Reader::from_path(folder.join("out_counter_collection.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let mut ids: Vec<u64> = Vec::new();
-    for row in reader.records().map(Result::unwrap) {
-        let agent: i64 = row[col("Agent_Id")]
-            .rsplit(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(agent >= 0);
-        assert!(row[col("Queue_Id")].parse::<u64>().unwrap() > 0);
-        assert!(row[col("Process_Id")].parse::<u64>().unwrap() > 0);
-        assert!(!row[col("Kernel_Name")].is_empty());
-        assert!([W, I].contains(&&row[col("Counter_Name")]), "{row:?}");
-        assert!(
-            row[col("Counter_Value")].parse::<f64>().unwrap() > 0.0,
-            "{row:?}"
-        );
-        let id = row[col("Dispatch_Id")].parse().unwrap();
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
+    check_agent_info(&folder.join("out_agent_info.csv"));
+    let rows = csv_rows(&folder.join("out_counter_collection.csv"));
+    rows.iter().for_each(|row| check_counter_row(row, &[W, I]));
     // Unique and in order of appearance: 1, 2, ...
+    let ids = ids_in_order(&rows);
     assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
 }
 
@@ -511,18 +475,11 @@ fn kernel_filters_pass_rocprofv3s_kernel_filtering_validator() {
             "json",
         ],
     );
-    let mut reader =
-        csv::Reader::from_path(dir.path().join("D/out_counter_collection.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-    let names: BTreeSet<&str> = rows.iter().map(|r| &r[col("Kernel_Name")]).collect();
+    let rows = csv_rows(&dir.path().join("D/out_counter_collection.csv"));
+    rows.iter().for_each(|row| check_counter_row(row, &[W]));
+    let names: BTreeSet<&str> = rows.iter().map(|r| r["Kernel_Name"].as_str()).collect();
     assert_eq!(names, BTreeSet::from([sim_kernel]));
     assert_eq!(rows.len(), 2, "one row per requested iteration");
-    assert!(rows
-        .iter()
-        .all(|r| &r[col("Counter_Name")] == W
-            && r[col("Counter_Value")].parse::<f64>().unwrap() > 0.0));
     let json = tool(dir.path());
     let (counted, traced) = counter_and_trace_dispatches(&json);
     // Ordinals of the kernel's launches, in dispatch order, from the (unfiltered) trace.
