@@ -116,6 +116,21 @@ pub fn block_signals() {
     }
 }
 
+/// Blocks [`SIGNALS`] on the calling thread, for a thread about to run the finishing work
+/// itself (the process's exit handler): a signal landing on it would wait for that very work,
+/// which it interrupted. The signal goes to another thread, or stays pending until the exit.
+pub fn hold_signals() {
+    // SAFETY: a signal set built here, applied to this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
     // SAFETY: only async-signal-safe calls: getpid, write, nanosleep, signal, raise.
     unsafe {
@@ -151,6 +166,29 @@ extern "C" fn on_signal(signal: libc::c_int) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn held_signals_are_blocked_on_that_thread_only() {
+        let blocked = |signal| {
+            // SAFETY: reads this thread's mask.
+            unsafe {
+                let mut now: libc::sigset_t = std::mem::zeroed();
+                libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut now);
+                libc::sigismember(&now, signal) == 1
+            }
+        };
+        let inside = std::thread::spawn(move || {
+            hold_signals();
+            SIGNALS.iter().all(|s| blocked(*s)) && !blocked(libc::SIGUSR1)
+        })
+        .join()
+        .unwrap();
+        assert!(inside, "every handled signal, and only those, held");
+        assert!(
+            !blocked(libc::SIGTERM),
+            "the calling thread's mask is its own"
+        );
+    }
 
     #[test]
     fn a_signalled_child_runs_finish_then_dies_by_the_same_signal() {

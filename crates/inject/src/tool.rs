@@ -302,6 +302,9 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
 }
 
 extern "C" fn at_exit() {
+    // A signal on this thread while it finishes would wait for the finish it interrupted (30 s,
+    // then the window's passes lost): it is held until the exit, or taken by another thread.
+    kreplay_core::last_words::hold_signals();
     finish_process();
 }
 
