@@ -118,5 +118,12 @@ mod tests {
         progress.set_message("writing outputs: 3 records");
         progress.finish();
         progress.finish();
+        // Not a terminal under `cargo test` (stderr is captured or a pipe): no line was made.
+        if !std::io::stderr().is_terminal() {
+            assert!(
+                progress.shown.lock().unwrap().is_none(),
+                "no progress line without a terminal"
+            );
+        }
     }
 }

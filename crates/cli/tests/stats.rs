@@ -391,6 +391,11 @@ fn the_summary_goes_to_a_file_or_stdout_in_the_units_asked() {
     assert_eq!(table[0][3], "DURATION (usec)");
     assert_eq!(table[0][8], "STDDEV");
     let stats = read_stats(&dir.path().join("D/out_kernel_stats.csv"));
+    assert_eq!(
+        table.len(),
+        stats.len() + 1,
+        "a header and one row per kernel"
+    );
     for (row, (name, s)) in table[1..].iter().zip(&stats) {
         assert_eq!(row[0], *name);
         let usec = |cell: &str| cell.parse::<f64>().unwrap();

@@ -179,7 +179,7 @@ mod tests {
     fn busy_counters_say_another_process_holds_them() {
         let busy = CudaError::Cupti {
             api: "cuptiProfilerGetCounterAvailability",
-            code: 26,
+            code: kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_HARDWARE_BUSY as i32,
             text: "CUPTI_ERROR_HARDWARE_BUSY".into(),
         };
         assert!(busy.to_string().ends_with(HARDWARE_BUSY_HINT), "{busy}");
