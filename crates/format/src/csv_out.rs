@@ -4,6 +4,7 @@
 //! `%.8e`-style below.
 
 use crate::error::FormatError;
+use crate::numbers::{quoted, scientific};
 use crate::output::{output_path, write_file};
 use crate::records::*;
 use crate::run::{ProcessRun, RunData};
@@ -134,34 +135,13 @@ pub(crate) const REPLAY_COST_COLUMNS: [&str; 14] = [
 /// NVIDIA's PCI vendor id (agent_info's Vendor_Id).
 const NVIDIA_PCI_VENDOR_ID: u32 = 0x10de;
 
-/// A CSV string field: always quoted, inner quotes doubled.
-fn quoted(text: &str) -> String {
-    format!("\"{}\"", text.replace('"', "\"\""))
-}
-
 /// A counter value as rocprofv3 prints it: `262144.000000` from 1 up (`std::fixed`, precision 6),
 /// `5.00000000e-01` below 1, zero and negatives included (`std::scientific`, precision 8).
 pub(crate) fn format_counter_value(value: f64) -> String {
-    // As C++ streams print them.
-    if value.is_nan() {
-        return "nan".to_string();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if value >= 1.0 {
-        return format!("{value:.6}");
-    }
-    let text = format!("{value:.8e}");
-    match text.split_once('e') {
-        Some((mantissa, exponent)) => match exponent.parse::<i32>() {
-            Ok(exponent) => {
-                let sign = if exponent < 0 { '-' } else { '+' };
-                format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
-            }
-            Err(_) => text,
-        },
-        None => text,
+    if value.is_finite() && value >= 1.0 {
+        format!("{value:.6}")
+    } else {
+        scientific(value, 8)
     }
 }
 
@@ -202,17 +182,17 @@ pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> Kerne
 }
 
 /// A CSV file being written.
-struct Csv<'a>(&'a mut BufWriter<File>);
+pub(crate) struct Csv<'a>(&'a mut BufWriter<File>);
 
 impl Csv<'_> {
     /// Writes one line: the fields, comma-separated.
-    fn row(&mut self, fields: &[String]) -> io::Result<()> {
+    pub(crate) fn row(&mut self, fields: &[String]) -> io::Result<()> {
         writeln!(self.0, "{}", fields.join(","))
     }
 }
 
 /// Writes the CSV file `path` atomically: the quoted header of `columns`, then what `rows` writes.
-fn csv_file(
+pub(crate) fn csv_file(
     path: PathBuf,
     columns: &[&str],
     rows: impl FnOnce(&mut Csv) -> io::Result<()>,

@@ -10,6 +10,7 @@ mod csv_out;
 pub mod db;
 mod error;
 mod json_out;
+mod numbers;
 pub mod output;
 mod pftrace;
 pub mod records;

@@ -8,7 +8,9 @@
 //! table). A replayed dispatch counts once, with the duration of its first execution (the
 //! lowest `replay_pass`, the application's own launch): see `docs/output.md`.
 
+use crate::csv_out::csv_file;
 use crate::error::FormatError;
+use crate::numbers::{quoted, scientific, shortest};
 use crate::output::{output_path, write_file};
 use crate::records::DispatchRecord;
 use crate::run::{ProcessRun, RunData};
@@ -182,62 +184,6 @@ pub fn kernel_stats(run: &RunData) -> KernelStats {
 
 // ---- number formats ----
 
-fn non_finite(value: f64) -> String {
-    if value.is_nan() {
-        "nan".to_string()
-    } else if value > 0.0 {
-        "inf".to_string()
-    } else {
-        "-inf".to_string()
-    }
-}
-
-/// `value` in scientific notation with `precision` decimals and C's exponent (`1.234e+03`), as
-/// `std::scientific` and fmt's `{:.Ne}` print it.
-fn scientific(value: f64, precision: usize) -> String {
-    if !value.is_finite() {
-        return non_finite(value);
-    }
-    let text = format!("{value:.precision$e}");
-    match text.split_once('e') {
-        Some((mantissa, exponent)) => match exponent.parse::<i32>() {
-            Ok(exponent) => format!(
-                "{mantissa}e{}{:02}",
-                if exponent < 0 { '-' } else { '+' },
-                exponent.unsigned_abs()
-            ),
-            Err(_) => text,
-        },
-        None => text,
-    }
-}
-
-/// `value` as fmt's `{}` prints a double: the shortest digits that read back the same, in
-/// fixed notation when the decimal exponent is in [-4, 16), else as `1.5e-05`.
-fn shortest(value: f64) -> String {
-    if !value.is_finite() {
-        return non_finite(value);
-    }
-    if value == 0.0 {
-        return format!("{value}");
-    }
-    let exponential = format!("{value:e}");
-    let exponent: i32 = exponential
-        .split_once('e')
-        .and_then(|(_, e)| e.parse().ok())
-        .unwrap_or(0);
-    if (-4..16).contains(&exponent) {
-        format!("{value}")
-    } else {
-        let (mantissa, _) = exponential.split_once('e').unwrap_or((&exponential, ""));
-        format!(
-            "{mantissa}e{}{:02}",
-            if exponent < 0 { '-' } else { '+' },
-            exponent.unsigned_abs()
-        )
-    }
-}
-
 /// A duration (average, standard deviation) in the stats CSV: `std::fixed` with 6 decimals
 /// above 0.01, else `std::scientific` with 8.
 fn csv_float(value: f64) -> String {
@@ -259,13 +205,9 @@ fn csv_percentage(value: f64) -> String {
     }
 }
 
-fn quoted(text: &str) -> String {
-    format!("\"{}\"", text.replace('"', "\"\""))
-}
-
 /// One stats CSV row.
-fn stats_row(name: &str, stats: &DurationStats, total_ns: u64) -> String {
-    [
+fn stats_row(name: &str, stats: &DurationStats, total_ns: u64) -> Vec<String> {
+    vec![
         quoted(name),
         stats.count.to_string(),
         stats.sum.to_string(),
@@ -275,19 +217,12 @@ fn stats_row(name: &str, stats: &DurationStats, total_ns: u64) -> String {
         stats.max.to_string(),
         csv_float(stats.stddev()),
     ]
-    .join(",")
 }
 
-fn stats_csv(path: PathBuf, rows: &[String]) -> Result<PathBuf, FormatError> {
-    write_file(&path, |out| {
-        let header: Vec<String> = STATS_COLUMNS.iter().map(|c| quoted(c)).collect();
-        writeln!(out, "{}", header.join(","))?;
-        for row in rows {
-            writeln!(out, "{row}")?;
-        }
-        Ok(())
-    })?;
-    Ok(path)
+fn stats_csv(path: PathBuf, rows: &[Vec<String>]) -> Result<PathBuf, FormatError> {
+    csv_file(path, &STATS_COLUMNS, |out| {
+        rows.iter().try_for_each(|row| out.row(row))
+    })
 }
 
 /// Writes `<dir>/<name>_kernel_stats.csv` (one row per kernel name, largest total first) and
@@ -300,7 +235,7 @@ pub fn write_stats_csv(run: &RunData, dir: &Path, name: &str) -> Result<Vec<Path
         return Ok(Vec::new());
     }
     let total = stats.total.sum;
-    let kernel_rows: Vec<String> = stats
+    let kernel_rows: Vec<Vec<String>> = stats
         .kernels
         .iter()
         .map(|(kernel, s)| stats_row(kernel, s, total))
@@ -563,15 +498,6 @@ mod tests {
         assert_eq!(csv_percentage(99.999), "100.00");
         assert_eq!(csv_percentage(0.5), "0.5000");
         assert_eq!(csv_percentage(0.001), "1.000e-03");
-        assert_eq!(scientific(1234.5678, 3), "1.235e+03");
-        assert_eq!(scientific(0.0, 3), "0.000e+00");
-        assert_eq!(scientific(f64::NAN, 3), "nan");
-        assert_eq!(shortest(1.5e-5), "1.5e-05");
-        assert_eq!(shortest(0.0001), "0.0001");
-        assert_eq!(shortest(1e15), "1000000000000000");
-        assert_eq!(shortest(1e16), "1e+16");
-        assert_eq!(shortest(2.0), "2");
-        assert_eq!(shortest(0.0), "0");
         assert_eq!(SummaryUnit::parse("USEC"), Some(SummaryUnit::Usec));
         assert_eq!(SummaryUnit::parse("min"), None);
     }
