@@ -104,17 +104,7 @@ fn catch_if_default(signal: libc::c_int) -> bool {
     }
 }
 
-/// Blocks every signal on the calling thread, for the tool's own threads (this module's, the
-/// counter set-up's): a handler of the process must not run on a thread its work waits for.
-/// Synchronous faults still end the process.
-pub fn block_signals() {
-    // SAFETY: a full signal set applied to this thread only.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-    }
-}
+pub use kreplay_format::db::block_signals;
 
 /// Blocks [`SIGNALS`] on the calling thread, for a thread about to run the finishing work
 /// itself (the process's exit handler): a signal landing on it would wait for that very work,

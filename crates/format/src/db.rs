@@ -974,10 +974,12 @@ impl RecordSink for DbWriter {
     }
 }
 
-/// The writer thread takes no asynchronous signal: a handler of the process (the tool's last
-/// words on SIGTERM, say) would otherwise run on the thread it waits for. (As
-/// `kreplay_core::last_words::block_signals`, which this crate cannot reach.)
-fn block_signals() {
+/// Blocks every signal on the calling thread, for the tool's own threads (this writer, the
+/// last-words thread, the counter set-up, the drain worker): a handler of the process (the
+/// tool's last words on SIGTERM, say) must not run on a thread its work waits for. Synchronous
+/// faults still end the process. Here because this is the lowest crate with a thread of its own;
+/// `kreplay_core::last_words` re-exports it.
+pub fn block_signals() {
     // SAFETY: a full signal set applied to this thread only.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
