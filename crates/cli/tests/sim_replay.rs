@@ -451,11 +451,24 @@ fn a_child_that_outlives_the_application_keeps_its_records() {
     assert!(stderr.contains("waiting up to"), "{stderr}");
     let run = read_databases(&[dir.path().join("out/orphan_results.db")]).unwrap();
     assert_eq!(run.processes.len(), 1, "{stderr}");
-    assert!(
-        run.processes[0].dispatches.len() > 10,
-        "the orphan's dispatches are there: {}",
-        run.processes[0].dispatches.len()
-    );
+    // The same app, waited for by the shell: the orphan recorded every dispatch and pass it would.
+    let waited = format!("exec '{}' --iterations 2", app.display());
+    let out = shell_app_command(dir.path(), "waited", &waited)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let expected = read_databases(&[dir.path().join("out/waited_results.db")]).unwrap();
+    let passes = |run: &RunData| -> Vec<(u64, Option<u32>)> {
+        let mut passes: Vec<_> = run.processes[0]
+            .dispatches
+            .iter()
+            .map(|d| (d.dispatch_id, d.replay_pass))
+            .collect();
+        passes.sort();
+        passes
+    };
+    assert!(!passes(&expected).is_empty());
+    assert_eq!(passes(&run), passes(&expected), "{stderr}");
 }
 
 #[test]

@@ -158,6 +158,8 @@ pub enum ConfigError {
     Missing,
     #[error("{ENV_CONFIG} is not valid kreplay configuration JSON ({0}); run the application under `kreplay` of the same version")]
     Invalid(String),
+    #[error("cannot read the kreplay configuration file {path} named by {ENV_CONFIG} ({error}); it lives in the run's staging directory until the run ends: do not remove that directory while the application runs")]
+    Unreadable { path: String, error: String },
     #[error("{ENV_DRAIN_TIMEOUT}={0:?} is not a number of seconds; set it to e.g. 60 or 0.5")]
     BadDrainTimeout(String),
 }
@@ -188,13 +190,7 @@ impl ToolConfig {
     /// override variables.
     pub fn from_env() -> Result<Self, ConfigError> {
         let value = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
-        let text = match value.strip_prefix('@') {
-            Some(path) => std::fs::read_to_string(path).map_err(|e| {
-                ConfigError::Invalid(format!("cannot read the configuration file {path}: {e}"))
-            })?,
-            None => value,
-        };
-        let mut config = Self::from_json(&text)?;
+        let mut config = Self::from_env_value(&value)?;
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
             let seconds: f64 = value
                 .trim()
@@ -205,6 +201,21 @@ impl ToolConfig {
             config.drain_timeout_ms = (seconds * 1000.0).ceil() as u64;
         }
         Ok(config)
+    }
+
+    /// The configuration a `KREPLAY_CONFIG` value holds ([`ToolConfig::to_env_value`]'s
+    /// inverse).
+    pub fn from_env_value(value: &str) -> Result<Self, ConfigError> {
+        match value.strip_prefix('@') {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Unreadable {
+                    path: path.to_string(),
+                    error: e.to_string(),
+                })?;
+                Self::from_json(&text)
+            }
+            None => Self::from_json(value),
+        }
     }
 
     pub fn drain_timeout(&self) -> Duration {
@@ -245,6 +256,42 @@ mod tests {
         };
         assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
         assert_eq!(config.database_path_for(42), "/tmp/x/42.db");
+    }
+
+    #[test]
+    fn a_configuration_too_long_for_the_environment_goes_through_a_file() {
+        let dir = std::env::temp_dir().join(format!("kreplay-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spill = dir.join("config.json");
+        let small = ToolConfig::default();
+        let inline = small.to_env_value(&spill).unwrap();
+        assert!(inline.starts_with('{') && !spill.exists(), "{inline}");
+        assert_eq!(ToolConfig::from_env_value(&inline).unwrap(), small);
+
+        let big = ToolConfig {
+            groups: vec![
+                CounterGroup {
+                    counters: vec![CounterSpec {
+                        requested: "SQ_WAVES".into(),
+                        metric: "sm__warps_launched.sum".into(),
+                    }],
+                };
+                1000
+            ],
+            ..ToolConfig::default()
+        };
+        assert!(big.to_json().len() > CONFIG_IN_ENV_MAX);
+        let value = big.to_env_value(&spill).unwrap();
+        assert_eq!(value, format!("@{}", spill.display()));
+        assert_eq!(ToolConfig::from_env_value(&value).unwrap(), big);
+
+        std::fs::remove_dir_all(&dir).unwrap();
+        let message = ToolConfig::from_env_value(&value).unwrap_err().to_string();
+        assert!(
+            message.starts_with("cannot read the kreplay configuration file")
+                && message.contains("config.json"),
+            "{message}"
+        );
     }
 
     #[test]
