@@ -30,13 +30,22 @@ pub const SIM_APP_NAME: &str = "kreplay-sim-app";
 pub const ENV_CHILD_WAIT_S: &str = "KREPLAY_CHILD_WAIT_S";
 const DEFAULT_CHILD_WAIT_S: f64 = 30.0;
 
-fn child_wait() -> std::time::Duration {
-    let seconds = std::env::var(ENV_CHILD_WAIT_S)
+/// How long to wait for the application's leftover processes: [`ENV_CHILD_WAIT_S`], else 30 s.
+pub fn child_wait() -> Result<std::time::Duration, UsageError> {
+    let Ok(value) = std::env::var(ENV_CHILD_WAIT_S) else {
+        return Ok(std::time::Duration::from_secs_f64(DEFAULT_CHILD_WAIT_S));
+    };
+    value
+        .trim()
+        .parse::<f64>()
         .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or(DEFAULT_CHILD_WAIT_S);
-    std::time::Duration::from_secs_f64(seconds)
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1.0e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| {
+            UsageError::new(format!(
+                "{ENV_CHILD_WAIT_S}={value:?} is not a number of seconds; set it to e.g. 30 or 0 (or unset it for 30)"
+            ))
+        })
 }
 
 /// Reaps the application's processes that outlived it (kreplay is their subreaper), for up to
@@ -92,6 +101,8 @@ pub struct Launcher {
     pub app: Vec<String>,
     pub launch_time: String,
     pub drain_timeout_s: Option<f64>,
+    /// How long to wait, after the application ended, for processes it started ([`child_wait`]).
+    pub child_wait: std::time::Duration,
 }
 
 /// What a run left behind.
@@ -567,7 +578,7 @@ fn run_application(prepared: &mut Prepared, launcher: &Launcher) -> anyhow::Resu
     running.finish();
     let status = status?;
     signals.waiting_for_descendants();
-    let orphans_running = wait_for_descendants(child_wait());
+    let orphans_running = wait_for_descendants(launcher.child_wait);
     signals.writing_outputs();
     let writing = Progress::start("reading the recorded data", WRITE_DELAY);
     // For the test that signals kreplay while it writes: a pause before the writing.

@@ -84,6 +84,7 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                 .unwrap_or(0),
         ),
         drain_timeout_s: args.drain_timeout,
+        child_wait: launch::child_wait()?,
     };
     if args.echo {
         for run in &plan.runs {

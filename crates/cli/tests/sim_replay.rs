@@ -344,6 +344,31 @@ fn demo_runs_on_the_software_device_when_asked_or_without_a_gpu() {
 }
 
 #[test]
+fn a_bad_child_wait_is_refused_before_the_app_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = sim_app();
+    let out = kreplay_command(
+        dir.path(),
+        &["--pmc", W, "-d", "DIR", "--", app.to_str().unwrap()],
+    )
+    .env("KREPLAY_CHILD_WAIT_S", "forever")
+    .output()
+    .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("KREPLAY_CHILD_WAIT_S=\"forever\" is not a number of seconds"),
+        "{stderr}"
+    );
+    assert!(
+        !text(&out.stdout).contains("verification"),
+        "the app must not start"
+    );
+    assert!(!dir.path().join("DIR").exists());
+}
+
+#[test]
 fn a_configuration_too_long_for_the_environment_reaches_the_app_through_a_file() {
     // 700 groups: ≈ 40 KiB of configuration JSON, more than kreplay puts in KREPLAY_CONFIG.
     let dir = tempfile::tempdir().unwrap();
