@@ -358,7 +358,6 @@ pub fn echo_config(spec: &RunSpec, launcher: &Launcher) -> ToolConfig {
     tool_config(spec, "<staging>/%pid%.db".into(), launcher.drain_timeout_s)
 }
 
-/// Runs the application once for `spec` and writes its outputs.
 /// The most a process id can be on Linux (`pid_max` at most 2^22): placeholders are expanded
 /// with it when output paths are checked before the application exists.
 const LARGEST_PID: u32 = 4_194_304;
@@ -447,6 +446,7 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
     Ok(())
 }
 
+/// Runs the application once for `spec` and writes its outputs.
 pub fn execute(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult> {
     let mut prepared = prepare(spec, launcher)?;
     let ended = run_application(&mut prepared, launcher)?;

@@ -9,13 +9,13 @@ use std::fmt::Write;
 const MAX_KERNELS: usize = 15;
 const KERNEL_NAME_WIDTH: usize = 40;
 
+/// Passes the summary names one by one; later ones are summed up in one figure.
+const SHOWN_PASSES: usize = 8;
+
 /// How one counter's values over several dispatches are combined for display, from the roll-up
 /// suffix of the metric it was collected as (`metric`, not the requested name, which may be an
 /// alias such as `OccupancyPercent`): maxima stay maxima, averages, ratios and rates are
 /// averaged, the rest are summed.
-/// Passes the summary names one by one; later ones are summed up in one figure.
-const SHOWN_PASSES: usize = 8;
-
 fn combine(metric: &str, values: &[f64]) -> f64 {
     if metric.ends_with(".max") {
         values.iter().copied().fold(f64::MIN, f64::max)
