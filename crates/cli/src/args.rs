@@ -2,7 +2,9 @@
 //! (`rocprofv3 [options] -- <app> [args]`), so that a rocprofv3 command line works with `kreplay`
 //! in its place. What the options mean together is decided in [`crate::plan`].
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use kreplay_format::stats_out::SummaryUnit;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -128,25 +130,10 @@ impl LogLevel {
     }
 }
 
-/// `-u/--summary-units`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SummaryUnits {
-    Sec,
-    Msec,
-    Usec,
-    Nsec,
-}
-
-impl SummaryUnits {
-    pub fn unit(self) -> kreplay_format::stats_out::SummaryUnit {
-        use kreplay_format::stats_out::SummaryUnit;
-        match self {
-            SummaryUnits::Sec => SummaryUnit::Sec,
-            SummaryUnits::Msec => SummaryUnit::Msec,
-            SummaryUnits::Usec => SummaryUnit::Usec,
-            SummaryUnits::Nsec => SummaryUnit::Nsec,
-        }
-    }
+/// `-u/--summary-units`: one of [`SummaryUnit::ALL`], listed as clap lists possible values.
+fn summary_unit_parser() -> impl TypedValueParser<Value = SummaryUnit> {
+    PossibleValuesParser::new(SummaryUnit::ALL.map(SummaryUnit::as_str))
+        .map(|text| SummaryUnit::parse(&text).unwrap_or_default())
 }
 
 /// rocprofv3's boolean option values (`--kernel-trace`, `--kernel-trace true`, `--att off`, ...).
@@ -267,11 +254,11 @@ pub struct ProfileArgs {
     #[arg(
         short = 'u',
         long,
-        value_enum,
+        value_parser = summary_unit_parser(),
         value_name = "UNIT",
         help_heading = "Summary options"
     )]
-    pub summary_units: Option<SummaryUnits>,
+    pub summary_units: Option<SummaryUnit>,
 
     /// List the counters of the GPU and exit.
     #[arg(short = 'L', long, help_heading = "Display")]
@@ -412,7 +399,7 @@ mod tests {
         );
         assert_eq!(p.summary_groups, ["KERNEL_DISPATCH|MEMORY_COPY", ".*_API"]);
         assert_eq!(p.summary_output_file.as_deref(), Some("summary"));
-        assert_eq!(p.summary_units, Some(SummaryUnits::Usec));
+        assert_eq!(p.summary_units, Some(SummaryUnit::Usec));
         assert_eq!(p.app, ["a"]);
         assert!(Cli::parse_args(["kreplay", "-u", "min", "--", "a"]).is_err());
     }

@@ -775,7 +775,7 @@ fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         summary_per_domain: args.summary_per_domain,
         summary_groups: (!args.summary_groups.is_empty()).then(|| args.summary_groups.clone()),
         summary_output_file: args.summary_output_file.clone(),
-        summary_units: args.summary_units.map(|u| u.unit()),
+        summary_units: args.summary_units,
     })
 }
 

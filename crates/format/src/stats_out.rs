@@ -279,15 +279,18 @@ impl SummaryUnit {
         }
     }
 
+    /// Every unit, as `-u/--summary-units` lists them.
+    pub const ALL: [SummaryUnit; 4] = [
+        SummaryUnit::Sec,
+        SummaryUnit::Msec,
+        SummaryUnit::Usec,
+        SummaryUnit::Nsec,
+    ];
+
     pub fn parse(text: &str) -> Option<SummaryUnit> {
-        [
-            SummaryUnit::Sec,
-            SummaryUnit::Msec,
-            SummaryUnit::Usec,
-            SummaryUnit::Nsec,
-        ]
-        .into_iter()
-        .find(|u| u.as_str() == text.trim().to_ascii_lowercase())
+        Self::ALL
+            .into_iter()
+            .find(|u| u.as_str() == text.trim().to_ascii_lowercase())
     }
 }
 
