@@ -15,10 +15,6 @@ const NO_COUNTERS: &str =
     "--replay-mode kernel requires counter collection (--pmc, input-file pmc, or pmc_groups)";
 const CONFLICT_TAIL: &str = ". Kernel replay only varies counter groups from one pass to the next; every other service stays on for all of the passes and would report each kernel once per pass. Collect them in a separate run.";
 
-const W: &str = "sim__warps_launched.sum";
-const I: &str = "sim__inst_executed.sum";
-const C: &str = "sim__cycles_elapsed.max";
-
 fn replay_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["--pmc", W, I, "--pmc", W, C, "--replay-mode", "kernel"];
     args.extend_from_slice(extra);

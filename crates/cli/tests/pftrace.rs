@@ -10,10 +10,6 @@ use kreplay_format::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const W: &str = "sim__warps_launched.sum";
-const I: &str = "sim__inst_executed.sum";
-const C: &str = "sim__cycles_elapsed.max";
-
 /// Where `perfetto` and `protobuf` are installed: `KREPLAY_PYTHONPATH`, else the workspace's
 /// `.deps/py` (`.ci/run` installs them there).
 fn python_path() -> PathBuf {

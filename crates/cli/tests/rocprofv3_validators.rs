@@ -30,9 +30,6 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-const W: &str = "sim__warps_launched.sum";
-const I: &str = "sim__inst_executed.sum";
-const C: &str = "sim__cycles_elapsed.max";
 const R: &str = "sim__bytes_read.sum";
 
 fn run(dir: &Path, args: &[&str]) {

@@ -8,18 +8,6 @@ use kreplay_format::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-const W: &str = "sim__warps_launched.sum";
-const I: &str = "sim__inst_executed.sum";
-const C: &str = "sim__cycles_elapsed.max";
-
-fn run_sim(dir: &Path, args: &[&str]) -> std::process::Output {
-    let app = sim_app();
-    let mut all: Vec<&str> = args.to_vec();
-    all.push("--");
-    all.push(app.to_str().unwrap());
-    kreplay(dir, &all)
-}
-
 fn assert_ok_and_verified(out: &std::process::Output) {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(

@@ -9,10 +9,6 @@ use kreplay_format::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const W: &str = "sim__warps_launched.sum";
-const I: &str = "sim__inst_executed.sum";
-const C: &str = "sim__cycles_elapsed.max";
-
 /// Profiles the sim app with two groups under kernel replay plus `extra` kreplay options and
 /// `app_args`; returns the output and the database.
 fn profile(dir: &Path, extra: &[&str], app_args: &[&str]) -> (std::process::Output, RunData) {

@@ -10,20 +10,8 @@ use kreplay_format::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-const W: &str = "sim__warps_launched.sum";
-const I: &str = "sim__inst_executed.sum";
-const C: &str = "sim__cycles_elapsed.max";
-
 const STATS_HEADER: &str =
     "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"";
-
-fn run_sim(dir: &Path, args: &[&str]) -> std::process::Output {
-    let app = sim_app();
-    let mut all: Vec<&str> = args.to_vec();
-    all.push("--");
-    all.push(app.to_str().unwrap());
-    kreplay(dir, &all)
-}
 
 fn assert_ok(out: &std::process::Output) {
     assert_eq!(

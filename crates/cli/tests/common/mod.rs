@@ -4,6 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Three metrics of the reference software device, which holds two counters per pass: any two
+/// fit one pass, all three need two.
+pub const W: &str = "sim__warps_launched.sum";
+pub const I: &str = "sim__inst_executed.sum";
+pub const C: &str = "sim__cycles_elapsed.max";
+
 pub fn kreplay_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kreplay"))
 }
@@ -54,6 +60,15 @@ pub fn kreplay_command(dir: &Path, args: &[&str]) -> Command {
         .env_remove("KREPLAY_LOG")
         .env_remove("KREPLAY_PACK_GROUPS");
     command
+}
+
+/// kreplay with `args`, then `--` and the sim app, in `dir`.
+pub fn run_sim(dir: &Path, args: &[&str]) -> Output {
+    let app = sim_app();
+    let mut all: Vec<&str> = args.to_vec();
+    all.push("--");
+    all.push(app.to_str().unwrap());
+    kreplay(dir, &all)
 }
 
 pub fn kreplay(dir: &Path, args: &[&str]) -> Output {
