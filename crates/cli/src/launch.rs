@@ -296,26 +296,23 @@ impl SignalGuard {
     /// is forwarded any more (its pid may be reused), and Ctrl-C, SIGTERM, SIGHUP or SIGQUIT end
     /// the wait.
     fn waiting_for_descendants(&self) {
-        CHILD_PID.store(0, Ordering::SeqCst);
-        let stop = stop_waiting as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        for &(signal, _) in &self.saved {
-            // SAFETY: an async-signal-safe handler; `drop` restores the saved one.
-            unsafe {
-                libc::signal(signal, stop);
-            }
-        }
+        self.handle_every_signal(stop_waiting);
     }
 
     /// The application has ended: until the guard drops (the outputs are written), Ctrl-C,
     /// SIGTERM, SIGHUP and SIGQUIT say once that kreplay is finishing, instead of ending it
     /// with nothing written.
     fn writing_outputs(&self) {
+        self.handle_every_signal(note_writing);
+    }
+
+    /// After the application ended: nothing is forwarded, every guarded signal runs `handler`.
+    fn handle_every_signal(&self, handler: extern "C" fn(libc::c_int)) {
         CHILD_PID.store(0, Ordering::SeqCst);
-        let note = note_writing as extern "C" fn(libc::c_int) as libc::sighandler_t;
         for &(signal, _) in &self.saved {
-            // SAFETY: an async-signal-safe handler; `drop` restores the saved one.
+            // SAFETY: `handler` is async-signal-safe; `drop` restores the saved one.
             unsafe {
-                libc::signal(signal, note);
+                libc::signal(signal, handler as libc::sighandler_t);
             }
         }
     }
