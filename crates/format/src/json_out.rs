@@ -491,10 +491,7 @@ impl<'a> Process<'a> {
     /// ([`stats_out::dispatches_counted_once`]).
     fn summary(&self) -> Vec<DomainStats> {
         let operations = stats_out::process_kernel_stats(self.run);
-        let mut total = DurationStats::default();
-        for stats in operations.values() {
-            total.merge(stats);
-        }
+        let total = stats_out::merged(operations.values());
         if total.count == 0 {
             Vec::new()
         } else {

@@ -175,11 +175,17 @@ pub fn kernel_stats(run: &RunData) -> KernelStats {
         stats_by_name(&run.processes).into_iter().collect();
     // Stable: equal totals stay in name order.
     kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
-    let mut total = DurationStats::default();
-    for (_, stats) in &kernels {
-        total.merge(stats);
-    }
+    let total = merged(kernels.iter().map(|(_, stats)| stats));
     KernelStats { kernels, total }
+}
+
+/// The statistics of all of `parts` together.
+pub(crate) fn merged<'a>(parts: impl IntoIterator<Item = &'a DurationStats>) -> DurationStats {
+    let mut total = DurationStats::default();
+    for part in parts {
+        total.merge(part);
+    }
+    total
 }
 
 // ---- number formats ----
