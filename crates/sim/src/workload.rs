@@ -1,13 +1,14 @@
 //! The fixed workload of `kreplay-sim-app` and its verification against a single execution.
 //!
 //! Each iteration updates buffers in place (so a missing restore compounds and shows), copies a
-//! value device → host → device, bumps a module-variable launch counter, mixes a buffer with its neighbours, adds one buffer into
-//! another (a kernel reading another's output) and increments managed memory. After the loop a
-//! graph launch runs (declined by replay: it runs once), a launch is recorded into a stream
-//! capture (it never executes), and a last kernel consumes the graph's output.
+//! value device → host → device, bumps a module-variable launch counter, mixes a buffer with
+//! its neighbours, adds one buffer into another (a kernel reading another's output) and
+//! increments managed memory. After the loop a graph launch runs (declined by replay: it runs
+//! once), a launch is recorded into a stream capture (it never executes), and a last kernel
+//! consumes the graph's output.
 //!
-//! Managed memory is not restored between replay passes (as on a GPU), so its values count
-//! the passes; verification reports it and excludes it from the comparison.
+//! Managed memory is snapshotted and restored between replay passes like device memory, so the
+//! verification compares it too: every buffer must match a single execution.
 
 use crate::device::{KernelContext, SimError, SimKernel, SimLaunch};
 use crate::runtime::SimRuntime;
@@ -260,32 +261,14 @@ pub fn verify_all(profiled: &[WorkloadOutcome], reference: &WorkloadOutcome) -> 
 }
 
 pub fn verify(profiled: &WorkloadOutcome, reference: &WorkloadOutcome) -> Verification {
+    let managed = ("managed", &reference.managed, &profiled.managed);
     let mismatched: Vec<String> = reference
         .tracked
         .iter()
         .zip(&profiled.tracked)
-        .filter(|((_, want), (_, got))| want != got)
-        .map(|((name, want), (_, got))| {
-            let first = want.iter().zip(got).position(|(w, g)| w != g).unwrap_or(0);
-            format!(
-                "{name}[{first}] = {} instead of {}",
-                got.get(first).copied().unwrap_or(0),
-                want.get(first).copied().unwrap_or(0)
-            )
-        })
-        .chain((reference.managed != profiled.managed).then(|| {
-            let first = reference
-                .managed
-                .iter()
-                .zip(&profiled.managed)
-                .position(|(w, g)| w != g)
-                .unwrap_or(0);
-            format!(
-                "managed[{first}] = {} instead of {}",
-                profiled.managed.get(first).copied().unwrap_or(0),
-                reference.managed.get(first).copied().unwrap_or(0)
-            )
-        }))
+        .map(|((name, want), (_, got))| (*name, want, got))
+        .chain([managed])
+        .filter_map(|(name, want, got)| first_difference(name, want, got))
         .collect();
     if mismatched.is_empty() {
         Verification {
@@ -307,6 +290,19 @@ pub fn verify(profiled: &WorkloadOutcome, reference: &WorkloadOutcome) -> Verifi
     }
 }
 
+/// `name[i] = got instead of want` at the first element where `got` differs from `want`.
+fn first_difference(name: &str, want: &[u32], got: &[u32]) -> Option<String> {
+    if want == got {
+        return None;
+    }
+    let first = want.iter().zip(got).position(|(w, g)| w != g).unwrap_or(0);
+    Some(format!(
+        "{name}[{first}] = {} instead of {}",
+        got.get(first).copied().unwrap_or(0),
+        want.get(first).copied().unwrap_or(0)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +312,23 @@ mod tests {
     use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
     use kreplay_format::{Record, RecordSink, ReplayOutcome};
     use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn verification_names_the_first_difference_of_every_buffer_that_differs() {
+        let outcome = |a: Vec<u32>, managed: Vec<u32>| WorkloadOutcome {
+            tracked: vec![("a", a), ("g_launches", vec![3])],
+            managed,
+        };
+        let reference = outcome(vec![1, 2, 3], vec![7, 8]);
+        let same = verify(&outcome(vec![1, 2, 3], vec![7, 8]), &reference);
+        assert!(same.passed, "{}", same.line);
+        let differ = verify(&outcome(vec![1, 9, 3], vec![7, 0]), &reference);
+        assert!(!differ.passed);
+        assert_eq!(
+            differ.line,
+            "kreplay-sim-app: verification FAILED (2 differ from a single execution: a[1] = 9 instead of 2, managed[1] = 0 instead of 8)"
+        );
+    }
 
     #[derive(Default)]
     struct MemorySink(Mutex<Vec<Record>>);
