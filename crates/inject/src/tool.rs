@@ -481,7 +481,6 @@ impl Tool {
         });
     }
 
-    /// The kernel id and name of `f` if it was registered already.
     /// Notes the kernels of a loaded cubin that cannot be replayed safely. The device heap
     /// wins over printf (both run once; the heap is the reason that breaks a replay). A kernel
     /// name in several modules takes the strictest of them.
@@ -516,6 +515,7 @@ impl Tool {
             .unwrap_or(LaunchKind::Kernel)
     }
 
+    /// The kernel id and name of `f` if it was registered already.
     pub fn known_kernel(&self, f: sys::CUfunction) -> Option<(u64, String)> {
         lock(&self.kernels)
             .get(&(f as usize))
