@@ -418,6 +418,30 @@ static int mode_heap() {
     return report(bad == 0, details);
 }
 
+// Ordinary malloc'd host memory, which a GPU with pageable memory access (HMM, ATS) reads and
+// writes directly: no snapshot covers it, so a replay would add the atomics again.
+__global__ void pageable_add(int* counter) { atomicAdd_system(counter, 1); }
+
+static int mode_pageable() {
+    int device = 0, pageable = 0;
+    CHECK(cudaGetDevice(&device));
+    CHECK(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device));
+    if (!pageable) {
+        printf("RESULT pageable SKIP pageable_memory_access=0\n");
+        return 0;
+    }
+    int* counter = static_cast<int*>(malloc(sizeof(int)));
+    *counter = 0;
+    pageable_add<<<64, 256>>>(counter);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    char details[100];
+    snprintf(details, sizeof details, "counter=%d expected=%d", *counter, 64 * 256);
+    bool ok = *counter == 64 * 256;
+    free(counter);
+    return report(ok, details);
+}
+
 static int mode_module_reload(const char* cubin) {
     // A library with a __device__ variable, loaded, launched twice and unloaded, three times:
     // the replay of a later round must not copy the variable of an unloaded round (its memory
@@ -475,6 +499,7 @@ int main(int argc, char** argv) {
     if (!strcmp(g_mode, "sigterm")) return mode_signal(15);
     if (!strcmp(g_mode, "printf")) return mode_printf();
     if (!strcmp(g_mode, "heap")) return mode_heap();
+    if (!strcmp(g_mode, "pageable")) return mode_pageable();
     fprintf(stderr, "unknown mode %s\n", g_mode);
     return 2;
 }

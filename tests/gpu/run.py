@@ -132,7 +132,7 @@ def warnings(db):
 
 
 def result_line(out, mode):
-    m = re.search(rf"^RESULT {mode} (PASS|FAIL|VALUES) (.*)$", out, re.M)
+    m = re.search(rf"^RESULT {mode} (PASS|FAIL|VALUES|SKIP) (.*)$", out, re.M)
     return (m.group(1), m.group(2)) if m else ("NONE", out.strip()[-120:])
 
 
@@ -609,6 +609,14 @@ def side_effect_checks():
     row("device new/delete runs once", "results right, exit 0, declined_device_heap",
         f"rc {rc} {status} {details}; outcomes {outcomes(db)}; {err.strip()[-160:]!r}",
         rc == 0 and status == "PASS" and "declined_device_heap" in outcomes(db))
+    rc, out, err, db, wall = run([CHECKS, "pageable"], HEADLINE, tag="pageable_replay", replay_window=window)
+    status, details = result_line(out, "pageable")
+    if status == "SKIP":
+        experiments.append(f"pageable host memory check not run: {details}")
+    else:
+        row("kernel on malloc'd host memory (pageable access) runs once", "results right, exit 0, declined_pageable_host",
+            f"rc {rc} {status} {details}; outcomes {outcomes(db)}; {err.strip()[-160:]!r}",
+            rc == 0 and status == "PASS" and outcomes(db) == ["declined_pageable_host"])
     for mode, signal in (("abort", 6), ("sigterm", 15)):
         rc, out, err, db, wall = run([CHECKS, mode], HEADLINE, tag=f"signal_{mode}", replay_window=window)
         passes = passes_per_dispatch(db)

@@ -113,6 +113,10 @@ pub enum LaunchKind {
     /// A kernel of a collective-communication library (NCCL, NVSHMEM): it waits for peers that
     /// would not run it again, so it runs once (the CUDA backend knows them by name).
     Collective,
+    /// A kernel whose parameters hold an address of ordinary (pageable) host memory, which the
+    /// device reaches through pageable memory access (HMM, ATS): no snapshot covers that
+    /// memory, so it runs once.
+    PageableHost,
 }
 
 /// What the engine (and the tool SDK) knows of a dispatch before it runs.

@@ -485,6 +485,7 @@ where
             LaunchKind::DevicePrintf => Some(ReplayOutcome::DeclinedDevicePrintf),
             LaunchKind::DeviceHeap => Some(ReplayOutcome::DeclinedDeviceHeap),
             LaunchKind::Collective => Some(ReplayOutcome::DeclinedCollective),
+            LaunchKind::PageableHost => Some(ReplayOutcome::DeclinedPageableHost),
             LaunchKind::Kernel | LaunchKind::StreamCapture => None,
         };
         if let Some(outcome) = declined {
@@ -724,6 +725,9 @@ where
             ReplayOutcome::DeclinedCollective => {
                 "kernels of collective-communication libraries (NCCL, NVSHMEM) are not replayed (a replay would wait for peers that do not run it again); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
+            ReplayOutcome::DeclinedPageableHost => {
+                "kernels whose parameters point into ordinary (pageable) host memory, which this GPU reaches directly, are not replayed (no snapshot covers that memory: a replay would change what the application computes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
+            }
             ReplayOutcome::DeclinedMultiDevice => {
                 "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
@@ -805,6 +809,7 @@ fn once_reason(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::DeclinedDevicePrintf => "a kernel calling printf",
         ReplayOutcome::DeclinedDeviceHeap => "a kernel using the device heap",
         ReplayOutcome::DeclinedCollective => "a collective kernel",
+        ReplayOutcome::DeclinedPageableHost => "a kernel reaching pageable host memory",
         ReplayOutcome::SinglePass => "a single-pass launch",
         _ => "a launch that runs once",
     }

@@ -357,9 +357,107 @@ pub unsafe fn callback_addresses(
     words
 }
 
+/// Whether kernels on `device` reach ordinary (pageable) host memory directly
+/// (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`: HMM or ATS). `false` when the driver cannot say.
+pub fn pageable_memory_access(driver: &Driver, device: sys::CUdevice) -> bool {
+    let mut value: i32 = 0;
+    // SAFETY: writes one integer for a device ordinal.
+    let known = unsafe {
+        drv!(
+            driver,
+            cuDeviceGetAttribute(
+                &mut value,
+                sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+                device
+            )
+        )
+    };
+    known.is_ok() && value != 0
+}
+
+/// The first of `words` (a launch's parameter words, see [`callback_addresses`]) that is an
+/// address of ordinary host memory: not `tracked` by the tool, in this process's mapped memory
+/// (`mincore`), and unknown to CUDA (`cuPointerGetAttribute` fails: not an allocation, a
+/// registration or a mapping of CUDA's). Cheap words first: a value outside the user address
+/// range is never asked about.
+pub fn pageable_host_word(
+    driver: &Driver,
+    words: &[u64],
+    tracked: impl Fn(u64) -> bool,
+) -> Option<u64> {
+    words.iter().copied().find(|&word| {
+        user_address(word) && !tracked(word) && mapped(word) && !cuda_knows(driver, word)
+    })
+}
+
+/// Inside the range a user-space pointer of this process can take (x86-64 and aarch64 with
+/// 48-bit addresses; the lowest pages are never mapped).
+fn user_address(word: u64) -> bool {
+    (0x1_0000..0x0000_8000_0000_0000).contains(&word)
+}
+
+fn mapped(address: u64) -> bool {
+    static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    let page = *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as u64,
+        _ => 4096,
+    });
+    let mut residency = [0u8; 1];
+    // SAFETY: asks the kernel about one page; writes one byte into `residency`. An unmapped
+    // page is answered with ENOMEM, never a fault.
+    unsafe {
+        libc::mincore(
+            (address & !(page - 1)) as *mut c_void,
+            1,
+            residency.as_mut_ptr(),
+        ) == 0
+    }
+}
+
+fn cuda_knows(driver: &Driver, address: u64) -> bool {
+    let mut memory_type: u32 = 0;
+    // SAFETY: writes one integer; any address may be asked about.
+    unsafe {
+        drv!(
+            driver,
+            cuPointerGetAttribute(
+                &mut memory_type as *mut u32 as *mut c_void,
+                sys::CUpointer_attribute_enum_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                address
+            )
+        )
+    }
+    .is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_mapped_user_addresses_can_be_host_memory() {
+        let on_heap = Box::new(7u64);
+        let heap = &*on_heap as *const u64 as u64;
+        assert!(user_address(heap) && mapped(heap));
+        assert!(!user_address(0x400) && !user_address(u64::MAX));
+        // SAFETY: maps one fresh page, then unmaps it; its address is unmapped afterwards.
+        let gone = unsafe {
+            let page = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(page, libc::MAP_FAILED);
+            assert!(mapped(page as u64));
+            libc::munmap(page, 4096);
+            page as u64
+        };
+        assert!(!mapped(gone));
+    }
 
     #[test]
     fn parameters_are_copied_into_aligned_slots() {

@@ -193,6 +193,9 @@ pub enum ReplayOutcome {
     /// A kernel of a collective-communication library (NCCL, NVSHMEM): a replay would wait for
     /// peers that do not run it again.
     DeclinedCollective,
+    /// A kernel whose parameters hold an address of ordinary (pageable) host memory, which a
+    /// device with pageable memory access (HMM, ATS) reaches: no snapshot covers that memory.
+    DeclinedPageableHost,
     /// The snapshot did not fit in device or host staging.
     DeclinedSnapshotTooLarge,
     /// The snapshot or restore failed for another reason; see the log.
@@ -213,6 +216,7 @@ impl ReplayOutcome {
             ReplayOutcome::DeclinedDevicePrintf => "declined_device_printf",
             ReplayOutcome::DeclinedDeviceHeap => "declined_device_heap",
             ReplayOutcome::DeclinedCollective => "declined_collective",
+            ReplayOutcome::DeclinedPageableHost => "declined_pageable_host",
             ReplayOutcome::DeclinedSnapshotTooLarge => "declined_snapshot_too_large",
             ReplayOutcome::DeclinedError => "declined_error",
             ReplayOutcome::Filtered => "filtered",
@@ -319,6 +323,7 @@ mod tests {
             DeclinedDevicePrintf,
             DeclinedDeviceHeap,
             DeclinedCollective,
+            DeclinedPageableHost,
             DeclinedSnapshotTooLarge,
             DeclinedError,
             Filtered,

@@ -656,7 +656,7 @@ mod tests {
                 ReplayOutcome::DeclinedMultiDevice, ReplayOutcome::DeclinedSnapshotTooLarge,
                 ReplayOutcome::DeclinedError, ReplayOutcome::Filtered,
                 ReplayOutcome::DeclinedDevicePrintf, ReplayOutcome::DeclinedDeviceHeap,
-                ReplayOutcome::DeclinedCollective,
+                ReplayOutcome::DeclinedCollective, ReplayOutcome::DeclinedPageableHost,
             ];
             let stagings = [Staging::None, Staging::Device, Staging::Host];
             for (n, outcome, staging, passes, pass_ns) in costs {

@@ -487,6 +487,13 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         LaunchKind::Kernel => tool.launch_kind_of(&kernel_name),
         other => other,
     };
+    let kind = if kind == LaunchKind::Kernel
+        && tool.reaches_pageable_host(device, api, data.functionParams)
+    {
+        LaunchKind::PageableHost
+    } else {
+        kind
+    };
     let info = DispatchInfo {
         device,
         kind,

@@ -41,6 +41,8 @@ pub(crate) struct Tool {
     pub kernels: Mutex<HashMap<usize, KernelEntry>>,
     next_kernel_id: AtomicU64,
     pub agents: Mutex<HashSet<DeviceId>>,
+    /// Devices whose kernels reach pageable host memory (HMM, ATS), found at registration.
+    pub pageable_devices: Mutex<HashSet<DeviceId>>,
     pub context_devices: Mutex<HashMap<usize, DeviceId>>,
     /// Cubins loaded but not yet matched to a module handle (see `resolve_module_variables`).
     pub pending_cubins: Mutex<Vec<CubinSymbols>>,
@@ -204,6 +206,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         kernels: Mutex::new(HashMap::new()),
         next_kernel_id: AtomicU64::new(1),
         agents: Mutex::new(HashSet::new()),
+        pageable_devices: Mutex::new(HashSet::new()),
         context_devices: Mutex::new(HashMap::new()),
         pending_cubins: Mutex::new(Vec::new()),
         kernel_effects: Mutex::new(HashMap::new()),
@@ -465,6 +468,13 @@ impl Tool {
         let description =
             kreplay_cuda::kernel::describe_device(self.driver, device as sys::CUdevice)
                 .unwrap_or_default();
+        let pageable = {
+            let _scope = kreplay_cuda::guard::ToolScope::enter();
+            kreplay_cuda::launch::pageable_memory_access(self.driver, device as sys::CUdevice)
+        };
+        if pageable {
+            lock(&self.pageable_devices).insert(device);
+        }
         let chip = {
             let _scope = kreplay_cuda::guard::ToolScope::enter();
             kreplay_cuda::profiler::chip_name(self.cupti, device as usize).unwrap_or_default()
@@ -513,6 +523,28 @@ impl Tool {
             .get(kernel)
             .copied()
             .unwrap_or(LaunchKind::Kernel)
+    }
+
+    /// Whether a launch on `device` passes an address of ordinary host memory that the device
+    /// reaches directly (pageable memory access): no snapshot covers it, so it must not be
+    /// replayed. Asks nothing on a device without pageable memory access.
+    pub fn reaches_pageable_host(
+        &self,
+        device: DeviceId,
+        api: kreplay_cuda::classify::LaunchApi,
+        params: *const std::ffi::c_void,
+    ) -> bool {
+        if !lock(&self.pageable_devices).contains(&device) {
+            return false;
+        }
+        let _scope = kreplay_cuda::guard::ToolScope::enter();
+        // SAFETY: `params` is the parameter block of the launch whose callback is running.
+        let words = unsafe { kreplay_cuda::launch::callback_addresses(self.driver, api, params) };
+        let inventory = self.engine.inventory();
+        kreplay_cuda::launch::pageable_host_word(self.driver, &words, |word| {
+            inventory.find_anywhere(word).is_some()
+        })
+        .is_some()
     }
 
     /// The kernel id and name of `f` if it was registered already.

@@ -123,6 +123,12 @@ impl SimRuntime {
         self.call("write_u32s", effect, |d| d.write_u32s(address, values))
     }
 
+    /// The host's own store into memory it can reach directly (managed memory): no CUDA call,
+    /// so nothing the tool sees.
+    pub fn host_store_u32(&mut self, address: u64, value: u32) -> Result<(), SimError> {
+        self.device.lock().write_u32s(address, &[value])
+    }
+
     /// A device-to-host copy.
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
         self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {

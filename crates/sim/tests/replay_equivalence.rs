@@ -115,7 +115,8 @@ fn allocation() -> impl Strategy<Value = Allocation> {
         prop_oneof![
             Just(AllocKind::Device),
             Just(AllocKind::Pitched),
-            Just(AllocKind::ModuleVariable)
+            Just(AllocKind::ModuleVariable),
+            Just(AllocKind::Managed)
         ],
         prop::collection::vec(any::<u32>(), 1..48),
     )
@@ -146,8 +147,20 @@ enum Step {
     Graph(Vec<Op>),
     HostBump(usize),
     HostRead(usize),
-    Copy { dst: usize, src: usize },
-    Fill { target: usize, value: u32 },
+    /// The host stores into managed memory directly, with no CUDA call (a no-op on other
+    /// kinds): what NVIDIA's systemWideAtomics does while its kernel runs.
+    HostStore {
+        target: usize,
+        value: u32,
+    },
+    Copy {
+        dst: usize,
+        src: usize,
+    },
+    Fill {
+        target: usize,
+        value: u32,
+    },
     Sync,
 }
 
@@ -164,6 +177,7 @@ fn step(allocations: usize) -> impl Strategy<Value = Step> {
         2 => prop::collection::vec(op(allocations), 1..4).prop_map(Step::Graph),
         1 => a.clone().prop_map(Step::HostBump),
         1 => a.clone().prop_map(Step::HostRead),
+        1 => (a.clone(), any::<u32>()).prop_map(|(target, value)| Step::HostStore { target, value }),
         1 => (a.clone(), a.clone()).prop_map(|(dst, src)| Step::Copy { dst, src }),
         1 => (a, any::<u32>()).prop_map(|(target, value)| Step::Fill { target, value }),
         1 => Just(Step::Sync),
@@ -304,6 +318,12 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
                 );
                 Ok(())
             }
+            Step::HostStore { target, value }
+                if allocations[*target].kind == AllocKind::Managed =>
+            {
+                runtime.host_store_u32(bases[*target], *value)
+            }
+            Step::HostStore { .. } => Ok(()),
             Step::Copy { dst, src } => {
                 let n = lens[*dst].min(lens[*src]) * 4;
                 runtime.copy(bases[*dst], bases[*src], n)

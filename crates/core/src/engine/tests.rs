@@ -680,6 +680,31 @@ fn collective_kernels_run_once_and_say_why() {
 }
 
 #[test]
+fn kernels_reaching_pageable_host_memory_run_once_and_say_why() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::PageableHost);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::PageableHost);
+    assert_eq!(backend.value, 3, "each ran once");
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ReplayOutcome::DeclinedPageableHost,
+            ReplayOutcome::Replayed,
+            ReplayOutcome::DeclinedPageableHost,
+        ]
+    );
+    let warnings = h.sink.warnings();
+    assert_eq!(warnings.len(), 1, "once: {warnings:?}");
+    assert!(
+        warnings[0].contains("(pageable) host memory"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn a_stream_capture_asks_the_backend_nothing() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
@@ -954,8 +979,8 @@ fn untracked_memory_is_warned_once_per_kind() {
     assert!(warnings[0].starts_with("host memory is not restored"));
     assert_eq!(
         h.sink.costs()[0].bytes_snapshotted,
-        8 + 64,
-        "host memory is not staged, managed memory is"
+        8 + 64 + 64,
+        "host memory is not staged, managed memory is: at S0 and again as F (the host may write it)"
     );
 }
 
@@ -1969,6 +1994,27 @@ fn a_failed_relaunch_in_a_window_that_stayed_open_puts_back_the_view_instead_of_
         .warnings()
         .iter()
         .any(|w| w.contains("put back from the memory saved")));
+}
+
+#[test]
+fn host_writes_to_managed_memory_while_a_unit_is_open_are_kept() {
+    // NVIDIA's systemWideAtomics: the host adds to managed memory while the kernel runs, with
+    // no CUDA call in between; restoring S0 at the close used to undo the host's additions.
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base: 0x9000,
+        bytes: 40,
+        kind: AllocKind::Managed,
+    });
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    backend.value += 100;
+    call(&h, &mut backend, "cuMemFree_v2", CallEffect::Frees);
+    assert_eq!(backend.value, 101, "{:?}", backend.ops);
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(outcomes, vec![ReplayOutcome::Replayed]);
 }
 
 #[test]

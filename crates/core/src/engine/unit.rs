@@ -36,7 +36,9 @@
 //!   for a write into untracked memory or another device, once the captures would pass
 //!   [`CAPTURE_BUDGET_BYTES`], when F would not fit device staging, and after a member whose
 //!   parameters hold an address of host or managed memory (a later execution would write
-//!   what the application may already have read). Later executions never show: copies to the
+//!   what the application may already have read). A unit whose S0 holds managed memory saves
+//!   that memory as F when it closes even without staying open: the host writes it with no
+//!   call at all. Later executions never show: copies to the
 //!   host and host functions are not repeated, and nothing runs again until the application's
 //!   view is saved.
 //!
@@ -133,6 +135,10 @@ pub(super) struct OpenUnit<S, L, C> {
     /// A restoring unit may stay open across calls (F fits staging, no member reaches host
     /// or managed memory).
     deferrable: bool,
+    /// S0 covers managed memory, which the host may write at any time, with no CUDA call (while
+    /// pass 0 runs, while the unit is parked): F is saved and put back around the later
+    /// executions, or restoring S0 would undo those writes.
+    host_writable: bool,
     staging: Staging,
     bytes_tracked: u64,
     /// The inventory's generation at S0: a launch after any change cannot join a unit that
@@ -427,6 +433,7 @@ where
             );
         };
         let snapshot_ns = elapsed_ns(snapshot_started);
+        let host_writable = restorable && regions.iter().any(|r| r.kind == AllocKind::Managed);
         // F, the application's view when the unit closes, is staged on the device too.
         let deferrable = !restorable
             || regions.is_empty()
@@ -482,6 +489,7 @@ where
             snapshot,
             restorable,
             deferrable,
+            host_writable,
             staging,
             bytes_tracked,
             inventory_generation,
@@ -737,6 +745,7 @@ where
             replayable,
             snapshot,
             restorable,
+            host_writable,
             staging,
             bytes_tracked,
             drain_ns,
@@ -820,7 +829,11 @@ where
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(_) if later && spanned > 0 && !self.save_view(backend, &job, &mut replay) => {
+            Some(_)
+                if later
+                    && (spanned > 0 || host_writable)
+                    && !self.save_view(backend, &job, spanned == 0, &mut replay) =>
+            {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
@@ -1082,15 +1095,22 @@ where
         }
     }
 
-    /// Saves F before the later executions; false (said once) when it cannot be staged: the
-    /// unit then ends with execution 0, whose results the application already has.
+    /// Saves F before the later executions (`managed_only`: of managed memory alone, when the
+    /// unit stayed open across no call and only the host can have written memory behind the
+    /// members); false (said once) when it cannot be staged: the unit then ends with execution
+    /// 0, whose results the application already has.
     fn save_view<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         job: &UnitJob<'_, S, L, C>,
+        managed_only: bool,
         replay: &mut Replay<S>,
     ) -> bool {
-        let regions = self.inventory.tracked(job.device);
+        let mut regions = self.inventory.tracked(job.device);
+        if managed_only {
+            // Only the host can have changed memory behind the members' backs.
+            regions.retain(|r| r.kind == AllocKind::Managed);
+        }
         if regions.is_empty() {
             return true;
         }
