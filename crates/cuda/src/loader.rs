@@ -20,12 +20,6 @@
 //! CUPTI found in a folder that is not on the loader path could not find it. We therefore open
 //! `libnvperf_host.so` from the same folder first, by absolute path and with `RTLD_GLOBAL`: the
 //! later `dlopen("libnvperf_host.so")` inside CUPTI then resolves to the already loaded copy.
-//! That `dlopen` costs ≈ 57 ms (32 MB) on the GPU machine, so the injected library, which loads
-//! CUPTI inside the application's `cuInit`, defers it ([`defer_nvperf_host`]): CUPTI's callback
-//! API does not need it, and [`ensure_nvperf_host`] opens it before the first profiler call
-//! (and on a thread of the tool's own meanwhile). No caller ever waits for another thread's
-//! `dlopen` (an application calling CUDA from a library constructor holds the loader's lock:
-//! waiting there for a thread that needs that lock would never end); each opens it itself.
 
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
@@ -88,44 +82,8 @@ fn looked_in(searched: &[PathBuf]) -> String {
 pub struct LoadedCupti {
     pub cupti: Cupti,
     pub dir: Option<PathBuf>,
-    /// Kept open for the life of the process so that CUPTI's own `dlopen` finds it (`None` when
-    /// its opening was deferred, see [`ensure_nvperf_host`]).
+    /// Kept open for the life of the process so that CUPTI's own `dlopen` finds it.
     _nvperf_host: Option<UnixLibrary>,
-}
-
-/// Set by [`defer_nvperf_host`] before CUPTI is loaded.
-static DEFER_NVPERF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-/// Set once `libnvperf_host.so` is open for the life of the process.
-static NVPERF_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Loads CUPTI without `libnvperf_host.so` from now on: [`ensure_nvperf_host`] must then run
-/// before CUPTI's profiler (host or range profiler) calls. For the injected library, where
-/// loading CUPTI delays the application's `cuInit`.
-pub fn defer_nvperf_host() {
-    DEFER_NVPERF.store(true, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// Opens `libnvperf_host.so` beside CUPTI (for the life of the process) if loading CUPTI left it
-/// for later; returns at once when it is open or CUPTI came from the system loader path (CUPTI
-/// then finds it itself). Safe from any thread; never waits for another caller.
-pub fn ensure_nvperf_host() -> Result<(), LoadError> {
-    use std::sync::atomic::Ordering;
-    if NVPERF_OPEN.load(Ordering::Acquire) {
-        return Ok(());
-    }
-    let loaded = loaded_cupti()?;
-    let Some(dir) = loaded.dir.as_deref() else {
-        return Ok(());
-    };
-    if loaded._nvperf_host.is_some() {
-        NVPERF_OPEN.store(true, Ordering::Release);
-        return Ok(());
-    }
-    let library = open_global(&dir.join(NVPERF_HOST))?;
-    // Kept open for good: CUPTI resolves its own dlopen to it.
-    std::mem::forget(library);
-    NVPERF_OPEN.store(true, Ordering::Release);
-    Ok(())
 }
 
 static CUPTI: OnceLock<Result<LoadedCupti, LoadError>> = OnceLock::new();
@@ -435,11 +393,7 @@ fn load_cupti_from(dir: &Path) -> Result<LoadedCupti, LoadError> {
             what: NVPERF_HOST.to_string(),
         });
     }
-    let nvperf = if DEFER_NVPERF.load(std::sync::atomic::Ordering::SeqCst) {
-        None
-    } else {
-        Some(open_global(&nvperf_path)?)
-    };
+    let nvperf = open_global(&nvperf_path)?;
     let cupti_path = cupti_file_in(dir).ok_or_else(|| LoadError::BadCuptiDir {
         dir: dir.to_path_buf(),
         what: "libcupti.so*".to_string(),
@@ -453,7 +407,7 @@ fn load_cupti_from(dir: &Path) -> Result<LoadedCupti, LoadError> {
     Ok(LoadedCupti {
         cupti,
         dir: Some(dir.to_path_buf()),
-        _nvperf_host: nvperf,
+        _nvperf_host: Some(nvperf),
     })
 }
 

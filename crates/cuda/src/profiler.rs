@@ -215,8 +215,6 @@ impl RangeProfiler {
         ranges: usize,
     ) -> Result<Self, CudaError> {
         let mut laps = debug::Laps::start();
-        crate::loader::ensure_nvperf_host().map_err(|e| CudaError::Load(e.to_string()))?;
-        laps.lap("libnvperf_host");
         initialize_profiler(cupti)?;
         laps.lap("profiler initialisation");
         check_device_supported(cupti, device)?;
@@ -1072,7 +1070,6 @@ fn check_device_supported(cupti: &'static Cupti, device: sys::CUdevice) -> Resul
 
 /// The chip name CUPTI uses for device `device_index` (e.g. `GH100`).
 pub fn chip_name(cupti: &'static Cupti, device_index: usize) -> Result<String, CudaError> {
-    crate::loader::ensure_nvperf_host().map_err(|e| CudaError::Load(e.to_string()))?;
     let mut params = sys::CUpti_Device_GetChipName_Params {
         structSize: struct_size!(sys::CUpti_Device_GetChipName_Params, pChipName),
         deviceIndex: device_index,

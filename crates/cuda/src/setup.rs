@@ -87,11 +87,6 @@ impl CounterSetup {
         if preparing.contains_key(&(ctx as usize)) {
             return;
         }
-        // libnvperf_host.so is opened here, on the application's thread (at once when the
-        // tool's early thread has opened it), so that the set-up thread, which the first
-        // dispatch joins, never waits for the loader's lock: an application creating its
-        // context from a library constructor holds it. A failure is the set-up's to report.
-        let _ = crate::loader::ensure_nvperf_host();
         let shared = self.shared.clone();
         let context = ctx as usize;
         let spawned = std::thread::Builder::new()

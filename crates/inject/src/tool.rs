@@ -136,19 +136,8 @@ pub(crate) fn initialize() -> Result<(), String> {
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
     let driver = loader::driver().map_err(|e| e.to_string())?;
     laps.lap("configuration and driver");
-    // libnvperf_host.so (57 ms to open) is for counters only: opened off this thread, which is
-    // the application's in cuInit (see `kreplay_cuda::loader`).
-    loader::defer_nvperf_host();
     let cupti = loader::cupti().map_err(|e| e.to_string())?;
     laps.lap("CUPTI loaded");
-    // The chip name of every device (kernel tracing too) needs it as well.
-    let _ = std::thread::Builder::new()
-        .name("kreplay-nvperf".into())
-        .spawn(|| {
-            kreplay_core::last_words::block_signals();
-            // A failure is reported by the counter set-up, which opens it again.
-            let _ = loader::ensure_nvperf_host();
-        });
     let pid = std::process::id();
     let path = config.database_path_for(pid);
     let writer = kreplay_format::db::DbWriter::create(std::path::Path::new(&path))

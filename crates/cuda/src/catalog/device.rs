@@ -140,8 +140,6 @@ pub fn counter_availability(cupti: &Cupti, context: CUcontext) -> Result<Vec<u8>
 
 /// `cuptiProfilerInitialize` (CUPTI allows calling it more than once per process).
 pub fn initialize_profiler(cupti: &Cupti) -> Result<(), CuptiCallError> {
-    // Opened beside CUPTI when its loading left it for later (the injected library).
-    let _ = crate::loader::ensure_nvperf_host();
     let initialize = function!(cupti, cuptiProfilerInitialize)?;
     let mut params = CUpti_Profiler_Initialize_Params {
         structSize: struct_size!(CUpti_Profiler_Initialize_Params, pPriv),

@@ -196,8 +196,6 @@ impl<'lib> HostObject<'lib> {
         chip: &str,
         availability: Option<&[u8]>,
     ) -> Result<Self, CuptiCallError> {
-        // Opened beside CUPTI when its loading left it for later (the injected library).
-        let _ = crate::loader::ensure_nvperf_host();
         let f = function!(cupti, cuptiProfilerHostInitialize)?;
         let lock = host_api_lock();
         let chip_c = CString::new(chip).map_err(|_| CuptiCallError {
