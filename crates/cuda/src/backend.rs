@@ -26,7 +26,7 @@ use crate::classify::LaunchApi;
 use crate::drv;
 use crate::error::CudaError;
 use crate::guard::ToolScope;
-use crate::launch::{callback_addresses, OwnedLaunch};
+use crate::launch::{callback_addresses, LaunchParams, OwnedLaunch};
 use crate::profiler::{RangeProfiler, MAX_RANGES};
 use crate::setup::CounterSetup;
 use kreplay_core::backend::{
@@ -852,14 +852,21 @@ impl CudaBackend {
         };
         while state.events.len() <= index {
             let mut pair = [std::ptr::null_mut(); 2];
-            for event in &mut pair {
+            for at in 0..pair.len() {
                 // SAFETY: creates an event in the device's (current) context.
-                unsafe {
+                let created = unsafe {
                     drv!(
                         d,
-                        cuEventCreate(event, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
-                    )?
+                        cuEventCreate(&mut pair[at], sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
+                    )
                 };
+                if let Err(e) = created {
+                    for made in &pair[..at] {
+                        // SAFETY: an event created just above, used by nothing yet.
+                        let _ = unsafe { drv!(d, cuEventDestroy_v2(*made)) };
+                    }
+                    return Err(e);
+                }
             }
             state.events.push((pair[0], pair[1]));
         }
@@ -1403,49 +1410,45 @@ unsafe fn relaunch_callback(
     params: *const std::ffi::c_void,
     stream: CUstream,
 ) -> Result<(), CudaError> {
+    let p = LaunchParams::decode(api, params);
+    let [gx, gy, gz] = p.grid;
+    let [bx, by, bz] = p.block;
     match api {
-        LaunchApi::Kernel { .. } => {
-            let p = &*(params as *const sys::cuLaunchKernel_params);
-            drv!(
-                d,
-                cuLaunchKernel(
-                    p.f,
-                    p.gridDimX,
-                    p.gridDimY,
-                    p.gridDimZ,
-                    p.blockDimX,
-                    p.blockDimY,
-                    p.blockDimZ,
-                    p.sharedMemBytes,
-                    stream,
-                    p.kernelParams,
-                    p.extra
-                )
+        LaunchApi::Kernel { .. } => drv!(
+            d,
+            cuLaunchKernel(
+                p.f,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                p.shared,
+                stream,
+                p.kernel_params,
+                p.extra
             )
-        }
-        LaunchApi::Cooperative { .. } => {
-            let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
-            drv!(
-                d,
-                cuLaunchCooperativeKernel(
-                    p.f,
-                    p.gridDimX,
-                    p.gridDimY,
-                    p.gridDimZ,
-                    p.blockDimX,
-                    p.blockDimY,
-                    p.blockDimZ,
-                    p.sharedMemBytes,
-                    stream,
-                    p.kernelParams
-                )
+        ),
+        LaunchApi::Cooperative { .. } => drv!(
+            d,
+            cuLaunchCooperativeKernel(
+                p.f,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                p.shared,
+                stream,
+                p.kernel_params
             )
-        }
+        ),
         LaunchApi::KernelEx { .. } => {
-            let p = &*(params as *const sys::cuLaunchKernelEx_params);
             let mut config = *p.config;
             config.hStream = stream;
-            drv!(d, cuLaunchKernelEx(&config, p.f, p.kernelParams, p.extra))
+            drv!(d, cuLaunchKernelEx(&config, p.f, p.kernel_params, p.extra))
         }
         LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
             "graph and multi-device launches are never replayed".into(),

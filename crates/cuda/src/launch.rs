@@ -95,6 +95,100 @@ pub unsafe fn copy_parameters(
     (storage, offsets)
 }
 
+/// A launch API's parameter block, decoded once: what the tool reads of a launch in its
+/// callback. Graph launches carry their stream only; multi-device launches nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchParams {
+    pub f: CUfunction,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    /// As passed: the legacy default stream is null (see `resolve_stream` in the backend).
+    pub stream: CUstream,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    /// `cuLaunchKernelEx`'s configuration (its attributes); null for the other APIs.
+    pub config: *const sys::CUlaunchConfig,
+}
+
+impl LaunchParams {
+    /// # Safety
+    /// `params` is the parameter block of a launch through `api` (CUPTI's `functionParams`),
+    /// read inside its callback; a `cuLaunchKernelEx` block points at a valid configuration.
+    pub unsafe fn decode(api: LaunchApi, params: *const c_void) -> LaunchParams {
+        let none = LaunchParams {
+            f: std::ptr::null_mut(),
+            grid: [0; 3],
+            block: [0; 3],
+            shared: 0,
+            stream: std::ptr::null_mut(),
+            kernel_params: std::ptr::null_mut(),
+            extra: std::ptr::null_mut(),
+            config: std::ptr::null(),
+        };
+        match api {
+            LaunchApi::Kernel { .. } => {
+                let p = &*(params as *const sys::cuLaunchKernel_params);
+                LaunchParams {
+                    f: p.f,
+                    grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
+                    block: [p.blockDimX, p.blockDimY, p.blockDimZ],
+                    shared: p.sharedMemBytes,
+                    stream: p.hStream,
+                    kernel_params: p.kernelParams,
+                    extra: p.extra,
+                    config: std::ptr::null(),
+                }
+            }
+            LaunchApi::Cooperative { .. } => {
+                let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
+                LaunchParams {
+                    f: p.f,
+                    grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
+                    block: [p.blockDimX, p.blockDimY, p.blockDimZ],
+                    shared: p.sharedMemBytes,
+                    stream: p.hStream,
+                    kernel_params: p.kernelParams,
+                    extra: std::ptr::null_mut(),
+                    config: std::ptr::null(),
+                }
+            }
+            LaunchApi::KernelEx { .. } => {
+                let p = &*(params as *const sys::cuLaunchKernelEx_params);
+                let c = &*p.config;
+                LaunchParams {
+                    f: p.f,
+                    grid: [c.gridDimX, c.gridDimY, c.gridDimZ],
+                    block: [c.blockDimX, c.blockDimY, c.blockDimZ],
+                    shared: c.sharedMemBytes,
+                    stream: c.hStream,
+                    kernel_params: p.kernelParams,
+                    extra: p.extra,
+                    config: p.config,
+                }
+            }
+            LaunchApi::Graph => LaunchParams {
+                stream: (*(params as *const sys::cuGraphLaunch_params)).hStream,
+                ..none
+            },
+            LaunchApi::MultiDevice => none,
+        }
+    }
+
+    /// `cuLaunchKernelEx`'s launch attributes (empty for the other APIs).
+    ///
+    /// # Safety
+    /// As [`LaunchParams::decode`], still inside the callback.
+    pub unsafe fn attributes(&self) -> Vec<sys::CUlaunchAttribute> {
+        match self.config.as_ref() {
+            Some(c) if !c.attrs.is_null() && c.numAttrs > 0 => {
+                std::slice::from_raw_parts(c.attrs, c.numAttrs as usize).to_vec()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl OwnedLaunch {
     /// Copies a launch inside its callback. Launches passing parameters through `extra` (a
     /// packed buffer whose layout the driver does not describe) cannot be kept.
@@ -108,55 +202,22 @@ impl OwnedLaunch {
         params: *const c_void,
         stream: CUstream,
     ) -> Result<OwnedLaunch, CudaError> {
-        let (f, grid, block, shared, kernel_params, extra, attrs) = match api {
-            LaunchApi::Kernel { .. } => {
-                let p = &*(params as *const sys::cuLaunchKernel_params);
-                (
-                    p.f,
-                    [p.gridDimX, p.gridDimY, p.gridDimZ],
-                    [p.blockDimX, p.blockDimY, p.blockDimZ],
-                    p.sharedMemBytes,
-                    p.kernelParams,
-                    p.extra,
-                    Vec::new(),
-                )
-            }
-            LaunchApi::Cooperative { .. } => {
-                let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
-                (
-                    p.f,
-                    [p.gridDimX, p.gridDimY, p.gridDimZ],
-                    [p.blockDimX, p.blockDimY, p.blockDimZ],
-                    p.sharedMemBytes,
-                    p.kernelParams,
-                    std::ptr::null_mut(),
-                    Vec::new(),
-                )
-            }
-            LaunchApi::KernelEx { .. } => {
-                let p = &*(params as *const sys::cuLaunchKernelEx_params);
-                let c = &*p.config;
-                let attrs = if c.attrs.is_null() || c.numAttrs == 0 {
-                    Vec::new()
-                } else {
-                    std::slice::from_raw_parts(c.attrs, c.numAttrs as usize).to_vec()
-                };
-                (
-                    p.f,
-                    [c.gridDimX, c.gridDimY, c.gridDimZ],
-                    [c.blockDimX, c.blockDimY, c.blockDimZ],
-                    c.sharedMemBytes,
-                    p.kernelParams,
-                    p.extra,
-                    attrs,
-                )
-            }
-            LaunchApi::Graph | LaunchApi::MultiDevice => {
-                return Err(CudaError::Load(
-                    "graph and multi-device launches are never replayed".into(),
-                ))
-            }
-        };
+        if matches!(api, LaunchApi::Graph | LaunchApi::MultiDevice) {
+            return Err(CudaError::Load(
+                "graph and multi-device launches are never replayed".into(),
+            ));
+        }
+        let decoded = LaunchParams::decode(api, params);
+        let attrs = decoded.attributes();
+        let LaunchParams {
+            f,
+            grid,
+            block,
+            shared,
+            kernel_params,
+            extra,
+            ..
+        } = decoded;
         if !extra.is_null() {
             return Err(CudaError::Load(
                 "a launch passing its parameters through `extra` cannot be kept for a replay window".into(),
@@ -323,21 +384,9 @@ pub unsafe fn callback_addresses(
     api: LaunchApi,
     params: *const c_void,
 ) -> Vec<u64> {
-    let (f, kernel_params) = match api {
-        LaunchApi::Kernel { .. } => {
-            let p = &*(params as *const sys::cuLaunchKernel_params);
-            (p.f, p.kernelParams)
-        }
-        LaunchApi::Cooperative { .. } => {
-            let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
-            (p.f, p.kernelParams)
-        }
-        LaunchApi::KernelEx { .. } => {
-            let p = &*(params as *const sys::cuLaunchKernelEx_params);
-            (p.f, p.kernelParams)
-        }
-        LaunchApi::Graph | LaunchApi::MultiDevice => return Vec::new(),
-    };
+    let LaunchParams {
+        f, kernel_params, ..
+    } = LaunchParams::decode(api, params);
     if kernel_params.is_null() {
         return Vec::new();
     }
@@ -434,6 +483,104 @@ fn cuda_knows(driver: &Driver, address: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_launch_api_decodes_to_the_same_fields() {
+        let f = 0x10 as CUfunction;
+        let stream = 0x20 as CUstream;
+        let mut slots = [std::ptr::null_mut::<c_void>(); 2];
+        let kernel_params = slots.as_mut_ptr();
+        let mut extra_slots = [std::ptr::null_mut::<c_void>(); 1];
+        let extra = extra_slots.as_mut_ptr();
+        let expect = |p: LaunchParams, extra_seen: *mut *mut c_void| {
+            assert_eq!(p.f, f);
+            assert_eq!((p.grid, p.block, p.shared), ([1, 2, 3], [4, 5, 6], 7));
+            assert_eq!(p.stream, stream);
+            assert_eq!(p.kernel_params, kernel_params);
+            assert_eq!(p.extra, extra_seen);
+        };
+        let kernel = sys::cuLaunchKernel_params {
+            f,
+            gridDimX: 1,
+            gridDimY: 2,
+            gridDimZ: 3,
+            blockDimX: 4,
+            blockDimY: 5,
+            blockDimZ: 6,
+            sharedMemBytes: 7,
+            hStream: stream,
+            kernelParams: kernel_params,
+            extra,
+        };
+        let cooperative = sys::cuLaunchCooperativeKernel_params {
+            f,
+            gridDimX: 1,
+            gridDimY: 2,
+            gridDimZ: 3,
+            blockDimX: 4,
+            blockDimY: 5,
+            blockDimZ: 6,
+            sharedMemBytes: 7,
+            hStream: stream,
+            kernelParams: kernel_params,
+        };
+        let mut attribute = sys::CUlaunchAttribute {
+            id: 4,
+            ..Default::default()
+        };
+        let config = sys::CUlaunchConfig {
+            gridDimX: 1,
+            gridDimY: 2,
+            gridDimZ: 3,
+            blockDimX: 4,
+            blockDimY: 5,
+            blockDimZ: 6,
+            sharedMemBytes: 7,
+            hStream: stream,
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        let ex = sys::cuLaunchKernelEx_params {
+            config: &config,
+            f,
+            kernelParams: kernel_params,
+            extra,
+        };
+        let graph = sys::cuGraphLaunch_params {
+            hGraph: std::ptr::null_mut(),
+            hStream: stream,
+        };
+        // SAFETY: each block is the parameter struct of its API, alive for the calls.
+        unsafe {
+            let plain = LaunchApi::Kernel { per_thread: false };
+            expect(
+                LaunchParams::decode(plain, &kernel as *const _ as *const c_void),
+                extra,
+            );
+            assert!(
+                LaunchParams::decode(plain, &kernel as *const _ as *const c_void)
+                    .attributes()
+                    .is_empty()
+            );
+            let coop = LaunchApi::Cooperative { per_thread: true };
+            expect(
+                LaunchParams::decode(coop, &cooperative as *const _ as *const c_void),
+                std::ptr::null_mut(),
+            );
+            let decoded = LaunchParams::decode(
+                LaunchApi::KernelEx { per_thread: false },
+                &ex as *const _ as *const c_void,
+            );
+            expect(decoded, extra);
+            let attributes = decoded.attributes();
+            assert_eq!(attributes.len(), 1);
+            assert_eq!(attributes[0].id, 4);
+            let g = LaunchParams::decode(LaunchApi::Graph, &graph as *const _ as *const c_void);
+            assert_eq!((g.stream, g.f), (stream, std::ptr::null_mut()));
+            let m = LaunchParams::decode(LaunchApi::MultiDevice, std::ptr::null());
+            assert!(m.f.is_null() && m.stream.is_null() && m.kernel_params.is_null());
+        }
+    }
 
     #[test]
     fn only_mapped_user_addresses_can_be_host_memory() {

@@ -12,6 +12,7 @@ use kreplay_cuda::classify::{
 };
 use kreplay_cuda::drv;
 use kreplay_cuda::guard::{in_tool, ToolScope};
+use kreplay_cuda::launch::LaunchParams;
 use kreplay_cuda::module_symbols::scan_cubin;
 use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
@@ -332,57 +333,19 @@ struct LaunchShape {
 
 fn launch_shape(api: LaunchApi, params: *const c_void) -> LaunchShape {
     // SAFETY: the launch API's parameter block, valid during the callback.
-    unsafe {
-        match api {
-            LaunchApi::Kernel { per_thread } => {
-                let p = &*(params as *const sys::cuLaunchKernel_params);
-                LaunchShape {
-                    f: p.f,
-                    grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
-                    block: [p.blockDimX, p.blockDimY, p.blockDimZ],
-                    shared: p.sharedMemBytes,
-                    stream: resolve_stream(p.hStream, per_thread),
-                }
-            }
-            LaunchApi::Cooperative { per_thread } => {
-                let p = &*(params as *const sys::cuLaunchCooperativeKernel_params);
-                LaunchShape {
-                    f: p.f,
-                    grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
-                    block: [p.blockDimX, p.blockDimY, p.blockDimZ],
-                    shared: p.sharedMemBytes,
-                    stream: resolve_stream(p.hStream, per_thread),
-                }
-            }
-            LaunchApi::KernelEx { per_thread } => {
-                let p = &*(params as *const sys::cuLaunchKernelEx_params);
-                let c = &*p.config;
-                LaunchShape {
-                    f: p.f,
-                    grid: [c.gridDimX, c.gridDimY, c.gridDimZ],
-                    block: [c.blockDimX, c.blockDimY, c.blockDimZ],
-                    shared: c.sharedMemBytes,
-                    stream: resolve_stream(c.hStream, per_thread),
-                }
-            }
-            LaunchApi::Graph => {
-                let p = &*(params as *const sys::cuGraphLaunch_params);
-                LaunchShape {
-                    f: std::ptr::null_mut(),
-                    grid: [0; 3],
-                    block: [0; 3],
-                    shared: 0,
-                    stream: p.hStream,
-                }
-            }
-            LaunchApi::MultiDevice => LaunchShape {
-                f: std::ptr::null_mut(),
-                grid: [0; 3],
-                block: [0; 3],
-                shared: 0,
-                stream: std::ptr::null_mut(),
-            },
-        }
+    let p = unsafe { LaunchParams::decode(api, params) };
+    let per_thread = match api {
+        LaunchApi::Kernel { per_thread }
+        | LaunchApi::Cooperative { per_thread }
+        | LaunchApi::KernelEx { per_thread } => per_thread,
+        LaunchApi::Graph | LaunchApi::MultiDevice => false,
+    };
+    LaunchShape {
+        f: p.f,
+        grid: p.grid,
+        block: p.block,
+        shared: p.shared,
+        stream: resolve_stream(p.stream, per_thread),
     }
 }
 
@@ -407,7 +370,6 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
     let Some(device) = tool.device_of(data.context) else {
         return;
     };
-    tool.register_agent(device);
     let shape = launch_shape(api, data.functionParams);
     let capturing = {
         let _scope = ToolScope::enter();
