@@ -1,5 +1,4 @@
 //! Helpers for tests that run the real `kreplay` binary in a temporary folder.
-#![allow(dead_code)] // each test file uses its own subset
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,9 +2,7 @@
 //! `kreplay-sim-app`. The app's own verification proves its memory is as one execution left
 //! it; the records must carry what per-dispatch replay's carry.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kreplay_format::*;
 use std::collections::BTreeMap;
 use std::path::Path;

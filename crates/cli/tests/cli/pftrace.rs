@@ -3,9 +3,7 @@
 //! `perfetto` and `protobuf` packages, which `.ci/run` installs into `.deps/py`), and compared
 //! with the same run's database.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kreplay_format::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

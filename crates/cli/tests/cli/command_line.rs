@@ -3,9 +3,7 @@
 //! application (placeholders, exit status, merging, convert) with a stand-in application that
 //! copies a prepared database to where kreplay tells it to write.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_format::*;
 use std::path::Path;

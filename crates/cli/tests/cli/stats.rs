@@ -3,9 +3,7 @@
 //! table's columns, where the summary goes, the input-file keys, and the refusals (exit 2 before
 //! the application starts). And the live progress line: on a terminal only.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kreplay_format::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -22,9 +22,7 @@
 //! expects every dispatch in every pass; the replay checks below apply to the dispatches the run
 //! says were replayed, and the test asserts that the one run once says why.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kreplay_format::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,9 +1,7 @@
 //! The replay contract end to end, without a GPU: the real `kreplay` binary profiling
 //! `kreplay-sim-app` (the reference software device's app) — issue 4's "Done when" list.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kreplay_format::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

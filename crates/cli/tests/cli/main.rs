@@ -1,0 +1,11 @@
+//! The CLI tests: the real `kreplay` binary in temporary folders, against the reference software
+//! device. One test binary (one link), one module per area.
+
+mod avail;
+mod command_line;
+mod common;
+mod pftrace;
+mod rocprofv3_validators;
+mod sim_replay;
+mod sim_window;
+mod stats;
