@@ -1411,49 +1411,7 @@ unsafe fn relaunch_callback(
     stream: CUstream,
 ) -> Result<(), CudaError> {
     let p = LaunchParams::decode(api, params);
-    let [gx, gy, gz] = p.grid;
-    let [bx, by, bz] = p.block;
-    match api {
-        LaunchApi::Kernel { .. } => drv!(
-            d,
-            cuLaunchKernel(
-                p.f,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                p.shared,
-                stream,
-                p.kernel_params,
-                p.extra
-            )
-        ),
-        LaunchApi::Cooperative { .. } => drv!(
-            d,
-            cuLaunchCooperativeKernel(
-                p.f,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                p.shared,
-                stream,
-                p.kernel_params
-            )
-        ),
-        LaunchApi::KernelEx { .. } => {
-            let mut config = *p.config;
-            config.hStream = stream;
-            drv!(d, cuLaunchKernelEx(&config, p.f, p.kernel_params, p.extra))
-        }
-        LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
-            "graph and multi-device launches are never replayed".into(),
-        )),
-    }
+    p.launch(d, api, stream, &p.attributes())
 }
 
 /// Serialises measurements between application threads: the per-device events and the range

@@ -187,6 +187,56 @@ impl LaunchParams {
             _ => Vec::new(),
         }
     }
+
+    /// Issues this launch again through `api` on `stream`, with `attrs` as `cuLaunchKernelEx`'s
+    /// launch attributes.
+    ///
+    /// # Safety
+    /// The function, the parameter pointers and the attributes are valid for the call (the
+    /// driver copies the parameters at launch).
+    pub unsafe fn launch(
+        &self,
+        driver: &Driver,
+        api: LaunchApi,
+        stream: CUstream,
+        attrs: &[sys::CUlaunchAttribute],
+    ) -> Result<(), CudaError> {
+        let [gx, gy, gz] = self.grid;
+        let [bx, by, bz] = self.block;
+        let (f, shared, params, extra) = (self.f, self.shared, self.kernel_params, self.extra);
+        match api {
+            LaunchApi::Kernel { .. } => drv!(
+                driver,
+                cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+            ),
+            LaunchApi::Cooperative { .. } => drv!(
+                driver,
+                cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params)
+            ),
+            LaunchApi::KernelEx { .. } => {
+                let config = sys::CUlaunchConfig {
+                    gridDimX: gx,
+                    gridDimY: gy,
+                    gridDimZ: gz,
+                    blockDimX: bx,
+                    blockDimY: by,
+                    blockDimZ: bz,
+                    sharedMemBytes: shared,
+                    hStream: stream,
+                    attrs: if attrs.is_empty() {
+                        std::ptr::null_mut()
+                    } else {
+                        attrs.as_ptr() as *mut sys::CUlaunchAttribute
+                    },
+                    numAttrs: attrs.len() as u32,
+                };
+                drv!(driver, cuLaunchKernelEx(&config, f, params, extra))
+            }
+            LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
+                "graph and multi-device launches are never replayed".into(),
+            )),
+        }
+    }
 }
 
 impl OwnedLaunch {
@@ -308,69 +358,19 @@ impl OwnedLaunch {
         } else {
             pointers.as_mut_ptr()
         };
-        let [gx, gy, gz] = self.grid;
-        let [bx, by, bz] = self.block;
-        // SAFETY: handles and shape as the application launched them.
-        unsafe {
-            match self.api {
-                LaunchApi::Kernel { .. } => drv!(
-                    driver,
-                    cuLaunchKernel(
-                        self.f,
-                        gx,
-                        gy,
-                        gz,
-                        bx,
-                        by,
-                        bz,
-                        self.shared,
-                        self.stream,
-                        params,
-                        std::ptr::null_mut()
-                    )
-                ),
-                LaunchApi::Cooperative { .. } => drv!(
-                    driver,
-                    cuLaunchCooperativeKernel(
-                        self.f,
-                        gx,
-                        gy,
-                        gz,
-                        bx,
-                        by,
-                        bz,
-                        self.shared,
-                        self.stream,
-                        params
-                    )
-                ),
-                LaunchApi::KernelEx { .. } => {
-                    let config = sys::CUlaunchConfig {
-                        gridDimX: gx,
-                        gridDimY: gy,
-                        gridDimZ: gz,
-                        blockDimX: bx,
-                        blockDimY: by,
-                        blockDimZ: bz,
-                        sharedMemBytes: self.shared,
-                        hStream: self.stream,
-                        attrs: if self.attrs.is_empty() {
-                            std::ptr::null_mut()
-                        } else {
-                            self.attrs.as_ptr() as *mut sys::CUlaunchAttribute
-                        },
-                        numAttrs: self.attrs.len() as u32,
-                    };
-                    drv!(
-                        driver,
-                        cuLaunchKernelEx(&config, self.f, params, std::ptr::null_mut())
-                    )
-                }
-                LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
-                    "graph and multi-device launches are never replayed".into(),
-                )),
-            }
-        }
+        let decoded = LaunchParams {
+            f: self.f,
+            grid: self.grid,
+            block: self.block,
+            shared: self.shared,
+            stream: self.stream,
+            kernel_params: params,
+            extra: std::ptr::null_mut(),
+            config: std::ptr::null(),
+        };
+        // SAFETY: handles and shape as the application launched them; the parameter pointers
+        // point into `storage`, alive until the call returns.
+        unsafe { decoded.launch(driver, self.api, self.stream, &self.attrs) }
     }
 }
 
