@@ -11,9 +11,9 @@ use crate::error::UsageError;
 use kreplay_core::aliases;
 use kreplay_core::catalog::{check_group, pack_metrics_spanning, GroupError, MetricCatalog};
 use kreplay_core::config::{CounterGroup, CounterSpec};
+use kreplay_core::reference_chip::{SimCatalog, SIM_CHIP};
 use kreplay_cuda::catalog::{identity_cache, CuptiCatalog};
 use kreplay_cuda::error::HARDWARE_BUSY_HINT;
-use kreplay_sim::SimCatalog;
 use std::sync::Mutex;
 
 /// Metric names of the reference software device start with this.
@@ -21,7 +21,7 @@ pub const SIM_PREFIX: &str = "sim__";
 
 /// Whether `chip` names the reference software device (any case).
 pub fn is_sim_chip(chip: &str) -> bool {
-    chip.trim().eq_ignore_ascii_case(kreplay_sim::SIM_CHIP)
+    chip.trim().eq_ignore_ascii_case(SIM_CHIP)
 }
 
 /// The catalog that answers for `chip`, or (no chip) for the device the metrics belong to:

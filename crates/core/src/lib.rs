@@ -11,6 +11,7 @@ pub mod filter;
 pub mod inventory;
 pub mod last_words;
 pub mod notice;
+pub mod reference_chip;
 pub mod sdk;
 mod window;
 

@@ -2,7 +2,7 @@
 //! counters are computed from what a kernel does. It implements the engine's
 //! [`ReplayBackend`], so the whole replay contract runs in CI without a GPU.
 
-use crate::catalog::{SimMetric, COUNTERS_PER_PASS};
+use crate::{SimMetric, COUNTERS_PER_PASS};
 use kreplay_core::backend::{
     AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
 };

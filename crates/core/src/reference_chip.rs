@@ -1,8 +1,10 @@
-//! The software device's metric catalog (chip `SIM`): a handful of counters computed from what a
-//! kernel does, and a hardware limit of [`COUNTERS_PER_PASS`] counters per pass so that group
-//! fitting and splitting are exercised without a GPU.
+//! The chip of the reference software device (chip `SIM`, implemented by the `kreplay-sim`
+//! test instrument and run by `kreplay demo`): a handful of counters computed from what a kernel
+//! does, and a hardware limit of [`COUNTERS_PER_PASS`] counters per pass so that group fitting
+//! and splitting are exercised without a GPU. It lives here, with the catalog trait, so that the
+//! CLI checks groups for that device without depending on the device itself.
 
-use kreplay_core::catalog::{suggestions, CatalogError, MetricCatalog, MetricDescription};
+use crate::catalog::{suggestions, CatalogError, MetricCatalog, MetricDescription};
 
 /// How many counters the software device can collect in one pass.
 pub const COUNTERS_PER_PASS: usize = 2;
