@@ -17,6 +17,21 @@ pub const CONFIG_IN_ENV_MAX: usize = 32 * 1024;
 pub const ENV_DRAIN_TIMEOUT: &str = "KREPLAY_DRAIN_TIMEOUT";
 /// Default drain deadline.
 pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
+/// Environment variable switching group packing off (`0`) or on (`1`, the default): whether
+/// whole groups whose counters fit one hardware pass together are measured by one execution.
+pub const ENV_PACK_GROUPS: &str = "KREPLAY_PACK_GROUPS";
+
+/// [`ENV_PACK_GROUPS`] read from `value` (the variable's text, `None` when unset); the same
+/// rule for every device (the CUDA backend and the reference software device).
+pub fn group_packing(value: Option<&str>) -> Result<bool, String> {
+    match value.map(str::trim) {
+        None | Some("") | Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => Err(format!(
+            "{ENV_PACK_GROUPS}={other:?} is not 0 or 1; use 1 (the default) to let groups share hardware passes, 0 to give each group its own"
+        )),
+    }
+}
 
 /// One counter as the user asked for it, and the device metric it is collected as.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,6 +246,19 @@ impl ToolConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_packing_is_on_unless_switched_off_and_other_values_are_refused() {
+        assert_eq!(group_packing(None), Ok(true));
+        assert_eq!(group_packing(Some("")), Ok(true));
+        assert_eq!(group_packing(Some(" 1 ")), Ok(true));
+        assert_eq!(group_packing(Some("0")), Ok(false));
+        let refused = group_packing(Some("yes")).unwrap_err();
+        assert!(
+            refused.starts_with("KREPLAY_PACK_GROUPS=\"yes\" is not 0 or 1"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn json_round_trip_keeps_every_field() {

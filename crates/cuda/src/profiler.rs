@@ -135,19 +135,10 @@ pub enum Sequence {
 /// Environment variable choosing the [`Sequence`] (`scheduled`, `reenable`, `switch`).
 pub const ENV_SEQUENCE: &str = "KREPLAY_RANGE_PROFILER_SEQUENCE";
 
-/// Environment variable switching group packing off (`0`) or on (`1`, the default).
-pub const ENV_PACK: &str = "KREPLAY_PACK_GROUPS";
-
 /// Whether groups are packed into shared hardware passes (`KREPLAY_PACK_GROUPS`, default on).
-pub fn packing_from_env() -> Result<bool, CudaError> {
-    let text = std::env::var(ENV_PACK).unwrap_or_default();
-    match text.trim() {
-        "" | "1" => Ok(true),
-        "0" => Ok(false),
-        _ => Err(CudaError::Load(format!(
-            "{ENV_PACK}={text:?} is not 0 or 1; use 1 (the default) to let groups share hardware passes, 0 to give each group its own"
-        ))),
-    }
+fn packing_from_env() -> Result<bool, CudaError> {
+    let text = std::env::var(kreplay_core::config::ENV_PACK_GROUPS).ok();
+    kreplay_core::config::group_packing(text.as_deref()).map_err(CudaError::Load)
 }
 
 /// The metrics of `members` in order, each once.

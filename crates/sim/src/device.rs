@@ -328,7 +328,8 @@ impl SimDevice {
 
     /// Packs the groups into shared hardware passes, as the CUDA backend does: whole groups
     /// whose distinct counters fit one pass are measured by one execution, first fit in group
-    /// order. Off by default, so that every group of a test costs an execution.
+    /// order. A new device does not pack (a test chooses); `kreplay-sim-app` packs unless
+    /// `KREPLAY_PACK_GROUPS=0`, as the CUDA backend does.
     pub fn pack_groups(&mut self) {
         let groups = &self.groups;
         let fits = |members: &[usize]| {

@@ -178,10 +178,15 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     engine.register_counters(counter_infos(&config));
 
     let mut device = SimDevice::new(&config.groups);
-    // The software device packs groups into shared passes only when asked, so that by default
-    // every group costs an execution (the CUDA backend packs unless KREPLAY_PACK_GROUPS=0).
-    if std::env::var("KREPLAY_PACK_GROUPS").as_deref() == Ok("1") {
-        device.pack_groups();
+    // Groups share passes as on the GPU: unless KREPLAY_PACK_GROUPS=0.
+    let packing = std::env::var(kreplay_core::config::ENV_PACK_GROUPS).ok();
+    match kreplay_core::config::group_packing(packing.as_deref()) {
+        Ok(true) => device.pack_groups(),
+        Ok(false) => {}
+        Err(message) => {
+            eprintln!("kreplay-sim-app: {message}");
+            std::process::exit(2);
+        }
     }
     if let Some(replays) = stall_drain_after {
         device.stall_drains_after(u64::from(replays));
