@@ -754,6 +754,13 @@ where
     }
 
     /// Says `message` once per process under `key` (stderr and a warning record).
+    /// Says `message` once per process under `key`: a Warning record and a `kreplay: ` line
+    /// through the engine's logger (silenced below `warning` level). For the engine's own
+    /// warnings and for the device layer's (one bookkeeping for both).
+    pub fn warn_once(&self, key: &str, message: &str) {
+        self.notice(key, message);
+    }
+
     fn notice(&self, key: &str, message: &str) {
         self.notices.once(
             key,

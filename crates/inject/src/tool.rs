@@ -56,7 +56,6 @@ pub(crate) struct Tool {
     /// What each loaded module or library (by handle) brought: its launched functions and the
     /// variables tracked for it, forgotten when it is unloaded (see [`Tool::forget_module`]).
     pub module_contents: Mutex<HashMap<usize, ModuleContents>>,
-    pub warned: Mutex<HashSet<&'static str>>,
     /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking and the time
     /// the tool's own phases end at.
     pub debug: bool,
@@ -173,14 +172,12 @@ pub(crate) fn initialize() -> Result<(), String> {
         groups,
         options,
     );
-    let warnings = sink.clone();
+    // The check runs at the counter set-up, once the tool is in place.
     backend.set_identity_check(
         config.checked_identity.clone(),
-        Box::new(move |message| {
-            say(message);
-            warnings.send(kreplay_format::Record::Warning(kreplay_format::Warning {
-                message: message.to_string(),
-            }));
+        Box::new(|message| match TOOL.get() {
+            Some(tool) => tool.engine.warn_once(message, message),
+            None => say(message),
         }),
     );
     let counter_setup = backend.counter_setup();
@@ -202,7 +199,6 @@ pub(crate) fn initialize() -> Result<(), String> {
         resolved_modules: Mutex::new(HashSet::new()),
         resolved_launches: Mutex::new(HashSet::new()),
         module_contents: Mutex::new(HashMap::new()),
-        warned: Mutex::new(HashSet::new()),
         debug: kreplay_cuda::debug::enabled(),
         started,
         first_dispatch_done: AtomicBool::new(false),
@@ -420,20 +416,10 @@ fn process_info(pid: u32) -> ProcessInfo {
 }
 
 impl Tool {
-    /// Says `message` once per process (stderr and a Warning record).
+    /// Says `message` once per process (stderr and a Warning record), through the engine's
+    /// bookkeeping and logger.
     pub fn warn_once(&self, key: &'static str, message: &str) {
-        let first = self
-            .warned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key);
-        if first {
-            say(message);
-            self.sink
-                .send(kreplay_format::Record::Warning(kreplay_format::Warning {
-                    message: message.to_string(),
-                }));
-        }
+        self.engine.warn_once(key, message);
     }
 
     /// The device ordinal of a context (cached).
