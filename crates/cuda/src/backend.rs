@@ -21,6 +21,11 @@
 //! - counters: [`RangeProfiler`], hardware passes scheduled by CUPTI.
 //! - relaunch: on the tool's stream, with the application's parameter block (valid while the
 //!   launch's callback runs) or a kept copy.
+//!
+//! With counters on, the events also enclose CUPTI's range work around the launch (≈ 1 ms per
+//! kernel in a pass that reads hardware counters on an H200; docs/kernel-replay.md). Submodules:
+//! [`dispatch`] (the engine's per-dispatch view of this backend, and the gate serialising
+//! measurements between threads) and `staging` (how much pinned host memory a snapshot may take).
 
 use crate::classify::LaunchApi;
 use crate::drv;
@@ -38,9 +43,13 @@ use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
 use kreplay_format::{CounterSample, Staging};
 use std::collections::HashMap;
-use std::sync::{Condvar, Mutex};
-use std::thread::ThreadId;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod dispatch;
+mod staging;
+
+pub use dispatch::{DispatchBackend, MeasureGate};
+use staging::host_staging_limit;
 
 /// `CU_STREAM_PER_THREAD`: the per-thread default stream's handle (`cuda.h` defines it as 0x2).
 pub const STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
@@ -181,48 +190,6 @@ pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
 fn batch_copies() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| !std::env::var(ENV_BATCH_COPIES).is_ok_and(|v| v.trim() == "0"))
-}
-
-/// The most pinned host memory one snapshot may take: half of what the process can still use
-/// (the host's `MemAvailable`, or less when its cgroup's limit leaves less), so that a snapshot
-/// too large for the device never exhausts the host or the container.
-fn host_staging_limit() -> u64 {
-    let read = |path: &str| std::fs::read_to_string(path).ok();
-    available_memory(
-        read("/proc/meminfo").as_deref(),
-        read("/proc/self/cgroup").as_deref(),
-        |dir, file| read(&format!("/sys/fs/cgroup{dir}/{file}")),
-    )
-    .map_or(4 << 30, |bytes| bytes / 2)
-}
-
-/// Bytes the process can still use: `MemAvailable` from `meminfo`, capped by the cgroup v2
-/// limit (`memory.max` − `memory.current`) of the cgroup `cgroup` names, read through
-/// `cgroup_file(dir, name)`.
-fn available_memory(
-    meminfo: Option<&str>,
-    cgroup: Option<&str>,
-    cgroup_file: impl Fn(&str, &str) -> Option<String>,
-) -> Option<u64> {
-    let host = meminfo.and_then(|text| {
-        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-    });
-    // cgroup v2: one line "0::/path".
-    let group = cgroup.and_then(|text| text.lines().find_map(|l| l.strip_prefix("0::")));
-    let limited = group.and_then(|dir| {
-        let dir = dir.trim().trim_end_matches('/');
-        let max = cgroup_file(dir, "memory.max")?.trim().parse::<u64>().ok()?;
-        let current = cgroup_file(dir, "memory.current")?
-            .trim()
-            .parse::<u64>()
-            .ok()?;
-        Some(max.saturating_sub(current))
-    });
-    match (host, limited) {
-        (Some(h), Some(c)) => Some(h.min(c)),
-        (h, c) => h.or(c),
-    }
 }
 
 /// Says a warning once (stderr and a record).
@@ -1414,179 +1381,6 @@ unsafe fn relaunch_callback(
     p.launch(d, api, stream, &p.attributes())
 }
 
-/// Serialises measurements between application threads: the per-device events and the range
-/// profiler serve one unit at a time. Replay units of several launches already hold the
-/// engine's exclusive window; dispatches that run once on several threads take turns here.
-/// The thread that planned a unit holds the gate until its counters are read (or the unit is
-/// abandoned), whichever thread does that; planning again on that thread passes through.
-#[derive(Default)]
-pub struct MeasureGate {
-    holder: Mutex<Option<ThreadId>>,
-    freed: Condvar,
-}
-
-impl MeasureGate {
-    fn acquire(&self) {
-        let me = std::thread::current().id();
-        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        while holder.is_some_and(|h| h != me) {
-            holder = self.freed.wait(holder).unwrap_or_else(|e| e.into_inner());
-        }
-        *holder = Some(me);
-    }
-
-    fn release(&self) {
-        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        self.freed.notify_one();
-    }
-}
-
-/// The engine's view of the backend for one dispatch: every call locks the shared
-/// [`CudaBackend`] only for its own duration (never while the engine waits for another thread's
-/// replay window, which would deadlock), with this dispatch's context and stream.
-pub struct DispatchBackend<'a> {
-    shared: &'a Mutex<CudaBackend>,
-    gate: &'a MeasureGate,
-    current: CurrentDispatch,
-}
-
-impl<'a> DispatchBackend<'a> {
-    pub fn new(
-        shared: &'a Mutex<CudaBackend>,
-        gate: &'a MeasureGate,
-        current: CurrentDispatch,
-    ) -> Self {
-        DispatchBackend {
-            shared,
-            gate,
-            current,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'a, CudaBackend> {
-        let mut backend = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        backend.current = Some(self.current);
-        backend
-    }
-}
-
-impl ReplayBackend for DispatchBackend<'_> {
-    type Launch = CudaLaunch;
-    type Snapshot = CudaSnapshot;
-    type Capture = CudaCapture;
-
-    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        self.lock().drain(device, deadline)
-    }
-
-    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
-        self.lock().device_free_bytes(device)
-    }
-
-    fn snapshot(
-        &mut self,
-        device: DeviceId,
-        regions: &[Region],
-        place: Staging,
-    ) -> Result<CudaSnapshot, BackendError> {
-        self.lock().snapshot(device, regions, place)
-    }
-
-    fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
-        self.lock().restore(snapshot)
-    }
-
-    fn release(&mut self, snapshot: CudaSnapshot) {
-        self.lock().release(snapshot)
-    }
-
-    fn max_window(&mut self, device: DeviceId) -> usize {
-        self.lock().max_window(device)
-    }
-
-    fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
-        self.lock().executions_of_group(device, group)
-    }
-
-    fn plan_unit(
-        &mut self,
-        device: DeviceId,
-        groups: &[Option<usize>],
-    ) -> Result<UnitPlan, BackendError> {
-        self.gate.acquire();
-        let planned = self.lock().plan_unit(device, groups);
-        if planned.is_err() {
-            self.gate.release();
-        }
-        planned
-    }
-
-    fn start_execution(
-        &mut self,
-        device: DeviceId,
-        execution: usize,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        self.lock().start_execution(device, execution, ranges)
-    }
-
-    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.lock().launch_starts(device)
-    }
-
-    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.lock().launch_ends(device)
-    }
-
-    fn launch_abandoned(&mut self, device: DeviceId) {
-        self.lock().launch_abandoned(device)
-    }
-
-    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        self.lock().stop_execution(device)
-    }
-
-    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
-        let counters = self.lock().unit_counters(device);
-        self.gate.release();
-        counters
-    }
-
-    fn abandon_unit(&mut self, device: DeviceId) {
-        self.lock().abandon_unit(device);
-        self.gate.release();
-    }
-
-    fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
-        self.lock().relaunch(launch)
-    }
-
-    fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
-        self.lock().retain_launch(launch)
-    }
-
-    fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
-        self.lock().launch_addresses(launch)
-    }
-
-    fn capture(
-        &mut self,
-        device: DeviceId,
-        base: u64,
-        bytes: u64,
-    ) -> Result<CudaCapture, BackendError> {
-        self.lock().capture(device, base, bytes)
-    }
-
-    fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
-        self.lock().apply(capture)
-    }
-
-    fn release_capture(&mut self, capture: CudaCapture) {
-        self.lock().release_capture(capture)
-    }
-}
-
 /// The engine for CUDA launches.
 pub type CudaEngine = kreplay_core::Engine<CudaLaunch, CudaSnapshot, CudaCapture>;
 
@@ -1612,61 +1406,7 @@ impl Drop for CudaBackend {
 #[cfg(test)]
 mod tests {
 
-    #[test]
-    fn host_staging_follows_the_cgroup_limit_when_it_leaves_less() {
-        let meminfo = "MemTotal: 1000 kB\nMemAvailable:  800 kB\n";
-        let files = |max: &'static str| {
-            move |dir: &str, name: &str| match (dir, name) {
-                ("/job", "memory.max") => Some(max.to_string()),
-                ("/job", "memory.current") => Some("100000\n".to_string()),
-                _ => None,
-            }
-        };
-        let cgroup = Some("0::/job\n");
-        assert_eq!(
-            available_memory(Some(meminfo), cgroup, files("300000")),
-            Some(200_000)
-        );
-        assert_eq!(
-            available_memory(Some(meminfo), cgroup, files("max")),
-            Some(819_200)
-        );
-        assert_eq!(
-            available_memory(Some(meminfo), None, files("1")),
-            Some(819_200)
-        );
-        assert_eq!(available_memory(None, None, files("1")), None);
-    }
     use super::*;
-
-    #[test]
-    fn measure_gate_admits_one_thread_at_a_time_and_its_holder_again() {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        use std::sync::Arc;
-        let gate = Arc::new(MeasureGate::default());
-        let inside = Arc::new(AtomicU32::new(0));
-        let most = Arc::new(AtomicU32::new(0));
-        let threads: Vec<_> = (0..4)
-            .map(|_| {
-                let (gate, inside, most) = (gate.clone(), inside.clone(), most.clone());
-                std::thread::spawn(move || {
-                    for _ in 0..50 {
-                        gate.acquire();
-                        gate.acquire(); // a holder planning again passes through
-                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        std::thread::yield_now();
-                        inside.fetch_sub(1, Ordering::SeqCst);
-                        gate.release();
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        assert_eq!(most.load(Ordering::SeqCst), 1);
-    }
 
     #[test]
     fn per_thread_launches_on_stream_zero_use_the_per_thread_stream() {

@@ -1,0 +1,217 @@
+//! The engine's view of the shared backend for one dispatch, and the gate that serialises
+//! measurements between application threads.
+
+use super::{CudaBackend, CudaCapture, CudaSnapshot, CurrentDispatch};
+use crate::launch::CudaLaunch;
+use kreplay_core::backend::*;
+use kreplay_format::Staging;
+use std::sync::{Condvar, Mutex};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+/// Serialises measurements between application threads: the per-device events and the range
+/// profiler serve one unit at a time. Replay units of several launches already hold the
+/// engine's exclusive window; dispatches that run once on several threads take turns here.
+/// The thread that planned a unit holds the gate until its counters are read (or the unit is
+/// abandoned), whichever thread does that; planning again on that thread passes through.
+#[derive(Default)]
+pub struct MeasureGate {
+    holder: Mutex<Option<ThreadId>>,
+    freed: Condvar,
+}
+
+impl MeasureGate {
+    fn acquire(&self) {
+        let me = std::thread::current().id();
+        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        while holder.is_some_and(|h| h != me) {
+            holder = self.freed.wait(holder).unwrap_or_else(|e| e.into_inner());
+        }
+        *holder = Some(me);
+    }
+
+    fn release(&self) {
+        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.freed.notify_one();
+    }
+}
+
+/// The engine's view of the backend for one dispatch: every call locks the shared
+/// [`CudaBackend`] only for its own duration (never while the engine waits for another thread's
+/// replay window, which would deadlock), with this dispatch's context and stream.
+pub struct DispatchBackend<'a> {
+    shared: &'a Mutex<CudaBackend>,
+    gate: &'a MeasureGate,
+    current: CurrentDispatch,
+}
+
+impl<'a> DispatchBackend<'a> {
+    pub fn new(
+        shared: &'a Mutex<CudaBackend>,
+        gate: &'a MeasureGate,
+        current: CurrentDispatch,
+    ) -> Self {
+        DispatchBackend {
+            shared,
+            gate,
+            current,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'a, CudaBackend> {
+        let mut backend = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        backend.current = Some(self.current);
+        backend
+    }
+}
+
+impl ReplayBackend for DispatchBackend<'_> {
+    type Launch = CudaLaunch;
+    type Snapshot = CudaSnapshot;
+    type Capture = CudaCapture;
+
+    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+        self.lock().drain(device, deadline)
+    }
+
+    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
+        self.lock().device_free_bytes(device)
+    }
+
+    fn snapshot(
+        &mut self,
+        device: DeviceId,
+        regions: &[Region],
+        place: Staging,
+    ) -> Result<CudaSnapshot, BackendError> {
+        self.lock().snapshot(device, regions, place)
+    }
+
+    fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
+        self.lock().restore(snapshot)
+    }
+
+    fn release(&mut self, snapshot: CudaSnapshot) {
+        self.lock().release(snapshot)
+    }
+
+    fn max_window(&mut self, device: DeviceId) -> usize {
+        self.lock().max_window(device)
+    }
+
+    fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
+        self.lock().executions_of_group(device, group)
+    }
+
+    fn plan_unit(
+        &mut self,
+        device: DeviceId,
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        self.gate.acquire();
+        let planned = self.lock().plan_unit(device, groups);
+        if planned.is_err() {
+            self.gate.release();
+        }
+        planned
+    }
+
+    fn start_execution(
+        &mut self,
+        device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        self.lock().start_execution(device, execution, ranges)
+    }
+
+    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        self.lock().launch_starts(device)
+    }
+
+    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
+        self.lock().launch_ends(device)
+    }
+
+    fn launch_abandoned(&mut self, device: DeviceId) {
+        self.lock().launch_abandoned(device)
+    }
+
+    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        self.lock().stop_execution(device)
+    }
+
+    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
+        let counters = self.lock().unit_counters(device);
+        self.gate.release();
+        counters
+    }
+
+    fn abandon_unit(&mut self, device: DeviceId) {
+        self.lock().abandon_unit(device);
+        self.gate.release();
+    }
+
+    fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
+        self.lock().relaunch(launch)
+    }
+
+    fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
+        self.lock().retain_launch(launch)
+    }
+
+    fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
+        self.lock().launch_addresses(launch)
+    }
+
+    fn capture(
+        &mut self,
+        device: DeviceId,
+        base: u64,
+        bytes: u64,
+    ) -> Result<CudaCapture, BackendError> {
+        self.lock().capture(device, base, bytes)
+    }
+
+    fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
+        self.lock().apply(capture)
+    }
+
+    fn release_capture(&mut self, capture: CudaCapture) {
+        self.lock().release_capture(capture)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measure_gate_admits_one_thread_at_a_time_and_its_holder_again() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        use std::sync::Arc;
+        let gate = Arc::new(MeasureGate::default());
+        let inside = Arc::new(AtomicU32::new(0));
+        let most = Arc::new(AtomicU32::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (gate, inside, most) = (gate.clone(), inside.clone(), most.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        gate.acquire();
+                        gate.acquire(); // a holder planning again passes through
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::yield_now();
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        gate.release();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 1);
+    }
+}
