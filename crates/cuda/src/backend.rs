@@ -24,7 +24,7 @@
 //!
 //! With counters on, the events also enclose CUPTI's range work around the launch (≈ 1 ms per
 //! kernel in a pass that reads hardware counters on an H200; docs/kernel-replay.md). Submodules:
-//! [`dispatch`] (the engine's per-dispatch view of this backend, and the gate serialising
+//! `dispatch` (the engine's per-dispatch view of this backend, and the gate serialising
 //! measurements between threads) and `staging` (how much pinned host memory a snapshot may take).
 
 use crate::classify::LaunchApi;
