@@ -344,123 +344,11 @@ pub fn plan(
         return Err(UsageError::new(MSG_PMC_AND_GROUPS).into());
     }
 
-    let tracing: Vec<&str> = [
-        (args.sys_trace, "-T/--sys-trace"),
-        (args.runtime_trace, "-r/--runtime-trace"),
-        (args.hip_trace, "--hip-trace"),
-        (args.hsa_trace, "--hsa-trace"),
-        (args.marker_trace, "--marker-trace"),
-        (args.memory_copy_trace, "--memory-copy-trace"),
-        (args.memory_allocation_trace, "--memory-allocation-trace"),
-        (args.scratch_memory_trace, "--scratch-memory-trace"),
-        (args.rccl_trace, "--rccl-trace"),
-    ]
-    .iter()
-    .filter(|(given, _)| *given == Some(true))
-    .map(|(_, name)| *name)
-    .collect();
-    if !tracing.is_empty() {
-        return Err(UsageError::new(format!(
-            "{}: kreplay traces kernel dispatches only (no API, marker, memory or collective tracing); use --kernel-trace for the dispatches, or Nsight Systems for a system trace",
-            tracing.join(", ")
-        ))
-        .into());
-    }
-    match args.cache_control.as_deref().map(str::trim) {
-        None | Some("none") => {}
-        Some("all") => {
-            return Err(UsageError::new(
-                "--cache-control all: kreplay cannot flush the GPU caches between passes (CUDA 13.0's CUPTI has no cache control), so a later pass may find in L2 what pass 0 read from DRAM; use --cache-control none (what every run does, recorded in the outputs)",
-            )
-            .into())
-        }
-        Some(other) => {
-            return Err(UsageError::new(format!(
-                "--cache-control '{other}' is not a cache control; use none"
-            ))
-            .into())
-        }
-    }
-    match args.clock_control.as_deref().map(str::trim) {
-        None | Some("none") => {}
-        Some("base") => {
-            return Err(UsageError::new(
-                "--clock-control base: kreplay never changes the GPU's clocks (it runs on shared machines); use --clock-control none (what every run does, recorded in the outputs)",
-            )
-            .into())
-        }
-        Some(other) => {
-            return Err(UsageError::new(format!(
-                "--clock-control '{other}' is not a clock control; use none"
-            ))
-            .into())
-        }
-    }
     let replay = args.replay_mode == Some(ReplayMode::Kernel);
-    let mut refused: Vec<&str> = Vec::new();
-    if args.att == Some(true) {
-        refused.push("--att");
-    }
-    // rocprofv3 counts the variable as set whatever its value (even 0 or empty).
-    if args.pc_sampling_beta_enabled == Some(true) || pc_sampling_env {
-        refused.push("PC sampling");
-    }
-    if args.spm.is_some() {
-        refused.push("--spm");
-    }
-    if replay {
-        if args.kernel_replay_beta_enabled != Some(true) {
-            return Err(UsageError::new(MSG_BETA).into());
-        }
-        let any_counters = !cli_pmc.is_empty()
-            || !args.metrics.is_empty()
-            || jobs.iter().any(|j| {
-                j.pmc.as_ref().is_some_and(|p| !p.words().is_empty()) || j.pmc_groups.is_some()
-            });
-        if !any_counters {
-            return Err(UsageError::new(MSG_NO_COUNTERS).into());
-        }
-        if !refused.is_empty() {
-            return Err(UsageError::new(msg_conflict(&refused)).into());
-        }
-    } else if args.replay_window.is_some() || jobs.iter().any(|j| j.replay_window.is_some()) {
-        return Err(UsageError::new(MSG_WINDOW_WITHOUT_REPLAY).into());
-    } else {
-        // Without replay these services are still not something kreplay can collect; the
-        // environment variable alone is not a request, so only the flags are refused.
-        let flags: Vec<&str> = [
-            (args.att == Some(true), "--att"),
-            (
-                args.pc_sampling_beta_enabled == Some(true),
-                "--pc-sampling-beta-enabled",
-            ),
-            (args.spm.is_some(), "--spm"),
-        ]
-        .iter()
-        .filter(|(given, _)| *given)
-        .map(|(_, name)| *name)
-        .collect();
-        if !flags.is_empty() {
-            return Err(UsageError::new(format!(
-                "{} not available in kreplay (it collects hardware counters only); remove {}",
-                flags.join(" and "),
-                if flags.len() == 1 { "it" } else { "them" }
-            ))
-            .into());
-        }
-    }
-    if args.app.is_empty() {
-        return Err(UsageError::new(
-            "no application given: put it after `--`, e.g. kreplay --pmc sm__warps_launched.sum -- ./app args",
-        ).into());
-    }
-    if let Some(seconds) = args.drain_timeout {
-        if !(seconds.is_finite() && seconds > 0.0) {
-            return Err(UsageError::new(format!(
-                "--drain-timeout {seconds} is not a positive number of seconds; give e.g. --drain-timeout 60"
-            )).into());
-        }
-    }
+    refuse_tracing(args)?;
+    refuse_cache_and_clock_control(args)?;
+    check_replay_options(args, &cli_pmc, jobs, pc_sampling_env, replay)?;
+    check_application(args)?;
 
     let cli = cli_given(args)?;
     let mut notices = Vec::new();
@@ -468,49 +356,9 @@ pub fn plan(
         .resolve_groups(&cli_pmc)
         .map_err(|e| counter_error(e, None))?;
     if !args.metrics.is_empty() {
-        let metrics: Vec<String> = args.metrics.iter().flat_map(|m| split_words(m)).collect();
-        let packed = resolver
-            .pack(&metrics)
-            .map_err(|e| counter_error(e, None))?;
-        let spanning: Vec<String> = packed
-            .iter()
-            .filter(|(_, passes)| *passes > 1)
-            .map(|(g, passes)| {
-                format!(
-                    "{} ({passes} passes)",
-                    g.metrics().collect::<Vec<_>>().join(" ")
-                )
-            })
-            .collect();
-        if !spanning.is_empty() && !replay {
-            return Err(UsageError::new(format!(
-                "--metrics {} needs several hardware passes on its own; kernel replay measures it by running each dispatch that many times: add --replay-mode kernel --kernel-replay-beta-enabled",
-                spanning.join(", ")
-            ))
-            .into());
-        }
-        let single: Vec<&CounterGroup> = packed
-            .iter()
-            .filter(|(_, passes)| *passes <= 1)
-            .map(|(g, _)| g)
-            .collect();
-        let mut notice = format!(
-            "kreplay: --metrics packed into {} single-pass group(s): {}",
-            single.len(),
-            single
-                .iter()
-                .map(|g| format!("--pmc {}", g.metrics().collect::<Vec<_>>().join(" ")))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        if !spanning.is_empty() {
-            notice += &format!(
-                "; measured over several replay passes each: {}",
-                spanning.join(", ")
-            );
-        }
+        let (groups, notice) = metrics_groups(args, resolver, replay)?;
         notices.push(notice);
-        cli_groups.extend(packed.into_iter().map(|(g, _)| g));
+        cli_groups.extend(groups);
     }
 
     // (origin, subdir prefix, groups, mode, settings)
@@ -595,6 +443,193 @@ pub fn plan(
         })
         .collect();
     Ok(Plan { runs, notices })
+}
+
+/// Tracing options rocprofv3 has and kreplay does not: one line naming them.
+fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
+    let tracing: Vec<&str> = [
+        (args.sys_trace, "-T/--sys-trace"),
+        (args.runtime_trace, "-r/--runtime-trace"),
+        (args.hip_trace, "--hip-trace"),
+        (args.hsa_trace, "--hsa-trace"),
+        (args.marker_trace, "--marker-trace"),
+        (args.memory_copy_trace, "--memory-copy-trace"),
+        (args.memory_allocation_trace, "--memory-allocation-trace"),
+        (args.scratch_memory_trace, "--scratch-memory-trace"),
+        (args.rccl_trace, "--rccl-trace"),
+    ]
+    .iter()
+    .filter(|(given, _)| *given == Some(true))
+    .map(|(_, name)| *name)
+    .collect();
+    if !tracing.is_empty() {
+        return Err(UsageError::new(format!(
+            "{}: kreplay traces kernel dispatches only (no API, marker, memory or collective tracing); use --kernel-trace for the dispatches, or Nsight Systems for a system trace",
+            tracing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Nsight Compute's cache and clock controls: only `none`, which is what every run does.
+fn refuse_cache_and_clock_control(args: &ProfileArgs) -> Result<(), UsageError> {
+    match args.cache_control.as_deref().map(str::trim) {
+        None | Some("none") => {}
+        Some("all") => {
+            return Err(UsageError::new(
+                "--cache-control all: kreplay cannot flush the GPU caches between passes (CUDA 13.0's CUPTI has no cache control), so a later pass may find in L2 what pass 0 read from DRAM; use --cache-control none (what every run does, recorded in the outputs)",
+            ))
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--cache-control '{other}' is not a cache control; use none"
+            )))
+        }
+    }
+    match args.clock_control.as_deref().map(str::trim) {
+        None | Some("none") => {}
+        Some("base") => {
+            return Err(UsageError::new(
+                "--clock-control base: kreplay never changes the GPU's clocks (it runs on shared machines); use --clock-control none (what every run does, recorded in the outputs)",
+            ))
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--clock-control '{other}' is not a clock control; use none"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The options that need kernel replay, or that kreplay does not have, against `--replay-mode`.
+fn check_replay_options(
+    args: &ProfileArgs,
+    cli_pmc: &[Vec<String>],
+    jobs: &[Job],
+    pc_sampling_env: bool,
+    replay: bool,
+) -> Result<(), UsageError> {
+    let mut refused: Vec<&str> = Vec::new();
+    if args.att == Some(true) {
+        refused.push("--att");
+    }
+    // rocprofv3 counts the variable as set whatever its value (even 0 or empty).
+    if args.pc_sampling_beta_enabled == Some(true) || pc_sampling_env {
+        refused.push("PC sampling");
+    }
+    if args.spm.is_some() {
+        refused.push("--spm");
+    }
+    if replay {
+        if args.kernel_replay_beta_enabled != Some(true) {
+            return Err(UsageError::new(MSG_BETA));
+        }
+        let any_counters = !cli_pmc.is_empty()
+            || !args.metrics.is_empty()
+            || jobs.iter().any(|j| {
+                j.pmc.as_ref().is_some_and(|p| !p.words().is_empty()) || j.pmc_groups.is_some()
+            });
+        if !any_counters {
+            return Err(UsageError::new(MSG_NO_COUNTERS));
+        }
+        if !refused.is_empty() {
+            return Err(UsageError::new(msg_conflict(&refused)));
+        }
+    } else if args.replay_window.is_some() || jobs.iter().any(|j| j.replay_window.is_some()) {
+        return Err(UsageError::new(MSG_WINDOW_WITHOUT_REPLAY));
+    } else {
+        // Without replay these services are still not something kreplay can collect; the
+        // environment variable alone is not a request, so only the flags are refused.
+        let flags: Vec<&str> = [
+            (args.att == Some(true), "--att"),
+            (
+                args.pc_sampling_beta_enabled == Some(true),
+                "--pc-sampling-beta-enabled",
+            ),
+            (args.spm.is_some(), "--spm"),
+        ]
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, name)| *name)
+        .collect();
+        if !flags.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} not available in kreplay (it collects hardware counters only); remove {}",
+                flags.join(" and "),
+                if flags.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The application after `--`, and the settings of its run that are checked alone.
+fn check_application(args: &ProfileArgs) -> Result<(), UsageError> {
+    if args.app.is_empty() {
+        return Err(UsageError::new(
+            "no application given: put it after `--`, e.g. kreplay --pmc sm__warps_launched.sum -- ./app args",
+        ));
+    }
+    if let Some(seconds) = args.drain_timeout {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(UsageError::new(format!(
+                "--drain-timeout {seconds} is not a positive number of seconds; give e.g. --drain-timeout 60"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--metrics` packed into groups (single-pass groups, and metrics that need several hardware
+/// passes alone), and the notice that says how.
+fn metrics_groups(
+    args: &ProfileArgs,
+    resolver: &dyn CounterResolver,
+    replay: bool,
+) -> anyhow::Result<(Vec<CounterGroup>, String)> {
+    let metrics: Vec<String> = args.metrics.iter().flat_map(|m| split_words(m)).collect();
+    let packed = resolver
+        .pack(&metrics)
+        .map_err(|e| counter_error(e, None))?;
+    let spanning: Vec<String> = packed
+        .iter()
+        .filter(|(_, passes)| *passes > 1)
+        .map(|(g, passes)| {
+            format!(
+                "{} ({passes} passes)",
+                g.metrics().collect::<Vec<_>>().join(" ")
+            )
+        })
+        .collect();
+    if !spanning.is_empty() && !replay {
+        return Err(UsageError::new(format!(
+            "--metrics {} needs several hardware passes on its own; kernel replay measures it by running each dispatch that many times: add --replay-mode kernel --kernel-replay-beta-enabled",
+            spanning.join(", ")
+        ))
+        .into());
+    }
+    let single: Vec<&CounterGroup> = packed
+        .iter()
+        .filter(|(_, passes)| *passes <= 1)
+        .map(|(g, _)| g)
+        .collect();
+    let mut notice = format!(
+        "kreplay: --metrics packed into {} single-pass group(s): {}",
+        single.len(),
+        single
+            .iter()
+            .map(|g| format!("--pmc {}", g.metrics().collect::<Vec<_>>().join(" ")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    if !spanning.is_empty() {
+        notice += &format!(
+            "; measured over several replay passes each: {}",
+            spanning.join(", ")
+        );
+    }
+    Ok((packed.into_iter().map(|(g, _)| g).collect(), notice))
 }
 
 /// A catalog error as one line, prefixed with where the counters came from. Usage errors (an
