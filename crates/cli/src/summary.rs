@@ -84,6 +84,14 @@ fn truncate(name: &str) -> String {
 /// The report, one line per row; empty when nothing was recorded.
 pub fn render(data: &RunData) -> String {
     let mut out = String::new();
+    render_kernels(data, &mut out);
+    render_costs(data, &mut out);
+    render_warnings(data, &mut out);
+    out
+}
+
+/// The dispatch count, and each kernel's counters per pass, combined over its dispatches.
+fn render_kernels(data: &RunData, out: &mut String) {
     // kernel name -> (dispatch identities, pass -> counter -> values)
     type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Vec<f64>>>;
     let mut kernels: BTreeMap<String, (BTreeSet<(u32, u64)>, PerPass)> = BTreeMap::new();
@@ -157,25 +165,17 @@ pub fn render(data: &RunData) -> String {
                 None if passes.keys().any(Option::is_some) => "once".into(),
                 None => "-".into(),
             };
-            if i == 0 {
-                let _ = writeln!(
-                    out,
-                    "  {:<w$}  {:>10}  {:>4}  {values}",
-                    truncate(name),
-                    ids.len(),
-                    pass_text,
-                    w = KERNEL_NAME_WIDTH
-                );
+            // The kernel's name and dispatch count on its first pass's line only.
+            let (shown, count) = if i == 0 {
+                (truncate(name), ids.len().to_string())
             } else {
-                let _ = writeln!(
-                    out,
-                    "  {:<w$}  {:>10}  {:>4}  {values}",
-                    "",
-                    "",
-                    pass_text,
-                    w = KERNEL_NAME_WIDTH
-                );
-            }
+                (String::new(), String::new())
+            };
+            let _ = writeln!(
+                out,
+                "  {shown:<w$}  {count:>10}  {pass_text:>4}  {values}",
+                w = KERNEL_NAME_WIDTH
+            );
         }
     }
     if rows.len() > MAX_KERNELS {
@@ -185,7 +185,10 @@ pub fn render(data: &RunData) -> String {
             rows.len() - MAX_KERNELS
         );
     }
+}
 
+/// What replay did and cost (only for runs that have cost records).
+fn render_costs(data: &RunData, out: &mut String) {
     let costs: Vec<_> = data.processes.iter().flat_map(|p| &p.costs).collect();
     if !costs.is_empty() {
         let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
@@ -236,6 +239,9 @@ pub fn render(data: &RunData) -> String {
             if per_pass.is_empty() { "-".to_string() } else { per_pass }
         );
     }
+}
+
+fn render_warnings(data: &RunData, out: &mut String) {
     // The tool printed each warning when it happened (once per process); repeating them here
     // would only double the noise, so the summary counts them and says where they are kept.
     let distinct: BTreeSet<&str> = data
@@ -251,7 +257,6 @@ pub fn render(data: &RunData) -> String {
             distinct.len()
         );
     }
-    out
 }
 
 #[cfg(test)]
