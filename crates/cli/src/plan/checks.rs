@@ -1,0 +1,140 @@
+//! The options [`super::plan`] refuses before it shapes any run: each a one-line usage error
+//! naming the option and the fix.
+
+use super::*;
+
+/// Tracing options rocprofv3 has and kreplay does not: one line naming them.
+pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
+    let tracing: Vec<&str> = [
+        (args.sys_trace, "-T/--sys-trace"),
+        (args.runtime_trace, "-r/--runtime-trace"),
+        (args.hip_trace, "--hip-trace"),
+        (args.hsa_trace, "--hsa-trace"),
+        (args.marker_trace, "--marker-trace"),
+        (args.memory_copy_trace, "--memory-copy-trace"),
+        (args.memory_allocation_trace, "--memory-allocation-trace"),
+        (args.scratch_memory_trace, "--scratch-memory-trace"),
+        (args.rccl_trace, "--rccl-trace"),
+    ]
+    .iter()
+    .filter(|(given, _)| *given == Some(true))
+    .map(|(_, name)| *name)
+    .collect();
+    if !tracing.is_empty() {
+        return Err(UsageError::new(format!(
+            "{}: kreplay traces kernel dispatches only (no API, marker, memory or collective tracing); use --kernel-trace for the dispatches, or Nsight Systems for a system trace",
+            tracing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Nsight Compute's cache and clock controls: only `none`, which is what every run does.
+pub(super) fn refuse_cache_and_clock_control(args: &ProfileArgs) -> Result<(), UsageError> {
+    match args.cache_control.as_deref().map(str::trim) {
+        None | Some("none") => {}
+        Some("all") => {
+            return Err(UsageError::new(
+                "--cache-control all: kreplay cannot flush the GPU caches between passes (CUDA 13.0's CUPTI has no cache control), so a later pass may find in L2 what pass 0 read from DRAM; use --cache-control none (what every run does, recorded in the outputs)",
+            ))
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--cache-control '{other}' is not a cache control; use none"
+            )))
+        }
+    }
+    match args.clock_control.as_deref().map(str::trim) {
+        None | Some("none") => {}
+        Some("base") => {
+            return Err(UsageError::new(
+                "--clock-control base: kreplay never changes the GPU's clocks (it runs on shared machines); use --clock-control none (what every run does, recorded in the outputs)",
+            ))
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--clock-control '{other}' is not a clock control; use none"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The options that need kernel replay, or that kreplay does not have, against `--replay-mode`.
+pub(super) fn check_replay_options(
+    args: &ProfileArgs,
+    cli_pmc: &[Vec<String>],
+    jobs: &[Job],
+    pc_sampling_env: bool,
+    replay: bool,
+) -> Result<(), UsageError> {
+    let mut refused: Vec<&str> = Vec::new();
+    if args.att == Some(true) {
+        refused.push("--att");
+    }
+    // rocprofv3 counts the variable as set whatever its value (even 0 or empty).
+    if args.pc_sampling_beta_enabled == Some(true) || pc_sampling_env {
+        refused.push("PC sampling");
+    }
+    if args.spm.is_some() {
+        refused.push("--spm");
+    }
+    if replay {
+        if args.kernel_replay_beta_enabled != Some(true) {
+            return Err(UsageError::new(MSG_BETA));
+        }
+        let any_counters = !cli_pmc.is_empty()
+            || !args.metrics.is_empty()
+            || jobs.iter().any(|j| {
+                j.pmc.as_ref().is_some_and(|p| !p.words().is_empty()) || j.pmc_groups.is_some()
+            });
+        if !any_counters {
+            return Err(UsageError::new(MSG_NO_COUNTERS));
+        }
+        if !refused.is_empty() {
+            return Err(UsageError::new(msg_conflict(&refused)));
+        }
+    } else if args.replay_window.is_some() || jobs.iter().any(|j| j.replay_window.is_some()) {
+        return Err(UsageError::new(MSG_WINDOW_WITHOUT_REPLAY));
+    } else {
+        // Without replay these services are still not something kreplay can collect; the
+        // environment variable alone is not a request, so only the flags are refused.
+        let flags: Vec<&str> = [
+            (args.att == Some(true), "--att"),
+            (
+                args.pc_sampling_beta_enabled == Some(true),
+                "--pc-sampling-beta-enabled",
+            ),
+            (args.spm.is_some(), "--spm"),
+        ]
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, name)| *name)
+        .collect();
+        if !flags.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} not available in kreplay (it collects hardware counters only); remove {}",
+                flags.join(" and "),
+                if flags.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The application after `--`, and the settings of its run that are checked alone.
+pub(super) fn check_application(args: &ProfileArgs) -> Result<(), UsageError> {
+    if args.app.is_empty() {
+        return Err(UsageError::new(
+            "no application given: put it after `--`, e.g. kreplay --pmc sm__warps_launched.sum -- ./app args",
+        ));
+    }
+    if let Some(seconds) = args.drain_timeout {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(UsageError::new(format!(
+                "--drain-timeout {seconds} is not a positive number of seconds; give e.g. --drain-timeout 60"
+            )));
+        }
+    }
+    Ok(())
+}
