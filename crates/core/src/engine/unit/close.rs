@@ -1,0 +1,535 @@
+//! A unit's close: execution 0 stopped and read, the later executions run on restored memory,
+//! the application's view put back, and every pass's records sent.
+
+use super::*;
+
+/// The state of a unit's later executions, for the failure paths.
+struct Replay<S> {
+    /// F: the application's view, saved before the later executions when the unit stayed open
+    /// across calls or its S0 holds managed memory (put back after them, and after a failure).
+    view: Option<S>,
+    bytes_snapshotted: u64,
+    snapshot_ns: u64,
+    bytes_restored: u64,
+    restore_ns: u64,
+    pass_ns: Vec<u64>,
+}
+
+impl<L, S, C> Engine<L, S, C>
+where
+    L: Send + 'static,
+    S: Send + 'static,
+    C: Send + 'static,
+{
+    /// Closes a unit: execution 0's results, the later executions, records and costs.
+    /// `current`: the application's own launch of the last member, when the unit closes at
+    /// that member's exit (it has no kept copy then).
+    pub(super) fn run_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        unit: OpenUnit<S, L, C>,
+        reason: &str,
+        current: Option<&L>,
+    ) {
+        let OpenUnit {
+            device,
+            capacity,
+            total,
+            groups,
+            stepwise,
+            plan,
+            members,
+            log,
+            replayable,
+            snapshot,
+            restorable,
+            host_writable,
+            staging,
+            bytes_tracked,
+            drain_ns,
+            snapshot_ns,
+            mut pass0_ns,
+            captured_bytes,
+            captures,
+            hold,
+            spanned,
+            ..
+        } = unit;
+        // Launches that did not execute: no record, nothing to measure or replay.
+        let live: Vec<usize> = (0..members.len()).filter(|&i| members[i].live()).collect();
+        let n = live.len();
+        if capacity > 1 {
+            lock(&self.window_stats).record(n, reason, spanned, captures, captured_bytes);
+        }
+        let mut replay = Replay {
+            view: None,
+            bytes_snapshotted: if restorable && snapshot.is_some() {
+                bytes_tracked
+            } else {
+                0
+            },
+            snapshot_ns,
+            bytes_restored: 0,
+            restore_ns: 0,
+            pass_ns: Vec::new(),
+        };
+
+        let stop_started = Instant::now();
+        let first = if n == 0 {
+            // Every member's launch failed: nothing ran, nothing to read.
+            backend.abandon_unit(device);
+            Ok(Vec::new())
+        } else {
+            backend.stop_execution(device)
+        };
+        pass0_ns += elapsed_ns(stop_started);
+        replay.pass_ns.push(pass0_ns);
+        let timings0 = match first {
+            Ok(timings) if timings.len() == n && n > 0 => Some(timings),
+            Ok(timings) => {
+                if n > 0 {
+                    self.unit_counters_notice(&format!(
+                        "execution 0 measured {} of {n} dispatches",
+                        timings.len()
+                    ));
+                }
+                None
+            }
+            Err(error) => {
+                self.backend_notice("stop_execution", &error);
+                None
+            }
+        };
+        if timings0.is_none() && spanned > 0 && self.window_spans.swap(false, Ordering::Relaxed) {
+            self.notice(
+                "window-spans-off",
+                &format!("a replay window that stayed open across {spanned} other CUDA call(s) did not measure its kernels; windows now close at every call for the rest of the run ({ENV_WINDOW_SPANS}=0 does so from the start)"),
+            );
+        }
+
+        let last_live = live.last().copied();
+        let job = UnitJob {
+            device,
+            members: &members,
+            log: &log,
+            current: current.filter(|_| last_live.is_some_and(|i| members[i].launch.is_none())),
+            live: &live,
+            snapshot: &snapshot,
+        };
+        let later = stepwise || plan.executions > 1;
+        let outcome = match timings0 {
+            None => {
+                backend.abandon_unit(device);
+                ReplayOutcome::DeclinedError
+            }
+            Some(_) if later && !replayable => {
+                self.unit_counters_notice("a launch boundary or a captured write was lost");
+                backend.abandon_unit(device);
+                ReplayOutcome::DeclinedError
+            }
+            Some(_)
+                if later
+                    && (spanned > 0 || host_writable)
+                    && !self.save_view(backend, &job, spanned == 0, &mut replay) =>
+            {
+                backend.abandon_unit(device);
+                ReplayOutcome::DeclinedError
+            }
+            Some(timings0) if stepwise => {
+                self.run_stepwise(backend, &job, total, &groups, timings0, &mut replay)
+            }
+            Some(timings0) => {
+                self.run_planned(backend, &job, &plan, &groups, timings0, &mut replay)
+            }
+        };
+        if let Some(view) = replay.view.take() {
+            self.put_back_view(backend, &job, view, &mut replay);
+        }
+
+        release_snapshot(backend, snapshot);
+        for entry in log {
+            if let LogEntry::Write(capture) = entry {
+                backend.release_capture(capture);
+            }
+        }
+        drop(hold);
+        let passes = replay.pass_ns.len() as u32;
+        for (position, &index) in live.iter().enumerate() {
+            let shared = |value: u64| if position == 0 { value } else { 0 };
+            self.sink.send(Record::ReplayCost(ReplayCost {
+                dispatch_id: members[index].dispatch.dispatch_id,
+                agent_id: u64::from(device),
+                outcome,
+                passes,
+                bytes_tracked,
+                bytes_snapshotted: shared(replay.bytes_snapshotted),
+                bytes_restored: shared(replay.bytes_restored),
+                staging,
+                drain_ns: shared(drain_ns),
+                snapshot_ns: shared(replay.snapshot_ns),
+                pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
+                restore_ns: shared(replay.restore_ns),
+            }));
+        }
+    }
+
+    /// Every pass planned up front: the later executions, then every pass's records.
+    fn run_planned<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        plan: &UnitPlan,
+        groups: &[Option<usize>],
+        timings0: Vec<Timing>,
+        replay: &mut Replay<S>,
+    ) -> ReplayOutcome {
+        let announce = |execution: usize| {
+            for (pass, _) in plan
+                .execution_of_pass
+                .iter()
+                .enumerate()
+                .filter(|(pass, e)| *pass > 0 && **e == execution)
+            {
+                for &i in job.live {
+                    self.tool
+                        .on_pass_start(&job.members[i].dispatch.tool_view(), pass as u32);
+                }
+            }
+        };
+        // Passes measured together with pass 0 started with it.
+        announce(0);
+        let mut timings = vec![timings0];
+        for execution in 1..plan.executions {
+            announce(execution);
+            match self.run_execution(backend, job, execution, replay) {
+                Ok(t) => timings.push(t),
+                Err(failure) => {
+                    self.pass_failed(backend, job, failure, replay);
+                    backend.abandon_unit(job.device);
+                    return ReplayOutcome::DeclinedError;
+                }
+            }
+        }
+        let counters = match backend.unit_counters(job.device) {
+            Ok(counters) => counters,
+            Err(error) => {
+                self.unit_counters_notice(&format!("unit_counters: {error}"));
+                return ReplayOutcome::DeclinedError;
+            }
+        };
+        for (pass, counters) in counters.into_iter().enumerate().take(groups.len()) {
+            let execution = plan.execution_of_pass.get(pass).copied().unwrap_or(0);
+            let Some(timings) = timings.get(execution) else {
+                continue;
+            };
+            self.send_unit_pass(job, pass as u32, timings, counters);
+        }
+        ReplayOutcome::Replayed
+    }
+
+    /// Passes one at a time, each measured before the tool decides whether another follows.
+    fn run_stepwise<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        total: Option<u32>,
+        groups: &[Option<usize>],
+        timings0: Vec<Timing>,
+        replay: &mut Replay<S>,
+    ) -> ReplayOutcome {
+        match backend.unit_counters(job.device) {
+            Ok(counters) => {
+                let counters = counters.into_iter().next().flatten();
+                self.send_unit_pass(job, 0, &timings0, counters);
+            }
+            Err(error) => {
+                self.unit_counters_notice(&format!("unit_counters: {error}"));
+                return ReplayOutcome::DeclinedError;
+            }
+        }
+        let mut pass: u32 = 1;
+        loop {
+            if total.is_some_and(|t| pass >= t) {
+                return ReplayOutcome::Replayed;
+            }
+            let go_on = job.live.iter().all(|&i| {
+                self.tool
+                    .continue_after(&job.members[i].dispatch.tool_view(), pass - 1, total)
+            });
+            if !go_on {
+                return if total.is_some() {
+                    ReplayOutcome::StoppedEarly
+                } else {
+                    ReplayOutcome::Replayed
+                };
+            }
+            let group = match groups.get(pass as usize) {
+                Some(group) => *group,
+                None => job.live.first().and_then(|&i| {
+                    self.tool
+                        .pass_group(&job.members[i].dispatch.tool_view(), pass)
+                }),
+            };
+            if let Err(error) = backend.plan_unit(job.device, &[group]) {
+                self.unit_counters_notice(&format!("plan_unit: {error}"));
+                return ReplayOutcome::DeclinedError;
+            }
+            for &i in job.live {
+                self.tool
+                    .on_pass_start(&job.members[i].dispatch.tool_view(), pass);
+            }
+            let timings = match self.run_execution(backend, job, 0, replay) {
+                Ok(timings) => timings,
+                Err(failure) => {
+                    self.pass_failed(backend, job, failure, replay);
+                    backend.abandon_unit(job.device);
+                    return ReplayOutcome::DeclinedError;
+                }
+            };
+            match backend.unit_counters(job.device) {
+                Ok(counters) => {
+                    let counters = counters.into_iter().next().flatten();
+                    self.send_unit_pass(job, pass, &timings, counters);
+                }
+                Err(error) => {
+                    self.unit_counters_notice(&format!("unit_counters: {error}"));
+                    return ReplayOutcome::DeclinedError;
+                }
+            }
+            pass += 1;
+        }
+    }
+
+    /// One later execution: restore S0, start, re-run the log, stop.
+    fn run_execution<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        execution: usize,
+        replay: &mut Replay<S>,
+    ) -> Result<Vec<Timing>, PassFailure> {
+        let device = job.device;
+        let restore_started = Instant::now();
+        if let Some(staged) = job.snapshot {
+            match backend.restore(staged) {
+                Ok(bytes) => replay.bytes_restored += bytes,
+                Err(error) => {
+                    return Err(PassFailure::Fatal(format!(
+                        "restoring device {device} memory before execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                        job.describe()
+                    )))
+                }
+            }
+        }
+        replay.restore_ns += elapsed_ns(restore_started);
+        let pass_started = Instant::now();
+        let started = backend.start_execution(device, execution, job.live.len().max(1));
+        let mut boundary_lost = None;
+        for entry in job.log {
+            match entry {
+                LogEntry::Launch(index) => {
+                    let member = &job.members[*index];
+                    if !member.live() {
+                        continue;
+                    }
+                    let launch = member.launch.as_ref().or_else(|| {
+                        (job.live.last() == Some(index))
+                            .then_some(job.current)
+                            .flatten()
+                    });
+                    let Some(launch) = launch else {
+                        return Err(PassFailure::Fatal(format!(
+                            "dispatch {} of the replay window of dispatches {} has no launch to re-execute; the application's memory can no longer be trusted",
+                            member.dispatch.dispatch_id,
+                            job.describe()
+                        )));
+                    };
+                    if started.is_ok() {
+                        if let Err(error) = backend.launch_starts(device) {
+                            boundary_lost.get_or_insert(error);
+                        }
+                    }
+                    if let Err(error) = backend.relaunch(launch) {
+                        return Err(PassFailure::Fatal(format!(
+                            "re-executing kernel {:?} for execution {execution} of dispatch {} (replay window of dispatches {}) failed after memory was restored ({error}); the application's memory can no longer be trusted",
+                            member.dispatch.info.kernel_name,
+                            member.dispatch.dispatch_id,
+                            job.describe()
+                        )));
+                    }
+                    if started.is_ok() {
+                        if let Err(error) = backend.launch_ends(device) {
+                            boundary_lost.get_or_insert(error);
+                        }
+                    }
+                }
+                LogEntry::Write(capture) => {
+                    if let Err(error) = backend.apply(capture) {
+                        return Err(PassFailure::Fatal(format!(
+                            "writing back a captured copy during execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                            job.describe()
+                        )));
+                    }
+                }
+            }
+        }
+        if let Err(error) = started {
+            // Every kernel ran (memory is right) but unmeasured.
+            return Err(PassFailure::Counters(format!("start_execution: {error}")));
+        }
+        let stopped = backend.stop_execution(device);
+        replay.pass_ns.push(elapsed_ns(pass_started));
+        if let Some(error) = boundary_lost {
+            return Err(PassFailure::Counters(format!("launch boundary: {error}")));
+        }
+        match stopped {
+            Ok(timings) if timings.len() == job.live.len() => Ok(timings),
+            Ok(timings) => Err(PassFailure::Counters(format!(
+                "execution {execution} measured {} of {} dispatches",
+                timings.len(),
+                job.live.len()
+            ))),
+            Err(error) => Err(PassFailure::Counters(format!("stop_execution: {error}"))),
+        }
+    }
+
+    /// Saves F before the later executions (`managed_only`: of managed memory alone, when the
+    /// unit stayed open across no call and only the host can have written memory behind the
+    /// members); false (said once) when it cannot be staged: the unit then ends with execution
+    /// 0, whose results the application already has.
+    fn save_view<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        managed_only: bool,
+        replay: &mut Replay<S>,
+    ) -> bool {
+        let mut regions = self.inventory.tracked(job.device);
+        if managed_only {
+            // Only the host can have changed memory behind the members' backs.
+            regions.retain(|r| r.kind == AllocKind::Managed);
+        }
+        if regions.is_empty() {
+            return true;
+        }
+        let bytes: u64 = regions.iter().map(|r| r.bytes).sum();
+        let started = Instant::now();
+        for place in self.staging_order(backend, job.device, bytes) {
+            match backend.snapshot(job.device, &regions, place) {
+                Ok(view) => {
+                    replay.view = Some(view);
+                    replay.bytes_snapshotted += bytes;
+                    replay.snapshot_ns += elapsed_ns(started);
+                    return true;
+                }
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => {
+                    self.backend_notice("snapshot", &error);
+                    return false;
+                }
+            }
+        }
+        self.unit_counters_notice(
+            "the memory the application saw could not be staged before the later passes",
+        );
+        false
+    }
+
+    /// Restores F after the later executions (or after one failed).
+    fn put_back_view<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        view: S,
+        replay: &mut Replay<S>,
+    ) {
+        let started = Instant::now();
+        match backend.restore(&view) {
+            Ok(bytes) => replay.bytes_restored += bytes,
+            Err(error) => self.fatal(&format!(
+                "putting back device {} memory after the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
+                job.device,
+                job.describe()
+            )),
+        }
+        replay.restore_ns += elapsed_ns(started);
+        backend.release(view);
+    }
+
+    /// A later execution failed: counters are lost; memory is put back from F when it was
+    /// saved, and is otherwise fatal when it cannot be trusted.
+    fn pass_failed<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        failure: PassFailure,
+        replay: &mut Replay<S>,
+    ) {
+        match failure {
+            PassFailure::Counters(message) => self.unit_counters_notice(&message),
+            PassFailure::Fatal(message) => match replay.view.take() {
+                Some(view) => {
+                    self.unit_counters_notice(&format!(
+                        "{message} (put back from the memory saved before the later passes)"
+                    ));
+                    self.put_back_view(backend, job, view, replay);
+                }
+                None => self.fatal(&message),
+            },
+        }
+    }
+
+    /// The records of one pass of every live member.
+    fn send_unit_pass(
+        &self,
+        job: &UnitJob<'_, S, L, C>,
+        pass: u32,
+        timings: &[Timing],
+        counters: Option<Vec<Vec<CounterSample>>>,
+    ) {
+        let mut counters = counters.map(|c| c.into_iter());
+        for (&index, timing) in job.live.iter().zip(timings) {
+            let member = &job.members[index];
+            let view = member.dispatch.tool_view();
+            let samples = counters.as_mut().and_then(|c| c.next()).unwrap_or_default();
+            let result = pass_result(*timing, samples);
+            self.tool.on_pass_stop(&view, pass, &result);
+            self.send_dispatch(&member.dispatch, Some(pass), result);
+        }
+    }
+
+    fn unit_counters_notice(&self, message: &str) {
+        self.notice(
+            "window-pass-counters",
+            &format!("a replay window lost its counters and its replay stopped ({message}); the application's memory is what it would be without kreplay"),
+        );
+    }
+}
+
+/// What a unit's later executions work on.
+struct UnitJob<'a, S, L, C> {
+    device: DeviceId,
+    members: &'a [Member<L>],
+    log: &'a [LogEntry<C>],
+    /// The last member's launch when it has no kept copy.
+    current: Option<&'a L>,
+    /// Indices of the members whose launch executed.
+    live: &'a [usize],
+    snapshot: &'a Option<S>,
+}
+
+impl<S, L, C> UnitJob<'_, S, L, C> {
+    /// `first..last` dispatch ids, for messages.
+    fn describe(&self) -> String {
+        let ids: Vec<u64> = self
+            .live
+            .iter()
+            .map(|&i| self.members[i].dispatch.dispatch_id)
+            .collect();
+        match (ids.first(), ids.last()) {
+            (Some(first), Some(last)) if ids.len() > 1 => format!("{first}..{last}"),
+            (Some(only), _) => only.to_string(),
+            _ => "(none)".to_string(),
+        }
+    }
+}
