@@ -509,7 +509,10 @@ impl Tool {
         api: kreplay_cuda::classify::LaunchApi,
         params: *const std::ffi::c_void,
     ) -> bool {
-        if !lock(&self.pageable_devices).contains(&device) {
+        // Only kernel replay runs a launch more than once.
+        if self.engine.config().mode != kreplay_core::config::InProcessMode::KernelReplay
+            || !lock(&self.pageable_devices).contains(&device)
+        {
             return false;
         }
         let _scope = kreplay_cuda::guard::ToolScope::enter();
