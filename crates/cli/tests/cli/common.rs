@@ -61,6 +61,24 @@ pub fn kreplay_command(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// Kernel replay of the two groups `{W, I}` and `{W, C}` (two hardware passes on the sim),
+/// followed by `more`.
+pub fn two_groups_replay<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--pmc",
+        W,
+        I,
+        "--pmc",
+        W,
+        C,
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
 /// kreplay with `args`, then `--` and the sim app, in `dir`.
 pub fn run_sim(dir: &Path, args: &[&str]) -> Output {
     let app = sim_app();

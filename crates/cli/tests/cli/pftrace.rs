@@ -40,16 +40,7 @@ fn a_replay_run_is_a_perfetto_trace_with_one_slice_per_pass_and_its_counters() {
     let app = sim_app();
     let out = kreplay(
         dir.path(),
-        &[
-            "--pmc",
-            W,
-            I,
-            "--pmc",
-            W,
-            C,
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
+        &two_groups_replay(&[
             "-f",
             "pftrace",
             "rocpd",
@@ -59,7 +50,7 @@ fn a_replay_run_is_a_perfetto_trace_with_one_slice_per_pass_and_its_counters() {
             "out",
             "--",
             app.to_str().unwrap(),
-        ],
+        ]),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let d = dir.path().join("DIR");

@@ -94,25 +94,7 @@ fn kernel_replay_with_two_groups_collects_both_on_every_dispatch() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_sim(
         dir.path(),
-        &[
-            "--pmc",
-            W,
-            I,
-            "--pmc",
-            W,
-            C,
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
-            "-f",
-            "json",
-            "csv",
-            "rocpd",
-            "-d",
-            "DIR",
-            "-o",
-            "out",
-        ],
+        &two_groups_replay(&["-f", "json", "csv", "rocpd", "-d", "DIR", "-o", "out"]),
     );
     assert_ok_and_verified(&out);
     let stderr = text(&out.stderr);

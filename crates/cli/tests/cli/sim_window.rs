@@ -11,21 +11,7 @@ use std::path::Path;
 /// `app_args`; returns the output and the database.
 fn profile(dir: &Path, extra: &[&str], app_args: &[&str]) -> (std::process::Output, RunData) {
     let app = sim_app();
-    let mut args = vec![
-        "--pmc",
-        W,
-        I,
-        "--pmc",
-        W,
-        C,
-        "--replay-mode",
-        "kernel",
-        "--kernel-replay-beta-enabled",
-        "-d",
-        "DIR",
-        "-o",
-        "out",
-    ];
+    let mut args = two_groups_replay(&["-d", "DIR", "-o", "out"]);
     args.extend_from_slice(extra);
     args.push("--");
     args.push(app.to_str().unwrap());

@@ -115,25 +115,7 @@ fn stats_count_each_replayed_dispatch_once_with_its_first_pass() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_sim(
         dir.path(),
-        &[
-            "--pmc",
-            W,
-            I,
-            "--pmc",
-            W,
-            C,
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
-            "--stats",
-            "-f",
-            "csv",
-            "rocpd",
-            "-d",
-            "D",
-            "-o",
-            "out",
-        ],
+        &two_groups_replay(&["--stats", "-f", "csv", "rocpd", "-d", "D", "-o", "out"]),
     );
     assert_ok(&out);
     let d = dir.path().join("D");
@@ -271,16 +253,7 @@ fn the_summary_goes_to_stderr_with_rocprofv3s_columns() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_sim(
         dir.path(),
-        &[
-            "--pmc",
-            W,
-            I,
-            "--pmc",
-            W,
-            C,
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
+        &two_groups_replay(&[
             "--stats",
             "-S",
             "-D",
@@ -293,7 +266,7 @@ fn the_summary_goes_to_stderr_with_rocprofv3s_columns() {
             "D",
             "-o",
             "out",
-        ],
+        ]),
     );
     assert_ok(&out);
     let stderr = text(&out.stderr);
