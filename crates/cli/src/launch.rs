@@ -359,9 +359,9 @@ pub fn echo_config(spec: &RunSpec, launcher: &Launcher) -> ToolConfig {
 /// with it when output paths are checked before the application exists.
 const LARGEST_PID: u32 = 4_194_304;
 
-/// The longest name an output file adds to `-o` (the counter CSV), with the temporary name it
-/// is written under before it replaces the file.
-const LONGEST_OUTPUT_SUFFIX: usize = "_counter_collection.csv".len() + TEMP_NAME_OVERHEAD;
+/// The longest name an output file adds to `-o`, with the temporary name it is written under
+/// before it replaces the file.
+const LONGEST_OUTPUT_SUFFIX: usize = kreplay_format::output::suffix::LONGEST + TEMP_NAME_OVERHEAD;
 
 /// Finds, before the application starts, output paths no run could write: a file name longer
 /// than the file system allows, a folder that would have to be made under a regular file, or

@@ -5,7 +5,7 @@
 
 use crate::error::FormatError;
 use crate::numbers::{quoted, scientific};
-use crate::output::{output_path, write_file};
+use crate::output::{output_path, suffix, write_file};
 use crate::records::*;
 use crate::run::{ProcessRun, RunData};
 use std::fs::File;
@@ -213,20 +213,20 @@ pub(crate) fn write_csv(
     name: &str,
 ) -> Result<Vec<PathBuf>, FormatError> {
     let mut written = vec![csv_file(
-        output_path(dir, name, "_counter_collection.csv")?,
+        output_path(dir, name, suffix::COUNTER_COLLECTION)?,
         &COUNTER_COLLECTION_COLUMNS,
         |out| counter_collection_rows(run, out),
     )?];
     if run.processes.iter().any(|p| !p.dispatches.is_empty()) {
         written.push(csv_file(
-            output_path(dir, name, "_kernel_trace.csv")?,
+            output_path(dir, name, suffix::KERNEL_TRACE)?,
             &KERNEL_TRACE_COLUMNS,
             |out| kernel_trace_rows(run, out),
         )?);
     }
     if run.processes.iter().any(|p| !p.agents.is_empty()) {
         written.push(csv_file(
-            output_path(dir, name, "_agent_info.csv")?,
+            output_path(dir, name, suffix::AGENT_INFO)?,
             &AGENT_INFO_COLUMNS,
             |out| {
                 for process in &run.processes {
@@ -240,7 +240,7 @@ pub(crate) fn write_csv(
     }
     if run.processes.iter().any(|p| !p.costs.is_empty()) {
         written.push(csv_file(
-            output_path(dir, name, "_replay_cost.csv")?,
+            output_path(dir, name, suffix::REPLAY_COST)?,
             &REPLAY_COST_COLUMNS,
             |out| replay_cost_rows(run, out),
         )?);

@@ -59,6 +59,45 @@ impl FromStr for OutputFormat {
     }
 }
 
+/// What each output file adds to `-o` (the summary file's `_<NAME>.txt` aside).
+pub mod suffix {
+    pub const RESULTS_DB: &str = "_results.db";
+    pub const RESULTS_JSON: &str = "_results.json";
+    pub const RESULTS_PFTRACE: &str = "_results.pftrace";
+    pub const COUNTER_COLLECTION: &str = "_counter_collection.csv";
+    pub const KERNEL_TRACE: &str = "_kernel_trace.csv";
+    pub const AGENT_INFO: &str = "_agent_info.csv";
+    pub const REPLAY_COST: &str = "_replay_cost.csv";
+    pub const KERNEL_STATS: &str = "_kernel_stats.csv";
+    pub const DOMAIN_STATS: &str = "_domain_stats.csv";
+
+    /// Every suffix above.
+    pub const ALL: [&str; 9] = [
+        RESULTS_DB,
+        RESULTS_JSON,
+        RESULTS_PFTRACE,
+        COUNTER_COLLECTION,
+        KERNEL_TRACE,
+        AGENT_INFO,
+        REPLAY_COST,
+        KERNEL_STATS,
+        DOMAIN_STATS,
+    ];
+
+    /// The longest of [`ALL`], for checking file-name lengths before a run.
+    pub const LONGEST: usize = {
+        let mut longest = 0;
+        let mut i = 0;
+        while i < ALL.len() {
+            if ALL[i].len() > longest {
+                longest = ALL[i].len();
+            }
+            i += 1;
+        }
+        longest
+    };
+}
+
 /// `<dir>/<name><suffix>`, with the parent folders created (`name` may contain '/').
 pub(crate) fn output_path(dir: &Path, name: &str, suffix: &str) -> Result<PathBuf, FormatError> {
     let path = dir.join(format!("{name}{suffix}"));
@@ -91,18 +130,18 @@ pub fn write_outputs(
     for format in wanted {
         match format {
             OutputFormat::Rocpd => {
-                let path = output_path(dir, name, "_results.db")?;
+                let path = output_path(dir, name, suffix::RESULTS_DB)?;
                 write_rocpd(run, &path)?;
                 written.push(path);
             }
             OutputFormat::Csv => written.extend(csv_out::write_csv(run, dir, name)?),
             OutputFormat::Json => {
-                let path = output_path(dir, name, "_results.json")?;
+                let path = output_path(dir, name, suffix::RESULTS_JSON)?;
                 json_out::write_json(run, &path)?;
                 written.push(path);
             }
             OutputFormat::Pftrace => {
-                let path = output_path(dir, name, "_results.pftrace")?;
+                let path = output_path(dir, name, suffix::RESULTS_PFTRACE)?;
                 crate::pftrace::write_pftrace(run, &path)?;
                 written.push(path);
             }
@@ -182,6 +221,30 @@ pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_file_written_ends_with_a_listed_suffix_and_every_suffix_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunData::from_records(crate::testdata::recorded_run(7));
+        let mut written = write_outputs(&run, dir.path(), "out", &OutputFormat::ALL).unwrap();
+        written.extend(crate::stats_out::write_stats_csv(&run, dir.path(), "out").unwrap());
+        let mut seen: Vec<&str> = written
+            .iter()
+            .map(|path| {
+                let name = path.file_name().unwrap().to_str().unwrap();
+                let tail = name.strip_prefix("out").unwrap();
+                *suffix::ALL
+                    .iter()
+                    .find(|s| **s == tail)
+                    .unwrap_or_else(|| panic!("{name} is not in suffix::ALL"))
+            })
+            .collect();
+        seen.sort();
+        let mut all = suffix::ALL.to_vec();
+        all.sort();
+        assert_eq!(seen, all);
+        assert_eq!(suffix::LONGEST, "_counter_collection.csv".len());
+    }
 
     #[test]
     fn formats_parse_case_insensitively_and_reject_others() {

@@ -11,7 +11,7 @@
 use crate::csv_out::csv_file;
 use crate::error::FormatError;
 use crate::numbers::{quoted, scientific, shortest};
-use crate::output::{output_path, write_file};
+use crate::output::{output_path, suffix, write_file};
 use crate::records::DispatchRecord;
 use crate::run::{ProcessRun, RunData};
 use std::collections::BTreeMap;
@@ -248,8 +248,8 @@ pub fn write_stats_csv(run: &RunData, dir: &Path, name: &str) -> Result<Vec<Path
         .collect();
     let domain_rows = [stats_row(KERNEL_DISPATCH_DOMAIN, &stats.total, total)];
     Ok(vec![
-        stats_csv(output_path(dir, name, "_kernel_stats.csv")?, &kernel_rows)?,
-        stats_csv(output_path(dir, name, "_domain_stats.csv")?, &domain_rows)?,
+        stats_csv(output_path(dir, name, suffix::KERNEL_STATS)?, &kernel_rows)?,
+        stats_csv(output_path(dir, name, suffix::DOMAIN_STATS)?, &domain_rows)?,
     ])
 }
 
