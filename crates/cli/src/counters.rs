@@ -9,11 +9,12 @@
 
 use crate::error::UsageError;
 use kreplay_core::aliases;
-use kreplay_core::catalog::{check_group, pack_metrics_spanning, GroupError, MetricCatalog};
+use kreplay_core::catalog::{
+    check_group, pack_metrics_spanning, CatalogError, GroupError, MetricCatalog,
+};
 use kreplay_core::config::{CounterGroup, CounterSpec};
 use kreplay_core::reference_chip::{SimCatalog, SIM_CHIP};
 use kreplay_cuda::catalog::{identity_cache, CuptiCatalog};
-use kreplay_cuda::error::HARDWARE_BUSY_HINT;
 use std::sync::Mutex;
 
 /// Metric names of the reference software device start with this.
@@ -60,15 +61,12 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
 fn device_catalog(read_cache: bool) -> anyhow::Result<CuptiCatalog> {
     // Failing to reach the GPU (no driver, no device) is an error of the machine, not of the
     // command line, but the message says how to work without.
-    let (catalog, cached) = CuptiCatalog::for_device_cached(0, read_cache).map_err(|e| {
-        anyhow::anyhow!(
-            "{e}{}",
-            if e.to_string().contains(HARDWARE_BUSY_HINT) {
-                ""
-            } else {
-                "; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
-            }
-        )
+    let (catalog, cached) = CuptiCatalog::for_device_cached(0, read_cache).map_err(|e| match e {
+        // Its message already says what to do.
+        CatalogError::CountersBusy(_) => anyhow::anyhow!("{e}"),
+        _ => anyhow::anyhow!(
+            "{e}; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
+        ),
     })?;
     *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) =
         catalog.identity_digest().map(|digest| (digest, cached));

@@ -31,6 +31,10 @@ pub enum CatalogError {
     /// The library or the chip could not answer.
     #[error("{0}")]
     Unavailable(String),
+    /// The device's counters are held by another process (another profiler): the message says
+    /// so and that one process per device can profile at a time.
+    #[error("{0}")]
+    CountersBusy(String),
 }
 
 fn suggestion_text(suggestions: &[String]) -> String {

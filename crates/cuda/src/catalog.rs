@@ -58,12 +58,20 @@ impl std::fmt::Debug for CuptiCatalog {
 /// The chip and counter-availability image of CUDA device `ordinal`, read from the device.
 fn read_identity(cupti: &Cupti, ordinal: i32) -> Result<device::DeviceIdentity, CatalogError> {
     let driver = crate::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
-    device::identify(driver, cupti, ordinal).map_err(|e| CatalogError::Unavailable(e.to_string()))
+    device::identify(driver, cupti, ordinal).map_err(|e| match e {
+        device::DeviceError::Cupti(error) => unavailable(error),
+        other => CatalogError::Unavailable(other.to_string()),
+    })
 }
 
-/// A CUPTI failure as the catalog reports it.
+/// A CUPTI failure as the catalog reports it: the counters held by another process, or the
+/// library unable to answer.
 fn unavailable(error: CuptiCallError) -> CatalogError {
-    CatalogError::Unavailable(error.to_string())
+    if error.code == kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_HARDWARE_BUSY {
+        CatalogError::CountersBusy(error.to_string())
+    } else {
+        CatalogError::Unavailable(error.to_string())
+    }
 }
 
 impl CuptiCatalog {
@@ -315,6 +323,25 @@ pub(crate) mod tests_support {
 mod tests {
     use super::tests_support::gh100;
     use super::*;
+
+    #[test]
+    fn counters_held_elsewhere_are_their_own_error() {
+        let error = |code| CuptiCallError {
+            call: "cuptiProfilerGetCounterAvailability",
+            code,
+            code_name: String::new(),
+            message: String::new(),
+        };
+        let busy = unavailable(error(
+            kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_HARDWARE_BUSY,
+        ));
+        assert!(
+            matches!(&busy, CatalogError::CountersBusy(m) if m.contains("another process")),
+            "{busy:?}"
+        );
+        let other = unavailable(error(kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_UNKNOWN));
+        assert!(matches!(other, CatalogError::Unavailable(_)), "{other:?}");
+    }
     use kreplay_core::catalog::{check_group, lookup, pack_metrics, GroupError};
 
     /// On the GPU machine: `cargo test -p kreplay-cuda -- --ignored device_catalog`.
