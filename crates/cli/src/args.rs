@@ -276,9 +276,11 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0.., value_name = "EVENTS", help_heading = "Not available")]
     pub spm: Option<Vec<String>>,
 
-    /// Nsight Compute's cache control: `none`, what every kreplay run does (caches are not
-    /// flushed between passes; recorded in every output). `all` is refused: CUDA 13.0's CUPTI
-    /// cannot flush them.
+    /// Nsight Compute's cache control. `all` (the default): L2 is flushed before every measured
+    /// execution of a kernel, in every pass, so that each pass measures it from a cold cache as
+    /// if it ran alone (≈1–2 ms per kernel per pass on the H200). `none`: pass 0 finds the
+    /// caches as the application left them, later passes as the restore and earlier passes
+    /// left them. Recorded in every output, with the clocks seen.
     #[arg(
         long,
         value_name = "all|none",
@@ -287,7 +289,8 @@ pub struct ProfileArgs {
     pub cache_control: Option<String>,
 
     /// Nsight Compute's clock control: `none`, what every kreplay run does (clocks are never
-    /// changed; recorded in every output). `base` is refused: kreplay runs on shared machines.
+    /// changed; the SM and memory clocks seen around every replay unit are recorded, and a
+    /// warning says when they varied). `base` is refused: kreplay runs on shared machines.
     #[arg(
         long,
         value_name = "base|none",

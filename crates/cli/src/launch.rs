@@ -347,6 +347,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
         } else {
             crate::counters::checked_identity()
         },
+        cache_control: spec.cache_control,
     }
 }
 

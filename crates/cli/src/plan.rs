@@ -17,9 +17,7 @@ use kreplay_format::OutputFormat;
 
 mod checks;
 
-use checks::{
-    check_application, check_replay_options, refuse_cache_and_clock_control, refuse_tracing,
-};
+use checks::{cache_and_clock_control, check_application, check_replay_options, refuse_tracing};
 
 /// Turns counter names into groups the device can collect (the catalog's job; a trait so that
 /// run shaping is testable without one).
@@ -142,6 +140,8 @@ pub struct RunSpec {
     pub stats: bool,
     /// `-S`, `-D`, `--summary-groups`: the summary tables after the run.
     pub summary: Option<SummarySpec>,
+    /// `--cache-control` (the same for every run).
+    pub cache_control: kreplay_format::CacheControl,
 }
 
 impl RunSpec {
@@ -352,7 +352,7 @@ pub fn plan(
 
     let replay = args.replay_mode == Some(ReplayMode::Kernel);
     refuse_tracing(args)?;
-    refuse_cache_and_clock_control(args)?;
+    let cache_control = cache_and_clock_control(args)?;
     check_replay_options(args, &cli_pmc, jobs, pc_sampling_env, replay)?;
     check_application(args)?;
 
@@ -446,6 +446,7 @@ pub fn plan(
             replay_window: s.replay_window,
             stats: s.stats,
             summary: s.summary,
+            cache_control,
         })
         .collect();
     Ok(Plan { runs, notices })

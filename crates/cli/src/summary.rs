@@ -299,6 +299,7 @@ mod tests {
             end_ns: 0,
             rank: None,
             size: None,
+            cache_control: kreplay_format::CacheControl::All,
         });
         p.kernels.push(KernelSymbol {
             kernel_id: 1,
@@ -329,6 +330,9 @@ mod tests {
                 snapshot_ns: 1000,
                 pass_ns: vec![2_000_000, 4_000_000],
                 restore_ns: 500,
+                cache: kreplay_format::CacheState::Flushed,
+                sm_clock_mhz: [0, 0],
+                memory_clock_mhz: [0, 0],
             });
         }
         p.warnings.push(Warning {

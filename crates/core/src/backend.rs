@@ -28,7 +28,7 @@
 //! unit): a backend that opens units of several launches must accept `stop_execution`,
 //! `relaunch` and `apply` there.
 
-use kreplay_format::{CounterSample, Staging};
+use kreplay_format::{CacheState, CounterSample, Staging};
 use std::time::Duration;
 
 /// A device ordinal within the process (the CUDA device index; 0 for the software device).
@@ -148,6 +148,33 @@ pub struct PassResult {
 pub struct Timing {
     pub start_ns: u64,
     pub end_ns: u64,
+}
+
+/// The conditions a unit's measured executions ran under, recorded with its costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UnitConditions {
+    /// `Flushed` when L2 was flushed before every measured launch of every execution.
+    pub cache: CacheState,
+    /// Lowest and highest SM clock read around the unit's executions, MHz; `[0, 0]`: not read.
+    pub sm_clock_mhz: [u32; 2],
+    /// The same for the memory clock.
+    pub memory_clock_mhz: [u32; 2],
+}
+
+impl UnitConditions {
+    /// The clock (SM or memory) whose highest reading exceeds its lowest by more than 1%, with
+    /// its readings: the unit's passes ran at different clocks.
+    pub fn varied_clock(&self) -> Option<(&'static str, [u32; 2])> {
+        let varied =
+            |[low, high]: [u32; 2]| low > 0 && u64::from(high) * 100 > u64::from(low) * 101;
+        if varied(self.sm_clock_mhz) {
+            Some(("SM", self.sm_clock_mhz))
+        } else if varied(self.memory_clock_mhz) {
+            Some(("memory", self.memory_clock_mhz))
+        } else {
+            None
+        }
+    }
 }
 
 /// A unit's counters: for each pass, the counters of each launch in launch order (`None`: the
@@ -349,6 +376,13 @@ pub trait ReplayBackend {
         let _ = device;
     }
 
+    /// The conditions the unit's executions ran under, asked once after `unit_counters` or
+    /// `abandon_unit` (and after a dispatch measured once); the next unit starts afresh.
+    fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
+        let _ = device;
+        UnitConditions::default()
+    }
+
     /// Executes `launch` again, with the parameters it had the first time.
     fn relaunch(&mut self, launch: &Self::Launch) -> Result<(), BackendError>;
 
@@ -401,6 +435,26 @@ pub trait ReplayBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clock_varied_when_its_readings_differ_by_more_than_one_percent() {
+        let with = |sm: [u32; 2], memory: [u32; 2]| UnitConditions {
+            sm_clock_mhz: sm,
+            memory_clock_mhz: memory,
+            ..UnitConditions::default()
+        };
+        assert_eq!(with([0, 0], [0, 0]).varied_clock(), None);
+        assert_eq!(with([1980, 1980], [3201, 3201]).varied_clock(), None);
+        assert_eq!(with([1970, 1980], [3201, 3201]).varied_clock(), None);
+        assert_eq!(
+            with([1755, 1980], [3201, 3201]).varied_clock(),
+            Some(("SM", [1755, 1980]))
+        );
+        assert_eq!(
+            with([1980, 1980], [2619, 3201]).varied_clock(),
+            Some(("memory", [2619, 3201]))
+        );
+    }
 
     #[test]
     fn plans_number_executions_by_first_use_of_their_hardware_pass() {

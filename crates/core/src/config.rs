@@ -149,6 +149,9 @@ pub struct ToolConfig {
     /// device it profiles and warns when they differ. `None`: not checked on a device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_identity: Option<String>,
+    /// `--cache-control`: `All` flushes L2 before every measured execution of a kernel.
+    #[serde(default)]
+    pub cache_control: kreplay_format::CacheControl,
 }
 
 impl Default for ToolConfig {
@@ -163,6 +166,7 @@ impl Default for ToolConfig {
             log_level: "warning".to_string(),
             replay_window: ReplayWindow::Dispatch,
             checked_identity: None,
+            cache_control: kreplay_format::CacheControl::All,
         }
     }
 }
@@ -281,6 +285,7 @@ mod tests {
             log_level: "info".into(),
             replay_window: ReplayWindow::Count(8),
             checked_identity: Some("0123456789abcdef".into()),
+            cache_control: kreplay_format::CacheControl::None,
         };
         assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
         assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

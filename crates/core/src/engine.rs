@@ -31,7 +31,8 @@
 //! duration, so that nothing reaches the device while another thread replays.
 
 use crate::backend::{
-    BackendError, CallEffect, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend, Timing,
+    BackendError, CallEffect, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend,
+    Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
@@ -633,6 +634,7 @@ where
         if let Some(result) = result {
             self.send_dispatch(&once.dispatch, None, result);
         }
+        let conditions = self.unit_conditions(backend, device);
         self.sink.send(Record::ReplayCost(ReplayCost {
             dispatch_id: once.dispatch.dispatch_id,
             agent_id: u64::from(device),
@@ -646,6 +648,9 @@ where
             snapshot_ns: 0,
             pass_ns: vec![pass_ns],
             restore_ns: 0,
+            cache: conditions.cache,
+            sm_clock_mhz: conditions.sm_clock_mhz,
+            memory_clock_mhz: conditions.memory_clock_mhz,
         }));
     }
 
@@ -759,6 +764,22 @@ where
     /// warnings and for the device layer's (one bookkeeping for both).
     pub fn warn_once(&self, key: &str, message: &str) {
         self.notice(key, message);
+    }
+
+    /// The conditions of the unit just closed on `device`, warning once when its clocks varied.
+    fn unit_conditions<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+    ) -> UnitConditions {
+        let conditions = backend.take_unit_conditions(device);
+        if let Some((clock, [low, high])) = conditions.varied_clock() {
+            self.notice(
+                "clocks-varied",
+                &format!("the {clock} clock varied between {low} and {high} MHz across the passes of a replay unit (kreplay never locks clocks, as ncu --clock-control none): time-based counters of different passes were taken at different clocks; every dispatch's replay cost records the clocks seen"),
+            );
+        }
+        conditions
     }
 
     fn notice(&self, key: &str, message: &str) {

@@ -46,6 +46,7 @@ use kreplay_format::{CounterSample, Staging};
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod conditions;
 mod dispatch;
 mod replay;
 mod staging;
@@ -98,6 +99,8 @@ pub struct CounterOptions {
     /// the counters for a group alone is expected. Off (kernel replay), a dispatch that runs
     /// once while a schedule of several passes is programmed keeps timestamps only.
     pub single_group_schedules: bool,
+    /// `--cache-control`: `All` flushes L2 before every measured launch.
+    pub cache_control: kreplay_format::CacheControl,
 }
 
 /// Staging buffers kept per place for the next snapshots (a unit's start and, for a unit that
@@ -140,6 +143,8 @@ struct DeviceState {
     /// Start and end events of each measured launch, reused across executions.
     events: Vec<(CUevent, CUevent)>,
     unit: Option<UnitState>,
+    /// Recorded before an L2 flush, which waits for it (null until the first flush).
+    flush_ready: CUevent,
 }
 
 /// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
@@ -183,6 +188,12 @@ pub struct CudaBackend {
     warn: Option<WarnFn>,
     /// Counter set-ups begun at context creation (none without counters).
     setup: Option<CounterSetup>,
+    /// Each device's L2 flusher, made at its first flush (or why it could not be).
+    flushers: HashMap<DeviceId, Result<crate::flush::L2Flusher, String>>,
+    /// Each device's clock reader (`None`: no NVML, or NVML does not know the device).
+    clock_readers: HashMap<DeviceId, Option<crate::clocks::ClockReader>>,
+    /// What each device's unit ran under so far.
+    seen: HashMap<DeviceId, conditions::Seen>,
 }
 
 /// Environment variable: `0` copies a snapshot's regions one call each instead of in one
@@ -275,6 +286,9 @@ impl CudaBackend {
             checked_identity: None,
             warn: None,
             setup: None,
+            flushers: HashMap::new(),
+            clock_readers: HashMap::new(),
+            seen: HashMap::new(),
         }
         .with_setup()
     }
@@ -467,6 +481,7 @@ impl CudaBackend {
             anchored_at: None,
             events: Vec::new(),
             unit: None,
+            flush_ready: std::ptr::null_mut(),
         })
     }
 
@@ -484,6 +499,9 @@ impl CudaBackend {
             for (start, end) in state.events.drain(..) {
                 let _ = drv!(d, cuEventDestroy_v2(start));
                 let _ = drv!(d, cuEventDestroy_v2(end));
+            }
+            if !state.flush_ready.is_null() {
+                let _ = drv!(d, cuEventDestroy_v2(state.flush_ready));
             }
             let _ = drv!(d, cuEventDestroy_v2(state.anchor));
             let _ = drv!(d, cuStreamDestroy_v2(state.tool_stream));

@@ -2,9 +2,11 @@
 pub mod backend;
 pub mod catalog;
 pub mod classify;
+pub mod clocks;
 pub mod debug;
 mod drain;
 pub mod error;
+pub mod flush;
 pub mod guard;
 pub mod kernel;
 pub mod launch;

@@ -115,7 +115,7 @@ pub(crate) const AGENT_INFO_COLUMNS: [&str; 53] = [
     "Model_Name",
 ];
 
-pub(crate) const REPLAY_COST_COLUMNS: [&str; 14] = [
+pub(crate) const REPLAY_COST_COLUMNS: [&str; 19] = [
     "Process_Id",
     "Dispatch_Id",
     "Agent_Id",
@@ -130,6 +130,11 @@ pub(crate) const REPLAY_COST_COLUMNS: [&str; 14] = [
     "Pass_Ns",
     "Restore_Ns",
     "Total_Ns",
+    "Cache",
+    "Sm_Clock_Min_Mhz",
+    "Sm_Clock_Max_Mhz",
+    "Memory_Clock_Min_Mhz",
+    "Memory_Clock_Max_Mhz",
 ];
 
 /// NVIDIA's PCI vendor id (agent_info's Vendor_Id).
@@ -337,6 +342,11 @@ fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
                 quoted(&pass_ns.join(";")),
                 cost.restore_ns.to_string(),
                 total.to_string(),
+                quoted(cost.cache.as_str()),
+                cost.sm_clock_mhz[0].to_string(),
+                cost.sm_clock_mhz[1].to_string(),
+                cost.memory_clock_mhz[0].to_string(),
+                cost.memory_clock_mhz[1].to_string(),
             ])?;
         }
     }

@@ -196,14 +196,13 @@ pub(crate) fn create_database(
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.execute(
         &physical_names(
-            "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2), ('uuid', ?3), ('cache_control', ?4), ('clock_control', ?5)",
+            "INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', ?1), ('kreplay_schema_version', ?2), ('uuid', ?3), ('clock_control', ?4)",
             &uuid,
         ),
         params![
             schema::ROCPD_SCHEMA_VERSION,
             schema::KREPLAY_SCHEMA_VERSION,
             uuid,
-            CACHE_CONTROL,
             CLOCK_CONTROL
         ],
     )

@@ -743,7 +743,7 @@ impl Serialize for ProcessJson<'_> {
                 "command": run.process.command,
                 "init_time": run.process.start_ns,
                 "fini_time": run.process.end_ns,
-                "cache_control": crate::records::CACHE_CONTROL,
+                "cache_control": run.process.cache_control.as_str(),
                 "clock_control": crate::records::CLOCK_CONTROL,
             }),
         )?;

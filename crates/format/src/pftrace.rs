@@ -16,10 +16,10 @@
 
 use crate::error::FormatError;
 use crate::output::write_file;
-use crate::records::{CounterSample, DispatchRecord};
+use crate::records::{CacheControl, CounterSample, DispatchRecord, ReplayCost};
 use crate::run::{ProcessRun, RunData};
 use prost::Message;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -228,10 +228,13 @@ fn write_process(
     events.sort_by_key(|(time, class, uuid, begin, record)| {
         (*time, *class, *uuid, record.dispatch_id, !*begin)
     });
+    let costs: HashMap<u64, &ReplayCost> =
+        process.costs.iter().map(|c| (c.dispatch_id, c)).collect();
     for (time, _, uuid, begin, record) in events {
         let event = if begin {
+            let cost = costs.get(&record.dispatch_id).copied();
             TrackEvent {
-                debug_annotations: annotations(record, replay),
+                debug_annotations: annotations(record, replay, cost, process.process.cache_control),
                 r#type: Some(EventType::SliceBegin as i32),
                 track_uuid: Some(uuid),
                 categories: vec!["kernel".to_string()],
@@ -279,8 +282,14 @@ fn kernel_name(process: &ProcessRun, record: &DispatchRecord) -> String {
 }
 
 /// A slice's arguments; `replay_pass` on every slice of a kernel-replay run (0 for a dispatch
-/// that ran once), as in the other formats.
-fn annotations(record: &DispatchRecord, replay: bool) -> Vec<DebugAnnotation> {
+/// that ran once), as in the other formats; with counters, the run's cache control, and the
+/// cache state and clocks its replay cost recorded.
+fn annotations(
+    record: &DispatchRecord,
+    replay: bool,
+    cost: Option<&ReplayCost>,
+    cache_control: CacheControl,
+) -> Vec<DebugAnnotation> {
     let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
     let mut args = vec![
         DebugAnnotation::uint("dispatch_id", record.dispatch_id),
@@ -292,6 +301,26 @@ fn annotations(record: &DispatchRecord, replay: bool) -> Vec<DebugAnnotation> {
     if replay {
         let pass = record.replay_pass.unwrap_or(0);
         args.push(DebugAnnotation::uint("replay_pass", u64::from(pass)));
+    }
+    if !record.counters.is_empty() {
+        args.push(DebugAnnotation::text(
+            "cache_control",
+            cache_control.as_str().to_string(),
+        ));
+        if let Some(cost) = cost {
+            args.push(DebugAnnotation::text(
+                "cache",
+                cost.cache.as_str().to_string(),
+            ));
+            for (name, [low, high]) in [
+                ("sm_clock_mhz", cost.sm_clock_mhz),
+                ("memory_clock_mhz", cost.memory_clock_mhz),
+            ] {
+                if high > 0 {
+                    args.push(DebugAnnotation::text(name, format!("{low}-{high}")));
+                }
+            }
+        }
     }
     args.extend(record.counters.iter().map(DebugAnnotation::counter));
     args
@@ -407,6 +436,27 @@ mod tests {
             })
             .sum();
         assert_eq!(annotated, counters);
+        // Slices with counters say how the caches were left and the clocks seen.
+        let text = |e: &TrackEvent, key: &str| {
+            e.debug_annotations
+                .iter()
+                .find(|a| a.name.as_deref() == Some(key))
+                .and_then(|a| a.string_value.clone())
+        };
+        let with_counters: Vec<&&TrackEvent> = begins
+            .iter()
+            .filter(|e| e.debug_annotations.iter().any(|a| a.double_value.is_some()))
+            .collect();
+        assert!(!with_counters.is_empty());
+        assert!(with_counters
+            .iter()
+            .all(|e| text(e, "cache_control").as_deref() == Some("all")));
+        let caches: Vec<Option<String>> = with_counters.iter().map(|e| text(e, "cache")).collect();
+        assert!(caches.contains(&Some("flushed".to_string())), "{caches:?}");
+        assert!(caches.contains(&Some("as_left".to_string())), "{caches:?}");
+        assert!(with_counters
+            .iter()
+            .any(|e| text(e, "sm_clock_mhz").as_deref() == Some("1755-1980")));
         // Timestamps never go back.
         let times: Vec<u64> = packets.iter().filter_map(|p| p.timestamp).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]));

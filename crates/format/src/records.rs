@@ -24,14 +24,64 @@ pub struct ProcessInfo {
     pub rank: Option<String>,
     #[serde(default)]
     pub size: Option<String>,
+    /// `--cache-control` of the run, recorded in every output.
+    #[serde(default)]
+    pub cache_control: CacheControl,
 }
 
-/// How the counters of every run are taken, recorded in every output (`rocpd_metadata`, JSON
-/// `metadata`): kreplay neither flushes the GPU caches between passes (a later pass may find in
-/// L2 what pass 0 read from DRAM) nor locks the clocks (it runs on shared machines).
-/// Nsight Compute's defaults are `all` and `base`.
-pub const CACHE_CONTROL: &str = "none";
+/// Nsight Compute's `--cache-control`: whether every measured execution of a kernel starts with
+/// the GPU's L2 cache flushed (`all`, the default) or finds it as the work before left it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheControl {
+    #[default]
+    All,
+    None,
+}
+
+impl CacheControl {
+    /// The name the command line, the outputs and the database use (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheControl::All => "all",
+            CacheControl::None => "none",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<CacheControl> {
+        match text.trim() {
+            "all" => Some(CacheControl::All),
+            "none" => Some(CacheControl::None),
+            _ => None,
+        }
+    }
+}
+
+/// Nsight Compute's `--clock-control` of every run: kreplay never changes the GPU's clocks (it
+/// runs on shared machines); the clocks seen around each replay unit are recorded instead
+/// ([`ReplayCost::sm_clock_mhz`]). Nsight Compute's default is `base`.
 pub const CLOCK_CONTROL: &str = "none";
+
+/// The cache state a dispatch's measured executions started from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheState {
+    /// L2 was flushed before every measured execution of the kernel.
+    Flushed,
+    /// L2 held what the work before left (`--cache-control none`, no counters, or a flush that
+    /// could not be set up: the run's warnings say why).
+    #[default]
+    AsLeft,
+}
+
+impl CacheState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Flushed => "flushed",
+            CacheState::AsLeft => "as_left",
+        }
+    }
+}
 
 /// Environment variables that hold a process's rank, as torchrun, MPI, PMI and Slurm set them,
 /// in the order they are looked at: the launcher nearest the process first (`srun … torchrun`
@@ -264,6 +314,16 @@ pub struct ReplayCost {
     pub pass_ns: Vec<u64>,
     /// All restores together.
     pub restore_ns: u64,
+    /// The cache state every measured execution started from.
+    #[serde(default)]
+    pub cache: CacheState,
+    /// The lowest and highest SM clock (MHz) read before and after the dispatch's replay unit;
+    /// `[0, 0]`: not read (no NVML, or the reference device).
+    #[serde(default)]
+    pub sm_clock_mhz: [u32; 2],
+    /// The same for the memory clock.
+    #[serde(default)]
+    pub memory_clock_mhz: [u32; 2],
 }
 
 /// Something the user must know about the run (a declined replay, untracked memory, ...).
@@ -331,6 +391,19 @@ mod tests {
             assert_eq!(
                 outcome.as_str(),
                 serde_name(serde_json::to_value(outcome).unwrap())
+            );
+        }
+        for cache in [CacheState::Flushed, CacheState::AsLeft] {
+            assert_eq!(
+                cache.as_str(),
+                serde_name(serde_json::to_value(cache).unwrap())
+            );
+        }
+        for control in [CacheControl::All, CacheControl::None] {
+            assert_eq!(CacheControl::parse(control.as_str()), Some(control));
+            assert_eq!(
+                control.as_str(),
+                serde_name(serde_json::to_value(control).unwrap())
             );
         }
         for staging in [Staging::None, Staging::Device, Staging::Host] {

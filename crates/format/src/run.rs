@@ -143,6 +143,7 @@ pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
         command: Vec::new(),
         start_ns: 0,
         end_ns: 0,
+        cache_control: CacheControl::default(),
     }
 }
 
@@ -257,6 +258,9 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
             end_ns,
             rank: launcher("rank"),
             size: launcher("size"),
+            cache_control: launcher("cache_control")
+                .and_then(|text| CacheControl::parse(&text))
+                .unwrap_or_default(),
         };
         processes.push(read_process(&conn, path, &guid, process)?);
     }
@@ -561,7 +565,8 @@ impl ProcessReader<'_> {
             .conn
             .prepare(
                 r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
-                   bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns
+                   bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
+                   sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz
                    FROM kreplay_replay_cost WHERE guid = ?1 ORDER BY id"#,
             )
             .map_err(err)?;
@@ -576,6 +581,10 @@ impl ProcessReader<'_> {
             let staging_text: String = row.get(7).map_err(err)?;
             let staging = parse_name(&staging_text)
                 .ok_or_else(|| corrupt(format!("unknown staging {staging_text:?}")))?;
+            let cache_text: String = row.get(12).map_err(err)?;
+            let cache = parse_name(&cache_text)
+                .ok_or_else(|| corrupt(format!("unknown cache state {cache_text:?}")))?;
+            let mhz = |index| -> Result<u32, FormatError> { row.get(index).map_err(err) };
             let pass_ns_text: String = row.get(10).map_err(err)?;
             let pass_ns = serde_json::from_str(&pass_ns_text).map_err(|e| {
                 corrupt(format!(
@@ -595,6 +604,9 @@ impl ProcessReader<'_> {
                 snapshot_ns: int(9)?,
                 pass_ns,
                 restore_ns: int(11)?,
+                cache,
+                sm_clock_mhz: [mhz(13)?, mhz(14)?],
+                memory_clock_mhz: [mhz(15)?, mhz(16)?],
             });
         }
         drop(rows);
@@ -667,13 +679,17 @@ mod tests {
                 any::<u32>(),
                 prop::collection::btree_map(any::<usize>(), finite(), 0..4),
             ), 0..12),
-            costs in prop::collection::vec((any::<[u64; 9]>(), 0..11usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4)), 0..4),
+            costs in prop::collection::vec((any::<[u64; 9]>(), 0..11usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4), any::<(bool, [u32; 4])>()), 0..4),
+            cache_all in any::<bool>(),
             warnings in prop::collection::vec(text(), 0..3),
         ) -> Vec<Record> {
             let agent_ids: Vec<u64> = agent_ids.into_iter().collect();
             let kernel_ids: Vec<u64> = kernel_ids.into_iter().collect();
             let counter_names: Vec<String> = counter_names.into_iter().collect();
-            let mut records = vec![Record::Process(ProcessInfo { pid, ppid, hostname, command, start_ns, end_ns, rank: None, size: None })];
+            let mut records = vec![Record::Process(ProcessInfo {
+                pid, ppid, hostname, command, start_ns, end_ns, rank: None, size: None,
+                cache_control: if cache_all { CacheControl::All } else { CacheControl::None },
+            })];
             for (i, agent_id) in agent_ids.iter().enumerate() {
                 records.push(Record::Agent(AgentInfo {
                     agent_id: *agent_id,
@@ -738,12 +754,14 @@ mod tests {
                 ReplayOutcome::DeclinedCollective, ReplayOutcome::DeclinedPageableHost,
             ];
             let stagings = [Staging::None, Staging::Device, Staging::Host];
-            for (n, outcome, staging, passes, pass_ns) in costs {
+            for (n, outcome, staging, passes, pass_ns, (flushed, mhz)) in costs {
                 records.push(Record::ReplayCost(ReplayCost {
                     dispatch_id: n[0], agent_id: n[1], outcome: outcomes[outcome], passes,
                     bytes_tracked: n[2], bytes_snapshotted: n[3], bytes_restored: n[4],
                     staging: stagings[staging], drain_ns: n[5], snapshot_ns: n[6], pass_ns,
                     restore_ns: n[7],
+                    cache: if flushed { CacheState::Flushed } else { CacheState::AsLeft },
+                    sm_clock_mhz: [mhz[0], mhz[1]], memory_clock_mhz: [mhz[2], mhz[3]],
                 }));
             }
             records.extend(warnings.into_iter().map(|message| Record::Warning(Warning { message })));

@@ -24,7 +24,7 @@
 /// `rocpd_metadata` `schema_version` we write (rocpd's major version).
 pub(crate) const ROCPD_SCHEMA_VERSION: &str = "3";
 /// `rocpd_metadata` `kreplay_schema_version`: bump when the kreplay tables or columns change.
-pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "2";
+pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "3";
 
 /// `rocpd_string` value used as `rocpd_event.category_id` of kernel dispatches.
 pub(crate) const CATEGORY_KERNEL_DISPATCH: &str = "KERNEL_DISPATCH";
@@ -376,7 +376,12 @@ CREATE TABLE IF NOT EXISTS kreplay_replay_cost (
     "drain_ns" INTEGER NOT NULL,
     "snapshot_ns" INTEGER NOT NULL,
     "pass_ns" JSONB NOT NULL,
-    "restore_ns" INTEGER NOT NULL
+    "restore_ns" INTEGER NOT NULL,
+    "cache" TEXT NOT NULL,
+    "sm_clock_min_mhz" INTEGER NOT NULL,
+    "sm_clock_max_mhz" INTEGER NOT NULL,
+    "memory_clock_min_mhz" INTEGER NOT NULL,
+    "memory_clock_max_mhz" INTEGER NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS kreplay_warning (

@@ -17,6 +17,7 @@ pub(crate) fn process(pid: u32) -> ProcessInfo {
         ],
         start_ns: 1_700_000_000_000_000_000 + u64::from(pid),
         end_ns: 0,
+        cache_control: CacheControl::All,
     }
 }
 
@@ -126,6 +127,9 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
             snapshot_ns: 2_000,
             pass_ns: vec![10_000, 11_000, 12_000],
             restore_ns: 3_000,
+            cache: CacheState::Flushed,
+            sm_clock_mhz: [1755, 1980],
+            memory_clock_mhz: [3201, 3201],
         }),
         // Dispatch 2: declined (graph launch), ran once; a zero counter.
         Record::Dispatch(dispatch(pid, 2, Some(0), vec![sample("SQ_WAVES", 0.0)])),
@@ -142,6 +146,9 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
             snapshot_ns: 0,
             pass_ns: vec![9_000],
             restore_ns: 0,
+            cache: CacheState::AsLeft,
+            sm_clock_mhz: [0, 0],
+            memory_clock_mhz: [0, 0],
         }),
         // Dispatch 3: traced only, no counters.
         Record::Dispatch(dispatch(pid, 3, None, Vec::new())),

@@ -160,11 +160,12 @@ pub(crate) fn initialize() -> Result<(), String> {
         })
         .collect();
     let engine = CudaEngine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
-    engine.record_process(process_info(pid));
+    engine.record_process(process_info(pid, config.cache_control));
     engine.register_counters(counter_infos);
     let options = CounterOptions {
         max_ranges: config.replay_window.dispatches() as usize,
         single_group_schedules: config.mode != InProcessMode::KernelReplay,
+        cache_control: config.cache_control,
     };
     let mut backend = CudaBackend::new(
         driver,
@@ -389,7 +390,7 @@ fn parse_cmdline(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn process_info(pid: u32) -> ProcessInfo {
+fn process_info(pid: u32, cache_control: kreplay_format::CacheControl) -> ProcessInfo {
     let command = std::fs::read("/proc/self/cmdline")
         .map(|bytes| parse_cmdline(&bytes))
         .unwrap_or_default();
@@ -412,6 +413,7 @@ fn process_info(pid: u32) -> ProcessInfo {
         size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, |name| {
             std::env::var(name).ok()
         }),
+        cache_control,
     }
 }
 

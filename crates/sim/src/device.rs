@@ -4,11 +4,12 @@
 
 use crate::{SimMetric, COUNTERS_PER_PASS};
 use kreplay_core::backend::{
-    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
+    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitConditions,
+    UnitPlan,
 };
 use kreplay_core::config::CounterGroup;
-use kreplay_format::{CounterSample, Staging};
-use std::collections::{BTreeMap, HashMap};
+use kreplay_format::{CacheState, CounterSample, Staging};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
@@ -232,6 +233,9 @@ pub struct DeviceActivity {
     pub drains: u64,
     /// Writes captured for later executions.
     pub captures: u64,
+    /// Cache flushes before measured launches (`--cache-control all`; the device has no
+    /// cache, so a flush only counts).
+    pub flushes: u64,
 }
 
 /// One measured launch of an execution: a range of its own.
@@ -289,6 +293,10 @@ pub struct SimDevice {
     activity: DeviceActivity,
     /// The hardware pass that collects each group (each its own unless packed).
     pass_of: Vec<usize>,
+    /// `--cache-control all`: every measured launch is preceded by a flush.
+    flush_before_launches: bool,
+    /// Threads whose unit flushed since its conditions were last taken.
+    flushed: HashSet<ThreadId>,
 }
 
 impl SimDevice {
@@ -323,7 +331,14 @@ impl SimDevice {
             drains_before_stall: None,
             activity: DeviceActivity::default(),
             pass_of: (0..groups.len()).collect(),
+            flush_before_launches: false,
+            flushed: HashSet::new(),
         }
+    }
+
+    /// Flushes the (absent) caches before every measured launch, as `--cache-control all`.
+    pub fn flush_before_launches(&mut self) {
+        self.flush_before_launches = true;
     }
 
     /// Packs the groups into shared hardware passes, as the CUDA backend does: whole groups
@@ -764,6 +779,10 @@ impl ReplayBackend for SimDevice {
     }
 
     fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        if self.flush_before_launches && !self.groups.is_empty() {
+            self.activity.flushes += 1;
+            self.flushed.insert(thread::current().id());
+        }
         let clock = self.clock_ns;
         let unit = self.unit_here()?;
         if unit.running.is_none() {
@@ -834,6 +853,17 @@ impl ReplayBackend for SimDevice {
                 )
             })
             .collect())
+    }
+
+    fn take_unit_conditions(&mut self, _device: DeviceId) -> UnitConditions {
+        UnitConditions {
+            cache: if self.flushed.remove(&thread::current().id()) {
+                CacheState::Flushed
+            } else {
+                CacheState::AsLeft
+            },
+            ..UnitConditions::default()
+        }
     }
 
     fn abandon_unit(&mut self, _device: DeviceId) {
@@ -963,6 +993,9 @@ impl ReplayBackend for SharedSimDevice {
     }
     fn abandon_unit(&mut self, device: DeviceId) {
         self.lock().abandon_unit(device)
+    }
+    fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
+        self.lock().take_unit_conditions(device)
     }
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)

@@ -2,6 +2,7 @@
 //! naming the option and the fix.
 
 use super::*;
+use kreplay_format::CacheControl;
 
 /// Tracing options rocprofv3 has and kreplay does not: one line naming them.
 pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
@@ -29,21 +30,17 @@ pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Nsight Compute's cache and clock controls: only `none`, which is what every run does.
-pub(super) fn refuse_cache_and_clock_control(args: &ProfileArgs) -> Result<(), UsageError> {
-    match args.cache_control.as_deref().map(str::trim) {
-        None | Some("none") => {}
-        Some("all") => {
-            return Err(UsageError::new(
-                "--cache-control all: kreplay cannot flush the GPU caches between passes (CUDA 13.0's CUPTI has no cache control), so a later pass may find in L2 what pass 0 read from DRAM; use --cache-control none (what every run does, recorded in the outputs)",
+/// Nsight Compute's cache and clock controls: `--cache-control all|none` (default `all`), and
+/// only `--clock-control none`, which is what every run does.
+pub(super) fn cache_and_clock_control(args: &ProfileArgs) -> Result<CacheControl, UsageError> {
+    let cache_control = match args.cache_control.as_deref() {
+        None => CacheControl::default(),
+        Some(text) => CacheControl::parse(text).ok_or_else(|| {
+            UsageError::new(format!(
+                "--cache-control '{text}' is not a cache control; use all (flush L2 before every measured execution of a kernel, the default) or none (leave the caches as the work before left them)"
             ))
-        }
-        Some(other) => {
-            return Err(UsageError::new(format!(
-                "--cache-control '{other}' is not a cache control; use none"
-            )))
-        }
-    }
+        })?,
+    };
     match args.clock_control.as_deref().map(str::trim) {
         None | Some("none") => {}
         Some("base") => {
@@ -57,7 +54,7 @@ pub(super) fn refuse_cache_and_clock_control(args: &ProfileArgs) -> Result<(), U
             )))
         }
     }
-    Ok(())
+    Ok(cache_control)
 }
 
 /// The options that need kernel replay, or that kreplay does not have, against `--replay-mode`.

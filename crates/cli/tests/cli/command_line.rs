@@ -138,8 +138,8 @@ fn other_usage_errors_are_one_line_with_exit_2() {
             "output format 'otf2' is not supported",
         ),
         (
-            &["--cache-control", "all", "--pmc", W, "--", "true"],
-            "--cache-control all: kreplay cannot flush the GPU caches",
+            &["--cache-control", "some", "--pmc", W, "--", "true"],
+            "--cache-control 'some' is not a cache control; use all",
         ),
         (
             &["--clock-control", "base", "--pmc", W, "--", "true"],
@@ -465,6 +465,7 @@ fn fixture_db(path: &Path) {
         end_ns: 0,
         rank: None,
         size: None,
+        cache_control: kreplay_format::CacheControl::All,
     }));
     writer.send(Record::Agent(AgentInfo {
         agent_id: 0,
@@ -528,6 +529,9 @@ fn fixture_db(path: &Path) {
             snapshot_ns: 1000,
             pass_ns: vec![5000, 6000],
             restore_ns: 700,
+            cache: kreplay_format::CacheState::Flushed,
+            sm_clock_mhz: [0, 0],
+            memory_clock_mhz: [0, 0],
         }));
     }
     writer.send(Record::ProcessEnd { end_ns: 30 });

@@ -564,3 +564,62 @@ fn ctrl_c_ends_the_wait_for_processes_the_application_left_running() {
         "{stderr}"
     );
 }
+
+/// `--cache-control`: recorded in every output; with `all` (the default) every measured
+/// dispatch's replay cost says its executions started from a flushed cache, with `none` that
+/// they found it as left.
+#[test]
+fn the_cache_control_is_recorded_in_every_output() {
+    for (given, control, state) in [
+        (None, "all", CacheState::Flushed),
+        (Some("none"), "none", CacheState::AsLeft),
+        (Some("all"), "all", CacheState::Flushed),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut more = vec!["-f", "json", "csv", "rocpd", "-d", "DIR", "-o", "out"];
+        if let Some(given) = given {
+            more.extend(["--cache-control", given]);
+        }
+        let out = run_sim(dir.path(), &two_groups_replay(&more));
+        assert_ok_and_verified(&out);
+        let d = dir.path().join("DIR");
+        let db = read_databases(&[d.join("out_results.db")]).unwrap();
+        assert_eq!(db.processes[0].process.cache_control.as_str(), control);
+        let replayed: Vec<ReplayCost> = costs(&db)
+            .into_iter()
+            .filter(|c| c.outcome == ReplayOutcome::Replayed)
+            .collect();
+        assert!(replayed.len() >= 5, "{replayed:?}");
+        assert!(
+            replayed.iter().all(|c| c.cache == state),
+            "{given:?}: {replayed:?}"
+        );
+
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("out_results.json")).unwrap())
+                .unwrap();
+        let process = &json["rocprofiler-sdk-tool"][0];
+        assert_eq!(process["metadata"]["cache_control"], control);
+        assert_eq!(process["metadata"]["clock_control"], "none");
+        let json_states: BTreeSet<String> = process["kreplay"]["replay_costs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["outcome"] == "replayed")
+            .map(|c| c["cache"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(json_states, BTreeSet::from([state.as_str().to_string()]));
+
+        let mut csv = csv::Reader::from_path(d.join("out_replay_cost.csv")).unwrap();
+        let headers = csv.headers().unwrap().clone();
+        let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+        let (outcome, cache) = (column("Outcome"), column("Cache"));
+        let csv_states: BTreeSet<String> = csv
+            .records()
+            .map(Result::unwrap)
+            .filter(|r| &r[outcome] == "replayed")
+            .map(|r| r[cache].to_string())
+            .collect();
+        assert_eq!(csv_states, BTreeSet::from([state.as_str().to_string()]));
+    }
+}

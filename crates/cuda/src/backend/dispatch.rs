@@ -152,6 +152,10 @@ impl ReplayBackend for DispatchBackend<'_> {
         self.gate.release();
     }
 
+    fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
+        self.lock().take_unit_conditions(device)
+    }
+
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)
     }

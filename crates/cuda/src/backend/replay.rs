@@ -204,6 +204,7 @@ impl ReplayBackend for CudaBackend {
             unit.counters
         };
         if counters {
+            self.note_clocks(device);
             let started = match self.profiler(device) {
                 Some(profiler) => profiler.start(),
                 None => Err(CudaError::Load("counters unavailable".into())),
@@ -233,6 +234,8 @@ impl ReplayBackend for CudaBackend {
         };
         let index = unit.used;
         unit.pending = Some(stream);
+        // The flush runs before the start event: the launch's time does not include it.
+        self.before_measured_launch(device, stream);
         self.record_event(device, index, false, stream)
             .map_err(failed)
     }
@@ -280,6 +283,9 @@ impl ReplayBackend for CudaBackend {
         if let Some((_, last)) = pairs.last() {
             // SAFETY: the tool's own event; waits for the execution's last launch.
             unsafe { drv!(d, cuEventSynchronize(*last)) }.map_err(failed)?;
+        }
+        if counters {
+            self.note_clocks(device);
         }
         let mut timings = Vec::with_capacity(used);
         for (start, end) in &pairs {
@@ -360,6 +366,10 @@ impl ReplayBackend for CudaBackend {
             ));
         }
         Ok(per_pass)
+    }
+
+    fn take_unit_conditions(&mut self, device: DeviceId) -> kreplay_core::backend::UnitConditions {
+        self.take_conditions(device)
     }
 
     fn abandon_unit(&mut self, device: DeviceId) {

@@ -144,7 +144,10 @@ impl RowInserter {
                 |row| row.get(0),
             )
             .map_err(err)?;
-        let mut extdata = serde_json::json!({ "argv": process.command });
+        let mut extdata = serde_json::json!({
+            "argv": process.command,
+            "cache_control": process.cache_control.as_str(),
+        });
         for (key, value) in [("rank", &process.rank), ("size", &process.size)] {
             if let Some(value) = value {
                 extdata[key] = serde_json::json!(value);
@@ -180,6 +183,23 @@ impl RowInserter {
         )
         .map_err(err)?;
         let row_id = conn.last_insert_rowid();
+        // The run's cache control, as rocpd's tools read settings (one per file: the last
+        // process's).
+        conn.execute(
+            &self
+                .names
+                .sql("DELETE FROM rocpd_metadata WHERE tag = 'cache_control'"),
+            [],
+        )
+        .and_then(|_| {
+            conn.execute(
+                &self
+                    .names
+                    .sql("INSERT INTO rocpd_metadata (tag, value) VALUES ('cache_control', ?1)"),
+                [process.cache_control.as_str()],
+            )
+        })
+        .map_err(err)?;
         conn.execute(
             &self
                 .names
@@ -602,7 +622,9 @@ impl RowInserter {
             .prepare_cached(
                 r#"INSERT INTO kreplay_replay_cost (guid, pid, dispatch_id, agent_id, outcome, passes,
                    bytes_tracked, bytes_snapshotted, bytes_restored, staging, drain_ns, snapshot_ns,
-                   pass_ns, restore_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"#,
+                   pass_ns, restore_ns, cache, sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz,
+                   memory_clock_max_mhz) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                   ?15, ?16, ?17, ?18, ?19)"#,
             )
             .and_then(|mut statement| {
                 statement.execute(params![
@@ -619,7 +641,12 @@ impl RowInserter {
                     to_sql(cost.drain_ns),
                     to_sql(cost.snapshot_ns),
                     pass_ns,
-                    to_sql(cost.restore_ns)
+                    to_sql(cost.restore_ns),
+                    cost.cache.as_str(),
+                    cost.sm_clock_mhz[0],
+                    cost.sm_clock_mhz[1],
+                    cost.memory_clock_mhz[0],
+                    cost.memory_clock_mhz[1]
                 ])
             })
             .map_err(|e| self.err(e))?;

@@ -622,3 +622,42 @@ fn guids_are_stable_and_distinct() {
     assert_ne!(guid_for(&process(1)), guid_for(&process(2)));
     assert_eq!(guid_for(&process(1)).len(), 36);
 }
+
+#[test]
+fn the_run_cache_and_clock_controls_are_rocpd_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let setting = |control: CacheControl| {
+        let path = dir.path().join(format!("{}.db", control.as_str()));
+        let mut records = recorded_run(1);
+        for record in &mut records {
+            if let Record::Process(process) = record {
+                process.cache_control = control;
+            }
+        }
+        write_through_writer(&path, &records);
+        let conn = Connection::open(&path).unwrap();
+        let value = |tag: &str| -> Vec<String> {
+            let mut statement = conn
+                .prepare("SELECT value FROM rocpd_metadata WHERE tag = ?1")
+                .unwrap();
+            let rows = statement.query_map([tag], |r| r.get(0)).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        let read = read_database(&path).unwrap();
+        (
+            value("cache_control"),
+            value("clock_control"),
+            read[0].process.cache_control,
+        )
+    };
+    for control in [CacheControl::All, CacheControl::None] {
+        assert_eq!(
+            setting(control),
+            (
+                vec![control.as_str().to_string()],
+                vec!["none".to_string()],
+                control
+            )
+        );
+    }
+}

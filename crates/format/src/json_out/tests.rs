@@ -173,7 +173,7 @@ fn a_small_run_is_written_byte_for_byte() {
         r#""kernel_symbols":[{"accum_vgpr_count":0,"arch_vgpr_count":0,"code_object_id":0,"demangled_kernel_name":"","formatted_kernel_name":"","group_segment_size":0,"kernarg_segment_size":0,"kernel_id":0,"kernel_name":"","kernel_object":0,"private_segment_size":0,"sgpr_count":0,"truncated_kernel_name":""},"#.to_string(),
         r#"{"accum_vgpr_count":0,"arch_vgpr_count":16,"code_object_id":0,"demangled_kernel_name":"k()","formatted_kernel_name":"k()","group_segment_size":64,"kernarg_segment_size":4,"kernel_id":1,"kernel_name":"_Z1kv","kernel_object":1,"private_segment_size":8,"sgpr_count":0,"truncated_kernel_name":"k"}],"#.to_string(),
         r#""kreplay":{"replay_costs":[],"warnings":[]},"#.to_string(),
-        format!(r#""metadata":{{"cache_control":"none","clock_control":"none","command":["./app","--size","1 MiB"],"fini_time":2000,"hostname":"node-a","init_time":{},"pid":4,"ppid":1}},"#, process(4).start_ns),
+        format!(r#""metadata":{{"cache_control":"all","clock_control":"none","command":["./app","--size","1 MiB"],"fini_time":2000,"hostname":"node-a","init_time":{},"pid":4,"ppid":1}},"#, process(4).start_ns),
         format!(r#""strings":{{"att_filenames":[],{},"code_object_snapshot_filenames":[],"correlation_id":{{"external":[]}},"counters":{{"dimension_ids":[]}},"marker_api":[],"pc_sample_comments":[],"pc_sample_instructions":[]}},"#, expected_kind_tables()),
         r#""summary":[{"domain":"KERNEL_DISPATCH","stats":{"count":2,"max":70,"mean":60.0,"min":50,"operations":[{"key":"k()","value":{"count":2,"max":70,"mean":60.0,"min":50,"sqr":7400,"stddev":14.142135623730951,"sum":120,"variance":200.0}}],"sqr":7400,"stddev":14.142135623730951,"sum":120,"variance":200.0}}]}]}"#.to_string(),
     ]
@@ -204,7 +204,7 @@ fn an_empty_process_has_every_list_of_rocprofv3() {
              \"group_segment_size\":0,\"kernarg_segment_size\":0,\"kernel_id\":0,\
              \"kernel_name\":\"\",\"kernel_object\":0,\"private_segment_size\":0,\
              \"sgpr_count\":0,\"truncated_kernel_name\":\"\"}}],\"kreplay\":{{\
-             \"replay_costs\":[],\"warnings\":[]}},\"metadata\":{{\"cache_control\":\"none\",\"clock_control\":\"none\",\"command\":[\"./app\",\
+             \"replay_costs\":[],\"warnings\":[]}},\"metadata\":{{\"cache_control\":\"all\",\"clock_control\":\"none\",\"command\":[\"./app\",\
              \"--size\",\"1 MiB\"],\"fini_time\":0,\"hostname\":\"node-a\",\
              \"init_time\":{start_ns},\"pid\":3,\"ppid\":1}},\"strings\":{{\
              \"att_filenames\":[],{kinds},\"code_object_snapshot_filenames\":[],\

@@ -174,10 +174,14 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         end_ns: 0,
         rank: launcher_rank(RANK_VARIABLES, |name| std::env::var(name).ok()),
         size: launcher_rank(SIZE_VARIABLES, |name| std::env::var(name).ok()),
+        cache_control: config.cache_control,
     });
     engine.register_counters(counter_infos(&config));
 
     let mut device = SimDevice::new(&config.groups);
+    if config.cache_control == kreplay_format::CacheControl::All {
+        device.flush_before_launches();
+    }
     // Groups share passes as on the GPU: unless KREPLAY_PACK_GROUPS=0.
     let packing = std::env::var(kreplay_core::config::ENV_PACK_GROUPS).ok();
     match kreplay_core::config::group_packing(packing.as_deref()) {

@@ -154,6 +154,7 @@ where
         }
         drop(hold);
         let passes = replay.pass_ns.len() as u32;
+        let conditions = self.unit_conditions(backend, device);
         for (position, &index) in live.iter().enumerate() {
             let shared = |value: u64| if position == 0 { value } else { 0 };
             self.sink.send(Record::ReplayCost(ReplayCost {
@@ -169,6 +170,9 @@ where
                 snapshot_ns: shared(replay.snapshot_ns),
                 pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
                 restore_ns: shared(replay.restore_ns),
+                cache: conditions.cache,
+                sm_clock_mhz: conditions.sm_clock_mhz,
+                memory_clock_mhz: conditions.memory_clock_mhz,
             }));
         }
     }

@@ -1,0 +1,172 @@
+//! What each unit's executions ran under: the L2 flush before every measured launch
+//! (`--cache-control all`, [`crate::flush`]) and the clocks read around every execution
+//! ([`crate::clocks`]).
+
+use super::*;
+use crate::clocks::ClockReader;
+use crate::flush::L2Flusher;
+use kreplay_core::backend::UnitConditions;
+use kreplay_format::{CacheControl, CacheState};
+
+/// What a device's unit has seen so far.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    flushed: u32,
+    unflushed: u32,
+    sm_mhz: Option<[u32; 2]>,
+    memory_mhz: Option<[u32; 2]>,
+}
+
+fn widen(range: &mut Option<[u32; 2]>, value: u32) {
+    let [low, high] = range.get_or_insert([value, value]);
+    *low = (*low).min(value);
+    *high = (*high).max(value);
+}
+
+impl CudaBackend {
+    /// Before a measured launch on `stream`: flushes L2 when the run asks for it and counters
+    /// are measured; counts whether it did.
+    pub(super) fn before_measured_launch(&mut self, device: DeviceId, stream: CUstream) {
+        let measuring = self
+            .devices
+            .get(&device)
+            .and_then(|s| s.unit.as_ref())
+            .is_some_and(|u| u.counters);
+        if !measuring || self.options.cache_control != CacheControl::All {
+            return;
+        }
+        let flushed = match self.flush(device, stream) {
+            Ok(()) => true,
+            Err(reason) => {
+                if let (Some(reason), Some(warn)) = (reason, &self.warn) {
+                    warn(&format!("--cache-control all: the L2 cache of device {device} cannot be flushed ({reason}); its kernels are measured with the caches as the work before left them (as --cache-control none), which every dispatch's replay cost records"));
+                }
+                false
+            }
+        };
+        let seen = self.seen.entry(device).or_default();
+        if flushed {
+            seen.flushed += 1;
+        } else {
+            seen.unflushed += 1;
+        }
+    }
+
+    /// Enqueues the flush on `stream`. The flusher is made at the device's first flush; once
+    /// it could not be made, or a flush failed, the device is not flushed again. `Err(Some)`:
+    /// why, the first time; `Err(None)`: the device is not flushed.
+    fn flush(&mut self, device: DeviceId, stream: CUstream) -> Result<(), Option<String>> {
+        let d = self.driver;
+        let first = !self.flushers.contains_key(&device);
+        if first {
+            let flusher = self.new_flusher(device);
+            self.flushers.insert(device, flusher);
+        }
+        let result = match (self.flushers.get(&device), self.devices.get_mut(&device)) {
+            (Some(Ok(flusher)), Some(state)) => enqueue(d, flusher, state, stream),
+            (Some(Err(reason)), _) => return Err(first.then(|| reason.clone())),
+            _ => return Err(None),
+        };
+        result.map_err(|reason| {
+            self.flushers.insert(device, Err(reason.clone()));
+            Some(reason)
+        })
+    }
+
+    /// A flusher for `device`, unless its context and buffer would leave the application less
+    /// than the staging reserve of device memory.
+    fn new_flusher(&mut self, device: DeviceId) -> Result<L2Flusher, String> {
+        let d = self.driver;
+        let ctx = self
+            .devices
+            .get(&device)
+            .map(|s| s.ctx)
+            .ok_or_else(|| format!("device {device} has no tool state"))?;
+        let _ctx = ContextGuard::make_current(d, ctx).map_err(|e| e.to_string())?;
+        let free = self.memory_free_now();
+        let needed =
+            L2Flusher::device_bytes(d, device).saturating_add(DEFAULT_STAGING_RESERVE_BYTES);
+        if free < needed {
+            return Err(format!(
+                "its context and buffer with the staging reserve need {} MiB of device memory and {} MiB are free",
+                needed >> 20,
+                free >> 20
+            ));
+        }
+        L2Flusher::new(d, device).map_err(|e| e.to_string())
+    }
+
+    /// Reads the device's clocks into what its unit has seen (nothing without NVML).
+    pub(super) fn note_clocks(&mut self, device: DeviceId) {
+        let d = self.driver;
+        let reader = *self.clock_readers.entry(device).or_insert_with(|| {
+            pci_bus_id(d, device).and_then(|id| ClockReader::for_pci_bus_id(&id))
+        });
+        let Some([sm, memory]) = reader.and_then(|r| r.read()) else {
+            return;
+        };
+        let seen = self.seen.entry(device).or_default();
+        widen(&mut seen.sm_mhz, sm);
+        widen(&mut seen.memory_mhz, memory);
+    }
+
+    /// What the device's last unit ran under; the next unit starts afresh.
+    pub(super) fn take_conditions(&mut self, device: DeviceId) -> UnitConditions {
+        let seen = self.seen.remove(&device).unwrap_or_default();
+        UnitConditions {
+            cache: if seen.flushed > 0 && seen.unflushed == 0 {
+                CacheState::Flushed
+            } else {
+                CacheState::AsLeft
+            },
+            sm_clock_mhz: seen.sm_mhz.unwrap_or_default(),
+            memory_clock_mhz: seen.memory_mhz.unwrap_or_default(),
+        }
+    }
+}
+
+/// The flush on `stream` of the device whose state is `state` (its event made on first use).
+fn enqueue(
+    d: &'static Driver,
+    flusher: &L2Flusher,
+    state: &mut DeviceState,
+    stream: CUstream,
+) -> Result<(), String> {
+    let _ctx = ContextGuard::make_current(d, state.ctx).map_err(|e| e.to_string())?;
+    if state.flush_ready.is_null() {
+        // SAFETY: creates an event in the device's (current) context.
+        unsafe {
+            drv!(
+                d,
+                cuEventCreate(
+                    &mut state.flush_ready,
+                    sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING
+                )
+            )
+        }
+        .map_err(|e| e.to_string())?;
+    }
+    flusher
+        .flush(d, stream, state.flush_ready)
+        .map_err(|e| e.to_string())
+}
+
+/// The PCI bus id of CUDA device `ordinal`, as NVML takes it.
+fn pci_bus_id(d: &Driver, ordinal: DeviceId) -> Option<String> {
+    let mut device: sys::CUdevice = 0;
+    let mut text = [0 as std::ffi::c_char; 32];
+    // SAFETY: writes a device handle and at most `text.len()` bytes.
+    unsafe {
+        drv!(d, cuDeviceGet(&mut device, ordinal as i32)).ok()?;
+        drv!(
+            d,
+            cuDeviceGetPCIBusId(text.as_mut_ptr(), text.len() as i32, device)
+        )
+        .ok()?;
+        Some(
+            std::ffi::CStr::from_ptr(text.as_ptr())
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}

@@ -1,0 +1,238 @@
+//! `--cache-control all` on CUDA 13.0, whose CUPTI cannot flush caches (13.4's range profiler
+//! can): before each measured launch, kernels of the tool's own leave the GPU's L2 holding
+//! nothing of the application's and nothing dirty.
+//!
+//! How (each step measured on the H200: `bench/probes/l2_flush.sh`, docs/kernel-replay.md):
+//! - a buffer of 1.25 × L2 is read three times (one 32-bit word per 32-byte sector): that
+//!   displaces a kernel's data that was hit in L2 and writes back what was dirty (so does one
+//!   read sweep of 3 × L2). A memset or device-to-device copy of the buffer displaces it too but
+//!   leaves L2 full of dirty lines, which the next kernel then writes back (3.9–15.6 MB of DRAM
+//!   writes on a 16 MiB kernel that writes none); one sweep of 1.25 × L2 with evict-last loads
+//!   or prefetches leaves part of the data;
+//! - then every line of the buffer is discarded (`discard.global.L2`: invalidated, not written
+//!   back), so that L2 is left empty rather than full of the flush's lines;
+//! - the kernels run in a context of the tool's own on the same device: every kernel launched
+//!   in the profiled context, or in a green context made from its device, is a range of its
+//!   range profiler (measured: the unit's range count no longer matched). The launch's stream
+//!   and the tool's stream wait for each other through events, which work across contexts.
+//!
+//! Cost on the H200: ≈ 70 µs of flush kernels; ≈ 0.35 ms per flush with the two context
+//! switches alone, ≈ 1.1–1.9 ms per flush while the range profiler measures the other context.
+
+use crate::drv;
+use crate::error::CudaError;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUfunction, CUstream};
+
+/// The flush kernels' PTX (hand-written; the driver compiles it for the device).
+const PTX: &str = concat!(include_str!("flush/l2_flush.ptx"), "\0");
+
+/// Device memory a context of the tool's own takes (measured on the H200 with CUDA 13.0: 524 MiB;
+/// `bench/probes/flusher_memory.cu`), rounded up.
+const CONTEXT_BYTES: u64 = 544 << 20;
+
+/// Times the buffer is read before its lines are discarded.
+const SWEEPS: usize = 3;
+/// Threads per block of the flush kernels; blocks: this many per SM.
+const BLOCK: u32 = 512;
+const BLOCKS_PER_SM: u32 = 8;
+
+/// The tool's context, kernels and buffer that flush one device's L2.
+pub struct L2Flusher {
+    ctx: CUcontext,
+    stream: CUstream,
+    /// Recorded on the tool's stream after the flush; the launch's stream waits for it.
+    done: CUevent,
+    touch: CUfunction,
+    discard: CUfunction,
+    buffer: CUdeviceptr,
+    bytes: u64,
+    blocks: u32,
+}
+
+// SAFETY: CUDA handles, valid on any thread of the process.
+unsafe impl Send for L2Flusher {}
+
+/// The flush buffer for an L2 of `l2` bytes: 1.25 × L2, whole 128-byte lines.
+fn buffer_bytes(l2: i32) -> u64 {
+    (u64::try_from(l2).unwrap_or(0) * 5 / 4).div_ceil(128) * 128
+}
+
+/// The device attribute `attribute` of `device`.
+fn attribute(
+    d: &Driver,
+    device: sys::CUdevice,
+    attribute: sys::CUdevice_attribute,
+) -> Result<i32, CudaError> {
+    let mut value = 0;
+    // SAFETY: writes one integer.
+    unsafe { drv!(d, cuDeviceGetAttribute(&mut value, attribute, device))? };
+    Ok(value)
+}
+
+impl L2Flusher {
+    /// The device memory a flusher on `ordinal` takes: its context and its buffer.
+    pub fn device_bytes(d: &Driver, ordinal: u32) -> u64 {
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: writes one device handle.
+        let l2 = unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32)) }
+            .and_then(|()| {
+                attribute(
+                    d,
+                    device,
+                    sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                )
+            })
+            .unwrap_or(0);
+        CONTEXT_BYTES + buffer_bytes(l2)
+    }
+
+    /// Creates the tool's context on `device` (the CUDA device ordinal), loads the kernels and
+    /// allocates the buffer. The calling thread's current context is left as it was.
+    pub fn new(d: &'static Driver, ordinal: u32) -> Result<L2Flusher, CudaError> {
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: writes one device handle.
+        unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32))? };
+        let l2 = attribute(
+            d,
+            device,
+            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+        )?;
+        let sms = attribute(
+            d,
+            device,
+            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        let bytes = buffer_bytes(l2);
+        if bytes == 0 {
+            return Err(CudaError::Load(format!(
+                "device {ordinal} reports no L2 cache"
+            )));
+        }
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        let mut params = sys::CUctxCreateParams::default();
+        // SAFETY: creates a context and makes it current on this thread (popped below).
+        unsafe { drv!(d, cuCtxCreate_v4(&mut ctx, &mut params, 0, device))? };
+        let mut flusher = L2Flusher {
+            ctx,
+            stream: std::ptr::null_mut(),
+            done: std::ptr::null_mut(),
+            touch: std::ptr::null_mut(),
+            discard: std::ptr::null_mut(),
+            buffer: 0,
+            bytes,
+            blocks: u32::try_from(sms.max(1)).unwrap_or(1) * BLOCKS_PER_SM,
+        };
+        let built = flusher.build(d);
+        let mut popped: CUcontext = std::ptr::null_mut();
+        // SAFETY: pops the context created above.
+        unsafe {
+            let _ = drv!(d, cuCtxPopCurrent_v2(&mut popped));
+        }
+        match built {
+            Ok(()) => Ok(flusher),
+            Err(error) => {
+                // SAFETY: destroys the context created above (and everything made in it).
+                unsafe {
+                    let _ = drv!(d, cuCtxDestroy_v2(ctx));
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// The kernels, stream, event and zeroed buffer, in the tool's context (current).
+    fn build(&mut self, d: &Driver) -> Result<(), CudaError> {
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
+        unsafe {
+            drv!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
+            drv!(
+                d,
+                cuModuleGetFunction(&mut self.touch, module, c"kreplay_l2_touch".as_ptr())
+            )?;
+            drv!(
+                d,
+                cuModuleGetFunction(&mut self.discard, module, c"kreplay_l2_discard".as_ptr())
+            )?;
+            drv!(d, cuMemAlloc_v2(&mut self.buffer, self.bytes as usize))?;
+            drv!(d, cuMemsetD8_v2(self.buffer, 0, self.bytes as usize))?;
+            drv!(
+                d,
+                cuStreamCreate(
+                    &mut self.stream,
+                    sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING
+                )
+            )?;
+            drv!(
+                d,
+                cuEventCreate(
+                    &mut self.done,
+                    sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING
+                )
+            )?;
+            drv!(d, cuCtxSynchronize())?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues a flush before whatever `stream` (of the calling thread's current context)
+    /// runs next. `ready` is an event of that context, recorded here.
+    pub fn flush(
+        &self,
+        d: &'static Driver,
+        stream: CUstream,
+        ready: CUevent,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the tool's own handles; the pushed context is popped by the guard.
+        unsafe {
+            drv!(d, cuEventRecord(ready, stream))?;
+            {
+                let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
+                drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
+                let mut buffer = self.buffer;
+                let mut bytes = self.bytes;
+                let mut sink = self.buffer;
+                let mut touch_args = [
+                    (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
+                    (&mut bytes as *mut u64).cast(),
+                    (&mut sink as *mut CUdeviceptr).cast(),
+                ];
+                for _ in 0..SWEEPS {
+                    self.launch(d, self.touch, &mut touch_args)?;
+                }
+                let mut discard_args = [touch_args[0], touch_args[1]];
+                self.launch(d, self.discard, &mut discard_args)?;
+                drv!(d, cuEventRecord(self.done, self.stream))?;
+            }
+            drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// `args` point at live values of the kernel's parameter types; the tool's context is current.
+    unsafe fn launch(
+        &self,
+        d: &Driver,
+        function: CUfunction,
+        args: &mut [*mut std::ffi::c_void],
+    ) -> Result<(), CudaError> {
+        drv!(
+            d,
+            cuLaunchKernel(
+                function,
+                self.blocks,
+                1,
+                1,
+                BLOCK,
+                1,
+                1,
+                0,
+                self.stream,
+                args.as_mut_ptr(),
+                std::ptr::null_mut()
+            )
+        )
+    }
+}
