@@ -241,11 +241,12 @@ def window_checks():
         rc2 == 0 and bool(loss2) and loss2 == torch_loss and replayed > 0)
 
 
-def ncu_program(argv, metrics=("sm__warps_launched.sum", "smsp__inst_executed.sum")):
+def ncu_program(argv, metrics=("sm__warps_launched.sum", "smsp__inst_executed.sum"), cache_control="all"):
     """Nsight Compute's values per profiled kernel, in launch order: [{metric: value}]."""
-    rc, out, err, _, wall = run(["ncu", "--clock-control", "none", "--metrics", ",".join(metrics),
+    rc, out, err, _, wall = run(["ncu", "--clock-control", "none", "--cache-control", cache_control,
+                                 "--metrics", ",".join(metrics),
                                  "--csv", "--print-units", "base", *argv], None,
-                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2]), timeout=300)
+                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2] + [cache_control]), timeout=300)
     values = {}
     for line in out.splitlines():
         cells = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
@@ -588,6 +589,103 @@ def deferral_checks():
         rc0 == 0 and rc == 0 and bool(loss0) and loss == loss0 and complete == len(passes) > 0)
 
 
+# Counter fidelity (issue 19): DRAM and L2 counters in two hardware passes, the four groups in three
+# (packed [0+2, 1, 3]): dram read in passes 0 and 3, dram write and L2 reads in passes 2 and 3.
+FIDELITY = [
+    ["sm__warps_launched.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum"],
+    ["smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"],
+    ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum"],
+    ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+     "lts__t_sectors_op_read.sum"],
+]
+# (metric, pass of execution 0, pass of a later execution); bytes, or sectors of 32 bytes.
+FIDELITY_PAIRS = [("dram__bytes_read.sum", 0, 3), ("dram__bytes_write.sum", 2, 3), ("lts__t_sectors_op_read.sum", 2, 3)]
+MEMORY_METRICS = [m for m, _, _ in FIDELITY_PAIRS]
+# Values this small are compared absolutely: 64 KiB (2048 sectors).
+FLOOR = {"dram__bytes_read.sum": 65536, "dram__bytes_write.sum": 65536, "lts__t_sectors_op_read.sum": 2048}
+
+
+def near(a, b, metric, tolerance):
+    return a is not None and b is not None and abs(a - b) <= max(tolerance * max(abs(a), abs(b)), FLOOR[metric])
+
+
+def fidelity_checks():
+    """--cache-control all and none on memory-bound kernels, with DRAM and L2 counters measured in
+    two hardware passes: with `all` every pass starts from a flushed L2, so the passes agree and
+    equal ncu --cache-control all; with `none`, pass 0 is what ncu --cache-control none sees."""
+    argv = [os.path.join(WORK, "memory_bound"), "3"]
+    rc0, out0, _, _, wall0 = run(argv, None, tag="fidelity_plain")
+    reference = app_lines(out0)
+    ncu = {"all": ncu_program(argv, MEMORY_METRICS),
+           "none": ncu_program(argv, MEMORY_METRICS, cache_control="none"),
+           "det": ncu_program(argv)}
+    window = {"count": 64}
+    for control in ("all", "none"):
+        rc, out, err, db, wall = run(argv, FIDELITY, tag=f"fidelity_{control}", replay_window=window,
+                                     cache_control=control)
+        table = counters(db)
+        ids = sorted({d for d, _ in table})
+        per = [{p: table.get((d, p), {}).get("values", {}) for p in range(4)} for d in ids]
+        kernels = [table.get((d, 0), {}).get("kernel", "?") for d in ids]
+        caches = [c for (c,) in query(db, "SELECT cache FROM kreplay_replay_cost ORDER BY dispatch_id")]
+        clocks = query(db, "SELECT MIN(sm_clock_min_mhz), MAX(sm_clock_max_mhz), MIN(memory_clock_min_mhz), "
+                           "MAX(memory_clock_max_mhz) FROM kreplay_replay_cost")
+        meta = query(db, "SELECT value FROM rocpd_metadata WHERE tag = 'cache_control'")
+        same_output = rc == 0 and rc0 == 0 and app_lines(out) == reference and bool(reference)
+        expected_state = "flushed" if control == "all" else "as_left"
+        det_ok = bool(ncu["det"]) and len(per) == len(ncu["det"]) and all(
+            per[i][0].get(m) == ncu["det"][i].get(m) for i in range(len(per)) for m in ncu["det"][i])
+        row(f"fidelity: --cache-control {control}, results and records",
+            f"output == alone, {len(ncu['det'])} dispatches x 4 passes, cache '{expected_state}', metadata '{control}', "
+            "warps/inst == ncu, clocks read",
+            f"output same {same_output}; {len(per)} dispatches; caches {sorted(set(caches))}; metadata {meta}; "
+            f"== ncu {det_ok}; clocks (SM, memory MHz) {clocks}; {wall:.1f}s vs {wall0:.1f}s alone; {err.strip()[-200:]!r}",
+            same_output and len(per) == len(ncu["det"]) > 0 and set(caches) == {expected_state}
+            and meta == [(control,)] and det_ok and bool(clocks) and (clocks[0][0] or 0) > 0)
+        for metric, first, later in FIDELITY_PAIRS:
+            pairs = [(k, v[first].get(metric), v[later].get(metric)) for k, v in zip(kernels, per)]
+            reference_values = ncu[control]
+            if control == "all":
+                across = all(near(a, b, metric, 0.02) for _, a, b in pairs)
+                vs_ncu = len(pairs) == len(reference_values) and all(
+                    near(a, r.get(metric), metric, 0.05) and near(b, r.get(metric), metric, 0.05)
+                    for (_, a, b), r in zip(pairs, reference_values))
+                ok, expected = across and vs_ncu, "passes within 2%, each within 5% of ncu --cache-control all"
+            else:
+                vs_ncu = len(pairs) == len(reference_values) and all(
+                    near(a, r.get(metric), metric, 0.05) for (_, a, _), r in zip(pairs, reference_values))
+                ok, expected = vs_ncu, "pass 0 within 5% of ncu --cache-control none"
+            shown = "; ".join(f"{k[:14]} {a:.4g}/{b:.4g} vs {r.get(metric, float('nan')):.4g}"
+                              for (k, a, b), r in list(zip(pairs, reference_values))[:3] if a is not None and b is not None)
+            row(f"fidelity: --cache-control {control}, {metric}", expected,
+                f"{len(pairs)} dispatches (pass {first}/pass {later} vs ncu): {shown}", ok)
+
+
+FULL_DEVICE_SCRIPT = """
+import torch
+free, _ = torch.cuda.mem_get_info()
+hold = torch.empty(free - (400 << 20), dtype=torch.uint8, device="cuda")
+x = torch.arange(1 << 20, device="cuda", dtype=torch.float32)
+for _ in range(3):
+    x = x * 2 + 1
+print("sum", float(x.sum()))
+"""
+
+
+def full_device_check():
+    """A device with too little free memory for the flusher: measured as with --cache-control
+    none, warned once, the application's results unchanged (it keeps its memory)."""
+    argv = [sys.executable, "-c", FULL_DEVICE_SCRIPT]
+    rc0, out0, _, _, _ = run(argv, None, tag="full_plain")
+    rc, out, err, db, wall = run(argv, GROUPS[:2], tag="full_device")
+    caches = sorted({c for (c,) in query(db, "SELECT cache FROM kreplay_replay_cost WHERE passes > 0")})
+    warned = [w for w in warnings(db) if "cannot be flushed" in w]
+    outcomes = sorted({o for (o,) in query(db, "SELECT outcome FROM kreplay_replay_cost")})
+    row("fidelity: device memory too full for the flusher", "output == alone, rc 0, cache 'as_left', one warning",
+        f"rc {rc0}/{rc}; output {out.strip()!r} vs {out0.strip()!r}; outcomes {outcomes}; caches {caches}; warnings {[w[:150] for w in warned]}",
+        rc == rc0 == 0 and out == out0 and "sum" in out and caches == ["as_left"] and len(warned) == 1)
+
+
 def side_effect_checks():
     """What replay must not repeat or lose, with the four headline groups in three hardware passes:
     a kernel calling printf prints what it prints alone (it runs once, said in the outcome); a
@@ -801,6 +899,9 @@ def trace_check():
 
 if ONLY in ("", "deferral"):
     deferral_checks()
+if ONLY in ("", "fidelity"):
+    fidelity_checks()
+    full_device_check()
 if ONLY in ("", "multipass"):
     multipass_metric_checks()
     lone_multipass_metric_check()
@@ -812,7 +913,7 @@ if ONLY in ("", "trace"):
     trace_check()
 if ONLY in ("", "multigpu"):
     multi_gpu_check()
-if ONLY not in ("windows", "cache", "deferral", "multipass", "effects", "trace", "multigpu"):
+if ONLY not in ("windows", "cache", "deferral", "fidelity", "multipass", "effects", "trace", "multigpu"):
     per_dispatch_checks()
 if ONLY in ("", "windows"):
     window_checks()

@@ -10,6 +10,8 @@
 # KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
 # KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
 # bench's sync loop and CG solver, PyTorch, with groups in three hardware passes),
+# KREPLAY_GPU_ONLY=fidelity only the cache-control checks (DRAM and L2 counters of memory-bound
+# kernels in two hardware passes, --cache-control all and none, against ncu's),
 # KREPLAY_GPU_ONLY=trace only the Perfetto trace of the CG solver (read back with Perfetto's Python
 # package: carry .deps/py, which .ci/run fills, or set KREPLAY_PYTHONPATH; cg_results.pftrace is
 # kept under $OUT),
@@ -37,5 +39,6 @@ build() {  # output source [flags]
 build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
+build memory_bound tests/gpu/memory_bound.cu -lcublas
 nvcc -cubin -arch=sm_90 -o "$WORK/reload_kernel.cubin" tests/gpu/reload_kernel.cu >>"$OUT/nvcc.log" 2>&1 || { cat "$OUT/nvcc.log"; exit 1; }
 exec python3 -u tests/gpu/run.py

@@ -1,0 +1,54 @@
+// Memory-bound kernels for the counter-fidelity checks (tests/gpu/run.py, section fidelity):
+// a streaming copy larger than L2, an in-place update smaller than L2, and a cuBLAS SGEMM, each
+// run ITERATIONS times with a host sync after every kernel. Prints a checksum of every result,
+// which must not change under replay.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x) do { auto e = (x); if (e) { fprintf(stderr, "%s:%d: error %d\n", __FILE__, __LINE__, (int)e); exit(1); } } while (0)
+
+__global__ void stream_copy(const float4* __restrict__ src, float4* __restrict__ dst, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) dst[i] = src[i];
+}
+__global__ void inplace_update(float4* y, size_t n, float a) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float4 v = y[i]; v.x = v.x * a + 1.f; v.y = v.y * a + 1.f; v.z = v.z * a + 1.f; v.w = v.w * a + 1.f; y[i] = v;
+  }
+}
+
+static double checksum(const float* d, size_t n) {
+  std::vector<float> h(n); CK(cudaMemcpy(h.data(), d, n * 4, cudaMemcpyDeviceToHost));
+  double s = 0; for (size_t i = 0; i < n; i += 97) s += h[i] * (double)((i % 13) + 1); return s;
+}
+
+int main(int argc, char** argv) {
+  int iterations = argc > 1 ? atoi(argv[1]) : 3;
+  const size_t copy_bytes = 256u << 20, inplace_bytes = 16u << 20; const int m = 2048;
+  float *src, *dst, *y, *A, *B, *C;
+  CK(cudaMalloc(&src, copy_bytes)); CK(cudaMalloc(&dst, copy_bytes)); CK(cudaMalloc(&y, inplace_bytes));
+  CK(cudaMalloc(&A, m * m * 4)); CK(cudaMalloc(&B, m * m * 4)); CK(cudaMalloc(&C, m * m * 4));
+  {
+    std::vector<float> h(copy_bytes / 4); for (size_t i = 0; i < h.size(); i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.f;
+    CK(cudaMemcpy(src, h.data(), copy_bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(y, h.data(), inplace_bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(A, h.data(), m * m * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(B, h.data() + m * m, m * m * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemset(C, 0, m * m * 4)); CK(cudaMemset(dst, 0, copy_bytes));
+  }
+  cublasHandle_t handle; CK(cublasCreate(&handle));
+  const float alpha = 1.f, beta = 0.5f;
+  for (int it = 0; it < iterations; it++) {
+    stream_copy<<<132 * 8, 512>>>((const float4*)src, (float4*)dst, copy_bytes / 16);
+    CK(cudaDeviceSynchronize());
+    inplace_update<<<132 * 4, 512>>>((float4*)y, inplace_bytes / 16, 0.5f);
+    CK(cudaDeviceSynchronize());
+    CK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, m, B, m, &beta, C, m));
+    CK(cudaDeviceSynchronize());
+  }
+  printf("copy %.6e\ninplace %.6e\ngemm %.6e\n", checksum(dst, copy_bytes / 4), checksum(y, inplace_bytes / 4), checksum(C, (size_t)m * m));
+  CK(cublasDestroy(handle));
+  return 0;
+}
