@@ -5,9 +5,11 @@ A kernel-replay benchmark measures replay: the headline metric set is four count
 each fit one hardware pass and together need three on GH100 (SASS instruction counts,
 shared-memory bank conflicts, L1 requests, DRAM and L2 sectors; `kreplay avail pmc-check --chip
 GH100` says so). For every workload, in this one call and with the same binaries:
-  alone (fastest of two), kreplay kernel replay with its default windows, kreplay
-  `--replay-window 1` (each dispatch replayed alone), Nsight Compute `--replay-mode kernel
-  --clock-control none` with the same metrics, and, as a secondary row labelled as such, kreplay
+  alone (fastest of two), kreplay kernel replay with its default windows (and L2 flushed before
+  every measured execution, `--cache-control all`, the default of both tools), the same with
+  `--cache-control none`, kreplay `--replay-window 1` (each dispatch replayed alone), Nsight
+  Compute `--replay-mode kernel --cache-control all --clock-control none` with the same metrics,
+  and, as a secondary row labelled as such, kreplay
   with a set of four groups that fits ONE hardware pass (nothing is replayed there).
 Overhead per dispatch = (wall - wall alone) / profiled dispatches; a workload that prints
 `app_s=` (its own clock from its first CUDA call: PyTorch's start-up varies by seconds) also
@@ -207,6 +209,7 @@ def main():
                                 "output_lines": len(reference),
                                 "deterministic": app_output(alone[0][2]) == app_output(alone[1][2])}
         configs = [("kreplay, default windows", HEADLINE, []),
+                   ("kreplay, default windows, --cache-control none", HEADLINE, ["--cache-control", "none"]),
                    ("kreplay, --replay-window 1", HEADLINE, ["--replay-window", "1"]),
                    ("kreplay, one-pass set (secondary: nothing replayed)", ONE_PASS, [])]
         for label, groups, extra in configs:
@@ -226,7 +229,7 @@ def main():
         n = row["runs"]["kreplay, default windows"].get("dispatches") or 0
         launches = min(n, args.ncu_launches) if n else args.ncu_launches
         rep = os.path.join(work, "ncu")
-        ncu = ["ncu", "--replay-mode", "kernel", "--clock-control", "none", "--metrics", metrics,
+        ncu = ["ncu", "--replay-mode", "kernel", "--cache-control", "all", "--clock-control", "none", "--metrics", metrics,
                "--launch-count", str(launches), "-f", "-o", rep]
         wall, rc, stdout, stderr = timed(ncu + argv)
         row["runs"]["ncu"] = {"wall_s": wall, "rc": rc, "app_s": app_seconds(stdout), "dispatches": launches,
@@ -263,7 +266,8 @@ def report(results):
             same = "-" if label == "alone" else ("same" if run.get("output_same") else "DIFF")
             print("%-44s %-46s %8.2f %11s %10s %6s" % (row["workload"][:44], label, run["wall_s"], *cells, same))
         ncu = row["runs"].get("ncu", {})
-        for label in ("kreplay, default windows", "kreplay, --replay-window 1"):
+        for label in ("kreplay, default windows", "kreplay, default windows, --cache-control none",
+                      "kreplay, --replay-window 1"):
             run = row["runs"].get(label, {})
             ratios = []
             for key in ("overhead_ms_per_dispatch", "app_overhead_ms_per_dispatch"):
