@@ -565,118 +565,6 @@ where
             .unwrap_or_else(|| info.kernel_name.clone())
     }
 
-    /// The ordinary path: one execution, counters of `group` if any, a record only when there
-    /// is something to say (counters, kernel trace, or a decline).
-    fn once<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        dispatch: Dispatch,
-        outcome: ReplayOutcome,
-        group: Option<usize>,
-        bytes_tracked: u64,
-    ) -> LaunchTicket {
-        let fence = self.fence_for(backend, once_reason(outcome));
-        let declined = !matches!(outcome, ReplayOutcome::SinglePass | ReplayOutcome::Filtered);
-        if group.is_none() && !self.config.kernel_trace && !declined {
-            return passthrough(fence);
-        }
-        let started = Instant::now();
-        let device = dispatch.info.device;
-        // A group measured over several executions cannot be measured by one: timestamps only.
-        let spanning = group.is_some_and(|g| backend.executions_of_group(device, g) > 1);
-        let planned = match backend.plan_unit(device, &[group.filter(|_| !spanning)]) {
-            Ok(_) => Ok(()),
-            Err(error) => {
-                // The group cannot be measured now: timestamps only.
-                self.backend_notice("plan_unit", &error);
-                backend.plan_unit(device, &[None]).map(|_| ())
-            }
-        };
-        let measuring = match planned
-            .and_then(|()| backend.start_execution(device, 0, 1))
-            .and_then(|()| backend.launch_starts(device))
-        {
-            Ok(()) => true,
-            Err(error) => {
-                self.backend_notice("start_execution", &error);
-                backend.abandon_unit(device);
-                false
-            }
-        };
-        LaunchTicket {
-            kind: TicketKind::Once(OnceTicket {
-                dispatch,
-                measuring,
-                outcome,
-                bytes_tracked,
-                started,
-                _fence: fence,
-            }),
-        }
-    }
-
-    fn finish_once<B: BackendOf<L, S, C>>(&self, backend: &mut B, once: OnceTicket) {
-        let device = once.dispatch.info.device;
-        let result = if once.measuring {
-            match measure_once(backend, device) {
-                Ok(result) => Some(result),
-                Err(error) => {
-                    self.backend_notice("stop_execution", &error);
-                    backend.abandon_unit(device);
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let pass_ns = elapsed_ns(once.started);
-        drop(once._fence);
-        if let Some(result) = result {
-            self.send_dispatch(&once.dispatch, None, result);
-        }
-        let conditions = self.unit_conditions(backend, device);
-        self.sink.send(Record::ReplayCost(ReplayCost {
-            dispatch_id: once.dispatch.dispatch_id,
-            agent_id: u64::from(device),
-            outcome: once.outcome,
-            passes: 1,
-            bytes_tracked: once.bytes_tracked,
-            bytes_snapshotted: 0,
-            bytes_restored: 0,
-            staging: Staging::None,
-            drain_ns: 0,
-            snapshot_ns: 0,
-            pass_ns: vec![pass_ns],
-            restore_ns: 0,
-            cache: conditions.cache,
-            sm_clock_mhz: conditions.sm_clock_mhz,
-            memory_clock_mhz: conditions.memory_clock_mhz,
-        }));
-    }
-
-    /// A dispatch whose unit was set up but whose first execution could not be started:
-    /// nothing ran yet, so it runs once, unmeasured, recorded as declined (the caller has
-    /// released the snapshot and the window).
-    fn once_unmeasured<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        dispatch: Dispatch,
-        bytes_tracked: u64,
-        started: Instant,
-    ) -> LaunchTicket {
-        let fence = self.fence_with(backend);
-        LaunchTicket {
-            kind: TicketKind::Once(OnceTicket {
-                dispatch,
-                measuring: false,
-                outcome: ReplayOutcome::DeclinedError,
-                bytes_tracked,
-                started,
-                _fence: fence,
-            }),
-        }
-    }
-
     /// Device staging first while it leaves the reserve free, host staging otherwise.
     fn staging_order<B: BackendOf<L, S, C>>(
         &self,
@@ -802,44 +690,11 @@ where
     }
 }
 
-/// Stops a one-execution measurement and reads it.
-fn measure_once<B: ReplayBackend>(
-    backend: &mut B,
-    device: DeviceId,
-) -> Result<PassResult, BackendError> {
-    backend.launch_ends(device)?;
-    let timings = backend.stop_execution(device)?;
-    let counters = backend.unit_counters(device)?;
-    let timing = timings.first().copied().unwrap_or_default();
-    let counters = counters
-        .into_iter()
-        .next()
-        .flatten()
-        .and_then(|mut per_launch| (!per_launch.is_empty()).then(|| per_launch.remove(0)))
-        .unwrap_or_default();
-    Ok(pass_result(timing, counters))
-}
-
 fn pass_result(timing: Timing, counters: Vec<CounterSample>) -> PassResult {
     PassResult {
         counters,
         start_ns: timing.start_ns,
         end_ns: timing.end_ns,
-    }
-}
-
-/// Why a launch that runs once closed a replay unit, for the window summary.
-fn once_reason(outcome: ReplayOutcome) -> &'static str {
-    match outcome {
-        ReplayOutcome::Filtered => "a filtered launch",
-        ReplayOutcome::DeclinedGraphLaunch => "a graph launch",
-        ReplayOutcome::DeclinedMultiDevice => "a multi-device launch",
-        ReplayOutcome::DeclinedDevicePrintf => "a kernel calling printf",
-        ReplayOutcome::DeclinedDeviceHeap => "a kernel using the device heap",
-        ReplayOutcome::DeclinedCollective => "a collective kernel",
-        ReplayOutcome::DeclinedPageableHost => "a kernel reaching pageable host memory",
-        ReplayOutcome::SinglePass => "a single-pass launch",
-        _ => "a launch that runs once",
     }
 }
 
@@ -881,6 +736,7 @@ fn _assert_engine_is_send_sync() {
     check::<Engine<(), u64, ()>>();
 }
 
+mod once;
 mod unit;
 
 #[cfg(test)]

@@ -1,0 +1,347 @@
+//! The settings a run takes from the command line and from an input-file job ([`Given`]), merged
+//! as rocprofv3 merges them (the command line wins; a job that contradicts it is an error), with
+//! the defaults filled in ([`Settings`]).
+
+use super::*;
+
+/// Settings that the command line and a job can both give, as given (None = not given). The
+/// command line's win, and giving both with different values is an error (as in rocprofv3's
+/// input merging).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Given {
+    pub(super) include: Option<String>,
+    pub(super) exclude: Option<String>,
+    pub(super) range: Option<String>,
+    pub(super) kernel_trace: Option<bool>,
+    pub(super) output_directory: Option<String>,
+    pub(super) output_file: Option<String>,
+    pub(super) formats: Option<Vec<OutputFormat>>,
+    pub(super) log_level: Option<String>,
+    pub(super) replay_window: Option<ReplayWindow>,
+    pub(super) stats: Option<bool>,
+    pub(super) summary: Option<bool>,
+    pub(super) summary_per_domain: Option<bool>,
+    pub(super) summary_groups: Option<Vec<String>>,
+    pub(super) summary_output_file: Option<String>,
+    pub(super) summary_units: Option<SummaryUnit>,
+}
+
+/// [`Given`] with the defaults filled in.
+pub(super) struct Settings {
+    pub(super) filter: KernelFilter,
+    pub(super) kernel_trace: bool,
+    pub(super) output_directory: String,
+    pub(super) output_file: String,
+    pub(super) formats: Vec<OutputFormat>,
+    pub(super) log_level: String,
+    pub(super) replay_window: ReplayWindow,
+    pub(super) stats: bool,
+    pub(super) summary: Option<SummarySpec>,
+    /// Lines to print before the runs (settings that do nothing).
+    pub(super) warnings: Vec<String>,
+}
+
+impl Given {
+    /// The first stats or summary option given, by rocprofv3's name, in rocprofv3's order.
+    pub(super) fn first_stats_option(&self) -> Option<&'static str> {
+        [
+            (self.stats == Some(true), "stats"),
+            (self.summary == Some(true), "summary"),
+            (self.summary_per_domain == Some(true), "summary-per-domain"),
+            (
+                self.summary_groups.as_ref().is_some_and(|g| !g.is_empty()),
+                "summary-groups",
+            ),
+            (self.summary_output_file.is_some(), "summary-output-file"),
+            (self.summary_units.is_some(), "summary-units"),
+        ]
+        .into_iter()
+        .find(|(given, _)| *given)
+        .map(|(_, name)| name)
+    }
+
+    /// The summary tables asked for (None when none is), and warnings for what adds nothing.
+    pub(super) fn summary_spec(&self, warnings: &mut Vec<String>) -> Option<SummarySpec> {
+        let groups = self.summary_groups.clone().unwrap_or_default();
+        let per_domain = self.summary_per_domain == Some(true);
+        let total = self.summary == Some(true);
+        if !per_domain && !total && groups.is_empty() {
+            if self.summary_output_file.is_some() || self.summary_units.is_some() {
+                warnings.push(MSG_SUMMARY_SETTINGS_ALONE.to_string());
+            }
+            return None;
+        }
+        let mut tables = Vec::new();
+        if per_domain {
+            tables.push(SummaryTable::Domain);
+        }
+        for group in &groups {
+            // rocprofv3 matches the whole domain name (std::regex_match); checked before.
+            let matches = regex::Regex::new(&format!("^(?:{group})$"))
+                .is_ok_and(|r| r.is_match(KERNEL_DISPATCH_DOMAIN));
+            if matches {
+                tables.push(SummaryTable::Domain);
+            } else {
+                warnings.push(msg_group_matches_nothing(group));
+            }
+        }
+        if total {
+            tables.push(SummaryTable::Total);
+        }
+        Some(SummarySpec {
+            tables,
+            output: SummaryOutput::from_name(self.summary_output_file.as_deref()),
+            unit: self.summary_units.unwrap_or_default(),
+        })
+    }
+
+    pub(super) fn settings(self) -> Settings {
+        let mut warnings = Vec::new();
+        let summary = self.summary_spec(&mut warnings);
+        let stats = self.stats == Some(true);
+        let formats = self
+            .formats
+            .filter(|f| !f.is_empty())
+            .unwrap_or_else(|| vec![OutputFormat::Rocpd]);
+        if stats && !formats.contains(&OutputFormat::Csv) {
+            warnings.push(MSG_STATS_WITHOUT_CSV.to_string());
+        }
+        Settings {
+            filter: KernelFilter {
+                include_regex: self.include,
+                exclude_regex: self.exclude,
+                iteration_range: self.range,
+            },
+            kernel_trace: self.kernel_trace.unwrap_or(false),
+            output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
+            output_file: self
+                .output_file
+                .unwrap_or_else(|| DEFAULT_OUTPUT_FILE.into()),
+            formats,
+            log_level: self.log_level.unwrap_or_else(|| "warning".into()),
+            // Windows are the default: packed groups and one configuration per window make
+            // them many times cheaper than per-dispatch replay (docs/BENCHMARKS.md), and the GPU
+            // checks show them equal to it. `--replay-window 1` replays each dispatch alone.
+            replay_window: self.replay_window.unwrap_or(ReplayWindow::Auto),
+            stats,
+            summary,
+            warnings,
+        }
+    }
+}
+
+pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
+    if let Some(p) = &args.kernel_include_regex {
+        check_regex(p, "--kernel-include-regex")?;
+    }
+    if let Some(p) = &args.kernel_exclude_regex {
+        check_regex(p, "--kernel-exclude-regex")?;
+    }
+    let range =
+        (!args.kernel_iteration_range.is_empty()).then(|| args.kernel_iteration_range.join(", "));
+    if let Some(r) = &range {
+        check_range(r, "--kernel-iteration-range")?;
+    }
+    let formats = check_formats(&args.output_format, "-f/--output-format")?;
+    for group in &args.summary_groups {
+        check_regex(group, "--summary-groups")?;
+    }
+    if let Some(name) = &args.summary_output_file {
+        check_summary_file(name, "--summary-output-file")?;
+    }
+    Ok(Given {
+        include: args.kernel_include_regex.clone(),
+        exclude: args.kernel_exclude_regex.clone(),
+        range,
+        kernel_trace: args.kernel_trace,
+        output_directory: args.output_directory.clone(),
+        output_file: args.output_file.clone(),
+        formats: (!formats.is_empty()).then_some(formats),
+        log_level: args.log_level.map(|l| l.as_str().to_string()),
+        replay_window: args.replay_window,
+        stats: args.stats,
+        summary: args.summary,
+        summary_per_domain: args.summary_per_domain,
+        summary_groups: (!args.summary_groups.is_empty()).then(|| args.summary_groups.clone()),
+        summary_output_file: args.summary_output_file.clone(),
+        summary_units: args.summary_units,
+    })
+}
+
+/// A summary file name: not empty (stdout and stderr name the streams).
+fn check_summary_file(name: &str, what: &str) -> Result<(), UsageError> {
+    if name.trim().is_empty() {
+        return Err(UsageError::new(format!(
+            "{what} needs a value: stderr, stdout, or a name NAME for the file <d>/<o>_NAME.txt"
+        )));
+    }
+    Ok(())
+}
+
+/// One setting from the command line and a job: the job's value fills in, the same value twice
+/// is fine, two different values are an error.
+fn pick<T: PartialEq + std::fmt::Debug + Clone>(
+    cli: &Option<T>,
+    job: Option<T>,
+    option: &str,
+    key: &str,
+    origin: &str,
+) -> Result<Option<T>, UsageError> {
+    match (cli, job) {
+        (Some(c), Some(j)) if *c != j => Err(UsageError::new(format!(
+            "{origin} sets {key} to {j:?} but the command line gives {option} {c:?}; give it in one place"
+        ))),
+        (Some(c), _) => Ok(Some(c.clone())),
+        (None, j) => Ok(j),
+    }
+}
+
+pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageError> {
+    let include = pick(
+        &cli.include,
+        job.kernel_include_regex.clone(),
+        "--kernel-include-regex",
+        "kernel_include_regex",
+        origin,
+    )?;
+    let exclude = pick(
+        &cli.exclude,
+        job.kernel_exclude_regex.clone(),
+        "--kernel-exclude-regex",
+        "kernel_exclude_regex",
+        origin,
+    )?;
+    for (pattern, key) in [
+        (&include, "kernel_include_regex"),
+        (&exclude, "kernel_exclude_regex"),
+    ] {
+        if let Some(p) = pattern {
+            check_regex(p, &format!("{origin}: {key}"))?;
+        }
+    }
+    let job_range = job
+        .kernel_iteration_range
+        .as_ref()
+        .map(|r| r.items().join(", "));
+    let range = pick(
+        &cli.range,
+        job_range,
+        "--kernel-iteration-range",
+        "kernel_iteration_range",
+        origin,
+    )?;
+    if let Some(r) = &range {
+        check_range(r, &format!("{origin}: kernel_iteration_range"))?;
+    }
+    let job_formats = match &job.output_format {
+        Some(f) => Some(check_formats(
+            &f.words(),
+            &format!("{origin}: output_format"),
+        )?),
+        None => None,
+    };
+    if let Some(level) = &job.log_level {
+        if !LOG_LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+            return Err(UsageError::new(format!(
+                "{origin}: log_level '{level}' is not one of {}",
+                LOG_LEVELS.join(", ")
+            )));
+        }
+    }
+    let job_window = match &job.replay_window {
+        Some(size) => Some(ReplayWindow::parse(&size.text()).map_err(|e| {
+            UsageError::new(format!(
+                "{origin}: {}",
+                e.replace("replay window", "replay_window")
+            ))
+        })?),
+        None => None,
+    };
+    let job_groups = job.summary_groups.as_ref().map(|g| g.items());
+    for group in job_groups.iter().flatten() {
+        check_regex(group, &format!("{origin}: summary_groups"))?;
+    }
+    if let Some(name) = &job.summary_output_file {
+        check_summary_file(name, &format!("{origin}: summary_output_file"))?;
+    }
+    let job_units = match &job.summary_units {
+        Some(text) => Some(SummaryUnit::parse(text).ok_or_else(|| {
+            UsageError::new(format!(
+                "{origin}: summary_units '{text}' is not one of sec, msec, usec, nsec"
+            ))
+        })?),
+        None => None,
+    };
+    let merged = Given {
+        stats: pick(&cli.stats, job.stats, "--stats", "stats", origin)?,
+        summary: pick(&cli.summary, job.summary, "--summary", "summary", origin)?,
+        summary_per_domain: pick(
+            &cli.summary_per_domain,
+            job.summary_per_domain,
+            "--summary-per-domain",
+            "summary_per_domain",
+            origin,
+        )?,
+        summary_groups: pick(
+            &cli.summary_groups,
+            job_groups,
+            "--summary-groups",
+            "summary_groups",
+            origin,
+        )?,
+        summary_output_file: pick(
+            &cli.summary_output_file,
+            job.summary_output_file.clone(),
+            "--summary-output-file",
+            "summary_output_file",
+            origin,
+        )?,
+        summary_units: pick(
+            &cli.summary_units,
+            job_units,
+            "--summary-units",
+            "summary_units",
+            origin,
+        )?,
+        include,
+        exclude,
+        range,
+        kernel_trace: pick(
+            &cli.kernel_trace,
+            job.kernel_trace,
+            "--kernel-trace",
+            "kernel_trace",
+            origin,
+        )?,
+        output_directory: pick(
+            &cli.output_directory,
+            job.output_directory.clone(),
+            "-d",
+            "output_directory",
+            origin,
+        )?,
+        output_file: pick(
+            &cli.output_file,
+            job.output_file.clone(),
+            "-o",
+            "output_file",
+            origin,
+        )?,
+        formats: pick(&cli.formats, job_formats, "-f", "output_format", origin)?,
+        log_level: pick(
+            &cli.log_level,
+            job.log_level.as_ref().map(|l| l.to_ascii_lowercase()),
+            "--log-level",
+            "log_level",
+            origin,
+        )?,
+        replay_window: pick(
+            &cli.replay_window,
+            job_window,
+            "--replay-window",
+            "replay_window",
+            origin,
+        )?,
+    };
+    Ok(merged.settings())
+}

@@ -1,0 +1,293 @@
+//! The reference device as a replay backend: snapshots, units of executions and ranges, the
+//! counters of every pass, relaunches and captures.
+
+use super::*;
+
+impl ReplayBackend for SimDevice {
+    type Launch = SimLaunch;
+    type Snapshot = SimSnapshot;
+    type Capture = SimCapture;
+
+    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+        self.activity.drains += 1;
+        if self
+            .drains_before_stall
+            .is_some_and(|limit| self.activity.drains > limit)
+        {
+            return Err(BackendError::DrainTimeout { device, deadline });
+        }
+        Ok(())
+    }
+
+    fn device_free_bytes(&mut self, _device: DeviceId) -> u64 {
+        self.free_bytes()
+    }
+
+    fn snapshot(
+        &mut self,
+        _device: DeviceId,
+        regions: &[Region],
+        place: Staging,
+    ) -> Result<SimSnapshot, BackendError> {
+        let bytes: u64 = regions.iter().map(|r| r.bytes).sum();
+        match place {
+            Staging::Device if bytes > self.free_bytes() => {
+                return Err(BackendError::OutOfStagingMemory(place, bytes))
+            }
+            Staging::Host if bytes > self.host_staging_limit => {
+                return Err(BackendError::OutOfStagingMemory(place, bytes))
+            }
+            Staging::None => {
+                return Err(BackendError::Failed(
+                    "a snapshot needs a staging place".to_string(),
+                ))
+            }
+            _ => {}
+        }
+        let mut copies = Vec::with_capacity(regions.len());
+        for region in regions {
+            let allocation = self
+                .memory
+                .get(&region.base)
+                .filter(|a| a.data.len() as u64 == region.bytes)
+                .ok_or_else(|| {
+                    BackendError::Failed(format!(
+                        "snapshot: no allocation of {} bytes at {:#x}",
+                        region.bytes, region.base
+                    ))
+                })?;
+            copies.push((region.base, allocation.data.clone()));
+        }
+        if place == Staging::Device {
+            self.device_staging_in_use += bytes;
+        }
+        self.activity.snapshots += 1;
+        Ok(SimSnapshot {
+            place,
+            bytes,
+            regions: copies,
+        })
+    }
+
+    fn restore(&mut self, snapshot: &SimSnapshot) -> Result<u64, BackendError> {
+        let mut written = 0;
+        for (base, copy) in &snapshot.regions {
+            // A region freed or resized since the snapshot is skipped, as rocprofiler-sdk does.
+            if let Some(allocation) = self.memory.get_mut(base) {
+                if allocation.data.len() == copy.len() {
+                    allocation.data.copy_from_slice(copy);
+                    written += copy.len() as u64;
+                }
+            }
+        }
+        self.activity.restores += 1;
+        Ok(written)
+    }
+
+    fn release(&mut self, snapshot: SimSnapshot) {
+        if snapshot.place == Staging::Device {
+            self.device_staging_in_use = self.device_staging_in_use.saturating_sub(snapshot.bytes);
+        }
+    }
+
+    fn max_window(&mut self, _device: DeviceId) -> usize {
+        self.max_window
+    }
+
+    fn plan_unit(
+        &mut self,
+        _device: DeviceId,
+        groups: &[Option<usize>],
+    ) -> Result<UnitPlan, BackendError> {
+        for group in groups {
+            self.check_group(*group)?;
+        }
+        // A pass with timestamps only rides on the first pass's execution.
+        let first = groups
+            .iter()
+            .flatten()
+            .next()
+            .map_or(usize::MAX, |g| self.pass_of[*g]);
+        let hardware: Vec<usize> = groups
+            .iter()
+            .map(|g| g.map_or(first, |g| self.pass_of[g]))
+            .collect();
+        let (plan, _) = UnitPlan::from_hardware_passes(&hardware);
+        let unit = SimUnit {
+            groups: groups.to_vec(),
+            measured: vec![None; plan.executions],
+            plan: plan.clone(),
+            running: None,
+            ranges: Vec::new(),
+            pending: None,
+            shareable: false,
+        };
+        self.units.insert(thread::current().id(), unit);
+        Ok(plan)
+    }
+
+    fn start_execution(
+        &mut self,
+        _device: DeviceId,
+        execution: usize,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        let max_window = self.max_window;
+        let unit = self.unit_here()?;
+        if unit.running.is_some() {
+            return Err(BackendError::Failed(
+                "start_execution while an execution is running".to_string(),
+            ));
+        }
+        if execution >= unit.plan.executions {
+            return Err(BackendError::Failed(format!(
+                "execution {execution} of a unit planned for {}",
+                unit.plan.executions
+            )));
+        }
+        if ranges > max_window {
+            return Err(BackendError::Failed(format!(
+                "an execution of {ranges} launches exceeds the device's {max_window}"
+            )));
+        }
+        unit.running = Some(execution);
+        unit.ranges.clear();
+        unit.shareable |= ranges > 1;
+        Ok(())
+    }
+
+    fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        if self.flush_before_launches && !self.groups.is_empty() {
+            self.activity.flushes += 1;
+            self.flushed.insert(thread::current().id());
+        }
+        let clock = self.clock_ns;
+        let unit = self.unit_here()?;
+        if unit.running.is_none() {
+            return Err(BackendError::Failed(
+                "launch_starts outside an execution".to_string(),
+            ));
+        }
+        unit.pending = Some(Range {
+            stats: ExecStats::default(),
+            start_ns: clock,
+            end_ns: clock,
+        });
+        Ok(())
+    }
+
+    fn launch_ends(&mut self, _device: DeviceId) -> Result<(), BackendError> {
+        let unit = self.unit_here()?;
+        let range = unit
+            .pending
+            .take()
+            .ok_or_else(|| BackendError::Failed("launch_ends without launch_starts".to_string()))?;
+        unit.ranges.push(range);
+        Ok(())
+    }
+
+    fn launch_abandoned(&mut self, _device: DeviceId) {
+        if let Ok(unit) = self.unit_here() {
+            unit.pending = None;
+        }
+    }
+
+    fn stop_execution(&mut self, _device: DeviceId) -> Result<Vec<Timing>, BackendError> {
+        let unit = self.unit_here()?;
+        let execution = unit
+            .running
+            .take()
+            .ok_or_else(|| BackendError::Failed("stop_execution without start".to_string()))?;
+        let ranges = std::mem::take(&mut unit.ranges);
+        let timings = ranges
+            .iter()
+            .map(|r| Timing {
+                start_ns: r.start_ns,
+                end_ns: r.end_ns,
+            })
+            .collect();
+        unit.measured[execution] = Some(ranges);
+        Ok(timings)
+    }
+
+    fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
+        let me = thread::current().id();
+        self.unit_here()?;
+        let unit = self
+            .units
+            .remove(&me)
+            .ok_or_else(|| BackendError::Failed("no unit".to_string()))?;
+        Ok(unit
+            .groups
+            .iter()
+            .zip(&unit.plan.execution_of_pass)
+            .map(|(group, execution)| {
+                let ranges = unit.measured.get(*execution)?.as_ref()?;
+                Some(
+                    ranges
+                        .iter()
+                        .map(|r| self.counters_for(*group, &r.stats))
+                        .collect(),
+                )
+            })
+            .collect())
+    }
+
+    fn take_unit_conditions(&mut self, _device: DeviceId) -> UnitConditions {
+        UnitConditions {
+            cache: if self.flushed.remove(&thread::current().id()) {
+                CacheState::Flushed
+            } else {
+                CacheState::AsLeft
+            },
+            ..UnitConditions::default()
+        }
+    }
+
+    fn abandon_unit(&mut self, _device: DeviceId) {
+        if self.unit_here().is_ok() {
+            self.units.remove(&thread::current().id());
+        }
+    }
+
+    fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
+        self.activity.relaunches += 1;
+        self.execute(launch)
+            .map_err(|e| BackendError::Failed(e.to_string()))
+    }
+
+    fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
+        Ok(launch.clone())
+    }
+
+    fn launch_addresses(&mut self, launch: &SimLaunch) -> Vec<u64> {
+        launch.args.clone()
+    }
+
+    fn capture(
+        &mut self,
+        _device: DeviceId,
+        base: u64,
+        bytes: u64,
+    ) -> Result<SimCapture, BackendError> {
+        let (start, allocation) = self
+            .locate(base, bytes)
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        let offset = (base - start) as usize;
+        let capture = SimCapture {
+            base,
+            bytes: allocation.data[offset..offset + bytes as usize].to_vec(),
+        };
+        self.activity.captures += 1;
+        Ok(capture)
+    }
+
+    fn apply(&mut self, capture: &SimCapture) -> Result<(), BackendError> {
+        let (start, allocation) = self
+            .locate(capture.base, capture.bytes.len() as u64)
+            .map_err(|e| BackendError::Failed(e.to_string()))?;
+        let offset = (capture.base - start) as usize;
+        allocation.data[offset..offset + capture.bytes.len()].copy_from_slice(&capture.bytes);
+        Ok(())
+    }
+}
