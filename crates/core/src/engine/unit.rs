@@ -1,5 +1,6 @@
 //! Replay units: up to K consecutive dispatches of one thread on one device, measured together.
-//! This file opens, joins and parks units; `close` runs a unit's later executions when it closes.
+//! This file joins and parks units; `open` opens one, `close` runs its later executions when it
+//! closes.
 //!
 //! ```text
 //! first member's launch_enter  take the exclusive window, drain, plan the unit's executions
@@ -70,6 +71,7 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 mod close;
+mod open;
 
 /// What a unit member's [`LaunchTicket`] carries; the dispatch itself is in the unit.
 pub(super) struct MemberTicket {
@@ -299,203 +301,6 @@ where
         unit.log.push(LogEntry::Launch(unit.members.len()));
         unit.members.push(member);
         Some(ticket)
-    }
-
-    /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with
-    /// the reason when any of them cannot be had.
-    fn open_new_unit<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        dispatch: Dispatch,
-        total: Option<u32>,
-        groups: Vec<Option<usize>>,
-        capacity: usize,
-    ) -> LaunchTicket {
-        let device = dispatch.info.device;
-        let group0 = groups.first().copied().flatten();
-        let deadline = self.config.drain_timeout();
-        let window = loop {
-            match self.gate.window(deadline) {
-                Err(WindowRefused::Parked) => {
-                    if !self.close_parked_unit(backend, "another thread's launch") {
-                        std::thread::yield_now();
-                    }
-                }
-                other => break other,
-            }
-        };
-        let window = match window {
-            Ok(window) => window,
-            Err(WindowRefused::Parked) => unreachable!("the window loop ends on another answer"),
-            Err(WindowRefused::Reentrant) => {
-                // A launch from inside a replay (a tool's pass callback): run it once.
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-            Err(WindowRefused::Contended) => {
-                self.notice(
-                    "window-contended",
-                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
-                );
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-            Err(WindowRefused::Timeout) => {
-                self.fatal(&format!(
-                    "other application threads kept the device busy for more than {deadline:?} while dispatch {} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
-                    dispatch.dispatch_id
-                ));
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-        };
-
-        let drain_started = Instant::now();
-        match backend.drain(device, deadline) {
-            Ok(()) => {}
-            Err(BackendError::DrainTimeout { device, deadline }) => {
-                drop(window);
-                self.fatal(&format!(
-                    "device {device} did not finish its queued work within {deadline:?} before dispatch {} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel",
-                    dispatch.dispatch_id
-                ));
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-            Err(error) => {
-                drop(window);
-                self.backend_notice("drain", &error);
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-        }
-        let drain_ns = elapsed_ns(drain_started);
-
-        // With continue decisions every pass is planned on its own, as it comes.
-        let stepwise = self.tool.has_continue_decision();
-        let planned = if stepwise { &groups[..1] } else { &groups[..] };
-        let plan = match backend.plan_unit(device, planned) {
-            Ok(plan) => plan,
-            Err(error) => {
-                drop(window);
-                self.backend_notice("plan_unit", &error);
-                return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group0, 0);
-            }
-        };
-        let restorable = stepwise || plan.executions > 1;
-
-        // Read before the regions: a change in between makes a later comparison fail, never pass.
-        let inventory_generation = self.inventory.generation();
-        let regions = self.inventory.tracked(device);
-        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
-        let snapshot_started = Instant::now();
-        let mut snapshot = None;
-        // No tracked byte on the device: nothing to stage, every restore would be empty
-        // (untracked kinds are never restored anyway).
-        let places = if regions.is_empty() || !restorable {
-            snapshot = Some((None, Staging::None));
-            Vec::new()
-        } else {
-            self.staging_order(backend, device, bytes_tracked)
-        };
-        for place in places {
-            match backend.snapshot(device, &regions, place) {
-                Ok(staged) => {
-                    snapshot = Some((Some(staged), place));
-                    break;
-                }
-                Err(BackendError::OutOfStagingMemory(..)) => continue,
-                Err(error) => {
-                    drop(window);
-                    self.backend_notice("snapshot", &error);
-                    return self.once(
-                        backend,
-                        dispatch,
-                        ReplayOutcome::DeclinedError,
-                        group0,
-                        bytes_tracked,
-                    );
-                }
-            }
-        }
-        let Some((snapshot, staging)) = snapshot else {
-            drop(window);
-            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
-            return self.once(
-                backend,
-                dispatch,
-                ReplayOutcome::DeclinedSnapshotTooLarge,
-                group0,
-                bytes_tracked,
-            );
-        };
-        let snapshot_ns = elapsed_ns(snapshot_started);
-        let host_writable = restorable && regions.iter().any(|r| r.kind == AllocKind::Managed);
-        // F, the application's view when the unit closes, is staged on the device too.
-        let deferrable = !restorable
-            || regions.is_empty()
-            || (staging == Staging::Device
-                && backend
-                    .device_free_bytes(device)
-                    .saturating_sub(self.options.staging_reserve_bytes)
-                    >= bytes_tracked);
-
-        // Said once the replay is certain (several executions): memory that is not restored
-        // matters only then.
-        if restorable {
-            for kind in self.inventory.untracked_kinds() {
-                self.notice(
-                    &format!("untracked-{kind:?}"),
-                    &format!(
-                        "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
-                        kind.describe()
-                    ),
-                );
-            }
-        }
-
-        let started = Instant::now();
-        self.tool.on_pass_start(&dispatch.tool_view(), 0);
-        if let Err(error) = backend
-            .start_execution(device, 0, capacity)
-            .and_then(|()| backend.launch_starts(device))
-        {
-            backend.abandon_unit(device);
-            release_snapshot(backend, snapshot);
-            drop(window);
-            self.backend_notice("start_execution", &error);
-            return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
-        }
-        let member = Member {
-            dispatch,
-            launch: None,
-            abandoned: Arc::default(),
-        };
-        let ticket = self.member_ticket(&member);
-        let unit = OpenUnit {
-            owner: std::thread::current().id(),
-            device,
-            capacity,
-            total,
-            groups,
-            stepwise,
-            plan,
-            members: vec![member],
-            log: vec![LogEntry::Launch(0)],
-            replayable: true,
-            snapshot,
-            restorable,
-            deferrable,
-            host_writable,
-            staging,
-            bytes_tracked,
-            inventory_generation,
-            drain_ns,
-            snapshot_ns,
-            pass0_ns: 0,
-            captured_bytes: 0,
-            captures: 0,
-            hold: window,
-            spanned: 0,
-            drain_before_member: false,
-        };
-        *lock(&self.open_unit) = Some(unit);
-        ticket
     }
 
     fn member_ticket(&self, member: &Member<L>) -> LaunchTicket {

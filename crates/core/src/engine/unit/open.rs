@@ -1,0 +1,276 @@
+//! A unit's opening: the exclusive replay window, the drain, the plan of its executions,
+//! S0 and the start of execution 0 with its first member.
+
+use super::*;
+
+impl<L, S, C> Engine<L, S, C>
+where
+    L: Send + 'static,
+    S: Send + 'static,
+    C: Send + 'static,
+{
+    /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with
+    /// the reason when any of them cannot be had.
+    pub(super) fn open_new_unit<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        dispatch: Dispatch,
+        total: Option<u32>,
+        groups: Vec<Option<usize>>,
+        capacity: usize,
+    ) -> LaunchTicket {
+        let device = dispatch.info.device;
+        let group0 = groups.first().copied().flatten();
+        let refused = |this: &Self, backend: &mut B, dispatch, (outcome, bytes): Refused| {
+            this.once(backend, dispatch, outcome, group0, bytes)
+        };
+        let window = match self.replay_window(backend, dispatch.dispatch_id) {
+            Ok(window) => window,
+            Err(why) => return refused(self, backend, dispatch, why),
+        };
+        let (window, drain_ns) = match self.drained(backend, device, window, dispatch.dispatch_id) {
+            Ok(drained) => drained,
+            Err(why) => return refused(self, backend, dispatch, why),
+        };
+
+        // With continue decisions every pass is planned on its own, as it comes.
+        let stepwise = self.tool.has_continue_decision();
+        let planned = if stepwise { &groups[..1] } else { &groups[..] };
+        let plan = match backend.plan_unit(device, planned) {
+            Ok(plan) => plan,
+            Err(error) => {
+                drop(window);
+                self.backend_notice("plan_unit", &error);
+                return refused(self, backend, dispatch, (ReplayOutcome::DeclinedError, 0));
+            }
+        };
+        let restorable = stepwise || plan.executions > 1;
+        let (window, staged) = match self.staged(backend, device, window, restorable) {
+            Ok(staged) => staged,
+            Err(why) => return refused(self, backend, dispatch, why),
+        };
+        let Staged {
+            snapshot,
+            staging,
+            host_writable,
+            deferrable,
+            bytes_tracked,
+            inventory_generation,
+            snapshot_ns,
+        } = staged;
+        if restorable {
+            self.notice_untracked_kinds();
+        }
+
+        let started = Instant::now();
+        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        if let Err(error) = backend
+            .start_execution(device, 0, capacity)
+            .and_then(|()| backend.launch_starts(device))
+        {
+            backend.abandon_unit(device);
+            release_snapshot(backend, snapshot);
+            drop(window);
+            self.backend_notice("start_execution", &error);
+            return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
+        }
+        let member = Member {
+            dispatch,
+            launch: None,
+            abandoned: Arc::default(),
+        };
+        let ticket = self.member_ticket(&member);
+        let unit = OpenUnit {
+            owner: std::thread::current().id(),
+            device,
+            capacity,
+            total,
+            groups,
+            stepwise,
+            plan,
+            members: vec![member],
+            log: vec![LogEntry::Launch(0)],
+            replayable: true,
+            snapshot,
+            restorable,
+            deferrable,
+            host_writable,
+            staging,
+            bytes_tracked,
+            inventory_generation,
+            drain_ns,
+            snapshot_ns,
+            pass0_ns: 0,
+            captured_bytes: 0,
+            captures: 0,
+            hold: window,
+            spanned: 0,
+            drain_before_member: false,
+        };
+        *lock(&self.open_unit) = Some(unit);
+        ticket
+    }
+
+    /// The exclusive replay window for a new unit (closing a parked unit of another thread
+    /// first), or why the dispatch runs once.
+    fn replay_window<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        dispatch_id: u64,
+    ) -> Result<WindowHold, Refused> {
+        let deadline = self.config.drain_timeout();
+        let window = loop {
+            match self.gate.window(deadline) {
+                Err(WindowRefused::Parked) => {
+                    if !self.close_parked_unit(backend, "another thread's launch") {
+                        std::thread::yield_now();
+                    }
+                }
+                other => break other,
+            }
+        };
+        match window {
+            Ok(window) => Ok(window),
+            Err(WindowRefused::Parked) => unreachable!("the window loop ends on another answer"),
+            // A launch from inside a replay (a tool's pass callback): run it once.
+            Err(WindowRefused::Reentrant) => Err((ReplayOutcome::DeclinedError, 0)),
+            Err(WindowRefused::Contended) => {
+                self.notice(
+                    "window-contended",
+                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
+                );
+                Err((ReplayOutcome::DeclinedError, 0))
+            }
+            Err(WindowRefused::Timeout) => {
+                self.fatal(&format!(
+                    "other application threads kept the device busy for more than {deadline:?} while dispatch {dispatch_id} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel"
+                ));
+                Err((ReplayOutcome::DeclinedError, 0))
+            }
+        }
+    }
+
+    /// The device drained before a new unit, and how long that took; on failure the window is
+    /// given back before the failure is said.
+    fn drained<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        window: WindowHold,
+        dispatch_id: u64,
+    ) -> Result<(WindowHold, u64), Refused> {
+        let drain_started = Instant::now();
+        match backend.drain(device, self.config.drain_timeout()) {
+            Ok(()) => Ok((window, elapsed_ns(drain_started))),
+            Err(BackendError::DrainTimeout { device, deadline }) => {
+                drop(window);
+                self.fatal(&format!(
+                    "device {device} did not finish its queued work within {deadline:?} before dispatch {dispatch_id} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel"
+                ));
+                Err((ReplayOutcome::DeclinedError, 0))
+            }
+            Err(error) => {
+                drop(window);
+                self.backend_notice("drain", &error);
+                Err((ReplayOutcome::DeclinedError, 0))
+            }
+        }
+    }
+
+    /// S0, the snapshot of the device's tracked memory a unit that restores starts from (none
+    /// when it does not restore, or nothing is tracked), staged on the device while that leaves
+    /// the reserve free and on the host otherwise; on failure the window is given back first.
+    fn staged<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        window: WindowHold,
+        restorable: bool,
+    ) -> Result<(WindowHold, Staged<S>), Refused> {
+        // Read before the regions: a change in between makes a later comparison fail, never pass.
+        let inventory_generation = self.inventory.generation();
+        let regions = self.inventory.tracked(device);
+        let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
+        let snapshot_started = Instant::now();
+        let mut snapshot = None;
+        // No tracked byte on the device: nothing to stage, every restore would be empty
+        // (untracked kinds are never restored anyway).
+        let places = if regions.is_empty() || !restorable {
+            snapshot = Some((None, Staging::None));
+            Vec::new()
+        } else {
+            self.staging_order(backend, device, bytes_tracked)
+        };
+        for place in places {
+            match backend.snapshot(device, &regions, place) {
+                Ok(staged) => {
+                    snapshot = Some((Some(staged), place));
+                    break;
+                }
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => {
+                    drop(window);
+                    self.backend_notice("snapshot", &error);
+                    return Err((ReplayOutcome::DeclinedError, bytes_tracked));
+                }
+            }
+        }
+        let Some((snapshot, staging)) = snapshot else {
+            drop(window);
+            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
+            return Err((ReplayOutcome::DeclinedSnapshotTooLarge, bytes_tracked));
+        };
+        let snapshot_ns = elapsed_ns(snapshot_started);
+        // F, the application's view when the unit closes, is staged on the device too.
+        let deferrable = !restorable
+            || regions.is_empty()
+            || (staging == Staging::Device
+                && backend
+                    .device_free_bytes(device)
+                    .saturating_sub(self.options.staging_reserve_bytes)
+                    >= bytes_tracked);
+        Ok((
+            window,
+            Staged {
+                snapshot,
+                staging,
+                host_writable: restorable && regions.iter().any(|r| r.kind == AllocKind::Managed),
+                deferrable,
+                bytes_tracked,
+                inventory_generation,
+                snapshot_ns,
+            },
+        ))
+    }
+
+    /// Said once the replay is certain (several executions): memory that is not restored
+    /// matters only then.
+    fn notice_untracked_kinds(&self) {
+        for kind in self.inventory.untracked_kinds() {
+            self.notice(
+                &format!("untracked-{kind:?}"),
+                &format!(
+                    "{} is not restored between replay passes; kernels that write it see their own earlier passes' writes",
+                    kind.describe()
+                ),
+            );
+        }
+    }
+}
+
+/// Why a unit could not be opened: the dispatch runs once with this outcome, and the bytes of
+/// tracked memory it saw.
+type Refused = (ReplayOutcome, u64);
+
+/// A new unit's S0 and what its staging decided.
+struct Staged<S> {
+    snapshot: Option<S>,
+    staging: Staging,
+    /// As [`OpenUnit`]'s: S0 covers managed memory.
+    host_writable: bool,
+    /// As [`OpenUnit`]'s, as far as staging decides: F fits device staging.
+    deferrable: bool,
+    bytes_tracked: u64,
+    inventory_generation: u64,
+    snapshot_ns: u64,
+}
