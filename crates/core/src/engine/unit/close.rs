@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// What a unit's replay costs say of all its members.
+struct UnitCost {
+    outcome: ReplayOutcome,
+    staging: Staging,
+    bytes_tracked: u64,
+    drain_ns: u64,
+    conditions: UnitConditions,
+}
+
 /// The state of a unit's later executions, for the failure paths.
 struct Replay<S> {
     /// F: the application's view, saved before the later executions when the unit stayed open
@@ -48,7 +57,7 @@ where
             bytes_tracked,
             drain_ns,
             snapshot_ns,
-            mut pass0_ns,
+            pass0_ns,
             captured_bytes,
             captures,
             hold,
@@ -74,38 +83,8 @@ where
             pass_ns: Vec::new(),
         };
 
-        let stop_started = Instant::now();
-        let first = if n == 0 {
-            // Every member's launch failed: nothing ran, nothing to read.
-            backend.abandon_unit(device);
-            Ok(Vec::new())
-        } else {
-            backend.stop_execution(device)
-        };
-        pass0_ns += elapsed_ns(stop_started);
-        replay.pass_ns.push(pass0_ns);
-        let timings0 = match first {
-            Ok(timings) if timings.len() == n && n > 0 => Some(timings),
-            Ok(timings) => {
-                if n > 0 {
-                    self.unit_counters_notice(&format!(
-                        "execution 0 measured {} of {n} dispatches",
-                        timings.len()
-                    ));
-                }
-                None
-            }
-            Err(error) => {
-                self.backend_notice("stop_execution", &error);
-                None
-            }
-        };
-        if timings0.is_none() && spanned > 0 && self.window_spans.swap(false, Ordering::Relaxed) {
-            self.notice(
-                "window-spans-off",
-                &format!("a replay window that stayed open across {spanned} other CUDA call(s) did not measure its kernels; windows now close at every call for the rest of the run ({ENV_WINDOW_SPANS}=0 does so from the start)"),
-            );
-        }
+        let timings0 =
+            self.stop_first_execution(backend, device, n, spanned, pass0_ns, &mut replay);
 
         let last_live = live.last().copied();
         let job = UnitJob {
@@ -153,26 +132,92 @@ where
             }
         }
         drop(hold);
-        let passes = replay.pass_ns.len() as u32;
         let conditions = self.unit_conditions(backend, device);
+        let cost = UnitCost {
+            outcome,
+            staging,
+            bytes_tracked,
+            drain_ns,
+            conditions,
+        };
+        self.send_costs(device, &members, &live, &cost, &replay);
+    }
+
+    /// Stops execution 0 (whose own time so far is `pass0_ns`) and reads its timings: `None`
+    /// when it did not measure every live member. A unit that stayed open across calls and lost
+    /// its measurement switches spanning off for the rest of the run.
+    fn stop_first_execution<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        n: usize,
+        spanned: u64,
+        pass0_ns: u64,
+        replay: &mut Replay<S>,
+    ) -> Option<Vec<Timing>> {
+        let stop_started = Instant::now();
+        let first = if n == 0 {
+            // Every member's launch failed: nothing ran, nothing to read.
+            backend.abandon_unit(device);
+            Ok(Vec::new())
+        } else {
+            backend.stop_execution(device)
+        };
+        replay.pass_ns.push(pass0_ns + elapsed_ns(stop_started));
+        let timings0 = match first {
+            Ok(timings) if timings.len() == n && n > 0 => Some(timings),
+            Ok(timings) => {
+                if n > 0 {
+                    self.unit_counters_notice(&format!(
+                        "execution 0 measured {} of {n} dispatches",
+                        timings.len()
+                    ));
+                }
+                None
+            }
+            Err(error) => {
+                self.backend_notice("stop_execution", &error);
+                None
+            }
+        };
+        if timings0.is_none() && spanned > 0 && self.window_spans.swap(false, Ordering::Relaxed) {
+            self.notice(
+                "window-spans-off",
+                &format!("a replay window that stayed open across {spanned} other CUDA call(s) did not measure its kernels; windows now close at every call for the rest of the run ({ENV_WINDOW_SPANS}=0 does so from the start)"),
+            );
+        }
+        timings0
+    }
+
+    /// One replay cost per live member; the unit's shared costs (drain, snapshot, passes,
+    /// restores) on its first member only, so that sums over dispatches stay right.
+    fn send_costs(
+        &self,
+        device: DeviceId,
+        members: &[Member<L>],
+        live: &[usize],
+        cost: &UnitCost,
+        replay: &Replay<S>,
+    ) {
+        let passes = replay.pass_ns.len() as u32;
         for (position, &index) in live.iter().enumerate() {
             let shared = |value: u64| if position == 0 { value } else { 0 };
             self.sink.send(Record::ReplayCost(ReplayCost {
                 dispatch_id: members[index].dispatch.dispatch_id,
                 agent_id: u64::from(device),
-                outcome,
+                outcome: cost.outcome,
                 passes,
-                bytes_tracked,
+                bytes_tracked: cost.bytes_tracked,
                 bytes_snapshotted: shared(replay.bytes_snapshotted),
                 bytes_restored: shared(replay.bytes_restored),
-                staging,
-                drain_ns: shared(drain_ns),
+                staging: cost.staging,
+                drain_ns: shared(cost.drain_ns),
                 snapshot_ns: shared(replay.snapshot_ns),
                 pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
                 restore_ns: shared(replay.restore_ns),
-                cache: conditions.cache,
-                sm_clock_mhz: conditions.sm_clock_mhz,
-                memory_clock_mhz: conditions.memory_clock_mhz,
+                cache: cost.conditions.cache,
+                sm_clock_mhz: cost.conditions.sm_clock_mhz,
+                memory_clock_mhz: cost.conditions.memory_clock_mhz,
             }));
         }
     }
