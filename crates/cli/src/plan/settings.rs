@@ -196,44 +196,54 @@ fn pick<T: PartialEq + std::fmt::Debug + Clone>(
     }
 }
 
+/// A job's settings merged with the command line's: a setting given in both must agree (the
+/// error names the key and the option), one given in one place is taken from there.
 pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings, UsageError> {
-    let include = pick(
-        &cli.include,
-        job.kernel_include_regex.clone(),
-        "--kernel-include-regex",
-        "kernel_include_regex",
-        origin,
-    )?;
-    let exclude = pick(
-        &cli.exclude,
-        job.kernel_exclude_regex.clone(),
-        "--kernel-exclude-regex",
-        "kernel_exclude_regex",
-        origin,
-    )?;
+    let job = job_given(job, origin)?;
+    macro_rules! merged {
+        ($($field:ident: $option:literal, $key:literal;)*) => {
+            Given { $($field: pick(&cli.$field, job.$field, $option, $key, origin)?,)* }
+        };
+    }
+    let merged = merged! {
+        include: "--kernel-include-regex", "kernel_include_regex";
+        exclude: "--kernel-exclude-regex", "kernel_exclude_regex";
+        range: "--kernel-iteration-range", "kernel_iteration_range";
+        stats: "--stats", "stats";
+        summary: "--summary", "summary";
+        summary_per_domain: "--summary-per-domain", "summary_per_domain";
+        summary_groups: "--summary-groups", "summary_groups";
+        summary_output_file: "--summary-output-file", "summary_output_file";
+        summary_units: "--summary-units", "summary_units";
+        kernel_trace: "--kernel-trace", "kernel_trace";
+        output_directory: "-d", "output_directory";
+        output_file: "-o", "output_file";
+        formats: "-f", "output_format";
+        log_level: "--log-level", "log_level";
+        replay_window: "--replay-window", "replay_window";
+    };
+    Ok(merged.settings())
+}
+
+/// A job's own settings, each checked as its command-line option is (errors name the job and
+/// the key).
+fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
     for (pattern, key) in [
-        (&include, "kernel_include_regex"),
-        (&exclude, "kernel_exclude_regex"),
+        (&job.kernel_include_regex, "kernel_include_regex"),
+        (&job.kernel_exclude_regex, "kernel_exclude_regex"),
     ] {
         if let Some(p) = pattern {
             check_regex(p, &format!("{origin}: {key}"))?;
         }
     }
-    let job_range = job
+    let range = job
         .kernel_iteration_range
         .as_ref()
         .map(|r| r.items().join(", "));
-    let range = pick(
-        &cli.range,
-        job_range,
-        "--kernel-iteration-range",
-        "kernel_iteration_range",
-        origin,
-    )?;
     if let Some(r) = &range {
         check_range(r, &format!("{origin}: kernel_iteration_range"))?;
     }
-    let job_formats = match &job.output_format {
+    let formats = match &job.output_format {
         Some(f) => Some(check_formats(
             &f.words(),
             &format!("{origin}: output_format"),
@@ -248,7 +258,7 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
             )));
         }
     }
-    let job_window = match &job.replay_window {
+    let replay_window = match &job.replay_window {
         Some(size) => Some(ReplayWindow::parse(&size.text()).map_err(|e| {
             UsageError::new(format!(
                 "{origin}: {}",
@@ -257,14 +267,14 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         })?),
         None => None,
     };
-    let job_groups = job.summary_groups.as_ref().map(|g| g.items());
-    for group in job_groups.iter().flatten() {
+    let summary_groups = job.summary_groups.as_ref().map(|g| g.items());
+    for group in summary_groups.iter().flatten() {
         check_regex(group, &format!("{origin}: summary_groups"))?;
     }
     if let Some(name) = &job.summary_output_file {
         check_summary_file(name, &format!("{origin}: summary_output_file"))?;
     }
-    let job_units = match &job.summary_units {
+    let summary_units = match &job.summary_units {
         Some(text) => Some(SummaryUnit::parse(text).ok_or_else(|| {
             UsageError::new(format!(
                 "{origin}: summary_units '{text}' is not one of sec, msec, usec, nsec"
@@ -272,76 +282,21 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         })?),
         None => None,
     };
-    let merged = Given {
-        stats: pick(&cli.stats, job.stats, "--stats", "stats", origin)?,
-        summary: pick(&cli.summary, job.summary, "--summary", "summary", origin)?,
-        summary_per_domain: pick(
-            &cli.summary_per_domain,
-            job.summary_per_domain,
-            "--summary-per-domain",
-            "summary_per_domain",
-            origin,
-        )?,
-        summary_groups: pick(
-            &cli.summary_groups,
-            job_groups,
-            "--summary-groups",
-            "summary_groups",
-            origin,
-        )?,
-        summary_output_file: pick(
-            &cli.summary_output_file,
-            job.summary_output_file.clone(),
-            "--summary-output-file",
-            "summary_output_file",
-            origin,
-        )?,
-        summary_units: pick(
-            &cli.summary_units,
-            job_units,
-            "--summary-units",
-            "summary_units",
-            origin,
-        )?,
-        include,
-        exclude,
+    Ok(Given {
+        include: job.kernel_include_regex.clone(),
+        exclude: job.kernel_exclude_regex.clone(),
         range,
-        kernel_trace: pick(
-            &cli.kernel_trace,
-            job.kernel_trace,
-            "--kernel-trace",
-            "kernel_trace",
-            origin,
-        )?,
-        output_directory: pick(
-            &cli.output_directory,
-            job.output_directory.clone(),
-            "-d",
-            "output_directory",
-            origin,
-        )?,
-        output_file: pick(
-            &cli.output_file,
-            job.output_file.clone(),
-            "-o",
-            "output_file",
-            origin,
-        )?,
-        formats: pick(&cli.formats, job_formats, "-f", "output_format", origin)?,
-        log_level: pick(
-            &cli.log_level,
-            job.log_level.as_ref().map(|l| l.to_ascii_lowercase()),
-            "--log-level",
-            "log_level",
-            origin,
-        )?,
-        replay_window: pick(
-            &cli.replay_window,
-            job_window,
-            "--replay-window",
-            "replay_window",
-            origin,
-        )?,
-    };
-    Ok(merged.settings())
+        kernel_trace: job.kernel_trace,
+        output_directory: job.output_directory.clone(),
+        output_file: job.output_file.clone(),
+        formats,
+        log_level: job.log_level.as_ref().map(|l| l.to_ascii_lowercase()),
+        replay_window,
+        stats: job.stats,
+        summary: job.summary,
+        summary_per_domain: job.summary_per_domain,
+        summary_groups,
+        summary_output_file: job.summary_output_file.clone(),
+        summary_units,
+    })
 }
