@@ -371,55 +371,10 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         return;
     };
     let shape = launch_shape(api, data.functionParams);
-    let capturing = {
-        let _scope = ToolScope::enter();
-        let mut status: sys::CUstreamCaptureStatus = 0;
-        // SAFETY: queries the launch's stream (a live handle or a default-stream constant).
-        unsafe { drv!(tool.driver, cuStreamIsCapturing(shape.stream, &mut status)) }
-            .map(|()| status != sys::CUstreamCaptureStatus_enum_CU_STREAM_CAPTURE_STATUS_NONE)
-            .unwrap_or(false)
-    };
-    if !capturing {
-        tool.register_agent(device);
+    if is_capturing(tool, shape.stream) {
+        return enter_captured(tool, data, device, &shape);
     }
-    let kind = if capturing {
-        LaunchKind::StreamCapture
-    } else {
-        match api {
-            LaunchApi::Graph => LaunchKind::Graph,
-            LaunchApi::MultiDevice => LaunchKind::MultiDevice,
-            _ => LaunchKind::Kernel,
-        }
-    };
-    // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-    let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
-    if capturing {
-        // Recorded, not executed: no tool CUDA calls (they could invalidate the capture).
-        let (kernel_id, kernel_name) = tool
-            .known_kernel(shape.f)
-            .unwrap_or_else(|| (0, symbol.unwrap_or_default()));
-        let info = DispatchInfo {
-            device,
-            kind,
-            kernel_name,
-            kernel_id,
-            stream_id: 0,
-            correlation_id: u64::from(data.correlationId),
-            grid: shape.grid,
-            block: shape.block,
-            dynamic_shared_bytes: shape.shared,
-        };
-        let current = CurrentDispatch::passive(data.context, shape.stream);
-        let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
-        let ticket = tool.engine.launch_enter(&mut backend, &info);
-        keep_pending(PendingLaunch {
-            correlation_id: data.correlationId,
-            ticket,
-            backend,
-            passive: true,
-        });
-        return;
-    }
+    tool.register_agent(device);
     let (kernel_id, kernel_name) = if shape.f.is_null() {
         (
             0,
@@ -436,18 +391,11 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
         tool.kernel_id(shape.f, symbol, device)
     };
-    let stream_id = {
-        let _scope = ToolScope::enter();
-        let mut id: u64 = 0;
-        // SAFETY: writes the stream's process-unique id.
-        match unsafe { drv!(tool.driver, cuStreamGetId(shape.stream, &mut id)) } {
-            Ok(()) => id,
-            Err(_) => shape.stream as u64,
-        }
-    };
-    let kind = match kind {
-        LaunchKind::Kernel => tool.launch_kind_of(&kernel_name),
-        other => other,
+    let stream_id = stream_id(tool, shape.stream);
+    let kind = match api {
+        LaunchApi::Graph => LaunchKind::Graph,
+        LaunchApi::MultiDevice => LaunchKind::MultiDevice,
+        _ => tool.launch_kind_of(&kernel_name),
     };
     let kind = if kind == LaunchKind::Kernel
         && tool.reaches_pageable_host(device, api, data.functionParams)
@@ -484,6 +432,62 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         ticket,
         backend,
         passive: false,
+    });
+}
+
+/// Whether `stream` is being captured into a graph.
+fn is_capturing(tool: &Tool, stream: sys::CUstream) -> bool {
+    let _scope = ToolScope::enter();
+    let mut status: sys::CUstreamCaptureStatus = 0;
+    // SAFETY: queries the launch's stream (a live handle or a default-stream constant).
+    unsafe { drv!(tool.driver, cuStreamIsCapturing(stream, &mut status)) }
+        .map(|()| status != sys::CUstreamCaptureStatus_enum_CU_STREAM_CAPTURE_STATUS_NONE)
+        .unwrap_or(false)
+}
+
+/// The stream's process-unique id (its handle when the driver gives none).
+fn stream_id(tool: &Tool, stream: sys::CUstream) -> u64 {
+    let _scope = ToolScope::enter();
+    let mut id: u64 = 0;
+    // SAFETY: writes the stream's process-unique id.
+    match unsafe { drv!(tool.driver, cuStreamGetId(stream, &mut id)) } {
+        Ok(()) => id,
+        Err(_) => stream as u64,
+    }
+}
+
+/// A launch recorded into a stream capture: not executed, so no tool CUDA calls (they could
+/// invalidate the capture); the engine passes it through.
+fn enter_captured(
+    tool: &'static Tool,
+    data: &sys::CUpti_CallbackData,
+    device: kreplay_core::backend::DeviceId,
+    shape: &LaunchShape,
+) {
+    // SAFETY: symbolName is valid for launch callbacks (and only read for them).
+    let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+    let (kernel_id, kernel_name) = tool
+        .known_kernel(shape.f)
+        .unwrap_or_else(|| (0, symbol.unwrap_or_default()));
+    let info = DispatchInfo {
+        device,
+        kind: LaunchKind::StreamCapture,
+        kernel_name,
+        kernel_id,
+        stream_id: 0,
+        correlation_id: u64::from(data.correlationId),
+        grid: shape.grid,
+        block: shape.block,
+        dynamic_shared_bytes: shape.shared,
+    };
+    let current = CurrentDispatch::passive(data.context, shape.stream);
+    let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
+    let ticket = tool.engine.launch_enter(&mut backend, &info);
+    keep_pending(PendingLaunch {
+        correlation_id: data.correlationId,
+        ticket,
+        backend,
+        passive: true,
     });
 }
 
