@@ -348,6 +348,8 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
             crate::counters::checked_identity()
         },
         cache_control: spec.cache_control,
+        // The application reads its own environment's (kreplay's, inherited).
+        switches: Default::default(),
     }
 }
 

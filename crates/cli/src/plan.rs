@@ -18,7 +18,10 @@ use kreplay_format::OutputFormat;
 mod checks;
 mod settings;
 
-use checks::{cache_and_clock_control, check_application, check_replay_options, refuse_tracing};
+use checks::{
+    cache_and_clock_control, check_application, check_replay_options, check_switches,
+    refuse_tracing,
+};
 use settings::{cli_given, merge_job, Settings};
 
 /// Turns counter names into groups the device can collect (the catalog's job; a trait so that
@@ -231,6 +234,7 @@ pub fn plan(
     let cache_control = cache_and_clock_control(args)?;
     check_replay_options(args, &cli_pmc, jobs, pc_sampling_env, replay)?;
     check_application(args)?;
+    check_switches(|name| std::env::var(name).ok())?;
 
     let cli = cli_given(args)?;
     let mut notices = Vec::new();

@@ -21,6 +21,70 @@ pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
 /// whole groups whose counters fit one hardware pass together are measured by one execution.
 pub const ENV_PACK_GROUPS: &str = "KREPLAY_PACK_GROUPS";
 
+/// Environment variable: `0` closes every replay unit at its owner's next API call.
+pub const ENV_WINDOW_SPANS: &str = "KREPLAY_WINDOW_SPANS";
+/// Environment variable choosing the range profiler's sequence (`scheduled`, `reenable`,
+/// `switch`; the CUDA backend checks the name).
+pub const ENV_SEQUENCE: &str = "KREPLAY_RANGE_PROFILER_SEQUENCE";
+/// Environment variable: `0` skips building the counter configurations before the first
+/// dispatch.
+pub const ENV_WARM_UP: &str = "KREPLAY_WARM_UP";
+/// Environment variable: `0` begins the counter set-up at the first dispatch instead of at
+/// context creation.
+pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
+/// Environment variable: `0` copies a snapshot's regions one call each instead of in one
+/// `cuMemcpyBatchAsync`.
+pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
+
+/// The in-process switches for diagnosis and comparison, each read once from its environment
+/// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
+/// variables"). A correct run never needs one; every default is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switches {
+    /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
+    pub pack_groups: bool,
+    /// [`ENV_WINDOW_SPANS`]: replay units stay open across the application's calls.
+    pub window_spans: bool,
+    /// [`ENV_SEQUENCE`]: the range profiler's sequence, as given (empty: the default).
+    pub range_profiler_sequence: String,
+    /// [`ENV_WARM_UP`]: counter configurations are built before the first dispatch.
+    pub warm_up: bool,
+    /// [`ENV_EARLY_SETUP`]: the counter set-up begins at context creation.
+    pub early_setup: bool,
+    /// [`ENV_BATCH_COPIES`]: a snapshot's regions are copied in one batched call.
+    pub batch_copies: bool,
+}
+
+impl Default for Switches {
+    fn default() -> Self {
+        Switches {
+            pack_groups: true,
+            window_spans: true,
+            range_profiler_sequence: String::new(),
+            warm_up: true,
+            early_setup: true,
+            batch_copies: true,
+        }
+    }
+}
+
+impl Switches {
+    /// The switches `get` (an environment lookup) gives: `0` turns a switch off, anything else
+    /// leaves it on, except [`ENV_PACK_GROUPS`], which must be 0 or 1.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Switches, ConfigError> {
+        let on = |name: &str| get(name).is_none_or(|v| v.trim() != "0");
+        Ok(Switches {
+            pack_groups: group_packing(get(ENV_PACK_GROUPS).as_deref())
+                .map_err(ConfigError::BadSwitch)?,
+            window_spans: on(ENV_WINDOW_SPANS),
+            range_profiler_sequence: get(ENV_SEQUENCE).unwrap_or_default(),
+            warm_up: on(ENV_WARM_UP),
+            early_setup: on(ENV_EARLY_SETUP),
+            batch_copies: on(ENV_BATCH_COPIES),
+        })
+    }
+}
+
 /// [`ENV_PACK_GROUPS`] read from `value` (the variable's text, `None` when unset); the same
 /// rule for every device (the CUDA backend and the reference software device).
 pub fn group_packing(value: Option<&str>) -> Result<bool, String> {
@@ -152,6 +216,9 @@ pub struct ToolConfig {
     /// `--cache-control`: `All` flushes L2 before every measured execution of a kernel.
     #[serde(default)]
     pub cache_control: kreplay_format::CacheControl,
+    /// Read from the application's environment, not from the configuration.
+    #[serde(skip)]
+    pub switches: Switches,
 }
 
 impl Default for ToolConfig {
@@ -167,6 +234,7 @@ impl Default for ToolConfig {
             replay_window: ReplayWindow::Dispatch,
             checked_identity: None,
             cache_control: kreplay_format::CacheControl::All,
+            switches: Switches::default(),
         }
     }
 }
@@ -181,6 +249,8 @@ pub enum ConfigError {
     Unreadable { path: String, error: String },
     #[error("{ENV_DRAIN_TIMEOUT}={0:?} is not a number of seconds; set it to e.g. 60 or 0.5")]
     BadDrainTimeout(String),
+    #[error("{0}")]
+    BadSwitch(String),
 }
 
 impl ToolConfig {
@@ -205,11 +275,12 @@ impl ToolConfig {
         Ok(format!("@{}", spill_path.display()))
     }
 
-    /// Reads `KREPLAY_CONFIG` (the JSON, or `@` and the path of a file holding it) and the
-    /// override variables.
+    /// Reads `KREPLAY_CONFIG` (the JSON, or `@` and the path of a file holding it), the
+    /// override variables and the [`Switches`].
     pub fn from_env() -> Result<Self, ConfigError> {
         let value = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
         let mut config = Self::from_env_value(&value)?;
+        config.switches = Switches::from_lookup(|name| std::env::var(name).ok())?;
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
             let seconds: f64 = value
                 .trim()
@@ -265,6 +336,50 @@ mod tests {
     }
 
     #[test]
+    fn switches_are_on_unless_set_to_0_and_a_bad_packing_value_is_refused() {
+        let lookup = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            Switches::from_lookup(lookup(&[])).unwrap(),
+            Switches::default()
+        );
+        let off = Switches::from_lookup(lookup(&[
+            (ENV_PACK_GROUPS, "0"),
+            (ENV_WINDOW_SPANS, " 0"),
+            (ENV_SEQUENCE, "reenable"),
+            (ENV_WARM_UP, "0"),
+            (ENV_EARLY_SETUP, "0"),
+            (ENV_BATCH_COPIES, "0"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            off,
+            Switches {
+                pack_groups: false,
+                window_spans: false,
+                range_profiler_sequence: "reenable".into(),
+                warm_up: false,
+                early_setup: false,
+                batch_copies: false,
+            }
+        );
+        let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes"), (ENV_WARM_UP, "1")]));
+        assert_eq!(on.unwrap(), Switches::default());
+        let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")])).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("KREPLAY_PACK_GROUPS=\"2\" is not 0 or 1"),
+            "{bad}"
+        );
+    }
+
+    #[test]
     fn json_round_trip_keeps_every_field() {
         let config = ToolConfig {
             groups: vec![CounterGroup {
@@ -286,6 +401,7 @@ mod tests {
             replay_window: ReplayWindow::Count(8),
             checked_identity: Some("0123456789abcdef".into()),
             cache_control: kreplay_format::CacheControl::None,
+            switches: Switches::default(),
         };
         assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
         assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

@@ -86,8 +86,7 @@ pub struct EngineOptions {
     pub window_spans_calls: bool,
 }
 
-/// Environment variable: `0` closes every replay unit at its owner's next API call.
-pub const ENV_WINDOW_SPANS: &str = "KREPLAY_WINDOW_SPANS";
+pub use crate::config::ENV_WINDOW_SPANS;
 
 impl EngineOptions {
     pub fn for_config(config: &ToolConfig) -> Self {
@@ -95,7 +94,7 @@ impl EngineOptions {
             logger: Arc::new(StderrLogger::for_level(&config.log_level)),
             abort: Arc::new(abort_process),
             staging_reserve_bytes: DEFAULT_STAGING_RESERVE_BYTES,
-            window_spans_calls: std::env::var(ENV_WINDOW_SPANS).map_or(true, |v| v.trim() != "0"),
+            window_spans_calls: config.switches.window_spans,
         }
     }
 }

@@ -93,7 +93,7 @@ pub struct CudaCapture {
 pub type MetricGroups = Vec<Vec<String>>;
 
 /// How the backend uses the counters of a run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CounterOptions {
     /// The most launches a unit holds (the replay window; 1 for per-dispatch replay).
     pub max_ranges: usize,
@@ -103,6 +103,8 @@ pub struct CounterOptions {
     pub single_group_schedules: bool,
     /// `--cache-control`: `All` flushes L2 before every measured launch.
     pub cache_control: kreplay_format::CacheControl,
+    /// The diagnostic switches (batched copies, packing, the profiler's sequence and set-up).
+    pub switches: kreplay_core::config::Switches,
 }
 
 /// Staging buffers kept per place for the next snapshots (a unit's start and, for a unit that
@@ -198,14 +200,7 @@ pub struct CudaBackend {
     seen: HashMap<DeviceId, conditions::Seen>,
 }
 
-/// Environment variable: `0` copies a snapshot's regions one call each instead of in one
-/// `cuMemcpyBatchAsync` (a diagnostic setting, for comparing the two).
-pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
-
-fn batch_copies() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| !std::env::var(ENV_BATCH_COPIES).is_ok_and(|v| v.trim() == "0"))
-}
+pub use kreplay_core::config::ENV_BATCH_COPIES;
 
 /// Says a warning once (stderr and a record).
 pub type WarnFn = Box<dyn Fn(&str) + Send>;
@@ -304,6 +299,7 @@ impl CudaBackend {
                 self.groups.clone(),
                 warm,
                 self.options.max_ranges,
+                self.options.switches.clone(),
             ));
         }
         self
@@ -578,6 +574,7 @@ impl CudaBackend {
                     current.cu_device as usize,
                     &self.groups,
                     self.options.max_ranges,
+                    &self.options.switches,
                 ),
                 (None, None) => Err(CudaError::Load("CUPTI is not loaded".into())),
             };

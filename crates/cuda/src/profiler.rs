@@ -37,6 +37,7 @@ use crate::debug;
 use crate::error::{c_text, CudaError};
 use kreplay_core::backend::UnitPlan;
 use kreplay_core::catalog::pack_groups;
+use kreplay_core::config::Switches;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
 use std::collections::HashMap;
@@ -104,6 +105,8 @@ pub struct RangeProfiler {
     /// For each user group: its hardware pass, and where its metrics sit in that pass's list.
     layout: Vec<(usize, Vec<usize>)>,
     sequence: Sequence,
+    /// [`Switches::warm_up`]: [`RangeProfiler::warm_up`] programs the counters ahead.
+    warm_up: bool,
     ranges: usize,
     /// NULL = not enabled.
     object: *mut sys::CUpti_RangeProfiler_Object,
@@ -131,14 +134,7 @@ pub enum Sequence {
     Switch,
 }
 
-/// Environment variable choosing the [`Sequence`] (`scheduled`, `reenable`, `switch`).
-pub const ENV_SEQUENCE: &str = "KREPLAY_RANGE_PROFILER_SEQUENCE";
-
-/// Whether groups are packed into shared hardware passes (`KREPLAY_PACK_GROUPS`, default on).
-fn packing_from_env() -> Result<bool, CudaError> {
-    let text = std::env::var(kreplay_core::config::ENV_PACK_GROUPS).ok();
-    kreplay_core::config::group_packing(text.as_deref()).map_err(CudaError::Load)
-}
+pub use kreplay_core::config::ENV_SEQUENCE;
 
 /// The metrics of `members` in order, each once.
 fn union_metrics(groups: &[Vec<String>], members: &[usize]) -> Vec<String> {
@@ -163,14 +159,17 @@ impl Sequence {
         }
     }
 
-    /// The sequence `KREPLAY_RANGE_PROFILER_SEQUENCE` names; an unknown name is an error.
-    pub fn from_env() -> Result<Sequence, CudaError> {
-        let text = std::env::var(ENV_SEQUENCE).unwrap_or_default();
-        Sequence::parse(&text).ok_or_else(|| {
-            CudaError::Load(format!(
-                "{ENV_SEQUENCE}={text:?} is not a range-profiler sequence; use scheduled (the default), reenable or switch"
-            ))
-        })
+    /// The sequence `KREPLAY_RANGE_PROFILER_SEQUENCE` named (`text`, empty when unset); an
+    /// unknown name is an error.
+    pub fn from_switch(text: &str) -> Result<Sequence, CudaError> {
+        Sequence::parse(text).ok_or_else(|| CudaError::Load(Sequence::unknown(text)))
+    }
+
+    /// What an unknown sequence name is told (the CLI says it before the application starts).
+    pub fn unknown(text: &str) -> String {
+        format!(
+            "{ENV_SEQUENCE}={text:?} is not a range-profiler sequence; use scheduled (the default), reenable or switch"
+        )
     }
 }
 
@@ -203,6 +202,7 @@ impl RangeProfiler {
         device_index: usize,
         groups: &[Vec<String>],
         ranges: usize,
+        switches: &Switches,
     ) -> Result<Self, CudaError> {
         let mut laps = debug::Laps::start();
         initialize_profiler(cupti)?;
@@ -230,7 +230,7 @@ impl RangeProfiler {
             .map(|metrics| one_pass(metrics))
             .collect::<Result<Vec<usize>, CudaError>>()?;
         laps.lap("group checks");
-        let packed = if packing_from_env()? {
+        let packed = if switches.pack_groups {
             pack_groups(groups.len(), |members| {
                 if members.iter().any(|&g| group_passes[g] > 1) {
                     return Ok(false);
@@ -266,7 +266,7 @@ impl RangeProfiler {
             pass_metrics.push(names);
         }
         drop(_host);
-        let sequence = Sequence::from_env()?;
+        let sequence = Sequence::from_switch(&switches.range_profiler_sequence)?;
         let mut profiler = RangeProfiler {
             cupti,
             ctx,
@@ -277,6 +277,7 @@ impl RangeProfiler {
             pass_spans,
             layout,
             sequence,
+            warm_up: switches.warm_up,
             ranges: ranges.clamp(1, MAX_RANGES),
             object: ptr::null_mut(),
             enabled: None,
@@ -555,7 +556,7 @@ impl RangeProfiler {
     /// application works, so that its first dispatch finds the configuration programmed. On
     /// failure nothing stays enabled. `KREPLAY_WARM_UP=0` (a diagnostic setting) skips it.
     pub fn warm_up(&mut self, groups: &[Option<usize>]) -> Result<(), CudaError> {
-        if std::env::var("KREPLAY_WARM_UP").is_ok_and(|v| v.trim() == "0") {
+        if !self.warm_up {
             return Ok(());
         }
         let (_, passes) = self.plan(groups);

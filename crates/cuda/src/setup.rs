@@ -16,15 +16,14 @@ use crate::backend::MetricGroups;
 use crate::error::CudaError;
 use crate::guard::ToolScope;
 use crate::profiler::RangeProfiler;
+use kreplay_core::config::Switches;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Environment variable: `0` leaves the counters' set-up to the first dispatch instead of a
-/// thread started at context creation.
-pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
+pub use kreplay_core::config::ENV_EARLY_SETUP;
 
 /// A range profiler set up on a thread of its own, and the process that started the thread
 /// (a child forked meanwhile has no such thread: it must not wait for it).
@@ -47,6 +46,7 @@ struct Shared {
     /// The groups programmed ahead ([`RangeProfiler::warm_up`]).
     warm: Vec<Option<usize>>,
     max_ranges: usize,
+    switches: Switches,
     preparing: Mutex<HashMap<usize, Preparation>>,
 }
 
@@ -57,6 +57,7 @@ impl CounterSetup {
         groups: MetricGroups,
         warm: Vec<Option<usize>>,
         max_ranges: usize,
+        switches: Switches,
     ) -> Self {
         CounterSetup {
             shared: Arc::new(Shared {
@@ -65,6 +66,7 @@ impl CounterSetup {
                 groups,
                 warm,
                 max_ranges,
+                switches,
                 preparing: Mutex::new(HashMap::new()),
             }),
         }
@@ -80,7 +82,7 @@ impl CounterSetup {
     /// Starts setting the counters up for a context the application just created. Never
     /// blocks: safe in the context-creation callback.
     pub fn prepare(&self, ctx: CUcontext) {
-        if ctx.is_null() || std::env::var(ENV_EARLY_SETUP).is_ok_and(|v| v.trim() == "0") {
+        if ctx.is_null() || !self.shared.switches.early_setup {
             return;
         }
         let mut preparing = self.preparing();
@@ -107,6 +109,7 @@ impl CounterSetup {
                     device as usize,
                     &shared.groups,
                     shared.max_ranges,
+                    &shared.switches,
                 )?;
                 if let Err(e) = profiler.warm_up(&shared.warm) {
                     // The first dispatch programs the counters itself, as without set-up.

@@ -166,6 +166,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         max_ranges: config.replay_window.dispatches() as usize,
         single_group_schedules: config.mode != InProcessMode::KernelReplay,
         cache_control: config.cache_control,
+        switches: config.switches.clone(),
     };
     let mut backend = CudaBackend::new(
         driver,

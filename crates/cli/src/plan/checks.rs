@@ -2,6 +2,7 @@
 //! naming the option and the fix.
 
 use super::*;
+use kreplay_core::config::Switches;
 use kreplay_format::CacheControl;
 
 /// Tracing options rocprofv3 has and kreplay does not: one line naming them.
@@ -115,6 +116,19 @@ pub(super) fn check_replay_options(
                 if flags.len() == 1 { "it" } else { "them" }
             )));
         }
+    }
+    Ok(())
+}
+
+/// The in-process switches kreplay's environment hands the application (`get` looks them up),
+/// checked before it starts: the injected library would refuse them there.
+pub(super) fn check_switches(get: impl Fn(&str) -> Option<String>) -> Result<(), UsageError> {
+    let switches = Switches::from_lookup(get).map_err(|e| UsageError::new(e.to_string()))?;
+    let sequence = &switches.range_profiler_sequence;
+    if kreplay_cuda::profiler::Sequence::parse(sequence).is_none() {
+        return Err(UsageError::new(kreplay_cuda::profiler::Sequence::unknown(
+            sequence,
+        )));
     }
     Ok(())
 }

@@ -174,6 +174,31 @@ fn other_usage_errors_are_one_line_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The diagnostic switches the application would read are checked before it starts.
+#[test]
+fn a_bad_diagnostic_switch_is_refused_before_the_app_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value, message) in [
+        (
+            "KREPLAY_PACK_GROUPS",
+            "2",
+            "KREPLAY_PACK_GROUPS=\"2\" is not 0 or 1",
+        ),
+        (
+            "KREPLAY_RANGE_PROFILER_SEQUENCE",
+            "sideways",
+            "KREPLAY_RANGE_PROFILER_SEQUENCE=\"sideways\" is not a range-profiler sequence",
+        ),
+    ] {
+        let out = kreplay_command(dir.path(), &["--pmc", W, "--", "sh", "-c", "touch started"])
+            .env(name, value)
+            .output()
+            .unwrap();
+        assert_usage_error(&out, message);
+        assert!(!dir.path().join("started").exists());
+    }
+}
+
 #[test]
 fn unknown_counter_is_refused_before_the_app_starts() {
     let dir = tempfile::tempdir().unwrap();

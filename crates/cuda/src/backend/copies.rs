@@ -89,7 +89,7 @@ impl CudaBackend {
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
         let stream = state.tool_stream;
         let base = snapshot.buffer.address;
-        if snapshot.entries.len() > 1 && batch_copies() {
+        if snapshot.entries.len() > 1 && self.options.switches.batch_copies {
             // One call for every region (many small ones cost a call each otherwise); where the
             // driver has no batched copy or refuses it, the copies go one by one (a repeat of
             // a copy already done is harmless).

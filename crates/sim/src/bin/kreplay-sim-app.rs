@@ -183,14 +183,8 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         device.flush_before_launches();
     }
     // Groups share passes as on the GPU: unless KREPLAY_PACK_GROUPS=0.
-    let packing = std::env::var(kreplay_core::config::ENV_PACK_GROUPS).ok();
-    match kreplay_core::config::group_packing(packing.as_deref()) {
-        Ok(true) => device.pack_groups(),
-        Ok(false) => {}
-        Err(message) => {
-            eprintln!("kreplay-sim-app: {message}");
-            std::process::exit(2);
-        }
+    if config.switches.pack_groups {
+        device.pack_groups();
     }
     if let Some(replays) = stall_drain_after {
         device.stall_drains_after(u64::from(replays));
