@@ -12,5 +12,6 @@ pub mod kernel;
 pub mod launch;
 pub mod loader;
 pub mod module_symbols;
+pub mod modules;
 pub mod profiler;
 pub mod setup;

@@ -158,7 +158,7 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                     on_free(tool, api, data);
                 }
                 if let Some(owner) = unloaded_module(cbid, data) {
-                    tool.forget_module(owner);
+                    tool.kernels.forget_module(&tool.engine, owner);
                 }
             } else {
                 let guard = CALLS
@@ -389,13 +389,14 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         // SAFETY: symbolName is valid for launch callbacks (and only read for them).
         let symbol =
             unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
-        tool.kernel_id(shape.f, symbol, device)
+        tool.kernels
+            .kernel_id(&tool.engine, shape.f, symbol, device)
     };
     let stream_id = stream_id(tool, shape.stream);
     let kind = match api {
         LaunchApi::Graph => LaunchKind::Graph,
         LaunchApi::MultiDevice => LaunchKind::MultiDevice,
-        _ => tool.launch_kind_of(&kernel_name),
+        _ => tool.kernels.launch_kind_of(&kernel_name),
     };
     let kind = if kind == LaunchKind::Kernel
         && tool.reaches_pageable_host(device, api, data.functionParams)
@@ -467,6 +468,7 @@ fn enter_captured(
     // SAFETY: symbolName is valid for launch callbacks (and only read for them).
     let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
     let (kernel_id, kernel_name) = tool
+        .kernels
         .known_kernel(shape.f)
         .unwrap_or_else(|| (0, symbol.unwrap_or_default()));
     let info = DispatchInfo {
@@ -568,8 +570,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                             .map(|v| v.name.as_str())
                             .collect::<Vec<_>>()
                     ));
-                    tool.note_side_effects(&symbols);
-                    lock(&tool.pending_cubins).push(symbols);
+                    tool.kernels.cubin_loaded(symbols);
                 }
                 Err(e) => tool.debug(&format!("module loaded, not an ELF cubin: {e}")),
             }

@@ -2,31 +2,22 @@
 //! bookkeeping of kernels, devices and modules.
 
 use crate::callbacks;
-use kreplay_core::backend::{AllocKind, DeviceId, LaunchKind, Region};
+use kreplay_core::backend::DeviceId;
 use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_cuda::backend::{
     CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
 };
-use kreplay_cuda::module_symbols::{CubinSymbols, SideEffect};
+use kreplay_cuda::modules::KernelRegistry;
 use kreplay_cuda::setup::CounterSetup;
 use kreplay_cuda::{cupti_call, drv, loader};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, struct_size};
-use kreplay_format::{CounterInfo, KernelSymbol, ProcessInfo, RecordSink};
+use kreplay_format::{CounterInfo, ProcessInfo, RecordSink};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// See [`Tool::module_contents`].
-#[derive(Default)]
-pub(crate) struct ModuleContents {
-    /// Launched functions (`CUfunction` or `CUkernel` handles).
-    pub functions: HashSet<usize>,
-    /// Tracked `__device__`/`__constant__` variables: device and address.
-    pub variables: Vec<(DeviceId, u64)>,
-}
 
 pub(crate) struct Tool {
     pub engine: CudaEngine,
@@ -38,24 +29,12 @@ pub(crate) struct Tool {
     pub driver: &'static Driver,
     pub cupti: &'static Cupti,
     pub sink: Arc<dyn RecordSink>,
-    pub kernels: Mutex<HashMap<usize, KernelEntry>>,
-    next_kernel_id: AtomicU64,
+    /// The kernels and modules launched from (ids, names, module variables, side effects).
+    pub kernels: KernelRegistry,
     pub agents: Mutex<HashSet<DeviceId>>,
     /// Devices whose kernels reach pageable host memory (HMM, ATS), found at registration.
     pub pageable_devices: Mutex<HashSet<DeviceId>>,
     pub context_devices: Mutex<HashMap<usize, DeviceId>>,
-    /// Cubins loaded but not yet matched to a module handle (see `resolve_module_variables`).
-    pub pending_cubins: Mutex<Vec<CubinSymbols>>,
-    /// Kernels (mangled names) whose code prints or uses the device heap, from every cubin
-    /// loaded so far: they run once ([`Tool::launch_kind_of`]).
-    pub kernel_effects: Mutex<HashMap<String, LaunchKind>>,
-    /// Modules (or libraries) whose variables are tracked, per device.
-    pub resolved_modules: Mutex<HashSet<(usize, DeviceId)>>,
-    /// Launch handles whose module variables were looked for on a device.
-    pub resolved_launches: Mutex<HashSet<(usize, DeviceId)>>,
-    /// What each loaded module or library (by handle) brought: its launched functions and the
-    /// variables tracked for it, forgotten when it is unloaded (see [`Tool::forget_module`]).
-    pub module_contents: Mutex<HashMap<usize, ModuleContents>>,
     /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking and the time
     /// the tool's own phases end at.
     pub debug: bool,
@@ -68,12 +47,6 @@ pub(crate) struct Tool {
     /// For `KREPLAY_DEBUG`: application callbacks (driver calls, launches, resource events),
     /// their count and nanoseconds spent in each kind (launches include their replays).
     pub callback_time: [[AtomicU64; 2]; 3],
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct KernelEntry {
-    pub id: u64,
-    pub mangled: String,
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
@@ -191,16 +164,10 @@ pub(crate) fn initialize() -> Result<(), String> {
         driver,
         cupti,
         sink,
-        kernels: Mutex::new(HashMap::new()),
-        next_kernel_id: AtomicU64::new(1),
+        kernels: KernelRegistry::new(driver),
         agents: Mutex::new(HashSet::new()),
         pageable_devices: Mutex::new(HashSet::new()),
         context_devices: Mutex::new(HashMap::new()),
-        pending_cubins: Mutex::new(Vec::new()),
-        kernel_effects: Mutex::new(HashMap::new()),
-        resolved_modules: Mutex::new(HashSet::new()),
-        resolved_launches: Mutex::new(HashSet::new()),
-        module_contents: Mutex::new(HashMap::new()),
         debug: kreplay_cuda::debug::enabled(),
         started,
         first_dispatch_done: AtomicBool::new(false),
@@ -469,40 +436,6 @@ impl Tool {
         });
     }
 
-    /// Notes the kernels of a loaded cubin that cannot be replayed safely. The device heap
-    /// wins over printf (both run once; the heap is the reason that breaks a replay). A kernel
-    /// name in several modules takes the strictest of them.
-    pub fn note_side_effects(&self, symbols: &CubinSymbols) {
-        let mut effects = lock(&self.kernel_effects);
-        for kernel in &symbols.kernels {
-            let found = symbols.side_effects_of(kernel);
-            let kind = if found.contains(&SideEffect::DeviceHeap) {
-                LaunchKind::DeviceHeap
-            } else if found.contains(&SideEffect::DevicePrintf) {
-                LaunchKind::DevicePrintf
-            } else {
-                continue;
-            };
-            let entry = effects.entry(kernel.clone()).or_insert(kind);
-            if kind == LaunchKind::DeviceHeap {
-                *entry = kind;
-            }
-        }
-    }
-
-    /// How an ordinary launch of `kernel` (a mangled name) is handled: once when its code prints
-    /// or uses the device heap, else as a kernel. (`assert` is replayed: it prints only when it
-    /// fails, and then the launch fails.)
-    pub fn launch_kind_of(&self, kernel: &str) -> LaunchKind {
-        if kreplay_cuda::classify::is_collective_kernel(kernel) {
-            return LaunchKind::Collective;
-        }
-        lock(&self.kernel_effects)
-            .get(kernel)
-            .copied()
-            .unwrap_or(LaunchKind::Kernel)
-    }
-
     /// Whether a launch on `device` passes an address of ordinary host memory that the device
     /// reaches directly (pageable memory access): no snapshot covers it, so it must not be
     /// replayed. Asks nothing on a device without pageable memory access.
@@ -528,196 +461,6 @@ impl Tool {
         .is_some()
     }
 
-    /// The kernel id and name of `f` if it was registered already.
-    pub fn known_kernel(&self, f: sys::CUfunction) -> Option<(u64, String)> {
-        lock(&self.kernels)
-            .get(&(f as usize))
-            .map(|e| (e.id, e.mangled.clone()))
-    }
-
-    /// The kernel id of `f`, registering the kernel (and its module's variables) the first time.
-    pub fn kernel_id(
-        &self,
-        f: sys::CUfunction,
-        symbol_name: Option<String>,
-        device: DeviceId,
-    ) -> (u64, String) {
-        let known = lock(&self.kernels).get(&(f as usize)).cloned();
-        if let Some(entry) = known {
-            // A `CUkernel` launched on another device for the first time: its module is loaded
-            // there separately, with variables of its own.
-            if lock(&self.resolved_launches).insert((f as usize, device)) {
-                self.resolve_module_variables(f, &entry.mangled, device);
-            }
-            return (entry.id, entry.mangled);
-        }
-        lock(&self.resolved_launches).insert((f as usize, device));
-        let function = self.context_function(f);
-        let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, function));
-        let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
-        self.resolve_module_variables(f, &mangled, device);
-        let attributes = kreplay_cuda::kernel::function_attributes(self.driver, function);
-        self.engine.register_kernel(KernelSymbol {
-            kernel_id: id,
-            mangled_name: mangled.clone(),
-            demangled_name: kreplay_cuda::kernel::demangle(&mangled),
-            registers: attributes.registers,
-            static_shared_bytes: attributes.static_shared_bytes,
-            local_bytes: attributes.local_bytes,
-            param_bytes: attributes.param_bytes,
-        });
-        lock(&self.kernels).insert(
-            f as usize,
-            KernelEntry {
-                id,
-                mangled: mangled.clone(),
-            },
-        );
-        (id, mangled)
-    }
-
-    /// The current context's `CUfunction` for a launch handle that may be a `CUkernel`.
-    fn context_function(&self, f: sys::CUfunction) -> sys::CUfunction {
-        let _scope = kreplay_cuda::guard::ToolScope::enter();
-        let mut function: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: a CUfunction handle is refused with an error code, leaving `function` NULL.
-        match unsafe {
-            drv!(
-                self.driver,
-                cuKernelGetFunction(&mut function, f as sys::CUkernel)
-            )
-        } {
-            Ok(()) if !function.is_null() => function,
-            _ => f,
-        }
-    }
-
-    /// Puts the `__device__` and `__constant__` variables of `f`'s module into the inventory.
-    /// CUPTI's MODULE_LOADED names a cubin but not its module handle, so the cubin that defines
-    /// the kernel `name` is matched to the handle of `f`'s module. The runtime launches with
-    /// context-independent `CUkernel` handles (library loading): for those the library's
-    /// `cuLibraryGetGlobal` gives the addresses in the current context, and `cuKernelGetFunction`
-    /// first makes sure the module is loaded there (lazy loading). For a `CUfunction`,
-    /// `cuFuncLoad` does that and `cuModuleGetGlobal` looks the names up. Either load fires its
-    /// MODULE_LOADED callback on this thread before the call returns.
-    fn resolve_module_variables(&self, f: sys::CUfunction, name: &str, device: DeviceId) {
-        let _scope = kreplay_cuda::guard::ToolScope::enter();
-        let d = self.driver;
-        let mut library: sys::CUlibrary = std::ptr::null_mut();
-        let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: handle queries; an `f` of the other kind is refused with an error code.
-        let owner = unsafe {
-            if drv!(d, cuKernelGetLibrary(&mut library, f as sys::CUkernel)).is_ok() {
-                let mut function: sys::CUfunction = std::ptr::null_mut();
-                let _ = drv!(d, cuKernelGetFunction(&mut function, f as sys::CUkernel));
-                Some(library as usize)
-            } else {
-                let _ = drv!(d, cuFuncLoad(f));
-                drv!(d, cuFuncGetModule(&mut module, f))
-                    .ok()
-                    .map(|()| module as usize)
-            }
-        };
-        let Some(owner) = owner else {
-            self.debug(&format!(
-                "{name}: neither a library kernel nor a module function"
-            ));
-            return;
-        };
-        lock(&self.module_contents)
-            .entry(owner)
-            .or_default()
-            .functions
-            .insert(f as usize);
-        if lock(&self.resolved_modules).contains(&(owner, device)) {
-            return;
-        }
-        let cubin = {
-            let mut pending = lock(&self.pending_cubins);
-            let index = pending
-                .iter()
-                .rposition(|c| c.kernels.iter().any(|k| k == name));
-            index.map(|i| pending.remove(i))
-        };
-        let Some(cubin) = cubin else {
-            self.debug(&format!("{name}: no loaded cubin defines it"));
-            return;
-        };
-        lock(&self.resolved_modules).insert((owner, device));
-        for variable in cubin.variables {
-            let Ok(c_name) = CString::new(variable.name.as_str()) else {
-                continue;
-            };
-            let (mut address, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
-            // SAFETY: looks a name up in a live library or module.
-            let found = unsafe {
-                if library.is_null() {
-                    drv!(
-                        d,
-                        cuModuleGetGlobal_v2(&mut address, &mut bytes, module, c_name.as_ptr())
-                    )
-                } else {
-                    drv!(
-                        d,
-                        cuLibraryGetGlobal(&mut address, &mut bytes, library, c_name.as_ptr())
-                    )
-                }
-            };
-            match found {
-                Ok(()) => {
-                    self.debug(&format!(
-                        "tracking {} {} ({bytes} bytes at {address:#x}) of {name}'s module",
-                        if variable.constant {
-                            "__constant__"
-                        } else {
-                            "__device__"
-                        },
-                        variable.name
-                    ));
-                    self.engine.inventory().insert(Region {
-                        device,
-                        base: address,
-                        bytes: bytes as u64,
-                        kind: AllocKind::ModuleVariable,
-                    });
-                    lock(&self.module_contents)
-                        .entry(owner)
-                        .or_default()
-                        .variables
-                        .push((device, address));
-                }
-                Err(e) => self.debug(&format!("{}: {e}", variable.name)),
-            }
-        }
-    }
-
-    /// A module or library (`owner`, its handle) is being unloaded: its variables leave the
-    /// inventory (a snapshot would copy memory that no longer exists: the driver faults inside
-    /// `cuMemcpyBatchAsync` on it) and its functions are forgotten, so that a function or module
-    /// loaded later at the same handle is looked up afresh (its name, its own variables).
-    pub fn forget_module(&self, owner: usize) {
-        let Some(contents) = lock(&self.module_contents).remove(&owner) else {
-            return;
-        };
-        for (device, base) in &contents.variables {
-            self.engine
-                .inventory()
-                .remove_of_kind(*device, *base, AllocKind::ModuleVariable);
-        }
-        let mut kernels = lock(&self.kernels);
-        for f in &contents.functions {
-            kernels.remove(f);
-        }
-        drop(kernels);
-        lock(&self.resolved_launches).retain(|(f, _)| !contents.functions.contains(f));
-        lock(&self.resolved_modules).retain(|(o, _)| *o != owner);
-        self.debug(&format!(
-            "module {owner:#x} unloaded: {} variable(s) and {} function(s) forgotten",
-            contents.variables.len(),
-            contents.functions.len()
-        ));
-    }
-
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
     pub fn debug(&self, line: &str) {
         kreplay_cuda::debug::line(line);
@@ -736,17 +479,6 @@ impl Tool {
         if self.debug && !self.first_dispatch_done.swap(true, Ordering::Relaxed) {
             self.phase("first dispatch done");
         }
-    }
-}
-
-fn function_name(driver: &Driver, f: sys::CUfunction) -> String {
-    let _scope = kreplay_cuda::guard::ToolScope::enter();
-    let mut name: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: the driver writes a pointer to the function's name, owned by the driver.
-    match unsafe { drv!(driver, cuFuncGetName(&mut name, f)) } {
-        // SAFETY: the driver's own string for the function.
-        Ok(()) => unsafe { kreplay_cuda::error::c_text(name) }.unwrap_or_default(),
-        Err(_) => format!("function@{:#x}", f as usize),
     }
 }
 
