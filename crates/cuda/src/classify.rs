@@ -82,6 +82,42 @@ pub enum DriverEvent {
     Other,
 }
 
+/// Whether the call `cbid` waits on the host for device work (a synchronisation).
+pub fn is_blocking_wait(cbid: u32) -> bool {
+    matches!(
+        cbid,
+        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize
+    )
+}
+
+/// The module or library handle `cuModuleUnload` / `cuLibraryUnload` (`cbid`) is about to
+/// unload; `None` for every other call.
+///
+/// # Safety
+/// `params` is NULL or the parameter block of the call `cbid`, at its ENTER callback.
+pub unsafe fn unloaded_module(cbid: u32, params: *const std::ffi::c_void) -> Option<usize> {
+    if params.is_null() {
+        return None;
+    }
+    // SAFETY: each API's parameter block (the caller's contract).
+    let owner = unsafe {
+        match cbid {
+            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleUnload => {
+                (*(params as *const sys::cuModuleUnload_params)).hmod as usize
+            }
+            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload => {
+                (*(params as *const sys::cuLibraryUnload_params)).library as usize
+            }
+            _ => return None,
+        }
+    };
+    Some(owner)
+}
+
 /// Classifies a `CUPTI_CB_DOMAIN_DRIVER_API` callback id.
 pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
     use DriverEvent::*;
@@ -409,6 +445,53 @@ fn copy_2d(copy: &sys::CUDA_MEMCPY2D) -> CallKind {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn module_and_library_unloads_name_their_handle_and_other_calls_none() {
+        let module = sys::cuModuleUnload_params {
+            hmod: 0x1230 as sys::CUmodule,
+        };
+        let library = sys::cuLibraryUnload_params {
+            library: 0x4560 as sys::CUlibrary,
+        };
+        let at = |p: *const std::ffi::c_void, cbid| unsafe { unloaded_module(cbid, p) };
+        use sys::*;
+        assert_eq!(
+            at(
+                &module as *const _ as *const _,
+                CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleUnload
+            ),
+            Some(0x1230)
+        );
+        assert_eq!(
+            at(
+                &library as *const _ as *const _,
+                CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload
+            ),
+            Some(0x4560)
+        );
+        assert_eq!(
+            at(
+                &module as *const _ as *const _,
+                CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2
+            ),
+            None
+        );
+        assert_eq!(
+            at(
+                std::ptr::null(),
+                CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleUnload
+            ),
+            None
+        );
+        assert!(is_blocking_wait(
+            CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize
+        ));
+        assert!(!is_blocking_wait(
+            CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2
+        ));
+    }
 
     #[test]
     fn collective_kernels_are_known_by_name() {
@@ -430,8 +513,6 @@ mod tests {
             assert!(!is_collective_kernel(name), "{name}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn launch_ids_match_the_cupti_13_table() {

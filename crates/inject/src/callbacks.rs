@@ -7,8 +7,8 @@ use kreplay_core::engine::CallGuard;
 use kreplay_core::LaunchTicket;
 use kreplay_cuda::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_cuda::classify::{
-    classify_call, classify_driver_cbid, is_query_only, AllocApi, CallKind, DriverEvent, FreeApi,
-    LaunchApi,
+    classify_call, classify_driver_cbid, is_blocking_wait, is_query_only, unloaded_module,
+    AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
 };
 use kreplay_cuda::drv;
 use kreplay_cuda::guard::{in_tool, ToolScope};
@@ -96,17 +96,6 @@ fn release_thread_holds() {
     });
 }
 
-fn is_blocking_wait(cbid: u32) -> bool {
-    matches!(
-        cbid,
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize
-            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2
-            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize
-            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz
-            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize
-    )
-}
-
 fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
     let enter = data.callbackSite == sys::CUpti_ApiCallbackSite_CUPTI_API_ENTER;
     match classify_driver_cbid(cbid) {
@@ -157,7 +146,8 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 if let DriverEvent::Free(api) = event {
                     on_free(tool, api, data);
                 }
-                if let Some(owner) = unloaded_module(cbid, data) {
+                // SAFETY: the call's parameter block, at its ENTER callback.
+                if let Some(owner) = unsafe { unloaded_module(cbid, data.functionParams) } {
                     tool.kernels.forget_module(&tool.engine, owner);
                 }
             } else {
@@ -210,27 +200,6 @@ fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallE
             }
         }
     }
-}
-
-/// The module or library handle `cuModuleUnload` / `cuLibraryUnload` is about to unload.
-fn unloaded_module(cbid: u32, data: &sys::CUpti_CallbackData) -> Option<usize> {
-    let p = data.functionParams;
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: each API's parameter block, at its ENTER callback.
-    let owner = unsafe {
-        match cbid {
-            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleUnload => {
-                (*(p as *const sys::cuModuleUnload_params)).hmod as usize
-            }
-            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload => {
-                (*(p as *const sys::cuLibraryUnload_params)).library as usize
-            }
-            _ => return None,
-        }
-    };
-    Some(owner)
 }
 
 fn succeeded(data: &sys::CUpti_CallbackData) -> bool {
