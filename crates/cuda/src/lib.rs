@@ -14,4 +14,5 @@ pub mod loader;
 pub mod module_symbols;
 pub mod modules;
 pub mod profiler;
+pub mod query;
 pub mod setup;

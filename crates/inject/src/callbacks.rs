@@ -10,10 +10,10 @@ use kreplay_cuda::classify::{
     classify_call, classify_driver_cbid, is_blocking_wait, is_query_only, unloaded_module,
     AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
 };
-use kreplay_cuda::drv;
-use kreplay_cuda::guard::{in_tool, ToolScope};
+use kreplay_cuda::guard::in_tool;
 use kreplay_cuda::launch::LaunchParams;
 use kreplay_cuda::module_symbols::scan_cubin;
+use kreplay_cuda::query;
 use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -340,7 +340,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         return;
     };
     let shape = launch_shape(api, data.functionParams);
-    if is_capturing(tool, shape.stream) {
+    if query::is_capturing(tool.driver, shape.stream) {
         return enter_captured(tool, data, device, &shape);
     }
     tool.register_agent(device);
@@ -361,7 +361,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         tool.kernels
             .kernel_id(&tool.engine, shape.f, symbol, device)
     };
-    let stream_id = stream_id(tool, shape.stream);
+    let stream_id = query::stream_id(tool.driver, shape.stream);
     let kind = match api {
         LaunchApi::Graph => LaunchKind::Graph,
         LaunchApi::MultiDevice => LaunchKind::MultiDevice,
@@ -403,27 +403,6 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         backend,
         passive: false,
     });
-}
-
-/// Whether `stream` is being captured into a graph.
-fn is_capturing(tool: &Tool, stream: sys::CUstream) -> bool {
-    let _scope = ToolScope::enter();
-    let mut status: sys::CUstreamCaptureStatus = 0;
-    // SAFETY: queries the launch's stream (a live handle or a default-stream constant).
-    unsafe { drv!(tool.driver, cuStreamIsCapturing(stream, &mut status)) }
-        .map(|()| status != sys::CUstreamCaptureStatus_enum_CU_STREAM_CAPTURE_STATUS_NONE)
-        .unwrap_or(false)
-}
-
-/// The stream's process-unique id (its handle when the driver gives none).
-fn stream_id(tool: &Tool, stream: sys::CUstream) -> u64 {
-    let _scope = ToolScope::enter();
-    let mut id: u64 = 0;
-    // SAFETY: writes the stream's process-unique id.
-    match unsafe { drv!(tool.driver, cuStreamGetId(stream, &mut id)) } {
-        Ok(()) => id,
-        Err(_) => stream as u64,
-    }
 }
 
 /// A launch recorded into a stream capture: not executed, so no tool CUDA calls (they could

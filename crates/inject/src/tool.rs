@@ -9,7 +9,7 @@ use kreplay_cuda::backend::{
 };
 use kreplay_cuda::modules::KernelRegistry;
 use kreplay_cuda::setup::CounterSetup;
-use kreplay_cuda::{cupti_call, drv, loader};
+use kreplay_cuda::{cupti_call, loader};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, struct_size};
@@ -397,11 +397,7 @@ impl Tool {
         if let Some(device) = lock(&self.context_devices).get(&(ctx as usize)) {
             return Some(*device);
         }
-        let _scope = kreplay_cuda::guard::ToolScope::enter();
-        let mut device: sys::CUdevice = 0;
-        // SAFETY: writes the ordinal of a live context's device.
-        unsafe { drv!(self.driver, cuCtxGetDevice_v2(&mut device, ctx)) }.ok()?;
-        let device = device as DeviceId;
+        let device = kreplay_cuda::query::context_device(self.driver, ctx)?;
         lock(&self.context_devices).insert(ctx as usize, device);
         Some(device)
     }
