@@ -13,7 +13,7 @@ use crate::error::UsageError;
 use crate::input::{split_words, InputFile, InputKind, Job};
 use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter, ReplayWindow};
 use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
-use kreplay_format::OutputFormat;
+use kreplay_format::{CacheControl, OutputFormat};
 
 mod checks;
 mod settings;
@@ -248,7 +248,7 @@ pub fn plan(
     }
 
     // (origin, subdir prefix, groups, mode, settings)
-    let mut runs: Vec<(String, &str, Vec<CounterGroup>, InProcessMode, Settings)> = Vec::new();
+    let mut runs: Vec<ShapedRun> = Vec::new();
     if !cli_groups.is_empty() {
         if replay {
             runs.push((
@@ -305,10 +305,26 @@ pub fn plan(
             }
         }
     }
+    let split = runs.len() > 1 || !jobs.is_empty();
+    Ok(Plan {
+        runs: run_specs(runs, split, cache_control),
+        notices,
+    })
+}
+
+/// A run as shaped: where it came from, its sub-folder prefix, groups, mode and settings.
+type ShapedRun = (
+    String,
+    &'static str,
+    Vec<CounterGroup>,
+    InProcessMode,
+    Settings,
+);
+
+/// The runs, numbered; each in a sub-folder of its own (`prefix` and its number) when `split`.
+fn run_specs(runs: Vec<ShapedRun>, split: bool, cache_control: CacheControl) -> Vec<RunSpec> {
     let total = runs.len();
-    let split = total > 1 || !jobs.is_empty();
-    let runs = runs
-        .into_iter()
+    runs.into_iter()
         .enumerate()
         .map(|(i, (origin, prefix, groups, mode, s))| RunSpec {
             index: i + 1,
@@ -328,8 +344,7 @@ pub fn plan(
             summary: s.summary,
             cache_control,
         })
-        .collect();
-    Ok(Plan { runs, notices })
+        .collect()
 }
 
 /// `--metrics` packed into groups (single-pass groups, and metrics that need several hardware
