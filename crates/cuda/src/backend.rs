@@ -175,6 +175,11 @@ impl CurrentDispatch {
             passive: true,
         }
     }
+
+    /// Whether this dispatch is one the backend must not touch the device for.
+    pub fn is_passive(&self) -> bool {
+        self.passive
+    }
 }
 
 pub struct CudaBackend {

@@ -395,14 +395,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             return;
         }
     };
-    let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
-    let ticket = tool.engine.launch_enter(&mut backend, &info);
-    keep_pending(PendingLaunch {
-        correlation_id: data.correlationId,
-        ticket,
-        backend,
-        passive: false,
-    });
+    enter(tool, data, current, &info);
 }
 
 /// A launch recorded into a stream capture: not executed, so no tool CUDA calls (they could
@@ -431,13 +424,24 @@ fn enter_captured(
         dynamic_shared_bytes: shape.shared,
     };
     let current = CurrentDispatch::passive(data.context, shape.stream);
+    enter(tool, data, current, &info);
+}
+
+/// The engine's side of a launch's ENTER, kept with its backend for the EXIT callback.
+fn enter(
+    tool: &'static Tool,
+    data: &sys::CUpti_CallbackData,
+    current: CurrentDispatch,
+    info: &DispatchInfo,
+) {
+    let passive = current.is_passive();
     let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
-    let ticket = tool.engine.launch_enter(&mut backend, &info);
+    let ticket = tool.engine.launch_enter(&mut backend, info);
     keep_pending(PendingLaunch {
         correlation_id: data.correlationId,
         ticket,
         backend,
-        passive: true,
+        passive,
     });
 }
 
