@@ -1,7 +1,7 @@
 //! The short report printed after a run: per kernel, its dispatches and, per pass, the counters;
 //! what replay cost; the warnings the run recorded.
 
-use kreplay_format::{ReplayOutcome, RunData};
+use kreplay_format::{CacheState, ReplayCost, ReplayOutcome, RunData};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -238,7 +238,43 @@ fn render_costs(data: &RunData, out: &mut String) {
             restore_ns as f64 / 1e6,
             if per_pass.is_empty() { "-".to_string() } else { per_pass }
         );
+        let _ = writeln!(out, "kreplay: {}", caches_and_clocks(data, &costs));
     }
+}
+
+/// The cache state the dispatches were measured from and the clocks seen, in one line.
+fn caches_and_clocks(data: &RunData, costs: &[&ReplayCost]) -> String {
+    let controls: BTreeSet<&str> = data
+        .processes
+        .iter()
+        .map(|p| p.process.cache_control.as_str())
+        .collect();
+    let flushed = costs
+        .iter()
+        .filter(|c| c.cache == CacheState::Flushed)
+        .count();
+    let mut line = format!(
+        "caches (--cache-control {}): {flushed} dispatch(es) measured from a flushed L2, {} with the caches as the work before left them",
+        controls.into_iter().collect::<Vec<_>>().join("/"),
+        costs.len() - flushed
+    );
+    let range = |pick: fn(&ReplayCost) -> [u32; 2]| {
+        let read: Vec<[u32; 2]> = costs.iter().map(|c| pick(c)).filter(|r| r[1] > 0).collect();
+        let low = read.iter().map(|r| r[0]).min()?;
+        let high = read.iter().map(|r| r[1]).max()?;
+        Some(if low == high {
+            format!("{high} MHz")
+        } else {
+            format!("{low}-{high} MHz")
+        })
+    };
+    match (range(|c| c.sm_clock_mhz), range(|c| c.memory_clock_mhz)) {
+        (Some(sm), Some(memory)) => {
+            line += &format!("; clocks seen: SM {sm}, memory {memory} (kreplay never changes them)")
+        }
+        _ => line += "; clocks not read",
+    }
+    line
 }
 
 fn render_warnings(data: &RunData, out: &mut String) {
@@ -354,9 +390,27 @@ mod tests {
         assert!(text.contains("2 replayed"), "{text}");
         assert!(text.contains("4.0 KiB snapshotted"), "{text}");
         assert!(text.contains("pass 0 2.000 ms, pass 1 4.000 ms"), "{text}");
+        assert!(
+            text.contains("caches (--cache-control all): 2 dispatch(es) measured from a flushed L2, 0 with the caches as the work before left them; clocks not read"),
+            "{text}"
+        );
         // Two identical warnings count once, and are not repeated (the tool printed them).
         assert!(text.contains("1 distinct warning(s) recorded"), "{text}");
         assert!(!text.contains("graph launches are not replayed"), "{text}");
+    }
+
+    #[test]
+    fn the_clocks_seen_are_one_range_over_the_dispatches_that_read_them() {
+        let mut data = run();
+        let costs = &mut data.processes[0].costs;
+        costs[0].sm_clock_mhz = [1755, 1980];
+        costs[0].memory_clock_mhz = [3201, 3201];
+        costs[1].cache = CacheState::AsLeft;
+        let text = render(&data);
+        assert!(
+            text.contains("1 dispatch(es) measured from a flushed L2, 1 with the caches as the work before left them; clocks seen: SM 1755-1980 MHz, memory 3201 MHz"),
+            "{text}"
+        );
     }
 
     #[test]
