@@ -122,28 +122,7 @@ impl RowInserter {
         let conn = &self.conn;
         let path = &self.path;
         let err = |e| FormatError::sqlite(path, e);
-        let node_hash = {
-            // A stable 63-bit hash of the host name (rocpd's `hash` column must be unique per node).
-            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-            for byte in process.hostname.as_bytes() {
-                hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
-            }
-            (hash >> 1) as i64
-        };
-        conn.execute(
-            &self.names.sql("INSERT OR IGNORE INTO rocpd_info_node (guid, hash, machine_id, hostname) VALUES (?1, ?2, ?3, ?3)"),
-            params![guid, node_hash, process.hostname],
-        )
-        .map_err(err)?;
-        let node_id: i64 = conn
-            .query_row(
-                &self
-                    .names
-                    .sql("SELECT id FROM rocpd_info_node WHERE hash = ?1"),
-                [node_hash],
-                |row| row.get(0),
-            )
-            .map_err(err)?;
+        let node_id = self.node_id(&guid, &process.hostname)?;
         let mut extdata = serde_json::json!({
             "argv": process.command,
             "cache_control": process.cache_control.as_str(),
@@ -183,23 +162,7 @@ impl RowInserter {
         )
         .map_err(err)?;
         let row_id = conn.last_insert_rowid();
-        // The run's cache control, as rocpd's tools read settings (one per file: the last
-        // process's).
-        conn.execute(
-            &self
-                .names
-                .sql("DELETE FROM rocpd_metadata WHERE tag = 'cache_control'"),
-            [],
-        )
-        .and_then(|_| {
-            conn.execute(
-                &self
-                    .names
-                    .sql("INSERT INTO rocpd_metadata (tag, value) VALUES ('cache_control', ?1)"),
-                [process.cache_control.as_str()],
-            )
-        })
-        .map_err(err)?;
+        self.set_cache_control(process.cache_control)?;
         conn.execute(
             &self
                 .names
@@ -237,6 +200,54 @@ impl RowInserter {
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
         });
+        Ok(())
+    }
+
+    /// The id of the host's `rocpd_info_node` row, inserted the first time.
+    fn node_id(&self, guid: &str, hostname: &str) -> Result<i64, FormatError> {
+        let err = |e| FormatError::sqlite(&self.path, e);
+        // A stable 63-bit hash of the host name (rocpd's `hash` column must be unique per node).
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in hostname.as_bytes() {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        let node_hash = (hash >> 1) as i64;
+        self.conn
+            .execute(
+                &self.names.sql("INSERT OR IGNORE INTO rocpd_info_node (guid, hash, machine_id, hostname) VALUES (?1, ?2, ?3, ?3)"),
+                params![guid, node_hash, hostname],
+            )
+            .map_err(err)?;
+        self.conn
+            .query_row(
+                &self
+                    .names
+                    .sql("SELECT id FROM rocpd_info_node WHERE hash = ?1"),
+                [node_hash],
+                |row| row.get(0),
+            )
+            .map_err(err)
+    }
+
+    /// The run's cache control, as rocpd's tools read settings (one per file: the last
+    /// process's).
+    fn set_cache_control(&self, control: CacheControl) -> Result<(), FormatError> {
+        let conn = &self.conn;
+        conn.execute(
+            &self
+                .names
+                .sql("DELETE FROM rocpd_metadata WHERE tag = 'cache_control'"),
+            [],
+        )
+        .and_then(|_| {
+            conn.execute(
+                &self
+                    .names
+                    .sql("INSERT INTO rocpd_metadata (tag, value) VALUES ('cache_control', ?1)"),
+                [control.as_str()],
+            )
+        })
+        .map_err(|e| FormatError::sqlite(&self.path, e))?;
         Ok(())
     }
 
