@@ -516,10 +516,13 @@ where
         match &ticket.kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
+                let device = once.dispatch.info.device;
                 if once.measuring {
-                    backend.launch_abandoned(once.dispatch.info.device);
-                    backend.abandon_unit(once.dispatch.info.device);
+                    backend.launch_abandoned(device);
+                    backend.abandon_unit(device);
                 }
+                // Nothing ran: what the unit saw (a flush, a clock reading) is no one's.
+                let _ = backend.take_unit_conditions(device);
             }
             TicketKind::Member(_) => {
                 if let Some(unit) = lock(&self.open_unit).as_ref() {
@@ -663,7 +666,7 @@ where
         if let Some((clock, [low, high])) = conditions.varied_clock() {
             self.notice(
                 "clocks-varied",
-                &format!("the {clock} clock varied between {low} and {high} MHz across the passes of a replay unit (kreplay never locks clocks, as ncu --clock-control none): time-based counters of different passes were taken at different clocks; every dispatch's replay cost records the clocks seen"),
+                &format!("the {clock} clock varied between {low} and {high} MHz while the executions of a dispatch (or of a replay window) were measured (kreplay never locks clocks, as ncu --clock-control none): time-based counters may have been taken at different clocks; every dispatch's replay cost records the clocks seen"),
             );
         }
         conditions

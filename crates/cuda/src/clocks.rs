@@ -30,12 +30,13 @@ fn nvml() -> Option<&'static Nvml> {
         // SAFETY: NVML's documented entry points, with their C signatures.
         unsafe {
             let library = Library::new(NVML_SONAME).ok()?;
+            // Every symbol first: the library is initialised only when it will be kept.
             let init: unsafe extern "C" fn() -> c_int = *library.get(b"nvmlInit_v2\0").ok()?;
+            let by_pci_bus_id = *library.get(b"nvmlDeviceGetHandleByPciBusId_v2\0").ok()?;
+            let clock_info = *library.get(b"nvmlDeviceGetClockInfo\0").ok()?;
             if init() != NVML_SUCCESS {
                 return None;
             }
-            let by_pci_bus_id = *library.get(b"nvmlDeviceGetHandleByPciBusId_v2\0").ok()?;
-            let clock_info = *library.get(b"nvmlDeviceGetClockInfo\0").ok()?;
             Some(Nvml {
                 _library: library,
                 by_pci_bus_id,

@@ -44,6 +44,8 @@ where
             Err(error) => {
                 self.backend_notice("start_execution", &error);
                 backend.abandon_unit(device);
+                // It runs unmeasured: a flush or clock reading before the failure is not its.
+                let _ = backend.take_unit_conditions(device);
                 false
             }
         };

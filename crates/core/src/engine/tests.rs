@@ -66,6 +66,9 @@ struct MockBackend {
     /// Executions group 0 alone needs (a metric over several hardware passes; 0 means 1).
     span: usize,
     unit: MockUnit,
+    /// Measured launches begun since the unit's conditions were last taken (a backend that
+    /// flushes before each would report them as flushed).
+    launches_since_conditions: usize,
 }
 
 impl MockBackend {
@@ -205,7 +208,19 @@ impl ReplayBackend for MockBackend {
             "launch_starts outside an execution"
         );
         self.unit.pending = true;
+        self.launches_since_conditions += 1;
         Ok(())
+    }
+
+    fn take_unit_conditions(&mut self, _device: DeviceId) -> UnitConditions {
+        UnitConditions {
+            cache: if std::mem::take(&mut self.launches_since_conditions) > 0 {
+                kreplay_format::CacheState::Flushed
+            } else {
+                kreplay_format::CacheState::AsLeft
+            },
+            ..UnitConditions::default()
+        }
     }
 
     fn launch_ends(&mut self, _device: DeviceId) -> Result<(), BackendError> {
@@ -1210,6 +1225,29 @@ fn a_failed_launch_releases_the_window_and_records_nothing() {
     other.join().unwrap();
     assert!(h.sink.dispatches().is_empty());
     assert_eq!(backend.count(&Op::Relaunch), 0);
+}
+
+/// A launch that failed leaves nothing of its unit's conditions (a flush, a clock reading) to
+/// the next dispatch's record.
+#[test]
+fn a_failed_launch_run_once_hands_its_conditions_to_no_one() {
+    let h = harness(1, InProcessMode::Single);
+    let mut backend = MockBackend::new();
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    assert_eq!(backend.launches_since_conditions, 1);
+    h.engine.launch_failed(&mut backend, ticket);
+    assert_eq!(backend.launches_since_conditions, 0);
+    // The next dispatch's record says what its own launch saw.
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    backend.execute();
+    h.engine.launch_exit(&mut backend, ticket, &());
+    let costs = h.sink.costs();
+    assert_eq!(costs.len(), 1);
+    assert_eq!(costs[0].cache, kreplay_format::CacheState::Flushed);
 }
 
 #[test]

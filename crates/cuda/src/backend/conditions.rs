@@ -17,6 +17,36 @@ pub(super) struct Seen {
     memory_mhz: Option<[u32; 2]>,
 }
 
+impl Seen {
+    /// Adds what `other` saw (a later part of the same unit).
+    pub(super) fn merge(&mut self, other: Seen) {
+        self.flushed += other.flushed;
+        self.unflushed += other.unflushed;
+        for (range, other) in [
+            (&mut self.sm_mhz, other.sm_mhz),
+            (&mut self.memory_mhz, other.memory_mhz),
+        ] {
+            if let Some([low, high]) = other {
+                widen(range, low);
+                widen(range, high);
+            }
+        }
+    }
+
+    /// The conditions of a unit that saw this.
+    pub(super) fn conditions(self) -> UnitConditions {
+        UnitConditions {
+            cache: if self.flushed > 0 && self.unflushed == 0 {
+                CacheState::Flushed
+            } else {
+                CacheState::AsLeft
+            },
+            sm_clock_mhz: self.sm_mhz.unwrap_or_default(),
+            memory_clock_mhz: self.memory_mhz.unwrap_or_default(),
+        }
+    }
+}
+
 fn widen(range: &mut Option<[u32; 2]>, value: u32) {
     let [low, high] = range.get_or_insert([value, value]);
     *low = (*low).min(value);
@@ -110,18 +140,9 @@ impl CudaBackend {
         widen(&mut seen.memory_mhz, memory);
     }
 
-    /// What the device's last unit ran under; the next unit starts afresh.
-    pub(super) fn take_conditions(&mut self, device: DeviceId) -> UnitConditions {
-        let seen = self.seen.remove(&device).unwrap_or_default();
-        UnitConditions {
-            cache: if seen.flushed > 0 && seen.unflushed == 0 {
-                CacheState::Flushed
-            } else {
-                CacheState::AsLeft
-            },
-            sm_clock_mhz: seen.sm_mhz.unwrap_or_default(),
-            memory_clock_mhz: seen.memory_mhz.unwrap_or_default(),
-        }
+    /// What the device's unit has seen so far, handed over: the next unit starts afresh.
+    pub(super) fn take_seen(&mut self, device: DeviceId) -> Seen {
+        self.seen.remove(&device).unwrap_or_default()
     }
 }
 

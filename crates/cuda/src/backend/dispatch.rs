@@ -1,10 +1,11 @@
 //! The engine's view of the shared backend for one dispatch, and the gate that serialises
 //! measurements between application threads.
 
-use super::{CudaBackend, CudaCapture, CudaSnapshot, CurrentDispatch};
+use super::{conditions::Seen, CudaBackend, CudaCapture, CudaSnapshot, CurrentDispatch};
 use crate::launch::CudaLaunch;
 use kreplay_core::backend::*;
 use kreplay_format::Staging;
+use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
@@ -43,6 +44,10 @@ pub struct DispatchBackend<'a> {
     shared: &'a Mutex<CudaBackend>,
     gate: &'a MeasureGate,
     current: CurrentDispatch,
+    /// What this dispatch's units saw (flushes, clocks), handed over from the shared backend
+    /// while the gate was still held: another thread's unit on the device may start as soon
+    /// as it is released.
+    seen: HashMap<DeviceId, Seen>,
 }
 
 impl<'a> DispatchBackend<'a> {
@@ -55,6 +60,7 @@ impl<'a> DispatchBackend<'a> {
             shared,
             gate,
             current,
+            seen: HashMap::new(),
         }
     }
 
@@ -142,18 +148,28 @@ impl ReplayBackend for DispatchBackend<'_> {
     }
 
     fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
-        let counters = self.lock().unit_counters(device);
+        let (counters, seen) = {
+            let mut backend = self.lock();
+            let counters = backend.unit_counters(device);
+            (counters, backend.take_seen(device))
+        };
+        self.seen.entry(device).or_default().merge(seen);
         self.gate.release();
         counters
     }
 
     fn abandon_unit(&mut self, device: DeviceId) {
-        self.lock().abandon_unit(device);
+        let seen = {
+            let mut backend = self.lock();
+            backend.abandon_unit(device);
+            backend.take_seen(device)
+        };
+        self.seen.entry(device).or_default().merge(seen);
         self.gate.release();
     }
 
     fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
-        self.lock().take_unit_conditions(device)
+        self.seen.remove(&device).unwrap_or_default().conditions()
     }
 
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {

@@ -369,7 +369,7 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn take_unit_conditions(&mut self, device: DeviceId) -> kreplay_core::backend::UnitConditions {
-        self.take_conditions(device)
+        self.take_seen(device).conditions()
     }
 
     fn abandon_unit(&mut self, device: DeviceId) {

@@ -157,9 +157,15 @@ impl ReplayBackend for SimDevice {
     }
 
     fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
-        if self.flush_before_launches && !self.groups.is_empty() {
+        // As the CUDA backend: only a launch whose unit measures counters is flushed before.
+        let me = thread::current().id();
+        let measuring = self
+            .units
+            .get(&me)
+            .is_some_and(|u| u.groups.iter().any(Option::is_some));
+        if self.flush_before_launches && measuring {
             self.activity.flushes += 1;
-            self.flushed.insert(thread::current().id());
+            self.flushed.insert(me);
         }
         let clock = self.clock_ns;
         let unit = self.unit_here()?;

@@ -69,6 +69,8 @@ where
             .and_then(|()| backend.launch_starts(device))
         {
             backend.abandon_unit(device);
+            // It runs unmeasured: a flush or clock reading before the failure is not its.
+            let _ = backend.take_unit_conditions(device);
             release_snapshot(backend, snapshot);
             drop(window);
             self.backend_notice("start_execution", &error);
