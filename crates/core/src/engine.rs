@@ -36,10 +36,10 @@ use crate::backend::{
 };
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
+use crate::gate::ReplayGate;
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
 use crate::sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};
-use crate::window::ReplayGate;
 use kreplay_format::{
     AgentInfo, CounterInfo, CounterSample, DispatchRecord, KernelSymbol, ProcessInfo, Record,
     RecordSink, ReplayCost, ReplayOutcome, Staging,
@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-pub use crate::window::FenceGuard;
+pub use crate::gate::FenceGuard;
 
 /// Device memory left free after staging a snapshot on the device, unless configured otherwise:
 /// the application (and the CUDA runtime's own allocations during a pass) must still fit.

@@ -8,12 +8,12 @@ pub mod catalog;
 pub mod config;
 pub mod engine;
 pub mod filter;
+mod gate;
 pub mod inventory;
 pub mod last_words;
 pub mod notice;
 pub mod reference_chip;
 pub mod sdk;
-mod window;
 
 pub use engine::{Engine, EngineError, EngineOptions, FenceGuard, LaunchTicket};
 pub use sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};

@@ -3,7 +3,7 @@
 //! closes.
 //!
 //! ```text
-//! first member's launch_enter  take the exclusive window, drain, plan the unit's executions
+//! first member's launch_enter  take the exclusive hold, drain, plan the unit's executions
 //!                              (backend), snapshot S0 when there is more than one, start
 //!                              execution 0 for K ranges
 //! every member                 its own launch is part of execution 0 (one range each); at its
@@ -65,7 +65,7 @@
 
 use super::*;
 use crate::backend::{AllocKind, UnitPlan};
-use crate::window::{WindowHold, WindowRefused};
+use crate::gate::{ExclusiveHold, ExclusiveRefused};
 use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;
 use std::time::Duration;
@@ -157,7 +157,7 @@ pub(super) struct OpenUnit<S, L, C> {
     /// Bytes captured from calls so far.
     captured_bytes: u64,
     captures: u64,
-    hold: WindowHold,
+    hold: ExclusiveHold,
     /// Calls of the owner the unit stayed open across.
     spanned: u64,
     /// A call since the last member: drain before the next member's launch.

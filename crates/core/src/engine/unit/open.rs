@@ -1,4 +1,4 @@
-//! A unit's opening: the exclusive replay window, the drain, the plan of its executions,
+//! A unit's opening: the exclusive hold, the drain, the plan of its executions,
 //! S0 and the start of execution 0 with its first member.
 
 use super::*;
@@ -24,11 +24,11 @@ where
         let refused = |this: &Self, backend: &mut B, dispatch, (outcome, bytes): Refused| {
             this.once(backend, dispatch, outcome, group0, bytes)
         };
-        let window = match self.replay_window(backend, dispatch.dispatch_id) {
-            Ok(window) => window,
+        let hold = match self.exclusive_hold(backend, dispatch.dispatch_id) {
+            Ok(hold) => hold,
             Err(why) => return refused(self, backend, dispatch, why),
         };
-        let (window, drain_ns) = match self.drained(backend, device, window, dispatch.dispatch_id) {
+        let (hold, drain_ns) = match self.drained(backend, device, hold, dispatch.dispatch_id) {
             Ok(drained) => drained,
             Err(why) => return refused(self, backend, dispatch, why),
         };
@@ -39,13 +39,13 @@ where
         let plan = match backend.plan_unit(device, planned) {
             Ok(plan) => plan,
             Err(error) => {
-                drop(window);
+                drop(hold);
                 self.backend_notice("plan_unit", &error);
                 return refused(self, backend, dispatch, (ReplayOutcome::DeclinedError, 0));
             }
         };
         let restorable = stepwise || plan.executions > 1;
-        let (window, staged) = match self.staged(backend, device, window, restorable) {
+        let (hold, staged) = match self.staged(backend, device, hold, restorable) {
             Ok(staged) => staged,
             Err(why) => return refused(self, backend, dispatch, why),
         };
@@ -72,7 +72,7 @@ where
             // It runs unmeasured: a flush or clock reading before the failure is not its.
             let _ = backend.take_unit_conditions(device);
             release_snapshot(backend, snapshot);
-            drop(window);
+            drop(hold);
             self.backend_notice("start_execution", &error);
             return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
         }
@@ -105,7 +105,7 @@ where
             pass0_ns: 0,
             captured_bytes: 0,
             captures: 0,
-            hold: window,
+            hold,
             spanned: 0,
             drain_before_member: false,
         };
@@ -113,17 +113,17 @@ where
         ticket
     }
 
-    /// The exclusive replay window for a new unit (closing a parked unit of another thread
+    /// The exclusive hold for a new unit (closing a parked unit of another thread
     /// first), or why the dispatch runs once.
-    fn replay_window<B: BackendOf<L, S, C>>(
+    fn exclusive_hold<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         dispatch_id: u64,
-    ) -> Result<WindowHold, Refused> {
+    ) -> Result<ExclusiveHold, Refused> {
         let deadline = self.config.drain_timeout();
-        let window = loop {
-            match self.gate.window(deadline) {
-                Err(WindowRefused::Parked) => {
+        let hold = loop {
+            match self.gate.exclusive(deadline) {
+                Err(ExclusiveRefused::Parked) => {
                     if !self.close_parked_unit(backend, "another thread's launch") {
                         std::thread::yield_now();
                     }
@@ -131,19 +131,19 @@ where
                 other => break other,
             }
         };
-        match window {
-            Ok(window) => Ok(window),
-            Err(WindowRefused::Parked) => unreachable!("the window loop ends on another answer"),
+        match hold {
+            Ok(hold) => Ok(hold),
+            Err(ExclusiveRefused::Parked) => unreachable!("the loop ends on another answer"),
             // A launch from inside a replay (a tool's pass callback): run it once.
-            Err(WindowRefused::Reentrant) => Err((ReplayOutcome::DeclinedError, 0)),
-            Err(WindowRefused::Contended) => {
+            Err(ExclusiveRefused::Reentrant) => Err((ReplayOutcome::DeclinedError, 0)),
+            Err(ExclusiveRefused::Contended) => {
                 self.notice(
                     "window-contended",
                     "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
                 );
                 Err((ReplayOutcome::DeclinedError, 0))
             }
-            Err(WindowRefused::Timeout) => {
+            Err(ExclusiveRefused::Timeout) => {
                 self.fatal(&format!(
                     "other application threads kept the device busy for more than {deadline:?} while dispatch {dispatch_id} waited to be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel"
                 ));
@@ -152,27 +152,27 @@ where
         }
     }
 
-    /// The device drained before a new unit, and how long that took; on failure the window is
+    /// The device drained before a new unit, and how long that took; on failure the hold is
     /// given back before the failure is said.
     fn drained<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         device: DeviceId,
-        window: WindowHold,
+        hold: ExclusiveHold,
         dispatch_id: u64,
-    ) -> Result<(WindowHold, u64), Refused> {
+    ) -> Result<(ExclusiveHold, u64), Refused> {
         let drain_started = Instant::now();
         match backend.drain(device, self.config.drain_timeout()) {
-            Ok(()) => Ok((window, elapsed_ns(drain_started))),
+            Ok(()) => Ok((hold, elapsed_ns(drain_started))),
             Err(BackendError::DrainTimeout { device, deadline }) => {
-                drop(window);
+                drop(hold);
                 self.fatal(&format!(
                     "device {device} did not finish its queued work within {deadline:?} before dispatch {dispatch_id} could be replayed; raise KREPLAY_DRAIN_TIMEOUT (seconds) or profile without --replay-mode kernel"
                 ));
                 Err((ReplayOutcome::DeclinedError, 0))
             }
             Err(error) => {
-                drop(window);
+                drop(hold);
                 self.backend_notice("drain", &error);
                 Err((ReplayOutcome::DeclinedError, 0))
             }
@@ -181,14 +181,14 @@ where
 
     /// S0, the snapshot of the device's tracked memory a unit that restores starts from (none
     /// when it does not restore, or nothing is tracked), staged on the device while that leaves
-    /// the reserve free and on the host otherwise; on failure the window is given back first.
+    /// the reserve free and on the host otherwise; on failure the hold is given back first.
     fn staged<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         device: DeviceId,
-        window: WindowHold,
+        hold: ExclusiveHold,
         restorable: bool,
-    ) -> Result<(WindowHold, Staged<S>), Refused> {
+    ) -> Result<(ExclusiveHold, Staged<S>), Refused> {
         // Read before the regions: a change in between makes a later comparison fail, never pass.
         let inventory_generation = self.inventory.generation();
         let regions = self.inventory.tracked(device);
@@ -211,14 +211,14 @@ where
                 }
                 Err(BackendError::OutOfStagingMemory(..)) => continue,
                 Err(error) => {
-                    drop(window);
+                    drop(hold);
                     self.backend_notice("snapshot", &error);
                     return Err((ReplayOutcome::DeclinedError, bytes_tracked));
                 }
             }
         }
         let Some((snapshot, staging)) = snapshot else {
-            drop(window);
+            drop(hold);
             self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
             return Err((ReplayOutcome::DeclinedSnapshotTooLarge, bytes_tracked));
         };
@@ -232,7 +232,7 @@ where
                     .saturating_sub(self.options.staging_reserve_bytes)
                     >= bytes_tracked);
         Ok((
-            window,
+            hold,
             Staged {
                 snapshot,
                 staging,

@@ -1,22 +1,22 @@
-//! The replay window: while one thread replays a dispatch, the other application threads must
+//! The replay gate: while one thread replays a dispatch, the other application threads must
 //! not touch the device (a copy or launch from another thread between two passes would be
 //! undone by the restore, or would see restored memory).
 //!
-//! It is a reader–writer gate, process-wide: a replay holds it exclusively (the *window*);
-//! every other CUDA API call of an application thread holds it shared (a *fence*) for the
-//! duration of the call, so a replay waits for calls already in flight and new calls wait for
-//! the replay. Waiting writers block new readers, so a busy process cannot starve a replay.
-//! The window's holder passes through its own fences, and a thread that already holds a
-//! fence may take another (the runtime API nests driver calls).
+//! It is a reader–writer gate, process-wide: a replay holds it exclusively (an
+//! [`ExclusiveHold`]); every other CUDA API call of an application thread holds it shared (a
+//! *fence*) for the duration of the call, so a replay waits for calls already in flight and new
+//! calls wait for the replay. Waiting writers block new readers, so a busy process cannot starve
+//! a replay. The exclusive holder passes through its own fences, and a thread that already holds
+//! a fence may take another (the runtime API nests driver calls).
 //!
 //! Holds own an `Arc` of the gate rather than borrowing it: a backend takes a hold in an
 //! API-enter callback and drops it in the matching API-exit callback.
 //!
-//! Window replay keeps the exclusive hold across several application launches. Between them
-//! its owner runs user code, so the hold is *parked*: a thread that would wait for it (a
-//! fence or another window) is told so instead ([`Parked`], [`WindowRefused::Parked`]) and
-//! adopts the window, finishing its passes itself. No thread ever waits for a thread that is
-//! in user code.
+//! A replay unit of several launches (a *replay window*, `--replay-window`) keeps the exclusive
+//! hold across them. Between them its owner runs user code, so the hold is *parked*: a thread
+//! that would wait for it (a fence or another exclusive hold) is told so instead ([`Parked`],
+//! [`ExclusiveRefused::Parked`]) and adopts the unit, finishing its passes itself. No thread ever
+//! waits for a thread that is in user code.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -27,14 +27,15 @@ use std::time::{Duration, Instant};
 struct GateState {
     writer: Option<ThreadId>,
     writers_waiting: usize,
-    /// Threads waiting for the window while holding a fence of their own.
+    /// Threads waiting for the exclusive hold while holding a fence of their own.
     fenced_writers_waiting: Vec<ThreadId>,
     readers: HashMap<ThreadId, u32>,
-    /// The writer's window is open between launches of its owner: anyone may adopt it.
+    /// The writer's hold is parked between launches of its owner: anyone may adopt it.
     parked: bool,
 }
 
-/// The window a fence would wait for is parked: close it (adopt it), then fence again.
+/// The exclusive hold a fence would wait for is parked: close its unit (adopt it), then fence
+/// again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Parked;
 
@@ -44,17 +45,17 @@ pub(crate) struct ReplayGate {
     changed: Condvar,
 }
 
-/// Why the window could not be taken.
+/// Why the exclusive hold could not be taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WindowRefused {
-    /// This thread already holds the window: a launch from inside a replay (a tool callback),
+pub(crate) enum ExclusiveRefused {
+    /// This thread already holds it: a launch from inside a replay (a tool callback),
     /// which is run once, never replayed.
     Reentrant,
     /// Other threads kept their fences past the deadline.
     Timeout,
-    /// The window is held by a parked window replay: adopt and close it, then ask again.
+    /// It is held by a parked replay window: adopt and close it, then ask again.
     Parked,
-    /// This thread holds a fence and another thread holding one already waits for the window:
+    /// This thread holds a fence and another thread holding one already waits for the hold:
     /// waiting would deadlock (each waits for the other's fence), so this launch runs once.
     Contended,
 }
@@ -64,8 +65,9 @@ impl ReplayGate {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes a shared hold; blocks while another thread holds or awaits the window (also a
-    /// parked one, which is why only tests use it: the engine closes parked windows instead).
+    /// Takes a shared hold; blocks while another thread holds or awaits the exclusive hold
+    /// (also a parked one, which is why only tests use it: the engine closes parked windows
+    /// instead).
     #[cfg(test)]
     pub(crate) fn fence(self: &Arc<Self>) -> FenceGuard {
         self.fence_until(false)
@@ -138,13 +140,13 @@ impl ReplayGate {
         self.lock().readers.contains_key(&thread)
     }
 
-    /// Waits until the gate changes (a fence or window released), at most `timeout`.
+    /// Waits until the gate changes (a fence or the exclusive hold released), at most `timeout`.
     pub(crate) fn wait_for_change(&self, timeout: Duration) {
         let state = self.lock();
         let _ = self.changed.wait_timeout(state, timeout);
     }
 
-    /// Parks whatever window is held (a window member's ticket dropped without its exit).
+    /// Parks whatever exclusive hold is held (a window member's ticket dropped without its exit).
     pub(crate) fn park_writer(&self) {
         let mut state = self.lock();
         if state.writer.is_some() {
@@ -154,30 +156,30 @@ impl ReplayGate {
         self.changed.notify_all();
     }
 
-    /// Whether the window is parked (its owner is in user code between launches).
+    /// Whether the exclusive hold is parked (its owner is in user code between launches).
     pub(crate) fn is_parked(&self) -> bool {
         let state = self.lock();
         state.writer.is_some() && state.parked
     }
 
-    /// Takes the exclusive window, waiting at most `deadline` for the other threads' fences.
+    /// Takes the exclusive hold, waiting at most `deadline` for the other threads' fences.
     /// The caller's own fence (if any) does not count: it is the caller.
-    pub(crate) fn window(
+    pub(crate) fn exclusive(
         self: &Arc<Self>,
         deadline: Duration,
-    ) -> Result<WindowHold, WindowRefused> {
+    ) -> Result<ExclusiveHold, ExclusiveRefused> {
         let me = thread::current().id();
         let give_up = Instant::now() + deadline;
         let mut state = self.lock();
         if state.writer.is_some() && state.parked {
-            return Err(WindowRefused::Parked);
+            return Err(ExclusiveRefused::Parked);
         }
         if state.writer == Some(me) {
-            return Err(WindowRefused::Reentrant);
+            return Err(ExclusiveRefused::Reentrant);
         }
         let fenced = state.readers.contains_key(&me);
         if fenced && !state.fenced_writers_waiting.is_empty() {
-            return Err(WindowRefused::Contended);
+            return Err(ExclusiveRefused::Contended);
         }
         state.writers_waiting += 1;
         if fenced {
@@ -192,14 +194,14 @@ impl ReplayGate {
             if state.writer.is_some() && state.parked {
                 state.writers_waiting -= 1;
                 state.fenced_writers_waiting.retain(|t| *t != me);
-                return Err(WindowRefused::Parked);
+                return Err(ExclusiveRefused::Parked);
             }
             if now >= give_up {
                 state.writers_waiting -= 1;
                 state.fenced_writers_waiting.retain(|t| *t != me);
                 drop(state);
                 self.changed.notify_all();
-                return Err(WindowRefused::Timeout);
+                return Err(ExclusiveRefused::Timeout);
             }
             state = self
                 .changed
@@ -211,7 +213,7 @@ impl ReplayGate {
         state.fenced_writers_waiting.retain(|t| *t != me);
         state.writer = Some(me);
         state.parked = false;
-        Ok(WindowHold { gate: self.clone() })
+        Ok(ExclusiveHold { gate: self.clone() })
     }
 
     #[cfg(test)]
@@ -236,7 +238,7 @@ fn unreachable_parked() -> FenceGuard {
 #[derive(Debug)]
 #[must_use = "the fence only holds while the guard lives"]
 pub struct FenceGuard {
-    /// `None` when the thread holds the window itself and passed through.
+    /// `None` when the thread holds the exclusive hold itself and passed through.
     gate: Option<Arc<ReplayGate>>,
     /// The thread the hold counts for.
     owner: ThreadId,
@@ -260,18 +262,18 @@ impl Drop for FenceGuard {
 /// The exclusive hold of a replay. Released on drop (also when a ticket is dropped without
 /// `launch_exit`, so a lost ticket cannot wedge the process).
 #[derive(Debug)]
-pub(crate) struct WindowHold {
+pub(crate) struct ExclusiveHold {
     gate: Arc<ReplayGate>,
 }
 
-impl WindowHold {
-    /// The owner returns to user code with the window open: other threads may adopt it.
+impl ExclusiveHold {
+    /// The owner returns to user code with its replay window open: other threads may adopt it.
     pub(crate) fn park(&self) {
         self.gate.lock().parked = true;
         self.gate.changed.notify_all();
     }
 
-    /// The calling thread takes over the window (its owner continuing, or another thread
+    /// The calling thread takes over the hold (its owner continuing, or another thread
     /// closing it): it passes its own fences again, and nobody else may adopt it.
     pub(crate) fn adopt(&self) {
         let mut state = self.gate.lock();
@@ -280,7 +282,7 @@ impl WindowHold {
     }
 }
 
-impl Drop for WindowHold {
+impl Drop for ExclusiveHold {
     fn drop(&mut self) {
         let mut state = self.gate.lock();
         state.writer = None;
@@ -300,11 +302,11 @@ mod tests {
         let gate = Arc::new(ReplayGate::default());
         let outer = gate.fence();
         let inner = gate.fence();
-        let window = gate.window(Duration::from_secs(1)).unwrap();
+        let window = gate.exclusive(Duration::from_secs(1)).unwrap();
         let passthrough = gate.fence();
         assert_eq!(
-            gate.window(Duration::from_millis(1)).unwrap_err(),
-            WindowRefused::Reentrant
+            gate.exclusive(Duration::from_millis(1)).unwrap_err(),
+            ExclusiveRefused::Reentrant
         );
         drop(passthrough);
         drop(window);
@@ -322,7 +324,7 @@ mod tests {
             thread::spawn(move || {
                 let fence = gate.fence();
                 // Waits for the main thread's fence, then gets the window.
-                let window = gate.window(Duration::from_secs(10));
+                let window = gate.exclusive(Duration::from_secs(10));
                 drop(fence);
                 window.is_ok()
             })
@@ -332,8 +334,8 @@ mod tests {
             thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(
-            gate.window(Duration::from_secs(10)).unwrap_err(),
-            WindowRefused::Contended
+            gate.exclusive(Duration::from_secs(10)).unwrap_err(),
+            ExclusiveRefused::Contended
         );
         drop(fence);
         assert!(first.join().unwrap());
@@ -343,20 +345,28 @@ mod tests {
     #[test]
     fn a_parked_owner_in_a_spanned_call_holds_off_new_windows_until_the_call_ends() {
         let gate = Arc::new(ReplayGate::default());
-        let hold = gate.window(Duration::from_secs(1)).unwrap();
+        let hold = gate.exclusive(Duration::from_secs(1)).unwrap();
         assert!(gate.fence_in_parked_window().is_none(), "not parked yet");
         hold.park();
         let call = gate.fence_in_parked_window().expect("the owner's call");
         let other = |gate: &Arc<ReplayGate>| {
             let gate = gate.clone();
-            thread::spawn(move || gate.window(Duration::from_millis(20)).map(drop))
+            thread::spawn(move || gate.exclusive(Duration::from_millis(20)).map(drop))
                 .join()
                 .unwrap()
         };
-        assert_eq!(other(&gate), Err(WindowRefused::Parked), "others adopt it");
+        assert_eq!(
+            other(&gate),
+            Err(ExclusiveRefused::Parked),
+            "others adopt it"
+        );
         // Another thread closed the window while the owner's call goes on.
         drop(hold);
-        assert_eq!(other(&gate), Err(WindowRefused::Timeout), "the call holds");
+        assert_eq!(
+            other(&gate),
+            Err(ExclusiveRefused::Timeout),
+            "the call holds"
+        );
         drop(call);
         assert_eq!(other(&gate), Ok(()));
         assert!(gate.is_idle());
@@ -373,7 +383,7 @@ mod tests {
     #[test]
     fn other_threads_wait_for_the_window() {
         let gate = Arc::new(ReplayGate::default());
-        let window = gate.window(Duration::from_secs(1)).unwrap();
+        let window = gate.exclusive(Duration::from_secs(1)).unwrap();
         let entered = Arc::new(AtomicBool::new(false));
         let worker = {
             let gate = gate.clone();
@@ -397,7 +407,7 @@ mod tests {
     #[test]
     fn a_parked_window_is_reported_instead_of_waited_for_and_can_be_adopted() {
         let gate = Arc::new(ReplayGate::default());
-        let hold = gate.window(Duration::from_secs(1)).unwrap();
+        let hold = gate.exclusive(Duration::from_secs(1)).unwrap();
         hold.park();
         assert!(gate.is_parked());
         // The owner itself is told too: its own API call must close its window first.
@@ -407,7 +417,7 @@ mod tests {
             let gate = gate.clone();
             thread::spawn(move || {
                 let refused = gate.fence_unless_parked().is_err();
-                let window = gate.window(Duration::from_secs(1)).unwrap_err();
+                let window = gate.exclusive(Duration::from_secs(1)).unwrap_err();
                 tx.send((refused, window)).unwrap();
                 // Adopt and close: afterwards the gate is free.
                 hold.adopt();
@@ -420,7 +430,7 @@ mod tests {
         };
         let (refused, window) = rx.recv().unwrap();
         assert!(refused);
-        assert_eq!(window, WindowRefused::Parked);
+        assert_eq!(window, ExclusiveRefused::Parked);
         other.join().unwrap();
         assert!(gate.is_idle());
     }
@@ -428,7 +438,7 @@ mod tests {
     #[test]
     fn a_fence_waiting_for_a_window_wakes_when_it_is_parked() {
         let gate = Arc::new(ReplayGate::default());
-        let hold = gate.window(Duration::from_secs(1)).unwrap();
+        let hold = gate.exclusive(Duration::from_secs(1)).unwrap();
         let waiter = {
             let gate = gate.clone();
             thread::spawn(move || gate.fence_unless_parked().is_err())
@@ -458,11 +468,11 @@ mod tests {
         };
         taken_rx.recv().unwrap();
         assert_eq!(
-            gate.window(Duration::from_millis(30)).unwrap_err(),
-            WindowRefused::Timeout
+            gate.exclusive(Duration::from_millis(30)).unwrap_err(),
+            ExclusiveRefused::Timeout
         );
         release_tx.send(()).unwrap();
         worker.join().unwrap();
-        assert!(gate.window(Duration::from_millis(30)).is_ok());
+        assert!(gate.exclusive(Duration::from_millis(30)).is_ok());
     }
 }
