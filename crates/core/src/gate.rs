@@ -233,7 +233,7 @@ fn unreachable_parked() -> FenceGuard {
     }
 }
 
-/// A shared hold of the replay gate, taken by [`crate::engine::Engine::fence`]. Dropping it
+/// A shared hold of the replay gate, taken by [`crate::engine::Engine::fence_for`]. Dropping it
 /// (on any thread) lets a waiting replay start.
 #[derive(Debug)]
 #[must_use = "the fence only holds while the guard lives"]
