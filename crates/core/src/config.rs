@@ -53,6 +53,10 @@ pub struct Switches {
     pub early_setup: bool,
     /// [`ENV_BATCH_COPIES`]: a snapshot's regions are copied in one batched call.
     pub batch_copies: bool,
+    /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
+    /// before the application starts; inside the application the counters are then not set
+    /// up, as they would not have been before (timestamps are still recorded).
+    pub refused: Option<String>,
 }
 
 impl Default for Switches {
@@ -64,24 +68,30 @@ impl Default for Switches {
             warm_up: true,
             early_setup: true,
             batch_copies: true,
+            refused: None,
         }
     }
 }
 
 impl Switches {
     /// The switches `get` (an environment lookup) gives: `0` turns a switch off, anything else
-    /// leaves it on, except [`ENV_PACK_GROUPS`], which must be 0 or 1.
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Switches, ConfigError> {
+    /// leaves it on, except [`ENV_PACK_GROUPS`], which must be 0 or 1 (another value is
+    /// [`Switches::refused`]).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Switches {
         let on = |name: &str| get(name).is_none_or(|v| v.trim() != "0");
-        Ok(Switches {
-            pack_groups: group_packing(get(ENV_PACK_GROUPS).as_deref())
-                .map_err(ConfigError::BadSwitch)?,
+        let (pack_groups, refused) = match group_packing(get(ENV_PACK_GROUPS).as_deref()) {
+            Ok(pack) => (pack, None),
+            Err(why) => (true, Some(why)),
+        };
+        Switches {
+            pack_groups,
             window_spans: on(ENV_WINDOW_SPANS),
             range_profiler_sequence: get(ENV_SEQUENCE).unwrap_or_default(),
             warm_up: on(ENV_WARM_UP),
             early_setup: on(ENV_EARLY_SETUP),
             batch_copies: on(ENV_BATCH_COPIES),
-        })
+            refused,
+        }
     }
 }
 
@@ -249,8 +259,6 @@ pub enum ConfigError {
     Unreadable { path: String, error: String },
     #[error("{ENV_DRAIN_TIMEOUT}={0:?} is not a number of seconds; set it to e.g. 60 or 0.5")]
     BadDrainTimeout(String),
-    #[error("{0}")]
-    BadSwitch(String),
 }
 
 impl ToolConfig {
@@ -280,7 +288,7 @@ impl ToolConfig {
     pub fn from_env() -> Result<Self, ConfigError> {
         let value = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
         let mut config = Self::from_env_value(&value)?;
-        config.switches = Switches::from_lookup(|name| std::env::var(name).ok())?;
+        config.switches = Switches::from_lookup(|name| std::env::var(name).ok());
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
             let seconds: f64 = value
                 .trim()
@@ -345,10 +353,7 @@ mod tests {
                     .map(|(_, v)| v.to_string())
             }
         };
-        assert_eq!(
-            Switches::from_lookup(lookup(&[])).unwrap(),
-            Switches::default()
-        );
+        assert_eq!(Switches::from_lookup(lookup(&[])), Switches::default());
         let off = Switches::from_lookup(lookup(&[
             (ENV_PACK_GROUPS, "0"),
             (ENV_WINDOW_SPANS, " 0"),
@@ -356,8 +361,7 @@ mod tests {
             (ENV_WARM_UP, "0"),
             (ENV_EARLY_SETUP, "0"),
             (ENV_BATCH_COPIES, "0"),
-        ]))
-        .unwrap();
+        ]));
         assert_eq!(
             off,
             Switches {
@@ -367,15 +371,17 @@ mod tests {
                 warm_up: false,
                 early_setup: false,
                 batch_copies: false,
+                refused: None,
             }
         );
         let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes"), (ENV_WARM_UP, "1")]));
-        assert_eq!(on.unwrap(), Switches::default());
-        let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")])).unwrap_err();
+        assert_eq!(on, Switches::default());
+        let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")]));
+        assert!(bad.pack_groups, "the default meanwhile");
+        let why = bad.refused.unwrap_or_default();
         assert!(
-            bad.to_string()
-                .contains("KREPLAY_PACK_GROUPS=\"2\" is not 0 or 1"),
-            "{bad}"
+            why.contains("KREPLAY_PACK_GROUPS=\"2\" is not 0 or 1"),
+            "{why}"
         );
     }
 

@@ -204,6 +204,9 @@ impl RangeProfiler {
         ranges: usize,
         switches: &Switches,
     ) -> Result<Self, CudaError> {
+        if let Some(why) = &switches.refused {
+            return Err(CudaError::Load(why.clone()));
+        }
         let mut laps = debug::Laps::start();
         initialize_profiler(cupti)?;
         laps.lap("profiler initialisation");

@@ -123,7 +123,10 @@ pub(super) fn check_replay_options(
 /// The in-process switches kreplay's environment hands the application (`get` looks them up),
 /// checked before it starts: the injected library would refuse them there.
 pub(super) fn check_switches(get: impl Fn(&str) -> Option<String>) -> Result<(), UsageError> {
-    let switches = Switches::from_lookup(get).map_err(|e| UsageError::new(e.to_string()))?;
+    let switches = Switches::from_lookup(get);
+    if let Some(why) = switches.refused {
+        return Err(UsageError::new(why));
+    }
     let sequence = &switches.range_profiler_sequence;
     if kreplay_cuda::profiler::Sequence::parse(sequence).is_none() {
         return Err(UsageError::new(kreplay_cuda::profiler::Sequence::unknown(

@@ -36,18 +36,25 @@ where
                 backend.plan_unit(device, &[None]).map(|_| ())
             }
         };
-        let measuring = match planned
-            .and_then(|()| backend.start_execution(device, 0, 1))
-            .and_then(|()| backend.launch_starts(device))
-        {
-            Ok(()) => true,
+        let measuring = match planned {
+            // No unit was planned: there is none to abandon.
             Err(error) => {
-                self.backend_notice("start_execution", &error);
-                backend.abandon_unit(device);
-                // It runs unmeasured: a flush or clock reading before the failure is not its.
-                let _ = backend.take_unit_conditions(device);
+                self.backend_notice("plan_unit", &error);
                 false
             }
+            Ok(()) => match backend
+                .start_execution(device, 0, 1)
+                .and_then(|()| backend.launch_starts(device))
+            {
+                Ok(()) => true,
+                Err(error) => {
+                    self.backend_notice("start_execution", &error);
+                    backend.abandon_unit(device);
+                    // It runs unmeasured: a flush or clock reading before the failure is not its.
+                    let _ = backend.take_unit_conditions(device);
+                    false
+                }
+            },
         };
         LaunchTicket {
             kind: TicketKind::Once(OnceTicket {
@@ -68,7 +75,6 @@ where
                 Ok(result) => Some(result),
                 Err(error) => {
                     self.backend_notice("stop_execution", &error);
-                    backend.abandon_unit(device);
                     None
                 }
             }
@@ -125,12 +131,23 @@ where
 }
 
 /// Stops a one-execution measurement and reads it.
+/// The unit ends here whatever fails: abandoned when its execution could not be stopped, ended
+/// by `unit_counters` (which ends it also when it fails) otherwise. Abandoning it after that
+/// would abandon the next unit on the device, perhaps another thread's.
 fn measure_once<B: ReplayBackend>(
     backend: &mut B,
     device: DeviceId,
 ) -> Result<PassResult, BackendError> {
-    backend.launch_ends(device)?;
-    let timings = backend.stop_execution(device)?;
+    let stopped = backend
+        .launch_ends(device)
+        .and_then(|()| backend.stop_execution(device));
+    let timings = match stopped {
+        Ok(timings) => timings,
+        Err(error) => {
+            backend.abandon_unit(device);
+            return Err(error);
+        }
+    };
     let counters = backend.unit_counters(device)?;
     let timing = timings.first().copied().unwrap_or_default();
     let counters = counters

@@ -69,6 +69,10 @@ struct MockBackend {
     /// Measured launches begun since the unit's conditions were last taken (a backend that
     /// flushes before each would report them as flushed).
     launches_since_conditions: usize,
+    /// The next `unit_counters` fails (after ending the unit, as the trait says).
+    counters_fail: bool,
+    /// Calls of `abandon_unit`.
+    abandons: usize,
 }
 
 impl MockBackend {
@@ -255,6 +259,11 @@ impl ReplayBackend for MockBackend {
 
     fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
         let unit = std::mem::take(&mut self.unit);
+        if std::mem::take(&mut self.counters_fail) {
+            return Err(BackendError::Failed(
+                "the counters could not be decoded".into(),
+            ));
+        }
         let plan = unit.plan.expect("counters without a plan");
         Ok(unit
             .groups
@@ -281,6 +290,7 @@ impl ReplayBackend for MockBackend {
     }
 
     fn abandon_unit(&mut self, _device: DeviceId) {
+        self.abandons += 1;
         self.unit = MockUnit::default();
     }
 
@@ -1248,6 +1258,36 @@ fn a_failed_launch_run_once_hands_its_conditions_to_no_one() {
     let costs = h.sink.costs();
     assert_eq!(costs.len(), 1);
     assert_eq!(costs[0].cache, kreplay_format::CacheState::Flushed);
+}
+
+/// `unit_counters` ends the unit even when it fails: the engine must not abandon "it" again,
+/// which would abandon the next unit on the device (perhaps another thread's).
+#[test]
+fn a_run_once_dispatch_whose_counters_fail_is_not_abandoned_twice() {
+    let h = harness(1, InProcessMode::Single);
+    let mut backend = MockBackend {
+        counters_fail: true,
+        ..MockBackend::new()
+    };
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    backend.execute();
+    h.engine.launch_exit(&mut backend, ticket, &());
+    assert_eq!(backend.abandons, 0);
+    assert_eq!(
+        h.sink.costs().len(),
+        1,
+        "the dispatch still has its cost record"
+    );
+    // A stop that fails is abandoned, once.
+    backend.stop_fails = true;
+    let ticket = h
+        .engine
+        .launch_enter(&mut backend, &info(LaunchKind::Kernel));
+    backend.execute();
+    h.engine.launch_exit(&mut backend, ticket, &());
+    assert_eq!(backend.abandons, 1);
 }
 
 #[test]

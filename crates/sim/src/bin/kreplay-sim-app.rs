@@ -182,6 +182,10 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     if config.cache_control == kreplay_format::CacheControl::All {
         device.flush_before_launches();
     }
+    if let Some(why) = &config.switches.refused {
+        eprintln!("kreplay-sim-app: {why}");
+        std::process::exit(2);
+    }
     // Groups share passes as on the GPU: unless KREPLAY_PACK_GROUPS=0.
     if config.switches.pack_groups {
         device.pack_groups();
