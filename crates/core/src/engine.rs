@@ -86,7 +86,7 @@ pub struct EngineOptions {
     pub window_spans_calls: bool,
 }
 
-pub use crate::config::ENV_WINDOW_SPANS;
+use crate::config::ENV_WINDOW_SPANS;
 
 impl EngineOptions {
     pub fn for_config(config: &ToolConfig) -> Self {

@@ -205,8 +205,6 @@ pub struct CudaBackend {
     seen: HashMap<DeviceId, conditions::Seen>,
 }
 
-pub use kreplay_core::config::ENV_BATCH_COPIES;
-
 /// Says a warning once (stderr and a record).
 pub type WarnFn = Box<dyn Fn(&str) + Send>;
 

@@ -134,7 +134,7 @@ pub enum Sequence {
     Switch,
 }
 
-pub use kreplay_core::config::ENV_SEQUENCE;
+use kreplay_core::config::ENV_SEQUENCE;
 
 /// The metrics of `members` in order, each once.
 fn union_metrics(groups: &[Vec<String>], members: &[usize]) -> Vec<String> {

@@ -23,8 +23,6 @@ use kreplay_cupti_sys::{self as sys, CUcontext};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-pub use kreplay_core::config::ENV_EARLY_SETUP;
-
 /// A range profiler set up on a thread of its own, and the process that started the thread
 /// (a child forked meanwhile has no such thread: it must not wait for it).
 type Preparation = (
