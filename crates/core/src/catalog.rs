@@ -315,6 +315,9 @@ fn pack_known(
         groups.push(vec![metric]);
         alone_passes.push(alone);
     }
+    if spanning {
+        share_passes(catalog, &mut groups, &mut alone_passes)?;
+    }
     Ok(groups
         .into_iter()
         .zip(alone_passes)
@@ -325,6 +328,59 @@ fn pack_known(
             )
         })
         .collect())
+}
+
+/// Kernel replay's groups that need several passes, shared: CUPTI schedules a group's metrics
+/// over its passes itself, so metrics that each need several passes are measured together when
+/// that takes fewer passes than apart (Nsight Compute's `pct_of_peak` metrics share most of
+/// their counters), and a single-pass group joins a multi-pass one that it does not lengthen.
+fn share_passes<'a>(
+    catalog: &dyn MetricCatalog,
+    groups: &mut Vec<Vec<&'a str>>,
+    passes: &mut Vec<u32>,
+) -> Result<(), CatalogError> {
+    let joined =
+        |a: &[&'a str], b: &[&'a str]| -> Vec<&'a str> { a.iter().chain(b).copied().collect() };
+    let mut i = 0;
+    while i < groups.len() {
+        let mut j = i + 1;
+        while passes[i] > 1 && j < groups.len() {
+            if passes[j] > 1 {
+                let union = joined(&groups[i], &groups[j]);
+                let together = catalog.passes(&union)?;
+                if together < passes[i] + passes[j] {
+                    groups[i] = union;
+                    passes[i] = together;
+                    groups.remove(j);
+                    passes.remove(j);
+                    continue;
+                }
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    let mut j = 0;
+    while j < groups.len() {
+        if passes[j] <= 1 {
+            let mut host = None;
+            for i in (0..groups.len()).filter(|&i| passes[i] > 1) {
+                if catalog.passes(&joined(&groups[i], &groups[j]))? <= passes[i] {
+                    host = Some(i);
+                    break;
+                }
+            }
+            if let Some(i) = host {
+                let single = groups.remove(j);
+                passes.remove(j);
+                let i = if i > j { i - 1 } else { i };
+                groups[i].extend(single);
+                continue;
+            }
+        }
+        j += 1;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -552,6 +608,29 @@ mod tests {
                 ),
                 (vec![metric.to_string()], 8),
             ]
+        );
+    }
+
+    #[test]
+    fn multi_pass_metrics_share_passes_and_single_pass_ones_ride_along() {
+        // Two metrics of 2 passes each need 3 together, with a spare slot that a single-pass
+        // group fills; a single-pass group too big for it stays apart.
+        let catalog = FakeCatalog::new(&[("a", 5), ("b", 5), ("w", 1), ("big", 3), ("c", 8)], 4);
+        let spanned = pack_metrics_spanning(&catalog, &["a", "w", "b"]).unwrap();
+        assert_eq!(spanned, vec![(vec!["a".into(), "b".into(), "w".into()], 3)]);
+        let spanned = pack_metrics_spanning(&catalog, &["a", "w", "b", "big"]).unwrap();
+        assert_eq!(
+            spanned,
+            vec![
+                (vec!["a".into(), "b".into()], 3),
+                (vec!["w".to_string(), "big".to_string()], 1),
+            ]
+        );
+        // Sharing that saves nothing keeps the groups apart: 2 + 2 passes either way.
+        let apart = pack_metrics_spanning(&catalog, &["c", "a"]).unwrap();
+        assert_eq!(
+            apart,
+            vec![(vec!["c".to_string()], 2), (vec!["a".to_string()], 2)]
         );
     }
 
