@@ -767,6 +767,71 @@ def lone_multipass_metric_check():
         f"{err.strip()[-160:]!r}", rc == 0 and status == "PASS" and close)
 
 
+# Rows of the sections page whose values do not depend on timing, caches or clocks: they must
+# equal Nsight Compute's exactly; the others within SECTION_TOLERANCE (docs/sections.md).
+DETERMINISTIC_LABELS = {"Grid Size", "Block Size", "Threads", "Registers Per Thread", "Executed Instructions",
+                        "Issued Instructions", "Static Shared Memory Per Block", "Dynamic Shared Memory Per Block",
+                        "# SMs", "Executed Instructions [inst]"}
+SECTION_TOLERANCE = 0.10
+
+
+def details_rows(lines):
+    """(ID, section, label) -> value text of `--csv --page details` lines (ncu's or kreplay's)."""
+    import csv
+    rows = {}
+    header = None
+    for cells in csv.reader(lines):
+        if cells and cells[0] == "ID":
+            header = cells
+            continue
+        if header and len(cells) == len(header) and cells[0].isdigit():
+            r = dict(zip(header, cells))
+            rows[(int(r["ID"]), r["Section Name"], r["Metric Name"])] = r["Metric Value"]
+    return rows
+
+
+def number(text):
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def section_checks():
+    """`kreplay --set full` against `ncu --set full` on the same program and kernels (Nsight
+    Compute's own section files on this machine): every row both give, deterministic rows equal,
+    the others within SECTION_TOLERANCE for at least 90% of them; results right."""
+    out_dir = os.path.join(WORK, "sections")
+    argv = [KREPLAY, "--set", "full", "--replay-mode", "kernel", "--kernel-replay-beta-enabled",
+            "-d", out_dir, "-o", "out", "-f", "csv", "--", CHECKS, "inplace"]
+    rc, out, err, _, wall = run(argv, None, tag="sections_full", timeout=580)
+    status, _ = result_line(out, "inplace")
+    ours = {}
+    for path in glob.glob(os.path.join(out_dir, "**", "*_sections.csv"), recursive=True):
+        with open(path) as f:
+            ours.update(details_rows(f))
+    ncu_log = os.path.join(WORK, "ncu_sections.csv")
+    started = time.time()
+    subprocess.run(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", "all", "--csv", "--page",
+                    "details", "--print-units", "base", "--log-file", ncu_log, CHECKS, "inplace"],
+                   capture_output=True, text=True, timeout=580)
+    ncu_wall = time.time() - started
+    theirs = details_rows(open(ncu_log)) if os.path.exists(ncu_log) else {}
+    both = [k for k in theirs if k in ours and number(theirs[k]) is not None]
+    det = [k for k in both if k[2] in DETERMINISTIC_LABELS]
+    det_bad = [k for k in det if number(ours[k]) != number(theirs[k])]
+    rest = [k for k in both if k[2] not in DETERMINISTIC_LABELS]
+    far = [k for k in rest if number(ours[k]) is None
+           or abs(number(ours[k]) - number(theirs[k])) > SECTION_TOLERANCE * max(abs(number(theirs[k])), 1e-9)]
+    only_ncu = sorted({k[1:] for k in theirs if k not in ours})
+    log(f"sections: ncu-only rows {only_ncu}; far {[(k, ours.get(k), theirs[k]) for k in far]}")
+    row("--set full == ncu --set full (inplace)", f"results right; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
+        f"{status}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu); deterministic {len(det) - len(det_bad)}/{len(det)} equal "
+        f"{det_bad[:3]}; rest {len(rest) - len(far)}/{len(rest)} within, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; "
+        f"kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; {err.strip()[-160:]!r}",
+        rc == 0 and status == "PASS" and bool(det) and not det_bad and bool(rest) and len(far) <= 0.1 * len(rest))
+
+
 def cli_csv_values(out_dir, name="sm__warps_launched.sum"):
     """Counter_Value of `name` in every counter_collection.csv under out_dir."""
     import csv
@@ -907,13 +972,15 @@ if ONLY in ("", "multipass"):
     lone_multipass_metric_check()
 if ONLY in ("", "effects"):
     side_effect_checks()
+if ONLY in ("", "sections"):
+    section_checks()
 if ONLY in ("", "cache"):
     identity_cache_checks()
 if ONLY in ("", "trace"):
     trace_check()
 if ONLY in ("", "multigpu"):
     multi_gpu_check()
-if ONLY not in ("windows", "cache", "deferral", "fidelity", "multipass", "effects", "trace", "multigpu"):
+if ONLY not in ("windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu"):
     per_dispatch_checks()
 if ONLY in ("", "windows"):
     window_checks()

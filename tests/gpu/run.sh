@@ -8,6 +8,7 @@
 # their window size, default 64), KREPLAY_GPU_ONLY=cache only the device-identity cache checks,
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
 # KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
+# KREPLAY_GPU_ONLY=sections only `--set full` against `ncu --set full` (Nsight Compute's section files),
 # KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
 # bench's sync loop and CG solver, PyTorch, with groups in three hardware passes),
 # KREPLAY_GPU_ONLY=fidelity only the cache-control checks (DRAM and L2 counters of memory-bound

@@ -161,6 +161,23 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "A,B,C", help_heading = "Counter collection")]
     pub metrics: Vec<String>,
 
+    /// Nsight Compute's section NAME (its identifier, e.g. `SpeedOfLight`); repeat for several.
+    /// Its metrics are collected by kernel replay over as many passes as they need, and its rows
+    /// are written to `<o>_sections.csv` (`ncu --csv --page details` columns) and summarised per
+    /// kernel after the run. Sections come from --section-folder, else the Nsight Compute
+    /// installation (`ncu` on PATH, /usr/local/cuda*/nsight-compute-*, /opt/nvidia/nsight-compute),
+    /// else kreplay's built-in ones; `kreplay avail sections` lists them.
+    #[arg(long = "section", value_name = "NAME", action = ArgAction::Append, help_heading = "Nsight Compute sections")]
+    pub sections: Vec<String>,
+
+    /// Every section of Nsight Compute's set NAME (`basic`, `detailed`, `full`, ...), as for --section.
+    #[arg(long = "set", value_name = "NAME", action = ArgAction::Append, help_heading = "Nsight Compute sections")]
+    pub sets: Vec<String>,
+
+    /// A folder of `.section` files to use instead of Nsight Compute's (repeatable).
+    #[arg(long = "section-folder", value_name = "DIR", action = ArgAction::Append, help_heading = "Nsight Compute sections")]
+    pub section_folders: Vec<PathBuf>,
+
     /// `kernel` collects all counter groups in a single application run via in-process kernel
     /// replay (requires --pmc and --kernel-replay-beta-enabled); `application` (default) re-runs
     /// the whole application once per counter group.

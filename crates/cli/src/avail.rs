@@ -1,4 +1,4 @@
-//! `kreplay avail list|info|pmc-check` and `-L/--list-avail`: which counters a GPU (or, with
+//! `kreplay avail list|info|pmc-check|sections` and `-L/--list-avail`: which counters a GPU (or, with
 //! `--chip`, a chip, with no GPU) offers, what they mean, and whether a set of them can be
 //! collected in one pass. Output follows `rocprofv3-avail` (reference rocprofv3.md §1.10).
 
@@ -33,6 +33,15 @@ pub enum AvailCommand {
         #[arg(required = true, num_args = 1.., value_name = "NAME")]
         names: Vec<String>,
     },
+    /// List Nsight Compute's sections and sets that --section and --set can use, and where they
+    /// come from; with --chip, the metrics each collects there and the hardware passes they need.
+    Sections {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// A folder of `.section` files instead of Nsight Compute's (repeatable).
+        #[arg(long = "section-folder", value_name = "DIR")]
+        section_folders: Vec<std::path::PathBuf>,
+    },
 }
 
 /// Runs an `avail` subcommand; the result is the exit status (pmc-check: 1 when the counters
@@ -47,6 +56,10 @@ pub fn run(cmd: &AvailCommand) -> anyhow::Result<i32> {
         AvailCommand::PmcCheck { chip, names } => {
             pmc_check(&mut out, chip.as_deref(), &words(names))
         }
+        AvailCommand::Sections {
+            chip,
+            section_folders,
+        } => sections(&mut out, chip.as_deref(), section_folders),
     };
     quiet_on_closed_pipe(result)
 }
@@ -206,6 +219,56 @@ fn pmc_check(out: &mut dyn Write, chip: Option<&str>, names: &[String]) -> anyho
         }
         Err(error) => Err(UsageError::new(error.to_string()).into()),
     }
+}
+
+/// `kreplay avail sections`: where the sections come from, then one line per section
+/// (identifier, display name, sets, rows; with a chip, its metrics and passes there), then the
+/// files that could not be read.
+fn sections(
+    out: &mut impl Write,
+    chip: Option<&str>,
+    folders: &[std::path::PathBuf],
+) -> anyhow::Result<i32> {
+    use crate::sections::{resolve, Library, SearchPlaces};
+    let library = Library::load(folders, &SearchPlaces::from_process())?;
+    let catalog = chip.map(|c| catalog_for(Some(c), &[])).transpose()?;
+    writeln!(out, "Sections: {}", library.origin)?;
+    writeln!(out, "Sets: {}", library.sets().join(", "))?;
+    for section in &library.sections {
+        let mut line = format!(
+            "{:<32} {:<44} sets: {:<24} rows: {}",
+            section.identifier,
+            section.display_name,
+            section.sets.join(","),
+            section.rows.len()
+        );
+        if let Some(catalog) = &catalog {
+            let chip = catalog.chip();
+            let arch = kreplay_format::sections_out::chip_compute_capability(chip)
+                .map(|(major, minor)| major * 10 + minor);
+            let known = |m: &str| catalog.describe(m).is_ok();
+            let r = resolve(&[section], arch, chip, &known);
+            let metrics: Vec<&str> = r.collect.iter().map(String::as_str).collect();
+            let passes = if metrics.is_empty() {
+                "no counters".to_string()
+            } else {
+                match catalog.passes(&metrics) {
+                    Ok(p) => format!("{p} pass(es)"),
+                    Err(e) => format!("passes unknown ({e})"),
+                }
+            };
+            line += &format!(
+                "  on {chip}: {} metric(s), {passes}, {} n/a",
+                metrics.len(),
+                r.unavailable.len()
+            );
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    for (file, why) in &library.errors {
+        writeln!(out, "not readable: {file}: {why}")?;
+    }
+    Ok(0)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
 use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
 use kreplay_format::output::TEMP_NAME_OVERHEAD;
+use kreplay_format::sections_out::{render_sections_summary, write_sections_csv};
 use kreplay_format::stats_out::{
     kernel_stats, render_summary, write_stats_csv, write_summary_file,
 };
@@ -151,6 +152,18 @@ fn post_process(
 ) -> Result<(), kreplay_format::FormatError> {
     if spec.stats && spec.formats.contains(&OutputFormat::Csv) {
         files.extend(write_stats_csv(run, dir, name)?);
+    }
+    if !spec.sections.is_empty() {
+        if spec.formats.contains(&OutputFormat::Csv) {
+            files.push(write_sections_csv(run, &spec.sections, dir, name)?);
+        }
+        let text = render_sections_summary(run, &spec.sections);
+        if !text.is_empty() {
+            summaries.push((
+                SummaryOutput::Stderr,
+                format!("kreplay: sections per kernel (minimum, maximum and average over its dispatches):\n{text}"),
+            ));
+        }
     }
     let Some(summary) = &spec.summary else {
         return Ok(());

@@ -20,6 +20,7 @@ mod launch;
 mod placeholders;
 mod plan;
 mod progress;
+mod sections;
 mod summary;
 
 use anyhow::Context;
@@ -43,6 +44,14 @@ impl plan::CounterResolver for CatalogResolver {
 
     fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
         counters::pack(metrics, None)
+    }
+
+    fn catalog(
+        &self,
+        metrics: &[String],
+    ) -> anyhow::Result<Box<dyn kreplay_core::catalog::MetricCatalog>> {
+        let names: Vec<&str> = metrics.iter().map(String::as_str).collect();
+        counters::catalog_for(None, &names)
     }
 }
 

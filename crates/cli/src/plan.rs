@@ -11,7 +11,9 @@
 use crate::args::{ProfileArgs, ReplayMode};
 use crate::error::UsageError;
 use crate::input::{split_words, InputFile, InputKind, Job};
+use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter, ReplayWindow};
+use kreplay_format::sections_out::{chip_compute_capability, SectionSpec};
 use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
 use kreplay_format::{CacheControl, OutputFormat};
 
@@ -32,6 +34,9 @@ pub trait CounterResolver {
     /// Packs a flat list into the fewest single-pass groups; a metric that alone needs several
     /// hardware passes is a group of its own. Each group comes with the passes it needs.
     fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>>;
+    /// The catalog of the device that would collect `metrics` (for choosing the rows of
+    /// Nsight Compute's sections: the chip, and which names it knows).
+    fn catalog(&self, metrics: &[String]) -> anyhow::Result<Box<dyn MetricCatalog>>;
 }
 
 pub const DEFAULT_OUTPUT_FILE: &str = "%hostname%/%pid%";
@@ -147,6 +152,8 @@ pub struct RunSpec {
     pub summary: Option<SummarySpec>,
     /// `--cache-control` (the same for every run).
     pub cache_control: kreplay_format::CacheControl,
+    /// `--section`/`--set`: the sections resolved for the device (the command line's run only).
+    pub sections: Vec<SectionSpec>,
 }
 
 impl RunSpec {
@@ -241,11 +248,22 @@ pub fn plan(
     let mut cli_groups = resolver
         .resolve_groups(&cli_pmc)
         .map_err(|e| counter_error(e, None))?;
-    if !args.metrics.is_empty() {
-        let (groups, notice) = metrics_groups(args, resolver, replay)?;
+    let mut flat: Vec<String> = args.metrics.iter().flat_map(|m| split_words(m)).collect();
+    let sections = planned_sections(args, replay, resolver)?;
+    if let Some((resolution, notice)) = &sections {
+        notices.push(notice.clone());
+        for metric in &resolution.collect {
+            if !flat.contains(metric) {
+                flat.push(metric.clone());
+            }
+        }
+    }
+    if !flat.is_empty() {
+        let (groups, notice) = metrics_groups(&flat, resolver, replay)?;
         notices.push(notice);
         cli_groups.extend(groups);
     }
+    let sections = sections.map(|(r, _)| r.specs).unwrap_or_default();
 
     // (origin, subdir prefix, groups, mode, settings)
     let mut runs: Vec<ShapedRun> = Vec::new();
@@ -306,10 +324,11 @@ pub fn plan(
         }
     }
     let split = runs.len() > 1 || !jobs.is_empty();
-    Ok(Plan {
-        runs: run_specs(runs, split, cache_control),
-        notices,
-    })
+    let mut runs = run_specs(runs, split, cache_control);
+    if let Some(run) = runs.iter_mut().find(|r| r.origin == "command line") {
+        run.sections = sections;
+    }
+    Ok(Plan { runs, notices })
 }
 
 /// A run as shaped: where it came from, its sub-folder prefix, groups, mode and settings.
@@ -343,21 +362,77 @@ fn run_specs(runs: Vec<ShapedRun>, split: bool, cache_control: CacheControl) -> 
             stats: s.stats,
             summary: s.summary,
             cache_control,
+            sections: Vec::new(),
         })
         .collect()
 }
 
-/// `--metrics` packed into groups (single-pass groups, and metrics that need several hardware
-/// passes alone), and the notice that says how.
-fn metrics_groups(
+/// `--section`/`--set`: the sections chosen, resolved for the device that collects them, and the
+/// notice that says where they came from and which rows this run cannot give. `None` without
+/// those options.
+fn planned_sections(
     args: &ProfileArgs,
+    replay: bool,
+    resolver: &dyn CounterResolver,
+) -> anyhow::Result<Option<(crate::sections::Resolution, String)>> {
+    use crate::sections::{candidate_metrics, resolve, Library, SearchPlaces};
+    if args.sections.is_empty() && args.sets.is_empty() {
+        if !args.section_folders.is_empty() {
+            return Err(UsageError::new("--section-folder only says where sections come from; choose them with --section NAME or --set NAME").into());
+        }
+        return Ok(None);
+    }
+    if !replay {
+        return Err(UsageError::new("--section and --set collect Nsight Compute's sections by kernel replay (their metrics need several passes): add --replay-mode kernel --kernel-replay-beta-enabled").into());
+    }
+    let library = Library::load(&args.section_folders, &SearchPlaces::from_process())?;
+    let chosen = library.select(&args.sections, &args.sets)?;
+    // Which device answers (the software device's catalog for sim__ names) is decided by the
+    // names alone; then the rows are chosen for its architecture.
+    let catalog = resolver.catalog(&candidate_metrics(&chosen, None))?;
+    let chip = catalog.chip().to_string();
+    let arch = chip_compute_capability(&chip).map(|(major, minor)| major * 10 + minor);
+    let known = |metric: &str| catalog.describe(metric).is_ok();
+    let resolution = resolve(&chosen, arch, &chip, &known);
+    if resolution.collect.is_empty() {
+        return Err(UsageError::new(format!(
+            "the chosen sections ({}) collect no counter on {chip}; choose sections with counters, e.g. --section SpeedOfLight (list them with `kreplay avail sections`)",
+            chosen.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+        .into());
+    }
+    let mut notice = format!(
+        "kreplay: sections {} from {}: {} metric(s) to collect",
+        chosen
+            .iter()
+            .map(|s| s.identifier.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        library.origin,
+        resolution.collect.len()
+    );
+    if !resolution.unavailable.is_empty() {
+        notice += &format!(
+            "; shown as n/a on {chip}: {}",
+            resolution
+                .unavailable
+                .iter()
+                .map(|(metric, why)| format!("{metric} ({why})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(Some((resolution, notice)))
+}
+
+/// `--metrics` (and the metrics of the sections) packed into groups (single-pass groups, and
+/// metrics that need several hardware passes), and the notice that says how.
+fn metrics_groups(
+    metrics: &[String],
     resolver: &dyn CounterResolver,
     replay: bool,
 ) -> anyhow::Result<(Vec<CounterGroup>, String)> {
-    let metrics: Vec<String> = args.metrics.iter().flat_map(|m| split_words(m)).collect();
-    let packed = resolver
-        .pack(&metrics)
-        .map_err(|e| counter_error(e, None))?;
+    let packed = resolver.pack(metrics).map_err(|e| counter_error(e, None))?;
     let spanning: Vec<String> = packed
         .iter()
         .filter(|(_, passes)| *passes > 1)

@@ -16,6 +16,7 @@ mod pftrace;
 pub mod records;
 pub mod run;
 mod schema;
+pub mod sections_out;
 pub mod stats_out;
 #[cfg(test)]
 mod testdata;

@@ -70,9 +70,11 @@ pub mod suffix {
     pub const REPLAY_COST: &str = "_replay_cost.csv";
     pub const KERNEL_STATS: &str = "_kernel_stats.csv";
     pub const DOMAIN_STATS: &str = "_domain_stats.csv";
+    /// Nsight Compute's sections (`--section`, `--set`), `ncu --csv --page details` columns.
+    pub const SECTIONS: &str = "_sections.csv";
 
     /// Every suffix above.
-    pub const ALL: [&str; 9] = [
+    pub const ALL: [&str; 10] = [
         RESULTS_DB,
         RESULTS_JSON,
         RESULTS_PFTRACE,
@@ -82,6 +84,7 @@ pub mod suffix {
         REPLAY_COST,
         KERNEL_STATS,
         DOMAIN_STATS,
+        SECTIONS,
     ];
 
     /// The longest of [`ALL`], for checking file-name lengths before a run.
@@ -228,6 +231,8 @@ mod tests {
         let run = RunData::from_records(crate::testdata::recorded_run(7));
         let mut written = write_outputs(&run, dir.path(), "out", &OutputFormat::ALL).unwrap();
         written.extend(crate::stats_out::write_stats_csv(&run, dir.path(), "out").unwrap());
+        written
+            .push(crate::sections_out::write_sections_csv(&run, &[], dir.path(), "out").unwrap());
         let mut seen: Vec<&str> = written
             .iter()
             .map(|path| {

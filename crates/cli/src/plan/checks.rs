@@ -83,6 +83,8 @@ pub(super) fn check_replay_options(
         }
         let any_counters = !cli_pmc.is_empty()
             || !args.metrics.is_empty()
+            || !args.sections.is_empty()
+            || !args.sets.is_empty()
             || jobs.iter().any(|j| {
                 j.pmc.as_ref().is_some_and(|p| !p.words().is_empty()) || j.pmc_groups.is_some()
             });

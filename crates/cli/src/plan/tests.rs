@@ -47,6 +47,9 @@ impl CounterResolver for FakeCatalog {
             .chain(multi.chunks(1).map(|c| (group(c), 3)))
             .collect())
     }
+    fn catalog(&self, _: &[String]) -> anyhow::Result<Box<dyn MetricCatalog>> {
+        Ok(Box::new(kreplay_core::reference_chip::SimCatalog::new()))
+    }
 }
 
 fn args(cmd: &[&str]) -> ProfileArgs {

@@ -6,6 +6,7 @@ mod command_line;
 mod common;
 mod pftrace;
 mod rocprofv3_validators;
+mod sections;
 mod sim_replay;
 mod sim_window;
 mod stats;

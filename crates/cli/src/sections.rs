@@ -1,0 +1,745 @@
+//! Nsight Compute's sections and sets (`--section NAME`, `--set NAME`): which metrics they
+//! collect and how their rows are shown.
+//!
+//! The sections come from, in this order: the folders of `--section-folder`; else the `sections`
+//! folder of the user's Nsight Compute installation ([`find_installation`]: `ncu` on `PATH`, then
+//! `/usr/local/cuda*/nsight-compute-*` and `/opt/nvidia/nsight-compute/*`, newest first); else
+//! kreplay's own ([`builtin`]). Section files are read with a schema-less text-format reader
+//! ([`textproto`]); kreplay keeps of each section its identifier, display name, order, sets, the
+//! metrics of its header and body (with their architecture filters and options) and its derived
+//! metric definitions. Rules and the metrics a section collects only for its rules (the
+//! top-level `Metrics` list) are not used.
+//!
+//! [`resolve`] turns the chosen sections into the metrics to collect and, per row, how its value
+//! is obtained ([`kreplay_format::sections_out`]): a CUPTI metric, a launch attribute, a derived
+//! expression, or `n/a` with the reason (regular expressions, breakdowns, PM sampling, names that
+//! are not CUPTI metrics of the chip).
+
+pub mod builtin;
+pub mod textproto;
+
+use crate::error::UsageError;
+use kreplay_format::sections_out::{BinaryOp, Expr, LaunchAttribute, SectionRow, SectionSpec};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use textproto::{Message, Value};
+
+/// An architecture filter of a metric or a section (`MinArch: CC_75`, `MaxArch: CC_90`,
+/// `CollectionFilter { CollectionScopes: ... }`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    pub min_arch: Option<u32>,
+    pub max_arch: Option<u32>,
+    /// The filter names collection scopes, and kernel launches are not among them.
+    pub not_for_launches: bool,
+}
+
+impl Filter {
+    fn from_message(message: Option<&Message>) -> Filter {
+        let Some(m) = message else {
+            return Filter::default();
+        };
+        let arch = |field: &str| {
+            m.scalar(field)
+                .and_then(|v| v.strip_prefix("CC_"))
+                .and_then(|v| v.parse().ok())
+        };
+        let scopes: Vec<&str> = m
+            .messages("CollectionFilter")
+            .flat_map(|c| c.all("CollectionScopes"))
+            .filter_map(|v| match v {
+                Value::Word(w) | Value::Text(w) => Some(w.as_str()),
+                Value::Message(_) => None,
+            })
+            .collect();
+        Filter {
+            min_arch: arch("MinArch"),
+            max_arch: arch("MaxArch"),
+            not_for_launches: !scopes.is_empty() && !scopes.iter().any(|s| s.ends_with("Launch")),
+        }
+    }
+
+    /// Whether the filter lets a kernel launch on architecture `arch` (`90` for 9.0) through.
+    /// With no known architecture, only filters without an architecture range match.
+    pub fn matches(&self, arch: Option<u32>) -> bool {
+        if self.not_for_launches {
+            return false;
+        }
+        match arch {
+            Some(a) => {
+                self.min_arch.is_none_or(|min| a >= min) && self.max_arch.is_none_or(|max| a <= max)
+            }
+            None => self.min_arch.is_none() && self.max_arch.is_none(),
+        }
+    }
+}
+
+/// A metric a row may show, with its filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub name: String,
+    pub filter: Filter,
+}
+
+/// A row: its label, the base metric and the options that replace it on other architectures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowDef {
+    pub label: Option<String>,
+    pub base: Choice,
+    pub options: Vec<Choice>,
+}
+
+impl RowDef {
+    /// The metric for `arch`: the first option whose filter matches, else the base metric when
+    /// its filter does, else none (the row is not shown there), as Nsight Compute chooses.
+    pub fn metric_for(&self, arch: Option<u32>) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|o| o.filter.matches(arch))
+            .or_else(|| Some(&self.base).filter(|b| b.filter.matches(arch)))
+            .map(|c| c.name.as_str())
+    }
+}
+
+/// One section as its file defines it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub identifier: String,
+    pub display_name: String,
+    pub order: i64,
+    pub sets: Vec<String>,
+    pub filter: Filter,
+    pub rows: Vec<RowDef>,
+    /// Derived metrics: name and expression.
+    pub definitions: Vec<(String, String)>,
+    /// The file it came from, or `built-in`.
+    pub origin: String,
+}
+
+/// Reads one section file's text.
+pub fn parse_section(text: &str, origin: &str) -> Result<Section, String> {
+    let message = textproto::parse(text).map_err(|e| e.to_string())?;
+    let identifier = message
+        .scalar("Identifier")
+        .ok_or("no Identifier")?
+        .to_string();
+    let mut rows = Vec::new();
+    for header in message.messages("Header") {
+        rows.extend(header.messages("Metrics").filter_map(row_def));
+    }
+    for body in message.messages("Body") {
+        body_rows(body, &mut rows);
+    }
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r: &RowDef| seen.insert((r.label.clone(), r.base.name.clone())));
+    let definitions = message
+        .messages("MetricDefinitions")
+        .flat_map(|d| d.messages("MetricDefinitions"))
+        .filter_map(|d| {
+            Some((
+                d.scalar("Name")?.to_string(),
+                d.scalar("Expression")?.to_string(),
+            ))
+        })
+        .collect();
+    Ok(Section {
+        display_name: message
+            .scalar("DisplayName")
+            .unwrap_or(&identifier)
+            .to_string(),
+        order: message
+            .scalar("Order")
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(i64::MAX),
+        sets: message
+            .messages("Sets")
+            .filter_map(|s| s.scalar("Identifier").map(String::from))
+            .collect(),
+        filter: Filter::from_message(message.message("Filter")),
+        identifier,
+        rows,
+        definitions,
+        origin: origin.to_string(),
+    })
+}
+
+fn row_def(metric: &Message) -> Option<RowDef> {
+    let name = metric.scalar("Name")?.to_string();
+    Some(RowDef {
+        label: metric.scalar("Label").map(String::from),
+        base: Choice {
+            name,
+            filter: Filter::from_message(metric.message("Filter")),
+        },
+        options: metric
+            .messages("Options")
+            .filter_map(|o| {
+                Some(Choice {
+                    name: o.scalar("Name")?.to_string(),
+                    filter: Filter::from_message(o.message("Filter")),
+                })
+            })
+            .collect(),
+    })
+}
+
+/// Every `Metrics { Name: ... }` under a body item (tables, charts, containers), in file order;
+/// PM-sampling timelines are left out.
+fn body_rows(message: &Message, rows: &mut Vec<RowDef>) {
+    for (field, value) in &message.fields {
+        let Value::Message(inner) = value else {
+            continue;
+        };
+        if field == "Timeline" {
+            continue;
+        }
+        if field == "Metrics" {
+            if let Some(row) = row_def(inner) {
+                rows.push(row);
+                continue;
+            }
+        }
+        body_rows(inner, rows);
+    }
+}
+
+/// Where the sections came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// `--section-folder`.
+    Folders(Vec<PathBuf>),
+    /// The `sections` folder of an Nsight Compute installation.
+    Installation(PathBuf),
+    BuiltIn,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Folders(folders) => {
+                let list: Vec<String> = folders.iter().map(|p| p.display().to_string()).collect();
+                write!(f, "--section-folder {}", list.join(", "))
+            }
+            Origin::Installation(dir) => {
+                write!(f, "Nsight Compute's sections in {}", dir.display())
+            }
+            Origin::BuiltIn => {
+                f.write_str("kreplay's built-in sections (no Nsight Compute installation found)")
+            }
+        }
+    }
+}
+
+/// The sections available to a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Library {
+    pub origin: Origin,
+    /// By order, then identifier.
+    pub sections: Vec<Section>,
+    /// Files that could not be read: path and why.
+    pub errors: Vec<(String, String)>,
+}
+
+/// Where to look for an Nsight Compute installation (the process's, or a test's).
+pub struct SearchPlaces {
+    pub path: Option<std::ffi::OsString>,
+    /// Folders holding versioned installations (`nsight-compute-2025.3.0`, `2025.3.0`).
+    pub roots: Vec<(PathBuf, &'static str)>,
+}
+
+impl SearchPlaces {
+    pub fn from_process() -> SearchPlaces {
+        let mut roots: Vec<(PathBuf, &'static str)> = Vec::new();
+        if let Ok(entries) = std::fs::read_dir("/usr/local") {
+            let mut cuda: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("cuda"))
+                })
+                .collect();
+            cuda.sort();
+            roots.extend(cuda.into_iter().rev().map(|p| (p, "nsight-compute-")));
+        }
+        roots.push((PathBuf::from("/opt/nvidia/nsight-compute"), ""));
+        SearchPlaces {
+            path: std::env::var_os("PATH"),
+            roots,
+        }
+    }
+}
+
+/// The `sections` folder of the Nsight Compute installation `places` lead to: the folder of the
+/// `ncu` found on `PATH` (a link followed), or next to it, or the newest versioned installation
+/// under one of the roots.
+pub fn find_installation(places: &SearchPlaces) -> Option<PathBuf> {
+    let sections_of = |install: &Path| Some(install.join("sections")).filter(|s| s.is_dir());
+    if let Some(path) = &places.path {
+        for dir in std::env::split_paths(path) {
+            let ncu = dir.join("ncu");
+            if !ncu.is_file() {
+                continue;
+            }
+            let real = std::fs::canonicalize(&ncu).unwrap_or(ncu);
+            if let Some(found) = real.parent().and_then(sections_of) {
+                return Some(found);
+            }
+            // CUDA's bin/ncu is a script that starts ../nsight-compute-<version>/ncu.
+            if let Some(found) = real
+                .parent()
+                .and_then(Path::parent)
+                .and_then(|root| newest_under(root, "nsight-compute-"))
+            {
+                return Some(found);
+            }
+        }
+    }
+    places
+        .roots
+        .iter()
+        .find_map(|(root, prefix)| newest_under(root, prefix))
+}
+
+/// The `sections` folder of the newest `<root>/<prefix><version>` that has one.
+fn newest_under(root: &Path, prefix: &str) -> Option<PathBuf> {
+    let mut candidates: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let version = name.strip_prefix(prefix)?;
+            let key: Vec<u64> = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+            let sections = e.path().join("sections");
+            sections.is_dir().then_some((key, sections))
+        })
+        .collect();
+    candidates.sort();
+    candidates.pop().map(|(_, path)| path)
+}
+
+impl Library {
+    /// The `.section` files of `folders` when given (as `ncu --section-folder`, not recursive),
+    /// else of the installation `places` lead to, else the built-in sections.
+    pub fn load(folders: &[PathBuf], places: &SearchPlaces) -> Result<Library, UsageError> {
+        for folder in folders {
+            if !folder.is_dir() {
+                return Err(UsageError::new(format!(
+                    "--section-folder {}: not a folder; give the folder that holds the .section files (Nsight Compute's is <installation>/sections)",
+                    folder.display()
+                )));
+            }
+        }
+        let (origin, dirs) = if !folders.is_empty() {
+            (Origin::Folders(folders.to_vec()), folders.to_vec())
+        } else if let Some(found) = find_installation(places) {
+            (Origin::Installation(found.clone()), vec![found])
+        } else {
+            (Origin::BuiltIn, Vec::new())
+        };
+        let mut library = Library {
+            origin,
+            sections: Vec::new(),
+            errors: Vec::new(),
+        };
+        if dirs.is_empty() {
+            for (file, text) in builtin::SECTIONS {
+                let section = parse_section(text, "built-in")
+                    .map_err(|e| UsageError::new(format!("built-in section {file}: {e}")))?;
+                library.sections.push(section);
+            }
+        }
+        for dir in &dirs {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map_err(|e| UsageError::new(format!("cannot read {}: {e}", dir.display())))?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "section"))
+                .collect();
+            files.sort();
+            for file in files {
+                let shown = file.display().to_string();
+                let read = std::fs::read_to_string(&file)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| parse_section(&text, &shown));
+                match read {
+                    Ok(section) => library.sections.push(section),
+                    Err(e) => library.errors.push((shown, e)),
+                }
+            }
+        }
+        library
+            .sections
+            .sort_by(|a, b| (a.order, &a.identifier).cmp(&(b.order, &b.identifier)));
+        Ok(library)
+    }
+
+    /// The sets the sections name, sorted.
+    pub fn sets(&self) -> Vec<&str> {
+        let mut sets: Vec<&str> = self
+            .sections
+            .iter()
+            .flat_map(|s| s.sets.iter().map(String::as_str))
+            .collect();
+        sets.sort();
+        sets.dedup();
+        sets
+    }
+
+    /// The sections `--section` and `--set` choose, each once, in library order.
+    pub fn select(
+        &self,
+        sections: &[String],
+        sets: &[String],
+    ) -> Result<Vec<&Section>, UsageError> {
+        let mut chosen = vec![false; self.sections.len()];
+        for wanted in sections {
+            let Some(at) = self
+                .sections
+                .iter()
+                .position(|s| s.identifier == *wanted)
+                .or_else(|| {
+                    self.sections
+                        .iter()
+                        .position(|s| s.identifier.eq_ignore_ascii_case(wanted))
+                })
+            else {
+                let unreadable = self
+                    .errors
+                    .iter()
+                    .find(|(file, _)| file_stem_is(file, wanted));
+                return Err(UsageError::new(match unreadable {
+                    Some((file, why)) => format!("--section {wanted}: {file} could not be read ({why}); fix the file or choose another section"),
+                    None => format!(
+                        "--section {wanted}: no such section in {}; it has {} (list them with `kreplay avail sections`)",
+                        self.origin,
+                        self.sections.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                }));
+            };
+            chosen[at] = true;
+        }
+        for set in sets {
+            let mut any = false;
+            for (at, section) in self.sections.iter().enumerate() {
+                if section.sets.iter().any(|s| s.eq_ignore_ascii_case(set)) {
+                    chosen[at] = true;
+                    any = true;
+                }
+            }
+            if !any {
+                return Err(UsageError::new(format!(
+                    "--set {set}: no section of {} belongs to it; the sets are {} (list them with `kreplay avail sections`)",
+                    self.origin,
+                    self.sets().join(", ")
+                )));
+            }
+        }
+        Ok(self
+            .sections
+            .iter()
+            .zip(chosen)
+            .filter_map(|(s, c)| c.then_some(s))
+            .collect())
+    }
+}
+
+fn file_stem_is(file: &str, name: &str) -> bool {
+    Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.eq_ignore_ascii_case(name))
+}
+
+/// The chosen sections, resolved for one chip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    pub specs: Vec<SectionSpec>,
+    /// The CUPTI metrics to collect, each once, in row order.
+    pub collect: Vec<String>,
+    /// Names no row can obtain, each once, with the reason.
+    pub unavailable: Vec<(String, String)>,
+}
+
+/// Why a metric name is not a CUPTI metric kreplay collects, if it is one of the kinds Nsight
+/// Compute handles itself.
+fn not_collected(name: &str) -> Option<&'static str> {
+    if name.starts_with("regex:") {
+        Some("regular-expression rows are not expanded")
+    } else if name.starts_with("breakdown:") {
+        Some("breakdowns are Nsight Compute's own tables")
+    } else if name.starts_with("pmsampling:") {
+        Some("PM sampling is not collected")
+    } else if name.starts_with("launch__")
+        || name.starts_with("device__")
+        || name.starts_with("profiler__")
+    {
+        Some("Nsight Compute computes it itself")
+    } else {
+        None
+    }
+}
+
+/// Every metric name a row of `sections` may read on `arch` (derived metrics expanded), that
+/// could be a CUPTI metric: what the catalog is asked about.
+pub fn candidate_metrics(sections: &[&Section], arch: Option<u32>) -> Vec<String> {
+    let definitions = definitions(sections);
+    let mut out = Vec::new();
+    for section in sections.iter().filter(|s| s.filter.matches(arch)) {
+        for row in &section.rows {
+            if let Some(name) = row.metric_for(arch) {
+                operands(name, &definitions, 0, &mut out);
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|m| seen.insert(m.clone()));
+    out
+}
+
+fn definitions<'a>(sections: &[&'a Section]) -> HashMap<&'a str, &'a str> {
+    sections
+        .iter()
+        .flat_map(|s| &s.definitions)
+        .map(|(n, e)| (n.as_str(), e.as_str()))
+        .collect()
+}
+
+/// The deepest chain of derived metrics followed.
+const MAX_DERIVED_DEPTH: usize = 16;
+
+fn operands(name: &str, definitions: &HashMap<&str, &str>, depth: usize, out: &mut Vec<String>) {
+    if LaunchAttribute::for_metric(name).is_some() || not_collected(name).is_some() {
+        return;
+    }
+    match definitions.get(name) {
+        Some(expression) if depth < MAX_DERIVED_DEPTH => {
+            for token in tokens(expression).unwrap_or_default() {
+                if let Token::Name(operand) = token {
+                    operands(&operand, definitions, depth + 1, out);
+                }
+            }
+        }
+        Some(_) => {}
+        None => out.push(name.to_string()),
+    }
+}
+
+/// Resolves `sections` for architecture `arch`, `known` saying which names are CUPTI metrics of
+/// the chip (`chip` names it in the reasons).
+pub fn resolve(
+    sections: &[&Section],
+    arch: Option<u32>,
+    chip: &str,
+    known: &dyn Fn(&str) -> bool,
+) -> Resolution {
+    let definitions = definitions(sections);
+    let mut resolution = Resolution {
+        specs: Vec::new(),
+        collect: Vec::new(),
+        unavailable: Vec::new(),
+    };
+    for section in sections.iter().filter(|s| s.filter.matches(arch)) {
+        let mut rows = Vec::new();
+        for row in &section.rows {
+            let Some(metric) = row.metric_for(arch) else {
+                continue;
+            };
+            let value = expression_for(metric, &definitions, known, chip, 0);
+            if let Some(why) = value.unavailable() {
+                if !resolution.unavailable.iter().any(|(m, _)| m == metric) {
+                    resolution
+                        .unavailable
+                        .push((metric.to_string(), why.to_string()));
+                }
+            } else {
+                let mut counters = Vec::new();
+                value.counters(&mut counters);
+                for c in counters {
+                    if !resolution.collect.iter().any(|m| m == c) {
+                        resolution.collect.push(c.to_string());
+                    }
+                }
+            }
+            let unit = match &value {
+                Expr::Launch(attribute) => Some(attribute.unit().to_string()),
+                Expr::Counter(_) => None,
+                _ => Some(String::new()),
+            };
+            rows.push(SectionRow {
+                label: row.label.clone().unwrap_or_else(|| metric.to_string()),
+                metric: metric.to_string(),
+                value,
+                unit,
+            });
+        }
+        resolution.specs.push(SectionSpec {
+            identifier: section.identifier.clone(),
+            display_name: section.display_name.clone(),
+            rows,
+        });
+    }
+    resolution
+}
+
+fn expression_for(
+    name: &str,
+    definitions: &HashMap<&str, &str>,
+    known: &dyn Fn(&str) -> bool,
+    chip: &str,
+    depth: usize,
+) -> Expr {
+    if let Some(attribute) = LaunchAttribute::for_metric(name) {
+        return Expr::Launch(attribute);
+    }
+    if let Some(why) = not_collected(name) {
+        return Expr::Unavailable(why.to_string());
+    }
+    if let Some(expression) = definitions.get(name) {
+        if depth >= MAX_DERIVED_DEPTH {
+            return Expr::Unavailable(format!(
+                "derived metrics nest deeper than {MAX_DERIVED_DEPTH}"
+            ));
+        }
+        return match parse_expression(expression) {
+            Ok(tree) => tree.map_names(&mut |operand| {
+                expression_for(operand, definitions, known, chip, depth + 1)
+            }),
+            Err(e) => {
+                Expr::Unavailable(format!("its expression '{expression}' does not parse: {e}"))
+            }
+        };
+    }
+    if known(name) {
+        Expr::Counter(name.to_string())
+    } else {
+        Expr::Unavailable(format!("not a CUPTI metric of {chip}"))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Name(String),
+    Number(String),
+    Op(char),
+}
+
+fn tokens(text: &str) -> Result<Vec<Token>, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
+        if c.is_whitespace() {
+            at += 1;
+        } else if "+-*/()".contains(c) {
+            out.push(Token::Op(c));
+            at += 1;
+        } else if c.is_ascii_digit() {
+            let start = at;
+            while at < chars.len() && (chars[at].is_ascii_digit() || chars[at] == '.') {
+                at += 1;
+            }
+            out.push(Token::Number(chars[start..at].iter().collect()));
+        } else if c.is_alphabetic() || c == '_' {
+            let start = at;
+            while at < chars.len()
+                && (chars[at].is_alphanumeric() || matches!(chars[at], '_' | '.' | ':'))
+            {
+                at += 1;
+            }
+            out.push(Token::Name(chars[start..at].iter().collect()));
+        } else {
+            return Err(format!("unexpected '{c}'"));
+        }
+    }
+    Ok(out)
+}
+
+/// A parsed expression whose names are not yet resolved.
+enum Tree {
+    Name(String),
+    Constant(f64, bool),
+    Binary(BinaryOp, Box<Tree>, Box<Tree>),
+}
+
+impl Tree {
+    fn map_names(self, resolve: &mut dyn FnMut(&str) -> Expr) -> Expr {
+        match self {
+            Tree::Name(name) => resolve(&name),
+            Tree::Constant(value, integer) => Expr::Constant { value, integer },
+            Tree::Binary(op, lhs, rhs) => Expr::Binary {
+                op,
+                lhs: Box::new(lhs.map_names(resolve)),
+                rhs: Box::new(rhs.map_names(resolve)),
+            },
+        }
+    }
+}
+
+/// Nsight Compute's derived-metric expressions (`operand op operand`), read as ordinary
+/// arithmetic (`*` and `/` before `+` and `-`, parentheses), a superset of its grammar.
+fn parse_expression(text: &str) -> Result<Tree, String> {
+    let tokens = tokens(text)?;
+    let mut at = 0;
+    let tree = sum(&tokens, &mut at)?;
+    if at != tokens.len() {
+        return Err(format!("unexpected {:?}", tokens[at]));
+    }
+    Ok(tree)
+}
+
+fn sum(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
+    let mut lhs = product(tokens, at)?;
+    while let Some(Token::Op(c @ ('+' | '-'))) = tokens.get(*at) {
+        *at += 1;
+        let op = if *c == '+' {
+            BinaryOp::Add
+        } else {
+            BinaryOp::Sub
+        };
+        lhs = Tree::Binary(op, Box::new(lhs), Box::new(product(tokens, at)?));
+    }
+    Ok(lhs)
+}
+
+fn product(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
+    let mut lhs = operand(tokens, at)?;
+    while let Some(Token::Op(c @ ('*' | '/'))) = tokens.get(*at) {
+        *at += 1;
+        let op = if *c == '*' {
+            BinaryOp::Mul
+        } else {
+            BinaryOp::Div
+        };
+        lhs = Tree::Binary(op, Box::new(lhs), Box::new(operand(tokens, at)?));
+    }
+    Ok(lhs)
+}
+
+fn operand(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
+    let token = tokens.get(*at).ok_or("the expression ends early")?;
+    *at += 1;
+    match token {
+        Token::Name(name) => Ok(Tree::Name(name.clone())),
+        Token::Number(text) => text
+            .parse::<f64>()
+            .map(|v| Tree::Constant(v, !text.contains('.')))
+            .map_err(|_| format!("bad number '{text}'")),
+        Token::Op('(') => {
+            let inner = sum(tokens, at)?;
+            match tokens.get(*at) {
+                Some(Token::Op(')')) => {
+                    *at += 1;
+                    Ok(inner)
+                }
+                _ => Err("missing ')'".into()),
+            }
+        }
+        other => Err(format!("unexpected {other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,345 @@
+use super::*;
+
+/// A section written for these tests, in the file format (not one of Nsight Compute's).
+const SAMPLE: &str = r#"
+Identifier: "Sample"
+DisplayName: "Sample Section"
+Order: 5
+Sets { Identifier: "mine" }
+Sets { Identifier: "full" }
+Header {
+  Metrics { Label: "Warps" Name: "sm__warps_launched.sum" }
+  Metrics {
+    Label: "Old Or New"
+    Name: "old__metric.sum"
+    Filter { MaxArch: CC_86 }
+    Options { Name: "new__metric.sum" Filter { MinArch: CC_90 } }
+  }
+  Metrics { Label: "Only Ranges" Name: "range__metric.sum"
+    Filter { CollectionFilter { CollectionScopes: CollectionScope_Range } } }
+}
+Body {
+  Items {
+    HorizontalContainer {
+      Items { Table { Label: "T" Metrics { Label: "Grid" Name: "launch__grid_size" } } }
+      Items { BarChart { ValueAxis { Label: "%" } Metrics { Name: "derived__per_warp" } } }
+    }
+  }
+  Items { Table { Metrics { Label: "Warps" Name: "sm__warps_launched.sum" } } }
+  Items { Timeline { MetricGroups { MetricRows { Metrics { Name: "pmsampling:x.avg" } } } } }
+  Items { Table { Metrics { Label: "Any" Name: "regex:.*__cycles" } } }
+}
+Metrics { Metrics { Label: "For rules only" Name: "rules__only.sum" } }
+MetricDefinitions {
+  MetricDefinitions { Name: "derived__per_warp" Expression: "smsp__inst_executed.sum / sm__warps_launched.sum" }
+  MetricDefinitions { Name: "derived__twice" Expression: "derived__per_warp * 2" }
+}
+"#;
+
+fn sample() -> Section {
+    parse_section(SAMPLE, "sample.section").unwrap()
+}
+
+#[test]
+fn a_section_file_gives_its_rows_sets_and_definitions() {
+    let s = sample();
+    assert_eq!(
+        (s.identifier.as_str(), s.display_name.as_str(), s.order),
+        ("Sample", "Sample Section", 5)
+    );
+    assert_eq!(s.sets, ["mine", "full"]);
+    let names: Vec<&str> = s.rows.iter().map(|r| r.base.name.as_str()).collect();
+    // Header then body, in file order; the duplicate Warps row once, the timeline and the
+    // rules-only list left out.
+    assert_eq!(
+        names,
+        [
+            "sm__warps_launched.sum",
+            "old__metric.sum",
+            "range__metric.sum",
+            "launch__grid_size",
+            "derived__per_warp",
+            "regex:.*__cycles"
+        ]
+    );
+    assert_eq!(s.definitions.len(), 2);
+    assert_eq!(s.rows[4].label, None);
+}
+
+#[test]
+fn options_and_filters_choose_the_metric_per_architecture() {
+    let s = sample();
+    let old_or_new = &s.rows[1];
+    assert_eq!(old_or_new.metric_for(Some(80)), Some("old__metric.sum"));
+    assert_eq!(old_or_new.metric_for(Some(89)), None);
+    assert_eq!(old_or_new.metric_for(Some(90)), Some("new__metric.sum"));
+    // A row only for range-based collection is never shown for kernel launches.
+    assert_eq!(s.rows[2].metric_for(Some(90)), None);
+    // Without an architecture, rows with an architecture filter are left out.
+    assert_eq!(old_or_new.metric_for(None), None);
+    assert_eq!(s.rows[0].metric_for(None), Some("sm__warps_launched.sum"));
+}
+
+#[test]
+fn resolving_gives_counters_launch_attributes_derived_values_and_reasons() {
+    let s = sample();
+    let known =
+        |m: &str| m.starts_with("sm__") || m.starts_with("smsp__") || m == "new__metric.sum";
+    assert_eq!(
+        candidate_metrics(&[&s], Some(90)),
+        [
+            "sm__warps_launched.sum",
+            "new__metric.sum",
+            "smsp__inst_executed.sum"
+        ]
+    );
+    let r = resolve(&[&s], Some(90), "GH100", &known);
+    assert_eq!(
+        r.collect,
+        [
+            "sm__warps_launched.sum",
+            "new__metric.sum",
+            "smsp__inst_executed.sum"
+        ]
+    );
+    let spec = &r.specs[0];
+    let labels: Vec<&str> = spec.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["Warps", "Old Or New", "Grid", "derived__per_warp", "Any"]
+    );
+    assert_eq!(spec.rows[2].value, Expr::Launch(LaunchAttribute::GridSize));
+    assert_eq!(
+        spec.rows[3].value,
+        Expr::Binary {
+            op: BinaryOp::Div,
+            lhs: Box::new(Expr::Counter("smsp__inst_executed.sum".into())),
+            rhs: Box::new(Expr::Counter("sm__warps_launched.sum".into())),
+        }
+    );
+    assert_eq!(
+        r.unavailable,
+        [(
+            "regex:.*__cycles".to_string(),
+            "regular-expression rows are not expanded".to_string()
+        )]
+    );
+    // On 8.6 the old metric is shown, and this chip does not know it.
+    let r = resolve(&[&s], Some(86), "GA102", &known);
+    assert!(r.unavailable.contains(&(
+        "old__metric.sum".into(),
+        "not a CUPTI metric of GA102".into()
+    )));
+}
+
+#[test]
+fn expressions_follow_precedence_parentheses_and_integer_constants() {
+    let tree = parse_expression("a + b * 2 / (c - 1.5)").unwrap();
+    let expr = tree.map_names(&mut |n| Expr::Counter(n.into()));
+    let mut counters = Vec::new();
+    expr.counters(&mut counters);
+    assert_eq!(counters, ["a", "b", "c"]);
+    let Expr::Binary {
+        op: BinaryOp::Add,
+        rhs,
+        ..
+    } = expr
+    else {
+        panic!("+ is outermost: {expr:?}");
+    };
+    let Expr::Binary {
+        op: BinaryOp::Div,
+        lhs,
+        rhs: divisor,
+    } = *rhs
+    else {
+        panic!("b * 2 / (...)");
+    };
+    assert!(matches!(
+        *lhs,
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            ..
+        }
+    ));
+    assert!(matches!(
+        *divisor,
+        Expr::Binary {
+            op: BinaryOp::Sub,
+            ..
+        }
+    ));
+    assert!(parse_expression("a +").is_err());
+    assert!(parse_expression("(a").is_err());
+    assert!(parse_expression("a $ b").is_err());
+    let Ok(Tree::Binary(_, _, two)) = parse_expression("x * 2") else {
+        panic!()
+    };
+    assert!(matches!(*two, Tree::Constant(v, true) if v == 2.0));
+}
+
+#[test]
+fn a_derived_metric_that_names_itself_ends_as_unavailable() {
+    let text = r#"Identifier: "Loop"
+Header { Metrics { Name: "derived__loop" } }
+MetricDefinitions { MetricDefinitions { Name: "derived__loop" Expression: "derived__loop + 1" } }"#;
+    let s = parse_section(text, "loop.section").unwrap();
+    let r = resolve(&[&s], Some(90), "GH100", &|_| true);
+    assert!(r.unavailable[0].1.contains("nest deeper"), "{r:?}");
+    assert!(r.collect.is_empty());
+}
+
+fn no_installation() -> SearchPlaces {
+    SearchPlaces {
+        path: Some("".into()),
+        roots: Vec::new(),
+    }
+}
+
+#[test]
+fn without_an_installation_the_built_in_sections_are_used() {
+    let library = Library::load(&[], &no_installation()).unwrap();
+    assert_eq!(library.origin, Origin::BuiltIn);
+    assert!(library.errors.is_empty());
+    let ids: Vec<&str> = library
+        .sections
+        .iter()
+        .map(|s| s.identifier.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "SpeedOfLight",
+            "LaunchStats",
+            "Occupancy",
+            "MemoryWorkloadAnalysis",
+            "ComputeWorkloadAnalysis"
+        ]
+    );
+    assert_eq!(library.sets(), ["basic", "detailed", "full"]);
+    let basic = library.select(&[], &["basic".into()]).unwrap();
+    assert_eq!(basic.len(), 3);
+    let both = library
+        .select(
+            &["occupancy".into(), "SpeedOfLight".into()],
+            &["basic".into()],
+        )
+        .unwrap();
+    assert_eq!(both.len(), 3, "each section once");
+}
+
+#[test]
+fn unknown_sections_and_sets_are_usage_errors_that_list_what_there_is() {
+    let library = Library::load(&[], &no_installation()).unwrap();
+    let e = library.select(&["SpeedOfLite".into()], &[]).unwrap_err();
+    assert!(
+        e.0.contains("no such section")
+            && e.0.contains("SpeedOfLight")
+            && e.0.contains("kreplay avail sections"),
+        "{e}"
+    );
+    let e = library.select(&[], &["roofline".into()]).unwrap_err();
+    assert!(e.0.contains("basic, detailed, full"), "{e}");
+}
+
+#[test]
+fn section_folders_are_read_and_broken_files_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Sample.section"), SAMPLE).unwrap();
+    std::fs::write(
+        dir.path().join("Broken.section"),
+        "Identifier: \"Broken\"\nHeader {\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a section").unwrap();
+    let library = Library::load(&[dir.path().to_path_buf()], &no_installation()).unwrap();
+    assert_eq!(library.sections.len(), 1);
+    assert_eq!(library.errors.len(), 1);
+    assert!(library.errors[0].1.contains("missing '}'"));
+    let e = library.select(&["Broken".into()], &[]).unwrap_err();
+    assert!(
+        e.0.contains("could not be read") && e.0.contains("Broken.section"),
+        "{e}"
+    );
+    let e = Library::load(&[dir.path().join("nope")], &no_installation()).unwrap_err();
+    assert!(e.0.contains("not a folder"), "{e}");
+}
+
+#[test]
+fn the_installation_is_found_from_ncu_on_the_path_or_the_newest_version() {
+    let root = tempfile::tempdir().unwrap();
+    for version in ["2024.1.0", "2025.3.1", "2025.10.0"] {
+        std::fs::create_dir_all(
+            root.path()
+                .join(format!("nsight-compute-{version}/sections")),
+        )
+        .unwrap();
+    }
+    // CUDA's layout: bin/ncu is a script beside the versioned installations.
+    std::fs::create_dir_all(root.path().join("bin")).unwrap();
+    std::fs::write(root.path().join("bin/ncu"), "#!/bin/sh\n").unwrap();
+    let newest = root.path().join("nsight-compute-2025.10.0/sections");
+    let places = SearchPlaces {
+        path: Some(root.path().join("bin").into_os_string()),
+        roots: Vec::new(),
+    };
+    assert_eq!(find_installation(&places), Some(newest.clone()));
+    // ncu inside an installation: its own sections.
+    let own = root.path().join("nsight-compute-2024.1.0");
+    std::fs::write(own.join("ncu"), "").unwrap();
+    let places = SearchPlaces {
+        path: Some(own.clone().into_os_string()),
+        roots: Vec::new(),
+    };
+    assert_eq!(find_installation(&places), Some(own.join("sections")));
+    // No ncu on the path: the roots.
+    let places = SearchPlaces {
+        path: Some("".into()),
+        roots: vec![(root.path().to_path_buf(), "nsight-compute-")],
+    };
+    assert_eq!(find_installation(&places), Some(newest));
+    assert_eq!(find_installation(&no_installation()), None);
+}
+
+#[test]
+fn every_built_in_section_resolves_on_gh100_with_catalog_metrics() {
+    let catalog = crate::counters::catalog_for(Some("GH100"), &[]).unwrap();
+    let library = Library::load(&[], &no_installation()).unwrap();
+    let all: Vec<&Section> = library.sections.iter().collect();
+    let known = |m: &str| catalog.describe(m).is_ok();
+    let r = resolve(&all, Some(90), "GH100", &known);
+    assert_eq!(
+        r.unavailable,
+        [],
+        "every built-in row is obtainable on GH100"
+    );
+    assert!(r.collect.len() >= 20, "{:?}", r.collect);
+    for spec in &r.specs {
+        assert!(!spec.rows.is_empty(), "{}", spec.identifier);
+    }
+}
+
+#[test]
+fn the_built_in_full_set_shares_passes_on_gh100() {
+    let catalog = crate::counters::catalog_for(Some("GH100"), &[]).unwrap();
+    let library = Library::load(&[], &no_installation()).unwrap();
+    let full = library.select(&[], &["full".into()]).unwrap();
+    let r = resolve(&full, Some(90), "GH100", &|m| catalog.describe(m).is_ok());
+    let apart: u32 = r
+        .collect
+        .iter()
+        .map(|m| catalog.passes(&[m.as_str()]).unwrap())
+        .filter(|&p| p > 1)
+        .sum();
+    let packed = crate::counters::pack(&r.collect, Some("GH100")).unwrap();
+    let executions: u32 = packed.iter().map(|(_, p)| *p).sum();
+    let all: Vec<&str> = r.collect.iter().map(String::as_str).collect();
+    let bound = catalog.passes(&all).unwrap();
+    eprintln!("full set: {} metrics, {executions} executions (CUPTI's bound {bound}, multi-pass metrics apart {apart}); groups {:?}",
+        r.collect.len(), packed.iter().map(|(g, p)| (g.counters.len(), *p)).collect::<Vec<_>>());
+    assert!(executions >= bound);
+    assert!(
+        executions < apart,
+        "sharing saves executions: {executions} vs {apart}"
+    );
+}

@@ -1,0 +1,631 @@
+//! Nsight Compute's sections over kreplay's records: per dispatch and section, the section's rows
+//! (label, unit, value) as `ncu --csv --page details` lays them out (`<o>_sections.csv`), and a
+//! per-kernel summary like `ncu --print-summary per-kernel`.
+//!
+//! A [`SectionSpec`] is a section already resolved for the run's chip (the command line reads the
+//! section files): each row says how its value is obtained ([`Expr`]): a collected counter, a
+//! launch attribute of the dispatch, an expression over those (Nsight Compute's derived
+//! metrics), or nothing (a metric this run cannot give, with the reason).
+
+use crate::error::FormatError;
+use crate::numbers::{quoted, shortest};
+use crate::output::{output_path, suffix, write_file};
+use crate::records::{AgentInfo, DispatchRecord, KernelSymbol};
+use crate::run::{ProcessRun, RunData};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One section, resolved for the run's chip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SectionSpec {
+    /// Nsight Compute's section identifier (`SpeedOfLight`).
+    pub identifier: String,
+    /// Its display name (`GPU Speed Of Light Throughput`), the CSV's "Section Name".
+    pub display_name: String,
+    pub rows: Vec<SectionRow>,
+}
+
+/// One row of a section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SectionRow {
+    /// The section's label for it (its metric name when the section gives none).
+    pub label: String,
+    /// The metric the section names for this chip.
+    pub metric: String,
+    /// How the value is obtained.
+    pub value: Expr,
+    /// The unit, when not the collected counter's own (derived metrics: none; launch
+    /// attributes: theirs).
+    pub unit: Option<String>,
+}
+
+/// A launch attribute Nsight Compute reports as a `launch__*` or `device__attribute_*` metric,
+/// from kreplay's dispatch, kernel and device records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchAttribute {
+    GridSize,
+    BlockSize,
+    ThreadCount,
+    RegistersPerThread,
+    SharedMemPerBlockStatic,
+    SharedMemPerBlockDynamic,
+    SmCount,
+    MaxThreadsPerSm,
+}
+
+impl LaunchAttribute {
+    /// The attribute Nsight Compute's metric `name` stands for.
+    pub fn for_metric(name: &str) -> Option<LaunchAttribute> {
+        Some(match name {
+            "launch__grid_size" => LaunchAttribute::GridSize,
+            "launch__block_size" => LaunchAttribute::BlockSize,
+            "launch__thread_count" => LaunchAttribute::ThreadCount,
+            "launch__registers_per_thread" => LaunchAttribute::RegistersPerThread,
+            "launch__shared_mem_per_block_static" => LaunchAttribute::SharedMemPerBlockStatic,
+            "launch__shared_mem_per_block_dynamic" => LaunchAttribute::SharedMemPerBlockDynamic,
+            "launch__sm_count" | "device__attribute_multiprocessor_count" => {
+                LaunchAttribute::SmCount
+            }
+            "device__attribute_max_threads_per_multi_processor" => LaunchAttribute::MaxThreadsPerSm,
+            _ => return None,
+        })
+    }
+
+    /// Its unit, as Nsight Compute states it.
+    pub fn unit(self) -> &'static str {
+        match self {
+            LaunchAttribute::GridSize | LaunchAttribute::BlockSize => "",
+            LaunchAttribute::ThreadCount => "thread",
+            LaunchAttribute::RegistersPerThread => "register/thread",
+            LaunchAttribute::SharedMemPerBlockStatic
+            | LaunchAttribute::SharedMemPerBlockDynamic => "byte/block",
+            LaunchAttribute::SmCount => "SM",
+            LaunchAttribute::MaxThreadsPerSm => "thread",
+        }
+    }
+
+    fn value(
+        self,
+        dispatch: &DispatchRecord,
+        kernel: Option<&KernelSymbol>,
+        agent: Option<&AgentInfo>,
+    ) -> Option<f64> {
+        let product = |v: [u32; 3]| v.iter().map(|&x| f64::from(x)).product::<f64>();
+        Some(match self {
+            LaunchAttribute::GridSize => product(dispatch.grid),
+            LaunchAttribute::BlockSize => product(dispatch.block),
+            LaunchAttribute::ThreadCount => product(dispatch.grid) * product(dispatch.block),
+            LaunchAttribute::RegistersPerThread => f64::from(kernel?.registers),
+            LaunchAttribute::SharedMemPerBlockStatic => f64::from(kernel?.static_shared_bytes),
+            LaunchAttribute::SharedMemPerBlockDynamic => f64::from(dispatch.dynamic_shared_bytes),
+            LaunchAttribute::SmCount => f64::from(agent?.sm_count),
+            LaunchAttribute::MaxThreadsPerSm => match agent?.max_threads_per_sm {
+                0 => return None,
+                n => f64::from(n),
+            },
+        })
+    }
+}
+
+/// How a row's value is obtained.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expr {
+    /// A collected counter, by the name it was requested as.
+    Counter(String),
+    Launch(LaunchAttribute),
+    /// A constant; `integer` as Nsight Compute's derived-metric grammar types it (an integer 0
+    /// divisor leaves the left-hand side unchanged).
+    Constant {
+        value: f64,
+        integer: bool,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// Not obtainable in this run, and why (shown as `n/a`).
+    Unavailable(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl Expr {
+    /// Every counter the expression reads.
+    pub fn counters<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Expr::Counter(name) => out.push(name),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.counters(out);
+                rhs.counters(out);
+            }
+            _ => {}
+        }
+    }
+
+    /// The first reason the expression cannot be evaluated in this run, if any.
+    pub fn unavailable(&self) -> Option<&str> {
+        match self {
+            Expr::Unavailable(why) => Some(why),
+            Expr::Binary { lhs, rhs, .. } => lhs.unavailable().or_else(|| rhs.unavailable()),
+            _ => None,
+        }
+    }
+
+    /// The value for one dispatch; `None` when a counter or attribute is missing.
+    pub fn eval(&self, at: &DispatchValues) -> Option<f64> {
+        match self {
+            Expr::Counter(name) => at.counters.get(name.as_str()).copied(),
+            Expr::Launch(attribute) => attribute.value(at.first, at.kernel, at.agent),
+            Expr::Constant { value, .. } => Some(*value),
+            Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (lhs.eval(at)?, rhs.eval(at)?);
+                Some(match op {
+                    BinaryOp::Add => a + b,
+                    BinaryOp::Sub => a - b,
+                    BinaryOp::Mul => a * b,
+                    BinaryOp::Div => match **rhs {
+                        Expr::Constant { integer: true, .. } if b == 0.0 => a,
+                        _ => a / b,
+                    },
+                })
+            }
+            Expr::Unavailable(_) => None,
+        }
+    }
+}
+
+/// What a dispatch measured over all its passes: every counter once (the pass that collected
+/// it), with its first record for the launch attributes.
+pub struct DispatchValues<'a> {
+    pub first: &'a DispatchRecord,
+    pub kernel: Option<&'a KernelSymbol>,
+    pub agent: Option<&'a AgentInfo>,
+    pub counters: HashMap<&'a str, f64>,
+}
+
+/// The dispatches of a process in dispatch order, their passes merged.
+fn dispatch_values(process: &ProcessRun) -> Vec<DispatchValues<'_>> {
+    let mut by_id: BTreeMap<u64, DispatchValues<'_>> = BTreeMap::new();
+    for record in &process.dispatches {
+        let entry = by_id
+            .entry(record.dispatch_id)
+            .or_insert_with(|| DispatchValues {
+                first: record,
+                kernel: process.kernel(record.kernel_id),
+                agent: process
+                    .agents
+                    .iter()
+                    .find(|a| a.agent_id == record.agent_id),
+                counters: HashMap::new(),
+            });
+        for sample in &record.counters {
+            entry
+                .counters
+                .entry(sample.name.as_str())
+                .or_insert(sample.value);
+        }
+    }
+    by_id.into_values().collect()
+}
+
+/// The unit of a row: its own, else the collected counter's.
+fn row_unit<'a>(row: &'a SectionRow, process: &'a ProcessRun) -> &'a str {
+    if let Some(unit) = &row.unit {
+        return unit;
+    }
+    match &row.value {
+        Expr::Counter(name) => process
+            .counters
+            .iter()
+            .find(|c| &c.name == name)
+            .map(|c| c.unit.as_str())
+            .unwrap_or(""),
+        _ => "",
+    }
+}
+
+/// `v` as the sections page prints it: base units, no thousands separators, the shortest digits
+/// that read back the same; `n/a` when it could not be obtained.
+fn value_text(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v.is_finite() => shortest(v),
+        _ => "n/a".to_string(),
+    }
+}
+
+/// Nsight Compute's compute capability of a chip (`GH100` → 9.0), when known.
+pub fn chip_compute_capability(chip: &str) -> Option<(u32, u32)> {
+    let chip = chip.to_ascii_uppercase();
+    Some(match chip.as_str() {
+        "GV100" => (7, 0),
+        "GV11B" => (7, 2),
+        "GA100" => (8, 0),
+        "GA10B" => (8, 7),
+        "GH100" => (9, 0),
+        "GB100" | "GB102" => (10, 0),
+        "GB110" => (10, 3),
+        "GB10B" => (11, 0),
+        "GB20B" => (12, 1),
+        c if c.starts_with("TU") => (7, 5),
+        c if c.starts_with("GA10") => (8, 6),
+        c if c.starts_with("AD10") => (8, 9),
+        c if c.starts_with("GB20") => (12, 0),
+        _ => return None,
+    })
+}
+
+fn dims(v: [u32; 3]) -> String {
+    format!("({}, {}, {})", v[0], v[1], v[2])
+}
+
+/// The CSV header, Nsight Compute's `--csv --page details` columns.
+const HEADER: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
+
+/// Writes `<name>_sections.csv` in `dir`: one line per dispatch, section and row. `ID` counts
+/// the dispatches of the run from 0 in dispatch order, process by process, as Nsight Compute
+/// numbers profiled kernels.
+pub fn write_sections_csv(
+    run: &RunData,
+    sections: &[SectionSpec],
+    dir: &Path,
+    name: &str,
+) -> Result<PathBuf, FormatError> {
+    let path = output_path(dir, name, suffix::SECTIONS)?;
+    write_file(&path, |out| {
+        writeln!(out, "{HEADER}")?;
+        let mut id = 0u64;
+        for process in &run.processes {
+            let process_name = process
+                .process
+                .command
+                .first()
+                .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
+                .unwrap_or_default();
+            for at in dispatch_values(process) {
+                let kernel = at.kernel.map(|k| k.demangled_name.as_str()).unwrap_or("");
+                let cc = at
+                    .agent
+                    .and_then(|a| chip_compute_capability(&a.chip))
+                    .map(|(major, minor)| format!("{major}.{minor}"))
+                    .unwrap_or_default();
+                let fixed = [
+                    id.to_string(),
+                    process.process.pid.to_string(),
+                    process_name.clone(),
+                    process.process.hostname.clone(),
+                    kernel.to_string(),
+                    String::new(),
+                    at.first.stream_id.to_string(),
+                    dims(at.first.block),
+                    dims(at.first.grid),
+                    at.first.agent_id.to_string(),
+                    cc,
+                ];
+                let fixed: Vec<String> = fixed.iter().map(|f| quoted(f)).collect();
+                let fixed = fixed.join(",");
+                for section in sections {
+                    for row in &section.rows {
+                        writeln!(
+                            out,
+                            "{fixed},{},{},{},{}",
+                            quoted(&section.display_name),
+                            quoted(&row.label),
+                            quoted(row_unit(row, process)),
+                            quoted(&value_text(row.value.eval(&at)))
+                        )?;
+                    }
+                }
+                id += 1;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(path)
+}
+
+/// Per kernel (by name, first dispatched first) and section: each row's minimum, maximum and
+/// average over the kernel's dispatches, as `ncu --print-summary per-kernel` shows them.
+pub fn render_sections_summary(run: &RunData, sections: &[SectionSpec]) -> String {
+    let mut text = String::new();
+    for process in &run.processes {
+        let values = dispatch_values(process);
+        let mut kernels: Vec<(&str, Vec<&DispatchValues<'_>>)> = Vec::new();
+        for at in &values {
+            let name = at.kernel.map(|k| k.demangled_name.as_str()).unwrap_or("?");
+            match kernels.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, list)) => list.push(at),
+                None => kernels.push((name, vec![at])),
+            }
+        }
+        for (name, list) in kernels {
+            let first = list[0].first;
+            text.push_str(&format!(
+                "  {name} {} x {}, Device {}, Invocations {} (process {})\n",
+                dims(first.grid),
+                dims(first.block),
+                first.agent_id,
+                list.len(),
+                process.process.pid
+            ));
+            for section in sections {
+                text.push_str(&format!("    Section: {}\n", section.display_name));
+                let mut lines = vec![[
+                    "Metric Name".to_string(),
+                    "Metric Unit".to_string(),
+                    "Minimum".to_string(),
+                    "Maximum".to_string(),
+                    "Average".to_string(),
+                ]];
+                for row in &section.rows {
+                    let seen: Vec<f64> = list
+                        .iter()
+                        .filter_map(|at| row.value.eval(at))
+                        .filter(|v| v.is_finite())
+                        .collect();
+                    let (min, max, avg) = if seen.is_empty() {
+                        (None, None, None)
+                    } else {
+                        let min = seen.iter().copied().fold(f64::INFINITY, f64::min);
+                        let max = seen.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                        (
+                            Some(min),
+                            Some(max),
+                            Some(seen.iter().sum::<f64>() / seen.len() as f64),
+                        )
+                    };
+                    lines.push([
+                        row.label.clone(),
+                        row_unit(row, process).to_string(),
+                        value_text(min),
+                        value_text(max),
+                        value_text(avg),
+                    ]);
+                }
+                let widths: Vec<usize> = (0..5)
+                    .map(|c| {
+                        lines
+                            .iter()
+                            .map(|l| l[c].chars().count())
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .collect();
+                for line in &lines {
+                    let cells: Vec<String> = line
+                        .iter()
+                        .zip(&widths)
+                        .enumerate()
+                        .map(|(c, (cell, &w))| {
+                            if c < 2 {
+                                format!("{cell:<w$}")
+                            } else {
+                                format!("{cell:>w$}")
+                            }
+                        })
+                        .collect();
+                    text.push_str(&format!("    {}\n", cells.join("  ").trim_end()));
+                }
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{CounterInfo, CounterSample, ProcessInfo};
+
+    fn process() -> ProcessRun {
+        let mut p = ProcessRun::new(ProcessInfo {
+            pid: 42,
+            ppid: 1,
+            hostname: "host".into(),
+            command: vec!["/bin/app".into()],
+            start_ns: 0,
+            end_ns: 0,
+            rank: None,
+            size: None,
+            cache_control: Default::default(),
+        });
+        p.agents.push(AgentInfo {
+            agent_id: 0,
+            name: "NVIDIA H200".into(),
+            chip: "GH100".into(),
+            sm_count: 132,
+            global_memory_bytes: 0,
+            pci_location: String::new(),
+            max_threads_per_sm: 2048,
+            shared_memory_per_sm_bytes: 0,
+        });
+        p.kernels.push(KernelSymbol {
+            kernel_id: 7,
+            mangled_name: "_Z1kv".into(),
+            demangled_name: "k()".into(),
+            registers: 32,
+            static_shared_bytes: 1024,
+            local_bytes: 0,
+            param_bytes: 0,
+        });
+        p.counters.push(CounterInfo {
+            name: "dram__bytes_read.sum".into(),
+            metric: "dram__bytes_read.sum".into(),
+            description: String::new(),
+            unit: "byte".into(),
+        });
+        for (dispatch, pass, name, value) in [
+            (1, 0, "dram__bytes_read.sum", 100.0),
+            (1, 1, "gpu__time_duration.sum", 4.0),
+            (2, 0, "dram__bytes_read.sum", 300.0),
+            (2, 1, "gpu__time_duration.sum", 0.0),
+        ] {
+            p.dispatches.push(DispatchRecord {
+                dispatch_id: dispatch,
+                replay_pass: Some(pass),
+                correlation_id: dispatch,
+                agent_id: 0,
+                stream_id: 3,
+                pid: 42,
+                tid: 42,
+                kernel_id: 7,
+                grid: [64, 2, 1],
+                block: [256, 1, 1],
+                dynamic_shared_bytes: 0,
+                start_ns: 0,
+                end_ns: 0,
+                counters: vec![CounterSample {
+                    name: name.into(),
+                    value,
+                }],
+            });
+        }
+        p
+    }
+
+    fn counter(name: &str) -> Box<Expr> {
+        Box::new(Expr::Counter(name.into()))
+    }
+
+    fn section() -> SectionSpec {
+        let row = |label: &str, value: Expr, unit: Option<&str>| SectionRow {
+            label: label.into(),
+            metric: label.into(),
+            value,
+            unit: unit.map(String::from),
+        };
+        SectionSpec {
+            identifier: "Mem".into(),
+            display_name: "Memory".into(),
+            rows: vec![
+                row(
+                    "DRAM Read",
+                    Expr::Counter("dram__bytes_read.sum".into()),
+                    None,
+                ),
+                row(
+                    "Bytes per ns",
+                    Expr::Binary {
+                        op: BinaryOp::Div,
+                        lhs: counter("dram__bytes_read.sum"),
+                        rhs: counter("gpu__time_duration.sum"),
+                    },
+                    Some("byte/nsecond"),
+                ),
+                row(
+                    "Over integer 0",
+                    Expr::Binary {
+                        op: BinaryOp::Div,
+                        lhs: counter("dram__bytes_read.sum"),
+                        rhs: Box::new(Expr::Constant {
+                            value: 0.0,
+                            integer: true,
+                        }),
+                    },
+                    None,
+                ),
+                row(
+                    "Threads",
+                    Expr::Launch(LaunchAttribute::ThreadCount),
+                    Some("thread"),
+                ),
+                row(
+                    "Registers",
+                    Expr::Launch(LaunchAttribute::RegistersPerThread),
+                    Some("register/thread"),
+                ),
+                row("Peak", Expr::Unavailable("not a CUPTI metric".into()), None),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_csv_has_one_line_per_dispatch_and_row_with_passes_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunData {
+            processes: vec![process()],
+        };
+        let path = write_sections_csv(&run, &[section()], dir.path(), "out").unwrap();
+        assert!(path.ends_with("out_sections.csv"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], HEADER);
+        assert_eq!(lines.len(), 1 + 2 * 6);
+        assert_eq!(
+            lines[1],
+            "\"0\",\"42\",\"app\",\"host\",\"k()\",\"\",\"3\",\"(256, 1, 1)\",\"(64, 2, 1)\",\"0\",\"9.0\",\"Memory\",\"DRAM Read\",\"byte\",\"100\""
+        );
+        assert!(
+            lines[2].ends_with("\"Bytes per ns\",\"byte/nsecond\",\"25\""),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            lines[3].ends_with("\"Over integer 0\",\"\",\"100\""),
+            "{}",
+            lines[3]
+        );
+        assert!(
+            lines[4].ends_with("\"Threads\",\"thread\",\"32768\""),
+            "{}",
+            lines[4]
+        );
+        assert!(
+            lines[5].ends_with("\"Registers\",\"register/thread\",\"32\""),
+            "{}",
+            lines[5]
+        );
+        assert!(lines[6].ends_with("\"Peak\",\"\",\"n/a\""), "{}", lines[6]);
+        // The second dispatch: ID 1; a float division by a measured 0 is not a number.
+        assert!(lines[7].starts_with("\"1\","), "{}", lines[7]);
+        assert!(
+            lines[8].ends_with("\"Bytes per ns\",\"byte/nsecond\",\"n/a\""),
+            "{}",
+            lines[8]
+        );
+    }
+
+    #[test]
+    fn the_summary_gives_min_max_and_average_per_kernel() {
+        let run = RunData {
+            processes: vec![process()],
+        };
+        let text = render_sections_summary(&run, &[section()]);
+        assert!(
+            text.contains("k() (64, 2, 1) x (256, 1, 1), Device 0, Invocations 2"),
+            "{text}"
+        );
+        assert!(text.contains("Section: Memory"), "{text}");
+        let dram = text.lines().find(|l| l.contains("DRAM Read")).unwrap();
+        let cells: Vec<&str> = dram.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            ["DRAM", "Read", "byte", "100", "300", "200"],
+            "{text}"
+        );
+        let peak = text.lines().find(|l| l.contains("Peak")).unwrap();
+        assert_eq!(
+            peak.split_whitespace().collect::<Vec<_>>(),
+            ["Peak", "n/a", "n/a", "n/a"]
+        );
+    }
+
+    #[test]
+    fn compute_capabilities_of_known_chips() {
+        assert_eq!(chip_compute_capability("GH100"), Some((9, 0)));
+        assert_eq!(chip_compute_capability("ad102"), Some((8, 9)));
+        assert_eq!(chip_compute_capability("GA104"), Some((8, 6)));
+        assert_eq!(chip_compute_capability("SIM"), None);
+    }
+}
