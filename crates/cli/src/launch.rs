@@ -11,7 +11,7 @@ use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
 use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
 use kreplay_format::output::TEMP_NAME_OVERHEAD;
-use kreplay_format::sections_out::{render_sections_summary, write_sections_csv};
+use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
     kernel_stats, render_summary, write_stats_csv, write_summary_file,
 };
@@ -154,10 +154,7 @@ fn post_process(
         files.extend(write_stats_csv(run, dir, name)?);
     }
     if !spec.sections.is_empty() {
-        if spec.formats.contains(&OutputFormat::Csv) {
-            files.push(write_sections_csv(run, &spec.sections, dir, name)?);
-        }
-        let text = render_sections_summary(run, &spec.sections);
+        let text = render_sections_summary(run);
         if !text.is_empty() {
             summaries.push((
                 SummaryOutput::Stderr,
@@ -746,10 +743,14 @@ fn collect_and_write(
             summaries: Vec::new(),
         }
     };
-    let data = match read_databases(&databases) {
+    let mut data = match read_databases(&databases) {
         Ok(data) => data,
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
+    // The sections were resolved here, before the run: every output of every process gets them.
+    for process in &mut data.processes {
+        process.process.sections = spec.sections.clone();
+    }
     crate::counters::forget_stale_identities(
         data.processes
             .iter()

@@ -336,6 +336,7 @@ mod tests {
             rank: None,
             size: None,
             cache_control: kreplay_format::CacheControl::All,
+            sections: Vec::new(),
         });
         p.kernels.push(KernelSymbol {
             kernel_id: 1,

@@ -677,9 +677,13 @@ struct CallbackRecords<C> {
 }
 
 #[derive(Serialize)]
-struct Extension<C, W> {
+struct Extension<C, W, S> {
     replay_costs: C,
     warnings: W,
+    /// The rows of Nsight Compute's sections per dispatch (`--section`, `--set`); left out
+    /// without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sections: Option<S>,
 }
 
 /// One process object, written piece by piece.
@@ -732,6 +736,8 @@ impl Serialize for ProcessJson<'_> {
             &Extension {
                 replay_costs: Array(|| run.costs.iter().map(AsValue)),
                 warnings: Array(|| run.warnings.iter().map(AsValue)),
+                sections: (!run.process.sections.is_empty())
+                    .then_some(Array(|| crate::sections_out::section_values(run))),
             },
         )?;
         process.serialize_entry(

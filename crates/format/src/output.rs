@@ -113,7 +113,8 @@ pub(crate) fn output_path(dir: &Path, name: &str, suffix: &str) -> Result<PathBu
 /// Writes the run in each of `formats` and returns the paths written:
 /// - rocpd: `<dir>/<name>_results.db`, every process merged into one database;
 /// - csv: `<dir>/<name>_counter_collection.csv` (always), plus `_kernel_trace.csv`,
-///   `_agent_info.csv` and `_replay_cost.csv` when they have rows;
+///   `_agent_info.csv` and `_replay_cost.csv` when they have rows, and `_sections.csv` when the
+///   run was asked for Nsight Compute's sections;
 /// - json: `<dir>/<name>_results.json`;
 /// - pftrace: `<dir>/<name>_results.pftrace` (a Perfetto trace).
 ///
@@ -137,7 +138,12 @@ pub fn write_outputs(
                 write_rocpd(run, &path)?;
                 written.push(path);
             }
-            OutputFormat::Csv => written.extend(csv_out::write_csv(run, dir, name)?),
+            OutputFormat::Csv => {
+                written.extend(csv_out::write_csv(run, dir, name)?);
+                if crate::sections_out::has_sections(run) {
+                    written.push(crate::sections_out::write_sections_csv(run, dir, name)?);
+                }
+            }
             OutputFormat::Json => {
                 let path = output_path(dir, name, suffix::RESULTS_JSON)?;
                 json_out::write_json(run, &path)?;
@@ -228,11 +234,14 @@ mod tests {
     #[test]
     fn every_file_written_ends_with_a_listed_suffix_and_every_suffix_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let run = RunData::from_records(crate::testdata::recorded_run(7));
+        let mut run = RunData::from_records(crate::testdata::recorded_run(7));
+        run.processes[0].process.sections = vec![crate::sections_out::SectionSpec {
+            identifier: "S".into(),
+            display_name: "S".into(),
+            rows: Vec::new(),
+        }];
         let mut written = write_outputs(&run, dir.path(), "out", &OutputFormat::ALL).unwrap();
         written.extend(crate::stats_out::write_stats_csv(&run, dir.path(), "out").unwrap());
-        written
-            .push(crate::sections_out::write_sections_csv(&run, &[], dir.path(), "out").unwrap());
         let mut seen: Vec<&str> = written
             .iter()
             .map(|path| {

@@ -27,6 +27,11 @@ pub struct ProcessInfo {
     /// `--cache-control` of the run, recorded in every output.
     #[serde(default)]
     pub cache_control: CacheControl,
+    /// Nsight Compute's sections the run was asked for (`--section`, `--set`), resolved for the
+    /// device; the command line adds them when it merges the process's records, so that every
+    /// output (and `kreplay convert`) can show their rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<crate::sections_out::SectionSpec>,
 }
 
 /// Nsight Compute's `--cache-control`: whether every measured execution of a kernel starts with

@@ -144,6 +144,7 @@ pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
         start_ns: 0,
         end_ns: 0,
         cache_control: CacheControl::default(),
+        sections: Vec::new(),
     }
 }
 
@@ -260,6 +261,10 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
             size: launcher("size"),
             cache_control: launcher("cache_control")
                 .and_then(|text| CacheControl::parse(&text))
+                .unwrap_or_default(),
+            sections: serde_json::from_str::<serde_json::Value>(&extdata)
+                .ok()
+                .and_then(|v| serde_json::from_value(v.get("sections")?.clone()).ok())
                 .unwrap_or_default(),
         };
         processes.push(read_process(&conn, path, &guid, process)?);
@@ -689,6 +694,7 @@ mod tests {
             let mut records = vec![Record::Process(ProcessInfo {
                 pid, ppid, hostname, command, start_ns, end_ns, rank: None, size: None,
                 cache_control: if cache_all { CacheControl::All } else { CacheControl::None },
+                sections: Vec::new(),
             })];
             for (i, agent_id) in agent_ids.iter().enumerate() {
                 records.push(Record::Agent(AgentInfo {

@@ -273,15 +273,50 @@ fn dims(v: [u32; 3]) -> String {
 /// The CSV header, Nsight Compute's `--csv --page details` columns.
 const HEADER: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
 
-/// Writes `<name>_sections.csv` in `dir`: one line per dispatch, section and row. `ID` counts
-/// the dispatches of the run from 0 in dispatch order, process by process, as Nsight Compute
-/// numbers profiled kernels.
-pub fn write_sections_csv(
-    run: &RunData,
-    sections: &[SectionSpec],
-    dir: &Path,
-    name: &str,
-) -> Result<PathBuf, FormatError> {
+/// One row's value for one dispatch, as the JSON output lists it (`kreplay.sections`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SectionValue<'a> {
+    pub dispatch_id: u64,
+    pub section: &'a str,
+    pub label: &'a str,
+    pub metric: &'a str,
+    pub unit: &'a str,
+    /// `None` where it could not be obtained (`n/a` in the CSV).
+    pub value: Option<f64>,
+}
+
+/// Every row of the process's sections for every dispatch, in dispatch order.
+pub fn section_values(process: &ProcessRun) -> Vec<SectionValue<'_>> {
+    let mut out = Vec::new();
+    if process.process.sections.is_empty() {
+        return out;
+    }
+    for at in dispatch_values(process) {
+        for section in &process.process.sections {
+            for row in &section.rows {
+                out.push(SectionValue {
+                    dispatch_id: at.first.dispatch_id,
+                    section: &section.display_name,
+                    label: &row.label,
+                    metric: &row.metric,
+                    unit: row_unit(row, process),
+                    value: row.value.eval(&at).filter(|v| v.is_finite()),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether any process of `run` was asked for sections.
+pub fn has_sections(run: &RunData) -> bool {
+    run.processes.iter().any(|p| !p.process.sections.is_empty())
+}
+
+/// Writes `<name>_sections.csv` in `dir`: one line per dispatch, section of its process and row.
+/// `ID` counts the dispatches of the run from 0 in dispatch order, process by process, as
+/// Nsight Compute numbers profiled kernels.
+pub fn write_sections_csv(run: &RunData, dir: &Path, name: &str) -> Result<PathBuf, FormatError> {
     let path = output_path(dir, name, suffix::SECTIONS)?;
     write_file(&path, |out| {
         writeln!(out, "{HEADER}")?;
@@ -315,7 +350,7 @@ pub fn write_sections_csv(
                 ];
                 let fixed: Vec<String> = fixed.iter().map(|f| quoted(f)).collect();
                 let fixed = fixed.join(",");
-                for section in sections {
+                for section in &process.process.sections {
                     for row in &section.rows {
                         writeln!(
                             out,
@@ -337,9 +372,13 @@ pub fn write_sections_csv(
 
 /// Per kernel (by name, first dispatched first) and section: each row's minimum, maximum and
 /// average over the kernel's dispatches, as `ncu --print-summary per-kernel` shows them.
-pub fn render_sections_summary(run: &RunData, sections: &[SectionSpec]) -> String {
+pub fn render_sections_summary(run: &RunData) -> String {
     let mut text = String::new();
     for process in &run.processes {
+        let sections = &process.process.sections;
+        if sections.is_empty() {
+            continue;
+        }
         let values = dispatch_values(process);
         let mut kernels: Vec<(&str, Vec<&DispatchValues<'_>>)> = Vec::new();
         for at in &values {
@@ -439,6 +478,7 @@ mod tests {
             rank: None,
             size: None,
             cache_control: Default::default(),
+            sections: Vec::new(),
         });
         p.agents.push(AgentInfo {
             agent_id: 0,
@@ -553,10 +593,10 @@ mod tests {
     #[test]
     fn the_csv_has_one_line_per_dispatch_and_row_with_passes_merged() {
         let dir = tempfile::tempdir().unwrap();
-        let run = RunData {
-            processes: vec![process()],
-        };
-        let path = write_sections_csv(&run, &[section()], dir.path(), "out").unwrap();
+        let mut p = process();
+        p.process.sections = vec![section()];
+        let run = RunData { processes: vec![p] };
+        let path = write_sections_csv(&run, dir.path(), "out").unwrap();
         assert!(path.ends_with("out_sections.csv"));
         let text = std::fs::read_to_string(path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -598,10 +638,14 @@ mod tests {
 
     #[test]
     fn the_summary_gives_min_max_and_average_per_kernel() {
+        let mut p = process();
+        p.process.sections = vec![section()];
         let run = RunData {
-            processes: vec![process()],
+            processes: vec![p, process()],
         };
-        let text = render_sections_summary(&run, &[section()]);
+        // The second process was asked for no sections: nothing of it.
+        let text = render_sections_summary(&run);
+        assert_eq!(text.matches("Invocations").count(), 1, "{text}");
         assert!(
             text.contains("k() (64, 2, 1) x (256, 1, 1), Device 0, Invocations 2"),
             "{text}"

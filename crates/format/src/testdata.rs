@@ -18,6 +18,7 @@ pub(crate) fn process(pid: u32) -> ProcessInfo {
         start_ns: 1_700_000_000_000_000_000 + u64::from(pid),
         end_ns: 0,
         cache_control: CacheControl::All,
+        sections: Vec::new(),
     }
 }
 

@@ -382,6 +382,7 @@ fn process_info(pid: u32, cache_control: kreplay_format::CacheControl) -> Proces
             std::env::var(name).ok()
         }),
         cache_control,
+        sections: Vec::new(),
     }
 }
 

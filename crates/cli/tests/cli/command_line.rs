@@ -491,6 +491,7 @@ fn fixture_db(path: &Path) {
         rank: None,
         size: None,
         cache_control: kreplay_format::CacheControl::All,
+        sections: Vec::new(),
     }));
     writer.send(Record::Agent(AgentInfo {
         agent_id: 0,

@@ -63,7 +63,9 @@ fn a_set_collects_its_sections_and_writes_their_rows_per_dispatch() {
         dir.path(),
         &replay(
             &sections,
-            &["--set", "simset", "-f", "csv", "-d", "OUT", "-o", "run"],
+            &[
+                "--set", "simset", "-f", "csv", "rocpd", "json", "-d", "OUT", "-o", "run",
+            ],
         ),
     );
     let stderr = text(&out.stderr);
@@ -145,6 +147,45 @@ fn a_set_collects_its_sections_and_writes_their_rows_per_dispatch() {
         complete >= 5,
         "{complete} of {dispatches} dispatches have every counter"
     );
+    // The database keeps the sections: `kreplay convert` writes the same page, and the JSON
+    // lists the same rows.
+    let page = std::fs::read_to_string(dir.path().join("OUT/run_sections.csv")).unwrap();
+    let converted = kreplay(
+        dir.path(),
+        &[
+            "convert",
+            "-i",
+            "OUT/run_results.db",
+            "-f",
+            "csv",
+            "json",
+            "-d",
+            "CONV",
+            "-o",
+            "run",
+        ],
+    );
+    assert_eq!(
+        converted.status.code(),
+        Some(0),
+        "{}",
+        text(&converted.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("CONV/run_sections.csv")).unwrap(),
+        page
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("OUT/run_results.json")).unwrap(),
+    )
+    .unwrap();
+    let listed = json["rocprofiler-sdk-tool"][0]["kreplay"]["sections"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no kreplay.sections in {}", &json.to_string()[..300]));
+    assert_eq!(listed.len(), rows.len());
+    assert_eq!(listed[0]["label"], "Warps");
+    assert_eq!(listed[4]["value"], serde_json::Value::Null);
+
     // The summary per kernel on stderr.
     assert!(stderr.contains("kreplay: sections per kernel"), "{stderr}");
     assert!(

@@ -132,6 +132,9 @@ impl RowInserter {
                 extdata[key] = serde_json::json!(value);
             }
         }
+        if !process.sections.is_empty() {
+            extdata["sections"] = serde_json::json!(process.sections);
+        }
         let extdata = extdata.to_string();
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
         // rocpd's views join every table's `pid` to this row's id: the operating system's pid

@@ -175,6 +175,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         rank: launcher_rank(RANK_VARIABLES, |name| std::env::var(name).ok()),
         size: launcher_rank(SIZE_VARIABLES, |name| std::env::var(name).ok()),
         cache_control: config.cache_control,
+        sections: Vec::new(),
     });
     engine.register_counters(counter_infos(&config));
 
