@@ -174,6 +174,16 @@ pub struct ProfileArgs {
     #[arg(long = "set", value_name = "NAME", action = ArgAction::Append, help_heading = "Nsight Compute sections")]
     pub sets: Vec<String>,
 
+    /// Which rows of each section to collect and show, as `ncu --print-details`: `header` (the
+    /// default, what `ncu --page details` prints), `body` (its tables and charts) or `all`.
+    #[arg(
+        long = "print-details",
+        value_enum,
+        value_name = "PART",
+        help_heading = "Nsight Compute sections"
+    )]
+    pub print_details: Option<crate::sections::Details>,
+
     /// A folder of `.section` files to use instead of Nsight Compute's (repeatable).
     #[arg(long = "section-folder", value_name = "DIR", action = ArgAction::Append, help_heading = "Nsight Compute sections")]
     pub section_folders: Vec<PathBuf>,

@@ -222,32 +222,33 @@ fn pmc_check(out: &mut dyn Write, chip: Option<&str>, names: &[String]) -> anyho
 }
 
 /// `kreplay avail sections`: where the sections come from, then one line per section
-/// (identifier, display name, sets, rows; with a chip, its metrics and passes there), then the
-/// files that could not be read.
+/// (identifier, display name, sets, header and body rows; with a chip, the metrics of its header
+/// rows and their passes there), then the files that could not be read.
 fn sections(
     out: &mut impl Write,
     chip: Option<&str>,
     folders: &[std::path::PathBuf],
 ) -> anyhow::Result<i32> {
-    use crate::sections::{resolve, Library, SearchPlaces};
+    use crate::sections::{resolve, Details, Library, SearchPlaces};
     let library = Library::load(folders, &SearchPlaces::from_process())?;
     let catalog = chip.map(|c| catalog_for(Some(c), &[])).transpose()?;
     writeln!(out, "Sections: {}", library.origin)?;
     writeln!(out, "Sets: {}", library.sets().join(", "))?;
     for section in &library.sections {
         let mut line = format!(
-            "{:<32} {:<44} sets: {:<24} rows: {}",
+            "{:<32} {:<44} sets: {:<24} rows: {} header, {} body",
             section.identifier,
             section.display_name,
             section.sets.join(","),
-            section.rows.len()
+            section.header.len(),
+            section.body.len()
         );
         if let Some(catalog) = &catalog {
             let chip = catalog.chip();
             let arch = kreplay_format::sections_out::chip_compute_capability(chip)
                 .map(|(major, minor)| major * 10 + minor);
             let known = |m: &str| catalog.describe(m).is_ok();
-            let r = resolve(&[section], arch, chip, &known);
+            let r = resolve(&[section], arch, Details::Header, chip, &known);
             let metrics: Vec<&str> = r.collect.iter().map(String::as_str).collect();
             let passes = if metrics.is_empty() {
                 "no counters".to_string()

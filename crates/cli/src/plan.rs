@@ -377,8 +377,8 @@ fn planned_sections(
 ) -> anyhow::Result<Option<(crate::sections::Resolution, String)>> {
     use crate::sections::{candidate_metrics, resolve, Library, SearchPlaces};
     if args.sections.is_empty() && args.sets.is_empty() {
-        if !args.section_folders.is_empty() {
-            return Err(UsageError::new("--section-folder only says where sections come from; choose them with --section NAME or --set NAME").into());
+        if !args.section_folders.is_empty() || args.print_details.is_some() {
+            return Err(UsageError::new("--section-folder and --print-details only say where sections come from and which rows they show; choose them with --section NAME or --set NAME").into());
         }
         return Ok(None);
     }
@@ -389,11 +389,12 @@ fn planned_sections(
     let chosen = library.select(&args.sections, &args.sets)?;
     // Which device answers (the software device's catalog for sim__ names) is decided by the
     // names alone; then the rows are chosen for its architecture.
-    let catalog = resolver.catalog(&candidate_metrics(&chosen, None))?;
+    let details = args.print_details.unwrap_or_default();
+    let catalog = resolver.catalog(&candidate_metrics(&chosen, None, details))?;
     let chip = catalog.chip().to_string();
     let arch = chip_compute_capability(&chip).map(|(major, minor)| major * 10 + minor);
     let known = |metric: &str| catalog.describe(metric).is_ok();
-    let resolution = resolve(&chosen, arch, &chip, &known);
+    let resolution = resolve(&chosen, arch, details, &chip, &known);
     if resolution.collect.is_empty() {
         return Err(UsageError::new(format!(
             "the chosen sections ({}) collect no counter on {chip}; choose sections with counters, e.g. --section SpeedOfLight (list them with `kreplay avail sections`)",

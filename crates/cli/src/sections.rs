@@ -24,25 +24,33 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use textproto::{Message, Value};
 
-/// An architecture filter of a metric or a section (`MinArch: CC_75`, `MaxArch: CC_90`,
+/// An architecture filter of a metric, a body item or a section (`MinArch: CC_75`,
+/// `MaxArch: CC_90`, or alternatives `Items { MinArch: 80 MaxArch: 86 } Items { MinArch: 89 }`;
 /// `CollectionFilter { CollectionScopes: ... }`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
-    pub min_arch: Option<u32>,
-    pub max_arch: Option<u32>,
+    /// Architecture ranges (`90` for 9.0), any of which lets an architecture through; empty:
+    /// every architecture.
+    pub ranges: Vec<(Option<u32>, Option<u32>)>,
     /// The filter names collection scopes, and kernel launches are not among them.
     pub not_for_launches: bool,
+}
+
+/// `CC_90` or `90` as 90.
+fn arch_number(m: &Message, field: &str) -> Option<u32> {
+    let text = m.scalar(field)?;
+    text.strip_prefix("CC_").unwrap_or(text).parse().ok()
+}
+
+fn arch_range(m: &Message) -> Option<(Option<u32>, Option<u32>)> {
+    let range = (arch_number(m, "MinArch"), arch_number(m, "MaxArch"));
+    (range != (None, None)).then_some(range)
 }
 
 impl Filter {
     fn from_message(message: Option<&Message>) -> Filter {
         let Some(m) = message else {
             return Filter::default();
-        };
-        let arch = |field: &str| {
-            m.scalar(field)
-                .and_then(|v| v.strip_prefix("CC_"))
-                .and_then(|v| v.parse().ok())
         };
         let scopes: Vec<&str> = m
             .messages("CollectionFilter")
@@ -53,8 +61,10 @@ impl Filter {
             })
             .collect();
         Filter {
-            min_arch: arch("MinArch"),
-            max_arch: arch("MaxArch"),
+            ranges: arch_range(m)
+                .into_iter()
+                .chain(m.messages("Items").filter_map(arch_range))
+                .collect(),
             not_for_launches: !scopes.is_empty() && !scopes.iter().any(|s| s.ends_with("Launch")),
         }
     }
@@ -65,12 +75,14 @@ impl Filter {
         if self.not_for_launches {
             return false;
         }
-        match arch {
-            Some(a) => {
-                self.min_arch.is_none_or(|min| a >= min) && self.max_arch.is_none_or(|max| a <= max)
-            }
-            None => self.min_arch.is_none() && self.max_arch.is_none(),
+        if self.ranges.is_empty() {
+            return true;
         }
+        arch.is_some_and(|a| {
+            self.ranges
+                .iter()
+                .any(|(min, max)| min.is_none_or(|min| a >= min) && max.is_none_or(|max| a <= max))
+        })
     }
 }
 
@@ -87,18 +99,41 @@ pub struct RowDef {
     pub label: Option<String>,
     pub base: Choice,
     pub options: Vec<Choice>,
+    /// The filters of the body items it sits in, all of which must let the architecture through.
+    pub within: Vec<Filter>,
 }
 
 impl RowDef {
     /// The metric for `arch`: the first option whose filter matches, else the base metric when
     /// its filter does, else none (the row is not shown there), as Nsight Compute chooses.
     pub fn metric_for(&self, arch: Option<u32>) -> Option<&str> {
+        if !self.within.iter().all(|f| f.matches(arch)) {
+            return None;
+        }
         self.options
             .iter()
             .find(|o| o.filter.matches(arch))
             .or_else(|| Some(&self.base).filter(|b| b.filter.matches(arch)))
             .map(|c| c.name.as_str())
     }
+}
+
+/// Which rows of a section are shown and collected, as `ncu --print-details`: its header
+/// (Nsight Compute's default), its body (tables and charts), or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Details {
+    #[default]
+    Header,
+    Body,
+    All,
+}
+
+/// A derived metric: its name, expression and filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Definition {
+    pub name: String,
+    pub expression: String,
+    pub filter: Filter,
 }
 
 /// One section as its file defines it.
@@ -109,9 +144,10 @@ pub struct Section {
     pub order: i64,
     pub sets: Vec<String>,
     pub filter: Filter,
-    pub rows: Vec<RowDef>,
-    /// Derived metrics: name and expression.
-    pub definitions: Vec<(String, String)>,
+    /// The header's rows, then the body's.
+    pub header: Vec<RowDef>,
+    pub body: Vec<RowDef>,
+    pub definitions: Vec<Definition>,
     /// The file it came from, or `built-in`.
     pub origin: String,
 }
@@ -123,23 +159,27 @@ pub fn parse_section(text: &str, origin: &str) -> Result<Section, String> {
         .scalar("Identifier")
         .ok_or("no Identifier")?
         .to_string();
-    let mut rows = Vec::new();
-    for header in message.messages("Header") {
-        rows.extend(header.messages("Metrics").filter_map(row_def));
+    let mut header = Vec::new();
+    for part in message.messages("Header") {
+        header.extend(part.messages("Metrics").filter_map(|m| row_def(m, &[])));
     }
-    for body in message.messages("Body") {
-        body_rows(body, &mut rows);
+    let mut body = Vec::new();
+    for part in message.messages("Body") {
+        body_rows(part, &[], &mut body);
     }
-    let mut seen = std::collections::HashSet::new();
-    rows.retain(|r: &RowDef| seen.insert((r.label.clone(), r.base.name.clone())));
+    for rows in [&mut header, &mut body] {
+        let mut seen = std::collections::HashSet::new();
+        rows.retain(|r: &RowDef| seen.insert((r.label.clone(), r.base.name.clone())));
+    }
     let definitions = message
         .messages("MetricDefinitions")
         .flat_map(|d| d.messages("MetricDefinitions"))
         .filter_map(|d| {
-            Some((
-                d.scalar("Name")?.to_string(),
-                d.scalar("Expression")?.to_string(),
-            ))
+            Some(Definition {
+                name: d.scalar("Name")?.to_string(),
+                expression: d.scalar("Expression")?.to_string(),
+                filter: Filter::from_message(d.message("Filter")),
+            })
         })
         .collect();
     Ok(Section {
@@ -157,13 +197,14 @@ pub fn parse_section(text: &str, origin: &str) -> Result<Section, String> {
             .collect(),
         filter: Filter::from_message(message.message("Filter")),
         identifier,
-        rows,
+        header,
+        body,
         definitions,
         origin: origin.to_string(),
     })
 }
 
-fn row_def(metric: &Message) -> Option<RowDef> {
+fn row_def(metric: &Message, within: &[Filter]) -> Option<RowDef> {
     let name = metric.scalar("Name")?.to_string();
     Some(RowDef {
         label: metric.scalar("Label").map(String::from),
@@ -180,26 +221,50 @@ fn row_def(metric: &Message) -> Option<RowDef> {
                 })
             })
             .collect(),
+        within: within.to_vec(),
     })
 }
 
-/// Every `Metrics { Name: ... }` under a body item (tables, charts, containers), in file order;
-/// PM-sampling timelines are left out.
-fn body_rows(message: &Message, rows: &mut Vec<RowDef>) {
+/// Every metric under a body's items (`Metrics`, `Metric`, `ValuePerCycleMetrics`, ... with a
+/// `Name`: tables, charts, rooflines, containers), in file order, each with the filters of the
+/// items around it; PM-sampling timelines are left out.
+fn body_rows(message: &Message, within: &[Filter], rows: &mut Vec<RowDef>) {
+    let mut within = within.to_vec();
+    if let Some(filter) = message.message("Filter") {
+        within.push(Filter::from_message(Some(filter)));
+    }
     for (field, value) in &message.fields {
         let Value::Message(inner) = value else {
             continue;
         };
-        if field == "Timeline" {
+        if field == "Timeline" || field == "Filter" {
             continue;
         }
-        if field == "Metrics" {
-            if let Some(row) = row_def(inner) {
-                rows.push(row);
-                continue;
-            }
+        if field.contains("Metric") && inner.scalar("Name").is_some() {
+            rows.extend(row_def(inner, &within));
+            continue;
         }
-        body_rows(inner, rows);
+        body_rows(inner, &within, rows);
+    }
+}
+
+impl Section {
+    /// The rows `details` shows; with `all`, a body row that repeats a header row (same label
+    /// and metric) is shown once.
+    pub fn rows(&self, details: Details) -> impl Iterator<Item = &RowDef> {
+        let header = matches!(details, Details::Header | Details::All);
+        let body = matches!(details, Details::Body | Details::All);
+        let in_header = move |r: &RowDef| {
+            details == Details::All
+                && self
+                    .header
+                    .iter()
+                    .any(|h| h.label == r.label && h.base.name == r.base.name)
+        };
+        self.header
+            .iter()
+            .filter(move |_| header)
+            .chain(self.body.iter().filter(move |r| body && !in_header(r)))
     }
 }
 
@@ -483,11 +548,15 @@ fn not_collected(name: &str) -> Option<&'static str> {
 
 /// Every metric name a row of `sections` may read on `arch` (derived metrics expanded), that
 /// could be a CUPTI metric: what the catalog is asked about.
-pub fn candidate_metrics(sections: &[&Section], arch: Option<u32>) -> Vec<String> {
-    let definitions = definitions(sections);
+pub fn candidate_metrics(
+    sections: &[&Section],
+    arch: Option<u32>,
+    details: Details,
+) -> Vec<String> {
+    let definitions = definitions(sections, arch);
     let mut out = Vec::new();
     for section in sections.iter().filter(|s| s.filter.matches(arch)) {
-        for row in &section.rows {
+        for row in section.rows(details) {
             if let Some(name) = row.metric_for(arch) {
                 operands(name, &definitions, 0, &mut out);
             }
@@ -498,12 +567,16 @@ pub fn candidate_metrics(sections: &[&Section], arch: Option<u32>) -> Vec<String
     out
 }
 
-fn definitions<'a>(sections: &[&'a Section]) -> HashMap<&'a str, &'a str> {
-    sections
-        .iter()
-        .flat_map(|s| &s.definitions)
-        .map(|(n, e)| (n.as_str(), e.as_str()))
-        .collect()
+/// The derived metrics of `sections` on `arch`: for each name, the first definition whose
+/// filter matches.
+fn definitions<'a>(sections: &[&'a Section], arch: Option<u32>) -> HashMap<&'a str, &'a str> {
+    let mut map = HashMap::new();
+    for d in sections.iter().flat_map(|s| &s.definitions) {
+        if d.filter.matches(arch) {
+            map.entry(d.name.as_str()).or_insert(d.expression.as_str());
+        }
+    }
+    map
 }
 
 /// The deepest chain of derived metrics followed.
@@ -531,10 +604,11 @@ fn operands(name: &str, definitions: &HashMap<&str, &str>, depth: usize, out: &m
 pub fn resolve(
     sections: &[&Section],
     arch: Option<u32>,
+    details: Details,
     chip: &str,
     known: &dyn Fn(&str) -> bool,
 ) -> Resolution {
-    let definitions = definitions(sections);
+    let definitions = definitions(sections, arch);
     let mut resolution = Resolution {
         specs: Vec::new(),
         collect: Vec::new(),
@@ -542,7 +616,7 @@ pub fn resolve(
     };
     for section in sections.iter().filter(|s| s.filter.matches(arch)) {
         let mut rows = Vec::new();
-        for row in &section.rows {
+        for row in section.rows(details) {
             let Some(metric) = row.metric_for(arch) else {
                 continue;
             };

@@ -48,36 +48,49 @@ fn a_section_file_gives_its_rows_sets_and_definitions() {
         ("Sample", "Sample Section", 5)
     );
     assert_eq!(s.sets, ["mine", "full"]);
-    let names: Vec<&str> = s.rows.iter().map(|r| r.base.name.as_str()).collect();
-    // Header then body, in file order; the duplicate Warps row once, the timeline and the
-    // rules-only list left out.
+    let names =
+        |rows: &[RowDef]| -> Vec<String> { rows.iter().map(|r| r.base.name.clone()).collect() };
     assert_eq!(
-        names,
+        names(&s.header),
         [
             "sm__warps_launched.sum",
             "old__metric.sum",
-            "range__metric.sum",
+            "range__metric.sum"
+        ]
+    );
+    // The body in file order, the timeline and the rules-only list left out.
+    assert_eq!(
+        names(&s.body),
+        [
             "launch__grid_size",
             "derived__per_warp",
+            "sm__warps_launched.sum",
             "regex:.*__cycles"
         ]
     );
+    let all: Vec<&str> = s.rows(Details::All).map(|r| r.base.name.as_str()).collect();
+    assert_eq!(
+        all.len(),
+        6,
+        "the body's Warps row repeats the header's: once {all:?}"
+    );
+    assert_eq!(s.rows(Details::Body).count(), 4);
     assert_eq!(s.definitions.len(), 2);
-    assert_eq!(s.rows[4].label, None);
+    assert_eq!(s.body[1].label, None);
 }
 
 #[test]
 fn options_and_filters_choose_the_metric_per_architecture() {
     let s = sample();
-    let old_or_new = &s.rows[1];
+    let old_or_new = &s.header[1];
     assert_eq!(old_or_new.metric_for(Some(80)), Some("old__metric.sum"));
     assert_eq!(old_or_new.metric_for(Some(89)), None);
     assert_eq!(old_or_new.metric_for(Some(90)), Some("new__metric.sum"));
     // A row only for range-based collection is never shown for kernel launches.
-    assert_eq!(s.rows[2].metric_for(Some(90)), None);
+    assert_eq!(s.header[2].metric_for(Some(90)), None);
     // Without an architecture, rows with an architecture filter are left out.
     assert_eq!(old_or_new.metric_for(None), None);
-    assert_eq!(s.rows[0].metric_for(None), Some("sm__warps_launched.sum"));
+    assert_eq!(s.header[0].metric_for(None), Some("sm__warps_launched.sum"));
 }
 
 #[test]
@@ -86,14 +99,14 @@ fn resolving_gives_counters_launch_attributes_derived_values_and_reasons() {
     let known =
         |m: &str| m.starts_with("sm__") || m.starts_with("smsp__") || m == "new__metric.sum";
     assert_eq!(
-        candidate_metrics(&[&s], Some(90)),
+        candidate_metrics(&[&s], Some(90), Details::All),
         [
             "sm__warps_launched.sum",
             "new__metric.sum",
             "smsp__inst_executed.sum"
         ]
     );
-    let r = resolve(&[&s], Some(90), "GH100", &known);
+    let r = resolve(&[&s], Some(90), Details::All, "GH100", &known);
     assert_eq!(
         r.collect,
         [
@@ -125,7 +138,13 @@ fn resolving_gives_counters_launch_attributes_derived_values_and_reasons() {
         )]
     );
     // On 8.6 the old metric is shown, and this chip does not know it.
-    let r = resolve(&[&s], Some(86), "GA102", &known);
+    let r = resolve(&[&s], Some(86), Details::All, "GA102", &known);
+    // By default (the header) the body's rows are neither shown nor collected.
+    let header_only = resolve(&[&s], Some(90), Details::Header, "GH100", &known);
+    assert_eq!(
+        header_only.collect,
+        ["sm__warps_launched.sum", "new__metric.sum"]
+    );
     assert!(r.unavailable.contains(&(
         "old__metric.sum".into(),
         "not a CUPTI metric of GA102".into()
@@ -178,13 +197,67 @@ fn expressions_follow_precedence_parentheses_and_integer_constants() {
     assert!(matches!(*two, Tree::Constant(v, true) if v == 2.0));
 }
 
+/// Filters as Nsight Compute's own files write them (written for this test): a body item's
+/// `Filter` with `Items` alternatives and plain numbers, roofline-style metric fields, and
+/// derived metrics defined per architecture.
+const FILTERED: &str = r#"
+Identifier: "Filtered"
+Filter { CollectionFilter { CollectionScopes: CollectionScope_Launch } }
+Body {
+  Items {
+    Table { Metrics { Label: "Eviction" Name: "lts__evict.sum" } }
+    Filter { Items { MinArch: 80 MaxArch: 86 } Items { MinArch: 89 } }
+  }
+  Items {
+    RooflineChart {
+      PeakWork { ValueCyclesPerSecondExpression {
+        ValuePerCycleMetrics { Label: "Peak" Name: "derived__peak" }
+        CyclesPerSecondMetric { Label: "Clock" Name: "sm__cycles_elapsed.avg.per_second" }
+      } }
+      Options { Label: "not a metric" }
+    }
+  }
+}
+MetricDefinitions {
+  MetricDefinitions { Name: "derived__peak" Expression: "old__peak.sum * 2" Filter { MaxArch: CC_72 } }
+  MetricDefinitions { Name: "derived__peak" Expression: "new__peak.sum * 4" Filter { MinArch: CC_75 } }
+}
+"#;
+
+#[test]
+fn item_filters_alternatives_and_per_architecture_definitions() {
+    let s = parse_section(FILTERED, "filtered.section").unwrap();
+    assert!(
+        s.filter.matches(Some(90)),
+        "a launch-scope section filter lets launches through"
+    );
+    let labels: Vec<&str> = s.body.iter().filter_map(|r| r.label.as_deref()).collect();
+    assert_eq!(labels, ["Eviction", "Peak", "Clock"]);
+    let eviction = &s.body[0];
+    assert_eq!(eviction.metric_for(Some(80)), Some("lts__evict.sum"));
+    assert_eq!(eviction.metric_for(Some(87)), None);
+    assert_eq!(eviction.metric_for(Some(90)), Some("lts__evict.sum"));
+    assert_eq!(
+        candidate_metrics(&[&s], Some(90), Details::Body),
+        [
+            "lts__evict.sum",
+            "new__peak.sum",
+            "sm__cycles_elapsed.avg.per_second"
+        ]
+    );
+    assert_eq!(
+        candidate_metrics(&[&s], Some(70), Details::Body),
+        ["old__peak.sum", "sm__cycles_elapsed.avg.per_second"]
+    );
+}
+
 #[test]
 fn a_derived_metric_that_names_itself_ends_as_unavailable() {
     let text = r#"Identifier: "Loop"
 Header { Metrics { Name: "derived__loop" } }
 MetricDefinitions { MetricDefinitions { Name: "derived__loop" Expression: "derived__loop + 1" } }"#;
     let s = parse_section(text, "loop.section").unwrap();
-    let r = resolve(&[&s], Some(90), "GH100", &|_| true);
+    let r = resolve(&[&s], Some(90), Details::Header, "GH100", &|_| true);
     assert!(r.unavailable[0].1.contains("nest deeper"), "{r:?}");
     assert!(r.collect.is_empty());
 }
@@ -307,7 +380,7 @@ fn every_built_in_section_resolves_on_gh100_with_catalog_metrics() {
     let library = Library::load(&[], &no_installation()).unwrap();
     let all: Vec<&Section> = library.sections.iter().collect();
     let known = |m: &str| catalog.describe(m).is_ok();
-    let r = resolve(&all, Some(90), "GH100", &known);
+    let r = resolve(&all, Some(90), Details::All, "GH100", &known);
     assert_eq!(
         r.unavailable,
         [],
@@ -324,7 +397,9 @@ fn the_built_in_full_set_shares_passes_on_gh100() {
     let catalog = crate::counters::catalog_for(Some("GH100"), &[]).unwrap();
     let library = Library::load(&[], &no_installation()).unwrap();
     let full = library.select(&[], &["full".into()]).unwrap();
-    let r = resolve(&full, Some(90), "GH100", &|m| catalog.describe(m).is_ok());
+    let r = resolve(&full, Some(90), Details::Header, "GH100", &|m| {
+        catalog.describe(m).is_ok()
+    });
     let apart: u32 = r
         .collect
         .iter()

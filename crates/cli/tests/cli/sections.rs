@@ -64,7 +64,18 @@ fn a_set_collects_its_sections_and_writes_their_rows_per_dispatch() {
         &replay(
             &sections,
             &[
-                "--set", "simset", "-f", "csv", "rocpd", "json", "-d", "OUT", "-o", "run",
+                "--set",
+                "simset",
+                "--print-details",
+                "all",
+                "-f",
+                "csv",
+                "rocpd",
+                "json",
+                "-d",
+                "OUT",
+                "-o",
+                "run",
             ],
         ),
     );
@@ -185,6 +196,22 @@ fn a_set_collects_its_sections_and_writes_their_rows_per_dispatch() {
     assert_eq!(listed.len(), rows.len());
     assert_eq!(listed[0]["label"], "Warps");
     assert_eq!(listed[4]["value"], serde_json::Value::Null);
+
+    // By default only the headers: SimTime's body table is neither collected nor shown.
+    let header = run_sim(
+        dir.path(),
+        &replay(
+            &sections,
+            &["--set", "simset", "-f", "csv", "-d", "HEAD", "-o", "run"],
+        ),
+    );
+    assert!(
+        text(&header.stderr).contains("2 metric(s) to collect"),
+        "{}",
+        text(&header.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("HEAD/run_sections.csv")).unwrap();
+    assert!(!page.contains("Cycles") && page.contains("Inst Per Warp"));
 
     // The summary per kernel on stderr.
     assert!(stderr.contains("kreplay: sections per kernel"), "{stderr}");
