@@ -22,7 +22,9 @@ snapshotted and restored with their bandwidth.
 Prints a table, writes raw numbers to $OUT/bench.json.
 
 Usage: python3 bench/run.py [--kreplay .gpu-bin/kreplay] [--only SUBSTRING[,SUBSTRING...]]
-                            [--ncu-launches 200] [--skip-window-1]
+                            [--ncu-launches 200] [--skip-window-1] [--set full]
+With --set NAME (issue 18): Nsight Compute's set NAME for both tools instead of the headline
+groups, kreplay with its default windows only.
 """
 import argparse
 import json
@@ -102,7 +104,11 @@ def app_output(text):
 
 
 def kreplay_argv(kreplay, groups, outdir, extra=()):
+    """`groups` is a list of --pmc groups, or ("set", NAME) for Nsight Compute's set NAME."""
     argv = [kreplay]
+    if isinstance(groups, tuple):
+        argv += ["--set", groups[1]]
+        groups = []
     for g in groups:
         argv += ["--pmc"] + g
     return argv + ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", *extra,
@@ -180,6 +186,9 @@ def main():
                     help="Nsight Compute profiles at most this many dispatches of a workload (--launch-count)")
     ap.add_argument("--skip-window-1", default="tiny",
                     help="comma-separated substrings: workloads whose --replay-window 1 run is skipped")
+    ap.add_argument("--set", default=None, metavar="NAME",
+                    help="measure Nsight Compute's set NAME (e.g. full) instead of the headline groups: "
+                         "kreplay --set NAME against ncu --set NAME, both from this machine's Nsight Compute sections")
     args = ap.parse_args()
     out = os.environ.get("OUT", tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
@@ -194,7 +203,7 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "machine": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                                          stdout=subprocess.PIPE, text=True).stdout.strip(),
-               "headline_check": check.stdout.strip(),
+               "headline_check": check.stdout.strip(), "set": args.set,
                "copy_bytes_per_s": device_copy_speed(), "workloads": []}
     print("headline set on this GPU:", check.stdout.strip())
     metrics = ",".join(sorted({m for g in HEADLINE for m in g}))
@@ -212,6 +221,8 @@ def main():
                    ("kreplay, default windows, --cache-control none", HEADLINE, ["--cache-control", "none"]),
                    ("kreplay, --replay-window 1", HEADLINE, ["--replay-window", "1"]),
                    ("kreplay, one-pass set (secondary: nothing replayed)", ONE_PASS, [])]
+        if args.set:
+            configs = [("kreplay, default windows", ("set", args.set), [])]
         for label, groups, extra in configs:
             if "window 1" in label and any(p in name for p in args.skip_window_1.split(",") if p):
                 row["runs"][label] = {"skipped": "thousands of dispatches replayed alone: minutes of device time"}
@@ -229,7 +240,8 @@ def main():
         n = row["runs"]["kreplay, default windows"].get("dispatches") or 0
         launches = min(n, args.ncu_launches) if n else args.ncu_launches
         rep = os.path.join(work, "ncu")
-        ncu = ["ncu", "--replay-mode", "kernel", "--cache-control", "all", "--clock-control", "none", "--metrics", metrics,
+        what = ["--set", args.set] if args.set else ["--metrics", metrics]
+        ncu = ["ncu", "--replay-mode", "kernel", "--cache-control", "all", "--clock-control", "none", *what,
                "--launch-count", str(launches), "-f", "-o", rep]
         wall, rc, stdout, stderr = timed(ncu + argv)
         row["runs"]["ncu"] = {"wall_s": wall, "rc": rc, "app_s": app_seconds(stdout), "dispatches": launches,
