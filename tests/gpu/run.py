@@ -797,23 +797,23 @@ def number(text):
         return None
 
 
-def section_checks():
-    """`kreplay --set full` against `ncu --set full` on the same program and kernels (Nsight
-    Compute's own section files on this machine): every row both give, deterministic rows equal,
-    the others within SECTION_TOLERANCE for at least 90% of them; results right."""
-    out_dir = os.path.join(WORK, "sections")
-    argv = [KREPLAY, "--set", "full", "--replay-mode", "kernel", "--kernel-replay-beta-enabled",
-            "-d", out_dir, "-o", "out", "-f", "csv", "--", CHECKS, "inplace"]
-    rc, out, err, _, wall = run(argv, None, tag="sections_full", timeout=580)
-    status, _ = result_line(out, "inplace")
+def section_check(tag, argv, verdict, launches):
+    """`kreplay --set full` against `ncu --set full` on the same program and its first `launches`
+    kernels (Nsight Compute's own section files on this machine): deterministic rows equal, the
+    others within SECTION_TOLERANCE for at least 90% of them, the program's own verdict kept."""
+    out_dir = os.path.join(WORK, "sections_" + tag)
+    ours_argv = [KREPLAY, "--set", "full", "--replay-mode", "kernel", "--kernel-replay-beta-enabled",
+                 "-d", out_dir, "-o", "out", "-f", "csv", "--", *argv]
+    rc, out, err, _, wall = run(ours_argv, None, tag="sections_" + tag, timeout=580)
+    ok_verdict, shown = verdict(out)
     ours = {}
     for path in glob.glob(os.path.join(out_dir, "**", "*_sections.csv"), recursive=True):
         with open(path) as f:
             ours.update(details_rows(f))
-    ncu_log = os.path.join(WORK, "ncu_sections.csv")
+    ncu_log = os.path.join(WORK, f"ncu_sections_{tag}.csv")
     started = time.time()
     subprocess.run(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", "all", "--csv", "--page",
-                    "details", "--print-units", "base", "--log-file", ncu_log, CHECKS, "inplace"],
+                    "details", "--print-units", "base", "--launch-count", str(launches), "--log-file", ncu_log, *argv],
                    capture_output=True, text=True, timeout=580)
     ncu_wall = time.time() - started
     theirs = details_rows(open(ncu_log)) if os.path.exists(ncu_log) else {}
@@ -824,12 +824,31 @@ def section_checks():
     far = [k for k in rest if number(ours[k]) is None
            or abs(number(ours[k]) - number(theirs[k])) > SECTION_TOLERANCE * max(abs(number(theirs[k])), 1e-9)]
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
-    log(f"sections: ncu-only rows {only_ncu}; far {[(k, ours.get(k), theirs[k]) for k in far]}")
-    row("--set full == ncu --set full (inplace)", f"results right; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
-        f"{status}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu); deterministic {len(det) - len(det_bad)}/{len(det)} equal "
-        f"{det_bad[:3]}; rest {len(rest) - len(far)}/{len(rest)} within, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; "
-        f"kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; {err.strip()[-160:]!r}",
-        rc == 0 and status == "PASS" and bool(det) and not det_bad and bool(rest) and len(far) <= 0.1 * len(rest))
+    log(f"sections {tag}: ncu-only rows {only_ncu}; far {[(k, ours.get(k), theirs[k]) for k in far]}")
+    row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
+        f"{shown}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu, {len(only_ncu)} labels ncu only); "
+        f"deterministic {len(det) - len(det_bad)}/{len(det)} equal {det_bad[:3]}; rest {len(rest) - len(far)}/{len(rest)} "
+        f"within, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; "
+        f"{err.strip()[-160:]!r}",
+        rc == 0 and ok_verdict and bool(det) and not det_bad and bool(rest) and len(far) <= 0.1 * len(rest))
+
+
+def section_checks():
+    def passed(mode):
+        return lambda out: (lambda r: (r[0] == "PASS", r[0]))(result_line(out, mode))
+
+    def torch_loss(out):
+        losses = re.findall(r"loss (\S+)", out)
+        return bool(losses) and losses == torch_loss_alone, f"losses {losses[:1]}"
+
+    torch_loss_alone = re.findall(r"loss (\S+)", run([sys.executable, "tests/gpu/torch_train.py"], None,
+                                                        tag="sections_torch_alone", timeout=300)[1])
+    section_check("inplace", [CHECKS, "inplace"], passed("inplace"), 3)
+    gemm = [os.path.join(WORK, "memory_bound"), "1"]
+    gemm_alone = app_lines(run(gemm, None, tag="sections_gemm_alone")[1])
+    section_check("copy, in-place, cuBLAS SGEMM", gemm,
+                  lambda out: (bool(gemm_alone) and app_lines(out) == gemm_alone, "output same"), 3)
+    section_check("PyTorch training step", [sys.executable, "tests/gpu/torch_train.py"], torch_loss, 30)
 
 
 def cli_csv_values(out_dir, name="sm__warps_launched.sum"):
