@@ -245,8 +245,7 @@ fn sections(
         );
         if let Some(catalog) = &catalog {
             let chip = catalog.chip();
-            let arch = kreplay_format::sections_out::chip_compute_capability(chip)
-                .map(|(major, minor)| major * 10 + minor);
+            let arch = kreplay_format::sections_out::chip_arch(chip);
             let known = |m: &str| catalog.describe(m).is_ok();
             let r = resolve(&[section], arch, Details::Header, chip, &known);
             let metrics: Vec<&str> = r.collect.iter().map(String::as_str).collect();

@@ -234,7 +234,11 @@ pub fn resolve_groups(
 /// `--metrics A,B,C`: a flat list packed into the fewest single-pass groups found. Every
 /// requested name is kept (two names for one metric share its group); a name given twice is
 /// collected once.
-pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
+pub fn pack(
+    flat: &[String],
+    chip: Option<&str>,
+    share: bool,
+) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
     if flat.is_empty() {
         return Err(UsageError::new(
             "--metrics needs at least one metric name (list them with `kreplay avail list`)",
@@ -246,9 +250,9 @@ pub fn pack(flat: &[String], chip: Option<&str>) -> anyhow::Result<Vec<(CounterG
     specs.retain(|spec| seen.insert(spec.requested.clone()));
     let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
     let catalog = catalog_for(chip, &metrics)?;
-    let packed = match pack_metrics_spanning(catalog.as_ref(), &metrics) {
+    let packed = match pack_metrics_spanning(catalog.as_ref(), &metrics, share) {
         Err(_) if identity_was_cached() => {
-            pack_metrics_spanning(&device_catalog(false)?, &metrics).map_err(group_error)?
+            pack_metrics_spanning(&device_catalog(false)?, &metrics, share).map_err(group_error)?
         }
         packed => packed.map_err(group_error)?,
     };
@@ -377,6 +381,7 @@ mod tests {
                 "sim__cycles_elapsed.max",
             ]),
             None,
+            true,
         )
         .unwrap();
         let layout: Vec<Vec<&str>> = groups.iter().map(|(g, _)| g.metrics().collect()).collect();
@@ -463,6 +468,7 @@ mod tests {
                 "TCC_HIT",
             ]),
             Some("GH100"),
+            true,
         )
         .unwrap();
         assert_eq!(groups.len(), 1);

@@ -42,8 +42,8 @@ impl plan::CounterResolver for CatalogResolver {
         counters::resolve_groups(groups, None)
     }
 
-    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
-        counters::pack(metrics, None)
+    fn pack(&self, metrics: &[String], share: bool) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
+        counters::pack(metrics, None, share)
     }
 
     fn catalog(

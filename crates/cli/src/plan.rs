@@ -13,7 +13,7 @@ use crate::error::UsageError;
 use crate::input::{split_words, InputFile, InputKind, Job};
 use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::{CounterGroup, InProcessMode, KernelFilter, ReplayWindow};
-use kreplay_format::sections_out::{chip_compute_capability, SectionSpec};
+use kreplay_format::sections_out::{chip_arch, SectionSpec};
 use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
 use kreplay_format::{CacheControl, OutputFormat};
 
@@ -32,8 +32,9 @@ pub trait CounterResolver {
     /// Each inner list is one group; errors name the group and the fix.
     fn resolve_groups(&self, groups: &[Vec<String>]) -> anyhow::Result<Vec<CounterGroup>>;
     /// Packs a flat list into the fewest single-pass groups; a metric that alone needs several
-    /// hardware passes is a group of its own. Each group comes with the passes it needs.
-    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>>;
+    /// hardware passes is a group of its own, and with `share` (kernel replay) such groups
+    /// share passes where that takes fewer. Each group comes with the passes it needs.
+    fn pack(&self, metrics: &[String], share: bool) -> anyhow::Result<Vec<(CounterGroup, u32)>>;
     /// The catalog of the device that would collect `metrics` (for choosing the rows of
     /// Nsight Compute's sections: the chip, and which names it knows).
     fn catalog(&self, metrics: &[String]) -> anyhow::Result<Box<dyn MetricCatalog>>;
@@ -392,7 +393,7 @@ fn planned_sections(
     let details = args.print_details.unwrap_or_default();
     let catalog = resolver.catalog(&candidate_metrics(&chosen, None, details))?;
     let chip = catalog.chip().to_string();
-    let arch = chip_compute_capability(&chip).map(|(major, minor)| major * 10 + minor);
+    let arch = chip_arch(&chip);
     let known = |metric: &str| catalog.describe(metric).is_ok();
     let resolution = resolve(&chosen, arch, details, &chip, &known);
     if resolution.collect.is_empty() {
@@ -412,6 +413,22 @@ fn planned_sections(
         library.origin,
         resolution.collect.len()
     );
+    if arch.is_none() {
+        notice += &format!(
+            "; {chip} has no known compute capability: rows with architecture filters are left out"
+        );
+    }
+    if !library.errors.is_empty() {
+        notice += &format!(
+            "; not read: {}",
+            library
+                .errors
+                .iter()
+                .map(|(file, why)| format!("{file} ({why})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if !resolution.unavailable.is_empty() {
         notice += &format!(
             "; shown as n/a on {chip}: {}",
@@ -433,7 +450,9 @@ fn metrics_groups(
     resolver: &dyn CounterResolver,
     replay: bool,
 ) -> anyhow::Result<(Vec<CounterGroup>, String)> {
-    let packed = resolver.pack(metrics).map_err(|e| counter_error(e, None))?;
+    let packed = resolver
+        .pack(metrics, replay)
+        .map_err(|e| counter_error(e, None))?;
     let spanning: Vec<String> = packed
         .iter()
         .filter(|(_, passes)| *passes > 1)

@@ -19,7 +19,7 @@ pub mod builtin;
 pub mod textproto;
 
 use crate::error::UsageError;
-use kreplay_format::sections_out::{BinaryOp, Expr, LaunchAttribute, SectionRow, SectionSpec};
+use kreplay_format::sections_out::{Attribute, BinaryOp, Expr, SectionRow, SectionSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use textproto::{Message, Value};
@@ -104,16 +104,25 @@ pub struct RowDef {
 }
 
 impl RowDef {
-    /// The metric for `arch`: the first option whose filter matches, else the base metric when
-    /// its filter does, else none (the row is not shown there), as Nsight Compute chooses.
-    pub fn metric_for(&self, arch: Option<u32>) -> Option<&str> {
+    /// The metric for `arch` in a section filtered by `section`: the first option whose filter
+    /// matches, else the base metric when its filter does, else none (the row is not shown
+    /// there), as Nsight Compute chooses. A metric's own filter takes precedence over the
+    /// section's; a metric without one follows the section's.
+    pub fn metric_for(&self, arch: Option<u32>, section: &Filter) -> Option<&str> {
         if !self.within.iter().all(|f| f.matches(arch)) {
             return None;
         }
+        let lets_through = |choice: &&Choice| {
+            if choice.filter == Filter::default() {
+                section.matches(arch)
+            } else {
+                choice.filter.matches(arch)
+            }
+        };
         self.options
             .iter()
-            .find(|o| o.filter.matches(arch))
-            .or_else(|| Some(&self.base).filter(|b| b.filter.matches(arch)))
+            .find(lets_through)
+            .or_else(|| Some(&self.base).filter(lets_through))
             .map(|c| c.name.as_str())
     }
 }
@@ -429,7 +438,20 @@ impl Library {
                     .map_err(|e| e.to_string())
                     .and_then(|text| parse_section(&text, &shown));
                 match read {
-                    Ok(section) => library.sections.push(section),
+                    Ok(section) => match library
+                        .sections
+                        .iter()
+                        .find(|s| s.identifier == section.identifier)
+                    {
+                        Some(first) => library.errors.push((
+                            shown,
+                            format!(
+                                "section {} is already defined by {}, which is used",
+                                section.identifier, first.origin
+                            ),
+                        )),
+                        None => library.sections.push(section),
+                    },
                     Err(e) => library.errors.push((shown, e)),
                 }
             }
@@ -554,16 +576,22 @@ pub fn candidate_metrics(
     details: Details,
 ) -> Vec<String> {
     let definitions = definitions(sections, arch);
-    let mut out = Vec::new();
-    for section in sections.iter().filter(|s| s.filter.matches(arch)) {
+    let mut expander = Expander::new(&definitions, &|_| true, "");
+    let mut out: Vec<String> = Vec::new();
+    for section in sections {
         for row in section.rows(details) {
-            if let Some(name) = row.metric_for(arch) {
-                operands(name, &definitions, 0, &mut out);
+            if let Some(name) = row.metric_for(arch, &section.filter) {
+                let mut counters = Vec::new();
+                let expr = expander.expr(name);
+                expr.counters(&mut counters);
+                for c in counters {
+                    if !out.iter().any(|m| m == c) {
+                        out.push(c.to_string());
+                    }
+                }
             }
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|m| seen.insert(m.clone()));
     out
 }
 
@@ -581,21 +609,86 @@ fn definitions<'a>(sections: &[&'a Section], arch: Option<u32>) -> HashMap<&'a s
 
 /// The deepest chain of derived metrics followed.
 const MAX_DERIVED_DEPTH: usize = 16;
+/// The most metric names one row's derived metrics may expand to.
+const MAX_DERIVED_TERMS: usize = 10_000;
 
-fn operands(name: &str, definitions: &HashMap<&str, &str>, depth: usize, out: &mut Vec<String>) {
-    if LaunchAttribute::for_metric(name).is_some() || not_collected(name).is_some() {
-        return;
-    }
-    match definitions.get(name) {
-        Some(expression) if depth < MAX_DERIVED_DEPTH => {
-            for token in tokens(expression).unwrap_or_default() {
-                if let Token::Name(operand) = token {
-                    operands(&operand, definitions, depth + 1, out);
-                }
-            }
+/// Expands metric names into [`Expr`]s: launch attributes, derived metrics (their operands
+/// expanded in turn, a metric that refers to itself or an expansion beyond the limits left
+/// unavailable), CUPTI metrics `known` to the chip.
+struct Expander<'a> {
+    definitions: &'a HashMap<&'a str, &'a str>,
+    known: &'a dyn Fn(&str) -> bool,
+    chip: &'a str,
+    /// The derived metrics being expanded, outermost first.
+    open: Vec<String>,
+    /// Names left to expand for the current row.
+    budget: usize,
+}
+
+impl<'a> Expander<'a> {
+    fn new(
+        definitions: &'a HashMap<&'a str, &'a str>,
+        known: &'a dyn Fn(&str) -> bool,
+        chip: &'a str,
+    ) -> Expander<'a> {
+        Expander {
+            definitions,
+            known,
+            chip,
+            open: Vec::new(),
+            budget: MAX_DERIVED_TERMS,
         }
-        Some(_) => {}
-        None => out.push(name.to_string()),
+    }
+
+    /// A row's value: `name` expanded with a fresh budget.
+    fn expr(&mut self, name: &str) -> Expr {
+        self.budget = MAX_DERIVED_TERMS;
+        self.open.clear();
+        self.name(name)
+    }
+
+    fn name(&mut self, name: &str) -> Expr {
+        if let Some(attribute) = Attribute::for_metric(name) {
+            return Expr::Attribute(attribute);
+        }
+        if let Some(why) = not_collected(name) {
+            return Expr::Unavailable(why.to_string());
+        }
+        let Some(expression) = self.definitions.get(name).copied() else {
+            return if (self.known)(name) {
+                Expr::Counter(name.to_string())
+            } else {
+                Expr::Unavailable(format!("not a CUPTI metric of {}", self.chip))
+            };
+        };
+        if self.open.iter().any(|o| o == name) {
+            return Expr::Unavailable(format!("the derived metric {name} refers to itself"));
+        }
+        if self.open.len() >= MAX_DERIVED_DEPTH {
+            return Expr::Unavailable(format!(
+                "derived metrics nest deeper than {MAX_DERIVED_DEPTH}"
+            ));
+        }
+        let tree = match parse_expression(expression) {
+            Ok(tree) => tree,
+            Err(e) => {
+                return Expr::Unavailable(format!(
+                    "its expression '{expression}' does not parse: {e}"
+                ))
+            }
+        };
+        self.open.push(name.to_string());
+        let expr = tree.map_names(&mut |operand| {
+            if self.budget == 0 {
+                return Expr::Unavailable(format!(
+                    "derived metrics expand to more than {MAX_DERIVED_TERMS} terms"
+                ));
+            }
+            self.budget -= 1;
+            self.name(operand)
+        });
+        self.open.pop();
+        expr
     }
 }
 
@@ -609,18 +702,19 @@ pub fn resolve(
     known: &dyn Fn(&str) -> bool,
 ) -> Resolution {
     let definitions = definitions(sections, arch);
+    let mut expander = Expander::new(&definitions, known, chip);
     let mut resolution = Resolution {
         specs: Vec::new(),
         collect: Vec::new(),
         unavailable: Vec::new(),
     };
-    for section in sections.iter().filter(|s| s.filter.matches(arch)) {
+    for section in sections {
         let mut rows = Vec::new();
         for row in section.rows(details) {
-            let Some(metric) = row.metric_for(arch) else {
+            let Some(metric) = row.metric_for(arch, &section.filter) else {
                 continue;
             };
-            let value = expression_for(metric, &definitions, known, chip, 0);
+            let value = expander.expr(metric);
             if let Some(why) = value.unavailable() {
                 if !resolution.unavailable.iter().any(|(m, _)| m == metric) {
                     resolution
@@ -637,7 +731,7 @@ pub fn resolve(
                 }
             }
             let unit = match &value {
-                Expr::Launch(attribute) => Some(attribute.unit().to_string()),
+                Expr::Attribute(attribute) => Some(attribute.unit().to_string()),
                 Expr::Counter(_) => None,
                 _ => Some(String::new()),
             };
@@ -648,48 +742,16 @@ pub fn resolve(
                 unit,
             });
         }
-        resolution.specs.push(SectionSpec {
-            identifier: section.identifier.clone(),
-            display_name: section.display_name.clone(),
-            rows,
-        });
+        // A section none of whose rows applies to this architecture is left out.
+        if !rows.is_empty() {
+            resolution.specs.push(SectionSpec {
+                identifier: section.identifier.clone(),
+                display_name: section.display_name.clone(),
+                rows,
+            });
+        }
     }
     resolution
-}
-
-fn expression_for(
-    name: &str,
-    definitions: &HashMap<&str, &str>,
-    known: &dyn Fn(&str) -> bool,
-    chip: &str,
-    depth: usize,
-) -> Expr {
-    if let Some(attribute) = LaunchAttribute::for_metric(name) {
-        return Expr::Launch(attribute);
-    }
-    if let Some(why) = not_collected(name) {
-        return Expr::Unavailable(why.to_string());
-    }
-    if let Some(expression) = definitions.get(name) {
-        if depth >= MAX_DERIVED_DEPTH {
-            return Expr::Unavailable(format!(
-                "derived metrics nest deeper than {MAX_DERIVED_DEPTH}"
-            ));
-        }
-        return match parse_expression(expression) {
-            Ok(tree) => tree.map_names(&mut |operand| {
-                expression_for(operand, definitions, known, chip, depth + 1)
-            }),
-            Err(e) => {
-                Expr::Unavailable(format!("its expression '{expression}' does not parse: {e}"))
-            }
-        };
-    }
-    if known(name) {
-        Expr::Counter(name.to_string())
-    } else {
-        Expr::Unavailable(format!("not a CUPTI metric of {chip}"))
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -732,6 +794,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
 }
 
 /// A parsed expression whose names are not yet resolved.
+#[derive(Debug)]
 enum Tree {
     Name(String),
     Constant(f64, bool),
@@ -752,20 +815,23 @@ impl Tree {
     }
 }
 
+/// Parentheses nested at most this deep in a derived metric's expression.
+const MAX_PARENTHESES: usize = 64;
+
 /// Nsight Compute's derived-metric expressions (`operand op operand`), read as ordinary
 /// arithmetic (`*` and `/` before `+` and `-`, parentheses), a superset of its grammar.
 fn parse_expression(text: &str) -> Result<Tree, String> {
     let tokens = tokens(text)?;
     let mut at = 0;
-    let tree = sum(&tokens, &mut at)?;
+    let tree = sum(&tokens, &mut at, 0)?;
     if at != tokens.len() {
         return Err(format!("unexpected {:?}", tokens[at]));
     }
     Ok(tree)
 }
 
-fn sum(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
-    let mut lhs = product(tokens, at)?;
+fn sum(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, String> {
+    let mut lhs = product(tokens, at, depth)?;
     while let Some(Token::Op(c @ ('+' | '-'))) = tokens.get(*at) {
         *at += 1;
         let op = if *c == '+' {
@@ -773,13 +839,13 @@ fn sum(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
         } else {
             BinaryOp::Sub
         };
-        lhs = Tree::Binary(op, Box::new(lhs), Box::new(product(tokens, at)?));
+        lhs = Tree::Binary(op, Box::new(lhs), Box::new(product(tokens, at, depth)?));
     }
     Ok(lhs)
 }
 
-fn product(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
-    let mut lhs = operand(tokens, at)?;
+fn product(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, String> {
+    let mut lhs = operand(tokens, at, depth)?;
     while let Some(Token::Op(c @ ('*' | '/'))) = tokens.get(*at) {
         *at += 1;
         let op = if *c == '*' {
@@ -787,12 +853,12 @@ fn product(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
         } else {
             BinaryOp::Div
         };
-        lhs = Tree::Binary(op, Box::new(lhs), Box::new(operand(tokens, at)?));
+        lhs = Tree::Binary(op, Box::new(lhs), Box::new(operand(tokens, at, depth)?));
     }
     Ok(lhs)
 }
 
-fn operand(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
+fn operand(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, String> {
     let token = tokens.get(*at).ok_or("the expression ends early")?;
     *at += 1;
     match token {
@@ -801,8 +867,11 @@ fn operand(tokens: &[Token], at: &mut usize) -> Result<Tree, String> {
             .parse::<f64>()
             .map(|v| Tree::Constant(v, !text.contains('.')))
             .map_err(|_| format!("bad number '{text}'")),
+        Token::Op('(') if depth >= MAX_PARENTHESES => {
+            Err(format!("parentheses nested deeper than {MAX_PARENTHESES}"))
+        }
         Token::Op('(') => {
-            let inner = sum(tokens, at)?;
+            let inner = sum(tokens, at, depth + 1)?;
             match tokens.get(*at) {
                 Some(Token::Op(')')) => {
                     *at += 1;

@@ -254,17 +254,23 @@ pub fn pack_metrics(
 }
 
 /// [`pack_metrics`] for kernel replay's `--metrics`: a metric that alone needs several passes
-/// is not an error but a group of its own, measured over that many executions. Returns each
-/// group with the hardware passes it needs (1 for packed groups).
+/// is not an error but a group of its own, measured over that many executions; with `share`
+/// (kernel replay), such groups share passes where that takes fewer ([`share_passes`]).
+/// Returns each group with the hardware passes it needs (1 for packed groups).
 pub fn pack_metrics_spanning(
     catalog: &dyn MetricCatalog,
     metrics: &[&str],
+    share: bool,
 ) -> Result<Vec<(Vec<String>, u32)>, GroupError> {
     if metrics.is_empty() {
         return Err(GroupError::Empty);
     }
     check_known(catalog, metrics)?;
-    pack_known(catalog, metrics, true)
+    let mut packed = pack_known(catalog, metrics, true)?;
+    if share {
+        share_passes(catalog, &mut packed);
+    }
+    Ok(packed)
 }
 
 fn check_known(catalog: &dyn MetricCatalog, metrics: &[&str]) -> Result<(), GroupError> {
@@ -315,9 +321,6 @@ fn pack_known(
         groups.push(vec![metric]);
         alone_passes.push(alone);
     }
-    if spanning {
-        share_passes(catalog, &mut groups, &mut alone_passes)?;
-    }
     Ok(groups
         .into_iter()
         .zip(alone_passes)
@@ -334,53 +337,51 @@ fn pack_known(
 /// over its passes itself, so metrics that each need several passes are measured together when
 /// that takes fewer passes than apart (Nsight Compute's `pct_of_peak` metrics share most of
 /// their counters), and a single-pass group joins a multi-pass one that it does not lengthen.
-fn share_passes<'a>(
-    catalog: &dyn MetricCatalog,
-    groups: &mut Vec<Vec<&'a str>>,
-    passes: &mut Vec<u32>,
-) -> Result<(), CatalogError> {
-    let joined =
-        |a: &[&'a str], b: &[&'a str]| -> Vec<&'a str> { a.iter().chain(b).copied().collect() };
+/// The first single-pass group stays one and comes first: a dispatch that runs once (a graph
+/// launch, a kernel calling `printf`) is measured with the first group only. A union CUPTI
+/// cannot schedule is not made.
+fn share_passes(catalog: &dyn MetricCatalog, groups: &mut Vec<(Vec<String>, u32)>) {
+    let passes_of = |a: &[String], b: &[String]| -> Option<u32> {
+        let union: Vec<&str> = a.iter().chain(b).map(String::as_str).collect();
+        catalog.passes(&union).ok()
+    };
     let mut i = 0;
     while i < groups.len() {
         let mut j = i + 1;
-        while passes[i] > 1 && j < groups.len() {
-            if passes[j] > 1 {
-                let union = joined(&groups[i], &groups[j]);
-                let together = catalog.passes(&union)?;
-                if together < passes[i] + passes[j] {
-                    groups[i] = union;
-                    passes[i] = together;
-                    groups.remove(j);
-                    passes.remove(j);
-                    continue;
+        while groups[i].1 > 1 && j < groups.len() {
+            if groups[j].1 > 1 {
+                if let Some(together) = passes_of(&groups[i].0, &groups[j].0) {
+                    if together < groups[i].1 + groups[j].1 {
+                        let (metrics, _) = groups.remove(j);
+                        groups[i].0.extend(metrics);
+                        groups[i].1 = together;
+                        continue;
+                    }
                 }
             }
             j += 1;
         }
         i += 1;
     }
-    let mut j = 0;
+    if let Some(first) = groups.iter().position(|(_, p)| *p <= 1) {
+        let group = groups.remove(first);
+        groups.insert(0, group);
+    }
+    let mut j = 1;
     while j < groups.len() {
-        if passes[j] <= 1 {
-            let mut host = None;
-            for i in (0..groups.len()).filter(|&i| passes[i] > 1) {
-                if catalog.passes(&joined(&groups[i], &groups[j]))? <= passes[i] {
-                    host = Some(i);
-                    break;
-                }
-            }
+        if groups[j].1 <= 1 {
+            let host = (0..groups.len())
+                .filter(|&i| groups[i].1 > 1)
+                .find(|&i| passes_of(&groups[i].0, &groups[j].0).is_some_and(|p| p <= groups[i].1));
             if let Some(i) = host {
-                let single = groups.remove(j);
-                passes.remove(j);
+                let (metrics, _) = groups.remove(j);
                 let i = if i > j { i - 1 } else { i };
-                groups[i].extend(single);
+                groups[i].0.extend(metrics);
                 continue;
             }
         }
         j += 1;
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -594,6 +595,7 @@ mod tests {
         let spanned = pack_metrics_spanning(
             &catalog,
             &["sm__warps_launched.sum", metric, "dram__bytes_read.sum"],
+            true,
         )
         .unwrap();
         assert_eq!(
@@ -614,20 +616,25 @@ mod tests {
     #[test]
     fn multi_pass_metrics_share_passes_and_single_pass_ones_ride_along() {
         // Two metrics of 2 passes each need 3 together, with a spare slot that a single-pass
-        // group fills; a single-pass group too big for it stays apart.
-        let catalog = FakeCatalog::new(&[("a", 5), ("b", 5), ("w", 1), ("big", 3), ("c", 8)], 4);
-        let spanned = pack_metrics_spanning(&catalog, &["a", "w", "b"]).unwrap();
-        assert_eq!(spanned, vec![(vec!["a".into(), "b".into(), "w".into()], 3)]);
-        let spanned = pack_metrics_spanning(&catalog, &["a", "w", "b", "big"]).unwrap();
+        // group fills; the first single-pass group stays one, first (a dispatch that runs once
+        // is measured with it).
+        let catalog = FakeCatalog::new(&[("a", 5), ("b", 5), ("mid", 2), ("big", 3), ("c", 8)], 4);
+        let spanned = pack_metrics_spanning(&catalog, &["big", "a", "mid", "b"], true).unwrap();
         assert_eq!(
             spanned,
             vec![
-                (vec!["a".into(), "b".into()], 3),
-                (vec!["w".to_string(), "big".to_string()], 1),
+                (vec!["big".to_string()], 1),
+                (vec!["a".into(), "b".into(), "mid".into()], 3),
             ]
         );
+        // A list that starts with a multi-pass metric still puts a single-pass group first.
+        let spanned = pack_metrics_spanning(&catalog, &["a", "mid"], true).unwrap();
+        assert_eq!(spanned[0], (vec!["mid".to_string()], 1));
+        // Without sharing (application replay) the groups stay as packed.
+        let apart = pack_metrics_spanning(&catalog, &["big", "a", "mid", "b"], false).unwrap();
+        assert_eq!(apart.len(), 4);
         // Sharing that saves nothing keeps the groups apart: 2 + 2 passes either way.
-        let apart = pack_metrics_spanning(&catalog, &["c", "a"]).unwrap();
+        let apart = pack_metrics_spanning(&catalog, &["c", "a"], true).unwrap();
         assert_eq!(
             apart,
             vec![(vec!["c".to_string()], 2), (vec!["a".to_string()], 2)]

@@ -539,7 +539,7 @@ pub struct Cupti {
         Result<unsafe extern "C" fn(enable: u8) -> CUptiResult, ::libloading::Error>,
     pub cuptiActivityFlushPeriod:
         Result<unsafe extern "C" fn(time: u32) -> CUptiResult, ::libloading::Error>,
-    pub cuptiActivityEnableLaunchAttributes:
+    pub cuptiActivityEnableAttributes:
         Result<unsafe extern "C" fn(enable: u8) -> CUptiResult, ::libloading::Error>,
     pub cuptiActivityRegisterTimestampCallback: Result<
         unsafe extern "C" fn(funcTimestamp: CUpti_TimestampCallbackFunc) -> CUptiResult,
@@ -965,8 +965,8 @@ impl Cupti {
             .get(b"cuptiActivityEnableLatencyTimestamps\0")
             .map(|sym| *sym);
         let cuptiActivityFlushPeriod = __library.get(b"cuptiActivityFlushPeriod\0").map(|sym| *sym);
-        let cuptiActivityEnableLaunchAttributes = __library
-            .get(b"cuptiActivityEnableLaunchAttributes\0")
+        let cuptiActivityEnableAttributes = __library
+            .get(b"cuptiActivityEnableAttributes\0")
             .map(|sym| *sym);
         let cuptiActivityRegisterTimestampCallback = __library
             .get(b"cuptiActivityRegisterTimestampCallback\0")
@@ -1199,7 +1199,7 @@ impl Cupti {
             cuptiActivityPopExternalCorrelationId,
             cuptiActivityEnableLatencyTimestamps,
             cuptiActivityFlushPeriod,
-            cuptiActivityEnableLaunchAttributes,
+            cuptiActivityEnableAttributes,
             cuptiActivityRegisterTimestampCallback,
             cuptiActivityEnableDeviceGraph,
             cuptiActivityEnableDriverApi,
@@ -2190,9 +2190,9 @@ impl Cupti {
             .as_ref()
             .expect("Expected function, got error."))(time)
     }
-    pub unsafe fn cuptiActivityEnableLaunchAttributes(&self, enable: u8) -> CUptiResult {
+    pub unsafe fn cuptiActivityEnableAttributes(&self, enable: u8) -> CUptiResult {
         (self
-            .cuptiActivityEnableLaunchAttributes
+            .cuptiActivityEnableAttributes
             .as_ref()
             .expect("Expected function, got error."))(enable)
     }

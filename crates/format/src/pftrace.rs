@@ -157,12 +157,10 @@ fn write_process(
 ) -> io::Result<()> {
     // Track ids: unique within the file (index of the process in the high bits).
     let process_uuid = (index + 1) << 40;
-    let name = process
-        .process
-        .command
-        .first()
-        .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
-        .unwrap_or_else(|| format!("pid {}", process.process.pid));
+    let name = match process.process.program_name() {
+        "" => format!("pid {}", process.process.pid),
+        program => program.to_string(),
+    };
     write_packet(
         out,
         first,

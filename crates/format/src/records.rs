@@ -34,6 +34,16 @@ pub struct ProcessInfo {
     pub sections: Vec<crate::sections_out::SectionSpec>,
 }
 
+impl ProcessInfo {
+    /// The program's file name (`argv[0]` without its folder), empty when unknown.
+    pub fn program_name(&self) -> &str {
+        self.command
+            .first()
+            .map(|c| c.rsplit('/').next().unwrap_or(c))
+            .unwrap_or("")
+    }
+}
+
 /// Nsight Compute's `--cache-control`: whether every measured execution of a kernel starts with
 /// the GPU's L2 cache flushed (`all`, the default) or finds it as the work before left it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -7,14 +7,14 @@
 //! launch attribute of the dispatch, an expression over those (Nsight Compute's derived
 //! metrics), or nothing (a metric this run cannot give, with the reason).
 
+use crate::csv_out::csv_file;
 use crate::error::FormatError;
 use crate::numbers::{quoted, shortest};
-use crate::output::{output_path, suffix, write_file};
+use crate::output::{output_path, suffix};
 use crate::records::{AgentInfo, DispatchRecord, KernelSymbol};
 use crate::run::{ProcessRun, RunData};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One section, resolved for the run's chip.
@@ -36,16 +36,16 @@ pub struct SectionRow {
     pub metric: String,
     /// How the value is obtained.
     pub value: Expr,
-    /// The unit, when not the collected counter's own (derived metrics: none; launch
-    /// attributes: theirs).
+    /// `None`: the collected counter's own unit; else this one (empty for derived metrics,
+    /// the attribute's for attributes).
     pub unit: Option<String>,
 }
 
-/// A launch attribute Nsight Compute reports as a `launch__*` or `device__attribute_*` metric,
-/// from kreplay's dispatch, kernel and device records.
+/// A launch or device attribute that Nsight Compute reports as a `launch__*` or
+/// `device__attribute_*` metric, taken from kreplay's dispatch, kernel and device records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LaunchAttribute {
+pub enum Attribute {
     GridSize,
     BlockSize,
     ThreadCount,
@@ -56,20 +56,18 @@ pub enum LaunchAttribute {
     MaxThreadsPerSm,
 }
 
-impl LaunchAttribute {
+impl Attribute {
     /// The attribute Nsight Compute's metric `name` stands for.
-    pub fn for_metric(name: &str) -> Option<LaunchAttribute> {
+    pub fn for_metric(name: &str) -> Option<Attribute> {
         Some(match name {
-            "launch__grid_size" => LaunchAttribute::GridSize,
-            "launch__block_size" => LaunchAttribute::BlockSize,
-            "launch__thread_count" => LaunchAttribute::ThreadCount,
-            "launch__registers_per_thread" => LaunchAttribute::RegistersPerThread,
-            "launch__shared_mem_per_block_static" => LaunchAttribute::SharedMemPerBlockStatic,
-            "launch__shared_mem_per_block_dynamic" => LaunchAttribute::SharedMemPerBlockDynamic,
-            "launch__sm_count" | "device__attribute_multiprocessor_count" => {
-                LaunchAttribute::SmCount
-            }
-            "device__attribute_max_threads_per_multi_processor" => LaunchAttribute::MaxThreadsPerSm,
+            "launch__grid_size" => Attribute::GridSize,
+            "launch__block_size" => Attribute::BlockSize,
+            "launch__thread_count" => Attribute::ThreadCount,
+            "launch__registers_per_thread" => Attribute::RegistersPerThread,
+            "launch__shared_mem_per_block_static" => Attribute::SharedMemPerBlockStatic,
+            "launch__shared_mem_per_block_dynamic" => Attribute::SharedMemPerBlockDynamic,
+            "launch__sm_count" | "device__attribute_multiprocessor_count" => Attribute::SmCount,
+            "device__attribute_max_threads_per_multi_processor" => Attribute::MaxThreadsPerSm,
             _ => return None,
         })
     }
@@ -77,13 +75,14 @@ impl LaunchAttribute {
     /// Its unit, as Nsight Compute states it.
     pub fn unit(self) -> &'static str {
         match self {
-            LaunchAttribute::GridSize | LaunchAttribute::BlockSize => "",
-            LaunchAttribute::ThreadCount => "thread",
-            LaunchAttribute::RegistersPerThread => "register/thread",
-            LaunchAttribute::SharedMemPerBlockStatic
-            | LaunchAttribute::SharedMemPerBlockDynamic => "byte/block",
-            LaunchAttribute::SmCount => "SM",
-            LaunchAttribute::MaxThreadsPerSm => "thread",
+            Attribute::GridSize | Attribute::BlockSize => "",
+            Attribute::ThreadCount => "thread",
+            Attribute::RegistersPerThread => "register/thread",
+            Attribute::SharedMemPerBlockStatic | Attribute::SharedMemPerBlockDynamic => {
+                "byte/block"
+            }
+            Attribute::SmCount => "SM",
+            Attribute::MaxThreadsPerSm => "thread",
         }
     }
 
@@ -95,14 +94,14 @@ impl LaunchAttribute {
     ) -> Option<f64> {
         let product = |v: [u32; 3]| v.iter().map(|&x| f64::from(x)).product::<f64>();
         Some(match self {
-            LaunchAttribute::GridSize => product(dispatch.grid),
-            LaunchAttribute::BlockSize => product(dispatch.block),
-            LaunchAttribute::ThreadCount => product(dispatch.grid) * product(dispatch.block),
-            LaunchAttribute::RegistersPerThread => f64::from(kernel?.registers),
-            LaunchAttribute::SharedMemPerBlockStatic => f64::from(kernel?.static_shared_bytes),
-            LaunchAttribute::SharedMemPerBlockDynamic => f64::from(dispatch.dynamic_shared_bytes),
-            LaunchAttribute::SmCount => f64::from(agent?.sm_count),
-            LaunchAttribute::MaxThreadsPerSm => match agent?.max_threads_per_sm {
+            Attribute::GridSize => product(dispatch.grid),
+            Attribute::BlockSize => product(dispatch.block),
+            Attribute::ThreadCount => product(dispatch.grid) * product(dispatch.block),
+            Attribute::RegistersPerThread => f64::from(kernel?.registers),
+            Attribute::SharedMemPerBlockStatic => f64::from(kernel?.static_shared_bytes),
+            Attribute::SharedMemPerBlockDynamic => f64::from(dispatch.dynamic_shared_bytes),
+            Attribute::SmCount => f64::from(agent?.sm_count),
+            Attribute::MaxThreadsPerSm => match agent?.max_threads_per_sm {
                 0 => return None,
                 n => f64::from(n),
             },
@@ -116,9 +115,9 @@ impl LaunchAttribute {
 pub enum Expr {
     /// A collected counter, by the name it was requested as.
     Counter(String),
-    Launch(LaunchAttribute),
+    Attribute(Attribute),
     /// A constant; `integer` as Nsight Compute's derived-metric grammar types it (an integer 0
-    /// divisor leaves the left-hand side unchanged).
+    /// divisor leaves the left-hand side unchanged; so does a measured counter of 0).
     Constant {
         value: f64,
         integer: bool,
@@ -167,7 +166,7 @@ impl Expr {
     pub fn eval(&self, at: &DispatchValues) -> Option<f64> {
         match self {
             Expr::Counter(name) => at.counters.get(name.as_str()).copied(),
-            Expr::Launch(attribute) => attribute.value(at.first, at.kernel, at.agent),
+            Expr::Attribute(attribute) => attribute.value(at.first, at.kernel, at.agent),
             Expr::Constant { value, .. } => Some(*value),
             Expr::Binary { op, lhs, rhs } => {
                 let (a, b) = (lhs.eval(at)?, rhs.eval(at)?);
@@ -175,8 +174,11 @@ impl Expr {
                     BinaryOp::Add => a + b,
                     BinaryOp::Sub => a - b,
                     BinaryOp::Mul => a * b,
+                    // Nsight Compute: an integer divisor of 0 leaves the left-hand side. Integer
+                    // constants are typed so; a measured counter is taken as an integer (raw
+                    // counters are), its value being whole.
                     BinaryOp::Div => match **rhs {
-                        Expr::Constant { integer: true, .. } if b == 0.0 => a,
+                        Expr::Constant { integer: true, .. } | Expr::Counter(_) if b == 0.0 => a,
                         _ => a / b,
                     },
                 })
@@ -197,10 +199,10 @@ pub struct DispatchValues<'a> {
 
 /// The dispatches of a process in dispatch order, their passes merged.
 fn dispatch_values(process: &ProcessRun) -> Vec<DispatchValues<'_>> {
-    let mut by_id: BTreeMap<u64, DispatchValues<'_>> = BTreeMap::new();
+    let mut by_id: BTreeMap<(u64, u64), DispatchValues<'_>> = BTreeMap::new();
     for record in &process.dispatches {
         let entry = by_id
-            .entry(record.dispatch_id)
+            .entry((record.dispatch_id, record.agent_id))
             .or_insert_with(|| DispatchValues {
                 first: record,
                 kernel: process.kernel(record.kernel_id),
@@ -266,12 +268,33 @@ pub fn chip_compute_capability(chip: &str) -> Option<(u32, u32)> {
     })
 }
 
+/// The architecture number section filters compare (`CC_90`: 90) of a chip, when known.
+pub fn chip_arch(chip: &str) -> Option<u32> {
+    chip_compute_capability(chip).map(|(major, minor)| major * 10 + minor)
+}
+
 fn dims(v: [u32; 3]) -> String {
     format!("({}, {}, {})", v[0], v[1], v[2])
 }
 
-/// The CSV header, Nsight Compute's `--csv --page details` columns.
-const HEADER: &str = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
+/// Nsight Compute's `--csv --page details` columns.
+const COLUMNS: [&str; 15] = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Section Name",
+    "Metric Name",
+    "Metric Unit",
+    "Metric Value",
+];
 
 /// One row's value for one dispatch, as the JSON output lists it (`kreplay.sections`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -318,16 +341,10 @@ pub fn has_sections(run: &RunData) -> bool {
 /// Nsight Compute numbers profiled kernels.
 pub fn write_sections_csv(run: &RunData, dir: &Path, name: &str) -> Result<PathBuf, FormatError> {
     let path = output_path(dir, name, suffix::SECTIONS)?;
-    write_file(&path, |out| {
-        writeln!(out, "{HEADER}")?;
+    csv_file(path, &COLUMNS, |csv| {
         let mut id = 0u64;
         for process in &run.processes {
-            let process_name = process
-                .process
-                .command
-                .first()
-                .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
-                .unwrap_or_default();
+            let program = process.process.program_name();
             for at in dispatch_values(process) {
                 let kernel = at.kernel.map(|k| k.demangled_name.as_str()).unwrap_or("");
                 let cc = at
@@ -338,7 +355,7 @@ pub fn write_sections_csv(run: &RunData, dir: &Path, name: &str) -> Result<PathB
                 let fixed = [
                     id.to_string(),
                     process.process.pid.to_string(),
-                    process_name.clone(),
+                    program.to_string(),
                     process.process.hostname.clone(),
                     kernel.to_string(),
                     String::new(),
@@ -348,26 +365,27 @@ pub fn write_sections_csv(run: &RunData, dir: &Path, name: &str) -> Result<PathB
                     at.first.agent_id.to_string(),
                     cc,
                 ];
-                let fixed: Vec<String> = fixed.iter().map(|f| quoted(f)).collect();
-                let fixed = fixed.join(",");
                 for section in &process.process.sections {
                     for row in &section.rows {
-                        writeln!(
-                            out,
-                            "{fixed},{},{},{},{}",
-                            quoted(&section.display_name),
-                            quoted(&row.label),
-                            quoted(row_unit(row, process)),
-                            quoted(&value_text(row.value.eval(&at)))
-                        )?;
+                        let line: Vec<String> = fixed
+                            .iter()
+                            .map(String::as_str)
+                            .chain([
+                                section.display_name.as_str(),
+                                row.label.as_str(),
+                                row_unit(row, process),
+                                &value_text(row.value.eval(&at)),
+                            ])
+                            .map(quoted)
+                            .collect();
+                        csv.row(&line)?;
                     }
                 }
                 id += 1;
             }
         }
         Ok(())
-    })?;
-    Ok(path)
+    })
 }
 
 /// Per kernel (by name, first dispatched first) and section: each row's minimum, maximum and
@@ -577,12 +595,12 @@ mod tests {
                 ),
                 row(
                     "Threads",
-                    Expr::Launch(LaunchAttribute::ThreadCount),
+                    Expr::Attribute(Attribute::ThreadCount),
                     Some("thread"),
                 ),
                 row(
                     "Registers",
-                    Expr::Launch(LaunchAttribute::RegistersPerThread),
+                    Expr::Attribute(Attribute::RegistersPerThread),
                     Some("register/thread"),
                 ),
                 row("Peak", Expr::Unavailable("not a CUPTI metric".into()), None),
@@ -600,7 +618,7 @@ mod tests {
         assert!(path.ends_with("out_sections.csv"));
         let text = std::fs::read_to_string(path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], HEADER);
+        assert_eq!(lines[0], COLUMNS.map(|c| format!("\"{c}\"")).join(","));
         assert_eq!(lines.len(), 1 + 2 * 6);
         assert_eq!(
             lines[1],
@@ -627,10 +645,11 @@ mod tests {
             lines[5]
         );
         assert!(lines[6].ends_with("\"Peak\",\"\",\"n/a\""), "{}", lines[6]);
-        // The second dispatch: ID 1; a float division by a measured 0 is not a number.
+        // The second dispatch: ID 1; a division by a measured 0 leaves the left-hand side, as
+        // Nsight Compute's rule for integer divisors.
         assert!(lines[7].starts_with("\"1\","), "{}", lines[7]);
         assert!(
-            lines[8].ends_with("\"Bytes per ns\",\"byte/nsecond\",\"n/a\""),
+            lines[8].ends_with("\"Bytes per ns\",\"byte/nsecond\",\"300\""),
             "{}",
             lines[8]
         );

@@ -37,7 +37,7 @@ impl CounterResolver for FakeCatalog {
             })
             .collect()
     }
-    fn pack(&self, metrics: &[String]) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
+    fn pack(&self, metrics: &[String], _share: bool) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
         // "MULTI" stands for a metric that alone needs 3 passes.
         let (multi, single): (Vec<String>, Vec<String>) =
             metrics.iter().cloned().partition(|m| m == "MULTI");

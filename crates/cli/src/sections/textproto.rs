@@ -83,6 +83,7 @@ pub fn parse(text: &str) -> Result<Message, ParseError> {
     let mut parser = Parser {
         chars: text.chars().collect(),
         at: 0,
+        depth: 0,
     };
     let message = parser.fields(None)?;
     Ok(message)
@@ -91,7 +92,13 @@ pub fn parse(text: &str) -> Result<Message, ParseError> {
 struct Parser {
     chars: Vec<char>,
     at: usize,
+    /// Messages open around the current position.
+    depth: usize,
 }
+
+/// The deepest nesting of messages read (as protobuf's own parsers limit it): a file nested
+/// deeper is refused instead of exhausting the stack.
+pub const MAX_DEPTH: usize = 100;
 
 impl Parser {
     fn error(&self, message: impl Into<String>) -> ParseError {
@@ -124,6 +131,17 @@ impl Parser {
         }
     }
 
+    /// A nested message up to `close`, within [`MAX_DEPTH`].
+    fn nested(&mut self, close: char) -> Result<Message, ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(format!("messages nested deeper than {MAX_DEPTH}")));
+        }
+        self.depth += 1;
+        let message = self.fields(Some(close));
+        self.depth -= 1;
+        message
+    }
+
     /// Fields up to `close` (or the end of the text when `close` is `None`).
     fn fields(&mut self, close: Option<char>) -> Result<Message, ParseError> {
         let mut message = Message::default();
@@ -153,10 +171,11 @@ impl Parser {
                 Some('{') | Some('<') => {
                     let end = if self.peek() == Some('{') { '}' } else { '>' };
                     self.at += 1;
-                    let inner = self.fields(Some(end))?;
+                    let inner = self.nested(end)?;
                     message.fields.push((name, Value::Message(inner)));
                 }
-                Some('[') if colon => {
+                // A list; without the colon only of messages (`Name [{...}, {...}]`).
+                Some('[') => {
                     self.at += 1;
                     loop {
                         self.skip();
@@ -216,7 +235,7 @@ impl Parser {
             Some('{') | Some('<') => {
                 let end = if self.peek() == Some('{') { '}' } else { '>' };
                 self.at += 1;
-                Ok(Value::Message(self.fields(Some(end))?))
+                Ok(Value::Message(self.nested(end)?))
             }
             _ => {
                 let word = self.word();
@@ -349,6 +368,23 @@ Flag: true
         assert!(e.to_string().starts_with("line 1, column 3"), "{e}");
         let e = parse("A: }").unwrap_err();
         assert!(e.message.contains("expected a value"), "{e}");
+    }
+
+    #[test]
+    fn lists_of_messages_need_no_colon_and_deep_nesting_is_refused() {
+        let m = parse("Items [{ Name: \"a\" }, { Name: \"b\" }]").unwrap();
+        let names: Vec<_> = m
+            .messages("Items")
+            .filter_map(|i| i.scalar("Name"))
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        let deep = "A {".repeat(MAX_DEPTH + 1) + &"}".repeat(MAX_DEPTH + 1);
+        let e = parse(&deep).unwrap_err();
+        assert!(e.message.contains("nested deeper than 100"), "{e}");
+        let fine = "A {".repeat(MAX_DEPTH) + &"}".repeat(MAX_DEPTH);
+        assert!(parse(&fine).is_ok());
+        // Far deeper input is refused without exhausting the stack.
+        assert!(parse(&"A {".repeat(100_000)).is_err());
     }
 
     #[test]

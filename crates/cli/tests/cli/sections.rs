@@ -238,6 +238,26 @@ fn sections_ask_for_kernel_replay_and_name_unknown_ones() {
     assert!(text(&out.stderr).contains("SimWork, SimTime"));
     let out = run_sim(dir.path(), &replay(&sections, &["--set", "full"]));
     assert_usage_error(&out, "--set full: no section of --section-folder");
+    // A file that does not parse is named before the run, and the rest is used.
+    std::fs::write(
+        dir.path().join("sections/Bad.section"),
+        "Identifier: \"Bad\"\nHeader {",
+    )
+    .unwrap();
+    let out = run_sim(
+        dir.path(),
+        &replay(&sections, &["--section", "SimWork", "-d", "BAD"]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("Bad.section (line 2, column"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run_sim(dir.path(), &replay(&sections, &["--section", "Bad"]));
+    assert_usage_error(&out, "--section Bad:");
+    assert!(text(&out.stderr).contains("could not be read"));
+    std::fs::remove_file(dir.path().join("sections/Bad.section")).unwrap();
     let out = run_sim(
         dir.path(),
         &replay("/nonexistent/sections", &["--section", "X"]),
