@@ -8,6 +8,7 @@ mod drain;
 pub mod error;
 pub mod flush;
 pub mod guard;
+pub mod intercept;
 pub mod kernel;
 pub mod launch;
 pub mod loader;

@@ -1,15 +1,15 @@
 //! The process-wide tool state: configuration, engine, CUDA backend, record sink, and the
 //! bookkeeping of kernels, devices and modules.
 
-use crate::callbacks;
-use kreplay_core::backend::DeviceId;
-use kreplay_core::config::{InProcessMode, ToolConfig};
-use kreplay_cuda::backend::{
+use super::callbacks;
+use crate::backend::{
     CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
 };
-use kreplay_cuda::modules::KernelRegistry;
-use kreplay_cuda::setup::CounterSetup;
-use kreplay_cuda::{cupti_call, loader};
+use crate::modules::KernelRegistry;
+use crate::setup::CounterSetup;
+use crate::{cupti_call, loader};
+use kreplay_core::backend::DeviceId;
+use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, struct_size};
@@ -23,7 +23,7 @@ pub(crate) struct Tool {
     pub engine: CudaEngine,
     pub backend: Mutex<CudaBackend>,
     /// The backend's counter set-ups, started from the context-creation callback without the
-    /// backend's lock (see `kreplay_cuda::setup`). `None` without counters.
+    /// backend's lock (see `crate::setup`). `None` without counters.
     pub counter_setup: Option<CounterSetup>,
     pub gate: MeasureGate,
     pub driver: &'static Driver,
@@ -94,17 +94,17 @@ pub(crate) fn disable(reason: &str) {
 }
 
 /// One `kreplay: ...` line on stderr; a failed write (a closed pipe) is ignored, never a panic.
-pub(crate) fn say(message: &str) {
+pub fn say(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "kreplay: {message}");
 }
 
-pub(crate) fn initialize() -> Result<(), String> {
+pub fn initialize() -> Result<(), String> {
     if TOOL.get().is_some() {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    let mut laps = kreplay_cuda::debug::Laps::start();
+    let mut laps = crate::debug::Laps::start();
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
     let driver = loader::driver().map_err(|e| e.to_string())?;
     laps.lap("configuration and driver");
@@ -168,7 +168,7 @@ pub(crate) fn initialize() -> Result<(), String> {
         agents: Mutex::new(HashSet::new()),
         pageable_devices: Mutex::new(HashSet::new()),
         context_devices: Mutex::new(HashMap::new()),
-        debug: kreplay_cuda::debug::enabled(),
+        debug: crate::debug::enabled(),
         started,
         first_dispatch_done: AtomicBool::new(false),
         module_scans: Default::default(),
@@ -222,8 +222,7 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
             == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
         {
             // SAFETY: CUPTI wrote a NUL-terminated name into the zeroed buffer (or nothing).
-            let other =
-                unsafe { kreplay_cuda::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
+            let other = unsafe { crate::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
             let other = if other.is_empty() {
                 "another CUPTI-based tool (Nsight Systems, Nsight Compute, cuda-gdb, ...)"
                     .to_string()
@@ -398,7 +397,7 @@ impl Tool {
         if let Some(device) = lock(&self.context_devices).get(&(ctx as usize)) {
             return Some(*device);
         }
-        let device = kreplay_cuda::query::context_device(self.driver, ctx)?;
+        let device = crate::query::context_device(self.driver, ctx)?;
         lock(&self.context_devices).insert(ctx as usize, device);
         Some(device)
     }
@@ -407,19 +406,18 @@ impl Tool {
         if !lock(&self.agents).insert(device) {
             return;
         }
-        let description =
-            kreplay_cuda::kernel::describe_device(self.driver, device as sys::CUdevice)
-                .unwrap_or_default();
+        let description = crate::kernel::describe_device(self.driver, device as sys::CUdevice)
+            .unwrap_or_default();
         let pageable = {
-            let _scope = kreplay_cuda::guard::ToolScope::enter();
-            kreplay_cuda::launch::pageable_memory_access(self.driver, device as sys::CUdevice)
+            let _scope = crate::guard::ToolScope::enter();
+            crate::launch::pageable_memory_access(self.driver, device as sys::CUdevice)
         };
         if pageable {
             lock(&self.pageable_devices).insert(device);
         }
         let chip = {
-            let _scope = kreplay_cuda::guard::ToolScope::enter();
-            kreplay_cuda::profiler::chip_name(self.cupti, device as usize).unwrap_or_default()
+            let _scope = crate::guard::ToolScope::enter();
+            crate::profiler::chip_name(self.cupti, device as usize).unwrap_or_default()
         };
         self.engine.register_agent(kreplay_format::AgentInfo {
             agent_id: u64::from(device),
@@ -439,7 +437,7 @@ impl Tool {
     pub fn reaches_pageable_host(
         &self,
         device: DeviceId,
-        api: kreplay_cuda::classify::LaunchApi,
+        api: crate::classify::LaunchApi,
         params: *const std::ffi::c_void,
     ) -> bool {
         // Only kernel replay runs a launch more than once.
@@ -448,11 +446,11 @@ impl Tool {
         {
             return false;
         }
-        let _scope = kreplay_cuda::guard::ToolScope::enter();
+        let _scope = crate::guard::ToolScope::enter();
         // SAFETY: `params` is the parameter block of the launch whose callback is running.
-        let words = unsafe { kreplay_cuda::launch::callback_addresses(self.driver, api, params) };
+        let words = unsafe { crate::launch::callback_addresses(self.driver, api, params) };
         let inventory = self.engine.inventory();
-        kreplay_cuda::launch::pageable_host_word(self.driver, &words, |word| {
+        crate::launch::pageable_host_word(self.driver, &words, |word| {
             inventory.find_anywhere(word).is_some()
         })
         .is_some()
@@ -460,7 +458,7 @@ impl Tool {
 
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
     pub fn debug(&self, line: &str) {
-        kreplay_cuda::debug::line(line);
+        crate::debug::line(line);
     }
 
     /// With `KREPLAY_DEBUG`: when one of the tool's phases ended, since `InitializeInjection`.

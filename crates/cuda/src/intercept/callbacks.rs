@@ -1,19 +1,19 @@
 //! The CUPTI callback: driver-domain launches, allocations, frees and the fence; resource-domain
 //! contexts, streams and modules.
 
-use crate::tool::{self, host_address, lock, Tool};
-use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind, Region};
-use kreplay_core::engine::CallGuard;
-use kreplay_core::LaunchTicket;
-use kreplay_cuda::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
-use kreplay_cuda::classify::{
+use super::tool::{self, host_address, lock, Tool};
+use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
+use crate::classify::{
     classify_call, classify_driver_cbid, is_blocking_wait, is_query_only, unloaded_module,
     AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
 };
-use kreplay_cuda::guard::in_tool;
-use kreplay_cuda::launch::LaunchParams;
-use kreplay_cuda::module_symbols::scan_cubin;
-use kreplay_cuda::query;
+use crate::guard::in_tool;
+use crate::launch::LaunchParams;
+use crate::module_symbols::scan_cubin;
+use crate::query;
+use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind, Region};
+use kreplay_core::engine::CallGuard;
+use kreplay_core::LaunchTicket;
 use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -356,8 +356,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         )
     } else {
         // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-        let symbol =
-            unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+        let symbol = unsafe { crate::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
         tool.kernels
             .kernel_id(&tool.engine, shape.f, symbol, device)
     };
@@ -407,7 +406,7 @@ fn enter_captured(
     shape: &LaunchShape,
 ) {
     // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-    let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+    let symbol = unsafe { crate::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
     let (kernel_id, kernel_name) = tool
         .kernels
         .known_kernel(shape.f)
