@@ -16,10 +16,17 @@
 //! are not CUPTI metrics of the chip).
 
 pub mod builtin;
+mod expression;
+mod install;
 pub mod textproto;
 
+use expression::Expander;
+#[cfg(test)]
+use expression::{parse_expression, Tree};
+pub use install::{find_installation, SearchPlaces};
+
 use crate::error::UsageError;
-use kreplay_format::sections_out::{Attribute, BinaryOp, Expr, SectionRow, SectionSpec};
+use kreplay_format::sections_out::{Expr, SectionRow, SectionSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use textproto::{Message, Value};
@@ -314,85 +321,6 @@ pub struct Library {
     pub errors: Vec<(String, String)>,
 }
 
-/// Where to look for an Nsight Compute installation (the process's, or a test's).
-pub struct SearchPlaces {
-    pub path: Option<std::ffi::OsString>,
-    /// Folders holding versioned installations (`nsight-compute-2025.3.0`, `2025.3.0`).
-    pub roots: Vec<(PathBuf, &'static str)>,
-}
-
-impl SearchPlaces {
-    pub fn from_process() -> SearchPlaces {
-        let mut roots: Vec<(PathBuf, &'static str)> = Vec::new();
-        if let Ok(entries) = std::fs::read_dir("/usr/local") {
-            let mut cuda: Vec<PathBuf> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("cuda"))
-                })
-                .collect();
-            cuda.sort();
-            roots.extend(cuda.into_iter().rev().map(|p| (p, "nsight-compute-")));
-        }
-        roots.push((PathBuf::from("/opt/nvidia/nsight-compute"), ""));
-        SearchPlaces {
-            path: std::env::var_os("PATH"),
-            roots,
-        }
-    }
-}
-
-/// The `sections` folder of the Nsight Compute installation `places` lead to: the folder of the
-/// `ncu` found on `PATH` (a link followed), or next to it, or the newest versioned installation
-/// under one of the roots.
-pub fn find_installation(places: &SearchPlaces) -> Option<PathBuf> {
-    let sections_of = |install: &Path| Some(install.join("sections")).filter(|s| s.is_dir());
-    if let Some(path) = &places.path {
-        for dir in std::env::split_paths(path) {
-            let ncu = dir.join("ncu");
-            if !ncu.is_file() {
-                continue;
-            }
-            let real = std::fs::canonicalize(&ncu).unwrap_or(ncu);
-            if let Some(found) = real.parent().and_then(sections_of) {
-                return Some(found);
-            }
-            // CUDA's bin/ncu is a script that starts ../nsight-compute-<version>/ncu.
-            if let Some(found) = real
-                .parent()
-                .and_then(Path::parent)
-                .and_then(|root| newest_under(root, "nsight-compute-"))
-            {
-                return Some(found);
-            }
-        }
-    }
-    places
-        .roots
-        .iter()
-        .find_map(|(root, prefix)| newest_under(root, prefix))
-}
-
-/// The `sections` folder of the newest `<root>/<prefix><version>` that has one.
-fn newest_under(root: &Path, prefix: &str) -> Option<PathBuf> {
-    let mut candidates: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(root)
-        .ok()?
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let version = name.strip_prefix(prefix)?;
-            let key: Vec<u64> = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
-            let sections = e.path().join("sections");
-            sections.is_dir().then_some((key, sections))
-        })
-        .collect();
-    candidates.sort();
-    candidates.pop().map(|(_, path)| path)
-}
-
 impl Library {
     /// The `.section` files of `folders` when given (as `ncu --section-folder`, not recursive),
     /// else of the installation `places` lead to, else the built-in sections.
@@ -607,91 +535,6 @@ fn definitions<'a>(sections: &[&'a Section], arch: Option<u32>) -> HashMap<&'a s
     map
 }
 
-/// The deepest chain of derived metrics followed.
-const MAX_DERIVED_DEPTH: usize = 16;
-/// The most metric names one row's derived metrics may expand to.
-const MAX_DERIVED_TERMS: usize = 10_000;
-
-/// Expands metric names into [`Expr`]s: launch attributes, derived metrics (their operands
-/// expanded in turn, a metric that refers to itself or an expansion beyond the limits left
-/// unavailable), CUPTI metrics `known` to the chip.
-struct Expander<'a> {
-    definitions: &'a HashMap<&'a str, &'a str>,
-    known: &'a dyn Fn(&str) -> bool,
-    chip: &'a str,
-    /// The derived metrics being expanded, outermost first.
-    open: Vec<String>,
-    /// Names left to expand for the current row.
-    budget: usize,
-}
-
-impl<'a> Expander<'a> {
-    fn new(
-        definitions: &'a HashMap<&'a str, &'a str>,
-        known: &'a dyn Fn(&str) -> bool,
-        chip: &'a str,
-    ) -> Expander<'a> {
-        Expander {
-            definitions,
-            known,
-            chip,
-            open: Vec::new(),
-            budget: MAX_DERIVED_TERMS,
-        }
-    }
-
-    /// A row's value: `name` expanded with a fresh budget.
-    fn expr(&mut self, name: &str) -> Expr {
-        self.budget = MAX_DERIVED_TERMS;
-        self.open.clear();
-        self.name(name)
-    }
-
-    fn name(&mut self, name: &str) -> Expr {
-        if let Some(attribute) = Attribute::for_metric(name) {
-            return Expr::Attribute(attribute);
-        }
-        if let Some(why) = not_collected(name) {
-            return Expr::Unavailable(why.to_string());
-        }
-        let Some(expression) = self.definitions.get(name).copied() else {
-            return if (self.known)(name) {
-                Expr::Counter(name.to_string())
-            } else {
-                Expr::Unavailable(format!("not a CUPTI metric of {}", self.chip))
-            };
-        };
-        if self.open.iter().any(|o| o == name) {
-            return Expr::Unavailable(format!("the derived metric {name} refers to itself"));
-        }
-        if self.open.len() >= MAX_DERIVED_DEPTH {
-            return Expr::Unavailable(format!(
-                "derived metrics nest deeper than {MAX_DERIVED_DEPTH}"
-            ));
-        }
-        let tree = match parse_expression(expression) {
-            Ok(tree) => tree,
-            Err(e) => {
-                return Expr::Unavailable(format!(
-                    "its expression '{expression}' does not parse: {e}"
-                ))
-            }
-        };
-        self.open.push(name.to_string());
-        let expr = tree.map_names(&mut |operand| {
-            if self.budget == 0 {
-                return Expr::Unavailable(format!(
-                    "derived metrics expand to more than {MAX_DERIVED_TERMS} terms"
-                ));
-            }
-            self.budget -= 1;
-            self.name(operand)
-        });
-        self.open.pop();
-        expr
-    }
-}
-
 /// Resolves `sections` for architecture `arch`, `known` saying which names are CUPTI metrics of
 /// the chip (`chip` names it in the reasons).
 pub fn resolve(
@@ -752,136 +595,6 @@ pub fn resolve(
         }
     }
     resolution
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Token {
-    Name(String),
-    Number(String),
-    Op(char),
-}
-
-fn tokens(text: &str) -> Result<Vec<Token>, String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < chars.len() {
-        let c = chars[at];
-        if c.is_whitespace() {
-            at += 1;
-        } else if "+-*/()".contains(c) {
-            out.push(Token::Op(c));
-            at += 1;
-        } else if c.is_ascii_digit() {
-            let start = at;
-            while at < chars.len() && (chars[at].is_ascii_digit() || chars[at] == '.') {
-                at += 1;
-            }
-            out.push(Token::Number(chars[start..at].iter().collect()));
-        } else if c.is_alphabetic() || c == '_' {
-            let start = at;
-            while at < chars.len()
-                && (chars[at].is_alphanumeric() || matches!(chars[at], '_' | '.' | ':'))
-            {
-                at += 1;
-            }
-            out.push(Token::Name(chars[start..at].iter().collect()));
-        } else {
-            return Err(format!("unexpected '{c}'"));
-        }
-    }
-    Ok(out)
-}
-
-/// A parsed expression whose names are not yet resolved.
-#[derive(Debug)]
-enum Tree {
-    Name(String),
-    Constant(f64, bool),
-    Binary(BinaryOp, Box<Tree>, Box<Tree>),
-}
-
-impl Tree {
-    fn map_names(self, resolve: &mut dyn FnMut(&str) -> Expr) -> Expr {
-        match self {
-            Tree::Name(name) => resolve(&name),
-            Tree::Constant(value, integer) => Expr::Constant { value, integer },
-            Tree::Binary(op, lhs, rhs) => Expr::Binary {
-                op,
-                lhs: Box::new(lhs.map_names(resolve)),
-                rhs: Box::new(rhs.map_names(resolve)),
-            },
-        }
-    }
-}
-
-/// Parentheses nested at most this deep in a derived metric's expression.
-const MAX_PARENTHESES: usize = 64;
-
-/// Nsight Compute's derived-metric expressions (`operand op operand`), read as ordinary
-/// arithmetic (`*` and `/` before `+` and `-`, parentheses), a superset of its grammar.
-fn parse_expression(text: &str) -> Result<Tree, String> {
-    let tokens = tokens(text)?;
-    let mut at = 0;
-    let tree = sum(&tokens, &mut at, 0)?;
-    if at != tokens.len() {
-        return Err(format!("unexpected {:?}", tokens[at]));
-    }
-    Ok(tree)
-}
-
-fn sum(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, String> {
-    let mut lhs = product(tokens, at, depth)?;
-    while let Some(Token::Op(c @ ('+' | '-'))) = tokens.get(*at) {
-        *at += 1;
-        let op = if *c == '+' {
-            BinaryOp::Add
-        } else {
-            BinaryOp::Sub
-        };
-        lhs = Tree::Binary(op, Box::new(lhs), Box::new(product(tokens, at, depth)?));
-    }
-    Ok(lhs)
-}
-
-fn product(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, String> {
-    let mut lhs = operand(tokens, at, depth)?;
-    while let Some(Token::Op(c @ ('*' | '/'))) = tokens.get(*at) {
-        *at += 1;
-        let op = if *c == '*' {
-            BinaryOp::Mul
-        } else {
-            BinaryOp::Div
-        };
-        lhs = Tree::Binary(op, Box::new(lhs), Box::new(operand(tokens, at, depth)?));
-    }
-    Ok(lhs)
-}
-
-fn operand(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, String> {
-    let token = tokens.get(*at).ok_or("the expression ends early")?;
-    *at += 1;
-    match token {
-        Token::Name(name) => Ok(Tree::Name(name.clone())),
-        Token::Number(text) => text
-            .parse::<f64>()
-            .map(|v| Tree::Constant(v, !text.contains('.')))
-            .map_err(|_| format!("bad number '{text}'")),
-        Token::Op('(') if depth >= MAX_PARENTHESES => {
-            Err(format!("parentheses nested deeper than {MAX_PARENTHESES}"))
-        }
-        Token::Op('(') => {
-            let inner = sum(tokens, at, depth + 1)?;
-            match tokens.get(*at) {
-                Some(Token::Op(')')) => {
-                    *at += 1;
-                    Ok(inner)
-                }
-                _ => Err("missing ')'".into()),
-            }
-        }
-        other => Err(format!("unexpected {other:?}")),
-    }
 }
 
 #[cfg(test)]

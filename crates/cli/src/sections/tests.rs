@@ -1,4 +1,5 @@
 use super::*;
+use kreplay_format::sections_out::{Attribute, BinaryOp};
 
 /// A section written for these tests, in the file format (not one of Nsight Compute's).
 const SAMPLE: &str = r#"
