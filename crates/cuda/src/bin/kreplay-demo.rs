@@ -104,43 +104,13 @@ fn run(d: &'static Driver) -> Result<bool, CudaError> {
                 &mut buffers.x as *mut _ as *mut c_void,
                 &mut n as *mut _ as *mut c_void,
             ];
-            drv!(
-                d,
-                cuLaunchKernel(
-                    scale_add,
-                    grid,
-                    1,
-                    1,
-                    BLOCK,
-                    1,
-                    1,
-                    0,
-                    std::ptr::null_mut(),
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut()
-                )
-            )?;
+            launch(d, scale_add, grid, &mut args)?;
             let mut args: [*mut c_void; 3] = [
                 &mut buffers.acc as *mut _ as *mut c_void,
                 &mut buffers.y as *mut _ as *mut c_void,
                 &mut n as *mut _ as *mut c_void,
             ];
-            drv!(
-                d,
-                cuLaunchKernel(
-                    accumulate,
-                    grid,
-                    1,
-                    1,
-                    BLOCK,
-                    1,
-                    1,
-                    0,
-                    std::ptr::null_mut(),
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut()
-                )
-            )?;
+            launch(d, accumulate, grid, &mut args)?;
         }
         drv!(d, cuCtxSynchronize())?;
     }
@@ -152,27 +122,7 @@ fn run(d: &'static Driver) -> Result<bool, CudaError> {
             acc_host[i] = y_host[i].mul_add(0.5, acc_host[i]);
         }
     }
-    let mut y_device = vec![0.0f32; ELEMENTS];
-    let mut acc_device = vec![0.0f32; ELEMENTS];
-    let mut launches: u32 = 0;
-    // SAFETY: host buffers of the copied sizes.
-    unsafe {
-        drv!(
-            d,
-            cuMemcpyDtoH_v2(y_device.as_mut_ptr() as *mut c_void, buffers.y, bytes)
-        )?;
-        drv!(
-            d,
-            cuMemcpyDtoH_v2(acc_device.as_mut_ptr() as *mut c_void, buffers.acc, bytes)
-        )?;
-        drv!(
-            d,
-            cuMemcpyDtoH_v2(&mut launches as *mut u32 as *mut c_void, counter, 4)
-        )?;
-        for ptr in [buffers.y, buffers.x, buffers.acc] {
-            drv!(d, cuMemFree_v2(ptr))?;
-        }
-    }
+    let (y_device, acc_device, launches) = read_back(d, &buffers, counter)?;
     let bad_y = mismatches(&y_device, &y_host);
     let bad_acc = mismatches(&acc_device, &acc_host);
     let ok = bad_y == 0 && bad_acc == 0 && launches == ITERATIONS;
@@ -183,6 +133,60 @@ fn run(d: &'static Driver) -> Result<bool, CudaError> {
         ITERATIONS,
     );
     Ok(ok)
+}
+
+/// Launches `f` on `grid` blocks of [`BLOCK`] threads on the default stream.
+fn launch(d: &Driver, f: CUfunction, grid: u32, args: &mut [*mut c_void]) -> Result<(), CudaError> {
+    // SAFETY: `args` points at the kernel's parameters, alive for the call.
+    unsafe {
+        drv!(
+            d,
+            cuLaunchKernel(
+                f,
+                grid,
+                1,
+                1,
+                BLOCK,
+                1,
+                1,
+                0,
+                std::ptr::null_mut(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut()
+            )
+        )
+    }
+}
+
+/// The results (y, acc and the `__device__` launch counter), copied back; the buffers freed.
+fn read_back(
+    d: &Driver,
+    buffers: &Buffers,
+    counter: CUdeviceptr,
+) -> Result<(Vec<f32>, Vec<f32>, u32), CudaError> {
+    let bytes = ELEMENTS * std::mem::size_of::<f32>();
+    let mut y = vec![0.0f32; ELEMENTS];
+    let mut acc = vec![0.0f32; ELEMENTS];
+    let mut launches: u32 = 0;
+    // SAFETY: host buffers of the copied sizes; device buffers allocated by `run`.
+    unsafe {
+        drv!(
+            d,
+            cuMemcpyDtoH_v2(y.as_mut_ptr() as *mut c_void, buffers.y, bytes)
+        )?;
+        drv!(
+            d,
+            cuMemcpyDtoH_v2(acc.as_mut_ptr() as *mut c_void, buffers.acc, bytes)
+        )?;
+        drv!(
+            d,
+            cuMemcpyDtoH_v2(&mut launches as *mut u32 as *mut c_void, counter, 4)
+        )?;
+        for ptr in [buffers.y, buffers.x, buffers.acc] {
+            drv!(d, cuMemFree_v2(ptr))?;
+        }
+    }
+    Ok((y, acc, launches))
 }
 
 fn mismatches(device: &[f32], host: &[f32]) -> usize {
