@@ -41,6 +41,13 @@ pub enum AvailCommand {
         /// A folder of `.section` files instead of Nsight Compute's (repeatable).
         #[arg(long = "section-folder", value_name = "DIR")]
         section_folders: Vec<std::path::PathBuf>,
+        /// Also list the rows of section NAME (repeatable): label, metric, how its value is
+        /// obtained (with --chip, for that chip).
+        #[arg(long = "section", value_name = "NAME")]
+        sections: Vec<String>,
+        /// The rows shown: header (the default), body or all, as `--print-details`.
+        #[arg(long = "print-details", value_enum, value_name = "PART")]
+        print_details: Option<crate::sections::Details>,
     },
 }
 
@@ -59,7 +66,15 @@ pub fn run(cmd: &AvailCommand) -> anyhow::Result<i32> {
         AvailCommand::Sections {
             chip,
             section_folders,
-        } => sections(&mut out, chip.as_deref(), section_folders),
+            sections: named,
+            print_details,
+        } => sections(
+            &mut out,
+            chip.as_deref(),
+            section_folders,
+            named,
+            print_details.unwrap_or_default(),
+        ),
     };
     quiet_on_closed_pipe(result)
 }
@@ -228,9 +243,12 @@ fn sections(
     out: &mut impl Write,
     chip: Option<&str>,
     folders: &[std::path::PathBuf],
+    named: &[String],
+    details: crate::sections::Details,
 ) -> anyhow::Result<i32> {
     use crate::sections::{resolve, Details, Library, SearchPlaces};
     let library = Library::load(folders, &SearchPlaces::from_process())?;
+    let shown = library.select(named, &[])?;
     let catalog = chip.map(|c| catalog_for(Some(c), &[])).transpose()?;
     writeln!(out, "Sections: {}", library.origin)?;
     writeln!(out, "Sets: {}", library.sets().join(", "))?;
@@ -264,6 +282,23 @@ fn sections(
             );
         }
         writeln!(out, "{}", line.trim_end())?;
+        if shown.iter().any(|s| s.identifier == section.identifier) {
+            // Without a chip, every name is taken as a metric and no architecture is known.
+            let chip = catalog.as_ref().map_or("this chip", |c| c.chip());
+            let known = |m: &str| catalog.as_ref().is_none_or(|c| c.describe(m).is_ok());
+            let arch = kreplay_format::sections_out::chip_arch(chip);
+            for spec in resolve(&[section], arch, details, chip, &known).specs {
+                for row in &spec.rows {
+                    writeln!(
+                        out,
+                        "    {}: {} ({})",
+                        row.label,
+                        row.metric,
+                        row.value.describe()
+                    )?;
+                }
+            }
+        }
     }
     for (file, why) in &library.errors {
         writeln!(out, "not readable: {file}: {why}")?;

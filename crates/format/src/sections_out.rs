@@ -153,6 +153,26 @@ impl Expr {
         }
     }
 
+    /// How the value is obtained, in words: `counter`, `attribute`, `derived from a, b`,
+    /// `n/a: why`.
+    pub fn describe(&self) -> String {
+        if let Some(why) = self.unavailable() {
+            return format!("n/a: {why}");
+        }
+        match self {
+            Expr::Counter(_) => "counter".to_string(),
+            Expr::Attribute(_) => "launch or device attribute".to_string(),
+            Expr::Constant { value, .. } => format!("constant {value}"),
+            Expr::Binary { .. } => {
+                let mut counters = Vec::new();
+                self.counters(&mut counters);
+                counters.dedup();
+                format!("derived from {}", counters.join(", "))
+            }
+            Expr::Unavailable(why) => format!("n/a: {why}"),
+        }
+    }
+
     /// The first reason the expression cannot be evaluated in this run, if any.
     pub fn unavailable(&self) -> Option<&str> {
         match self {

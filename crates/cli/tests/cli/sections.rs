@@ -311,4 +311,31 @@ fn avail_sections_lists_the_folder_and_what_each_collects_on_a_chip() {
         stdout.contains("not readable:") && stdout.contains("Bad.section"),
         "{stdout}"
     );
+    // One section's rows, and how each is obtained on the chip.
+    let out = kreplay(
+        dir.path(),
+        &[
+            "avail",
+            "sections",
+            "--section-folder",
+            &sections,
+            "--chip",
+            "SIM",
+            "--section",
+            "SimWork",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    for line in [
+        "    Warps: sim__warps_launched.sum (counter)",
+        "    Block Size: launch__block_size (launch or device attribute)",
+        "    Inst Per Warp: derived__inst_per_warp (derived from sim__inst_executed.sum, sim__warps_launched.sum)",
+        "    Breakdown: breakdown:sim__inst_executed.sum (n/a: breakdowns are Nsight Compute's own tables)",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line:?} missing in {stdout}");
+    }
+    assert!(
+        !stdout.contains("    Cycles:"),
+        "only the named section's rows: {stdout}"
+    );
 }
