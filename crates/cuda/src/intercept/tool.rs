@@ -16,7 +16,7 @@ use kreplay_cupti_sys::{self as sys, struct_size};
 use kreplay_format::{CounterInfo, ProcessInfo, RecordSink};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) struct Tool {
@@ -50,38 +50,64 @@ pub(crate) struct Tool {
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
-/// Set when the tool switches itself off (a panic, another CUPTI subscriber).
-static DISABLED: AtomicBool = AtomicBool::new(false);
 
-/// Set in a child the application forked without exec: the tool's threads, its writer and the
-/// CUDA state it holds belong to the parent, so the child's callbacks and exit do nothing.
-static FORKED: AtomicBool = AtomicBool::new(false);
+/// The tool's lifecycle, after [`initialize`] set it up (before that, [`TOOL`] is empty):
+/// [`Life::On`] → [`Life::Off`] when it switches itself off (a panic, another CUPTI subscriber:
+/// callbacks return at once, the records so far are still flushed at exit); in a child the
+/// application forked without exec, [`Life::ForkedChild`] for good (the tool's threads, writer
+/// and CUDA state belong to the parent: the child's callbacks and exit do nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Life {
+    On = 0,
+    Off = 1,
+    ForkedChild = 2,
+}
+
+static LIFE: AtomicU8 = AtomicU8::new(Life::On as u8);
+
+fn life() -> Life {
+    match LIFE.load(Ordering::Relaxed) {
+        0 => Life::On,
+        1 => Life::Off,
+        _ => Life::ForkedChild,
+    }
+}
 
 extern "C" fn in_forked_child() {
-    FORKED.store(true, Ordering::SeqCst);
+    LIFE.store(Life::ForkedChild as u8, Ordering::SeqCst);
 }
 
+/// The tool while it is on.
 pub(crate) fn tool() -> Option<&'static Tool> {
-    if DISABLED.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
+    if life() != Life::On {
         return None;
     }
     TOOL.get()
 }
 
-/// The tool for the process that set it up (`None` in a forked child), disabled or not: for
-/// what must still happen after the tool switched itself off (flushing its records).
+/// The tool for the process that set it up (`None` in a forked child), on or off: for what
+/// must still happen after the tool switched itself off (flushing its records).
 fn own_tool() -> Option<&'static Tool> {
-    if FORKED.load(Ordering::Relaxed) {
+    if life() == Life::ForkedChild {
         return None;
     }
     TOOL.get()
 }
 
-/// Switches the tool off for the rest of the process, saying why once.
+/// Switches the tool off for the rest of the process (on → off), saying why once.
 /// Runs outside the callbacks' `catch_unwind`, so it must not panic itself: stderr errors are
 /// ignored (`eprintln!` panics on EPIPE) and the flush is guarded.
 pub(crate) fn disable(reason: &str) {
-    if !DISABLED.swap(true, Ordering::SeqCst) {
+    let was_on = LIFE
+        .compare_exchange(
+            Life::On as u8,
+            Life::Off as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        )
+        .is_ok();
+    if was_on {
         say(&format!(
             "{reason}; profiling is off for the rest of this process, the application continues"
         ));
@@ -217,7 +243,12 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
         )
     };
     if let Err(e) = result {
-        DISABLED.store(true, Ordering::SeqCst);
+        let _ = LIFE.compare_exchange(
+            Life::On as u8,
+            Life::Off as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
         if e.cupti_code()
             == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
         {
@@ -498,7 +529,7 @@ mod tests {
         let child = unsafe { libc::fork() };
         assert!(child >= 0);
         if child == 0 {
-            let code = if FORKED.load(Ordering::SeqCst) { 0 } else { 1 };
+            let code = if life() == Life::ForkedChild { 0 } else { 1 };
             // SAFETY: ends the child without the parent's exit handlers.
             unsafe { libc::_exit(code) };
         }
@@ -506,8 +537,12 @@ mod tests {
         // SAFETY: our own child.
         assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
         assert!(libc::WIFEXITED(status));
-        assert_eq!(libc::WEXITSTATUS(status), 0, "the child saw FORKED set");
-        assert!(!FORKED.load(Ordering::SeqCst), "the parent's tool stays on");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "the child saw itself as a forked child"
+        );
+        assert_ne!(life(), Life::ForkedChild, "the parent's tool stays on");
     }
 
     #[test]
