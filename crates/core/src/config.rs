@@ -35,10 +35,14 @@ pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
 /// Environment variable: `0` copies a snapshot's regions one call each instead of in one
 /// `cuMemcpyBatchAsync`.
 pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
+/// Environment variable: `1` orders each L2 flush from the host (the launch's stream drained,
+/// the flush run and waited for) instead of with events across the two contexts; off by
+/// default, for comparing the two.
+pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
-/// variables"). A correct run never needs one; every default is on.
+/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
@@ -53,6 +57,8 @@ pub struct Switches {
     pub early_setup: bool,
     /// [`ENV_BATCH_COPIES`]: a snapshot's regions are copied in one batched call.
     pub batch_copies: bool,
+    /// [`ENV_HOST_ORDERED_FLUSH`]: the L2 flush is ordered from the host (off by default).
+    pub host_ordered_flush: bool,
     /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
     /// before the application starts; inside the application the counters are then not set
     /// up, as they would not have been before (timestamps are still recorded).
@@ -68,6 +74,7 @@ impl Default for Switches {
             warm_up: true,
             early_setup: true,
             batch_copies: true,
+            host_ordered_flush: false,
             refused: None,
         }
     }
@@ -90,6 +97,7 @@ impl Switches {
             warm_up: on(ENV_WARM_UP),
             early_setup: on(ENV_EARLY_SETUP),
             batch_copies: on(ENV_BATCH_COPIES),
+            host_ordered_flush: get(ENV_HOST_ORDERED_FLUSH).is_some_and(|v| v.trim() == "1"),
             refused,
         }
     }
@@ -361,6 +369,7 @@ mod tests {
             (ENV_WARM_UP, "0"),
             (ENV_EARLY_SETUP, "0"),
             (ENV_BATCH_COPIES, "0"),
+            (ENV_HOST_ORDERED_FLUSH, "1"),
         ]));
         assert_eq!(
             off,
@@ -371,9 +380,13 @@ mod tests {
                 warm_up: false,
                 early_setup: false,
                 batch_copies: false,
+                host_ordered_flush: true,
                 refused: None,
             }
         );
+        // The one switch that is off by default: only `1` turns it on.
+        let flush = Switches::from_lookup(lookup(&[(ENV_HOST_ORDERED_FLUSH, "yes")]));
+        assert!(!flush.host_ordered_flush);
         let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes"), (ENV_WARM_UP, "1")]));
         assert_eq!(on, Switches::default());
         let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")]));

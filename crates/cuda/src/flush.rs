@@ -190,24 +190,53 @@ impl L2Flusher {
             {
                 let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                let mut buffer = self.buffer;
-                let mut bytes = self.bytes;
-                let mut sink = self.buffer;
-                let mut touch_args = [
-                    (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
-                    (&mut bytes as *mut u64).cast(),
-                    (&mut sink as *mut CUdeviceptr).cast(),
-                ];
-                for _ in 0..SWEEPS {
-                    self.launch(d, self.touch, &mut touch_args)?;
-                }
-                let mut discard_args = [touch_args[0], touch_args[1]];
-                self.launch(d, self.discard, &mut discard_args)?;
+                self.sweeps(d)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
             }
             drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
         }
         Ok(())
+    }
+
+    /// The same flush ordered by the host instead of events across the two contexts: waits for
+    /// `stream` (of the calling thread's current context) to drain, runs the flush in the
+    /// tool's context and waits for it, so that the GPU switches contexts only between idle
+    /// streams (`KREPLAY_HOST_ORDERED_FLUSH=1`, for comparing the two).
+    pub fn flush_host_ordered(
+        &self,
+        d: &'static Driver,
+        stream: CUstream,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the tool's own handles; the pushed context is popped by the guard.
+        unsafe {
+            drv!(d, cuStreamSynchronize(stream))?;
+            let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
+            self.sweeps(d)?;
+            drv!(d, cuStreamSynchronize(self.stream))?;
+        }
+        Ok(())
+    }
+
+    /// The read sweeps and the discard, on the tool's stream.
+    ///
+    /// # Safety
+    /// The tool's context is current.
+    unsafe fn sweeps(&self, d: &Driver) -> Result<(), CudaError> {
+        let mut buffer = self.buffer;
+        let mut bytes = self.bytes;
+        let mut sink = self.buffer;
+        let mut touch_args = [
+            (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
+            (&mut bytes as *mut u64).cast(),
+            (&mut sink as *mut CUdeviceptr).cast(),
+        ];
+        for _ in 0..SWEEPS {
+            // SAFETY: the kernels' parameters, alive for the launches.
+            unsafe { self.launch(d, self.touch, &mut touch_args)? };
+        }
+        let mut discard_args = [touch_args[0], touch_args[1]];
+        // SAFETY: as above.
+        unsafe { self.launch(d, self.discard, &mut discard_args) }
     }
 
     /// # Safety

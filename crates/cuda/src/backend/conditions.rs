@@ -93,7 +93,13 @@ impl CudaBackend {
             self.flushers.insert(device, flusher);
         }
         let result = match (self.flushers.get(&device), self.devices.get_mut(&device)) {
-            (Some(Ok(flusher)), Some(state)) => enqueue(d, flusher, state, stream),
+            (Some(Ok(flusher)), Some(state)) => enqueue(
+                d,
+                flusher,
+                state,
+                stream,
+                self.options.switches.host_ordered_flush,
+            ),
             (Some(Err(reason)), _) => return Err(first.then(|| reason.clone())),
             _ => return Err(None),
         };
@@ -152,8 +158,14 @@ fn enqueue(
     flusher: &L2Flusher,
     state: &mut DeviceState,
     stream: CUstream,
+    host_ordered: bool,
 ) -> Result<(), String> {
     let _ctx = ContextGuard::make_current(d, state.ctx).map_err(|e| e.to_string())?;
+    if host_ordered {
+        return flusher
+            .flush_host_ordered(d, stream)
+            .map_err(|e| e.to_string());
+    }
     if state.flush_ready.is_null() {
         // SAFETY: creates an event in the device's (current) context.
         unsafe {
