@@ -85,6 +85,7 @@ fn truncate(name: &str) -> String {
 pub fn render(data: &RunData) -> String {
     let mut out = String::new();
     render_kernels(data, &mut out);
+    render_devices(data, &mut out);
     render_costs(data, &mut out);
     render_warnings(data, &mut out);
     out
@@ -188,6 +189,51 @@ fn render_kernels(data: &RunData, out: &mut String) {
 }
 
 /// What replay did and cost (only for runs that have cost records).
+/// With dispatches on more than one device (several GPUs of a process, or several processes):
+/// per device, its dispatches and how many were replayed or ran once.
+fn render_devices(data: &RunData, out: &mut String) {
+    // (pid, agent) -> (dispatch ids, replayed, ran once)
+    let mut devices: BTreeMap<(u32, u64), (BTreeSet<u64>, usize, usize)> = BTreeMap::new();
+    for process in &data.processes {
+        let pid = process.process.pid;
+        for d in &process.dispatches {
+            devices
+                .entry((pid, d.agent_id))
+                .or_default()
+                .0
+                .insert(d.dispatch_id);
+        }
+        for c in &process.costs {
+            let entry = devices.entry((pid, c.agent_id)).or_default();
+            match c.outcome {
+                ReplayOutcome::Replayed | ReplayOutcome::SinglePass => entry.1 += 1,
+                ReplayOutcome::Filtered => {}
+                _ => entry.2 += 1,
+            }
+        }
+    }
+    if devices.len() < 2 {
+        return;
+    }
+    let _ = writeln!(out, "kreplay: per device:");
+    for ((pid, agent), (ids, measured, once)) in &devices {
+        let process = data.processes.iter().find(|p| p.process.pid == *pid);
+        let rank = process
+            .and_then(|p| p.process.rank.as_deref())
+            .map(|r| format!(" (rank {r})"))
+            .unwrap_or_default();
+        let device = process
+            .and_then(|p| p.agents.iter().find(|a| a.agent_id == *agent))
+            .map(|a| format!(" ({}, {})", a.name, a.chip))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  process {pid}{rank}, GPU {agent}{device}: {} dispatch(es), {measured} measured in every pass, {once} run once",
+            ids.len()
+        );
+    }
+}
+
 fn render_costs(data: &RunData, out: &mut String) {
     let costs: Vec<_> = data.processes.iter().flat_map(|p| &p.costs).collect();
     if !costs.is_empty() {
@@ -379,6 +425,49 @@ mod tests {
             message: "graph launches are not replayed".into(),
         });
         RunData { processes: vec![p] }
+    }
+
+    #[test]
+    fn several_devices_get_a_line_each_and_one_device_none() {
+        let single = run();
+        assert!(!render(&RunData {
+            processes: vec![single.processes[0].clone()]
+        })
+        .contains("per device"));
+        let mut data = run();
+        let mut second = data.processes[0].clone();
+        second.process.pid = 8;
+        second.process.rank = Some("1".into());
+        for d in &mut second.dispatches {
+            d.agent_id = 1;
+        }
+        for c in &mut second.costs {
+            c.agent_id = 1;
+            c.outcome = ReplayOutcome::DeclinedCollective;
+        }
+        second.agents.push(AgentInfo {
+            agent_id: 1,
+            name: "NVIDIA H200".into(),
+            chip: "GH100".into(),
+            sm_count: 132,
+            global_memory_bytes: 0,
+            pci_location: String::new(),
+            max_threads_per_sm: 2048,
+            shared_memory_per_sm_bytes: 0,
+        });
+        data.processes.push(second);
+        let text = render(&data);
+        assert!(text.contains("kreplay: per device:"), "{text}");
+        assert!(
+            text.contains(
+                "  process 7, GPU 0: 2 dispatch(es), 2 measured in every pass, 0 run once"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  process 8 (rank 1), GPU 1 (NVIDIA H200, GH100): 2 dispatch(es), 0 measured in every pass, 2 run once"),
+            "{text}"
+        );
     }
 
     #[test]
