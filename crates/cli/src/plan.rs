@@ -419,28 +419,41 @@ fn planned_sections(
         );
     }
     if !library.errors.is_empty() {
-        notice += &format!(
-            "; not read: {}",
-            library
-                .errors
-                .iter()
-                .map(|(file, why)| format!("{file} ({why})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let files = library
+            .errors
+            .iter()
+            .map(|(file, why)| format!("{file} ({why})"));
+        notice += &format!("; not read: {}", first_few(files, "kreplay avail sections"));
     }
     if !resolution.unavailable.is_empty() {
-        notice += &format!(
-            "; shown as n/a on {chip}: {}",
-            resolution
-                .unavailable
-                .iter()
-                .map(|(metric, why)| format!("{metric} ({why})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let rows = resolution
+            .unavailable
+            .iter()
+            .map(|(metric, why)| format!("{metric} ({why})"));
+        let list_them = format!("kreplay avail sections --chip {chip} --section NAME");
+        notice += &format!("; shown as n/a on {chip}: {}", first_few(rows, &list_them));
     }
     Ok(Some((resolution, notice)))
+}
+
+/// The first entries of a list for a one-line notice, then how many more and the command that
+/// lists them all.
+fn first_few(items: impl Iterator<Item = String>, list_them: &str) -> String {
+    const SHOWN: usize = 8;
+    let items: Vec<String> = items.collect();
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        text += &format!(
+            " and {} more (`{list_them}` lists them)",
+            items.len() - SHOWN
+        );
+    }
+    text
 }
 
 /// `--metrics` (and the metrics of the sections) packed into groups (single-pass groups, and

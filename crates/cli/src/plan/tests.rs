@@ -564,3 +564,14 @@ fn filters_reach_the_run() {
     assert_eq!(run.filter.exclude_regex.as_deref(), Some("x"));
     assert!(run.kernel_trace);
 }
+
+#[test]
+fn long_lists_in_a_notice_are_cut_with_the_command_that_lists_them() {
+    let items = (0..11).map(|i| format!("m{i}"));
+    let text = first_few(items, "kreplay avail sections");
+    assert_eq!(
+        text,
+        "m0, m1, m2, m3, m4, m5, m6, m7 and 3 more (`kreplay avail sections` lists them)"
+    );
+    assert_eq!(first_few(["a".to_string()].into_iter(), "x"), "a");
+}
