@@ -163,8 +163,8 @@ pub struct ProfileArgs {
 
     /// Nsight Compute's section NAME (its identifier, e.g. `SpeedOfLight`); repeat for several.
     /// Its metrics are collected by kernel replay over as many passes as they need, and its rows
-    /// are written to `<o>_sections.csv` (`ncu --csv --page details` columns) and summarised per
-    /// kernel after the run. Sections come from --section-folder, else the Nsight Compute
+    /// are written to `<o>_sections.csv` with `-f csv` (`ncu --csv --page details` columns), to
+    /// every other format, and summarised per kernel after the run. Sections come from --section-folder, else the Nsight Compute
     /// installation (`ncu` on PATH, /usr/local/cuda*/nsight-compute-*, /opt/nvidia/nsight-compute),
     /// else kreplay's built-in ones; `kreplay avail sections` lists them.
     #[arg(long = "section", value_name = "NAME", action = ArgAction::Append, help_heading = "Nsight Compute sections")]
