@@ -188,27 +188,23 @@ fn render_kernels(data: &RunData, out: &mut String) {
     }
 }
 
-/// What replay did and cost (only for runs that have cost records).
 /// With dispatches on more than one device (several GPUs of a process, or several processes):
-/// per device, its dispatches and how many were replayed or ran once.
+/// per device, its dispatches and what replay did with them.
 fn render_devices(data: &RunData, out: &mut String) {
-    // (pid, agent) -> (dispatch ids, replayed, ran once)
-    let mut devices: BTreeMap<(u32, u64), (BTreeSet<u64>, usize, usize)> = BTreeMap::new();
-    for process in &data.processes {
-        let pid = process.process.pid;
+    // (process index, agent) -> (dispatch ids, outcome label -> count)
+    type Seen = (BTreeSet<u64>, BTreeMap<&'static str, usize>);
+    let mut devices: BTreeMap<(usize, u64), Seen> = BTreeMap::new();
+    for (index, process) in data.processes.iter().enumerate() {
         for d in &process.dispatches {
             devices
-                .entry((pid, d.agent_id))
+                .entry((index, d.agent_id))
                 .or_default()
                 .0
                 .insert(d.dispatch_id);
         }
         for c in &process.costs {
-            let entry = devices.entry((pid, c.agent_id)).or_default();
-            match c.outcome {
-                ReplayOutcome::Replayed | ReplayOutcome::SinglePass => entry.1 += 1,
-                ReplayOutcome::Filtered => {}
-                _ => entry.2 += 1,
+            if let Some(device) = devices.get_mut(&(index, c.agent_id)) {
+                *device.1.entry(outcome_label(c.outcome)).or_default() += 1;
             }
         }
     }
@@ -216,24 +212,39 @@ fn render_devices(data: &RunData, out: &mut String) {
         return;
     }
     let _ = writeln!(out, "kreplay: per device:");
-    for ((pid, agent), (ids, measured, once)) in &devices {
-        let process = data.processes.iter().find(|p| p.process.pid == *pid);
+    for ((index, agent), (ids, outcomes)) in &devices {
+        let process = &data.processes[*index];
         let rank = process
-            .and_then(|p| p.process.rank.as_deref())
+            .process
+            .rank
+            .as_deref()
             .map(|r| format!(" (rank {r})"))
             .unwrap_or_default();
         let device = process
-            .and_then(|p| p.agents.iter().find(|a| a.agent_id == *agent))
+            .agents
+            .iter()
+            .find(|a| a.agent_id == *agent)
             .map(|a| format!(" ({}, {})", a.name, a.chip))
             .unwrap_or_default();
+        let outcomes: Vec<String> = outcomes
+            .iter()
+            .map(|(label, n)| format!("{n} {label}"))
+            .collect();
         let _ = writeln!(
             out,
-            "  process {pid}{rank}, GPU {agent}{device}: {} dispatch(es), {measured} measured in every pass, {once} run once",
-            ids.len()
+            "  process {}{rank}, GPU {agent}{device}: {} dispatch(es){}",
+            process.process.pid,
+            ids.len(),
+            if outcomes.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", outcomes.join(", "))
+            }
         );
     }
 }
 
+/// What replay did and cost (only for runs that have cost records).
 fn render_costs(data: &RunData, out: &mut String) {
     let costs: Vec<_> = data.processes.iter().flat_map(|p| &p.costs).collect();
     if !costs.is_empty() {
@@ -459,13 +470,13 @@ mod tests {
         let text = render(&data);
         assert!(text.contains("kreplay: per device:"), "{text}");
         assert!(
-            text.contains(
-                "  process 7, GPU 0: 2 dispatch(es), 2 measured in every pass, 0 run once"
-            ),
+            text.contains("  process 7, GPU 0: 2 dispatch(es): 2 replayed"),
             "{text}"
         );
         assert!(
-            text.contains("  process 8 (rank 1), GPU 1 (NVIDIA H200, GH100): 2 dispatch(es), 0 measured in every pass, 2 run once"),
+            text.contains(
+                "  process 8 (rank 1), GPU 1 (NVIDIA H200, GH100): 2 dispatch(es): 2 not replayed: collective (NCCL/NVSHMEM) kernel"
+            ),
             "{text}"
         );
     }

@@ -86,9 +86,19 @@ impl Switches {
     /// [`Switches::refused`]).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Switches {
         let on = |name: &str| get(name).is_none_or(|v| v.trim() != "0");
-        let (pack_groups, refused) = match group_packing(get(ENV_PACK_GROUPS).as_deref()) {
+        let (pack_groups, mut refused) = match group_packing(get(ENV_PACK_GROUPS).as_deref()) {
             Ok(pack) => (pack, None),
             Err(why) => (true, Some(why)),
+        };
+        let host_ordered_flush = match get(ENV_HOST_ORDERED_FLUSH).as_deref().map(str::trim) {
+            None | Some("") | Some("0") => false,
+            Some("1") => true,
+            Some(other) => {
+                refused.get_or_insert(format!(
+                    "{ENV_HOST_ORDERED_FLUSH}={other:?} is not 0 or 1; use 1 to order the L2 flush from the host, 0 (the default) for events"
+                ));
+                false
+            }
         };
         Switches {
             pack_groups,
@@ -97,7 +107,7 @@ impl Switches {
             warm_up: on(ENV_WARM_UP),
             early_setup: on(ENV_EARLY_SETUP),
             batch_copies: on(ENV_BATCH_COPIES),
-            host_ordered_flush: get(ENV_HOST_ORDERED_FLUSH).is_some_and(|v| v.trim() == "1"),
+            host_ordered_flush,
             refused,
         }
     }
@@ -384,9 +394,13 @@ mod tests {
                 refused: None,
             }
         );
-        // The one switch that is off by default: only `1` turns it on.
+        // The one switch that is off by default: `1` turns it on, anything but 0 or 1 is refused.
         let flush = Switches::from_lookup(lookup(&[(ENV_HOST_ORDERED_FLUSH, "yes")]));
         assert!(!flush.host_ordered_flush);
+        assert!(flush
+            .refused
+            .unwrap_or_default()
+            .contains("KREPLAY_HOST_ORDERED_FLUSH=\"yes\" is not 0 or 1"));
         let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes"), (ENV_WARM_UP, "1")]));
         assert_eq!(on, Switches::default());
         let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")]));

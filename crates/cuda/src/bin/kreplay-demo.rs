@@ -136,8 +136,16 @@ fn run(d: &'static Driver) -> Result<bool, CudaError> {
 }
 
 /// Launches `f` on `grid` blocks of [`BLOCK`] threads on the default stream.
-fn launch(d: &Driver, f: CUfunction, grid: u32, args: &mut [*mut c_void]) -> Result<(), CudaError> {
-    // SAFETY: `args` points at the kernel's parameters, alive for the call.
+///
+/// # Safety
+/// `args` point at live values of `f`'s parameter types.
+unsafe fn launch(
+    d: &Driver,
+    f: CUfunction,
+    grid: u32,
+    args: &mut [*mut c_void],
+) -> Result<(), CudaError> {
+    // SAFETY: as the caller promises.
     unsafe {
         drv!(
             d,

@@ -52,8 +52,9 @@ pub(crate) struct Tool {
 static TOOL: OnceLock<Tool> = OnceLock::new();
 
 /// The tool's lifecycle, after [`initialize`] set it up (before that, [`TOOL`] is empty):
-/// [`Life::On`] → [`Life::Off`] when it switches itself off (a panic, another CUPTI subscriber:
-/// callbacks return at once, the records so far are still flushed at exit); in a child the
+/// [`Life::On`] → [`Life::Off`] when it switches itself off (a panic: callbacks return at once,
+/// the records so far are still flushed at exit; another CUPTI subscriber: the tool never
+/// started, nothing was recorded); in a child the
 /// application forked without exec, [`Life::ForkedChild`] for good (the tool's threads, writer
 /// and CUDA state belong to the parent: the child's callbacks and exit do nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -529,6 +530,9 @@ mod tests {
         let child = unsafe { libc::fork() };
         assert!(child >= 0);
         if child == 0 {
+            // Switching off in the child leaves it a forked child (never flushing the parent's
+            // writer).
+            disable("test");
             let code = if life() == Life::ForkedChild { 0 } else { 1 };
             // SAFETY: ends the child without the parent's exit handlers.
             unsafe { libc::_exit(code) };
