@@ -291,6 +291,16 @@ pub struct ProfileArgs {
     #[arg(short = 'L', long, help_heading = "Display")]
     pub list_avail: bool,
 
+    /// Nsight Compute's `--list-sections` / `--list-sets`: the sections and sets --section and
+    /// --set can use (from --section-folder, the Nsight Compute installation or the built-in
+    /// ones), as `kreplay avail sections`, and exit.
+    #[arg(
+        long = "list-sections",
+        visible_alias = "list-sets",
+        help_heading = "Display"
+    )]
+    pub list_sections: bool,
+
     /// Thread trace: not available in kreplay (recognised so that it is refused with replay).
     #[arg(long, visible_alias = "advanced-thread-trace", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub att: Option<bool>,

@@ -77,6 +77,14 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
     if args.list_avail {
         return avail::list_current_gpu();
     }
+    if args.list_sections {
+        return avail::run(&avail::AvailCommand::Sections {
+            chip: None,
+            section_folders: args.section_folders.clone(),
+            sections: args.sections.clone(),
+            print_details: args.print_details,
+        });
+    }
     let input = args.input.as_deref().map(input::read_input).transpose()?;
     // rocprofv3 treats the variable as a request for PC sampling whatever its value.
     let pc_sampling_env = std::env::var_os("ROCPROFILER_PC_SAMPLING_BETA_ENABLED").is_some();

@@ -410,6 +410,30 @@ impl Library {
     ) -> Result<Vec<&Section>, UsageError> {
         let mut chosen = vec![false; self.sections.len()];
         for wanted in sections {
+            // `regex:PATTERN`, as Nsight Compute takes it: every section whose identifier matches.
+            if let Some(pattern) = wanted.strip_prefix("regex:") {
+                let re = regex::Regex::new(pattern).map_err(|e| {
+                    UsageError::new(format!(
+                        "--section {wanted}: not a regular expression ({}); write regex:PATTERN with a valid pattern",
+                        e.to_string().lines().last().unwrap_or("invalid")
+                    ))
+                })?;
+                let mut any = false;
+                for (at, section) in self.sections.iter().enumerate() {
+                    if re.is_match(&section.identifier) {
+                        chosen[at] = true;
+                        any = true;
+                    }
+                }
+                if !any {
+                    return Err(UsageError::new(format!(
+                        "--section {wanted}: no section identifier of {} matches; they are {} (list them with `kreplay avail sections`)",
+                        self.origin,
+                        self.sections.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                continue;
+            }
             let Some(at) = self
                 .sections
                 .iter()

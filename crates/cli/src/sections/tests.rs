@@ -345,6 +345,30 @@ fn without_an_installation_the_built_in_sections_are_used() {
 }
 
 #[test]
+fn sections_can_be_chosen_by_regular_expression() {
+    let library = Library::load(&[], &no_installation()).unwrap();
+    let ids = |chosen: Vec<&Section>| -> Vec<String> {
+        chosen.iter().map(|s| s.identifier.clone()).collect()
+    };
+    assert_eq!(
+        ids(library.select(&["regex:Workload".into()], &[]).unwrap()),
+        ["MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis"]
+    );
+    let e = library
+        .select(&["regex:^Nothing$".into()], &[])
+        .unwrap_err();
+    assert!(
+        e.0.contains("no section identifier") && e.0.contains("SpeedOfLight"),
+        "{e}"
+    );
+    let e = library.select(&["regex:(".into()], &[]).unwrap_err();
+    assert!(
+        e.0.contains("not a regular expression") && !e.0.contains('\n'),
+        "{e}"
+    );
+}
+
+#[test]
 fn unknown_sections_and_sets_are_usage_errors_that_list_what_there_is() {
     let library = Library::load(&[], &no_installation()).unwrap();
     let e = library.select(&["SpeedOfLite".into()], &[]).unwrap_err();

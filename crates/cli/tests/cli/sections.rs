@@ -338,4 +338,12 @@ fn avail_sections_lists_the_folder_and_what_each_collects_on_a_chip() {
         !stdout.contains("    Cycles:"),
         "only the named section's rows: {stdout}"
     );
+    // Nsight Compute's spelling on the main command.
+    let out = kreplay(dir.path(), &["--list-sets", "--section-folder", &sections]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Sets: simset"),
+        "{}",
+        text(&out.stdout)
+    );
 }
