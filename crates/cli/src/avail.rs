@@ -264,7 +264,7 @@ fn sections(
         if let Some(catalog) = &catalog {
             let chip = catalog.chip();
             let arch = kreplay_format::sections_out::chip_arch(chip);
-            let known = |m: &str| catalog.describe(m).is_ok();
+            let known = |m: &str| crate::sections::collectable(catalog.as_ref(), m);
             let r = resolve(&[section], arch, Details::Header, chip, &known);
             let metrics: Vec<&str> = r.collect.iter().map(String::as_str).collect();
             let passes = if metrics.is_empty() {
@@ -285,7 +285,11 @@ fn sections(
         if shown.iter().any(|s| s.identifier == section.identifier) {
             // Without a chip, every name is taken as a metric and no architecture is known.
             let chip = catalog.as_ref().map_or("this chip", |c| c.chip());
-            let known = |m: &str| catalog.as_ref().is_none_or(|c| c.describe(m).is_ok());
+            let known = |m: &str| {
+                catalog
+                    .as_ref()
+                    .is_none_or(|c| crate::sections::collectable(c.as_ref(), m))
+            };
             let arch = kreplay_format::sections_out::chip_arch(chip);
             for spec in resolve(&[section], arch, details, chip, &known).specs {
                 for row in &spec.rows {

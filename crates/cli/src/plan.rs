@@ -394,7 +394,7 @@ fn planned_sections(
     let catalog = resolver.catalog(&candidate_metrics(&chosen, None, details))?;
     let chip = catalog.chip().to_string();
     let arch = chip_arch(&chip);
-    let known = |metric: &str| catalog.describe(metric).is_ok();
+    let known = |metric: &str| crate::sections::collectable(catalog.as_ref(), metric);
     let resolution = resolve(&chosen, arch, details, &chip, &known);
     if resolution.collect.is_empty() {
         return Err(UsageError::new(format!(

@@ -221,7 +221,11 @@ pub fn parse_section(text: &str, origin: &str) -> Result<Section, String> {
 }
 
 fn row_def(metric: &Message, within: &[Filter]) -> Option<RowDef> {
-    let name = metric.scalar("Name")?.to_string();
+    // Tables use rows without a metric as spacers.
+    let name = metric
+        .scalar("Name")
+        .filter(|n| !n.trim().is_empty())?
+        .to_string();
     Some(RowDef {
         label: metric.scalar("Label").map(String::from),
         base: Choice {
@@ -501,6 +505,12 @@ pub struct Resolution {
     pub unavailable: Vec<(String, String)>,
 }
 
+/// Whether `catalog`'s chip can collect `metric`: known to it, and configurable (CUPTI knows
+/// some metrics, e.g. C2C link counters on a GPU without the link, that it cannot configure).
+pub fn collectable(catalog: &dyn kreplay_core::catalog::MetricCatalog, metric: &str) -> bool {
+    catalog.describe(metric).is_ok() && catalog.passes(&[metric]).is_ok()
+}
+
 /// Why a metric name is not a CUPTI metric kreplay collects, if it is one of the kinds Nsight
 /// Compute handles itself.
 fn not_collected(name: &str) -> Option<&'static str> {
@@ -510,6 +520,8 @@ fn not_collected(name: &str) -> Option<&'static str> {
         Some("breakdowns are Nsight Compute's own tables")
     } else if name.starts_with("pmsampling:") {
         Some("PM sampling is not collected")
+    } else if name.starts_with("group:") {
+        Some("metric groups are Nsight Compute's own")
     } else if name.starts_with("launch__")
         || name.starts_with("device__")
         || name.starts_with("profiler__")

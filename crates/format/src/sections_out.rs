@@ -127,6 +127,8 @@ pub enum Expr {
         lhs: Box<Expr>,
         rhs: Box<Expr>,
     },
+    /// Nsight Compute's `nan_as_zero(x)`: 0 where `x` is not a number.
+    NanAsZero(Box<Expr>),
     /// Not obtainable in this run, and why (shown as `n/a`).
     Unavailable(String),
 }
@@ -149,6 +151,7 @@ impl Expr {
                 lhs.counters(out);
                 rhs.counters(out);
             }
+            Expr::NanAsZero(inner) => inner.counters(out),
             _ => {}
         }
     }
@@ -163,7 +166,7 @@ impl Expr {
             Expr::Counter(_) => "counter".to_string(),
             Expr::Attribute(_) => "launch or device attribute".to_string(),
             Expr::Constant { value, .. } => format!("constant {value}"),
-            Expr::Binary { .. } => {
+            Expr::Binary { .. } | Expr::NanAsZero(_) => {
                 let mut counters = Vec::new();
                 self.counters(&mut counters);
                 counters.dedup();
@@ -178,6 +181,7 @@ impl Expr {
         match self {
             Expr::Unavailable(why) => Some(why),
             Expr::Binary { lhs, rhs, .. } => lhs.unavailable().or_else(|| rhs.unavailable()),
+            Expr::NanAsZero(inner) => inner.unavailable(),
             _ => None,
         }
     }
@@ -203,6 +207,7 @@ impl Expr {
                     },
                 })
             }
+            Expr::NanAsZero(inner) => inner.eval(at).map(|v| if v.is_nan() { 0.0 } else { v }),
             Expr::Unavailable(_) => None,
         }
     }
@@ -702,6 +707,28 @@ mod tests {
             peak.split_whitespace().collect::<Vec<_>>(),
             ["Peak", "n/a", "n/a", "n/a"]
         );
+    }
+
+    #[test]
+    fn nan_as_zero_turns_a_non_number_into_zero_and_keeps_the_rest() {
+        let p = process();
+        let at = &dispatch_values(&p)[0];
+        let zero = || {
+            Box::new(Expr::Constant {
+                value: 0.0,
+                integer: false,
+            })
+        };
+        let nan = Expr::Binary {
+            op: BinaryOp::Div,
+            lhs: zero(),
+            rhs: zero(),
+        };
+        assert!(nan.eval(at).is_some_and(f64::is_nan));
+        assert_eq!(Expr::NanAsZero(Box::new(nan)).eval(at), Some(0.0));
+        let bytes = Expr::NanAsZero(counter("dram__bytes_read.sum"));
+        assert_eq!(bytes.eval(at), Some(100.0));
+        assert_eq!(Expr::NanAsZero(counter("missing.sum")).eval(at), None);
     }
 
     #[test]

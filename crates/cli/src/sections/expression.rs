@@ -56,7 +56,7 @@ impl<'a> Expander<'a> {
             return if (self.known)(name) {
                 Expr::Counter(name.to_string())
             } else {
-                Expr::Unavailable(format!("not a CUPTI metric of {}", self.chip))
+                Expr::Unavailable(format!("not a metric CUPTI can collect on {}", self.chip))
             };
         };
         if self.open.iter().any(|o| o == name) {
@@ -105,7 +105,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
         let c = chars[at];
         if c.is_whitespace() {
             at += 1;
-        } else if "+-*/()".contains(c) {
+        } else if "+-*/(),".contains(c) {
             out.push(Token::Op(c));
             at += 1;
         } else if c.is_ascii_digit() {
@@ -135,6 +135,8 @@ pub(super) enum Tree {
     Name(String),
     Constant(f64, bool),
     Binary(BinaryOp, Box<Tree>, Box<Tree>),
+    /// A function of Nsight Compute's newer expressions: `simplify(x)`, `nan_as_zero(x)`.
+    Call(String, Vec<Tree>),
 }
 
 impl Tree {
@@ -146,6 +148,16 @@ impl Tree {
                 op,
                 lhs: Box::new(lhs.map_names(resolve)),
                 rhs: Box::new(rhs.map_names(resolve)),
+            },
+            Tree::Call(function, mut args) => match (function.as_str(), args.len()) {
+                // `simplify` only changes how Nsight Compute stores instanced values: the
+                // value kreplay shows (instances summed) is the argument's.
+                ("simplify", 1) => args.remove(0).map_names(resolve),
+                ("nan_as_zero", 1) => Expr::NanAsZero(Box::new(args.remove(0).map_names(resolve))),
+                _ => Expr::Unavailable(format!(
+                    "the function {function} with {} argument(s) is not known to kreplay",
+                    args.len()
+                )),
             },
         }
     }
@@ -198,6 +210,29 @@ fn operand(tokens: &[Token], at: &mut usize, depth: usize) -> Result<Tree, Strin
     let token = tokens.get(*at).ok_or("the expression ends early")?;
     *at += 1;
     match token {
+        Token::Name(name) if tokens.get(*at) == Some(&Token::Op('(')) => {
+            if depth >= MAX_PARENTHESES {
+                return Err(format!("parentheses nested deeper than {MAX_PARENTHESES}"));
+            }
+            *at += 1;
+            let mut args = Vec::new();
+            if tokens.get(*at) != Some(&Token::Op(')')) {
+                loop {
+                    args.push(sum(tokens, at, depth + 1)?);
+                    match tokens.get(*at) {
+                        Some(Token::Op(',')) => *at += 1,
+                        _ => break,
+                    }
+                }
+            }
+            match tokens.get(*at) {
+                Some(Token::Op(')')) => {
+                    *at += 1;
+                    Ok(Tree::Call(name.clone(), args))
+                }
+                _ => Err(format!("missing ')' after the arguments of {name}")),
+            }
+        }
         Token::Name(name) => Ok(Tree::Name(name.clone())),
         Token::Number(text) => text
             .parse::<f64>()

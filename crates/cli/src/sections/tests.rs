@@ -157,7 +157,7 @@ fn resolving_gives_counters_launch_attributes_derived_values_and_reasons() {
     );
     assert!(r.unavailable.contains(&(
         "old__metric.sum".into(),
-        "not a CUPTI metric of GA102".into()
+        "not a metric CUPTI can collect on GA102".into()
     )));
 }
 
@@ -292,6 +292,44 @@ fn derived_metrics_that_fan_out_too_far_end_as_unavailable_quickly() {
         r.unavailable[0].1.contains("more than 10000 terms"),
         "{r:?}"
     );
+}
+
+#[test]
+fn functions_of_newer_expressions_and_spacer_rows() {
+    let text = r#"Identifier: "Fn"
+Header {
+  Metrics { Label: "" Name: "" }
+  Metrics { Label: "Ratio" Name: "derived__ratio" }
+  Metrics { Label: "Odd" Name: "derived__odd" }
+  Metrics { Label: "Group" Name: "group:smsp__pcsamp_warp_stall_reasons" }
+}
+MetricDefinitions {
+  MetricDefinitions { Name: "derived__ratio" Expression: "100.0 * nan_as_zero(simplify(a.sum) / (simplify(b.sum) + c.sum))" }
+  MetricDefinitions { Name: "derived__odd" Expression: "max(a.sum, b.sum)" }
+}"#;
+    let s = parse_section(text, "fn.section").unwrap();
+    assert_eq!(
+        s.header.len(),
+        3,
+        "the spacer row without a metric is left out"
+    );
+    let r = resolve(&[&s], Some(90), Details::Header, "GH100", &|_| true);
+    assert_eq!(r.collect, ["a.sum", "b.sum", "c.sum"]);
+    let ratio = &r.specs[0].rows[0].value;
+    assert!(
+        matches!(ratio, Expr::Binary { op: BinaryOp::Mul, rhs, .. } if matches!(**rhs, Expr::NanAsZero(_))),
+        "{ratio:?}"
+    );
+    let reasons: Vec<&str> = r.unavailable.iter().map(|(_, why)| why.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "the function max with 2 argument(s) is not known to kreplay",
+            "metric groups are Nsight Compute's own"
+        ]
+    );
+    assert!(parse_expression("f(a, ").is_err());
+    assert!(parse_expression("f(a b)").is_err());
 }
 
 #[test]
