@@ -27,6 +27,11 @@
 //! The close may run on another thread than the launches (the thread whose API call closed the
 //! unit): a backend that opens units of several launches must accept `stop_execution`,
 //! `relaunch` and `apply` there.
+//!
+//! The trait uses three plain types of the record model (`kreplay_format`'s [`CounterSample`],
+//! [`Staging`], [`CacheState`]): what a backend measures goes into the records as it is, and the
+//! engine depends on the record model for its records anyway. No other format type (writers,
+//! readers, the database) is part of the trait.
 
 use kreplay_format::{CacheState, CounterSample, Staging};
 use std::time::Duration;
