@@ -255,7 +255,7 @@ pub fn pack_metrics(
 
 /// [`pack_metrics`] for kernel replay's `--metrics`: a metric that alone needs several passes
 /// is not an error but a group of its own, measured over that many executions; with `share`
-/// (kernel replay), such groups share passes where that takes fewer ([`share_passes`]).
+/// (kernel replay), such groups share passes where that takes fewer.
 /// Returns each group with the hardware passes it needs (1 for packed groups).
 pub fn pack_metrics_spanning(
     catalog: &dyn MetricCatalog,

@@ -2,7 +2,7 @@
 //!
 //! [`initialize`] (the injected library's `InitializeInjection`, inside `cuInit`) loads the
 //! driver and CUPTI, builds the engine with the CUDA backend and a database writer, and
-//! subscribes [`callbacks`]: launches go through `Engine::launch_enter`/`launch_exit`,
+//! subscribes its CUPTI callbacks: launches go through `Engine::launch_enter`/`launch_exit`,
 //! allocations and frees into the engine's inventory, loaded modules' `__device__` and
 //! `__constant__` variables into the inventory at their kernels' first launch, and every other
 //! driver call of an application thread holds the engine's fence. Records go to a `DbWriter`
