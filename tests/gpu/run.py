@@ -775,7 +775,8 @@ def lone_multipass_metric_check():
 # equal Nsight Compute's exactly; the others within SECTION_TOLERANCE (docs/sections.md).
 DETERMINISTIC_LABELS = {"Grid Size", "Block Size", "Threads", "Registers Per Thread", "Executed Instructions",
                         "Issued Instructions", "Static Shared Memory Per Block", "Dynamic Shared Memory Per Block",
-                        "# SMs"}
+                        "# SMs", "Block Limit Registers", "Block Limit Warps", "Block Limit SM",
+                        "Driver Shared Memory Per Block"}
 SECTION_TOLERANCE = 0.10
 # Values closer than this to Nsight Compute's count as equal whatever their ratio (percentages and
 # rates of tiny kernels near 0).

@@ -11,6 +11,7 @@ pub mod db;
 mod error;
 mod json_out;
 mod numbers;
+pub mod occupancy;
 pub mod output;
 mod pftrace;
 pub mod records;

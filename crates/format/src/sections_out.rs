@@ -54,6 +54,18 @@ pub enum Attribute {
     SharedMemPerBlockDynamic,
     SmCount,
     MaxThreadsPerSm,
+    /// Blocks per SM by registers, by warps and by the SM's block limit
+    /// ([`crate::occupancy`]).
+    OccupancyLimitRegisters,
+    OccupancyLimitWarps,
+    OccupancyLimitBlocks,
+    /// Theoretical occupancy, percent of the SM's warps.
+    TheoreticalOccupancy,
+    TheoreticalWarpsPerSm,
+    /// Grid blocks over the blocks all SMs hold at once.
+    WavesPerSm,
+    /// Shared memory the driver reserves per block.
+    SharedMemPerBlockDriver,
 }
 
 impl Attribute {
@@ -68,8 +80,34 @@ impl Attribute {
             "launch__shared_mem_per_block_dynamic" => Attribute::SharedMemPerBlockDynamic,
             "launch__sm_count" | "device__attribute_multiprocessor_count" => Attribute::SmCount,
             "device__attribute_max_threads_per_multi_processor" => Attribute::MaxThreadsPerSm,
+            "launch__occupancy_limit_registers" => Attribute::OccupancyLimitRegisters,
+            "launch__occupancy_limit_warps" => Attribute::OccupancyLimitWarps,
+            "launch__occupancy_limit_blocks" => Attribute::OccupancyLimitBlocks,
+            "sm__maximum_warps_per_active_cycle_pct" => Attribute::TheoreticalOccupancy,
+            "sm__maximum_warps_avg_per_active_cycle" => Attribute::TheoreticalWarpsPerSm,
+            "launch__waves_per_multiprocessor" => Attribute::WavesPerSm,
+            "launch__shared_mem_per_block_driver" => Attribute::SharedMemPerBlockDriver,
             _ => return None,
         })
+    }
+
+    /// Whether kreplay can give the attribute on `chip`: the occupancy ones need the chip's SM
+    /// limits ([`crate::occupancy::limits_of`]).
+    pub fn computable_on(self, chip: &str) -> bool {
+        !self.is_occupancy() || crate::occupancy::limits_of(chip).is_some()
+    }
+
+    fn is_occupancy(self) -> bool {
+        matches!(
+            self,
+            Attribute::OccupancyLimitRegisters
+                | Attribute::OccupancyLimitWarps
+                | Attribute::OccupancyLimitBlocks
+                | Attribute::TheoreticalOccupancy
+                | Attribute::TheoreticalWarpsPerSm
+                | Attribute::WavesPerSm
+                | Attribute::SharedMemPerBlockDriver
+        )
     }
 
     /// Its unit, as Nsight Compute states it.
@@ -78,11 +116,17 @@ impl Attribute {
             Attribute::GridSize | Attribute::BlockSize => "",
             Attribute::ThreadCount => "thread",
             Attribute::RegistersPerThread => "register/thread",
-            Attribute::SharedMemPerBlockStatic | Attribute::SharedMemPerBlockDynamic => {
-                "byte/block"
-            }
+            Attribute::SharedMemPerBlockStatic
+            | Attribute::SharedMemPerBlockDynamic
+            | Attribute::SharedMemPerBlockDriver => "byte/block",
             Attribute::SmCount => "SM",
             Attribute::MaxThreadsPerSm => "thread",
+            Attribute::OccupancyLimitRegisters
+            | Attribute::OccupancyLimitWarps
+            | Attribute::OccupancyLimitBlocks => "block",
+            Attribute::TheoreticalOccupancy => "%",
+            Attribute::TheoreticalWarpsPerSm => "warp",
+            Attribute::WavesPerSm => "",
         }
     }
 
@@ -105,6 +149,28 @@ impl Attribute {
                 0 => return None,
                 n => f64::from(n),
             },
+            occupancy_attribute => {
+                let agent = agent?;
+                let kernel = kernel?;
+                let limits = crate::occupancy::limits_of(&agent.chip)?;
+                if occupancy_attribute == Attribute::SharedMemPerBlockDriver {
+                    return Some(f64::from(limits.shared_reserved_per_block));
+                }
+                let threads = dispatch.block.iter().product::<u32>();
+                let shared = kernel.static_shared_bytes + dispatch.dynamic_shared_bytes;
+                let o = crate::occupancy::occupancy(&limits, threads, kernel.registers, shared)?;
+                match occupancy_attribute {
+                    Attribute::OccupancyLimitRegisters => f64::from(o.by_registers),
+                    Attribute::OccupancyLimitWarps => f64::from(o.by_warps),
+                    Attribute::OccupancyLimitBlocks => f64::from(o.by_blocks),
+                    Attribute::TheoreticalOccupancy => o.percent(),
+                    Attribute::TheoreticalWarpsPerSm => f64::from(o.warps()),
+                    _ => match o.blocks * agent.sm_count {
+                        0 => return None,
+                        resident => product(dispatch.grid) / f64::from(resident),
+                    },
+                }
+            }
         })
     }
 }
@@ -729,6 +795,25 @@ mod tests {
         let bytes = Expr::NanAsZero(counter("dram__bytes_read.sum"));
         assert_eq!(bytes.eval(at), Some(100.0));
         assert_eq!(Expr::NanAsZero(counter("missing.sum")).eval(at), None);
+    }
+
+    #[test]
+    fn occupancy_attributes_come_from_the_launch_kernel_and_device() {
+        let p = process();
+        let at = &dispatch_values(&p)[0];
+        let value = |a: Attribute| Expr::Attribute(a).eval(at);
+        // 256 threads of 32 registers on GH100: 8 blocks by registers and by warps, 100 %.
+        assert_eq!(value(Attribute::OccupancyLimitRegisters), Some(8.0));
+        assert_eq!(value(Attribute::OccupancyLimitWarps), Some(8.0));
+        assert_eq!(value(Attribute::OccupancyLimitBlocks), Some(32.0));
+        assert_eq!(value(Attribute::TheoreticalOccupancy), Some(100.0));
+        assert_eq!(value(Attribute::TheoreticalWarpsPerSm), Some(64.0));
+        // 128 blocks over 8 x 132 resident.
+        assert_eq!(value(Attribute::WavesPerSm), Some(128.0 / 1056.0));
+        assert_eq!(value(Attribute::SharedMemPerBlockDriver), Some(1024.0));
+        assert!(Attribute::WavesPerSm.computable_on("GH100"));
+        assert!(!Attribute::WavesPerSm.computable_on("AD102"));
+        assert!(Attribute::GridSize.computable_on("AD102"));
     }
 
     #[test]

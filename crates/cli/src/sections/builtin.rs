@@ -51,6 +51,7 @@ Header {
   Metrics { Label: "Static Shared Memory Per Block" Name: "launch__shared_mem_per_block_static" }
   Metrics { Label: "Dynamic Shared Memory Per Block" Name: "launch__shared_mem_per_block_dynamic" }
   Metrics { Label: "# SMs" Name: "launch__sm_count" }
+  Metrics { Label: "Waves Per SM" Name: "launch__waves_per_multiprocessor" }
 }
 "##;
 
@@ -63,8 +64,13 @@ Sets { Identifier: "basic" }
 Sets { Identifier: "detailed" }
 Sets { Identifier: "full" }
 Header {
+  Metrics { Label: "Theoretical Occupancy" Name: "sm__maximum_warps_per_active_cycle_pct" }
+  Metrics { Label: "Theoretical Active Warps per SM" Name: "sm__maximum_warps_avg_per_active_cycle" }
   Metrics { Label: "Achieved Occupancy" Name: "sm__warps_active.avg.pct_of_peak_sustained_active" }
   Metrics { Label: "Achieved Active Warps Per SM" Name: "sm__warps_active.avg.per_cycle_active" }
+  Metrics { Label: "Block Limit Registers" Name: "launch__occupancy_limit_registers" }
+  Metrics { Label: "Block Limit Warps" Name: "launch__occupancy_limit_warps" }
+  Metrics { Label: "Block Limit SM" Name: "launch__occupancy_limit_blocks" }
   Metrics { Label: "Max Threads Per SM" Name: "device__attribute_max_threads_per_multi_processor" }
 }
 "#;

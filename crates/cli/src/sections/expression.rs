@@ -47,6 +47,12 @@ impl<'a> Expander<'a> {
 
     fn name(&mut self, name: &str) -> Expr {
         if let Some(attribute) = Attribute::for_metric(name) {
+            if !attribute.computable_on(self.chip) {
+                return Expr::Unavailable(format!(
+                    "kreplay computes occupancy for GH100 and GA100, not {}",
+                    self.chip
+                ));
+            }
             return Expr::Attribute(attribute);
         }
         if let Some(why) = not_collected(name) {
