@@ -149,28 +149,38 @@ impl Attribute {
                 0 => return None,
                 n => f64::from(n),
             },
-            occupancy_attribute => {
-                let agent = agent?;
-                let kernel = kernel?;
-                let limits = crate::occupancy::limits_of(&agent.chip)?;
-                if occupancy_attribute == Attribute::SharedMemPerBlockDriver {
-                    return Some(f64::from(limits.shared_reserved_per_block));
+            _ => return self.occupancy_value(dispatch, kernel?, agent?),
+        })
+    }
+
+    /// An occupancy attribute's value ([`crate::occupancy`]); `None` on a chip without limits.
+    fn occupancy_value(
+        self,
+        dispatch: &DispatchRecord,
+        kernel: &KernelSymbol,
+        agent: &AgentInfo,
+    ) -> Option<f64> {
+        let limits = crate::occupancy::limits_of(&agent.chip)?;
+        if self == Attribute::SharedMemPerBlockDriver {
+            return Some(f64::from(limits.shared_reserved_per_block));
+        }
+        let threads = dispatch.block.iter().product::<u32>();
+        let shared = kernel.static_shared_bytes + dispatch.dynamic_shared_bytes;
+        let o = crate::occupancy::occupancy(&limits, threads, kernel.registers, shared)?;
+        Some(match self {
+            Attribute::OccupancyLimitRegisters => f64::from(o.by_registers),
+            Attribute::OccupancyLimitWarps => f64::from(o.by_warps),
+            Attribute::OccupancyLimitBlocks => f64::from(o.by_blocks),
+            Attribute::TheoreticalOccupancy => o.percent(),
+            Attribute::TheoreticalWarpsPerSm => f64::from(o.warps()),
+            Attribute::WavesPerSm => match o.blocks * agent.sm_count {
+                0 => return None,
+                resident => {
+                    dispatch.grid.iter().map(|&x| f64::from(x)).product::<f64>()
+                        / f64::from(resident)
                 }
-                let threads = dispatch.block.iter().product::<u32>();
-                let shared = kernel.static_shared_bytes + dispatch.dynamic_shared_bytes;
-                let o = crate::occupancy::occupancy(&limits, threads, kernel.registers, shared)?;
-                match occupancy_attribute {
-                    Attribute::OccupancyLimitRegisters => f64::from(o.by_registers),
-                    Attribute::OccupancyLimitWarps => f64::from(o.by_warps),
-                    Attribute::OccupancyLimitBlocks => f64::from(o.by_blocks),
-                    Attribute::TheoreticalOccupancy => o.percent(),
-                    Attribute::TheoreticalWarpsPerSm => f64::from(o.warps()),
-                    _ => match o.blocks * agent.sm_count {
-                        0 => return None,
-                        resident => product(dispatch.grid) / f64::from(resident),
-                    },
-                }
-            }
+            },
+            _ => return None,
         })
     }
 }
