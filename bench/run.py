@@ -205,7 +205,12 @@ def main():
                                          stdout=subprocess.PIPE, text=True).stdout.strip(),
                "headline_check": check.stdout.strip(), "set": args.set,
                "copy_bytes_per_s": device_copy_speed(), "workloads": []}
-    print("headline set on this GPU:", check.stdout.strip())
+    if args.set:
+        # The set's hardware passes on this GPU are in each kreplay run's record
+        # (`hardware_passes`, from kreplay's own report); ncu measures the same set.
+        print(f"metric set: Nsight Compute's set '{args.set}' for both tools (the headline groups are not used)")
+    else:
+        print("headline set on this GPU:", check.stdout.strip())
     metrics = ",".join(sorted({m for g in HEADLINE for m in g}))
     for name, argv in workloads(exes):
         if args.only and not any(part in name for part in args.only.split(",")):
