@@ -31,8 +31,8 @@
 //! duration, so that nothing reaches the device while another thread replays.
 
 use crate::backend::{
-    BackendError, CallEffect, DeviceId, DispatchInfo, LaunchKind, PassResult, ReplayBackend,
-    Timing, UnitConditions,
+    BackendError, CallEffect, DeviceId, DispatchInfo, LaunchKind, PassResult, Region,
+    ReplayBackend, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
@@ -581,6 +581,25 @@ where
         } else {
             vec![Staging::Host]
         }
+    }
+
+    /// A snapshot of `regions` (of `bytes` in all) in the first place of [`Self::staging_order`]
+    /// that has room for it; `Ok(None)` when none has.
+    fn snapshot_staged<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        regions: &[Region],
+        bytes: u64,
+    ) -> Result<Option<(S, Staging)>, BackendError> {
+        for place in self.staging_order(backend, device, bytes) {
+            match backend.snapshot(device, regions, place) {
+                Ok(staged) => return Ok(Some((staged, place))),
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(None)
     }
 
     fn send_dispatch(&self, dispatch: &Dispatch, replay_pass: Option<u32>, result: PassResult) {

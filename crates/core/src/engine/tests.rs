@@ -38,11 +38,20 @@ struct MockUnit {
     measured: Vec<Option<usize>>,
 }
 
+/// Where the mock device's memory lives.
+const VALUE_BASE: u64 = 0x1000;
+
+/// The value when the snapshot covers its region, and the bytes covered.
+type MockSnapshot = (Option<u64>, u64);
+
 #[derive(Default)]
 struct MockBackend {
     ops: Vec<Op>,
-    /// Device memory: incremented by every execution.
+    /// Device memory: incremented by every execution; it lives in the region at `value_base`
+    /// ([`VALUE_BASE`] unless a test says otherwise; a snapshot holds it only when it covers
+    /// that region).
     value: u64,
+    value_base: u64,
     free_bytes: u64,
     device_staging_full: bool,
     host_staging_full: bool,
@@ -79,6 +88,7 @@ impl MockBackend {
     fn new() -> Self {
         MockBackend {
             free_bytes: u64::MAX / 2,
+            value_base: VALUE_BASE,
             ..MockBackend::default()
         }
     }
@@ -96,7 +106,7 @@ impl MockBackend {
 
 impl ReplayBackend for MockBackend {
     type Launch = ();
-    type Snapshot = u64;
+    type Snapshot = MockSnapshot;
     type Capture = u64;
 
     fn executions_of_group(&mut self, _device: DeviceId, group: usize) -> usize {
@@ -125,7 +135,7 @@ impl ReplayBackend for MockBackend {
         _device: DeviceId,
         regions: &[Region],
         place: Staging,
-    ) -> Result<u64, BackendError> {
+    ) -> Result<MockSnapshot, BackendError> {
         let bytes = regions.iter().map(|r| r.bytes).sum();
         let full = match place {
             Staging::Device => self.device_staging_full,
@@ -136,19 +146,26 @@ impl ReplayBackend for MockBackend {
             return Err(BackendError::OutOfStagingMemory(place, bytes));
         }
         self.ops.push(Op::Snapshot(place));
-        Ok(self.value)
+        let value = regions
+            .iter()
+            .any(|r| r.base == self.value_base)
+            .then_some(self.value);
+        Ok((value, bytes))
     }
 
-    fn restore(&mut self, snapshot: &u64) -> Result<u64, BackendError> {
+    fn restore(&mut self, snapshot: &MockSnapshot) -> Result<u64, BackendError> {
         self.ops.push(Op::Restore);
         if self.restore_fails {
             return Err(BackendError::Failed("copy failed".into()));
         }
-        self.value = *snapshot;
-        Ok(8)
+        let (value, bytes) = *snapshot;
+        if let Some(value) = value {
+            self.value = value;
+        }
+        Ok(bytes)
     }
 
-    fn release(&mut self, _snapshot: u64) {
+    fn release(&mut self, _snapshot: MockSnapshot) {
         self.ops.push(Op::Release);
     }
 
@@ -385,7 +402,7 @@ impl MemorySink {
 type Aborts = Arc<Mutex<Vec<(String, usize)>>>;
 
 struct Harness {
-    engine: Engine<(), u64, u64>,
+    engine: Engine<(), MockSnapshot, u64>,
     sink: Arc<MemorySink>,
     aborts: Aborts,
 }
@@ -429,7 +446,7 @@ fn harness_with(config: ToolConfig, tool: Option<Box<dyn ReplayTool>>) -> Harnes
     let engine = Engine::with_options(config, sink.clone(), tool, options).unwrap();
     engine.inventory().insert(Region {
         device: 0,
-        base: 0x1000,
+        base: VALUE_BASE,
         bytes: 8,
         kind: AllocKind::Device,
     });
@@ -1004,8 +1021,8 @@ fn untracked_memory_is_warned_once_per_kind() {
     assert!(warnings[0].starts_with("host memory is not restored"));
     assert_eq!(
         h.sink.costs()[0].bytes_snapshotted,
-        8 + 64 + 64,
-        "host memory is not staged, managed memory is: at S0 and again as F (the host may write it)"
+        2 * (8 + 64),
+        "host memory is not staged; device and managed memory are, at S0 and again as F (the host may write managed memory, and what kernels computed from it is the application's)"
     );
 }
 
@@ -1496,9 +1513,11 @@ fn a_call_not_known_to_be_harmless_closes_the_window_before_it_proceeds() {
 }
 
 #[test]
-fn a_launch_after_the_allocations_changed_cannot_join_the_window() {
-    // A module variable resolved at its kernel's first launch enters the inventory between two
-    // launches with no other call in between; the open window's snapshot does not cover it.
+fn an_allocation_made_while_a_window_is_open_is_snapshotted_and_the_window_goes_on() {
+    // A module variable resolved at its kernel's first launch (or the application's allocator
+    // growing) enters the inventory between two launches: the window takes it in with a
+    // snapshot of its own, taken after a drain and before the launch that may use it, and
+    // every later execution restores it after S0.
     use crate::config::ReplayWindow;
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
@@ -1510,21 +1529,76 @@ fn a_launch_after_the_allocations_changed_cannot_join_the_window() {
         bytes: 16,
         kind: AllocKind::ModuleVariable,
     });
+    let before = backend.ops.len();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops[before..before + 2],
+        [Op::Drain, Op::Snapshot(Staging::Device)],
+        "{:?}",
+        backend.ops
+    );
+    assert_eq!(backend.count(&Op::Release), 0, "the window is still open");
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
+    assert_eq!(backend.count(&Op::Restore), 2, "S0 and the new region");
+    assert_eq!(backend.count(&Op::Release), 2);
+    assert_eq!(backend.value, 3, "each kernel's effect kept exactly once");
+    let costs = h.sink.costs();
+    assert_eq!(costs[0].bytes_tracked, 8 + 16, "the window covers it");
+    assert_eq!(costs[0].bytes_restored, 8 + 16);
+    let summary = h.engine.window_summary().unwrap();
+    assert!(
+        !summary.contains("a change of the allocations"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_window_closes_when_a_region_it_covers_changed_or_new_memory_is_managed() {
+    use crate::config::ReplayWindow;
+    // A region the window covers is no longer the same (an unmap seen without a free call).
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.inventory().remove_within(0, VALUE_BASE, 8);
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base: VALUE_BASE,
+        bytes: 4,
+        kind: AllocKind::Device,
+    });
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.count(&Op::Release),
         1,
-        "the first window closed before the third launch"
+        "closed before the second launch"
     );
     h.engine.finish_with(&mut backend);
-    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 2);
-    assert_eq!(backend.value, 3, "each kernel's effect kept exactly once");
-    let costs = h.sink.costs();
+    assert_eq!(backend.value, 2, "each kernel's effect kept exactly once");
+    assert!(h
+        .engine
+        .window_summary()
+        .unwrap()
+        .contains("a change of the allocations 1"));
+
+    // New managed memory: the host may write it with no call, so it is never taken in.
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base: 0x9000_0000,
+        bytes: 16,
+        kind: AllocKind::Managed,
+    });
+    launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
-        costs[2].bytes_tracked,
-        8 + 16,
-        "the new window's snapshot covers it"
+        backend.count(&Op::Release),
+        1,
+        "closed before the second launch"
     );
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.value, 2);
     assert!(h
         .engine
         .window_summary()
@@ -1590,7 +1664,7 @@ struct Shared(Arc<Mutex<MockBackend>>);
 
 impl ReplayBackend for Shared {
     type Launch = ();
-    type Snapshot = u64;
+    type Snapshot = MockSnapshot;
     type Capture = u64;
     fn drain(&mut self, d: DeviceId, t: Duration) -> Result<(), BackendError> {
         self.0.lock().unwrap().drain(d, t)
@@ -1598,13 +1672,18 @@ impl ReplayBackend for Shared {
     fn device_free_bytes(&mut self, d: DeviceId) -> u64 {
         self.0.lock().unwrap().device_free_bytes(d)
     }
-    fn snapshot(&mut self, d: DeviceId, r: &[Region], p: Staging) -> Result<u64, BackendError> {
+    fn snapshot(
+        &mut self,
+        d: DeviceId,
+        r: &[Region],
+        p: Staging,
+    ) -> Result<MockSnapshot, BackendError> {
         self.0.lock().unwrap().snapshot(d, r, p)
     }
-    fn restore(&mut self, s: &u64) -> Result<u64, BackendError> {
+    fn restore(&mut self, s: &MockSnapshot) -> Result<u64, BackendError> {
         self.0.lock().unwrap().restore(s)
     }
-    fn release(&mut self, s: u64) {
+    fn release(&mut self, s: MockSnapshot) {
         self.0.lock().unwrap().release(s)
     }
     fn max_window(&mut self, d: DeviceId) -> usize {
@@ -2086,7 +2165,11 @@ fn host_writes_to_managed_memory_while_a_unit_is_open_are_kept() {
         bytes: 40,
         kind: AllocKind::Managed,
     });
-    let mut backend = window_backend(64);
+    // The value the host adds to is the managed memory's.
+    let mut backend = MockBackend {
+        value_base: 0x9000,
+        ..window_backend(64)
+    };
     launch(&h, &mut backend, LaunchKind::Kernel);
     backend.value += 100;
     call(&h, &mut backend, "cuMemFree_v2", CallEffect::Frees);

@@ -19,9 +19,14 @@
 //! ```
 //!
 //! A unit closes when it holds K members; when a dispatch arrives that cannot join it (another
-//! thread, another device, other pass groups, a change of the allocations when it restores,
-//! a launch that runs once); when another thread needs the device; when its owner makes a call
-//! it cannot stay open across; and at [`Engine::finish_with`]. The thread that meets a parked
+//! thread, another device, other pass groups, a launch that runs once, a change of the
+//! allocations it cannot cover); when another thread needs the
+//! device; when its owner makes a call it cannot stay open across; and at
+//! [`Engine::finish_with`]. A unit that restores takes in allocations made while it is open (the
+//! application's allocator growing, a module variable resolved at its kernel's first launch):
+//! each is snapshotted when the next member joins, after a drain, before any member can use it,
+//! and restored after S0 in every later execution; a region it covers that is gone or changed,
+//! new managed memory, or new memory that cannot be staged closes it instead. The thread that meets a parked
 //! unit adopts and closes it, so no thread waits for an owner that is in user code. Per-dispatch
 //! replay (`--replay-window 1`) is a unit of one, closed at its member's exit with the
 //! application's own launch parameters (no copy).
@@ -40,8 +45,8 @@
 //!   [`CAPTURE_BUDGET_BYTES`], when F would not fit device staging, and after a member whose
 //!   parameters hold an address of host or managed memory (a later execution would write
 //!   what the application may already have read). A unit whose S0 holds managed memory saves
-//!   that memory as F when it closes even without staying open: the host writes it with no
-//!   call at all. Later executions never show: copies to the
+//!   F when it closes even without staying open: the host writes managed memory with no call
+//!   at all, and what the member computed from those writes is the application's. Later executions never show: copies to the
 //!   host and host functions are not repeated, and nothing runs again until the application's
 //!   view is saved.
 //!
@@ -134,8 +139,12 @@ pub(super) struct OpenUnit<S, L, C> {
     /// False once something the later executions need was lost (a launch end, a capture):
     /// the unit then closes with execution 0 alone.
     replayable: bool,
-    /// S0; `None` when nothing is restored or the device has no tracked memory.
-    snapshot: Option<S>,
+    /// What every later execution restores, in order: S0 (none when nothing is restored or
+    /// the device had no tracked memory), then each allocation the unit took in while it was
+    /// open, as it was before any member could use it.
+    snapshots: Vec<S>,
+    /// The tracked regions `snapshots` cover.
+    covered: Vec<Region>,
     /// Later executions will run (S0 was taken).
     restorable: bool,
     /// A restoring unit may stay open across calls (F fits staging, no member reaches host
@@ -147,8 +156,9 @@ pub(super) struct OpenUnit<S, L, C> {
     host_writable: bool,
     staging: Staging,
     bytes_tracked: u64,
-    /// The inventory's generation at S0: a launch after any change cannot join a unit that
-    /// restores, since S0 would not cover what changed.
+    /// The inventory's generation when `covered` was last brought up to date: a launch after
+    /// a change joins a unit that restores only once the change is covered (new allocations
+    /// snapshotted; anything else closes the unit).
     inventory_generation: u64,
     drain_ns: u64,
     snapshot_ns: u64,
@@ -234,24 +244,18 @@ where
                     && unit.groups == groups
                     && unit.replayable
                     && unit.members.len() < unit.capacity
-                    && (!unit.restorable
-                        || unit.inventory_generation == self.inventory.generation())
                     && self.gate.is_parked();
                 reason = if unit.owner != me {
                     "another thread's launch"
                 } else if unit.device != device {
                     "a launch on another device"
-                } else if unit.restorable
-                    && unit.inventory_generation != self.inventory.generation()
-                {
-                    "a change of the allocations"
                 } else {
                     "a launch with other counter groups"
                 };
                 if joinable {
                     match self.join_unit(backend, unit, &mut dispatch) {
-                        Some(ticket) => return ticket,
-                        None => reason = "a drain that failed",
+                        Ok(ticket) => return ticket,
+                        Err(why) => reason = why,
                     }
                 }
             }
@@ -269,28 +273,37 @@ where
         self.open_new_unit(backend, dispatch, total, groups, capacity)
     }
 
-    /// Adds a dispatch to its thread's open unit; `None` (the dispatch left in `dispatch`) when
-    /// the device could not be made ready for it.
+    /// Adds a dispatch to its thread's open unit; `Err` with why it could not join (the
+    /// dispatch left in `dispatch`) when the unit cannot cover the allocations made since it
+    /// opened or the device could not be made ready for it.
     fn join_unit<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         unit: &mut OpenUnit<S, L, C>,
         dispatch: &mut Option<Dispatch>,
-    ) -> Option<LaunchTicket> {
-        // After a call the unit stayed open across: its work ends before this kernel.
-        if unit.drain_before_member {
+    ) -> Result<LaunchTicket, &'static str> {
+        let allocations_changed =
+            unit.restorable && unit.inventory_generation != self.inventory.generation();
+        // After a call the unit stayed open across: its work ends before this kernel. Before
+        // new allocations are snapshotted too: nothing measured may overlap the copy.
+        if unit.drain_before_member || allocations_changed {
             if let Err(error) = backend.drain(unit.device, self.config.drain_timeout()) {
                 self.backend_notice("drain", &error);
-                return None;
+                return Err("a drain that failed");
             }
             unit.drain_before_member = false;
         }
+        if allocations_changed && !self.cover_new_allocations(backend, unit) {
+            return Err("a change of the allocations");
+        }
         if let Err(error) = backend.launch_starts(unit.device) {
             self.backend_notice("launch_starts", &error);
-            return None;
+            return Err("a launch that could not start");
         }
         unit.hold.adopt();
-        let dispatch = dispatch.take()?;
+        let Some(dispatch) = dispatch.take() else {
+            unreachable!("a dispatch joins once")
+        };
         self.tool.on_pass_start(&dispatch.tool_view(), 0);
         let member = Member {
             dispatch,
@@ -300,7 +313,61 @@ where
         let ticket = self.member_ticket(&member);
         unit.log.push(LogEntry::Launch(unit.members.len()));
         unit.members.push(member);
-        Some(ticket)
+        Ok(ticket)
+    }
+
+    /// Brings a restoring unit's snapshots up to date with the inventory before a member joins.
+    /// Allocations made since (the application's allocator growing, a module variable resolved
+    /// at its kernel's first launch) are snapshotted now: no member so far can have used them
+    /// (a unit closes at every free, so their addresses are new to it), and every write into
+    /// them since they appeared was a call the unit stayed open across, captured and written
+    /// again in order. False when the unit cannot cover the change: a region it covers is gone
+    /// or changed, a new one is managed memory (the host writes it with no call), or the new
+    /// regions cannot be staged.
+    fn cover_new_allocations<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        unit: &mut OpenUnit<S, L, C>,
+    ) -> bool {
+        // Read before the regions: a change in between makes the next comparison fail.
+        let generation = self.inventory.generation();
+        let now = self.inventory.tracked(unit.device);
+        if !unit.covered.iter().all(|r| now.contains(r)) {
+            return false;
+        }
+        let added: Vec<Region> = now
+            .into_iter()
+            .filter(|r| !unit.covered.contains(r))
+            .collect();
+        if added.iter().any(|r| r.kind == AllocKind::Managed) {
+            return false;
+        }
+        if !added.is_empty() {
+            let bytes: u64 = added.iter().map(|r| r.bytes).sum();
+            let started = Instant::now();
+            match self.snapshot_staged(backend, unit.device, &added, bytes) {
+                Ok(Some((staged, _))) => unit.snapshots.push(staged),
+                Ok(None) => return false,
+                Err(error) => {
+                    self.backend_notice("snapshot", &error);
+                    return false;
+                }
+            }
+            unit.snapshot_ns += elapsed_ns(started);
+            unit.bytes_tracked += bytes;
+            unit.covered.extend(added);
+            // F (saved when the unit closes) has grown by as much.
+            if unit.deferrable
+                && backend
+                    .device_free_bytes(unit.device)
+                    .saturating_sub(self.options.staging_reserve_bytes)
+                    < unit.bytes_tracked
+            {
+                unit.deferrable = false;
+            }
+        }
+        unit.inventory_generation = generation;
+        true
     }
 
     fn member_ticket(&self, member: &Member<L>) -> LaunchTicket {
@@ -525,8 +592,8 @@ where
     }
 }
 
-fn release_snapshot<B: ReplayBackend>(backend: &mut B, snapshot: Option<B::Snapshot>) {
-    if let Some(staged) = snapshot {
+fn release_snapshots<B: ReplayBackend>(backend: &mut B, snapshots: Vec<B::Snapshot>) {
+    for staged in snapshots {
         backend.release(staged);
     }
 }

@@ -50,7 +50,7 @@ where
             members,
             log,
             replayable,
-            snapshot,
+            snapshots,
             restorable,
             host_writable,
             staging,
@@ -72,7 +72,7 @@ where
         }
         let mut replay = Replay {
             view: None,
-            bytes_snapshotted: if restorable && snapshot.is_some() {
+            bytes_snapshotted: if restorable && !snapshots.is_empty() {
                 bytes_tracked
             } else {
                 0
@@ -93,7 +93,7 @@ where
             log: &log,
             current: current.filter(|_| last_live.is_some_and(|i| members[i].launch.is_none())),
             live: &live,
-            snapshot: &snapshot,
+            snapshots: &snapshots,
         };
         let later = stepwise || plan.executions > 1;
         let outcome = match timings0 {
@@ -109,7 +109,7 @@ where
             Some(_)
                 if later
                     && (spanned > 0 || host_writable)
-                    && !self.save_view(backend, &job, spanned == 0, &mut replay) =>
+                    && !self.save_view(backend, &job, &mut replay) =>
             {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
@@ -125,7 +125,7 @@ where
             self.put_back_view(backend, &job, view, &mut replay);
         }
 
-        release_snapshot(backend, snapshot);
+        release_snapshots(backend, snapshots);
         for entry in log {
             if let LogEntry::Write(capture) = entry {
                 backend.release_capture(capture);
@@ -359,7 +359,7 @@ where
     ) -> Result<Vec<Timing>, PassFailure> {
         let device = job.device;
         let restore_started = Instant::now();
-        if let Some(staged) = job.snapshot {
+        for staged in job.snapshots {
             match backend.restore(staged) {
                 Ok(bytes) => replay.bytes_restored += bytes,
                 Err(error) => {
@@ -442,46 +442,42 @@ where
         }
     }
 
-    /// Saves F before the later executions (`managed_only`: of managed memory alone, when the
-    /// unit stayed open across no call and only the host can have written memory behind the
-    /// members); false (said once) when it cannot be staged: the unit then ends with execution
-    /// 0, whose results the application already has.
+    /// Saves F, every tracked region as the application sees it, before the later executions;
+    /// false (said once) when it cannot be staged: the unit then ends with execution 0, whose
+    /// results the application already has. Also when the unit stayed open across no call but
+    /// S0 holds managed memory: the host may have written it while a member ran or between
+    /// members, and what members computed from those writes (in any tracked memory) is the
+    /// application's, which the later executions, run without them, would not reproduce.
     fn save_view<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         job: &UnitJob<'_, S, L, C>,
-        managed_only: bool,
         replay: &mut Replay<S>,
     ) -> bool {
-        let mut regions = self.inventory.tracked(job.device);
-        if managed_only {
-            // Only the host can have changed memory behind the members' backs.
-            regions.retain(|r| r.kind == AllocKind::Managed);
-        }
+        let regions = self.inventory.tracked(job.device);
         if regions.is_empty() {
             return true;
         }
         let bytes: u64 = regions.iter().map(|r| r.bytes).sum();
         let started = Instant::now();
-        for place in self.staging_order(backend, job.device, bytes) {
-            match backend.snapshot(job.device, &regions, place) {
-                Ok(view) => {
-                    replay.view = Some(view);
-                    replay.bytes_snapshotted += bytes;
-                    replay.snapshot_ns += elapsed_ns(started);
-                    return true;
-                }
-                Err(BackendError::OutOfStagingMemory(..)) => continue,
-                Err(error) => {
-                    self.backend_notice("snapshot", &error);
-                    return false;
-                }
+        match self.snapshot_staged(backend, job.device, &regions, bytes) {
+            Ok(Some((view, _))) => {
+                replay.view = Some(view);
+                replay.bytes_snapshotted += bytes;
+                replay.snapshot_ns += elapsed_ns(started);
+                true
+            }
+            Ok(None) => {
+                self.unit_counters_notice(
+                    "the memory the application saw could not be staged before the later passes",
+                );
+                false
+            }
+            Err(error) => {
+                self.backend_notice("snapshot", &error);
+                false
             }
         }
-        self.unit_counters_notice(
-            "the memory the application saw could not be staged before the later passes",
-        );
-        false
     }
 
     /// Restores F after the later executions (or after one failed).
@@ -564,7 +560,8 @@ struct UnitJob<'a, S, L, C> {
     current: Option<&'a L>,
     /// Indices of the members whose launch executed.
     live: &'a [usize],
-    snapshot: &'a Option<S>,
+    /// What each later execution restores first (the unit's `snapshots`).
+    snapshots: &'a [S],
 }
 
 impl<S, L, C> UnitJob<'_, S, L, C> {

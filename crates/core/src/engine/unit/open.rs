@@ -50,7 +50,8 @@ where
             Err(why) => return refused(self, backend, dispatch, why),
         };
         let Staged {
-            snapshot,
+            snapshots,
+            covered,
             staging,
             host_writable,
             deferrable,
@@ -71,7 +72,7 @@ where
             backend.abandon_unit(device);
             // It runs unmeasured: a flush or clock reading before the failure is not its.
             let _ = backend.take_unit_conditions(device);
-            release_snapshot(backend, snapshot);
+            release_snapshots(backend, snapshots);
             drop(hold);
             self.backend_notice("start_execution", &error);
             return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
@@ -93,7 +94,8 @@ where
             members: vec![member],
             log: vec![LogEntry::Launch(0)],
             replayable: true,
-            snapshot,
+            snapshots,
+            covered,
             restorable,
             deferrable,
             host_writable,
@@ -194,33 +196,24 @@ where
         let regions = self.inventory.tracked(device);
         let bytes_tracked: u64 = regions.iter().map(|r| r.bytes).sum();
         let snapshot_started = Instant::now();
-        let mut snapshot = None;
         // No tracked byte on the device: nothing to stage, every restore would be empty
         // (untracked kinds are never restored anyway).
-        let places = if regions.is_empty() || !restorable {
-            snapshot = Some((None, Staging::None));
-            Vec::new()
+        let (snapshot, staging) = if regions.is_empty() || !restorable {
+            (None, Staging::None)
         } else {
-            self.staging_order(backend, device, bytes_tracked)
-        };
-        for place in places {
-            match backend.snapshot(device, &regions, place) {
-                Ok(staged) => {
-                    snapshot = Some((Some(staged), place));
-                    break;
+            match self.snapshot_staged(backend, device, &regions, bytes_tracked) {
+                Ok(Some((staged, place))) => (Some(staged), place),
+                Ok(None) => {
+                    drop(hold);
+                    self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
+                    return Err((ReplayOutcome::DeclinedSnapshotTooLarge, bytes_tracked));
                 }
-                Err(BackendError::OutOfStagingMemory(..)) => continue,
                 Err(error) => {
                     drop(hold);
                     self.backend_notice("snapshot", &error);
                     return Err((ReplayOutcome::DeclinedError, bytes_tracked));
                 }
             }
-        }
-        let Some((snapshot, staging)) = snapshot else {
-            drop(hold);
-            self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
-            return Err((ReplayOutcome::DeclinedSnapshotTooLarge, bytes_tracked));
         };
         let snapshot_ns = elapsed_ns(snapshot_started);
         // F, the application's view when the unit closes, is staged on the device too.
@@ -234,9 +227,10 @@ where
         Ok((
             hold,
             Staged {
-                snapshot,
-                staging,
                 host_writable: restorable && regions.iter().any(|r| r.kind == AllocKind::Managed),
+                snapshots: snapshot.into_iter().collect(),
+                covered: regions,
+                staging,
                 deferrable,
                 bytes_tracked,
                 inventory_generation,
@@ -266,7 +260,10 @@ type Refused = (ReplayOutcome, u64);
 
 /// A new unit's S0 and what its staging decided.
 struct Staged<S> {
-    snapshot: Option<S>,
+    /// As [`OpenUnit`]'s: S0 alone, or nothing.
+    snapshots: Vec<S>,
+    /// As [`OpenUnit`]'s.
+    covered: Vec<Region>,
     staging: Staging,
     /// As [`OpenUnit`]'s: S0 covers managed memory.
     host_writable: bool,
