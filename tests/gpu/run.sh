@@ -41,5 +41,10 @@ build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
 build memory_bound tests/gpu/memory_bound.cu -lcublas
+# NVIDIA's matrixMul sample for the sections check, where the corpus's sources are in the tree.
+SAMPLES=tests/gpu/corpus/cuda-samples
+if [ -f "$SAMPLES/Samples/0_Introduction/matrixMul/matrixMul.cu" ]; then
+    build matrixMul "$SAMPLES/Samples/0_Introduction/matrixMul/matrixMul.cu" -I "$SAMPLES/Common"
+fi
 nvcc -cubin -arch=sm_90 -o "$WORK/reload_kernel.cubin" tests/gpu/reload_kernel.cu >>"$OUT/nvcc.log" 2>&1 || { cat "$OUT/nvcc.log"; exit 1; }
 exec python3 -u tests/gpu/run.py

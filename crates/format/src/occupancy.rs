@@ -85,6 +85,12 @@ fn round_up(value: u64, unit: u64) -> u64 {
     value.div_ceil(unit.max(1)) * unit.max(1)
 }
 
+/// The registers a thread is given for a kernel compiled to `registers` (each warp's are
+/// allocated in units of `register_unit`): what Nsight Compute's "Registers Per Thread" shows.
+pub fn allocated_registers(limits: &SmLimits, registers: u32) -> u32 {
+    (round_up(u64::from(registers) * 32, u64::from(limits.register_unit)) / 32) as u32
+}
+
 /// The occupancy of blocks of `threads` threads using `registers` registers per thread and
 /// `shared` bytes of shared memory (static and dynamic); `None` for a block of no threads.
 pub fn occupancy(
@@ -142,6 +148,16 @@ mod tests {
 
     fn gh100() -> SmLimits {
         limits_of("GH100").unwrap()
+    }
+
+    #[test]
+    fn a_thread_is_given_registers_in_the_warp_allocation_unit() {
+        // H200, 2026-12-01: a kernel of 10 registers shows 16 in `ncu --set full`.
+        let limits = gh100();
+        assert_eq!(allocated_registers(&limits, 10), 16);
+        assert_eq!(allocated_registers(&limits, 16), 16);
+        assert_eq!(allocated_registers(&limits, 17), 24);
+        assert_eq!(allocated_registers(&limits, 0), 0);
     }
 
     #[test]

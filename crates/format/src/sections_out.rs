@@ -141,7 +141,16 @@ impl Attribute {
             Attribute::GridSize => product(dispatch.grid),
             Attribute::BlockSize => product(dispatch.block),
             Attribute::ThreadCount => product(dispatch.grid) * product(dispatch.block),
-            Attribute::RegistersPerThread => f64::from(kernel?.registers),
+            // As allocated, where the chip's allocation unit is known.
+            Attribute::RegistersPerThread => {
+                let registers = kernel?.registers;
+                f64::from(
+                    match agent.and_then(|a| crate::occupancy::limits_of(&a.chip)) {
+                        Some(limits) => crate::occupancy::allocated_registers(&limits, registers),
+                        None => registers,
+                    },
+                )
+            }
             Attribute::SharedMemPerBlockStatic => f64::from(kernel?.static_shared_bytes),
             Attribute::SharedMemPerBlockDynamic => f64::from(dispatch.dynamic_shared_bytes),
             Attribute::SmCount => f64::from(agent?.sm_count),
