@@ -141,12 +141,12 @@ impl Attribute {
             Attribute::GridSize => product(dispatch.grid),
             Attribute::BlockSize => product(dispatch.block),
             Attribute::ThreadCount => product(dispatch.grid) * product(dispatch.block),
-            // As allocated, where the chip's allocation unit is known.
+            // As Nsight Compute shows it, where the chip's minimum is known.
             Attribute::RegistersPerThread => {
                 let registers = kernel?.registers;
                 f64::from(
                     match agent.and_then(|a| crate::occupancy::limits_of(&a.chip)) {
-                        Some(limits) => crate::occupancy::allocated_registers(&limits, registers),
+                        Some(limits) => crate::occupancy::shown_registers(&limits, registers),
                         None => registers,
                     },
                 )
