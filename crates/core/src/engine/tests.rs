@@ -2126,7 +2126,12 @@ fn a_view_that_cannot_be_staged_ends_the_window_with_execution_zero() {
     assert_eq!(backend.count(&Op::Relaunch), 0);
     assert_eq!(backend.count(&Op::Restore), 0);
     assert_eq!(backend.value, 101, "the application's results stand");
-    assert!(h.sink.dispatches().is_empty(), "its counters are lost");
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 1, "its launch is recorded");
+    assert!(
+        dispatches[0].counters.is_empty() && dispatches[0].replay_pass.is_none(),
+        "its counters are lost"
+    );
     assert!(h
         .sink
         .costs()
@@ -2192,6 +2197,39 @@ fn staying_open_can_be_switched_off() {
         CallEffect::NoDeviceWrite,
     );
     assert_eq!(backend.ops.last(), Some(&Op::Release));
+}
+
+#[test]
+fn a_window_that_loses_its_counters_still_records_every_launch_with_its_times() {
+    // On the H200 a window whose counters could not be read left no dispatch record at all:
+    // the kernel trace lost its kernels ("0 dispatch(es)", "3 not replayed: error").
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = MockBackend {
+        counters_fail: true,
+        ..window_backend(64)
+    };
+    for _ in 0..3 {
+        launch(&h, &mut backend, LaunchKind::Kernel);
+    }
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.value, 3, "every kernel's effect kept once");
+    let dispatches = h.sink.dispatches();
+    assert_eq!(
+        dispatches
+            .iter()
+            .map(|d| (d.dispatch_id, d.replay_pass))
+            .collect::<Vec<_>>(),
+        vec![(1, None), (2, None), (3, None)]
+    );
+    assert!(dispatches
+        .iter()
+        .all(|d| d.counters.is_empty() && d.end_ns > d.start_ns));
+    assert!(h
+        .sink
+        .costs()
+        .iter()
+        .all(|c| c.outcome == ReplayOutcome::DeclinedError));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! the application's view put back, and every pass's records sent.
 
 use super::*;
+use std::cell::Cell;
 
 /// What a unit's replay costs say of all its members.
 struct UnitCost {
@@ -94,8 +95,10 @@ where
             current: current.filter(|_| last_live.is_some_and(|i| members[i].launch.is_none())),
             live: &live,
             snapshots: &snapshots,
+            sent: Cell::new(false),
         };
         let later = stepwise || plan.executions > 1;
+        let kernel_times = timings0.clone();
         let outcome = match timings0 {
             None => {
                 backend.abandon_unit(device);
@@ -121,6 +124,19 @@ where
                 self.run_planned(backend, &job, &plan, &groups, timings0, &mut replay)
             }
         };
+        // The kernels ran: a unit that lost its counters before any pass was recorded still
+        // records each one's launch, with the times execution 0 measured and no counters.
+        if let (ReplayOutcome::DeclinedError, false, Some(times)) =
+            (outcome, job.sent.get(), kernel_times)
+        {
+            for (&index, timing) in live.iter().zip(times) {
+                self.send_dispatch(
+                    &members[index].dispatch,
+                    None,
+                    pass_result(timing, Vec::new()),
+                );
+            }
+        }
         if let Some(view) = replay.view.take() {
             self.put_back_view(backend, &job, view, &mut replay);
         }
@@ -532,6 +548,7 @@ where
         timings: &[Timing],
         counters: Option<Vec<Vec<CounterSample>>>,
     ) {
+        job.sent.set(true);
         let mut counters = counters.map(|c| c.into_iter());
         for (&index, timing) in job.live.iter().zip(timings) {
             let member = &job.members[index];
@@ -562,6 +579,8 @@ struct UnitJob<'a, S, L, C> {
     live: &'a [usize],
     /// What each later execution restores first (the unit's `snapshots`).
     snapshots: &'a [S],
+    /// A pass's records were sent.
+    sent: Cell<bool>,
 }
 
 impl<S, L, C> UnitJob<'_, S, L, C> {
