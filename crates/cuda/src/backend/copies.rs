@@ -89,7 +89,15 @@ impl CudaBackend {
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
         let stream = state.tool_stream;
         let base = snapshot.buffer.address;
-        if snapshot.entries.len() > 1 && self.options.switches.batch_copies {
+        // Not while an execution measures (a unit taking in new allocations between members):
+        // the range profiler counted each batched copy as a kernel of its own (H200,
+        // 2026-12-01: "measured 5 kernel(s) where the unit launched 3"); single copies it does
+        // not count.
+        let measuring = state
+            .unit
+            .as_ref()
+            .is_some_and(|unit| unit.execution.is_some());
+        if snapshot.entries.len() > 1 && self.options.switches.batch_copies && !measuring {
             // One call for every region (many small ones cost a call each otherwise); where the
             // driver has no batched copy or refuses it, the copies go one by one (a repeat of
             // a copy already done is harmless).
