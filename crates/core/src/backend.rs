@@ -328,6 +328,15 @@ pub trait ReplayBackend {
         1
     }
 
+    /// Whether a graph launch on `device` can be measured as one dispatch (one range for all of
+    /// its kernels). False, the default: graph launches run with timestamps only. CUDA's range
+    /// profiler gives each kernel of a graph a range of its own, and a graph launch measured as
+    /// one left CUPTI in error for the rest of the run (H200, CUDA 13.0).
+    fn measures_graph_launches(&mut self, device: DeviceId) -> bool {
+        let _ = device;
+        false
+    }
+
     /// The most launches one unit may hold on `device` (the ranges one execution measures).
     /// 1, the default: every dispatch is replayed alone.
     fn max_window(&mut self, device: DeviceId) -> usize {

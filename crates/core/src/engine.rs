@@ -59,6 +59,10 @@ pub const DEFAULT_STAGING_RESERVE_BYTES: u64 = 256 << 20;
 /// device, memsets); a call that would capture more closes the unit first.
 pub const CAPTURE_BUDGET_BYTES: u64 = 256 << 20;
 
+/// Said once when a graph launch runs unmeasured (the backend cannot measure one as a dispatch:
+/// [`ReplayBackend::measures_graph_launches`]).
+pub const MSG_GRAPH_UNMEASURED: &str = "graph launches are not replayed or measured; they run once with timestamps only (CUPTI's range profiler gives each kernel of a graph a range of its own, which a launch measured as one dispatch cannot hold: on the H200 measuring one left CUPTI in error for the rest of the run)";
+
 /// What happens on a fatal condition (a drain past its deadline, a failed restore), after every
 /// record has been stored and the sink closed. The default prints the one-line message and
 /// aborts the process; tests inject one that records the message and returns, after which the
@@ -458,6 +462,22 @@ where
             collectable_groups,
             tid: current_tid(),
         };
+        if info.kind == LaunchKind::Graph && !backend.measures_graph_launches(info.device) {
+            // In no mode: see the notice.
+            self.notices.once(
+                "graph-unmeasured",
+                MSG_GRAPH_UNMEASURED,
+                self.sink.as_ref(),
+                self.options.logger.as_ref(),
+            );
+            return self.once(
+                backend,
+                dispatch,
+                ReplayOutcome::DeclinedGraphLaunch,
+                None,
+                0,
+            );
+        }
         let view = dispatch.tool_view();
         let total = match self.tool.pass_count(&view) {
             PassCount::Passes(1) if self.spans_executions(backend, &view) => Some(1),

@@ -74,6 +74,8 @@ struct MockBackend {
     addresses: Vec<u64>,
     /// Executions group 0 alone needs (a metric over several hardware passes; 0 means 1).
     span: usize,
+    /// A graph launch can be measured as one dispatch.
+    measures_graphs: bool,
     unit: MockUnit,
     /// Measured launches begun since the unit's conditions were last taken (a backend that
     /// flushes before each would report them as flushed).
@@ -176,6 +178,10 @@ impl ReplayBackend for MockBackend {
 
     fn max_window(&mut self, _device: DeviceId) -> usize {
         self.max_window.max(1)
+    }
+
+    fn measures_graph_launches(&mut self, _device: DeviceId) -> bool {
+        self.measures_graphs
     }
 
     fn plan_unit(
@@ -760,10 +766,44 @@ fn a_stream_capture_asks_the_backend_nothing() {
 #[test]
 fn declines_are_not_warned_when_nothing_would_be_replayed() {
     let h = harness(1, InProcessMode::KernelReplay);
-    let mut backend = MockBackend::new();
+    let mut backend = MockBackend {
+        measures_graphs: true,
+        ..MockBackend::new()
+    };
     launch(&h, &mut backend, LaunchKind::Graph);
     launch(&h, &mut backend, LaunchKind::StreamCapture);
     assert!(h.sink.warnings().is_empty());
+}
+
+#[test]
+fn graph_launches_a_backend_cannot_measure_run_unmeasured_in_every_mode() {
+    // On the H200 a graph launch measured with a group left CUPTI in error (one range per
+    // kernel node where one was planned), and no later dispatch got counters.
+    for (groups, mode) in [
+        (1, InProcessMode::Single),
+        (1, InProcessMode::KernelReplay),
+        (2, InProcessMode::KernelReplay),
+    ] {
+        let h = harness(groups, mode);
+        let mut backend = MockBackend::new();
+        launch(&h, &mut backend, LaunchKind::Graph);
+        assert_eq!(
+            backend.ops[0],
+            Op::Plan(vec![None]),
+            "{mode:?}: timestamps only"
+        );
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        let dispatches = h.sink.dispatches();
+        assert!(dispatches[0].counters.is_empty(), "{mode:?}");
+        assert!(!dispatches[1].counters.is_empty(), "{mode:?}");
+        assert_eq!(
+            h.sink.costs()[0].outcome,
+            ReplayOutcome::DeclinedGraphLaunch
+        );
+        let warnings = h.sink.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("graph launches are not replayed or measured"));
+    }
 }
 
 #[test]

@@ -94,6 +94,11 @@ impl ReplayBackend for SimDevice {
         self.max_window
     }
 
+    /// The software device measures a graph launch as one dispatch: its kernels run as one.
+    fn measures_graph_launches(&mut self, _device: DeviceId) -> bool {
+        true
+    }
+
     fn plan_unit(
         &mut self,
         _device: DeviceId,

@@ -49,6 +49,9 @@ impl ReplayBackend for SharedSimDevice {
     fn max_window(&mut self, device: DeviceId) -> usize {
         self.lock().max_window(device)
     }
+    fn measures_graph_launches(&mut self, device: DeviceId) -> bool {
+        self.lock().measures_graph_launches(device)
+    }
     fn plan_unit(
         &mut self,
         device: DeviceId,
