@@ -489,11 +489,7 @@ proptest! {
         // The host's stores into managed memory are no call: later passes run on memory from
         // before them (docs/kernel-replay.md), so a kernel whose work depends on what it reads
         // may count differently there; memory stays exact.
-        let host_stores = steps.iter().any(|s| matches!(s, Step::HostStore { .. }))
-            && allocations.iter().chain(steps.iter().filter_map(|s| match s {
-                Step::Alloc { allocation, .. } => Some(allocation),
-                _ => None,
-            })).any(|a| a.kind == AllocKind::Managed);
+        let host_stores = stores_into_managed_memory(&allocations, &steps);
         // Window replay measures what per-dispatch replay measures.
         if window != ReplayWindow::Dispatch && !host_stores {
             let per_dispatch = ToolConfig { replay_window: ReplayWindow::Dispatch, ..config.clone() };
@@ -561,6 +557,70 @@ proptest! {
             }
         }
     }
+}
+
+/// Whether a step stores from the host into managed memory (its target resolved as [`run`]
+/// resolves it: modulo the allocations made so far).
+fn stores_into_managed_memory(allocations: &[Allocation], steps: &[Step]) -> bool {
+    let mut kinds: Vec<AllocKind> = allocations.iter().map(|a| a.kind).collect();
+    steps.iter().any(|step| match step {
+        Step::Alloc { allocation, .. } => {
+            kinds.push(allocation.kind);
+            false
+        }
+        Step::HostStore { target, .. } => kinds[target % kinds.len()] == AllocKind::Managed,
+        _ => false,
+    })
+}
+
+/// A window over managed memory the host stores into between two kernels, the second of which
+/// reads it into device memory (the property's shrunk case): the device memory must be what the
+/// application computed from the host's store, not what a later pass computed without it. F
+/// used to hold managed memory only.
+#[test]
+fn a_kernel_that_reads_the_hosts_store_into_managed_memory_leaves_its_own_result() {
+    let allocations = vec![Allocation {
+        kind: AllocKind::Managed,
+        init: vec![35177343, 517608207, 4094210630, 4188568068],
+    }];
+    let steps = vec![
+        Step::Alloc {
+            allocation: Allocation {
+                kind: AllocKind::Device,
+                init: vec![0],
+            },
+            write: false,
+        },
+        Step::Kernel(Op::ScaleAdd {
+            target: 0,
+            mul: 0,
+            add: 0,
+        }),
+        Step::HostStore {
+            target: 0,
+            value: 1,
+        },
+        Step::Kernel(Op::Accumulate {
+            target: 1,
+            source: 0,
+        }),
+    ];
+    let reference = run(
+        &allocations,
+        &steps,
+        SimRuntime::new(SimDevice::new(&[]), None),
+    );
+    let config = ToolConfig {
+        groups: groups(&[
+            vec![SimMetric::BytesWritten],
+            vec![SimMetric::CyclesElapsed],
+        ]),
+        mode: InProcessMode::KernelReplay,
+        replay_window: ReplayWindow::Count(2),
+        ..ToolConfig::default()
+    };
+    let (outcome, _) = profiled(&allocations, &steps, &config, false, 2);
+    assert_eq!(outcome, reference);
 }
 
 /// The deferral the property relies on, shown once: a window that restores memory stays open

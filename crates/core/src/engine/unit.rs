@@ -6,13 +6,14 @@
 //! first member's launch_enter  take the exclusive hold, drain, plan the unit's executions
 //!                              (backend), snapshot S0 when there is more than one, start
 //!                              execution 0 for K ranges
-//! every member                 its own launch is part of execution 0 (one range each); at its
-//!                              launch_exit the backend keeps a copy of the launch and the unit
-//!                              is *parked*: its owner returns to user code
+//! every member                 [allocations made since the last member] drain, snapshot
+//!                              them; its own launch is part of execution 0 (one range each); at
+//!                              its launch_exit the backend keeps a copy of the launch and the
+//!                              unit is *parked*: its owner returns to user code
 //! owner's calls in between     the unit may stay open across them (below)
 //! close                        execution 0's timings; [stayed open across calls, or S0 holds
-//!                              managed memory] save F; per
-//!                              further execution: restore S0, start it, re-run the unit's log
+//!                              managed memory] save F; per further execution: restore the new
+//!                              allocations' snapshots, then S0, start it, re-run the unit's log
 //!                              (every member relaunched, every captured write applied, in
 //!                              order), stop it; [F] restore F; the counters of every pass;
 //!                              records; release everything
@@ -139,9 +140,9 @@ pub(super) struct OpenUnit<S, L, C> {
     /// False once something the later executions need was lost (a launch end, a capture):
     /// the unit then closes with execution 0 alone.
     replayable: bool,
-    /// What every later execution restores, in order: S0 (none when nothing is restored or
-    /// the device had no tracked memory), then each allocation the unit took in while it was
-    /// open, as it was before any member could use it.
+    /// S0 (none when nothing is restored or the device had no tracked memory), then each
+    /// allocation the unit took in while it was open, as it was before any member could use
+    /// it; every later execution restores them in reverse order (S0 last).
     snapshots: Vec<S>,
     /// The tracked regions `snapshots` cover.
     covered: Vec<Region>,
@@ -321,9 +322,12 @@ where
     /// at its kernel's first launch) are snapshotted now: no member so far can have used them
     /// (a unit closes at every free, so their addresses are new to it), and every write into
     /// them since they appeared was a call the unit stayed open across, captured and written
-    /// again in order. False when the unit cannot cover the change: a region it covers is gone
-    /// or changed, a new one is managed memory (the host writes it with no call), or the new
-    /// regions cannot be staged.
+    /// again in order. Memory reachable before it entered the inventory (a second mapping of
+    /// memory S0 covers) may hold earlier members' writes: later executions restore the
+    /// snapshots newest first and S0 last, so bytes S0 covers come back as S0 holds them. False
+    /// when the unit cannot cover the change: a region it covers is gone or changed, a new one
+    /// is managed memory (the host writes it with no call), or the new regions cannot be
+    /// staged.
     fn cover_new_allocations<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
@@ -332,12 +336,15 @@ where
         // Read before the regions: a change in between makes the next comparison fail.
         let generation = self.inventory.generation();
         let now = self.inventory.tracked(unit.device);
-        if !unit.covered.iter().all(|r| now.contains(r)) {
+        let present: HashSet<&Region> = now.iter().collect();
+        if !unit.covered.iter().all(|r| present.contains(r)) {
             return false;
         }
+        let covered: HashSet<&Region> = unit.covered.iter().collect();
         let added: Vec<Region> = now
-            .into_iter()
-            .filter(|r| !unit.covered.contains(r))
+            .iter()
+            .filter(|r| !covered.contains(r))
+            .copied()
             .collect();
         if added.iter().any(|r| r.kind == AllocKind::Managed) {
             return false;

@@ -1,5 +1,6 @@
 //! Staging buffers and the copies between tracked memory and a snapshot (one batched
-//! `cuMemcpyBatchAsync` per direction unless `KREPLAY_BATCH_COPIES=0`).
+//! `cuMemcpyBatchAsync` per direction unless `KREPLAY_BATCH_COPIES=0`, or while an execution
+//! measures: one call per region then).
 
 use super::*;
 

@@ -365,7 +365,7 @@ where
         }
     }
 
-    /// One later execution: restore S0, start, re-run the log, stop.
+    /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log, stop.
     fn run_execution<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
@@ -375,7 +375,9 @@ where
     ) -> Result<Vec<Timing>, PassFailure> {
         let device = job.device;
         let restore_started = Instant::now();
-        for staged in job.snapshots {
+        // Newest first: where a later snapshot overlaps S0 (a second mapping of its memory),
+        // S0's bytes, the oldest, are the ones that stay.
+        for staged in job.snapshots.iter().rev() {
             match backend.restore(staged) {
                 Ok(bytes) => replay.bytes_restored += bytes,
                 Err(error) => {
@@ -577,7 +579,7 @@ struct UnitJob<'a, S, L, C> {
     current: Option<&'a L>,
     /// Indices of the members whose launch executed.
     live: &'a [usize],
-    /// What each later execution restores first (the unit's `snapshots`).
+    /// What each later execution restores first (the unit's `snapshots`, in reverse order).
     snapshots: &'a [S],
     /// A pass's records were sent.
     sent: Cell<bool>,
