@@ -56,6 +56,48 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
     Ok(Box::new(device_catalog(true)?))
 }
 
+/// Fills the description and unit of every recorded counter that has none (the injected library
+/// records the names only) from the catalog of the chip its process ran on, so that every output
+/// states them. A chip whose catalog cannot be had leaves them empty.
+pub fn describe_recorded_counters(data: &mut kreplay_format::RunData) {
+    for process in &mut data.processes {
+        if process
+            .counters
+            .iter()
+            .all(|c| !c.unit.is_empty() || !c.description.is_empty())
+        {
+            continue;
+        }
+        let Some(chip) = process.agents.first().map(|a| a.chip.clone()) else {
+            continue;
+        };
+        let catalog: Box<dyn MetricCatalog> = if is_sim_chip(&chip) {
+            Box::new(SimCatalog::new())
+        } else {
+            match CuptiCatalog::for_chip(&chip) {
+                Ok(catalog) => Box::new(catalog),
+                Err(e) => {
+                    tracing::debug!("no catalog of {chip} to describe the counters: {e}");
+                    continue;
+                }
+            }
+        };
+        for counter in process
+            .counters
+            .iter_mut()
+            .filter(|c| c.unit.is_empty() && c.description.is_empty())
+        {
+            match catalog.describe(&counter.metric) {
+                Ok(described) => {
+                    counter.description = described.description;
+                    counter.unit = described.unit;
+                }
+                Err(e) => tracing::debug!("{} not described: {e}", counter.metric),
+            }
+        }
+    }
+}
+
 /// GPU 0's catalog (its identity from the cache when `read_cache` and the cache has it); the
 /// identity's digest is kept for [`checked_identity`].
 fn device_catalog(read_cache: bool) -> anyhow::Result<CuptiCatalog> {
@@ -281,6 +323,39 @@ mod tests {
         let text = format!("{error:#}");
         assert!(!text.contains('\n'), "one line: {text}");
         text
+    }
+
+    #[test]
+    fn recorded_counters_get_the_catalogs_description_and_unit() {
+        use kreplay_format::{AgentInfo, CounterInfo, ProcessInfo, ProcessRun, RunData};
+        let mut process = ProcessRun::new(ProcessInfo::default());
+        process.agents.push(AgentInfo {
+            chip: "GH100".into(),
+            ..AgentInfo::default()
+        });
+        let counter = |name: &str| CounterInfo {
+            name: name.into(),
+            metric: name.into(),
+            description: String::new(),
+            unit: String::new(),
+        };
+        process.counters = vec![
+            counter("gpu__time_duration.sum"),
+            counter("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            counter("no__such_metric.sum"),
+        ];
+        let mut data = RunData {
+            processes: vec![process],
+        };
+        describe_recorded_counters(&mut data);
+        let counters = &data.processes[0].counters;
+        assert_eq!(counters[0].unit, "nanosecond");
+        assert!(!counters[0].description.is_empty());
+        assert_eq!(counters[1].unit, "percent");
+        assert!(
+            counters[2].unit.is_empty(),
+            "an unknown metric stays undescribed"
+        );
     }
 
     #[test]

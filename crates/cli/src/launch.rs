@@ -751,6 +751,7 @@ fn collect_and_write(
     for process in &mut data.processes {
         process.process.sections = spec.sections.clone();
     }
+    crate::counters::describe_recorded_counters(&mut data);
     crate::counters::forget_stale_identities(
         data.processes
             .iter()

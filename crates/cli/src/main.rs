@@ -181,7 +181,12 @@ fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
     }
     let formats = plan::check_formats(&args.formats, "-f/--output-format")?;
     let progress = progress::Progress::start("reading the databases", progress::WRITE_DELAY);
-    let data = read_databases(&args.inputs).context("reading the input databases");
+    let data = read_databases(&args.inputs)
+        .map(|mut data| {
+            counters::describe_recorded_counters(&mut data);
+            data
+        })
+        .context("reading the input databases");
     if let Ok(data) = &data {
         progress.set_message(format!(
             "writing outputs: {} records",

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The profiled process. Sent once, first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessInfo {
     pub pid: u32,
     pub ppid: u32,
@@ -127,7 +127,7 @@ pub fn launcher_rank(variables: &[&str], get: impl Fn(&str) -> Option<String>) -
 }
 
 /// A device that dispatches ran on (rocprofv3's "agent").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentInfo {
     /// The device's ordinal in the process (CUDA device index), used as `agent_id` everywhere.
     pub agent_id: u64,
