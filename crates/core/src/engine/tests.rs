@@ -82,6 +82,8 @@ struct MockBackend {
     launches_since_conditions: usize,
     /// The next `unit_counters` fails (after ending the unit, as the trait says).
     counters_fail: bool,
+    /// `unit_counters` calls to let through before `counters_fail` applies.
+    counters_fail_after: usize,
     /// Calls of `abandon_unit`.
     abandons: usize,
 }
@@ -282,7 +284,9 @@ impl ReplayBackend for MockBackend {
 
     fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
         let unit = std::mem::take(&mut self.unit);
-        if std::mem::take(&mut self.counters_fail) {
+        let due = self.counters_fail_after == 0;
+        self.counters_fail_after = self.counters_fail_after.saturating_sub(1);
+        if due && std::mem::take(&mut self.counters_fail) {
             return Err(BackendError::Failed(
                 "the counters could not be decoded".into(),
             ));
@@ -1121,6 +1125,22 @@ fn scripted(
 }
 
 #[test]
+fn a_stepwise_unit_that_loses_its_counters_after_pass_0_records_each_pass_once() {
+    // Pass 0's records were sent before pass 1's counters failed: no second record of pass 0,
+    // and no record without a pass besides it.
+    let (h, _calls) = scripted(PassCount::Passes(3), true, None);
+    let mut backend = MockBackend {
+        counters_fail: true,
+        counters_fail_after: 1,
+        ..MockBackend::new()
+    };
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(passes_by_dispatch(&h), vec![(1, Some(0))]);
+    assert_eq!(h.sink.costs()[0].outcome, ReplayOutcome::DeclinedError);
+    assert_eq!(backend.value, 1);
+}
+
+#[test]
 fn continue_is_not_consulted_after_the_final_pass() {
     let (h, calls) = scripted(PassCount::Passes(3), true, None);
     let mut backend = MockBackend::new();
@@ -1591,6 +1611,43 @@ fn an_allocation_made_while_a_window_is_open_is_snapshotted_and_the_window_goes_
         !summary.contains("a change of the allocations"),
         "{summary}"
     );
+}
+
+#[test]
+fn a_window_whose_view_no_longer_fits_the_device_after_a_new_allocation_closes_at_the_next_call() {
+    // F, saved when the window closes, grows with the regions it takes in: once it would not
+    // fit device staging, the window no longer stays open across calls.
+    use crate::config::ReplayWindow;
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base: 0x9000_0000,
+        bytes: 1 << 20,
+        kind: AllocKind::Device,
+    });
+    backend.free_bytes = 1024 + 4096;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.count(&Op::Snapshot(Staging::Host)),
+        1,
+        "{:?}",
+        backend.ops
+    );
+    assert_eq!(
+        backend.count(&Op::Release),
+        0,
+        "both launches in one window"
+    );
+    write_call(&h, &mut backend, 100);
+    assert!(
+        backend.count(&Op::Release) > 0,
+        "closed before the call: {:?}",
+        backend.ops
+    );
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.value, 102);
 }
 
 #[test]
