@@ -559,6 +559,17 @@ proptest! {
     }
 }
 
+/// The replay cost records, in order.
+fn replay_costs(records: &[Record]) -> Vec<&kreplay_format::ReplayCost> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::ReplayCost(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether a step stores from the host into managed memory (its target resolved as [`run`]
 /// resolves it: modulo the allocations made so far).
 fn stores_into_managed_memory(allocations: &[Allocation], steps: &[Step]) -> bool {
@@ -668,13 +679,7 @@ fn a_restoring_window_stays_open_across_host_calls_and_reads_stay_exact() {
     };
     let (outcome, records) = profiled(&allocations, &steps, &config, false, 8);
     assert_eq!(outcome, reference);
-    let costs: Vec<_> = records
-        .iter()
-        .filter_map(|r| match r {
-            Record::ReplayCost(c) => Some(c),
-            _ => None,
-        })
-        .collect();
+    let costs = replay_costs(&records);
     assert_eq!(costs.len(), 3, "three dispatches");
     assert!(costs
         .iter()
@@ -731,13 +736,7 @@ fn a_window_takes_in_an_allocation_made_while_it_is_open() {
     };
     let (outcome, records) = profiled(&allocations, &steps, &config, false, 8);
     assert_eq!(outcome, reference);
-    let costs: Vec<_> = records
-        .iter()
-        .filter_map(|r| match r {
-            Record::ReplayCost(c) => Some(c),
-            _ => None,
-        })
-        .collect();
+    let costs = replay_costs(&records);
     assert_eq!(costs.len(), 4);
     assert!(costs
         .iter()

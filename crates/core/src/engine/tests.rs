@@ -1410,6 +1410,16 @@ fn window_harness(groups_n: usize, window: crate::config::ReplayWindow) -> Harne
     harness_with(config, None)
 }
 
+/// Adds a region of device 0 to the engine's inventory.
+fn insert_region(h: &Harness, base: u64, bytes: u64, kind: AllocKind) {
+    h.engine.inventory().insert(Region {
+        device: 0,
+        base,
+        bytes,
+        kind,
+    });
+}
+
 fn window_backend(max_window: usize) -> MockBackend {
     MockBackend {
         max_window,
@@ -1583,12 +1593,7 @@ fn an_allocation_made_while_a_window_is_open_is_snapshotted_and_the_window_goes_
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    h.engine.inventory().insert(Region {
-        device: 0,
-        base: 0x9000_0000,
-        bytes: 16,
-        kind: AllocKind::ModuleVariable,
-    });
+    insert_region(&h, 0x9000_0000, 16, AllocKind::ModuleVariable);
     let before = backend.ops.len();
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
@@ -1621,12 +1626,7 @@ fn a_window_whose_view_no_longer_fits_the_device_after_a_new_allocation_closes_a
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    h.engine.inventory().insert(Region {
-        device: 0,
-        base: 0x9000_0000,
-        bytes: 1 << 20,
-        kind: AllocKind::Device,
-    });
+    insert_region(&h, 0x9000_0000, 1 << 20, AllocKind::Device);
     backend.free_bytes = 1024 + 4096;
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
@@ -1658,12 +1658,7 @@ fn a_window_closes_when_a_region_it_covers_changed_or_new_memory_is_managed() {
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     h.engine.inventory().remove_within(0, VALUE_BASE, 8);
-    h.engine.inventory().insert(Region {
-        device: 0,
-        base: VALUE_BASE,
-        bytes: 4,
-        kind: AllocKind::Device,
-    });
+    insert_region(&h, VALUE_BASE, 4, AllocKind::Device);
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.count(&Op::Release),
@@ -1682,12 +1677,7 @@ fn a_window_closes_when_a_region_it_covers_changed_or_new_memory_is_managed() {
     let h = window_harness(2, ReplayWindow::Count(8));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    h.engine.inventory().insert(Region {
-        device: 0,
-        base: 0x9000_0000,
-        bytes: 16,
-        kind: AllocKind::Managed,
-    });
+    insert_region(&h, 0x9000_0000, 16, AllocKind::Managed);
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.count(&Op::Release),
@@ -2040,12 +2030,7 @@ fn a_window_measured_by_one_execution_stays_open_across_calls() {
     launch(&h, &mut backend, LaunchKind::Kernel);
     write_call(&h, &mut backend, 0);
     // An allocation and a free between members: no snapshot to outgrow or to lose.
-    h.engine.inventory().insert(Region {
-        device: 0,
-        base: 0x9000_0000,
-        bytes: 16,
-        kind: AllocKind::Device,
-    });
+    insert_region(&h, 0x9000_0000, 16, AllocKind::Device);
     launch(&h, &mut backend, LaunchKind::Kernel);
     call(&h, &mut backend, "cuMemFree_v2", CallEffect::Frees);
     launch(&h, &mut backend, LaunchKind::Kernel);
@@ -2261,12 +2246,7 @@ fn host_writes_to_managed_memory_while_a_unit_is_open_are_kept() {
     // no CUDA call in between; restoring S0 at the close used to undo the host's additions.
     use crate::config::ReplayWindow;
     let h = window_harness(2, ReplayWindow::Count(8));
-    h.engine.inventory().insert(Region {
-        device: 0,
-        base: 0x9000,
-        bytes: 40,
-        kind: AllocKind::Managed,
-    });
+    insert_region(&h, 0x9000, 40, AllocKind::Managed);
     // The value the host adds to is the managed memory's.
     let mut backend = MockBackend {
         value_base: 0x9000,
