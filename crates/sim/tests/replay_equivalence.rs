@@ -471,7 +471,7 @@ fn groups(metrics: &[Vec<SimMetric>]) -> Vec<CounterGroup> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(1024))]
 
     #[test]
     fn replay_leaves_memory_as_one_execution_and_counters_agree(case in scenario()) {

@@ -26,8 +26,9 @@
 //! [`Engine::finish_with`]. A unit that restores takes in allocations made while it is open (the
 //! application's allocator growing, a module variable resolved at its kernel's first launch):
 //! each is snapshotted when the next member joins, after a drain, before any member can use it,
-//! and restored after S0 in every later execution; a region it covers that is gone or changed,
-//! new managed memory, or new memory that cannot be staged closes it instead. The thread that meets a parked
+//! and restored before S0 in every later execution; new managed memory or new memory that
+//! cannot be staged closes it instead, and a region it covers that is gone or changed with no
+//! free it saw ends it with execution 0 (its memory may be another allocation's now). The thread that meets a parked
 //! unit adopts and closes it, so no thread waits for an owner that is in user code. Per-dispatch
 //! replay (`--replay-window 1`) is a unit of one, closed at its member's exit with the
 //! application's own launch parameters (no copy).
@@ -294,8 +295,8 @@ where
             }
             unit.drain_before_member = false;
         }
-        if allocations_changed && !self.cover_new_allocations(backend, unit) {
-            return Err("a change of the allocations");
+        if allocations_changed {
+            self.cover_new_allocations(backend, unit)?;
         }
         if let Err(error) = backend.launch_starts(unit.device) {
             self.backend_notice("launch_starts", &error);
@@ -324,21 +325,23 @@ where
     /// them since they appeared was a call the unit stayed open across, captured and written
     /// again in order. Memory reachable before it entered the inventory (a second mapping of
     /// memory S0 covers) may hold earlier members' writes: later executions restore the
-    /// snapshots newest first and S0 last, so bytes S0 covers come back as S0 holds them. False
-    /// when the unit cannot cover the change: a region it covers is gone or changed, a new one
-    /// is managed memory (the host writes it with no call), or the new regions cannot be
-    /// staged.
+    /// snapshots newest first and S0 last, so bytes S0 covers come back as S0 holds them. `Err`
+    /// with the reason the unit closes when it cannot cover the change: a new region is managed
+    /// memory (the host writes it with no call), the new regions cannot be staged, or a region
+    /// it covers is gone or changed with no free the unit saw (its memory may now be another
+    /// allocation's: the unit then ends with execution 0, restoring nothing).
     fn cover_new_allocations<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         unit: &mut OpenUnit<S, L, C>,
-    ) -> bool {
+    ) -> Result<(), &'static str> {
         // Read before the regions: a change in between makes the next comparison fail.
         let generation = self.inventory.generation();
         let now = self.inventory.tracked(unit.device);
         let present: HashSet<&Region> = now.iter().collect();
         if !unit.covered.iter().all(|r| present.contains(r)) {
-            return false;
+            unit.replayable = false;
+            return Err("a tracked allocation that changed");
         }
         let covered: HashSet<&Region> = unit.covered.iter().collect();
         let added: Vec<Region> = now
@@ -347,17 +350,17 @@ where
             .copied()
             .collect();
         if added.iter().any(|r| r.kind == AllocKind::Managed) {
-            return false;
+            return Err("new managed memory");
         }
         if !added.is_empty() {
             let bytes: u64 = added.iter().map(|r| r.bytes).sum();
             let started = Instant::now();
             match self.snapshot_staged(backend, unit.device, &added, bytes) {
                 Ok(Some((staged, _))) => unit.snapshots.push(staged),
-                Ok(None) => return false,
+                Ok(None) => return Err("new memory that could not be staged"),
                 Err(error) => {
                     self.backend_notice("snapshot", &error);
-                    return false;
+                    return Err("new memory that could not be staged");
                 }
             }
             unit.snapshot_ns += elapsed_ns(started);
@@ -374,7 +377,7 @@ where
             }
         }
         unit.inventory_generation = generation;
-        true
+        Ok(())
     }
 
     fn member_ticket(&self, member: &Member<L>) -> LaunchTicket {

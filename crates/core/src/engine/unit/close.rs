@@ -105,7 +105,9 @@ where
                 ReplayOutcome::DeclinedError
             }
             Some(_) if later && !replayable => {
-                self.unit_counters_notice("a launch boundary or a captured write was lost");
+                self.unit_counters_notice(
+                    "a launch boundary, a captured write or a tracked allocation was lost",
+                );
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
