@@ -21,17 +21,17 @@
 //!
 //! A unit closes when it holds K members; when a dispatch arrives that cannot join it (another
 //! thread, another device, other pass groups, a launch that runs once, a change of the
-//! allocations it cannot cover); when another thread needs the
-//! device; when its owner makes a call it cannot stay open across; and at
-//! [`Engine::finish_with`]. A unit that restores takes in allocations made while it is open (the
-//! application's allocator growing, a module variable resolved at its kernel's first launch):
-//! each is snapshotted when the next member joins, after a drain, before any member can use it,
-//! and restored before S0 in every later execution; new managed memory or new memory that
-//! cannot be staged closes it instead, and a region it covers that is gone or changed with no
-//! free it saw ends it with execution 0 (its memory may be another allocation's now). The thread that meets a parked
-//! unit adopts and closes it, so no thread waits for an owner that is in user code. Per-dispatch
-//! replay (`--replay-window 1`) is a unit of one, closed at its member's exit with the
-//! application's own launch parameters (no copy).
+//! allocations it cannot cover); when another thread needs the device; when its owner makes a
+//! call it cannot stay open across; and at [`Engine::finish_with`]. A unit that restores takes
+//! in allocations made while it is open (the application's allocator growing, a module
+//! variable resolved at its kernel's first launch): each is snapshotted when the next member
+//! joins, after a drain, before any member can use it, and restored before S0 in every later
+//! execution; new managed memory or new memory that cannot be staged closes it instead, and a
+//! region it covers that is gone or changed with no free it saw ends it with execution 0 (its
+//! memory may be another allocation's now). The thread that meets a parked unit adopts and
+//! closes it, so no thread waits for an owner that is in user code. Per-dispatch replay
+//! (`--replay-window 1`) is a unit of one, closed at its member's exit with the application's
+//! own launch parameters (no copy).
 //!
 //! Staying open across calls ([`Engine::enter_call`], switched off by `KREPLAY_WINDOW_SPANS=0`):
 //! - a unit measured by one execution (every group in one hardware pass) restores nothing and
@@ -48,9 +48,9 @@
 //!   parameters hold an address of host or managed memory (a later execution would write
 //!   what the application may already have read). A unit whose S0 holds managed memory saves
 //!   F when it closes even without staying open: the host writes managed memory with no call
-//!   at all, and what the member computed from those writes is the application's. Later executions never show: copies to the
-//!   host and host functions are not repeated, and nothing runs again until the application's
-//!   view is saved.
+//!   at all, and what the member computed from those writes is the application's. Later
+//!   executions never show: copies to the host and host functions are not repeated, and
+//!   nothing runs again until the application's view is saved.
 //!
 //! The device is drained before such a call and before the next member's launch, so that no
 //! measured kernel overlaps the call's work. Another thread that closes the unit while its owner
