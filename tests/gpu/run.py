@@ -406,6 +406,13 @@ def per_dispatch_checks():
         f"{status} {details}; warning {'present' if warned else 'absent'}; last dispatch {last} passes {after}; "
         f"CUPTI errors {cupti_errors[:1]}",
         rc == 0 and status == "PASS" and warned and after == [0, 1] and not cupti_errors)
+    # Probe for graph profiling (issue 14): how many ranges does the range profiler give a graph
+    # launch of two kernel nodes? (Recorded, not checked.)
+    rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:1], tag="graph_probe", env_extra={"KREPLAY_GRAPH_PROBE": "1"})
+    ranges = re.search(r"measured (\d+) kernel\(s\) where the unit launched (\d+)", err)
+    experiments.append(f"graph probe (KREPLAY_GRAPH_PROBE=1, 1 group, 2-node graph): "
+                       f"{ranges.group(0) if ranges else 'no range count said'}; rc {rc}; {result_line(out, 'graph')[0]}; "
+                       f"CUPTI errors {[l for l in err.splitlines() if 'CUPTI' in l and 'failed' in l][:2]}")
 
     # --- managed and stream-ordered pool memory: restored like cuMemAlloc's -------------------
     # Unpacked, each group re-executes the kernel; both increments must still land once. Packed

@@ -36,6 +36,13 @@ where
                 backend.plan_unit(device, &[None]).map(|_| ())
             }
         };
+        // A graph launch measured at all (a backend that can, or CUDA's graph probe) may give a
+        // range per kernel node: room for as many as a window holds.
+        let ranges = if dispatch.info.kind == LaunchKind::Graph {
+            backend.max_window(device).max(1)
+        } else {
+            1
+        };
         let measuring = match planned {
             // No unit was planned: there is none to abandon.
             Err(error) => {
@@ -43,7 +50,7 @@ where
                 false
             }
             Ok(()) => match backend
-                .start_execution(device, 0, 1)
+                .start_execution(device, 0, ranges)
                 .and_then(|()| backend.launch_starts(device))
             {
                 Ok(()) => true,

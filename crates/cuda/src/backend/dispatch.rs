@@ -105,6 +105,10 @@ impl ReplayBackend for DispatchBackend<'_> {
         self.lock().max_window(device)
     }
 
+    fn measures_graph_launches(&mut self, device: DeviceId) -> bool {
+        self.lock().measures_graph_launches(device)
+    }
+
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
         self.lock().executions_of_group(device, group)
     }
