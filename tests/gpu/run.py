@@ -797,8 +797,9 @@ SECTION_TOLERANCE = 0.10
 SECTION_FLOOR = 0.5
 
 
-def details_rows(lines):
-    """(ID, section, label) -> value text of `--csv --page details` lines (ncu's or kreplay's)."""
+def details_rows(lines, units=None):
+    """(ID, section, label) -> value text of `--csv --page details` lines (ncu's or kreplay's);
+    each row's unit into `units` when given."""
     import csv
     rows = {}
     header = None
@@ -809,7 +810,10 @@ def details_rows(lines):
         # ncu leaves out the empty rule columns at the end of a row that has no rule.
         if header and len(header) >= len(cells) > header.index("Metric Value") and cells[0].isdigit():
             r = dict(zip(header, cells))
-            rows[(int(r["ID"]), r["Section Name"], r["Metric Name"])] = r["Metric Value"]
+            key = (int(r["ID"]), r["Section Name"], r["Metric Name"])
+            rows[key] = r["Metric Value"]
+            if units is not None:
+                units[key] = r["Metric Unit"]
     return rows
 
 
@@ -829,10 +833,10 @@ def section_check(tag, argv, verdict, launches):
                  "-d", out_dir, "-o", "out", "-f", "csv", "--", *argv]
     rc, out, err, _, wall = run(ours_argv, None, tag="sections_" + tag, timeout=580)
     ok_verdict, shown = verdict(out)
-    ours = {}
+    ours, our_units, their_units = {}, {}, {}
     for path in glob.glob(os.path.join(out_dir, "**", "*_sections.csv"), recursive=True):
         with open(path) as f:
-            ours.update(details_rows(f))
+            ours.update(details_rows(f, our_units))
     ncu_log = os.path.join(WORK, f"ncu_sections_{tag}.csv")
     started = time.time()
     try:
@@ -842,7 +846,7 @@ def section_check(tag, argv, verdict, launches):
     except (OSError, subprocess.TimeoutExpired) as e:
         ncu_rc = repr(e)[:80]
     ncu_wall = time.time() - started
-    theirs = details_rows(open(ncu_log)) if os.path.exists(ncu_log) else {}
+    theirs = details_rows(open(ncu_log), their_units) if os.path.exists(ncu_log) else {}
     # Rows kreplay documents as n/a (Nsight Compute's own metrics) are not compared.
     both = [k for k in theirs if number(ours.get(k, "n/a")) is not None and number(theirs[k]) is not None]
     not_given = sorted({k[2] for k in theirs if k in ours and number(ours[k]) is None})
@@ -852,12 +856,16 @@ def section_check(tag, argv, verdict, launches):
     far = [k for k in rest if abs(number(ours[k]) - number(theirs[k]))
            > max(SECTION_TOLERANCE * abs(number(theirs[k])), SECTION_FLOOR)]
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
+    # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
+    other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})
+    log(f"sections {tag}: units that differ {other_units}")
     log(f"sections {tag}: ncu rc {ncu_rc}; ncu-only rows {only_ncu}; n/a in ours {not_given}; "
         f"far {[(k, ours.get(k), theirs[k]) for k in far]}")
     row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
         f"{shown}; ncu rc {ncu_rc}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu, {len(only_ncu)} labels "
         f"ncu only, {len(not_given)} n/a in ours); "
-        f"deterministic {len(det) - len(det_bad)}/{len(det)} equal {det_bad[:3]}; rest {len(rest) - len(far)}/{len(rest)} "
+        f"deterministic {len(det) - len(det_bad)}/{len(det)} equal {det_bad[:3]}; units differ on {len(other_units)} labels; "
+        f"rest {len(rest) - len(far)}/{len(rest)} "
         f"within, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; "
         f"{err.strip()[-160:]!r}",
         rc == 0 and ncu_rc == 0 and ok_verdict and bool(det) and not det_bad and bool(rest)

@@ -332,7 +332,7 @@ fn dispatch_values(process: &ProcessRun) -> Vec<DispatchValues<'_>> {
     by_id.into_values().collect()
 }
 
-/// The unit of a row: its own, else the collected counter's.
+/// The unit of a row: its own, else the collected counter's as Nsight Compute writes it.
 fn row_unit<'a>(row: &'a SectionRow, process: &'a ProcessRun) -> &'a str {
     if let Some(unit) = &row.unit {
         return unit;
@@ -342,9 +342,27 @@ fn row_unit<'a>(row: &'a SectionRow, process: &'a ProcessRun) -> &'a str {
             .counters
             .iter()
             .find(|c| &c.name == name)
-            .map(|c| c.unit.as_str())
-            .unwrap_or(""),
+            .map_or("", |c| ncu_unit(&c.unit, &c.metric)),
         _ => "",
+    }
+}
+
+/// CUPTI's unit of `metric` as Nsight Compute's details page writes it (seen on the H200 with
+/// Nsight Compute 2025.3.1: `percent` is `%`, `gpc_cycle` `cycle`, `gpc_cycle/second` `hz`,
+/// `instruction/gpc_cycle` `inst/cycle`, ...); other units as CUPTI states them.
+fn ncu_unit<'a>(unit: &'a str, metric: &str) -> &'a str {
+    match unit {
+        "percent" => "%",
+        "nanosecond" => "ns",
+        "instruction" => "inst",
+        "byte/second" => "byte/s",
+        "branch_target" => "branches",
+        "" if metric.ends_with(".pct") || metric.contains(".pct_of_peak") => "%",
+        u if u.starts_with("instruction/") && u.ends_with("_cycle") => "inst/cycle",
+        u if u.ends_with("_cycle") => "cycle",
+        u if u.ends_with("_cycle/second") => "hz",
+        u if u.ends_with("_sector") => "sector",
+        other => other,
     }
 }
 
@@ -592,6 +610,48 @@ pub fn render_sections_summary(run: &RunData) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn counter_units_read_as_nsight_compute_writes_them() {
+        // (CUPTI's unit, metric) and Nsight Compute's unit for the same row, H200, 2026-12-01.
+        for (unit, metric, ncu) in [
+            (
+                "percent",
+                "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                "%",
+            ),
+            ("nanosecond", "gpu__time_duration.sum", "ns"),
+            ("gpc_cycle", "gpc__cycles_elapsed.max", "cycle"),
+            ("dram_cycle", "dram__cycles_active.avg", "cycle"),
+            (
+                "gpc_cycle/second",
+                "gpc__cycles_elapsed.avg.per_second",
+                "hz",
+            ),
+            ("instruction", "smsp__inst_executed.sum", "inst"),
+            (
+                "instruction/gpc_cycle",
+                "sm__inst_executed.avg.per_cycle_active",
+                "inst/cycle",
+            ),
+            ("byte/second", "dram__bytes.sum.per_second", "byte/s"),
+            (
+                "branch_target",
+                "smsp__sass_branch_targets_threads_divergent.avg",
+                "branches",
+            ),
+            (
+                "",
+                "smsp__sass_average_branch_targets_threads_uniform.pct",
+                "%",
+            ),
+            ("", "smsp__thread_inst_executed_per_inst_executed.ratio", ""),
+            ("warp", "smsp__warps_active.avg.per_cycle_active", "warp"),
+            ("lrc_sector", "lrc__ilc_input_sectors.sum", "sector"),
+        ] {
+            assert_eq!(ncu_unit(unit, metric), ncu, "{unit} {metric}");
+        }
+    }
     use super::*;
     use crate::records::{CounterInfo, CounterSample, ProcessInfo};
 
