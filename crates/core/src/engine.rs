@@ -462,8 +462,14 @@ where
             collectable_groups,
             tid: current_tid(),
         };
-        if info.kind == LaunchKind::Graph && !backend.measures_graph_launches(info.device) {
-            // In no mode: see the notice.
+        let view = dispatch.tool_view();
+        // A graph launch that would be measured (a group for its pass 0), on a backend that
+        // cannot measure one: in no mode (see the notice). Without a group it goes the ordinary
+        // way (timestamps with --kernel-trace, else nothing).
+        if info.kind == LaunchKind::Graph
+            && self.tool.pass_group(&view, 0).is_some()
+            && !backend.measures_graph_launches(info.device)
+        {
             self.notices.once(
                 "graph-unmeasured",
                 MSG_GRAPH_UNMEASURED,
@@ -478,7 +484,6 @@ where
                 0,
             );
         }
-        let view = dispatch.tool_view();
         let total = match self.tool.pass_count(&view) {
             PassCount::Passes(1) if self.spans_executions(backend, &view) => Some(1),
             PassCount::OptOut | PassCount::Passes(0) | PassCount::Passes(1) => {

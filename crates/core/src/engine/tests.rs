@@ -780,6 +780,34 @@ fn declines_are_not_warned_when_nothing_would_be_replayed() {
 }
 
 #[test]
+fn graph_launches_without_counters_to_measure_say_nothing() {
+    // A run with no groups (kernel trace only, or nothing): no notice, and a record only with
+    // --kernel-trace, as for any launch.
+    for trace in [false, true] {
+        let mut config = config(0, InProcessMode::Single);
+        config.kernel_trace = trace;
+        let h = harness_with(config, None);
+        let mut backend = MockBackend::new();
+        launch(&h, &mut backend, LaunchKind::Graph);
+        assert!(h.sink.warnings().is_empty(), "{:?}", h.sink.warnings());
+        assert_eq!(h.sink.dispatches().len(), usize::from(trace));
+    }
+}
+
+#[test]
+fn a_graph_launch_a_backend_measures_has_room_for_a_range_per_node() {
+    let h = harness(1, InProcessMode::Single);
+    let mut backend = MockBackend {
+        measures_graphs: true,
+        ..window_backend(64)
+    };
+    launch(&h, &mut backend, LaunchKind::Graph);
+    assert!(backend.ops.contains(&Op::Start(0, 64)), "{:?}", backend.ops);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert!(backend.ops.contains(&Op::Start(0, 1)), "{:?}", backend.ops);
+}
+
+#[test]
 fn graph_launches_a_backend_cannot_measure_run_unmeasured_in_every_mode() {
     // On the H200 a graph launch measured with a group left CUPTI in error (one range per
     // kernel node where one was planned), and no later dispatch got counters.
@@ -1684,6 +1712,18 @@ fn a_window_closes_when_a_region_it_covers_changed_or_new_memory_is_managed() {
         .window_summary()
         .unwrap()
         .contains("a tracked allocation that changed 1"));
+
+    // The same found only when the window closes (at exit here, no launch after the change).
+    let h = window_harness(2, ReplayWindow::Count(8));
+    let mut backend = window_backend(64);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    h.engine.inventory().remove_within(0, VALUE_BASE, 8);
+    insert_region(&h, VALUE_BASE, 4, AllocKind::Device);
+    h.engine.finish_with(&mut backend);
+    assert_eq!(backend.count(&Op::Restore), 0, "{:?}", backend.ops);
+    assert_eq!(backend.value, 1);
+    assert_eq!(h.sink.costs()[0].outcome, ReplayOutcome::DeclinedError);
+    assert_eq!(h.sink.dispatches().len(), 1, "its launch is recorded");
 
     // New managed memory: the host may write it with no call, so it is never taken in.
     let h = window_harness(2, ReplayWindow::Count(8));
