@@ -26,9 +26,9 @@
 //! in allocations made while it is open (the application's allocator growing, a module
 //! variable resolved at its kernel's first launch): each is snapshotted when the next member
 //! joins, after a drain, before any member can use it, and restored before S0 in every later
-//! execution; new managed memory or new memory that cannot be staged closes it instead, and a
-//! region it covers that is gone or changed with no free it saw ends it with execution 0 (its
-//! memory may be another allocation's now). The thread that meets a parked unit adopts and
+//! execution; new managed memory or new memory that cannot be staged closes it instead. A unit
+//! that finds, when it closes, a region it covers gone or changed with no free it saw ends with
+//! execution 0 (the region's memory may be another allocation's now). The thread that meets a parked unit adopts and
 //! closes it, so no thread waits for an owner that is in user code. Per-dispatch replay
 //! (`--replay-window 1`) is a unit of one, closed at its member's exit with the application's
 //! own launch parameters (no copy).
@@ -337,12 +337,11 @@ where
     ) -> Result<(), &'static str> {
         // Read before the regions: a change in between makes the next comparison fail.
         let generation = self.inventory.generation();
-        let now = self.inventory.tracked(unit.device);
-        let present: HashSet<&Region> = now.iter().collect();
-        if !unit.covered.iter().all(|r| present.contains(r)) {
-            unit.replayable = false;
+        if !self.still_tracked(unit.device, &unit.covered) {
+            // Closed now; `run_unit` finds the same and restores nothing.
             return Err("a tracked allocation that changed");
         }
+        let now = self.inventory.tracked(unit.device);
         let covered: HashSet<&Region> = unit.covered.iter().collect();
         let added: Vec<Region> = now
             .iter()
@@ -378,6 +377,14 @@ where
         }
         unit.inventory_generation = generation;
         Ok(())
+    }
+
+    /// Whether every region of `covered` is still tracked on `device`, unchanged. One that is
+    /// not went with no free a unit saw: its memory may be another allocation's now, and no
+    /// snapshot may be restored into it.
+    pub(super) fn still_tracked(&self, device: DeviceId, covered: &[Region]) -> bool {
+        let now: HashSet<Region> = self.inventory.tracked(device).into_iter().collect();
+        covered.iter().all(|r| now.contains(r))
     }
 
     fn member_ticket(&self, member: &Member<L>) -> LaunchTicket {

@@ -52,6 +52,7 @@ where
             log,
             replayable,
             snapshots,
+            covered,
             restorable,
             host_writable,
             staging,
@@ -98,13 +99,14 @@ where
             sent: Cell::new(false),
         };
         let later = stepwise || plan.executions > 1;
+        let covered_intact = !later || self.still_tracked(device, &covered);
         let kernel_times = timings0.clone();
         let outcome = match timings0 {
             None => {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(_) if later && !replayable => {
+            Some(_) if later && (!replayable || !covered_intact) => {
                 self.unit_counters_notice(
                     "a launch boundary, a captured write or a tracked allocation was lost",
                 );
