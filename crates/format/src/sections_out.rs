@@ -14,6 +14,7 @@ use crate::output::{output_path, suffix};
 use crate::records::{AgentInfo, DispatchRecord, KernelSymbol};
 use crate::run::{ProcessRun, RunData};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -333,36 +334,49 @@ fn dispatch_values(process: &ProcessRun) -> Vec<DispatchValues<'_>> {
 }
 
 /// The unit of a row: its own, else the collected counter's as Nsight Compute writes it.
-fn row_unit<'a>(row: &'a SectionRow, process: &'a ProcessRun) -> &'a str {
+fn row_unit<'a>(row: &'a SectionRow, process: &'a ProcessRun) -> Cow<'a, str> {
     if let Some(unit) = &row.unit {
-        return unit;
+        return Cow::Borrowed(unit);
     }
     match &row.value {
         Expr::Counter(name) => process
             .counters
             .iter()
             .find(|c| &c.name == name)
-            .map_or("", |c| ncu_unit(&c.unit, &c.metric)),
-        _ => "",
+            .map_or(Cow::Borrowed(""), |c| ncu_unit(&c.unit, &c.metric)),
+        _ => Cow::Borrowed(""),
     }
 }
 
-/// CUPTI's unit of `metric` as Nsight Compute's details page writes it (seen on the H200 with
-/// Nsight Compute 2025.3.1: `percent` is `%`, `gpc_cycle` `cycle`, `gpc_cycle/second` `hz`,
-/// `instruction/gpc_cycle` `inst/cycle`, ...); other units as CUPTI states them.
-fn ncu_unit<'a>(unit: &'a str, metric: &str) -> &'a str {
-    match unit {
-        "percent" => "%",
-        "nanosecond" => "ns",
-        "instruction" => "inst",
-        "byte/second" => "byte/s",
-        "branch_target" => "branches",
-        "" if metric.ends_with(".pct") || metric.contains(".pct_of_peak") => "%",
-        u if u.starts_with("instruction/") && u.ends_with("_cycle") => "inst/cycle",
-        u if u.ends_with("_cycle") => "cycle",
-        u if u.ends_with("_cycle/second") => "hz",
-        u if u.ends_with("_sector") => "sector",
-        other => other,
+/// CUPTI's unit of `metric` as Nsight Compute's details page writes it, part by part around
+/// `/` (seen on the H200 with Nsight Compute 2025.3.1: `percent` is `%`, `nanosecond` `ns`,
+/// `gpc_cycle` `cycle`, `gpc_cycle/second` `hz`, `instruction/gpc_cycle` `inst/cycle`,
+/// `byte/second` `byte/s`, `branch_target` `branches`, `lrc_sector` `sector`, a `.pct` metric
+/// without a unit `%`); other parts as CUPTI states them.
+fn ncu_unit<'a>(unit: &'a str, metric: &str) -> Cow<'a, str> {
+    if unit.is_empty() {
+        let percent = metric.ends_with(".pct") || metric.contains(".pct_of_peak");
+        return Cow::Borrowed(if percent { "%" } else { "" });
+    }
+    let part = |p: &'a str| -> &'a str {
+        match p {
+            "percent" => "%",
+            "nanosecond" => "ns",
+            "instruction" => "inst",
+            "second" => "s",
+            "branch_target" => "branches",
+            p if p.ends_with("_cycle") => "cycle",
+            p if p.ends_with("_sector") => "sector",
+            p => p,
+        }
+    };
+    let written = unit.split('/').map(part).collect::<Vec<_>>().join("/");
+    if written == "cycle/s" {
+        Cow::Borrowed("hz")
+    } else if written == unit {
+        Cow::Borrowed(unit)
+    } else {
+        Cow::Owned(written)
     }
 }
 
@@ -431,7 +445,7 @@ pub struct SectionValue<'a> {
     pub section: &'a str,
     pub label: &'a str,
     pub metric: &'a str,
-    pub unit: &'a str,
+    pub unit: Cow<'a, str>,
     /// `None` where it could not be obtained (`n/a` in the CSV).
     pub value: Option<f64>,
 }
@@ -501,7 +515,7 @@ pub fn write_sections_csv(run: &RunData, dir: &Path, name: &str) -> Result<PathB
                             .chain([
                                 section.display_name.as_str(),
                                 row.label.as_str(),
-                                row_unit(row, process),
+                                &row_unit(row, process),
                                 &value_text(row.value.eval(&at)),
                             ])
                             .map(quoted)
@@ -650,6 +664,17 @@ mod tests {
             ("lrc_sector", "lrc__ilc_input_sectors.sum", "sector"),
         ] {
             assert_eq!(ncu_unit(unit, metric), ncu, "{unit} {metric}");
+        }
+        // Per-cycle and per-second units keep their denominator (CUPTI's units on GH100).
+        for (unit, ncu) in [
+            ("byte/dram_cycle", "byte/cycle"),
+            ("l2_sector/fbp_cycle", "sector/cycle"),
+            ("gpc_cycle/instruction", "cycle/inst"),
+            ("fbp_cycle/second", "hz"),
+            ("instruction/second", "inst/s"),
+            ("register/thread", "register/thread"),
+        ] {
+            assert_eq!(ncu_unit(unit, "m.sum"), ncu, "{unit}");
         }
     }
     use super::*;
@@ -823,6 +848,19 @@ mod tests {
             "{}",
             lines[8]
         );
+    }
+
+    #[test]
+    fn the_csv_writes_a_counters_unit_as_nsight_compute_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = process();
+        p.counters[0].unit = "percent".into();
+        p.process.sections = vec![section()];
+        let run = RunData { processes: vec![p] };
+        let text =
+            std::fs::read_to_string(write_sections_csv(&run, dir.path(), "out").unwrap()).unwrap();
+        let line = text.lines().nth(1).unwrap();
+        assert!(line.ends_with("\"DRAM Read\",\"%\",\"100\""), "{line}");
     }
 
     #[test]
