@@ -60,6 +60,9 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
 /// records the names only) from the catalog of the chip its process ran on, so that every output
 /// states them. A chip whose catalog cannot be had leaves them empty.
 pub fn describe_recorded_counters(data: &mut kreplay_format::RunData) {
+    // One catalog per chip, however many processes ran on it.
+    let mut catalogs: std::collections::HashMap<String, Option<Box<dyn MetricCatalog>>> =
+        std::collections::HashMap::new();
     for process in &mut data.processes {
         if process
             .counters
@@ -71,17 +74,16 @@ pub fn describe_recorded_counters(data: &mut kreplay_format::RunData) {
         let Some(chip) = process.agents.first().map(|a| a.chip.clone()) else {
             continue;
         };
-        let catalog: Box<dyn MetricCatalog> = if is_sim_chip(&chip) {
-            Box::new(SimCatalog::new())
-        } else {
-            match CuptiCatalog::for_chip(&chip) {
-                Ok(catalog) => Box::new(catalog),
-                Err(e) => {
-                    tracing::debug!("no catalog of {chip} to describe the counters: {e}");
-                    continue;
-                }
+        let catalog = catalogs.entry(chip.clone()).or_insert_with(|| {
+            if is_sim_chip(&chip) {
+                return Some(Box::new(SimCatalog::new()) as Box<dyn MetricCatalog>);
             }
-        };
+            CuptiCatalog::for_chip(&chip)
+                .map(|catalog| Box::new(catalog) as Box<dyn MetricCatalog>)
+                .map_err(|e| tracing::debug!("no catalog of {chip} to describe the counters: {e}"))
+                .ok()
+        });
+        let Some(catalog) = catalog else { continue };
         for counter in process
             .counters
             .iter_mut()

@@ -480,6 +480,12 @@ fn filters_and_drain_timeout_reach_the_app_config() {
 /// A database as a profiled process with pid 4242 would write it: one kernel, two dispatches
 /// replayed in two passes.
 fn fixture_db(path: &Path) {
+    fixture_db_with_units(path, "warp");
+}
+
+/// The same with every counter's unit `unit` (empty, as the injected library records them on a
+/// GPU).
+fn fixture_db_with_units(path: &Path, unit: &str) {
     let writer = DbWriter::create(path).unwrap();
     writer.send(Record::Process(ProcessInfo {
         pid: 4242,
@@ -517,7 +523,7 @@ fn fixture_db(path: &Path) {
             name: name.into(),
             metric: name.into(),
             description: String::new(),
-            unit: "warp".into(),
+            unit: unit.into(),
         }));
     }
     for id in 1..=2u64 {
@@ -797,6 +803,54 @@ fn convert_merges_databases_into_csv_and_json() {
     assert_eq!(records.len(), 4);
     let out = kreplay(dir.path(), &["convert", "-i", "missing.db", "-f", "csv"]);
     assert_usage_error(&out, "input database missing.db does not exist");
+}
+
+#[test]
+fn convert_describes_counters_the_database_names_only() {
+    // On a GPU the injected library records counter names only; every output file gets the
+    // description and unit from the catalog of the chip the process ran on.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bare_results.db");
+    fixture_db_with_units(&db, "");
+    let out = kreplay(
+        dir.path(),
+        &[
+            "convert",
+            "-i",
+            db.to_str().unwrap(),
+            "-f",
+            "json",
+            "-d",
+            "conv",
+            "-o",
+            "c",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("conv/c_results.json")).unwrap(),
+    )
+    .unwrap();
+    fn counters<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if map.contains_key("units") && map.contains_key("expression") {
+                    out.push(value);
+                }
+                map.values().for_each(|v| counters(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| counters(v, out)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    counters(&json, &mut found);
+    let warps = found
+        .iter()
+        .find(|c| c["name"] == W)
+        .unwrap_or_else(|| panic!("no counter {W}: {found:?}"));
+    assert_eq!(warps["units"], "warp", "{warps}");
+    assert_ne!(warps["description"], "", "{warps}");
 }
 
 #[test]
