@@ -1682,6 +1682,11 @@ fn a_window_whose_view_no_longer_fits_the_device_after_a_new_allocation_closes_a
     );
     h.engine.finish_with(&mut backend);
     assert_eq!(backend.value, 102);
+    assert_eq!(
+        h.sink.costs()[0].staging,
+        Staging::Host,
+        "one of the window's snapshots is on the host"
+    );
 }
 
 #[test]

@@ -355,7 +355,13 @@ where
             let bytes: u64 = added.iter().map(|r| r.bytes).sum();
             let started = Instant::now();
             match self.snapshot_staged(backend, unit.device, &added, bytes) {
-                Ok(Some((staged, _))) => unit.snapshots.push(staged),
+                Ok(Some((staged, place))) => {
+                    unit.snapshots.push(staged);
+                    // The costs name one place: host staging if any snapshot is there.
+                    if unit.staging == Staging::None || place == Staging::Host {
+                        unit.staging = place;
+                    }
+                }
                 Ok(None) => return Err("new memory that could not be staged"),
                 Err(error) => {
                     self.backend_notice("snapshot", &error);
