@@ -797,9 +797,9 @@ SECTION_TOLERANCE = 0.10
 SECTION_FLOOR = 0.5
 
 
-def details_rows(lines, units=None):
+def details_rows(lines, units=None, names=None):
     """(ID, section, label) -> value text of `--csv --page details` lines (ncu's or kreplay's);
-    each row's unit into `units` when given."""
+    each row's unit into `units` and each ID's kernel name into `names` when given."""
     import csv
     rows = {}
     header = None
@@ -814,6 +814,8 @@ def details_rows(lines, units=None):
             rows[key] = r["Metric Value"]
             if units is not None:
                 units[key] = r["Metric Unit"]
+            if names is not None:
+                names[key[0]] = r["Kernel Name"]
     return rows
 
 
@@ -833,10 +835,10 @@ def section_check(tag, argv, verdict, launches):
                  "-d", out_dir, "-o", "out", "-f", "csv", "--", *argv]
     rc, out, err, _, wall = run(ours_argv, None, tag="sections_" + tag, timeout=580)
     ok_verdict, shown = verdict(out)
-    ours, our_units, their_units = {}, {}, {}
+    ours, our_units, their_units, our_names, their_names = {}, {}, {}, {}, {}
     for path in glob.glob(os.path.join(out_dir, "**", "*_sections.csv"), recursive=True):
         with open(path) as f:
-            ours.update(details_rows(f, our_units))
+            ours.update(details_rows(f, our_units, our_names))
     ncu_log = os.path.join(WORK, f"ncu_sections_{tag}.csv")
     started = time.time()
     try:
@@ -846,7 +848,13 @@ def section_check(tag, argv, verdict, launches):
     except (OSError, subprocess.TimeoutExpired) as e:
         ncu_rc = repr(e)[:80]
     ncu_wall = time.time() - started
-    theirs = details_rows(open(ncu_log), their_units) if os.path.exists(ncu_log) else {}
+    theirs = details_rows(open(ncu_log), their_units, their_names) if os.path.exists(ncu_log) else {}
+    # Rows are matched by ID: the same kernel must stand behind each. Compared by the name before
+    # its template or parameter list, spaces left out (ncu writes "float *" and "T1::Params"
+    # where kreplay's demangler writes "float*" and the type's name).
+    def bare(name):
+        return re.split(r"[<(]", (name or "").replace(" ", ""), maxsplit=1)[0]
+    misaligned = sorted(i for i in their_names if bare(their_names[i]) != bare(our_names.get(i)))
     # Rows kreplay documents as n/a (Nsight Compute's own metrics) are not compared.
     both = [k for k in theirs if number(ours.get(k, "n/a")) is not None and number(theirs[k]) is not None]
     not_given = sorted({k[2] for k in theirs if k in ours and number(ours[k]) is None})
@@ -862,13 +870,13 @@ def section_check(tag, argv, verdict, launches):
     log(f"sections {tag}: ncu rc {ncu_rc}; ncu-only rows {only_ncu}; n/a in ours {not_given}; "
         f"far {[(k, ours.get(k), theirs[k]) for k in far]}")
     row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
-        f"{shown}; ncu rc {ncu_rc}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu, {len(only_ncu)} labels "
+        f"{shown}; ncu rc {ncu_rc}; IDs whose kernels differ {misaligned[:3]}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu, {len(only_ncu)} labels "
         f"ncu only, {len(not_given)} n/a in ours); "
         f"deterministic {len(det) - len(det_bad)}/{len(det)} equal {det_bad[:3]}; units differ on {len(other_units)} labels; "
         f"rest {len(rest) - len(far)}/{len(rest)} "
         f"within, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; "
         f"{err.strip()[-160:]!r}",
-        rc == 0 and ncu_rc == 0 and ok_verdict and bool(det) and not det_bad and bool(rest)
+        rc == 0 and ncu_rc == 0 and ok_verdict and not misaligned and bool(det) and not det_bad and bool(rest)
         and len(far) <= 0.1 * len(rest))
 
 
