@@ -408,7 +408,9 @@ def per_dispatch_checks():
         rc == 0 and status == "PASS" and warned and after == [0, 1] and not cupti_errors)
     # Probe for graph profiling (issue 14): how many ranges does the range profiler give a graph
     # launch of two kernel nodes? (Recorded, not checked.)
-    rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:1], tag="graph_probe", env_extra={"KREPLAY_GRAPH_PROBE": "1"})
+    # (Windows of `auto` give the probe room for a window's ranges: 64.)
+    rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:1], tag="graph_probe", env_extra={"KREPLAY_GRAPH_PROBE": "1"},
+                                 replay_window="auto")
     ranges = re.search(r"measured (\d+) kernel\(s\) where the unit launched (\d+)", err)
     experiments.append(f"graph probe (KREPLAY_GRAPH_PROBE=1, 1 group, 2-node graph): "
                        f"{ranges.group(0) if ranges else 'no range count said'}; rc {rc}; {result_line(out, 'graph')[0]}; "
