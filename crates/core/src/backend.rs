@@ -328,13 +328,11 @@ pub trait ReplayBackend {
         1
     }
 
-    /// Whether a graph launch on `device` can be measured as one dispatch (one range for all of
-    /// its kernels). False, the default: graph launches run with timestamps only. CUDA's range
-    /// profiler gives each kernel of a graph a range of its own, and a graph launch measured as
-    /// one left CUPTI in error for the rest of the run (H200, CUDA 13.0).
-    fn measures_graph_launches(&mut self, device: DeviceId) -> bool {
+    /// Why a graph launch on `device` cannot be measured as one dispatch (it then runs with
+    /// timestamps only, and the reason is said once); `None` when it can. The default: it cannot.
+    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
         let _ = device;
-        false
+        Some("this device's backend cannot measure a graph launch as one dispatch")
     }
 
     /// The most launches one unit may hold on `device` (the ranges one execution measures).

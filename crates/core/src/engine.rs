@@ -59,10 +59,6 @@ pub const DEFAULT_STAGING_RESERVE_BYTES: u64 = 256 << 20;
 /// device, memsets); a call that would capture more closes the unit first.
 pub const CAPTURE_BUDGET_BYTES: u64 = 256 << 20;
 
-/// Said once when a graph launch runs unmeasured (the backend cannot measure one as a dispatch:
-/// [`ReplayBackend::measures_graph_launches`]).
-pub const MSG_GRAPH_UNMEASURED: &str = "graph launches are not replayed or measured; they run once with timestamps only (CUPTI's range profiler gives each kernel of a graph a range of its own, which a launch measured as one dispatch cannot hold: on the H200 measuring one left CUPTI in error for the rest of the run)";
-
 /// What happens on a fatal condition (a drain past its deadline, a failed restore), after every
 /// record has been stored and the sink closed. The default prints the one-line message and
 /// aborts the process; tests inject one that records the message and returns, after which the
@@ -466,13 +462,14 @@ where
         // A graph launch that would be measured (a group for its pass 0), on a backend that
         // cannot measure one: in no mode (see the notice). Without a group it goes the ordinary
         // way (timestamps with --kernel-trace, else nothing).
-        if info.kind == LaunchKind::Graph
-            && self.tool.pass_group(&view, 0).is_some()
-            && !backend.measures_graph_launches(info.device)
-        {
+        let unmeasurable = (info.kind == LaunchKind::Graph
+            && self.tool.pass_group(&view, 0).is_some())
+        .then(|| backend.graph_launch_unmeasurable(info.device))
+        .flatten();
+        if let Some(why) = unmeasurable {
             self.notices.once(
                 "graph-unmeasured",
-                MSG_GRAPH_UNMEASURED,
+                &format!("graph launches are not replayed or measured; they run once with timestamps only ({why})"),
                 self.sink.as_ref(),
                 self.options.logger.as_ref(),
             );

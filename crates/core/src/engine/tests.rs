@@ -182,8 +182,8 @@ impl ReplayBackend for MockBackend {
         self.max_window.max(1)
     }
 
-    fn measures_graph_launches(&mut self, _device: DeviceId) -> bool {
-        self.measures_graphs
+    fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
+        (!self.measures_graphs).then_some("the mock cannot")
     }
 
     fn plan_unit(

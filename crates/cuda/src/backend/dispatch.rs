@@ -105,8 +105,8 @@ impl ReplayBackend for DispatchBackend<'_> {
         self.lock().max_window(device)
     }
 
-    fn measures_graph_launches(&mut self, device: DeviceId) -> bool {
-        self.lock().measures_graph_launches(device)
+    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
+        self.lock().graph_launch_unmeasurable(device)
     }
 
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {

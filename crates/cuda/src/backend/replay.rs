@@ -122,11 +122,11 @@ impl ReplayBackend for CudaBackend {
             .map_or(1, |profiler| profiler.executions_of_group(group))
     }
 
-    /// Only as a probe ([`kreplay_core::config::Switches::graph_probe`]): the range profiler
-    /// gives each kernel of a graph a range of its own, and measured as one dispatch a graph
-    /// launch left it in error for the rest of the run (H200, CUDA 13.0).
-    fn measures_graph_launches(&mut self, _device: DeviceId) -> bool {
-        self.options.switches.graph_probe
+    /// Measured only as a probe ([`kreplay_core::config::Switches::graph_probe`]).
+    fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
+        (!self.options.switches.graph_probe).then_some(
+            "CUPTI's range profiler gives each kernel of a graph a range of its own, which a launch measured as one dispatch cannot hold: on the H200 measuring one left CUPTI in error for the rest of the run",
+        )
     }
 
     fn max_window(&mut self, _device: DeviceId) -> usize {

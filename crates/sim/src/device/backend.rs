@@ -95,8 +95,8 @@ impl ReplayBackend for SimDevice {
     }
 
     /// The software device measures a graph launch as one dispatch: its kernels run as one.
-    fn measures_graph_launches(&mut self, _device: DeviceId) -> bool {
-        true
+    fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
+        None
     }
 
     fn plan_unit(

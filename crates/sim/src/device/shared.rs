@@ -49,8 +49,8 @@ impl ReplayBackend for SharedSimDevice {
     fn max_window(&mut self, device: DeviceId) -> usize {
         self.lock().max_window(device)
     }
-    fn measures_graph_launches(&mut self, device: DeviceId) -> bool {
-        self.lock().measures_graph_launches(device)
+    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
+        self.lock().graph_launch_unmeasurable(device)
     }
     fn plan_unit(
         &mut self,
