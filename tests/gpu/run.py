@@ -797,6 +797,10 @@ SECTION_TOLERANCE = 0.10
 # Values closer than this to Nsight Compute's count as equal whatever their ratio (percentages and
 # rates of tiny kernels near 0).
 SECTION_FLOOR = 0.5
+# Experiments: KREPLAY_GPU_SECTIONS=<text> runs only the section checks whose name holds it;
+# KREPLAY_GPU_SECTIONS_CACHE=none gives both tools --cache-control none (default all).
+SECTIONS_ONLY = os.environ.get("KREPLAY_GPU_SECTIONS", "")
+SECTIONS_CACHE = os.environ.get("KREPLAY_GPU_SECTIONS_CACHE", "all")
 
 
 def details_rows(lines, units=None, names=None):
@@ -832,9 +836,13 @@ def section_check(tag, argv, verdict, launches):
     """`kreplay --set full` against `ncu --set full` on the same program and its first `launches`
     kernels (Nsight Compute's own section files on this machine): deterministic rows equal, the
     others within SECTION_TOLERANCE for at least 90% of them, the program's own verdict kept."""
+    if SECTIONS_ONLY not in tag:
+        return
+    if SECTIONS_CACHE != "all":
+        tag += f", --cache-control {SECTIONS_CACHE}"
     out_dir = os.path.join(WORK, "sections_" + tag)
     ours_argv = [KREPLAY, "--set", "full", "--replay-mode", "kernel", "--kernel-replay-beta-enabled",
-                 "-d", out_dir, "-o", "out", "-f", "csv", "--", *argv]
+                 "--cache-control", SECTIONS_CACHE, "-d", out_dir, "-o", "out", "-f", "csv", "--", *argv]
     rc, out, err, _, wall = run(ours_argv, None, tag="sections_" + tag, timeout=580)
     ok_verdict, shown = verdict(out)
     ours, our_units, their_units, our_names, their_names = {}, {}, {}, {}, {}
@@ -844,7 +852,7 @@ def section_check(tag, argv, verdict, launches):
     ncu_log = os.path.join(WORK, f"ncu_sections_{tag}.csv")
     started = time.time()
     try:
-        ncu_rc = subprocess.run(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", "all", "--csv",
+        ncu_rc = subprocess.run(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", SECTIONS_CACHE, "--csv",
                                  "--page", "details", "--print-units", "base", "--launch-count", str(launches),
                                  "--log-file", ncu_log, *argv], capture_output=True, text=True, timeout=580).returncode
     except (OSError, subprocess.TimeoutExpired) as e:

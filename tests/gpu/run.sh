@@ -9,6 +9,8 @@
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
 # KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
 # KREPLAY_GPU_ONLY=sections only `--set full` against `ncu --set full` (Nsight Compute's section files),
+# (KREPLAY_GPU_SECTIONS=<text> only those whose name holds it; KREPLAY_GPU_SECTIONS_CACHE=none
+# gives both tools --cache-control none),
 # KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
 # bench's sync loop and CG solver, PyTorch, with groups in three hardware passes),
 # KREPLAY_GPU_ONLY=fidelity only the cache-control checks (DRAM and L2 counters of memory-bound
