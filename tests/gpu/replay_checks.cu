@@ -294,6 +294,65 @@ static int mode_graph() {
     return report(bad == 0, details);
 }
 
+static void CUDART_CB count_call(void* calls) { ++*(int*)calls; }
+
+static int mode_graph_nodes() {
+    // A graph built with the graph API: memset y = 0 -> add_one -> child graph {add_one} ->
+    // scale_inplace (c_scale = 3) -> copy y to pinned host memory -> host node counting its
+    // calls. Its source graph is destroyed right after instantiation; launched 3 times. Each
+    // launch leaves y = (0 + 1 + 1) * 3 + 1 = 7, and the host node runs exactly 3 times.
+    const int n = 1 << 16, block = 256, launches = 3;
+    float scale[4] = {3.0f, 3.0f, 3.0f, 3.0f};
+    CHECK(cudaMemcpyToSymbol(c_scale, scale, sizeof(scale)));
+    float *y, *host;
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMallocHost(&host, n * sizeof(float)));
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int calls = 0;
+    int count = n;
+    void* args[] = {&y, &count};
+    cudaKernelNodeParams k = {};
+    k.gridDim = dim3(n / block);
+    k.blockDim = dim3(block);
+    k.kernelParams = args;
+
+    cudaGraph_t graph, child;
+    CHECK(cudaGraphCreate(&graph, 0));
+    CHECK(cudaGraphCreate(&child, 0));
+    cudaGraphNode_t memset_node, first, child_node, scaled, copied, counted, in_child;
+    cudaMemsetParams m = {};
+    m.dst = y;
+    m.value = 0;
+    m.elementSize = 4;
+    m.width = n;
+    m.height = 1;
+    CHECK(cudaGraphAddMemsetNode(&memset_node, graph, nullptr, 0, &m));
+    k.func = (void*)add_one;
+    CHECK(cudaGraphAddKernelNode(&first, graph, &memset_node, 1, &k));
+    CHECK(cudaGraphAddKernelNode(&in_child, child, nullptr, 0, &k));
+    CHECK(cudaGraphAddChildGraphNode(&child_node, graph, &first, 1, child));
+    k.func = (void*)scale_inplace;
+    CHECK(cudaGraphAddKernelNode(&scaled, graph, &child_node, 1, &k));
+    CHECK(cudaGraphAddMemcpyNode1D(&copied, graph, &scaled, 1, host, y, n * sizeof(float), cudaMemcpyDeviceToHost));
+    cudaHostNodeParams h = {count_call, &calls};
+    CHECK(cudaGraphAddHostNode(&counted, graph, &copied, 1, &h));
+    cudaGraphExec_t exec;
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaGraphDestroy(child));
+    int bad = 0;
+    for (int launch = 0; launch < launches; ++launch) {
+        for (int i = 0; i < n; ++i) host[i] = -1.0f;
+        CHECK(cudaGraphLaunch(exec, s));
+        CHECK(cudaStreamSynchronize(s));
+        for (int i = 0; i < n; ++i) bad += host[i] != 7.0f;
+    }
+    char details[120];
+    snprintf(details, sizeof details, "mismatches=%d host_calls=%d (expected %d)", bad, calls, launches);
+    return report(bad == 0 && calls == launches, details);
+}
+
 static int mode_managed_pool() {
     // One increment of managed memory and one of stream-ordered pool memory. kreplay does not
     // restore either: with P passes each ends at P. Prints the values for run.sh to judge.
@@ -484,7 +543,7 @@ static int mode_module_reload(const char* cubin) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s inplace|footprint|streams|module_reload CUBIN|launch_ex|graph|managed_pool|stuck|bad_launch\n", argv[0]);
+        fprintf(stderr, "usage: %s inplace|footprint|streams|module_reload CUBIN|launch_ex|graph|graph_nodes|managed_pool|stuck|bad_launch\n", argv[0]);
         return 2;
     }
     g_mode = argv[1];
@@ -495,6 +554,7 @@ int main(int argc, char** argv) {
     if (!strcmp(g_mode, "launch_ex")) return mode_launch_ex();
     if (!strcmp(g_mode, "interleaved")) return mode_interleaved();
     if (!strcmp(g_mode, "graph")) return mode_graph();
+    if (!strcmp(g_mode, "graph_nodes")) return mode_graph_nodes();
     if (!strcmp(g_mode, "managed_pool")) return mode_managed_pool();
     if (!strcmp(g_mode, "stuck")) return mode_stuck();
     if (!strcmp(g_mode, "bad_launch")) return mode_bad_launch();

@@ -394,28 +394,6 @@ def per_dispatch_checks():
         f"rc {rc} {status} {details}; {[c for _, c, _ in passes]}; outcomes {outcomes}",
         rc == 0 and status == "PASS" and [c for _, c, _ in passes] == [2] * 6 and outcomes == ["replayed"])
 
-    # --- graph: runs once unmeasured, warned; the kernel after it is measured in every pass ------
-    rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:2], tag="graph2", env_extra=UNPACKED)
-    status, details = result_line(out, "graph")
-    warned = any("graph" in w for w in warnings(db))
-    table = counters(db)
-    last = max((d for d, _ in table), default=None)
-    after = sorted(p for d, p in table if d == last)
-    cupti_errors = [l for l in err.splitlines() if "CUPTI" in l and "failed" in l]
-    row("graph 2 groups", "graph runs once per launch, unmeasured, warned; the kernel after it has counters in passes 0 and 1; no CUPTI error",
-        f"{status} {details}; warning {'present' if warned else 'absent'}; last dispatch {last} passes {after}; "
-        f"CUPTI errors {cupti_errors[:1]}",
-        rc == 0 and status == "PASS" and warned and after == [0, 1] and not cupti_errors)
-    # Probe for graph profiling (issue 14): how many ranges does the range profiler give a graph
-    # launch of two kernel nodes? (Recorded, not checked.)
-    # (Windows of `auto` give the probe room for a window's ranges: 64.)
-    rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:1], tag="graph_probe", env_extra={"KREPLAY_GRAPH_PROBE": "1"},
-                                 replay_window="auto")
-    ranges = re.search(r"measured (\d+) kernel\(s\) where the unit launched (\d+)", err)
-    experiments.append(f"graph probe (KREPLAY_GRAPH_PROBE=1, 1 group, 2-node graph): "
-                       f"{ranges.group(0) if ranges else 'no range count said'}; rc {rc}; {result_line(out, 'graph')[0]}; "
-                       f"CUPTI errors {[l for l in err.splitlines() if 'CUPTI' in l and 'failed' in l][:2]}")
-
     # --- managed and stream-ordered pool memory: restored like cuMemAlloc's -------------------
     # Unpacked, each group re-executes the kernel; both increments must still land once. Packed
     # into one hardware pass, 2 groups cost one execution.
@@ -1045,6 +1023,72 @@ def trace_check():
         and any("replay pass" in t for t in tracks) and summary["unclosed"] == 0 and summary["unmatched_ends"] == 0)
 
 
+def graph_declines(db):
+    """The warnings that say a graph ran whole, unmeasured (a decline, or graph nodes off)."""
+    return [w for w in warnings(db) if "runs whole" in w or "graph launches are not replayed" in w]
+
+
+def graph_checks():
+    """CUDA graph launches run node by node: results, passes per kernel node, counters == ncu."""
+    # --- graphs: run node by node, every kernel node a dispatch measured in every pass ----------
+    rc, out, err, db, wall = run([CHECKS, "graph"], GROUPS[:2], tag="graph2", env_extra=UNPACKED)
+    status, details = result_line(out, "graph")
+    passes = [c for _, c, _ in passes_per_dispatch(db)]
+    names = [n for (n,) in query(db, "SELECT DISTINCT kernel_name FROM counters_collection")]
+    cupti_errors = [l for l in err.splitlines() if "CUPTI" in l and "failed" in l]
+    declined = graph_declines(db)
+    row("graph 2 groups (captured, 2 kernel nodes, launched twice, then a kernel)",
+        "results right; 5 dispatches, each in passes 0 and 1; no graph declined; no CUPTI error",
+        f"{status} {details}; passes {passes}; kernels {names}; declined {declined[:1]}; CUPTI errors {cupti_errors[:1]}",
+        rc == 0 and status == "PASS" and passes == [2] * 5 and not declined and not cupti_errors)
+    rc, out, err, db, wall = run([CHECKS, "graph_nodes"], GROUPS[:2], tag="graph_nodes2", env_extra=UNPACKED)
+    status, details = result_line(out, "graph_nodes")
+    passes = [c for _, c, _ in passes_per_dispatch(db)]
+    table = counters(db)
+    order = [table[k]["kernel"] for k in sorted(table) if k[1] == 0]
+    expected_order = ["add_one", "add_one", "scale_inplace"] * 3
+    ours = [table[k]["values"] for k in sorted(table) if k[1] == 0]
+    theirs = ncu_program([CHECKS, "graph_nodes"])
+    det = ("sm__warps_launched.sum", "smsp__inst_executed.sum")
+    row("graph nodes 2 groups (graph API: memset, kernels, child graph, D2H copy, host node; 3 launches)",
+        "results right, host node ran 3 times; 9 dispatches in kernel-node order, each in passes 0 and 1; no CUPTI error",
+        f"{status} {details}; passes {passes}; order {[o.split('(')[0] for o in order]}; {err.strip()[-120:]!r}",
+        rc == 0 and status == "PASS" and passes == [2] * 9
+        and [o.split("(")[0].split(" ")[-1] for o in order] == expected_order
+        and not [l for l in err.splitlines() if "CUPTI" in l and "failed" in l])
+    ours_det = [{m: v.get(m) for m in det} for v in ours]
+    row("graph nodes: warps and instructions == ncu --graph-profiling node",
+        "9 kernel nodes, each equal to Nsight Compute's",
+        f"ncu {theirs[:3]}... ({len(theirs)}); kreplay {ours_det[:3]}... ({len(ours_det)})",
+        len(theirs) == 9 and len(ours_det) == 9
+        and all(theirs[i].get(m) == ours_det[i].get(m) for i in range(9) for m in det))
+    rc, out, err, db, wall = run([CHECKS, "graph_nodes"], GROUPS[:2], tag="graph_whole", env_extra=UNPACKED | {"KREPLAY_GRAPH_NODES": "0"})
+    status, details = result_line(out, "graph_nodes")
+    warned = bool(graph_declines(db))
+    row("graph nodes, KREPLAY_GRAPH_NODES=0", "results right; the graph runs whole, unmeasured, warned",
+        f"{status} {details}; warning {'present' if warned else 'absent'}; {len(passes_per_dispatch(db))} dispatch record(s)",
+        rc == 0 and status == "PASS" and warned)
+
+    # NVIDIA's graph samples (tests/gpu/corpus, fetched into the working tree, never committed):
+    # output identical to a run alone (timings left out), every kernel node in both passes.
+    samples = [("simpleCudaGraphs", []), ("jacobiCudaGraphs", ["-gpumethod=0"]), ("jacobiCudaGraphs", ["-gpumethod=1"])]
+    for name, args in samples:
+        program = os.path.join(WORK, name)
+        label = " ".join([name, *args])
+        if not os.path.exists(program):
+            experiments.append(f"{label} not run: tests/gpu/corpus/cuda-samples is not in the working tree")
+            continue
+        untimed = lambda text: [l for l in app_lines(text) if "time" not in l.lower()]
+        alone = untimed(run([program, *args], None, tag=f"alone_{name}", timeout=120)[1])
+        rc, out, err, db, wall = run([program, *args], GROUPS[:2], tag=f"graph_{name}", timeout=150, env_extra=UNPACKED)
+        passes = [c for _, c, _ in passes_per_dispatch(db)]
+        declined = graph_declines(db)
+        same = untimed(out) == alone and bool(alone)
+        row(f"NVIDIA {label}, 2 groups", "output as alone; every kernel node in passes 0 and 1; no graph declined",
+            f"rc {rc}, {wall:.0f}s; output {'same' if same else 'differs'}; {len(passes)} dispatches, "
+            f"passes {sorted(set(passes))}; declined {declined[:1]}; {err.strip()[-100:]!r}",
+            rc == 0 and same and bool(passes) and set(passes) == {2} and not declined)
+
 if ONLY in ("", "deferral"):
     deferral_checks()
 if ONLY in ("", "fidelity"):
@@ -1063,7 +1107,9 @@ if ONLY in ("", "trace"):
     trace_check()
 if ONLY in ("", "multigpu"):
     multi_gpu_check()
-if ONLY not in ("windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu"):
+if ONLY in ("", "graphs"):
+    graph_checks()
+if ONLY not in ("windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu", "graphs"):
     per_dispatch_checks()
 if ONLY in ("", "windows"):
     window_checks()

@@ -8,6 +8,7 @@
 # their window size, default 64), KREPLAY_GPU_ONLY=cache only the device-identity cache checks,
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
 # KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
+# KREPLAY_GPU_ONLY=graphs only CUDA graph launches run node by node (captured and graph-API graphs),
 # KREPLAY_GPU_ONLY=sections only `--set full` against `ncu --set full` (Nsight Compute's section files),
 # (KREPLAY_GPU_SECTIONS=<text> only those whose name holds it; KREPLAY_GPU_SECTIONS_CACHE=none
 # gives both tools --cache-control none),
@@ -43,10 +44,14 @@ build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
 build memory_bound tests/gpu/memory_bound.cu -lcublas
-# NVIDIA's matrixMul sample for the sections check, where the corpus's sources are in the tree.
+# NVIDIA's matrixMul (sections check) and graph samples (graphs check), where the corpus's
+# sources are in the tree.
 SAMPLES=tests/gpu/corpus/cuda-samples
 if [ -f "$SAMPLES/Samples/0_Introduction/matrixMul/matrixMul.cu" ]; then
     build matrixMul "$SAMPLES/Samples/0_Introduction/matrixMul/matrixMul.cu" -I "$SAMPLES/Common"
+    build simpleCudaGraphs "$SAMPLES/Samples/3_CUDA_Features/simpleCudaGraphs/simpleCudaGraphs.cu" -I "$SAMPLES/Common"
+    build jacobiCudaGraphs "$SAMPLES/Samples/3_CUDA_Features/jacobiCudaGraphs/jacobi.cu" \
+        "$SAMPLES/Samples/3_CUDA_Features/jacobiCudaGraphs/main.cpp" -I "$SAMPLES/Common"
 fi
 nvcc -cubin -arch=sm_90 -o "$WORK/reload_kernel.cubin" tests/gpu/reload_kernel.cu >>"$OUT/nvcc.log" 2>&1 || { cat "$OUT/nvcc.log"; exit 1; }
 exec python3 -u tests/gpu/run.py

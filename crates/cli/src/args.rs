@@ -190,7 +190,8 @@ pub struct ProfileArgs {
 
     /// `kernel` collects all counter groups in a single application run via in-process kernel
     /// replay (requires --pmc and --kernel-replay-beta-enabled); `application` (default) re-runs
-    /// the whole application once per counter group.
+    /// the whole application once per counter group. CUDA graph launches run node by node: each
+    /// kernel node is a dispatch, measured in every pass (docs/kernel-replay.md, "CUDA graphs").
     #[arg(long, value_enum, help_heading = "Kernel replay options (beta)")]
     pub replay_mode: Option<ReplayMode>,
 

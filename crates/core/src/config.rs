@@ -39,15 +39,13 @@ pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
 /// the flush run and waited for) instead of with events across the two contexts; off by
 /// default, for comparing the two.
 pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
-/// Environment variable: `1` measures graph launches on CUDA, each with room for as many ranges
-/// as a replay window, to see how many ranges the range profiler gives one (a probe for graph
-/// profiling: the count is reported, the counters are dropped); off by default.
-pub const ENV_GRAPH_PROBE: &str = "KREPLAY_GRAPH_PROBE";
+/// Environment variable: `0` runs CUDA graph launches whole, once, unmeasured, instead of node
+/// by node with every kernel node a dispatch of its own.
+pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
-/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s
-/// and [`ENV_GRAPH_PROBE`]'s.
+/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
@@ -64,8 +62,8 @@ pub struct Switches {
     pub batch_copies: bool,
     /// [`ENV_HOST_ORDERED_FLUSH`]: the L2 flush is ordered from the host (off by default).
     pub host_ordered_flush: bool,
-    /// [`ENV_GRAPH_PROBE`]: graph launches are measured to count their ranges (off by default).
-    pub graph_probe: bool,
+    /// [`ENV_GRAPH_NODES`]: graph launches run node by node, each kernel node a dispatch.
+    pub graph_nodes: bool,
     /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
     /// before the application starts; inside the application the counters are then not set
     /// up, as they would not have been before (timestamps are still recorded).
@@ -82,7 +80,7 @@ impl Default for Switches {
             early_setup: true,
             batch_copies: true,
             host_ordered_flush: false,
-            graph_probe: false,
+            graph_nodes: true,
             refused: None,
         }
     }
@@ -112,10 +110,6 @@ impl Switches {
             ENV_HOST_ORDERED_FLUSH,
             "use 1 to order the L2 flush from the host, 0 (the default) for events",
         );
-        let graph_probe = off_by_default(
-            ENV_GRAPH_PROBE,
-            "use 1 to measure graph launches and report their range count, 0 (the default) to run them unmeasured",
-        );
         Switches {
             pack_groups,
             window_spans: on(ENV_WINDOW_SPANS),
@@ -124,7 +118,7 @@ impl Switches {
             early_setup: on(ENV_EARLY_SETUP),
             batch_copies: on(ENV_BATCH_COPIES),
             host_ordered_flush,
-            graph_probe,
+            graph_nodes: on(ENV_GRAPH_NODES),
             refused,
         }
     }
@@ -397,7 +391,7 @@ mod tests {
             (ENV_EARLY_SETUP, "0"),
             (ENV_BATCH_COPIES, "0"),
             (ENV_HOST_ORDERED_FLUSH, "1"),
-            (ENV_GRAPH_PROBE, "1"),
+            (ENV_GRAPH_NODES, "0"),
         ]));
         assert_eq!(
             off,
@@ -409,16 +403,10 @@ mod tests {
                 early_setup: false,
                 batch_copies: false,
                 host_ordered_flush: true,
-                graph_probe: true,
+                graph_nodes: false,
                 refused: None,
             }
         );
-        let probe = Switches::from_lookup(lookup(&[(ENV_GRAPH_PROBE, "2")]));
-        assert!(!probe.graph_probe);
-        assert!(probe
-            .refused
-            .unwrap_or_default()
-            .contains("KREPLAY_GRAPH_PROBE=\"2\" is not 0 or 1"));
         // The switches that are off by default: `1` turns one on, anything but 0 or 1 is refused.
         let flush = Switches::from_lookup(lookup(&[(ENV_HOST_ORDERED_FLUSH, "yes")]));
         assert!(!flush.host_ordered_flush);

@@ -12,6 +12,7 @@
 //! (callbacks return at once from then on) and the application goes on unprofiled.
 
 mod callbacks;
+mod graph_launch;
 mod tool;
 
 pub use tool::{initialize, say};

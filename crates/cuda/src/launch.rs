@@ -35,6 +35,7 @@ impl CudaLaunch {
 
 /// Everything a launch needs, copied: function, shape, stream, the bytes of every kernel
 /// parameter, and (for `cuLaunchKernelEx`) its launch attributes.
+#[derive(Clone)]
 pub struct OwnedLaunch {
     pub api: LaunchApi,
     pub ctx: CUcontext,
@@ -259,40 +260,71 @@ impl OwnedLaunch {
         }
         let decoded = LaunchParams::decode(api, params);
         let attrs = decoded.attributes();
-        let LaunchParams {
-            f,
-            grid,
-            block,
-            shared,
-            kernel_params,
-            extra,
-            ..
-        } = decoded;
-        if !extra.is_null() {
+        if !decoded.extra.is_null() {
             return Err(CudaError::Load(
                 "a launch passing its parameters through `extra` cannot be kept for a replay window".into(),
             ));
         }
-        let layout = parameter_layout(driver, f);
-        if !layout.is_empty() && kernel_params.is_null() {
+        let shape = LaunchParams { stream, ..decoded };
+        OwnedLaunch::from_parts(driver, ctx, api, &shape, attrs)
+    }
+
+    /// Copies the launch `shape` describes (function, grid, block, shared memory, stream and
+    /// `kernelParams`; `extra` is not read) to be issued through `api` with `attrs`.
+    ///
+    /// # Safety
+    /// `shape.kernel_params` points at one pointer per parameter of `shape.f`, each to that
+    /// parameter's bytes.
+    pub unsafe fn from_parts(
+        driver: &Driver,
+        ctx: CUcontext,
+        api: LaunchApi,
+        shape: &LaunchParams,
+        attrs: Vec<sys::CUlaunchAttribute>,
+    ) -> Result<OwnedLaunch, CudaError> {
+        let layout = parameter_layout(driver, shape.f);
+        if !layout.is_empty() && shape.kernel_params.is_null() {
             return Err(CudaError::Load(
                 "a launch without its kernel parameters".into(),
             ));
         }
         let sizes: Vec<usize> = layout.iter().map(|(_, size)| *size).collect();
-        let (storage, offsets) = copy_parameters(kernel_params, &sizes);
+        let (storage, offsets) = copy_parameters(shape.kernel_params, &sizes);
         Ok(OwnedLaunch {
             api,
             ctx,
-            f,
-            grid,
-            block,
-            shared,
-            stream,
+            f: shape.f,
+            grid: shape.grid,
+            block: shape.block,
+            shared: shape.shared,
+            stream: shape.stream,
             storage,
             offsets,
             attrs,
         })
+    }
+
+    /// The launch attributes it is issued with.
+    pub fn attributes(&self) -> &[sys::CUlaunchAttribute] {
+        &self.attrs
+    }
+
+    /// The kernel launched.
+    pub fn function(&self) -> CUfunction {
+        self.f
+    }
+
+    /// Grid, block and dynamic shared memory bytes.
+    pub fn shape(&self) -> ([u32; 3], [u32; 3], u32) {
+        (self.grid, self.block, self.shared)
+    }
+
+    /// The same launch, issued on `stream`.
+    pub fn with_stream(&self, stream: CUstream) -> OwnedLaunch {
+        OwnedLaunch {
+            stream,
+            ..self.clone()
+        }
     }
 
     pub fn stream(&self) -> CUstream {

@@ -7,6 +7,7 @@ pub mod debug;
 mod drain;
 pub mod error;
 pub mod flush;
+pub mod graphs;
 pub mod guard;
 pub mod intercept;
 pub mod kernel;
@@ -17,3 +18,9 @@ pub mod modules;
 pub mod profiler;
 pub mod query;
 pub mod setup;
+
+/// A mutex's guard, also after a panic elsewhere poisoned it (the tool never leaves state
+/// half-changed across a panic: each holder's writes are single assignments).
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -6,6 +6,7 @@
 
 use crate::backend::CudaEngine;
 use crate::drv;
+use crate::lock;
 use crate::module_symbols::{CubinSymbols, SideEffect};
 use kreplay_core::backend::{AllocKind, DeviceId, LaunchKind, Region};
 use kreplay_cupti_sys as sys;
@@ -313,8 +314,4 @@ fn function_name(driver: &Driver, f: sys::CUfunction) -> String {
         Ok(()) => unsafe { crate::error::c_text(name) }.unwrap_or_default(),
         Err(_) => format!("function@{:#x}", f as usize),
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

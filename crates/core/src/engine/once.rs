@@ -36,8 +36,8 @@ where
                 backend.plan_unit(device, &[None]).map(|_| ())
             }
         };
-        // A graph launch measured at all (a backend that can, or CUDA's graph probe) may give a
-        // range per kernel node: room for as many as a window holds.
+        // A graph launch measured at all (a backend that can) may give a range per kernel
+        // node: room for as many as a window holds.
         let ranges = if dispatch.info.kind == LaunchKind::Graph {
             backend.max_window(device).max(1)
         } else {

@@ -122,11 +122,10 @@ impl ReplayBackend for CudaBackend {
             .map_or(1, |profiler| profiler.executions_of_group(group))
     }
 
-    /// Measured only as a probe ([`kreplay_core::config::Switches::graph_probe`]).
+    /// A graph launch reaches the engine whole only when it is not run node by node
+    /// (`crate::graphs`: declined, or `KREPLAY_GRAPH_NODES=0`).
     fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
-        (!self.options.switches.graph_probe).then_some(
-            "CUPTI's range profiler gives each kernel of a graph a range of its own, which a launch measured as one dispatch cannot hold: on the H200 measuring one left CUPTI in error for the rest of the run",
-        )
+        Some("CUPTI's range profiler cannot measure a graph launch as one dispatch: on the H200 measuring one failed its range and every range after it")
     }
 
     fn max_window(&mut self, _device: DeviceId) -> usize {
@@ -433,9 +432,8 @@ impl ReplayBackend for CudaBackend {
                 .map_err(failed)?;
                 Ok(CudaLaunch::Owned(Box::new(owned)))
             }
-            CudaLaunch::Owned(_) => Err(BackendError::Failed(
-                "the launch is already a kept copy".into(),
-            )),
+            // A launch the tool issued itself (a graph's kernel node): already a copy.
+            CudaLaunch::Owned(owned) => Ok(CudaLaunch::Owned(owned.clone())),
         }
     }
 

@@ -1,6 +1,7 @@
 //! The CUPTI callback: driver-domain launches, allocations, frees and the fence; resource-domain
 //! contexts, streams and modules.
 
+use super::graph_launch;
 use super::tool::{self, host_address, lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::classify::{
@@ -101,6 +102,9 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
     match classify_driver_cbid(cbid) {
         DriverEvent::Launch(api) => {
             if enter {
+                if api == LaunchApi::Graph && graph_launch::launch_by_nodes(tool, cbid, data) {
+                    return;
+                }
                 launch_enter(tool, api, data);
             } else {
                 launch_exit(api, data);
@@ -114,16 +118,16 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 &tool.gate,
                 CurrentDispatch::passive(data.context, std::ptr::null_mut()),
             );
+            // The call's name says, in the end-of-run window line, what closed windows.
+            let call = if data.functionName.is_null() {
+                "a driver call"
+            } else {
+                // SAFETY: CUPTI passes the API's name as a NUL-terminated static string.
+                unsafe { std::ffi::CStr::from_ptr(data.functionName) }
+                    .to_str()
+                    .unwrap_or("a driver call")
+            };
             if enter {
-                // The call's name says, in the end-of-run window line, what closed windows.
-                let call = if data.functionName.is_null() {
-                    "a driver call"
-                } else {
-                    // SAFETY: CUPTI passes the API's name as a NUL-terminated static string.
-                    unsafe { std::ffi::CStr::from_ptr(data.functionName) }
-                        .to_str()
-                        .unwrap_or("a driver call")
-                };
                 if CALLS.try_with(|_| ()).is_err() {
                     // A thread being torn down has no thread-locals left to keep the call's
                     // fence in: an open window closes first (its replay must not outlive memory
@@ -164,6 +168,9 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 }
                 if let DriverEvent::Alloc(api) = event {
                     on_alloc(tool, api, data);
+                }
+                if graph_launch::changes_exec(call) && succeeded(data) {
+                    graph_launch::on_exec_change(tool, call, data);
                 }
             }
         }
@@ -527,6 +534,12 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             }
         }
         _ if in_tool() => {}
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED => {
+            graph_launch::on_instantiated(tool, data)
+        }
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING => {
+            graph_launch::on_destroying(tool, data)
+        }
         // The driver holds locks of its own during resource callbacks: nothing here may wait
         // for the backend's lock, which is held across counter calls that take those locks.
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_CREATED => {

@@ -5,6 +5,7 @@ use super::callbacks;
 use crate::backend::{
     CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
 };
+use crate::graphs::GraphRegistry;
 use crate::modules::KernelRegistry;
 use crate::setup::CounterSetup;
 use crate::{cupti_call, loader};
@@ -31,6 +32,11 @@ pub(crate) struct Tool {
     pub sink: Arc<dyn RecordSink>,
     /// The kernels and modules launched from (ids, names, module variables, side effects).
     pub kernels: KernelRegistry,
+    /// Executable graphs read at instantiation, run node by node (`crate::graphs`).
+    pub graphs: GraphRegistry,
+    /// Graph launches run node by node: counters are collected and `KREPLAY_GRAPH_NODES` is
+    /// not 0.
+    pub graph_nodes: bool,
     pub agents: Mutex<HashSet<DeviceId>>,
     /// Devices whose kernels reach pageable host memory (HMM, ATS), found at registration.
     pub pageable_devices: Mutex<HashSet<DeviceId>>,
@@ -183,6 +189,7 @@ pub fn initialize() -> Result<(), String> {
         }),
     );
     let counter_setup = backend.counter_setup();
+    let graph_nodes = !config.groups.is_empty() && config.switches.graph_nodes;
     let tool = Tool {
         engine,
         backend: Mutex::new(backend),
@@ -192,6 +199,8 @@ pub fn initialize() -> Result<(), String> {
         cupti,
         sink,
         kernels: KernelRegistry::new(driver),
+        graphs: GraphRegistry::default(),
+        graph_nodes,
         agents: Mutex::new(HashSet::new()),
         pageable_devices: Mutex::new(HashSet::new()),
         context_devices: Mutex::new(HashMap::new()),
@@ -481,8 +490,19 @@ impl Tool {
         let _scope = crate::guard::ToolScope::enter();
         // SAFETY: `params` is the parameter block of the launch whose callback is running.
         let words = unsafe { crate::launch::callback_addresses(self.driver, api, params) };
+        self.reaches_pageable_host_words(device, &words)
+    }
+
+    /// [`Tool::reaches_pageable_host`] for a launch's parameter words (its possible addresses).
+    pub fn reaches_pageable_host_words(&self, device: DeviceId, words: &[u64]) -> bool {
+        if self.engine.config().mode != kreplay_core::config::InProcessMode::KernelReplay
+            || !lock(&self.pageable_devices).contains(&device)
+        {
+            return false;
+        }
+        let _scope = crate::guard::ToolScope::enter();
         let inventory = self.engine.inventory();
-        crate::launch::pageable_host_word(self.driver, &words, |word| {
+        crate::launch::pageable_host_word(self.driver, words, |word| {
             inventory.find_anywhere(word).is_some()
         })
         .is_some()
@@ -509,9 +529,7 @@ impl Tool {
     }
 }
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use crate::lock;
 
 /// A host pointer as the inventory's address.
 pub(crate) fn host_address(p: *mut c_void) -> u64 {

@@ -1,0 +1,578 @@
+//! CUDA graphs under kernel replay: the nodes of an executable graph, read when it is
+//! instantiated, run one by one on the launch's stream in its place (the launch itself is
+//! handed an empty executable graph), so that each kernel node is an ordinary dispatch —
+//! measured in every pass, replayed with memory restored, filtered — and every other node runs
+//! once, in the graph's order.
+//!
+//! Why not measure the graph launch itself: CUPTI 13.0's range profiler fails the launch's
+//! range (`cuptiRangeProfilerStop`: CUPTI error 999) and every range after it, measured on the
+//! H200 with one range and with a window's worth (`KREPLAY_GRAPH_PROBE`, removed since). Why
+//! the swap works: CUPTI's API-enter callback gets the call's own parameter block, and the
+//! driver launches the executable graph written there (`bench/probes/graph_swap.sh`).
+//!
+//! A graph is declined (it runs whole, unmeasured, as before) when it holds a node kind that
+//! cannot run as a call of its own (memory allocation and free nodes, conditional nodes,
+//! external semaphores, batched memory operations), a kernel node passing its parameters
+//! through `extra` or belonging to another context, or edges with data (programmatic
+//! dependent launches). An executable changed after instantiation is read again: a kernel
+//! node's new parameters (`cuGraphExecKernelNodeSetParams`), the graph of `cuGraphExecUpdate`;
+//! any other change (other nodes' parameters, a node enabled or disabled) declines it.
+
+use crate::classify::LaunchApi;
+use crate::drv;
+use crate::launch::{LaunchParams, OwnedLaunch};
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, CUcontext, CUevent, CUgraph, CUgraphNode, CUstream};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Child graphs deeper than this are declined (a graph cannot contain itself; this bounds the
+/// walk all the same).
+const MAX_DEPTH: usize = 16;
+
+/// One node of a graph, as the tool runs it on the launch's stream.
+#[derive(Clone)]
+pub enum Step {
+    /// A kernel node: an ordinary dispatch (its parameters copied at instantiation).
+    Kernel(Box<OwnedLaunch>),
+    Memset(sys::CUDA_MEMSET_NODE_PARAMS),
+    Memcpy(Box<sys::CUDA_MEMCPY3D>),
+    Host(sys::CUDA_HOST_NODE_PARAMS),
+    EventRecord(CUevent),
+    EventWait(CUevent),
+}
+
+// SAFETY: CUDA handles and the application's host pointers (host-node data, copy endpoints),
+// valid on any thread; the tool only passes them back to the driver.
+unsafe impl Send for Step {}
+unsafe impl Sync for Step {}
+
+impl Step {
+    /// What the node is called in the window summary ("replay windows closed by: ...").
+    pub fn call_name(&self) -> &'static str {
+        match self {
+            Step::Kernel(_) => "a graph's kernel node",
+            Step::Memset(_) => "a graph's memset node",
+            Step::Memcpy(_) => "a graph's memcpy node",
+            Step::Host(_) => "a graph's host node",
+            Step::EventRecord(_) => "a graph's event record node",
+            Step::EventWait(_) => "a graph's event wait node",
+        }
+    }
+
+    /// Runs a node other than a kernel node on `stream`.
+    ///
+    /// # Safety
+    /// The node's handles and pointers are still the application's (its graph is alive, or
+    /// was instantiated with them).
+    pub unsafe fn run_call(&self, d: &Driver, stream: CUstream) -> Result<(), String> {
+        let done = match self {
+            Step::Kernel(_) => return Err("a kernel node is a dispatch, not a call".into()),
+            Step::Memset(p) => {
+                let value = p.value;
+                match (p.elementSize, p.height) {
+                    (1, 1) => drv!(d, cuMemsetD8Async(p.dst, value as u8, p.width, stream)),
+                    (2, 1) => drv!(d, cuMemsetD16Async(p.dst, value as u16, p.width, stream)),
+                    (4, 1) => drv!(d, cuMemsetD32Async(p.dst, value, p.width, stream)),
+                    (1, h) => drv!(
+                        d,
+                        cuMemsetD2D8Async(p.dst, p.pitch, value as u8, p.width, h, stream)
+                    ),
+                    (2, h) => drv!(
+                        d,
+                        cuMemsetD2D16Async(p.dst, p.pitch, value as u16, p.width, h, stream)
+                    ),
+                    (4, h) => drv!(
+                        d,
+                        cuMemsetD2D32Async(p.dst, p.pitch, value, p.width, h, stream)
+                    ),
+                    (size, _) => return Err(format!("a memset of {size}-byte elements")),
+                }
+            }
+            Step::Memcpy(p) => drv!(d, cuMemcpy3DAsync_v2(&**p, stream)),
+            Step::Host(p) => drv!(d, cuLaunchHostFunc(stream, p.fn_, p.userData)),
+            Step::EventRecord(event) => drv!(d, cuEventRecord(*event, stream)),
+            Step::EventWait(event) => drv!(d, cuStreamWaitEvent(stream, *event, 0)),
+        };
+        done.map_err(|e| e.to_string())
+    }
+}
+
+/// Bytes a memset node writes from its destination.
+pub fn memset_span(p: &sys::CUDA_MEMSET_NODE_PARAMS) -> u64 {
+    let row = p.width as u64 * u64::from(p.elementSize);
+    match p.height {
+        0 => 0,
+        1 => row,
+        h => (h as u64 - 1) * p.pitch as u64 + row,
+    }
+}
+
+/// Where a 3-D copy writes device memory: its first byte and how many bytes from there, or
+/// `None` when its destination is not device memory by address (host memory, an array).
+/// `UNIFIED` destinations are addresses too; the caller tells host from device.
+pub fn memcpy_destination(p: &sys::CUDA_MEMCPY3D) -> Option<(u64, u64)> {
+    let addressed = p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
+        || p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED;
+    if !addressed {
+        return None;
+    }
+    let (pitch, rows_per_slice) = (p.dstPitch as u64, p.dstHeight as u64);
+    let first = p.dstDevice
+        + p.dstXInBytes as u64
+        + (p.dstY as u64 + p.dstZ as u64 * rows_per_slice) * pitch;
+    let (height, depth) = (p.Height.max(1) as u64, p.Depth.max(1) as u64);
+    let rows = (depth - 1) * rows_per_slice + (height - 1);
+    Some((first, rows * pitch + p.WidthInBytes as u64))
+}
+
+/// The order to run `n` nodes in, given `edges` (from, to) between them: every node after the
+/// nodes it depends on, ties in the order the driver listed them. `None`: a cycle.
+pub fn topological_order(n: usize, edges: &[(usize, usize)]) -> Option<Vec<usize>> {
+    let mut waiting_on = vec![0usize; n];
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(from, to) in edges {
+        waiting_on[to] += 1;
+        after[from].push(to);
+    }
+    // A min-heap of ready nodes keeps the driver's order among independent nodes.
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..n)
+        .filter(|&i| waiting_on[i] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(std::cmp::Reverse(node)) = ready.pop() {
+        order.push(node);
+        for &next in &after[node] {
+            waiting_on[next] -= 1;
+            if waiting_on[next] == 0 {
+                ready.push(std::cmp::Reverse(next));
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
+/// An executable graph's nodes in the order the tool runs them, or why it runs whole.
+#[derive(Clone)]
+pub struct GraphPlan {
+    pub steps: Result<Vec<Step>, String>,
+    /// The step of each kernel node, by the source graph's node handle (how the application
+    /// names a node when it changes the executable).
+    kernel_steps: HashMap<usize, usize>,
+}
+
+impl GraphPlan {
+    fn declined(why: String) -> GraphPlan {
+        GraphPlan {
+            steps: Err(why),
+            kernel_steps: HashMap::new(),
+        }
+    }
+
+    /// The number of kernel nodes (0 for a declined graph).
+    pub fn kernel_nodes(&self) -> usize {
+        self.steps.as_ref().map_or(0, |steps| {
+            steps
+                .iter()
+                .filter(|s| matches!(s, Step::Kernel(_)))
+                .count()
+        })
+    }
+}
+
+/// The executable graphs of the process, by handle, and one empty executable graph per
+/// context, which a decomposed launch hands the driver instead.
+#[derive(Default)]
+pub struct GraphRegistry {
+    plans: Mutex<HashMap<usize, Arc<GraphPlan>>>,
+    empty: Mutex<HashMap<usize, usize>>,
+}
+
+impl GraphRegistry {
+    /// Reads `graph`, just instantiated as `exec` in `ctx` (or just made `exec`'s source by
+    /// `cuGraphExecUpdate`).
+    ///
+    /// # Safety
+    /// Inside the instantiation's (or update's) callback: `graph` is alive.
+    pub unsafe fn instantiated(
+        &self,
+        d: &Driver,
+        ctx: CUcontext,
+        graph: CUgraph,
+        exec: sys::CUgraphExec,
+    ) -> Arc<GraphPlan> {
+        let (mut steps, mut kernel_steps) = (Vec::new(), HashMap::new());
+        let plan = Arc::new(
+            match read_graph(d, ctx, graph, 0, &mut steps, &mut kernel_steps) {
+                Ok(()) => GraphPlan {
+                    steps: Ok(steps),
+                    kernel_steps,
+                },
+                Err(why) => GraphPlan::declined(why),
+            },
+        );
+        crate::lock(&self.plans).insert(exec as usize, plan.clone());
+        plan
+    }
+
+    /// The plan of `exec`, if it was instantiated while the tool was on.
+    pub fn plan(&self, exec: sys::CUgraphExec) -> Option<Arc<GraphPlan>> {
+        crate::lock(&self.plans).get(&(exec as usize)).cloned()
+    }
+
+    /// `cuGraphExecKernelNodeSetParams` gave `node` of `exec` the parameters `p`: its step is
+    /// copied again (its launch attributes kept), or the graph declined if that fails.
+    ///
+    /// # Safety
+    /// Inside the call's callback: `p` is the call's parameter block.
+    pub unsafe fn kernel_node_set(
+        &self,
+        d: &Driver,
+        ctx: CUcontext,
+        exec: sys::CUgraphExec,
+        node: CUgraphNode,
+        p: &sys::CUDA_KERNEL_NODE_PARAMS,
+    ) {
+        let mut plans = crate::lock(&self.plans);
+        let Some(plan) = plans.get_mut(&(exec as usize)) else {
+            return;
+        };
+        let (Some(&at), Ok(steps)) = (plan.kernel_steps.get(&(node as usize)), &plan.steps) else {
+            return;
+        };
+        let attrs = match &steps[at] {
+            Step::Kernel(old) => old.attributes().to_vec(),
+            _ => Vec::new(),
+        };
+        let updated = match kernel_launch(d, ctx, p, attrs) {
+            Ok(launch) => {
+                let mut next = (**plan).clone();
+                if let Ok(steps) = &mut next.steps {
+                    steps[at] = Step::Kernel(Box::new(launch));
+                }
+                next
+            }
+            Err(why) => GraphPlan::declined(why),
+        };
+        *plan = Arc::new(updated);
+    }
+
+    /// `exec` was changed after instantiation in a way the tool does not follow (`how`: the
+    /// call): it runs whole from now on.
+    pub fn changed(&self, exec: sys::CUgraphExec, how: &str) {
+        if let Some(plan) = crate::lock(&self.plans).get_mut(&(exec as usize)) {
+            if plan.steps.is_ok() {
+                *plan = Arc::new(GraphPlan::declined(format!(
+                    "it was changed after instantiation ({how})"
+                )));
+            }
+        }
+    }
+
+    pub fn destroyed(&self, exec: sys::CUgraphExec) {
+        crate::lock(&self.plans).remove(&(exec as usize));
+    }
+
+    /// The empty executable graph of `ctx` (the current context), made at its first use.
+    pub fn empty_exec(&self, d: &Driver, ctx: CUcontext) -> Result<sys::CUgraphExec, String> {
+        let mut empty = crate::lock(&self.empty);
+        if let Some(exec) = empty.get(&(ctx as usize)) {
+            return Ok(*exec as sys::CUgraphExec);
+        }
+        let mut graph: CUgraph = std::ptr::null_mut();
+        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+        // SAFETY: creates and instantiates a graph of no nodes in the current context; the
+        // executable keeps what it needs, the graph is not needed after.
+        unsafe {
+            drv!(d, cuGraphCreate(&mut graph, 0)).map_err(|e| e.to_string())?;
+            let made = drv!(d, cuGraphInstantiateWithFlags(&mut exec, graph, 0));
+            let _ = drv!(d, cuGraphDestroy(graph));
+            made.map_err(|e| e.to_string())?;
+        }
+        empty.insert(ctx as usize, exec as usize);
+        Ok(exec)
+    }
+}
+
+/// Appends `graph`'s nodes, child graphs inlined, in an order that respects its edges.
+unsafe fn read_graph(
+    d: &Driver,
+    ctx: CUcontext,
+    graph: CUgraph,
+    depth: usize,
+    steps: &mut Vec<Step>,
+    kernel_steps: &mut HashMap<usize, usize>,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
+    }
+    let failed = |what: &str, e: crate::error::CudaError| format!("{what}: {e}");
+    let mut count = 0usize;
+    drv!(d, cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count))
+        .map_err(|e| failed("cuGraphGetNodes", e))?;
+    let mut nodes: Vec<CUgraphNode> = vec![std::ptr::null_mut(); count];
+    drv!(d, cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count))
+        .map_err(|e| failed("cuGraphGetNodes", e))?;
+    nodes.truncate(count);
+    let mut edge_count = 0usize;
+    // Without edge data: an edge that carries some (a programmatic dependency) makes the
+    // query fail as lossy, and such a graph is declined.
+    drv!(
+        d,
+        cuGraphGetEdges_v2(
+            graph,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut edge_count
+        )
+    )
+    .map_err(|e| failed("cuGraphGetEdges", e))?;
+    let mut from: Vec<CUgraphNode> = vec![std::ptr::null_mut(); edge_count];
+    let mut to: Vec<CUgraphNode> = vec![std::ptr::null_mut(); edge_count];
+    if edge_count > 0 {
+        drv!(
+            d,
+            cuGraphGetEdges_v2(
+                graph,
+                from.as_mut_ptr(),
+                to.as_mut_ptr(),
+                std::ptr::null_mut(),
+                &mut edge_count
+            )
+        )
+        .map_err(|e| failed("edges with data (programmatic dependent launch)", e))?;
+    }
+    let index: HashMap<usize, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (*n as usize, i))
+        .collect();
+    let edges: Vec<(usize, usize)> = from
+        .iter()
+        .zip(&to)
+        .take(edge_count)
+        .filter_map(|(f, t)| Some((*index.get(&(*f as usize))?, *index.get(&(*t as usize))?)))
+        .collect();
+    let order = topological_order(nodes.len(), &edges).ok_or("its edges form a cycle")?;
+    for i in order {
+        read_node(d, ctx, nodes[i], depth, steps, kernel_steps)?;
+    }
+    Ok(())
+}
+
+unsafe fn read_node(
+    d: &Driver,
+    ctx: CUcontext,
+    node: CUgraphNode,
+    depth: usize,
+    steps: &mut Vec<Step>,
+    kernel_steps: &mut HashMap<usize, usize>,
+) -> Result<(), String> {
+    let mut kind: sys::CUgraphNodeType = 0;
+    drv!(d, cuGraphNodeGetType(node, &mut kind)).map_err(|e| e.to_string())?;
+    let got = |r: Result<(), crate::error::CudaError>| r.map_err(|e| e.to_string());
+    match kind {
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL => {
+            kernel_steps.insert(node as usize, steps.len());
+            steps.push(Step::Kernel(Box::new(read_kernel_node(d, ctx, node)?)));
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMSET => {
+            let mut p = sys::CUDA_MEMSET_NODE_PARAMS::default();
+            got(drv!(d, cuGraphMemsetNodeGetParams(node, &mut p)))?;
+            steps.push(Step::Memset(p));
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMCPY => {
+            let mut p = sys::CUDA_MEMCPY3D::default();
+            got(drv!(d, cuGraphMemcpyNodeGetParams(node, &mut p)))?;
+            steps.push(Step::Memcpy(Box::new(p)));
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_HOST => {
+            let mut p = sys::CUDA_HOST_NODE_PARAMS::default();
+            got(drv!(d, cuGraphHostNodeGetParams(node, &mut p)))?;
+            steps.push(Step::Host(p));
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_GRAPH => {
+            let mut child: CUgraph = std::ptr::null_mut();
+            got(drv!(d, cuGraphChildGraphNodeGetGraph(node, &mut child)))?;
+            read_graph(d, ctx, child, depth + 1, steps, kernel_steps)?;
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EMPTY => {}
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EVENT_RECORD => {
+            let mut event: CUevent = std::ptr::null_mut();
+            got(drv!(d, cuGraphEventRecordNodeGetEvent(node, &mut event)))?;
+            steps.push(Step::EventRecord(event));
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_WAIT_EVENT => {
+            let mut event: CUevent = std::ptr::null_mut();
+            got(drv!(d, cuGraphEventWaitNodeGetEvent(node, &mut event)))?;
+            steps.push(Step::EventWait(event));
+        }
+        other => return Err(format!("it holds a {}", node_kind_name(other))),
+    }
+    Ok(())
+}
+
+/// A node kind the tool does not run as a call of its own, for the decline.
+fn node_kind_name(kind: sys::CUgraphNodeType) -> &'static str {
+    match kind {
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEM_ALLOC => "memory allocation node",
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEM_FREE => "memory free node",
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_CONDITIONAL => "conditional node",
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL => {
+            "external semaphore signal node"
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT => {
+            "external semaphore wait node"
+        }
+        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_BATCH_MEM_OP => {
+            "batched memory operation node"
+        }
+        _ => "node of a kind this version does not know",
+    }
+}
+
+/// A kernel node as a launch of the tool's own: its parameters copied, its cluster shape and
+/// cooperative flag kept as launch attributes.
+unsafe fn read_kernel_node(
+    d: &Driver,
+    ctx: CUcontext,
+    node: CUgraphNode,
+) -> Result<OwnedLaunch, String> {
+    let mut p = sys::CUDA_KERNEL_NODE_PARAMS::default();
+    drv!(d, cuGraphKernelNodeGetParams_v2(node, &mut p)).map_err(|e| e.to_string())?;
+    let mut attrs = Vec::new();
+    for id in [
+        sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+    ] {
+        let mut value = sys::CUlaunchAttributeValue::default();
+        if drv!(d, cuGraphKernelNodeGetAttribute(node, id, &mut value)).is_err() {
+            continue;
+        }
+        let set = if id == sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_COOPERATIVE {
+            value.cooperative != 0
+        } else {
+            let c = value.clusterDim;
+            c.x.max(c.y).max(c.z) > 1
+        };
+        if set {
+            attrs.push(sys::CUlaunchAttribute {
+                id,
+                pad: [0; 4],
+                value,
+            });
+        }
+    }
+    kernel_launch(d, ctx, &p, attrs)
+}
+
+/// A kernel node's parameters `p` as a launch of the tool's own with `attrs`, its parameter
+/// bytes copied.
+///
+/// # Safety
+/// `p.kernelParams` points at one pointer per parameter of the kernel, each to its bytes.
+unsafe fn kernel_launch(
+    d: &Driver,
+    ctx: CUcontext,
+    p: &sys::CUDA_KERNEL_NODE_PARAMS,
+    attrs: Vec<sys::CUlaunchAttribute>,
+) -> Result<OwnedLaunch, String> {
+    if !p.extra.is_null() {
+        return Err("a kernel node passes its parameters through `extra`".into());
+    }
+    if !p.ctx.is_null() && p.ctx != ctx {
+        return Err("a kernel node belongs to another context".into());
+    }
+    let f = if p.func.is_null() {
+        p.kern as sys::CUfunction
+    } else {
+        p.func
+    };
+    let api = if attrs.is_empty() {
+        LaunchApi::Kernel { per_thread: false }
+    } else {
+        LaunchApi::KernelEx { per_thread: false }
+    };
+    let shape = LaunchParams {
+        f,
+        grid: [p.gridDimX, p.gridDimY, p.gridDimZ],
+        block: [p.blockDimX, p.blockDimY, p.blockDimZ],
+        shared: p.sharedMemBytes,
+        stream: std::ptr::null_mut(),
+        kernel_params: p.kernelParams,
+        extra: std::ptr::null_mut(),
+        config: std::ptr::null(),
+    };
+    OwnedLaunch::from_parts(d, ctx, api, &shape, attrs).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_run_after_what_they_depend_on_in_listed_order_otherwise() {
+        // 3 -> 0 -> 2, 1 free: 1 and 3 are ready first (1 listed first).
+        assert_eq!(
+            topological_order(4, &[(3, 0), (0, 2)]),
+            Some(vec![1, 3, 0, 2])
+        );
+        assert_eq!(topological_order(3, &[]), Some(vec![0, 1, 2]));
+        // A diamond: 0 -> {1, 2} -> 3.
+        assert_eq!(
+            topological_order(4, &[(0, 2), (0, 1), (1, 3), (2, 3)]),
+            Some(vec![0, 1, 2, 3])
+        );
+        assert_eq!(topological_order(2, &[(0, 1), (1, 0)]), None);
+        assert_eq!(topological_order(0, &[]), Some(vec![]));
+    }
+
+    #[test]
+    fn memset_nodes_write_rows_a_pitch_apart() {
+        let mut p = sys::CUDA_MEMSET_NODE_PARAMS {
+            dst: 0x1000,
+            pitch: 0,
+            value: 7,
+            elementSize: 4,
+            width: 256,
+            height: 1,
+        };
+        // One row: the pitch is not used (captured memsets leave it 0).
+        assert_eq!(memset_span(&p), 1024);
+        p.pitch = 2048;
+        p.height = 3;
+        assert_eq!(memset_span(&p), 2 * 2048 + 1024);
+        p.height = 0;
+        assert_eq!(memset_span(&p), 0);
+    }
+
+    #[test]
+    fn copies_to_device_memory_say_where_they_write() {
+        let mut p = sys::CUDA_MEMCPY3D {
+            dstMemoryType: sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE,
+            dstDevice: 0x10000,
+            WidthInBytes: 100,
+            Height: 1,
+            Depth: 1,
+            ..Default::default()
+        };
+        assert_eq!(memcpy_destination(&p), Some((0x10000, 100)));
+        // Rows 2..4 of slice 1 of a 512-byte pitch, 8 rows a slice, from byte 16.
+        p.dstPitch = 512;
+        p.dstHeight = 8;
+        p.dstXInBytes = 16;
+        p.dstY = 2;
+        p.dstZ = 1;
+        p.Height = 3;
+        assert_eq!(
+            memcpy_destination(&p),
+            Some((0x10000 + 16 + (2 + 8) * 512, 2 * 512 + 100))
+        );
+        p.dstMemoryType = sys::CUmemorytype_enum_CU_MEMORYTYPE_HOST;
+        assert_eq!(memcpy_destination(&p), None);
+        p.dstMemoryType = sys::CUmemorytype_enum_CU_MEMORYTYPE_ARRAY;
+        assert_eq!(memcpy_destination(&p), None);
+    }
+}

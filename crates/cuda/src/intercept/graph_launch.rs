@@ -1,0 +1,323 @@
+//! A graph launch run node by node (`crate::graphs`): at the launch's ENTER callback its kernel
+//! nodes go through the engine as dispatches of the application's, its other nodes as calls,
+//! all on the launch's stream in the graph's order; the launch itself is handed an empty
+//! executable graph.
+
+use super::tool::{lock, Tool};
+use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
+use crate::graphs::{memcpy_destination, memset_span, Step};
+use crate::guard::ToolScope;
+use crate::launch::OwnedLaunch;
+use crate::query;
+use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DispatchInfo, LaunchKind};
+use kreplay_cupti_sys as sys;
+
+/// The executable graph of `cuGraphLaunch(_ptsz)` just instantiated (its resource callback).
+pub(super) fn on_instantiated(tool: &Tool, data: &sys::CUpti_ResourceData) {
+    if !tool.graph_nodes || data.resourceDescriptor.is_null() {
+        return;
+    }
+    // SAFETY: CUPTI passes a CUpti_GraphData for graph-executable resource callbacks.
+    let graph = unsafe { &*(data.resourceDescriptor as *const sys::CUpti_GraphData) };
+    if graph.graph.is_null() || graph.graphExec.is_null() {
+        return;
+    }
+    // The walk's driver calls are the tool's own.
+    let _scope = ToolScope::enter();
+    // SAFETY: inside the instantiation: the source graph is alive.
+    let plan = unsafe {
+        tool.graphs
+            .instantiated(tool.driver, data.context, graph.graph, graph.graphExec)
+    };
+    tool.debug(&format!(
+        "graph instantiated: {} kernel node(s){}",
+        plan.kernel_nodes(),
+        plan.steps
+            .as_ref()
+            .err()
+            .map(|why| format!(", runs whole: {why}"))
+            .unwrap_or_default()
+    ));
+}
+
+/// The executable graph a resource callback is about (its destruction).
+pub(super) fn on_destroying(tool: &Tool, data: &sys::CUpti_ResourceData) {
+    if data.resourceDescriptor.is_null() {
+        return;
+    }
+    // SAFETY: as in `on_instantiated`.
+    let graph = unsafe { &*(data.resourceDescriptor as *const sys::CUpti_GraphData) };
+    tool.graphs.destroyed(graph.graphExec);
+}
+
+/// A driver call that changes an executable graph after instantiation, by its name (its first
+/// parameter is the executable): node parameters set, an update from another graph, a node
+/// enabled or disabled.
+pub(super) fn changes_exec(call: &str) -> bool {
+    (call.starts_with("cuGraphExec")
+        && (call.contains("SetParams")
+            || call.contains("SetEvent")
+            || call.starts_with("cuGraphExecUpdate")))
+        || call.starts_with("cuGraphNodeSetEnabled")
+}
+
+/// At the EXIT of a successful call [`changes_exec`] names: a kernel node's new parameters and
+/// an update's new graph are read again; any other change makes the graph run whole.
+pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_CallbackData) {
+    let p = data.functionParams;
+    if !tool.graph_nodes || p.is_null() {
+        return;
+    }
+    let _scope = ToolScope::enter();
+    // SAFETY: each call's parameter block as generated_cuda_meta.h declares it, inside its
+    // callback; every such block begins with the executable graph.
+    unsafe {
+        match call.strip_suffix("_ptsz").unwrap_or(call) {
+            "cuGraphExecKernelNodeSetParams" | "cuGraphExecKernelNodeSetParams_v2" => {
+                let p = &*(p as *const sys::cuGraphExecKernelNodeSetParams_v2_params);
+                match p.nodeParams.as_ref() {
+                    Some(params) => tool.graphs.kernel_node_set(
+                        tool.driver,
+                        data.context,
+                        p.hGraphExec,
+                        p.hNode,
+                        params,
+                    ),
+                    None => tool.graphs.changed(p.hGraphExec, call),
+                }
+            }
+            "cuGraphExecUpdate" | "cuGraphExecUpdate_v2" => {
+                let p = &*(p as *const sys::cuGraphExecUpdate_v2_params);
+                tool.graphs
+                    .instantiated(tool.driver, data.context, p.hGraph, p.hGraphExec);
+            }
+            _ => tool.graphs.changed(*(p as *const sys::CUgraphExec), call),
+        }
+    }
+}
+
+/// Runs the graph launch at its ENTER callback node by node, if its graph allows; `false`:
+/// the launch goes on as the application made it.
+pub(super) fn launch_by_nodes(
+    tool: &'static Tool,
+    cbid: u32,
+    data: &sys::CUpti_CallbackData,
+) -> bool {
+    if !tool.graph_nodes || data.functionParams.is_null() {
+        return false;
+    }
+    let params = data.functionParams as *mut sys::cuGraphLaunch_params;
+    // SAFETY: the parameter block of cuGraphLaunch (the _ptsz block has the same fields).
+    let (exec, stream) = unsafe { ((*params).hGraph, (*params).hStream) };
+    let per_thread =
+        cbid == sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+    let stream = resolve_stream(stream, per_thread);
+    let Some(plan) = tool.graphs.plan(exec) else {
+        return false;
+    };
+    let steps = match &plan.steps {
+        Ok(steps) => steps,
+        Err(why) => {
+            tool.engine.warn_once(
+                &format!("graph-declined-{exec:?}-{why}"),
+                &format!("an executable graph runs whole, once per launch, unmeasured: {why}"),
+            );
+            return false;
+        }
+    };
+    let Some(device) = tool.device_of(data.context) else {
+        return false;
+    };
+    // Launched into a stream capture, the graph becomes a node of the graph being captured.
+    if query::is_capturing(tool.driver, stream) {
+        return false;
+    }
+    let empty = {
+        let _scope = ToolScope::enter();
+        tool.graphs.empty_exec(tool.driver, data.context)
+    };
+    let empty = match empty {
+        Ok(empty) => empty,
+        Err(e) => {
+            tool.warn_once(
+                "graph-empty-exec",
+                &format!("graph launches run whole, unmeasured: the empty executable graph that stands in for one could not be made ({e})"),
+            );
+            return false;
+        }
+    };
+    // SAFETY: the call's own parameter block, at its ENTER callback: the driver launches the
+    // executable graph it holds when the callback returns (bench/probes/graph_swap.sh).
+    unsafe { (*params).hGraph = empty };
+    for step in steps {
+        match step {
+            Step::Kernel(launch) => kernel_node(tool, data, device, launch.with_stream(stream)),
+            other => call_node(tool, data.context, device, other, stream),
+        }
+    }
+    true
+}
+
+/// A kernel node as a dispatch of the application's: the engine's ENTER, the launch on the
+/// graph launch's stream, the engine's EXIT (the ordinary launch path, with the tool issuing
+/// the launch). Its records carry the graph launch's correlation id.
+fn kernel_node(
+    tool: &'static Tool,
+    data: &sys::CUpti_CallbackData,
+    device: DeviceId,
+    launch: OwnedLaunch,
+) {
+    tool.register_agent(device);
+    let stream = launch.stream();
+    let (kernel_id, kernel_name) =
+        tool.kernels
+            .kernel_id(&tool.engine, launch.function(), None, device);
+    let kind = match tool.kernels.launch_kind_of(&kernel_name) {
+        LaunchKind::Kernel if tool.reaches_pageable_host_words(device, &launch.addresses()) => {
+            LaunchKind::PageableHost
+        }
+        kind => kind,
+    };
+    let (grid, block, shared) = launch.shape();
+    let info = DispatchInfo {
+        device,
+        kind,
+        kernel_name,
+        kernel_id,
+        stream_id: query::stream_id(tool.driver, stream),
+        correlation_id: u64::from(data.correlationId),
+        grid,
+        block,
+        dynamic_shared_bytes: shared,
+    };
+    let current = match lock(&tool.backend).begin_dispatch(data.context, device, stream) {
+        Ok(current) => current,
+        Err(e) => {
+            tool.warn_once(
+                "begin-dispatch",
+                &format!("cannot prepare dispatches for replay ({e}); they run unprofiled"),
+            );
+            let _scope = ToolScope::enter();
+            if let Err(e) = launch.launch(tool.driver) {
+                node_failed(tool, &e.to_string());
+            }
+            return;
+        }
+    };
+    let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
+    let ticket = tool.engine.launch_enter(&mut backend, &info);
+    let launched = {
+        let _scope = ToolScope::enter();
+        launch.launch(tool.driver)
+    };
+    match launched {
+        Ok(()) => {
+            let kept = CudaLaunch::Owned(Box::new(launch));
+            tool.engine.launch_exit(&mut backend, ticket, &kept);
+            tool.first_dispatch_done();
+        }
+        Err(e) => {
+            tool.engine.launch_failed(&mut backend, ticket);
+            node_failed(tool, &e.to_string());
+        }
+    }
+    lock(&tool.backend).end_dispatch();
+}
+
+/// Any other node as a call of the application's on the graph launch's stream: the engine's
+/// fence around it, a replay window open across it where its effect allows.
+fn call_node(
+    tool: &Tool,
+    ctx: sys::CUcontext,
+    device: DeviceId,
+    step: &Step,
+    stream: sys::CUstream,
+) {
+    let effect = node_effect(tool, device, step);
+    let mut backend = DispatchBackend::new(
+        &tool.backend,
+        &tool.gate,
+        CurrentDispatch::passive(ctx, std::ptr::null_mut()),
+    );
+    let guard = tool
+        .engine
+        .enter_call(&mut backend, step.call_name(), effect);
+    let ran = {
+        let _scope = ToolScope::enter();
+        // SAFETY: the node's handles and pointers as the application gave them to its graph.
+        unsafe { step.run_call(tool.driver, stream) }
+    };
+    tool.engine.exit_call(&mut backend, guard);
+    if let Err(e) = ran {
+        node_failed(tool, &e);
+    }
+}
+
+/// What a node other than a kernel node does to device memory.
+fn node_effect(tool: &Tool, device: DeviceId, step: &Step) -> CallEffect {
+    let write = |base: u64, bytes: u64| CallEffect::DeviceWrite {
+        device,
+        base,
+        bytes,
+    };
+    match step {
+        Step::Memset(p) => write(p.dst, memset_span(p)),
+        Step::Memcpy(p) => match memcpy_destination(p) {
+            Some((base, bytes)) => {
+                // A unified address of host memory (or of none known) is a copy to the host.
+                let region = tool.engine.inventory().find(device, base);
+                if p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
+                    && region.is_none_or(|r| r.kind == AllocKind::Host)
+                {
+                    CallEffect::NoDeviceWrite
+                } else {
+                    write(base, bytes)
+                }
+            }
+            None if p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_HOST => {
+                CallEffect::NoDeviceWrite
+            }
+            None => CallEffect::Unknown,
+        },
+        Step::Host(_) | Step::EventRecord(_) | Step::EventWait(_) => CallEffect::NoDeviceWrite,
+        Step::Kernel(_) => CallEffect::Unknown,
+    }
+}
+
+/// A node that the driver refused: the application's graph launch succeeded (it launched the
+/// empty stand-in), so the failure is said, once.
+fn node_failed(tool: &Tool, error: &str) {
+    tool.warn_once(
+        "graph-node-failed",
+        &format!("a node of a graph run node by node failed ({error}); the graph's results may be incomplete"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_that_change_an_executable_graph_are_told_apart() {
+        for call in [
+            "cuGraphExecKernelNodeSetParams_v2",
+            "cuGraphExecMemsetNodeSetParams",
+            "cuGraphExecEventRecordNodeSetEvent",
+            "cuGraphExecUpdate_v2",
+            "cuGraphExecNodeSetParams",
+            "cuGraphNodeSetEnabled",
+        ] {
+            assert!(changes_exec(call), "{call}");
+        }
+        for call in [
+            "cuGraphExecDestroy",
+            "cuGraphExecGetFlags",
+            "cuGraphKernelNodeSetParams_v2",
+            "cuGraphLaunch",
+            "cuGraphUpload",
+            "cuGraphInstantiateWithFlags",
+        ] {
+            assert!(!changes_exec(call), "{call}");
+        }
+    }
+}
