@@ -363,9 +363,14 @@ where
         effect: CallEffect,
     ) -> CallGuard {
         match self.stay_in_unit(backend, effect) {
-            Some((fence, capture)) => CallGuard { fence, capture },
-            None => CallGuard {
+            Ok((fence, capture)) => CallGuard { fence, capture },
+            Err(None) => CallGuard {
                 fence: self.fence_for(backend, call),
+                capture: None,
+            },
+            // The window summary says why the window could not stay open.
+            Err(Some(why)) => CallGuard {
+                fence: self.fence_for(backend, &format!("{call} (not deferrable: {why})")),
                 capture: None,
             },
         }

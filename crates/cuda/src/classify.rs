@@ -214,7 +214,7 @@ pub fn is_collective_kernel(kernel: &str) -> bool {
 }
 
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
-/// queries, and the look-ups of a kernel's function handle). They need not wait for, nor close,
+/// queries, limits, occupancy, and the look-ups of a kernel's function handle). They need not wait for, nor close,
 /// a replay in progress: frameworks such as PyTorch and libraries such as cuBLAS make them
 /// between most launches, and fencing them would cut replay windows short. A look-up may load a
 /// module lazily; its variables enter the inventory at their kernel's first launch, and a window
@@ -265,6 +265,17 @@ pub fn is_query_only(cbid: u32) -> bool {
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuKernelGetName
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuFuncGetParamInfo
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuKernelGetParamInfo
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxGetLimit
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxGetCacheConfig
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuDeviceTotalMem_v2
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuDeviceGetPCIBusId
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyAvailableDynamicSMemPerBlock
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessor
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveClusters
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialBlockSize
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialBlockSizeWithFlags
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialClusterSize
     )
 }
 
@@ -684,6 +695,14 @@ mod tests {
         // cuMemcpyHtoD_v2 (276), cuCtxSynchronize (17), cuLaunchKernel (307) and
         // cuMemAlloc_v2 (243) are not queries.
         assert!(!is_query_only(276));
+        // Limits and occupancy are read between PyTorch's and cuDNN's launches (ResNet-18 closed
+        // 9 windows at cuCtxGetLimit when they were fenced).
+        assert!(is_query_only(
+            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuCtxGetLimit
+        ));
+        assert!(is_query_only(
+            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+        ));
         assert!(!is_query_only(17));
         assert!(!is_query_only(307));
         assert!(!is_query_only(243));

@@ -2249,6 +2249,15 @@ fn a_member_reaching_host_memory_keeps_its_window_from_staying_open() {
         );
         h.engine.finish_with(&mut backend);
         assert_eq!(backend.value, 1);
+        // The window summary says why such a window closed at a call that writes nothing.
+        let summary = h.engine.window_summary().unwrap();
+        assert_eq!(
+            summary.contains(
+                "cuCtxSynchronize (not deferrable: a kernel of it reaches host or managed memory) 1"
+            ),
+            !stays,
+            "{summary}"
+        );
     }
 }
 

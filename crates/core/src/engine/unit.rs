@@ -80,6 +80,10 @@ use std::time::Duration;
 mod close;
 mod open;
 
+/// Why a restoring unit cannot stay open across calls when F (the application's view when it
+/// closes) would not fit device staging next to its snapshots.
+pub(super) const UNDEFERRABLE_STAGING: &str = "F would not fit device staging";
+
 /// What a unit member's [`LaunchTicket`] carries; the dispatch itself is in the unit.
 pub(super) struct MemberTicket {
     pub(super) dispatch_id: u64,
@@ -149,9 +153,9 @@ pub(super) struct OpenUnit<S, L, C> {
     covered: Vec<Region>,
     /// Later executions will run (S0 was taken).
     restorable: bool,
-    /// A restoring unit may stay open across calls (F fits staging, no member reaches host
-    /// or managed memory).
-    deferrable: bool,
+    /// Why a restoring unit may not stay open across calls (`None`: it may: F fits device
+    /// staging and no member reaches host or managed memory).
+    undeferrable: Option<&'static str>,
     /// S0 covers managed memory, which the host may write at any time, with no CUDA call (while
     /// pass 0 runs, while the unit is parked): F is saved and put back around the later
     /// executions, or restoring S0 would undo those writes.
@@ -372,13 +376,13 @@ where
             unit.bytes_tracked += bytes;
             unit.covered.extend(added);
             // F (saved when the unit closes) has grown by as much.
-            if unit.deferrable
+            if unit.undeferrable.is_none()
                 && backend
                     .device_free_bytes(unit.device)
                     .saturating_sub(self.options.staging_reserve_bytes)
                     < unit.bytes_tracked
             {
-                unit.deferrable = false;
+                unit.undeferrable = Some(UNDEFERRABLE_STAGING);
             }
         }
         unit.inventory_generation = generation;
@@ -436,10 +440,10 @@ where
                 Err(_) => reason = Some("a launch that could not be kept"),
             }
         }
-        if reason.is_none() && unit.restorable && unit.deferrable {
+        if reason.is_none() && unit.restorable && unit.undeferrable.is_none() {
             let kept = unit.members[index].launch.as_ref().unwrap_or(launch);
             if self.reaches_host_memory(backend, kept) {
-                unit.deferrable = false;
+                unit.undeferrable = Some("a kernel of it reaches host or managed memory");
             }
         }
         if !unit.replayable {
@@ -466,42 +470,43 @@ where
     }
 
     /// The fence of a call the caller's parked unit stays open across, if it may (see the
-    /// module documentation), and the write to capture at the call's exit. `None`: the call
-    /// takes the ordinary fence (which closes the unit).
+    /// module documentation), and the write to capture at the call's exit. `Err`: the call
+    /// takes the ordinary fence (which closes the unit), with why the unit could not stay open
+    /// when that is its own state (not deferrable) rather than the call's.
     pub(super) fn stay_in_unit<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         effect: CallEffect,
-    ) -> Option<(FenceGuard, Option<PendingWrite>)> {
+    ) -> Result<(FenceGuard, Option<PendingWrite>), Option<&'static str>> {
         if !self.window_spans.load(Ordering::Relaxed) || effect == CallEffect::Unknown {
-            return None;
+            return Err(None);
         }
         let me = std::thread::current().id();
         let (device, capture, fence) = {
             let open = lock(&self.open_unit);
-            let unit = open.as_ref()?;
+            let unit = open.as_ref().ok_or(None)?;
             if unit.owner != me || !unit.replayable {
-                return None;
+                return Err(None);
             }
             let capture = if unit.restorable {
-                if !unit.deferrable {
-                    return None;
+                if let Some(why) = unit.undeferrable {
+                    return Err(Some(why));
                 }
                 match effect {
-                    CallEffect::Unknown | CallEffect::Frees => return None,
+                    CallEffect::Unknown | CallEffect::Frees => return Err(None),
                     CallEffect::NoDeviceWrite => None,
                     CallEffect::DeviceWrite {
                         device,
                         base,
                         bytes,
                     } => {
-                        let region = self.inventory.find(device, base)?;
+                        let region = self.inventory.find(device, base).ok_or(None)?;
                         let inside =
                             base.saturating_add(bytes) <= region.base.saturating_add(region.bytes);
                         let fits =
                             unit.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
                         if device != unit.device || !region.kind.is_tracked() || !inside || !fits {
-                            return None;
+                            return Err(None);
                         }
                         Some(PendingWrite {
                             device,
@@ -515,13 +520,13 @@ where
             };
             // Counted as a reader from here, under the unit's lock: a thread that would close
             // the unit meanwhile waits for the call to end.
-            let fence = self.gate.fence_in_parked_window()?;
+            let fence = self.gate.fence_in_parked_window().ok_or(None)?;
             (unit.device, capture, fence)
         };
         // The members launched so far finish before the call's work starts.
         if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
             self.backend_notice("drain", &error);
-            return None;
+            return Err(None);
         }
         let mut open = lock(&self.open_unit);
         match open.as_mut().filter(|u| u.owner == me) {
@@ -531,9 +536,9 @@ where
                 if let Some(write) = capture {
                     unit.captured_bytes += write.bytes;
                 }
-                Some((fence, capture))
+                Ok((fence, capture))
             }
-            None => Some((fence, None)),
+            None => Ok((fence, None)),
         }
     }
 

@@ -54,7 +54,7 @@ where
             covered,
             staging,
             host_writable,
-            deferrable,
+            undeferrable,
             bytes_tracked,
             inventory_generation,
             snapshot_ns,
@@ -97,7 +97,7 @@ where
             snapshots,
             covered,
             restorable,
-            deferrable,
+            undeferrable,
             host_writable,
             staging,
             bytes_tracked,
@@ -217,13 +217,19 @@ where
         };
         let snapshot_ns = elapsed_ns(snapshot_started);
         // F, the application's view when the unit closes, is staged on the device too.
-        let deferrable = !restorable
-            || regions.is_empty()
-            || (staging == Staging::Device
-                && backend
-                    .device_free_bytes(device)
-                    .saturating_sub(self.options.staging_reserve_bytes)
-                    >= bytes_tracked);
+        let undeferrable = if !restorable || regions.is_empty() {
+            None
+        } else if staging != Staging::Device {
+            Some("its snapshot is staged on the host")
+        } else if backend
+            .device_free_bytes(device)
+            .saturating_sub(self.options.staging_reserve_bytes)
+            < bytes_tracked
+        {
+            Some(super::UNDEFERRABLE_STAGING)
+        } else {
+            None
+        };
         Ok((
             hold,
             Staged {
@@ -231,7 +237,7 @@ where
                 snapshots: snapshot.into_iter().collect(),
                 covered: regions,
                 staging,
-                deferrable,
+                undeferrable,
                 bytes_tracked,
                 inventory_generation,
                 snapshot_ns,
@@ -268,7 +274,7 @@ struct Staged<S> {
     /// As [`OpenUnit`]'s: S0 covers managed memory.
     host_writable: bool,
     /// As [`OpenUnit`]'s, as far as staging decides: F fits device staging.
-    deferrable: bool,
+    undeferrable: Option<&'static str>,
     bytes_tracked: u64,
     inventory_generation: u64,
     snapshot_ns: u64,
