@@ -1069,6 +1069,18 @@ def graph_checks():
         f"{status} {details}; warning {'present' if warned else 'absent'}; {len(passes_per_dispatch(db))} dispatch record(s)",
         rc == 0 and status == "PASS" and warned)
 
+    # A PyTorch training step captured into a CUDA graph (torch.cuda.graph) and replayed 4 times.
+    losses = lambda text: re.findall(r"loss (\S+)", text)
+    alone = losses(run([sys.executable, "tests/gpu/torch_graph.py"], None, tag="torch_graph_alone", timeout=300)[1])
+    rc, out, err, db, wall = run([sys.executable, "tests/gpu/torch_graph.py"], GROUPS[:2], tag="torch_graph", timeout=300,
+                                 env_extra=UNPACKED)
+    passes = [c for _, c, _ in passes_per_dispatch(db)]
+    declined = graph_declines(db)
+    row("PyTorch step in a CUDA graph (torch.cuda.graph, 4 replays), 2 groups",
+        "losses bit-identical to alone; every dispatch (the graph's kernel nodes too) in passes 0 and 1; no graph declined",
+        f"{losses(out)} vs {alone}; {len(passes)} dispatches, passes {sorted(set(passes))}; declined {declined[:1]}; "
+        f"{err.strip()[-100:]!r}",
+        rc == 0 and bool(alone) and losses(out) == alone and bool(passes) and set(passes) == {2} and not declined)
     # NVIDIA's graph samples (tests/gpu/corpus, fetched into the working tree, never committed):
     # output identical to a run alone (timings left out), every kernel node in both passes.
     samples = [("simpleCudaGraphs", []), ("jacobiCudaGraphs", ["-gpumethod=0"]), ("jacobiCudaGraphs", ["-gpumethod=1"])]
