@@ -855,6 +855,7 @@ def section_check(tag, argv, verdict, launches):
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})
     log(f"sections {tag}: units that differ {other_units}")
+    log(f"sections {tag}: kernels that differ by ID (ncu, kreplay) {[(i, their_names[i], our_names.get(i)) for i in misaligned[:5]]}")
     log(f"sections {tag}: ncu rc {ncu_rc}; ncu-only rows {only_ncu}; n/a in ours {not_given}; "
         f"far {[(k, ours.get(k), theirs[k]) for k in far]}")
     row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
