@@ -202,16 +202,19 @@ impl GraphRegistry {
         graph: CUgraph,
         exec: sys::CUgraphExec,
     ) -> Arc<GraphPlan> {
-        let (mut steps, mut kernel_steps) = (Vec::new(), HashMap::new());
-        let plan = Arc::new(
-            match read_graph(d, ctx, graph, 0, &mut steps, &mut kernel_steps) {
-                Ok(()) => GraphPlan {
-                    steps: Ok(steps),
-                    kernel_steps,
-                },
-                Err(why) => GraphPlan::declined(why),
+        let mut reader = GraphReader {
+            d,
+            ctx,
+            steps: Vec::new(),
+            kernel_steps: HashMap::new(),
+        };
+        let plan = Arc::new(match reader.graph(graph, 0) {
+            Ok(()) => GraphPlan {
+                steps: Ok(reader.steps),
+                kernel_steps: reader.kernel_steps,
             },
-        );
+            Err(why) => GraphPlan::declined(why),
+        });
         crate::lock(&self.plans).insert(exec as usize, plan.clone());
         plan
     }
@@ -295,123 +298,122 @@ impl GraphRegistry {
     }
 }
 
-/// Appends `graph`'s nodes, child graphs inlined, in an order that respects its edges.
-unsafe fn read_graph(
-    d: &Driver,
+/// A graph being read into steps (see [`GraphRegistry::instantiated`]).
+struct GraphReader<'a> {
+    d: &'a Driver,
     ctx: CUcontext,
-    graph: CUgraph,
-    depth: usize,
-    steps: &mut Vec<Step>,
-    kernel_steps: &mut HashMap<usize, usize>,
-) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
-    }
-    let failed = |what: &str, e: crate::error::CudaError| format!("{what}: {e}");
-    let mut count = 0usize;
-    drv!(d, cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count))
-        .map_err(|e| failed("cuGraphGetNodes", e))?;
-    let mut nodes: Vec<CUgraphNode> = vec![std::ptr::null_mut(); count];
-    drv!(d, cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count))
-        .map_err(|e| failed("cuGraphGetNodes", e))?;
-    nodes.truncate(count);
-    let mut edge_count = 0usize;
-    // Without edge data: an edge that carries some (a programmatic dependency) makes the
-    // query fail as lossy, and such a graph is declined.
-    drv!(
-        d,
-        cuGraphGetEdges_v2(
-            graph,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &mut edge_count
-        )
-    )
-    .map_err(|e| failed("cuGraphGetEdges", e))?;
-    let mut from: Vec<CUgraphNode> = vec![std::ptr::null_mut(); edge_count];
-    let mut to: Vec<CUgraphNode> = vec![std::ptr::null_mut(); edge_count];
-    if edge_count > 0 {
+    steps: Vec<Step>,
+    kernel_steps: HashMap<usize, usize>,
+}
+
+impl GraphReader<'_> {
+    /// Appends `graph`'s nodes, child graphs inlined, in an order that respects its edges.
+    unsafe fn graph(&mut self, graph: CUgraph, depth: usize) -> Result<(), String> {
+        let d = self.d;
+        if depth > MAX_DEPTH {
+            return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
+        }
+        let failed = |what: &str, e: crate::error::CudaError| format!("{what}: {e}");
+        let mut count = 0usize;
+        drv!(d, cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count))
+            .map_err(|e| failed("cuGraphGetNodes", e))?;
+        let mut nodes: Vec<CUgraphNode> = vec![std::ptr::null_mut(); count];
+        drv!(d, cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count))
+            .map_err(|e| failed("cuGraphGetNodes", e))?;
+        nodes.truncate(count);
+        let mut edge_count = 0usize;
+        // Without edge data: an edge that carries some (a programmatic dependency) makes the
+        // query fail as lossy, and such a graph is declined.
         drv!(
             d,
             cuGraphGetEdges_v2(
                 graph,
-                from.as_mut_ptr(),
-                to.as_mut_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 &mut edge_count
             )
         )
-        .map_err(|e| failed("edges with data (programmatic dependent launch)", e))?;
+        .map_err(|e| failed("cuGraphGetEdges", e))?;
+        let mut from: Vec<CUgraphNode> = vec![std::ptr::null_mut(); edge_count];
+        let mut to: Vec<CUgraphNode> = vec![std::ptr::null_mut(); edge_count];
+        if edge_count > 0 {
+            drv!(
+                d,
+                cuGraphGetEdges_v2(
+                    graph,
+                    from.as_mut_ptr(),
+                    to.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                    &mut edge_count
+                )
+            )
+            .map_err(|e| failed("edges with data (programmatic dependent launch)", e))?;
+        }
+        let index: HashMap<usize, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n as usize, i))
+            .collect();
+        let edges: Vec<(usize, usize)> = from
+            .iter()
+            .zip(&to)
+            .take(edge_count)
+            .filter_map(|(f, t)| Some((*index.get(&(*f as usize))?, *index.get(&(*t as usize))?)))
+            .collect();
+        let order = topological_order(nodes.len(), &edges).ok_or("its edges form a cycle")?;
+        for i in order {
+            self.node(nodes[i], depth)?;
+        }
+        Ok(())
     }
-    let index: HashMap<usize, usize> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (*n as usize, i))
-        .collect();
-    let edges: Vec<(usize, usize)> = from
-        .iter()
-        .zip(&to)
-        .take(edge_count)
-        .filter_map(|(f, t)| Some((*index.get(&(*f as usize))?, *index.get(&(*t as usize))?)))
-        .collect();
-    let order = topological_order(nodes.len(), &edges).ok_or("its edges form a cycle")?;
-    for i in order {
-        read_node(d, ctx, nodes[i], depth, steps, kernel_steps)?;
-    }
-    Ok(())
-}
 
-unsafe fn read_node(
-    d: &Driver,
-    ctx: CUcontext,
-    node: CUgraphNode,
-    depth: usize,
-    steps: &mut Vec<Step>,
-    kernel_steps: &mut HashMap<usize, usize>,
-) -> Result<(), String> {
-    let mut kind: sys::CUgraphNodeType = 0;
-    drv!(d, cuGraphNodeGetType(node, &mut kind)).map_err(|e| e.to_string())?;
-    let got = |r: Result<(), crate::error::CudaError>| r.map_err(|e| e.to_string());
-    match kind {
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL => {
-            kernel_steps.insert(node as usize, steps.len());
-            steps.push(Step::Kernel(Box::new(read_kernel_node(d, ctx, node)?)));
+    /// Appends one node (a child graph's nodes for a child graph node).
+    unsafe fn node(&mut self, node: CUgraphNode, depth: usize) -> Result<(), String> {
+        let (d, ctx, steps) = (self.d, self.ctx, &mut self.steps);
+        let mut kind: sys::CUgraphNodeType = 0;
+        drv!(d, cuGraphNodeGetType(node, &mut kind)).map_err(|e| e.to_string())?;
+        let got = |r: Result<(), crate::error::CudaError>| r.map_err(|e| e.to_string());
+        match kind {
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL => {
+                self.kernel_steps.insert(node as usize, steps.len());
+                steps.push(Step::Kernel(Box::new(read_kernel_node(d, ctx, node)?)));
+            }
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMSET => {
+                let mut p = sys::CUDA_MEMSET_NODE_PARAMS::default();
+                got(drv!(d, cuGraphMemsetNodeGetParams(node, &mut p)))?;
+                steps.push(Step::Memset(p));
+            }
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMCPY => {
+                let mut p = sys::CUDA_MEMCPY3D::default();
+                got(drv!(d, cuGraphMemcpyNodeGetParams(node, &mut p)))?;
+                steps.push(Step::Memcpy(Box::new(p)));
+            }
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_HOST => {
+                let mut p = sys::CUDA_HOST_NODE_PARAMS::default();
+                got(drv!(d, cuGraphHostNodeGetParams(node, &mut p)))?;
+                steps.push(Step::Host(p));
+            }
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_GRAPH => {
+                let mut child: CUgraph = std::ptr::null_mut();
+                got(drv!(d, cuGraphChildGraphNodeGetGraph(node, &mut child)))?;
+                self.graph(child, depth + 1)?;
+            }
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EMPTY => {}
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EVENT_RECORD => {
+                let mut event: CUevent = std::ptr::null_mut();
+                got(drv!(d, cuGraphEventRecordNodeGetEvent(node, &mut event)))?;
+                steps.push(Step::EventRecord(event));
+            }
+            sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_WAIT_EVENT => {
+                let mut event: CUevent = std::ptr::null_mut();
+                got(drv!(d, cuGraphEventWaitNodeGetEvent(node, &mut event)))?;
+                steps.push(Step::EventWait(event));
+            }
+            other => return Err(format!("it holds a {}", node_kind_name(other))),
         }
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMSET => {
-            let mut p = sys::CUDA_MEMSET_NODE_PARAMS::default();
-            got(drv!(d, cuGraphMemsetNodeGetParams(node, &mut p)))?;
-            steps.push(Step::Memset(p));
-        }
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMCPY => {
-            let mut p = sys::CUDA_MEMCPY3D::default();
-            got(drv!(d, cuGraphMemcpyNodeGetParams(node, &mut p)))?;
-            steps.push(Step::Memcpy(Box::new(p)));
-        }
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_HOST => {
-            let mut p = sys::CUDA_HOST_NODE_PARAMS::default();
-            got(drv!(d, cuGraphHostNodeGetParams(node, &mut p)))?;
-            steps.push(Step::Host(p));
-        }
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_GRAPH => {
-            let mut child: CUgraph = std::ptr::null_mut();
-            got(drv!(d, cuGraphChildGraphNodeGetGraph(node, &mut child)))?;
-            read_graph(d, ctx, child, depth + 1, steps, kernel_steps)?;
-        }
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EMPTY => {}
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EVENT_RECORD => {
-            let mut event: CUevent = std::ptr::null_mut();
-            got(drv!(d, cuGraphEventRecordNodeGetEvent(node, &mut event)))?;
-            steps.push(Step::EventRecord(event));
-        }
-        sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_WAIT_EVENT => {
-            let mut event: CUevent = std::ptr::null_mut();
-            got(drv!(d, cuGraphEventWaitNodeGetEvent(node, &mut event)))?;
-            steps.push(Step::EventWait(event));
-        }
-        other => return Err(format!("it holds a {}", node_kind_name(other))),
+        Ok(())
     }
-    Ok(())
 }
 
 /// A node kind the tool does not run as a call of its own, for the decline.
