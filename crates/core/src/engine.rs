@@ -655,7 +655,7 @@ where
                 "graph launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
             ReplayOutcome::DeclinedStreamCapture => {
-                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them is profiled when it is launched"
+                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them is, when it is launched (on CUDA node by node, unless a warning says it runs whole)"
             }
             ReplayOutcome::DeclinedDevicePrintf => {
                 "kernels that call printf are not replayed (their output would repeat once per pass); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"

@@ -157,15 +157,18 @@ pub fn topological_order(n: usize, edges: &[(usize, usize)]) -> Option<Vec<usize
 #[derive(Clone)]
 pub struct GraphPlan {
     pub steps: Result<Vec<Step>, String>,
-    /// The step of each kernel node, by the source graph's node handle (how the application
-    /// names a node when it changes the executable).
+    /// The context the executable belongs to.
+    ctx: usize,
+    /// The step of each kernel node, by the node handle of the graph the executable was
+    /// instantiated from (how the application names a node when it changes the executable).
     kernel_steps: HashMap<usize, usize>,
 }
 
 impl GraphPlan {
-    fn declined(why: String) -> GraphPlan {
+    fn declined(ctx: CUcontext, why: String) -> GraphPlan {
         GraphPlan {
             steps: Err(why),
+            ctx: ctx as usize,
             kernel_steps: HashMap::new(),
         }
     }
@@ -181,20 +184,32 @@ impl GraphPlan {
     }
 }
 
-/// The executable graphs of the process, by handle, and one empty executable graph per
-/// context, which a decomposed launch hands the driver instead.
+/// What the tool keeps of an application's executable graph it runs node by node: the empty
+/// executable its launches are handed (one per executable, so that unrelated graphs are not
+/// ordered behind each other), and an event recorded after the nodes of its last launch (a
+/// launch is ordered after the executable's previous launches, whatever their streams).
+struct Launches {
+    ctx: usize,
+    stand_in: sys::CUgraphExec,
+    done: CUevent,
+    launched: bool,
+}
+
+/// The executable graphs of the process, by handle.
 #[derive(Default)]
 pub struct GraphRegistry {
     plans: Mutex<HashMap<usize, Arc<GraphPlan>>>,
-    empty: Mutex<HashMap<usize, usize>>,
+    launches: Mutex<HashMap<usize, Launches>>,
 }
 
+// SAFETY: CUDA handles, valid on any thread.
+unsafe impl Send for Launches {}
+
 impl GraphRegistry {
-    /// Reads `graph`, just instantiated as `exec` in `ctx` (or just made `exec`'s source by
-    /// `cuGraphExecUpdate`).
+    /// Reads `graph`, just instantiated as `exec` in `ctx`.
     ///
     /// # Safety
-    /// Inside the instantiation's (or update's) callback: `graph` is alive.
+    /// Inside the instantiation's callback: `graph` and `exec` are alive.
     pub unsafe fn instantiated(
         &self,
         d: &Driver,
@@ -202,21 +217,52 @@ impl GraphRegistry {
         graph: CUgraph,
         exec: sys::CUgraphExec,
     ) -> Arc<GraphPlan> {
-        let mut reader = GraphReader {
-            d,
-            ctx,
-            steps: Vec::new(),
-            kernel_steps: HashMap::new(),
-        };
-        let plan = Arc::new(match reader.graph(graph, 0) {
-            Ok(()) => GraphPlan {
-                steps: Ok(reader.steps),
-                kernel_steps: reader.kernel_steps,
-            },
-            Err(why) => GraphPlan::declined(why),
+        let mut flags: sys::cuuint64_t = 0;
+        let device_launch = drv!(d, cuGraphExecGetFlags(exec, &mut flags)).is_ok()
+            && flags
+                & sys::CUgraphInstantiate_flags_enum_CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+                    as sys::cuuint64_t
+                != 0;
+        let plan = Arc::new(if device_launch {
+            GraphPlan::declined(
+                ctx,
+                "it was instantiated to be launched from the device too".into(),
+            )
+        } else {
+            read_plan(d, ctx, graph)
         });
         crate::lock(&self.plans).insert(exec as usize, plan.clone());
         plan
+    }
+
+    /// `cuGraphExecUpdate` made `graph` the source of `exec`: read again. The application still
+    /// names kernel nodes by the handles of the graph `exec` was instantiated from; an update
+    /// keeps the topology, so step `i` is the same node in both.
+    ///
+    /// # Safety
+    /// Inside the update's callback: `graph` is alive.
+    pub unsafe fn updated(
+        &self,
+        d: &Driver,
+        ctx: CUcontext,
+        graph: CUgraph,
+        exec: sys::CUgraphExec,
+    ) {
+        let old = self.plan(exec);
+        let mut plan = read_plan(d, ctx, graph);
+        match old {
+            Some(old) if old.steps.is_ok() && old.kernel_nodes() == plan.kernel_nodes() => {
+                plan.kernel_steps = old.kernel_steps.clone();
+            }
+            _ if plan.steps.is_ok() => {
+                plan = GraphPlan::declined(
+                    ctx,
+                    "it was updated from a graph the tool cannot match to its own (cuGraphExecUpdate)".into(),
+                );
+            }
+            _ => {}
+        }
+        crate::lock(&self.plans).insert(exec as usize, Arc::new(plan));
     }
 
     /// The plan of `exec`, if it was instantiated while the tool was on.
@@ -225,7 +271,8 @@ impl GraphRegistry {
     }
 
     /// `cuGraphExecKernelNodeSetParams` gave `node` of `exec` the parameters `p`: its step is
-    /// copied again (its launch attributes kept), or the graph declined if that fails.
+    /// copied again (its launch attributes kept); the graph is declined if that fails or the
+    /// node is not known. The copy is made outside the registry's lock.
     ///
     /// # Safety
     /// Inside the call's callback: `p` is the call's parameter block.
@@ -237,28 +284,46 @@ impl GraphRegistry {
         node: CUgraphNode,
         p: &sys::CUDA_KERNEL_NODE_PARAMS,
     ) {
-        let mut plans = crate::lock(&self.plans);
-        let Some(plan) = plans.get_mut(&(exec as usize)) else {
+        let Some(old) = self.plan(exec) else {
             return;
         };
-        let (Some(&at), Ok(steps)) = (plan.kernel_steps.get(&(node as usize)), &plan.steps) else {
+        let Ok(steps) = &old.steps else {
             return;
         };
-        let attrs = match &steps[at] {
-            Step::Kernel(old) => old.attributes().to_vec(),
-            _ => Vec::new(),
-        };
-        let updated = match kernel_launch(d, ctx, p, attrs) {
-            Ok(launch) => {
-                let mut next = (**plan).clone();
-                if let Ok(steps) = &mut next.steps {
-                    steps[at] = Step::Kernel(Box::new(launch));
+        let next = match old.kernel_steps.get(&(node as usize)) {
+            Some(&at) => {
+                let attrs = match &steps[at] {
+                    Step::Kernel(launch) => launch.attributes().to_vec(),
+                    _ => Vec::new(),
+                };
+                match kernel_launch(d, ctx, p, attrs) {
+                    Ok(launch) => {
+                        let mut next = (*old).clone();
+                        if let Ok(steps) = &mut next.steps {
+                            steps[at] = Step::Kernel(Box::new(launch));
+                        }
+                        next
+                    }
+                    Err(why) => GraphPlan::declined(ctx, why),
                 }
-                next
             }
-            Err(why) => GraphPlan::declined(why),
+            None => GraphPlan::declined(
+                ctx,
+                "a kernel node the tool did not read was given new parameters".into(),
+            ),
         };
-        *plan = Arc::new(updated);
+        let mut plans = crate::lock(&self.plans);
+        match plans.get_mut(&(exec as usize)) {
+            Some(current) if Arc::ptr_eq(current, &old) => *current = Arc::new(next),
+            // Changed meanwhile by another thread: what it runs is no longer certain.
+            Some(current) => {
+                *current = Arc::new(GraphPlan::declined(
+                    ctx,
+                    "it was changed by two threads at once".into(),
+                ))
+            }
+            None => {}
+        }
     }
 
     /// `exec` was changed after instantiation in a way the tool does not follow (`how`: the
@@ -266,35 +331,111 @@ impl GraphRegistry {
     pub fn changed(&self, exec: sys::CUgraphExec, how: &str) {
         if let Some(plan) = crate::lock(&self.plans).get_mut(&(exec as usize)) {
             if plan.steps.is_ok() {
-                *plan = Arc::new(GraphPlan::declined(format!(
-                    "it was changed after instantiation ({how})"
-                )));
+                *plan = Arc::new(GraphPlan::declined(
+                    plan.ctx as CUcontext,
+                    format!("it was changed after instantiation ({how})"),
+                ));
             }
         }
     }
 
-    pub fn destroyed(&self, exec: sys::CUgraphExec) {
+    /// `exec` is being destroyed: its plan goes, and the tool's stand-in and event (released by
+    /// the driver once what uses them has run).
+    pub fn destroyed(&self, d: &Driver, exec: sys::CUgraphExec) {
         crate::lock(&self.plans).remove(&(exec as usize));
+        if let Some(launches) = crate::lock(&self.launches).remove(&(exec as usize)) {
+            // SAFETY: the tool's own handles, used by nothing of the tool after this.
+            unsafe {
+                let _ = drv!(d, cuGraphExecDestroy(launches.stand_in));
+                let _ = drv!(d, cuEventDestroy_v2(launches.done));
+            }
+        }
     }
 
-    /// The empty executable graph of `ctx` (the current context), made at its first use.
-    pub fn empty_exec(&self, d: &Driver, ctx: CUcontext) -> Result<sys::CUgraphExec, String> {
-        let mut empty = crate::lock(&self.empty);
-        if let Some(exec) = empty.get(&(ctx as usize)) {
-            return Ok(*exec as sys::CUgraphExec);
+    /// `ctx` is being destroyed: what belonged to it is forgotten (its handles go with it).
+    pub fn context_destroyed(&self, ctx: CUcontext) {
+        crate::lock(&self.plans).retain(|_, plan| plan.ctx != ctx as usize);
+        crate::lock(&self.launches).retain(|_, l| l.ctx != ctx as usize);
+    }
+
+    /// Before `exec`'s nodes run on `stream` (in `ctx`, current): the empty executable the
+    /// launch is handed instead, after `stream` was made to wait for the nodes of `exec`'s
+    /// previous launch. Made at the first launch.
+    pub fn begin_launch(
+        &self,
+        d: &Driver,
+        ctx: CUcontext,
+        exec: sys::CUgraphExec,
+        stream: CUstream,
+    ) -> Result<sys::CUgraphExec, String> {
+        let mut all = crate::lock(&self.launches);
+        let launches = match all.entry(exec as usize) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(new_launches(d, ctx)?),
+        };
+        if launches.launched {
+            // SAFETY: the tool's own event, recorded on a stream of the same context.
+            unsafe { drv!(d, cuStreamWaitEvent(stream, launches.done, 0)) }
+                .map_err(|e| e.to_string())?;
         }
-        let mut graph: CUgraph = std::ptr::null_mut();
-        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
-        // SAFETY: creates and instantiates a graph of no nodes in the current context; the
-        // executable keeps what it needs, the graph is not needed after.
-        unsafe {
-            drv!(d, cuGraphCreate(&mut graph, 0)).map_err(|e| e.to_string())?;
-            let made = drv!(d, cuGraphInstantiateWithFlags(&mut exec, graph, 0));
-            let _ = drv!(d, cuGraphDestroy(graph));
-            made.map_err(|e| e.to_string())?;
+        Ok(launches.stand_in)
+    }
+
+    /// After `exec`'s nodes were issued on `stream`: the next launch waits for them.
+    pub fn end_launch(&self, d: &Driver, exec: sys::CUgraphExec, stream: CUstream) {
+        if let Some(launches) = crate::lock(&self.launches).get_mut(&(exec as usize)) {
+            // SAFETY: the tool's own event on a live stream of its context.
+            launches.launched = unsafe { drv!(d, cuEventRecord(launches.done, stream)) }.is_ok();
         }
-        empty.insert(ctx as usize, exec as usize);
-        Ok(exec)
+    }
+}
+
+/// An empty executable graph and an event, in `ctx` (current).
+fn new_launches(d: &Driver, ctx: CUcontext) -> Result<Launches, String> {
+    let mut graph: CUgraph = std::ptr::null_mut();
+    let mut stand_in: sys::CUgraphExec = std::ptr::null_mut();
+    let mut done: CUevent = std::ptr::null_mut();
+    // SAFETY: creates a graph of no nodes, instantiates it (the executable keeps what it needs,
+    // the graph is not needed after) and an event without timing, all in the current context.
+    unsafe {
+        drv!(d, cuGraphCreate(&mut graph, 0)).map_err(|e| e.to_string())?;
+        let made = drv!(d, cuGraphInstantiateWithFlags(&mut stand_in, graph, 0));
+        let _ = drv!(d, cuGraphDestroy(graph));
+        made.map_err(|e| e.to_string())?;
+        if let Err(e) = drv!(
+            d,
+            cuEventCreate(&mut done, sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING)
+        ) {
+            let _ = drv!(d, cuGraphExecDestroy(stand_in));
+            return Err(e.to_string());
+        }
+    }
+    Ok(Launches {
+        ctx: ctx as usize,
+        stand_in,
+        done,
+        launched: false,
+    })
+}
+
+/// `graph`'s plan in `ctx`: its steps, or why it runs whole.
+///
+/// # Safety
+/// `graph` is alive.
+unsafe fn read_plan(d: &Driver, ctx: CUcontext, graph: CUgraph) -> GraphPlan {
+    let mut reader = GraphReader {
+        d,
+        ctx,
+        steps: Vec::new(),
+        kernel_steps: HashMap::new(),
+    };
+    match reader.graph(graph, 0) {
+        Ok(()) => GraphPlan {
+            steps: Ok(reader.steps),
+            ctx: ctx as usize,
+            kernel_steps: reader.kernel_steps,
+        },
+        Err(why) => GraphPlan::declined(ctx, why),
     }
 }
 
@@ -435,8 +576,9 @@ fn node_kind_name(kind: sys::CUgraphNodeType) -> &'static str {
     }
 }
 
-/// A kernel node as a launch of the tool's own: its parameters copied, its cluster shape and
-/// cooperative flag kept as launch attributes.
+/// A kernel node as a launch of the tool's own: its parameters copied, its cluster shape,
+/// cooperative flag and priority kept as launch attributes (its L2 access policy and memory
+/// synchronisation domain are not: they change no result).
 unsafe fn read_kernel_node(
     d: &Driver,
     ctx: CUcontext,
@@ -444,20 +586,33 @@ unsafe fn read_kernel_node(
 ) -> Result<OwnedLaunch, String> {
     let mut p = sys::CUDA_KERNEL_NODE_PARAMS::default();
     drv!(d, cuGraphKernelNodeGetParams_v2(node, &mut p)).map_err(|e| e.to_string())?;
+    let attribute = |id| {
+        let mut value = sys::CUlaunchAttributeValue::default();
+        drv!(d, cuGraphKernelNodeGetAttribute(node, id, &mut value))
+            .ok()
+            .map(|()| value)
+    };
+    if attribute(sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE)
+        .is_some_and(|v| v.deviceUpdatableKernelNode.deviceUpdatable != 0)
+    {
+        return Err("a kernel node can be updated from the device".into());
+    }
     let mut attrs = Vec::new();
     for id in [
         sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
         sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+        sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_PRIORITY,
     ] {
-        let mut value = sys::CUlaunchAttributeValue::default();
-        if drv!(d, cuGraphKernelNodeGetAttribute(node, id, &mut value)).is_err() {
+        let Some(value) = attribute(id) else {
             continue;
-        }
-        let set = if id == sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_COOPERATIVE {
-            value.cooperative != 0
-        } else {
-            let c = value.clusterDim;
-            c.x.max(c.y).max(c.z) > 1
+        };
+        let set = match id {
+            sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_COOPERATIVE => value.cooperative != 0,
+            sys::CUlaunchAttributeID_enum_CU_LAUNCH_ATTRIBUTE_PRIORITY => value.priority != 0,
+            _ => {
+                let c = value.clusterDim;
+                c.x.max(c.y).max(c.z) > 1
+            }
         };
         if set {
             attrs.push(sys::CUlaunchAttribute {
@@ -492,6 +647,14 @@ unsafe fn kernel_launch(
     } else {
         p.func
     };
+    // The tool's launch is the node's only execution: parameters it could not read would run
+    // the kernel without them.
+    if crate::launch::parameter_layout(d, f).is_empty()
+        && !p.kernelParams.is_null()
+        && kernel_param_bytes(d, p) != 0
+    {
+        return Err("the parameters of a kernel node could not be read".into());
+    }
     let api = if attrs.is_empty() {
         LaunchApi::Kernel { per_thread: false }
     } else {
@@ -508,6 +671,16 @@ unsafe fn kernel_launch(
         config: std::ptr::null(),
     };
     OwnedLaunch::from_parts(d, ctx, api, &shape, attrs).map_err(|e| e.to_string())
+}
+
+/// The bytes of a kernel node's parameters, as the driver describes its function (0 when it
+/// cannot say).
+unsafe fn kernel_param_bytes(d: &Driver, p: &sys::CUDA_KERNEL_NODE_PARAMS) -> u32 {
+    let mut f = p.func;
+    if f.is_null() && drv!(d, cuKernelGetFunction(&mut f, p.kern)).is_err() {
+        return 0;
+    }
+    crate::kernel::function_attributes(d, f).param_bytes
 }
 
 #[cfg(test)]

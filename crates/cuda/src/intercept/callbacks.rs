@@ -190,22 +190,32 @@ fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallE
             dst,
             bytes,
             unified,
-        } => {
-            let Some(device) = tool.device_of(data.context) else {
-                return CallEffect::Unknown;
-            };
-            if unified {
-                let region = tool.engine.inventory().find(device, dst);
-                if region.is_none_or(|r| r.kind == AllocKind::Host) {
-                    return CallEffect::NoDeviceWrite;
-                }
-            }
-            CallEffect::DeviceWrite {
-                device,
-                base: dst,
-                bytes,
-            }
+        } => match tool.device_of(data.context) {
+            Some(device) => device_write(tool, device, dst, bytes, unified),
+            None => CallEffect::Unknown,
+        },
+    }
+}
+
+/// A write of `bytes` from `dst` on `device`; `unified`: `dst` may be host memory too, which
+/// the inventory tells apart (pinned host memory, or none known: pageable host memory).
+pub(super) fn device_write(
+    tool: &Tool,
+    device: kreplay_core::backend::DeviceId,
+    dst: u64,
+    bytes: u64,
+    unified: bool,
+) -> CallEffect {
+    if unified {
+        let region = tool.engine.inventory().find(device, dst);
+        if region.is_none_or(|r| r.kind == AllocKind::Host) {
+            return CallEffect::NoDeviceWrite;
         }
+    }
+    CallEffect::DeviceWrite {
+        device,
+        base: dst,
+        bytes,
     }
 }
 
@@ -299,12 +309,64 @@ fn on_free(tool: &Tool, api: FreeApi, data: &sys::CUpti_CallbackData) {
 }
 
 /// Grid, block, dynamic shared memory, function and stream of a launch.
-struct LaunchShape {
-    f: sys::CUfunction,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared: u32,
+pub(super) struct LaunchShape {
+    pub f: sys::CUfunction,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub stream: sys::CUstream,
+}
+
+/// A kernel launch as the engine sees it (its agent registered first): its kernel's id and
+/// name, its kind (printf, device heap, collective, or a kernel reaching pageable host memory,
+/// which `pageable` tells), its stream's id.
+pub(super) fn kernel_dispatch(
+    tool: &'static Tool,
+    device: kreplay_core::backend::DeviceId,
+    shape: &LaunchShape,
+    symbol: Option<String>,
+    correlation_id: u32,
+    pageable: impl FnOnce() -> bool,
+) -> DispatchInfo {
+    tool.register_agent(device);
+    let (kernel_id, kernel_name) = tool
+        .kernels
+        .kernel_id(&tool.engine, shape.f, symbol, device);
+    let kind = match tool.kernels.launch_kind_of(&kernel_name) {
+        LaunchKind::Kernel if pageable() => LaunchKind::PageableHost,
+        kind => kind,
+    };
+    DispatchInfo {
+        device,
+        kind,
+        kernel_name,
+        kernel_id,
+        stream_id: query::stream_id(tool.driver, shape.stream),
+        correlation_id: u64::from(correlation_id),
+        grid: shape.grid,
+        block: shape.block,
+        dynamic_shared_bytes: shape.shared,
+    }
+}
+
+/// The backend prepared for a dispatch on `stream`; `None` (said once) when it cannot be, and
+/// the launch runs unprofiled.
+pub(super) fn begin_dispatch(
+    tool: &Tool,
+    ctx: sys::CUcontext,
+    device: kreplay_core::backend::DeviceId,
     stream: sys::CUstream,
+) -> Option<CurrentDispatch> {
+    match lock(&tool.backend).begin_dispatch(ctx, device, stream) {
+        Ok(current) => Some(current),
+        Err(e) => {
+            tool.warn_once(
+                "begin-dispatch",
+                &format!("cannot prepare dispatches for replay ({e}); they run unprofiled"),
+            );
+            None
+        }
+    }
 }
 
 fn launch_shape(api: LaunchApi, params: *const c_void) -> LaunchShape {
@@ -350,56 +412,36 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
     if query::is_capturing(tool.driver, shape.stream) {
         return enter_captured(tool, data, device, &shape);
     }
-    tool.register_agent(device);
-    let (kernel_id, kernel_name) = if shape.f.is_null() {
-        (
-            0,
-            if api == LaunchApi::Graph {
-                "cuGraphLaunch"
-            } else {
-                "cuLaunchCooperativeKernelMultiDevice"
-            }
-            .to_string(),
-        )
+    let info = if shape.f.is_null() {
+        tool.register_agent(device);
+        let (kind, name) = if api == LaunchApi::Graph {
+            (LaunchKind::Graph, "cuGraphLaunch")
+        } else {
+            (
+                LaunchKind::MultiDevice,
+                "cuLaunchCooperativeKernelMultiDevice",
+            )
+        };
+        DispatchInfo {
+            device,
+            kind,
+            kernel_name: name.to_string(),
+            kernel_id: 0,
+            stream_id: query::stream_id(tool.driver, shape.stream),
+            correlation_id: u64::from(data.correlationId),
+            grid: shape.grid,
+            block: shape.block,
+            dynamic_shared_bytes: shape.shared,
+        }
     } else {
         // SAFETY: symbolName is valid for launch callbacks (and only read for them).
         let symbol = unsafe { crate::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
-        tool.kernels
-            .kernel_id(&tool.engine, shape.f, symbol, device)
+        kernel_dispatch(tool, device, &shape, symbol, data.correlationId, || {
+            tool.reaches_pageable_host(device, api, data.functionParams)
+        })
     };
-    let stream_id = query::stream_id(tool.driver, shape.stream);
-    let kind = match api {
-        LaunchApi::Graph => LaunchKind::Graph,
-        LaunchApi::MultiDevice => LaunchKind::MultiDevice,
-        _ => tool.kernels.launch_kind_of(&kernel_name),
-    };
-    let kind = if kind == LaunchKind::Kernel
-        && tool.reaches_pageable_host(device, api, data.functionParams)
-    {
-        LaunchKind::PageableHost
-    } else {
-        kind
-    };
-    let info = DispatchInfo {
-        device,
-        kind,
-        kernel_name,
-        kernel_id,
-        stream_id,
-        correlation_id: u64::from(data.correlationId),
-        grid: shape.grid,
-        block: shape.block,
-        dynamic_shared_bytes: shape.shared,
-    };
-    let current = match lock(&tool.backend).begin_dispatch(data.context, device, shape.stream) {
-        Ok(current) => current,
-        Err(e) => {
-            tool.warn_once(
-                "begin-dispatch",
-                &format!("cannot prepare dispatches for replay ({e}); they run unprofiled"),
-            );
-            return;
-        }
+    let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
+        return;
     };
     enter(tool, data, current, &info);
 }
@@ -577,6 +619,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 }
             }
             lock(&tool.context_devices).remove(&(data.context as usize));
+            tool.graphs.context_destroyed(data.context);
         }
         _ => {}
     }

@@ -3,13 +3,14 @@
 //! all on the launch's stream in the graph's order; the launch itself is handed an empty
 //! executable graph.
 
+use super::callbacks::{begin_dispatch, device_write, kernel_dispatch, LaunchShape};
 use super::tool::{lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::graphs::{memcpy_destination, memset_span, Step};
 use crate::guard::ToolScope;
 use crate::launch::OwnedLaunch;
 use crate::query;
-use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DispatchInfo, LaunchKind};
+use kreplay_core::backend::{CallEffect, DeviceId};
 use kreplay_cupti_sys as sys;
 
 /// The executable graph of `cuGraphLaunch(_ptsz)` just instantiated (its resource callback).
@@ -47,7 +48,8 @@ pub(super) fn on_destroying(tool: &Tool, data: &sys::CUpti_ResourceData) {
     }
     // SAFETY: as in `on_instantiated`.
     let graph = unsafe { &*(data.resourceDescriptor as *const sys::CUpti_GraphData) };
-    tool.graphs.destroyed(graph.graphExec);
+    let _scope = ToolScope::enter();
+    tool.graphs.destroyed(tool.driver, graph.graphExec);
 }
 
 /// A driver call that changes an executable graph after instantiation, by its name (its first
@@ -73,7 +75,36 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
     // callback; every such block begins with the executable graph.
     unsafe {
         match call.strip_suffix("_ptsz").unwrap_or(call) {
-            "cuGraphExecKernelNodeSetParams" | "cuGraphExecKernelNodeSetParams_v2" => {
+            "cuGraphExecKernelNodeSetParams" => {
+                // The first version's parameters lack the kernel and context handles.
+                let p = &*(p as *const sys::cuGraphExecKernelNodeSetParams_params);
+                match p.nodeParams.as_ref() {
+                    Some(v1) => {
+                        let params = sys::CUDA_KERNEL_NODE_PARAMS {
+                            func: v1.func,
+                            gridDimX: v1.gridDimX,
+                            gridDimY: v1.gridDimY,
+                            gridDimZ: v1.gridDimZ,
+                            blockDimX: v1.blockDimX,
+                            blockDimY: v1.blockDimY,
+                            blockDimZ: v1.blockDimZ,
+                            sharedMemBytes: v1.sharedMemBytes,
+                            kernelParams: v1.kernelParams,
+                            extra: v1.extra,
+                            ..Default::default()
+                        };
+                        tool.graphs.kernel_node_set(
+                            tool.driver,
+                            data.context,
+                            p.hGraphExec,
+                            p.hNode,
+                            &params,
+                        )
+                    }
+                    None => tool.graphs.changed(p.hGraphExec, call),
+                }
+            }
+            "cuGraphExecKernelNodeSetParams_v2" => {
                 let p = &*(p as *const sys::cuGraphExecKernelNodeSetParams_v2_params);
                 match p.nodeParams.as_ref() {
                     Some(params) => tool.graphs.kernel_node_set(
@@ -89,7 +120,7 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
             "cuGraphExecUpdate" | "cuGraphExecUpdate_v2" => {
                 let p = &*(p as *const sys::cuGraphExecUpdate_v2_params);
                 tool.graphs
-                    .instantiated(tool.driver, data.context, p.hGraph, p.hGraphExec);
+                    .updated(tool.driver, data.context, p.hGraph, p.hGraphExec);
             }
             _ => tool.graphs.changed(*(p as *const sys::CUgraphExec), call),
         }
@@ -112,6 +143,10 @@ pub(super) fn launch_by_nodes(
     let per_thread =
         cbid == sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
     let stream = resolve_stream(stream, per_thread);
+    // Launched into a stream capture, the graph becomes a node of the graph being captured.
+    if query::is_capturing(tool.driver, stream) {
+        return false;
+    }
     let Some(plan) = tool.graphs.plan(exec) else {
         return false;
     };
@@ -119,7 +154,7 @@ pub(super) fn launch_by_nodes(
         Ok(steps) => steps,
         Err(why) => {
             tool.engine.warn_once(
-                &format!("graph-declined-{exec:?}-{why}"),
+                &format!("graph-declined: {why}"),
                 &format!("an executable graph runs whole, once per launch, unmeasured: {why}"),
             );
             return false;
@@ -128,33 +163,32 @@ pub(super) fn launch_by_nodes(
     let Some(device) = tool.device_of(data.context) else {
         return false;
     };
-    // Launched into a stream capture, the graph becomes a node of the graph being captured.
-    if query::is_capturing(tool.driver, stream) {
-        return false;
-    }
-    let empty = {
+    let stand_in = {
         let _scope = ToolScope::enter();
-        tool.graphs.empty_exec(tool.driver, data.context)
+        tool.graphs
+            .begin_launch(tool.driver, data.context, exec, stream)
     };
-    let empty = match empty {
-        Ok(empty) => empty,
+    let stand_in = match stand_in {
+        Ok(stand_in) => stand_in,
         Err(e) => {
             tool.warn_once(
-                "graph-empty-exec",
-                &format!("graph launches run whole, unmeasured: the empty executable graph that stands in for one could not be made ({e})"),
+                "graph-stand-in",
+                &format!("graph launches run whole, unmeasured: the empty executable graph that stands in for one could not be made or ordered ({e})"),
             );
             return false;
         }
     };
     // SAFETY: the call's own parameter block, at its ENTER callback: the driver launches the
     // executable graph it holds when the callback returns (bench/probes/graph_swap.sh).
-    unsafe { (*params).hGraph = empty };
+    unsafe { (*params).hGraph = stand_in };
     for step in steps {
         match step {
             Step::Kernel(launch) => kernel_node(tool, data, device, launch.with_stream(stream)),
             other => call_node(tool, data.context, device, other, stream),
         }
     }
+    let _scope = ToolScope::enter();
+    tool.graphs.end_launch(tool.driver, exec, stream);
     true
 }
 
@@ -167,42 +201,23 @@ fn kernel_node(
     device: DeviceId,
     launch: OwnedLaunch,
 ) {
-    tool.register_agent(device);
-    let stream = launch.stream();
-    let (kernel_id, kernel_name) =
-        tool.kernels
-            .kernel_id(&tool.engine, launch.function(), None, device);
-    let kind = match tool.kernels.launch_kind_of(&kernel_name) {
-        LaunchKind::Kernel if tool.reaches_pageable_host_words(device, &launch.addresses()) => {
-            LaunchKind::PageableHost
-        }
-        kind => kind,
-    };
     let (grid, block, shared) = launch.shape();
-    let info = DispatchInfo {
-        device,
-        kind,
-        kernel_name,
-        kernel_id,
-        stream_id: query::stream_id(tool.driver, stream),
-        correlation_id: u64::from(data.correlationId),
+    let shape = LaunchShape {
+        f: launch.function(),
         grid,
         block,
-        dynamic_shared_bytes: shared,
+        shared,
+        stream: launch.stream(),
     };
-    let current = match lock(&tool.backend).begin_dispatch(data.context, device, stream) {
-        Ok(current) => current,
-        Err(e) => {
-            tool.warn_once(
-                "begin-dispatch",
-                &format!("cannot prepare dispatches for replay ({e}); they run unprofiled"),
-            );
-            let _scope = ToolScope::enter();
-            if let Err(e) = launch.launch(tool.driver) {
-                node_failed(tool, &e.to_string());
-            }
-            return;
+    let info = kernel_dispatch(tool, device, &shape, None, data.correlationId, || {
+        tool.reaches_pageable_host_words(device, &launch.addresses())
+    });
+    let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
+        let _scope = ToolScope::enter();
+        if let Err(e) = launch.launch(tool.driver) {
+            node_failed(tool, &e.to_string());
         }
+        return;
     };
     let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
     let ticket = tool.engine.launch_enter(&mut backend, &info);
@@ -264,15 +279,8 @@ fn node_effect(tool: &Tool, device: DeviceId, step: &Step) -> CallEffect {
         Step::Memset(p) => write(p.dst, memset_span(p)),
         Step::Memcpy(p) => match memcpy_destination(p) {
             Some((base, bytes)) => {
-                // A unified address of host memory (or of none known) is a copy to the host.
-                let region = tool.engine.inventory().find(device, base);
-                if p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
-                    && region.is_none_or(|r| r.kind == AllocKind::Host)
-                {
-                    CallEffect::NoDeviceWrite
-                } else {
-                    write(base, bytes)
-                }
+                let unified = p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED;
+                device_write(tool, device, base, bytes, unified)
             }
             None if p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_HOST => {
                 CallEffect::NoDeviceWrite
