@@ -14,8 +14,8 @@ pub enum LaunchApi {
     KernelEx { per_thread: bool },
     /// `cuLaunchCooperativeKernel` (and `_ptsz`): `cuLaunchCooperativeKernel_params`.
     Cooperative { per_thread: bool },
-    /// `cuGraphLaunch` (and `_ptsz`): runs once.
-    Graph,
+    /// `cuGraphLaunch` (and `_ptsz`): `cuGraphLaunch_params`, run node by node or once.
+    Graph { per_thread: bool },
     /// `cuLaunchCooperativeKernelMultiDevice`: runs once.
     MultiDevice,
 }
@@ -140,9 +140,11 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
         sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz => {
             Launch(LaunchApi::Cooperative { per_thread: true })
         }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch
-        | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz => {
-            Launch(LaunchApi::Graph)
+        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch => {
+            Launch(LaunchApi::Graph { per_thread: false })
+        }
+        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz => {
+            Launch(LaunchApi::Graph { per_thread: true })
         }
         sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice => {
             Launch(LaunchApi::MultiDevice)
@@ -546,11 +548,11 @@ mod tests {
         );
         assert_eq!(
             classify_driver_cbid(514),
-            DriverEvent::Launch(LaunchApi::Graph)
+            DriverEvent::Launch(LaunchApi::Graph { per_thread: false })
         );
         assert_eq!(
             classify_driver_cbid(515),
-            DriverEvent::Launch(LaunchApi::Graph)
+            DriverEvent::Launch(LaunchApi::Graph { per_thread: true })
         );
         assert_eq!(
             classify_driver_cbid(480),

@@ -168,7 +168,7 @@ impl LaunchParams {
                     config: p.config,
                 }
             }
-            LaunchApi::Graph => LaunchParams {
+            LaunchApi::Graph { .. } => LaunchParams {
                 stream: (*(params as *const sys::cuGraphLaunch_params)).hStream,
                 ..none
             },
@@ -233,7 +233,7 @@ impl LaunchParams {
                 };
                 drv!(driver, cuLaunchKernelEx(&config, f, params, extra))
             }
-            LaunchApi::Graph | LaunchApi::MultiDevice => Err(CudaError::Load(
+            LaunchApi::Graph { .. } | LaunchApi::MultiDevice => Err(CudaError::Load(
                 "graph and multi-device launches are never replayed".into(),
             )),
         }
@@ -253,7 +253,7 @@ impl OwnedLaunch {
         params: *const c_void,
         stream: CUstream,
     ) -> Result<OwnedLaunch, CudaError> {
-        if matches!(api, LaunchApi::Graph | LaunchApi::MultiDevice) {
+        if matches!(api, LaunchApi::Graph { .. } | LaunchApi::MultiDevice) {
             return Err(CudaError::Load(
                 "graph and multi-device launches are never replayed".into(),
             ));
@@ -607,7 +607,10 @@ mod tests {
             let attributes = decoded.attributes();
             assert_eq!(attributes.len(), 1);
             assert_eq!(attributes[0].id, 4);
-            let g = LaunchParams::decode(LaunchApi::Graph, &graph as *const _ as *const c_void);
+            let g = LaunchParams::decode(
+                LaunchApi::Graph { per_thread: false },
+                &graph as *const _ as *const c_void,
+            );
             assert_eq!((g.stream, g.f), (stream, std::ptr::null_mut()));
             let m = LaunchParams::decode(LaunchApi::MultiDevice, std::ptr::null());
             assert!(m.f.is_null() && m.stream.is_null() && m.kernel_params.is_null());

@@ -102,10 +102,11 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
     match classify_driver_cbid(cbid) {
         DriverEvent::Launch(api) => {
             if enter {
-                if api == LaunchApi::Graph && graph_launch::launch_by_nodes(tool, cbid, data) {
-                    return;
+                let by_nodes = matches!(api, LaunchApi::Graph { per_thread }
+                    if graph_launch::launch_by_nodes(tool, per_thread, data));
+                if !by_nodes {
+                    launch_enter(tool, api, data);
                 }
-                launch_enter(tool, api, data);
             } else {
                 launch_exit(api, data);
             }
@@ -375,8 +376,9 @@ fn launch_shape(api: LaunchApi, params: *const c_void) -> LaunchShape {
     let per_thread = match api {
         LaunchApi::Kernel { per_thread }
         | LaunchApi::Cooperative { per_thread }
-        | LaunchApi::KernelEx { per_thread } => per_thread,
-        LaunchApi::Graph | LaunchApi::MultiDevice => false,
+        | LaunchApi::KernelEx { per_thread }
+        | LaunchApi::Graph { per_thread } => per_thread,
+        LaunchApi::MultiDevice => false,
     };
     LaunchShape {
         f: p.f,
@@ -414,7 +416,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
     }
     let info = if shape.f.is_null() {
         tool.register_agent(device);
-        let (kind, name) = if api == LaunchApi::Graph {
+        let (kind, name) = if matches!(api, LaunchApi::Graph { .. }) {
             (LaunchKind::Graph, "cuGraphLaunch")
         } else {
             (

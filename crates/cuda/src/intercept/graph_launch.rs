@@ -131,7 +131,7 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
 /// the launch goes on as the application made it.
 pub(super) fn launch_by_nodes(
     tool: &'static Tool,
-    cbid: u32,
+    per_thread: bool,
     data: &sys::CUpti_CallbackData,
 ) -> bool {
     if !tool.graph_nodes || data.functionParams.is_null() {
@@ -140,8 +140,6 @@ pub(super) fn launch_by_nodes(
     let params = data.functionParams as *mut sys::cuGraphLaunch_params;
     // SAFETY: the parameter block of cuGraphLaunch (the _ptsz block has the same fields).
     let (exec, stream) = unsafe { ((*params).hGraph, (*params).hStream) };
-    let per_thread =
-        cbid == sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
     let stream = resolve_stream(stream, per_thread);
     // Launched into a stream capture, the graph becomes a node of the graph being captured.
     if query::is_capturing(tool.driver, stream) {
