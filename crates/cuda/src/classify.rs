@@ -355,6 +355,28 @@ pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> Call
         "cuGetErrorName",
         "cuGetErrorString",
         "cuGetProcAddress",
+        // Graphs built and changed on the host (not instantiated or uploaded, which may do
+        // device work): a replay runs kernel nodes from copies of their parameters, so a
+        // window stays open across a new node's parameters (jacobiCudaGraphs sets one before
+        // every launch).
+        "cuGraphCreate",
+        "cuGraphAdd",
+        "cuGraphClone",
+        "cuGraphGet",
+        "cuGraphNodeGet",
+        "cuGraphNodeFind",
+        "cuGraphKernelNode",
+        "cuGraphMemsetNode",
+        "cuGraphMemcpyNode",
+        "cuGraphHostNode",
+        "cuGraphChildGraphNodeGetGraph",
+        "cuGraphEventRecordNode",
+        "cuGraphEventWaitNode",
+        "cuGraphDestroyNode",
+        "cuGraphDestroy",
+        "cuGraphExecKernelNodeSetParams",
+        "cuGraphExecUpdate",
+        "cuGraphExecGetFlags",
     ];
     const FREES: &[&str] = &[
         "cuMemFree",
@@ -578,6 +600,10 @@ mod tests {
             "cuStreamSynchronize",
             "cuStreamWaitEvent",
             "cuLaunchHostFunc",
+            "cuGraphAddKernelNode_v2",
+            "cuGraphExecKernelNodeSetParams_v2",
+            "cuGraphExecUpdate_v2",
+            "cuGraphDestroy",
         ] {
             // SAFETY: these never read their parameters.
             let kind = unsafe { classify_call(name, std::ptr::null()) };
