@@ -1075,7 +1075,7 @@ def graph_checks():
     losses = lambda text: re.findall(r"loss (\S+)", text)
     alone = losses(run([sys.executable, "tests/gpu/torch_graph.py"], None, tag="torch_graph_alone", timeout=300)[1])
     rc, out, err, db, wall = run([sys.executable, "tests/gpu/torch_graph.py"], GROUPS[:2], tag="torch_graph", timeout=300,
-                                 env_extra=UNPACKED)
+                                 env_extra=UNPACKED, replay_window="auto")
     passes = [c for _, c, _ in passes_per_dispatch(db)]
     declined = graph_declines(db)
     row("PyTorch step in a CUDA graph (torch.cuda.graph, 4 replays), 2 groups",
@@ -1094,12 +1094,17 @@ def graph_checks():
             continue
         untimed = lambda text: [l for l in app_lines(text) if "time" not in l.lower()]
         alone = untimed(run([program, *args], None, tag=f"alone_{name}", timeout=120)[1])
-        rc, out, err, db, wall = run([program, *args], GROUPS[:2], tag=f"graph_{name}", timeout=150, env_extra=UNPACKED)
+        # Windows as the CLI's default (`auto`): graph launches share windows across the
+        # program's synchronisations and parameter changes.
+        rc, out, err, db, wall = run([program, *args], GROUPS[:2], tag=f"graph_{name}", timeout=150, env_extra=UNPACKED,
+                                     replay_window="auto")
         passes = [c for _, c, _ in passes_per_dispatch(db)]
         declined = graph_declines(db)
         same = untimed(out) == alone and bool(alone)
-        row(f"NVIDIA {label}, 2 groups", "output as alone; every kernel node in passes 0 and 1; no graph declined",
+        windows = re.search(r"replay windows closed by: .*", err)
+        row(f"NVIDIA {label}, 2 groups, windows auto", "output as alone; every kernel node in passes 0 and 1; no graph declined",
             f"rc {rc}, {wall:.0f}s; output {'same' if same else 'differs'}; {len(passes)} dispatches, "
+            f"{windows.group(0)[:160] if windows else 'no window line'}; "
             f"passes {sorted(set(passes))}; declined {declined[:1]}; {err.strip()[-100:]!r}",
             rc == 0 and same and bool(passes) and set(passes) == {2} and not declined)
 
