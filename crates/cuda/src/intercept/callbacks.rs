@@ -103,12 +103,13 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
         DriverEvent::Launch(api) => {
             if enter {
                 let by_nodes = matches!(api, LaunchApi::Graph { per_thread }
-                    if graph_launch::launch_by_nodes(tool, per_thread, data));
+                    if graph_launch::launch_by_nodes(tool, cbid, per_thread, data));
                 if !by_nodes {
                     launch_enter(tool, api, data);
                 }
-            } else {
-                launch_exit(api, data);
+            } else if !launch_exit(api, data) {
+                // A graph launch run node by node holds its stand-in's fence until here.
+                end_call(tool, cbid, data.context);
             }
         }
         // Pure queries submit no work: no fence, and a parked replay window stays open.
@@ -156,17 +157,7 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                     tool.kernels.forget_module(&tool.engine, owner);
                 }
             } else {
-                let guard = CALLS
-                    .try_with(|c| {
-                        let mut calls = c.borrow_mut();
-                        let pos = calls.iter().rposition(|(id, _)| *id == cbid)?;
-                        Some(calls.remove(pos).1)
-                    })
-                    .ok()
-                    .flatten();
-                if let Some(guard) = guard {
-                    tool.engine.exit_call(&mut backend, guard);
-                }
+                end_call(tool, cbid, data.context);
                 if let DriverEvent::Alloc(api) = event {
                     on_alloc(tool, api, data);
                 }
@@ -175,6 +166,31 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 }
             }
         }
+    }
+}
+
+/// Keeps a call's guard (its fence, the write to capture) for the call's EXIT.
+pub(super) fn hold_call(cbid: u32, guard: CallGuard) {
+    let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
+}
+
+/// At a call's EXIT: the guard its ENTER kept, handed back to the engine.
+fn end_call(tool: &Tool, cbid: u32, ctx: sys::CUcontext) {
+    let guard = CALLS
+        .try_with(|c| {
+            let mut calls = c.borrow_mut();
+            let pos = calls.iter().rposition(|(id, _)| *id == cbid)?;
+            Some(calls.remove(pos).1)
+        })
+        .ok()
+        .flatten();
+    if let Some(guard) = guard {
+        let mut backend = DispatchBackend::new(
+            &tool.backend,
+            &tool.gate,
+            CurrentDispatch::passive(ctx, std::ptr::null_mut()),
+        );
+        tool.engine.exit_call(&mut backend, guard);
     }
 }
 
@@ -500,7 +516,8 @@ fn keep_pending(pending: PendingLaunch) {
     let _ = LAUNCHES.try_with(|l| l.borrow_mut().push(pending));
 }
 
-fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
+/// The engine's side of a launch's EXIT; `false` when no ENTER of this launch is pending.
+fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) -> bool {
     let pending = LAUNCHES
         .try_with(|l| {
             let mut launches = l.borrow_mut();
@@ -518,9 +535,11 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
         ..
     }) = pending
     else {
-        return;
+        return false;
     };
-    let Some(tool) = tool::tool() else { return };
+    let Some(tool) = tool::tool() else {
+        return true;
+    };
     if !succeeded(data) {
         // Nothing executed: no pass to read and nothing to replay (a relaunch would fail the
         // same way). The window is released and nothing is recorded.
@@ -528,7 +547,7 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
         if !passive {
             lock(&tool.backend).end_dispatch();
         }
-        return;
+        return true;
     }
     let launch = CudaLaunch::callback(api, data.functionParams);
     tool.engine.launch_exit(&mut backend, ticket, &launch);
@@ -536,6 +555,7 @@ fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) {
     if !passive {
         lock(&tool.backend).end_dispatch();
     }
+    true
 }
 
 fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {

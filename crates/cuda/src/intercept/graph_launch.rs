@@ -3,7 +3,7 @@
 //! all on the launch's stream in the graph's order; the launch itself is handed an empty
 //! executable graph.
 
-use super::callbacks::{begin_dispatch, device_write, kernel_dispatch, LaunchShape};
+use super::callbacks::{begin_dispatch, device_write, hold_call, kernel_dispatch, LaunchShape};
 use super::tool::{lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::graphs::{memcpy_destination, memset_span, Step};
@@ -131,6 +131,7 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
 /// the launch goes on as the application made it.
 pub(super) fn launch_by_nodes(
     tool: &'static Tool,
+    cbid: u32,
     per_thread: bool,
     data: &sys::CUpti_CallbackData,
 ) -> bool {
@@ -185,8 +186,22 @@ pub(super) fn launch_by_nodes(
             other => call_node(tool, data.context, device, other, stream),
         }
     }
-    let _scope = ToolScope::enter();
-    tool.graphs.end_launch(tool.driver, exec, stream);
+    {
+        let _scope = ToolScope::enter();
+        tool.graphs.end_launch(tool.driver, exec, stream);
+    }
+    // The stand-in is a graph launch, and none may run while a window measures (CUPTI 13.0
+    // fails a measured graph launch and every range after it): the window the nodes are in
+    // closes here, and the fence is held until the launch returns (its EXIT callback).
+    let mut backend = DispatchBackend::new(
+        &tool.backend,
+        &tool.gate,
+        CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+    );
+    let guard = tool
+        .engine
+        .enter_call(&mut backend, "a graph launch", CallEffect::Unknown);
+    hold_call(cbid, guard);
     true
 }
 
