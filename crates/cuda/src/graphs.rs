@@ -200,6 +200,9 @@ struct Launches {
 pub struct GraphRegistry {
     plans: Mutex<HashMap<usize, Arc<GraphPlan>>>,
     launches: Mutex<HashMap<usize, Launches>>,
+    /// Stand-ins and events of destroyed executables, destroyed at the next graph launch (not
+    /// inside the destruction's resource callback, where the driver holds its own locks).
+    retired: Mutex<Vec<Launches>>,
 }
 
 // SAFETY: CUDA handles, valid on any thread.
@@ -339,16 +342,12 @@ impl GraphRegistry {
         }
     }
 
-    /// `exec` is being destroyed: its plan goes, and the tool's stand-in and event (released by
-    /// the driver once what uses them has run).
-    pub fn destroyed(&self, d: &Driver, exec: sys::CUgraphExec) {
+    /// `exec` is being destroyed: its plan goes, and the tool's stand-in and event are retired
+    /// (destroyed at the next graph launch; the driver releases them once what uses them ran).
+    pub fn destroyed(&self, exec: sys::CUgraphExec) {
         crate::lock(&self.plans).remove(&(exec as usize));
         if let Some(launches) = crate::lock(&self.launches).remove(&(exec as usize)) {
-            // SAFETY: the tool's own handles, used by nothing of the tool after this.
-            unsafe {
-                let _ = drv!(d, cuGraphExecDestroy(launches.stand_in));
-                let _ = drv!(d, cuEventDestroy_v2(launches.done));
-            }
+            crate::lock(&self.retired).push(launches);
         }
     }
 
@@ -356,6 +355,7 @@ impl GraphRegistry {
     pub fn context_destroyed(&self, ctx: CUcontext) {
         crate::lock(&self.plans).retain(|_, plan| plan.ctx != ctx as usize);
         crate::lock(&self.launches).retain(|_, l| l.ctx != ctx as usize);
+        crate::lock(&self.retired).retain(|l| l.ctx != ctx as usize);
     }
 
     /// Before `exec`'s nodes run on `stream` (in `ctx`, current): the empty executable the
@@ -368,6 +368,22 @@ impl GraphRegistry {
         exec: sys::CUgraphExec,
         stream: CUstream,
     ) -> Result<sys::CUgraphExec, String> {
+        let mine: Vec<Launches> = {
+            let mut retired = crate::lock(&self.retired);
+            let (mine, others) = std::mem::take(&mut *retired)
+                .into_iter()
+                .partition(|l| l.ctx == ctx as usize);
+            *retired = others;
+            mine
+        };
+        for retired in mine {
+            // SAFETY: the tool's own handles of a destroyed executable of the current context,
+            // used by nothing after this (the driver frees them once the work using them ran).
+            unsafe {
+                let _ = drv!(d, cuGraphExecDestroy(retired.stand_in));
+                let _ = drv!(d, cuEventDestroy_v2(retired.done));
+            }
+        }
         let mut all = crate::lock(&self.launches);
         let launches = match all.entry(exec as usize) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),

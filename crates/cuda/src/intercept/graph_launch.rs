@@ -48,8 +48,7 @@ pub(super) fn on_destroying(tool: &Tool, data: &sys::CUpti_ResourceData) {
     }
     // SAFETY: as in `on_instantiated`.
     let graph = unsafe { &*(data.resourceDescriptor as *const sys::CUpti_GraphData) };
-    let _scope = ToolScope::enter();
-    tool.graphs.destroyed(tool.driver, graph.graphExec);
+    tool.graphs.destroyed(graph.graphExec);
 }
 
 /// A driver call that changes an executable graph after instantiation, by its name (its first
