@@ -370,6 +370,7 @@ const HARMLESS: &[&str] = &[
     "cuGraphDestroyNode",
     "cuGraphDestroy",
     "cuGraphExecKernelNodeSetParams",
+    "cuGraphExecNodeSetParams",
     "cuGraphExecUpdate",
     "cuGraphExecGetFlags",
 ];

@@ -116,6 +116,38 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
                     None => tool.graphs.changed(p.hGraphExec, call),
                 }
             }
+            "cuGraphExecNodeSetParams" => {
+                let p = &*(p as *const sys::cuGraphExecNodeSetParams_params);
+                match p.nodeParams.as_ref() {
+                    Some(node)
+                        if node.type_ == sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL =>
+                    {
+                        let k = node.__bindgen_anon_1.kernel;
+                        let params = sys::CUDA_KERNEL_NODE_PARAMS {
+                            func: k.func,
+                            gridDimX: k.gridDimX,
+                            gridDimY: k.gridDimY,
+                            gridDimZ: k.gridDimZ,
+                            blockDimX: k.blockDimX,
+                            blockDimY: k.blockDimY,
+                            blockDimZ: k.blockDimZ,
+                            sharedMemBytes: k.sharedMemBytes,
+                            kernelParams: k.kernelParams,
+                            extra: k.extra,
+                            kern: k.kern,
+                            ctx: k.ctx,
+                        };
+                        tool.graphs.kernel_node_set(
+                            tool.driver,
+                            data.context,
+                            p.hGraphExec,
+                            p.hNode,
+                            &params,
+                        )
+                    }
+                    _ => tool.graphs.changed(p.hGraphExec, call),
+                }
+            }
             "cuGraphExecUpdate" | "cuGraphExecUpdate_v2" => {
                 let p = &*(p as *const sys::cuGraphExecUpdate_v2_params);
                 tool.graphs
