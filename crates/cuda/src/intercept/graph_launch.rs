@@ -73,87 +73,64 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
     // SAFETY: each call's parameter block as generated_cuda_meta.h declares it, inside its
     // callback; every such block begins with the executable graph.
     unsafe {
-        match call.strip_suffix("_ptsz").unwrap_or(call) {
+        // A kernel node's new parameters, as the second version's block.
+        let (exec, set): (
+            sys::CUgraphExec,
+            Option<(sys::CUgraphNode, sys::CUDA_KERNEL_NODE_PARAMS)>,
+        ) = match call.strip_suffix("_ptsz").unwrap_or(call) {
             "cuGraphExecKernelNodeSetParams" => {
-                // The first version's parameters lack the kernel and context handles.
+                // The first version's block lacks the kernel and context handles.
                 let p = &*(p as *const sys::cuGraphExecKernelNodeSetParams_params);
-                match p.nodeParams.as_ref() {
-                    Some(v1) => {
-                        let params = sys::CUDA_KERNEL_NODE_PARAMS {
-                            func: v1.func,
-                            gridDimX: v1.gridDimX,
-                            gridDimY: v1.gridDimY,
-                            gridDimZ: v1.gridDimZ,
-                            blockDimX: v1.blockDimX,
-                            blockDimY: v1.blockDimY,
-                            blockDimZ: v1.blockDimZ,
-                            sharedMemBytes: v1.sharedMemBytes,
-                            kernelParams: v1.kernelParams,
-                            extra: v1.extra,
-                            ..Default::default()
-                        };
-                        tool.graphs.kernel_node_set(
-                            tool.driver,
-                            data.context,
-                            p.hGraphExec,
-                            p.hNode,
-                            &params,
-                        )
-                    }
-                    None => tool.graphs.changed(p.hGraphExec, call),
-                }
+                let set = p.nodeParams.as_ref().map(|v1| {
+                    let params = sys::CUDA_KERNEL_NODE_PARAMS {
+                        func: v1.func,
+                        gridDimX: v1.gridDimX,
+                        gridDimY: v1.gridDimY,
+                        gridDimZ: v1.gridDimZ,
+                        blockDimX: v1.blockDimX,
+                        blockDimY: v1.blockDimY,
+                        blockDimZ: v1.blockDimZ,
+                        sharedMemBytes: v1.sharedMemBytes,
+                        kernelParams: v1.kernelParams,
+                        extra: v1.extra,
+                        ..Default::default()
+                    };
+                    (p.hNode, params)
+                });
+                (p.hGraphExec, set)
             }
             "cuGraphExecKernelNodeSetParams_v2" => {
                 let p = &*(p as *const sys::cuGraphExecKernelNodeSetParams_v2_params);
-                match p.nodeParams.as_ref() {
-                    Some(params) => tool.graphs.kernel_node_set(
-                        tool.driver,
-                        data.context,
-                        p.hGraphExec,
-                        p.hNode,
-                        params,
-                    ),
-                    None => tool.graphs.changed(p.hGraphExec, call),
-                }
+                (p.hGraphExec, p.nodeParams.as_ref().map(|k| (p.hNode, *k)))
             }
             "cuGraphExecNodeSetParams" => {
                 let p = &*(p as *const sys::cuGraphExecNodeSetParams_params);
-                match p.nodeParams.as_ref() {
-                    Some(node)
-                        if node.type_ == sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL =>
-                    {
-                        let k = node.__bindgen_anon_1.kernel;
-                        let params = sys::CUDA_KERNEL_NODE_PARAMS {
-                            func: k.func,
-                            gridDimX: k.gridDimX,
-                            gridDimY: k.gridDimY,
-                            gridDimZ: k.gridDimZ,
-                            blockDimX: k.blockDimX,
-                            blockDimY: k.blockDimY,
-                            blockDimZ: k.blockDimZ,
-                            sharedMemBytes: k.sharedMemBytes,
-                            kernelParams: k.kernelParams,
-                            extra: k.extra,
-                            kern: k.kern,
-                            ctx: k.ctx,
-                        };
-                        tool.graphs.kernel_node_set(
-                            tool.driver,
-                            data.context,
-                            p.hGraphExec,
-                            p.hNode,
-                            &params,
-                        )
-                    }
-                    _ => tool.graphs.changed(p.hGraphExec, call),
-                }
+                let set = p
+                    .nodeParams
+                    .as_ref()
+                    .filter(|n| n.type_ == sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL)
+                    // The third version's block has the second's fields, in its order.
+                    .map(|n| {
+                        let k: sys::CUDA_KERNEL_NODE_PARAMS =
+                            std::mem::transmute(n.__bindgen_anon_1.kernel);
+                        (p.hNode, k)
+                    });
+                (p.hGraphExec, set)
             }
             "cuGraphExecUpdate" | "cuGraphExecUpdate_v2" => {
                 let p = &*(p as *const sys::cuGraphExecUpdate_v2_params);
                 tool.graphs
                     .updated(tool.driver, data.context, p.hGraph, p.hGraphExec);
+                return;
             }
-            _ => tool.graphs.changed(*(p as *const sys::CUgraphExec), call),
+            _ => (*(p as *const sys::CUgraphExec), None),
+        };
+        match set {
+            Some((node, params)) => {
+                tool.graphs
+                    .kernel_node_set(tool.driver, data.context, exec, node, &params)
+            }
+            None => tool.graphs.changed(exec, call),
         }
     }
 }
