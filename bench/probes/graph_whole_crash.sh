@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Probe, on the GPU machine from the repository root: why replay_checks graph_nodes (a graph
 # with memset, kernels, a child graph, a D2H copy and a host node) ends with SIGSEGV when run
-# whole under kreplay (KREPLAY_GRAPH_NODES=0). Prints the backtrace and which variants crash.
+# whole under kreplay (KREPLAY_GRAPH_NODES=0). Prints the backtrace and which variants crash
+# (replay_checks prints its RESULT line unbuffered: a RESULT with rc -11 means a crash at exit).
 # Usage: bench/probes/graph_whole_crash.sh [bin dir]   (logs under $OUT)
 set -u
 BIN="${1:-target/release}"

@@ -546,6 +546,9 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: %s inplace|footprint|streams|module_reload CUBIN|launch_ex|graph|graph_nodes|managed_pool|stuck|bad_launch\n", argv[0]);
         return 2;
     }
+    // Line-buffered even into a pipe: a RESULT line is out before anything that could end the
+    // process later (an exit-time crash would otherwise take it with the buffer).
+    setvbuf(stdout, nullptr, _IOLBF, 0);
     g_mode = argv[1];
     if (!strcmp(g_mode, "inplace")) return mode_inplace();
     if (!strcmp(g_mode, "footprint")) return mode_footprint();
