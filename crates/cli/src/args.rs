@@ -336,6 +336,17 @@ pub struct ProfileArgs {
     )]
     pub clock_control: Option<String>,
 
+    /// Nsight Compute's graph profiling: `node`, what every kreplay run does (with counters, a
+    /// CUDA graph launch runs node by node and each kernel node is a dispatch of its own).
+    /// `graph` (one result per graph launch) is refused: CUPTI 13.0's range profiler cannot
+    /// measure a graph launch as one range.
+    #[arg(
+        long,
+        value_name = "node|graph",
+        help_heading = "Kernel replay options (beta)"
+    )]
+    pub graph_profiling: Option<String>,
+
     /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
     /// available; kreplay traces kernel dispatches only (--kernel-trace).
     #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]

@@ -21,7 +21,7 @@ mod checks;
 mod settings;
 
 use checks::{
-    cache_and_clock_control, check_application, check_replay_options, check_switches,
+    check_application, check_replay_options, check_switches, nsight_compute_controls,
     refuse_tracing,
 };
 use settings::{cli_given, merge_job, Settings};
@@ -239,7 +239,7 @@ pub fn plan(
 
     let replay = args.replay_mode == Some(ReplayMode::Kernel);
     refuse_tracing(args)?;
-    let cache_control = cache_and_clock_control(args)?;
+    let cache_control = nsight_compute_controls(args)?;
     check_replay_options(args, &cli_pmc, jobs, pc_sampling_env, replay)?;
     check_application(args)?;
     check_switches(|name| std::env::var(name).ok())?;

@@ -31,9 +31,10 @@ pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Nsight Compute's cache and clock controls: `--cache-control all|none` (default `all`), and
-/// only `--clock-control none`, which is what every run does.
-pub(super) fn cache_and_clock_control(args: &ProfileArgs) -> Result<CacheControl, UsageError> {
+/// Nsight Compute's cache, clock and graph controls: `--cache-control all|none` (default
+/// `all`), and only `--clock-control none` and `--graph-profiling node`, which are what every
+/// run does.
+pub(super) fn nsight_compute_controls(args: &ProfileArgs) -> Result<CacheControl, UsageError> {
     let cache_control = match args.cache_control.as_deref() {
         None => CacheControl::default(),
         Some(text) => CacheControl::parse(text).ok_or_else(|| {
@@ -52,6 +53,19 @@ pub(super) fn cache_and_clock_control(args: &ProfileArgs) -> Result<CacheControl
         Some(other) => {
             return Err(UsageError::new(format!(
                 "--clock-control '{other}' is not a clock control; use none"
+            )))
+        }
+    }
+    match args.graph_profiling.as_deref().map(str::trim) {
+        None | Some("node") => {}
+        Some("graph") => {
+            return Err(UsageError::new(
+                "--graph-profiling graph: CUPTI's range profiler cannot measure a graph launch as one range; use --graph-profiling node (what every run does: each kernel node of a graph is a dispatch of its own)",
+            ))
+        }
+        Some(other) => {
+            return Err(UsageError::new(format!(
+                "--graph-profiling '{other}' is not a graph profiling mode; use node"
             )))
         }
     }

@@ -130,7 +130,7 @@ fn pmc_with_input_file_pmc_groups_is_refused() {
 fn other_usage_errors_are_one_line_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("in.ini"), "x").unwrap();
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["--pmc", W], "no application given: put it after `--`"),
         (&["-i", "in.ini", "--", "true"], "unsupported extension"),
         (
@@ -144,6 +144,14 @@ fn other_usage_errors_are_one_line_with_exit_2() {
         (
             &["--clock-control", "base", "--pmc", W, "--", "true"],
             "--clock-control base: kreplay never changes the GPU's clocks",
+        ),
+        (
+            &["--graph-profiling", "graph", "--pmc", W, "--", "true"],
+            "--graph-profiling graph: CUPTI's range profiler cannot measure a graph launch",
+        ),
+        (
+            &["--graph-profiling", "nodes", "--pmc", W, "--", "true"],
+            "--graph-profiling 'nodes' is not a graph profiling mode; use node",
         ),
         (
             &["-T", "--pmc", W, "--", "true"],
