@@ -327,6 +327,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_third_kernel_node_block_has_the_second_ones_layout() {
+        use std::mem::{offset_of, size_of};
+        type V2 = sys::CUDA_KERNEL_NODE_PARAMS;
+        type V3 = sys::CUDA_KERNEL_NODE_PARAMS_v3;
+        assert_eq!(size_of::<V2>(), size_of::<V3>());
+        assert_eq!(offset_of!(V2, func), offset_of!(V3, func));
+        assert_eq!(offset_of!(V2, gridDimX), offset_of!(V3, gridDimX));
+        assert_eq!(
+            offset_of!(V2, sharedMemBytes),
+            offset_of!(V3, sharedMemBytes)
+        );
+        assert_eq!(offset_of!(V2, kernelParams), offset_of!(V3, kernelParams));
+        assert_eq!(offset_of!(V2, extra), offset_of!(V3, extra));
+        assert_eq!(offset_of!(V2, kern), offset_of!(V3, kern));
+        assert_eq!(offset_of!(V2, ctx), offset_of!(V3, ctx));
+    }
+
+    #[test]
     fn calls_that_change_an_executable_graph_are_told_apart() {
         for call in [
             "cuGraphExecKernelNodeSetParams_v2",
