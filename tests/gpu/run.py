@@ -1063,6 +1063,17 @@ def graph_checks():
         f"ncu {theirs[:3]}... ({len(theirs)}); kreplay {ours_det[:3]}... ({len(ours_det)})",
         len(theirs) == 9 and len(ours_det) == 9
         and all(theirs[i].get(m) is not None and theirs[i].get(m) == ours_det[i].get(m) for i in range(9) for m in det))
+    # With windows as the CLI's default: a graph's kernel nodes share a window, which closes
+    # before the launch's empty stand-in runs.
+    rc, out, err, db, wall = run([CHECKS, "graph_nodes"], GROUPS[:2], tag="graph_nodes_auto", env_extra=UNPACKED,
+                                 replay_window="auto")
+    status, details = result_line(out, "graph_nodes")
+    passes = [c for _, c, _ in passes_per_dispatch(db)]
+    windows = re.search(r"replay windows closed by: .*", err)
+    row("graph nodes 2 groups, windows auto", "results right, host node ran 3 times; 9 dispatches in both passes; windows closed by the graph launches; no CUPTI error",
+        f"{status} {details}; passes {passes}; {windows.group(0)[:140] if windows else 'no window line'}",
+        rc == 0 and status == "PASS" and passes == [2] * 9 and bool(windows) and "a graph launch" in windows.group(0)
+        and not [l for l in err.splitlines() if "CUPTI" in l and "failed" in l])
     rc, out, err, db, wall = run([CHECKS, "graph_nodes"], GROUPS[:2], tag="graph_whole", env_extra=UNPACKED | {"KREPLAY_GRAPH_NODES": "0"})
     status, details = result_line(out, "graph_nodes")
     warned = bool(graph_declines(db))
