@@ -626,6 +626,15 @@ fn release_snapshots<B: ReplayBackend>(backend: &mut B, snapshots: Vec<B::Snapsh
     }
 }
 
+/// Releases the captured writes of a unit's log.
+fn release_captures<B: ReplayBackend>(backend: &mut B, log: Vec<LogEntry<B::Capture>>) {
+    for entry in log {
+        if let LogEntry::Write(capture) = entry {
+            backend.release_capture(capture);
+        }
+    }
+}
+
 /// How units ended, for the line [`Engine::finish`] prints: what cuts windows short.
 #[derive(Debug, Default)]
 pub(super) struct WindowStats {

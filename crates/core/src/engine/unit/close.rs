@@ -133,24 +133,13 @@ where
         if let (ReplayOutcome::DeclinedError, false, Some(times)) =
             (outcome, job.sent.get(), kernel_times)
         {
-            for (&index, timing) in live.iter().zip(times) {
-                self.send_dispatch(
-                    &members[index].dispatch,
-                    None,
-                    pass_result(timing, Vec::new()),
-                );
-            }
+            self.send_uncounted(&members, &live, times);
         }
         if let Some(view) = replay.view.take() {
             self.put_back_view(backend, &job, view, &mut replay);
         }
-
         release_snapshots(backend, snapshots);
-        for entry in log {
-            if let LogEntry::Write(capture) = entry {
-                backend.release_capture(capture);
-            }
-        }
+        release_captures(backend, log);
         drop(hold);
         let conditions = self.unit_conditions(backend, device);
         let cost = UnitCost {
@@ -161,6 +150,17 @@ where
             conditions,
         };
         self.send_costs(device, &members, &live, &cost, &replay);
+    }
+
+    /// A record per live member with execution 0's `times` and no counters.
+    fn send_uncounted(&self, members: &[Member<L>], live: &[usize], times: Vec<Timing>) {
+        for (&index, timing) in live.iter().zip(times) {
+            self.send_dispatch(
+                &members[index].dispatch,
+                None,
+                pass_result(timing, Vec::new()),
+            );
+        }
     }
 
     /// Stops execution 0 (whose own time so far is `pass0_ns`) and reads its timings: `None`
