@@ -136,7 +136,16 @@ def result_line(out, mode):
     return (m.group(1), m.group(2)) if m else ("NONE", out.strip()[-120:])
 
 
-ONLY = os.environ.get("KREPLAY_GPU_ONLY", "")
+# KREPLAY_GPU_ONLY: sections to run, comma-separated (empty: all); `core` is the per-dispatch
+# checks that no other section holds.
+ONLY = {part.strip() for part in os.environ.get("KREPLAY_GPU_ONLY", "").split(",") if part.strip()}
+SECTIONS = {"core", "windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu", "graphs"}
+if ONLY - SECTIONS:
+    sys.exit(f"KREPLAY_GPU_ONLY: unknown section(s) {sorted(ONLY - SECTIONS)}; use some of {sorted(SECTIONS)}, comma-separated")
+
+
+def selected(section):
+    return not ONLY or section in ONLY
 experiments = []
 
 
@@ -265,7 +274,7 @@ def ncu_reference(mode="inplace"):
 
 ncu_list = []
 torch_loss = []
-if ONLY == "windows":
+if "windows" in ONLY and "core" not in ONLY:
     ncu_list = ncu_reference()
     rc0, out0, err0, _, wall0 = run([sys.executable, "tests/gpu/torch_train.py"], None, tag="torch_plain", timeout=300)
     torch_loss = re.findall(r"loss (\S+)", out0)
@@ -1119,29 +1128,29 @@ def graph_checks():
             f"passes {sorted(set(passes))}; declined {declined[:1]}; {err.strip()[-100:]!r}",
             rc == 0 and same and bool(passes) and set(passes) == {2} and not declined)
 
-if ONLY in ("", "deferral"):
+if selected("deferral"):
     deferral_checks()
-if ONLY in ("", "fidelity"):
+if selected("fidelity"):
     fidelity_checks()
     full_device_check()
-if ONLY in ("", "multipass"):
+if selected("multipass"):
     multipass_metric_checks()
     lone_multipass_metric_check()
-if ONLY in ("", "effects"):
+if selected("effects"):
     side_effect_checks()
-if ONLY in ("", "sections"):
+if selected("sections"):
     section_checks()
-if ONLY in ("", "cache"):
+if selected("cache"):
     identity_cache_checks()
-if ONLY in ("", "trace"):
+if selected("trace"):
     trace_check()
-if ONLY in ("", "multigpu"):
+if selected("multigpu"):
     multi_gpu_check()
-if ONLY in ("", "graphs"):
+if selected("graphs"):
     graph_checks()
-if ONLY not in ("windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu", "graphs"):
+if selected("core"):
     per_dispatch_checks()
-if ONLY in ("", "windows"):
+if selected("windows"):
     window_checks()
 
 # --- the table -------------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 # target/release): libkreplay_inject.so, kreplay-demo and kreplay.
 # Builds tests/gpu/replay_checks.cu with nvcc, runs every check (tests/gpu/run.py), writes the
 # full log and the table under $OUT (default /tmp/kreplay-gpu), and prints ONE table last.
+# KREPLAY_GPU_ONLY selects sections, comma-separated (e.g. graphs,sections; `core` is the
+# per-dispatch checks no other section holds; an unknown name stops the run):
 # KREPLAY_GPU_ONLY=windows runs only the replay-window checks (KREPLAY_GPU_WINDOW=N|auto sets
 # their window size, default 64), KREPLAY_GPU_ONLY=cache only the device-identity cache checks,
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
