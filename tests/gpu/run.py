@@ -1083,6 +1083,15 @@ def graph_checks():
         f"{status} {details}; passes {passes}; {windows.group(0)[:140] if windows else 'no window line'}",
         rc == 0 and status == "PASS" and passes == [2] * 9 and bool(windows) and "a graph launch" in windows.group(0)
         and not [l for l in err.splitlines() if "CUPTI" in l and "failed" in l])
+    # Experiment: may the empty stand-in launch inside a measuring window (windows then span
+    # graph launches)? Recorded, not checked; the same run as the row above with the switch.
+    rc, out, err, db, wall = run([CHECKS, "graph_nodes"], GROUPS[:2], tag="graph_nodes_spans", replay_window="auto",
+                                 env_extra=UNPACKED | {"KREPLAY_GRAPH_WINDOW_SPANS": "1"})
+    windows = re.search(r"replay windows closed by: .*", err)
+    experiments.append(f"graph window spans (KREPLAY_GRAPH_WINDOW_SPANS=1, graph_nodes, windows auto): rc {rc}; "
+                       f"{' '.join(result_line(out, 'graph_nodes'))}; passes {[c for _, c, _ in passes_per_dispatch(db)]}; "
+                       f"{windows.group(0)[:120] if windows else 'no window line'}; "
+                       f"CUPTI errors {[l for l in err.splitlines() if 'CUPTI' in l and 'failed' in l][:1]}")
     rc, out, err, db, wall = run([CHECKS, "graph_nodes"], GROUPS[:2], tag="graph_whole", env_extra=UNPACKED | {"KREPLAY_GRAPH_NODES": "0"})
     status, details = result_line(out, "graph_nodes")
     warned = bool(graph_declines(db))
