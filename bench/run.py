@@ -59,7 +59,7 @@ def build(workdir):
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     out = {}
     for name, extra in (("inplace", []), ("tiny", []), ("gemm", ["-lcublas"]), ("syncloop", []),
-                        ("solver", ["-lcublas"])):
+                        ("graphloop", []), ("solver", ["-lcublas"])):
         exe = os.path.join(workdir, name)
         subprocess.run([nvcc, "-O2", "-arch=sm_90", "-o", exe,
                         os.path.join(HERE, "workloads", name + ".cu")] + extra, check=True)
@@ -73,6 +73,9 @@ def workloads(exes):
         # name, argv
         ("sync loop (kernels + cudaDeviceSynchronize + D2D copy) x70", [exes["syncloop"], "70"]),
         ("CG solver, cuBLAS dots to the host, 30 it", [exes["solver"], "30"]),
+        # The sync loop's iteration as a CUDA graph launched 70 times: kreplay runs its kernel
+        # nodes as dispatches, Nsight Compute profiles them (--graph-profiling node, its default).
+        ("graph loop (a 4-kernel CUDA graph + cudaStreamSynchronize) x70", [exes["graphloop"], "70"]),
         ("ResNet-18 training step (cuDNN)", py("resnet.py", "1")),
         ("GPT-2 2 layers training step", py("gpt2.py", "1")),
         ("PyTorch MLP training step", py("mlp.py", "1")),
