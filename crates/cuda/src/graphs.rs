@@ -35,6 +35,13 @@ const MAX_DEPTH: usize = 16;
 pub enum Step {
     /// A kernel node: an ordinary dispatch (its parameters copied at instantiation).
     Kernel(Box<OwnedLaunch>),
+    /// Any other node the tool runs: a call of the application's.
+    Call(NodeCall),
+}
+
+/// A node other than a kernel node, run as the driver call it stands for.
+#[derive(Clone)]
+pub enum NodeCall {
     Memset(sys::CUDA_MEMSET_NODE_PARAMS),
     Memcpy(Box<sys::CUDA_MEMCPY3D>),
     Host(sys::CUDA_HOST_NODE_PARAMS),
@@ -47,28 +54,26 @@ pub enum Step {
 unsafe impl Send for Step {}
 unsafe impl Sync for Step {}
 
-impl Step {
+impl NodeCall {
     /// What the node is called in the window summary ("replay windows closed by: ...").
     pub fn call_name(&self) -> &'static str {
         match self {
-            Step::Kernel(_) => "a graph's kernel node",
-            Step::Memset(_) => "a graph's memset node",
-            Step::Memcpy(_) => "a graph's memcpy node",
-            Step::Host(_) => "a graph's host node",
-            Step::EventRecord(_) => "a graph's event record node",
-            Step::EventWait(_) => "a graph's event wait node",
+            NodeCall::Memset(_) => "a graph's memset node",
+            NodeCall::Memcpy(_) => "a graph's memcpy node",
+            NodeCall::Host(_) => "a graph's host node",
+            NodeCall::EventRecord(_) => "a graph's event record node",
+            NodeCall::EventWait(_) => "a graph's event wait node",
         }
     }
 
-    /// Runs a node other than a kernel node on `stream`.
+    /// Runs the node on `stream`.
     ///
     /// # Safety
     /// The node's handles and pointers are still the application's (its graph is alive, or
     /// was instantiated with them).
-    pub unsafe fn run_call(&self, d: &Driver, stream: CUstream) -> Result<(), String> {
+    pub unsafe fn run(&self, d: &Driver, stream: CUstream) -> Result<(), String> {
         let done = match self {
-            Step::Kernel(_) => return Err("a kernel node is a dispatch, not a call".into()),
-            Step::Memset(p) => {
+            NodeCall::Memset(p) => {
                 let value = p.value;
                 match (p.elementSize, p.height) {
                     (1, 1) => drv!(d, cuMemsetD8Async(p.dst, value as u8, p.width, stream)),
@@ -89,10 +94,10 @@ impl Step {
                     (size, _) => return Err(format!("a memset of {size}-byte elements")),
                 }
             }
-            Step::Memcpy(p) => drv!(d, cuMemcpy3DAsync_v2(&**p, stream)),
-            Step::Host(p) => drv!(d, cuLaunchHostFunc(stream, p.fn_, p.userData)),
-            Step::EventRecord(event) => drv!(d, cuEventRecord(*event, stream)),
-            Step::EventWait(event) => drv!(d, cuStreamWaitEvent(stream, *event, 0)),
+            NodeCall::Memcpy(p) => drv!(d, cuMemcpy3DAsync_v2(&**p, stream)),
+            NodeCall::Host(p) => drv!(d, cuLaunchHostFunc(stream, p.fn_, p.userData)),
+            NodeCall::EventRecord(event) => drv!(d, cuEventRecord(*event, stream)),
+            NodeCall::EventWait(event) => drv!(d, cuStreamWaitEvent(stream, *event, 0)),
         };
         done.map_err(|e| e.to_string())
     }
@@ -539,17 +544,17 @@ impl GraphReader<'_> {
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMSET => {
                 let mut p = sys::CUDA_MEMSET_NODE_PARAMS::default();
                 got(drv!(d, cuGraphMemsetNodeGetParams(node, &mut p)))?;
-                steps.push(Step::Memset(p));
+                steps.push(Step::Call(NodeCall::Memset(p)));
             }
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_MEMCPY => {
                 let mut p = sys::CUDA_MEMCPY3D::default();
                 got(drv!(d, cuGraphMemcpyNodeGetParams(node, &mut p)))?;
-                steps.push(Step::Memcpy(Box::new(p)));
+                steps.push(Step::Call(NodeCall::Memcpy(Box::new(p))));
             }
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_HOST => {
                 let mut p = sys::CUDA_HOST_NODE_PARAMS::default();
                 got(drv!(d, cuGraphHostNodeGetParams(node, &mut p)))?;
-                steps.push(Step::Host(p));
+                steps.push(Step::Call(NodeCall::Host(p)));
             }
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_GRAPH => {
                 let mut child: CUgraph = std::ptr::null_mut();
@@ -560,12 +565,12 @@ impl GraphReader<'_> {
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_EVENT_RECORD => {
                 let mut event: CUevent = std::ptr::null_mut();
                 got(drv!(d, cuGraphEventRecordNodeGetEvent(node, &mut event)))?;
-                steps.push(Step::EventRecord(event));
+                steps.push(Step::Call(NodeCall::EventRecord(event)));
             }
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_WAIT_EVENT => {
                 let mut event: CUevent = std::ptr::null_mut();
                 got(drv!(d, cuGraphEventWaitNodeGetEvent(node, &mut event)))?;
-                steps.push(Step::EventWait(event));
+                steps.push(Step::Call(NodeCall::EventWait(event)));
             }
             other => return Err(format!("it holds a {}", node_kind_name(other))),
         }

@@ -6,7 +6,7 @@
 use super::callbacks::{begin_dispatch, device_write, hold_call, kernel_dispatch, LaunchShape};
 use super::tool::{lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
-use crate::graphs::{memcpy_destination, memset_span, Step};
+use crate::graphs::{memcpy_destination, memset_span, NodeCall, Step};
 use crate::guard::ToolScope;
 use crate::launch::OwnedLaunch;
 use crate::query;
@@ -191,7 +191,7 @@ pub(super) fn launch_by_nodes(
     for step in steps {
         match step {
             Step::Kernel(launch) => kernel_node(tool, data, device, launch.with_stream(stream)),
-            other => call_node(tool, data.context, device, other, stream),
+            Step::Call(call) => call_node(tool, data.context, device, call, stream),
         }
     }
     {
@@ -270,10 +270,10 @@ fn call_node(
     tool: &Tool,
     ctx: sys::CUcontext,
     device: DeviceId,
-    step: &Step,
+    call: &NodeCall,
     stream: sys::CUstream,
 ) {
-    let effect = node_effect(tool, device, step);
+    let effect = node_effect(tool, device, call);
     let mut backend = DispatchBackend::new(
         &tool.backend,
         &tool.gate,
@@ -281,11 +281,11 @@ fn call_node(
     );
     let guard = tool
         .engine
-        .enter_call(&mut backend, step.call_name(), effect);
+        .enter_call(&mut backend, call.call_name(), effect);
     let ran = {
         let _scope = ToolScope::enter();
         // SAFETY: the node's handles and pointers as the application gave them to its graph.
-        unsafe { step.run_call(tool.driver, stream) }
+        unsafe { call.run(tool.driver, stream) }
     };
     tool.engine.exit_call(&mut backend, guard);
     if let Err(e) = ran {
@@ -294,15 +294,15 @@ fn call_node(
 }
 
 /// What a node other than a kernel node does to device memory.
-fn node_effect(tool: &Tool, device: DeviceId, step: &Step) -> CallEffect {
+fn node_effect(tool: &Tool, device: DeviceId, call: &NodeCall) -> CallEffect {
     let write = |base: u64, bytes: u64| CallEffect::DeviceWrite {
         device,
         base,
         bytes,
     };
-    match step {
-        Step::Memset(p) => write(p.dst, memset_span(p)),
-        Step::Memcpy(p) => match memcpy_destination(p) {
+    match call {
+        NodeCall::Memset(p) => write(p.dst, memset_span(p)),
+        NodeCall::Memcpy(p) => match memcpy_destination(p) {
             Some((base, bytes)) => {
                 let unified = p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED;
                 device_write(tool, device, base, bytes, unified)
@@ -312,8 +312,9 @@ fn node_effect(tool: &Tool, device: DeviceId, step: &Step) -> CallEffect {
             }
             None => CallEffect::Unknown,
         },
-        Step::Host(_) | Step::EventRecord(_) | Step::EventWait(_) => CallEffect::NoDeviceWrite,
-        Step::Kernel(_) => CallEffect::Unknown,
+        NodeCall::Host(_) | NodeCall::EventRecord(_) | NodeCall::EventWait(_) => {
+            CallEffect::NoDeviceWrite
+        }
     }
 }
 
