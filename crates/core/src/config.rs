@@ -42,15 +42,13 @@ pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
 /// Environment variable: `0` runs CUDA graph launches whole, once, unmeasured, instead of node
 /// by node with every kernel node a dispatch of its own.
 pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
-/// Environment variable: `1` keeps a replay window open across a graph launch run node by node
-/// (its empty stand-in then launches while the window measures), instead of closing it first;
-/// off by default, to measure whether that is safe.
+/// Environment variable: `0` closes a replay window before the empty stand-in of a graph launch
+/// run node by node launches, instead of keeping it open across the launch.
 pub const ENV_GRAPH_WINDOW_SPANS: &str = "KREPLAY_GRAPH_WINDOW_SPANS";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
-/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s
-/// and [`ENV_GRAPH_WINDOW_SPANS`]'s.
+/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
@@ -69,7 +67,7 @@ pub struct Switches {
     pub host_ordered_flush: bool,
     /// [`ENV_GRAPH_NODES`]: graph launches run node by node, each kernel node a dispatch.
     pub graph_nodes: bool,
-    /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch (off by default).
+    /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
     pub graph_window_spans: bool,
     /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
     /// before the application starts; inside the application the counters are then not set
@@ -88,7 +86,7 @@ impl Default for Switches {
             batch_copies: true,
             host_ordered_flush: false,
             graph_nodes: true,
-            graph_window_spans: false,
+            graph_window_spans: true,
             refused: None,
         }
     }
@@ -118,10 +116,6 @@ impl Switches {
             ENV_HOST_ORDERED_FLUSH,
             "use 1 to order the L2 flush from the host, 0 (the default) for events",
         );
-        let graph_window_spans = off_by_default(
-            ENV_GRAPH_WINDOW_SPANS,
-            "use 1 to keep windows open across graph launches, 0 (the default) to close them",
-        );
         Switches {
             pack_groups,
             window_spans: on(ENV_WINDOW_SPANS),
@@ -131,7 +125,7 @@ impl Switches {
             batch_copies: on(ENV_BATCH_COPIES),
             host_ordered_flush,
             graph_nodes: on(ENV_GRAPH_NODES),
-            graph_window_spans,
+            graph_window_spans: on(ENV_GRAPH_WINDOW_SPANS),
             refused,
         }
     }
@@ -405,7 +399,7 @@ mod tests {
             (ENV_BATCH_COPIES, "0"),
             (ENV_HOST_ORDERED_FLUSH, "1"),
             (ENV_GRAPH_NODES, "0"),
-            (ENV_GRAPH_WINDOW_SPANS, "1"),
+            (ENV_GRAPH_WINDOW_SPANS, "0"),
         ]));
         assert_eq!(
             off,
@@ -418,7 +412,7 @@ mod tests {
                 batch_copies: false,
                 host_ordered_flush: true,
                 graph_nodes: false,
-                graph_window_spans: true,
+                graph_window_spans: false,
                 refused: None,
             }
         );

@@ -198,10 +198,11 @@ pub(super) fn launch_by_nodes(
         let _scope = ToolScope::enter();
         tool.graphs.end_launch(tool.driver, exec, stream);
     }
-    // The stand-in is a graph launch, and none may run while a window measures (CUPTI 13.0
-    // fails a measured graph launch and every range after it): the window the nodes are in
-    // closes here, and the fence is held until the launch returns (its EXIT callback). Whether
-    // an empty graph is safe there is measured with KREPLAY_GRAPH_WINDOW_SPANS=1.
+    // The stand-in is a graph launch, and a graph launch with work in it fails a measuring
+    // range (and every range after it, CUPTI 13.0); an empty one was measured not to (H200,
+    // 2026-12-01: nine kernel nodes of three launches in one window, tests/gpu/run.py graphs),
+    // so the window stays open across it. With KREPLAY_GRAPH_WINDOW_SPANS=0 the window the
+    // nodes are in closes here, and the fence is held until the launch returns (its EXIT).
     if tool.engine.config().switches.graph_window_spans {
         return true;
     }
