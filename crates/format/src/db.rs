@@ -344,15 +344,27 @@ impl RecordSink for DbWriter {
 
 /// Blocks every signal on the calling thread, for the tool's own threads (this writer, the
 /// last-words thread, the counter set-up, the drain worker): a handler of the process (the
-/// tool's last words on SIGTERM, say) must not run on a thread its work waits for. Synchronous
-/// faults still end the process. Here because this is the lowest crate with a thread of its own;
+/// tool's last words on SIGTERM, say) must not run on a thread its work waits for. Faults stay
+/// unblocked: a fault on a thread that blocks it ends the process without running the
+/// process's handler (a crash reporter, a backtrace printer), so they reach it as from any
+/// thread. Here because this is the lowest crate with a thread of its own;
 /// `kreplay_core::last_words` re-exports it.
 pub fn block_signals() {
-    // SAFETY: a full signal set applied to this thread only.
+    // SAFETY: a signal set built and applied to this thread only.
     unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        for fault in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+            libc::SIGSYS,
+        ] {
+            libc::sigdelset(&mut set, fault);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
 

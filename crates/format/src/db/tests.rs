@@ -661,3 +661,23 @@ fn the_run_cache_and_clock_controls_are_rocpd_metadata() {
         );
     }
 }
+
+#[test]
+fn tool_threads_block_signals_but_not_faults() {
+    let mask = std::thread::spawn(|| {
+        super::block_signals();
+        // SAFETY: reads this thread's mask into a zeroed set.
+        unsafe {
+            let mut mask: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+            let blocked = |s| libc::sigismember(&mask, s) == 1;
+            (
+                [libc::SIGTERM, libc::SIGINT, libc::SIGPIPE].map(blocked),
+                [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL].map(blocked),
+            )
+        }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(mask, ([true; 3], [false; 4]));
+}
