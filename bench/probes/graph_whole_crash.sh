@@ -20,11 +20,8 @@ variant nodes_on KREPLAY_PACK_GROUPS=0
 variant whole KREPLAY_PACK_GROUPS=0 KREPLAY_GRAPH_NODES=0
 variant whole_packed KREPLAY_GRAPH_NODES=0
 variant whole_no_spans KREPLAY_GRAPH_NODES=0 KREPLAY_WINDOW_SPANS=0
-if command -v gdb >/dev/null; then
-    cfg="$W/whole"
-    KREPLAY_GRAPH_NODES=0 KREPLAY_PACK_GROUPS=0 timeout 120 "$BIN/kreplay" $G --replay-mode kernel --kernel-replay-beta-enabled \
-        -d "$W/gdb" -o out -- gdb -q -batch -ex run -ex bt -ex "info threads" --args "$W/checks" graph_nodes >"$OUT/gdb.log" 2>&1
-    grep -A25 "SIGSEGV" "$OUT/gdb.log" | head -40
-else
-    echo "no gdb"
-fi
+# The crash's backtrace, from a SIGSEGV handler preloaded into the application (no gdb there).
+gcc -shared -fPIC -O1 -o "$W/segv.so" bench/probes/segv_backtrace.c || exit 1
+LD_PRELOAD="$W/segv.so" KREPLAY_GRAPH_NODES=0 KREPLAY_PACK_GROUPS=0 KREPLAY_DEBUG=1 timeout 60 "$BIN/kreplay" $G \
+    --replay-mode kernel --kernel-replay-beta-enabled -d "$W/bt" -o out -- "$W/checks" graph_nodes >"$OUT/bt.log" 2>&1
+grep -B30 -A40 "=== SIGNAL" "$OUT/bt.log" | head -120

@@ -436,6 +436,15 @@ def per_dispatch_checks():
         f"rc {rc} after {wall:.1f}s, stderr {'names the deadline' if 'within' in err else repr(err[-80:])}, {len(fatal)} fatal warning(s)",
         rc == -6 and wall < 20 and "within" in err and len(fatal) == 1)
 
+    # --- no dispatch measured: the counter set-up begun at context creation is never taken -----
+    # (dropping its profiler in the exit handler ended the application with SIGSEGV before)
+    rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS[:2], tag="none_measured",
+                                 filter={"include_regex": "^no_such_kernel$", "exclude_regex": None, "iteration_range": None})
+    status, details = result_line(out, "inplace")
+    row("every kernel filtered out, 2 groups", "results right, exit 0, nothing measured",
+        f"rc {rc}; {status} {details}; {len(counters(db))} measured dispatch pass(es)",
+        rc == 0 and status == "PASS" and not counters(db))
+
     # --- counters: no NaN for metrics only in later groups, plausible values -------------------
     ok, detail, table = later_group_check(inplace5 if "inplace5" in dir() else None)
     row("5 groups: later-group metrics finite", "all finite; pass 4 sm__ctas_launched.sum == grid; pass 2 lts__t_sectors.sum >= 131072", detail, ok)

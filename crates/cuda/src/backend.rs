@@ -375,9 +375,6 @@ impl CudaBackend {
     /// Called from the context-destruction callback: waits for nothing (see [`crate::setup`]).
     pub fn forget_context(&mut self, ctx: CUcontext) {
         let _scope = ToolScope::enter();
-        if let Some(setup) = &self.setup {
-            setup.abandon(ctx);
-        }
         let devices: Vec<DeviceId> = self
             .devices
             .iter()

@@ -94,6 +94,19 @@ pub fn is_blocking_wait(cbid: u32) -> bool {
     )
 }
 
+/// `cuStreamBeginCapture` in each of its versions.
+pub fn is_capture_begin(cbid: u32) -> bool {
+    matches!(
+        cbid,
+        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph
+            | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz
+    )
+}
+
 /// The module or library handle `cuModuleUnload` / `cuLibraryUnload` (`cbid`) is about to
 /// unload; `None` for every other call.
 ///

@@ -43,7 +43,7 @@ use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::ptr;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod device;
@@ -176,19 +176,43 @@ impl Sequence {
 // SAFETY: the raw pointers are CUPTI handles, used only under the backend's lock.
 unsafe impl Send for RangeProfiler {}
 
-static PROFILER_INIT: OnceLock<Result<(), CudaError>> = OnceLock::new();
+/// The outcome of CUPTI's profiler initialisation, once one is kept.
+static PROFILER_INIT: Mutex<Option<Result<(), CudaError>>> = Mutex::new(None);
 
-fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
-    PROFILER_INIT
-        .get_or_init(|| {
-            let mut params = sys::CUpti_Profiler_Initialize_Params {
-                structSize: struct_size!(sys::CUpti_Profiler_Initialize_Params, pPriv),
-                ..Default::default()
-            };
-            // SAFETY: a plain struct of the documented size.
-            unsafe { cupti_call!(cupti, cuptiProfilerInitialize(&mut params)) }
-        })
+/// CUPTI's profiler initialisation (it loads nvperf's driver layer), once per process; its
+/// outcome is kept for every later caller.
+pub(crate) fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
+    let mut kept = PROFILER_INIT.lock().unwrap_or_else(|e| e.into_inner());
+    kept.get_or_insert_with(|| call_profiler_initialize(cupti))
         .clone()
+}
+
+/// [`initialize_profiler`] where it may be too early: a failure is not kept, so that a later
+/// caller tries again. Whether the profiler is initialised.
+pub(crate) fn try_initialize_profiler(cupti: &'static Cupti) -> bool {
+    let mut kept = PROFILER_INIT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(outcome) = kept.as_ref() {
+        return outcome.is_ok();
+    }
+    match call_profiler_initialize(cupti) {
+        Ok(()) => {
+            *kept = Some(Ok(()));
+            true
+        }
+        Err(e) => {
+            debug::line(&format!("profiler initialisation left to the set-up: {e}"));
+            false
+        }
+    }
+}
+
+fn call_profiler_initialize(cupti: &'static Cupti) -> Result<(), CudaError> {
+    let mut params = sys::CUpti_Profiler_Initialize_Params {
+        structSize: struct_size!(sys::CUpti_Profiler_Initialize_Params, pPriv),
+        ..Default::default()
+    };
+    // SAFETY: a plain struct of the documented size.
+    unsafe { cupti_call!(cupti, cuptiProfilerInitialize(&mut params)) }
 }
 
 impl RangeProfiler {

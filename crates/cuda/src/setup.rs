@@ -11,6 +11,20 @@
 //! is held across `cuptiRangeProfilerStop`, which takes a driver lock): [`CounterSetup`] keeps
 //! its set-ups behind a lock of its own, held only to file or take one, never across CUDA calls
 //! or a join.
+//!
+//! Three moments must not meet a set-up still running (each ended an application on the H200,
+//! CUDA 13.0, 2026-12-01, `bench/probes/setup_at_exit.sh`):
+//! - the process's exit: CUPTI and nvperf create static state at their first use, on the
+//!   set-up thread, so its destructors are registered after kreplay's exit handler and run
+//!   before it, under the set-up (SIGSEGV in `libnvperf_host.so`). The profiler's
+//!   initialisation is done on an application thread ([`CounterSetup::initialize_profiler`]),
+//!   and [`wait_at_exit`] is registered after it and after each step of a set-up, so the exit
+//!   waits for a set-up before those destructors run; a set-up that sees the exit begun stops
+//!   at its next step;
+//! - a stream capture: a capture begun while the set-up ran was invalidated
+//!   (`cudaStreamEndCapture`: "operation failed due to a previous error during capture"), so
+//!   beginning one waits for the set-up of its context first ([`CounterSetup::finish`]);
+//! - the context's destruction ([`CounterSetup::abandon`]).
 
 use crate::backend::MetricGroups;
 use crate::error::CudaError;
@@ -21,14 +35,81 @@ use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// A range profiler set up on a thread of its own, and the process that started the thread
-/// (a child forked meanwhile has no such thread: it must not wait for it).
-type Preparation = (
-    u32,
-    std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
-);
+/// A context's set-up: under way, or finished before its first dispatch took it.
+enum SetUp {
+    Running(Preparation),
+    Ready(Box<Result<RangeProfiler, CudaError>>),
+}
+
+/// A range profiler set up on a thread of its own.
+struct Preparation {
+    /// The process that started the thread (a child forked meanwhile has no such thread: it
+    /// must not wait for it).
+    pid: u32,
+    thread: std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
+    /// Set when the context is being destroyed: the thread stops at its next step.
+    cancelled: Arc<AtomicBool>,
+}
+
+/// How long a context's destruction waits for its set-up to stop (a set-up left running would
+/// make CUPTI calls on a context that is gone). Bounded, since the destroying thread may hold
+/// a driver lock the set-up waits for.
+const DESTROY_WAIT: Duration = Duration::from_secs(2);
+
+/// Set-up threads still running, for [`wait_at_exit`], and the process that counted them (a
+/// child forked meanwhile has none of those threads).
+static RUNNING: (Mutex<(u32, usize)>, std::sync::Condvar) =
+    (Mutex::new((0, 0)), std::sync::Condvar::new());
+/// The process's exit has begun: a set-up stops at its next step.
+static EXITING: AtomicBool = AtomicBool::new(false);
+/// How long the exit waits for a set-up (one that needs a lock the exiting thread holds would
+/// never finish).
+const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+/// An exit handler, registered by each set-up thread after each of its steps (so after the
+/// destructors of what the step initialised): waits until no set-up runs.
+extern "C" fn wait_at_exit() {
+    EXITING.store(true, Ordering::Release);
+    let (count, changed) = &RUNNING;
+    let running = count.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    let _ = changed.wait_timeout_while(running, EXIT_WAIT, |(owner, n)| *owner == pid && *n > 0);
+}
+
+/// Counts a set-up thread as running until dropped.
+struct RunningSetUp;
+
+impl RunningSetUp {
+    fn start() -> RunningSetUp {
+        let mut running = RUNNING.0.lock().unwrap_or_else(|e| e.into_inner());
+        let pid = std::process::id();
+        if running.0 != pid {
+            *running = (pid, 0);
+        }
+        running.1 += 1;
+        RunningSetUp
+    }
+}
+
+impl Drop for RunningSetUp {
+    fn drop(&mut self) {
+        let (count, changed) = &RUNNING;
+        let mut running = count.lock().unwrap_or_else(|e| e.into_inner());
+        running.1 = running.1.saturating_sub(1);
+        changed.notify_all();
+    }
+}
+
+/// After a step of a set-up: the exit waits for the set-up before anything the step set up is
+/// torn down (see the module documentation).
+fn exit_waits_for_setup() {
+    // SAFETY: registers a plain extern "C" function.
+    unsafe { libc::atexit(wait_at_exit) };
+}
 
 /// What a set-up needs, and the set-ups under way by context. Cheap to clone (one `Arc`): the
 /// backend and the context-creation callback share one.
@@ -45,7 +126,7 @@ struct Shared {
     warm: Vec<Option<usize>>,
     max_ranges: usize,
     switches: Switches,
-    preparing: Mutex<HashMap<usize, Preparation>>,
+    preparing: Mutex<HashMap<usize, SetUp>>,
 }
 
 impl CounterSetup {
@@ -70,11 +151,26 @@ impl CounterSetup {
         }
     }
 
-    fn preparing(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Preparation>> {
+    fn preparing(&self) -> std::sync::MutexGuard<'_, HashMap<usize, SetUp>> {
         self.shared
             .preparing
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// CUPTI's profiler initialisation, tried once per process on an application thread at a
+    /// driver call's ENTER callback once a context exists (inside `cuInit`, where the
+    /// injection runs, it failed with CUPTI error 999 on the H200); the exit then waits for
+    /// set-ups before what it initialised is torn down. ≈ 12 ms on an H200. Should it fail, it
+    /// is left to the set-up, as without this.
+    pub fn initialize_profiler(&self) {
+        static TRIED: std::sync::Once = std::sync::Once::new();
+        TRIED.call_once(|| {
+            let _scope = ToolScope::enter();
+            if crate::profiler::try_initialize_profiler(self.shared.cupti) {
+                exit_waits_for_setup();
+            }
+        });
     }
 
     /// Starts setting the counters up for a context the application just created. Never
@@ -89,9 +185,14 @@ impl CounterSetup {
         }
         let shared = self.shared.clone();
         let context = ctx as usize;
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let stop = cancelled.clone();
+        let stopped = move || stop.load(Ordering::Acquire) || EXITING.load(Ordering::Acquire);
+        let running = RunningSetUp::start();
         let spawned = std::thread::Builder::new()
             .name("kreplay-setup".into())
             .spawn(move || {
+                let _running = running;
                 kreplay_core::last_words::block_signals();
                 // Its CUDA calls are the tool's own (the callbacks ignore them).
                 let _scope = ToolScope::enter();
@@ -100,7 +201,16 @@ impl CounterSetup {
                 let mut device: sys::CUdevice = 0;
                 // SAFETY: the context pushed above is current on this thread.
                 unsafe { crate::drv!(shared.driver, cuCtxGetDevice(&mut device))? };
-                let mut profiler = RangeProfiler::new(
+                let gone = || {
+                    CudaError::Load("the set-up stopped: its context or the process ends".into())
+                };
+                if stopped() {
+                    return Err(gone());
+                }
+                let initialised = crate::profiler::initialize_profiler(shared.cupti);
+                exit_waits_for_setup();
+                initialised?;
+                let profiler = RangeProfiler::new(
                     shared.cupti,
                     ctx,
                     device,
@@ -108,23 +218,43 @@ impl CounterSetup {
                     &shared.groups,
                     shared.max_ranges,
                     &shared.switches,
-                )?;
-                if let Err(e) = profiler.warm_up(&shared.warm) {
+                );
+                exit_waits_for_setup();
+                let mut profiler = profiler?;
+                if stopped() {
+                    // Not dropped: disabling it would be CUPTI calls on a context going away.
+                    std::mem::forget(profiler);
+                    return Err(gone());
+                }
+                let warmed = profiler.warm_up(&shared.warm);
+                exit_waits_for_setup();
+                if let Err(e) = warmed {
                     // The first dispatch programs the counters itself, as without set-up.
                     crate::debug::line(&format!("counters not programmed ahead: {e}"));
                 }
                 Ok(profiler)
             });
         // Without a thread the first dispatch sets the counters up itself.
-        if let Ok(handle) = spawned {
-            preparing.insert(context, (std::process::id(), handle));
+        if let Ok(thread) = spawned {
+            let pid = std::process::id();
+            preparing.insert(
+                context,
+                SetUp::Running(Preparation {
+                    pid,
+                    thread,
+                    cancelled,
+                }),
+            );
         }
     }
 
     /// Waits for the set-up started for `ctx`, if any (`None` also when it belongs to the
     /// process this one was forked from).
     pub(crate) fn take(&self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
-        let preparation = self.preparing().remove(&(ctx as usize))?;
+        let preparation = match self.preparing().remove(&(ctx as usize))? {
+            SetUp::Ready(result) => return Some(*result),
+            SetUp::Running(preparation) => preparation,
+        };
         let began = std::time::Instant::now();
         let result = join(preparation)?;
         crate::debug::line(&format!(
@@ -134,36 +264,118 @@ impl CounterSetup {
         Some(result)
     }
 
-    /// Forgets the set-up of a context being destroyed without waiting for it (the caller may
-    /// hold driver locks the set-up needs): a finished one is joined, a running one left to end
-    /// on its own, its result dropped with it.
+    /// Stops the set-up of a context being destroyed: it is told to stop at its next step and
+    /// waited for up to [`DESTROY_WAIT`] (not joined outright: the caller may hold driver locks
+    /// the set-up needs). What it made is not dropped (no CUPTI calls on a dying context).
     pub(crate) fn abandon(&self, ctx: CUcontext) {
-        let Some((pid, handle)) = self.preparing().remove(&(ctx as usize)) else {
-            return;
+        let preparation = match self.preparing().remove(&(ctx as usize)) {
+            Some(SetUp::Running(preparation)) => preparation,
+            Some(SetUp::Ready(result)) => return std::mem::forget(result),
+            None => return,
         };
-        if pid == std::process::id() && handle.is_finished() {
-            drop(handle.join());
+        if preparation.pid != std::process::id() {
+            return;
+        }
+        preparation.cancelled.store(true, Ordering::Release);
+        let began = Instant::now();
+        while !preparation.thread.is_finished() && began.elapsed() < DESTROY_WAIT {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let finished = preparation.thread.is_finished();
+        crate::debug::line(&format!(
+            "context destroyed during its counter set-up: waited {:.1} ms, {}",
+            crate::debug::ms(began.elapsed()),
+            if finished {
+                "set-up stopped"
+            } else {
+                "set-up still running"
+            }
+        ));
+        if finished {
+            std::mem::forget(preparation.thread.join());
         }
     }
 
-    /// Waits for every set-up still running (before the process or its contexts end).
+    /// Waits for every set-up still running (before the process ends), so that no set-up
+    /// thread makes CUPTI calls while the process tears CUDA down. The profilers they made are
+    /// not dropped: that would disable them, CUPTI calls in an exit handler (disabling the
+    /// profiler at exit ended an application with SIGSEGV before, `catalog::identity_cache`).
     pub fn finish_all(&self) {
-        let all: Vec<Preparation> = self.preparing().drain().map(|(_, p)| p).collect();
-        for preparation in all {
-            join(preparation);
+        let all: Vec<SetUp> = self.preparing().drain().map(|(_, p)| p).collect();
+        for setup in all {
+            match setup {
+                SetUp::Running(preparation) => std::mem::forget(join(preparation)),
+                SetUp::Ready(result) => std::mem::forget(result),
+            }
+        }
+    }
+
+    /// Waits for the set-up of `ctx` to finish, keeping its result for the context's first
+    /// dispatch: a stream capture begins on it (see the module documentation). Called at the
+    /// capture's ENTER callback, where the driver holds no lock of its own.
+    pub fn finish(&self, ctx: CUcontext) {
+        let key = ctx as usize;
+        let Some(SetUp::Running(preparation)) = self.preparing().remove(&key) else {
+            return;
+        };
+        let began = Instant::now();
+        if let Some(result) = join(preparation) {
+            crate::debug::line(&format!(
+                "a stream capture waited {:.1} ms for the counter set-up",
+                crate::debug::ms(began.elapsed())
+            ));
+            self.preparing().insert(key, SetUp::Ready(Box::new(result)));
         }
     }
 }
 
 /// The set-up's result, or `None` when the thread belongs to another process (see
 /// [`Preparation`]).
-fn join((pid, handle): Preparation) -> Option<Result<RangeProfiler, CudaError>> {
-    if pid != std::process::id() {
+fn join(preparation: Preparation) -> Option<Result<RangeProfiler, CudaError>> {
+    if preparation.pid != std::process::id() {
         return None;
     }
     Some(
-        handle
+        preparation
+            .thread
             .join()
             .unwrap_or_else(|_| Err(CudaError::Load("the counter set-up thread panicked".into()))),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test: the counter of running set-ups is process-wide.
+    #[test]
+    fn the_exit_waits_for_running_set_ups_of_this_process_only() {
+        // A set-up that ends 50 ms from now: the exit handler returns once it has.
+        let running = RunningSetUp::start();
+        let ends = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(running);
+        });
+        let began = Instant::now();
+        wait_at_exit();
+        let waited = began.elapsed();
+        ends.join().unwrap();
+        assert!(waited >= Duration::from_millis(40), "{waited:?}");
+        assert!(waited < EXIT_WAIT, "{waited:?}");
+        assert!(
+            EXITING.load(Ordering::Acquire),
+            "set-ups stop at their next step"
+        );
+        assert_eq!(RUNNING.0.lock().unwrap().1, 0);
+        // Counted by the process this one was forked from: nothing to wait for.
+        *RUNNING.0.lock().unwrap() = (std::process::id().wrapping_add(1), 1);
+        let began = Instant::now();
+        wait_at_exit();
+        assert!(began.elapsed() < Duration::from_secs(1));
+        // A set-up started in this process counts afresh.
+        let again = RunningSetUp::start();
+        assert_eq!(*RUNNING.0.lock().unwrap(), (std::process::id(), 1));
+        drop(again);
+        EXITING.store(false, Ordering::Release);
+    }
 }

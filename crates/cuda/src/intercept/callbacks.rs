@@ -5,8 +5,8 @@ use super::graph_launch;
 use super::tool::{self, host_address, lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::classify::{
-    classify_call, classify_driver_cbid, is_blocking_wait, is_query_only, unloaded_module,
-    AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
+    classify_call, classify_driver_cbid, is_blocking_wait, is_capture_begin, is_query_only,
+    unloaded_module, AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
 };
 use crate::guard::in_tool;
 use crate::launch::LaunchParams;
@@ -99,6 +99,11 @@ fn release_thread_holds() {
 
 fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
     let enter = data.callbackSite == sys::CUpti_ApiCallbackSite_CUPTI_API_ENTER;
+    if enter && !data.context.is_null() {
+        if let Some(setup) = &tool.counter_setup {
+            setup.initialize_profiler();
+        }
+    }
     match classify_driver_cbid(cbid) {
         DriverEvent::Launch(api) => {
             if enter {
@@ -130,6 +135,12 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                     .unwrap_or("a driver call")
             };
             if enter {
+                if is_capture_begin(cbid) {
+                    // A capture must not begin while the context's counter set-up runs.
+                    if let Some(setup) = &tool.counter_setup {
+                        setup.finish(data.context);
+                    }
+                }
                 if CALLS.try_with(|_| ()).is_err() {
                     // A thread being torn down has no thread-locals left to keep the call's
                     // fence in: an open window closes first (its replay must not outlive memory
@@ -613,6 +624,10 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             }
         }
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING => {
+            // A counter set-up still running on it stops first (it must not outlive it).
+            if let Some(setup) = &tool.counter_setup {
+                setup.abandon(data.context);
+            }
             // A replay window still open on this context runs its passes while it exists.
             let mut backend = DispatchBackend::new(
                 &tool.backend,
