@@ -855,11 +855,14 @@ def section_check(tag, argv, verdict, launches):
         ncu_rc = repr(e)[:80]
     ncu_wall = time.time() - started
     theirs = details_rows(open(ncu_log), their_units, their_names) if os.path.exists(ncu_log) else {}
-    # Rows are matched by ID: the same kernel must stand behind each. Compared by the name before
-    # its template or parameter list, spaces left out (ncu writes "float *" and "T1::Params"
-    # where kreplay's demangler writes "float*" and the type's name).
+    # Rows are matched by ID: the same kernel must stand behind each. Compared by the function's
+    # own name, without its namespaces, template or parameter list (ncu writes "float *" and
+    # "T1::Params" where kreplay's demangler writes "float*" and the type's name, and
+    # "at::vectorized_elementwise_kernel<4, at::FillFunctor<float>, ...>" for PyTorch's
+    # "at::native::vectorized_elementwise_kernel<...>": seen 2026-12-01 23:38).
     def bare(name):
-        return re.split(r"[<(]", (name or "").replace(" ", ""), maxsplit=1)[0]
+        head = re.split(r"[<(]", (name or "").replace(" ", ""), maxsplit=1)[0]
+        return head.rsplit("::", 1)[-1]
     misaligned = sorted(i for i in their_names if bare(their_names[i]) != bare(our_names.get(i)))
     # Rows kreplay documents as n/a (Nsight Compute's own metrics) are not compared.
     both = [k for k in theirs if number(ours.get(k, "n/a")) is not None and number(theirs[k]) is not None]
