@@ -40,19 +40,122 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A context's set-up: under way, or finished before its first dispatch took it.
-enum SetUp {
-    Running(Preparation),
-    Ready(Box<Result<RangeProfiler, CudaError>>),
+enum SetUp<T> {
+    Running(Preparation<T>),
+    Ready(Box<T>),
 }
 
-/// A range profiler set up on a thread of its own.
-struct Preparation {
+/// A set-up on a thread of its own.
+struct Preparation<T> {
     /// The process that started the thread (a child forked meanwhile has no such thread: it
     /// must not wait for it).
     pid: u32,
-    thread: std::thread::JoinHandle<Result<RangeProfiler, CudaError>>,
+    thread: std::thread::JoinHandle<T>,
     /// Set when the context is being destroyed: the thread stops at its next step.
     cancelled: Arc<AtomicBool>,
+}
+
+/// The set-ups under way or finished, by context, and what each moment does with them. Generic
+/// over the set-up's result so that it is tested without CUDA. Its lock is held only to file,
+/// take or put back one, never across a join.
+struct SetUps<T> {
+    by_context: Mutex<HashMap<usize, SetUp<T>>>,
+    /// The result of a set-up whose thread panicked.
+    panicked: fn() -> T,
+}
+
+impl<T> SetUps<T> {
+    fn new(panicked: fn() -> T) -> Self {
+        SetUps {
+            by_context: Mutex::new(HashMap::new()),
+            panicked,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, SetUp<T>>> {
+        self.by_context.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The set-up's result, or `None` when the thread belongs to another process.
+    fn join(&self, preparation: Preparation<T>) -> Option<T> {
+        if preparation.pid != std::process::id() {
+            return None;
+        }
+        Some(
+            preparation
+                .thread
+                .join()
+                .unwrap_or_else(|_| (self.panicked)()),
+        )
+    }
+
+    /// The set-up of `key`, waited for if it still runs; gone from here.
+    fn take(&self, key: usize) -> Option<T> {
+        match self.lock().remove(&key)? {
+            SetUp::Ready(result) => Some(*result),
+            SetUp::Running(preparation) => self.join(preparation),
+        }
+    }
+
+    /// Waits for the set-up of `key` if it still runs and keeps its result for [`Self::take`];
+    /// whether there was one to wait for.
+    fn finish(&self, key: usize) -> bool {
+        let preparation = {
+            let mut by_context = self.lock();
+            match by_context.remove(&key) {
+                Some(SetUp::Running(preparation)) => preparation,
+                Some(ready) => {
+                    by_context.insert(key, ready);
+                    return false;
+                }
+                None => return false,
+            }
+        };
+        match self.join(preparation) {
+            Some(result) => {
+                self.lock().insert(key, SetUp::Ready(Box::new(result)));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Tells the set-up of `key` to stop and waits for it up to `wait`; forgets it and what it
+    /// made without dropping that. `Some(stopped in time)` when one of this process ran.
+    fn abandon(&self, key: usize, wait: Duration) -> Option<bool> {
+        let preparation = match self.lock().remove(&key)? {
+            SetUp::Running(preparation) => preparation,
+            SetUp::Ready(result) => {
+                std::mem::forget(result);
+                return None;
+            }
+        };
+        if preparation.pid != std::process::id() {
+            return None;
+        }
+        preparation.cancelled.store(true, Ordering::Release);
+        let began = Instant::now();
+        while !preparation.thread.is_finished() && began.elapsed() < wait {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let finished = preparation.thread.is_finished();
+        if finished {
+            std::mem::forget(preparation.thread.join());
+        }
+        Some(finished)
+    }
+
+    /// Waits for every set-up of this process still running; forgets them all and what they
+    /// made without dropping that.
+    fn finish_all(&self) {
+        let all: Vec<SetUp<T>> = self.lock().drain().map(|(_, p)| p).collect();
+        for setup in all {
+            match setup {
+                SetUp::Running(preparation) => std::mem::forget(self.join(preparation)),
+                SetUp::Ready(result) => std::mem::forget(result),
+            }
+        }
+    }
 }
 
 /// How long a context's destruction waits for its set-up to stop (a set-up left running would
@@ -126,7 +229,7 @@ struct Shared {
     warm: Vec<Option<usize>>,
     max_ranges: usize,
     switches: Switches,
-    preparing: Mutex<HashMap<usize, SetUp>>,
+    setups: SetUps<Result<RangeProfiler, CudaError>>,
 }
 
 impl CounterSetup {
@@ -146,16 +249,11 @@ impl CounterSetup {
                 warm,
                 max_ranges,
                 switches,
-                preparing: Mutex::new(HashMap::new()),
+                setups: SetUps::new(|| {
+                    Err(CudaError::Load("the counter set-up thread panicked".into()))
+                }),
             }),
         }
-    }
-
-    fn preparing(&self) -> std::sync::MutexGuard<'_, HashMap<usize, SetUp>> {
-        self.shared
-            .preparing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// CUPTI's profiler initialisation, tried once per process on an application thread at a
@@ -179,8 +277,8 @@ impl CounterSetup {
         if ctx.is_null() || !self.shared.switches.early_setup {
             return;
         }
-        let mut preparing = self.preparing();
-        if preparing.contains_key(&(ctx as usize)) {
+        let mut by_context = self.shared.setups.lock();
+        if by_context.contains_key(&(ctx as usize)) {
             return;
         }
         let shared = self.shared.clone();
@@ -237,7 +335,7 @@ impl CounterSetup {
         // Without a thread the first dispatch sets the counters up itself.
         if let Ok(thread) = spawned {
             let pid = std::process::id();
-            preparing.insert(
+            by_context.insert(
                 context,
                 SetUp::Running(Preparation {
                     pid,
@@ -251,12 +349,8 @@ impl CounterSetup {
     /// Waits for the set-up started for `ctx`, if any (`None` also when it belongs to the
     /// process this one was forked from).
     pub(crate) fn take(&self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
-        let preparation = match self.preparing().remove(&(ctx as usize))? {
-            SetUp::Ready(result) => return Some(*result),
-            SetUp::Running(preparation) => preparation,
-        };
-        let began = std::time::Instant::now();
-        let result = join(preparation)?;
+        let began = Instant::now();
+        let result = self.shared.setups.take(ctx as usize)?;
         crate::debug::line(&format!(
             "waited {:.1} ms for the counter set-up begun at context creation",
             crate::debug::ms(began.elapsed())
@@ -268,31 +362,17 @@ impl CounterSetup {
     /// waited for up to [`DESTROY_WAIT`] (not joined outright: the caller may hold driver locks
     /// the set-up needs). What it made is not dropped (no CUPTI calls on a dying context).
     pub(crate) fn abandon(&self, ctx: CUcontext) {
-        let preparation = match self.preparing().remove(&(ctx as usize)) {
-            Some(SetUp::Running(preparation)) => preparation,
-            Some(SetUp::Ready(result)) => return std::mem::forget(result),
-            None => return,
-        };
-        if preparation.pid != std::process::id() {
-            return;
-        }
-        preparation.cancelled.store(true, Ordering::Release);
         let began = Instant::now();
-        while !preparation.thread.is_finished() && began.elapsed() < DESTROY_WAIT {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let finished = preparation.thread.is_finished();
-        crate::debug::line(&format!(
-            "context destroyed during its counter set-up: waited {:.1} ms, {}",
-            crate::debug::ms(began.elapsed()),
-            if finished {
-                "set-up stopped"
-            } else {
-                "set-up still running"
-            }
-        ));
-        if finished {
-            std::mem::forget(preparation.thread.join());
+        if let Some(stopped) = self.shared.setups.abandon(ctx as usize, DESTROY_WAIT) {
+            crate::debug::line(&format!(
+                "context destroyed during its counter set-up: waited {:.1} ms, {}",
+                crate::debug::ms(began.elapsed()),
+                if stopped {
+                    "set-up stopped"
+                } else {
+                    "set-up still running"
+                }
+            ));
         }
     }
 
@@ -301,53 +381,137 @@ impl CounterSetup {
     /// not dropped: that would disable them, CUPTI calls in an exit handler (disabling the
     /// profiler at exit ended an application with SIGSEGV before, `catalog::identity_cache`).
     pub fn finish_all(&self) {
-        let all: Vec<SetUp> = self.preparing().drain().map(|(_, p)| p).collect();
-        for setup in all {
-            match setup {
-                SetUp::Running(preparation) => std::mem::forget(join(preparation)),
-                SetUp::Ready(result) => std::mem::forget(result),
-            }
-        }
+        self.shared.setups.finish_all();
     }
 
     /// Waits for the set-up of `ctx` to finish, keeping its result for the context's first
     /// dispatch: a stream capture begins on it (see the module documentation). Called at the
     /// capture's ENTER callback, where the driver holds no lock of its own.
     pub fn finish(&self, ctx: CUcontext) {
-        let key = ctx as usize;
-        let Some(SetUp::Running(preparation)) = self.preparing().remove(&key) else {
-            return;
-        };
         let began = Instant::now();
-        if let Some(result) = join(preparation) {
+        if self.shared.setups.finish(ctx as usize) {
             crate::debug::line(&format!(
                 "a stream capture waited {:.1} ms for the counter set-up",
                 crate::debug::ms(began.elapsed())
             ));
-            self.preparing().insert(key, SetUp::Ready(Box::new(result)));
         }
     }
-}
-
-/// The set-up's result, or `None` when the thread belongs to another process (see
-/// [`Preparation`]).
-fn join(preparation: Preparation) -> Option<Result<RangeProfiler, CudaError>> {
-    if preparation.pid != std::process::id() {
-        return None;
-    }
-    Some(
-        preparation
-            .thread
-            .join()
-            .unwrap_or_else(|_| Err(CudaError::Load("the counter set-up thread panicked".into()))),
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    // One test: the counter of running set-ups is process-wide.
+    /// A set-up of `key` that gives `value` once `go` is set (or at once when it is `None`),
+    /// or stops early with 0 when told to.
+    fn file(setups: &SetUps<u32>, key: usize, value: u32, go: Option<Arc<AtomicBool>>) {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let stop = cancelled.clone();
+        let thread = std::thread::spawn(move || loop {
+            if stop.load(Ordering::Acquire) {
+                return 0;
+            }
+            if go.as_ref().is_none_or(|g| g.load(Ordering::Acquire)) {
+                return value;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        });
+        let pid = std::process::id();
+        let preparation = Preparation {
+            pid,
+            thread,
+            cancelled,
+        };
+        setups.lock().insert(key, SetUp::Running(preparation));
+    }
+
+    #[test]
+    fn a_capture_keeps_the_set_up_for_the_first_dispatch_however_often_it_begins() {
+        let setups = SetUps::new(|| u32::MAX);
+        file(&setups, 1, 7, None);
+        assert!(setups.finish(1), "waited for the running set-up");
+        assert!(!setups.finish(1), "a second capture finds it finished");
+        assert!(!setups.finish(2), "no set-up for another context");
+        assert_eq!(setups.take(1), Some(7), "kept for the first dispatch");
+        assert_eq!(setups.take(1), None, "taken once");
+    }
+
+    #[test]
+    fn a_dispatch_waits_for_a_running_set_up_and_a_panic_is_its_error() {
+        let setups = SetUps::new(|| u32::MAX);
+        let go = Arc::new(AtomicBool::new(false));
+        file(&setups, 1, 5, Some(go.clone()));
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            go.store(true, Ordering::Release);
+        });
+        assert_eq!(setups.take(1), Some(5));
+        release.join().unwrap();
+        let thread = std::thread::spawn(|| -> u32 { panic!("set-up failed") });
+        let pid = std::process::id();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        setups.lock().insert(
+            2,
+            SetUp::Running(Preparation {
+                pid,
+                thread,
+                cancelled,
+            }),
+        );
+        assert_eq!(setups.take(2), Some(u32::MAX));
+    }
+
+    #[test]
+    fn a_destroyed_context_stops_its_set_up_and_forgets_what_it_kept() {
+        let setups = SetUps::new(|| u32::MAX);
+        // Never told to go: only the stop ends it.
+        file(&setups, 1, 9, Some(Arc::new(AtomicBool::new(false))));
+        assert_eq!(setups.abandon(1, Duration::from_secs(5)), Some(true));
+        assert_eq!(setups.take(1), None);
+        file(&setups, 2, 3, None);
+        assert!(setups.finish(2));
+        assert_eq!(
+            setups.abandon(2, Duration::from_secs(5)),
+            None,
+            "nothing ran any more"
+        );
+        assert_eq!(
+            setups.take(2),
+            None,
+            "what it kept is gone with the context"
+        );
+        // One filed by the process this one was forked from is not waited for.
+        let thread = std::thread::spawn(|| 4);
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let pid = std::process::id().wrapping_add(1);
+        setups.lock().insert(
+            3,
+            SetUp::Running(Preparation {
+                pid,
+                thread,
+                cancelled,
+            }),
+        );
+        assert_eq!(setups.take(3), None);
+    }
+
+    #[test]
+    fn the_exit_waits_for_every_running_set_up() {
+        let setups = SetUps::new(|| u32::MAX);
+        let go = Arc::new(AtomicBool::new(false));
+        file(&setups, 1, 1, Some(go.clone()));
+        file(&setups, 2, 2, None);
+        assert!(setups.finish(2));
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            go.store(true, Ordering::Release);
+        });
+        setups.finish_all();
+        release.join().unwrap();
+        assert!(setups.lock().is_empty());
+    }
+
+    // One test for the process-wide counter of running set-up threads.
     #[test]
     fn the_exit_waits_for_running_set_ups_of_this_process_only() {
         // A set-up that ends 50 ms from now: the exit handler returns once it has.
