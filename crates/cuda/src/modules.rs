@@ -50,6 +50,9 @@ pub struct KernelRegistry {
     /// variables tracked for it, forgotten when it is unloaded (see
     /// [`KernelRegistry::forget_module`]).
     module_contents: Mutex<HashMap<usize, ModuleContents>>,
+    /// Ids given to launches that name no kernel, by the launch API's name
+    /// ([`KernelRegistry::launch_api_id`]).
+    launch_apis: Mutex<HashMap<&'static str, u64>>,
 }
 
 impl KernelRegistry {
@@ -63,7 +66,30 @@ impl KernelRegistry {
             resolved_modules: Mutex::new(HashSet::new()),
             resolved_launches: Mutex::new(HashSet::new()),
             module_contents: Mutex::new(HashMap::new()),
+            launch_apis: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The kernel id of a launch that names no kernel (a graph launch run whole, a cooperative
+    /// launch on several devices): one per launch API, registered under its name the first time,
+    /// so that records and summaries name the call instead of an unknown kernel 0.
+    pub fn launch_api_id(&self, engine: &CudaEngine, api: &'static str) -> u64 {
+        let mut apis = lock(&self.launch_apis);
+        if let Some(id) = apis.get(api) {
+            return *id;
+        }
+        let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
+        engine.register_kernel(KernelSymbol {
+            kernel_id: id,
+            mangled_name: api.to_string(),
+            demangled_name: api.to_string(),
+            registers: 0,
+            static_shared_bytes: 0,
+            local_bytes: 0,
+            param_bytes: 0,
+        });
+        apis.insert(api, id);
+        id
     }
 
     /// A cubin was loaded: its kernels' side effects are noted, and it waits for the first

@@ -455,7 +455,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
             device,
             kind,
             kernel_name: name.to_string(),
-            kernel_id: 0,
+            kernel_id: tool.kernels.launch_api_id(&tool.engine, name),
             stream_id: query::stream_id(tool.driver, shape.stream),
             correlation_id: u64::from(data.correlationId),
             grid: shape.grid,
