@@ -16,15 +16,18 @@
 //! CUDA 13.0, 2026-12-01, `bench/probes/setup_at_exit.sh`):
 //! - the process's exit: CUPTI and nvperf create static state at their first use, on the
 //!   set-up thread, so its destructors are registered after kreplay's exit handler and run
-//!   before it, under the set-up (SIGSEGV in `libnvperf_host.so`). The profiler's
-//!   initialisation is done on an application thread ([`CounterSetup::initialize_profiler`]),
-//!   and [`wait_at_exit`] is registered after it and after each step of a set-up, so the exit
-//!   waits for a set-up before those destructors run; a set-up that sees the exit begun stops
-//!   at its next step;
+//!   before it, under the set-up (SIGSEGV in `libnvperf_host.so`). [`wait_at_exit`] is
+//!   registered after the profiler's initialisation (tried on an application thread too,
+//!   [`CounterSetup::initialize_profiler`]; whichever thread comes first does it) and after
+//!   each step of a set-up, so the exit waits for a set-up before the destructors of finished
+//!   steps run; a set-up that sees the exit begun stops at its next step. An exit that begins
+//!   in the middle of a step is not covered;
 //! - a stream capture: a capture begun while the set-up ran was invalidated
 //!   (`cudaStreamEndCapture`: "operation failed due to a previous error during capture"), so
-//!   beginning one waits for the set-up of its context first ([`CounterSetup::finish`]);
-//! - the context's destruction ([`CounterSetup::abandon`]).
+//!   beginning one waits for the set-up of the current context first
+//!   ([`CounterSetup::finish`]; another context's set-up is not waited for);
+//! - the context's destruction ([`CounterSetup::abandon`]: it waits inside the driver's
+//!   resource callback, bounded, since the set-up may need a lock the driver holds there).
 
 use crate::backend::MetricGroups;
 use crate::error::CudaError;
@@ -35,7 +38,7 @@ use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -76,9 +79,11 @@ impl<T> SetUps<T> {
         self.by_context.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The set-up's result, or `None` when the thread belongs to another process.
+    /// The set-up's result, or `None` when the thread belongs to another process (its handle
+    /// is forgotten: that thread does not exist here).
     fn join(&self, preparation: Preparation<T>) -> Option<T> {
         if preparation.pid != std::process::id() {
+            std::mem::forget(preparation);
             return None;
         }
         Some(
@@ -98,30 +103,36 @@ impl<T> SetUps<T> {
     }
 
     /// Waits for the set-up of `key` if it still runs and keeps its result for [`Self::take`];
-    /// whether there was one to wait for.
+    /// whether there was one to wait for. The set-up stays filed while it is waited for, so a
+    /// first dispatch on another thread takes it (and waits) meanwhile, and a destroyed
+    /// context's set-up is not filed again.
     fn finish(&self, key: usize) -> bool {
-        let preparation = {
+        loop {
             let mut by_context = self.lock();
-            match by_context.remove(&key) {
-                Some(SetUp::Running(preparation)) => preparation,
-                Some(ready) => {
-                    by_context.insert(key, ready);
-                    return false;
+            let finished = match by_context.get(&key) {
+                Some(SetUp::Running(preparation)) if preparation.pid == std::process::id() => {
+                    preparation.thread.is_finished()
                 }
-                None => return false,
+                _ => return false,
+            };
+            if finished {
+                let Some(SetUp::Running(preparation)) = by_context.remove(&key) else {
+                    return false;
+                };
+                // The thread has ended: the join does not wait.
+                if let Some(result) = self.join(preparation) {
+                    by_context.insert(key, SetUp::Ready(Box::new(result)));
+                }
+                return true;
             }
-        };
-        match self.join(preparation) {
-            Some(result) => {
-                self.lock().insert(key, SetUp::Ready(Box::new(result)));
-                true
-            }
-            None => false,
+            drop(by_context);
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
     /// Tells the set-up of `key` to stop and waits for it up to `wait`; forgets it and what it
-    /// made without dropping that. `Some(stopped in time)` when one of this process ran.
+    /// made without dropping that (one still running keeps its result for ever: it is never
+    /// joined or detached). `Some(stopped in time)` when one of this process ran.
     fn abandon(&self, key: usize, wait: Duration) -> Option<bool> {
         let preparation = match self.lock().remove(&key)? {
             SetUp::Running(preparation) => preparation,
@@ -131,31 +142,44 @@ impl<T> SetUps<T> {
             }
         };
         if preparation.pid != std::process::id() {
+            std::mem::forget(preparation);
             return None;
         }
         preparation.cancelled.store(true, Ordering::Release);
-        let began = Instant::now();
-        while !preparation.thread.is_finished() && began.elapsed() < wait {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let finished = preparation.thread.is_finished();
-        if finished {
-            std::mem::forget(preparation.thread.join());
-        }
-        Some(finished)
+        Some(forget_after(preparation, wait))
     }
 
-    /// Waits for every set-up of this process still running; forgets them all and what they
-    /// made without dropping that.
-    fn finish_all(&self) {
+    /// Tells every set-up to stop (the process ends) and waits up to `wait` for each of this
+    /// process's still running; forgets them all and what they made without dropping that.
+    fn finish_all(&self, wait: Duration) {
+        EXITING.store(true, Ordering::Release);
         let all: Vec<SetUp<T>> = self.lock().drain().map(|(_, p)| p).collect();
         for setup in all {
             match setup {
-                SetUp::Running(preparation) => std::mem::forget(self.join(preparation)),
+                SetUp::Running(preparation) if preparation.pid == std::process::id() => {
+                    forget_after(preparation, wait);
+                }
+                SetUp::Running(preparation) => std::mem::forget(preparation),
                 SetUp::Ready(result) => std::mem::forget(result),
             }
         }
     }
+}
+
+/// Waits up to `wait` for the set-up's thread to end, then forgets it and its result without
+/// dropping either; whether it ended in time.
+fn forget_after<T>(preparation: Preparation<T>, wait: Duration) -> bool {
+    let began = Instant::now();
+    while !preparation.thread.is_finished() && began.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let finished = preparation.thread.is_finished();
+    if finished {
+        std::mem::forget(preparation.thread.join());
+    } else {
+        std::mem::forget(preparation);
+    }
+    finished
 }
 
 /// How long a context's destruction waits for its set-up to stop (a set-up left running would
@@ -163,24 +187,35 @@ impl<T> SetUps<T> {
 /// a driver lock the set-up waits for.
 const DESTROY_WAIT: Duration = Duration::from_secs(2);
 
-/// Set-up threads still running, for [`wait_at_exit`], and the process that counted them (a
-/// child forked meanwhile has none of those threads).
-static RUNNING: (Mutex<(u32, usize)>, std::sync::Condvar) =
-    (Mutex::new((0, 0)), std::sync::Condvar::new());
+/// Set-up threads still running, for [`wait_at_exit`]: the process that counted them in the
+/// high 32 bits (a child forked meanwhile has none of those threads), their number in the low.
+/// An atomic, not a lock: a child forked while another thread held a lock would never get it.
+static RUNNING: AtomicU64 = AtomicU64::new(0);
 /// The process's exit has begun: a set-up stops at its next step.
 static EXITING: AtomicBool = AtomicBool::new(false);
 /// How long the exit waits for a set-up (one that needs a lock the exiting thread holds would
 /// never finish).
 const EXIT_WAIT: Duration = Duration::from_secs(10);
 
+/// Set-up threads of this process still running.
+fn running_here() -> u64 {
+    let running = RUNNING.load(Ordering::Acquire);
+    if running >> 32 == u64::from(std::process::id()) {
+        running & u64::from(u32::MAX)
+    } else {
+        0
+    }
+}
+
 /// An exit handler, registered by each set-up thread after each of its steps (so after the
-/// destructors of what the step initialised): waits until no set-up runs.
+/// destructors of what the step initialised): waits up to [`EXIT_WAIT`] until no set-up of
+/// this process runs.
 extern "C" fn wait_at_exit() {
     EXITING.store(true, Ordering::Release);
-    let (count, changed) = &RUNNING;
-    let running = count.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    let _ = changed.wait_timeout_while(running, EXIT_WAIT, |(owner, n)| *owner == pid && *n > 0);
+    let began = Instant::now();
+    while running_here() > 0 && began.elapsed() < EXIT_WAIT {
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Counts a set-up thread as running until dropped.
@@ -188,22 +223,24 @@ struct RunningSetUp;
 
 impl RunningSetUp {
     fn start() -> RunningSetUp {
-        let mut running = RUNNING.0.lock().unwrap_or_else(|e| e.into_inner());
-        let pid = std::process::id();
-        if running.0 != pid {
-            *running = (pid, 0);
-        }
-        running.1 += 1;
+        let pid = u64::from(std::process::id());
+        let _ = RUNNING.fetch_update(Ordering::AcqRel, Ordering::Acquire, |running| {
+            Some(if running >> 32 == pid {
+                running + 1
+            } else {
+                (pid << 32) | 1
+            })
+        });
         RunningSetUp
     }
 }
 
 impl Drop for RunningSetUp {
     fn drop(&mut self) {
-        let (count, changed) = &RUNNING;
-        let mut running = count.lock().unwrap_or_else(|e| e.into_inner());
-        running.1 = running.1.saturating_sub(1);
-        changed.notify_all();
+        let pid = u64::from(std::process::id());
+        let _ = RUNNING.fetch_update(Ordering::AcqRel, Ordering::Acquire, |running| {
+            (running >> 32 == pid && running & u64::from(u32::MAX) > 0).then(|| running - 1)
+        });
     }
 }
 
@@ -262,13 +299,15 @@ impl CounterSetup {
     /// set-ups before what it initialised is torn down. ≈ 12 ms on an H200. Should it fail, it
     /// is left to the set-up, as without this.
     pub fn initialize_profiler(&self) {
-        static TRIED: std::sync::Once = std::sync::Once::new();
-        TRIED.call_once(|| {
-            let _scope = ToolScope::enter();
-            if crate::profiler::try_initialize_profiler(self.shared.cupti) {
-                exit_waits_for_setup();
-            }
-        });
+        // The first thread to get here tries; others go on without waiting for it.
+        static TRIED: AtomicBool = AtomicBool::new(false);
+        if TRIED.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _scope = ToolScope::enter();
+        if crate::profiler::try_initialize_profiler(self.shared.cupti) {
+            exit_waits_for_setup();
+        }
     }
 
     /// Starts setting the counters up for a context the application just created. Never
@@ -326,6 +365,11 @@ impl CounterSetup {
                 }
                 let warmed = profiler.warm_up(&shared.warm);
                 exit_waits_for_setup();
+                if stopped() {
+                    // As above: a stop during the warm-up leaves nothing to drop either.
+                    std::mem::forget(profiler);
+                    return Err(gone());
+                }
                 if let Err(e) = warmed {
                     // The first dispatch programs the counters itself, as without set-up.
                     crate::debug::line(&format!("counters not programmed ahead: {e}"));
@@ -381,7 +425,7 @@ impl CounterSetup {
     /// not dropped: that would disable them, CUPTI calls in an exit handler (disabling the
     /// profiler at exit ended an application with SIGSEGV before, `catalog::identity_cache`).
     pub fn finish_all(&self) {
-        self.shared.setups.finish_all();
+        self.shared.setups.finish_all(EXIT_WAIT);
     }
 
     /// Waits for the set-up of `ctx` to finish, keeping its result for the context's first
@@ -495,27 +539,73 @@ mod tests {
         assert_eq!(setups.take(3), None);
     }
 
+    /// The tests that set [`EXITING`] run one at a time.
+    static EXIT_TESTS: Mutex<()> = Mutex::new(());
+
     #[test]
-    fn the_exit_waits_for_every_running_set_up() {
+    fn a_first_dispatch_during_a_capture_s_wait_takes_the_set_up() {
+        let setups = Arc::new(SetUps::new(|| u32::MAX));
+        let go = Arc::new(AtomicBool::new(false));
+        file(&setups, 1, 6, Some(go.clone()));
+        let capture = {
+            let setups = setups.clone();
+            std::thread::spawn(move || setups.finish(1))
+        };
+        std::thread::sleep(Duration::from_millis(10));
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            go.store(true, Ordering::Release);
+        });
+        assert_eq!(
+            setups.take(1),
+            Some(6),
+            "still filed while the capture waits"
+        );
+        release.join().unwrap();
+        assert!(!capture.join().unwrap(), "the capture finds it taken");
+        assert!(setups.lock().is_empty(), "not filed again");
+    }
+
+    #[test]
+    fn the_process_end_waits_for_running_set_ups_a_bounded_time() {
+        let _one = EXIT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         let setups = SetUps::new(|| u32::MAX);
         let go = Arc::new(AtomicBool::new(false));
         file(&setups, 1, 1, Some(go.clone()));
         file(&setups, 2, 2, None);
         assert!(setups.finish(2));
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(20));
-            go.store(true, Ordering::Release);
-        });
-        setups.finish_all();
+        let released = Arc::new(AtomicBool::new(false));
+        let release = {
+            let released = released.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                released.store(true, Ordering::Release);
+                go.store(true, Ordering::Release);
+            })
+        };
+        setups.finish_all(Duration::from_secs(5));
+        assert!(
+            released.load(Ordering::Acquire),
+            "returned before the set-up ended"
+        );
         release.join().unwrap();
         assert!(setups.lock().is_empty());
+        // One that never ends is left behind after the bound, not waited for.
+        file(&setups, 3, 3, Some(Arc::new(AtomicBool::new(false))));
+        let began = Instant::now();
+        setups.finish_all(Duration::from_millis(30));
+        assert!(began.elapsed() < Duration::from_secs(2));
+        assert!(setups.lock().is_empty());
+        EXITING.store(false, Ordering::Release);
     }
 
     // One test for the process-wide counter of running set-up threads.
     #[test]
     fn the_exit_waits_for_running_set_ups_of_this_process_only() {
+        let _one = EXIT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         // A set-up that ends 50 ms from now: the exit handler returns once it has.
         let running = RunningSetUp::start();
+        assert_eq!(running_here(), 1);
         let ends = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));
             drop(running);
@@ -524,22 +614,23 @@ mod tests {
         wait_at_exit();
         let waited = began.elapsed();
         ends.join().unwrap();
+        let exiting = EXITING.swap(false, Ordering::AcqRel);
         assert!(waited >= Duration::from_millis(40), "{waited:?}");
         assert!(waited < EXIT_WAIT, "{waited:?}");
-        assert!(
-            EXITING.load(Ordering::Acquire),
-            "set-ups stop at their next step"
-        );
-        assert_eq!(RUNNING.0.lock().unwrap().1, 0);
+        assert!(exiting, "set-ups stop at their next step");
+        assert_eq!(running_here(), 0);
         // Counted by the process this one was forked from: nothing to wait for.
-        *RUNNING.0.lock().unwrap() = (std::process::id().wrapping_add(1), 1);
+        let parent = u64::from(std::process::id().wrapping_add(1));
+        RUNNING.store((parent << 32) | 1, Ordering::Release);
+        assert_eq!(running_here(), 0);
         let began = Instant::now();
         wait_at_exit();
-        assert!(began.elapsed() < Duration::from_secs(1));
-        // A set-up started in this process counts afresh.
-        let again = RunningSetUp::start();
-        assert_eq!(*RUNNING.0.lock().unwrap(), (std::process::id(), 1));
-        drop(again);
         EXITING.store(false, Ordering::Release);
+        assert!(began.elapsed() < Duration::from_secs(1));
+        // A set-up started in this process counts afresh, and its end is not lost.
+        let again = RunningSetUp::start();
+        assert_eq!(running_here(), 1);
+        drop(again);
+        assert_eq!(running_here(), 0);
     }
 }
