@@ -10,11 +10,12 @@ W=$(mktemp -d)
 nvcc -O2 -std=c++17 -arch=sm_90 -o "$W/checks" tests/gpu/replay_checks.cu || exit 1
 nvcc -O2 -std=c++17 -arch=sm_90 -o "$W/graphloop" bench/workloads/graphloop.cu || exit 1
 gcc -shared -fPIC -O1 -o "$W/segv.so" bench/probes/segv_backtrace.c 2>/dev/null || exit 1
+gcc -shared -fPIC -O1 -o "$W/atexit.so" bench/probes/atexit_log.c -ldl 2>/dev/null || exit 1
 G="--pmc sm__warps_launched.sum smsp__inst_executed.sum --pmc sm__warps_launched.sum dram__bytes_read.sum --replay-mode kernel --kernel-replay-beta-enabled"
 show() { grep -h "RESULT\|signal\|context destroyed\|exit handler\|records flushed\|waited\|capture\|SIGNAL\|hardware pass\|replay: \|failed" -A0 "$1" | head -12; grep -h -A30 "=== SIGNAL" "$1" | head -40; }
 probe() {  # name env... -- args
     local name="$1"; shift
-    env LD_PRELOAD="$W/segv.so" KREPLAY_DEBUG=1 "$@" >"$OUT/$name.log" 2>&1
+    env LD_PRELOAD="${PRELOAD:-$W/segv.so}" KREPLAY_DEBUG=1 "$@" >"$OUT/$name.log" 2>&1
     echo "== $name rc $?"; show "$OUT/$name.log"
 }
 probe filtered timeout 40 "$BIN/kreplay" $G --kernel-include-regex '^no_such$' -d "$W/f" -o out -- "$W/checks" inplace
@@ -23,3 +24,9 @@ for i in 1 2; do
     probe "graphloop$i" timeout 60 "$BIN/kreplay" $G --replay-window auto -d "$W/l$i" -o out -- "$W/graphloop" 10
 done
 probe graphloop_late KREPLAY_EARLY_SETUP=0 timeout 60 "$BIN/kreplay" $G --replay-window auto -d "$W/ll" -o out -- "$W/graphloop" 10
+# Who registers exit handlers, on which thread and when, around kreplay's phases (the set-up
+# thread's registrations after "context created" are what must run after wait_at_exit).
+PRELOAD="$W/segv.so:$W/atexit.so" probe filtered_atexit timeout 40 "$BIN/kreplay" $G --kernel-include-regex '^no_such$' \
+    -d "$W/fa" -o out -- "$W/checks" inplace
+grep -h "ATEXIT\|kreplay\[debug\]: \(injection ready\|context created\|exit handler\|records flushed\)\|profiler set up" \
+    "$OUT/filtered_atexit.log" | grep -v "from /usr/bin\|from /bin" | cut -c1-200 | head -60
