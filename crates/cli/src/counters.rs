@@ -25,10 +25,46 @@ pub fn is_sim_chip(chip: &str) -> bool {
     chip.trim().eq_ignore_ascii_case(SIM_CHIP)
 }
 
+/// GPU 0's identity the counter groups were checked with, kept by the checks for the run plan:
+/// its digest (the injected library compares it with what it reads in the application) and
+/// whether it came from the cache. `None` when the checks used no GPU (the software device,
+/// a named chip).
+#[derive(Default)]
+pub struct CheckedIdentity(Mutex<Option<(String, bool)>>);
+
+impl CheckedIdentity {
+    /// The digest of the identity the last checks used.
+    pub fn digest(&self) -> Option<String> {
+        self.lock().as_ref().map(|(digest, _)| digest.clone())
+    }
+
+    /// Whether the last checks' identity came from the cache.
+    fn cached(&self) -> bool {
+        self.lock().as_ref().is_some_and(|(_, cached)| *cached)
+    }
+
+    fn set(&self, identity: Option<(String, bool)>) {
+        *self.lock() = identity;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(String, bool)>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// The catalog that answers for `chip`, or (no chip) for the device the metrics belong to:
 /// the software device for `sim__*` metrics, else GPU 0 with its counter-availability image.
 pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<dyn MetricCatalog>> {
-    *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    catalog_checked(chip, metrics, &CheckedIdentity::default())
+}
+
+/// [`catalog_for`], keeping GPU 0's identity in `identity` when it is GPU 0's catalog.
+fn catalog_checked(
+    chip: Option<&str>,
+    metrics: &[&str],
+    identity: &CheckedIdentity,
+) -> anyhow::Result<Box<dyn MetricCatalog>> {
+    identity.set(None);
     if let Some(chip) = chip {
         if is_sim_chip(chip) {
             return Ok(Box::new(SimCatalog::new()));
@@ -53,7 +89,7 @@ pub fn catalog_for(chip: Option<&str>, metrics: &[&str]) -> anyhow::Result<Box<d
         }
         return Ok(Box::new(SimCatalog::new()));
     }
-    Ok(Box::new(device_catalog(true)?))
+    Ok(Box::new(device_catalog(true, identity)?))
 }
 
 /// Fills the description and unit of every recorded counter that has none (the injected library
@@ -101,8 +137,8 @@ pub fn describe_recorded_counters(data: &mut kreplay_format::RunData) {
 }
 
 /// GPU 0's catalog (its identity from the cache when `read_cache` and the cache has it); the
-/// identity's digest is kept for [`checked_identity`].
-fn device_catalog(read_cache: bool) -> anyhow::Result<CuptiCatalog> {
+/// identity is kept in `identity`.
+fn device_catalog(read_cache: bool, identity: &CheckedIdentity) -> anyhow::Result<CuptiCatalog> {
     // Failing to reach the GPU (no driver, no device) is an error of the machine, not of the
     // command line, but the message says how to work without.
     let (catalog, cached) = CuptiCatalog::for_device_cached(0, read_cache).map_err(|e| match e {
@@ -112,24 +148,8 @@ fn device_catalog(read_cache: bool) -> anyhow::Result<CuptiCatalog> {
             "{e}; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
         ),
     })?;
-    *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) =
-        catalog.identity_digest().map(|digest| (digest, cached));
+    identity.set(catalog.identity_digest().map(|digest| (digest, cached)));
     Ok(catalog)
-}
-
-/// GPU 0's identity the last device catalog used: its digest, and whether it came from the
-/// cache.
-static DEVICE_IDENTITY: Mutex<Option<(String, bool)>> = Mutex::new(None);
-
-/// The digest of GPU 0's identity (chip and counter-availability image) the counter groups
-/// were checked with, when they were checked on the GPU; the injected library compares it
-/// with what it reads in the application.
-pub fn checked_identity() -> Option<String> {
-    DEVICE_IDENTITY
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .map(|(digest, _)| digest.clone())
 }
 
 /// Drops a cached device identity that the injected library found stale (its warning
@@ -150,21 +170,13 @@ pub fn forget_stale_identities<'a>(warnings: impl IntoIterator<Item = &'a str>) 
     }
 }
 
-/// Whether the last device catalog's identity came from the cache.
-fn identity_was_cached() -> bool {
-    DEVICE_IDENTITY
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .is_some_and(|(_, cached)| *cached)
-}
-
 /// Checks every group on `catalog`; when one is refused on a cached device identity, the
 /// device is read again and the groups checked on that before the refusal stands (a changed
 /// GPU configuration must not refuse a group the GPU can collect).
 fn check_groups(
     catalog: Box<dyn MetricCatalog>,
     groups: &[Vec<CounterSpec>],
+    identity: &CheckedIdentity,
 ) -> anyhow::Result<()> {
     let check_all = |catalog: &dyn MetricCatalog| {
         groups.iter().try_for_each(|specs| {
@@ -174,9 +186,9 @@ fn check_groups(
     };
     match check_all(catalog.as_ref()) {
         Ok(()) => Ok(()),
-        Err(_) if identity_was_cached() => {
+        Err(_) if identity.cached() => {
             tracing::debug!("a group was refused on the cached device identity; reading GPU 0");
-            check_all(&device_catalog(false)?).map_err(group_error)
+            check_all(&device_catalog(false, identity)?).map_err(group_error)
         }
         Err(error) => Err(group_error(error)),
     }
@@ -216,10 +228,12 @@ fn group_error(error: GroupError) -> anyhow::Error {
 }
 
 /// `--pmc` groups (or an input file's) → counter groups, each checked to fit one pass on the
-/// catalog of `chip` (see [`catalog_for`]). Errors are one line naming the problem and the fix.
+/// catalog of `chip` (see [`catalog_for`]), GPU 0's identity kept in `identity`. Errors are one
+/// line naming the problem and the fix.
 pub fn resolve_groups(
     groups: &[Vec<String>],
     chip: Option<&str>,
+    identity: &CheckedIdentity,
 ) -> anyhow::Result<Vec<CounterGroup>> {
     let mut resolved = Vec::with_capacity(groups.len());
     for (index, names) in groups.iter().enumerate() {
@@ -247,23 +261,23 @@ pub fn resolve_groups(
     let known = slot
         .as_ref()
         .and_then(|(key, dir)| identity_cache::checked_groups(dir, key, &metric_groups));
-    if let Some(identity) = known {
-        let digest = identity_cache::digest(&identity.chip, &identity.counter_availability);
-        *DEVICE_IDENTITY.lock().unwrap_or_else(|e| e.into_inner()) = Some((digest, true));
+    if let Some(known) = known {
+        let digest = identity_cache::digest(&known.chip, &known.counter_availability);
+        identity.set(Some((digest, true)));
         tracing::debug!(
             "counter groups checked by an earlier run with this GPU's identity ({:.1} ms)",
             began.elapsed().as_secs_f64() * 1e3
         );
     } else {
-        let catalog = catalog_for(chip, &all_metrics)?;
+        let catalog = catalog_checked(chip, &all_metrics, identity)?;
         let identified = began.elapsed();
-        check_groups(catalog, &resolved)?;
+        check_groups(catalog, &resolved, identity)?;
         tracing::debug!(
             "counter groups checked in {:.1} ms (catalog {:.1} ms)",
             began.elapsed().as_secs_f64() * 1e3,
             identified.as_secs_f64() * 1e3
         );
-        if let (Some((key, dir)), Some(digest)) = (&slot, checked_identity()) {
+        if let (Some((key, dir)), Some(digest)) = (&slot, identity.digest()) {
             if let Err(e) = identity_cache::remember_groups(dir, key, &digest, &metric_groups) {
                 tracing::debug!("the group checks were not cached in {}: {e}", dir.display());
             }
@@ -277,11 +291,12 @@ pub fn resolve_groups(
 
 /// `--metrics A,B,C`: a flat list packed into the fewest single-pass groups found. Every
 /// requested name is kept (two names for one metric share its group); a name given twice is
-/// collected once.
+/// collected once. GPU 0's identity is kept in `identity`.
 pub fn pack(
     flat: &[String],
     chip: Option<&str>,
     share: bool,
+    identity: &CheckedIdentity,
 ) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
     if flat.is_empty() {
         return Err(UsageError::new(
@@ -293,10 +308,11 @@ pub fn pack(
     let mut seen = std::collections::HashSet::new();
     specs.retain(|spec| seen.insert(spec.requested.clone()));
     let metrics: Vec<&str> = specs.iter().map(|s| s.metric.as_str()).collect();
-    let catalog = catalog_for(chip, &metrics)?;
+    let catalog = catalog_checked(chip, &metrics, identity)?;
     let packed = match pack_metrics_spanning(catalog.as_ref(), &metrics, share) {
-        Err(_) if identity_was_cached() => {
-            pack_metrics_spanning(&device_catalog(false)?, &metrics, share).map_err(group_error)?
+        Err(_) if identity.cached() => {
+            pack_metrics_spanning(&device_catalog(false, identity)?, &metrics, share)
+                .map_err(group_error)?
         }
         packed => packed.map_err(group_error)?,
     };
@@ -368,6 +384,7 @@ mod tests {
                 names(&["sim__bytes_read.sum"]),
             ],
             None,
+            &CheckedIdentity::default(),
         )
         .unwrap();
         assert_eq!(groups.len(), 2);
@@ -383,6 +400,7 @@ mod tests {
                 "sim__bytes_read.sum",
             ])],
             Some("sim"),
+            &CheckedIdentity::default(),
         )
         .unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some());
@@ -404,6 +422,7 @@ mod tests {
                 "sm__warps_launched.sum",
             ])],
             None,
+            &CheckedIdentity::default(),
         )
         .unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some());
@@ -413,7 +432,12 @@ mod tests {
 
     #[test]
     fn misspelt_sim_metric_gets_a_suggestion() {
-        let error = resolve_groups(&[names(&["sim__warp_launched.sum"])], Some("SIM")).unwrap_err();
+        let error = resolve_groups(
+            &[names(&["sim__warp_launched.sum"])],
+            Some("SIM"),
+            &CheckedIdentity::default(),
+        )
+        .unwrap_err();
         let text = one_line(&error);
         assert!(
             text.contains("did you mean sim__warps_launched.sum"),
@@ -423,13 +447,23 @@ mod tests {
 
     #[test]
     fn empty_group_is_refused_like_rocprofv3() {
-        let error = resolve_groups(&[names(&["sim__bytes_read.sum"]), vec![]], None).unwrap_err();
+        let error = resolve_groups(
+            &[names(&["sim__bytes_read.sum"]), vec![]],
+            None,
+            &CheckedIdentity::default(),
+        )
+        .unwrap_err();
         assert!(one_line(&error).contains("Empty counter group in --pmc flag 2."));
     }
 
     #[test]
     fn device_qualifier_is_refused_by_name() {
-        let error = resolve_groups(&[names(&["sim__bytes_read.sum:device=1"])], None).unwrap_err();
+        let error = resolve_groups(
+            &[names(&["sim__bytes_read.sum:device=1"])],
+            None,
+            &CheckedIdentity::default(),
+        )
+        .unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some());
         let text = one_line(&error);
         assert!(
@@ -441,7 +475,12 @@ mod tests {
 
     #[test]
     fn unsupported_alias_is_a_usage_error() {
-        let error = resolve_groups(&[names(&["SQ_INSTS_SALU"])], Some("SIM")).unwrap_err();
+        let error = resolve_groups(
+            &[names(&["SQ_INSTS_SALU"])],
+            Some("SIM"),
+            &CheckedIdentity::default(),
+        )
+        .unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some());
         assert!(one_line(&error).contains("no NVIDIA equivalent"));
     }
@@ -459,6 +498,7 @@ mod tests {
             ]),
             None,
             true,
+            &CheckedIdentity::default(),
         )
         .unwrap();
         let layout: Vec<Vec<&str>> = groups.iter().map(|(g, _)| g.metrics().collect()).collect();
@@ -481,6 +521,7 @@ mod tests {
                 "sim__warps_launched.sum",
             ])],
             None,
+            &CheckedIdentity::default(),
         )
         .unwrap();
         let layout: Vec<&str> = groups[0].metrics().collect();
@@ -494,8 +535,12 @@ mod tests {
     fn unknown_chip_is_a_usage_error() {
         std::env::var_os(kreplay_cuda::loader::ENV_CUPTI_DIR)
             .expect("KREPLAY_CUPTI_DIR is not set: run the tests through .ci/run");
-        let error =
-            resolve_groups(&[names(&["sm__warps_launched.sum"])], Some("GZ999")).unwrap_err();
+        let error = resolve_groups(
+            &[names(&["sm__warps_launched.sum"])],
+            Some("GZ999"),
+            &CheckedIdentity::default(),
+        )
+        .unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some());
         assert!(one_line(&error).contains("unknown chip 'GZ999'"));
     }
@@ -511,6 +556,7 @@ mod tests {
                 "smsp__inst_executed.sum",
             ])],
             Some("gh100"),
+            &CheckedIdentity::default(),
         )
         .unwrap();
         let requested: Vec<&str> = groups[0]
@@ -546,6 +592,7 @@ mod tests {
             ]),
             Some("GH100"),
             true,
+            &CheckedIdentity::default(),
         )
         .unwrap();
         assert_eq!(groups.len(), 1);

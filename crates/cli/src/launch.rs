@@ -352,11 +352,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
             .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
         log_level: spec.log_level.clone(),
         replay_window: spec.replay_window,
-        checked_identity: if spec.groups.is_empty() {
-            None
-        } else {
-            crate::counters::checked_identity()
-        },
+        checked_identity: spec.checked_identity.clone(),
         cache_control: spec.cache_control,
         // The application reads its own environment's (kreplay's, inherited).
         switches: Default::default(),

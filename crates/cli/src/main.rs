@@ -31,19 +31,26 @@ use kreplay_core::config::CounterGroup;
 use kreplay_format::{read_databases, write_outputs};
 
 /// Counter names to groups through the catalogs (the CUPTI catalog, or the reference software
-/// device's for `sim__` names).
-struct CatalogResolver;
+/// device's for `sim__` names), keeping GPU 0's identity the checks used.
+#[derive(Default)]
+struct CatalogResolver {
+    identity: counters::CheckedIdentity,
+}
 
 impl plan::CounterResolver for CatalogResolver {
     fn resolve_groups(&self, groups: &[Vec<String>]) -> anyhow::Result<Vec<CounterGroup>> {
         if groups.is_empty() {
             return Ok(Vec::new());
         }
-        counters::resolve_groups(groups, None)
+        counters::resolve_groups(groups, None, &self.identity)
     }
 
     fn pack(&self, metrics: &[String], share: bool) -> anyhow::Result<Vec<(CounterGroup, u32)>> {
-        counters::pack(metrics, None, share)
+        counters::pack(metrics, None, share, &self.identity)
+    }
+
+    fn checked_identity(&self) -> Option<String> {
+        self.identity.digest()
     }
 
     fn catalog(
@@ -88,7 +95,12 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
     let input = args.input.as_deref().map(input::read_input).transpose()?;
     // rocprofv3 treats the variable as a request for PC sampling whatever its value.
     let pc_sampling_env = std::env::var_os("ROCPROFILER_PC_SAMPLING_BETA_ENABLED").is_some();
-    let plan = plan::plan(args, input.as_ref(), pc_sampling_env, &CatalogResolver)?;
+    let plan = plan::plan(
+        args,
+        input.as_ref(),
+        pc_sampling_env,
+        &CatalogResolver::default(),
+    )?;
     for notice in &plan.notices {
         writeln!(report, "{notice}")?;
     }

@@ -38,6 +38,10 @@ pub trait CounterResolver {
     /// The catalog of the device that would collect `metrics` (for choosing the rows of
     /// Nsight Compute's sections: the chip, and which names it knows).
     fn catalog(&self, metrics: &[String]) -> anyhow::Result<Box<dyn MetricCatalog>>;
+    /// The digest of the device identity the groups resolved so far were checked with (GPU
+    /// 0's; `None` when no GPU was asked): the injected library compares it with the one it
+    /// reads in the application.
+    fn checked_identity(&self) -> Option<String>;
 }
 
 pub const DEFAULT_OUTPUT_FILE: &str = "%hostname%/%pid%";
@@ -155,6 +159,9 @@ pub struct RunSpec {
     pub cache_control: kreplay_format::CacheControl,
     /// `--section`/`--set`: the sections resolved for the device (the command line's run only).
     pub sections: Vec<SectionSpec>,
+    /// The digest of the device identity the groups were checked with (see
+    /// [`CounterResolver::checked_identity`]); `None` without groups.
+    pub checked_identity: Option<String>,
 }
 
 impl RunSpec {
@@ -325,7 +332,7 @@ pub fn plan(
         }
     }
     let split = runs.len() > 1 || !jobs.is_empty();
-    let mut runs = run_specs(runs, split, cache_control);
+    let mut runs = run_specs(runs, split, cache_control, resolver.checked_identity());
     if let Some(run) = runs.iter_mut().find(|r| r.origin == "command line") {
         run.sections = sections;
     }
@@ -342,11 +349,19 @@ type ShapedRun = (
 );
 
 /// The runs, numbered; each in a sub-folder of its own (`prefix` and its number) when `split`.
-fn run_specs(runs: Vec<ShapedRun>, split: bool, cache_control: CacheControl) -> Vec<RunSpec> {
+fn run_specs(
+    runs: Vec<ShapedRun>,
+    split: bool,
+    cache_control: CacheControl,
+    checked_identity: Option<String>,
+) -> Vec<RunSpec> {
     let total = runs.len();
     runs.into_iter()
         .enumerate()
         .map(|(i, (origin, prefix, groups, mode, s))| RunSpec {
+            checked_identity: (!groups.is_empty())
+                .then(|| checked_identity.clone())
+                .flatten(),
             index: i + 1,
             total,
             origin,

@@ -50,6 +50,23 @@ impl CounterResolver for FakeCatalog {
     fn catalog(&self, _: &[String]) -> anyhow::Result<Box<dyn MetricCatalog>> {
         Ok(Box::new(kreplay_core::reference_chip::SimCatalog::new()))
     }
+    fn checked_identity(&self) -> Option<String> {
+        Some("fake-identity".into())
+    }
+}
+
+#[test]
+fn runs_with_counters_carry_the_identity_their_groups_were_checked_with() {
+    let plan = shape(&["--pmc", "A B", "--pmc", "C", "--", "a"], None).unwrap();
+    assert_eq!(plan.runs.len(), 2);
+    for run in &plan.runs {
+        assert_eq!(run.checked_identity.as_deref(), Some("fake-identity"));
+    }
+    let trace = shape(&["--kernel-trace", "--", "a"], None).unwrap();
+    assert_eq!(
+        trace.runs[0].checked_identity, None,
+        "no groups, nothing checked"
+    );
 }
 
 fn args(cmd: &[&str]) -> ProfileArgs {

@@ -511,7 +511,8 @@ fn the_built_in_full_set_shares_passes_on_gh100() {
         .map(|m| catalog.passes(&[m.as_str()]).unwrap())
         .filter(|&p| p > 1)
         .sum();
-    let packed = crate::counters::pack(&r.collect, Some("GH100"), true).unwrap();
+    let packed =
+        crate::counters::pack(&r.collect, Some("GH100"), true, &Default::default()).unwrap();
     let executions: u32 = packed.iter().map(|(_, p)| *p).sum();
     let all: Vec<&str> = r.collect.iter().map(String::as_str).collect();
     let bound = catalog.passes(&all).unwrap();
