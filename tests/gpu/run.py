@@ -738,6 +738,34 @@ def side_effect_checks():
         row(f"ended by {mode} with a window open", f"rc -{signal}; 5 dispatches x 4 passes, all finite",
             f"rc {rc}; {[c for _, c, _ in passes]}; {len(values)} values finite={finite}; {wall:.1f}s; {err.strip()[-120:]!r}",
             rc == -signal and [c for _, c, _ in passes] == [4] * 5 and finite)
+    two_processes_one_gpu()
+
+
+def two_processes_one_gpu():
+    """Two profiled processes at once on the one GPU (issue 17, docs/kernel-replay.md): both
+    compute right and exit 0; each either has its counters (every dispatch in both passes) or
+    says in one warning that the counters are in use by another process and runs unprofiled."""
+    import threading
+    results = {}
+
+    def one(tag):
+        results[tag] = run([CHECKS, "streams"], GROUPS[:2], tag=tag, env_extra=UNPACKED)
+
+    threads = [threading.Thread(target=one, args=(f"two_procs_{i}",)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seen, ok = [], True
+    for tag, (rc, out, err, db, wall) in sorted(results.items()):
+        status, _ = result_line(out, "streams")
+        passes = [c for _, c, _ in passes_per_dispatch(db)]
+        busy = [w for w in warnings(db) if "in use by another process" in w]
+        outcome = "measured" if passes and set(passes) == {2} else ("busy, warned" if busy else f"passes {passes}")
+        seen.append(f"rc {rc} {status}, {outcome}, {wall:.1f}s")
+        ok = ok and rc == 0 and status == "PASS" and outcome in ("measured", "busy, warned")
+    row("two profiled processes on one GPU at once, 2 groups", "both right and exit 0; each measured, or warned 'in use by another process' and unprofiled",
+        "; ".join(seen), ok and len(seen) == 2)
 
 
 def multipass_metric_checks():
