@@ -17,9 +17,9 @@
 //! - the process's exit: CUPTI and nvperf create static state at their first use, on the
 //!   set-up thread, so its destructors are registered after kreplay's exit handler and run
 //!   before it, under the set-up (SIGSEGV in `libnvperf_host.so`). [`wait_at_exit`] is
-//!   registered after the profiler's initialisation (tried on an application thread too,
-//!   [`CounterSetup::initialize_profiler`]; whichever thread comes first does it) and after
-//!   each step of a set-up, so the exit waits for a set-up before the destructors of finished
+//!   registered after the profiler's initialisation (on the application's thread at its first
+//!   driver call after `cuInit`, before any context: [`CounterSetup::initialize_profiler`]; a
+//!   set-up thread does it should that fail) and after each step of a set-up, so the exit waits for a set-up before the destructors of finished
 //!   steps run; a set-up that sees the exit begun stops at its next step. An exit that begins
 //!   in the middle of a step is not covered;
 //! - a stream capture: a capture begun while the set-up ran was invalidated
@@ -293,11 +293,12 @@ impl CounterSetup {
         }
     }
 
-    /// CUPTI's profiler initialisation, tried once per process on an application thread at a
-    /// driver call's ENTER callback once a context exists (inside `cuInit`, where the
-    /// injection runs, it failed with CUPTI error 999 on the H200); the exit then waits for
-    /// set-ups before what it initialised is torn down. ≈ 12 ms on an H200. Should it fail, it
-    /// is left to the set-up, as without this.
+    /// CUPTI's profiler initialisation, tried once per process on an application thread at its
+    /// first driver call's ENTER callback after `cuInit` (inside `cuInit`, where the injection
+    /// runs, it failed with CUPTI error 999 on the H200): before the first context, so before
+    /// any set-up thread, and [`wait_at_exit`] is registered right after it, so the exit waits
+    /// for set-ups before what it initialised is torn down. ≈ 12 ms on an H200, on the
+    /// application's thread. Should it fail, it is left to the set-up, as without this.
     pub fn initialize_profiler(&self) {
         // The first thread to get here tries; others go on without waiting for it.
         static TRIED: AtomicBool = AtomicBool::new(false);

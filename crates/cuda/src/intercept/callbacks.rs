@@ -99,7 +99,9 @@ fn release_thread_holds() {
 
 fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
     let enter = data.callbackSite == sys::CUpti_ApiCallbackSite_CUPTI_API_ENTER;
-    if enter && !data.context.is_null() {
+    if enter {
+        // Once, at the application's first driver call after `cuInit`: before any context, so
+        // before any set-up thread (see `crate::setup`).
         if let Some(setup) = &tool.counter_setup {
             setup.initialize_profiler();
         }
