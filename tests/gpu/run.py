@@ -441,9 +441,10 @@ def per_dispatch_checks():
     rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS[:2], tag="none_measured",
                                  filter={"include_regex": "^no_such_kernel$", "exclude_regex": None, "iteration_range": None})
     status, details = result_line(out, "inplace")
-    row("every kernel filtered out, 2 groups", "results right, exit 0, nothing measured",
-        f"rc {rc}; {status} {details}; {len(counters(db))} measured dispatch pass(es)",
-        rc == 0 and status == "PASS" and not counters(db))
+    row("every kernel filtered out, 2 groups", "results right, exit 0, its database written, nothing measured",
+        f"rc {rc}; {status} {details}; database {'written' if db else 'missing'}; {len(counters(db))} measured dispatch pass(es)",
+        rc == 0 and status == "PASS" and db is not None and bool(query(db, "SELECT 1 FROM rocpd_info_process"))
+        and not counters(db))
 
     # --- counters: no NaN for metrics only in later groups, plausible values -------------------
     ok, detail, table = later_group_check(inplace5 if "inplace5" in dir() else None)

@@ -301,8 +301,9 @@ impl CounterSetup {
     /// application's thread. Should it fail, it is left to the set-up, as without this.
     pub fn initialize_profiler(&self) {
         // The first thread to get here tries; others go on without waiting for it.
+        // Called at every driver call: a read, and a write only the first time.
         static TRIED: AtomicBool = AtomicBool::new(false);
-        if TRIED.swap(true, Ordering::AcqRel) {
+        if TRIED.load(Ordering::Relaxed) || TRIED.swap(true, Ordering::AcqRel) {
             return;
         }
         let _scope = ToolScope::enter();
