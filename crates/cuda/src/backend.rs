@@ -31,7 +31,7 @@
 use crate::classify::LaunchApi;
 use crate::drv;
 use crate::error::CudaError;
-use crate::guard::ToolScope;
+use crate::handles::{DeviceMemory, Event, Stream};
 use crate::launch::{callback_addresses, LaunchParams, OwnedLaunch};
 use crate::profiler::{RangeProfiler, MAX_RANGES};
 use crate::setup::CounterSetup;
@@ -132,23 +132,23 @@ struct UnitState {
 
 struct DeviceState {
     ctx: CUcontext,
-    tool_stream: CUstream,
+    tool_stream: Stream,
     /// Staging buffers not in use, kept for the next snapshots.
     spare: Vec<Buffer>,
     /// The capture log: chunks, the chunk being filled and its fill, and live captures.
-    log: Vec<(CUdeviceptr, u64)>,
+    log: Vec<DeviceMemory>,
     log_at: (usize, u64),
     log_live: usize,
     /// Kept across dispatches; `None` until the first pass with counters.
     profiler: Option<RangeProfiler>,
-    anchor: CUevent,
+    anchor: Event,
     anchor_host_ns: u64,
     anchored_at: Option<Instant>,
     /// Start and end events of each measured launch, reused across executions.
-    events: Vec<(CUevent, CUevent)>,
+    events: Vec<(Event, Event)>,
     unit: Option<UnitState>,
-    /// Recorded before an L2 flush, which waits for it (null until the first flush).
-    flush_ready: CUevent,
+    /// Recorded before an L2 flush, which waits for it (made at the first flush).
+    flush_ready: Option<Event>,
 }
 
 /// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
@@ -193,7 +193,7 @@ pub struct CudaBackend {
     counters_broken: HashMap<DeviceId, String>,
     /// The device identity the CLI checked the groups with (see [`Self::set_identity_check`]).
     checked_identity: Option<String>,
-    /// Says a warning once (stderr and a record); set with the identity check.
+    /// Says a warning once (stderr and a record): a stale identity, an L2 flush given up.
     warn: Option<WarnFn>,
     /// Counter set-ups begun at context creation (none without counters).
     setup: Option<CounterSetup>,
@@ -324,13 +324,17 @@ impl CudaBackend {
         }
     }
 
+    /// Where the backend's warnings go (each said once, on stderr and as a record).
+    pub fn set_warn(&mut self, warn: WarnFn) {
+        self.warn = Some(warn);
+    }
+
     /// Compares device 0's identity, when its counters are set up, with `digest` (the CLI's,
-    /// [`crate::catalog::identity_cache::digest`]) and calls `warn` with
+    /// [`crate::catalog::identity_cache::digest`]) and warns
     /// [`STALE_WARNING`](crate::catalog::identity_cache::STALE_WARNING) when they differ, so
     /// that the CLI drops the cached identity it used.
-    pub fn set_identity_check(&mut self, digest: Option<String>, warn: WarnFn) {
+    pub fn set_identity_check(&mut self, digest: Option<String>) {
         self.checked_identity = digest;
-        self.warn = Some(warn);
     }
 
     /// Names the launch the engine is about to handle. `stream` is the launch's stream with the
@@ -341,7 +345,6 @@ impl CudaBackend {
         device: DeviceId,
         stream: CUstream,
     ) -> Result<CurrentDispatch, BackendError> {
-        let _scope = ToolScope::enter();
         let mut cu_device: sys::CUdevice = 0;
         // SAFETY: writes the device ordinal of the current context.
         unsafe { drv!(self.driver, cuCtxGetDevice(&mut cu_device)) }.map_err(failed)?;
@@ -374,7 +377,6 @@ impl CudaBackend {
     /// A context is being destroyed: drop what the tool holds in it (its memory goes with it).
     /// Called from the context-destruction callback: waits for nothing (see [`crate::setup`]).
     pub fn forget_context(&mut self, ctx: CUcontext) {
-        let _scope = ToolScope::enter();
         let devices: Vec<DeviceId> = self
             .devices
             .iter()
@@ -446,63 +448,30 @@ impl CudaBackend {
     }
 
     fn new_device_state(&self, ctx: CUcontext) -> Result<DeviceState, CudaError> {
-        let d = self.driver;
-        let mut tool_stream: CUstream = std::ptr::null_mut();
-        let mut anchor: CUevent = std::ptr::null_mut();
-        // SAFETY: creates objects in the current context; handles are written by the driver.
-        unsafe {
-            drv!(
-                d,
-                cuStreamCreate(
-                    &mut tool_stream,
-                    sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING
-                )
-            )?;
-            if let Err(e) = drv!(
-                d,
-                cuEventCreate(&mut anchor, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
-            ) {
-                let _ = drv!(d, cuStreamDestroy_v2(tool_stream));
-                return Err(e);
-            }
-        }
         Ok(DeviceState {
             ctx,
-            tool_stream,
+            tool_stream: Stream::non_blocking(self.driver)?,
             spare: Vec::new(),
             log: Vec::new(),
             log_at: (0, 0),
             log_live: 0,
             profiler: None,
-            anchor,
+            anchor: Event::timed(self.driver)?,
             anchor_host_ns: 0,
             anchored_at: None,
             events: Vec::new(),
             unit: None,
-            flush_ready: std::ptr::null_mut(),
+            flush_ready: None,
         })
     }
 
+    /// Closes the device's profiler and frees its staging; its stream, events and log go with
+    /// the state.
     fn free_device_state(&self, mut state: DeviceState) {
-        let d = self.driver;
         state.profiler = None;
-        // SAFETY: handles created by this backend; errors while tearing down are ignored.
-        unsafe {
-            for buffer in state.spare.drain(..) {
-                free_buffer(d, buffer);
-            }
-            for (chunk, _) in state.log.drain(..) {
-                let _ = drv!(d, cuMemFree_v2(chunk));
-            }
-            for (start, end) in state.events.drain(..) {
-                let _ = drv!(d, cuEventDestroy_v2(start));
-                let _ = drv!(d, cuEventDestroy_v2(end));
-            }
-            if !state.flush_ready.is_null() {
-                let _ = drv!(d, cuEventDestroy_v2(state.flush_ready));
-            }
-            let _ = drv!(d, cuEventDestroy_v2(state.anchor));
-            let _ = drv!(d, cuStreamDestroy_v2(state.tool_stream));
+        for buffer in state.spare.drain(..) {
+            // SAFETY: staging this backend allocated, no longer used by any snapshot.
+            unsafe { free_buffer(self.driver, buffer) };
         }
     }
 
@@ -539,8 +508,11 @@ impl CudaBackend {
         }
         // SAFETY: the tool's own event on the tool's own (idle) stream.
         unsafe {
-            drv!(d, cuEventRecord(state.anchor, state.tool_stream))?;
-            drv!(d, cuEventSynchronize(state.anchor))?;
+            drv!(
+                d,
+                cuEventRecord(state.anchor.raw(), state.tool_stream.raw())
+            )?;
+            drv!(d, cuEventSynchronize(state.anchor.raw()))?;
         }
         state.anchor_host_ns = host_now_ns();
         state.anchored_at = Some(Instant::now());
@@ -622,7 +594,7 @@ impl CudaBackend {
         self.devices
             .values()
             .find(|s| s.ctx == ctx)
-            .map(|s| s.tool_stream)
+            .map(|s| s.tool_stream.raw())
     }
 
     /// Records the `index`-th event pair's `end` (or start) on `stream`, creating pairs as needed.
@@ -640,28 +612,12 @@ impl CudaBackend {
             )));
         };
         while state.events.len() <= index {
-            let mut pair = [std::ptr::null_mut(); 2];
-            for at in 0..pair.len() {
-                // SAFETY: creates an event in the device's (current) context.
-                let created = unsafe {
-                    drv!(
-                        d,
-                        cuEventCreate(&mut pair[at], sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
-                    )
-                };
-                if let Err(e) = created {
-                    for made in &pair[..at] {
-                        // SAFETY: an event created just above, used by nothing yet.
-                        let _ = unsafe { drv!(d, cuEventDestroy_v2(*made)) };
-                    }
-                    return Err(e);
-                }
-            }
-            state.events.push((pair[0], pair[1]));
+            state.events.push((Event::timed(d)?, Event::timed(d)?));
         }
-        let (start, stop) = state.events[index];
+        let (start, stop) = &state.events[index];
+        let event = if end { stop.raw() } else { start.raw() };
         // SAFETY: the tool's own event on a live stream of the device's context.
-        unsafe { drv!(d, cuEventRecord(if end { stop } else { start }, stream)) }
+        unsafe { drv!(d, cuEventRecord(event, stream)) }
     }
 }
 
@@ -693,11 +649,14 @@ pub fn resolve_stream(stream: CUstream, per_thread: bool) -> CUstream {
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {
-        // Device memory goes with the contexts at exit; only the profiler objects are closed,
-        // which `RangeProfiler`'s own drop does.
-        for state in self.devices.values_mut() {
+        // Device memory, streams and events go with the contexts at exit (destroying them
+        // then could reach contexts already gone): only the profiler objects are closed, which
+        // `RangeProfiler`'s own drop does, and the rest is forgotten.
+        for (_, mut state) in self.devices.drain() {
             state.profiler = None;
+            std::mem::forget(state);
         }
+        self.flushers.drain().for_each(|(_, f)| std::mem::forget(f));
     }
 }
 

@@ -92,8 +92,8 @@ fn worker(driver: &'static Driver) -> Option<mpsc::Sender<Job>> {
         .name("kreplay-drain".into())
         .spawn(move || {
             kreplay_core::last_words::block_signals();
-            // Its CUDA calls are the tool's own (the callbacks ignore them).
-            let _scope = ToolScope::enter();
+            // A thread of the tool's: every CUDA call it makes is the tool's own.
+            let _thread = ToolScope::enter();
             for job in jobs {
                 if job.cancelled.load(Ordering::SeqCst) {
                     continue;

@@ -123,13 +123,16 @@ pub unsafe fn c_text(ptr: *const std::ffi::c_char) -> Option<String> {
 
 /// Calls a driver function through the run-time table, checking its result:
 /// `drv!(driver, cuCtxSynchronize())` is a `Result<(), CudaError>`. Callers wrap it in `unsafe`
-/// and uphold the function's own contract (valid handles and pointers).
+/// and uphold the function's own contract (valid handles and pointers). The call runs inside a
+/// [`ToolScope`](crate::guard::ToolScope): the callbacks it fires on this thread are the tool's
+/// own and are ignored, so no caller enters the scope by hand.
 #[macro_export]
 macro_rules! drv {
     ($driver:expr, $name:ident ( $($arg:expr),* $(,)? )) => {{
         let driver: &::kreplay_cupti_sys::driver::Driver = $driver;
         match driver.$name.as_ref() {
             Ok(f) => {
+                let _scope = $crate::guard::ToolScope::enter();
                 let rc = f($($arg),*);
                 $crate::error::check_driver(driver, stringify!($name), rc)
             }
@@ -138,13 +141,15 @@ macro_rules! drv {
     }};
 }
 
-/// As [`drv!`], for CUPTI: `cupti!(cupti, cuptiRangeProfilerStart(&mut params))`.
+/// As [`drv!`], for CUPTI: `cupti_call!(cupti, cuptiRangeProfilerStart(&mut params))`, inside a
+/// [`ToolScope`](crate::guard::ToolScope) too (CUPTI's own driver calls fire callbacks).
 #[macro_export]
 macro_rules! cupti_call {
     ($cupti:expr, $name:ident ( $($arg:expr),* $(,)? )) => {{
         let cupti: &::kreplay_cupti_sys::cupti::Cupti = $cupti;
         match cupti.$name.as_ref() {
             Ok(f) => {
+                let _scope = $crate::guard::ToolScope::enter();
                 let rc = f($($arg),*);
                 $crate::error::check_cupti(cupti, stringify!($name), rc)
             }

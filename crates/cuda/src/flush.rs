@@ -37,8 +37,10 @@ const SWEEPS: usize = 3;
 const BLOCK: u32 = 512;
 const BLOCKS_PER_SM: u32 = 8;
 
-/// The tool's context, kernels and buffer that flush one device's L2.
+/// The tool's context, kernels and buffer that flush one device's L2. Dropping it destroys its
+/// context, and with it everything made in it.
 pub struct L2Flusher {
+    driver: &'static Driver,
     ctx: CUcontext,
     stream: CUstream,
     /// Recorded on the tool's stream after the flush; the launch's stream waits for it.
@@ -52,6 +54,14 @@ pub struct L2Flusher {
 
 // SAFETY: CUDA handles, valid on any thread of the process.
 unsafe impl Send for L2Flusher {}
+
+impl Drop for L2Flusher {
+    fn drop(&mut self) {
+        // SAFETY: the tool's own context, made by `new` and destroyed once; its stream, event,
+        // module and buffer go with it.
+        let _ = unsafe { drv!(self.driver, cuCtxDestroy_v2(self.ctx)) };
+    }
+}
 
 /// The flush buffer for an L2 of `l2` bytes: 1.25 × L2, whole 128-byte lines.
 fn buffer_bytes(l2: i32) -> u64 {
@@ -114,6 +124,7 @@ impl L2Flusher {
         // SAFETY: creates a context and makes it current on this thread (popped below).
         unsafe { drv!(d, cuCtxCreate_v4(&mut ctx, &mut params, 0, device))? };
         let mut flusher = L2Flusher {
+            driver: d,
             ctx,
             stream: std::ptr::null_mut(),
             done: std::ptr::null_mut(),
@@ -129,16 +140,8 @@ impl L2Flusher {
         unsafe {
             let _ = drv!(d, cuCtxPopCurrent_v2(&mut popped));
         }
-        match built {
-            Ok(()) => Ok(flusher),
-            Err(error) => {
-                // SAFETY: destroys the context created above (and everything made in it).
-                unsafe {
-                    let _ = drv!(d, cuCtxDestroy_v2(ctx));
-                }
-                Err(error)
-            }
-        }
+        // Should the build have failed, the flusher's drop destroys the context.
+        built.map(|()| flusher)
     }
 
     /// The kernels, stream, event and zeroed buffer, in the tool's context (current).

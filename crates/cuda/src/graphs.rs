@@ -20,6 +20,7 @@
 
 use crate::classify::LaunchApi;
 use crate::drv;
+use crate::handles::{Event, GraphExec};
 use crate::launch::{LaunchParams, OwnedLaunch};
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUevent, CUgraph, CUgraphNode, CUstream};
@@ -195,8 +196,8 @@ impl GraphPlan {
 /// launch is ordered after the executable's previous launches, whatever their streams).
 struct Launches {
     ctx: usize,
-    stand_in: sys::CUgraphExec,
-    done: CUevent,
+    stand_in: GraphExec,
+    done: Event,
     launched: bool,
 }
 
@@ -209,9 +210,6 @@ pub struct GraphRegistry {
     /// inside the destruction's resource callback, where the driver holds its own locks).
     retired: Mutex<Vec<Launches>>,
 }
-
-// SAFETY: CUDA handles, valid on any thread.
-unsafe impl Send for Launches {}
 
 impl GraphRegistry {
     /// Reads `graph`, just instantiated as `exec` in `ctx`.
@@ -356,11 +354,27 @@ impl GraphRegistry {
         }
     }
 
-    /// `ctx` is being destroyed: what belonged to it is forgotten (its handles go with it).
+    /// `ctx` is being destroyed: what belonged to it is forgotten, its handles not destroyed
+    /// (they go with the context; this runs in the destruction's resource callback).
     pub fn context_destroyed(&self, ctx: CUcontext) {
-        crate::lock(&self.plans).retain(|_, plan| plan.ctx != ctx as usize);
-        crate::lock(&self.launches).retain(|_, l| l.ctx != ctx as usize);
-        crate::lock(&self.retired).retain(|l| l.ctx != ctx as usize);
+        let ctx = ctx as usize;
+        crate::lock(&self.plans).retain(|_, plan| plan.ctx != ctx);
+        let gone: Vec<Launches> = {
+            let mut launches = crate::lock(&self.launches);
+            let (gone, kept) = std::mem::take(&mut *launches)
+                .into_iter()
+                .partition(|(_, l)| l.ctx == ctx);
+            *launches = kept;
+            gone.into_values().collect()
+        };
+        let mut retired = crate::lock(&self.retired);
+        let (retired_gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *retired)
+            .into_iter()
+            .partition(|l| l.ctx == ctx);
+        *retired = kept;
+        gone.into_iter()
+            .chain(retired_gone)
+            .for_each(std::mem::forget);
     }
 
     /// Before `exec`'s nodes run on `stream` (in `ctx`, current): the empty executable the
@@ -368,7 +382,7 @@ impl GraphRegistry {
     /// previous launch. Made at the first launch.
     pub fn begin_launch(
         &self,
-        d: &Driver,
+        d: &'static Driver,
         ctx: CUcontext,
         exec: sys::CUgraphExec,
         stream: CUstream,
@@ -381,14 +395,9 @@ impl GraphRegistry {
             *retired = others;
             mine
         };
-        for retired in mine {
-            // SAFETY: the tool's own handles of a destroyed executable of the current context,
-            // used by nothing after this (the driver frees them once the work using them ran).
-            unsafe {
-                let _ = drv!(d, cuGraphExecDestroy(retired.stand_in));
-                let _ = drv!(d, cuEventDestroy_v2(retired.done));
-            }
-        }
+        // The tool's own handles of destroyed executables of the current context, used by
+        // nothing after this (the driver frees them once the work using them ran).
+        drop(mine);
         let mut all = crate::lock(&self.launches);
         let launches = match all.entry(exec as usize) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -396,45 +405,28 @@ impl GraphRegistry {
         };
         if launches.launched {
             // SAFETY: the tool's own event, recorded on a stream of the same context.
-            unsafe { drv!(d, cuStreamWaitEvent(stream, launches.done, 0)) }
+            unsafe { drv!(d, cuStreamWaitEvent(stream, launches.done.raw(), 0)) }
                 .map_err(|e| e.to_string())?;
         }
-        Ok(launches.stand_in)
+        Ok(launches.stand_in.raw())
     }
 
     /// After `exec`'s nodes were issued on `stream`: the next launch waits for them.
     pub fn end_launch(&self, d: &Driver, exec: sys::CUgraphExec, stream: CUstream) {
         if let Some(launches) = crate::lock(&self.launches).get_mut(&(exec as usize)) {
             // SAFETY: the tool's own event on a live stream of its context.
-            launches.launched = unsafe { drv!(d, cuEventRecord(launches.done, stream)) }.is_ok();
+            launches.launched =
+                unsafe { drv!(d, cuEventRecord(launches.done.raw(), stream)) }.is_ok();
         }
     }
 }
 
 /// An empty executable graph and an event, in `ctx` (current).
-fn new_launches(d: &Driver, ctx: CUcontext) -> Result<Launches, String> {
-    let mut graph: CUgraph = std::ptr::null_mut();
-    let mut stand_in: sys::CUgraphExec = std::ptr::null_mut();
-    let mut done: CUevent = std::ptr::null_mut();
-    // SAFETY: creates a graph of no nodes, instantiates it (the executable keeps what it needs,
-    // the graph is not needed after) and an event without timing, all in the current context.
-    unsafe {
-        drv!(d, cuGraphCreate(&mut graph, 0)).map_err(|e| e.to_string())?;
-        let made = drv!(d, cuGraphInstantiateWithFlags(&mut stand_in, graph, 0));
-        let _ = drv!(d, cuGraphDestroy(graph));
-        made.map_err(|e| e.to_string())?;
-        if let Err(e) = drv!(
-            d,
-            cuEventCreate(&mut done, sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING)
-        ) {
-            let _ = drv!(d, cuGraphExecDestroy(stand_in));
-            return Err(e.to_string());
-        }
-    }
+fn new_launches(d: &'static Driver, ctx: CUcontext) -> Result<Launches, String> {
     Ok(Launches {
         ctx: ctx as usize,
-        stand_in,
-        done,
+        stand_in: GraphExec::empty(d).map_err(|e| e.to_string())?,
+        done: Event::untimed(d).map_err(|e| e.to_string())?,
         launched: false,
     })
 }

@@ -1,6 +1,9 @@
 //! The thread-local re-entrancy guard. Every driver call the tool makes fires CUPTI callbacks on
-//! the calling thread (CUPTI does not suppress them), so tool work runs inside a [`ToolScope`] and
-//! the callback returns at once while [`in_tool`] is true.
+//! the calling thread (CUPTI does not suppress them), so each runs inside a [`ToolScope`] and the
+//! callback returns at once while [`in_tool`] is true. The scope is entered by the call wrappers
+//! themselves ([`drv!`](crate::drv), [`cupti_call!`](crate::cupti_call)), and for their whole
+//! life by the tool's own threads (the counter set-up, the drain); CUPTI's host-only profiler
+//! calls (`catalog::host`) make no driver calls and need none.
 
 use std::cell::Cell;
 

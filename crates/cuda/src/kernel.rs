@@ -3,7 +3,6 @@
 
 use crate::drv;
 use crate::error::CudaError;
-use crate::guard::ToolScope;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUfunction};
 
@@ -26,7 +25,6 @@ pub struct FunctionAttributes {
 
 /// Reads `f`'s attributes; an attribute the driver refuses reads 0.
 pub fn function_attributes(driver: &Driver, f: CUfunction) -> FunctionAttributes {
-    let _scope = ToolScope::enter();
     let attribute = |which: sys::CUfunction_attribute| -> u32 {
         let mut value: i32 = 0;
         // SAFETY: writes one int for a live function handle.
@@ -69,7 +67,6 @@ pub fn describe_device(
     driver: &Driver,
     device: sys::CUdevice,
 ) -> Result<DeviceDescription, CudaError> {
-    let _scope = ToolScope::enter();
     let mut name = [0 as std::ffi::c_char; 256];
     let mut sm_count = 0i32;
     let mut total = 0usize;

@@ -9,6 +9,7 @@ pub mod error;
 pub mod flush;
 pub mod graphs;
 pub mod guard;
+pub mod handles;
 pub mod intercept;
 pub mod kernel;
 pub mod launch;

@@ -184,7 +184,6 @@ impl KernelRegistry {
 
     /// The current context's `CUfunction` for a launch handle that may be a `CUkernel`.
     fn context_function(&self, f: sys::CUfunction) -> sys::CUfunction {
-        let _scope = crate::guard::ToolScope::enter();
         let mut function: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: a CUfunction handle is refused with an error code, leaving `function` NULL.
         match unsafe {
@@ -213,7 +212,6 @@ impl KernelRegistry {
         name: &str,
         device: DeviceId,
     ) {
-        let _scope = crate::guard::ToolScope::enter();
         let d = self.driver;
         let mut library: sys::CUlibrary = std::ptr::null_mut();
         let mut module: sys::CUmodule = std::ptr::null_mut();
@@ -332,7 +330,6 @@ impl KernelRegistry {
 }
 
 fn function_name(driver: &Driver, f: sys::CUfunction) -> String {
-    let _scope = crate::guard::ToolScope::enter();
     let mut name: *const std::ffi::c_char = std::ptr::null();
     // SAFETY: the driver writes a pointer to the function's name, owned by the driver.
     match unsafe { drv!(driver, cuFuncGetName(&mut name, f)) } {

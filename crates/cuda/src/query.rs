@@ -2,14 +2,12 @@
 //! tool's re-entrancy scope (its callbacks ignore them).
 
 use crate::drv;
-use crate::guard::ToolScope;
 use kreplay_core::backend::DeviceId;
 use kreplay_cupti_sys as sys;
 use kreplay_cupti_sys::driver::Driver;
 
 /// The device ordinal of the live context `ctx`.
 pub fn context_device(driver: &Driver, ctx: sys::CUcontext) -> Option<DeviceId> {
-    let _scope = ToolScope::enter();
     let mut device: sys::CUdevice = 0;
     // SAFETY: writes the ordinal of a live context's device.
     unsafe { drv!(driver, cuCtxGetDevice_v2(&mut device, ctx)) }.ok()?;
@@ -18,7 +16,6 @@ pub fn context_device(driver: &Driver, ctx: sys::CUcontext) -> Option<DeviceId> 
 
 /// Whether `stream` is being captured into a graph.
 pub fn is_capturing(driver: &Driver, stream: sys::CUstream) -> bool {
-    let _scope = ToolScope::enter();
     let mut status: sys::CUstreamCaptureStatus = 0;
     // SAFETY: queries the launch's stream (a live handle or a default-stream constant).
     unsafe { drv!(driver, cuStreamIsCapturing(stream, &mut status)) }
@@ -28,7 +25,6 @@ pub fn is_capturing(driver: &Driver, stream: sys::CUstream) -> bool {
 
 /// The stream's process-unique id (its handle when the driver gives none).
 pub fn stream_id(driver: &Driver, stream: sys::CUstream) -> u64 {
-    let _scope = ToolScope::enter();
     let mut id: u64 = 0;
     // SAFETY: writes the stream's process-unique id.
     match unsafe { drv!(driver, cuStreamGetId(stream, &mut id)) } {

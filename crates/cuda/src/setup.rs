@@ -306,7 +306,6 @@ impl CounterSetup {
         if TRIED.load(Ordering::Relaxed) || TRIED.swap(true, Ordering::AcqRel) {
             return;
         }
-        let _scope = ToolScope::enter();
         if crate::profiler::try_initialize_profiler(self.shared.cupti) {
             exit_waits_for_setup();
         }
@@ -333,8 +332,9 @@ impl CounterSetup {
             .spawn(move || {
                 let _running = running;
                 kreplay_core::last_words::block_signals();
-                // Its CUDA calls are the tool's own (the callbacks ignore them).
-                let _scope = ToolScope::enter();
+                // A thread of the tool's: every CUDA call it makes is the tool's own, also
+                // those a library makes on its behalf.
+                let _thread = ToolScope::enter();
                 let ctx = context as CUcontext;
                 let _current = crate::backend::ContextGuard::make_current(shared.driver, ctx)?;
                 let mut device: sys::CUdevice = 0;

@@ -166,22 +166,14 @@ fn enqueue(
             .flush_host_ordered(d, stream)
             .map_err(|e| e.to_string());
     }
-    if state.flush_ready.is_null() {
-        // SAFETY: creates an event in the device's (current) context.
-        unsafe {
-            drv!(
-                d,
-                cuEventCreate(
-                    &mut state.flush_ready,
-                    sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING
-                )
-            )
+    let ready = match &state.flush_ready {
+        Some(ready) => ready.raw(),
+        None => {
+            let ready = Event::untimed(d).map_err(|e| e.to_string())?;
+            state.flush_ready.insert(ready).raw()
         }
-        .map_err(|e| e.to_string())?;
-    }
-    flusher
-        .flush(d, stream, state.flush_ready)
-        .map_err(|e| e.to_string())
+    };
+    flusher.flush(d, stream, ready).map_err(|e| e.to_string())
 }
 
 /// The PCI bus id of CUDA device `ordinal`, as NVML takes it.

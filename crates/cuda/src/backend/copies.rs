@@ -88,7 +88,7 @@ impl CudaBackend {
         let state = self.state(snapshot.device)?;
         // A unit may be closed on another thread: its copies run in the device's context.
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
-        let stream = state.tool_stream;
+        let stream = state.tool_stream.raw();
         let base = snapshot.buffer.address;
         // Not while an execution measures (a unit taking in new allocations between members):
         // the range profiler counted each batched copy as a kernel of its own (H200,

@@ -9,7 +9,6 @@ impl ReplayBackend for CudaBackend {
     type Capture = CudaCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
         let d = self.driver;
         let ctx = self.state(device)?.ctx;
         match crate::drain::synchronize_within(d, ctx, deadline).map_err(failed)? {
@@ -19,7 +18,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
-        let _scope = ToolScope::enter();
         // Spare staging is free for staging: a snapshot that fits reuses it.
         let spare: u64 = self.devices.get(&device).map_or(0, |s| {
             s.spare
@@ -37,7 +35,6 @@ impl ReplayBackend for CudaBackend {
         regions: &[Region],
         place: Staging,
     ) -> Result<CudaSnapshot, BackendError> {
-        let _scope = ToolScope::enter();
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
         // The driver faults inside a batched copy given memory that is no longer allocated,
@@ -71,7 +68,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
-        let _scope = ToolScope::enter();
         self.copy(snapshot, false)?;
         Ok(snapshot.bytes)
     }
@@ -79,7 +75,6 @@ impl ReplayBackend for CudaBackend {
     fn release(&mut self, snapshot: CudaSnapshot) {
         // The buffer stays for the next snapshot, unless device memory has become tight: then
         // the application gets it back.
-        let _scope = ToolScope::enter();
         let d = self.driver;
         let Some(ctx) = self.devices.get(&snapshot.device).map(|s| s.ctx) else {
             return;
@@ -117,7 +112,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
-        let _scope = ToolScope::enter();
         self.profiler(device)
             .map_or(1, |profiler| profiler.executions_of_group(group))
     }
@@ -142,7 +136,6 @@ impl ReplayBackend for CudaBackend {
         device: DeviceId,
         groups: &[Option<usize>],
     ) -> Result<UnitPlan, BackendError> {
-        let _scope = ToolScope::enter();
         let measured = groups.iter().any(Option::is_some);
         let single_group_schedules = self.options.single_group_schedules;
         let plan = if measured {
@@ -192,7 +185,6 @@ impl ReplayBackend for CudaBackend {
         execution: usize,
         ranges: usize,
     ) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
         if ranges > self.options.max_ranges.max(1) {
@@ -223,10 +215,9 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
         let current = self.current;
         let state = self.state(device)?;
-        let tool_stream = state.tool_stream;
+        let tool_stream = state.tool_stream.raw();
         let unit = state
             .unit
             .as_mut()
@@ -247,7 +238,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
         let unit = self.unit(device)?;
         let stream = unit
             .pending
@@ -267,7 +257,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        let _scope = ToolScope::enter();
         let d = self.driver;
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
@@ -281,9 +270,12 @@ impl ReplayBackend for CudaBackend {
         let (anchor, anchor_ns, pairs) = {
             let state = self.state(device)?;
             (
-                state.anchor,
+                state.anchor.raw(),
                 state.anchor_host_ns,
-                state.events[..used].to_vec(),
+                state.events[..used]
+                    .iter()
+                    .map(|(start, end)| (start.raw(), end.raw()))
+                    .collect::<Vec<_>>(),
             )
         };
         if let Some((_, last)) = pairs.last() {
@@ -313,7 +305,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
-        let _scope = ToolScope::enter();
         let unit = self
             .state(device)?
             .unit
@@ -379,7 +370,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn abandon_unit(&mut self, device: DeviceId) {
-        let _scope = ToolScope::enter();
         let Some(state) = self.devices.get_mut(&device) else {
             return;
         };
@@ -399,7 +389,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
         let d = self.driver;
         match launch {
             CudaLaunch::Owned(owned) => {
@@ -421,7 +410,6 @@ impl ReplayBackend for CudaBackend {
 
     /// A copy of the application's launch that stays valid after its callback.
     fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
-        let _scope = ToolScope::enter();
         let current = self.current()?;
         match launch {
             CudaLaunch::Callback { api, params } => {
@@ -438,7 +426,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
-        let _scope = ToolScope::enter();
         match launch {
             CudaLaunch::Owned(owned) => owned.addresses(),
             // SAFETY: asked inside the launch's callback.
@@ -454,27 +441,23 @@ impl ReplayBackend for CudaBackend {
         base: u64,
         bytes: u64,
     ) -> Result<CudaCapture, BackendError> {
-        let _scope = ToolScope::enter();
         let d = self.driver;
         let state = self.state(device)?;
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
         let aligned = bytes.div_ceil(256).max(1) * 256;
         // The chunk being filled, or the next one that holds it, or a new chunk.
         let (mut chunk, mut at) = state.log_at;
-        while chunk < state.log.len() && at + aligned > state.log[chunk].1 {
+        while chunk < state.log.len() && at + aligned > state.log[chunk].bytes() {
             chunk += 1;
             at = 0;
         }
         if chunk == state.log.len() {
-            let size = aligned.max(LOG_CHUNK_BYTES);
-            let mut ptr: CUdeviceptr = 0;
-            // SAFETY: writes the new allocation's address.
-            unsafe { drv!(d, cuMemAlloc_v2(&mut ptr, size as usize)) }
+            let chunk = DeviceMemory::allocate(d, aligned.max(LOG_CHUNK_BYTES))
                 .map_err(|_| BackendError::OutOfStagingMemory(Staging::Device, aligned))?;
-            state.log.push((ptr, size));
+            state.log.push(chunk);
         }
-        let staged = state.log[chunk].0 + at;
-        let stream = state.tool_stream;
+        let staged = state.log[chunk].address() + at;
+        let stream = state.tool_stream.raw();
         // SAFETY: `base..base+bytes` is tracked device memory (the engine checked), the log
         // chunk has room; the copy is waited for.
         unsafe {
@@ -496,7 +479,6 @@ impl ReplayBackend for CudaBackend {
     }
 
     fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
-        let _scope = ToolScope::enter();
         let d = self.driver;
         let state = self.state(capture.device)?;
         let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
@@ -509,7 +491,7 @@ impl ReplayBackend for CudaBackend {
                     capture.target,
                     capture.staged,
                     capture.bytes as usize,
-                    state.tool_stream
+                    state.tool_stream.raw()
                 )
             )
         }

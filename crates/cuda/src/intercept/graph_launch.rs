@@ -7,7 +7,6 @@ use super::callbacks::{begin_dispatch, device_write, hold_call, kernel_dispatch,
 use super::tool::{lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::graphs::{memcpy_destination, memset_span, NodeCall, Step};
-use crate::guard::ToolScope;
 use crate::launch::OwnedLaunch;
 use crate::query;
 use kreplay_core::backend::{CallEffect, DeviceId};
@@ -23,8 +22,6 @@ pub(super) fn on_instantiated(tool: &Tool, data: &sys::CUpti_ResourceData) {
     if graph.graph.is_null() || graph.graphExec.is_null() {
         return;
     }
-    // The walk's driver calls are the tool's own.
-    let _scope = ToolScope::enter();
     // SAFETY: inside the instantiation: the source graph is alive.
     let plan = unsafe {
         tool.graphs
@@ -69,7 +66,6 @@ pub(super) fn on_exec_change(tool: &Tool, call: &str, data: &sys::CUpti_Callback
     if !tool.graph_nodes || p.is_null() {
         return;
     }
-    let _scope = ToolScope::enter();
     // SAFETY: each call's parameter block as generated_cuda_meta.h declares it, inside its
     // callback; every such block begins with the executable graph.
     unsafe {
@@ -170,12 +166,10 @@ pub(super) fn launch_by_nodes(
     let Some(device) = tool.device_of(data.context) else {
         return false;
     };
-    let stand_in = {
-        let _scope = ToolScope::enter();
-        tool.graphs
-            .begin_launch(tool.driver, data.context, exec, stream)
-    };
-    let stand_in = match stand_in {
+    let stand_in = match tool
+        .graphs
+        .begin_launch(tool.driver, data.context, exec, stream)
+    {
         Ok(stand_in) => stand_in,
         Err(e) => {
             tool.warn_once(
@@ -194,10 +188,7 @@ pub(super) fn launch_by_nodes(
             Step::Call(call) => call_node(tool, data.context, device, call, stream),
         }
     }
-    {
-        let _scope = ToolScope::enter();
-        tool.graphs.end_launch(tool.driver, exec, stream);
-    }
+    tool.graphs.end_launch(tool.driver, exec, stream);
     // The stand-in is a graph launch, and a graph launch with work in it fails a measuring
     // range (and every range after it, CUPTI 13.0); an empty one was measured not to (H200,
     // 2026-12-01: nine kernel nodes of three launches in one window, tests/gpu/run.py graphs),
@@ -239,7 +230,6 @@ fn kernel_node(
         tool.reaches_pageable_host_words(device, &launch.addresses())
     });
     let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
-        let _scope = ToolScope::enter();
         if let Err(e) = launch.launch(tool.driver) {
             node_failed(tool, &e.to_string());
         }
@@ -247,11 +237,7 @@ fn kernel_node(
     };
     let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
     let ticket = tool.engine.launch_enter(&mut backend, &info);
-    let launched = {
-        let _scope = ToolScope::enter();
-        launch.launch(tool.driver)
-    };
-    match launched {
+    match launch.launch(tool.driver) {
         Ok(()) => {
             let kept = CudaLaunch::Owned(Box::new(launch));
             tool.engine.launch_exit(&mut backend, ticket, &kept);
@@ -283,11 +269,8 @@ fn call_node(
     let guard = tool
         .engine
         .enter_call(&mut backend, call.call_name(), effect);
-    let ran = {
-        let _scope = ToolScope::enter();
-        // SAFETY: the node's handles and pointers as the application gave them to its graph.
-        unsafe { call.run(tool.driver, stream) }
-    };
+    // SAFETY: the node's handles and pointers as the application gave them to its graph.
+    let ran = unsafe { call.run(tool.driver, stream) };
     tool.engine.exit_call(&mut backend, guard);
     if let Err(e) = ran {
         node_failed(tool, &e);

@@ -57,26 +57,29 @@ pub(crate) struct Tool {
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
 
-/// The tool's lifecycle, after [`initialize`] set it up (before that, [`TOOL`] is empty):
-/// [`Life::On`] → [`Life::Off`] when it switches itself off (a panic: callbacks return at once,
-/// the records so far are still flushed at exit; another CUPTI subscriber: the tool never
-/// started, nothing was recorded); in a child the
+/// The tool's lifecycle: [`Life::Uninitialised`] until [`initialize`] has set the tool up (and
+/// for good when it could not: nothing is recorded, the application runs as without kreplay);
+/// then [`Life::On`], before the callbacks are subscribed; [`Life::Off`] when it switches itself
+/// off (a panic: callbacks return at once, the records so far are still flushed at exit; another
+/// CUPTI subscriber: the tool never started, nothing was recorded); and in a child the
 /// application forked without exec, [`Life::ForkedChild`] for good (the tool's threads, writer
 /// and CUDA state belong to the parent: the child's callbacks and exit do nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 enum Life {
-    On = 0,
-    Off = 1,
-    ForkedChild = 2,
+    Uninitialised = 0,
+    On = 1,
+    Off = 2,
+    ForkedChild = 3,
 }
 
-static LIFE: AtomicU8 = AtomicU8::new(Life::On as u8);
+static LIFE: AtomicU8 = AtomicU8::new(Life::Uninitialised as u8);
 
 fn life() -> Life {
     match LIFE.load(Ordering::Relaxed) {
-        0 => Life::On,
-        1 => Life::Off,
+        0 => Life::Uninitialised,
+        1 => Life::On,
+        2 => Life::Off,
         _ => Life::ForkedChild,
     }
 }
@@ -180,14 +183,12 @@ pub fn initialize() -> Result<(), String> {
         groups,
         options,
     );
+    backend.set_warn(Box::new(|message| match TOOL.get() {
+        Some(tool) => tool.engine.warn_once(message, message),
+        None => say(message),
+    }));
     // The check runs at the counter set-up, once the tool is in place.
-    backend.set_identity_check(
-        config.checked_identity.clone(),
-        Box::new(|message| match TOOL.get() {
-            Some(tool) => tool.engine.warn_once(message, message),
-            None => say(message),
-        }),
-    );
+    backend.set_identity_check(config.checked_identity.clone());
     let counter_setup = backend.counter_setup();
     let graph_nodes = !config.groups.is_empty() && config.switches.graph_nodes;
     let tool = Tool {
@@ -213,6 +214,13 @@ pub fn initialize() -> Result<(), String> {
     if TOOL.set(tool).is_err() {
         return Ok(());
     }
+    // Uninitialised → On (never over a fork's or a switch-off's state).
+    let _ = LIFE.compare_exchange(
+        Life::Uninitialised as u8,
+        Life::On as u8,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
     laps.lap("engine");
     subscribe(cupti)?;
     laps.lap("subscribed");
@@ -449,17 +457,11 @@ impl Tool {
         }
         let description = crate::kernel::describe_device(self.driver, device as sys::CUdevice)
             .unwrap_or_default();
-        let pageable = {
-            let _scope = crate::guard::ToolScope::enter();
-            crate::launch::pageable_memory_access(self.driver, device as sys::CUdevice)
-        };
+        let pageable = crate::launch::pageable_memory_access(self.driver, device as sys::CUdevice);
         if pageable {
             lock(&self.pageable_devices).insert(device);
         }
-        let chip = {
-            let _scope = crate::guard::ToolScope::enter();
-            crate::profiler::chip_name(self.cupti, device as usize).unwrap_or_default()
-        };
+        let chip = crate::profiler::chip_name(self.cupti, device as usize).unwrap_or_default();
         self.engine.register_agent(kreplay_format::AgentInfo {
             agent_id: u64::from(device),
             name: description.name,
@@ -487,7 +489,6 @@ impl Tool {
         {
             return false;
         }
-        let _scope = crate::guard::ToolScope::enter();
         // SAFETY: `params` is the parameter block of the launch whose callback is running.
         let words = unsafe { crate::launch::callback_addresses(self.driver, api, params) };
         self.reaches_pageable_host_words(device, &words)
@@ -500,7 +501,6 @@ impl Tool {
         {
             return false;
         }
-        let _scope = crate::guard::ToolScope::enter();
         let inventory = self.engine.inventory();
         crate::launch::pageable_host_word(self.driver, words, |word| {
             inventory.find_anywhere(word).is_some()
@@ -564,7 +564,24 @@ mod tests {
             0,
             "the child saw itself as a forked child"
         );
-        assert_ne!(life(), Life::ForkedChild, "the parent's tool stays on");
+        assert_ne!(
+            life(),
+            Life::ForkedChild,
+            "the parent is not a forked child"
+        );
+    }
+
+    #[test]
+    fn until_initialised_the_tool_is_not_on_and_switching_off_changes_nothing() {
+        // No test calls `initialize` (it needs a driver).
+        assert_eq!(life(), Life::Uninitialised);
+        assert!(tool().is_none());
+        disable("test");
+        assert_eq!(
+            life(),
+            Life::Uninitialised,
+            "only an active tool switches off"
+        );
     }
 
     #[test]

@@ -1,0 +1,160 @@
+//! Owned driver objects of the tool's: each is made in the context current on the calling thread
+//! and destroyed when dropped (an error while tearing down is ignored: there is nothing left to
+//! do with the object). The raw handle is lent out for calls ([`Stream::raw`], [`Event::raw`],
+//! [`DeviceMemory::address`]), never given away.
+//!
+//! The tool keeps them for as long as the context they belong to: a context's destruction drops
+//! them first (its `DESTROY_STARTING` callback, while the context is alive); at process exit they
+//! are left to go with their contexts (the backend forgets them).
+
+use crate::drv;
+use crate::error::CudaError;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, CUdeviceptr, CUevent, CUstream};
+
+/// A stream that does not synchronise with the legacy default stream.
+pub struct Stream {
+    driver: &'static Driver,
+    raw: CUstream,
+}
+
+// SAFETY: a CUDA handle, valid on any thread of the process.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    /// A non-blocking stream in the current context.
+    pub fn non_blocking(driver: &'static Driver) -> Result<Self, CudaError> {
+        let mut raw: CUstream = std::ptr::null_mut();
+        // SAFETY: the driver writes the new stream's handle.
+        unsafe {
+            drv!(
+                driver,
+                cuStreamCreate(&mut raw, sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING)
+            )?
+        };
+        Ok(Stream { driver, raw })
+    }
+
+    pub fn raw(&self) -> CUstream {
+        self.raw
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: made by `non_blocking`, destroyed once.
+        let _ = unsafe { drv!(self.driver, cuStreamDestroy_v2(self.raw)) };
+    }
+}
+
+/// An event.
+pub struct Event {
+    driver: &'static Driver,
+    raw: CUevent,
+}
+
+// SAFETY: a CUDA handle, valid on any thread of the process.
+unsafe impl Send for Event {}
+
+impl Event {
+    /// An event in the current context that records time.
+    pub fn timed(driver: &'static Driver) -> Result<Self, CudaError> {
+        Self::with_flags(driver, sys::CUevent_flags_enum_CU_EVENT_DEFAULT)
+    }
+
+    /// An event in the current context for ordering only (no time: cheaper to record and wait).
+    pub fn untimed(driver: &'static Driver) -> Result<Self, CudaError> {
+        Self::with_flags(driver, sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING)
+    }
+
+    fn with_flags(driver: &'static Driver, flags: u32) -> Result<Self, CudaError> {
+        let mut raw: CUevent = std::ptr::null_mut();
+        // SAFETY: the driver writes the new event's handle.
+        unsafe { drv!(driver, cuEventCreate(&mut raw, flags))? };
+        Ok(Event { driver, raw })
+    }
+
+    pub fn raw(&self) -> CUevent {
+        self.raw
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: made by `with_flags`, destroyed once.
+        let _ = unsafe { drv!(self.driver, cuEventDestroy_v2(self.raw)) };
+    }
+}
+
+/// Device memory (`cuMemAlloc`).
+pub struct DeviceMemory {
+    driver: &'static Driver,
+    address: CUdeviceptr,
+    bytes: u64,
+}
+
+impl DeviceMemory {
+    /// `bytes` of device memory in the current context.
+    pub fn allocate(driver: &'static Driver, bytes: u64) -> Result<Self, CudaError> {
+        let mut address: CUdeviceptr = 0;
+        // SAFETY: the driver writes the new allocation's address.
+        unsafe { drv!(driver, cuMemAlloc_v2(&mut address, bytes as usize))? };
+        Ok(DeviceMemory {
+            driver,
+            address,
+            bytes,
+        })
+    }
+
+    pub fn address(&self) -> CUdeviceptr {
+        self.address
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `allocate`, freed once.
+        let _ = unsafe { drv!(self.driver, cuMemFree_v2(self.address)) };
+    }
+}
+
+/// An executable graph of the tool's.
+pub struct GraphExec {
+    driver: &'static Driver,
+    raw: sys::CUgraphExec,
+}
+
+// SAFETY: a CUDA handle, valid on any thread of the process.
+unsafe impl Send for GraphExec {}
+
+impl GraphExec {
+    /// An executable graph of no nodes, in the current context.
+    pub fn empty(driver: &'static Driver) -> Result<Self, CudaError> {
+        let mut graph: sys::CUgraph = std::ptr::null_mut();
+        let mut raw: sys::CUgraphExec = std::ptr::null_mut();
+        // SAFETY: creates a graph of no nodes and instantiates it; the executable keeps what it
+        // needs, so the graph is destroyed at once.
+        unsafe {
+            drv!(driver, cuGraphCreate(&mut graph, 0))?;
+            let made = drv!(driver, cuGraphInstantiateWithFlags(&mut raw, graph, 0));
+            let _ = drv!(driver, cuGraphDestroy(graph));
+            made?;
+        }
+        Ok(GraphExec { driver, raw })
+    }
+
+    pub fn raw(&self) -> sys::CUgraphExec {
+        self.raw
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        // SAFETY: made by `empty`, destroyed once (the driver frees it once work using it ran).
+        let _ = unsafe { drv!(self.driver, cuGraphExecDestroy(self.raw)) };
+    }
+}
