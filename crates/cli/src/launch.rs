@@ -9,7 +9,7 @@ use crate::placeholders::{expand, hostname, PlaceholderValues};
 use crate::plan::{RunSpec, SummaryOutput};
 use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
-use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT};
+use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG};
 use kreplay_format::output::TEMP_NAME_OVERHEAD;
 use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
@@ -530,9 +530,6 @@ fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Prepared> {
     if let Ok(lib) = &inject {
         command.env("CUDA_INJECTION64_PATH", lib);
     }
-    if let Some(seconds) = launcher.drain_timeout_s {
-        command.env(ENV_DRAIN_TIMEOUT, seconds.to_string());
-    }
     Ok(Prepared {
         program,
         inject,
@@ -677,6 +674,45 @@ fn destinations(
     by_destination
 }
 
+/// The recorded databases as one run, with what the CLI knows added: the sections, the
+/// counters' descriptions; cached device identities the run found stale are forgotten.
+fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_format::FormatError> {
+    let mut data = read_databases(databases)?;
+    // The sections were resolved here, before the run: every output of every process gets them.
+    for process in &mut data.processes {
+        process.process.sections = spec.sections.clone();
+    }
+    crate::counters::describe_recorded_counters(&mut data);
+    crate::counters::forget_stale_identities(
+        data.processes
+            .iter()
+            .flat_map(|p| &p.warnings)
+            .map(|w| w.message.as_str()),
+    );
+    Ok(data)
+}
+
+/// Every output of the run, destination by destination (`placeholders`: the values of the
+/// application's process and its pid), adding to `files` and `summaries` as they are written;
+/// the first destination that cannot be written ends it, with why.
+fn write_destinations(
+    spec: &RunSpec,
+    data: &RunData,
+    (placeholders, root_pid): (&PlaceholderValues, u32),
+    files: &mut Vec<PathBuf>,
+    summaries: &mut Vec<(SummaryOutput, String)>,
+) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
+    for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
+        write_outputs(run, dir, name, &spec.formats)
+            .and_then(|written| {
+                files.extend(written);
+                post_process(spec, run, dir, name, files, summaries)
+            })
+            .map_err(|e| (dir.clone(), e))?;
+    }
+    Ok(())
+}
+
 fn collect_and_write(
     spec: &RunSpec,
     prepared: &Prepared,
@@ -739,43 +775,27 @@ fn collect_and_write(
             summaries: Vec::new(),
         }
     };
-    let mut data = match read_databases(&databases) {
+    let data = match collect(spec, &databases) {
         Ok(data) => data,
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
-    // The sections were resolved here, before the run: every output of every process gets them.
-    for process in &mut data.processes {
-        process.process.sections = spec.sections.clone();
-    }
-    crate::counters::describe_recorded_counters(&mut data);
-    crate::counters::forget_stale_identities(
-        data.processes
-            .iter()
-            .flat_map(|p| &p.warnings)
-            .map(|w| w.message.as_str()),
-    );
-
-    let by_destination = destinations(spec, &data, &placeholders, root_pid);
     writing.set_message(format!("writing outputs: {} records", record_count(&data)));
     let mut files = Vec::new();
     let mut summaries = Vec::new();
-    for ((dir, name), run) in &by_destination {
-        let written = write_outputs(run, dir, name, &spec.formats).and_then(|written| {
-            files.extend(written);
-            post_process(spec, run, dir, name, &mut files, &mut summaries)
-        });
-        match written {
-            Ok(()) => {}
-            Err(e) => {
-                let mut result = failed(
-                    format!("cannot write the output files to {}", dir.display()),
-                    &e,
-                );
-                result.files = files;
-                result.data = Some(data);
-                return Ok(result);
-            }
-        }
+    if let Err((dir, e)) = write_destinations(
+        spec,
+        &data,
+        (&placeholders, root_pid),
+        &mut files,
+        &mut summaries,
+    ) {
+        let mut result = failed(
+            format!("cannot write the output files to {}", dir.display()),
+            &e,
+        );
+        result.files = files;
+        result.data = Some(data);
+        return Ok(result);
     }
     writing.finish();
     remove_staging();
@@ -793,20 +813,4 @@ fn collect_and_write(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn staging_goes_above_the_first_placeholder() {
-        assert_eq!(fixed_prefix("out/%hostname%/x"), PathBuf::from("out"));
-        assert_eq!(fixed_prefix("/a/b"), PathBuf::from("/a/b"));
-        assert_eq!(fixed_prefix("%env{HOME}%/x"), PathBuf::from("."));
-        assert_eq!(fixed_prefix("."), PathBuf::from("."));
-    }
-
-    #[test]
-    fn sim_app_is_recognised_by_file_name() {
-        assert!(is_sim_app("/x/target/debug/kreplay-sim-app"));
-        assert!(!is_sim_app("./my-app"));
-    }
-}
+mod tests;

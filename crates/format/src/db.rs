@@ -335,9 +335,11 @@ impl RecordSink for DbWriter {
     }
 
     fn close(&self) {
-        // The trait has no way to return the error, and this runs as the process ends: say it.
+        // The trait has no way to return the error, and this runs as the process ends: say it
+        // (a closed stderr is ignored: `eprintln!` would panic).
         if let Err(e) = self.stop() {
-            eprintln!("kreplay: {e}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "kreplay: {e}");
         }
     }
 }
