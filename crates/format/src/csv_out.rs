@@ -405,8 +405,8 @@ fn agent_info_row(agent: &AgentInfo) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::read_databases;
     use crate::output::{write_outputs, OutputFormat};
-    use crate::run::read_databases;
     use crate::testdata::recorded_run;
     use crate::{DbWriter, RecordSink};
 

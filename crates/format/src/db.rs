@@ -20,6 +20,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 mod inserter;
+mod read;
+pub use read::{read_database, read_databases};
 
 pub(crate) use inserter::RowInserter;
 

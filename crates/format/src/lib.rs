@@ -23,8 +23,9 @@ pub mod stats_out;
 mod testdata;
 
 pub use db::DbWriter;
+pub use db::{read_database, read_databases};
 pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
 pub use output::{write_outputs, OutputFormat};
 pub use records::*;
-pub use run::{read_database, read_databases, ProcessRun, RunData};
+pub use run::{ProcessRun, RunData};

@@ -335,20 +335,20 @@ mod tests {
         let path = dir.path().join("out_results.db");
         let run = RunData::from_records(crate::testdata::recorded_run(7));
         write_rocpd(&run, &path).unwrap();
-        let before = crate::run::read_databases(std::slice::from_ref(&path)).unwrap();
+        let before = crate::db::read_databases(std::slice::from_ref(&path)).unwrap();
         assert!(!before.processes.is_empty());
         // A folder where the temporary file would go makes the rewrite fail.
         let temp = temp_path(&path).unwrap();
         std::fs::create_dir(&temp).unwrap();
         assert!(write_rocpd(&before, &path).is_err());
         assert_eq!(
-            crate::run::read_databases(std::slice::from_ref(&path)).unwrap(),
+            crate::db::read_databases(std::slice::from_ref(&path)).unwrap(),
             before
         );
         // Once the way is clear, rewriting in place gives the same run and leaves no other file.
         std::fs::remove_dir(&temp).unwrap();
         write_rocpd(&before, &path).unwrap();
-        assert_eq!(crate::run::read_databases(&[path]).unwrap(), before);
+        assert_eq!(crate::db::read_databases(&[path]).unwrap(), before);
         assert_eq!(files_in(dir.path()), ["out_results.db"]);
     }
 }

@@ -1,5 +1,6 @@
 use super::*;
-use crate::run::{read_database, read_databases, RunData};
+use crate::db::{read_database, read_databases};
+use crate::run::RunData;
 use crate::testdata::*;
 use std::collections::HashSet;
 

@@ -1,6 +1,6 @@
 use super::*;
+use crate::db::read_databases;
 use crate::output::{write_outputs, OutputFormat};
-use crate::run::read_databases;
 use crate::testdata::*;
 use crate::{DbWriter, RecordSink};
 use std::path::PathBuf;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::db::read_databases;
 use crate::json_out::{read_json_counter_records, JsonCounterRecord};
 use crate::output::{write_outputs, OutputFormat};
 use crate::{DbWriter, RecordSink};
