@@ -1,8 +1,8 @@
-//! A custom replay tool on kreplay's SDK, driven over a tiny in-example device.
+//! A custom replay policy on kreplay's SDK, driven over a tiny in-example device.
 //!
-//! Run: `cargo run -p kreplay-core --example custom_tool`
+//! Run: `cargo run -p kreplay-core --example custom_policy`
 //!
-//! The tool mirrors rocprofiler-sdk's kernel-replay samples:
+//! The policy mirrors rocprofiler-sdk's kernel-replay samples:
 //! - opt-out: only kernels whose block is 64 threads wide are replayed;
 //! - early exit: it asks for 4 passes, but stops after pass 1 once two passes agreed;
 //! - per-pass services: it "starts" and "stops" a service around every pass.
@@ -16,22 +16,22 @@ use kreplay_core::backend::{
     ReplayBackend, Timing,
 };
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
-use kreplay_core::sdk::{PassCount, ReplayTool, ToolDispatch};
+use kreplay_core::sdk::{PassCount, PolicyDispatch, ReplayPolicy};
 use kreplay_core::Engine;
 use kreplay_format::{CounterSample, Record, RecordSink, Staging};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The example's tool. State that spans the passes of a dispatch is keyed on `dispatch_id`.
+/// The example's policy. State that spans the passes of a dispatch is keyed on `dispatch_id`.
 #[derive(Default)]
-struct EarlyExitTool {
+struct EarlyExitPolicy {
     /// The first counter value seen per dispatch and pass.
     values: Mutex<HashMap<(u64, u32), f64>>,
 }
 
-impl ReplayTool for EarlyExitTool {
-    fn pass_count(&self, dispatch: &ToolDispatch<'_>) -> PassCount {
+impl ReplayPolicy for EarlyExitPolicy {
+    fn pass_count(&self, dispatch: &PolicyDispatch<'_>) -> PassCount {
         if dispatch.info.block[0] == 64 {
             PassCount::Passes(4)
         } else {
@@ -39,7 +39,7 @@ impl ReplayTool for EarlyExitTool {
         }
     }
 
-    fn pass_group(&self, _dispatch: &ToolDispatch<'_>, _pass: u32) -> Option<usize> {
+    fn pass_group(&self, _dispatch: &PolicyDispatch<'_>, _pass: u32) -> Option<usize> {
         Some(0)
     }
 
@@ -48,7 +48,7 @@ impl ReplayTool for EarlyExitTool {
     }
 
     /// Stops once the last two passes measured the same value.
-    fn continue_after(&self, dispatch: &ToolDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
+    fn continue_after(&self, dispatch: &PolicyDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
         let values = self.values.lock().unwrap();
         let id = dispatch.dispatch_id;
         let stable = pass > 0 && values.get(&(id, pass)) == values.get(&(id, pass - 1));
@@ -56,14 +56,14 @@ impl ReplayTool for EarlyExitTool {
         !stable
     }
 
-    fn on_pass_start(&self, dispatch: &ToolDispatch<'_>, pass: u32) {
+    fn on_pass_start(&self, dispatch: &PolicyDispatch<'_>, pass: u32) {
         println!(
             "  dispatch {} pass {pass}: start service",
             dispatch.dispatch_id
         );
     }
 
-    fn on_pass_stop(&self, dispatch: &ToolDispatch<'_>, pass: u32, result: &PassResult) {
+    fn on_pass_stop(&self, dispatch: &PolicyDispatch<'_>, pass: u32, result: &PassResult) {
         let value = result.counters.first().map_or(0.0, |c| c.value);
         println!(
             "  dispatch {} pass {pass}: stop service, elements = {value}",
@@ -197,7 +197,7 @@ fn main() {
     let engine = Engine::new(
         config,
         Arc::new(PrintSink),
-        Box::new(EarlyExitTool::default()),
+        Box::new(EarlyExitPolicy::default()),
     )
     .expect("valid configuration");
     let mut device = TinyDevice {

@@ -6,7 +6,7 @@
 //! call ([`Engine::enter_call`] / [`Engine::exit_call`]).
 //!
 //! ```text
-//! launch_enter   reserve the dispatch id; filter; ask the tool for the pass count;
+//! launch_enter   reserve the dispatch id; filter; ask the policy for the pass count;
 //!                decline (graph, stream capture, multi-device) or run once (one pass), or
 //!                join the thread's open replay unit, or open one: take the replay window
 //!                (other threads fenced), drain the device, plan the unit's executions,
@@ -39,7 +39,7 @@ use crate::filter::{FilterError, KernelSelector};
 use crate::gate::ReplayGate;
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
-use crate::sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};
+use crate::sdk::{CounterGroupsPolicy, PassCount, PolicyDispatch, ReplayPolicy};
 use kreplay_format::{
     AgentInfo, CounterInfo, CounterSample, DispatchRecord, KernelSymbol, ProcessInfo, Record,
     RecordSink, ReplayCost, ReplayOutcome, Staging,
@@ -118,7 +118,7 @@ impl<T, L, S, C> BackendOf<L, S, C> for T where
 pub struct Engine<L, S, C> {
     config: ToolConfig,
     sink: Arc<dyn RecordSink>,
-    tool: Box<dyn ReplayTool>,
+    policy: Box<dyn ReplayPolicy>,
     options: EngineOptions,
     inventory: Inventory,
     selector: KernelSelector,
@@ -178,8 +178,8 @@ struct Dispatch {
 }
 
 impl Dispatch {
-    fn tool_view(&self) -> ToolDispatch<'_> {
-        ToolDispatch {
+    fn policy_view(&self) -> PolicyDispatch<'_> {
+        PolicyDispatch {
             info: &self.info,
             dispatch_id: self.dispatch_id,
             device_dispatch_index: self.device_dispatch_index,
@@ -243,26 +243,26 @@ where
     S: Send + 'static,
     C: Send + 'static,
 {
-    /// An engine with kreplay's own tool ([`CounterGroupsTool`]) and default options.
+    /// An engine with kreplay's own policy ([`CounterGroupsPolicy`]) and default options.
     pub fn for_config(config: ToolConfig, sink: Arc<dyn RecordSink>) -> Result<Self, EngineError> {
-        let tool = Box::new(CounterGroupsTool::new(&config));
-        Engine::new(config, sink, tool)
+        let policy = Box::new(CounterGroupsPolicy::new(&config));
+        Engine::new(config, sink, policy)
     }
 
     pub fn new(
         config: ToolConfig,
         sink: Arc<dyn RecordSink>,
-        tool: Box<dyn ReplayTool>,
+        policy: Box<dyn ReplayPolicy>,
     ) -> Result<Self, EngineError> {
         let options = EngineOptions::for_config(&config);
-        Engine::with_options(config, sink, tool, options)
+        Engine::with_options(config, sink, policy, options)
     }
 
     /// Fails only on a bad kernel filter (the CLI validates filters before starting the app).
     pub fn with_options(
         config: ToolConfig,
         sink: Arc<dyn RecordSink>,
-        tool: Box<dyn ReplayTool>,
+        policy: Box<dyn ReplayPolicy>,
         options: EngineOptions,
     ) -> Result<Self, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
@@ -270,7 +270,7 @@ where
         Ok(Engine {
             config,
             sink,
-            tool,
+            policy,
             options,
             inventory: Inventory::new(),
             selector,
@@ -421,7 +421,7 @@ where
     ) -> LaunchTicket {
         if info.kind == LaunchKind::StreamCapture {
             // Captured launches do not execute: nothing to measure or replay. Say so once
-            // when the tool would have replayed it. The backend is not asked anything: device
+            // when the policy would have replayed it. The backend is not asked anything: device
             // calls during a capture could invalidate it.
             let probe = Dispatch {
                 info: info.clone(),
@@ -430,7 +430,7 @@ where
                 collectable_groups: self.config.groups.len() as u32,
                 tid: 0,
             };
-            if wants_replay(self.tool.pass_count(&probe.tool_view())) {
+            if wants_replay(self.policy.pass_count(&probe.policy_view())) {
                 self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
             }
             return passthrough(self.fence_for(backend, "a stream-captured launch"));
@@ -463,12 +463,12 @@ where
             collectable_groups,
             tid: current_tid(),
         };
-        let view = dispatch.tool_view();
+        let view = dispatch.policy_view();
         // A graph launch that would be measured (a group for its pass 0), on a backend that
         // cannot measure one: in no mode (see the notice). Without a group it goes the ordinary
         // way (timestamps with --kernel-trace, else nothing).
         let unmeasurable = (info.kind == LaunchKind::Graph
-            && self.tool.pass_group(&view, 0).is_some())
+            && self.policy.pass_group(&view, 0).is_some())
         .then(|| backend.graph_launch_unmeasurable(info.device))
         .flatten();
         if let Some(why) = unmeasurable {
@@ -486,21 +486,21 @@ where
                 0,
             );
         }
-        let total = match self.tool.pass_count(&view) {
+        let total = match self.policy.pass_count(&view) {
             PassCount::Passes(1) if self.spans_executions(backend, &view) => Some(1),
             PassCount::OptOut | PassCount::Passes(0) | PassCount::Passes(1) => {
-                let group = self.tool.pass_group(&view, 0);
+                let group = self.policy.pass_group(&view, 0);
                 return self.once(backend, dispatch, ReplayOutcome::SinglePass, group, 0);
             }
             PassCount::Passes(n) => Some(n),
-            PassCount::UntilStopped if !self.tool.has_continue_decision() => {
+            PassCount::UntilStopped if !self.policy.has_continue_decision() => {
                 self.notices.once(
                     "until-stopped-without-continue",
-                    "a replay tool asked for passes until stopped but makes no continue decision; such dispatches are not replayed and run once",
+                    "a replay policy asked for passes until stopped but makes no continue decision; such dispatches are not replayed and run once",
                     self.sink.as_ref(),
                     self.options.logger.as_ref(),
                 );
-                let group = self.tool.pass_group(&view, 0);
+                let group = self.policy.pass_group(&view, 0);
                 return self.once(backend, dispatch, ReplayOutcome::DeclinedError, group, 0);
             }
             PassCount::UntilStopped => None,
@@ -517,7 +517,7 @@ where
         };
         if let Some(outcome) = declined {
             self.decline_notice(outcome);
-            let group = self.tool.pass_group(&view, 0);
+            let group = self.policy.pass_group(&view, 0);
             return self.once(backend, dispatch, outcome, group, 0);
         }
         self.unit_member_enter(backend, dispatch, total)
@@ -570,11 +570,11 @@ where
     fn spans_executions<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
-        view: &ToolDispatch<'_>,
+        view: &PolicyDispatch<'_>,
     ) -> bool {
         self.config.mode == crate::config::InProcessMode::KernelReplay
             && self
-                .tool
+                .policy
                 .pass_group(view, 0)
                 .is_some_and(|g| backend.executions_of_group(view.info.device, g) > 1)
     }

@@ -16,4 +16,4 @@ pub mod reference_chip;
 pub mod sdk;
 
 pub use engine::{Engine, EngineError, EngineOptions, FenceGuard, LaunchTicket};
-pub use sdk::{CounterGroupsTool, PassCount, ReplayTool, ToolDispatch};
+pub use sdk::{CounterGroupsPolicy, PassCount, PolicyDispatch, ReplayPolicy};

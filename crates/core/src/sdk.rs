@@ -1,4 +1,4 @@
-//! The SDK for replay tools: what a tool decides per dispatch, mirroring rocprofiler-sdk's
+//! The SDK for replay policies: what a policy decides per dispatch, mirroring rocprofiler-sdk's
 //! experimental kernel-replay service (`kernel_replay.h`) in Rust.
 //!
 //! | rocprofiler-sdk                          | kreplay                                          |
@@ -7,16 +7,16 @@
 //! | `replay_pass_count` returns 1            | [`PassCount::Passes`]`(1)`: the ordinary path    |
 //! | returns N>1                              | `Passes(N)`: up to N passes                      |
 //! | returns 0 with `replay_continue`         | [`PassCount::UntilStopped`]                      |
-//! | returns 0 without `replay_continue`      | `UntilStopped` while [`ReplayTool::has_continue_decision`] is false: rejected with a warning, run once |
-//! | `replay_continue`                        | [`ReplayTool::continue_after`]: may stop early, never extend; not consulted after the final pass |
-//! | `replay_start_context`/`_stop_context`   | [`ReplayTool::on_pass_start`] / [`ReplayTool::on_pass_stop`] |
+//! | returns 0 without `replay_continue`      | `UntilStopped` while [`ReplayPolicy::has_continue_decision`] is false: rejected with a warning, run once |
+//! | `replay_continue`                        | [`ReplayPolicy::continue_after`]: may stop early, never extend; not consulted after the final pass |
+//! | `replay_start_context`/`_stop_context`   | [`ReplayPolicy::on_pass_start`] / [`ReplayPolicy::on_pass_stop`] |
 //!
 //! Pass 0 is the application's own launch. Memory is restored before every pass but the
 //! first, and never after the last executed pass, so the application sees what that pass
 //! produced. One dispatch id covers every pass. Per-pass callbacks run only when a dispatch is
 //! replayed (two passes or more), as rocprofiler-sdk's PASS callbacks do.
 //!
-//! kreplay's own behaviour is [`CounterGroupsTool`]: pass i collects counter group i.
+//! kreplay's own behaviour is [`CounterGroupsPolicy`]: pass i collects counter group i.
 
 use crate::backend::{DispatchInfo, PassResult};
 use crate::config::{InProcessMode, ToolConfig};
@@ -28,13 +28,13 @@ pub enum PassCount {
     OptOut,
     /// `Passes(0)` and `Passes(1)` are the ordinary path; `Passes(n)` replays up to `n` passes.
     Passes(u32),
-    /// Replays until [`ReplayTool::continue_after`] returns false.
+    /// Replays until [`ReplayPolicy::continue_after`] returns false.
     UntilStopped,
 }
 
-/// What a tool sees of a dispatch.
+/// What a policy sees of a dispatch.
 #[derive(Debug, Clone, Copy)]
-pub struct ToolDispatch<'a> {
+pub struct PolicyDispatch<'a> {
     pub info: &'a DispatchInfo,
     /// Reserved before the first pass, the same for every pass.
     pub dispatch_id: u64,
@@ -46,17 +46,17 @@ pub struct ToolDispatch<'a> {
     pub collectable_groups: u32,
 }
 
-/// A replay tool. One instance serves every application thread, hence `Send + Sync`; state
+/// A replay policy. One instance serves every application thread, hence `Send + Sync`; state
 /// that spans the passes of one dispatch is keyed on `dispatch_id`.
-pub trait ReplayTool: Send + Sync {
+pub trait ReplayPolicy: Send + Sync {
     /// Asked once per profiled dispatch, before it runs.
-    fn pass_count(&self, dispatch: &ToolDispatch<'_>) -> PassCount;
+    fn pass_count(&self, dispatch: &PolicyDispatch<'_>) -> PassCount;
 
     /// The counter group the device collects during `pass` (an index into the configuration's
     /// groups), or `None` for timestamps only.
-    fn pass_group(&self, dispatch: &ToolDispatch<'_>, pass: u32) -> Option<usize>;
+    fn pass_group(&self, dispatch: &PolicyDispatch<'_>, pass: u32) -> Option<usize>;
 
-    /// Whether [`ReplayTool::continue_after`] is meaningful (rocprofiler-sdk: `replay_continue`
+    /// Whether [`ReplayPolicy::continue_after`] is meaningful (rocprofiler-sdk: `replay_continue`
     /// is set). Required for [`PassCount::UntilStopped`].
     fn has_continue_decision(&self) -> bool {
         false
@@ -64,49 +64,49 @@ pub trait ReplayTool: Send + Sync {
 
     /// After pass `pass` (0-based) when another may follow: true to run the next pass. Cannot
     /// extend a `Passes(n)` dispatch; `total` is `None` for `UntilStopped`.
-    fn continue_after(&self, dispatch: &ToolDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
+    fn continue_after(&self, dispatch: &PolicyDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
         let _ = (dispatch, pass, total);
         true
     }
 
     /// Before the device executes pass `pass` of a replayed dispatch: start other services.
-    fn on_pass_start(&self, dispatch: &ToolDispatch<'_>, pass: u32) {
+    fn on_pass_start(&self, dispatch: &PolicyDispatch<'_>, pass: u32) {
         let _ = (dispatch, pass);
     }
 
     /// After pass `pass` of a replayed dispatch completed, with what the device measured.
-    fn on_pass_stop(&self, dispatch: &ToolDispatch<'_>, pass: u32, result: &PassResult) {
+    fn on_pass_stop(&self, dispatch: &PolicyDispatch<'_>, pass: u32, result: &PassResult) {
         let _ = (dispatch, pass, result);
     }
 }
 
-/// kreplay's own tool: counter groups from the configuration.
+/// kreplay's own policy: counter groups from the configuration.
 ///
 /// - Kernel replay: as many passes as the device can collect groups, pass i = group i.
 /// - Rotation: one pass; group `(device_dispatch_index / interval) % groups`.
 /// - Single (application replay gives each process one group): group 0.
 /// - No groups: timestamps only (kernel trace).
 #[derive(Debug, Clone)]
-pub struct CounterGroupsTool {
+pub struct CounterGroupsPolicy {
     groups: usize,
     mode: InProcessMode,
 }
 
-impl CounterGroupsTool {
+impl CounterGroupsPolicy {
     pub fn new(config: &ToolConfig) -> Self {
-        CounterGroupsTool {
+        CounterGroupsPolicy {
             groups: config.groups.len(),
             mode: config.mode,
         }
     }
 
-    fn usable_groups(&self, dispatch: &ToolDispatch<'_>) -> usize {
+    fn usable_groups(&self, dispatch: &PolicyDispatch<'_>) -> usize {
         self.groups.min(dispatch.collectable_groups as usize)
     }
 }
 
-impl ReplayTool for CounterGroupsTool {
-    fn pass_count(&self, dispatch: &ToolDispatch<'_>) -> PassCount {
+impl ReplayPolicy for CounterGroupsPolicy {
+    fn pass_count(&self, dispatch: &PolicyDispatch<'_>) -> PassCount {
         match self.mode {
             InProcessMode::KernelReplay => {
                 PassCount::Passes(self.usable_groups(dispatch).max(1) as u32)
@@ -115,7 +115,7 @@ impl ReplayTool for CounterGroupsTool {
         }
     }
 
-    fn pass_group(&self, dispatch: &ToolDispatch<'_>, pass: u32) -> Option<usize> {
+    fn pass_group(&self, dispatch: &PolicyDispatch<'_>, pass: u32) -> Option<usize> {
         let groups = self.usable_groups(dispatch);
         if groups == 0 {
             return None;
@@ -151,8 +151,8 @@ mod tests {
         }
     }
 
-    fn tool(groups: usize, mode: InProcessMode) -> CounterGroupsTool {
-        CounterGroupsTool::new(&ToolConfig {
+    fn policy(groups: usize, mode: InProcessMode) -> CounterGroupsPolicy {
+        CounterGroupsPolicy::new(&ToolConfig {
             groups: vec![CounterGroup::default(); groups],
             mode,
             ..ToolConfig::default()
@@ -162,8 +162,8 @@ mod tests {
     #[test]
     fn kernel_replay_runs_one_pass_per_collectable_group() {
         let info = info();
-        let t = tool(3, InProcessMode::KernelReplay);
-        let mut d = ToolDispatch {
+        let t = policy(3, InProcessMode::KernelReplay);
+        let mut d = PolicyDispatch {
             info: &info,
             dispatch_id: 1,
             device_dispatch_index: 0,
@@ -179,10 +179,10 @@ mod tests {
     #[test]
     fn rotation_switches_group_every_interval_and_wraps() {
         let info = info();
-        let t = tool(3, InProcessMode::Rotation { interval: 2 });
+        let t = policy(3, InProcessMode::Rotation { interval: 2 });
         let groups: Vec<Option<usize>> = (0..8)
             .map(|i| {
-                let d = ToolDispatch {
+                let d = PolicyDispatch {
                     info: &info,
                     dispatch_id: i + 1,
                     device_dispatch_index: i,
@@ -199,8 +199,8 @@ mod tests {
     #[test]
     fn no_groups_means_timestamps_only() {
         let info = info();
-        let t = tool(0, InProcessMode::KernelReplay);
-        let d = ToolDispatch {
+        let t = policy(0, InProcessMode::KernelReplay);
+        let d = PolicyDispatch {
             info: &info,
             dispatch_id: 1,
             device_dispatch_index: 0,

@@ -309,7 +309,7 @@ mod tests {
     use crate::SimDevice;
     use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
     use kreplay_core::notice::SilentLogger;
-    use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
+    use kreplay_core::{CounterGroupsPolicy, Engine, EngineOptions};
     use kreplay_format::{Record, RecordSink, ReplayOutcome};
     use std::sync::{Arc, Mutex};
 
@@ -351,7 +351,7 @@ mod tests {
         Engine::with_options(
             config.clone(),
             sink,
-            Box::new(CounterGroupsTool::new(config)),
+            Box::new(CounterGroupsPolicy::new(config)),
             options,
         )
         .unwrap()

@@ -13,7 +13,7 @@
 use kreplay_core::backend::AllocKind;
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig};
 use kreplay_core::notice::SilentLogger;
-use kreplay_core::{CounterGroupsTool, Engine, EngineOptions};
+use kreplay_core::{CounterGroupsPolicy, Engine, EngineOptions};
 use kreplay_format::{DispatchRecord, Record, RecordSink, ReplayOutcome};
 use kreplay_sim::device::KernelContext;
 use kreplay_sim::{SimDevice, SimKernel, SimLaunch, SimMetric, SimRuntime};
@@ -425,7 +425,7 @@ fn profiled_on(
         staging_reserve_bytes: if host_staging { u64::MAX / 2 } else { 0 },
         window_spans_calls: true,
     };
-    let tool = Box::new(CounterGroupsTool::new(config));
+    let tool = Box::new(CounterGroupsPolicy::new(config));
     let engine =
         Arc::new(Engine::with_options(config.clone(), sink.clone(), tool, options).unwrap());
     let mut device = SimDevice::new(&config.groups);

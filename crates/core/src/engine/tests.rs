@@ -436,7 +436,7 @@ fn config(groups_n: usize, mode: InProcessMode) -> ToolConfig {
     }
 }
 
-fn harness_with(config: ToolConfig, tool: Option<Box<dyn ReplayTool>>) -> Harness {
+fn harness_with(config: ToolConfig, policy: Option<Box<dyn ReplayPolicy>>) -> Harness {
     let sink = Arc::new(MemorySink::default());
     let aborts: Aborts = Arc::default();
     let options = EngineOptions {
@@ -452,8 +452,8 @@ fn harness_with(config: ToolConfig, tool: Option<Box<dyn ReplayTool>>) -> Harnes
         staging_reserve_bytes: 1024,
         window_spans_calls: true,
     };
-    let tool = tool.unwrap_or_else(|| Box::new(CounterGroupsTool::new(&config)));
-    let engine = Engine::with_options(config, sink.clone(), tool, options).unwrap();
+    let policy = policy.unwrap_or_else(|| Box::new(CounterGroupsPolicy::new(&config)));
+    let engine = Engine::with_options(config, sink.clone(), policy, options).unwrap();
     engine.inventory().insert(Region {
         device: 0,
         base: VALUE_BASE,
@@ -1099,34 +1099,34 @@ fn untracked_memory_is_warned_once_per_kind() {
 }
 
 /// A tool that logs its callbacks, stops after `stop_after` if set, and asks for `count`.
-struct ScriptedTool {
+struct ScriptedPolicy {
     count: PassCount,
     decides: bool,
     stop_after: Option<u32>,
     calls: Arc<Mutex<Vec<String>>>,
 }
 
-impl ReplayTool for ScriptedTool {
-    fn pass_count(&self, _d: &ToolDispatch<'_>) -> PassCount {
+impl ReplayPolicy for ScriptedPolicy {
+    fn pass_count(&self, _d: &PolicyDispatch<'_>) -> PassCount {
         self.count
     }
-    fn pass_group(&self, _d: &ToolDispatch<'_>, pass: u32) -> Option<usize> {
+    fn pass_group(&self, _d: &PolicyDispatch<'_>, pass: u32) -> Option<usize> {
         Some(pass as usize % 2)
     }
     fn has_continue_decision(&self) -> bool {
         self.decides
     }
-    fn continue_after(&self, d: &ToolDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
+    fn continue_after(&self, d: &PolicyDispatch<'_>, pass: u32, total: Option<u32>) -> bool {
         self.calls
             .lock()
             .unwrap()
             .push(format!("continue {} {pass} {total:?}", d.dispatch_id));
         self.stop_after != Some(pass)
     }
-    fn on_pass_start(&self, _d: &ToolDispatch<'_>, pass: u32) {
+    fn on_pass_start(&self, _d: &PolicyDispatch<'_>, pass: u32) {
         self.calls.lock().unwrap().push(format!("start {pass}"));
     }
-    fn on_pass_stop(&self, _d: &ToolDispatch<'_>, pass: u32, result: &PassResult) {
+    fn on_pass_stop(&self, _d: &PolicyDispatch<'_>, pass: u32, result: &PassResult) {
         self.calls
             .lock()
             .unwrap()
@@ -1140,14 +1140,17 @@ fn scripted(
     stop_after: Option<u32>,
 ) -> (Harness, Arc<Mutex<Vec<String>>>) {
     let calls = Arc::new(Mutex::new(Vec::new()));
-    let tool = ScriptedTool {
+    let policy = ScriptedPolicy {
         count,
         decides,
         stop_after,
         calls: calls.clone(),
     };
     (
-        harness_with(config(2, InProcessMode::KernelReplay), Some(Box::new(tool))),
+        harness_with(
+            config(2, InProcessMode::KernelReplay),
+            Some(Box::new(policy)),
+        ),
         calls,
     )
 }
@@ -1993,13 +1996,13 @@ fn a_tool_stopping_one_member_stops_the_whole_window() {
     let mut config = config(3, InProcessMode::KernelReplay);
     config.replay_window = ReplayWindow::Count(8);
     let calls = Arc::new(Mutex::new(Vec::new()));
-    let tool = ScriptedTool {
+    let policy = ScriptedPolicy {
         count: PassCount::Passes(3),
         decides: true,
         stop_after: Some(1),
         calls: calls.clone(),
     };
-    let h = harness_with(config, Some(Box::new(tool)));
+    let h = harness_with(config, Some(Box::new(policy)));
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     launch(&h, &mut backend, LaunchKind::Kernel);

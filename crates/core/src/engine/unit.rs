@@ -227,9 +227,9 @@ where
         dispatch: Dispatch,
         total: Option<u32>,
     ) -> LaunchTicket {
-        let view = dispatch.tool_view();
+        let view = dispatch.policy_view();
         let groups: Vec<Option<usize>> = (0..total.unwrap_or(1))
-            .map(|pass| self.tool.pass_group(&view, pass))
+            .map(|pass| self.policy.pass_group(&view, pass))
             .collect();
         let device = dispatch.info.device;
         let capacity = if total.is_some() {
@@ -310,7 +310,7 @@ where
         let Some(dispatch) = dispatch.take() else {
             unreachable!("a dispatch joins once")
         };
-        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        self.policy.on_pass_start(&dispatch.policy_view(), 0);
         let member = Member {
             dispatch,
             launch: None,

@@ -260,8 +260,8 @@ where
                 .filter(|(pass, e)| *pass > 0 && **e == execution)
             {
                 for &i in job.live {
-                    self.tool
-                        .on_pass_start(&job.members[i].dispatch.tool_view(), pass as u32);
+                    self.policy
+                        .on_pass_start(&job.members[i].dispatch.policy_view(), pass as u32);
                 }
             }
         };
@@ -322,8 +322,8 @@ where
                 return ReplayOutcome::Replayed;
             }
             let go_on = job.live.iter().all(|&i| {
-                self.tool
-                    .continue_after(&job.members[i].dispatch.tool_view(), pass - 1, total)
+                self.policy
+                    .continue_after(&job.members[i].dispatch.policy_view(), pass - 1, total)
             });
             if !go_on {
                 return if total.is_some() {
@@ -335,8 +335,8 @@ where
             let group = match groups.get(pass as usize) {
                 Some(group) => *group,
                 None => job.live.first().and_then(|&i| {
-                    self.tool
-                        .pass_group(&job.members[i].dispatch.tool_view(), pass)
+                    self.policy
+                        .pass_group(&job.members[i].dispatch.policy_view(), pass)
                 }),
             };
             if let Err(error) = backend.plan_unit(job.device, &[group]) {
@@ -344,8 +344,8 @@ where
                 return ReplayOutcome::DeclinedError;
             }
             for &i in job.live {
-                self.tool
-                    .on_pass_start(&job.members[i].dispatch.tool_view(), pass);
+                self.policy
+                    .on_pass_start(&job.members[i].dispatch.policy_view(), pass);
             }
             let timings = match self.run_execution(backend, job, 0, replay) {
                 Ok(timings) => timings,
@@ -558,10 +558,10 @@ where
         let mut counters = counters.map(|c| c.into_iter());
         for (&index, timing) in job.live.iter().zip(timings) {
             let member = &job.members[index];
-            let view = member.dispatch.tool_view();
+            let view = member.dispatch.policy_view();
             let samples = counters.as_mut().and_then(|c| c.next()).unwrap_or_default();
             let result = pass_result(*timing, samples);
-            self.tool.on_pass_stop(&view, pass, &result);
+            self.policy.on_pass_stop(&view, pass, &result);
             self.send_dispatch(&member.dispatch, Some(pass), result);
         }
     }

@@ -34,7 +34,7 @@ where
         };
 
         // With continue decisions every pass is planned on its own, as it comes.
-        let stepwise = self.tool.has_continue_decision();
+        let stepwise = self.policy.has_continue_decision();
         let planned = if stepwise { &groups[..1] } else { &groups[..] };
         let plan = match backend.plan_unit(device, planned) {
             Ok(plan) => plan,
@@ -64,7 +64,7 @@ where
         }
 
         let started = Instant::now();
-        self.tool.on_pass_start(&dispatch.tool_view(), 0);
+        self.policy.on_pass_start(&dispatch.policy_view(), 0);
         if let Err(error) = backend
             .start_execution(device, 0, capacity)
             .and_then(|()| backend.launch_starts(device))
