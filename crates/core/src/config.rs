@@ -45,6 +45,9 @@ pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
 /// Environment variable: `0` closes a replay window before the empty stand-in of a graph launch
 /// run node by node launches, instead of keeping it open across the launch.
 pub const ENV_GRAPH_WINDOW_SPANS: &str = "KREPLAY_GRAPH_WINDOW_SPANS";
+/// Environment variable: set to anything non-empty, diagnostic lines of the tool's own phases on
+/// stderr.
+pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
@@ -69,6 +72,8 @@ pub struct Switches {
     pub graph_nodes: bool,
     /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
     pub graph_window_spans: bool,
+    /// [`ENV_DEBUG`]: diagnostic lines on stderr (off by default).
+    pub debug: bool,
     /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
     /// before the application starts; inside the application the counters are then not set
     /// up, as they would not have been before (timestamps are still recorded).
@@ -87,6 +92,7 @@ impl Default for Switches {
             host_ordered_flush: false,
             graph_nodes: true,
             graph_window_spans: true,
+            debug: false,
             refused: None,
         }
     }
@@ -126,6 +132,7 @@ impl Switches {
             host_ordered_flush,
             graph_nodes: on(ENV_GRAPH_NODES),
             graph_window_spans: on(ENV_GRAPH_WINDOW_SPANS),
+            debug: get(ENV_DEBUG).is_some_and(|v| !v.is_empty()),
             refused,
         }
     }
@@ -400,6 +407,7 @@ mod tests {
             (ENV_HOST_ORDERED_FLUSH, "1"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
+            (ENV_DEBUG, "1"),
         ]));
         assert_eq!(
             off,
@@ -413,9 +421,11 @@ mod tests {
                 host_ordered_flush: true,
                 graph_nodes: false,
                 graph_window_spans: false,
+                debug: true,
                 refused: None,
             }
         );
+        assert!(!Switches::from_lookup(lookup(&[(ENV_DEBUG, "")])).debug);
         // The switches that are off by default: `1` turns one on, anything but 0 or 1 is refused.
         let flush = Switches::from_lookup(lookup(&[(ENV_HOST_ORDERED_FLUSH, "yes")]));
         assert!(!flush.host_ordered_flush);

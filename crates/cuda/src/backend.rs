@@ -2,8 +2,9 @@
 //!
 //! The injected library calls [`CudaBackend::begin_dispatch`] with the launch's context, device
 //! and stream before it hands a dispatch to the engine; the engine then calls the trait methods
-//! from application threads, inside their CUPTI callbacks. Every method runs its driver calls
-//! inside a [`ToolScope`], so the callbacks they fire are ignored.
+//! from application threads, inside their CUPTI callbacks. Its driver calls go through
+//! [`drv!`](crate::drv), inside a [`ToolScope`](crate::guard::ToolScope), so the callbacks they
+//! fire are ignored; its streams, events and log memory are [`crate::handles`].
 //!
 //! - drain: `cuCtxSynchronize` on the tool's drain thread, waited for until the deadline
 //!   ([`crate::drain`]), so a device that never finishes hits the deadline instead of blocking

@@ -1,6 +1,9 @@
-//! What a driver-domain callback id means to the tool: a launch of some kind, an allocation or a
-//! free of some kind, or nothing of interest. Kept apart from the callback so that the table is
-//! unit-tested without a GPU.
+//! What a driver call means to the tool, in one place, unit-tested without a GPU. By callback id:
+//! a launch, an allocation or a free of some kind ([`classify_driver_cbid`]), a host wait
+//! ([`is_blocking_wait`]), a capture's beginning, a module's unloading, a pure query. By name, for
+//! the hundreds of other calls, in families: what a call does to device memory
+//! ([`classify_call`]) and whether it changes an executable graph ([`changes_graph_exec`]). And
+//! which kernels wait on peers ([`is_collective_kernel`]).
 
 use kreplay_core::backend::AllocKind;
 use kreplay_cupti_sys as sys;
@@ -495,6 +498,17 @@ fn copy_2d(copy: &sys::CUDA_MEMCPY2D) -> CallKind {
     }
 }
 
+/// A driver call that changes an executable graph after instantiation, by its name (its first
+/// parameter is the executable): node parameters set, an update from another graph, a node
+/// enabled or disabled.
+pub fn changes_graph_exec(call: &str) -> bool {
+    (call.starts_with("cuGraphExec")
+        && (call.contains("SetParams")
+            || call.contains("SetEvent")
+            || call.starts_with("cuGraphExecUpdate")))
+        || call.starts_with("cuGraphNodeSetEnabled")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -778,5 +792,29 @@ mod tests {
             DriverEvent::Free(FreeApi::FreeAsync)
         );
         assert_eq!(classify_driver_cbid(552), DriverEvent::Free(FreeApi::Unmap));
+    }
+
+    #[test]
+    fn calls_that_change_an_executable_graph_are_told_apart() {
+        for call in [
+            "cuGraphExecKernelNodeSetParams_v2",
+            "cuGraphExecMemsetNodeSetParams",
+            "cuGraphExecEventRecordNodeSetEvent",
+            "cuGraphExecUpdate_v2",
+            "cuGraphExecNodeSetParams",
+            "cuGraphNodeSetEnabled",
+        ] {
+            assert!(changes_graph_exec(call), "{call}");
+        }
+        for call in [
+            "cuGraphExecDestroy",
+            "cuGraphExecGetFlags",
+            "cuGraphKernelNodeSetParams_v2",
+            "cuGraphLaunch",
+            "cuGraphUpload",
+            "cuGraphInstantiateWithFlags",
+        ] {
+            assert!(!changes_graph_exec(call), "{call}");
+        }
     }
 }

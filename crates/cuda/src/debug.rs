@@ -1,13 +1,21 @@
 //! `KREPLAY_DEBUG`: opt-in diagnostic lines on stderr (phase times of the tool's own work).
 //! Off by default; when on, the lines are written from whichever thread reaches them.
 
+use kreplay_core::config::{Switches, ENV_DEBUG};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Whether `KREPLAY_DEBUG` is set to something non-empty (read once).
+static ENABLED: OnceLock<bool> = OnceLock::new();
+
+/// Takes the switch from the tool's configuration ([`Switches::debug`]), before any line.
+pub fn configure(switches: &Switches) {
+    let _ = ENABLED.set(switches.debug);
+}
+
+/// Whether diagnostic lines are on: the configuration's switch inside the application; in a
+/// process without one (the CLI's catalog), `KREPLAY_DEBUG` read once.
 pub fn enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("KREPLAY_DEBUG").is_some_and(|v| !v.is_empty()))
+    *ENABLED.get_or_init(|| std::env::var_os(ENV_DEBUG).is_some_and(|v| !v.is_empty()))
 }
 
 /// Writes `kreplay[debug]: {text}` to stderr when [`enabled`].

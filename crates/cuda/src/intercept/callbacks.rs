@@ -174,7 +174,7 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 if let DriverEvent::Alloc(api) = event {
                     on_alloc(tool, api, data);
                 }
-                if graph_launch::changes_exec(call) && succeeded(data) {
+                if crate::classify::changes_graph_exec(call) && succeeded(data) {
                     graph_launch::on_exec_change(tool, call, data);
                 }
             }
