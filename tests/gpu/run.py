@@ -463,6 +463,19 @@ def per_dispatch_checks():
         f"{durations[:3]} (end-start, gpu__time_duration) ns",
         bool(durations) and all(g is not None and g > 0 and 0.5 * g <= d <= 2 * g + 20000 for d, g in durations))
 
+    # The same with an execution without counters after the measured ones, whose launch times
+    # give every record its duration (KREPLAY_TIMING_EXECUTION=1, off by default).
+    rc, out, err, db, wall = run([CHECKS, "inplace"], GROUPS, tag="timing_execution",
+                                 env_extra={"KREPLAY_TIMING_EXECUTION": "1"} | UNPACKED)
+    status, details = result_line(out, "inplace")
+    timed = [(e["duration"], e["values"].get("gpu__time_duration.sum")) for k, e in counters(db).items() if k[1] == 4]
+    same = bool(deterministic(db)) and deterministic(db) == deterministic(inplace5 if "inplace5" in dir() else None)
+    row("timestamps bracket the kernel, KREPLAY_TIMING_EXECUTION=1",
+        "results right; 0.5 x gpu__time_duration <= end-start <= 2 x gpu__time_duration + 20 us; warps/inst as without",
+        f"rc {rc}; {status} {details}; {timed[:3]} (end-start, gpu__time_duration) ns; deterministic as without {same}",
+        rc == 0 and status == "PASS" and same and bool(timed)
+        and all(g is not None and g > 0 and 0.5 * g <= d <= 2 * g + 20000 for d, g in timed))
+
     # --- deterministic counters equal across passes --------------------------------------------
     by_dispatch = {}
     for (d, p), e in table.items():

@@ -378,6 +378,28 @@ pub trait ReplayBackend {
     /// Waits for the running execution and ends it: one timing per launch, in order.
     fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError>;
 
+    /// Whether `device` runs timing executions ([`ReplayBackend::start_timing_execution`]).
+    fn runs_timing_executions(&mut self, device: DeviceId) -> bool {
+        let _ = device;
+        false
+    }
+
+    /// Starts, after the planned unit's executions and before its counters are read, an
+    /// execution that measures no counters, only its launches' times (free of the counters' own
+    /// work around each launch). Its launches are bracketed by `launch_starts`/`launch_ends`
+    /// like a measured execution's, it is stopped with [`ReplayBackend::stop_execution`], and
+    /// it adds nothing to [`ReplayBackend::unit_counters`].
+    fn start_timing_execution(
+        &mut self,
+        device: DeviceId,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        let _ = (device, ranges);
+        Err(BackendError::Failed(
+            "this device runs no timing executions".into(),
+        ))
+    }
+
     /// After the unit's last execution (or the last one that ran): for each pass, the counters
     /// of each launch, in launch order (`None`: the pass was not measured). Ends the unit.
     fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError>;

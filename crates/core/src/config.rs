@@ -45,6 +45,9 @@ pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
 /// Environment variable: `0` closes a replay window before the empty stand-in of a graph launch
 /// run node by node launches, instead of keeping it open across the launch.
 pub const ENV_GRAPH_WINDOW_SPANS: &str = "KREPLAY_GRAPH_WINDOW_SPANS";
+/// Environment variable: `1` adds to every replayed unit an execution that measures no counters,
+/// whose launch times become the records' durations (off by default).
+pub const ENV_TIMING_EXECUTION: &str = "KREPLAY_TIMING_EXECUTION";
 /// Environment variable: set to anything non-empty, diagnostic lines of the tool's own phases on
 /// stderr.
 pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
@@ -72,6 +75,9 @@ pub struct Switches {
     pub graph_nodes: bool,
     /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
     pub graph_window_spans: bool,
+    /// [`ENV_TIMING_EXECUTION`]: a replayed unit's records take their durations from an extra
+    /// execution that measures no counters (off by default).
+    pub timing_execution: bool,
     /// [`ENV_DEBUG`]: diagnostic lines on stderr (off by default).
     pub debug: bool,
     /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
@@ -92,6 +98,7 @@ impl Default for Switches {
             host_ordered_flush: false,
             graph_nodes: true,
             graph_window_spans: true,
+            timing_execution: false,
             debug: false,
             refused: None,
         }
@@ -122,6 +129,10 @@ impl Switches {
             ENV_HOST_ORDERED_FLUSH,
             "use 1 to order the L2 flush from the host, 0 (the default) for events",
         );
+        let timing_execution = off_by_default(
+            ENV_TIMING_EXECUTION,
+            "use 1 to take the records' durations from an execution without counters, 0 (the default) from the measured ones",
+        );
         Switches {
             pack_groups,
             window_spans: on(ENV_WINDOW_SPANS),
@@ -132,6 +143,7 @@ impl Switches {
             host_ordered_flush,
             graph_nodes: on(ENV_GRAPH_NODES),
             graph_window_spans: on(ENV_GRAPH_WINDOW_SPANS),
+            timing_execution,
             debug: get(ENV_DEBUG).is_some_and(|v| !v.is_empty()),
             refused,
         }
@@ -407,6 +419,7 @@ mod tests {
             (ENV_HOST_ORDERED_FLUSH, "1"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
+            (ENV_TIMING_EXECUTION, "1"),
             (ENV_DEBUG, "1"),
         ]));
         assert_eq!(
@@ -421,6 +434,7 @@ mod tests {
                 host_ordered_flush: true,
                 graph_nodes: false,
                 graph_window_spans: false,
+                timing_execution: true,
                 debug: true,
                 refused: None,
             }

@@ -125,6 +125,8 @@ struct UnitState {
     execution: Option<usize>,
     /// Event pairs used by the running execution.
     used: usize,
+    /// The running execution is the timing one (no counters, after the planned ones).
+    timing: bool,
     /// The stream of the launch between `launch_starts` and `launch_ends`.
     pending: Option<CUstream>,
     /// Launches measured by each execution stopped so far.

@@ -504,6 +504,15 @@ proptest! {
         if !host_stores {
             prop_assert_eq!(deterministic_values(&packed), deterministic_values(&records));
         }
+        // An execution without counters after the planned ones, for the records' durations:
+        // the same memory and the same counters.
+        let mut timed = config.clone();
+        timed.switches.timing_execution = true;
+        let (memory, timed) = profiled(&allocations, &steps, &timed, host_staging, max_window);
+        prop_assert_eq!(&memory, &reference);
+        if !host_stores {
+            prop_assert_eq!(deterministic_values(&timed), deterministic_values(&records));
+        }
         let mut device = SimDevice::new(&config.groups);
         device.pack_groups();
         let hardware = device.hardware_passes() as u32;

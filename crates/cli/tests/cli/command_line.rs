@@ -193,6 +193,11 @@ fn a_bad_diagnostic_switch_is_refused_before_the_app_starts() {
             "KREPLAY_PACK_GROUPS=\"2\" is not 0 or 1",
         ),
         (
+            "KREPLAY_TIMING_EXECUTION",
+            "yes",
+            "KREPLAY_TIMING_EXECUTION=\"yes\" is not 0 or 1",
+        ),
+        (
             "KREPLAY_RANGE_PROFILER_SEQUENCE",
             "sideways",
             "KREPLAY_RANGE_PROFILER_SEQUENCE=\"sideways\" is not a range-profiler sequence",

@@ -21,6 +21,8 @@ enum Op {
     Start(usize, usize),
     /// An execution stopped, with this many measured launches.
     Stop(usize),
+    /// The timing execution started for up to this many launches.
+    StartTiming(usize),
     Relaunch,
     Execute,
     Capture,
@@ -86,7 +88,12 @@ struct MockBackend {
     counters_fail_after: usize,
     /// Calls of `abandon_unit`.
     abandons: usize,
+    /// Runs timing executions (whose launches last 2 ns, against 5 for measured ones).
+    timing_executions: bool,
 }
+
+/// The mock's index for the timing execution.
+const TIMING: usize = usize::MAX;
 
 impl MockBackend {
     fn new() -> Self {
@@ -273,13 +280,34 @@ impl ReplayBackend for MockBackend {
                 "measured 3 kernels for 2 launches".into(),
             ));
         }
-        self.unit.measured[execution] = Some(self.unit.launches);
+        let duration = if execution == TIMING {
+            2
+        } else {
+            self.unit.measured[execution] = Some(self.unit.launches);
+            5
+        };
         Ok((0..self.unit.launches)
             .map(|i| Timing {
                 start_ns: 10 * i as u64,
-                end_ns: 10 * i as u64 + 5,
+                end_ns: 10 * i as u64 + duration,
             })
             .collect())
+    }
+
+    fn runs_timing_executions(&mut self, _device: DeviceId) -> bool {
+        self.timing_executions
+    }
+
+    fn start_timing_execution(
+        &mut self,
+        _device: DeviceId,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        assert!(self.unit.running.is_none(), "start while running");
+        self.ops.push(Op::StartTiming(ranges));
+        self.unit.running = Some(TIMING);
+        self.unit.launches = 0;
+        Ok(())
     }
 
     fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
@@ -552,6 +580,78 @@ fn two_groups_snapshot_once_restore_once_and_keep_the_last_pass() {
     assert_eq!(cost.bytes_snapshotted, 8);
     assert_eq!(cost.bytes_restored, 8);
     assert_eq!(cost.staging, Staging::Device);
+}
+
+#[test]
+fn a_timing_execution_gives_every_pass_its_durations_and_leaves_memory_as_one_execution() {
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.switches.timing_execution = true;
+    let h = harness_with(config, None);
+    let mut backend = MockBackend::new();
+    backend.timing_executions = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.ops,
+        vec![
+            Op::Drain,
+            Op::Plan(vec![Some(0), Some(1)]),
+            Op::Snapshot(Staging::Device),
+            Op::Start(0, 1),
+            Op::Execute,
+            Op::Stop(1),
+            Op::Restore,
+            Op::Start(1, 1),
+            Op::Relaunch,
+            Op::Stop(1),
+            Op::Restore,
+            Op::StartTiming(1),
+            Op::Relaunch,
+            Op::Stop(1),
+            Op::Release,
+        ]
+    );
+    assert_eq!(backend.value, 1, "the kernel's effect is kept exactly once");
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 2, "the timing execution adds no record");
+    for d in &dispatches {
+        assert_eq!(
+            d.end_ns - d.start_ns,
+            2,
+            "the duration of the execution without counters"
+        );
+        assert!(!d.counters.is_empty(), "the counters of the measured pass");
+    }
+    let cost = &h.sink.costs()[0];
+    assert_eq!(cost.passes, 2);
+    assert_eq!(cost.pass_ns.len(), 2, "the timing execution is not a pass");
+    assert_eq!(cost.bytes_restored, 16);
+}
+
+#[test]
+fn no_timing_execution_by_default_for_one_pass_or_where_the_device_runs_none() {
+    let two_groups = |switch: bool, runs: bool| {
+        let mut config = config(2, InProcessMode::KernelReplay);
+        config.switches.timing_execution = switch;
+        let h = harness_with(config, None);
+        let mut backend = MockBackend::new();
+        backend.timing_executions = runs;
+        launch(&h, &mut backend, LaunchKind::Kernel);
+        (backend.count(&Op::StartTiming(1)), backend.value)
+    };
+    assert_eq!(two_groups(false, true), (0, 1), "off by default");
+    assert_eq!(two_groups(true, false), (0, 1), "the device runs none");
+    let mut config = config(1, InProcessMode::KernelReplay);
+    config.switches.timing_execution = true;
+    let h = harness_with(config, None);
+    let mut backend = MockBackend::new();
+    backend.timing_executions = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        backend.count(&Op::StartTiming(1)),
+        0,
+        "one execution: nothing to replay from"
+    );
+    assert_eq!(backend.value, 1);
 }
 
 #[test]
@@ -1850,6 +1950,12 @@ impl ReplayBackend for Shared {
     }
     fn stop_execution(&mut self, d: DeviceId) -> Result<Vec<Timing>, BackendError> {
         self.0.lock().unwrap().stop_execution(d)
+    }
+    fn runs_timing_executions(&mut self, d: DeviceId) -> bool {
+        self.0.lock().unwrap().runs_timing_executions(d)
+    }
+    fn start_timing_execution(&mut self, d: DeviceId, r: usize) -> Result<(), BackendError> {
+        self.0.lock().unwrap().start_timing_execution(d, r)
     }
     fn unit_counters(&mut self, d: DeviceId) -> Result<PassCounters, BackendError> {
         self.0.lock().unwrap().unit_counters(d)

@@ -151,6 +151,18 @@ impl ReplayBackend for DispatchBackend<'_> {
         self.lock().stop_execution(device)
     }
 
+    fn runs_timing_executions(&mut self, device: DeviceId) -> bool {
+        self.lock().runs_timing_executions(device)
+    }
+
+    fn start_timing_execution(
+        &mut self,
+        device: DeviceId,
+        ranges: usize,
+    ) -> Result<(), BackendError> {
+        self.lock().start_timing_execution(device, ranges)
+    }
+
     fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
         let (counters, seen) = {
             let mut backend = self.lock();

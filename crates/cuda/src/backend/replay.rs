@@ -173,6 +173,7 @@ impl ReplayBackend for CudaBackend {
             counters: measured,
             execution: None,
             used: 0,
+            timing: false,
             pending: None,
             launches: Vec::new(),
         });
@@ -211,6 +212,34 @@ impl ReplayBackend for CudaBackend {
                 return Err(self.counters_lost(device, e));
             }
         }
+        Ok(())
+    }
+
+    fn runs_timing_executions(&mut self, device: DeviceId) -> bool {
+        self.devices.get(&device).is_some_and(|s| s.unit.is_some())
+    }
+
+    /// The timing execution: as a later planned execution (the tool's stream, the L2 flushed
+    /// before each launch under `--cache-control all`), but the profiler is not started, so
+    /// no range and none of its work surrounds the launches.
+    fn start_timing_execution(
+        &mut self,
+        device: DeviceId,
+        _ranges: usize,
+    ) -> Result<(), BackendError> {
+        let ctx = self.state(device)?.ctx;
+        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
+        self.ensure_anchor(device).map_err(failed)?;
+        let unit = self.unit(device)?;
+        if unit.execution.is_some() {
+            return Err(BackendError::Failed(
+                "a timing execution while another runs".into(),
+            ));
+        }
+        unit.execution = Some(unit.plan.executions);
+        unit.timing = true;
+        unit.used = 0;
+        unit.pending = None;
         Ok(())
     }
 
@@ -260,12 +289,13 @@ impl ReplayBackend for CudaBackend {
         let d = self.driver;
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
-        let (used, counters) = {
+        let (used, counters, timing) = {
             let unit = self.unit(device)?;
             unit.execution
                 .take()
                 .ok_or_else(|| BackendError::Failed("stop without a running execution".into()))?;
-            (unit.used, unit.counters)
+            let timing = std::mem::take(&mut unit.timing);
+            (unit.used, unit.counters && !timing, timing)
         };
         let (anchor, anchor_ns, pairs) = {
             let state = self.state(device)?;
@@ -300,7 +330,9 @@ impl ReplayBackend for CudaBackend {
                 return Err(self.counters_lost(device, e));
             }
         }
-        self.unit(device)?.launches.push(used);
+        if !timing {
+            self.unit(device)?.launches.push(used);
+        }
         Ok(timings)
     }
 

@@ -270,7 +270,7 @@ where
         let mut timings = vec![timings0];
         for execution in 1..plan.executions {
             announce(execution);
-            match self.run_execution(backend, job, execution, replay) {
+            match self.run_execution(backend, job, Some(execution), replay) {
                 Ok(t) => timings.push(t),
                 Err(failure) => {
                     self.pass_failed(backend, job, failure, replay);
@@ -279,6 +279,10 @@ where
                 }
             }
         }
+        let durations = match self.run_timing_execution(backend, job, plan, replay) {
+            Ok(durations) => durations,
+            Err(outcome) => return outcome,
+        };
         let counters = match backend.unit_counters(job.device) {
             Ok(counters) => counters,
             Err(error) => {
@@ -291,9 +295,49 @@ where
             let Some(timings) = timings.get(execution) else {
                 continue;
             };
-            self.send_unit_pass(job, pass as u32, timings, counters);
+            let timings = match &durations {
+                Some(durations) => with_durations(timings, durations),
+                None => timings.clone(),
+            };
+            self.send_unit_pass(job, pass as u32, &timings, counters);
         }
         ReplayOutcome::Replayed
+    }
+
+    /// With `KREPLAY_TIMING_EXECUTION=1`, for a unit that is replayed (its start restorable) on
+    /// a device that runs them: the unit's launches once more, from its restored start,
+    /// measuring no counters; their times, for every pass's records. `Ok(None)`: not run, or it
+    /// failed with memory intact (said once: the records keep their own executions' times);
+    /// `Err`: memory can no longer be trusted.
+    fn run_timing_execution<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, S, L, C>,
+        plan: &UnitPlan,
+        replay: &mut Replay<S>,
+    ) -> Result<Option<Vec<Timing>>, ReplayOutcome> {
+        // A unit of one execution took no snapshot: running it again would apply it twice.
+        if !self.config.switches.timing_execution
+            || plan.executions < 2
+            || !backend.runs_timing_executions(job.device)
+        {
+            return Ok(None);
+        }
+        match self.run_execution(backend, job, None, replay) {
+            Ok(times) => Ok(Some(times)),
+            Err(PassFailure::Counters(message)) => {
+                self.notice(
+                    "timing-execution",
+                    &format!("an execution without counters for the records' durations failed ({message}); those records keep their measured executions' times"),
+                );
+                Ok(None)
+            }
+            Err(fatal) => {
+                self.pass_failed(backend, job, fatal, replay);
+                backend.abandon_unit(job.device);
+                Err(ReplayOutcome::DeclinedError)
+            }
+        }
     }
 
     /// Passes one at a time, each measured before the tool decides whether another follows.
@@ -347,7 +391,7 @@ where
                 self.policy
                     .on_pass_start(&job.members[i].dispatch.policy_view(), pass);
             }
-            let timings = match self.run_execution(backend, job, 0, replay) {
+            let timings = match self.run_execution(backend, job, Some(0), replay) {
                 Ok(timings) => timings,
                 Err(failure) => {
                     self.pass_failed(backend, job, failure, replay);
@@ -370,14 +414,20 @@ where
     }
 
     /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log, stop.
+    /// Restores the unit's start and runs its launches (and captured writes) again: planned
+    /// execution `execution`, or with `None` the timing execution (no counters).
     fn run_execution<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         job: &UnitJob<'_, S, L, C>,
-        execution: usize,
+        planned: Option<usize>,
         replay: &mut Replay<S>,
     ) -> Result<Vec<Timing>, PassFailure> {
         let device = job.device;
+        let execution = match planned {
+            Some(e) => e.to_string(),
+            None => "timing".to_string(),
+        };
         let restore_started = Instant::now();
         // Newest first: where a later snapshot overlaps S0 (a second mapping of its memory),
         // S0's bytes, the oldest, are the ones that stay.
@@ -394,7 +444,11 @@ where
         }
         replay.restore_ns += elapsed_ns(restore_started);
         let pass_started = Instant::now();
-        let started = backend.start_execution(device, execution, job.live.len().max(1));
+        let ranges = job.live.len().max(1);
+        let started = match planned {
+            Some(e) => backend.start_execution(device, e, ranges),
+            None => backend.start_timing_execution(device, ranges),
+        };
         let mut boundary_lost = None;
         for entry in job.log {
             match entry {
@@ -449,7 +503,9 @@ where
             return Err(PassFailure::Counters(format!("start_execution: {error}")));
         }
         let stopped = backend.stop_execution(device);
-        replay.pass_ns.push(elapsed_ns(pass_started));
+        if planned.is_some() {
+            replay.pass_ns.push(elapsed_ns(pass_started));
+        }
         if let Some(error) = boundary_lost {
             return Err(PassFailure::Counters(format!("launch boundary: {error}")));
         }
@@ -603,4 +659,17 @@ impl<S, L, C> UnitJob<'_, S, L, C> {
             _ => "(none)".to_string(),
         }
     }
+}
+
+/// `timings` with each one's duration taken from `durations` (same order): a record keeps when
+/// its execution began and gets the duration of the execution without counters.
+fn with_durations(timings: &[Timing], durations: &[Timing]) -> Vec<Timing> {
+    timings
+        .iter()
+        .zip(durations)
+        .map(|(t, d)| Timing {
+            start_ns: t.start_ns,
+            end_ns: t.start_ns + d.end_ns.saturating_sub(d.start_ns),
+        })
+        .collect()
 }
