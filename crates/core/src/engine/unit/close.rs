@@ -413,9 +413,9 @@ where
         }
     }
 
-    /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log, stop.
-    /// Restores the unit's start and runs its launches (and captured writes) again: planned
-    /// execution `execution`, or with `None` the timing execution (no counters).
+    /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log (its
+    /// launches and captured writes), stop. `planned`: the execution of the unit's plan, or
+    /// `None` for the timing execution (no counters).
     fn run_execution<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
