@@ -189,10 +189,16 @@ def main():
                     help="Nsight Compute profiles at most this many dispatches of a workload (--launch-count)")
     ap.add_argument("--skip-window-1", default="tiny",
                     help="comma-separated substrings: workloads whose --replay-window 1 run is skipped")
+    ap.add_argument("--with-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="one more kreplay run per workload (default windows, the headline groups) with "
+                         "this variable set, e.g. KREPLAY_TIMING_EXECUTION=1; repeatable")
     ap.add_argument("--set", default=None, metavar="NAME",
                     help="measure Nsight Compute's set NAME (e.g. full) instead of the headline groups: "
                          "kreplay --set NAME against ncu --set NAME, both from this machine's Nsight Compute sections")
     args = ap.parse_args()
+    for setting in args.with_env:
+        if "=" not in setting or not setting.split("=", 1)[0]:
+            ap.error(f"--with-env {setting!r}: give NAME=VALUE, e.g. KREPLAY_TIMING_EXECUTION=1")
     out = os.environ.get("OUT", tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
     kreplay = os.path.abspath(args.kreplay)
@@ -225,18 +231,21 @@ def main():
         row["runs"]["alone"] = {"wall_s": best[0], "rc": best[1], "app_s": app_seconds(best[2]),
                                 "output_lines": len(reference),
                                 "deterministic": app_output(alone[0][2]) == app_output(alone[1][2])}
-        configs = [("kreplay, default windows", HEADLINE, []),
-                   ("kreplay, default windows, --cache-control none", HEADLINE, ["--cache-control", "none"]),
-                   ("kreplay, --replay-window 1", HEADLINE, ["--replay-window", "1"]),
-                   ("kreplay, one-pass set (secondary: nothing replayed)", ONE_PASS, [])]
+        configs = [("kreplay, default windows", HEADLINE, [], {}),
+                   ("kreplay, default windows, --cache-control none", HEADLINE, ["--cache-control", "none"], {}),
+                   ("kreplay, --replay-window 1", HEADLINE, ["--replay-window", "1"], {}),
+                   ("kreplay, one-pass set (secondary: nothing replayed)", ONE_PASS, [], {})]
         if args.set:
-            configs = [("kreplay, default windows", ("set", args.set), [])]
-        for label, groups, extra in configs:
+            configs = [("kreplay, default windows", ("set", args.set), [], {})]
+        configs += [(f"kreplay, default windows, {setting}", HEADLINE, [], dict([setting.split("=", 1)]))
+                    for setting in args.with_env]
+        for label, groups, extra, env in configs:
             if "window 1" in label and any(p in name for p in args.skip_window_1.split(",") if p):
                 row["runs"][label] = {"skipped": "thousands of dispatches replayed alone: minutes of device time"}
                 continue
             d = tempfile.mkdtemp(prefix="kr", dir=work)
-            wall, rc, stdout, stderr = timed(kreplay_argv(kreplay, groups, d, extra) + argv)
+            wall, rc, stdout, stderr = timed(kreplay_argv(kreplay, groups, d, extra) + argv,
+                                             env=dict(os.environ, **env) if env else None)
             run = {"wall_s": wall, "rc": rc, "app_s": app_seconds(stdout),
                    "output_same": app_output(stdout) == reference}
             run.update(report_numbers(d, stderr))
@@ -286,8 +295,7 @@ def report(results):
             same = "-" if label == "alone" else ("same" if run.get("output_same") else "DIFF")
             print("%-44s %-46s %8.2f %11s %10s %6s" % (row["workload"][:44], label, run["wall_s"], *cells, same))
         ncu = row["runs"].get("ncu", {})
-        for label in ("kreplay, default windows", "kreplay, default windows, --cache-control none",
-                      "kreplay, --replay-window 1"):
+        for label in [l for l in row["runs"] if l.startswith("kreplay") and "one-pass" not in l]:
             run = row["runs"].get(label, {})
             ratios = []
             for key in ("overhead_ms_per_dispatch", "app_overhead_ms_per_dispatch"):
