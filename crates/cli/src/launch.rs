@@ -19,7 +19,10 @@ use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
+
+mod signals;
+use signals::{SignalGuard, STOP_WAITING};
 
 /// Names the injected library; overrides the copy next to the `kreplay` executable.
 pub const ENV_INJECT_LIB: &str = "KREPLAY_INJECT_LIB";
@@ -237,106 +240,6 @@ fn fixed_prefix(template: &str) -> PathBuf {
         PathBuf::from(".")
     } else {
         prefix
-    }
-}
-
-/// The application being waited for, for the signal forwarder (0 = none).
-static CHILD_PID: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn forward_to_child(signal: libc::c_int) {
-    let pid = CHILD_PID.load(Ordering::SeqCst);
-    if pid > 0 {
-        // SAFETY: kill is async-signal-safe.
-        unsafe {
-            libc::kill(pid, signal);
-        }
-    }
-}
-
-/// While the application runs: SIGINT/SIGQUIT are ignored (as `system(3)` does; Ctrl-C reaches
-/// the application through the terminal), and SIGTERM/SIGHUP are passed on to it, so that kreplay
-/// outlives the application and writes what it recorded. Installed after the spawn, because an
-/// ignored disposition would be inherited by the application.
-struct SignalGuard {
-    saved: Vec<(libc::c_int, libc::sighandler_t)>,
-}
-
-impl SignalGuard {
-    fn install(child: u32) -> SignalGuard {
-        CHILD_PID.store(child as i32, Ordering::SeqCst);
-        let forward = forward_to_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        let wanted = [
-            (libc::SIGINT, libc::SIG_IGN),
-            (libc::SIGQUIT, libc::SIG_IGN),
-            (libc::SIGTERM, forward),
-            (libc::SIGHUP, forward),
-        ];
-        // SAFETY: the handlers are SIG_IGN or an async-signal-safe function; restored on drop.
-        let saved = wanted
-            .iter()
-            .map(|&(signal, handler)| (signal, unsafe { libc::signal(signal, handler) }))
-            .collect();
-        SignalGuard { saved }
-    }
-}
-
-/// Said once when a signal arrives while the outputs are written.
-static WRITING_NOTE: &[u8] =
-    b"kreplay: writing the recorded outputs; they are complete in a moment (kill -9 ends kreplay now, keeping the recorded databases in the staging folder)\n";
-static WRITING_NOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-extern "C" fn note_writing(_: libc::c_int) {
-    if !WRITING_NOTED.swap(true, Ordering::SeqCst) {
-        // SAFETY: write(2) is async-signal-safe; the buffer is static.
-        unsafe {
-            libc::write(2, WRITING_NOTE.as_ptr().cast(), WRITING_NOTE.len());
-        }
-    }
-}
-
-/// Set by a signal while kreplay waits for the application's remaining processes.
-static STOP_WAITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-extern "C" fn stop_waiting(_: libc::c_int) {
-    STOP_WAITING.store(true, Ordering::SeqCst);
-}
-
-impl SignalGuard {
-    /// The application has ended and kreplay waits for the processes it left running: nothing
-    /// is forwarded any more (its pid may be reused), and Ctrl-C, SIGTERM, SIGHUP or SIGQUIT end
-    /// the wait.
-    fn waiting_for_descendants(&self) {
-        self.handle_every_signal(stop_waiting);
-    }
-
-    /// The application has ended: until the guard drops (the outputs are written), Ctrl-C,
-    /// SIGTERM, SIGHUP and SIGQUIT say once that kreplay is finishing, instead of ending it
-    /// with nothing written.
-    fn writing_outputs(&self) {
-        self.handle_every_signal(note_writing);
-    }
-
-    /// After the application ended: nothing is forwarded, every guarded signal runs `handler`.
-    fn handle_every_signal(&self, handler: extern "C" fn(libc::c_int)) {
-        CHILD_PID.store(0, Ordering::SeqCst);
-        for &(signal, _) in &self.saved {
-            // SAFETY: `handler` is async-signal-safe; `drop` restores the saved one.
-            unsafe {
-                libc::signal(signal, handler as libc::sighandler_t);
-            }
-        }
-    }
-}
-
-impl Drop for SignalGuard {
-    fn drop(&mut self) {
-        for &(signal, handler) in &self.saved {
-            // SAFETY: restores the handlers `install` saved.
-            unsafe {
-                libc::signal(signal, handler);
-            }
-        }
-        CHILD_PID.store(0, Ordering::SeqCst);
     }
 }
 
