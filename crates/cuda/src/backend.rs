@@ -202,6 +202,9 @@ pub struct CudaBackend {
     setup: Option<CounterSetup>,
     /// Each device's L2 flusher, made at its first flush (or why it could not be).
     flushers: HashMap<DeviceId, Result<crate::flush::L2Flusher, String>>,
+    /// Flushers given up after a failed flush, destroyed at the next dispatch (the failure may
+    /// have happened inside a resource callback or the exit handler, where nothing is destroyed).
+    retired_flushers: Vec<crate::flush::L2Flusher>,
     /// Each device's clock reader (`None`: no NVML, or NVML does not know the device).
     clock_readers: HashMap<DeviceId, Option<crate::clocks::ClockReader>>,
     /// What each device's unit ran under so far.
@@ -290,6 +293,7 @@ impl CudaBackend {
             warn: None,
             setup: None,
             flushers: HashMap::new(),
+            retired_flushers: Vec::new(),
             clock_readers: HashMap::new(),
             seen: HashMap::new(),
         }
@@ -348,6 +352,8 @@ impl CudaBackend {
         device: DeviceId,
         stream: CUstream,
     ) -> Result<CurrentDispatch, BackendError> {
+        // A launch's callback: contexts may be destroyed here.
+        self.retired_flushers.clear();
         let mut cu_device: sys::CUdevice = 0;
         // SAFETY: writes the device ordinal of the current context.
         unsafe { drv!(self.driver, cuCtxGetDevice(&mut cu_device)) }.map_err(failed)?;
@@ -360,9 +366,13 @@ impl CudaBackend {
         self.current = Some(current);
         let stale = self.devices.get(&device).is_some_and(|s| s.ctx != ctx);
         if stale {
-            // The application uses another context on this device now: start afresh there.
-            if let Some(state) = self.devices.remove(&device) {
-                self.free_device_state(state);
+            // The application uses another context on this device now: start afresh there. The
+            // old one may be gone already (its destruction not seen): what the tool made in it
+            // went with it, and destroying or freeing those handles now could reach objects of
+            // the application's that reuse them, so they are forgotten.
+            if let Some(mut state) = self.devices.remove(&device) {
+                state.profiler = None;
+                std::mem::forget(state);
             }
         }
         if !self.devices.contains_key(&device) {
@@ -660,6 +670,7 @@ impl Drop for CudaBackend {
             std::mem::forget(state);
         }
         self.flushers.drain().for_each(|(_, f)| std::mem::forget(f));
+        self.retired_flushers.drain(..).for_each(std::mem::forget);
     }
 }
 

@@ -4,8 +4,9 @@
 //! [`DeviceMemory::address`]), never given away.
 //!
 //! The tool keeps them for as long as the context they belong to: a context's destruction drops
-//! them first (its `DESTROY_STARTING` callback, while the context is alive); at process exit they
-//! are left to go with their contexts (the backend forgets them).
+//! them first (its `DESTROY_STARTING` callback, while the context is alive); at process exit, and
+//! when a device's context was replaced without its destruction being seen, they are left to go
+//! with their contexts (forgotten: their handles may by then name the application's objects).
 
 use crate::drv;
 use crate::error::CudaError;

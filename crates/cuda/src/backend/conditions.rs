@@ -104,7 +104,9 @@ impl CudaBackend {
             _ => return Err(None),
         };
         result.map_err(|reason| {
-            self.flushers.insert(device, Err(reason.clone()));
+            if let Some(Ok(flusher)) = self.flushers.insert(device, Err(reason.clone())) {
+                self.retired_flushers.push(flusher);
+            }
             Some(reason)
         })
     }
