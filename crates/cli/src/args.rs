@@ -207,7 +207,7 @@ pub struct ProfileArgs {
     pub replay_window: Option<kreplay_core::config::ReplayWindow>,
 
     /// Seconds to wait for the device to drain before a replay; a stuck drain aborts the app
-    /// after writing every record so far (default 60). Sets KREPLAY_DRAIN_TIMEOUT.
+    /// after writing every record so far (default 60, or KREPLAY_DRAIN_TIMEOUT when set).
     #[arg(
         long,
         value_name = "SECONDS",

@@ -9,7 +9,9 @@ use crate::placeholders::{expand, hostname, PlaceholderValues};
 use crate::plan::{RunSpec, SummaryOutput};
 use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
-use kreplay_core::config::{ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG};
+use kreplay_core::config::{
+    drain_timeout_seconds, ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT,
+};
 use kreplay_format::output::TEMP_NAME_OVERHEAD;
 use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
@@ -35,6 +37,23 @@ pub const ENV_CHILD_WAIT_S: &str = "KREPLAY_CHILD_WAIT_S";
 const DEFAULT_CHILD_WAIT_S: f64 = 30.0;
 
 /// How long to wait for the application's leftover processes: [`ENV_CHILD_WAIT_S`], else 30 s.
+/// The drain deadline for the application, seconds: `--drain-timeout` when given (checked with
+/// the other options), else `KREPLAY_DRAIN_TIMEOUT` from kreplay's environment (checked here,
+/// before the start), else the library's default. It travels in `KREPLAY_CONFIG` only.
+pub fn drain_timeout(flag: Option<f64>) -> Result<Option<f64>, UsageError> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    match std::env::var(ENV_DRAIN_TIMEOUT) {
+        Ok(value) => drain_timeout_seconds(&value).map(Some).ok_or_else(|| {
+            UsageError::new(format!(
+                "{ENV_DRAIN_TIMEOUT}={value:?} is not a number of seconds above 0; set it to e.g. 60 (or unset it for 60)"
+            ))
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
 pub fn child_wait() -> Result<std::time::Duration, UsageError> {
     let Ok(value) = std::env::var(ENV_CHILD_WAIT_S) else {
         return Ok(std::time::Duration::from_secs_f64(DEFAULT_CHILD_WAIT_S));
@@ -429,7 +448,10 @@ fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Prepared> {
     let mut command = Command::new(&program);
     command
         .args(&launcher.app[1..])
-        .env(ENV_CONFIG, config_value);
+        .env(ENV_CONFIG, config_value)
+        // The deadline is in the configuration (`drain_timeout`): an inherited variable must not
+        // override it.
+        .env_remove(ENV_DRAIN_TIMEOUT);
     if let Ok(lib) = &inject {
         command.env("CUDA_INJECTION64_PATH", lib);
     }

@@ -112,7 +112,7 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                 .map(|d| d.as_secs() as i64)
                 .unwrap_or(0),
         ),
-        drain_timeout_s: args.drain_timeout,
+        drain_timeout_s: launch::drain_timeout(args.drain_timeout)?,
         child_wait: launch::child_wait()?,
     };
     if args.echo {

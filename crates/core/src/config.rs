@@ -150,6 +150,15 @@ impl Switches {
     }
 }
 
+/// [`ENV_DRAIN_TIMEOUT`]'s value as seconds: a finite number above 0.
+pub fn drain_timeout_seconds(value: &str) -> Option<f64> {
+    value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+}
+
 /// [`ENV_PACK_GROUPS`] read from `value` (the variable's text, `None` when unset); the same
 /// rule for every device (the CUDA backend and the reference software device).
 pub fn group_packing(value: Option<&str>) -> Result<bool, String> {
@@ -344,12 +353,10 @@ impl ToolConfig {
         let value = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
         let mut config = Self::from_env_value(&value)?;
         config.switches = Switches::from_lookup(|name| std::env::var(name).ok());
+        // Set by hand for a run without the CLI (the CLI passes its value in the configuration
+        // and removes the variable from the application's environment).
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
-            let seconds: f64 = value
-                .trim()
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s > 0.0)
+            let seconds = drain_timeout_seconds(&value)
                 .ok_or_else(|| ConfigError::BadDrainTimeout(value.clone()))?;
             config.drain_timeout_ms = (seconds * 1000.0).ceil() as u64;
         }

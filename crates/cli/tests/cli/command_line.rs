@@ -1075,3 +1075,46 @@ fn ctrl_c_while_the_outputs_are_written_neither_stops_nor_silences_kreplay() {
     );
     assert!(dir.path().join("D/out_results.json").is_file(), "{stderr}");
 }
+
+/// The drain deadline travels once, in the configuration: `--drain-timeout` wins over an
+/// inherited `KREPLAY_DRAIN_TIMEOUT`, which is used when the flag is not given and refused before
+/// the application starts when it is not a number of seconds.
+#[test]
+fn the_drain_timeout_flag_wins_over_the_variable_which_is_checked_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let drain_ms = |flag: &[&str], variable: &str| -> u64 {
+        let mut args = vec!["--echo", "--pmc", W];
+        args.extend_from_slice(flag);
+        args.extend(["--", "true"]);
+        let out = kreplay_command(dir.path(), &args)
+            .env("KREPLAY_DRAIN_TIMEOUT", variable)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let json = stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("KREPLAY_CONFIG="))
+            .expect("config line");
+        ToolConfig::from_json(json).unwrap().drain_timeout_ms
+    };
+    assert_eq!(drain_ms(&["--drain-timeout", "5"], "60"), 5000);
+    assert_eq!(drain_ms(&[], "7"), 7000);
+    let out = kreplay_command(dir.path(), &["--pmc", W, "--", "sh", "-c", "touch started"])
+        .env("KREPLAY_DRAIN_TIMEOUT", "soon")
+        .output()
+        .unwrap();
+    assert_usage_error(
+        &out,
+        "KREPLAY_DRAIN_TIMEOUT=\"soon\" is not a number of seconds",
+    );
+    assert!(!dir.path().join("started").exists());
+    let out = kreplay(
+        dir.path(),
+        &["--drain-timeout", "0", "--pmc", W, "--", "true"],
+    );
+    assert_usage_error(
+        &out,
+        "--drain-timeout 0 is not a positive number of seconds",
+    );
+}
