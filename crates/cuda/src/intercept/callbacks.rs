@@ -56,7 +56,7 @@ pub(crate) unsafe extern "C" fn callback(
     if cbdata.is_null() {
         return;
     }
-    let timed = tool.debug.then(std::time::Instant::now);
+    let timed = crate::debug::enabled().then(std::time::Instant::now);
     let outcome = catch_unwind(AssertUnwindSafe(|| match domain {
         sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API => {
             // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
@@ -588,7 +588,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             };
             let began = std::time::Instant::now();
             let scanned = scan_cubin(image);
-            if tool.debug {
+            if crate::debug::enabled() {
                 let [scans, bytes, nanos] = &tool.module_scans;
                 scans.fetch_add(1, Ordering::Relaxed);
                 bytes.fetch_add(image.len() as u64, Ordering::Relaxed);

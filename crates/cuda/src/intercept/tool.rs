@@ -41,9 +41,6 @@ pub(crate) struct Tool {
     /// Devices whose kernels reach pageable host memory (HMM, ATS), found at registration.
     pub pageable_devices: Mutex<HashSet<DeviceId>>,
     pub context_devices: Mutex<HashMap<usize, DeviceId>>,
-    /// `KREPLAY_DEBUG` is set: print diagnostics of module-variable tracking and the time
-    /// the tool's own phases end at.
-    pub debug: bool,
     /// When `InitializeInjection` began (for the phase times of `KREPLAY_DEBUG`).
     started: std::time::Instant,
     /// The first dispatch's end has been reported.
@@ -206,7 +203,6 @@ pub fn initialize() -> Result<(), String> {
         agents: Mutex::new(HashSet::new()),
         pageable_devices: Mutex::new(HashSet::new()),
         context_devices: Mutex::new(HashMap::new()),
-        debug: crate::debug::enabled(),
         started,
         first_dispatch_done: AtomicBool::new(false),
         module_scans: Default::default(),
@@ -524,7 +520,7 @@ impl Tool {
 
     /// With `KREPLAY_DEBUG`: the end of the first dispatch (counters set up, measured, replayed).
     pub fn first_dispatch_done(&self) {
-        if self.debug && !self.first_dispatch_done.swap(true, Ordering::Relaxed) {
+        if crate::debug::enabled() && !self.first_dispatch_done.swap(true, Ordering::Relaxed) {
             self.phase("first dispatch done");
         }
     }
