@@ -191,14 +191,14 @@ def main():
                     help="comma-separated substrings: workloads whose --replay-window 1 run is skipped")
     ap.add_argument("--with-env", action="append", default=[], metavar="NAME=VALUE",
                     help="one more kreplay run per workload (default windows, the headline groups) with "
-                         "this variable set, e.g. KREPLAY_TIMING_EXECUTION=1; repeatable")
+                         "this variable set, e.g. KREPLAY_TIMING_EXECUTION=0; repeatable")
     ap.add_argument("--set", default=None, metavar="NAME",
                     help="measure Nsight Compute's set NAME (e.g. full) instead of the headline groups: "
                          "kreplay --set NAME against ncu --set NAME, both from this machine's Nsight Compute sections")
     args = ap.parse_args()
     for setting in args.with_env:
         if "=" not in setting or not setting.split("=", 1)[0]:
-            ap.error(f"--with-env {setting!r}: give NAME=VALUE, e.g. KREPLAY_TIMING_EXECUTION=1")
+            ap.error(f"--with-env {setting!r}: give NAME=VALUE, e.g. KREPLAY_TIMING_EXECUTION=0")
     out = os.environ.get("OUT", tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
     kreplay = os.path.abspath(args.kreplay)

@@ -76,7 +76,7 @@ pub struct Switches {
     /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
     pub graph_window_spans: bool,
     /// [`ENV_TIMING_EXECUTION`]: a replayed unit's records take their durations from an extra
-    /// execution that measures no counters (off by default).
+    /// execution that measures no counters (on by default).
     pub timing_execution: bool,
     /// [`ENV_DEBUG`]: diagnostic lines on stderr (off by default).
     pub debug: bool,
@@ -98,7 +98,7 @@ impl Default for Switches {
             host_ordered_flush: false,
             graph_nodes: true,
             graph_window_spans: true,
-            timing_execution: false,
+            timing_execution: true,
             debug: false,
             refused: None,
         }
@@ -107,31 +107,35 @@ impl Default for Switches {
 
 impl Switches {
     /// The switches `get` (an environment lookup) gives: `0` turns a switch off, anything else
-    /// leaves it on, except [`ENV_PACK_GROUPS`], which must be 0 or 1 (another value is
-    /// [`Switches::refused`]).
+    /// leaves it on, except [`ENV_PACK_GROUPS`], [`ENV_HOST_ORDERED_FLUSH`] and
+    /// [`ENV_TIMING_EXECUTION`], which must be 0 or 1 (another value is [`Switches::refused`]).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Switches {
         let on = |name: &str| get(name).is_none_or(|v| v.trim() != "0");
         let (pack_groups, mut refused) = match group_packing(get(ENV_PACK_GROUPS).as_deref()) {
             Ok(pack) => (pack, None),
             Err(why) => (true, Some(why)),
         };
-        // A switch that is off unless `1`; another value is refused with `use`.
-        let mut off_by_default =
-            |name: &str, use_it: &str| match get(name).as_deref().map(str::trim) {
-                None | Some("") | Some("0") => false,
+        // A switch that must be 0 or 1 (unset: `default`); another value is refused with
+        // `use_it` and the default kept.
+        let mut zero_or_one =
+            |name: &str, default: bool, use_it: &str| match get(name).as_deref().map(str::trim) {
+                None | Some("") => default,
+                Some("0") => false,
                 Some("1") => true,
                 Some(other) => {
                     refused.get_or_insert(format!("{name}={other:?} is not 0 or 1; {use_it}"));
-                    false
+                    default
                 }
             };
-        let host_ordered_flush = off_by_default(
+        let host_ordered_flush = zero_or_one(
             ENV_HOST_ORDERED_FLUSH,
+            false,
             "use 1 to order the L2 flush from the host, 0 (the default) for events",
         );
-        let timing_execution = off_by_default(
+        let timing_execution = zero_or_one(
             ENV_TIMING_EXECUTION,
-            "use 1 to take the records' durations from an execution without counters, 0 (the default) from the measured ones",
+            true,
+            "use 1 (the default) to take the records' durations from an execution without counters, 0 from the measured ones",
         );
         Switches {
             pack_groups,
@@ -426,7 +430,7 @@ mod tests {
             (ENV_HOST_ORDERED_FLUSH, "1"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
-            (ENV_TIMING_EXECUTION, "1"),
+            (ENV_TIMING_EXECUTION, "0"),
             (ENV_DEBUG, "1"),
         ]));
         assert_eq!(
@@ -441,19 +445,25 @@ mod tests {
                 host_ordered_flush: true,
                 graph_nodes: false,
                 graph_window_spans: false,
-                timing_execution: true,
+                timing_execution: false,
                 debug: true,
                 refused: None,
             }
         );
         assert!(!Switches::from_lookup(lookup(&[(ENV_DEBUG, "")])).debug);
-        // The switches that are off by default: `1` turns one on, anything but 0 or 1 is refused.
+        // The switches that must be 0 or 1: anything else is refused, the default kept.
         let flush = Switches::from_lookup(lookup(&[(ENV_HOST_ORDERED_FLUSH, "yes")]));
         assert!(!flush.host_ordered_flush);
         assert!(flush
             .refused
             .unwrap_or_default()
             .contains("KREPLAY_HOST_ORDERED_FLUSH=\"yes\" is not 0 or 1"));
+        let timing = Switches::from_lookup(lookup(&[(ENV_TIMING_EXECUTION, "off")]));
+        assert!(timing.timing_execution, "the default meanwhile");
+        assert!(timing
+            .refused
+            .unwrap_or_default()
+            .contains("KREPLAY_TIMING_EXECUTION=\"off\" is not 0 or 1"));
         let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes"), (ENV_WARM_UP, "1")]));
         assert_eq!(on, Switches::default());
         let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")]));

@@ -24,7 +24,9 @@
 //!   launch's callback runs) or a kept copy.
 //!
 //! With counters on, the events also enclose CUPTI's range work around the launch (≈ 1 ms per
-//! kernel in a pass that reads hardware counters on an H200; docs/kernel-replay.md). Submodules:
+//! kernel in a pass that reads hardware counters on an H200), so a replayed unit's records take
+//! their durations from its timing execution, which starts no range (docs/kernel-replay.md,
+//! "Timestamps"). Submodules:
 //! `replay` (the engine's trait on this backend), `dispatch` (the engine's per-dispatch view of
 //! it, and the gate serialising measurements between threads) and `staging` (how much pinned
 //! host memory a snapshot may take).

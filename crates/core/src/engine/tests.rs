@@ -584,8 +584,8 @@ fn two_groups_snapshot_once_restore_once_and_keep_the_last_pass() {
 
 #[test]
 fn a_timing_execution_gives_every_pass_its_durations_and_leaves_memory_as_one_execution() {
-    let mut config = config(2, InProcessMode::KernelReplay);
-    config.switches.timing_execution = true;
+    let config = config(2, InProcessMode::KernelReplay);
+    assert!(config.switches.timing_execution, "on by default");
     let h = harness_with(config, None);
     let mut backend = MockBackend::new();
     backend.timing_executions = true;
@@ -628,7 +628,7 @@ fn a_timing_execution_gives_every_pass_its_durations_and_leaves_memory_as_one_ex
 }
 
 #[test]
-fn no_timing_execution_by_default_for_one_pass_or_where_the_device_runs_none() {
+fn no_timing_execution_when_switched_off_for_one_pass_or_where_the_device_runs_none() {
     let two_groups = |switch: bool, runs: bool| {
         let mut config = config(2, InProcessMode::KernelReplay);
         config.switches.timing_execution = switch;
@@ -638,7 +638,7 @@ fn no_timing_execution_by_default_for_one_pass_or_where_the_device_runs_none() {
         launch(&h, &mut backend, LaunchKind::Kernel);
         (backend.count(&Op::StartTiming(1)), backend.value)
     };
-    assert_eq!(two_groups(false, true), (0, 1), "off by default");
+    assert_eq!(two_groups(false, true), (0, 1), "switched off");
     assert_eq!(two_groups(true, false), (0, 1), "the device runs none");
     let mut config = config(1, InProcessMode::KernelReplay);
     config.switches.timing_execution = true;

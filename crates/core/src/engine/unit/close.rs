@@ -296,7 +296,7 @@ where
                 continue;
             };
             let timings = match &durations {
-                Some(durations) => with_durations(timings, durations),
+                Some(durations) => with_durations(timings, durations, &job.live_streams()),
                 None => timings.clone(),
             };
             self.send_unit_pass(job, pass as u32, &timings, counters);
@@ -646,6 +646,14 @@ struct UnitJob<'a, S, L, C> {
 }
 
 impl<S, L, C> UnitJob<'_, S, L, C> {
+    /// The stream of each member whose launch executed, in their order.
+    fn live_streams(&self) -> Vec<u64> {
+        self.live
+            .iter()
+            .map(|&i| self.members[i].dispatch.info.stream_id)
+            .collect()
+    }
+
     /// `first..last` dispatch ids, for messages.
     fn describe(&self) -> String {
         let ids: Vec<u64> = self
@@ -661,15 +669,46 @@ impl<S, L, C> UnitJob<'_, S, L, C> {
     }
 }
 
-/// `timings` with each one's duration taken from `durations` (same order): a record keeps when
-/// its execution began and gets the duration of the execution without counters.
-fn with_durations(timings: &[Timing], durations: &[Timing]) -> Vec<Timing> {
+/// `timings` with each one's duration taken from `durations` (same order, the launches' order;
+/// `streams[i]` is the stream of the `i`-th): a record keeps when its execution began and gets
+/// the duration of the execution without counters, but never ends after the next launch on its
+/// stream began (a stream runs one kernel at a time; a duration that came out longer than its
+/// measured interval is cut there).
+fn with_durations(timings: &[Timing], durations: &[Timing], streams: &[u64]) -> Vec<Timing> {
     timings
         .iter()
         .zip(durations)
-        .map(|(t, d)| Timing {
-            start_ns: t.start_ns,
-            end_ns: t.start_ns + d.end_ns.saturating_sub(d.start_ns),
+        .enumerate()
+        .map(|(i, (t, d))| {
+            let next_on_stream = (i + 1..timings.len())
+                .find(|&j| streams.get(j) == streams.get(i))
+                .map_or(u64::MAX, |j| timings[j].start_ns.max(t.start_ns));
+            let end = t.start_ns + d.end_ns.saturating_sub(d.start_ns);
+            Timing {
+                start_ns: t.start_ns,
+                end_ns: end.min(next_on_stream),
+            }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(start_ns: u64, end_ns: u64) -> Timing {
+        Timing { start_ns, end_ns }
+    }
+
+    #[test]
+    fn durations_replace_the_measured_ones_but_never_overlap_the_next_launch_on_a_stream() {
+        // Streams 1, 2, 1: the first record's untimed duration (60) would reach past the next
+        // launch on stream 1 (at 50), so it ends there; stream 2's may overlap stream 1's.
+        let measured = [t(0, 40), t(10, 30), t(50, 90)];
+        let untimed = [t(1000, 1060), t(1000, 1080), t(1100, 1105)];
+        assert_eq!(
+            with_durations(&measured, &untimed, &[1, 2, 1]),
+            vec![t(0, 50), t(10, 90), t(50, 55)]
+        );
+    }
 }
