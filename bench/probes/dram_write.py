@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Probe, on the GPU machine from the repository root (issue 19): where the DRAM writes that
+kreplay counts on a cuBLAS SGEMM 2048 and Nsight Compute does not come from.
+
+tests/gpu/memory_bound.cu (a streaming copy, an in-place update, the SGEMM; a host sync after
+each) under `ncu --cache-control all|none` and under kreplay with `dram__bytes_write.sum` in two
+hardware passes (execution 0 and a later one), in variants that each remove one suspect:
+  all                      the default (L2 flushed by kernels of the tool's context, events)
+  all, host-ordered flush  the flush ordered from the host (no context switch during a kernel)
+  all, window 1            every dispatch its own unit (nothing else of the window around it)
+  all, windows closed      windows closed at every call (KREPLAY_WINDOW_SPANS=0)
+  all, no timing execution the execution without counters after the measured ones left out
+  none                     no flush
+Prints, per kernel, the value in each pass and ncu's.
+Usage: python3 bench/probes/dram_write.py [bin dir]   (logs and databases under $OUT)"""
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release"
+OUT = os.environ.get("OUT", tempfile.mkdtemp())
+os.makedirs(OUT, exist_ok=True)
+WORK = tempfile.mkdtemp()
+APP = os.path.join(WORK, "memory_bound")
+subprocess.run(["nvcc", "-O2", "-std=c++17", "-arch=sm_90", "-o", APP, "tests/gpu/memory_bound.cu", "-lcublas"], check=True)
+ARGV = [APP, "3"]
+METRIC = "dram__bytes_write.sum"
+GROUPS = [["sm__warps_launched.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum"],
+          ["smsp__sass_inst_executed_op_shared_ld.sum"],
+          ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", METRIC],
+          ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", METRIC]]
+
+
+def short(name):
+    return name.split("(")[0].split("<")[0][-24:]
+
+
+def ncu(control):
+    out = subprocess.run(["ncu", "--replay-mode", "kernel", f"--cache-control={control}", "--clock-control", "none",
+                          "--metrics", METRIC, "--csv", *ARGV], capture_output=True, text=True, timeout=300)
+    rows = []
+    for line in out.stdout.splitlines():
+        cells = [c.strip('"') for c in line.split('","')]
+        if len(cells) > 10 and cells[-3] == METRIC:
+            value = float(cells[-1].replace(",", ""))
+            unit = cells[-2]
+            scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(unit, 1)
+            rows.append((short(cells[4]), value * scale))
+    return rows
+
+
+def kreplay(tag, extra_args=(), env_extra=None):
+    d = os.path.join(OUT, tag)
+    argv = [os.path.join(BIN, "kreplay")]
+    for g in GROUPS:
+        argv += ["--pmc", *g]
+    argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "-d", d, "-o", "out", *extra_args, "--", *ARGV]
+    env = dict(os.environ, **(env_extra or {}))
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    with open(os.path.join(OUT, f"{tag}.log"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    db = os.path.join(d, "out_results.db")
+    if p.returncode != 0 or not os.path.exists(db):
+        return None, p.stderr.strip()[-200:]
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT dispatch_id, replay_pass, kernel_name, value FROM counters_collection "
+                       "WHERE counter_name = ? ORDER BY dispatch_id, replay_pass", (METRIC,)).fetchall()
+    per = {}
+    for d_id, p_, name, value in rows:
+        per.setdefault(d_id, (short(name), {}))[1][p_] = value
+    return [per[k] for k in sorted(per)], p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ""
+
+
+def main():
+    reference = {c: ncu(c) for c in ("all", "none")}
+    variants = [
+        ("all", [], None),
+        ("all_host_ordered", [], {"KREPLAY_HOST_ORDERED_FLUSH": "1"}),
+        ("all_window_1", ["--replay-window", "1"], None),
+        ("all_windows_closed", [], {"KREPLAY_WINDOW_SPANS": "0"}),
+        ("all_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}),
+        ("none", ["--cache-control", "none"], None),
+    ]
+    for tag, args, env in variants:
+        rows, last = kreplay(tag, args, env)
+        ref = reference["none" if tag == "none" else "all"]
+        print(f"== {tag}: {last}")
+        if rows is None:
+            continue
+        for i, (name, passes) in enumerate(rows):
+            r = ref[i][1] if i < len(ref) else None
+            vals = " ".join(f"p{p}={v:.3e}" for p, v in sorted(passes.items()))
+            print(f"   {i:2d} {name:24s} {vals}   ncu {r if r is None else f'{r:.3e}'}")
+
+
+main()
