@@ -10,9 +10,10 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   all, window 1            every dispatch its own unit (nothing else of the window around it)
   all, windows closed      windows closed at every call (KREPLAY_WINDOW_SPANS=0)
   all, no timing execution the execution without counters after the measured ones left out
+  all, no discard          the flush's buffer left in L2 (clean) instead of discarded
   none                     no flush
 Prints, per kernel, the value in each pass and ncu's.
-Usage: python3 bench/probes/dram_write.py [bin dir]   (logs and databases under $OUT)"""
+Usage: python3 bench/probes/dram_write.py [bin dir] [variant,...]   (logs and databases under $OUT)"""
 import os
 import sqlite3
 import subprocess
@@ -74,18 +75,25 @@ def kreplay(tag, extra_args=(), env_extra=None):
 
 
 def main():
-    reference = {c: ncu(c) for c in ("all", "none")}
+    reference = {}
     variants = [
         ("all", [], None),
         ("all_host_ordered", [], {"KREPLAY_HOST_ORDERED_FLUSH": "1"}),
         ("all_window_1", ["--replay-window", "1"], None),
         ("all_windows_closed", [], {"KREPLAY_WINDOW_SPANS": "0"}),
         ("all_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}),
+        ("all_no_discard", [], {"KREPLAY_FLUSH_DISCARD": "0"}),
         ("none", ["--cache-control", "none"], None),
     ]
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
     for tag, args, env in variants:
+        if only and tag not in only:
+            continue
         rows, last = kreplay(tag, args, env)
-        ref = reference["none" if tag == "none" else "all"]
+        control = "none" if tag == "none" else "all"
+        if control not in reference:
+            reference[control] = ncu(control)
+        ref = reference[control]
         print(f"== {tag}: {last}")
         if rows is None:
             continue

@@ -39,14 +39,17 @@ pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
 /// the flush run and waited for) instead of with events across the two contexts; off by
 /// default, for comparing the two.
 pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
+/// Environment variable: `0` leaves the L2 flush's own buffer in L2 (its lines clean, read)
+/// instead of discarding its lines after the read sweeps.
+pub const ENV_FLUSH_DISCARD: &str = "KREPLAY_FLUSH_DISCARD";
 /// Environment variable: `0` runs CUDA graph launches whole, once, unmeasured, instead of node
 /// by node with every kernel node a dispatch of its own.
 pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
 /// Environment variable: `0` closes a replay window before the empty stand-in of a graph launch
 /// run node by node launches, instead of keeping it open across the launch.
 pub const ENV_GRAPH_WINDOW_SPANS: &str = "KREPLAY_GRAPH_WINDOW_SPANS";
-/// Environment variable: `1` adds to every replayed unit an execution that measures no counters,
-/// whose launch times become the records' durations (off by default).
+/// Environment variable: `0` leaves out the execution that measures no counters, added to every
+/// replayed unit after its measured ones, whose launch times become the records' durations.
 pub const ENV_TIMING_EXECUTION: &str = "KREPLAY_TIMING_EXECUTION";
 /// Environment variable: set to anything non-empty, diagnostic lines of the tool's own phases on
 /// stderr.
@@ -71,6 +74,8 @@ pub struct Switches {
     pub batch_copies: bool,
     /// [`ENV_HOST_ORDERED_FLUSH`]: the L2 flush is ordered from the host (off by default).
     pub host_ordered_flush: bool,
+    /// [`ENV_FLUSH_DISCARD`]: the L2 flush discards its buffer's lines after reading them.
+    pub flush_discard: bool,
     /// [`ENV_GRAPH_NODES`]: graph launches run node by node, each kernel node a dispatch.
     pub graph_nodes: bool,
     /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
@@ -96,6 +101,7 @@ impl Default for Switches {
             early_setup: true,
             batch_copies: true,
             host_ordered_flush: false,
+            flush_discard: true,
             graph_nodes: true,
             graph_window_spans: true,
             timing_execution: true,
@@ -145,6 +151,7 @@ impl Switches {
             early_setup: on(ENV_EARLY_SETUP),
             batch_copies: on(ENV_BATCH_COPIES),
             host_ordered_flush,
+            flush_discard: on(ENV_FLUSH_DISCARD),
             graph_nodes: on(ENV_GRAPH_NODES),
             graph_window_spans: on(ENV_GRAPH_WINDOW_SPANS),
             timing_execution,
@@ -428,6 +435,7 @@ mod tests {
             (ENV_EARLY_SETUP, "0"),
             (ENV_BATCH_COPIES, "0"),
             (ENV_HOST_ORDERED_FLUSH, "1"),
+            (ENV_FLUSH_DISCARD, "0"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
             (ENV_TIMING_EXECUTION, "0"),
@@ -443,6 +451,7 @@ mod tests {
                 early_setup: false,
                 batch_copies: false,
                 host_ordered_flush: true,
+                flush_discard: false,
                 graph_nodes: false,
                 graph_window_spans: false,
                 timing_execution: false,

@@ -187,6 +187,7 @@ impl L2Flusher {
         d: &'static Driver,
         stream: CUstream,
         ready: CUevent,
+        discard: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
@@ -194,7 +195,7 @@ impl L2Flusher {
             {
                 let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                self.sweeps(d)?;
+                self.sweeps(d, discard)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
             }
             drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
@@ -212,22 +213,24 @@ impl L2Flusher {
         &self,
         d: &'static Driver,
         stream: CUstream,
+        discard: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
             let _ = drv!(d, cuStreamSynchronize(stream));
             let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
-            self.sweeps(d)?;
+            self.sweeps(d, discard)?;
             drv!(d, cuStreamSynchronize(self.stream))?;
         }
         Ok(())
     }
 
-    /// The read sweeps and the discard, on the tool's stream.
+    /// The read sweeps and, with `discard`, the discard, on the tool's stream
+    /// (`KREPLAY_FLUSH_DISCARD=0`: the buffer's clean lines stay in L2, for comparing the two).
     ///
     /// # Safety
     /// The tool's context is current.
-    unsafe fn sweeps(&self, d: &Driver) -> Result<(), CudaError> {
+    unsafe fn sweeps(&self, d: &Driver, discard: bool) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sink = self.buffer;
@@ -239,6 +242,9 @@ impl L2Flusher {
         for _ in 0..SWEEPS {
             // SAFETY: the kernels' parameters, alive for the launches.
             unsafe { self.launch(d, self.touch, &mut touch_args)? };
+        }
+        if !discard {
+            return Ok(());
         }
         let mut discard_args = [touch_args[0], touch_args[1]];
         // SAFETY: as above.

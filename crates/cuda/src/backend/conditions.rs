@@ -6,6 +6,7 @@ use super::*;
 use crate::clocks::ClockReader;
 use crate::flush::L2Flusher;
 use kreplay_core::backend::UnitConditions;
+use kreplay_core::config::Switches;
 use kreplay_format::{CacheControl, CacheState};
 
 /// What a device's unit has seen so far.
@@ -93,13 +94,9 @@ impl CudaBackend {
             self.flushers.insert(device, flusher);
         }
         let result = match (self.flushers.get(&device), self.devices.get_mut(&device)) {
-            (Some(Ok(flusher)), Some(state)) => enqueue(
-                d,
-                flusher,
-                state,
-                stream,
-                self.options.switches.host_ordered_flush,
-            ),
+            (Some(Ok(flusher)), Some(state)) => {
+                enqueue(d, flusher, state, stream, &self.options.switches)
+            }
             (Some(Err(reason)), _) => return Err(first.then(|| reason.clone())),
             _ => return Err(None),
         };
@@ -160,12 +157,13 @@ fn enqueue(
     flusher: &L2Flusher,
     state: &mut DeviceState,
     stream: CUstream,
-    host_ordered: bool,
+    switches: &Switches,
 ) -> Result<(), String> {
     let _ctx = ContextGuard::make_current(d, state.ctx).map_err(|e| e.to_string())?;
-    if host_ordered {
+    let discard = switches.flush_discard;
+    if switches.host_ordered_flush {
         return flusher
-            .flush_host_ordered(d, stream)
+            .flush_host_ordered(d, stream, discard)
             .map_err(|e| e.to_string());
     }
     let ready = match &state.flush_ready {
@@ -175,7 +173,9 @@ fn enqueue(
             state.flush_ready.insert(ready).raw()
         }
     };
-    flusher.flush(d, stream, ready).map_err(|e| e.to_string())
+    flusher
+        .flush(d, stream, ready, discard)
+        .map_err(|e| e.to_string())
 }
 
 /// The PCI bus id of CUDA device `ordinal`, as NVML takes it.
