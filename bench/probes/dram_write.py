@@ -39,16 +39,21 @@ def short(name):
 
 
 def ncu(control):
+    """[(kernel, bytes or None)] per profiled kernel, in launch order."""
     out = subprocess.run(["ncu", "--replay-mode", "kernel", f"--cache-control={control}", "--clock-control", "none",
-                          "--metrics", METRIC, "--csv", *ARGV], capture_output=True, text=True, timeout=300)
+                          "--metrics", METRIC, "--print-units", "base", "--csv", *ARGV],
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        print(f"ncu --cache-control {control} exited {out.returncode}: {out.stderr.strip()[-200:]}")
     rows = []
     for line in out.stdout.splitlines():
         cells = [c.strip('"') for c in line.split('","')]
         if len(cells) > 10 and cells[-3] == METRIC:
-            value = float(cells[-1].replace(",", ""))
-            unit = cells[-2]
-            scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(unit, 1)
-            rows.append((short(cells[4]), value * scale))
+            try:
+                value = float(cells[-1].replace(",", ""))
+            except ValueError:  # "n/a"
+                value = None
+            rows.append((short(cells[4]), value))
     return rows
 
 
@@ -98,9 +103,9 @@ def main():
         if rows is None:
             continue
         for i, (name, passes) in enumerate(rows):
-            r = ref[i][1] if i < len(ref) else None
+            ncu_name, r = ref[i] if i < len(ref) else ("-", None)
             vals = " ".join(f"p{p}={v:.3e}" for p, v in sorted(passes.items()))
-            print(f"   {i:2d} {name:24s} {vals}   ncu {r if r is None else f'{r:.3e}'}")
+            print(f"   {i:2d} {name:24s} {vals}   ncu {ncu_name} {r if r is None else f'{r:.3e}'}")
 
 
 main()

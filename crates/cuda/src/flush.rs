@@ -181,13 +181,14 @@ impl L2Flusher {
     }
 
     /// Enqueues a flush before whatever `stream` (of the calling thread's current context)
-    /// runs next. `ready` is an event of that context, recorded here.
+    /// runs next. `ready` is an event of that context, recorded here. `discard_lines`: the
+    /// buffer's lines are discarded after the read sweeps (see [`Self::sweeps`]).
     pub fn flush(
         &self,
         d: &'static Driver,
         stream: CUstream,
         ready: CUevent,
-        discard: bool,
+        discard_lines: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
@@ -195,7 +196,7 @@ impl L2Flusher {
             {
                 let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                self.sweeps(d, discard)?;
+                self.sweeps(d, discard_lines)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
             }
             drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
@@ -208,29 +209,29 @@ impl L2Flusher {
     /// tool's context and waits for it, so that the GPU switches contexts only between idle
     /// streams (`KREPLAY_HOST_ORDERED_FLUSH=1`, for comparing the two). An error of the
     /// application's earlier work reported by that wait is the application's, left for it to
-    /// see, not a failed flush.
+    /// see, not a failed flush. `discard_lines` as for [`Self::flush`].
     pub fn flush_host_ordered(
         &self,
         d: &'static Driver,
         stream: CUstream,
-        discard: bool,
+        discard_lines: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
             let _ = drv!(d, cuStreamSynchronize(stream));
             let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
-            self.sweeps(d, discard)?;
+            self.sweeps(d, discard_lines)?;
             drv!(d, cuStreamSynchronize(self.stream))?;
         }
         Ok(())
     }
 
-    /// The read sweeps and, with `discard`, the discard, on the tool's stream
+    /// The read sweeps and, with `discard_lines`, the discard, on the tool's stream
     /// (`KREPLAY_FLUSH_DISCARD=0`: the buffer's clean lines stay in L2, for comparing the two).
     ///
     /// # Safety
     /// The tool's context is current.
-    unsafe fn sweeps(&self, d: &Driver, discard: bool) -> Result<(), CudaError> {
+    unsafe fn sweeps(&self, d: &Driver, discard_lines: bool) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sink = self.buffer;
@@ -243,7 +244,7 @@ impl L2Flusher {
             // SAFETY: the kernels' parameters, alive for the launches.
             unsafe { self.launch(d, self.touch, &mut touch_args)? };
         }
-        if !discard {
+        if !discard_lines {
             return Ok(());
         }
         let mut discard_args = [touch_args[0], touch_args[1]];

@@ -57,7 +57,8 @@ pub fn kreplay_command(dir: &Path, args: &[&str]) -> Command {
         .env_remove("KREPLAY_CONFIG")
         .env_remove("CUDA_INJECTION64_PATH")
         .env_remove("KREPLAY_LOG")
-        .env_remove("KREPLAY_PACK_GROUPS");
+        .env_remove("KREPLAY_PACK_GROUPS")
+        .env_remove("KREPLAY_TIMING_EXECUTION");
     command
 }
 

@@ -177,7 +177,7 @@ fn a_timing_execution_changes_no_result_and_no_deterministic_counter() {
     assert_ok_and_verified(&out);
     let values = deterministic(plain.path());
     assert!(!values.is_empty());
-    assert_eq!(values, deterministic(plain.path()));
+    assert_eq!(values, deterministic(timed.path()));
     let records =
         |dir: &Path| read_json_counter_records(dir.join("DIR").join("out_results.json")).unwrap();
     assert_eq!(records(timed.path()).len(), records(plain.path()).len());

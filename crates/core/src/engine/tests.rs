@@ -640,9 +640,7 @@ fn no_timing_execution_when_switched_off_for_one_pass_or_where_the_device_runs_n
     };
     assert_eq!(two_groups(false, true), (0, 1), "switched off");
     assert_eq!(two_groups(true, false), (0, 1), "the device runs none");
-    let mut config = config(1, InProcessMode::KernelReplay);
-    config.switches.timing_execution = true;
-    let h = harness_with(config, None);
+    let h = harness_with(config(1, InProcessMode::KernelReplay), None);
     let mut backend = MockBackend::new();
     backend.timing_executions = true;
     launch(&h, &mut backend, LaunchKind::Kernel);

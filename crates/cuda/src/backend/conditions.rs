@@ -160,10 +160,10 @@ fn enqueue(
     switches: &Switches,
 ) -> Result<(), String> {
     let _ctx = ContextGuard::make_current(d, state.ctx).map_err(|e| e.to_string())?;
-    let discard = switches.flush_discard;
+    let discard_lines = switches.flush_discard;
     if switches.host_ordered_flush {
         return flusher
-            .flush_host_ordered(d, stream, discard)
+            .flush_host_ordered(d, stream, discard_lines)
             .map_err(|e| e.to_string());
     }
     let ready = match &state.flush_ready {
@@ -174,7 +174,7 @@ fn enqueue(
         }
     };
     flusher
-        .flush(d, stream, ready, discard)
+        .flush(d, stream, ready, discard_lines)
         .map_err(|e| e.to_string())
 }
 

@@ -290,13 +290,14 @@ where
                 return ReplayOutcome::DeclinedError;
             }
         };
+        let streams = job.live_streams();
         for (pass, counters) in counters.into_iter().enumerate().take(groups.len()) {
             let execution = plan.execution_of_pass.get(pass).copied().unwrap_or(0);
             let Some(timings) = timings.get(execution) else {
                 continue;
             };
             let timings = match &durations {
-                Some(durations) => with_durations(timings, durations, &job.live_streams()),
+                Some(durations) => with_durations(timings, durations, &streams),
                 None => timings.clone(),
             };
             self.send_unit_pass(job, pass as u32, &timings, counters);
@@ -304,8 +305,8 @@ where
         ReplayOutcome::Replayed
     }
 
-    /// With `KREPLAY_TIMING_EXECUTION=1`, for a unit that is replayed (its start restorable) on
-    /// a device that runs them: the unit's launches once more, from its restored start,
+    /// Unless `KREPLAY_TIMING_EXECUTION=0`, for a unit that is replayed (its start restorable)
+    /// with its passes planned at once, on a device that runs them: the unit's launches once more, from its restored start,
     /// measuring no counters; their times, for every pass's records. `Ok(None)`: not run, or it
     /// failed with memory intact (said once: the records keep their own executions' times);
     /// `Err`: memory can no longer be trusted.
@@ -673,21 +674,28 @@ impl<S, L, C> UnitJob<'_, S, L, C> {
 /// `streams[i]` is the stream of the `i`-th): a record keeps when its execution began and gets
 /// the duration of the execution without counters, but never ends after the next launch on its
 /// stream began (a stream runs one kernel at a time; a duration that came out longer than its
-/// measured interval is cut there).
+/// measured interval is cut there, to nothing when that launch began at the same time).
 fn with_durations(timings: &[Timing], durations: &[Timing], streams: &[u64]) -> Vec<Timing> {
+    debug_assert_eq!(timings.len(), streams.len(), "a stream for every timing");
+    // Latest first: when each launch's stream next began, from the launches after it.
+    let mut next_start: HashMap<u64, u64> = HashMap::new();
+    let mut ends = vec![u64::MAX; timings.len()];
+    for (i, (t, stream)) in timings.iter().zip(streams).enumerate().rev() {
+        if let Some(&next) = next_start.get(stream) {
+            ends[i] = next.max(t.start_ns);
+        }
+        next_start.insert(*stream, t.start_ns);
+    }
     timings
         .iter()
         .zip(durations)
-        .enumerate()
-        .map(|(i, (t, d))| {
-            let next_on_stream = (i + 1..timings.len())
-                .find(|&j| streams.get(j) == streams.get(i))
-                .map_or(u64::MAX, |j| timings[j].start_ns.max(t.start_ns));
-            let end = t.start_ns + d.end_ns.saturating_sub(d.start_ns);
-            Timing {
-                start_ns: t.start_ns,
-                end_ns: end.min(next_on_stream),
-            }
+        .zip(ends)
+        .map(|((t, d), limit)| Timing {
+            start_ns: t.start_ns,
+            end_ns: t
+                .start_ns
+                .saturating_add(d.end_ns.saturating_sub(d.start_ns))
+                .min(limit),
         })
         .collect()
 }
@@ -709,6 +717,12 @@ mod tests {
         assert_eq!(
             with_durations(&measured, &untimed, &[1, 2, 1]),
             vec![t(0, 50), t(10, 90), t(50, 55)]
+        );
+        // Two launches on one stream that began at the same time: the first ends there; the
+        // last on its stream is never cut.
+        assert_eq!(
+            with_durations(&[t(0, 5), t(0, 9)], &[t(0, 4), t(0, 7)], &[3, 3]),
+            vec![t(0, 0), t(0, 7)]
         );
     }
 }
