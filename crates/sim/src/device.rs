@@ -22,6 +22,9 @@ pub use shared::SharedSimDevice;
 
 /// Device memory of a fresh device, bytes.
 pub const DEFAULT_CAPACITY_BYTES: u64 = 1 << 30;
+/// Device 0's first address (not 0, so that a null address is never valid); device `n`'s is
+/// `n << 40` above it.
+const FIRST_ADDRESS: u64 = 0x7f00_0000_0000;
 /// Host staging the device's snapshots may use, bytes.
 pub const DEFAULT_HOST_STAGING_BYTES: u64 = 4 << 30;
 /// Threads per warp, for `sim__warps_launched.sum`.
@@ -129,13 +132,15 @@ impl SimKernel {
     }
 }
 
-/// One launch: kernel, geometry and arguments (addresses and scalars), kept for re-execution.
+/// One launch: kernel, geometry and arguments (addresses and scalars), kept for re-execution;
+/// `device` is the device it runs on (the runtime sets it at the launch).
 #[derive(Debug, Clone)]
 pub struct SimLaunch {
     pub kernel: SimKernel,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub args: Vec<u64>,
+    pub device: DeviceId,
 }
 
 impl SimLaunch {
@@ -217,6 +222,7 @@ impl KernelContext<'_> {
 /// Where a snapshot's copy lives.
 #[derive(Debug)]
 pub struct SimSnapshot {
+    device: DeviceId,
     place: Staging,
     bytes: u64,
     regions: Vec<(u64, Vec<u8>)>,
@@ -225,6 +231,9 @@ pub struct SimSnapshot {
 impl SimSnapshot {
     pub fn place(&self) -> Staging {
         self.place
+    }
+    pub fn device(&self) -> DeviceId {
+        self.device
     }
 }
 
@@ -269,9 +278,10 @@ struct SimUnit {
     measured: Vec<Option<Vec<Range>>>,
 }
 
-/// Where a captured write came from, and its bytes.
+/// Where (device, address) a captured write came from, and its bytes.
 #[derive(Debug, Clone)]
 pub struct SimCapture {
+    device: DeviceId,
     base: u64,
     bytes: Vec<u8>,
 }
@@ -314,8 +324,7 @@ impl SimDevice {
         SimDevice {
             id: 0,
             memory: BTreeMap::new(),
-            // Not 0, so that a null address is never valid.
-            next_address: 0x7f00_0000_0000,
+            next_address: FIRST_ADDRESS,
             capacity: DEFAULT_CAPACITY_BYTES,
             allocated: 0,
             device_staging_in_use: 0,
@@ -384,6 +393,18 @@ impl SimDevice {
 
     pub fn id(&self) -> DeviceId {
         self.id
+    }
+
+    /// The same device numbered `id` (a process's second GPU and so on), its addresses apart
+    /// from every other device's; before its first allocation.
+    pub fn with_id(mut self, id: DeviceId) -> SimDevice {
+        debug_assert!(
+            self.memory.is_empty(),
+            "numbered before its first allocation"
+        );
+        self.id = id;
+        self.next_address = FIRST_ADDRESS + (u64::from(id) << 40);
+        self
     }
 
     /// Device memory size (for tests of staging fallbacks).

@@ -8,7 +8,7 @@
 use crate::device::{
     SharedSimDevice, SimCapture, SimDevice, SimError, SimKernel, SimLaunch, SimSnapshot,
 };
-use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind};
+use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DispatchInfo, LaunchKind};
 use kreplay_core::Engine;
 use kreplay_format::{AgentInfo, KernelSymbol};
 use std::collections::HashSet;
@@ -24,10 +24,14 @@ fn next_stream_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// One application thread's handle on a software device, profiled when an engine is attached.
-/// [`SimRuntime::share`] gives another thread a runtime on the same device and engine.
+/// One application thread's handle on a process's software devices (one, or several with
+/// [`SimRuntime::with_devices`]), profiled when an engine is attached; its calls go to its
+/// current device ([`SimRuntime::set_device`], like `cudaSetDevice`). [`SimRuntime::share`]
+/// gives another thread a runtime on the same devices and engine.
 pub struct SimRuntime {
     device: SharedSimDevice,
+    /// The device this thread's calls go to.
+    current: DeviceId,
     engine: Option<Arc<SimEngine>>,
     registered_kernels: HashSet<u64>,
     next_correlation_id: u64,
@@ -37,21 +41,30 @@ pub struct SimRuntime {
 impl SimRuntime {
     /// `engine: None` runs unprofiled (the reference execution).
     pub fn new(device: SimDevice, engine: Option<Arc<SimEngine>>) -> SimRuntime {
-        let device_id = device.id();
+        Self::with_devices(vec![device], engine)
+    }
+
+    /// A process with several devices, numbered 0, 1, ... in order; calls go to device 0 until
+    /// [`SimRuntime::set_device`].
+    pub fn with_devices(devices: Vec<SimDevice>, engine: Option<Arc<SimEngine>>) -> SimRuntime {
+        let device = SharedSimDevice::many(devices);
         if let Some(engine) = &engine {
-            engine.register_agent(AgentInfo {
-                agent_id: u64::from(device_id),
-                name: "kreplay software device".to_string(),
-                chip: crate::SIM_CHIP.to_string(),
-                sm_count: 4,
-                global_memory_bytes: crate::device::DEFAULT_CAPACITY_BYTES,
-                pci_location: String::new(),
-                max_threads_per_sm: 1024,
-                shared_memory_per_sm_bytes: 65_536,
-            });
+            for id in 0..device.count() {
+                engine.register_agent(AgentInfo {
+                    agent_id: id as u64,
+                    name: "kreplay software device".to_string(),
+                    chip: crate::SIM_CHIP.to_string(),
+                    sm_count: 4,
+                    global_memory_bytes: crate::device::DEFAULT_CAPACITY_BYTES,
+                    pci_location: String::new(),
+                    max_threads_per_sm: 1024,
+                    shared_memory_per_sm_bytes: 65_536,
+                });
+            }
         }
         SimRuntime {
-            device: SharedSimDevice::new(device),
+            device,
+            current: 0,
             engine,
             registered_kernels: HashSet::new(),
             next_correlation_id: 0,
@@ -63,6 +76,7 @@ impl SimRuntime {
     pub fn share(&self) -> SimRuntime {
         SimRuntime {
             device: self.device.clone(),
+            current: self.current,
             engine: self.engine.clone(),
             registered_kernels: HashSet::new(),
             next_correlation_id: 0,
@@ -70,9 +84,24 @@ impl SimRuntime {
         }
     }
 
-    /// The device, locked.
+    /// The current device, locked.
     pub fn device(&self) -> MutexGuard<'_, SimDevice> {
-        self.device.lock()
+        self.device.on(self.current)
+    }
+
+    /// How many devices the process has.
+    pub fn device_count(&self) -> usize {
+        self.device.count()
+    }
+
+    /// Makes `device` (a number [`SimRuntime::with_devices`] gave) the one this thread's calls
+    /// go to.
+    pub fn set_device(&mut self, device: DeviceId) {
+        assert!(
+            (device as usize) < self.device.count(),
+            "no device {device}"
+        );
+        self.current = device;
     }
 
     pub fn engine(&self) -> Option<&Arc<SimEngine>> {
@@ -87,16 +116,16 @@ impl SimRuntime {
         call: impl FnOnce(&mut SimDevice) -> T,
     ) -> T {
         let Some(engine) = self.engine.clone() else {
-            return call(&mut self.device.lock());
+            return call(&mut self.device.on(self.current));
         };
         let guard = engine.enter_call(&mut self.device, name, effect);
-        let result = call(&mut self.device.lock());
+        let result = call(&mut self.device.on(self.current));
         engine.exit_call(&mut self.device, guard);
         result
     }
 
-    fn device_id(&self) -> u32 {
-        self.device.lock().id()
+    fn device_id(&self) -> DeviceId {
+        self.current
     }
 
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
@@ -126,7 +155,7 @@ impl SimRuntime {
     /// The host's own store into memory it can reach directly (managed memory): no CUDA call,
     /// so nothing the tool sees.
     pub fn host_store_u32(&mut self, address: u64, value: u32) -> Result<(), SimError> {
-        self.device.lock().write_u32s(address, &[value])
+        self.device().write_u32s(address, &[value])
     }
 
     /// A device-to-host copy.
@@ -197,27 +226,39 @@ impl SimRuntime {
         let Some(engine) = self.engine.clone() else {
             return;
         };
-        let info = self.dispatch_info(LaunchKind::StreamCapture, launch);
+        let launch = SimLaunch {
+            device: self.current,
+            ..launch.clone()
+        };
+        let info = self.dispatch_info(LaunchKind::StreamCapture, &launch);
         let ticket = engine.launch_enter(&mut self.device, &info);
-        engine.launch_exit(&mut self.device, ticket, launch);
+        engine.launch_exit(&mut self.device, ticket, &launch);
     }
 
     fn launch_as(&mut self, kind: LaunchKind, nodes: &[SimLaunch]) -> Result<(), SimError> {
+        // On the current device.
+        let nodes: Vec<SimLaunch> = nodes
+            .iter()
+            .map(|n| SimLaunch {
+                device: self.current,
+                ..n.clone()
+            })
+            .collect();
         let Some(first) = nodes.first() else {
             return Ok(());
         };
         let Some(engine) = self.engine.clone() else {
-            let mut device = self.device.lock();
+            let mut device = self.device();
             return nodes.iter().try_for_each(|n| device.execute(n));
         };
-        for node in nodes {
+        for node in &nodes {
             self.register(&engine, &node.kernel);
         }
         let info = self.dispatch_info(kind, first);
         let ticket = engine.launch_enter(&mut self.device, &info);
         // The application's own launch: pass 0.
         let result = {
-            let mut device = self.device.lock();
+            let mut device = self.device();
             nodes.iter().try_for_each(|n| device.execute(n))
         };
         // A GPU launch returns while the kernel runs: let other application threads run here,
@@ -235,7 +276,7 @@ impl SimRuntime {
     fn dispatch_info(&mut self, kind: LaunchKind, launch: &SimLaunch) -> DispatchInfo {
         self.next_correlation_id += 1;
         DispatchInfo {
-            device: self.device.lock().id(),
+            device: self.current,
             kind,
             kernel_name: launch.kernel.mangled_name().to_string(),
             kernel_id: launch.kernel.id(),

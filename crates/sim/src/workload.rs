@@ -12,7 +12,7 @@
 
 use crate::device::{KernelContext, SimError, SimKernel, SimLaunch};
 use crate::runtime::SimRuntime;
-use kreplay_core::backend::AllocKind;
+use kreplay_core::backend::{AllocKind, DeviceId};
 
 /// How big the workload is; `kreplay-sim-app --iterations N --elements N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +134,7 @@ pub fn launch(kernel: &SimKernel, threads: u32, args: Vec<u64>) -> SimLaunch {
         grid: [threads.div_ceil(BLOCK).max(1), 1, 1],
         block: [BLOCK, 1, 1],
         args,
+        device: 0,
     }
 }
 
@@ -206,8 +207,9 @@ pub struct Verification {
     pub line: String,
 }
 
-/// Runs the workload on `threads` application threads at once, each on its own buffers of the
-/// same device (a runtime shared from `runtime`), and returns each thread's outcome.
+/// Runs the workload on `threads` application threads at once, each on its own buffers (a
+/// runtime shared from `runtime`; thread `t` on device `t` modulo the process's devices), and
+/// returns each thread's outcome.
 pub fn run_threads(
     runtime: &SimRuntime,
     options: WorkloadOptions,
@@ -218,8 +220,9 @@ pub fn run_threads(
     let start = std::sync::Barrier::new(threads as usize);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|_| {
+            .map(|t| {
                 let mut mine = runtime.share();
+                mine.set_device((t as usize % runtime.device_count()) as DeviceId);
                 let start = &start;
                 scope.spawn(move || {
                     start.wait();
@@ -311,6 +314,7 @@ mod tests {
     use kreplay_core::notice::SilentLogger;
     use kreplay_core::{CounterGroupsPolicy, Engine, EngineOptions};
     use kreplay_format::{Record, RecordSink, ReplayOutcome};
+    use std::collections::BTreeMap;
     use std::sync::{Arc, Mutex};
 
     #[test]
@@ -432,6 +436,126 @@ mod tests {
             "{}",
             verification.line
         );
+    }
+
+    /// Four threads on two devices of one process (two per device, each on its own buffers),
+    /// three groups in three passes: every thread's buffers as one execution leaves them.
+    #[test]
+    fn threads_on_two_devices_of_one_process_each_see_a_single_execution() {
+        let config = ToolConfig {
+            groups: (0..3).map(|_| CounterGroup::default()).collect(),
+            mode: InProcessMode::KernelReplay,
+            ..ToolConfig::default()
+        };
+        let sink = Arc::new(MemorySink::default());
+        let engine = engine(&config, sink.clone());
+        let devices = (0..2).map(|_| SimDevice::new(&config.groups)).collect();
+        let runtime = SimRuntime::with_devices(devices, Some(Arc::new(engine)));
+        let options = WorkloadOptions {
+            iterations: 40,
+            elements: 32,
+        };
+        let reference = {
+            let mut r = SimRuntime::new(SimDevice::new(&[]), None);
+            run(&mut r, options).unwrap()
+        };
+        let outcomes = run_threads(&runtime, options, 4).unwrap();
+        let verification = verify_all(&outcomes, &reference);
+        assert!(verification.passed, "{}", verification.line);
+        let agents: std::collections::BTreeSet<u64> = sink
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| match r {
+                Record::Dispatch(d) => Some(d.agent_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(agents, [0, 1].into(), "dispatches recorded on both devices");
+    }
+
+    /// One thread launching on two devices in turn (as `cudaSetDevice` between launches), with
+    /// host reads and writes in between, two groups in two passes: both devices' memory as one
+    /// execution leaves it, every dispatch measured in both passes on the device it ran on.
+    #[test]
+    fn one_thread_alternating_two_devices_sees_a_single_execution_on_each() {
+        fn alternate(runtime: &mut SimRuntime) -> Vec<Vec<u32>> {
+            let (n, scale_add, accumulate) = (64u32, scale_add_kernel(), accumulate_kernel());
+            let mut buffers = Vec::new();
+            for device in 0..2 {
+                runtime.set_device(device);
+                let x = runtime.alloc(AllocKind::Device, u64::from(n) * 4).unwrap();
+                let y = runtime.alloc(AllocKind::Device, u64::from(n) * 4).unwrap();
+                let init: Vec<u32> = (0..n).map(|i| i * (device + 3)).collect();
+                runtime.write_u32s(x, &init).unwrap();
+                runtime.write_u32s(y, &init).unwrap();
+                buffers.push((device, x, y));
+            }
+            for iteration in 0..6 {
+                for &(device, x, y) in &buffers {
+                    runtime.set_device(device);
+                    let n64 = u64::from(n);
+                    runtime
+                        .launch(&launch(&scale_add, n, vec![x, n64, 3, iteration]))
+                        .unwrap();
+                    runtime
+                        .launch(&launch(&accumulate, n, vec![y, x, n64]))
+                        .unwrap();
+                    let head = runtime.read_u32s(y, 1).unwrap()[0];
+                    runtime.write_u32s(x, &[head ^ iteration as u32]).unwrap();
+                }
+            }
+            let mut memory = Vec::new();
+            for &(device, x, y) in &buffers {
+                runtime.set_device(device);
+                memory.push(runtime.read_u32s(x, n as usize).unwrap());
+                memory.push(runtime.read_u32s(y, n as usize).unwrap());
+            }
+            runtime.finish();
+            memory
+        }
+        let metrics = ["sim__warps_launched.sum", "sim__inst_executed.sum"];
+        let config = ToolConfig {
+            groups: metrics
+                .iter()
+                .map(|m| CounterGroup {
+                    counters: vec![CounterSpec {
+                        requested: m.to_string(),
+                        metric: m.to_string(),
+                    }],
+                })
+                .collect(),
+            mode: InProcessMode::KernelReplay,
+            ..ToolConfig::default()
+        };
+        let reference = alternate(&mut SimRuntime::with_devices(
+            vec![SimDevice::new(&[]), SimDevice::new(&[])],
+            None,
+        ));
+        let sink = Arc::new(MemorySink::default());
+        let engine = Arc::new(engine(&config, sink.clone()));
+        let devices = (0..2).map(|_| SimDevice::new(&config.groups)).collect();
+        let profiled = alternate(&mut SimRuntime::with_devices(devices, Some(engine)));
+        assert_eq!(profiled, reference);
+        let records = sink.0.lock().unwrap().clone();
+        let mut passes: BTreeMap<u64, (u64, Vec<u32>)> = BTreeMap::new();
+        for record in &records {
+            if let Record::Dispatch(d) = record {
+                let entry = passes
+                    .entry(d.dispatch_id)
+                    .or_insert((d.agent_id, Vec::new()));
+                assert_eq!(entry.0, d.agent_id, "one device per dispatch");
+                entry.1.extend(d.replay_pass);
+            }
+        }
+        assert_eq!(passes.len(), 24, "6 iterations x 2 devices x 2 kernels");
+        // Dispatches alternate devices in pairs: 1-2 on device 0, 3-4 on device 1, ...
+        for (id, (agent, mut seen)) in passes {
+            seen.sort();
+            assert_eq!(seen, vec![0, 1], "dispatch {id}: both passes");
+            assert_eq!(agent, ((id - 1) / 2) % 2, "dispatch {id} on its device");
+        }
     }
 
     #[test]

@@ -303,6 +303,7 @@ fn launch_for(op: &Op, kernels: &[SimKernel], bases: &[u64], lens: &[u64]) -> Si
         grid: [(n as u32).div_ceil(32), 1, 1],
         block: [32, 1, 1],
         args,
+        device: 0,
     }
 }
 

@@ -407,6 +407,52 @@ fn a_configuration_too_long_for_the_environment_reaches_the_app_through_a_file()
     assert_eq!(groups.len(), 700, "every group was collected: {groups:?}");
 }
 
+/// One process with two devices, a thread on each: both right, every dispatch measured in both
+/// passes on the device it ran on, and the summary per device.
+#[test]
+fn two_devices_of_one_process_are_each_replayed_and_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = sim_app();
+    let args = two_groups_replay(&[
+        "-d",
+        "DIR",
+        "-o",
+        "out",
+        "--",
+        app.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--devices",
+        "2",
+        "--iterations",
+        "3",
+    ]);
+    let out = kreplay(dir.path(), &args);
+    assert_ok_and_verified(&out);
+    let stderr = text(&out.stderr);
+    for gpu in ["GPU 0 (", "GPU 1 ("] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains(gpu) && l.contains(" replayed")),
+            "no summary line for {gpu}: {stderr}"
+        );
+    }
+    let run = read_databases(&[dir.path().join("DIR/out_results.db")]).unwrap();
+    let mut passes: BTreeMap<(u64, u64), BTreeSet<u32>> = BTreeMap::new();
+    for d in &run.processes[0].dispatches {
+        if let Some(pass) = d.replay_pass {
+            passes
+                .entry((d.agent_id, d.dispatch_id))
+                .or_default()
+                .insert(pass);
+        }
+    }
+    let agents: BTreeSet<u64> = passes.keys().map(|(agent, _)| *agent).collect();
+    assert_eq!(agents, [0, 1].into(), "dispatches replayed on both devices");
+    assert!(passes.values().all(|p| p == &[0, 1].into()), "{passes:?}");
+}
+
 #[test]
 fn processes_a_launcher_ranks_get_their_own_files_by_rank() {
     // The application is a launcher (as torchrun or mpirun under kreplay would be): it starts

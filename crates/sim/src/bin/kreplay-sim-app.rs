@@ -3,11 +3,12 @@
 //! unprofiled execution. Prints one verification line; exits 1 if the results differ, 2 on a
 //! usage or configuration error.
 //!
-//! Usage: `kreplay-sim-app [--iterations N] [--elements N] [--threads N]`
+//! Usage: `kreplay-sim-app [--iterations N] [--elements N] [--threads N] [--devices N]`
 //!
 //! With `--threads N` the workload runs on N application threads at once, each on its own
 //! buffers of the one device: a replay's restore covers every thread's buffers, so the results
-//! are right only if the other threads are kept off the device during a replay.
+//! are right only if the other threads are kept off the device during a replay. With
+//! `--devices N` the process has N devices and thread `t` works on device `t` modulo N.
 //!
 //! `--stall-drain-after N` makes the device stop becoming idle after N replayed dispatches, so
 //! that the drain deadline (`KREPLAY_DRAIN_TIMEOUT`) ends the run: kreplay must store every
@@ -30,13 +31,15 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] \
-[--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N]";
+[--devices N] [--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N]";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct AppOptions {
     workload: WorkloadOptions,
     threads: u32,
+    /// Devices of the process.
+    devices: u32,
     /// Replays after which the device stops draining (tests the drain deadline end to end).
     stall_drain_after: Option<u32>,
     /// Device memory and host staging sizes, bytes (test the staging fallbacks end to end).
@@ -80,6 +83,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
     let mut options = AppOptions {
         workload: WorkloadOptions::default(),
         threads: 1,
+        devices: 1,
         stall_drain_after: None,
         device_memory: None,
         host_staging: None,
@@ -97,7 +101,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
         // Counts of work must be positive; iterations, the stall point and sizes may be 0.
         let zero_allowed = match flag.as_str() {
             "--iterations" | "--stall-drain-after" | "--device-memory" | "--host-staging" => true,
-            "--elements" | "--threads" | "--end-by-signal" => false,
+            "--elements" | "--threads" | "--devices" | "--end-by-signal" => false,
             _ => return Err(format!("unknown argument {arg:?}")),
         };
         let value = inline
@@ -123,6 +127,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, 
             "--iterations" => options.workload.iterations = count,
             "--elements" => options.workload.elements = count,
             "--threads" => options.threads = count,
+            "--devices" => options.devices = count,
             "--stall-drain-after" => options.stall_drain_after = Some(count),
             "--device-memory" => options.device_memory = Some(number),
             "--end-by-signal" => options.end_by_signal = Some(count),
@@ -137,6 +142,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     let AppOptions {
         workload: sizes,
         threads,
+        devices,
         stall_drain_after,
         device_memory,
         host_staging,
@@ -148,7 +154,8 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     };
 
     let Some(config) = config else {
-        let runtime = SimRuntime::new(SimDevice::new(&[]), None);
+        let plain = (0..devices).map(|_| SimDevice::new(&[])).collect();
+        let runtime = SimRuntime::with_devices(plain, None);
         let outcomes =
             workload::run_threads(&runtime, sizes, threads).map_err(|e| e.to_string())?;
         let verification = workload::verify_all(&outcomes, &reference);
@@ -179,28 +186,34 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     });
     engine.register_counters(counter_infos(&config));
 
-    let mut device = SimDevice::new(&config.groups);
-    if config.cache_control == kreplay_format::CacheControl::All {
-        device.flush_before_launches();
-    }
     if let Some(why) = &config.switches.refused {
         eprintln!("kreplay-sim-app: {why}");
         std::process::exit(2);
     }
-    // Groups share passes as on the GPU: unless KREPLAY_PACK_GROUPS=0.
-    if config.switches.pack_groups {
-        device.pack_groups();
-    }
-    if let Some(replays) = stall_drain_after {
-        device.stall_drains_after(u64::from(replays));
-    }
-    if let Some(bytes) = device_memory {
-        device.set_capacity(bytes);
-    }
-    if let Some(bytes) = host_staging {
-        device.set_host_staging_limit(bytes);
-    }
-    let mut runtime = SimRuntime::new(device, Some(engine.clone()));
+    let device = || {
+        let mut device = SimDevice::new(&config.groups);
+        if config.cache_control == kreplay_format::CacheControl::All {
+            device.flush_before_launches();
+        }
+        // Groups share passes as on the GPU: unless KREPLAY_PACK_GROUPS=0.
+        if config.switches.pack_groups {
+            device.pack_groups();
+        }
+        if let Some(replays) = stall_drain_after {
+            device.stall_drains_after(u64::from(replays));
+        }
+        if let Some(bytes) = device_memory {
+            device.set_capacity(bytes);
+        }
+        if let Some(bytes) = host_staging {
+            device.set_host_staging_limit(bytes);
+        }
+        device
+    };
+    let mut runtime = SimRuntime::with_devices(
+        (0..devices).map(|_| device()).collect(),
+        Some(engine.clone()),
+    );
     kreplay_core::last_words::install(runtime.finisher());
     let outcomes = workload::run_threads(&runtime, sizes, threads);
     if let Some(signal) = end_by_signal {
@@ -272,12 +285,24 @@ mod tests {
 
     #[test]
     fn options_take_separate_or_inline_values() {
-        let options = parse(&["--iterations", "0", "--elements=8", "--threads", "2"])
-            .unwrap()
-            .unwrap();
+        let options = parse(&[
+            "--iterations",
+            "0",
+            "--elements=8",
+            "--threads",
+            "2",
+            "--devices=2",
+        ])
+        .unwrap()
+        .unwrap();
         assert_eq!(options.workload.iterations, 0);
         assert_eq!(options.workload.elements, 8);
         assert_eq!(options.threads, 2);
+        assert_eq!(options.devices, 2);
+        assert!(
+            parse(&["--devices", "0"]).is_err(),
+            "a process has a device"
+        );
         assert_eq!(options.stall_drain_after, None);
         let options = parse(&["--stall-drain-after=0", "--device-memory", "8589934592"])
             .unwrap()

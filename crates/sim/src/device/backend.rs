@@ -63,6 +63,7 @@ impl ReplayBackend for SimDevice {
         }
         self.activity.snapshots += 1;
         Ok(SimSnapshot {
+            device: self.id,
             place,
             bytes,
             regions: copies,
@@ -304,11 +305,13 @@ impl ReplayBackend for SimDevice {
         base: u64,
         bytes: u64,
     ) -> Result<SimCapture, BackendError> {
+        let device = self.id;
         let (start, allocation) = self
             .locate(base, bytes)
             .map_err(|e| BackendError::Failed(e.to_string()))?;
         let offset = (base - start) as usize;
         let capture = SimCapture {
+            device,
             base,
             bytes: allocation.data[offset..offset + bytes as usize].to_vec(),
         };

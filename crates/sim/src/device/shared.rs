@@ -1,23 +1,54 @@
-//! A reference device shared by several threads, as a replay backend behind one lock.
+//! Reference devices shared by several threads, as one replay backend: every call locks the
+//! device it concerns for its duration (a kernel executes atomically).
 
 use super::*;
 
-/// A device shared by several application threads: each thread's runtime holds one, and every
-/// call locks the device for its duration (a kernel executes atomically).
+/// A process's devices, shared by its application threads: each thread's runtime holds a
+/// clone. Device `i` is the one numbered `i` ([`SimDevice::with_id`]); the backend's calls go
+/// to the device they name, or that made the snapshot, capture or launch they are given.
 #[derive(Clone)]
 pub struct SharedSimDevice {
-    device: Arc<Mutex<SimDevice>>,
+    devices: Arc<Vec<Mutex<SimDevice>>>,
 }
 
 impl SharedSimDevice {
     pub fn new(device: SimDevice) -> Self {
+        Self::many(vec![device])
+    }
+
+    /// Several devices, numbered 0, 1, ... in order (each not yet numbered so gets its number).
+    pub fn many(devices: Vec<SimDevice>) -> Self {
         SharedSimDevice {
-            device: Arc::new(Mutex::new(device)),
+            devices: Arc::new(
+                devices
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        let id = i as DeviceId;
+                        Mutex::new(if d.id() == id { d } else { d.with_id(id) })
+                    })
+                    .collect(),
+            ),
         }
     }
 
+    /// The first device, locked.
     pub fn lock(&self) -> MutexGuard<'_, SimDevice> {
-        self.device.lock().unwrap_or_else(|e| e.into_inner())
+        self.on(0)
+    }
+
+    /// Device `device`, locked (the first for a number it does not have).
+    pub fn on(&self, device: DeviceId) -> MutexGuard<'_, SimDevice> {
+        let slot = self
+            .devices
+            .get(device as usize)
+            .unwrap_or(&self.devices[0]);
+        slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many devices.
+    pub fn count(&self) -> usize {
+        self.devices.len()
     }
 }
 
@@ -27,10 +58,10 @@ impl ReplayBackend for SharedSimDevice {
     type Capture = SimCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        self.lock().drain(device, deadline)
+        self.on(device).drain(device, deadline)
     }
     fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
-        self.lock().device_free_bytes(device)
+        self.on(device).device_free_bytes(device)
     }
     fn snapshot(
         &mut self,
@@ -38,26 +69,26 @@ impl ReplayBackend for SharedSimDevice {
         regions: &[Region],
         place: Staging,
     ) -> Result<SimSnapshot, BackendError> {
-        self.lock().snapshot(device, regions, place)
+        self.on(device).snapshot(device, regions, place)
     }
     fn restore(&mut self, snapshot: &SimSnapshot) -> Result<u64, BackendError> {
-        self.lock().restore(snapshot)
+        self.on(snapshot.device).restore(snapshot)
     }
     fn release(&mut self, snapshot: SimSnapshot) {
-        self.lock().release(snapshot)
+        self.on(snapshot.device).release(snapshot)
     }
     fn max_window(&mut self, device: DeviceId) -> usize {
-        self.lock().max_window(device)
+        self.on(device).max_window(device)
     }
     fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
-        self.lock().graph_launch_unmeasurable(device)
+        self.on(device).graph_launch_unmeasurable(device)
     }
     fn plan_unit(
         &mut self,
         device: DeviceId,
         groups: &[Option<usize>],
     ) -> Result<UnitPlan, BackendError> {
-        self.lock().plan_unit(device, groups)
+        self.on(device).plan_unit(device, groups)
     }
     fn start_execution(
         &mut self,
@@ -65,47 +96,47 @@ impl ReplayBackend for SharedSimDevice {
         execution: usize,
         ranges: usize,
     ) -> Result<(), BackendError> {
-        self.lock().start_execution(device, execution, ranges)
+        self.on(device).start_execution(device, execution, ranges)
     }
     fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.lock().launch_starts(device)
+        self.on(device).launch_starts(device)
     }
     fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.lock().launch_ends(device)
+        self.on(device).launch_ends(device)
     }
     fn launch_abandoned(&mut self, device: DeviceId) {
-        self.lock().launch_abandoned(device)
+        self.on(device).launch_abandoned(device)
     }
     fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        self.lock().stop_execution(device)
+        self.on(device).stop_execution(device)
     }
     fn runs_timing_executions(&mut self, device: DeviceId) -> bool {
-        self.lock().runs_timing_executions(device)
+        self.on(device).runs_timing_executions(device)
     }
     fn start_timing_execution(
         &mut self,
         device: DeviceId,
         ranges: usize,
     ) -> Result<(), BackendError> {
-        self.lock().start_timing_execution(device, ranges)
+        self.on(device).start_timing_execution(device, ranges)
     }
     fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
-        self.lock().unit_counters(device)
+        self.on(device).unit_counters(device)
     }
     fn abandon_unit(&mut self, device: DeviceId) {
-        self.lock().abandon_unit(device)
+        self.on(device).abandon_unit(device)
     }
     fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
-        self.lock().take_unit_conditions(device)
+        self.on(device).take_unit_conditions(device)
     }
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
-        self.lock().relaunch(launch)
+        self.on(launch.device).relaunch(launch)
     }
     fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
-        self.lock().retain_launch(launch)
+        self.on(launch.device).retain_launch(launch)
     }
     fn launch_addresses(&mut self, launch: &SimLaunch) -> Vec<u64> {
-        self.lock().launch_addresses(launch)
+        self.on(launch.device).launch_addresses(launch)
     }
     fn capture(
         &mut self,
@@ -113,9 +144,9 @@ impl ReplayBackend for SharedSimDevice {
         base: u64,
         bytes: u64,
     ) -> Result<SimCapture, BackendError> {
-        self.lock().capture(device, base, bytes)
+        self.on(device).capture(device, base, bytes)
     }
     fn apply(&mut self, capture: &SimCapture) -> Result<(), BackendError> {
-        self.lock().apply(capture)
+        self.on(capture.device).apply(capture)
     }
 }

@@ -53,6 +53,7 @@ fn counters_follow_what_the_kernel_did() {
         grid: [2, 1, 1],
         block: [50, 1, 1],
         args: vec![x, 100],
+        device: 0,
     };
     for (group, expected) in [(0, vec![4.0, 100.0]), (1, vec![400.0, 400.0])] {
         let (values, timing) = measure(&mut device, group, &launch);
@@ -79,6 +80,7 @@ fn packed_groups_share_an_execution_and_counters_come_per_pass() {
         grid: [1, 1, 1],
         block: [32, 1, 1],
         args: vec![x, 10],
+        device: 0,
     };
     for execution in 0..2 {
         device.start_execution(0, execution, 1).unwrap();
@@ -105,6 +107,7 @@ fn a_unit_of_several_launches_may_be_stopped_and_replayed_by_another_thread() {
         grid: [1, 1, 1],
         block: [32, 1, 1],
         args: vec![x, n],
+        device: 0,
     };
     device.plan_unit(0, &[Some(0)]).unwrap();
     assert!(device.start_execution(0, 0, 5).is_err(), "over the cap");
@@ -172,6 +175,7 @@ fn out_of_bounds_access_is_a_fault_naming_the_kernel() {
         grid: [1, 1, 1],
         block: [1, 1, 1],
         args: vec![x, 3],
+        device: 0,
     };
     let err = device.execute(&launch).unwrap_err();
     assert!(matches!(err, SimError::Fault { ref kernel, .. } if kernel == "fill"));
@@ -208,6 +212,7 @@ fn cycles_jitter_but_stay_near_the_work() {
         grid: [1, 1, 1],
         block: [32, 1, 1],
         args: vec![x, 1000],
+        device: 0,
     };
     let values: Vec<f64> = (0..8)
         .map(|_| measure(&mut device, 0, &launch).0[0])
