@@ -8,9 +8,10 @@
 //! the same passes and the same deterministic counter values as per-dispatch replay. Between
 //! kernels the application reads and writes memory from the host, copies and fills it on the
 //! device and synchronises: windows that restore stay open across those calls, and every value
-//! the host reads is the one a run without kreplay reads.
+//! the host reads is the one a run without kreplay reads. Allocations are on one of two devices
+//! of the process, and each step runs on its allocation's device (as `cudaSetDevice` before it).
 
-use kreplay_core::backend::AllocKind;
+use kreplay_core::backend::{AllocKind, DeviceId};
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig};
 use kreplay_core::notice::SilentLogger;
 use kreplay_core::{CounterGroupsPolicy, Engine, EngineOptions};
@@ -37,6 +38,8 @@ impl RecordSink for MemorySink {
 struct Allocation {
     kind: AllocKind,
     init: Vec<u32>,
+    /// The device it is on (a process with two devices when any allocation is on device 1).
+    device: DeviceId,
 }
 
 #[derive(Debug, Clone)]
@@ -121,8 +124,9 @@ fn allocation() -> impl Strategy<Value = Allocation> {
             Just(AllocKind::Managed)
         ],
         prop::collection::vec(any::<u32>(), 1..48),
+        prop_oneof![3 => Just(0), 1 => Just(1)],
     )
-        .prop_map(|(kind, init)| Allocation { kind, init })
+        .prop_map(|(kind, init, device)| Allocation { kind, init, device })
 }
 
 fn op(allocations: usize) -> impl Strategy<Value = Op> {
@@ -141,6 +145,17 @@ fn op(allocations: usize) -> impl Strategy<Value = Op> {
 }
 
 impl Op {
+    /// The allocation it writes.
+    fn target(&self) -> usize {
+        match *self {
+            Op::ScaleAdd { target, .. }
+            | Op::Accumulate { target, .. }
+            | Op::PrefixSum { target }
+            | Op::Rotate { target }
+            | Op::Bump { target } => target,
+        }
+    }
+
     /// The same operation with its allocation indices taken modulo the `live` allocations.
     fn resolved(&self, live: usize) -> Op {
         let at = |i: usize| i % live;
@@ -283,8 +298,22 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     })
 }
 
-fn launch_for(op: &Op, kernels: &[SimKernel], bases: &[u64], lens: &[u64]) -> SimLaunch {
-    let op = &op.resolved(bases.len());
+/// The launch of `op` over the allocations (`devices[i]`: allocation `i`'s device); a kernel
+/// reaches only its own device's memory, so a source on another device is the target itself.
+fn launch_for(
+    op: &Op,
+    kernels: &[SimKernel],
+    bases: &[u64],
+    lens: &[u64],
+    devices: &[DeviceId],
+) -> SimLaunch {
+    let op = &match op.resolved(bases.len()) {
+        Op::Accumulate { target, source } if devices[target] != devices[source] => Op::Accumulate {
+            target,
+            source: target,
+        },
+        op => op,
+    };
     let (kernel, target, extra) = match *op {
         Op::ScaleAdd { target, mul, add } => (0, target, vec![u64::from(mul), u64::from(add)]),
         Op::Accumulate { target, source } => (1, target, vec![bases[source]]),
@@ -321,7 +350,9 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
     let mut lens = Vec::new();
     let mut reads = Vec::new();
     let mut kinds = Vec::new();
+    let mut devices = Vec::new();
     let allocate = |runtime: &mut SimRuntime, allocation: &Allocation, write: bool| {
+        runtime.set_device(allocation.device);
         let base = runtime
             .alloc(allocation.kind, allocation.init.len() as u64 * 4)
             .unwrap();
@@ -335,6 +366,7 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
         bases.push(base);
         lens.push(len);
         kinds.push(kind);
+        devices.push(allocation.device);
     }
     for step in steps {
         if let Step::Alloc { allocation, write } = step {
@@ -342,15 +374,28 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
             bases.push(base);
             lens.push(len);
             kinds.push(kind);
+            devices.push(allocation.device);
             continue;
         }
         let at = |i: usize| i % bases.len();
+        // The step runs on the device of the allocation it works on (a graph: its first
+        // kernel's, its kernels on other devices left out; a copy: both must be on one).
+        let target = match step {
+            Step::Kernel(op) => op.resolved(bases.len()).target(),
+            Step::Graph(ops) => ops[0].resolved(bases.len()).target(),
+            Step::HostBump(t) | Step::HostRead(t) => at(*t),
+            Step::HostStore { target, .. } | Step::Fill { target, .. } => at(*target),
+            Step::Copy { dst, .. } => at(*dst),
+            Step::Sync | Step::Alloc { .. } => 0,
+        };
+        runtime.set_device(devices[target]);
         match step {
-            Step::Kernel(op) => runtime.launch(&launch_for(op, &kernels, &bases, &lens)),
+            Step::Kernel(op) => runtime.launch(&launch_for(op, &kernels, &bases, &lens, &devices)),
             Step::Graph(ops) => {
                 let nodes: Vec<SimLaunch> = ops
                     .iter()
-                    .map(|op| launch_for(op, &kernels, &bases, &lens))
+                    .filter(|op| devices[op.resolved(bases.len()).target()] == devices[target])
+                    .map(|op| launch_for(op, &kernels, &bases, &lens, &devices))
                     .collect();
                 runtime.launch_graph(&nodes)
             }
@@ -375,6 +420,7 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
                 runtime.host_store_u32(bases[at(*target)], *value)
             }
             Step::HostStore { .. } => Ok(()),
+            Step::Copy { dst, src } if devices[at(*dst)] != devices[at(*src)] => Ok(()),
             Step::Copy { dst, src } => {
                 let (dst, src) = (at(*dst), at(*src));
                 let n = lens[dst].min(lens[src]) * 4;
@@ -395,9 +441,35 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
     runtime.finish();
     let memory = bases
         .iter()
-        .map(|b| runtime.device().bytes(*b).unwrap().to_vec())
+        .zip(&devices)
+        .map(|(b, &device)| {
+            runtime.set_device(device);
+            runtime.device().bytes(*b).unwrap().to_vec()
+        })
         .collect();
     Outcome { memory, reads }
+}
+
+/// The devices a scenario's process has: two when an allocation is on device 1.
+fn device_count(allocations: &[Allocation], steps: &[Step]) -> usize {
+    let made_in_steps = steps.iter().filter_map(|s| match s {
+        Step::Alloc { allocation, .. } => Some(allocation),
+        _ => None,
+    });
+    let last = allocations
+        .iter()
+        .chain(made_in_steps)
+        .map(|a| a.device)
+        .max();
+    last.map_or(1, |d| d as usize + 1)
+}
+
+/// An unprofiled run of the scenario (the reference), on as many devices.
+fn alone(allocations: &[Allocation], steps: &[Step]) -> Outcome {
+    let devices = (0..device_count(allocations, steps))
+        .map(|_| SimDevice::new(&[]))
+        .collect();
+    run(allocations, steps, SimRuntime::with_devices(devices, None))
 }
 
 /// A profiled run of the scenario: memory afterwards and every record.
@@ -429,12 +501,21 @@ fn profiled_on(
     let tool = Box::new(CounterGroupsPolicy::new(config));
     let engine =
         Arc::new(Engine::with_options(config.clone(), sink.clone(), tool, options).unwrap());
-    let mut device = SimDevice::new(&config.groups);
-    device.set_max_window(max_window);
-    if packed {
-        device.pack_groups();
-    }
-    let outcome = run(allocations, steps, SimRuntime::new(device, Some(engine)));
+    let devices = (0..device_count(allocations, steps))
+        .map(|_| {
+            let mut device = SimDevice::new(&config.groups);
+            device.set_max_window(max_window);
+            if packed {
+                device.pack_groups();
+            }
+            device
+        })
+        .collect();
+    let outcome = run(
+        allocations,
+        steps,
+        SimRuntime::with_devices(devices, Some(engine)),
+    );
     let records = std::mem::take(&mut *sink.records.lock().unwrap());
     (outcome, records)
 }
@@ -477,7 +558,7 @@ proptest! {
     #[test]
     fn replay_leaves_memory_as_one_execution_and_counters_agree(case in scenario()) {
         let Scenario { allocations, steps, metrics, mode, host_staging, window, max_window } = case;
-        let reference = run(&allocations, &steps, SimRuntime::new(SimDevice::new(&[]), None));
+        let reference = alone(&allocations, &steps);
 
         let config = ToolConfig {
             groups: groups(&metrics),
@@ -603,12 +684,14 @@ fn a_kernel_that_reads_the_hosts_store_into_managed_memory_leaves_its_own_result
     let allocations = vec![Allocation {
         kind: AllocKind::Managed,
         init: vec![35177343, 517608207, 4094210630, 4188568068],
+        device: 0,
     }];
     let steps = vec![
         Step::Alloc {
             allocation: Allocation {
                 kind: AllocKind::Device,
                 init: vec![0],
+                device: 0,
             },
             write: false,
         },
@@ -653,10 +736,12 @@ fn a_restoring_window_stays_open_across_host_calls_and_reads_stay_exact() {
         Allocation {
             kind: AllocKind::Device,
             init: (0..16).collect(),
+            device: 0,
         },
         Allocation {
             kind: AllocKind::Device,
             init: vec![7; 16],
+            device: 0,
         },
     ];
     let steps = vec![
@@ -713,11 +798,13 @@ fn a_window_takes_in_an_allocation_made_while_it_is_open() {
     let allocations = vec![Allocation {
         kind: AllocKind::Device,
         init: vec![1; 8],
+        device: 0,
     }];
     let late = |init: Vec<u32>, write| Step::Alloc {
         allocation: Allocation {
             kind: AllocKind::Device,
             init,
+            device: 0,
         },
         write,
     };
