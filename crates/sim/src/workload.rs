@@ -410,8 +410,9 @@ mod tests {
         assert!(graph.is_some(), "the graph launch is reported as declined");
     }
 
-    #[test]
-    fn threads_replaying_on_one_device_each_see_a_single_execution() {
+    /// Four threads at once on `devices` devices of one process, three groups in three passes:
+    /// each thread's outcome against one unprofiled execution, and every record.
+    fn four_threads_on(devices: usize, iterations: u32) -> (Verification, Vec<Record>) {
         let config = ToolConfig {
             groups: (0..3).map(|_| CounterGroup::default()).collect(),
             mode: InProcessMode::KernelReplay,
@@ -419,9 +420,12 @@ mod tests {
         };
         let sink = Arc::new(MemorySink::default());
         let engine = engine(&config, sink.clone());
-        let runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
+        let devices = (0..devices)
+            .map(|_| SimDevice::new(&config.groups))
+            .collect();
+        let runtime = SimRuntime::with_devices(devices, Some(Arc::new(engine)));
         let options = WorkloadOptions {
-            iterations: 150,
+            iterations,
             elements: 32,
         };
         let reference = {
@@ -429,7 +433,13 @@ mod tests {
             run(&mut r, options).unwrap()
         };
         let outcomes = run_threads(&runtime, options, 4).unwrap();
-        let verification = verify_all(&outcomes, &reference);
+        let records = sink.0.lock().unwrap().clone();
+        (verify_all(&outcomes, &reference), records)
+    }
+
+    #[test]
+    fn threads_replaying_on_one_device_each_see_a_single_execution() {
+        let (verification, _) = four_threads_on(1, 150);
         assert!(verification.passed, "{}", verification.line);
         assert!(
             verification.line.contains("(4 threads; "),
@@ -438,34 +448,12 @@ mod tests {
         );
     }
 
-    /// Four threads on two devices of one process (two per device, each on its own buffers),
-    /// three groups in three passes: every thread's buffers as one execution leaves them.
+    /// Two threads on each of two devices of one process, each on its own buffers.
     #[test]
     fn threads_on_two_devices_of_one_process_each_see_a_single_execution() {
-        let config = ToolConfig {
-            groups: (0..3).map(|_| CounterGroup::default()).collect(),
-            mode: InProcessMode::KernelReplay,
-            ..ToolConfig::default()
-        };
-        let sink = Arc::new(MemorySink::default());
-        let engine = engine(&config, sink.clone());
-        let devices = (0..2).map(|_| SimDevice::new(&config.groups)).collect();
-        let runtime = SimRuntime::with_devices(devices, Some(Arc::new(engine)));
-        let options = WorkloadOptions {
-            iterations: 40,
-            elements: 32,
-        };
-        let reference = {
-            let mut r = SimRuntime::new(SimDevice::new(&[]), None);
-            run(&mut r, options).unwrap()
-        };
-        let outcomes = run_threads(&runtime, options, 4).unwrap();
-        let verification = verify_all(&outcomes, &reference);
+        let (verification, records) = four_threads_on(2, 40);
         assert!(verification.passed, "{}", verification.line);
-        let agents: std::collections::BTreeSet<u64> = sink
-            .0
-            .lock()
-            .unwrap()
+        let agents: std::collections::BTreeSet<u64> = records
             .iter()
             .filter_map(|r| match r {
                 Record::Dispatch(d) => Some(d.agent_id),
