@@ -36,7 +36,6 @@ pub const SIM_APP_NAME: &str = "kreplay-sim-app";
 pub const ENV_CHILD_WAIT_S: &str = "KREPLAY_CHILD_WAIT_S";
 const DEFAULT_CHILD_WAIT_S: f64 = 30.0;
 
-/// How long to wait for the application's leftover processes: [`ENV_CHILD_WAIT_S`], else 30 s.
 /// The drain deadline for the application, seconds: `--drain-timeout` when given (checked with
 /// the other options), else `KREPLAY_DRAIN_TIMEOUT` from kreplay's environment (checked here,
 /// before the start), else the library's default. It travels in `KREPLAY_CONFIG` only.
@@ -54,6 +53,7 @@ pub fn drain_timeout(flag: Option<f64>) -> Result<Option<f64>, UsageError> {
     }
 }
 
+/// How long to wait for the application's leftover processes: [`ENV_CHILD_WAIT_S`], else 30 s.
 pub fn child_wait() -> Result<std::time::Duration, UsageError> {
     let Ok(value) = std::env::var(ENV_CHILD_WAIT_S) else {
         return Ok(std::time::Duration::from_secs_f64(DEFAULT_CHILD_WAIT_S));

@@ -51,13 +51,12 @@ pub const ENV_GRAPH_WINDOW_SPANS: &str = "KREPLAY_GRAPH_WINDOW_SPANS";
 /// Environment variable: `0` leaves out the execution that measures no counters, added to every
 /// replayed unit after its measured ones, whose launch times become the records' durations.
 pub const ENV_TIMING_EXECUTION: &str = "KREPLAY_TIMING_EXECUTION";
-/// Environment variable: set to anything non-empty, diagnostic lines of the tool's own phases on
-/// stderr.
+/// Environment variable: `1` prints diagnostic lines of the tool's own phases on stderr.
 pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
-/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s.
+/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s and [`ENV_DEBUG`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
@@ -112,50 +111,44 @@ impl Default for Switches {
 }
 
 impl Switches {
-    /// The switches `get` (an environment lookup) gives: `0` turns a switch off, anything else
-    /// leaves it on, except [`ENV_PACK_GROUPS`], [`ENV_HOST_ORDERED_FLUSH`] and
-    /// [`ENV_TIMING_EXECUTION`], which must be 0 or 1 (another value is [`Switches::refused`]).
+    /// The switches `get` (an environment lookup) gives. Every on/off switch is `0` or `1`
+    /// (unset or empty: its default); another value is [`Switches::refused`] and the default
+    /// kept.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Switches {
-        let on = |name: &str| get(name).is_none_or(|v| v.trim() != "0");
         let (pack_groups, mut refused) = match group_packing(get(ENV_PACK_GROUPS).as_deref()) {
             Ok(pack) => (pack, None),
             Err(why) => (true, Some(why)),
         };
-        // A switch that must be 0 or 1 (unset: `default`); another value is refused with
-        // `use_it` and the default kept.
-        let mut zero_or_one =
-            |name: &str, default: bool, use_it: &str| match get(name).as_deref().map(str::trim) {
-                None | Some("") => default,
-                Some("0") => false,
-                Some("1") => true,
-                Some(other) => {
-                    refused.get_or_insert(format!("{name}={other:?} is not 0 or 1; {use_it}"));
-                    default
-                }
-            };
-        let host_ordered_flush = zero_or_one(
-            ENV_HOST_ORDERED_FLUSH,
-            false,
-            "use 1 to order the L2 flush from the host, 0 (the default) for events",
-        );
-        let timing_execution = zero_or_one(
-            ENV_TIMING_EXECUTION,
-            true,
-            "use 1 (the default) to take the records' durations from an execution without counters, 0 from the measured ones",
-        );
+        let mut switch = |name: &str, default: bool| match get(name).as_deref().map(str::trim) {
+            None | Some("") => default,
+            Some("0") => false,
+            Some("1") => true,
+            Some(other) => {
+                let (on, off) = if default {
+                    (" (the default)", "")
+                } else {
+                    ("", " (the default)")
+                };
+                refused.get_or_insert(format!(
+                    "{name}={other:?} is not 0 or 1; use 1{on} to turn it on, 0{off} to turn it off"
+                ));
+                default
+            }
+        };
+        let defaults = Switches::default();
         Switches {
             pack_groups,
-            window_spans: on(ENV_WINDOW_SPANS),
+            window_spans: switch(ENV_WINDOW_SPANS, defaults.window_spans),
             range_profiler_sequence: get(ENV_SEQUENCE).unwrap_or_default(),
-            warm_up: on(ENV_WARM_UP),
-            early_setup: on(ENV_EARLY_SETUP),
-            batch_copies: on(ENV_BATCH_COPIES),
-            host_ordered_flush,
-            flush_discard: on(ENV_FLUSH_DISCARD),
-            graph_nodes: on(ENV_GRAPH_NODES),
-            graph_window_spans: on(ENV_GRAPH_WINDOW_SPANS),
-            timing_execution,
-            debug: get(ENV_DEBUG).is_some_and(|v| !v.is_empty()),
+            warm_up: switch(ENV_WARM_UP, defaults.warm_up),
+            early_setup: switch(ENV_EARLY_SETUP, defaults.early_setup),
+            batch_copies: switch(ENV_BATCH_COPIES, defaults.batch_copies),
+            host_ordered_flush: switch(ENV_HOST_ORDERED_FLUSH, defaults.host_ordered_flush),
+            flush_discard: switch(ENV_FLUSH_DISCARD, defaults.flush_discard),
+            graph_nodes: switch(ENV_GRAPH_NODES, defaults.graph_nodes),
+            graph_window_spans: switch(ENV_GRAPH_WINDOW_SPANS, defaults.graph_window_spans),
+            timing_execution: switch(ENV_TIMING_EXECUTION, defaults.timing_execution),
+            debug: switch(ENV_DEBUG, defaults.debug),
             refused,
         }
     }
@@ -473,8 +466,23 @@ mod tests {
             .refused
             .unwrap_or_default()
             .contains("KREPLAY_TIMING_EXECUTION=\"off\" is not 0 or 1"));
-        let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes"), (ENV_WARM_UP, "1")]));
+        let on = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "1"), (ENV_WARM_UP, "1")]));
         assert_eq!(on, Switches::default());
+        // Every on/off switch: on by default (a window across calls) or off (debug lines).
+        let spans = Switches::from_lookup(lookup(&[(ENV_WINDOW_SPANS, "yes")]));
+        assert!(spans.window_spans, "the default meanwhile");
+        let why = spans.refused.unwrap_or_default();
+        assert_eq!(
+            why,
+            "KREPLAY_WINDOW_SPANS=\"yes\" is not 0 or 1; use 1 (the default) to turn it on, 0 to turn it off"
+        );
+        let debug = Switches::from_lookup(lookup(&[(ENV_DEBUG, "on")]));
+        assert!(!debug.debug);
+        assert!(debug
+            .refused
+            .unwrap_or_default()
+            .ends_with("use 1 to turn it on, 0 (the default) to turn it off"));
+        assert!(!Switches::from_lookup(lookup(&[(ENV_DEBUG, "0")])).debug);
         let bad = Switches::from_lookup(lookup(&[(ENV_PACK_GROUPS, "2")]));
         assert!(bad.pack_groups, "the default meanwhile");
         let why = bad.refused.unwrap_or_default();

@@ -12,8 +12,9 @@
 //! | `replay_start_context`/`_stop_context`   | [`ReplayPolicy::on_pass_start`] / [`ReplayPolicy::on_pass_stop`] |
 //!
 //! Pass 0 is the application's own launch. Memory is restored before every pass but the
-//! first, and never after the last executed pass, so the application sees what that pass
-//! produced. One dispatch id covers every pass. Per-pass callbacks run only when a dispatch is
+//! first, and before the execution without counters that times a planned unit's records
+//! (docs/kernel-replay.md, "Timestamps"), never after the last execution, so the application
+//! sees what one execution from the same start produced. One dispatch id covers every pass. Per-pass callbacks run only when a dispatch is
 //! replayed (two passes or more), as rocprofiler-sdk's PASS callbacks do.
 //!
 //! kreplay's own behaviour is [`CounterGroupsPolicy`]: pass i collects counter group i.

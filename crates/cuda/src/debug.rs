@@ -1,7 +1,7 @@
 //! `KREPLAY_DEBUG`: opt-in diagnostic lines on stderr (phase times of the tool's own work).
 //! Off by default; when on, the lines are written from whichever thread reaches them.
 
-use kreplay_core::config::{Switches, ENV_DEBUG};
+use kreplay_core::config::Switches;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -13,9 +13,9 @@ pub fn configure(switches: &Switches) {
 }
 
 /// Whether diagnostic lines are on: the configuration's switch inside the application; in a
-/// process without one (the CLI's catalog), `KREPLAY_DEBUG` read once.
+/// process without one (the CLI's catalog), the same switch read once from its environment.
 pub fn enabled() -> bool {
-    *ENABLED.get_or_init(|| std::env::var_os(ENV_DEBUG).is_some_and(|v| !v.is_empty()))
+    *ENABLED.get_or_init(|| Switches::from_lookup(|name| std::env::var(name).ok()).debug)
 }
 
 /// Writes `kreplay[debug]: {text}` to stderr when [`enabled`].

@@ -38,8 +38,9 @@ const BLOCK: u32 = 512;
 const BLOCKS_PER_SM: u32 = 8;
 
 /// The tool's context, kernels and buffer that flush one device's L2. Dropping it destroys its
-/// context, and with it everything made in it: the backend drops one only in a launch's
-/// callback (a flusher given up after a failed flush waits there for the next dispatch).
+/// context, and with it everything made in it: the backend drops one that flushed only in a
+/// launch's callback (a flusher given up after a failed flush waits there for the next
+/// dispatch); one that failed to be made is dropped where it was being made.
 pub struct L2Flusher {
     driver: &'static Driver,
     ctx: CUcontext,

@@ -149,15 +149,19 @@ impl<T> SetUps<T> {
         Some(forget_after(preparation, wait))
     }
 
-    /// Tells every set-up to stop (the process ends) and waits up to `wait` for each of this
+    /// Tells every set-up to stop (the process ends) and waits up to `wait` in all for this
     /// process's still running; forgets them all and what they made without dropping that.
     fn finish_all(&self, wait: Duration) {
         EXITING.store(true, Ordering::Release);
         let all: Vec<SetUp<T>> = self.lock().drain().map(|(_, p)| p).collect();
+        let deadline = Instant::now() + wait;
         for setup in all {
             match setup {
                 SetUp::Running(preparation) if preparation.pid == std::process::id() => {
-                    forget_after(preparation, wait);
+                    forget_after(
+                        preparation,
+                        deadline.saturating_duration_since(Instant::now()),
+                    );
                 }
                 SetUp::Running(preparation) => std::mem::forget(preparation),
                 SetUp::Ready(result) => std::mem::forget(result),

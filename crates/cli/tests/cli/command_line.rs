@@ -198,6 +198,16 @@ fn a_bad_diagnostic_switch_is_refused_before_the_app_starts() {
             "KREPLAY_TIMING_EXECUTION=\"yes\" is not 0 or 1",
         ),
         (
+            "KREPLAY_WINDOW_SPANS",
+            "off",
+            "KREPLAY_WINDOW_SPANS=\"off\" is not 0 or 1; use 1 (the default) to turn it on, 0 to turn it off",
+        ),
+        (
+            "KREPLAY_DEBUG",
+            "yes",
+            "KREPLAY_DEBUG=\"yes\" is not 0 or 1",
+        ),
+        (
             "KREPLAY_RANGE_PROFILER_SEQUENCE",
             "sideways",
             "KREPLAY_RANGE_PROFILER_SEQUENCE=\"sideways\" is not a range-profiler sequence",
