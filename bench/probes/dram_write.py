@@ -11,7 +11,11 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   all, windows closed      windows closed at every call (KREPLAY_WINDOW_SPANS=0)
   all, no timing execution the execution without counters after the measured ones left out
   all, no discard          the flush's buffer left in L2 (clean) instead of discarded
+  all, one pass            only the DRAM metric: one hardware pass, nothing restored before it
+  all, one pass, no timing the same without the timing execution: nothing snapshotted either
   none                     no flush
+and Nsight Compute with the metric alone (one pass) and with all four groups' metrics (its own
+restores before its later passes: `ncu_groups`).
 Prints, per kernel, the value in each pass and ncu's.
 Usage: python3 bench/probes/dram_write.py [bin dir] [variant,...]   (logs and databases under $OUT)"""
 import os
@@ -38,10 +42,10 @@ def short(name):
     return name.split("(")[0].split("<")[0][-24:]
 
 
-def ncu(control):
+def ncu(control, metrics=(METRIC,)):
     """[(kernel, bytes or None)] per profiled kernel, in launch order."""
     out = subprocess.run(["ncu", "--replay-mode", "kernel", f"--cache-control={control}", "--clock-control", "none",
-                          "--metrics", METRIC, "--print-units", "base", "--csv", *ARGV],
+                          "--metrics", ",".join(metrics), "--print-units", "base", "--csv", *ARGV],
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         print(f"ncu --cache-control {control} exited {out.returncode}: {out.stderr.strip()[-200:]}")
@@ -57,10 +61,10 @@ def ncu(control):
     return rows
 
 
-def kreplay(tag, extra_args=(), env_extra=None):
+def kreplay(tag, extra_args=(), env_extra=None, groups=GROUPS):
     d = os.path.join(OUT, tag)
     argv = [os.path.join(BIN, "kreplay")]
-    for g in GROUPS:
+    for g in groups:
         argv += ["--pmc", *g]
     argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "-d", d, "-o", "out", *extra_args, "--", *ARGV]
     env = dict(os.environ, **(env_extra or {}))
@@ -82,19 +86,26 @@ def kreplay(tag, extra_args=(), env_extra=None):
 def main():
     reference = {}
     variants = [
-        ("all", [], None),
-        ("all_host_ordered", [], {"KREPLAY_HOST_ORDERED_FLUSH": "1"}),
-        ("all_window_1", ["--replay-window", "1"], None),
-        ("all_windows_closed", [], {"KREPLAY_WINDOW_SPANS": "0"}),
-        ("all_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}),
-        ("all_no_discard", [], {"KREPLAY_FLUSH_DISCARD": "0"}),
-        ("none", ["--cache-control", "none"], None),
+        ("all", [], None, GROUPS),
+        ("all_host_ordered", [], {"KREPLAY_HOST_ORDERED_FLUSH": "1"}, GROUPS),
+        ("all_window_1", ["--replay-window", "1"], None, GROUPS),
+        ("all_windows_closed", [], {"KREPLAY_WINDOW_SPANS": "0"}, GROUPS),
+        ("all_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}, GROUPS),
+        ("all_no_discard", [], {"KREPLAY_FLUSH_DISCARD": "0"}, GROUPS),
+        ("all_one_pass", [], None, [[METRIC]]),
+        ("all_one_pass_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}, [[METRIC]]),
+        ("none", ["--cache-control", "none"], None, GROUPS),
     ]
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
-    for tag, args, env in variants:
+    if only and "ncu_groups" in only:
+        every = [m for g in GROUPS for m in g if m != METRIC] + [METRIC]
+        print("== ncu_groups: ncu --cache-control all with the four groups' metrics")
+        for i, (name, value) in enumerate(ncu("all", every)):
+            print(f"   {i:2d} {name:24s} ncu {num(value)}")
+    for tag, args, env, groups in variants:
         if only and tag not in only:
             continue
-        rows, last = kreplay(tag, args, env)
+        rows, last = kreplay(tag, args, env, groups)
         control = "none" if tag == "none" else "all"
         if control not in reference:
             reference[control] = ncu(control)
@@ -105,7 +116,11 @@ def main():
         for i, (name, passes) in enumerate(rows):
             ncu_name, r = ref[i] if i < len(ref) else ("-", None)
             vals = " ".join(f"p{p}={v:.3e}" for p, v in sorted(passes.items()))
-            print(f"   {i:2d} {name:24s} {vals}   ncu {ncu_name} {r if r is None else f'{r:.3e}'}")
+            print(f"   {i:2d} {name:24s} {vals}   ncu {ncu_name} {num(r)}")
+
+
+def num(value):
+    return "-" if value is None else f"{value:.3e}"
 
 
 main()

@@ -8,7 +8,8 @@ Runs the step under `kreplay --section SpeedOfLight` and `ncu --section SpeedOfL
 --clock-control none, the same --cache-control, ncu on the first N kernels) and prints, per
 kernel ID: DRAM Frequency, SM Frequency and Duration from each tool, and the memory and SM
 clocks kreplay read (NVML) around that dispatch's unit (kreplay_replay_cost).
-Usage: python3 bench/probes/memory_clock.py [bin dir] [all|none] [N]   (files under $OUT)"""
+Usage: python3 bench/probes/memory_clock.py [bin dir] [all|none] [N] [kreplay option,...]
+(files under $OUT; e.g. `--replay-window,1` measures every dispatch in a unit of its own)"""
 import csv
 import glob
 import os
@@ -20,6 +21,7 @@ import tempfile
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release"
 CACHE = sys.argv[2] if len(sys.argv) > 2 else "all"
 LAUNCHES = int(sys.argv[3]) if len(sys.argv) > 3 else 40
+OPTIONS = sys.argv[4].split(",") if len(sys.argv) > 4 else []
 OUT = os.environ.get("OUT", tempfile.mkdtemp())
 os.makedirs(OUT, exist_ok=True)
 APP = [sys.executable, "tests/gpu/torch_train.py"]
@@ -35,7 +37,8 @@ def details(path):
             if cells and cells[0] == "ID":
                 header = cells
                 continue
-            if not header or len(cells) < len(header) - 3 or not cells[0].isdigit():
+            # ncu leaves a row's empty rule columns out.
+            if not header or len(cells) < header.index("Metric Value") + 1 or not cells[0].isdigit():
                 continue
             r = dict(zip(header, cells))
             if r.get("Metric Name") in LABELS:
@@ -50,7 +53,7 @@ def details(path):
 def main():
     d = os.path.join(OUT, "kreplay")
     argv = [os.path.join(BIN, "kreplay"), "--section", "SpeedOfLight", "--replay-mode", "kernel",
-            "--kernel-replay-beta-enabled", "--cache-control", CACHE, "-d", d, "-o", "out", "-f", "csv", "rocpd",
+            "--kernel-replay-beta-enabled", "--cache-control", CACHE, *OPTIONS, "-d", d, "-o", "out", "-f", "csv", "rocpd",
             "--", *APP]
     k = subprocess.run(argv, capture_output=True, text=True, timeout=400)
     print(f"kreplay rc {k.returncode}: {k.stderr.strip().splitlines()[-1][:160] if k.stderr.strip() else ''}")
@@ -69,6 +72,9 @@ def main():
                         "--log-file", ncu_log, *APP], capture_output=True, text=True, timeout=400)
     print(f"ncu rc {n.returncode}")
     theirs = details(ncu_log) if os.path.exists(ncu_log) else {}
+    if not theirs:
+        head = open(ncu_log).read()[:1500] if os.path.exists(ncu_log) else "(no log file)"
+        print(f"no ncu rows read; its log begins:\n{head}\nits stdout ends: {n.stdout[-800:]}\nstderr: {n.stderr[-400:]}")
     # The sections' IDs count the run's dispatches from 0 in dispatch order (docs/sections.md).
     by_order = [clocks[k] for k in sorted(clocks)]
     print(f"{'ID':>3} {'kernel (ncu)':28} " + " ".join(f"{l + ' k/ncu':>24}" for l in LABELS)
@@ -78,9 +84,13 @@ def main():
         for label in LABELS:
             a = ours.get((i, label), (None, None, ""))[0]
             b = theirs.get((i, label), (None, None, ""))[0]
-            cells.append(f"{a if a is None else f'{a:.4g}':>11}/{b if b is None else f'{b:.4g}':<12}")
+            cells.append(f"{num(a):>11}/{num(b):<12}")
         name = theirs.get((i, "Duration"), (None, None, "-"))[2]
         print(f"{i:>3} {name:28} " + " ".join(cells) + f"   {by_order[i] if i < len(by_order) else None}")
+
+
+def num(value):
+    return "-" if value is None else f"{value:.4g}"
 
 
 main()
