@@ -255,7 +255,8 @@ def ncu_program(argv, metrics=("sm__warps_launched.sum", "smsp__inst_executed.su
     rc, out, err, _, wall = run(["ncu", "--clock-control", "none", "--cache-control", cache_control, *options,
                                  "--metrics", ",".join(metrics),
                                  "--csv", "--print-units", "base", *argv], None,
-                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2] + [cache_control]), timeout=300)
+                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2] + [cache_control, str(len(metrics))]),
+                                timeout=300)
     values = {}
     for line in out.splitlines():
         cells = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
@@ -639,6 +640,16 @@ def near(a, b, metric, tolerance):
     return a is not None and b is not None and abs(a - b) <= max(tolerance * max(abs(a), abs(b)), FLOOR[metric])
 
 
+def agrees(value, references, metric):
+    """Within 5% of one of ncu's runs, or inside the range they span: where ncu's own runs (the
+    metrics alone; the four groups, its later passes after its own restores) disagree by more
+    than 5%, that range is how far the count is reproducible at all (an SGEMM's DRAM writes:
+    0.02-0.16 MB alone, 2.1-2.4 MB in four groups, measured 2026-12-02)."""
+    known = [r for r in references if r is not None]
+    return value is not None and bool(known) and (
+        any(near(value, r, metric, 0.05) for r in known) or min(known) <= value <= max(known))
+
+
 def fidelity_checks():
     """--cache-control all and none on memory-bound kernels, with DRAM and L2 counters measured in
     two hardware passes: with `all` every pass starts from a flushed L2, so the passes agree and
@@ -646,9 +657,11 @@ def fidelity_checks():
     argv = [os.path.join(WORK, "memory_bound"), "3"]
     rc0, out0, _, _, wall0 = run(argv, None, tag="fidelity_plain")
     reference = app_lines(out0)
-    ncu = {"all": ncu_program(argv, MEMORY_METRICS),
-           "none": ncu_program(argv, MEMORY_METRICS, cache_control="none"),
-           "det": ncu_program(argv)}
+    every_metric = list(dict.fromkeys(m for g in FIDELITY for m in g))
+    ncu = {control: list(zip(ncu_program(argv, MEMORY_METRICS, cache_control=control),
+                             ncu_program(argv, every_metric, cache_control=control)))
+           for control in ("all", "none")}
+    ncu["det"] = ncu_program(argv)
     window = {"count": 64}
     for control in ("all", "none"):
         rc, out, err, db, wall = run(argv, FIDELITY, tag=f"fidelity_{control}", replay_window=window,
@@ -674,21 +687,23 @@ def fidelity_checks():
             and meta == [(control,)] and det_ok and bool(clocks) and (clocks[0][0] or 0) > 0)
         for metric, first, later in FIDELITY_PAIRS:
             pairs = [(k, v[first].get(metric), v[later].get(metric)) for k, v in zip(kernels, per)]
-            reference_values = ncu[control]
+            references = [[run_.get(metric) for run_ in runs] for runs in ncu[control]]
+            measured = [a for _, a, _ in pairs] + ([b for _, _, b in pairs] if control == "all" else [])
+            vs_ncu = len(pairs) == len(references) and all(
+                agrees(v, r, metric) for v, r in zip(measured, references + references))
             if control == "all":
                 across = all(near(a, b, metric, 0.02) for _, a, b in pairs)
-                vs_ncu = len(pairs) == len(reference_values) and all(
-                    near(a, r.get(metric), metric, 0.05) and near(b, r.get(metric), metric, 0.05)
-                    for (_, a, b), r in zip(pairs, reference_values))
-                ok, expected = across and vs_ncu, "passes within 2%, each within 5% of ncu --cache-control all"
+                ok, expected = across and vs_ncu, "passes within 2%, each agreeing with ncu --cache-control all"
             else:
-                vs_ncu = len(pairs) == len(reference_values) and all(
-                    near(a, r.get(metric), metric, 0.05) for (_, a, _), r in zip(pairs, reference_values))
-                ok, expected = vs_ncu, "pass 0 within 5% of ncu --cache-control none"
-            shown = "; ".join(f"{k[:14]} {a:.4g}/{b:.4g} vs {r.get(metric, float('nan')):.4g}"
-                              for (k, a, b), r in list(zip(pairs, reference_values))[:3] if a is not None and b is not None)
+                ok, expected = vs_ncu, "pass 0 agreeing with ncu --cache-control none"
+            expected += " (within 5% of ncu alone or in four groups, or between them)"
+            shown = "; ".join(f"{k[:14]} {a:.4g}/{b:.4g} vs {'/'.join(f'{x:.4g}' for x in r if x is not None)}"
+                              for (k, a, b), r in list(zip(pairs, references))[:3] if a is not None and b is not None)
+            bad = [f"{k[:14]} {a:.4g}/{b:.4g} vs {r}" for (k, a, b), r in zip(pairs, references)
+                   if not (agrees(a, r, metric) and (control == "none" or (agrees(b, r, metric) and near(a, b, metric, 0.02))))]
             row(f"fidelity: --cache-control {control}, {metric}", expected,
-                f"{len(pairs)} dispatches (pass {first}/pass {later} vs ncu): {shown}", ok)
+                f"{len(pairs)} dispatches (pass {first}/pass {later} vs ncu alone/in groups): {shown}"
+                + (f"; off: {'; '.join(bad[:2])}" if bad else ""), ok)
 
 
 FULL_DEVICE_SCRIPT = """
@@ -871,10 +886,31 @@ def number(text):
         return None
 
 
-def section_check(tag, argv, verdict, launches):
+def ncu_full(argv, launches, log_file):
+    """`ncu --set full` of the first `launches` kernels into `log_file`: (rc, seconds)."""
+    started = time.time()
+    try:
+        rc = subprocess.run(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", SECTIONS_CACHE, "--csv",
+                             "--page", "details", "--print-units", "base", "--launch-count", str(launches),
+                             "--log-file", log_file, *argv], capture_output=True, text=True, timeout=580).returncode
+    except (OSError, subprocess.TimeoutExpired) as e:
+        rc = repr(e)[:80]
+    return rc, time.time() - started
+
+
+def far_rows(keys, ours, theirs):
+    """The rows of `keys` whose values differ by more than SECTION_TOLERANCE (and SECTION_FLOOR)."""
+    return [k for k in keys if abs(number(ours[k]) - number(theirs[k]))
+            > max(SECTION_TOLERANCE * abs(number(theirs[k])), SECTION_FLOOR)]
+
+
+def section_check(tag, argv, verdict, launches, ncu_twice=False):
     """`kreplay --set full` against `ncu --set full` on the same program and its first `launches`
     kernels (Nsight Compute's own section files on this machine): deterministic rows equal, the
-    others within SECTION_TOLERANCE for at least 90% of them, the program's own verdict kept."""
+    others within SECTION_TOLERANCE for at least 90% of them, the program's own verdict kept.
+    With `ncu_twice`, ncu runs again and the rest may instead be as close to ncu as ncu's second
+    run is to its first, give or take 5% of the rows: the time-based rows of kernels of 1.7-3 us
+    (durations, cycles, frequencies, throughputs) vary from one execution to the next."""
     if SECTIONS_ONLY not in tag:
         return
     if SECTIONS_CACHE != "all":
@@ -889,14 +925,7 @@ def section_check(tag, argv, verdict, launches):
         with open(path) as f:
             ours.update(details_rows(f, our_units, our_names))
     ncu_log = os.path.join(WORK, f"ncu_sections_{tag}.csv")
-    started = time.time()
-    try:
-        ncu_rc = subprocess.run(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", SECTIONS_CACHE, "--csv",
-                                 "--page", "details", "--print-units", "base", "--launch-count", str(launches),
-                                 "--log-file", ncu_log, *argv], capture_output=True, text=True, timeout=580).returncode
-    except (OSError, subprocess.TimeoutExpired) as e:
-        ncu_rc = repr(e)[:80]
-    ncu_wall = time.time() - started
+    ncu_rc, ncu_wall = ncu_full(argv, launches, ncu_log)
     theirs = details_rows(open(ncu_log), their_units, their_names) if os.path.exists(ncu_log) else {}
     # Rows are matched by ID: the same kernel must stand behind each. Compared by the function's
     # own name, without its namespaces, template or parameter list (ncu writes "float *" and
@@ -913,8 +942,17 @@ def section_check(tag, argv, verdict, launches):
     det = [k for k in both if k[2] in DETERMINISTIC_LABELS]
     det_bad = [k for k in det if number(ours[k]) != number(theirs[k])]
     rest = [k for k in both if k[2] not in DETERMINISTIC_LABELS]
-    far = [k for k in rest if abs(number(ours[k]) - number(theirs[k]))
-           > max(SECTION_TOLERANCE * abs(number(theirs[k])), SECTION_FLOOR)]
+    far = far_rows(rest, ours, theirs)
+    self_far, self_shown = None, ""
+    if ncu_twice:
+        again_log = os.path.join(WORK, f"ncu_sections_{tag}_again.csv")
+        again_rc, _ = ncu_full(argv, launches, again_log)
+        again = details_rows(open(again_log)) if os.path.exists(again_log) else {}
+        self_rest = [k for k in rest if number(again.get(k, "n/a")) is not None]
+        self_far = far_rows(self_rest, again, theirs) if again_rc == 0 and len(self_rest) == len(rest) else None
+        self_shown = (f"; ncu's second run: rc {again_rc}, {len(self_rest) - len(self_far)}/{len(self_rest)} within"
+                      if self_far is not None else f"; ncu's second run unusable (rc {again_rc}, {len(self_rest)} rows)")
+        log(f"sections {tag}: ncu against itself, far {[(k, again.get(k), theirs[k]) for k in (self_far or [])]}")
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})
@@ -922,15 +960,17 @@ def section_check(tag, argv, verdict, launches):
     log(f"sections {tag}: kernels that differ by ID (ncu, kreplay) {[(i, their_names[i], our_names.get(i)) for i in misaligned[:5]]}")
     log(f"sections {tag}: ncu rc {ncu_rc}; ncu-only rows {only_ncu}; n/a in ours {not_given}; "
         f"far {[(k, ours.get(k), theirs[k]) for k in far]}")
-    row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}",
+    close_enough = len(far) <= 0.1 * len(rest) or (self_far is not None and len(far) <= len(self_far) + 0.05 * len(rest))
+    row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}"
+        + (" (or as many, less 5%, as ncu's second run of its first)" if ncu_twice else ""),
         f"{shown}; ncu rc {ncu_rc}; IDs whose kernels differ {misaligned[:3]}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu, {len(only_ncu)} labels "
         f"ncu only, {len(not_given)} n/a in ours); "
         f"deterministic {len(det) - len(det_bad)}/{len(det)} equal {det_bad[:3]}; units differ on {len(other_units)} labels; "
         f"rest {len(rest) - len(far)}/{len(rest)} "
-        f"within, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; "
+        f"within{self_shown}, far e.g. {[(k[2], ours.get(k), theirs[k]) for k in far[:3]]}; kreplay {wall:.1f}s, ncu {ncu_wall:.1f}s; "
         f"{err.strip()[-160:]!r}",
         rc == 0 and ncu_rc == 0 and ok_verdict and not misaligned and bool(det) and not det_bad and bool(rest)
-        and len(far) <= 0.1 * len(rest))
+        and close_enough)
 
 
 def section_checks():
@@ -955,7 +995,7 @@ def section_checks():
     gemm_alone = app_lines(run(gemm, None, tag="sections_gemm_alone")[1])
     section_check("copy, in-place, cuBLAS SGEMM", gemm,
                   lambda out: (bool(gemm_alone) and app_lines(out) == gemm_alone, "output same"), 3)
-    section_check("PyTorch training step", [sys.executable, "tests/gpu/torch_train.py"], torch_loss, 30)
+    section_check("PyTorch training step", [sys.executable, "tests/gpu/torch_train.py"], torch_loss, 30, ncu_twice=True)
 
 
 def cli_csv_values(out_dir, name="sm__warps_launched.sum"):
