@@ -956,6 +956,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})
+    log(f"sections {tag}: deterministic rows that differ (kreplay, ncu) {[(k, ours[k], theirs[k]) for k in det_bad]}")
     log(f"sections {tag}: units that differ {other_units}")
     log(f"sections {tag}: kernels that differ by ID (ncu, kreplay) {[(i, their_names[i], our_names.get(i)) for i in misaligned[:5]]}")
     log(f"sections {tag}: ncu rc {ncu_rc}; ncu-only rows {only_ncu}; n/a in ours {not_given}; "
