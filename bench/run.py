@@ -124,14 +124,16 @@ def databases(outdir):
 
 def report_numbers(outdir, stderr):
     """kreplay's own report: dispatches, executions, bytes and times, windows, configuration changes."""
-    n, executions, snap_b, snap_ns, rest_b, rest_ns, exec_ns = 0, 0, 0, 0, 0, 0, 0
+    n, executions, snap_b, snap_ns, rest_b, rest_ns, exec_ns, timing_ns = 0, 0, 0, 0, 0, 0, 0, 0
     for db in databases(outdir):
         con = sqlite3.connect(db)
         try:
             n = max(n, con.execute("SELECT COUNT(DISTINCT dispatch_id) FROM rocpd_kernel_dispatch").fetchone()[0])
-            for passes, bs, sns, br, rns, pass_ns in con.execute(
-                    "SELECT passes, bytes_snapshotted, snapshot_ns, bytes_restored, restore_ns, pass_ns "
-                    "FROM kreplay_replay_cost"):
+            columns = {row[1] for row in con.execute("PRAGMA table_info(kreplay_replay_cost)")}
+            timing = "timing_execution_ns" if "timing_execution_ns" in columns else "0"
+            for passes, bs, sns, br, rns, pass_ns, tns in con.execute(
+                    "SELECT passes, bytes_snapshotted, snapshot_ns, bytes_restored, restore_ns, pass_ns, "
+                    f"{timing} FROM kreplay_replay_cost"):
                 times = [t for t in json.loads(pass_ns or "[]") if t]
                 executions += len(times)
                 exec_ns += sum(times)
@@ -139,13 +141,15 @@ def report_numbers(outdir, stderr):
                 snap_ns += sns or 0
                 rest_b += br or 0
                 rest_ns += rns or 0
+                timing_ns += tns or 0
         except sqlite3.Error as e:
             print("report of", db, "unreadable:", e)
         con.close()
     out = {"dispatches": n, "executions": executions,
            "ms_per_execution": exec_ns / executions / 1e6 if executions else None,
            "bytes_snapshotted": snap_b, "snapshot_GBps": snap_b / snap_ns if snap_ns else None,
-           "bytes_restored": rest_b, "restore_GBps": rest_b / rest_ns if rest_ns else None}
+           "bytes_restored": rest_b, "restore_GBps": rest_b / rest_ns if rest_ns else None,
+           "timing_execution_ms": timing_ns / 1e6}
     windows = re.search(r"replay windows closed by: (.*?); (\d+) dispatches in (\d+) windows \(([0-9.]+) per window\)(.*)", stderr)
     if windows:
         out.update(windows_closed_by=windows.group(1)[:300], windows=int(windows.group(3)),

@@ -251,12 +251,14 @@ fn render_costs(data: &RunData, out: &mut String) {
         let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut pass_ns: Vec<(u64, u64)> = Vec::new(); // (total ns, count) per pass index
         let (mut snap, mut restored, mut snap_ns, mut restore_ns) = (0u64, 0u64, 0u64, 0u64);
+        let mut timing_ns = 0u64;
         for c in &costs {
             *outcomes.entry(outcome_label(c.outcome)).or_default() += 1;
             snap += c.bytes_snapshotted;
             restored += c.bytes_restored;
             snap_ns += c.snapshot_ns;
             restore_ns += c.restore_ns;
+            timing_ns += c.timing_execution_ns;
             for (i, ns) in c.pass_ns.iter().enumerate() {
                 if pass_ns.len() <= i {
                     pass_ns.resize(i + 1, (0, 0));
@@ -286,9 +288,17 @@ fn render_costs(data: &RunData, out: &mut String) {
                 pass_ns.len() - 1
             );
         }
+        let timing = if timing_ns > 0 {
+            format!(
+                ", executions without counters for the durations {:.3} ms",
+                timing_ns as f64 / 1e6
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "kreplay: replay cost: {} snapshotted ({:.3} ms), {} restored ({:.3} ms); mean time per pass: {}",
+            "kreplay: replay cost: {} snapshotted ({:.3} ms), {} restored ({:.3} ms){timing}; mean time per pass: {}",
             format_bytes(snap),
             snap_ns as f64 / 1e6,
             format_bytes(restored),
@@ -424,6 +434,7 @@ mod tests {
                 snapshot_ns: 1000,
                 pass_ns: vec![2_000_000, 4_000_000],
                 restore_ns: 500,
+                timing_execution_ns: 0,
                 cache: kreplay_format::CacheState::Flushed,
                 sm_clock_mhz: [0, 0],
                 memory_clock_mhz: [0, 0],
@@ -491,6 +502,16 @@ mod tests {
         assert!(text.contains("2 replayed"), "{text}");
         assert!(text.contains("4.0 KiB snapshotted"), "{text}");
         assert!(text.contains("pass 0 2.000 ms, pass 1 4.000 ms"), "{text}");
+        assert!(!text.contains("without counters"), "none ran: {text}");
+        let mut timed = run();
+        timed.processes[0].costs[0].timing_execution_ns = 1_500_000;
+        let text_timed = render(&timed);
+        assert!(
+            text_timed.contains(
+                "4.0 KiB restored (0.001 ms), executions without counters for the durations 1.500 ms; mean time per pass"
+            ),
+            "{text_timed}"
+        );
         assert!(
             text.contains("caches (--cache-control all): 2 dispatch(es) measured from a flushed L2, 0 with the caches as the work before left them; clocks not read"),
             "{text}"

@@ -115,7 +115,7 @@ pub(crate) const AGENT_INFO_COLUMNS: [&str; 53] = [
     "Model_Name",
 ];
 
-pub(crate) const REPLAY_COST_COLUMNS: [&str; 19] = [
+pub(crate) const REPLAY_COST_COLUMNS: [&str; 20] = [
     "Process_Id",
     "Dispatch_Id",
     "Agent_Id",
@@ -129,6 +129,7 @@ pub(crate) const REPLAY_COST_COLUMNS: [&str; 19] = [
     "Snapshot_Ns",
     "Pass_Ns",
     "Restore_Ns",
+    "Timing_Execution_Ns",
     "Total_Ns",
     "Cache",
     "Sm_Clock_Min_Mhz",
@@ -326,7 +327,8 @@ fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
             let total = cost.drain_ns
                 + cost.snapshot_ns
                 + cost.pass_ns.iter().sum::<u64>()
-                + cost.restore_ns;
+                + cost.restore_ns
+                + cost.timing_execution_ns;
             out.row(&[
                 process.process.pid.to_string(),
                 cost.dispatch_id.to_string(),
@@ -341,6 +343,7 @@ fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
                 cost.snapshot_ns.to_string(),
                 quoted(&pass_ns.join(";")),
                 cost.restore_ns.to_string(),
+                cost.timing_execution_ns.to_string(),
                 total.to_string(),
                 quoted(cost.cache.as_str()),
                 cost.sm_clock_mhz[0].to_string(),
@@ -582,7 +585,12 @@ mod tests {
         assert_eq!(rows.len(), 2, "one row per dispatch");
         assert_eq!(&rows[0][3], "replayed");
         assert_eq!(&rows[0][11], "10000;11000;12000");
-        assert_eq!(&rows[0][13], (1_000 + 2_000 + 33_000 + 3_000).to_string());
+        let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(&rows[0][column("Timing_Execution_Ns")], "4000");
+        assert_eq!(
+            &rows[0][column("Total_Ns")],
+            (1_000 + 2_000 + 33_000 + 3_000 + 4_000).to_string()
+        );
         assert_eq!(&rows[1][3], "declined_graph_launch");
     }
 

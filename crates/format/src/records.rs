@@ -329,6 +329,10 @@ pub struct ReplayCost {
     pub pass_ns: Vec<u64>,
     /// All restores together.
     pub restore_ns: u64,
+    /// Wall time of the timing execution (the unit's launches once more without counters, for
+    /// the records' durations), its restore excluded (that is in `restore_ns`); 0 when none ran.
+    #[serde(default)]
+    pub timing_execution_ns: u64,
     /// The cache state every measured execution started from.
     #[serde(default)]
     pub cache: CacheState,

@@ -377,6 +377,7 @@ CREATE TABLE IF NOT EXISTS kreplay_replay_cost (
     "snapshot_ns" INTEGER NOT NULL,
     "pass_ns" JSONB NOT NULL,
     "restore_ns" INTEGER NOT NULL,
+    "timing_execution_ns" INTEGER NOT NULL DEFAULT 0,
     "cache" TEXT NOT NULL,
     "sm_clock_min_mhz" INTEGER NOT NULL,
     "sm_clock_max_mhz" INTEGER NOT NULL,

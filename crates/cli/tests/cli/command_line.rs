@@ -584,6 +584,7 @@ fn fixture_db_with_units(path: &Path, unit: &str) {
             snapshot_ns: 1000,
             pass_ns: vec![5000, 6000],
             restore_ns: 700,
+            timing_execution_ns: 0,
             cache: kreplay_format::CacheState::Flushed,
             sm_clock_mhz: [0, 0],
             memory_clock_mhz: [0, 0],

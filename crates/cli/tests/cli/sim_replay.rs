@@ -154,7 +154,7 @@ fn kernel_replay_with_two_groups_collects_both_on_every_dispatch() {
 
 /// The execution without counters after the measured ones (on by default; off with
 /// `KREPLAY_TIMING_EXECUTION=0`) changes neither the application's results nor a deterministic
-/// counter, and adds no record.
+/// counter, and adds no record; its own time is in every replayed unit's cost.
 #[test]
 fn a_timing_execution_changes_no_result_and_no_deterministic_counter() {
     let deterministic = |dir: &Path| -> Values {
@@ -163,7 +163,7 @@ fn a_timing_execution_changes_no_result_and_no_deterministic_counter() {
             .filter(|((_, _, name), _)| name == W || name == I)
             .collect()
     };
-    let args = two_groups_replay(&["-f", "json", "-d", "DIR", "-o", "out"]);
+    let args = two_groups_replay(&["-f", "json", "rocpd", "-d", "DIR", "-o", "out"]);
     let timed = tempfile::tempdir().unwrap();
     assert_ok_and_verified(&run_sim(timed.path(), &args));
     let plain = tempfile::tempdir().unwrap();
@@ -181,6 +181,20 @@ fn a_timing_execution_changes_no_result_and_no_deterministic_counter() {
     let records =
         |dir: &Path| read_json_counter_records(dir.join("DIR").join("out_results.json")).unwrap();
     assert_eq!(records(timed.path()).len(), records(plain.path()).len());
+    let timing_ns = |dir: &Path| -> Vec<u64> {
+        let run = read_databases(&[dir.join("DIR").join("out_results.db")]).unwrap();
+        costs(&run)
+            .iter()
+            .filter(|c| c.outcome == ReplayOutcome::Replayed && c.passes > 1)
+            .map(|c| c.timing_execution_ns)
+            .collect()
+    };
+    let (timed_ns, plain_ns) = (timing_ns(timed.path()), timing_ns(plain.path()));
+    assert!(
+        !timed_ns.is_empty() && timed_ns.iter().any(|&ns| ns > 0),
+        "{timed_ns:?}"
+    );
+    assert!(plain_ns.iter().all(|&ns| ns == 0), "{plain_ns:?}");
 }
 
 #[test]

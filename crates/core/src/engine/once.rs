@@ -107,6 +107,7 @@ where
             snapshot_ns: 0,
             pass_ns: vec![pass_ns],
             restore_ns: 0,
+            timing_execution_ns: 0,
             cache: conditions.cache,
             sm_clock_mhz: conditions.sm_clock_mhz,
             memory_clock_mhz: conditions.memory_clock_mhz,

@@ -60,6 +60,8 @@ struct MockBackend {
     drain_times_out: bool,
     restore_fails: bool,
     relaunch_fails: bool,
+    /// How long every relaunch takes.
+    relaunch_takes: Duration,
     collectable: Option<usize>,
     /// Calls of the query methods (free memory, collectable groups).
     queries: usize,
@@ -351,6 +353,7 @@ impl ReplayBackend for MockBackend {
 
     fn relaunch(&mut self, _launch: &()) -> Result<(), BackendError> {
         self.ops.push(Op::Relaunch);
+        std::thread::sleep(self.relaunch_takes);
         if self.relaunch_fails {
             return Err(BackendError::Failed("launch failed".into()));
         }
@@ -589,6 +592,7 @@ fn a_timing_execution_gives_every_pass_its_durations_and_leaves_memory_as_one_ex
     let h = harness_with(config, None);
     let mut backend = MockBackend::new();
     backend.timing_executions = true;
+    backend.relaunch_takes = Duration::from_millis(5);
     launch(&h, &mut backend, LaunchKind::Kernel);
     assert_eq!(
         backend.ops,
@@ -625,6 +629,11 @@ fn a_timing_execution_gives_every_pass_its_durations_and_leaves_memory_as_one_ex
     assert_eq!(cost.passes, 2);
     assert_eq!(cost.pass_ns.len(), 2, "the timing execution is not a pass");
     assert_eq!(cost.bytes_restored, 16);
+    let relaunch = Duration::from_millis(5).as_nanos() as u64;
+    assert!(
+        cost.timing_execution_ns >= relaunch && cost.pass_ns[1] >= relaunch,
+        "the timing execution's own time is recorded beside the passes': {cost:?}"
+    );
 }
 
 #[test]
@@ -635,7 +644,10 @@ fn no_timing_execution_when_switched_off_for_one_pass_or_where_the_device_runs_n
         let h = harness_with(config, None);
         let mut backend = MockBackend::new();
         backend.timing_executions = runs;
+        backend.relaunch_takes = Duration::from_millis(2);
         launch(&h, &mut backend, LaunchKind::Kernel);
+        let recorded = h.sink.costs()[0].timing_execution_ns;
+        assert_eq!(recorded, 0, "no timing execution ran, none is recorded");
         (backend.count(&Op::StartTiming(1)), backend.value)
     };
     assert_eq!(two_groups(false, true), (0, 1), "switched off");

@@ -637,8 +637,8 @@ impl RowInserter {
                 r#"INSERT INTO kreplay_replay_cost (guid, pid, dispatch_id, agent_id, outcome, passes,
                    bytes_tracked, bytes_snapshotted, bytes_restored, staging, drain_ns, snapshot_ns,
                    pass_ns, restore_ns, cache, sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz,
-                   memory_clock_max_mhz) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
-                   ?15, ?16, ?17, ?18, ?19)"#,
+                   memory_clock_max_mhz, timing_execution_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+                   ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"#,
             )
             .and_then(|mut statement| {
                 statement.execute(params![
@@ -660,7 +660,8 @@ impl RowInserter {
                     cost.sm_clock_mhz[0],
                     cost.sm_clock_mhz[1],
                     cost.memory_clock_mhz[0],
-                    cost.memory_clock_mhz[1]
+                    cost.memory_clock_mhz[1],
+                    to_sql(cost.timing_execution_ns)
                 ])
             })
             .map_err(|e| self.err(e))?;

@@ -433,7 +433,8 @@ impl ProcessReader<'_> {
             .prepare(
                 r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
                    bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
-                   sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz
+                   sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
+                   timing_execution_ns
                    FROM kreplay_replay_cost WHERE guid = ?1 ORDER BY id"#,
             )
             .map_err(err)?;
@@ -471,6 +472,7 @@ impl ProcessReader<'_> {
                 snapshot_ns: int(9)?,
                 pass_ns,
                 restore_ns: int(11)?,
+                timing_execution_ns: int(17)?,
                 cache,
                 sm_clock_mhz: [mhz(13)?, mhz(14)?],
                 memory_clock_mhz: [mhz(15)?, mhz(16)?],

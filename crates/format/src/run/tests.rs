@@ -118,7 +118,7 @@ prop_compose! {
                 dispatch_id: n[0], agent_id: n[1], outcome: outcomes[outcome], passes,
                 bytes_tracked: n[2], bytes_snapshotted: n[3], bytes_restored: n[4],
                 staging: stagings[staging], drain_ns: n[5], snapshot_ns: n[6], pass_ns,
-                restore_ns: n[7],
+                restore_ns: n[7], timing_execution_ns: n[8],
                 cache: if flushed { CacheState::Flushed } else { CacheState::AsLeft },
                 sm_clock_mhz: [mhz[0], mhz[1]], memory_clock_mhz: [mhz[2], mhz[3]],
             }));

@@ -23,6 +23,7 @@ struct Replay<S> {
     bytes_restored: u64,
     restore_ns: u64,
     pass_ns: Vec<u64>,
+    timing_execution_ns: u64,
 }
 
 impl<L, S, C> Engine<L, S, C>
@@ -83,6 +84,7 @@ where
             bytes_restored: 0,
             restore_ns: 0,
             pass_ns: Vec::new(),
+            timing_execution_ns: 0,
         };
 
         let timings0 =
@@ -235,6 +237,7 @@ where
                 snapshot_ns: shared(replay.snapshot_ns),
                 pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
                 restore_ns: shared(replay.restore_ns),
+                timing_execution_ns: shared(replay.timing_execution_ns),
                 cache: cost.conditions.cache,
                 sm_clock_mhz: cost.conditions.sm_clock_mhz,
                 memory_clock_mhz: cost.conditions.memory_clock_mhz,
@@ -504,8 +507,9 @@ where
             return Err(PassFailure::Counters(format!("start_execution: {error}")));
         }
         let stopped = backend.stop_execution(device);
-        if planned.is_some() {
-            replay.pass_ns.push(elapsed_ns(pass_started));
+        match planned {
+            Some(_) => replay.pass_ns.push(elapsed_ns(pass_started)),
+            None => replay.timing_execution_ns += elapsed_ns(pass_started),
         }
         if let Some(error) = boundary_lost {
             return Err(PassFailure::Counters(format!("launch boundary: {error}")));
