@@ -428,15 +428,26 @@ impl ProcessReader<'_> {
     /// kreplay's replay cost rows.
     fn costs(&self, run: &mut ProcessRun) -> Result<(), FormatError> {
         let (err, corrupt) = self.errors();
+        // Databases written before the timing execution's column existed read as 0 there.
+        let timing_column = self
+            .conn
+            .prepare("SELECT 1 FROM pragma_table_info('kreplay_replay_cost') WHERE name = 'timing_execution_ns'")
+            .and_then(|mut s| s.exists([]))
+            .map_err(err)?;
+        let timing = if timing_column {
+            "timing_execution_ns"
+        } else {
+            "0"
+        };
         let mut statement = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
                    bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
                    sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
-                   timing_execution_ns
-                   FROM kreplay_replay_cost WHERE guid = ?1 ORDER BY id"#,
-            )
+                   {timing}
+                   FROM kreplay_replay_cost WHERE guid = ?1 ORDER BY id"#
+            ))
             .map_err(err)?;
         let mut rows = statement.query([self.guid]).map_err(err)?;
         while let Some(row) = rows.next().map_err(err)? {

@@ -682,3 +682,29 @@ fn tool_threads_block_signals_but_not_faults() {
     .unwrap();
     assert_eq!(mask, ([true; 3], [false; 4]));
 }
+
+#[test]
+fn a_database_from_before_the_timing_execution_column_reads_it_as_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("older.db");
+    let records = recorded_run(31);
+    write_through_writer(&path, &records);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE kreplay_replay_cost DROP COLUMN timing_execution_ns")
+        .unwrap();
+    drop(conn);
+    let read = read_databases(std::slice::from_ref(&path)).unwrap();
+    let costs: Vec<_> = read.processes.iter().flat_map(|p| &p.costs).collect();
+    assert!(!costs.is_empty());
+    assert!(
+        costs.iter().all(|c| c.timing_execution_ns == 0),
+        "{costs:?}"
+    );
+    let mut expected = RunData::from_records(records);
+    for process in &mut expected.processes {
+        for cost in &mut process.costs {
+            cost.timing_execution_ns = 0;
+        }
+    }
+    assert_eq!(read, expected, "everything else as written");
+}
