@@ -14,6 +14,8 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   all, one pass            only the DRAM metric: one hardware pass, nothing restored before it
   all, one pass, no timing the same without the timing execution: nothing snapshotted either
   none                     no flush
+  none, host staging       no flush, snapshots staged on the host (does device staging's copy
+                           leave dirty lines that pass 0 writes back?)
 and Nsight Compute with the metric alone (one pass) and with all four groups' metrics (its own
 restores before its later passes: `ncu_groups`).
 Prints, per kernel, the value in each pass and ncu's.
@@ -95,6 +97,7 @@ def main():
         ("all_one_pass", [], None, [[METRIC]]),
         ("all_one_pass_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}, [[METRIC]]),
         ("none", ["--cache-control", "none"], None, GROUPS),
+        ("none_host_staging", ["--cache-control", "none"], {"KREPLAY_HOST_STAGING": "1"}, GROUPS),
     ]
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
     if only and "ncu_groups" in only:
@@ -106,7 +109,7 @@ def main():
         if only and tag not in only:
             continue
         rows, last = kreplay(tag, args, env, groups)
-        control = "none" if tag == "none" else "all"
+        control = "none" if tag.startswith("none") else "all"
         if control not in reference:
             reference[control] = ncu(control)
         ref = reference[control]

@@ -51,12 +51,15 @@ pub const ENV_GRAPH_WINDOW_SPANS: &str = "KREPLAY_GRAPH_WINDOW_SPANS";
 /// Environment variable: `0` leaves out the execution that measures no counters, added to every
 /// replayed unit after its measured ones, whose launch times become the records' durations.
 pub const ENV_TIMING_EXECUTION: &str = "KREPLAY_TIMING_EXECUTION";
+/// Environment variable: `1` stages every snapshot in pinned host memory, none on the device
+/// (for a device whose memory the application needs, and to compare the two).
+pub const ENV_HOST_STAGING: &str = "KREPLAY_HOST_STAGING";
 /// Environment variable: `1` prints diagnostic lines of the tool's own phases on stderr.
 pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
-/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s and [`ENV_DEBUG`]'s.
+/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s, [`ENV_HOST_STAGING`]'s and [`ENV_DEBUG`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
@@ -82,6 +85,8 @@ pub struct Switches {
     /// [`ENV_TIMING_EXECUTION`]: a replayed unit's records take their durations from an extra
     /// execution that measures no counters (on by default).
     pub timing_execution: bool,
+    /// [`ENV_HOST_STAGING`]: snapshots are staged on the host only (off by default).
+    pub host_staging: bool,
     /// [`ENV_DEBUG`]: diagnostic lines on stderr (off by default).
     pub debug: bool,
     /// Why a switch's value was refused (its default is used meanwhile): the CLI refuses it
@@ -104,6 +109,7 @@ impl Default for Switches {
             graph_nodes: true,
             graph_window_spans: true,
             timing_execution: true,
+            host_staging: false,
             debug: false,
             refused: None,
         }
@@ -148,6 +154,7 @@ impl Switches {
             graph_nodes: switch(ENV_GRAPH_NODES, defaults.graph_nodes),
             graph_window_spans: switch(ENV_GRAPH_WINDOW_SPANS, defaults.graph_window_spans),
             timing_execution: switch(ENV_TIMING_EXECUTION, defaults.timing_execution),
+            host_staging: switch(ENV_HOST_STAGING, defaults.host_staging),
             debug: switch(ENV_DEBUG, defaults.debug),
             refused,
         }
@@ -432,6 +439,7 @@ mod tests {
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
             (ENV_TIMING_EXECUTION, "0"),
+            (ENV_HOST_STAGING, "1"),
             (ENV_DEBUG, "1"),
         ]));
         assert_eq!(
@@ -448,6 +456,7 @@ mod tests {
                 graph_nodes: false,
                 graph_window_spans: false,
                 timing_execution: false,
+                host_staging: true,
                 debug: true,
                 refused: None,
             }

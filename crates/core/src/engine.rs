@@ -594,13 +594,17 @@ where
             .unwrap_or_else(|| info.kernel_name.clone())
     }
 
-    /// Device staging first while it leaves the reserve free, host staging otherwise.
+    /// Device staging first while it leaves the reserve free, host staging otherwise (only
+    /// host staging with `KREPLAY_HOST_STAGING=1`).
     fn staging_order<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         bytes: u64,
     ) -> Vec<Staging> {
+        if self.config.switches.host_staging {
+            return vec![Staging::Host];
+        }
         let free = backend.device_free_bytes(device);
         let room = free.saturating_sub(self.options.staging_reserve_bytes);
         if bytes <= room {

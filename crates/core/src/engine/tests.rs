@@ -982,6 +982,37 @@ fn staging_falls_back_to_host_then_declines_too_large() {
 }
 
 #[test]
+fn host_staging_switch_stages_on_the_host_only_with_the_same_results() {
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.switches.host_staging = true;
+    let h = harness_with(config, None);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.value, 1, "the kernel's effect is kept exactly once");
+    let cost = &h.sink.costs()[0];
+    assert_eq!(
+        (cost.outcome, cost.staging),
+        (ReplayOutcome::Replayed, Staging::Host)
+    );
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 0);
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Host)), 1);
+
+    // No room on the host: declined as too large, device staging not tried.
+    let mut config = self::config(2, InProcessMode::KernelReplay);
+    config.switches.host_staging = true;
+    let h = harness_with(config, None);
+    let mut backend = MockBackend::new();
+    backend.host_staging_full = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(
+        h.sink.costs()[0].outcome,
+        ReplayOutcome::DeclinedSnapshotTooLarge
+    );
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Device)), 0);
+    assert_eq!(backend.value, 1);
+}
+
+#[test]
 fn drain_timeout_stores_every_record_then_aborts_with_the_fix() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
