@@ -663,9 +663,12 @@ def fidelity_checks():
            for control in ("all", "none")}
     ncu["det"] = ncu_program(argv)
     window = {"count": 64}
-    for control in ("all", "none"):
-        rc, out, err, db, wall = run(argv, FIDELITY, tag=f"fidelity_{control}", replay_window=window,
-                                     cache_control=control)
+    # The third: is what the `none` row misses the dirty lines of device staging's snapshot copy?
+    for control, staging in (("all", ""), ("none", ""), ("none", "host")):
+        label = control + (", KREPLAY_HOST_STAGING=1" if staging else "")
+        rc, out, err, db, wall = run(argv, FIDELITY, tag=f"fidelity_{control}{staging}", replay_window=window,
+                                     cache_control=control,
+                                     env_extra={"KREPLAY_HOST_STAGING": "1"} if staging else None)
         table = counters(db)
         ids = sorted({d for d, _ in table})
         per = [{p: table.get((d, p), {}).get("values", {}) for p in range(4)} for d in ids]
@@ -674,17 +677,19 @@ def fidelity_checks():
         clocks = query(db, "SELECT MIN(sm_clock_min_mhz), MAX(sm_clock_max_mhz), MIN(memory_clock_min_mhz), "
                            "MAX(memory_clock_max_mhz) FROM kreplay_replay_cost")
         meta = query(db, "SELECT value FROM rocpd_metadata WHERE tag = 'cache_control'")
+        placed = sorted({p for (p,) in query(db, "SELECT staging FROM kreplay_replay_cost WHERE bytes_snapshotted > 0")})
+        staging_ok = placed == ["host"] if staging else bool(placed)
         same_output = rc == 0 and rc0 == 0 and app_lines(out) == reference and bool(reference)
         expected_state = "flushed" if control == "all" else "as_left"
         det_ok = bool(ncu["det"]) and len(per) == len(ncu["det"]) and all(
             per[i][0].get(m) == ncu["det"][i].get(m) for i in range(len(per)) for m in ncu["det"][i])
-        row(f"fidelity: --cache-control {control}, results and records",
+        row(f"fidelity: --cache-control {label}, results and records",
             f"output == alone, {len(ncu['det'])} dispatches x 4 passes, cache '{expected_state}', metadata '{control}', "
-            "warps/inst == ncu, clocks read",
-            f"output same {same_output}; {len(per)} dispatches; caches {sorted(set(caches))}; metadata {meta}; "
+            f"warps/inst == ncu, clocks read, staged {'on the host only' if staging else 'somewhere'}",
+            f"output same {same_output}; {len(per)} dispatches; caches {sorted(set(caches))}; metadata {meta}; staging {placed}; "
             f"== ncu {det_ok}; clocks (SM, memory MHz) {clocks}; {wall:.1f}s vs {wall0:.1f}s alone; {err.strip()[-200:]!r}",
             same_output and len(per) == len(ncu["det"]) > 0 and set(caches) == {expected_state}
-            and meta == [(control,)] and det_ok and bool(clocks) and (clocks[0][0] or 0) > 0)
+            and meta == [(control,)] and det_ok and bool(clocks) and (clocks[0][0] or 0) > 0 and staging_ok)
         for metric, first, later in FIDELITY_PAIRS:
             pairs = [(k, v[first].get(metric), v[later].get(metric)) for k, v in zip(kernels, per)]
             references = [[run_.get(metric) for run_ in runs] for runs in ncu[control]]
@@ -701,7 +706,7 @@ def fidelity_checks():
                               for (k, a, b), r in list(zip(pairs, references))[:3] if a is not None and b is not None)
             bad = [f"{k[:14]} {a:.4g}/{b:.4g} vs {r}" for (k, a, b), r in zip(pairs, references)
                    if not (agrees(a, r, metric) and (control == "none" or (agrees(b, r, metric) and near(a, b, metric, 0.02))))]
-            row(f"fidelity: --cache-control {control}, {metric}", expected,
+            row(f"fidelity: --cache-control {label}, {metric}", expected,
                 f"{len(pairs)} dispatches (pass {first}/pass {later} vs ncu alone/in groups): {shown}"
                 + (f"; off: {'; '.join(bad[:2])}" if bad else ""), ok)
 
