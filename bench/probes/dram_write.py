@@ -16,8 +16,8 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   none                     no flush
   none, host staging       no flush, snapshots staged on the host (does device staging's copy
                            leave dirty lines that pass 0 writes back?)
-and Nsight Compute with the metric alone (one pass) and with all four groups' metrics (its own
-restores before its later passes: `ncu_groups`).
+and Nsight Compute with the metric alone (one pass) and with every metric of this probe's four
+groups in one call (ncu's own pass layout, its later passes after its own restores: `ncu_groups`).
 Prints, per kernel, the value in each pass and ncu's.
 Usage: python3 bench/probes/dram_write.py [bin dir] [variant,...]   (logs and databases under $OUT)"""
 import os
@@ -118,7 +118,7 @@ def main():
             continue
         for i, (name, passes) in enumerate(rows):
             ncu_name, r = ref[i] if i < len(ref) else ("-", None)
-            vals = " ".join(f"p{p}={v:.3e}" for p, v in sorted(passes.items()))
+            vals = " ".join(f"p{p}={num(v)}" for p, v in sorted(passes.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
             print(f"   {i:2d} {name:24s} {vals}   ncu {ncu_name} {num(r)}")
 
 

@@ -77,6 +77,10 @@ def config(groups, tag, **overrides):
     } | overrides
 
 
+# A replay cost's time besides its passes (Total_Ns of replay_cost.csv is this plus the passes).
+FIXED_COST_NS = "drain_ns + snapshot_ns + restore_ns + timing_execution_ns"
+
+
 def run(cmd, groups=None, tag="plain", timeout=300, env_extra=None, **overrides):
     env = dict(os.environ)
     if groups is not None:
@@ -181,7 +185,7 @@ def window_checks():
             lst = [per[d] for d in sorted(per)]
             same = bool(ncu_list) and len(lst) == len(ncu_list) and all(
                 abs(a.get(m, -1) - b.get(m, -2)) < 0.5 for a, b in zip(lst, ncu_list) for m in a)
-            costs = query(db, "SELECT drain_ns + snapshot_ns + restore_ns, pass_ns FROM kreplay_replay_cost")
+            costs = query(db, f"SELECT {FIXED_COST_NS}, pass_ns FROM kreplay_replay_cost")
             total_ms = sum(c[0] + sum(json.loads(c[1])) for c in costs) / 1e6
             extra = f"; counters plausible={good}, == ncu {same}; {total_ms:.0f} ms for {len(costs)} dispatches"
             ok = ok and good and same
@@ -304,7 +308,7 @@ def deterministic(db, names=("sm__warps_launched.sum", "smsp__inst_executed.sum"
 
 
 def mean_overhead_ms(db):
-    costs = query(db, "SELECT drain_ns + snapshot_ns + restore_ns, pass_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
+    costs = query(db, f"SELECT {FIXED_COST_NS}, pass_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
     totals = [(c[0] + sum(json.loads(c[1]))) / 1e6 for c in costs]
     return sum(totals) / len(totals) if totals else float("nan")
 
@@ -521,9 +525,10 @@ def per_dispatch_checks():
 
     # --- per-dispatch overhead -------------------------------------------------------------------
     for tag, n_db in (("inplace 5 groups", inplace5 if "inplace5" in dir() else None),):
-        costs = query(n_db, "SELECT passes, bytes_snapshotted, staging, drain_ns, snapshot_ns, pass_ns, restore_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
+        costs = query(n_db, "SELECT passes, bytes_snapshotted, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, "
+                            "timing_execution_ns FROM kreplay_replay_cost WHERE outcome='replayed'")
         if costs:
-            totals = [(c[3] + c[4] + sum(json.loads(c[5])) + c[6]) / 1e6 for c in costs]
+            totals = [(c[3] + c[4] + sum(json.loads(c[5])) + c[6] + c[7]) / 1e6 for c in costs]
             per_pass = [sum(json.loads(c[5])) / max(1, c[0]) / 1e6 for c in costs]
             detail = (f"{len(costs)} dispatches, {costs[0][1]} B staged on {costs[0][2]}, total per dispatch mean {sum(totals)/len(totals):.1f} ms "
                       f"(first {totals[0]:.1f}, last {totals[-1]:.1f}), per pass {sum(per_pass)/len(per_pass):.1f} ms, snapshot {costs[-1][4]/1e6:.2f} ms, restores {costs[-1][6]/1e6:.2f} ms")
@@ -641,10 +646,12 @@ def near(a, b, metric, tolerance):
 
 
 def agrees(value, references, metric):
-    """Within 5% of one of ncu's runs, or inside the range they span: where ncu's own runs (the
-    metrics alone; the four groups, its later passes after its own restores) disagree by more
-    than 5%, that range is how far the count is reproducible at all (an SGEMM's DRAM writes:
-    0.02-0.16 MB alone, 2.1-2.4 MB in four groups, measured 2026-12-02)."""
+    """Within 5% of one of ncu's runs, or inside the range they span: where ncu's own runs with
+    --cache-control all (the metrics alone; every metric of the four groups, in ncu's own pass
+    layout, its later passes after its own restores) disagree by more than 5%, that range is how
+    far the count is reproducible at all (an SGEMM's DRAM writes: 0.02-0.16 MB alone, 2.1-2.5 MB
+    with every metric, measured 2026-12-02). With `none`, ncu's later passes follow its own save
+    and are no reference for pass 0: there `references` holds only the metrics-alone run."""
     known = [r for r in references if r is not None]
     return value is not None and bool(known) and (
         any(near(value, r, metric, 0.05) for r in known) or min(known) <= value <= max(known))
@@ -663,12 +670,16 @@ def fidelity_checks():
            for control in ("all", "none")}
     ncu["det"] = ncu_program(argv)
     window = {"count": 64}
-    # The third: is what the `none` row misses the dirty lines of device staging's snapshot copy?
-    for control, staging in (("all", ""), ("none", ""), ("none", "host")):
-        label = control + (", KREPLAY_HOST_STAGING=1" if staging else "")
-        rc, out, err, db, wall = run(argv, FIDELITY, tag=f"fidelity_{control}{staging}", replay_window=window,
-                                     cache_control=control,
-                                     env_extra={"KREPLAY_HOST_STAGING": "1"} if staging else None)
+    # The last two: is what the `none` DRAM-write row misses the dirty lines of device staging's
+    # snapshot copy? Host staging closes windows at every call, so its control closes them too.
+    variants = [("all", "", {}, "device"), ("none", "", {}, "device"),
+                ("none", ", KREPLAY_WINDOW_SPANS=0", {"KREPLAY_WINDOW_SPANS": "0"}, "device"),
+                ("none", ", KREPLAY_HOST_STAGING=1", {"KREPLAY_HOST_STAGING": "1"}, "host")]
+    for control, suffix, env_extra, staging in variants:
+        label = control + suffix
+        rc, out, err, db, wall = run(argv, FIDELITY, tag="_".join(["fidelity", control, *(f"{k}{v}" for k, v in env_extra.items())]),
+                                     replay_window=window,
+                                     cache_control=control, env_extra=env_extra)
         table = counters(db)
         ids = sorted({d for d, _ in table})
         per = [{p: table.get((d, p), {}).get("values", {}) for p in range(4)} for d in ids]
@@ -678,21 +689,23 @@ def fidelity_checks():
                            "MAX(memory_clock_max_mhz) FROM kreplay_replay_cost")
         meta = query(db, "SELECT value FROM rocpd_metadata WHERE tag = 'cache_control'")
         placed = sorted({p for (p,) in query(db, "SELECT staging FROM kreplay_replay_cost WHERE bytes_snapshotted > 0")})
-        staging_ok = placed == ["host"] if staging else bool(placed)
+        staging_ok = placed == [staging]
         same_output = rc == 0 and rc0 == 0 and app_lines(out) == reference and bool(reference)
         expected_state = "flushed" if control == "all" else "as_left"
         det_ok = bool(ncu["det"]) and len(per) == len(ncu["det"]) and all(
             per[i][0].get(m) == ncu["det"][i].get(m) for i in range(len(per)) for m in ncu["det"][i])
         row(f"fidelity: --cache-control {label}, results and records",
             f"output == alone, {len(ncu['det'])} dispatches x 4 passes, cache '{expected_state}', metadata '{control}', "
-            f"warps/inst == ncu, clocks read, staged {'on the host only' if staging else 'somewhere'}",
+            f"warps/inst == ncu, clocks read, staged on the {staging}",
             f"output same {same_output}; {len(per)} dispatches; caches {sorted(set(caches))}; metadata {meta}; staging {placed}; "
             f"== ncu {det_ok}; clocks (SM, memory MHz) {clocks}; {wall:.1f}s vs {wall0:.1f}s alone; {err.strip()[-200:]!r}",
             same_output and len(per) == len(ncu["det"]) > 0 and set(caches) == {expected_state}
             and meta == [(control,)] and det_ok and bool(clocks) and (clocks[0][0] or 0) > 0 and staging_ok)
         for metric, first, later in FIDELITY_PAIRS:
             pairs = [(k, v[first].get(metric), v[later].get(metric)) for k, v in zip(kernels, per)]
-            references = [[run_.get(metric) for run_ in runs] for runs in ncu[control]]
+            # With `none` only ncu's metrics-alone run (its pass 0) is a reference (see agrees).
+            references = [[run_.get(metric) for run_ in (runs if control == "all" else runs[:1])]
+                          for runs in ncu[control]]
             measured = [a for _, a, _ in pairs] + ([b for _, _, b in pairs] if control == "all" else [])
             vs_ncu = len(pairs) == len(references) and all(
                 agrees(v, r, metric) for v, r in zip(measured, references + references))
@@ -701,10 +714,11 @@ def fidelity_checks():
                 ok, expected = across and vs_ncu, "passes within 2%, each agreeing with ncu --cache-control all"
             else:
                 ok, expected = vs_ncu, "pass 0 agreeing with ncu --cache-control none"
-            expected += " (within 5% of ncu alone or in four groups, or between them)"
+            expected += (" (within 5% of ncu alone or with every metric, or between them)" if control == "all"
+                         else " (within 5% of ncu with the metrics alone)")
             shown = "; ".join(f"{k[:14]} {a:.4g}/{b:.4g} vs {'/'.join(f'{x:.4g}' for x in r if x is not None)}"
                               for (k, a, b), r in list(zip(pairs, references))[:3] if a is not None and b is not None)
-            bad = [f"{k[:14]} {a:.4g}/{b:.4g} vs {r}" for (k, a, b), r in zip(pairs, references)
+            bad = [f"{k[:14]} {a}/{b} vs {r}" for (k, a, b), r in zip(pairs, references)
                    if not (agrees(a, r, metric) and (control == "none" or (agrees(b, r, metric) and near(a, b, metric, 0.02))))]
             row(f"fidelity: --cache-control {label}, {metric}", expected,
                 f"{len(pairs)} dispatches (pass {first}/pass {later} vs ncu alone/in groups): {shown}"
@@ -913,9 +927,12 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     """`kreplay --set full` against `ncu --set full` on the same program and its first `launches`
     kernels (Nsight Compute's own section files on this machine): deterministic rows equal, the
     others within SECTION_TOLERANCE for at least 90% of them, the program's own verdict kept.
-    With `ncu_twice`, ncu runs again and the rest may instead be as close to ncu as ncu's second
-    run is to its first, give or take 5% of the rows: the time-based rows of kernels of 1.7-3 us
-    (durations, cycles, frequencies, throughputs) vary from one execution to the next."""
+    With `ncu_twice`, ncu runs again, and the rest may instead be within tolerance on at least 80%
+    of the rows with at most 5% of them far where ncu's second run is not far from its first:
+    the time-based rows of kernels of 1.7-3 us (durations, cycles, frequencies, throughputs) vary
+    from one execution to the next, and a row ncu cannot reproduce is no reference. The second
+    run's kernels must be the same by ID and its deterministic rows are logged where they differ
+    from the first run's."""
     if SECTIONS_ONLY not in tag:
         return
     if SECTIONS_CACHE != "all":
@@ -952,12 +969,19 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     if ncu_twice:
         again_log = os.path.join(WORK, f"ncu_sections_{tag}_again.csv")
         again_rc, _ = ncu_full(argv, launches, again_log)
-        again = details_rows(open(again_log)) if os.path.exists(again_log) else {}
+        again_names = {}
+        again = details_rows(open(again_log), names=again_names) if os.path.exists(again_log) else {}
         self_rest = [k for k in rest if number(again.get(k, "n/a")) is not None]
-        self_far = far_rows(self_rest, again, theirs) if again_rc == 0 and len(self_rest) == len(rest) else None
-        self_shown = (f"; ncu's second run: rc {again_rc}, {len(self_rest) - len(self_far)}/{len(self_rest)} within"
-                      if self_far is not None else f"; ncu's second run unusable (rc {again_rc}, {len(self_rest)} rows)")
-        log(f"sections {tag}: ncu against itself, far {[(k, again.get(k), theirs[k]) for k in (self_far or [])]}")
+        same_kernels = all(bare(again_names.get(i)) == bare(their_names[i]) for i in their_names)
+        usable = again_rc == 0 and len(self_rest) == len(rest) and same_kernels
+        self_far = far_rows(self_rest, again, theirs) if usable else None
+        self_shown = (f"; ncu's second run: {len(self_rest) - len(self_far)}/{len(self_rest)} within, "
+                      f"{len(set(far) - set(self_far))} of ours far where it is not"
+                      if self_far is not None else
+                      f"; ncu's second run unusable (rc {again_rc}, {len(self_rest)} rows, same kernels {same_kernels})")
+        self_det = [(k, again.get(k), theirs[k]) for k in det if number(again.get(k, "n/a")) != number(theirs[k])]
+        log(f"sections {tag}: ncu against itself, deterministic rows that differ {self_det}; "
+            f"far {[(k, again.get(k), theirs[k]) for k in (self_far or [])]}")
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})
@@ -966,9 +990,10 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     log(f"sections {tag}: kernels that differ by ID (ncu, kreplay) {[(i, their_names[i], our_names.get(i)) for i in misaligned[:5]]}")
     log(f"sections {tag}: ncu rc {ncu_rc}; ncu-only rows {only_ncu}; n/a in ours {not_given}; "
         f"far {[(k, ours.get(k), theirs[k]) for k in far]}")
-    close_enough = len(far) <= 0.1 * len(rest) or (self_far is not None and len(far) <= len(self_far) + 0.05 * len(rest))
+    close_enough = len(far) <= 0.1 * len(rest) or (
+        self_far is not None and len(far) <= 0.2 * len(rest) and len(set(far) - set(self_far)) <= 0.05 * len(rest))
     row(f"--set full == ncu --set full ({tag})", f"verdict kept; deterministic rows equal; >= 90% of the rest within {SECTION_TOLERANCE:.0%}"
-        + (" (or as many, less 5%, as ncu's second run of its first)" if ncu_twice else ""),
+        + (" (or >= 80%, and <= 5% far where ncu's second run is within of its first)" if ncu_twice else ""),
         f"{shown}; ncu rc {ncu_rc}; IDs whose kernels differ {misaligned[:3]}; {len(both)} rows both ({len(ours)} ours, {len(theirs)} ncu, {len(only_ncu)} labels "
         f"ncu only, {len(not_given)} n/a in ours); "
         f"deterministic {len(det) - len(det_bad)}/{len(det)} equal {det_bad[:3]}; units differ on {len(other_units)} labels; "
