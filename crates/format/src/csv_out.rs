@@ -129,13 +129,13 @@ pub(crate) const REPLAY_COST_COLUMNS: [&str; 20] = [
     "Snapshot_Ns",
     "Pass_Ns",
     "Restore_Ns",
-    "Timing_Execution_Ns",
     "Total_Ns",
     "Cache",
     "Sm_Clock_Min_Mhz",
     "Sm_Clock_Max_Mhz",
     "Memory_Clock_Min_Mhz",
     "Memory_Clock_Max_Mhz",
+    "Timing_Execution_Ns",
 ];
 
 /// NVIDIA's PCI vendor id (agent_info's Vendor_Id).
@@ -343,13 +343,13 @@ fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
                 cost.snapshot_ns.to_string(),
                 quoted(&pass_ns.join(";")),
                 cost.restore_ns.to_string(),
-                cost.timing_execution_ns.to_string(),
                 total.to_string(),
                 quoted(cost.cache.as_str()),
                 cost.sm_clock_mhz[0].to_string(),
                 cost.sm_clock_mhz[1].to_string(),
                 cost.memory_clock_mhz[0].to_string(),
                 cost.memory_clock_mhz[1].to_string(),
+                cost.timing_execution_ns.to_string(),
             ])?;
         }
     }

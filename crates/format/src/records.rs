@@ -330,7 +330,8 @@ pub struct ReplayCost {
     /// All restores together.
     pub restore_ns: u64,
     /// Wall time of the timing execution (the unit's launches once more without counters, for
-    /// the records' durations), its restore excluded (that is in `restore_ns`); 0 when none ran.
+    /// the records' durations), its restore excluded (that is in `restore_ns`); a unit's shared
+    /// cost like the others (on its first member); 0 when none ran.
     #[serde(default)]
     pub timing_execution_ns: u64,
     /// The cache state every measured execution started from.

@@ -23,7 +23,9 @@
 
 /// `rocpd_metadata` `schema_version` we write (rocpd's major version).
 pub(crate) const ROCPD_SCHEMA_VERSION: &str = "3";
-/// `rocpd_metadata` `kreplay_schema_version`: bump when the kreplay tables or columns change.
+/// `rocpd_metadata` `kreplay_schema_version`: bump when a change to the kreplay tables or columns
+/// makes databases unreadable across versions. A column added with a default, which the reader
+/// reads as that default where it is missing (`timing_execution_ns`), keeps it.
 pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "3";
 
 /// `rocpd_string` value used as `rocpd_event.category_id` of kernel dispatches.

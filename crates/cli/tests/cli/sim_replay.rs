@@ -194,7 +194,66 @@ fn a_timing_execution_changes_no_result_and_no_deterministic_counter() {
         !timed_ns.is_empty() && timed_ns.iter().any(|&ns| ns > 0),
         "{timed_ns:?}"
     );
-    assert!(plain_ns.iter().all(|&ns| ns == 0), "{plain_ns:?}");
+    assert!(
+        !plain_ns.is_empty() && plain_ns.iter().all(|&ns| ns == 0),
+        "{plain_ns:?}"
+    );
+}
+
+/// `KREPLAY_HOST_STAGING=1`: every snapshot on the host, the application's results (verified)
+/// and the deterministic counters as with device staging.
+#[test]
+fn host_staging_switch_stages_every_snapshot_on_the_host() {
+    let args = two_groups_replay(&["-d", "DIR", "-o", "out"]);
+    let run = |host: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let app = sim_app();
+        let mut all = args.clone();
+        all.extend(["--", app.to_str().unwrap()]);
+        let mut command = kreplay_command(dir.path(), &all);
+        if host {
+            command.env("KREPLAY_HOST_STAGING", "1");
+        }
+        assert_ok_and_verified(&command.output().unwrap());
+        let run = read_databases(&[dir.path().join("DIR/out_results.db")]).unwrap();
+        let staged: Vec<Staging> = costs(&run)
+            .iter()
+            .filter(|c| c.bytes_snapshotted > 0)
+            .map(|c| c.staging)
+            .collect();
+        // The deterministic counters, by dispatch and pass (windows close elsewhere on the host).
+        let counters: BTreeSet<(u64, Option<u32>, String, u64)> = run
+            .processes
+            .iter()
+            .flat_map(|p| &p.dispatches)
+            .flat_map(|d| {
+                d.counters
+                    .iter()
+                    .filter(|c| c.name == W || c.name == I)
+                    .map(|c| {
+                        (
+                            d.dispatch_id,
+                            d.replay_pass,
+                            c.name.clone(),
+                            c.value.to_bits(),
+                        )
+                    })
+            })
+            .collect();
+        (staged, counters)
+    };
+    let (on_device, device_counters) = run(false);
+    let (on_host, host_counters) = run(true);
+    assert!(
+        !on_device.is_empty() && on_device.iter().all(|s| *s == Staging::Device),
+        "{on_device:?}"
+    );
+    assert!(
+        !on_host.is_empty() && on_host.iter().all(|s| *s == Staging::Host),
+        "{on_host:?}"
+    );
+    assert!(!device_counters.is_empty());
+    assert_eq!(host_counters, device_counters);
 }
 
 #[test]

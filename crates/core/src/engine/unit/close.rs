@@ -212,7 +212,8 @@ where
     }
 
     /// One replay cost per live member; the unit's shared costs (drain, snapshot, passes,
-    /// restores) on its first member only, so that sums over dispatches stay right.
+    /// restores, the timing execution) on its first member only, so that sums over dispatches
+    /// stay right.
     fn send_costs(
         &self,
         device: DeviceId,
