@@ -3,6 +3,7 @@ library with 1, 2 and 5 counter groups, reads the per-process databases, and pri
 check, expected, seen, PASS/FAIL. Until the `kreplay` CLI drives kernel replay end to end, the
 library is injected directly (CUDA_INJECTION64_PATH + KREPLAY_CONFIG), as the CLI does."""
 import glob
+import hashlib
 import json
 import math
 import os
@@ -259,7 +260,8 @@ def ncu_program(argv, metrics=("sm__warps_launched.sum", "smsp__inst_executed.su
     rc, out, err, _, wall = run(["ncu", "--clock-control", "none", "--cache-control", cache_control, *options,
                                  "--metrics", ",".join(metrics),
                                  "--csv", "--print-units", "base", *argv], None,
-                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2] + [cache_control, str(len(metrics))]),
+                                tag="ncu_" + "_".join([os.path.basename(argv[0])] + argv[1:2] + [cache_control]
+                                                      + [hashlib.sha1(",".join([*metrics, *options]).encode()).hexdigest()[:8]]),
                                 timeout=300)
     values = {}
     for line in out.splitlines():
