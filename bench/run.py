@@ -129,11 +129,9 @@ def report_numbers(outdir, stderr):
         con = sqlite3.connect(db)
         try:
             n = max(n, con.execute("SELECT COUNT(DISTINCT dispatch_id) FROM rocpd_kernel_dispatch").fetchone()[0])
-            columns = {row[1] for row in con.execute("PRAGMA table_info(kreplay_replay_cost)")}
-            timing = "timing_execution_ns" if "timing_execution_ns" in columns else "0"
             for passes, bs, sns, br, rns, pass_ns, tns in con.execute(
                     "SELECT passes, bytes_snapshotted, snapshot_ns, bytes_restored, restore_ns, pass_ns, "
-                    f"{timing} FROM kreplay_replay_cost"):
+                    "timing_execution_ns FROM kreplay_replay_cost"):
                 times = [t for t in json.loads(pass_ns or "[]") if t]
                 executions += len(times)
                 exec_ns += sum(times)
