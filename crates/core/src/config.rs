@@ -121,10 +121,7 @@ impl Switches {
     /// (unset or empty: its default); another value is [`Switches::refused`] and the default
     /// kept.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Switches {
-        let (pack_groups, mut refused) = match group_packing(get(ENV_PACK_GROUPS).as_deref()) {
-            Ok(pack) => (pack, None),
-            Err(why) => (true, Some(why)),
-        };
+        let mut refused = None;
         let mut switch = |name: &str, default: bool| match get(name).as_deref().map(str::trim) {
             None | Some("") => default,
             Some("0") => false,
@@ -143,7 +140,7 @@ impl Switches {
         };
         let defaults = Switches::default();
         Switches {
-            pack_groups,
+            pack_groups: switch(ENV_PACK_GROUPS, defaults.pack_groups),
             window_spans: switch(ENV_WINDOW_SPANS, defaults.window_spans),
             range_profiler_sequence: get(ENV_SEQUENCE).unwrap_or_default(),
             warm_up: switch(ENV_WARM_UP, defaults.warm_up),
@@ -168,18 +165,6 @@ pub fn drain_timeout_seconds(value: &str) -> Option<f64> {
         .parse()
         .ok()
         .filter(|s: &f64| s.is_finite() && *s > 0.0)
-}
-
-/// [`ENV_PACK_GROUPS`] read from `value` (the variable's text, `None` when unset); the same
-/// rule for every device (the CUDA backend and the reference software device).
-pub fn group_packing(value: Option<&str>) -> Result<bool, String> {
-    match value.map(str::trim) {
-        None | Some("") | Some("1") => Ok(true),
-        Some("0") => Ok(false),
-        Some(other) => Err(format!(
-            "{ENV_PACK_GROUPS}={other:?} is not 0 or 1; use 1 (the default) to let groups share hardware passes, 0 to give each group its own"
-        )),
-    }
 }
 
 /// One counter as the user asked for it, and the device metric it is collected as.
@@ -402,19 +387,6 @@ impl ToolConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn group_packing_is_on_unless_switched_off_and_other_values_are_refused() {
-        assert_eq!(group_packing(None), Ok(true));
-        assert_eq!(group_packing(Some("")), Ok(true));
-        assert_eq!(group_packing(Some(" 1 ")), Ok(true));
-        assert_eq!(group_packing(Some("0")), Ok(false));
-        let refused = group_packing(Some("yes")).unwrap_err();
-        assert!(
-            refused.starts_with("KREPLAY_PACK_GROUPS=\"yes\" is not 0 or 1"),
-            "{refused}"
-        );
-    }
 
     #[test]
     fn switches_are_on_unless_set_to_0_and_a_bad_packing_value_is_refused() {
