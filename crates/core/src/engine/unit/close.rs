@@ -294,17 +294,18 @@ where
                 return ReplayOutcome::DeclinedError;
             }
         };
-        let streams = job.live_streams();
+        if let Some(durations) = &durations {
+            let streams = job.live_streams();
+            for execution in &mut timings {
+                *execution = with_durations(execution, durations, &streams);
+            }
+        }
         for (pass, counters) in counters.into_iter().enumerate().take(groups.len()) {
             let execution = plan.execution_of_pass.get(pass).copied().unwrap_or(0);
             let Some(timings) = timings.get(execution) else {
                 continue;
             };
-            let timings = match &durations {
-                Some(durations) => with_durations(timings, durations, &streams),
-                None => timings.clone(),
-            };
-            self.send_unit_pass(job, pass as u32, &timings, counters);
+            self.send_unit_pass(job, pass as u32, timings, counters);
         }
         ReplayOutcome::Replayed
     }
