@@ -453,5 +453,16 @@ pub(crate) fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool
     .map(|found| found.is_some())
 }
 
+/// Whether `table` has `column` (a column added by a later kreplay is missing in older files).
+pub(crate) fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+        [table, column],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|found| found.is_some())
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Reading kreplay's databases back into [`RunData`](crate::run::RunData): every process of
 //! every file, with its records, in the order written.
 
-use crate::db::{has_table, PLACEHOLDER_EXTDATA};
+use crate::db::{has_column, has_table, PLACEHOLDER_EXTDATA};
 use crate::error::FormatError;
 use crate::records::*;
 use crate::run::{ProcessRun, RunData};
@@ -429,16 +429,12 @@ impl ProcessReader<'_> {
     fn costs(&self, run: &mut ProcessRun) -> Result<(), FormatError> {
         let (err, corrupt) = self.errors();
         // Databases written before the timing execution's column existed read as 0 there.
-        let timing_column = self
-            .conn
-            .prepare("SELECT 1 FROM pragma_table_info('kreplay_replay_cost') WHERE name = 'timing_execution_ns'")
-            .and_then(|mut s| s.exists([]))
-            .map_err(err)?;
-        let timing = if timing_column {
-            "timing_execution_ns"
-        } else {
-            "0"
-        };
+        let timing =
+            if has_column(self.conn, "kreplay_replay_cost", "timing_execution_ns").map_err(err)? {
+                "timing_execution_ns"
+            } else {
+                "0"
+            };
         let mut statement = self
             .conn
             .prepare(&format!(
