@@ -32,17 +32,15 @@ impl SharedSimDevice {
         }
     }
 
-    /// The first device, locked.
-    pub fn lock(&self) -> MutexGuard<'_, SimDevice> {
-        self.on(0)
-    }
-
-    /// Device `device`, locked (the first for a number it does not have).
+    /// Device `device`, locked. A number it does not have is a mis-routed call of the engine or
+    /// the runtime, which the reference device exists to catch: it panics (it is not behind FFI).
     pub fn on(&self, device: DeviceId) -> MutexGuard<'_, SimDevice> {
-        let slot = self
-            .devices
-            .get(device as usize)
-            .unwrap_or(&self.devices[0]);
+        let slot = self.devices.get(device as usize).unwrap_or_else(|| {
+            panic!(
+                "the reference device has no device {device} (it has {})",
+                self.devices.len()
+            )
+        });
         slot.lock().unwrap_or_else(|e| e.into_inner())
     }
 
