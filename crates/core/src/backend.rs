@@ -124,7 +124,7 @@ pub enum LaunchKind {
     PageableHost,
 }
 
-/// What the engine (and the tool SDK) knows of a dispatch before it runs.
+/// What the engine (and a replay policy, through the SDK) knows of a dispatch before it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DispatchInfo {
     pub device: DeviceId,

@@ -15,8 +15,10 @@
 //!                              managed memory] save F; per further execution: restore the new
 //!                              allocations' snapshots, then S0, start it, re-run the unit's log
 //!                              (every member relaunched, every captured write applied, in
-//!                              order), stop it; [F] restore F; the counters of every pass;
-//!                              records; release everything
+//!                              order), stop it; [timing execution] once more the same way
+//!                              with no counters, its launch times the records' durations;
+//!                              [F] restore F; the counters of every pass; records; release
+//!                              everything
 //! ```
 //!
 //! A unit closes when it holds K members; when a dispatch arrives that cannot join it (another
@@ -61,13 +63,13 @@
 //! out: no record, no range expected from the backend, no relaunch.
 //!
 //! A dispatch joins only with the same pass groups as the unit's first member, so every member
-//! gets the passes per-dispatch replay would give it. With a tool that makes continue decisions
+//! gets the passes per-dispatch replay would give it. With a policy that makes continue decisions
 //! each pass is planned and measured on its own (its results before the decision), and the
 //! decision stops the whole unit when it stops any member; [`PassCount::UntilStopped`]
 //! dispatches are units of one.
 //!
 //! Costs: the unit's shared costs (drain, snapshots, restores, bytes staged and restored, the
-//! wall time of each execution) are recorded on its first member's `ReplayCost`; the others
+//! wall time of each execution and of the timing execution) are recorded on its first member's `ReplayCost`; the others
 //! carry 0 there (`pass_ns` zeros, same length), so sums over dispatches stay right.
 
 use super::*;
@@ -132,11 +134,11 @@ pub(super) struct OpenUnit<S, L, C> {
     owner: ThreadId,
     device: DeviceId,
     capacity: usize,
-    /// Passes per dispatch; `None`: until the tool stops.
+    /// Passes per dispatch; `None`: until the policy stops.
     total: Option<u32>,
     /// The group of each pass (only pass 0's for [`PassCount::UntilStopped`]).
     groups: Vec<Option<usize>>,
-    /// The tool decides after each pass: passes are planned and measured one at a time.
+    /// The policy decides after each pass: passes are planned and measured one at a time.
     stepwise: bool,
     /// How the passes map onto executions (of pass 0 alone when stepwise).
     plan: UnitPlan,

@@ -1,5 +1,5 @@
-//! A unit's close: execution 0 stopped and read, the later executions run on restored memory,
-//! the application's view put back, and every pass's records sent.
+//! A unit's close: execution 0 stopped and read, the later executions (and the timing execution)
+//! run on restored memory, the application's view put back, and every pass's records sent.
 
 use super::*;
 use std::cell::Cell;
@@ -346,7 +346,7 @@ where
         }
     }
 
-    /// Passes one at a time, each measured before the tool decides whether another follows.
+    /// Passes one at a time, each measured before the policy decides whether another follows.
     fn run_stepwise<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
