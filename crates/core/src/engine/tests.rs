@@ -62,6 +62,10 @@ struct MockBackend {
     relaunch_fails: bool,
     /// How long every relaunch takes.
     relaunch_takes: Duration,
+    /// The timing execution cannot start (its launches still run).
+    timing_start_fails: bool,
+    /// Relaunches that succeed before every later one fails.
+    relaunches_before_failing: Option<usize>,
     collectable: Option<usize>,
     /// Calls of the query methods (free memory, collectable groups).
     queries: usize,
@@ -307,6 +311,9 @@ impl ReplayBackend for MockBackend {
     ) -> Result<(), BackendError> {
         assert!(self.unit.running.is_none(), "start while running");
         self.ops.push(Op::StartTiming(ranges));
+        if self.timing_start_fails {
+            return Err(BackendError::Failed("timing execution refused".into()));
+        }
         self.unit.running = Some(TIMING);
         self.unit.launches = 0;
         Ok(())
@@ -354,6 +361,12 @@ impl ReplayBackend for MockBackend {
     fn relaunch(&mut self, _launch: &()) -> Result<(), BackendError> {
         self.ops.push(Op::Relaunch);
         std::thread::sleep(self.relaunch_takes);
+        if let Some(left) = self.relaunches_before_failing.as_mut() {
+            if *left == 0 {
+                return Err(BackendError::Failed("launch failed".into()));
+            }
+            *left -= 1;
+        }
         if self.relaunch_fails {
             return Err(BackendError::Failed("launch failed".into()));
         }
@@ -633,6 +646,58 @@ fn a_timing_execution_gives_every_pass_its_durations_and_leaves_memory_as_one_ex
     assert!(
         cost.timing_execution_ns >= relaunch && cost.pass_ns[1] >= relaunch,
         "the timing execution's own time is recorded beside the passes': {cost:?}"
+    );
+}
+
+#[test]
+fn a_timing_execution_that_cannot_start_keeps_the_measured_times_and_says_so_once() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.timing_executions = true;
+    backend.timing_start_fails = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.value, 2, "every kernel's effect kept exactly once");
+    assert!(h.aborts.lock().unwrap().is_empty());
+    let dispatches = h.sink.dispatches();
+    assert_eq!(dispatches.len(), 4);
+    for d in &dispatches {
+        assert_eq!(
+            d.end_ns - d.start_ns,
+            5,
+            "the measured execution's duration"
+        );
+        assert!(!d.counters.is_empty());
+    }
+    let costs = h.sink.costs();
+    assert!(
+        costs.iter().all(|c| c.outcome == ReplayOutcome::Replayed),
+        "{costs:?}"
+    );
+    let said = h
+        .sink
+        .warnings()
+        .iter()
+        .filter(|w| w.contains("an execution without counters for the records' durations failed"))
+        .count();
+    assert_eq!(said, 1, "{:?}", h.sink.warnings());
+}
+
+#[test]
+fn a_timing_execution_whose_relaunch_fails_is_fatal() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    backend.timing_executions = true;
+    // Pass 1's relaunch succeeds, the timing execution's fails.
+    backend.relaunches_before_failing = Some(1);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.count(&Op::StartTiming(1)), 1);
+    let aborts = h.aborts.lock().unwrap().clone();
+    assert_eq!(aborts.len(), 1, "{aborts:?}");
+    assert!(
+        aborts[0].0.contains("re-executing") && aborts[0].0.contains("execution timing"),
+        "{}",
+        aborts[0].0
     );
 }
 
