@@ -10,7 +10,8 @@ use crate::plan::{RunSpec, SummaryOutput};
 use crate::progress::{Progress, APP_DELAY, WRITE_DELAY};
 use anyhow::{bail, Context};
 use kreplay_core::config::{
-    drain_timeout_seconds, ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT,
+    drain_timeout_ms, drain_timeout_seconds, ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG,
+    ENV_DRAIN_TIMEOUT,
 };
 use kreplay_format::output::TEMP_NAME_OVERHEAD;
 use kreplay_format::sections_out::render_sections_summary;
@@ -46,7 +47,8 @@ pub fn drain_timeout(flag: Option<f64>) -> Result<Option<f64>, UsageError> {
     match std::env::var(ENV_DRAIN_TIMEOUT) {
         Ok(value) => drain_timeout_seconds(&value).map(Some).ok_or_else(|| {
             UsageError::new(format!(
-                "{ENV_DRAIN_TIMEOUT}={value:?} is not a number of seconds above 0; set it to e.g. 60 (or unset it for 60)"
+                "{ENV_DRAIN_TIMEOUT}={value:?} is not a number of seconds above 0; set it to e.g. 60 (or unset it for {})",
+                DEFAULT_DRAIN_TIMEOUT_MS / 1000
             ))
         }),
         Err(_) => Ok(None),
@@ -270,7 +272,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
         kernel_trace: spec.kernel_trace,
         database_path,
         drain_timeout_ms: drain_timeout_s
-            .map(|s| (s * 1000.0).ceil() as u64)
+            .map(drain_timeout_ms)
             .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
         log_level: spec.log_level.clone(),
         replay_window: spec.replay_window,

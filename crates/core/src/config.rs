@@ -164,7 +164,17 @@ pub fn drain_timeout_seconds(value: &str) -> Option<f64> {
         .trim()
         .parse()
         .ok()
-        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+        .filter(|s: &f64| is_drain_timeout(*s))
+}
+
+/// Whether `seconds` is a drain deadline: a finite number above 0 (the flag and the variable).
+pub fn is_drain_timeout(seconds: f64) -> bool {
+    seconds.is_finite() && seconds > 0.0
+}
+
+/// A drain deadline in seconds as [`ToolConfig::drain_timeout_ms`] (rounded up).
+pub fn drain_timeout_ms(seconds: f64) -> u64 {
+    (seconds * 1000.0).ceil() as u64
 }
 
 /// One counter as the user asked for it, and the device metric it is collected as.
@@ -354,7 +364,7 @@ impl ToolConfig {
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
             let seconds = drain_timeout_seconds(&value)
                 .ok_or_else(|| ConfigError::BadDrainTimeout(value.clone()))?;
-            config.drain_timeout_ms = (seconds * 1000.0).ceil() as u64;
+            config.drain_timeout_ms = drain_timeout_ms(seconds);
         }
         Ok(config)
     }

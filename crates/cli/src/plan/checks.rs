@@ -160,7 +160,7 @@ pub(super) fn check_application(args: &ProfileArgs) -> Result<(), UsageError> {
         ));
     }
     if let Some(seconds) = args.drain_timeout {
-        if !(seconds.is_finite() && seconds > 0.0) {
+        if !kreplay_core::config::is_drain_timeout(seconds) {
             return Err(UsageError::new(format!(
                 "--drain-timeout {seconds} is not a positive number of seconds; give e.g. --drain-timeout 60"
             )));
