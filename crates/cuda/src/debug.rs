@@ -7,13 +7,8 @@ use std::time::Duration;
 
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
-/// Takes the switch from the tool's configuration ([`Switches::debug`]), before any line.
-pub fn configure(switches: &Switches) {
-    let _ = ENABLED.set(switches.debug);
-}
-
-/// Whether diagnostic lines are on: the configuration's switch inside the application; in a
-/// process without one (the CLI's catalog), the same switch read once from its environment.
+/// Whether diagnostic lines are on: [`Switches::debug`], read once from the environment as the
+/// tool's configuration reads it (the same in the application and in the CLI's catalog).
 pub fn enabled() -> bool {
     *ENABLED.get_or_init(|| Switches::from_lookup(|name| std::env::var(name).ok()).debug)
 }

@@ -139,7 +139,6 @@ pub fn initialize() -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut laps = crate::debug::Laps::start();
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
-    crate::debug::configure(&config.switches);
     let driver = loader::driver().map_err(|e| e.to_string())?;
     laps.lap("configuration and driver");
     let cupti = loader::cupti().map_err(|e| e.to_string())?;
