@@ -66,6 +66,7 @@ fn outcome_label(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::DeclinedDeviceHeap => "not replayed: kernel uses the device heap",
         ReplayOutcome::DeclinedCollective => "not replayed: collective (NCCL/NVSHMEM) kernel",
         ReplayOutcome::DeclinedPageableHost => "not replayed: reaches pageable host memory",
+        ReplayOutcome::DeclinedPeerMemory => "not replayed: reaches another GPU's memory",
         ReplayOutcome::DeclinedSnapshotTooLarge => "not replayed: snapshot too large",
         ReplayOutcome::DeclinedError => "not replayed: error",
         ReplayOutcome::Filtered => "filtered out",

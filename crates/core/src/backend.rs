@@ -122,6 +122,22 @@ pub enum LaunchKind {
     /// device reaches through pageable memory access (HMM, ATS): no snapshot covers that
     /// memory, so it runs once.
     PageableHost,
+    /// A kernel whose parameters hold an address of another device's tracked memory (peer
+    /// access): a unit's snapshot covers its own device only, so it runs once, with every
+    /// device's replays held off while it runs.
+    PeerMemory,
+}
+
+/// The devices an application call or launch may touch: it holds off replays on them (their
+/// replay gates' fences) while it runs, and replay units on other devices stay open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceScope {
+    /// Only this device's memory and work (the calling context's device, every address the
+    /// call names on it or in host memory).
+    One(DeviceId),
+    /// Any device: a call the backend cannot pin to one (a peer copy, a context switch, an
+    /// unknown call, an address on another device).
+    All,
 }
 
 /// What the engine (and a replay policy, through the SDK) knows of a dispatch before it runs.

@@ -20,18 +20,21 @@
 //!
 //! Everything measured is a *replay unit* (module `unit`): up to K consecutive dispatches of
 //! one thread on one device, one for `--replay-window 1`. A unit closes when it is full, when a
-//! launch cannot join it, when another thread or a call it cannot stay open across needs the
-//! device, and at exit; its later executions (one per hardware pass the groups need beyond the
+//! launch on its device cannot join it, when another thread or a call it cannot stay open
+//! across needs the device, and at exit; its later executions (one per hardware pass the groups need beyond the
 //! first) re-run it from its snapshot. A unit that stays open across the application's
 //! synchronisations and copies lets the application go on with execution 0's results and puts
 //! them back after the later executions (see `unit`). A dispatch with one pass runs once on
 //! the ordinary path.
 //!
-//! Every other CUDA API call of an application thread holds the replay gate's fence for its
-//! duration, so that nothing reaches the device while another thread replays.
+//! Every other CUDA API call of an application thread holds, for its duration, the fences of
+//! the replay gates of the devices it may touch (its [`DeviceScope`]), so that nothing reaches
+//! a device while another thread replays on it. Each device has its own gate and open unit
+//! (module `lanes`): units of several devices are open at once, and a replay on one device
+//! never waits for calls on another.
 
 use crate::backend::{
-    BackendError, CallEffect, DeviceId, DispatchInfo, LaunchKind, PassResult, Region,
+    BackendError, CallEffect, DeviceId, DeviceScope, DispatchInfo, LaunchKind, PassResult, Region,
     ReplayBackend, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
@@ -49,7 +52,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-pub use crate::gate::FenceGuard;
+pub use lanes::FenceGuard;
 
 /// Device memory left free after staging a snapshot on the device, unless configured otherwise:
 /// the application (and the CUDA runtime's own allocations during a pass) must still fit.
@@ -122,7 +125,6 @@ pub struct Engine<L, S, C> {
     options: EngineOptions,
     inventory: Inventory,
     selector: KernelSelector,
-    gate: Arc<ReplayGate>,
     notices: Notices,
     /// The last dispatch id handed out; ids start at 1.
     last_dispatch_id: AtomicU64,
@@ -132,8 +134,8 @@ pub struct Engine<L, S, C> {
     kernel_names: RwLock<HashMap<u64, String>>,
     agents: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
-    /// The open replay unit; `None` between units.
-    open_unit: Mutex<Option<unit::OpenUnit<S, L, C>>>,
+    /// Each device's replay gate and open unit (see `lanes`).
+    lanes: Mutex<lanes::Lanes<S, L, C>>,
     window_stats: Mutex<unit::WindowStats>,
     /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
     /// unit that stayed open loses its counters.
@@ -274,14 +276,13 @@ where
             options,
             inventory: Inventory::new(),
             selector,
-            gate: Arc::new(ReplayGate::default()),
             notices: Notices::default(),
             last_dispatch_id: AtomicU64::new(0),
             device_dispatches: Mutex::new(HashMap::new()),
             kernel_names: RwLock::new(HashMap::new()),
             agents: Mutex::new(HashSet::new()),
             counters: Mutex::new(HashSet::new()),
-            open_unit: Mutex::new(None),
+            lanes: Mutex::default(),
             window_stats: Mutex::default(),
             window_spans,
             pid: std::process::id(),
@@ -331,46 +332,27 @@ where
         }
     }
 
-    /// Holds off while another thread replays. A parked replay unit (its owner is in user code)
-    /// is closed by the calling thread, all its passes run here, instead of being waited for.
-    pub fn fence_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) -> FenceGuard {
-        self.fence_for(backend, "an API call")
-    }
-
-    /// [`Engine::fence_with`] naming the call (e.g. `cuMemcpyDtoH_v2`): the end-of-run line
-    /// about replay windows counts which calls closed them, which says what cuts them short.
-    pub fn fence_for<B: BackendOf<L, S, C>>(&self, backend: &mut B, call: &str) -> FenceGuard {
-        loop {
-            match self.gate.fence_unless_parked() {
-                Ok(fence) => return fence,
-                Err(_parked) => {
-                    if !self.close_parked_unit(backend, call) {
-                        std::thread::yield_now();
-                    }
-                }
-            }
-        }
-    }
-
     /// Every CUDA API call of an application thread other than a launch, at its start, with
-    /// what the backend knows the call does: the caller's parked unit stays open across it when
-    /// `effect` allows (see the `unit` module), otherwise it closes first. The guard is handed
-    /// to [`Engine::exit_call`] when the call returns.
+    /// what the backend knows the call does and the devices it may touch: the caller's parked
+    /// unit on its device stays open across it when `effect` allows (see the `unit` module),
+    /// otherwise the parked units of `scope` close first; units of other devices stay open.
+    /// The guard is handed to [`Engine::exit_call`] when the call returns.
     pub fn enter_call<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
         call: &str,
         effect: CallEffect,
+        scope: DeviceScope,
     ) -> CallGuard {
-        match self.stay_in_unit(backend, effect) {
+        match self.stay_in_unit(backend, effect, scope) {
             Ok((fence, capture)) => CallGuard { fence, capture },
             Err(None) => CallGuard {
-                fence: self.fence_for(backend, call),
+                fence: self.fence_for(backend, call, scope),
                 capture: None,
             },
             // The window summary says why the window could not stay open.
             Err(Some(why)) => CallGuard {
-                fence: self.fence_for(backend, &format!("{call} (not deferrable: {why})")),
+                fence: self.fence_for(backend, &format!("{call} (not deferrable: {why})"), scope),
                 capture: None,
             },
         }
@@ -386,10 +368,12 @@ where
         drop(fence);
     }
 
-    /// Closes the open replay unit, if any (its remaining passes run on this thread), then
-    /// flushes every record and sends the end of the process.
+    /// Closes the open replay units of every device, if any (their remaining passes run on
+    /// this thread), then flushes every record and sends the end of the process.
     pub fn finish_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) {
-        self.close_parked_unit(backend, "process exit");
+        for lane in self.lanes() {
+            self.close_parked_unit(backend, &lane, "process exit");
+        }
         self.finish();
     }
 
@@ -433,7 +417,11 @@ where
             if wants_replay(self.policy.pass_count(&probe.policy_view())) {
                 self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
             }
-            return passthrough(self.fence_for(backend, "a stream-captured launch"));
+            return passthrough(self.fence_for(
+                backend,
+                "a stream-captured launch",
+                launch_scope(info),
+            ));
         }
 
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
@@ -513,6 +501,7 @@ where
             LaunchKind::DeviceHeap => Some(ReplayOutcome::DeclinedDeviceHeap),
             LaunchKind::Collective => Some(ReplayOutcome::DeclinedCollective),
             LaunchKind::PageableHost => Some(ReplayOutcome::DeclinedPageableHost),
+            LaunchKind::PeerMemory => Some(ReplayOutcome::DeclinedPeerMemory),
             LaunchKind::Kernel | LaunchKind::StreamCapture => None,
         };
         if let Some(outcome) = declined {
@@ -551,17 +540,23 @@ where
                 // Nothing ran: what the unit saw (a flush, a clock reading) is no one's.
                 let _ = backend.take_unit_conditions(device);
             }
-            TicketKind::Member(_) => {
-                if let Some(unit) = lock(&self.open_unit).as_ref() {
-                    backend.launch_abandoned(unit.device());
+            TicketKind::Member(member) => {
+                if lock(&self.lane(member.device).open_unit).is_some() {
+                    backend.launch_abandoned(member.device);
                 }
             }
         }
-        let member = ticket.will_replay();
+        let member = match &ticket.kind {
+            TicketKind::Member(member) => Some(member.device),
+            _ => None,
+        };
         drop(ticket);
         // A unit that cannot take another member ends now, on the thread that opened it.
-        if member && self.unit_is_full() {
-            self.close_parked_unit(backend, "a launch that failed");
+        if let Some(device) = member {
+            let lane = self.lane(device);
+            if self.unit_is_full(&lane) {
+                self.close_parked_unit(backend, &lane, "a launch that failed");
+            }
         }
     }
 
@@ -670,6 +665,9 @@ where
             ReplayOutcome::DeclinedCollective => {
                 "kernels of collective-communication libraries (NCCL, NVSHMEM) are not replayed (a replay would wait for peers that do not run it again); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
+            ReplayOutcome::DeclinedPeerMemory => {
+                "kernels whose parameters point into another GPU's memory (peer access) are not replayed (a snapshot covers the launch's own device only: a replay would write that memory again); they run once, with replays on every device held off, with the first counter group only (or timestamps only when the groups need several hardware passes)"
+            }
             ReplayOutcome::DeclinedPageableHost => {
                 "kernels whose parameters point into ordinary (pageable) host memory, which this GPU reaches directly, are not replayed (no snapshot covers that memory: a replay would change what the application computes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
@@ -754,6 +752,15 @@ fn wants_replay(count: PassCount) -> bool {
     matches!(count, PassCount::UntilStopped) || matches!(count, PassCount::Passes(n) if n > 1)
 }
 
+/// The devices a launch may touch: its own, or every device for a kernel reaching another
+/// device's memory.
+fn launch_scope(info: &DispatchInfo) -> DeviceScope {
+    match info.kind {
+        LaunchKind::PeerMemory => DeviceScope::All,
+        _ => DeviceScope::One(info.device),
+    }
+}
+
 fn passthrough(fence: FenceGuard) -> LaunchTicket {
     LaunchTicket {
         kind: TicketKind::Passthrough { _fence: fence },
@@ -788,6 +795,7 @@ fn _assert_engine_is_send_sync() {
     check::<Engine<(), u64, ()>>();
 }
 
+mod lanes;
 mod once;
 mod unit;
 

@@ -2,10 +2,11 @@
 //! not touch the device (a copy or launch from another thread between two passes would be
 //! undone by the restore, or would see restored memory).
 //!
-//! It is a reader–writer gate, process-wide: a replay holds it exclusively (an
-//! [`ExclusiveHold`]); every other CUDA API call of an application thread holds it shared (a
-//! *fence*) for the duration of the call, so a replay waits for calls already in flight and new
-//! calls wait for the replay. Waiting writers block new readers, so a busy process cannot starve
+//! It is a reader–writer gate, one per device (the engine's lanes): a replay holds its device's
+//! gate exclusively (an [`ExclusiveHold`]); every other CUDA API call of an application thread
+//! holds shared (a *fence*) the gates of the devices it may touch for the duration of the call,
+//! so a replay waits for calls already in flight on its device and new calls wait for the
+//! replay, while calls on other devices go on. Waiting writers block new readers, so a busy process cannot starve
 //! a replay. The exclusive holder passes through its own fences, and a thread that already holds
 //! a fence may take another (the runtime API nests driver calls).
 //!
@@ -69,32 +70,32 @@ impl ReplayGate {
     /// (also a parked one, which is why only tests use it: the engine closes parked windows
     /// instead).
     #[cfg(test)]
-    pub(crate) fn fence(self: &Arc<Self>) -> FenceGuard {
+    pub(crate) fn fence(self: &Arc<Self>) -> GateFence {
         self.fence_until(false)
             .unwrap_or_else(|Parked| unreachable_parked())
     }
 
     /// As [`ReplayGate::fence`], but returns [`Parked`] instead of waiting for a parked window
     /// (also the caller's own).
-    pub(crate) fn fence_unless_parked(self: &Arc<Self>) -> Result<FenceGuard, Parked> {
+    pub(crate) fn fence_unless_parked(self: &Arc<Self>) -> Result<GateFence, Parked> {
         self.fence_until(true)
     }
 
-    fn fence_until(self: &Arc<Self>, stop_on_parked: bool) -> Result<FenceGuard, Parked> {
+    fn fence_until(self: &Arc<Self>, stop_on_parked: bool) -> Result<GateFence, Parked> {
         let me = thread::current().id();
         let mut state = self.lock();
         if stop_on_parked && state.writer.is_some() && state.parked {
             return Err(Parked);
         }
         if state.writer == Some(me) {
-            return Ok(FenceGuard {
+            return Ok(GateFence {
                 gate: None,
                 owner: me,
             });
         }
         if let Some(depth) = state.readers.get_mut(&me) {
             *depth += 1;
-            return Ok(FenceGuard {
+            return Ok(GateFence {
                 gate: Some(self.clone()),
                 owner: me,
             });
@@ -106,7 +107,7 @@ impl ReplayGate {
             state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         state.readers.insert(me, 1);
-        Ok(FenceGuard {
+        Ok(GateFence {
             gate: Some(self.clone()),
             owner: me,
         })
@@ -116,14 +117,14 @@ impl ReplayGate {
     /// stays open across (see `Engine::enter_call`). The owner counts as a reader while
     /// the call runs, so that should another thread close the window meanwhile, no replay
     /// starts before the call ends. `None` when this thread does not own a parked window.
-    pub(crate) fn fence_in_parked_window(self: &Arc<Self>) -> Option<FenceGuard> {
+    pub(crate) fn fence_in_parked_window(self: &Arc<Self>) -> Option<GateFence> {
         let me = thread::current().id();
         let mut state = self.lock();
         if state.writer != Some(me) || !state.parked {
             return None;
         }
         *state.readers.entry(me).or_insert(0) += 1;
-        Some(FenceGuard {
+        Some(GateFence {
             gate: Some(self.clone()),
             owner: me,
         })
@@ -224,27 +225,27 @@ impl ReplayGate {
 }
 
 #[cfg(test)]
-fn unreachable_parked() -> FenceGuard {
+fn unreachable_parked() -> GateFence {
     // `fence_until(false)` never returns `Parked`; a guard that holds nothing is the harmless
     // answer should that ever change (no panic on application threads).
-    FenceGuard {
+    GateFence {
         gate: None,
         owner: thread::current().id(),
     }
 }
 
-/// A shared hold of the replay gate, taken by [`crate::engine::Engine::fence_for`]. Dropping it
-/// (on any thread) lets a waiting replay start.
+/// A shared hold of one device's replay gate (part of an [`crate::engine::FenceGuard`]).
+/// Dropping it (on any thread) lets a waiting replay start.
 #[derive(Debug)]
 #[must_use = "the fence only holds while the guard lives"]
-pub struct FenceGuard {
+pub struct GateFence {
     /// `None` when the thread holds the exclusive hold itself and passed through.
     gate: Option<Arc<ReplayGate>>,
     /// The thread the hold counts for.
     owner: ThreadId,
 }
 
-impl Drop for FenceGuard {
+impl Drop for GateFence {
     fn drop(&mut self) {
         let Some(gate) = self.gate.take() else { return };
         let mut state = gate.lock();

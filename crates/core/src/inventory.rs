@@ -115,6 +115,16 @@ impl Inventory {
         })
     }
 
+    /// The devices that have live allocations.
+    pub fn devices(&self) -> Vec<DeviceId> {
+        let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
+        devices
+            .iter()
+            .filter(|(_, map)| !map.is_empty())
+            .map(|(device, _)| *device)
+            .collect()
+    }
+
     /// The regions a snapshot of `device` covers, in address order.
     pub fn tracked(&self, device: DeviceId) -> Vec<Region> {
         let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());

@@ -470,6 +470,57 @@ pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> Call
     }
 }
 
+/// The device addresses a copy or memset names (its destination and, for a copy from device
+/// memory, its source), by `name` and its parameter block; empty for every other call. The
+/// engine's scope of the call comes from them: a call naming another device's memory holds off
+/// replays there too.
+///
+/// # Safety
+/// As [`classify_call`].
+pub unsafe fn call_addresses(name: &str, params: *const std::ffi::c_void) -> Vec<u64> {
+    if params.is_null() {
+        return Vec::new();
+    }
+    match base_name(name) {
+        "cuMemcpyDtoH_v2" | "cuMemcpyDtoHAsync_v2" => {
+            let p = &*(params as *const sys::cuMemcpyDtoH_v2_params);
+            vec![p.srcDevice]
+        }
+        "cuMemcpyDtoD_v2" | "cuMemcpyDtoDAsync_v2" => {
+            let p = &*(params as *const sys::cuMemcpyDtoD_v2_params);
+            vec![p.dstDevice, p.srcDevice]
+        }
+        "cuMemcpy" | "cuMemcpyAsync" => {
+            let p = &*(params as *const sys::cuMemcpy_params);
+            vec![p.dst, p.src]
+        }
+        "cuMemcpy2D_v2" | "cuMemcpy2DAsync_v2" | "cuMemcpy2DUnaligned_v2" => {
+            let p = &*(params as *const sys::cuMemcpy2D_v2_params);
+            if p.pCopy.is_null() {
+                return Vec::new();
+            }
+            let copy = &*p.pCopy;
+            let mut addresses = Vec::new();
+            if matches!(
+                copy.srcMemoryType,
+                sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
+                    | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
+            ) {
+                addresses
+                    .push(copy.srcDevice + (copy.srcY * copy.srcPitch + copy.srcXInBytes) as u64);
+            }
+            if let CallKind::Writes { dst, .. } = copy_2d(copy) {
+                addresses.push(dst);
+            }
+            addresses
+        }
+        _ => match classify_call(name, params) {
+            CallKind::Writes { dst, .. } => vec![dst],
+            _ => Vec::new(),
+        },
+    }
+}
+
 /// Bytes a 2-D write spans from its first byte: `height` rows of `width` bytes, `pitch` apart.
 fn span_2d(pitch: usize, width: usize, height: usize) -> usize {
     if height == 0 {

@@ -1,6 +1,6 @@
 //! Waiting for all of a context's work with a deadline. `cuCtxSynchronize` cannot be given
-//! one, so it runs on a thread of the tool's own and the caller waits for its answer at most
-//! until the deadline (a device that never drains is then reported, and the worker is left
+//! one, so it runs on a thread of the tool's own (one per context) and the caller waits for its
+//! answer at most until the deadline (a device that never drains is then reported, and the worker is left
 //! waiting). This needs no list of the application's streams: the tool keeps none, because
 //! stream creation and destruction callbacks run while the driver holds locks that the
 //! tool's own counter calls wait for (a lock taken there deadlocked two application threads).
@@ -10,6 +10,7 @@ use crate::error::CudaError;
 use crate::guard::ToolScope;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::CUcontext;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -23,8 +24,15 @@ struct Job {
     cancelled: Arc<AtomicBool>,
 }
 
-/// The worker's queue and the process that started it (a forked child starts its own).
-static WORKER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
+/// Each context's worker queue and the process that started it (a forked child starts its
+/// own): a drain of one device never queues behind another device's `cuCtxSynchronize`.
+static WORKERS: Mutex<BTreeMap<usize, Worker>> = Mutex::new(BTreeMap::new());
+
+/// A drain worker's queue and the process that started it.
+struct Worker {
+    pid: u32,
+    queue: mpsc::Sender<Job>,
+}
 
 /// How a drain ended.
 pub(crate) enum Drained {
@@ -47,7 +55,7 @@ pub(crate) fn synchronize_within(
         done,
         cancelled: cancelled.clone(),
     };
-    let sent = match worker(driver) {
+    let sent = match worker(driver, job.ctx) {
         Some(queue) => queue.send(job).map_err(|e| e.0),
         None => Err(job),
     };
@@ -58,10 +66,13 @@ pub(crate) fn synchronize_within(
     match answer.recv_timeout(deadline) {
         Ok(result) => result.map(|()| Drained::Done),
         Err(mpsc::RecvTimeoutError::Timeout) => {
-            // The worker may stay in cuCtxSynchronize for good: later drains (of any context)
+            // The worker may stay in cuCtxSynchronize for good: later drains of the context
             // get a worker of their own instead of queueing behind it.
             cancelled.store(true, Ordering::SeqCst);
-            WORKER.lock().unwrap_or_else(|e| e.into_inner()).take();
+            WORKERS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&(ctx as usize));
             Ok(Drained::TimedOut)
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -77,15 +88,13 @@ fn synchronize(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError>
     unsafe { crate::drv!(driver, cuCtxSynchronize()) }
 }
 
-/// The worker's queue, started on first use in this process (and again after a worker was
-/// left waiting on a device that did not finish).
-fn worker(driver: &'static Driver) -> Option<mpsc::Sender<Job>> {
-    let mut slot = WORKER.lock().unwrap_or_else(|e| e.into_inner());
+/// The queue of `ctx`'s worker, started at the context's first drain in this process (and
+/// again after its worker was left waiting on a device that did not finish).
+fn worker(driver: &'static Driver, ctx: usize) -> Option<mpsc::Sender<Job>> {
+    let mut workers = WORKERS.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
-    if let Some((owner, queue)) = slot.as_ref() {
-        if *owner == pid {
-            return Some(queue.clone());
-        }
+    if let Some(worker) = workers.get(&ctx).filter(|w| w.pid == pid) {
+        return Some(worker.queue.clone());
     }
     let (queue, jobs) = mpsc::channel::<Job>();
     std::thread::Builder::new()
@@ -104,6 +113,12 @@ fn worker(driver: &'static Driver) -> Option<mpsc::Sender<Job>> {
             }
         })
         .ok()?;
-    *slot = Some((pid, queue.clone()));
+    workers.insert(
+        ctx,
+        Worker {
+            pid,
+            queue: queue.clone(),
+        },
+    );
     Some(queue)
 }

@@ -261,6 +261,9 @@ pub enum ReplayOutcome {
     /// A kernel whose parameters hold an address of ordinary (pageable) host memory, which a
     /// device with pageable memory access (HMM, ATS) reaches: no snapshot covers that memory.
     DeclinedPageableHost,
+    /// A kernel whose parameters hold an address of another device's memory (peer access):
+    /// the snapshot covers the launch's device only.
+    DeclinedPeerMemory,
     /// The snapshot did not fit in device or host staging.
     DeclinedSnapshotTooLarge,
     /// The snapshot or restore failed for another reason; see the log.
@@ -282,6 +285,7 @@ impl ReplayOutcome {
             ReplayOutcome::DeclinedDeviceHeap => "declined_device_heap",
             ReplayOutcome::DeclinedCollective => "declined_collective",
             ReplayOutcome::DeclinedPageableHost => "declined_pageable_host",
+            ReplayOutcome::DeclinedPeerMemory => "declined_peer_memory",
             ReplayOutcome::DeclinedSnapshotTooLarge => "declined_snapshot_too_large",
             ReplayOutcome::DeclinedError => "declined_error",
             ReplayOutcome::Filtered => "filtered",
@@ -404,6 +408,7 @@ mod tests {
             DeclinedDeviceHeap,
             DeclinedCollective,
             DeclinedPageableHost,
+            DeclinedPeerMemory,
             DeclinedSnapshotTooLarge,
             DeclinedError,
             Filtered,

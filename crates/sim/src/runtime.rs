@@ -8,7 +8,9 @@
 use crate::device::{
     SharedSimDevice, SimCapture, SimDevice, SimError, SimKernel, SimLaunch, SimSnapshot,
 };
-use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DispatchInfo, LaunchKind};
+use kreplay_core::backend::{
+    AllocKind, CallEffect, DeviceId, DeviceScope, DispatchInfo, LaunchKind,
+};
 use kreplay_core::Engine;
 use kreplay_format::{AgentInfo, KernelSymbol};
 use std::collections::HashSet;
@@ -118,7 +120,8 @@ impl SimRuntime {
         let Some(engine) = self.engine.clone() else {
             return call(&mut self.device.on(self.current));
         };
-        let guard = engine.enter_call(&mut self.device, name, effect);
+        let scope = DeviceScope::One(self.current);
+        let guard = engine.enter_call(&mut self.device, name, effect, scope);
         let result = call(&mut self.device.on(self.current));
         engine.exit_call(&mut self.device, guard);
         result
@@ -169,6 +172,32 @@ impl SimRuntime {
     pub fn copy(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
         let effect = self.writes(dst, bytes);
         self.call("copy", effect, |d| d.copy(dst, src, bytes))
+    }
+
+    /// A copy from `src` on `src_device` to `dst` on the current device (as `cudaMemcpyPeer`):
+    /// a call that touches two devices, so it holds off replays on every device.
+    pub fn copy_peer(
+        &mut self,
+        dst: u64,
+        src_device: DeviceId,
+        src: u64,
+        bytes: u64,
+    ) -> Result<(), SimError> {
+        let effect = self.writes(dst, bytes);
+        let guard = self.engine.clone().map(|engine| {
+            let guard = engine.enter_call(&mut self.device, "copy_peer", effect, DeviceScope::All);
+            (engine, guard)
+        });
+        let words = (bytes / 4) as usize;
+        let copied = self
+            .device
+            .on(src_device)
+            .read_u32s(src, words)
+            .and_then(|data| self.device.on(self.current).write_u32s(dst, &data));
+        if let Some((engine, guard)) = guard {
+            engine.exit_call(&mut self.device, guard);
+        }
+        copied
     }
 
     /// A memset of `u32`s.

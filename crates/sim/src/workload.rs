@@ -310,7 +310,9 @@ fn first_difference(name: &str, want: &[u32], got: &[u32]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::SimDevice;
-    use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
+    use kreplay_core::config::{
+        CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig,
+    };
     use kreplay_core::notice::SilentLogger;
     use kreplay_core::{CounterGroupsPolicy, Engine, EngineOptions};
     use kreplay_format::{Record, RecordSink, ReplayOutcome};
@@ -468,6 +470,22 @@ mod tests {
     /// execution leaves it, every dispatch measured in both passes on the device it ran on.
     #[test]
     fn one_thread_alternating_two_devices_sees_a_single_execution_on_each() {
+        let units = alternate_two_devices(ReplayWindow::Dispatch);
+        assert_eq!(units, 24, "a unit per dispatch");
+    }
+
+    /// As above with replay windows of 8: each device keeps its own window open while the
+    /// thread launches, reads and writes on the other (12 dispatches per device in 2 windows
+    /// each); one window per process would close at every device switch (12 windows).
+    #[test]
+    fn each_device_keeps_its_replay_window_open_across_the_other_devices_work() {
+        let units = alternate_two_devices(ReplayWindow::Count(8));
+        assert_eq!(units, 4, "two windows per device");
+    }
+
+    /// [`one_thread_alternating_two_devices_sees_a_single_execution_on_each`] with `window`;
+    /// returns how many replay units the dispatches were measured in.
+    fn alternate_two_devices(window: ReplayWindow) -> usize {
         fn alternate(runtime: &mut SimRuntime) -> Vec<Vec<u32>> {
             let (n, scale_add, accumulate) = (64u32, scale_add_kernel(), accumulate_kernel());
             let mut buffers = Vec::new();
@@ -515,6 +533,7 @@ mod tests {
                 })
                 .collect(),
             mode: InProcessMode::KernelReplay,
+            replay_window: window,
             ..ToolConfig::default()
         };
         let reference = alternate(&mut SimRuntime::with_devices(
@@ -544,6 +563,11 @@ mod tests {
             assert_eq!(seen, vec![0, 1], "dispatch {id}: both passes");
             assert_eq!(agent, ((id - 1) / 2) % 2, "dispatch {id} on its device");
         }
+        // A unit's S0 is recorded on its first member's cost; the others carry none.
+        records
+            .iter()
+            .filter(|r| matches!(r, Record::ReplayCost(c) if c.bytes_snapshotted > 0))
+            .count()
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! kernels the application reads and writes memory from the host, copies and fills it on the
 //! device and synchronises: windows that restore stay open across those calls, and every value
 //! the host reads is the one a run without kreplay reads. Allocations are on one of two devices
-//! of the process, and each step runs on its allocation's device (as `cudaSetDevice` before it).
+//! of the process, each step runs on its allocation's device (as `cudaSetDevice` before it), a
+//! copy between the two is a peer copy, and each device keeps its own replay window.
 
 use kreplay_core::backend::{AllocKind, DeviceId};
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ReplayWindow, ToolConfig};
@@ -178,7 +179,7 @@ impl Op {
 
 /// One step of the application: a kernel, or a graph of kernels (never replayed); or a call a
 /// replay window may stay open across: a host read-modify-write of an allocation, a host read,
-/// a device-to-device copy, a memset, a synchronisation.
+/// a device-to-device copy (a peer copy between two devices), a memset, a synchronisation.
 #[derive(Debug, Clone)]
 enum Step {
     Kernel(Op),
@@ -420,7 +421,12 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
                 runtime.host_store_u32(bases[at(*target)], *value)
             }
             Step::HostStore { .. } => Ok(()),
-            Step::Copy { dst, src } if devices[at(*dst)] != devices[at(*src)] => Ok(()),
+            // Between two devices: a peer copy, which closes the windows of both.
+            Step::Copy { dst, src } if devices[at(*dst)] != devices[at(*src)] => {
+                let (dst, src) = (at(*dst), at(*src));
+                let n = lens[dst].min(lens[src]) * 4;
+                runtime.copy_peer(bases[dst], devices[src], bases[src], n)
+            }
             Step::Copy { dst, src } => {
                 let (dst, src) = (at(*dst), at(*src));
                 let n = lens[dst].min(lens[src]) * 4;

@@ -19,7 +19,7 @@ where
         group: Option<usize>,
         bytes_tracked: u64,
     ) -> LaunchTicket {
-        let fence = self.fence_for(backend, once_reason(outcome));
+        let fence = self.fence_for(backend, once_reason(outcome), launch_scope(&dispatch.info));
         let declined = !matches!(outcome, ReplayOutcome::SinglePass | ReplayOutcome::Filtered);
         if group.is_none() && !self.config.kernel_trace && !declined {
             return passthrough(fence);
@@ -124,7 +124,8 @@ where
         bytes_tracked: u64,
         started: Instant,
     ) -> LaunchTicket {
-        let fence = self.fence_with(backend);
+        let scope = launch_scope(&dispatch.info);
+        let fence = self.fence_for(backend, "a launch that could not be measured", scope);
         LaunchTicket {
             kind: TicketKind::Once(OnceTicket {
                 dispatch,
@@ -177,6 +178,7 @@ fn once_reason(outcome: ReplayOutcome) -> &'static str {
         ReplayOutcome::DeclinedDeviceHeap => "a kernel using the device heap",
         ReplayOutcome::DeclinedCollective => "a collective kernel",
         ReplayOutcome::DeclinedPageableHost => "a kernel reaching pageable host memory",
+        ReplayOutcome::DeclinedPeerMemory => "a kernel reaching another device's memory",
         ReplayOutcome::SinglePass => "a single-pass launch",
         _ => "a launch that runs once",
     }

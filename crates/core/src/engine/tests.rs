@@ -540,7 +540,9 @@ fn launch(h: &Harness, backend: &mut MockBackend, kind: LaunchKind) {
 
 /// A call of the application with `effect`, as a backend drives it.
 fn call(h: &Harness, backend: &mut MockBackend, name: &str, effect: CallEffect) {
-    let guard = h.engine.enter_call(backend, name, effect);
+    let guard = h
+        .engine
+        .enter_call(backend, name, effect, DeviceScope::One(0));
     h.engine.exit_call(backend, guard);
 }
 
@@ -554,6 +556,7 @@ fn write_call(h: &Harness, backend: &mut MockBackend, by: u64) {
             base: 0x1000,
             bytes: 8,
         },
+        DeviceScope::One(0),
     );
     backend.value += by;
     h.engine.exit_call(backend, guard);
@@ -932,6 +935,29 @@ fn kernels_reaching_pageable_host_memory_run_once_and_say_why() {
 }
 
 #[test]
+fn kernels_reaching_another_devices_memory_run_once_and_say_why() {
+    let h = harness(2, InProcessMode::KernelReplay);
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::PeerMemory);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::PeerMemory);
+    assert_eq!(backend.value, 3, "each ran once");
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ReplayOutcome::DeclinedPeerMemory,
+            ReplayOutcome::Replayed,
+            ReplayOutcome::DeclinedPeerMemory,
+        ]
+    );
+    let warnings = h.sink.warnings();
+    assert_eq!(warnings.len(), 1, "once: {warnings:?}");
+    assert!(warnings[0].contains("another GPU's memory"), "{warnings:?}");
+    assert!(h.engine.gates_idle());
+}
+
+#[test]
 fn a_stream_capture_asks_the_backend_nothing() {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
@@ -1138,7 +1164,7 @@ fn a_first_pass_that_cannot_start_runs_once_unmeasured_and_releases_everything()
         assert_eq!(costs.len(), 1, "{window:?}");
         assert_eq!(costs[0].outcome, ReplayOutcome::DeclinedError, "{window:?}");
         assert_eq!(costs[0].bytes_tracked, 8, "{window:?}");
-        assert!(h.engine.gate.is_idle(), "{window:?}");
+        assert!(h.engine.gates_idle(), "{window:?}");
     }
 }
 
@@ -1504,6 +1530,45 @@ fn another_threads_fence_past_the_deadline_is_fatal() {
 }
 
 #[test]
+fn a_call_on_another_device_does_not_hold_off_a_replay() {
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.drain_timeout_ms = 30;
+    let h = Arc::new(harness_with(config, None));
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let h = h.clone();
+        std::thread::spawn(move || {
+            let mut theirs = MockBackend::new();
+            let guard = h.engine.enter_call(
+                &mut theirs,
+                "cuStreamSynchronize",
+                CallEffect::NoDeviceWrite,
+                DeviceScope::One(1),
+            );
+            held_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            h.engine.exit_call(&mut theirs, guard);
+        })
+    };
+    held_rx.recv().unwrap();
+    // Device 0's replay goes on while the call on device 1 is in flight.
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    release_tx.send(()).unwrap();
+    holder.join().unwrap();
+    assert!(h.aborts.lock().unwrap().is_empty());
+    assert_eq!(backend.value, 1, "restored between passes");
+    assert_eq!(backend.count(&Op::Execute), 1);
+    assert_eq!(
+        h.sink.costs().iter().map(|c| c.outcome).collect::<Vec<_>>(),
+        vec![ReplayOutcome::Replayed]
+    );
+    // A call on every device would have held it off (the test above): the scope matters.
+    assert!(h.engine.gates_idle());
+}
+
+#[test]
 fn other_threads_are_fenced_off_for_the_whole_replay() {
     use std::sync::atomic::AtomicBool;
     let h = Arc::new(harness(2, InProcessMode::KernelReplay));
@@ -1797,9 +1862,12 @@ fn a_call_not_known_to_be_harmless_closes_the_window_before_it_proceeds() {
     let mut backend = window_backend(64);
     launch(&h, &mut backend, LaunchKind::Kernel);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    let guard = h
-        .engine
-        .enter_call(&mut backend, "cuModuleUnload", CallEffect::Unknown);
+    let guard = h.engine.enter_call(
+        &mut backend,
+        "cuModuleUnload",
+        CallEffect::Unknown,
+        DeviceScope::All,
+    );
     assert_eq!(
         backend.ops.last(),
         Some(&Op::Release),
@@ -2123,9 +2191,12 @@ fn another_thread_waits_for_the_owner_to_leave_a_call_the_window_stays_open_acro
     let shared = Shared(Arc::new(Mutex::new(window_backend(64))));
     let mut mine = shared.clone();
     launch_shared(&h, &mut mine);
-    let guard = h
-        .engine
-        .enter_call(&mut mine, "cuStreamQuery", CallEffect::NoDeviceWrite);
+    let guard = h.engine.enter_call(
+        &mut mine,
+        "cuStreamQuery",
+        CallEffect::NoDeviceWrite,
+        DeviceScope::One(0),
+    );
     let closed = Arc::new(AtomicBool::new(false));
     let other = {
         let (h, mut theirs, closed) = (h.clone(), shared.clone(), closed.clone());
@@ -2161,7 +2232,7 @@ fn a_failed_member_parks_the_window_for_others_to_close() {
     assert_eq!(backend.count(&Op::Restore), 1);
     assert_eq!(backend.count(&Op::Relaunch), 1, "only the launch that ran");
     assert_eq!(backend.value, 1);
-    assert!(h.engine.gate.is_idle());
+    assert!(h.engine.gates_idle());
 }
 
 #[test]
@@ -2199,7 +2270,7 @@ fn a_launch_that_did_not_execute_is_left_out_of_its_window() {
     let costs = h.sink.costs();
     assert_eq!(costs.len(), 2);
     assert!(costs.iter().all(|c| c.outcome == ReplayOutcome::Replayed));
-    assert!(h.engine.gate.is_idle());
+    assert!(h.engine.gates_idle());
 }
 
 #[test]
@@ -2278,7 +2349,10 @@ fn the_window_summary_counts_what_closed_the_windows() {
     let mut backend = window_backend(64);
     assert_eq!(h.engine.window_summary(), None, "no windows, no line");
     launch(&h, &mut backend, LaunchKind::Kernel);
-    drop(h.engine.fence_for(&mut backend, "cuMemcpyHtoD_v2"));
+    drop(
+        h.engine
+            .fence_for(&mut backend, "cuMemcpyHtoD_v2", DeviceScope::One(0)),
+    );
     for _ in 0..3 {
         launch(&h, &mut backend, LaunchKind::Kernel);
     }
@@ -2427,7 +2501,9 @@ fn a_window_that_restores_closes_first_for_frees_unknown_calls_and_untracked_wri
         h.engine.inventory().insert(untracked);
         let mut backend = window_backend(64);
         launch(&h, &mut backend, LaunchKind::Kernel);
-        let guard = h.engine.enter_call(&mut backend, "a call", effect);
+        let guard = h
+            .engine
+            .enter_call(&mut backend, "a call", effect, DeviceScope::One(0));
         assert_eq!(backend.ops.last(), Some(&Op::Release), "{effect:?}");
         h.engine.exit_call(&mut backend, guard);
         assert_eq!(backend.count(&Op::Capture), 0, "{effect:?}");

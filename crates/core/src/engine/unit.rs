@@ -21,10 +21,12 @@
 //!                              everything
 //! ```
 //!
-//! A unit closes when it holds K members; when a dispatch arrives that cannot join it (another
-//! thread, another device, other pass groups, a launch that runs once, a change of the
+//! A unit closes when it holds K members; when a dispatch arrives on its device that cannot
+//! join it (another thread, other pass groups, a launch that runs once, a change of the
 //! allocations it cannot cover); when another thread needs the device; when its owner makes a
-//! call it cannot stay open across; and at [`Engine::finish_with`]. A unit that restores takes
+//! call it cannot stay open across, or a call that may touch every device; and at
+//! [`Engine::finish_with`]. Launches and calls on other devices leave it open (each device has
+//! its own unit: `lanes`). A unit that restores takes
 //! in allocations made while it is open (the application's allocator growing, a module
 //! variable resolved at its kernel's first launch): each is snapshotted when the next member
 //! joins, after a drain, before any member can use it, and restored before S0 in every later
@@ -72,6 +74,7 @@
 //! wall time of each execution and of the timing execution) are recorded on its first member's `ReplayCost`; the others
 //! carry 0 there (`pass_ns` zeros, same length), so sums over dispatches stay right.
 
+use super::lanes::Lane;
 use super::*;
 use crate::backend::{AllocKind, UnitPlan};
 use crate::gate::{ExclusiveHold, ExclusiveRefused};
@@ -89,6 +92,8 @@ pub(super) const UNDEFERRABLE_STAGING: &str = "F would not fit device staging";
 /// What a unit member's [`LaunchTicket`] carries; the dispatch itself is in the unit.
 pub(super) struct MemberTicket {
     pub(super) dispatch_id: u64,
+    /// The device whose lane holds the unit.
+    pub(super) device: DeviceId,
     entered: Instant,
     /// Parks the unit if the ticket is dropped without `launch_exit`, so that another thread
     /// can close it.
@@ -196,7 +201,7 @@ where
         }
         // A launch made inside another API call of this thread (the runtime nesting driver
         // calls) is replayed alone: its unit could not be parked while that call goes on.
-        if self.gate.holds_fence() {
+        if self.holds_fence() {
             return 1;
         }
         let capacity = configured.min(backend.max_window(device));
@@ -210,19 +215,22 @@ where
         capacity
     }
 
+    /// Whether a unit is open on any device.
     pub(super) fn unit_is_open(&self) -> bool {
-        lock(&self.open_unit).is_some()
+        self.lanes()
+            .iter()
+            .any(|lane| lock(&lane.open_unit).is_some())
     }
 
-    /// Whether the open unit holds as many members as it may.
-    pub(super) fn unit_is_full(&self) -> bool {
-        lock(&self.open_unit)
+    /// Whether the lane's open unit holds as many members as it may.
+    pub(super) fn unit_is_full(&self, lane: &Lane<S, L, C>) -> bool {
+        lock(&lane.open_unit)
             .as_ref()
             .is_some_and(|u| u.members.len() >= u.capacity)
     }
 
-    /// A replayed dispatch joins the open unit of its thread, or closes whatever unit is open
-    /// and opens one of its own.
+    /// A replayed dispatch joins its thread's open unit on its device, or closes whatever unit
+    /// is open on the device and opens one of its own (units of other devices stay open).
     pub(super) fn unit_member_enter<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
@@ -240,45 +248,43 @@ where
             1
         };
         let me = std::thread::current().id();
+        let lane = self.lane(device);
         let mut dispatch = Some(dispatch);
         loop {
-            let mut open = lock(&self.open_unit);
+            let mut open = lock(&lane.open_unit);
             let mut reason = "a launch that cannot join";
             if let Some(unit) = open.as_mut() {
                 let joinable = unit.owner == me
-                    && unit.device == device
                     && unit.total == total
                     && total.is_some()
                     && unit.groups == groups
                     && unit.replayable
                     && unit.members.len() < unit.capacity
-                    && self.gate.is_parked();
+                    && lane.gate.is_parked();
                 reason = if unit.owner != me {
                     "another thread's launch"
-                } else if unit.device != device {
-                    "a launch on another device"
                 } else {
                     "a launch with other counter groups"
                 };
                 if joinable {
-                    match self.join_unit(backend, unit, &mut dispatch) {
+                    match self.join_unit(backend, &lane, unit, &mut dispatch) {
                         Ok(ticket) => return ticket,
                         Err(why) => reason = why,
                     }
                 }
             }
-            let parked = open.is_some() && self.gate.is_parked();
+            let parked = open.is_some() && lane.gate.is_parked();
             drop(open);
             if !parked {
                 break;
             }
             // A unit this dispatch cannot join: finish it first (on this thread).
-            self.close_parked_unit(backend, reason);
+            self.close_parked_unit(backend, &lane, reason);
         }
         let Some(dispatch) = dispatch else {
             unreachable!("a dispatch that did not join is still at hand")
         };
-        self.open_new_unit(backend, dispatch, total, groups, capacity)
+        self.open_new_unit(backend, &lane, dispatch, total, groups, capacity)
     }
 
     /// Adds a dispatch to its thread's open unit; `Err` with why it could not join (the
@@ -287,6 +293,7 @@ where
     fn join_unit<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
+        lane: &Lane<S, L, C>,
         unit: &mut OpenUnit<S, L, C>,
         dispatch: &mut Option<Dispatch>,
     ) -> Result<LaunchTicket, &'static str> {
@@ -318,7 +325,7 @@ where
             launch: None,
             abandoned: Arc::default(),
         };
-        let ticket = self.member_ticket(&member);
+        let ticket = self.member_ticket(lane, &member);
         unit.log.push(LogEntry::Launch(unit.members.len()));
         unit.members.push(member);
         Ok(ticket)
@@ -399,12 +406,13 @@ where
         covered.iter().all(|r| now.contains(r))
     }
 
-    fn member_ticket(&self, member: &Member<L>) -> LaunchTicket {
+    fn member_ticket(&self, lane: &Lane<S, L, C>, member: &Member<L>) -> LaunchTicket {
         LaunchTicket {
             kind: TicketKind::Member(MemberTicket {
                 dispatch_id: member.dispatch.dispatch_id,
+                device: member.dispatch.info.device,
                 entered: Instant::now(),
-                parker: Some(self.gate.clone()),
+                parker: Some(lane.gate.clone()),
                 abandoned: member.abandoned.clone(),
             }),
         }
@@ -419,7 +427,8 @@ where
         launch: &L,
     ) {
         ticket.parker = None;
-        let mut open = lock(&self.open_unit);
+        let lane = self.lane(ticket.device);
+        let mut open = lock(&lane.open_unit);
         let Some(unit) = open.as_mut() else {
             return;
         };
@@ -479,13 +488,19 @@ where
         &self,
         backend: &mut B,
         effect: CallEffect,
+        scope: DeviceScope,
     ) -> Result<(FenceGuard, Option<PendingWrite>), Option<&'static str>> {
+        // A call that may touch several devices closes the units of all of them.
+        let DeviceScope::One(device) = scope else {
+            return Err(None);
+        };
         if !self.window_spans.load(Ordering::Relaxed) || effect == CallEffect::Unknown {
             return Err(None);
         }
         let me = std::thread::current().id();
-        let (device, capture, fence) = {
-            let open = lock(&self.open_unit);
+        let lane = self.lane(device);
+        let (capture, fence) = {
+            let open = lock(&lane.open_unit);
             let unit = open.as_ref().ok_or(None)?;
             if unit.owner != me || !unit.replayable {
                 return Err(None);
@@ -522,15 +537,15 @@ where
             };
             // Counted as a reader from here, under the unit's lock: a thread that would close
             // the unit meanwhile waits for the call to end.
-            let fence = self.gate.fence_in_parked_window().ok_or(None)?;
-            (unit.device, capture, fence)
+            let fence = lane.gate.fence_in_parked_window().ok_or(None)?;
+            (capture, FenceGuard::of(fence))
         };
         // The members launched so far finish before the call's work starts.
         if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
             self.backend_notice("drain", &error);
             return Err(None);
         }
-        let mut open = lock(&self.open_unit);
+        let mut open = lock(&lane.open_unit);
         match open.as_mut().filter(|u| u.owner == me) {
             Some(unit) => {
                 unit.spanned += 1;
@@ -561,7 +576,8 @@ where
             .drain(device, self.config.drain_timeout())
             .and_then(|()| backend.capture(device, base, bytes));
         let me = std::thread::current().id();
-        let mut open = lock(&self.open_unit);
+        let lane = self.lane(device);
+        let mut open = lock(&lane.open_unit);
         match (open.as_mut().filter(|u| u.owner == me), captured) {
             (Some(unit), Ok(capture)) => {
                 unit.log.push(LogEntry::Write(capture));
@@ -577,25 +593,26 @@ where
         }
     }
 
-    /// Adopts and closes the parked unit, if there is one. Returns whether it closed one.
+    /// Adopts and closes the lane's parked unit, if there is one. Returns whether it closed one.
     pub(super) fn close_parked_unit<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
+        lane: &Lane<S, L, C>,
         reason: &str,
     ) -> bool {
         let me = std::thread::current().id();
         let waiting_since = Instant::now();
         let unit = loop {
-            let mut open = lock(&self.open_unit);
+            let mut open = lock(&lane.open_unit);
             let Some(unit) = open.as_ref() else {
                 return false;
             };
-            if !self.gate.is_parked() {
+            if !lane.gate.is_parked() {
                 return false;
             }
             // Its owner is inside a call the unit stays open across: a restore now would
             // race that call's work. Wait for the call to end.
-            if unit.restorable && unit.owner != me && self.gate.in_call(unit.owner) {
+            if unit.restorable && unit.owner != me && lane.gate.in_call(unit.owner) {
                 drop(open);
                 if waiting_since.elapsed() > self.config.drain_timeout() {
                     self.fatal(&format!(
@@ -604,7 +621,7 @@ where
                     ));
                     return false;
                 }
-                self.gate.wait_for_change(Duration::from_millis(5));
+                lane.gate.wait_for_change(Duration::from_millis(5));
                 continue;
             }
             let Some(unit) = open.take() else {
@@ -689,11 +706,5 @@ impl WindowStats {
             self.windows,
             self.dispatches as f64 / self.windows as f64
         ))
-    }
-}
-
-impl<S, L, C> OpenUnit<S, L, C> {
-    pub(super) fn device(&self) -> DeviceId {
-        self.device
     }
 }

@@ -1,5 +1,5 @@
 //! The engine's view of the shared backend for one dispatch, and the gate that serialises
-//! measurements between application threads.
+//! measurements on each device between application threads.
 
 use super::{conditions::Seen, CudaBackend, CudaCapture, CudaSnapshot, CurrentDispatch};
 use crate::launch::CudaLaunch;
@@ -10,30 +10,35 @@ use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
 
-/// Serialises measurements between application threads: the per-device events and the range
-/// profiler serve one unit at a time. Replay units of several launches already hold the
-/// engine's exclusive window; dispatches that run once on several threads take turns here.
-/// The thread that planned a unit holds the gate until its counters are read (or the unit is
-/// abandoned), whichever thread does that; planning again on that thread passes through.
+/// Serialises measurements on each device between application threads: a device's events and
+/// range profiler serve one unit at a time. Replay units of several launches already hold the
+/// engine's exclusive window of their device; dispatches that run once on several threads take
+/// turns here. The thread that planned a unit holds its device until the unit's counters are
+/// read (or the unit is abandoned), whichever thread does that; planning again on that thread
+/// passes through. Units on different devices are measured at the same time.
 #[derive(Default)]
 pub struct MeasureGate {
-    holder: Mutex<Option<ThreadId>>,
+    holders: Mutex<HashMap<DeviceId, ThreadId>>,
     freed: Condvar,
 }
 
 impl MeasureGate {
-    fn acquire(&self) {
+    fn acquire(&self, device: DeviceId) {
         let me = std::thread::current().id();
-        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        while holder.is_some_and(|h| h != me) {
-            holder = self.freed.wait(holder).unwrap_or_else(|e| e.into_inner());
+        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        while holders.get(&device).is_some_and(|h| *h != me) {
+            holders = self.freed.wait(holders).unwrap_or_else(|e| e.into_inner());
         }
-        *holder = Some(me);
+        holders.insert(device, me);
     }
 
-    fn release(&self) {
-        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        self.freed.notify_one();
+    fn release(&self, device: DeviceId) {
+        self.holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&device);
+        // Waiters of several devices share the condition variable: wake them all.
+        self.freed.notify_all();
     }
 }
 
@@ -77,7 +82,12 @@ impl ReplayBackend for DispatchBackend<'_> {
     type Capture = CudaCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        self.lock().drain(device, deadline)
+        // The wait itself with the backend unlocked: another device's replay goes on meanwhile.
+        let (driver, ctx) = {
+            let mut backend = self.lock();
+            (backend.driver, backend.state(device)?.ctx)
+        };
+        super::replay::drain_context(driver, device, ctx, deadline)
     }
 
     fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
@@ -118,10 +128,10 @@ impl ReplayBackend for DispatchBackend<'_> {
         device: DeviceId,
         groups: &[Option<usize>],
     ) -> Result<UnitPlan, BackendError> {
-        self.gate.acquire();
+        self.gate.acquire(device);
         let planned = self.lock().plan_unit(device, groups);
         if planned.is_err() {
-            self.gate.release();
+            self.gate.release(device);
         }
         planned
     }
@@ -170,7 +180,7 @@ impl ReplayBackend for DispatchBackend<'_> {
             (counters, backend.take_seen(device))
         };
         self.seen.entry(device).or_default().merge(seen);
-        self.gate.release();
+        self.gate.release(device);
         counters
     }
 
@@ -181,7 +191,7 @@ impl ReplayBackend for DispatchBackend<'_> {
             backend.take_seen(device)
         };
         self.seen.entry(device).or_default().merge(seen);
-        self.gate.release();
+        self.gate.release(device);
     }
 
     fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
@@ -234,13 +244,13 @@ mod tests {
                 let (gate, inside, most) = (gate.clone(), inside.clone(), most.clone());
                 std::thread::spawn(move || {
                     for _ in 0..50 {
-                        gate.acquire();
-                        gate.acquire(); // a holder planning again passes through
+                        gate.acquire(0);
+                        gate.acquire(0); // a holder planning again passes through
                         let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         std::thread::yield_now();
                         inside.fetch_sub(1, Ordering::SeqCst);
-                        gate.release();
+                        gate.release(0);
                     }
                 })
             })
@@ -249,5 +259,33 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(most.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn measure_gate_holds_each_device_apart() {
+        use std::sync::Arc;
+        use std::time::Duration;
+        let gate = Arc::new(MeasureGate::default());
+        gate.acquire(0);
+        // Another thread measures device 1 while device 0 is held, then waits for device 0.
+        let (measured, measured_rx) = std::sync::mpsc::channel();
+        let other = {
+            let gate = gate.clone();
+            std::thread::spawn(move || {
+                gate.acquire(1);
+                gate.release(1);
+                measured.send(()).unwrap();
+                gate.acquire(0);
+                gate.release(0);
+            })
+        };
+        measured_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("device 1 measured while device 0 is held");
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!other.is_finished(), "device 0 was taken while held");
+        gate.release(0);
+        other.join().unwrap();
+        assert!(gate.holders.lock().unwrap().is_empty());
     }
 }

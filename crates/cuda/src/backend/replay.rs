@@ -9,12 +9,8 @@ impl ReplayBackend for CudaBackend {
     type Capture = CudaCapture;
 
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        let d = self.driver;
         let ctx = self.state(device)?.ctx;
-        match crate::drain::synchronize_within(d, ctx, deadline).map_err(failed)? {
-            crate::drain::Drained::Done => Ok(()),
-            crate::drain::Drained::TimedOut => Err(BackendError::DrainTimeout { device, deadline }),
-        }
+        drain_context(self.driver, device, ctx, deadline)
     }
 
     fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
@@ -537,5 +533,20 @@ impl ReplayBackend for CudaBackend {
                 state.log_at = (0, 0);
             }
         }
+    }
+}
+
+/// Waits for `device`'s context `ctx` to finish its work, at most `deadline`. Needs none of the
+/// backend's state: [`super::DispatchBackend`] waits with the backend unlocked, so that a drain
+/// of one device never holds up another device's replay.
+pub(super) fn drain_context(
+    driver: &'static Driver,
+    device: DeviceId,
+    ctx: CUcontext,
+    deadline: Duration,
+) -> Result<(), BackendError> {
+    match crate::drain::synchronize_within(driver, ctx, deadline).map_err(failed)? {
+        crate::drain::Drained::Done => Ok(()),
+        crate::drain::Drained::TimedOut => Err(BackendError::DrainTimeout { device, deadline }),
     }
 }

@@ -5,14 +5,14 @@ use super::graph_launch;
 use super::tool::{self, host_address, lock, Tool};
 use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::classify::{
-    classify_call, classify_driver_cbid, is_blocking_wait, is_capture_begin, is_query_only,
-    unloaded_module, AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
+    call_addresses, classify_call, classify_driver_cbid, is_blocking_wait, is_capture_begin,
+    is_query_only, unloaded_module, AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
 };
 use crate::guard::in_tool;
 use crate::launch::LaunchParams;
 use crate::module_symbols::scan_cubin;
 use crate::query;
-use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind, Region};
+use kreplay_core::backend::{AllocKind, CallEffect, DeviceScope, DispatchInfo, LaunchKind, Region};
 use kreplay_core::engine::CallGuard;
 use kreplay_core::LaunchTicket;
 use kreplay_cupti_sys as sys;
@@ -147,12 +147,13 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                     // A thread being torn down has no thread-locals left to keep the call's
                     // fence in: an open window closes first (its replay must not outlive memory
                     // this call may free), then the call goes on unfenced.
-                    drop(tool.engine.fence_for(&mut backend, call));
+                    drop(tool.engine.fence_for(&mut backend, call, DeviceScope::All));
                 } else {
                     let effect = call_effect(tool, data, call);
+                    let scope = call_scope(tool, data, call, effect);
                     // A parked replay window stays open across the call, or is closed here, on
                     // this thread, before the call runs.
-                    let guard = tool.engine.enter_call(&mut backend, call, effect);
+                    let guard = tool.engine.enter_call(&mut backend, call, effect, scope);
                     if is_blocking_wait(cbid) {
                         // Wait out a replay in progress, but do not hold the fence while
                         // blocked: the replaying thread may need this thread's earlier work to
@@ -224,6 +225,25 @@ fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallE
             Some(device) => device_write(tool, device, dst, bytes, unified),
             None => CallEffect::Unknown,
         },
+    }
+}
+
+/// The devices a call may touch: the calling context's device, unless the call is not known
+/// to be harmless (a context switch, a peer copy, a graph call, anything unclassified) or names
+/// memory of another device.
+fn call_scope(
+    tool: &Tool,
+    data: &sys::CUpti_CallbackData,
+    call: &str,
+    effect: CallEffect,
+) -> DeviceScope {
+    match tool.device_of(data.context) {
+        Some(device) if effect != CallEffect::Unknown => {
+            // SAFETY: the call's parameter block, at its ENTER callback.
+            let addresses = unsafe { call_addresses(call, data.functionParams) };
+            tool.scope_of(device, &addresses)
+        }
+        _ => DeviceScope::All,
     }
 }
 
@@ -348,22 +368,23 @@ pub(super) struct LaunchShape {
 }
 
 /// A kernel launch as the engine sees it (its agent registered first): its kernel's id and
-/// name, its kind (printf, device heap, collective, or a kernel reaching pageable host memory,
-/// which `pageable` tells), its stream's id.
+/// name, its kind (printf, device heap, collective, or a kernel reaching another device's or
+/// pageable host memory, which its parameter words tell: [`Tool::launch_memory_kind`]), its
+/// stream's id.
 pub(super) fn kernel_dispatch(
     tool: &'static Tool,
     device: kreplay_core::backend::DeviceId,
     shape: &LaunchShape,
     symbol: Option<String>,
     correlation_id: u32,
-    pageable: impl FnOnce() -> bool,
+    words: impl FnOnce() -> Vec<u64>,
 ) -> DispatchInfo {
     tool.register_agent(device);
     let (kernel_id, kernel_name) = tool
         .kernels
         .kernel_id(&tool.engine, shape.f, symbol, device);
     let kind = match tool.kernels.launch_kind_of(&kernel_name) {
-        LaunchKind::Kernel if pageable() => LaunchKind::PageableHost,
+        LaunchKind::Kernel => tool.launch_memory_kind(device, words),
         kind => kind,
     };
     DispatchInfo {
@@ -432,7 +453,7 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         );
         drop(
             tool.engine
-                .fence_for(&mut backend, "a launch at thread exit"),
+                .fence_for(&mut backend, "a launch at thread exit", DeviceScope::All),
         );
         return;
     }
@@ -468,7 +489,8 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         // SAFETY: symbolName is valid for launch callbacks (and only read for them).
         let symbol = unsafe { crate::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
         kernel_dispatch(tool, device, &shape, symbol, data.correlationId, || {
-            tool.reaches_pageable_host(device, api, data.functionParams)
+            // SAFETY: the parameter block of the launch whose callback is running.
+            unsafe { crate::launch::callback_addresses(tool.driver, api, data.functionParams) }
         })
     };
     let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
@@ -636,7 +658,11 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 &tool.gate,
                 CurrentDispatch::passive(data.context, std::ptr::null_mut()),
             );
-            drop(tool.engine.fence_for(&mut backend, "context destruction"));
+            // Every device: no driver query inside a resource callback of a dying context.
+            drop(
+                tool.engine
+                    .fence_for(&mut backend, "context destruction", DeviceScope::All),
+            );
             // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
             // driver lock this thread holds. Without it, the tool's state for the context stays
             // and is replaced when a dispatch finds the device with another context.

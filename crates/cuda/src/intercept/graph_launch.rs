@@ -9,7 +9,7 @@ use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBacken
 use crate::graphs::{memcpy_destination, memset_span, NodeCall, Step};
 use crate::launch::OwnedLaunch;
 use crate::query;
-use kreplay_core::backend::{CallEffect, DeviceId};
+use kreplay_core::backend::{CallEffect, DeviceId, DeviceScope};
 use kreplay_cupti_sys as sys;
 
 /// The executable graph of `cuGraphLaunch(_ptsz)` just instantiated (its resource callback).
@@ -191,9 +191,12 @@ pub(super) fn launch_by_nodes(
         &tool.gate,
         CurrentDispatch::passive(data.context, std::ptr::null_mut()),
     );
-    let guard = tool
-        .engine
-        .enter_call(&mut backend, "a graph launch", CallEffect::Unknown);
+    let guard = tool.engine.enter_call(
+        &mut backend,
+        "a graph launch",
+        CallEffect::Unknown,
+        DeviceScope::All,
+    );
     hold_call(cbid, guard);
     true
 }
@@ -216,7 +219,7 @@ fn kernel_node(
         stream: launch.stream(),
     };
     let info = kernel_dispatch(tool, device, &shape, None, data.correlationId, || {
-        tool.reaches_pageable_host_words(device, &launch.addresses())
+        launch.addresses()
     });
     let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
         if let Err(e) = launch.launch(tool.driver) {
@@ -250,6 +253,7 @@ fn call_node(
     stream: sys::CUstream,
 ) {
     let effect = node_effect(tool, device, call);
+    let scope = tool.scope_of(device, &node_addresses(call));
     let mut backend = DispatchBackend::new(
         &tool.backend,
         &tool.gate,
@@ -257,7 +261,7 @@ fn call_node(
     );
     let guard = tool
         .engine
-        .enter_call(&mut backend, call.call_name(), effect);
+        .enter_call(&mut backend, call.call_name(), effect, scope);
     // SAFETY: the node's handles and pointers as the application gave them to its graph.
     let ran = unsafe { call.run(tool.driver, stream) };
     tool.engine.exit_call(&mut backend, guard);
@@ -288,6 +292,27 @@ fn node_effect(tool: &Tool, device: DeviceId, call: &NodeCall) -> CallEffect {
         NodeCall::Host(_) | NodeCall::EventRecord(_) | NodeCall::EventWait(_) => {
             CallEffect::NoDeviceWrite
         }
+    }
+}
+
+/// The device addresses a memset or memcpy node names (its destination and, from device
+/// memory, its source), for its scope.
+fn node_addresses(call: &NodeCall) -> Vec<u64> {
+    match call {
+        NodeCall::Memset(p) => vec![p.dst],
+        NodeCall::Memcpy(p) => {
+            let from_device = matches!(
+                p.srcMemoryType,
+                sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
+                    | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
+            );
+            let source = from_device.then_some(p.srcDevice);
+            source
+                .into_iter()
+                .chain(memcpy_destination(p).map(|(base, _)| base))
+                .collect()
+        }
+        NodeCall::Host(_) | NodeCall::EventRecord(_) | NodeCall::EventWait(_) => Vec::new(),
     }
 }
 

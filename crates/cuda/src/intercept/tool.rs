@@ -9,7 +9,7 @@ use crate::graphs::GraphRegistry;
 use crate::modules::KernelRegistry;
 use crate::setup::CounterSetup;
 use crate::{cupti_call, loader};
-use kreplay_core::backend::DeviceId;
+use kreplay_core::backend::{AllocKind, DeviceId, DeviceScope, LaunchKind};
 use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
@@ -470,38 +470,57 @@ impl Tool {
         });
     }
 
-    /// Whether a launch on `device` passes an address of ordinary host memory that the device
-    /// reaches directly (pageable memory access): no snapshot covers it, so it must not be
-    /// replayed. Asks nothing on a device without pageable memory access.
-    pub fn reaches_pageable_host(
+    /// What a kernel launch on `device` reaches through its parameter words (`words`, its
+    /// possible addresses, asked for only when needed): another device's memory
+    /// ([`LaunchKind::PeerMemory`], when the process has memory on several devices), ordinary
+    /// host memory the device reaches directly ([`LaunchKind::PageableHost`], on a device with
+    /// pageable memory access); no snapshot covers either, so such a launch must not be
+    /// replayed. Asks nothing in other modes, where no launch runs twice.
+    pub fn launch_memory_kind(
         &self,
         device: DeviceId,
-        api: crate::classify::LaunchApi,
-        params: *const std::ffi::c_void,
-    ) -> bool {
-        // Only kernel replay runs a launch more than once.
-        if self.engine.config().mode != kreplay_core::config::InProcessMode::KernelReplay
-            || !lock(&self.pageable_devices).contains(&device)
-        {
-            return false;
-        }
-        // SAFETY: `params` is the parameter block of the launch whose callback is running.
-        let words = unsafe { crate::launch::callback_addresses(self.driver, api, params) };
-        self.reaches_pageable_host_words(device, &words)
-    }
-
-    /// [`Tool::reaches_pageable_host`] for a launch's parameter words (its possible addresses).
-    pub fn reaches_pageable_host_words(&self, device: DeviceId, words: &[u64]) -> bool {
-        if self.engine.config().mode != kreplay_core::config::InProcessMode::KernelReplay
-            || !lock(&self.pageable_devices).contains(&device)
-        {
-            return false;
+        words: impl FnOnce() -> Vec<u64>,
+    ) -> LaunchKind {
+        if self.engine.config().mode != InProcessMode::KernelReplay {
+            return LaunchKind::Kernel;
         }
         let inventory = self.engine.inventory();
-        crate::launch::pageable_host_word(self.driver, words, |word| {
-            inventory.find_anywhere(word).is_some()
-        })
-        .is_some()
+        let peers = inventory.devices().iter().any(|d| *d != device);
+        let pageable = lock(&self.pageable_devices).contains(&device);
+        if !peers && !pageable {
+            return LaunchKind::Kernel;
+        }
+        let words = words();
+        if peers && self.scope_of(device, &words) == DeviceScope::All {
+            return LaunchKind::PeerMemory;
+        }
+        let reaches_host = pageable
+            && crate::launch::pageable_host_word(self.driver, &words, |word| {
+                inventory.find_anywhere(word).is_some()
+            })
+            .is_some();
+        if reaches_host {
+            LaunchKind::PageableHost
+        } else {
+            LaunchKind::Kernel
+        }
+    }
+
+    /// The devices a call or launch on `device` that names `addresses` may touch: `device`
+    /// alone, or every device when one of the addresses is another device's memory (host
+    /// memory, visible to all, and unknown addresses do not count).
+    pub fn scope_of(&self, device: DeviceId, addresses: &[u64]) -> DeviceScope {
+        let inventory = self.engine.inventory();
+        let elsewhere = addresses.iter().any(|&address| {
+            inventory
+                .find_anywhere(address)
+                .is_some_and(|r| r.device != device && r.kind != AllocKind::Host)
+        });
+        if elsewhere {
+            DeviceScope::All
+        } else {
+            DeviceScope::One(device)
+        }
     }
 
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.

@@ -37,7 +37,7 @@ prop_compose! {
             any::<u32>(),
             prop::collection::btree_map(any::<usize>(), finite(), 0..4),
         ), 0..12),
-        costs in prop::collection::vec((any::<[u64; 9]>(), 0..13usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4), any::<(bool, [u32; 4])>()), 0..4),
+        costs in prop::collection::vec((any::<[u64; 9]>(), 0..14usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4), any::<(bool, [u32; 4])>()), 0..4),
         cache_all in any::<bool>(),
         warnings in prop::collection::vec(text(), 0..3),
     ) -> Vec<Record> {
@@ -111,6 +111,7 @@ prop_compose! {
             ReplayOutcome::DeclinedError, ReplayOutcome::Filtered,
             ReplayOutcome::DeclinedDevicePrintf, ReplayOutcome::DeclinedDeviceHeap,
             ReplayOutcome::DeclinedCollective, ReplayOutcome::DeclinedPageableHost,
+            ReplayOutcome::DeclinedPeerMemory,
         ];
         let stagings = [Staging::None, Staging::Device, Staging::Host];
         for (n, outcome, staging, passes, pass_ns, (flushed, mhz)) in costs {

@@ -1,6 +1,7 @@
 //! A unit's opening: the exclusive hold, the drain, the plan of its executions,
 //! S0 and the start of execution 0 with its first member.
 
+use super::super::lanes::Lane;
 use super::*;
 
 impl<L, S, C> Engine<L, S, C>
@@ -14,6 +15,7 @@ where
     pub(super) fn open_new_unit<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
+        lane: &Lane<S, L, C>,
         dispatch: Dispatch,
         total: Option<u32>,
         groups: Vec<Option<usize>>,
@@ -24,7 +26,7 @@ where
         let refused = |this: &Self, backend: &mut B, dispatch, (outcome, bytes): Refused| {
             this.once(backend, dispatch, outcome, group0, bytes)
         };
-        let hold = match self.exclusive_hold(backend, dispatch.dispatch_id) {
+        let hold = match self.exclusive_hold(backend, lane, dispatch.dispatch_id) {
             Ok(hold) => hold,
             Err(why) => return refused(self, backend, dispatch, why),
         };
@@ -82,7 +84,7 @@ where
             launch: None,
             abandoned: Arc::default(),
         };
-        let ticket = self.member_ticket(&member);
+        let ticket = self.member_ticket(lane, &member);
         let unit = OpenUnit {
             owner: std::thread::current().id(),
             device,
@@ -111,7 +113,7 @@ where
             spanned: 0,
             drain_before_member: false,
         };
-        *lock(&self.open_unit) = Some(unit);
+        *lock(&lane.open_unit) = Some(unit);
         ticket
     }
 
@@ -120,13 +122,14 @@ where
     fn exclusive_hold<B: BackendOf<L, S, C>>(
         &self,
         backend: &mut B,
+        lane: &Lane<S, L, C>,
         dispatch_id: u64,
     ) -> Result<ExclusiveHold, Refused> {
         let deadline = self.config.drain_timeout();
         let hold = loop {
-            match self.gate.exclusive(deadline) {
+            match lane.gate.exclusive(deadline) {
                 Err(ExclusiveRefused::Parked) => {
-                    if !self.close_parked_unit(backend, "another thread's launch") {
+                    if !self.close_parked_unit(backend, lane, "another thread's launch") {
                         std::thread::yield_now();
                     }
                 }

@@ -1,0 +1,123 @@
+//! Lanes: each device's replay gate and open replay unit. A replay on one device holds off only
+//! the application calls that may touch that device (their [`DeviceScope`]), and units of
+//! different devices are open at the same time, so a program that drives several GPUs (a
+//! thread per device, or one thread switching between them) keeps a window open on each and a
+//! replay on one device never waits for another device's calls.
+//!
+//! A call scoped to [`DeviceScope::All`] fences every lane in device order, after the lanes of
+//! every device that has memory in the inventory are made: a device the call may touch has
+//! memory there, so its lane exists before its first unit can open. A parked unit met on the
+//! way is closed with no fence held, then the fences are taken again from the first.
+
+use super::*;
+use crate::gate::GateFence;
+
+/// Every device's lane, in device order.
+pub(super) type Lanes<S, L, C> = std::collections::BTreeMap<DeviceId, Arc<Lane<S, L, C>>>;
+
+/// One device's replay gate and its open unit (`None` between units).
+pub(super) struct Lane<S, L, C> {
+    pub(super) gate: Arc<ReplayGate>,
+    pub(super) open_unit: Mutex<Option<unit::OpenUnit<S, L, C>>>,
+}
+
+/// What an application call holds while it runs: a fence on the replay gate of every device it
+/// may touch. Dropping it (on any thread) lets a replay waiting on those devices start.
+#[derive(Debug)]
+#[must_use = "the fence only holds while the guard lives"]
+pub struct FenceGuard {
+    _fences: Vec<GateFence>,
+}
+
+impl FenceGuard {
+    /// The fence of one device's gate.
+    pub(super) fn of(fence: GateFence) -> Self {
+        FenceGuard {
+            _fences: vec![fence],
+        }
+    }
+}
+
+impl<L, S, C> Engine<L, S, C>
+where
+    L: Send + 'static,
+    S: Send + 'static,
+    C: Send + 'static,
+{
+    /// `device`'s lane, made at its first use.
+    pub(super) fn lane(&self, device: DeviceId) -> Arc<Lane<S, L, C>> {
+        lock(&self.lanes)
+            .entry(device)
+            .or_insert_with(|| {
+                Arc::new(Lane {
+                    gate: Arc::default(),
+                    open_unit: Mutex::new(None),
+                })
+            })
+            .clone()
+    }
+
+    /// Every lane made so far, in device order.
+    pub(super) fn lanes(&self) -> Vec<Arc<Lane<S, L, C>>> {
+        lock(&self.lanes).values().cloned().collect()
+    }
+
+    /// The lanes a call of `scope` fences, in device order.
+    fn lanes_of(&self, scope: DeviceScope) -> Vec<Arc<Lane<S, L, C>>> {
+        match scope {
+            DeviceScope::One(device) => vec![self.lane(device)],
+            DeviceScope::All => {
+                for device in self.inventory.devices() {
+                    self.lane(device);
+                }
+                self.lanes()
+            }
+        }
+    }
+
+    /// Whether this thread holds a fence on any device (it is inside an application API call).
+    pub(super) fn holds_fence(&self) -> bool {
+        self.lanes().iter().any(|lane| lane.gate.holds_fence())
+    }
+
+    /// Holds off replays on the devices of `scope` while the caller's call runs; a parked replay
+    /// unit of one of them (its owner is in user code) is closed by the calling thread, all its
+    /// passes run here, instead of being waited for. `call` names the call (e.g.
+    /// `cuMemcpyDtoH_v2`): the end-of-run line about replay windows counts which calls closed
+    /// them, which says what cuts them short.
+    pub fn fence_for<B: BackendOf<L, S, C>>(
+        &self,
+        backend: &mut B,
+        call: &str,
+        scope: DeviceScope,
+    ) -> FenceGuard {
+        'again: loop {
+            let lanes = self.lanes_of(scope);
+            let mut fences = Vec::with_capacity(lanes.len());
+            for lane in &lanes {
+                match lane.gate.fence_unless_parked() {
+                    Ok(fence) => fences.push(fence),
+                    Err(_parked) => {
+                        drop(fences);
+                        if !self.close_parked_unit(backend, lane, call) {
+                            std::thread::yield_now();
+                        }
+                        continue 'again;
+                    }
+                }
+            }
+            return FenceGuard { _fences: fences };
+        }
+    }
+
+    /// [`Engine::fence_for`] on every device, for a call that names none.
+    pub fn fence_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) -> FenceGuard {
+        self.fence_for(backend, "an API call", DeviceScope::All)
+    }
+
+    /// Whether no thread holds or awaits any device's gate.
+    #[cfg(test)]
+    pub(super) fn gates_idle(&self) -> bool {
+        self.lanes().iter().all(|lane| lane.gate.is_idle())
+    }
+}
