@@ -4,6 +4,8 @@
 # exit 0, with a backtrace when they do not (a SIGSEGV handler preloaded); and a stream capture
 # that begins while the set-up runs (bench/workloads/graphloop.cu) must not be invalidated.
 # Usage: bench/probes/setup_at_exit.sh [bin dir]   (logs under $OUT)
+#   N=30 ONLY=filtered bench/probes/setup_at_exit.sh .gpu-bin: the filtered run 30 times (an
+#   intermittent SIGSEGV at exit, seen 2026-12-02 in tests/gpu/run.sh core), rc counts last.
 BIN="${1:-target/release}"
 OUT="${OUT:-/tmp/setup_at_exit}"; mkdir -p "$OUT"
 W=$(mktemp -d)
@@ -16,9 +18,17 @@ show() { grep -h "RESULT\|signal\|context destroyed\|exit handler\|records flush
 probe() {  # name env... -- args
     local name="$1"; shift
     env LD_PRELOAD="${PRELOAD:-$W/segv.so}" KREPLAY_DEBUG=1 "$@" >"$OUT/$name.log" 2>&1
-    echo "== $name rc $?"; show "$OUT/$name.log"
+    local rc=$?
+    echo "== $name rc $rc"
+    # With QUIET_OK=1 a run that exits 0 shows nothing more.
+    if [ "$rc" != 0 ] || [ -z "${QUIET_OK:-}" ]; then show "$OUT/$name.log"; fi
 }
-probe filtered timeout 40 "$BIN/kreplay" $G --kernel-include-regex '^no_such$' -d "$W/f" -o out -- "$W/checks" inplace
+for i in $(seq 1 "${N:-1}"); do
+    QUIET_OK=$([ "${N:-1}" -gt 1 ] && echo 1) probe "filtered$i" timeout 40 "$BIN/kreplay" $G \
+        --kernel-include-regex '^no_such$' -d "$W/f$i" -o out -- "$W/checks" inplace | tee -a "$OUT/filtered_rcs.txt"
+done
+echo "filtered runs by rc: $(grep -o 'rc [0-9-]*$' "$OUT/filtered_rcs.txt" | sort | uniq -c | tr '\n' ' ')"
+[ "${ONLY:-}" = filtered ] && exit 0
 probe whole KREPLAY_GRAPH_NODES=0 timeout 40 "$BIN/kreplay" $G -d "$W/g" -o out -- "$W/checks" graph_nodes
 for i in 1 2; do
     probe "graphloop$i" timeout 60 "$BIN/kreplay" $G --replay-window auto -d "$W/l$i" -o out -- "$W/graphloop" 10
