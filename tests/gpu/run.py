@@ -51,6 +51,7 @@ HEADLINE = [
     ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "lts__t_sectors_op_write.sum"],
 ]
 SYNCLOOP = os.path.join(WORK, "syncloop")
+TWO_DEVICES = os.path.join(WORK, "two_devices")
 SOLVER = os.path.join(WORK, "solver")
 rows = []
 
@@ -1099,6 +1100,42 @@ def gpu_count():
     return len([l for l in p.stdout.splitlines() if l.strip()]) if p.returncode == 0 else 0
 
 
+def two_device_checks():
+    """One process driving two GPUs (tests/gpu/two_devices.cu), one thread switching devices and a
+    thread per device, under kernel replay with the headline groups and `--replay-window auto`:
+    results as one execution, every dispatch in every pass on its own device, deterministic
+    counters == ncu's; with a thread per device each device keeps its own window open while the
+    other replays (3 windows for the 25 launches: one per device until the peer copy, then the
+    last launch's)."""
+    for mode in ("alternate", "threads"):
+        name = f"two GPUs in one process ({mode}), 4 groups in 3 hardware passes"
+        if not os.path.exists(TWO_DEVICES):
+            row(name, "built", "nvcc failed on tests/gpu/two_devices.cu (nvcc.log)", False)
+            return
+        out_dir = os.path.join(WORK, f"two_{mode}")
+        argv = [KREPLAY, *sum((["--pmc", *g] for g in HEADLINE), []), "--replay-mode", "kernel",
+                "--kernel-replay-beta-enabled", "--replay-window", "auto", "-d", out_dir, "-o", "two",
+                "--", TWO_DEVICES, mode]
+        rc, out, err, _, wall = run(argv, None, tag=f"two_{mode}")
+        status, details = result_line(out, "two_devices")
+        db = os.path.join(out_dir, "two_results.db")
+        passes = [c for _, c, _ in passes_per_dispatch(db)]
+        agents = query(db, "SELECT COUNT(DISTINCT agent_id) FROM rocpd_kernel_dispatch")
+        windows = re.search(r"(\d+) dispatches in (\d+) windows", err)
+        table = counters(db)
+        ours = sorted((e["values"]["sm__warps_launched.sum"], e["values"]["smsp__inst_executed.sum"])
+                      for e in table.values() if "sm__warps_launched.sum" in e["values"])
+        theirs = sorted((v.get("sm__warps_launched.sum"), v.get("smsp__inst_executed.sum"))
+                        for v in ncu_program([TWO_DEVICES, mode], metrics=tuple(HEADLINE[0])))
+        windows_ok = mode != "threads" or (windows is not None and int(windows.group(2)) <= 3)
+        row(name, "results right; 25 dispatches x 4 passes on 2 agents; warps/inst == ncu"
+            + ("; 3 windows" if mode == "threads" else ""),
+            f"rc {rc}; {status} {details}; passes {sorted(set(passes))} x{len(passes)}; agents {agents}; "
+            f"windows {windows.group(0) if windows else None}; == ncu {ours == theirs} ({ours[:1]} vs {theirs[:1]}); {wall:.1f}s",
+            rc == 0 and status == "PASS" and passes == [len(HEADLINE)] * 25 and agents == [(2,)]
+            and ours == theirs and len(ours) == 25 and windows_ok)
+
+
 def multi_gpu_check():
     """DDP on 2 GPUs (NCCL) under torchrun, both ranks profiled with the headline groups (three
     hardware passes on GH100): each rank's losses identical to a run without kreplay, NCCL's
@@ -1106,8 +1143,9 @@ def multi_gpu_check():
     (-o ddp_%rank%). Needs 2 GPUs (nvidia-h200-x2); with fewer it is reported as not run."""
     gpus = gpu_count()
     if gpus < 2:
-        experiments.append(f"multi-GPU DDP check not run: {gpus} GPU(s) here, it needs 2 (nvidia-h200-x2)")
+        experiments.append(f"multi-GPU checks (DDP, two GPUs in one process) not run: {gpus} GPU(s) here, they need 2 (nvidia-h200-x2)")
         return
+    two_device_checks()
     env = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "tests/gpu/ddp_train.py"]
     losses = lambda out: sorted(l for l in out.splitlines() if l.startswith("rank "))

@@ -66,6 +66,9 @@ build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
 build memory_bound tests/gpu/memory_bound.cu -lcublas
+# Only the multigpu section runs it, and says so when it did not build.
+nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/two_devices" tests/gpu/two_devices.cu >>"$OUT/nvcc.log" 2>&1 \
+    || echo "nvcc failed on tests/gpu/two_devices.cu (the multigpu section reports it)"
 # NVIDIA's matrixMul (sections check) and graph samples (graphs check) come from the third-party
 # corpus: its sources and the script that builds them (tests/gpu/corpus.sh) are fetched into the
 # working tree and never committed, so this script holds no recipe for them; without them those

@@ -110,8 +110,9 @@ where
         }
     }
 
-    /// [`Engine::fence_for`] on every device, for a call that names none.
-    pub fn fence_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) -> FenceGuard {
+    /// [`Engine::fence_for`] on every device (tests: a call of another thread).
+    #[cfg(test)]
+    pub(crate) fn fence_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) -> FenceGuard {
         self.fence_for(backend, "an API call", DeviceScope::All)
     }
 
