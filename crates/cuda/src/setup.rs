@@ -21,7 +21,9 @@
 //!   driver call after `cuInit`, before any context: [`CounterSetup::initialize_profiler`]; a
 //!   set-up thread does it should that fail) and after each step of a set-up, so the exit waits for a set-up before the destructors of finished
 //!   steps run; a set-up that sees the exit begun stops at its next step. An exit that begins
-//!   in the middle of a step is not covered;
+//!   in the middle of a step (a third of short runs that measured nothing, 2026-12-02) waits
+//!   earlier, in a thread-local destructor of the exiting thread, which `exit()` runs before
+//!   any exit handler ([`guard_thread_exit`], taken by every thread that calls the driver);
 //! - a stream capture: a capture begun while the set-up ran was invalidated
 //!   (`cudaStreamEndCapture`: "operation failed due to a previous error during capture"), so
 //!   beginning one waits for the set-up of the current context first
@@ -216,10 +218,45 @@ fn running_here() -> u64 {
 /// this process runs.
 extern "C" fn wait_at_exit() {
     EXITING.store(true, Ordering::Release);
+    wait_for_setups();
+}
+
+/// Waits up to [`EXIT_WAIT`] until no set-up of this process runs.
+fn wait_for_setups() {
     let began = Instant::now();
     while running_here() > 0 && began.elapsed() < EXIT_WAIT {
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Held by every application thread that calls the driver ([`guard_thread_exit`]): when the
+/// thread ends, it waits for the set-ups still running. `exit()` runs the calling thread's
+/// thread-local destructors before any exit handler (glibc's `__run_exit_handlers`), so an
+/// application that exits while a set-up is in the middle of a step waits here, before the
+/// destructors CUPTI and nvperf registered during that step run under the set-up (10 of 30
+/// runs that measured nothing ended with SIGSEGV in `libnvperf_host.so` at exit, H200,
+/// 2026-12-02, `bench/probes/setup_at_exit.sh`). A thread that merely ends waits the same
+/// (bounded, and only while a set-up runs); the set-up is not told to stop, since the process
+/// may go on.
+struct ExitGuard;
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        if running_here() > 0 {
+            wait_for_setups();
+        }
+    }
+}
+
+thread_local! {
+    static EXIT_GUARD: ExitGuard = const { ExitGuard };
+}
+
+/// Makes the calling thread wait, when it ends (also by calling `exit`), for the set-ups still
+/// running (see [`ExitGuard`]). Cheap after the first call on a thread.
+pub(crate) fn guard_thread_exit() {
+    // A thread being torn down has no thread-locals left: nothing to guard.
+    let _ = EXIT_GUARD.try_with(|_| ());
 }
 
 /// Counts a set-up thread as running until dropped.
@@ -638,5 +675,34 @@ mod tests {
         assert_eq!(running_here(), 1);
         drop(again);
         assert_eq!(running_here(), 0);
+    }
+
+    #[test]
+    fn a_thread_that_called_the_driver_waits_at_its_end_for_running_set_ups() {
+        let _one = EXIT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let running = RunningSetUp::start();
+        let (guarded, guarded_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            guard_thread_exit();
+            guarded.send(()).unwrap();
+            // Ends here: its thread-local guard waits for the set-up.
+        });
+        guarded_rx.recv().unwrap();
+        // The set-up ends 50 ms from now; the thread's end (its join) waits for it.
+        let began = Instant::now();
+        let ends = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(running);
+        });
+        thread.join().unwrap();
+        let waited = began.elapsed();
+        ends.join().unwrap();
+        assert!(waited >= Duration::from_millis(40), "{waited:?}");
+        assert!(
+            !EXITING.load(Ordering::Acquire),
+            "a thread's end stops no set-up"
+        );
+        // With none running, a guarded thread ends at once.
+        std::thread::spawn(guard_thread_exit).join().unwrap();
     }
 }

@@ -104,6 +104,8 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
         // before any set-up thread (see `crate::setup`).
         if let Some(setup) = &tool.counter_setup {
             setup.initialize_profiler();
+            // A thread that calls exit() waits for set-ups under way first.
+            crate::setup::guard_thread_exit();
         }
     }
     match classify_driver_cbid(cbid) {
