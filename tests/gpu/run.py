@@ -1113,8 +1113,8 @@ def two_device_checks():
     thread per device, under kernel replay with the headline groups and `--replay-window auto`:
     results as one execution, every dispatch in every pass on its own device, deterministic
     counters == ncu's; with a thread per device each device keeps its own window open while the
-    other replays (3 windows for the 25 launches: one per device until the peer copy, then the
-    last launch's)."""
+    other replays (3 windows for the 25 launches, one per device until the peer copy and then the
+    last launch's, when no thread's cudaSetDevice meets the other's open window: at most 5)."""
     for mode in ("alternate", "threads"):
         name = f"two GPUs in one process ({mode}), 4 groups in 3 hardware passes"
         if not os.path.exists(TWO_DEVICES):
@@ -1135,9 +1135,9 @@ def two_device_checks():
                       for e in table.values() if "sm__warps_launched.sum" in e["values"])
         theirs = sorted((v.get("sm__warps_launched.sum"), v.get("smsp__inst_executed.sum"))
                         for v in ncu_program([TWO_DEVICES, mode], metrics=tuple(HEADLINE[0])))
-        windows_ok = mode != "threads" or (windows is not None and int(windows.group(2)) <= 3)
+        windows_ok = mode != "threads" or (windows is not None and 3 <= int(windows.group(2)) <= 5)
         row(name, "results right; 25 dispatches x 4 passes on 2 agents; warps/inst == ncu"
-            + ("; 3 windows" if mode == "threads" else ""),
+            + ("; 3-5 windows" if mode == "threads" else ""),
             f"rc {rc}; {status} {details}; passes {sorted(set(passes))} x{len(passes)}; agents {agents}; "
             f"windows {windows.group(0) if windows else None}; == ncu {ours == theirs} ({ours[:1]} vs {theirs[:1]}); {wall:.1f}s",
             rc == 0 and status == "PASS" and passes == [len(HEADLINE)] * 25 and agents == [(2,)]

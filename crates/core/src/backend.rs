@@ -124,7 +124,7 @@ pub enum LaunchKind {
     PageableHost,
     /// A kernel whose parameters hold an address of another device's tracked memory (peer
     /// access): a unit's snapshot covers its own device only, so it runs once, with every
-    /// device's replays held off while it runs.
+    /// device's replays held off while it is launched.
     PeerMemory,
 }
 

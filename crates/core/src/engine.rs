@@ -666,7 +666,7 @@ where
                 "kernels of collective-communication libraries (NCCL, NVSHMEM) are not replayed (a replay would wait for peers that do not run it again); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
             ReplayOutcome::DeclinedPeerMemory => {
-                "kernels whose parameters point into another GPU's memory (peer access) are not replayed (a snapshot covers the launch's own device only: a replay would write that memory again); they run once, with replays on every device held off, with the first counter group only (or timestamps only when the groups need several hardware passes)"
+                "kernels whose parameters point into another GPU's memory (peer access) are not replayed (a snapshot covers the launch's own device only: a replay would write that memory again); they run once, with replays on every device held off while they are launched, with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
             ReplayOutcome::DeclinedPageableHost => {
                 "kernels whose parameters point into ordinary (pageable) host memory, which this GPU reaches directly, are not replayed (no snapshot covers that memory: a replay would change what the application computes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
@@ -752,12 +752,20 @@ fn wants_replay(count: PassCount) -> bool {
     matches!(count, PassCount::UntilStopped) || matches!(count, PassCount::Passes(n) if n > 1)
 }
 
-/// The devices a launch may touch: its own, or every device for a kernel reaching another
-/// device's memory.
+/// The devices a launch may touch: an ordinary kernel's own device; every device for the
+/// launches that run once, which may reach other devices (a kernel reaching another device's
+/// memory, a multi-device or collective launch, a graph run whole, a printf or device-heap
+/// kernel, whose parameters are not checked for other devices' addresses).
 fn launch_scope(info: &DispatchInfo) -> DeviceScope {
     match info.kind {
-        LaunchKind::PeerMemory => DeviceScope::All,
-        _ => DeviceScope::One(info.device),
+        LaunchKind::Kernel | LaunchKind::StreamCapture => DeviceScope::One(info.device),
+        LaunchKind::PeerMemory
+        | LaunchKind::Graph
+        | LaunchKind::MultiDevice
+        | LaunchKind::Collective
+        | LaunchKind::DevicePrintf
+        | LaunchKind::DeviceHeap
+        | LaunchKind::PageableHost => DeviceScope::All,
     }
 }
 

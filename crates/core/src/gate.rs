@@ -71,17 +71,23 @@ impl ReplayGate {
     /// instead).
     #[cfg(test)]
     pub(crate) fn fence(self: &Arc<Self>) -> GateFence {
-        self.fence_until(false)
+        self.fence_until(false, false)
             .unwrap_or_else(|Parked| unreachable_parked())
     }
 
     /// As [`ReplayGate::fence`], but returns [`Parked`] instead of waiting for a parked window
-    /// (also the caller's own).
-    pub(crate) fn fence_unless_parked(self: &Arc<Self>) -> Result<GateFence, Parked> {
-        self.fence_until(true)
+    /// (also the caller's own). `nested`: the caller holds a fence of another gate already; it
+    /// then waits only for a replay that holds this gate, not for one waiting to (which may wait
+    /// for a thread that waits for the caller's other gate).
+    pub(crate) fn fence_unless_parked(self: &Arc<Self>, nested: bool) -> Result<GateFence, Parked> {
+        self.fence_until(true, nested)
     }
 
-    fn fence_until(self: &Arc<Self>, stop_on_parked: bool) -> Result<GateFence, Parked> {
+    fn fence_until(
+        self: &Arc<Self>,
+        stop_on_parked: bool,
+        nested: bool,
+    ) -> Result<GateFence, Parked> {
         let me = thread::current().id();
         let mut state = self.lock();
         if stop_on_parked && state.writer.is_some() && state.parked {
@@ -100,7 +106,7 @@ impl ReplayGate {
                 owner: me,
             });
         }
-        while state.writer.is_some() || state.writers_waiting > 0 {
+        while state.writer.is_some() || (state.writers_waiting > 0 && !nested) {
             if stop_on_parked && state.writer.is_some() && state.parked {
                 return Err(Parked);
             }
@@ -412,18 +418,18 @@ mod tests {
         hold.park();
         assert!(gate.is_parked());
         // The owner itself is told too: its own API call must close its window first.
-        assert_eq!(gate.fence_unless_parked().unwrap_err(), Parked);
+        assert_eq!(gate.fence_unless_parked(false).unwrap_err(), Parked);
         let (tx, rx) = std::sync::mpsc::channel();
         let other = {
             let gate = gate.clone();
             thread::spawn(move || {
-                let refused = gate.fence_unless_parked().is_err();
+                let refused = gate.fence_unless_parked(false).is_err();
                 let window = gate.exclusive(Duration::from_secs(1)).unwrap_err();
                 tx.send((refused, window)).unwrap();
                 // Adopt and close: afterwards the gate is free.
                 hold.adopt();
                 assert!(!gate.is_parked());
-                let own = gate.fence_unless_parked();
+                let own = gate.fence_unless_parked(false);
                 assert!(own.is_ok(), "the adopter passes its own fences");
                 drop(own);
                 drop(hold);
@@ -442,7 +448,7 @@ mod tests {
         let hold = gate.exclusive(Duration::from_secs(1)).unwrap();
         let waiter = {
             let gate = gate.clone();
-            thread::spawn(move || gate.fence_unless_parked().is_err())
+            thread::spawn(move || gate.fence_unless_parked(false).is_err())
         };
         thread::sleep(Duration::from_millis(30));
         hold.park();

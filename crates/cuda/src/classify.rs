@@ -470,8 +470,9 @@ pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> Call
     }
 }
 
-/// The device addresses a copy or memset names (its destination and, for a copy from device
-/// memory, its source), by `name` and its parameter block; empty for every other call. The
+/// The device addresses a copy, memset or free names (its destination and, for a copy from
+/// device memory, its source; what a free releases), by `name` and its parameter block; empty
+/// for every other call. The
 /// engine's scope of the call comes from them: a call naming another device's memory holds off
 /// replays there too.
 ///
@@ -482,6 +483,9 @@ pub unsafe fn call_addresses(name: &str, params: *const std::ffi::c_void) -> Vec
         return Vec::new();
     }
     match base_name(name) {
+        "cuMemFree_v2" => vec![(*(params as *const sys::cuMemFree_v2_params)).dptr],
+        "cuMemFreeAsync" => vec![(*(params as *const sys::cuMemFreeAsync_params)).dptr],
+        "cuMemUnmap" => vec![(*(params as *const sys::cuMemUnmap_params)).ptr],
         "cuMemcpyDtoH_v2" | "cuMemcpyDtoHAsync_v2" => {
             let p = &*(params as *const sys::cuMemcpyDtoH_v2_params);
             vec![p.srcDevice]
@@ -563,6 +567,40 @@ pub fn changes_graph_exec(call: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_addresses_are_its_destination_source_or_what_it_frees() {
+        let at = |name: &str, p: *const std::ffi::c_void| unsafe { call_addresses(name, p) };
+        let dtoh = sys::cuMemcpyDtoH_v2_params {
+            dstHost: std::ptr::null_mut(),
+            srcDevice: 0x1000,
+            ByteCount: 8,
+        };
+        let dtod = sys::cuMemcpyDtoD_v2_params {
+            dstDevice: 0x2000,
+            srcDevice: 0x3000,
+            ByteCount: 8,
+        };
+        let memset = sys::cuMemsetD32_v2_params {
+            dstDevice: 0x4000,
+            ui: 7,
+            N: 2,
+        };
+        let free = sys::cuMemFree_v2_params { dptr: 0x5000 };
+        let unmap = sys::cuMemUnmap_params {
+            ptr: 0x6000,
+            size: 64,
+        };
+        let p = |v: &dyn std::any::Any| v as *const dyn std::any::Any as *const std::ffi::c_void;
+        assert_eq!(at("cuMemcpyDtoH_v2", p(&dtoh)), vec![0x1000]);
+        assert_eq!(at("cuMemcpyDtoHAsync_v2_ptsz", p(&dtoh)), vec![0x1000]);
+        assert_eq!(at("cuMemcpyDtoD_v2", p(&dtod)), vec![0x2000, 0x3000]);
+        assert_eq!(at("cuMemsetD32_v2", p(&memset)), vec![0x4000]);
+        assert_eq!(at("cuMemFree_v2", p(&free)), vec![0x5000]);
+        assert_eq!(at("cuMemUnmap", p(&unmap)), vec![0x6000]);
+        assert!(at("cuCtxSynchronize", p(&free)).is_empty());
+        assert!(at("cuMemFree_v2", std::ptr::null()).is_empty());
+    }
 
     #[test]
     fn module_and_library_unloads_name_their_handle_and_other_calls_none() {

@@ -264,7 +264,11 @@ impl SimRuntime {
         engine.launch_exit(&mut self.device, ticket, &launch);
     }
 
-    fn launch_as(&mut self, kind: LaunchKind, nodes: &[SimLaunch]) -> Result<(), SimError> {
+    pub(crate) fn launch_as(
+        &mut self,
+        kind: LaunchKind,
+        nodes: &[SimLaunch],
+    ) -> Result<(), SimError> {
         // On the current device.
         let nodes: Vec<SimLaunch> = nodes
             .iter()

@@ -483,6 +483,73 @@ mod tests {
         assert_eq!(units, 4, "two windows per device");
     }
 
+    /// A launch that may reach another device's memory (here a kernel passing device 1's
+    /// address, `LaunchKind::PeerMemory`) runs once after every device's window has closed;
+    /// before it, device 1's window stayed open across device 0's ordinary launch.
+    #[test]
+    fn a_launch_reaching_another_device_closes_every_window_first() {
+        let config = ToolConfig {
+            groups: (0..2).map(|_| CounterGroup::default()).collect(),
+            mode: InProcessMode::KernelReplay,
+            replay_window: ReplayWindow::Count(8),
+            ..ToolConfig::default()
+        };
+        let sink = Arc::new(MemorySink::default());
+        let engine = Arc::new(engine(&config, sink.clone()));
+        let devices = (0..2).map(|_| SimDevice::new(&config.groups)).collect();
+        let mut runtime = SimRuntime::with_devices(devices, Some(engine));
+        let n = 16u32;
+        let scale_add = scale_add_kernel();
+        let mut buffers = Vec::new();
+        for device in 0..2 {
+            runtime.set_device(device);
+            let x = runtime.alloc(AllocKind::Device, u64::from(n) * 4).unwrap();
+            runtime
+                .write_u32s(x, &vec![device + 1; n as usize])
+                .unwrap();
+            buffers.push(x);
+        }
+        let step = |x: u64| launch(&scale_add, n, vec![x, u64::from(n), 3, 1]);
+        runtime.set_device(1);
+        runtime.launch(&step(buffers[1])).unwrap();
+        runtime.set_device(0);
+        runtime.launch(&step(buffers[0])).unwrap();
+        let costs = |sink: &MemorySink| -> Vec<(u64, ReplayOutcome)> {
+            sink.0
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|r| match r {
+                    Record::ReplayCost(c) => Some((c.agent_id, c.outcome)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert!(costs(&sink).is_empty(), "both windows open");
+        runtime
+            .launch_as(
+                kreplay_core::backend::LaunchKind::PeerMemory,
+                &[step(buffers[0])],
+            )
+            .unwrap();
+        let seen = costs(&sink);
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen[2], (0, ReplayOutcome::DeclinedPeerMemory), "{seen:?}");
+        let mut closed: Vec<(u64, ReplayOutcome)> = seen[..2].to_vec();
+        closed.sort_by_key(|c| c.0);
+        assert_eq!(
+            closed,
+            vec![(0, ReplayOutcome::Replayed), (1, ReplayOutcome::Replayed)],
+            "both windows closed before it"
+        );
+        runtime.finish();
+        // Every kernel ran as once: 1 -> 1*3+1 -> (1*3+1)*3+1 on device 0, 2 -> 7 on device 1.
+        runtime.set_device(0);
+        assert_eq!(runtime.read_u32s(buffers[0], 1).unwrap(), vec![13]);
+        runtime.set_device(1);
+        assert_eq!(runtime.read_u32s(buffers[1], 1).unwrap(), vec![7]);
+    }
+
     /// [`one_thread_alternating_two_devices_sees_a_single_execution_on_each`] with `window`;
     /// returns how many replay units the dispatches were measured in.
     fn alternate_two_devices(window: ReplayWindow) -> usize {

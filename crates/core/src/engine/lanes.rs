@@ -8,6 +8,11 @@
 //! every device that has memory in the inventory are made: a device the call may touch has
 //! memory there, so its lane exists before its first unit can open. A parked unit met on the
 //! way is closed with no fence held, then the fences are taken again from the first.
+//!
+//! No wait can go round the lanes: a thread that holds a fence and asks for another lane's
+//! (a nested call) waits only for a replay that runs, never for one that merely waits, and a
+//! launch inside a call on another device runs once instead of waiting for its device's
+//! readers. Replays themselves wait for nothing of another lane.
 
 use super::*;
 use crate::gate::GateFence;
@@ -80,6 +85,13 @@ where
         self.lanes().iter().any(|lane| lane.gate.holds_fence())
     }
 
+    /// Whether this thread holds a fence on a device other than `lane`'s.
+    pub(super) fn holds_fence_elsewhere(&self, lane: &Lane<S, L, C>) -> bool {
+        self.lanes()
+            .iter()
+            .any(|other| !Arc::ptr_eq(&other.gate, &lane.gate) && other.gate.holds_fence())
+    }
+
     /// Holds off replays on the devices of `scope` while the caller's call runs; a parked replay
     /// unit of one of them (its owner is in user code) is closed by the calling thread, all its
     /// passes run here, instead of being waited for. `call` names the call (e.g.
@@ -91,11 +103,15 @@ where
         call: &str,
         scope: DeviceScope,
     ) -> FenceGuard {
+        // A call nested in a call that holds fences already (the runtime nesting driver calls)
+        // does not queue behind replays that are only waiting: they may wait for its outer
+        // call, on another device (see `ReplayGate::fence_unless_parked`).
+        let nested = self.holds_fence();
         'again: loop {
             let lanes = self.lanes_of(scope);
             let mut fences = Vec::with_capacity(lanes.len());
             for lane in &lanes {
-                match lane.gate.fence_unless_parked() {
+                match lane.gate.fence_unless_parked(nested) {
                     Ok(fence) => fences.push(fence),
                     Err(_parked) => {
                         drop(fences);

@@ -1568,6 +1568,64 @@ fn a_call_on_another_device_does_not_hold_off_a_replay() {
     assert!(h.engine.gates_idle());
 }
 
+/// A launch on `device` as a backend drives it.
+fn launch_on(h: &Harness, backend: &mut MockBackend, device: DeviceId, kind: LaunchKind) {
+    let ticket = h.engine.launch_enter(
+        backend,
+        &DispatchInfo {
+            device,
+            ..info(kind)
+        },
+    );
+    backend.execute();
+    h.engine.launch_exit(backend, ticket, &());
+}
+
+#[test]
+fn launches_inside_calls_on_each_others_devices_run_once_instead_of_waiting() {
+    // Thread X is inside a call on device 1 and launches on device 0; thread Y is inside a
+    // call on device 0 and launches on device 1. Each replay would wait for the other's call:
+    // both launches run once, nothing waits out the deadline.
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.drain_timeout_ms = 300;
+    let h = Arc::new(harness_with(config, None));
+    let both_inside = Arc::new(std::sync::Barrier::new(2));
+    let threads: Vec<_> = [(1, 0), (0, 1)]
+        .into_iter()
+        .map(|(call_device, launch_device)| {
+            let (h, both_inside) = (h.clone(), both_inside.clone());
+            std::thread::spawn(move || {
+                let mut backend = MockBackend::new();
+                let guard = h.engine.enter_call(
+                    &mut backend,
+                    "cuLaunchHostFunc",
+                    CallEffect::NoDeviceWrite,
+                    DeviceScope::One(call_device),
+                );
+                both_inside.wait();
+                launch_on(&h, &mut backend, launch_device, LaunchKind::Kernel);
+                h.engine.exit_call(&mut backend, guard);
+                backend.value
+            })
+        })
+        .collect();
+    let values: Vec<u64> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(
+        h.aborts.lock().unwrap().is_empty(),
+        "{:?}",
+        h.aborts.lock().unwrap()
+    );
+    assert_eq!(values, vec![1, 1], "each launch ran once");
+    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
+    assert_eq!(outcomes, vec![ReplayOutcome::DeclinedError; 2]);
+    assert!(h
+        .sink
+        .warnings()
+        .iter()
+        .any(|w| w.contains("inside a call on another device")));
+    assert!(h.engine.gates_idle());
+}
+
 #[test]
 fn other_threads_are_fenced_off_for_the_whole_replay() {
     use std::sync::atomic::AtomicBool;

@@ -350,14 +350,30 @@ fn on_free(tool: &Tool, api: FreeApi, data: &sys::CUpti_CallbackData) {
             }
             FreeApi::Unmap => {
                 let unmap = &*(p as *const sys::cuMemUnmap_params);
+                let owner = owner_of(tool, device, unmap.ptr);
                 tool.engine
                     .inventory()
-                    .remove_within(device, unmap.ptr, unmap.size as u64);
+                    .remove_within(owner, unmap.ptr, unmap.size as u64);
                 return;
             }
         }
     };
-    tool.engine.inventory().remove(device, base);
+    tool.engine
+        .inventory()
+        .remove(owner_of(tool, device, base), base);
+}
+
+/// The device whose inventory holds `address`: memory of another device may be freed from
+/// this context's (unified addressing); `device` when none holds it.
+fn owner_of(
+    tool: &Tool,
+    device: kreplay_core::backend::DeviceId,
+    address: u64,
+) -> kreplay_core::backend::DeviceId {
+    tool.engine
+        .inventory()
+        .find_anywhere(address)
+        .map_or(device, |region| region.device)
 }
 
 /// Grid, block, dynamic shared memory, function and stream of a launch.

@@ -126,6 +126,13 @@ where
         dispatch_id: u64,
     ) -> Result<ExclusiveHold, Refused> {
         let deadline = self.config.drain_timeout();
+        // Inside a call on another device: waiting for this device's readers could wait for a
+        // thread that waits, inside a call on this device, for that other device (a cycle no
+        // one gate sees). Such a launch runs once.
+        if self.holds_fence_elsewhere(lane) {
+            self.notice_contended();
+            return Err((ReplayOutcome::DeclinedError, 0));
+        }
         let hold = loop {
             match lane.gate.exclusive(deadline) {
                 Err(ExclusiveRefused::Parked) => {
@@ -142,10 +149,7 @@ where
             // A launch from inside a replay (a tool's pass callback): run it once.
             Err(ExclusiveRefused::Reentrant) => Err((ReplayOutcome::DeclinedError, 0)),
             Err(ExclusiveRefused::Contended) => {
-                self.notice(
-                    "window-contended",
-                    "a launch made inside another API call while a second thread was starting a replay ran once, unreplayed (waiting would deadlock)",
-                );
+                self.notice_contended();
                 Err((ReplayOutcome::DeclinedError, 0))
             }
             Err(ExclusiveRefused::Timeout) => {
@@ -155,6 +159,13 @@ where
                 Err((ReplayOutcome::DeclinedError, 0))
             }
         }
+    }
+
+    fn notice_contended(&self) {
+        self.notice(
+            "window-contended",
+            "a launch made inside another API call while a second thread was starting a replay (or inside a call on another device) ran once, unreplayed (waiting could deadlock)",
+        );
     }
 
     /// The device drained before a new unit, and how long that took; on failure the hold is
