@@ -909,52 +909,39 @@ fn collective_kernels_run_once_and_say_why() {
     assert!(warnings[0].contains("NCCL"));
 }
 
-#[test]
-fn kernels_reaching_pageable_host_memory_run_once_and_say_why() {
+/// Launches of `kind` between ordinary ones run once, recorded as `outcome`, with one warning
+/// that contains `says`.
+fn runs_once_and_says_why(kind: LaunchKind, outcome: ReplayOutcome, says: &str) {
     let h = harness(2, InProcessMode::KernelReplay);
     let mut backend = MockBackend::new();
-    launch(&h, &mut backend, LaunchKind::PageableHost);
+    launch(&h, &mut backend, kind);
     launch(&h, &mut backend, LaunchKind::Kernel);
-    launch(&h, &mut backend, LaunchKind::PageableHost);
+    launch(&h, &mut backend, kind);
     assert_eq!(backend.value, 3, "each ran once");
     let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
-    assert_eq!(
-        outcomes,
-        vec![
-            ReplayOutcome::DeclinedPageableHost,
-            ReplayOutcome::Replayed,
-            ReplayOutcome::DeclinedPageableHost,
-        ]
-    );
+    assert_eq!(outcomes, vec![outcome, ReplayOutcome::Replayed, outcome]);
     let warnings = h.sink.warnings();
     assert_eq!(warnings.len(), 1, "once: {warnings:?}");
-    assert!(
-        warnings[0].contains("(pageable) host memory"),
-        "{warnings:?}"
+    assert!(warnings[0].contains(says), "{warnings:?}");
+    assert!(h.engine.gates_idle());
+}
+
+#[test]
+fn kernels_reaching_pageable_host_memory_run_once_and_say_why() {
+    runs_once_and_says_why(
+        LaunchKind::PageableHost,
+        ReplayOutcome::DeclinedPageableHost,
+        "(pageable) host memory",
     );
 }
 
 #[test]
 fn kernels_reaching_another_devices_memory_run_once_and_say_why() {
-    let h = harness(2, InProcessMode::KernelReplay);
-    let mut backend = MockBackend::new();
-    launch(&h, &mut backend, LaunchKind::PeerMemory);
-    launch(&h, &mut backend, LaunchKind::Kernel);
-    launch(&h, &mut backend, LaunchKind::PeerMemory);
-    assert_eq!(backend.value, 3, "each ran once");
-    let outcomes: Vec<ReplayOutcome> = h.sink.costs().iter().map(|c| c.outcome).collect();
-    assert_eq!(
-        outcomes,
-        vec![
-            ReplayOutcome::DeclinedPeerMemory,
-            ReplayOutcome::Replayed,
-            ReplayOutcome::DeclinedPeerMemory,
-        ]
+    runs_once_and_says_why(
+        LaunchKind::PeerMemory,
+        ReplayOutcome::DeclinedPeerMemory,
+        "another GPU's memory",
     );
-    let warnings = h.sink.warnings();
-    assert_eq!(warnings.len(), 1, "once: {warnings:?}");
-    assert!(warnings[0].contains("another GPU's memory"), "{warnings:?}");
-    assert!(h.engine.gates_idle());
 }
 
 #[test]
