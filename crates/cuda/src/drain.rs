@@ -88,6 +88,16 @@ fn synchronize(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError>
     unsafe { crate::drv!(driver, cuCtxSynchronize()) }
 }
 
+/// Lets `ctx`'s worker end (the context is being destroyed): its queue is dropped, so it ends
+/// after the job it may be running. The map's lock is never held across a synchronisation, so
+/// this is safe inside the driver's resource callback.
+pub(crate) fn forget_context(ctx: CUcontext) {
+    WORKERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(ctx as usize));
+}
+
 /// The queue of `ctx`'s worker, started at the context's first drain in this process (and
 /// again after its worker was left waiting on a device that did not finish).
 fn worker(driver: &'static Driver, ctx: usize) -> Option<mpsc::Sender<Job>> {

@@ -681,6 +681,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 tool.engine
                     .fence_for(&mut backend, "context destruction", DeviceScope::All),
             );
+            crate::drain::forget_context(data.context);
             // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
             // driver lock this thread holds. Without it, the tool's state for the context stays
             // and is replaced when a dispatch finds the device with another context.
