@@ -21,11 +21,11 @@
 //! Everything measured is a *replay unit* (module `unit`): up to K consecutive dispatches of
 //! one thread on one device, one for `--replay-window 1`. A unit closes when it is full, when a
 //! launch on its device cannot join it, when another thread or a call it cannot stay open
-//! across needs the device, and at exit; its later executions (one per hardware pass the groups need beyond the
-//! first) re-run it from its snapshot. A unit that stays open across the application's
-//! synchronisations and copies lets the application go on with execution 0's results and puts
-//! them back after the later executions (see `unit`). A dispatch with one pass runs once on
-//! the ordinary path.
+//! across needs the device, and at exit; its later executions (one per hardware pass the
+//! groups need beyond the first) re-run it from its snapshot. A unit that stays open across the
+//! application's synchronisations and copies lets the application go on with execution 0's
+//! results and puts them back after the later executions (see `unit`). A dispatch with one
+//! pass runs once on the ordinary path.
 //!
 //! Every other CUDA API call of an application thread holds, for its duration, the fences of
 //! the replay gates of the devices it may touch (its [`DeviceScope`]), so that nothing reaches
@@ -529,7 +529,7 @@ where
     /// The application's launch did not execute (the driver refused it): nothing is measured,
     /// recorded or replayed for it, and the window it held is released.
     pub fn launch_failed<B: BackendOf<L, S, C>>(&self, backend: &mut B, ticket: LaunchTicket) {
-        match &ticket.kind {
+        match ticket.kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
                 let device = once.dispatch.info.device;
@@ -541,21 +541,16 @@ where
                 let _ = backend.take_unit_conditions(device);
             }
             TicketKind::Member(member) => {
-                if lock(&self.lane(member.device).open_unit).is_some() {
+                let lane = self.lane(member.device);
+                if lock(&lane.open_unit).is_some() {
                     backend.launch_abandoned(member.device);
                 }
-            }
-        }
-        let member = match &ticket.kind {
-            TicketKind::Member(member) => Some(member.device),
-            _ => None,
-        };
-        drop(ticket);
-        // A unit that cannot take another member ends now, on the thread that opened it.
-        if let Some(device) = member {
-            let lane = self.lane(device);
-            if self.unit_is_full(&lane) {
-                self.close_parked_unit(backend, &lane, "a launch that failed");
+                // Dropped without its exit: the unit leaves it out.
+                drop(member);
+                // A unit that cannot take another member ends now, on the thread that opened it.
+                if self.unit_is_full(&lane) {
+                    self.close_parked_unit(backend, &lane, "a launch that failed");
+                }
             }
         }
     }

@@ -4,11 +4,11 @@
 //!
 //! It is a reader–writer gate, one per device (the engine's lanes): a replay holds its device's
 //! gate exclusively (an [`ExclusiveHold`]); every other CUDA API call of an application thread
-//! holds shared (a *fence*) the gates of the devices it may touch for the duration of the call,
-//! so a replay waits for calls already in flight on its device and new calls wait for the
-//! replay, while calls on other devices go on. Waiting writers block new readers, so a busy process cannot starve
-//! a replay. The exclusive holder passes through its own fences, and a thread that already holds
-//! a fence may take another (the runtime API nests driver calls).
+//! holds shared (a *fence*) the gates of the devices it may touch for the duration of the call, so
+//! a replay waits for calls already in flight on its device and new calls wait for the replay,
+//! while calls on other devices go on. Waiting writers block new readers, so a busy process cannot
+//! starve a replay. The exclusive holder passes through its own fences, and a thread that already
+//! holds a fence may take another (the runtime API nests driver calls).
 //!
 //! Holds own an `Arc` of the gate rather than borrowing it: a backend takes a hold in an
 //! API-enter callback and drops it in the matching API-exit callback.

@@ -232,8 +232,8 @@ pub fn is_collective_kernel(kernel: &str) -> bool {
 }
 
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
-/// queries, limits, occupancy, and the look-ups of a kernel's function handle). They need not wait for, nor close,
-/// a replay in progress: frameworks such as PyTorch and libraries such as cuBLAS make them
+/// queries, limits, occupancy, and the look-ups of a kernel's function handle). They need not
+/// wait for, nor close, a replay in progress: frameworks such as PyTorch and libraries such as cuBLAS make them
 /// between most launches, and fencing them would cut replay windows short. A look-up may load a
 /// module lazily; its variables enter the inventory at their kernel's first launch, and a window
 /// whose snapshot predates that change does not take the launch in (`Inventory::generation`).
@@ -472,9 +472,8 @@ pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> Call
 
 /// The device addresses a copy, memset or free names (its destination and, for a copy from
 /// device memory, its source; what a free releases), by `name` and its parameter block; empty
-/// for every other call. The
-/// engine's scope of the call comes from them: a call naming another device's memory holds off
-/// replays there too.
+/// for every other call. The engine's scope of the call comes from them: a call naming another
+/// device's memory holds off replays there too.
 ///
 /// # Safety
 /// As [`classify_call`].
@@ -482,47 +481,36 @@ pub unsafe fn call_addresses(name: &str, params: *const std::ffi::c_void) -> Vec
     if params.is_null() {
         return Vec::new();
     }
-    match base_name(name) {
-        "cuMemFree_v2" => vec![(*(params as *const sys::cuMemFree_v2_params)).dptr],
-        "cuMemFreeAsync" => vec![(*(params as *const sys::cuMemFreeAsync_params)).dptr],
-        "cuMemUnmap" => vec![(*(params as *const sys::cuMemUnmap_params)).ptr],
+    // What it writes, as the classification reads it; then what it reads or frees.
+    let written = match classify_call(name, params) {
+        CallKind::Writes { dst, .. } => Some(dst),
+        _ => None,
+    };
+    let other = match base_name(name) {
+        "cuMemFree_v2" => Some((*(params as *const sys::cuMemFree_v2_params)).dptr),
+        "cuMemFreeAsync" => Some((*(params as *const sys::cuMemFreeAsync_params)).dptr),
+        "cuMemUnmap" => Some((*(params as *const sys::cuMemUnmap_params)).ptr),
         "cuMemcpyDtoH_v2" | "cuMemcpyDtoHAsync_v2" => {
-            let p = &*(params as *const sys::cuMemcpyDtoH_v2_params);
-            vec![p.srcDevice]
+            Some((*(params as *const sys::cuMemcpyDtoH_v2_params)).srcDevice)
         }
         "cuMemcpyDtoD_v2" | "cuMemcpyDtoDAsync_v2" => {
-            let p = &*(params as *const sys::cuMemcpyDtoD_v2_params);
-            vec![p.dstDevice, p.srcDevice]
+            Some((*(params as *const sys::cuMemcpyDtoD_v2_params)).srcDevice)
         }
-        "cuMemcpy" | "cuMemcpyAsync" => {
-            let p = &*(params as *const sys::cuMemcpy_params);
-            vec![p.dst, p.src]
-        }
+        "cuMemcpy" | "cuMemcpyAsync" => Some((*(params as *const sys::cuMemcpy_params)).src),
         "cuMemcpy2D_v2" | "cuMemcpy2DAsync_v2" | "cuMemcpy2DUnaligned_v2" => {
             let p = &*(params as *const sys::cuMemcpy2D_v2_params);
-            if p.pCopy.is_null() {
-                return Vec::new();
-            }
-            let copy = &*p.pCopy;
-            let mut addresses = Vec::new();
-            if matches!(
-                copy.srcMemoryType,
-                sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
-                    | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
-            ) {
-                addresses
-                    .push(copy.srcDevice + (copy.srcY * copy.srcPitch + copy.srcXInBytes) as u64);
-            }
-            if let CallKind::Writes { dst, .. } = copy_2d(copy) {
-                addresses.push(dst);
-            }
-            addresses
+            p.pCopy.as_ref().and_then(|copy| {
+                matches!(
+                    copy.srcMemoryType,
+                    sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
+                        | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
+                )
+                .then(|| copy.srcDevice + (copy.srcY * copy.srcPitch + copy.srcXInBytes) as u64)
+            })
         }
-        _ => match classify_call(name, params) {
-            CallKind::Writes { dst, .. } => vec![dst],
-            _ => Vec::new(),
-        },
-    }
+        _ => None,
+    };
+    written.into_iter().chain(other).collect()
 }
 
 /// Bytes a 2-D write spans from its first byte: `height` rows of `width` bytes, `pitch` apart.

@@ -1,9 +1,9 @@
-//! Waiting for all of a context's work with a deadline. `cuCtxSynchronize` cannot be given
-//! one, so it runs on a thread of the tool's own (one per context) and the caller waits for its
-//! answer at most until the deadline (a device that never drains is then reported, and the worker is left
-//! waiting). This needs no list of the application's streams: the tool keeps none, because
-//! stream creation and destruction callbacks run while the driver holds locks that the
-//! tool's own counter calls wait for (a lock taken there deadlocked two application threads).
+//! Waiting for all of a context's work with a deadline. `cuCtxSynchronize` cannot be given one, so
+//! it runs on a thread of the tool's own (one per context) and the caller waits for its answer at
+//! most until the deadline (a device that never drains is then reported, and the worker is left
+//! waiting). This needs no list of the application's streams: the tool keeps none, because stream
+//! creation and destruction callbacks run while the driver holds locks that the tool's own counter
+//! calls wait for (a lock taken there deadlocked two application threads).
 
 use crate::backend::ContextGuard;
 use crate::error::CudaError;
@@ -69,10 +69,7 @@ pub(crate) fn synchronize_within(
             // The worker may stay in cuCtxSynchronize for good: later drains of the context
             // get a worker of their own instead of queueing behind it.
             cancelled.store(true, Ordering::SeqCst);
-            WORKERS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&(ctx as usize));
+            forget_context(ctx);
             Ok(Drained::TimedOut)
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -88,9 +85,9 @@ fn synchronize(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError>
     unsafe { crate::drv!(driver, cuCtxSynchronize()) }
 }
 
-/// Lets `ctx`'s worker end (the context is being destroyed): its queue is dropped, so it ends
-/// after the job it may be running. The map's lock is never held across a synchronisation, so
-/// this is safe inside the driver's resource callback.
+/// Lets `ctx`'s worker end (the context is being destroyed, or its worker is left waiting): its
+/// queue is dropped, so it ends after the job it may be running. The map's lock is never held
+/// across a synchronisation, so this is safe inside the driver's resource callback.
 pub(crate) fn forget_context(ctx: CUcontext) {
     WORKERS
         .lock()

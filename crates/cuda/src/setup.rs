@@ -19,8 +19,8 @@
 //!   before it, under the set-up (SIGSEGV in `libnvperf_host.so`). [`wait_at_exit`] is
 //!   registered after the profiler's initialisation (on the application's thread at its first
 //!   driver call after `cuInit`, before any context: [`CounterSetup::initialize_profiler`]; a
-//!   set-up thread does it should that fail) and after each step of a set-up, so the exit waits for a set-up before the destructors of finished
-//!   steps run; a set-up that sees the exit begun stops at its next step. An exit that begins
+//!   set-up thread does it should that fail) and after each step of a set-up, so the exit
+//!   waits for a set-up before the destructors of finished steps run; a set-up that sees the exit begun stops at its next step. An exit that begins
 //!   in the middle of a step (a third of short runs that measured nothing, 2026-12-02) waits
 //!   earlier, in a thread-local destructor of the exiting thread, which `exit()` runs before
 //!   any exit handler ([`guard_thread_exit`], taken by every thread that calls the driver);

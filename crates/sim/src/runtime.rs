@@ -117,12 +117,25 @@ impl SimRuntime {
         effect: CallEffect,
         call: impl FnOnce(&mut SimDevice) -> T,
     ) -> T {
+        let current = self.current;
+        self.call_on(name, effect, DeviceScope::One(current), |devices| {
+            call(&mut devices.on(current))
+        })
+    }
+
+    /// As [`SimRuntime::call`], for a call of `scope` that may use any device.
+    fn call_on<T>(
+        &mut self,
+        name: &str,
+        effect: CallEffect,
+        scope: DeviceScope,
+        call: impl FnOnce(&SharedSimDevice) -> T,
+    ) -> T {
         let Some(engine) = self.engine.clone() else {
-            return call(&mut self.device.on(self.current));
+            return call(&self.device);
         };
-        let scope = DeviceScope::One(self.current);
         let guard = engine.enter_call(&mut self.device, name, effect, scope);
-        let result = call(&mut self.device.on(self.current));
+        let result = call(&self.device);
         engine.exit_call(&mut self.device, guard);
         result
     }
@@ -184,20 +197,13 @@ impl SimRuntime {
         bytes: u64,
     ) -> Result<(), SimError> {
         let effect = self.writes(dst, bytes);
-        let guard = self.engine.clone().map(|engine| {
-            let guard = engine.enter_call(&mut self.device, "copy_peer", effect, DeviceScope::All);
-            (engine, guard)
-        });
-        let words = (bytes / 4) as usize;
-        let copied = self
-            .device
-            .on(src_device)
-            .read_u32s(src, words)
-            .and_then(|data| self.device.on(self.current).write_u32s(dst, &data));
-        if let Some((engine, guard)) = guard {
-            engine.exit_call(&mut self.device, guard);
-        }
-        copied
+        let current = self.current;
+        self.call_on("copy_peer", effect, DeviceScope::All, |devices| {
+            let data = devices
+                .on(src_device)
+                .read_u32s(src, (bytes / 4) as usize)?;
+            devices.on(current).write_u32s(dst, &data)
+        })
     }
 
     /// A memset of `u32`s.

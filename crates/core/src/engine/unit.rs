@@ -21,21 +21,20 @@
 //!                              everything
 //! ```
 //!
-//! A unit closes when it holds K members; when a dispatch arrives on its device that cannot
-//! join it (another thread, other pass groups, a launch that runs once, a change of the
-//! allocations it cannot cover); when another thread needs the device; when its owner makes a
-//! call it cannot stay open across, or a call that may touch every device; and at
-//! [`Engine::finish_with`]. Launches and calls on other devices leave it open (each device has
-//! its own unit: `lanes`). A unit that restores takes
-//! in allocations made while it is open (the application's allocator growing, a module
-//! variable resolved at its kernel's first launch): each is snapshotted when the next member
+//! A unit closes when it holds K members; when a dispatch arrives on its device that cannot join it
+//! (another thread, other pass groups, a launch that runs once, a change of the allocations it
+//! cannot cover); when another thread needs the device; when its owner makes a call it cannot stay
+//! open across, or a call that may touch every device; and at [`Engine::finish_with`]. Launches and
+//! calls on other devices leave it open (each device has its own unit: `lanes`). A unit that
+//! restores takes in allocations made while it is open (the application's allocator growing, a
+//! module variable resolved at its kernel's first launch): each is snapshotted when the next member
 //! joins, after a drain, before any member can use it, and restored before S0 in every later
-//! execution; new managed memory or new memory that cannot be staged closes it instead. A unit
-//! that finds, when it closes, a region it covers gone or changed with no free it saw ends with
-//! execution 0 (the region's memory may be another allocation's now). The thread that meets a parked unit adopts and
-//! closes it, so no thread waits for an owner that is in user code. Per-dispatch replay
-//! (`--replay-window 1`) is a unit of one, closed at its member's exit with the application's
-//! own launch parameters (no copy).
+//! execution; new managed memory or new memory that cannot be staged closes it instead. A unit that
+//! finds, when it closes, a region it covers gone or changed with no free it saw ends with
+//! execution 0 (the region's memory may be another allocation's now). The thread that meets a
+//! parked unit adopts and closes it, so no thread waits for an owner that is in user code.
+//! Per-dispatch replay (`--replay-window 1`) is a unit of one, closed at its member's exit with the
+//! application's own launch parameters (no copy).
 //!
 //! Staying open across calls ([`Engine::enter_call`], switched off by `KREPLAY_WINDOW_SPANS=0`):
 //! - a unit measured by one execution (every group in one hardware pass) restores nothing and
@@ -71,8 +70,9 @@
 //! dispatches are units of one.
 //!
 //! Costs: the unit's shared costs (drain, snapshots, restores, bytes staged and restored, the
-//! wall time of each execution and of the timing execution) are recorded on its first member's `ReplayCost`; the others
-//! carry 0 there (`pass_ns` zeros, same length), so sums over dispatches stay right.
+//! wall time of each execution and of the timing execution) are recorded on its first member's
+//! `ReplayCost`; the others carry 0 there (`pass_ns` zeros, same length), so sums over
+//! dispatches stay right.
 
 use super::lanes::Lane;
 use super::*;

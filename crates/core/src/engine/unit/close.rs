@@ -311,8 +311,8 @@ where
     }
 
     /// Unless `KREPLAY_TIMING_EXECUTION=0`, for a unit that is replayed (its start restorable)
-    /// with its passes planned at once, on a device that runs them: the unit's launches once more, from its restored start,
-    /// measuring no counters; their times, for every pass's records. `Ok(None)`: not run, or it
+    /// with its passes planned at once, on a device that runs them: the unit's launches once
+    /// more, from its restored start, measuring no counters; their times, for every pass's records. `Ok(None)`: not run, or it
     /// failed with memory intact (said once: the records keep their own executions' times);
     /// `Err`: memory can no longer be trusted.
     fn run_timing_execution<B: BackendOf<L, S, C>>(
