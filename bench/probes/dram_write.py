@@ -16,6 +16,13 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   none                     no flush
   none, host staging       no flush, snapshots staged on the host (does device staging's copy
                            leave dirty lines that pass 0 writes back?)
+  none, one pass           only the DRAM metric: nothing replayed, snapshotted or restored
+  none, packed, one pass   groups 0 and 2 as one group: execution 0's counters, nothing replayed
+  none, two passes, alone  the metric alone in execution 0 and one other pass (packing off)
+  none, gap (and one pass) the application sleeps 2 ms after every sync (MEMORY_BOUND_GAP_US),
+                           beside ncu --cache-control none of the same program: does the time
+                           between kernels (ncu serialises and reads counters between them)
+                           change the dirty lines the in-place update writes back?
 and Nsight Compute with the metric alone (one pass) and with every metric of this probe's four
 groups in one call (ncu's own pass layout, its later passes after its own restores: `ncu_groups`).
 Prints, per kernel, the value in each pass and ncu's.
@@ -38,17 +45,18 @@ GROUPS = [["sm__warps_launched.sum", "smsp__inst_executed.sum", "dram__bytes_rea
           ["smsp__sass_inst_executed_op_shared_ld.sum"],
           ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", METRIC],
           ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", METRIC]]
+GAP = {"MEMORY_BOUND_GAP_US": "2000"}
 
 
 def short(name):
     return name.split("(")[0].split("<")[0][-24:]
 
 
-def ncu(control, metrics=(METRIC,)):
+def ncu(control, metrics=(METRIC,), app_env=None):
     """[(kernel, bytes or None)] per profiled kernel, in launch order."""
     out = subprocess.run(["ncu", "--replay-mode", "kernel", f"--cache-control={control}", "--clock-control", "none",
                           "--metrics", ",".join(metrics), "--print-units", "base", "--csv", *ARGV],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ, **(app_env or {})))
     if out.returncode != 0:
         print(f"ncu --cache-control {control} exited {out.returncode}: {out.stderr.strip()[-200:]}")
     rows = []
@@ -98,6 +106,12 @@ def main():
         ("all_one_pass_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}, [[METRIC]]),
         ("none", ["--cache-control", "none"], None, GROUPS),
         ("none_host_staging", ["--cache-control", "none"], {"KREPLAY_HOST_STAGING": "1"}, GROUPS),
+        ("none_one_pass", ["--cache-control", "none"], None, [[METRIC]]),
+        ("none_packed_one_pass", ["--cache-control", "none"], None, [GROUPS[0] + GROUPS[2]]),
+        ("none_two_passes_alone", ["--cache-control", "none"], {"KREPLAY_PACK_GROUPS": "0"},
+         [[METRIC], ["sm__warps_launched.sum"]]),
+        ("none_gap", ["--cache-control", "none"], GAP, GROUPS),
+        ("none_one_pass_gap", ["--cache-control", "none"], GAP, [[METRIC]]),
     ]
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
     if only and "ncu_groups" in only:
@@ -105,14 +119,20 @@ def main():
         print("== ncu_groups: ncu --cache-control all with the four groups' metrics")
         for i, (name, value) in enumerate(ncu("all", every)):
             print(f"   {i:2d} {name:24s} ncu {num(value)}")
+    if only and "ncu_none_packed" in only:
+        packed = [m for m in GROUPS[0] + GROUPS[2] if m != METRIC] + [METRIC]
+        print("== ncu_none_packed: ncu --cache-control none with the metrics of groups 0 and 2")
+        for i, (name, value) in enumerate(ncu("none", packed)):
+            print(f"   {i:2d} {name:24s} ncu {num(value)}")
     for tag, args, env, groups in variants:
         if only and tag not in only:
             continue
         rows, last = kreplay(tag, args, env, groups)
         control = "none" if tag.startswith("none") else "all"
-        if control not in reference:
-            reference[control] = ncu(control)
-        ref = reference[control]
+        gap = tag.endswith("_gap")
+        if (control, gap) not in reference:
+            reference[control, gap] = ncu(control, app_env=GAP if gap else None)
+        ref = reference[control, gap]
         print(f"== {tag}: {last}")
         if rows is None:
             continue

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probe, on the GPU machine from the repository root (issue 18): metrics per kernel of
 tests/gpu/torch_train.py under kreplay and under ncu (both --clock-control none,
---cache-control all), side by side per kernel ID, each of kreplay's groups one hardware pass.
+--cache-control all unless kreplay's options say none), side by side per kernel ID, each of kreplay's groups one hardware pass.
 
 Default groups: L2 lookup hits | misses. "L2 Hit Rate" differed from ncu's on 27 of 30 kernels
 under `--set full`; measured so on 2026-12-02, hits and misses were within 2% of ncu's on all 30.
@@ -23,6 +23,8 @@ LAUNCHES = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 GROUPS = [g.split(",") for g in (sys.argv[3] if len(sys.argv) > 3 else
                                   "lts__t_sectors_lookup_hit.sum;lts__t_sectors_lookup_miss.sum").split(";")]
 OPTIONS = sys.argv[4].split(",") if len(sys.argv) > 4 else []
+# ncu takes kreplay's --cache-control when the options give one.
+CACHE = OPTIONS[OPTIONS.index("--cache-control") + 1] if "--cache-control" in OPTIONS[:-1] else "all"
 METRICS = [m for g in GROUPS for m in g]
 OUT = os.environ.get("OUT", tempfile.mkdtemp())
 os.makedirs(OUT, exist_ok=True)
@@ -47,7 +49,7 @@ def ours():
 
 
 def theirs():
-    n = subprocess.run(["ncu", "--metrics", ",".join(METRICS), "--clock-control", "none", "--cache-control", "all",
+    n = subprocess.run(["ncu", "--metrics", ",".join(METRICS), "--clock-control", "none", "--cache-control", CACHE,
                         "--csv", "--print-units", "base", "--launch-count", str(LAUNCHES), *APP],
                        capture_output=True, text=True, timeout=300)
     print(f"ncu rc {n.returncode}")

@@ -1,11 +1,13 @@
 // Memory-bound kernels for the counter-fidelity checks (tests/gpu/run.py, section fidelity):
 // a streaming copy larger than L2, an in-place update smaller than L2, and a cuBLAS SGEMM, each
 // run ITERATIONS times with a host sync after every kernel. Prints a checksum of every result,
-// which must not change under replay.
+// which must not change under replay. MEMORY_BOUND_GAP_US=N sleeps N microseconds after every sync
+// (bench/probes/dram_write.py: does the time between kernels change what L2 holds dirty?).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <vector>
 
 #define CK(x) do { auto e = (x); if (e) { fprintf(stderr, "%s:%d: error %d\n", __FILE__, __LINE__, (int)e); exit(1); } } while (0)
@@ -40,13 +42,16 @@ int main(int argc, char** argv) {
   }
   cublasHandle_t handle; CK(cublasCreate(&handle));
   const float alpha = 1.f, beta = 0.5f;
+  const char* gap_env = getenv("MEMORY_BOUND_GAP_US");
+  const useconds_t gap = gap_env ? (useconds_t)atoi(gap_env) : 0;
+  auto sync = [&] { CK(cudaDeviceSynchronize()); if (gap) usleep(gap); };
   for (int it = 0; it < iterations; it++) {
     stream_copy<<<132 * 8, 512>>>((const float4*)src, (float4*)dst, copy_bytes / 16);
-    CK(cudaDeviceSynchronize());
+    sync();
     inplace_update<<<132 * 4, 512>>>((float4*)y, inplace_bytes / 16, 0.5f);
-    CK(cudaDeviceSynchronize());
+    sync();
     CK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, m, B, m, &beta, C, m));
-    CK(cudaDeviceSynchronize());
+    sync();
   }
   printf("copy %.6e\ninplace %.6e\ngemm %.6e\n", checksum(dst, copy_bytes / 4), checksum(y, inplace_bytes / 4), checksum(C, (size_t)m * m));
   CK(cublasDestroy(handle));
