@@ -19,12 +19,16 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   none, one pass           only the DRAM metric: nothing replayed, snapshotted or restored
   none, packed, one pass   groups 0 and 2 as one group: execution 0's counters, nothing replayed
   none, two passes, alone  the metric alone in execution 0 and one other pass (packing off)
+  none, reenable           every execution on a one-pass configuration of its own (is it the
+                           several-pass configuration image, or the snapshots and staging?)
   none, gap (and one pass) the application sleeps 2 ms after every sync (MEMORY_BOUND_GAP_US),
                            beside ncu --cache-control none of the same program: does the time
                            between kernels (ncu serialises and reads counters between them)
                            change the dirty lines the in-place update writes back?
 and Nsight Compute with the metric alone (one pass) and with every metric of this probe's four
-groups in one call (ncu's own pass layout, its later passes after its own restores: `ncu_groups`).
+groups in one call (ncu's own pass layout, its later passes after its own restores: `ncu_groups`;
+with `--cache-control none`, `ncu_none_packed` for groups 0 and 2, and `ncu_none_application`
+for the four groups in application replay: several passes, each a whole run of the program).
 Prints, per kernel, the value in each pass and ncu's.
 Usage: python3 bench/probes/dram_write.py [bin dir] [variant,...]   (logs and databases under $OUT)"""
 import os
@@ -52,9 +56,9 @@ def short(name):
     return name.split("(")[0].split("<")[0][-24:]
 
 
-def ncu(control, metrics=(METRIC,), app_env=None):
+def ncu(control, metrics=(METRIC,), app_env=None, mode="kernel"):
     """[(kernel, bytes or None)] per profiled kernel, in launch order."""
-    out = subprocess.run(["ncu", "--replay-mode", "kernel", f"--cache-control={control}", "--clock-control", "none",
+    out = subprocess.run(["ncu", "--replay-mode", mode, f"--cache-control={control}", "--clock-control", "none",
                           "--metrics", ",".join(metrics), "--print-units", "base", "--csv", *ARGV],
                          capture_output=True, text=True, timeout=300, env=dict(os.environ, **(app_env or {})))
     if out.returncode != 0:
@@ -110,6 +114,7 @@ def main():
         ("none_packed_one_pass", ["--cache-control", "none"], None, [GROUPS[0] + GROUPS[2]]),
         ("none_two_passes_alone", ["--cache-control", "none"], {"KREPLAY_PACK_GROUPS": "0"},
          [[METRIC], ["sm__warps_launched.sum"]]),
+        ("none_reenable", ["--cache-control", "none"], {"KREPLAY_RANGE_PROFILER_SEQUENCE": "reenable"}, GROUPS),
         ("none_gap", ["--cache-control", "none"], GAP, GROUPS),
         ("none_one_pass_gap", ["--cache-control", "none"], GAP, [[METRIC]]),
     ]
@@ -118,6 +123,12 @@ def main():
         every = [m for g in GROUPS for m in g if m != METRIC] + [METRIC]
         print("== ncu_groups: ncu --cache-control all with the four groups' metrics")
         for i, (name, value) in enumerate(ncu("all", every)):
+            print(f"   {i:2d} {name:24s} ncu {num(value)}")
+    if only and "ncu_none_application" in only:
+        every = [m for g in GROUPS for m in g if m != METRIC] + [METRIC]
+        print("== ncu_none_application: ncu --replay-mode application --cache-control none, the four groups' "
+              "metrics (every pass a run of the whole program: nothing saved or restored)")
+        for i, (name, value) in enumerate(ncu("none", every, mode="application")):
             print(f"   {i:2d} {name:24s} ncu {num(value)}")
     if only and "ncu_none_packed" in only:
         packed = [m for m in GROUPS[0] + GROUPS[2] if m != METRIC] + [METRIC]

@@ -22,7 +22,7 @@ nvcc -O2 -arch=sm_90 -o "$D/methods" $P/l2_flush_methods.cu -lcuda || exit 1
 nvcc -O2 -arch=sm_90 -ptx -o "$D/kernels.ptx" $P/l2_flush_kernels.cu || exit 1
 nvcc -O2 -arch=sm_90 -o "$D/recipes" $P/l2_flush_recipes.cu -lcuda || exit 1
 export FLUSHK_PTX="$D/kernels.ptx"
-M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read_lookup_hit.sum
+M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read_lookup_hit.sum,gpu__time_duration.sum
 measure() {  # label control program args...
     local label="$1" control="$2"; shift 2
     timeout 60 ncu --cache-control "$control" --clock-control none -k regex:victim --metrics $M --csv "$@" \
@@ -39,18 +39,19 @@ for r in rows[1:]:
     except (KeyError, ValueError):
         pass
 mean = lambda k, s=1: "%.2f" % (sum(values[k]) / len(values[k]) / s) if values.get(k) else "-"
-print("%-36s DRAM read MB %s, write MB %s, L2 read hits %s" % (label, mean("dram__bytes_read.sum", 1e6),
-      mean("dram__bytes_write.sum", 1e6), mean("lts__t_sectors_op_read_lookup_hit.sum")))
+print("%-36s DRAM read MB %s, write MB %s, L2 read hits %s, duration ns %s" % (label, mean("dram__bytes_read.sum", 1e6),
+      mean("dram__bytes_write.sum", 1e6), mean("lts__t_sectors_op_read_lookup_hit.sum"), mean("gpu__time_duration.sum")))
 PY
 }
-for victim in read inplace; do
+# METHODS and RECIPES (space-separated) choose a subset.
+for victim in ${VICTIMS:-read inplace}; do
     measure "goal: ncu flush / $victim" all "$D/methods" none "$victim"
-    for mode in none memset copy kread memset_kread ctxread; do
+    for mode in ${METHODS:-none memset copy kread memset_kread ctxread d2h d2h1}; do
         timeout 20 "$D/methods" "$mode" "$victim"
         measure "$mode / $victim" none "$D/methods" "$mode" "$victim"
     done
-    for spec in read3:app:1.25 read+read+discard:app:1.0 read3+discard:app:1.25 evl+discard:app:1.25 \
-                pf+discard:app:2 read3+discard:ctx:1.25; do
+    for spec in ${RECIPES-read3:app:1.25 read+read+discard:app:1.0 read3+discard:app:1.25 evl+discard:app:1.25 \
+                pf+discard:app:2 read3+discard:ctx:1.25}; do
         IFS=: read -r recipe where scale <<< "$spec"
         timeout 30 "$D/recipes" "$recipe" "$where" "$victim" "$scale"
         measure "$recipe ($where, $scale x L2) / $victim" none "$D/recipes" "$recipe" "$where" "$victim" "$scale"

@@ -1,5 +1,8 @@
 // Probe (bench/probes/l2_flush.sh): which flush leaves L2 cold and clean before a kernel? Run under
-// ncu --cache-control none -k regex:victim and compare with --cache-control all.
+// ncu --cache-control none -k regex:victim and compare with --cache-control all. Modes: memset,
+// copy (device to device), kread (one read sweep of 3 x L2), memset_kread, ctxread (the sweep in a
+// context of its own), d2h and d2h1 (a copy of 3 x L2 or 1.25 x L2 to pinned host memory: the
+// copy engine reads through L2, in the app's context, with no kernel to profile).
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&v, vbytes)); CK(cudaMalloc(&f, fbytes)); CK(cudaMalloc(&g, fbytes)); CK(cudaMalloc(&out, 16));
   CK(cudaMemset(v, 0, vbytes)); CK(cudaMemset(f, 0, fbytes));
   cudaStream_t s; CK(cudaStreamCreate(&s));
+  void* host = nullptr;
+  if (!strncmp(mode, "d2h", 3)) CK(cudaMallocHost(&host, fbytes));
   CUcontext app; CK(cuCtxGetCurrent(&app));
   CUcontext priv = nullptr; CUfunction pf = nullptr; CUdeviceptr pbuf = 0, pout = 0; CUstream ps = nullptr;
   if (!strcmp(mode, "ctxread")) {
@@ -79,6 +84,8 @@ int main(int argc, char** argv) {
     if (!strcmp(mode, "memset")) CK(cudaMemsetAsync(f, it, fbytes, s));
     else if (!strcmp(mode, "copy")) CK(cudaMemcpyAsync(g, f, fbytes, cudaMemcpyDeviceToDevice, s));
     else if (!strcmp(mode, "kread")) flush_read<<<264 * 4, 512, 0, s>>>(f, fbytes / 16, out);
+    else if (!strcmp(mode, "d2h")) CK(cudaMemcpyAsync(host, f, fbytes, cudaMemcpyDeviceToHost, s));
+    else if (!strcmp(mode, "d2h1")) CK(cudaMemcpyAsync(host, f, (size_t)l2 * 5 / 4, cudaMemcpyDeviceToHost, s));
     else if (!strcmp(mode, "memset_kread")) { CK(cudaMemsetAsync(f, it, fbytes, s)); flush_read<<<264 * 4, 512, 0, s>>>(f, fbytes / 16, out); }
     else if (!strcmp(mode, "ctxread")) {
       CUevent a, b; CK(cuEventCreate(&a, CU_EVENT_DISABLE_TIMING)); CK(cuEventRecord(a, (CUstream)s));
