@@ -9,6 +9,8 @@ Next (durations of tiny kernels, 0.3-0.7 us longer on ~20% of them): whether kre
 profiler collects the context-aware duration that `gpu__time_duration` takes when it can, e.g.
   python3 bench/probes/per_kernel_metrics.py .gpu-bin 30 \\
     "gpu__time_duration.sum,gpu__time_duration_measured_user.sum,gpu__time_duration_measured_wallclock.sum"
+A metric named in several groups is shown per group (e.g. "gpu__time_duration.sum;gpu__time_duration.sum"
+with KREPLAY_PACK_GROUPS=0: the application's own execution against a replay).
 Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
        [kreplay option,...]   (files under $OUT)"""
 import glob
@@ -42,14 +44,16 @@ def ours():
     values = {}
     for db in glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True):
         con = sqlite3.connect(db)
-        for d_id, name, kernel, value in con.execute(
-                "SELECT dispatch_id, counter_name, kernel_name, value FROM counters_collection ORDER BY dispatch_id"):
+        for d_id, group, name, kernel, value in con.execute(
+                "SELECT dispatch_id, replay_pass, counter_name, kernel_name, value FROM counters_collection "
+                "ORDER BY dispatch_id"):
             values.setdefault(d_id, {"kernel": kernel})[name] = value
+            values[d_id][f"{name}@{group}"] = value
     return [values[k] for k in sorted(values)]
 
 
 def theirs():
-    n = subprocess.run(["ncu", "--metrics", ",".join(METRICS), "--clock-control", "none", "--cache-control", CACHE,
+    n = subprocess.run(["ncu", "--metrics", ",".join(dict.fromkeys(METRICS)), "--clock-control", "none", "--cache-control", CACHE,
                         "--csv", "--print-units", "base", "--launch-count", str(LAUNCHES), *APP],
                        capture_output=True, text=True, timeout=300)
     print(f"ncu rc {n.returncode}")
@@ -67,9 +71,18 @@ def theirs():
 
 def main():
     a, b = ours(), theirs()
-    print(f"{'ID':>3} {'kernel':30} " + " ".join(f"{m[:34] + ' k/ncu':>40}" for m in METRICS))
+    unique = list(dict.fromkeys(METRICS))
+    # A metric in several groups (KREPLAY_PACK_GROUPS=0 puts each in a hardware pass of its own):
+    # kreplay's value in each, "|" between.
+    groups_of = {m: [g for g, group in enumerate(GROUPS) if m in group] for m in unique}
+
+    def mine(i, m):
+        if len(groups_of[m]) == 1:
+            return str(a[i].get(m))
+        return "|".join(str(a[i].get(f"{m}@{g}")) for g in groups_of[m])
+    print(f"{'ID':>3} {'kernel':30} " + " ".join(f"{m[:34] + ' k/ncu':>40}" for m in unique))
     for i in range(min(LAUNCHES, len(a), len(b))):
-        cells = [f"{a[i].get(m)!s:>19}/{b[i].get(m)!s:<20}" for m in METRICS]
+        cells = [f"{mine(i, m):>19}/{b[i].get(m)!s:<20}" for m in unique]
         print(f"{i:>3} {b[i]['kernel'][:30]:30} " + " ".join(cells))
 
 
