@@ -9,8 +9,9 @@ Next (durations of tiny kernels, 0.3-0.7 us longer on ~20% of them): whether kre
 profiler collects the context-aware duration that `gpu__time_duration` takes when it can, e.g.
   python3 bench/probes/per_kernel_metrics.py .gpu-bin 30 \\
     "gpu__time_duration.sum,gpu__time_duration_measured_user.sum,gpu__time_duration_measured_wallclock.sum"
-A metric named in several groups is shown per group (e.g. "gpu__time_duration.sum;gpu__time_duration.sum"
-with KREPLAY_PACK_GROUPS=0: the application's own execution against a replay).
+A metric named in several groups is shown per group; kreplay collects it once, in the first
+hardware pass that has it, and gives that value to every group (seen 2026-12-02), so this does not
+compare executions: to measure a metric in a replay, name it only in a later group.
 Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
        [kreplay option,...]   (files under $OUT)"""
 import glob
@@ -72,8 +73,7 @@ def theirs():
 def main():
     a, b = ours(), theirs()
     unique = list(dict.fromkeys(METRICS))
-    # A metric in several groups (KREPLAY_PACK_GROUPS=0 puts each in a hardware pass of its own):
-    # kreplay's value in each, "|" between.
+    # A metric in several groups: kreplay's value in each, "|" between.
     groups_of = {m: [g for g, group in enumerate(GROUPS) if m in group] for m in unique}
 
     def mine(i, m):
