@@ -15,6 +15,12 @@
 # the app's context, ≈ 350 us through a context of its own); one evict-last or prefetch sweep of
 # 1.25 x L2 leaves part of it. (An earlier version that also profiled the warming kernel
 # suggested single sweeps did not work: that was the warm kernel being measured.)
+# 2026-12-02 07:40 UTC: copies of 1.25 x or 3 x L2 to pinned host memory (d2h1, d2h) do not flush
+# at all (the victim still hits in L2: the copy engine's reads leave it as it was); on the 64 KiB,
+# 8-block victim `small` the sweep in a context of its own leaves 2315 ns and 826 read hits, ncu's
+# flush 2384 ns and 826, the sweep in the app's context 2213 ns and 309: the flush's own context
+# does not make small kernels slower than after ncu's flush.
+# VICTIMS (read inplace small), METHODS and RECIPES, space-separated, choose a subset.
 set -u
 D="${OUT:-/tmp}/l2_flush"; mkdir -p "$D"
 P=bench/probes
@@ -43,7 +49,6 @@ print("%-36s DRAM read MB %s, write MB %s, L2 read hits %s, duration ns %s" % (l
       mean("dram__bytes_write.sum", 1e6), mean("lts__t_sectors_op_read_lookup_hit.sum"), mean("gpu__time_duration.sum")))
 PY
 }
-# METHODS and RECIPES (space-separated) choose a subset.
 for victim in ${VICTIMS:-read inplace}; do
     measure "goal: ncu flush / $victim" all "$D/methods" none "$victim"
     for mode in ${METHODS:-none memset copy kread memset_kread ctxread d2h d2h1}; do

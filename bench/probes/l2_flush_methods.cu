@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
     }
     cudaEventRecord(e1, s);
     if (!strcmp(victim, "read")) victim_read<<<264, 512, 0, s>>>(v, n, out);
-    // A PyTorch-sized fill: 8 blocks over 64 KiB, ~2 us (are its durations longer after a flush
-    // in another context, i.e. a cold TLB, than after one in the app's context?).
+    // A PyTorch-sized kernel: 8 blocks over 64 KiB, ~2 us (is it slower after a flush in another
+    // context than after one in the app's context or ncu's? Not measurably: l2_flush.sh).
     else if (!strcmp(victim, "small")) victim_read<<<8, 512, 0, s>>>(v, (64u << 10) / 16, out);
     else victim_inplace<<<264, 512, 0, s>>>(v, n);
     CK(cudaStreamSynchronize(s));

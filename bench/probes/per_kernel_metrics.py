@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Probe, on the GPU machine from the repository root (issue 18): metrics per kernel of
-tests/gpu/torch_train.py under kreplay and under ncu (both --clock-control none,
---cache-control all unless kreplay's options say none), side by side per kernel ID, each of kreplay's groups one hardware pass.
+tests/gpu/torch_train.py under kreplay and under ncu (both --clock-control none, --cache-control
+all unless kreplay's options say none), side by side per kernel ID, each of kreplay's groups one
+hardware pass.
 
-Default groups: L2 lookup hits | misses. "L2 Hit Rate" differed from ncu's on 27 of 30 kernels
-under `--set full`; measured so on 2026-12-02, hits and misses were within 2% of ncu's on all 30.
-Next (durations of tiny kernels, 0.3-0.7 us longer on ~20% of them): whether kreplay's range
-profiler collects the context-aware duration that `gpu__time_duration` takes when it can, e.g.
-  python3 bench/probes/per_kernel_metrics.py .gpu-bin 30 \\
-    "gpu__time_duration.sum,gpu__time_duration_measured_user.sum,gpu__time_duration_measured_wallclock.sum"
-A metric named in several groups is shown per group; kreplay collects it once, in the first
-hardware pass that has it, and gives that value to every group (seen 2026-12-02), so this does not
-compare executions: to measure a metric in a replay, name it only in a later group.
+Default groups: L2 lookup hits | misses (2026-12-02: within 2% of ncu's on all 30 kernels). Seen
+with it the same day (docs/sections.md): the duration metrics ("gpu__time_duration.sum,
+gpu__time_duration_measured_user.sum,gpu__time_duration_measured_wallclock.sum": kreplay takes the
+context-aware duration, as ncu does), durations alone (within both tools' spread), and hits,
+sectors and duration in one call ("gpu__time_duration.sum,lts__t_sectors_lookup_hit.sum;
+lts__t_sectors.sum": equal sectors; ncu's hits, taken from a replayed pass, 40-60% fewer on the
+small kernels). A metric named in several groups is collected once by kreplay (docs/kernel-replay.md,
+"Collecting counters"), so naming one twice does not compare executions.
 Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
        [kreplay option,...]   (files under $OUT)"""
 import glob
@@ -45,11 +45,9 @@ def ours():
     values = {}
     for db in glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True):
         con = sqlite3.connect(db)
-        for d_id, group, name, kernel, value in con.execute(
-                "SELECT dispatch_id, replay_pass, counter_name, kernel_name, value FROM counters_collection "
-                "ORDER BY dispatch_id"):
+        for d_id, name, kernel, value in con.execute(
+                "SELECT dispatch_id, counter_name, kernel_name, value FROM counters_collection ORDER BY dispatch_id"):
             values.setdefault(d_id, {"kernel": kernel})[name] = value
-            values[d_id][f"{name}@{group}"] = value
     return [values[k] for k in sorted(values)]
 
 
@@ -73,16 +71,9 @@ def theirs():
 def main():
     a, b = ours(), theirs()
     unique = list(dict.fromkeys(METRICS))
-    # A metric in several groups: kreplay's value in each, "|" between.
-    groups_of = {m: [g for g, group in enumerate(GROUPS) if m in group] for m in unique}
-
-    def mine(i, m):
-        if len(groups_of[m]) == 1:
-            return str(a[i].get(m))
-        return "|".join(str(a[i].get(f"{m}@{g}")) for g in groups_of[m])
     print(f"{'ID':>3} {'kernel':30} " + " ".join(f"{m[:34] + ' k/ncu':>40}" for m in unique))
     for i in range(min(LAUNCHES, len(a), len(b))):
-        cells = [f"{mine(i, m):>19}/{b[i].get(m)!s:<20}" for m in unique]
+        cells = [f"{a[i].get(m)!s:>19}/{b[i].get(m)!s:<20}" for m in unique]
         print(f"{i:>3} {b[i]['kernel'][:30]:30} " + " ".join(cells))
 
 
