@@ -12,8 +12,12 @@ sectors and duration in one call ("gpu__time_duration.sum,lts__t_sectors_lookup_
 lts__t_sectors.sum": equal sectors; ncu's hits, taken from a replayed pass, 40-60% fewer on the
 small kernels). A metric named in several groups is collected once by kreplay (docs/kernel-replay.md,
 "Collecting counters"), so naming one twice does not compare executions.
+Variants (2026-12-02, nineteenth session): several kreplay runs against one ncu run, each a
+'|'-separated set of ','-separated items: a kreplay option and its value as two items, KEY=VALUE
+for the environment, `pmc=METRIC` for one more group (the groups then go through a window of one
+execution, K ranges per profiler start, where a single group runs once per dispatch).
 Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
-       [kreplay option,...]   (files under $OUT)"""
+       [variant|variant...]   (files under $OUT)"""
 import glob
 import os
 import sqlite3
@@ -25,23 +29,28 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release"
 LAUNCHES = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 GROUPS = [g.split(",") for g in (sys.argv[3] if len(sys.argv) > 3 else
                                   "lts__t_sectors_lookup_hit.sum;lts__t_sectors_lookup_miss.sum").split(";")]
-OPTIONS = sys.argv[4].split(",") if len(sys.argv) > 4 else []
-# ncu takes kreplay's --cache-control when the options give one.
-CACHE = OPTIONS[OPTIONS.index("--cache-control") + 1] if "--cache-control" in OPTIONS[:-1] else "all"
+VARIANTS = [[i for i in v.split(",") if i] for v in (sys.argv[4] if len(sys.argv) > 4 else "").split("|")]
+# ncu takes kreplay's --cache-control when the first variant gives one.
+FIRST = VARIANTS[0]
+CACHE = FIRST[FIRST.index("--cache-control") + 1] if "--cache-control" in FIRST[:-1] else "all"
 METRICS = [m for g in GROUPS for m in g]
 OUT = os.environ.get("OUT", tempfile.mkdtemp())
 os.makedirs(OUT, exist_ok=True)
 APP = [sys.executable, "tests/gpu/torch_train.py"]
 
 
-def ours():
-    d = os.path.join(OUT, "kreplay")
+def ours(index, variant):
+    d = os.path.join(OUT, f"kreplay{index}")
+    env = dict(os.environ, **dict(i.split("=", 1) for i in variant if "=" in i and not i.startswith("pmc=")))
+    options = [i for i in variant if "=" not in i]
+    groups = GROUPS + [[i[4:]] for i in variant if i.startswith("pmc=")]
     argv = [os.path.join(BIN, "kreplay")]
-    for group in GROUPS:
+    for group in groups:
         argv += ["--pmc", *group]
-    argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", *OPTIONS, "-d", d, "-o", "out", "--", *APP]
-    k = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    print(f"kreplay rc {k.returncode}: {k.stderr.strip().splitlines()[-1][:160] if k.stderr.strip() else ''}")
+    argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", *options, "-d", d, "-o", "out", "--", *APP]
+    k = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    print(f"kreplay {index} {variant or 'default'} rc {k.returncode}: "
+          f"{k.stderr.strip().splitlines()[-1][:160] if k.stderr.strip() else ''}")
     values = {}
     for db in glob.glob(os.path.join(d, "**", "*_results.db"), recursive=True):
         con = sqlite3.connect(db)
@@ -68,13 +77,18 @@ def theirs():
     return [values[k] for k in sorted(values)]
 
 
+def num(value):
+    return "-" if value is None else f"{value:.4g}"
+
+
 def main():
-    a, b = ours(), theirs()
+    runs = [ours(i, v) for i, v in enumerate(VARIANTS)]
+    b = theirs()
     unique = list(dict.fromkeys(METRICS))
-    print(f"{'ID':>3} {'kernel':30} " + " ".join(f"{m[:34] + ' k/ncu':>40}" for m in unique))
-    for i in range(min(LAUNCHES, len(a), len(b))):
-        cells = [f"{a[i].get(m)!s:>19}/{b[i].get(m)!s:<20}" for m in unique]
-        print(f"{i:>3} {b[i]['kernel'][:30]:30} " + " ".join(cells))
+    print("per kernel and metric: ncu, then kreplay in each variant")
+    for i in range(min([LAUNCHES, len(b)] + [len(a) for a in runs])):
+        cells = [f"{m[:28]} " + "/".join(num(r[i].get(m)) for r in [b, *runs]) for m in unique]
+        print(f"{i:>3} {b[i]['kernel'][:24]:24} " + " | ".join(cells))
 
 
 main()
