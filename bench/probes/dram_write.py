@@ -25,6 +25,27 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
                            beside ncu --cache-control none of the same program: does the time
                            between kernels (ncu serialises and reads counters between them)
                            change the dirty lines the in-place update writes back?
+  none, one pass, extra    the application allocates 1400 MiB more and leaves it unused
+                           (MEMORY_BOUND_EXTRA_MB), beside ncu on the same program: is it the
+                           footprint of a replayed unit's device staging (S0 and F)?
+  none, one pass, precopy  the same, and the application copies its buffers into that memory
+                           once before its loop (MEMORY_BOUND_PRECOPY), as S0 does
+  none, two passes alone, no timing  the replayed unit without its timing execution
+  none, unit, one execution  the metric and another group packed into one hardware pass: a
+                           window of one execution (ranges for all its kernels in one profiler
+                           start, nothing snapshotted), against the one-pass run's profiler start
+                           per dispatch; and the same with --replay-window 1
+  none, unit, one execution, clean OP  the same unit with the application following every sync
+                           by one operation that might write L2's dirty lines back
+                           (MEMORY_BOUND_CLEAN=rdma|writevalue|d2h): is there one that leaves
+                           the next kernel what ncu's profiler stop and start leave it? And
+                           with a 2 ms sleep after every sync (gap): is it the previous
+                           kernel's last write-backs, still under way when the next range began?
+                           (2026-12-02: rdma and writevalue give ncu's values because kreplay
+                           closes its window at those calls, 9 windows of one dispatch, as
+                           --replay-window 1 does; d2h and the gap keep the window open and
+                           the +5%. The same write enqueued by kreplay itself before each
+                           measured launch, its default memory barrier and all, left it too.)
 and Nsight Compute with the metric alone (one pass) and with every metric of this probe's four
 groups in one call (ncu's own pass layout, its later passes after its own restores: `ncu_groups`;
 with `--cache-control none`, `ncu_none_packed` for groups 0 and 2, and `ncu_none_application`
@@ -42,7 +63,7 @@ OUT = os.environ.get("OUT", tempfile.mkdtemp())
 os.makedirs(OUT, exist_ok=True)
 WORK = tempfile.mkdtemp()
 APP = os.path.join(WORK, "memory_bound")
-subprocess.run(["nvcc", "-O2", "-std=c++17", "-arch=sm_90", "-o", APP, "tests/gpu/memory_bound.cu", "-lcublas"], check=True)
+subprocess.run(["nvcc", "-O2", "-std=c++17", "-arch=sm_90", "-o", APP, "tests/gpu/memory_bound.cu", "-lcublas", "-lcuda"], check=True)
 ARGV = [APP, "3"]
 METRIC = "dram__bytes_write.sum"
 GROUPS = [["sm__warps_launched.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum"],
@@ -50,6 +71,9 @@ GROUPS = [["sm__warps_launched.sum", "smsp__inst_executed.sum", "dram__bytes_rea
           ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", METRIC],
           ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", METRIC]]
 GAP = {"MEMORY_BOUND_GAP_US": "2000"}
+EXTRA = {"MEMORY_BOUND_EXTRA_MB": "1400"}
+PRECOPY = {**EXTRA, "MEMORY_BOUND_PRECOPY": "1"}
+ALONE = [[METRIC], ["sm__warps_launched.sum"]]
 
 
 def short(name):
@@ -91,9 +115,11 @@ def kreplay(tag, extra_args=(), env_extra=None, groups=GROUPS):
     con = sqlite3.connect(db)
     rows = con.execute("SELECT dispatch_id, replay_pass, kernel_name, value FROM counters_collection "
                        "WHERE counter_name = ? ORDER BY dispatch_id, replay_pass", (METRIC,)).fetchall()
+    # Bytes snapshotted are recorded on a unit's first member: they show where units begin.
+    snapshotted = dict(con.execute("SELECT dispatch_id, bytes_snapshotted FROM kreplay_replay_cost").fetchall())
     per = {}
     for d_id, p_, name, value in rows:
-        per.setdefault(d_id, (short(name), {}))[1][p_] = value
+        per.setdefault(d_id, (short(name), {}, snapshotted.get(d_id)))[1][p_] = value
     return [per[k] for k in sorted(per)], p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ""
 
 
@@ -112,8 +138,16 @@ def main():
         ("none_host_staging", ["--cache-control", "none"], {"KREPLAY_HOST_STAGING": "1"}, GROUPS),
         ("none_one_pass", ["--cache-control", "none"], None, [[METRIC]]),
         ("none_packed_one_pass", ["--cache-control", "none"], None, [GROUPS[0] + GROUPS[2]]),
-        ("none_two_passes_alone", ["--cache-control", "none"], {"KREPLAY_PACK_GROUPS": "0"},
-         [[METRIC], ["sm__warps_launched.sum"]]),
+        ("none_two_passes_alone", ["--cache-control", "none"], {"KREPLAY_PACK_GROUPS": "0"}, ALONE),
+        ("none_two_passes_alone_no_timing", ["--cache-control", "none"],
+         {"KREPLAY_PACK_GROUPS": "0", "KREPLAY_TIMING_EXECUTION": "0"}, ALONE),
+        ("none_unit_one_execution", ["--cache-control", "none"], None, ALONE),
+        ("none_unit_one_execution_window_1", ["--cache-control", "none", "--replay-window", "1"], None, ALONE),
+        *[(f"none_unit_one_execution_clean_{op}", ["--cache-control", "none"], {"MEMORY_BOUND_CLEAN": op}, ALONE)
+          for op in ("rdma", "writevalue", "d2h")],
+        ("none_unit_one_execution_gap", ["--cache-control", "none"], GAP, ALONE),
+        ("none_one_pass_extra", ["--cache-control", "none"], EXTRA, [[METRIC]]),
+        ("none_one_pass_precopy", ["--cache-control", "none"], PRECOPY, [[METRIC]]),
         ("none_reenable", ["--cache-control", "none"], {"KREPLAY_RANGE_PROFILER_SEQUENCE": "reenable"}, GROUPS),
         ("none_gap", ["--cache-control", "none"], GAP, GROUPS),
         ("none_one_pass_gap", ["--cache-control", "none"], GAP, [[METRIC]]),
@@ -140,17 +174,19 @@ def main():
             continue
         rows, last = kreplay(tag, args, env, groups)
         control = "none" if tag.startswith("none") else "all"
-        gap = tag.endswith("_gap")
-        if (control, gap) not in reference:
-            reference[control, gap] = ncu(control, app_env=GAP if gap else None)
-        ref = reference[control, gap]
+        # ncu runs the program with the same variables of the program's own (MEMORY_BOUND_*).
+        app_env = {k: v for k, v in (env or {}).items() if k.startswith("MEMORY_BOUND_")}
+        key = (control, tuple(sorted(app_env.items())))
+        if key not in reference:
+            reference[key] = ncu(control, app_env=app_env)
+        ref = reference[key]
         print(f"== {tag}: {last}")
         if rows is None:
             continue
-        for i, (name, passes) in enumerate(rows):
+        for i, (name, passes, staged) in enumerate(rows):
             ncu_name, r = ref[i] if i < len(ref) else ("-", None)
             vals = " ".join(f"p{p}={num(v)}" for p, v in sorted(passes.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
-            print(f"   {i:2d} {name:24s} {vals}   ncu {ncu_name} {num(r)}")
+            print(f"   {i:2d} {name:24s} {vals}   ncu {ncu_name} {num(r)}   snapshotted {staged}")
 
 
 def num(value):

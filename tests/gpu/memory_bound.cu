@@ -3,11 +3,21 @@
 // run ITERATIONS times with a host sync after every kernel. Prints a checksum of every result,
 // which must not change under replay. MEMORY_BOUND_GAP_US=N sleeps N microseconds after every sync
 // (bench/probes/dram_write.py: does the time between kernels change what L2 holds dirty?).
+// MEMORY_BOUND_EXTRA_MB=N allocates N MiB more after the program's buffers and leaves them
+// unused, and MEMORY_BOUND_PRECOPY=1 then copies every buffer into them once before the loop, as
+// a replay's start snapshot does (dram_write.py: is it the device staging's footprint, or the
+// snapshot's copy, that changes what the in-place update writes back?). Both off by default.
+// MEMORY_BOUND_CLEAN=rdma|writevalue|d2h follows every sync with one operation that might write
+// L2's dirty lines back (a GPUDirect RDMA write flush, a stream memory write, a 4-byte copy to the
+// host): which, if any, leaves the next kernel what a profiler start per kernel leaves it?
+#include <cuda.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
+#include <string>
+#include <utility>
 #include <vector>
 
 #define CK(x) do { auto e = (x); if (e) { fprintf(stderr, "%s:%d: error %d\n", __FILE__, __LINE__, (int)e); exit(1); } } while (0)
@@ -40,11 +50,35 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(B, h.data() + m * m, m * m * 4, cudaMemcpyHostToDevice));
     CK(cudaMemset(C, 0, m * m * 4)); CK(cudaMemset(dst, 0, copy_bytes));
   }
+  const size_t extra_bytes = (size_t)atoi(getenv("MEMORY_BOUND_EXTRA_MB") ? getenv("MEMORY_BOUND_EXTRA_MB") : "0") << 20;
+  char* extra = nullptr;
+  if (extra_bytes) CK(cudaMalloc(&extra, extra_bytes));
+  if (getenv("MEMORY_BOUND_PRECOPY")) {
+    const std::pair<const void*, size_t> buffers[] = {{src, copy_bytes}, {dst, copy_bytes}, {y, inplace_bytes},
+                                                       {A, m * m * 4}, {B, m * m * 4}, {C, m * m * 4}};
+    size_t at = 0;
+    for (auto [p, n] : buffers) {
+      if (at + n > extra_bytes) { fprintf(stderr, "MEMORY_BOUND_PRECOPY needs MEMORY_BOUND_EXTRA_MB >= %zu\n", (at + n) >> 20); exit(2); }
+      CK(cudaMemcpy(extra + at, p, n, cudaMemcpyDeviceToDevice)); at += n;
+    }
+    CK(cudaDeviceSynchronize());
+  }
   cublasHandle_t handle; CK(cublasCreate(&handle));
   const float alpha = 1.f, beta = 0.5f;
   const char* gap_env = getenv("MEMORY_BOUND_GAP_US");
   const useconds_t gap = gap_env ? (useconds_t)atoi(gap_env) : 0;
-  auto sync = [&] { CK(cudaDeviceSynchronize()); if (gap) usleep(gap); };
+  const char* clean_env = getenv("MEMORY_BOUND_CLEAN");
+  const std::string clean = clean_env ? clean_env : "";
+  unsigned* word = nullptr;
+  CK(cudaMallocHost(&word, sizeof(unsigned)));
+  auto sync = [&] {
+    CK(cudaDeviceSynchronize());
+    if (clean == "rdma") CK(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner));
+    if (clean == "writevalue") CK(cuStreamWriteValue32(nullptr, (CUdeviceptr)(C), 0u, 0));
+    if (clean == "d2h") CK(cudaMemcpy(word, y, sizeof(unsigned), cudaMemcpyDeviceToHost));
+    if (!clean.empty()) CK(cudaDeviceSynchronize());
+    if (gap) usleep(gap);
+  };
   for (int it = 0; it < iterations; it++) {
     stream_copy<<<132 * 8, 512>>>((const float4*)src, (float4*)dst, copy_bytes / 16);
     sync();
@@ -55,5 +89,7 @@ int main(int argc, char** argv) {
   }
   printf("copy %.6e\ninplace %.6e\ngemm %.6e\n", checksum(dst, copy_bytes / 4), checksum(y, inplace_bytes / 4), checksum(C, (size_t)m * m));
   CK(cublasDestroy(handle));
+  if (extra) CK(cudaFree(extra));
+  CK(cudaFreeHost(word));
   return 0;
 }

@@ -65,7 +65,7 @@ build() {  # output source [flags]
 build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
-build memory_bound tests/gpu/memory_bound.cu -lcublas
+build memory_bound tests/gpu/memory_bound.cu -lcublas -lcuda
 # Only the multigpu section runs it, and says so when it did not build.
 nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/two_devices" tests/gpu/two_devices.cu >>"$OUT/nvcc.log" 2>&1 \
     || echo "nvcc failed on tests/gpu/two_devices.cu (the multigpu section reports it)"
