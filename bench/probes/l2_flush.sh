@@ -28,7 +28,9 @@ nvcc -O2 -arch=sm_90 -o "$D/methods" $P/l2_flush_methods.cu -lcuda || exit 1
 nvcc -O2 -arch=sm_90 -ptx -o "$D/kernels.ptx" $P/l2_flush_kernels.cu || exit 1
 nvcc -O2 -arch=sm_90 -o "$D/recipes" $P/l2_flush_recipes.cu -lcuda || exit 1
 export FLUSHK_PTX="$D/kernels.ptx"
-M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read_lookup_hit.sum,gpu__time_duration.sum
+# METRICS: the victim's metrics instead (one hardware pass: with --cache-control none, ncu's
+# later passes would follow its own restore rather than the flush), printed by name.
+M=${METRICS:-dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read_lookup_hit.sum,gpu__time_duration.sum}
 measure() {  # label control program args...
     local label="$1" control="$2"; shift 2
     timeout 60 ncu --cache-control "$control" --clock-control none -k regex:victim --metrics $M --csv "$@" \
@@ -45,6 +47,9 @@ for r in rows[1:]:
     except (KeyError, ValueError):
         pass
 mean = lambda k, s=1: "%.2f" % (sum(values[k]) / len(values[k]) / s) if values.get(k) else "-"
+if "dram__bytes_read.sum" not in values:
+    print("%-36s %s" % (label, ", ".join(f"{k} {mean(k)}" for k in values)))
+    sys.exit(0)
 print("%-36s DRAM read MB %s, write MB %s, L2 read hits %s, duration ns %s" % (label, mean("dram__bytes_read.sum", 1e6),
       mean("dram__bytes_write.sum", 1e6), mean("lts__t_sectors_op_read_lookup_hit.sum"), mean("gpu__time_duration.sum")))
 PY
