@@ -20,6 +20,11 @@
 # 8-block victim `small` the sweep in a context of its own leaves 2315 ns and 826 read hits, ncu's
 # flush 2384 ns and 826, the sweep in the app's context 2213 ns and 309: the flush's own context
 # does not make small kernels slower than after ncu's flush.
+# 2026-12-02 15:28 UTC, victim `small` with METRICS (membar, LTC-fabric and GPC-constant-cache
+# sectors): after ncu's flush 1,339 / 1,472 / 896, no flush 1,229 / 458 / 309, the sweep in the
+# app's context 1,229 / 1,398 / 309, in a context of its own 3,275 / 2,510 / 896: the switch back
+# from another context adds the membar and fabric sectors, and empties the constant caches as
+# ncu's flush does. (The recipes do not know `small`: they ran their 16 MiB victim.)
 # VICTIMS (read inplace small), METHODS and RECIPES, space-separated, choose a subset.
 set -u
 D="${OUT:-/tmp}/l2_flush"; mkdir -p "$D"

@@ -16,6 +16,11 @@ Variants (2026-12-02, nineteenth session): several kreplay runs against one ncu 
 '|'-separated set of ','-separated items: a kreplay option and its value as two items, KEY=VALUE
 for the environment, `pmc=METRIC` for one more group (the groups then go through a window of one
 execution, K ranges per profiler start, where a single group runs once per dispatch).
+Seen 2026-12-02 (twentieth session), "lts__t_sectors.sum,lts__t_sectors_op_membar.sum,
+lts__t_sectors_srcunit_ltcfabric.sum,gpu__time_duration.sum" and "lts__cycles_active.avg,
+lts__t_sectors_op_read_lookup_hit.sum": after kreplay's flush (its own context) every kernel but
+the first counts ~2,400 more membar sectors, ~1,180 more LTC-fabric sectors and ~240 more L2
+active cycles than after ncu's; with --cache-control none the two agree (docs/sections.md).
 Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
        [variant|variant...]   (files under $OUT)"""
 import glob
