@@ -133,6 +133,11 @@ struct UnitState {
     pending: Option<CUstream>,
     /// Launches measured by each execution stopped so far.
     launches: Vec<usize>,
+    /// The running execution's ranges in order: `true` for a launch of the unit's, `false`
+    /// for a flush kernel in the application's context (`KREPLAY_FLUSH_IN_APPLICATION=1`).
+    ranges: Vec<bool>,
+    /// The same for each execution stopped so far.
+    ranges_of: Vec<Vec<bool>>,
 }
 
 struct DeviceState {
@@ -154,6 +159,8 @@ struct DeviceState {
     unit: Option<UnitState>,
     /// Recorded before an L2 flush, which waits for it (made at the first flush).
     flush_ready: Option<Event>,
+    /// `KREPLAY_FLUSH_IN_APPLICATION=1`: the flusher in this context, made at the first flush.
+    in_place_flusher: Option<Result<crate::flush::InPlaceFlusher, String>>,
 }
 
 /// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
@@ -477,6 +484,7 @@ impl CudaBackend {
             events: Vec::new(),
             unit: None,
             flush_ready: None,
+            in_place_flusher: None,
         })
     }
 

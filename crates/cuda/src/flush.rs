@@ -15,6 +15,9 @@
 //!   in the profiled context, or in a green context made from its device, is a range of its
 //!   range profiler (measured: the unit's range count no longer matched). The launch's stream
 //!   and the tool's stream wait for each other through events, which work across contexts.
+//!   The switch back is seen in the next kernel's counters (≈ 2,400 more L2 membar sectors,
+//!   ≈ 240 more L2 active cycles than after ncu's flush); [`InPlaceFlusher`] runs the same
+//!   kernels in the application's context instead, as an experiment, their ranges dropped.
 //!
 //! Cost on the H200: ≈ 70 µs of flush kernels; ≈ 0.35 ms per flush with the two context
 //! switches alone, ≈ 1.1–1.9 ms per flush while the range profiler measures the other context.
@@ -233,6 +236,38 @@ impl L2Flusher {
     /// # Safety
     /// The tool's context is current.
     unsafe fn sweeps(&self, d: &Driver, discard_lines: bool) -> Result<(), CudaError> {
+        let kernels = Kernels {
+            touch: self.touch,
+            discard: self.discard,
+            buffer: self.buffer,
+            bytes: self.bytes,
+            blocks: self.blocks,
+        };
+        // SAFETY: the tool's kernels and buffer, in its current context.
+        unsafe { kernels.sweeps(d, self.stream, discard_lines) }
+    }
+}
+
+/// The flush kernels and their buffer, in one context.
+struct Kernels {
+    touch: CUfunction,
+    discard: CUfunction,
+    buffer: CUdeviceptr,
+    bytes: u64,
+    blocks: u32,
+}
+
+impl Kernels {
+    /// The read sweeps and, with `discard_lines`, the discard, on `stream`.
+    ///
+    /// # Safety
+    /// The kernels' context is current and `stream` is of it.
+    unsafe fn sweeps(
+        &self,
+        d: &Driver,
+        stream: CUstream,
+        discard_lines: bool,
+    ) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sink = self.buffer;
@@ -243,22 +278,24 @@ impl L2Flusher {
         ];
         for _ in 0..SWEEPS {
             // SAFETY: the kernels' parameters, alive for the launches.
-            unsafe { self.launch(d, self.touch, &mut touch_args)? };
+            unsafe { self.launch(d, self.touch, stream, &mut touch_args)? };
         }
         if !discard_lines {
             return Ok(());
         }
         let mut discard_args = [touch_args[0], touch_args[1]];
         // SAFETY: as above.
-        unsafe { self.launch(d, self.discard, &mut discard_args) }
+        unsafe { self.launch(d, self.discard, stream, &mut discard_args) }
     }
 
     /// # Safety
-    /// `args` point at live values of the kernel's parameter types; the tool's context is current.
+    /// `args` point at live values of the kernel's parameter types; the kernels' context is
+    /// current and `stream` is of it.
     unsafe fn launch(
         &self,
         d: &Driver,
         function: CUfunction,
+        stream: CUstream,
         args: &mut [*mut std::ffi::c_void],
     ) -> Result<(), CudaError> {
         drv!(
@@ -272,10 +309,115 @@ impl L2Flusher {
                 1,
                 1,
                 0,
-                self.stream,
+                stream,
                 args.as_mut_ptr(),
                 std::ptr::null_mut()
             )
         )
+    }
+}
+
+/// `KREPLAY_FLUSH_CONTEXT=application` (an experiment, off by default): the same kernels and
+/// buffer in the application's context, launched on the launch's own stream before it. The GPU
+/// then does not switch contexts around the flush, which leaves the next kernel ≈ 2,400 L2
+/// membar sectors and ≈ 240 L2 active cycles (docs/sections.md); but every flush kernel is a
+/// range of the application's range profiler, which the backend measures and drops.
+pub struct InPlaceFlusher {
+    driver: &'static Driver,
+    module: sys::CUmodule,
+    kernels: Kernels,
+    /// Owns `kernels.buffer`.
+    _buffer: crate::handles::DeviceMemory,
+}
+
+// SAFETY: CUDA handles, valid on any thread of the process.
+unsafe impl Send for InPlaceFlusher {}
+
+impl InPlaceFlusher {
+    /// The kernels each flush launches (each a range of the profiler).
+    pub fn kernels(discard_lines: bool) -> usize {
+        SWEEPS + usize::from(discard_lines)
+    }
+
+    /// The device memory one takes on `ordinal`: its buffer.
+    pub fn device_bytes(d: &Driver, ordinal: u32) -> u64 {
+        L2Flusher::device_bytes(d, ordinal) - CONTEXT_BYTES
+    }
+
+    /// Loads the kernels and allocates the zeroed buffer in the current context, that of
+    /// device `ordinal`.
+    pub fn new(d: &'static Driver, ordinal: u32) -> Result<InPlaceFlusher, CudaError> {
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: writes one device handle.
+        unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32))? };
+        let l2 = attribute(
+            d,
+            device,
+            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+        )?;
+        let sms = attribute(
+            d,
+            device,
+            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        let bytes = buffer_bytes(l2);
+        if bytes == 0 {
+            return Err(CudaError::Load(format!(
+                "device {ordinal} reports no L2 cache"
+            )));
+        }
+        let buffer = crate::handles::DeviceMemory::allocate(d, bytes)?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        let (mut touch, mut discard): (CUfunction, CUfunction) =
+            (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
+        unsafe {
+            drv!(d, cuMemsetD8_v2(buffer.address(), 0, bytes as usize))?;
+            drv!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
+            let made = drv!(
+                d,
+                cuModuleGetFunction(&mut touch, module, c"kreplay_l2_touch".as_ptr())
+            )
+            .and_then(|()| {
+                drv!(
+                    d,
+                    cuModuleGetFunction(&mut discard, module, c"kreplay_l2_discard".as_ptr())
+                )
+            });
+            if let Err(e) = made {
+                let _ = drv!(d, cuModuleUnload(module));
+                return Err(e);
+            }
+        }
+        Ok(InPlaceFlusher {
+            driver: d,
+            module,
+            kernels: Kernels {
+                touch,
+                discard,
+                buffer: buffer.address(),
+                bytes,
+                blocks: u32::try_from(sms.max(1)).unwrap_or(1) * BLOCKS_PER_SM,
+            },
+            _buffer: buffer,
+        })
+    }
+
+    /// Enqueues the flush on `stream`, of the current context (the flusher's).
+    pub(crate) fn flush(
+        &self,
+        d: &Driver,
+        stream: CUstream,
+        discard_lines: bool,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the flusher's kernels and buffer, in the current context.
+        unsafe { self.kernels.sweeps(d, stream, discard_lines) }
+    }
+}
+
+impl Drop for InPlaceFlusher {
+    fn drop(&mut self) {
+        // SAFETY: loaded by `new`, unloaded once; the buffer frees itself after.
+        let _ = unsafe { drv!(self.driver, cuModuleUnload(self.module)) };
     }
 }

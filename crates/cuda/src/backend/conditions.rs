@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::clocks::ClockReader;
-use crate::flush::L2Flusher;
+use crate::flush::{InPlaceFlusher, L2Flusher};
 use kreplay_core::backend::UnitConditions;
 use kreplay_core::config::Switches;
 use kreplay_format::{CacheControl, CacheState};
@@ -55,24 +55,47 @@ fn widen(range: &mut Option<[u32; 2]>, value: u32) {
 }
 
 impl CudaBackend {
+    /// The flush kernels each measured launch is preceded by in the application's context,
+    /// each a range of its profiler (`KREPLAY_FLUSH_IN_APPLICATION=1`; 0 otherwise, and where
+    /// the ranges set up cannot hold them beside one launch).
+    pub(super) fn flush_ranges_per_launch(&self) -> usize {
+        let switches = &self.options.switches;
+        let kernels = InPlaceFlusher::kernels(switches.flush_discard);
+        if self.options.cache_control == CacheControl::All
+            && switches.flush_in_application
+            && self.options.max_ranges > kernels
+        {
+            kernels
+        } else {
+            0
+        }
+    }
+
     /// Before a measured launch on `stream`: flushes L2 when the run asks for it and counters
-    /// are measured; counts whether it did.
-    pub(super) fn before_measured_launch(&mut self, device: DeviceId, stream: CUstream) {
+    /// are measured; counts whether it did. The flush kernels launched in the application's
+    /// context (each a range before the launch's).
+    pub(super) fn before_measured_launch(&mut self, device: DeviceId, stream: CUstream) -> usize {
         let measuring = self
             .devices
             .get(&device)
             .and_then(|s| s.unit.as_ref())
             .is_some_and(|u| u.counters);
         if !measuring || self.options.cache_control != CacheControl::All {
-            return;
+            return 0;
         }
-        let flushed = match self.flush(device, stream) {
-            Ok(()) => true,
+        let in_place = self.flush_ranges_per_launch();
+        let result = if in_place > 0 {
+            self.flush_in_place(device, stream).map(|()| in_place)
+        } else {
+            self.flush(device, stream).map(|()| 0)
+        };
+        let (flushed, ranges) = match result {
+            Ok(ranges) => (true, ranges),
             Err(reason) => {
                 if let (Some(reason), Some(warn)) = (reason, &self.warn) {
                     warn(&format!("--cache-control all: the L2 cache of device {device} cannot be flushed ({reason}); its kernels are measured with the caches as the work before left them (as --cache-control none), which every dispatch's replay cost records"));
                 }
-                false
+                (false, 0)
             }
         };
         let seen = self.seen.entry(device).or_default();
@@ -81,6 +104,47 @@ impl CudaBackend {
         } else {
             seen.unflushed += 1;
         }
+        ranges
+    }
+
+    /// [`Self::flush`] with the flusher in the application's context, on `stream` itself. A
+    /// kernel that failed to launch would leave the ranges miscounted: the device is then not
+    /// flushed again, and the unit's range count tells the mismatch.
+    fn flush_in_place(&mut self, device: DeviceId, stream: CUstream) -> Result<(), Option<String>> {
+        let d = self.driver;
+        let (ctx, first) = self
+            .devices
+            .get(&device)
+            .map(|s| (s.ctx, s.in_place_flusher.is_none()))
+            .ok_or(None)?;
+        let _ctx = ContextGuard::make_current(d, ctx).map_err(|e| Some(e.to_string()))?;
+        let free = if first { self.memory_free_now() } else { 0 };
+        let reserve = DEFAULT_STAGING_RESERVE_BYTES;
+        let switches = &self.options.switches;
+        let state = self.devices.get_mut(&device).ok_or(None)?;
+        if first {
+            let needed = InPlaceFlusher::device_bytes(d, device).saturating_add(reserve);
+            state.in_place_flusher = Some(if free < needed {
+                Err(format!(
+                    "its buffer with the staging reserve needs {} MiB of device memory and {} MiB are free",
+                    needed >> 20,
+                    free >> 20
+                ))
+            } else {
+                InPlaceFlusher::new(d, device).map_err(|e| e.to_string())
+            });
+        }
+        let result = match &state.in_place_flusher {
+            Some(Ok(flusher)) => flusher
+                .flush(d, stream, switches.flush_discard)
+                .map_err(|e| e.to_string()),
+            Some(Err(reason)) => return Err(first.then(|| reason.clone())),
+            None => return Err(None),
+        };
+        result.map_err(|reason| {
+            state.in_place_flusher = Some(Err(reason.clone()));
+            Some(reason)
+        })
     }
 
     /// Enqueues the flush on `stream`. The flusher is made at the device's first flush; once

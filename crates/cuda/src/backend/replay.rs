@@ -123,7 +123,7 @@ impl ReplayBackend for CudaBackend {
         if self.groups.is_empty() {
             1
         } else {
-            self.options.max_ranges
+            (self.options.max_ranges / (1 + self.flush_ranges_per_launch())).max(1)
         }
     }
 
@@ -172,6 +172,8 @@ impl ReplayBackend for CudaBackend {
             timing: false,
             pending: None,
             launches: Vec::new(),
+            ranges: Vec::new(),
+            ranges_of: Vec::new(),
         });
         Ok(plan)
     }
@@ -184,9 +186,10 @@ impl ReplayBackend for CudaBackend {
     ) -> Result<(), BackendError> {
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
-        if ranges > self.options.max_ranges.max(1) {
+        let per_launch = 1 + self.flush_ranges_per_launch();
+        if ranges * per_launch > self.options.max_ranges.max(1) {
             return Err(BackendError::Failed(format!(
-                "an execution of {ranges} launches exceeds the {} ranges the counters were set up for",
+                "an execution of {ranges} launches ({per_launch} ranges each) exceeds the {} ranges the counters were set up for",
                 self.options.max_ranges
             )));
         }
@@ -196,6 +199,7 @@ impl ReplayBackend for CudaBackend {
             unit.execution = Some(execution);
             unit.used = 0;
             unit.pending = None;
+            unit.ranges.clear();
             unit.counters
         };
         if counters {
@@ -257,7 +261,10 @@ impl ReplayBackend for CudaBackend {
         let index = unit.used;
         unit.pending = Some(stream);
         // The flush runs before the start event: the launch's time does not include it.
-        self.before_measured_launch(device, stream);
+        let flush_ranges = self.before_measured_launch(device, stream);
+        let unit = self.unit(device)?;
+        unit.ranges.extend(std::iter::repeat_n(false, flush_ranges));
+        unit.ranges.push(true);
         self.record_event(device, index, false, stream)
             .map_err(failed)
     }
@@ -327,7 +334,10 @@ impl ReplayBackend for CudaBackend {
             }
         }
         if !timing {
-            self.unit(device)?.launches.push(used);
+            let unit = self.unit(device)?;
+            unit.launches.push(used);
+            let ranges = std::mem::take(&mut unit.ranges);
+            unit.ranges_of.push(ranges);
         }
         Ok(timings)
     }
@@ -366,6 +376,7 @@ impl ReplayBackend for CudaBackend {
                 per_pass.push(None);
                 continue;
             };
+            let ranges = launch_ranges(ranges, unit.ranges_of.get(*execution));
             // Ranges are matched to launches by order: a count that differs (a kernel the unit
             // did not launch, or one it did that was not measured) would give launches another
             // kernel's values.
@@ -548,5 +559,38 @@ pub(super) fn drain_context(
     match crate::drain::synchronize_within(driver, ctx, deadline).map_err(failed)? {
         crate::drain::Drained::Done => Ok(()),
         crate::drain::Drained::TimedOut => Err(BackendError::DrainTimeout { device, deadline }),
+    }
+}
+
+/// The ranges of an execution's launches: those of flush kernels in the application's context
+/// (`false` in `kinds`, the execution's ranges in order) dropped. Ranges that do not match
+/// `kinds` in number are all kept, for the caller's count check to refuse.
+fn launch_ranges<'a>(ranges: &'a [Vec<f64>], kinds: Option<&Vec<bool>>) -> Vec<&'a Vec<f64>> {
+    match kinds {
+        Some(kinds) if kinds.len() == ranges.len() => ranges
+            .iter()
+            .zip(kinds)
+            .filter_map(|(values, launch)| launch.then_some(values))
+            .collect(),
+        _ => ranges.iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launch_ranges;
+
+    #[test]
+    fn flush_ranges_are_dropped_and_a_miscount_is_left_to_the_count_check() {
+        let ranges = vec![vec![1.0], vec![2.0], vec![3.0], vec![4.0]];
+        let kinds = vec![false, true, false, true];
+        assert_eq!(
+            launch_ranges(&ranges, Some(&kinds)),
+            [&vec![2.0], &vec![4.0]]
+        );
+        assert_eq!(launch_ranges(&ranges, Some(&vec![true; 4])).len(), 4);
+        // A flush that failed part-way: more ranges than kinds, all kept (and then refused).
+        assert_eq!(launch_ranges(&ranges, Some(&vec![true; 2])).len(), 4);
+        assert_eq!(launch_ranges(&ranges, None).len(), 4);
     }
 }
