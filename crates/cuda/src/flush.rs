@@ -85,6 +85,31 @@ fn attribute(
     Ok(value)
 }
 
+/// Device `ordinal`'s handle, the flush buffer's bytes for its L2 and the flush kernels' blocks.
+fn geometry(d: &Driver, ordinal: u32) -> Result<(sys::CUdevice, u64, u32), CudaError> {
+    let mut device: sys::CUdevice = 0;
+    // SAFETY: writes one device handle.
+    unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32))? };
+    let l2 = attribute(
+        d,
+        device,
+        sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+    )?;
+    let sms = attribute(
+        d,
+        device,
+        sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+    )?;
+    let bytes = buffer_bytes(l2);
+    if bytes == 0 {
+        return Err(CudaError::Load(format!(
+            "device {ordinal} reports no L2 cache"
+        )));
+    }
+    let blocks = u32::try_from(sms.max(1)).unwrap_or(1) * BLOCKS_PER_SM;
+    Ok((device, bytes, blocks))
+}
+
 impl L2Flusher {
     /// The device memory a flusher on `ordinal` takes: its context and its buffer.
     pub fn device_bytes(d: &Driver, ordinal: u32) -> u64 {
@@ -105,25 +130,7 @@ impl L2Flusher {
     /// Creates the tool's context on `device` (the CUDA device ordinal), loads the kernels and
     /// allocates the buffer. The calling thread's current context is left as it was.
     pub fn new(d: &'static Driver, ordinal: u32) -> Result<L2Flusher, CudaError> {
-        let mut device: sys::CUdevice = 0;
-        // SAFETY: writes one device handle.
-        unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32))? };
-        let l2 = attribute(
-            d,
-            device,
-            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-        )?;
-        let sms = attribute(
-            d,
-            device,
-            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-        )?;
-        let bytes = buffer_bytes(l2);
-        if bytes == 0 {
-            return Err(CudaError::Load(format!(
-                "device {ordinal} reports no L2 cache"
-            )));
-        }
+        let (device, bytes, blocks) = geometry(d, ordinal)?;
         let mut ctx: CUcontext = std::ptr::null_mut();
         let mut params = sys::CUctxCreateParams::default();
         // SAFETY: creates a context and makes it current on this thread (popped below).
@@ -137,7 +144,7 @@ impl L2Flusher {
             discard: std::ptr::null_mut(),
             buffer: 0,
             bytes,
-            blocks: u32::try_from(sms.max(1)).unwrap_or(1) * BLOCKS_PER_SM,
+            blocks,
         };
         let built = flusher.build(d);
         let mut popped: CUcontext = std::ptr::null_mut();
@@ -347,25 +354,7 @@ impl InPlaceFlusher {
     /// Loads the kernels and allocates the zeroed buffer in the current context, that of
     /// device `ordinal`.
     pub fn new(d: &'static Driver, ordinal: u32) -> Result<InPlaceFlusher, CudaError> {
-        let mut device: sys::CUdevice = 0;
-        // SAFETY: writes one device handle.
-        unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32))? };
-        let l2 = attribute(
-            d,
-            device,
-            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-        )?;
-        let sms = attribute(
-            d,
-            device,
-            sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-        )?;
-        let bytes = buffer_bytes(l2);
-        if bytes == 0 {
-            return Err(CudaError::Load(format!(
-                "device {ordinal} reports no L2 cache"
-            )));
-        }
+        let (_, bytes, blocks) = geometry(d, ordinal)?;
         let buffer = crate::handles::DeviceMemory::allocate(d, bytes)?;
         let mut module: sys::CUmodule = std::ptr::null_mut();
         let (mut touch, mut discard): (CUfunction, CUfunction) =
@@ -397,7 +386,7 @@ impl InPlaceFlusher {
                 discard,
                 buffer: buffer.address(),
                 bytes,
-                blocks: u32::try_from(sms.max(1)).unwrap_or(1) * BLOCKS_PER_SM,
+                blocks,
             },
             _buffer: buffer,
         })
