@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   const useconds_t gap = gap_env ? (useconds_t)atoi(gap_env) : 0;
   const char* clean_env = getenv("MEMORY_BOUND_CLEAN");
   const std::string clean = clean_env ? clean_env : "";
+  if (!clean.empty() && clean != "rdma" && clean != "writevalue" && clean != "d2h") {
+    fprintf(stderr, "MEMORY_BOUND_CLEAN=%s: use rdma, writevalue or d2h\n", clean.c_str()); exit(2);
+  }
   unsigned* word = nullptr;
   CK(cudaMallocHost(&word, sizeof(unsigned)));
   auto sync = [&] {

@@ -1041,7 +1041,10 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
             app_log = os.path.join(WORK, f"ncu_sections_{tag}_application.csv")
             app_rc, app_wall = ncu_application(argv, launches, probed, app_log)
             app_names = {}
-            app = details_rows(open(app_log), names=app_names) if os.path.exists(app_log) else {}
+            app = {}
+            if os.path.exists(app_log):
+                with open(app_log) as f:
+                    app = details_rows(f, names=app_names)
             # ncu lists --metrics under a section of its own ("Command line profiler metrics").
             app_by_metric = {(i, metric): value for (i, _, metric), value in app.items()}
 

@@ -44,8 +44,8 @@ pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
 pub const ENV_FLUSH_DISCARD: &str = "KREPLAY_FLUSH_DISCARD";
 /// Environment variable: `1` runs the L2 flush's kernels in the application's context, on the
 /// launch's stream, instead of in a context of the tool's own (an experiment, off by default:
-/// every flush kernel is then a range of the profiler, measured and dropped, and a window holds
-/// that many fewer kernels).
+/// every flush kernel is then a range of the profiler, measured and dropped, so a window holds
+/// a fifth of the kernels, a quarter with [`ENV_FLUSH_DISCARD`]`=0`).
 pub const ENV_FLUSH_IN_APPLICATION: &str = "KREPLAY_FLUSH_IN_APPLICATION";
 /// Environment variable: `0` runs CUDA graph launches whole, once, unmeasured, instead of node
 /// by node with every kernel node a dispatch of its own.

@@ -160,7 +160,7 @@ struct DeviceState {
     /// Recorded before an L2 flush, which waits for it (made at the first flush).
     flush_ready: Option<Event>,
     /// `KREPLAY_FLUSH_IN_APPLICATION=1`: the flusher in this context, made at the first flush.
-    in_place_flusher: Option<Result<crate::flush::InPlaceFlusher, String>>,
+    app_flusher: Option<Result<crate::flush::ApplicationContextFlusher, String>>,
 }
 
 /// The dispatch in progress: its context, device and stream (from [`CudaBackend::begin_dispatch`]).
@@ -214,6 +214,10 @@ pub struct CudaBackend {
     /// Flushers given up after a failed flush, destroyed at the next dispatch (the failure may
     /// have happened inside a resource callback or the exit handler, where nothing is destroyed).
     retired_flushers: Vec<crate::flush::L2Flusher>,
+    /// The same for flushers in an application's context (`KREPLAY_FLUSH_IN_APPLICATION=1`).
+    retired_app_flushers: Vec<crate::flush::ApplicationContextFlusher>,
+    /// Whether the warning that `KREPLAY_FLUSH_IN_APPLICATION=1` cannot apply was given.
+    said_flush_in_application: bool,
     /// Each device's clock reader (`None`: no NVML, or NVML does not know the device).
     clock_readers: HashMap<DeviceId, Option<crate::clocks::ClockReader>>,
     /// What each device's unit ran under so far.
@@ -303,6 +307,8 @@ impl CudaBackend {
             setup: None,
             flushers: HashMap::new(),
             retired_flushers: Vec::new(),
+            retired_app_flushers: Vec::new(),
+            said_flush_in_application: false,
             clock_readers: HashMap::new(),
             seen: HashMap::new(),
         }
@@ -363,6 +369,7 @@ impl CudaBackend {
     ) -> Result<CurrentDispatch, BackendError> {
         // A launch's callback: contexts may be destroyed here.
         self.retired_flushers.clear();
+        self.retired_app_flushers.clear();
         let mut cu_device: sys::CUdevice = 0;
         // SAFETY: writes the device ordinal of the current context.
         unsafe { drv!(self.driver, cuCtxGetDevice(&mut cu_device)) }.map_err(failed)?;
@@ -410,6 +417,8 @@ impl CudaBackend {
                 self.free_device_state(state);
             }
         }
+        // Freed while their context still exists: later its addresses may be another's.
+        self.retired_app_flushers.retain(|f| f.context() != ctx);
     }
 
     /// Why counters are not collected on `device`, if they are not.
@@ -484,7 +493,7 @@ impl CudaBackend {
             events: Vec::new(),
             unit: None,
             flush_ready: None,
-            in_place_flusher: None,
+            app_flusher: None,
         })
     }
 
@@ -681,6 +690,9 @@ impl Drop for CudaBackend {
         }
         self.flushers.drain().for_each(|(_, f)| std::mem::forget(f));
         self.retired_flushers.drain(..).for_each(std::mem::forget);
+        self.retired_app_flushers
+            .drain(..)
+            .for_each(std::mem::forget);
     }
 }
 

@@ -16,8 +16,9 @@
 //!   range profiler (measured: the unit's range count no longer matched). The launch's stream
 //!   and the tool's stream wait for each other through events, which work across contexts.
 //!   The switch back is seen in the next kernel's counters (≈ 2,400 more L2 membar sectors,
-//!   ≈ 240 more L2 active cycles than after ncu's flush); [`InPlaceFlusher`] runs the same
-//!   kernels in the application's context instead, as an experiment, their ranges dropped.
+//!   ≈ 240 more L2 active cycles than after ncu's flush); [`ApplicationContextFlusher`] runs
+//!   the same kernels in the application's context instead, as an experiment, their ranges
+//!   dropped.
 //!
 //! Cost on the H200: ≈ 70 µs of flush kernels; ≈ 0.35 ms per flush with the two context
 //! switches alone, ≈ 1.1–1.9 ms per flush while the range profiler measures the other context.
@@ -251,8 +252,34 @@ impl L2Flusher {
             blocks: self.blocks,
         };
         // SAFETY: the tool's kernels and buffer, in its current context.
-        unsafe { kernels.sweeps(d, self.stream, discard_lines) }
+        unsafe { kernels.sweeps(d, self.stream, discard_lines, &mut 0) }
     }
+}
+
+/// The flush kernels' module, loaded in the current context: (module, touch, discard).
+fn load_kernels(d: &Driver) -> Result<(sys::CUmodule, CUfunction, CUfunction), CudaError> {
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    let (mut touch, mut discard): (CUfunction, CUfunction) =
+        (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
+    unsafe {
+        drv!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
+        let found = drv!(
+            d,
+            cuModuleGetFunction(&mut touch, module, c"kreplay_l2_touch".as_ptr())
+        )
+        .and_then(|()| {
+            drv!(
+                d,
+                cuModuleGetFunction(&mut discard, module, c"kreplay_l2_discard".as_ptr())
+            )
+        });
+        if let Err(e) = found {
+            let _ = drv!(d, cuModuleUnload(module));
+            return Err(e);
+        }
+    }
+    Ok((module, touch, discard))
 }
 
 /// The flush kernels and their buffer, in one context.
@@ -265,7 +292,14 @@ struct Kernels {
 }
 
 impl Kernels {
-    /// The read sweeps and, with `discard_lines`, the discard, on `stream`.
+    /// The kernels one flush launches: the read sweeps and, with `discard_lines`, the discard.
+    fn count(discard_lines: bool) -> usize {
+        SWEEPS + usize::from(discard_lines)
+    }
+
+    /// The read sweeps and, with `discard_lines`, the discard, on `stream`
+    /// (`KREPLAY_FLUSH_DISCARD=0`: the buffer's clean lines stay in L2, for comparing the two).
+    /// `launched` counts the kernels launched, also when one fails.
     ///
     /// # Safety
     /// The kernels' context is current and `stream` is of it.
@@ -274,6 +308,7 @@ impl Kernels {
         d: &Driver,
         stream: CUstream,
         discard_lines: bool,
+        launched: &mut usize,
     ) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
@@ -286,13 +321,15 @@ impl Kernels {
         for _ in 0..SWEEPS {
             // SAFETY: the kernels' parameters, alive for the launches.
             unsafe { self.launch(d, self.touch, stream, &mut touch_args)? };
+            *launched += 1;
         }
-        if !discard_lines {
-            return Ok(());
+        if discard_lines {
+            let mut discard_args = [touch_args[0], touch_args[1]];
+            // SAFETY: as above.
+            unsafe { self.launch(d, self.discard, stream, &mut discard_args)? };
+            *launched += 1;
         }
-        let mut discard_args = [touch_args[0], touch_args[1]];
-        // SAFETY: as above.
-        unsafe { self.launch(d, self.discard, stream, &mut discard_args) }
+        Ok(())
     }
 
     /// # Safety
@@ -324,13 +361,15 @@ impl Kernels {
     }
 }
 
-/// `KREPLAY_FLUSH_CONTEXT=application` (an experiment, off by default): the same kernels and
+/// `KREPLAY_FLUSH_IN_APPLICATION=1` (an experiment, off by default): the same kernels and
 /// buffer in the application's context, launched on the launch's own stream before it. The GPU
-/// then does not switch contexts around the flush, which leaves the next kernel ≈ 2,400 L2
-/// membar sectors and ≈ 240 L2 active cycles (docs/sections.md); but every flush kernel is a
-/// range of the application's range profiler, which the backend measures and drops.
-pub struct InPlaceFlusher {
+/// then does not switch contexts around the flush, which spares the next kernel the ≈ 2,400 L2
+/// membar sectors and ≈ 240 L2 active cycles a switch back costs it (docs/sections.md); but
+/// every flush kernel is a range of the application's range profiler, which the backend
+/// measures and drops.
+pub struct ApplicationContextFlusher {
     driver: &'static Driver,
+    ctx: CUcontext,
     module: sys::CUmodule,
     kernels: Kernels,
     /// Owns `kernels.buffer`.
@@ -338,48 +377,33 @@ pub struct InPlaceFlusher {
 }
 
 // SAFETY: CUDA handles, valid on any thread of the process.
-unsafe impl Send for InPlaceFlusher {}
+unsafe impl Send for ApplicationContextFlusher {}
 
-impl InPlaceFlusher {
+impl ApplicationContextFlusher {
     /// The kernels each flush launches (each a range of the profiler).
     pub fn kernels(discard_lines: bool) -> usize {
-        SWEEPS + usize::from(discard_lines)
+        Kernels::count(discard_lines)
     }
 
     /// The device memory one takes on `ordinal`: its buffer.
     pub fn device_bytes(d: &Driver, ordinal: u32) -> u64 {
-        L2Flusher::device_bytes(d, ordinal) - CONTEXT_BYTES
+        geometry(d, ordinal).map_or(0, |(_, bytes, _)| bytes)
     }
 
-    /// Loads the kernels and allocates the zeroed buffer in the current context, that of
-    /// device `ordinal`.
-    pub fn new(d: &'static Driver, ordinal: u32) -> Result<InPlaceFlusher, CudaError> {
+    /// Loads the kernels and allocates the buffer in `ctx`, the application's context on
+    /// device `ordinal` (current). The buffer is not zeroed: the sweeps' sums are never used
+    /// unless they equal a magic value, and then only stored into the buffer itself.
+    pub fn new(
+        d: &'static Driver,
+        ordinal: u32,
+        ctx: CUcontext,
+    ) -> Result<ApplicationContextFlusher, CudaError> {
         let (_, bytes, blocks) = geometry(d, ordinal)?;
         let buffer = crate::handles::DeviceMemory::allocate(d, bytes)?;
-        let mut module: sys::CUmodule = std::ptr::null_mut();
-        let (mut touch, mut discard): (CUfunction, CUfunction) =
-            (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
-        unsafe {
-            drv!(d, cuMemsetD8_v2(buffer.address(), 0, bytes as usize))?;
-            drv!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
-            let made = drv!(
-                d,
-                cuModuleGetFunction(&mut touch, module, c"kreplay_l2_touch".as_ptr())
-            )
-            .and_then(|()| {
-                drv!(
-                    d,
-                    cuModuleGetFunction(&mut discard, module, c"kreplay_l2_discard".as_ptr())
-                )
-            });
-            if let Err(e) = made {
-                let _ = drv!(d, cuModuleUnload(module));
-                return Err(e);
-            }
-        }
-        Ok(InPlaceFlusher {
+        let (module, touch, discard) = load_kernels(d)?;
+        Ok(ApplicationContextFlusher {
             driver: d,
+            ctx,
             module,
             kernels: Kernels {
                 touch,
@@ -392,19 +416,28 @@ impl InPlaceFlusher {
         })
     }
 
-    /// Enqueues the flush on `stream`, of the current context (the flusher's).
+    /// The application's context it is in.
+    pub fn context(&self) -> CUcontext {
+        self.ctx
+    }
+
+    /// Enqueues the flush on `stream`, of the flusher's context. `launched` counts the kernels
+    /// launched (each a range), also when one fails.
     pub(crate) fn flush(
         &self,
-        d: &Driver,
         stream: CUstream,
         discard_lines: bool,
+        launched: &mut usize,
     ) -> Result<(), CudaError> {
-        // SAFETY: the flusher's kernels and buffer, in the current context.
-        unsafe { self.kernels.sweeps(d, stream, discard_lines) }
+        let d = self.driver;
+        let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
+        // SAFETY: the flusher's kernels and buffer, in its context, made current above;
+        // `stream` is the launch's, of that context.
+        unsafe { self.kernels.sweeps(d, stream, discard_lines, launched) }
     }
 }
 
-impl Drop for InPlaceFlusher {
+impl Drop for ApplicationContextFlusher {
     fn drop(&mut self) {
         // SAFETY: loaded by `new`, unloaded once; the buffer frees itself after.
         let _ = unsafe { drv!(self.driver, cuModuleUnload(self.module)) };

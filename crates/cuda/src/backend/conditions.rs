@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::clocks::ClockReader;
-use crate::flush::{InPlaceFlusher, L2Flusher};
+use crate::flush::{ApplicationContextFlusher, L2Flusher};
 use kreplay_core::backend::UnitConditions;
 use kreplay_core::config::Switches;
 use kreplay_format::{CacheControl, CacheState};
@@ -60,7 +60,7 @@ impl CudaBackend {
     /// the ranges set up cannot hold them beside one launch).
     pub(super) fn flush_ranges_per_launch(&self) -> usize {
         let switches = &self.options.switches;
-        let kernels = InPlaceFlusher::kernels(switches.flush_discard);
+        let kernels = ApplicationContextFlusher::kernels(switches.flush_discard);
         if self.options.cache_control == CacheControl::All
             && switches.flush_in_application
             && self.options.max_ranges > kernels
@@ -72,8 +72,8 @@ impl CudaBackend {
     }
 
     /// Before a measured launch on `stream`: flushes L2 when the run asks for it and counters
-    /// are measured; counts whether it did. The flush kernels launched in the application's
-    /// context (each a range before the launch's).
+    /// are measured, and counts whether it did. Returns the number of flush kernels launched
+    /// in the application's context (each a range of its profiler before the launch's).
     pub(super) fn before_measured_launch(&mut self, device: DeviceId, stream: CUstream) -> usize {
         let measuring = self
             .devices
@@ -83,19 +83,25 @@ impl CudaBackend {
         if !measuring || self.options.cache_control != CacheControl::All {
             return 0;
         }
-        let in_place = self.flush_ranges_per_launch();
-        let result = if in_place > 0 {
-            self.flush_in_place(device, stream).map(|()| in_place)
+        let mut ranges = 0;
+        let result = if self.flush_ranges_per_launch() > 0 {
+            self.flush_in_application(device, stream, &mut ranges)
         } else {
-            self.flush(device, stream).map(|()| 0)
+            if self.options.switches.flush_in_application && !self.said_flush_in_application {
+                self.said_flush_in_application = true;
+                if let Some(warn) = &self.warn {
+                    warn(&format!("KREPLAY_FLUSH_IN_APPLICATION=1: the flush's {} kernels need as many ranges beside each launch's and the counters were set up for {}; the flush runs in a context of its own", ApplicationContextFlusher::kernels(self.options.switches.flush_discard), self.options.max_ranges));
+                }
+            }
+            self.flush(device, stream)
         };
-        let (flushed, ranges) = match result {
-            Ok(ranges) => (true, ranges),
+        let flushed = match result {
+            Ok(()) => true,
             Err(reason) => {
                 if let (Some(reason), Some(warn)) = (reason, &self.warn) {
                     warn(&format!("--cache-control all: the L2 cache of device {device} cannot be flushed ({reason}); its kernels are measured with the caches as the work before left them (as --cache-control none), which every dispatch's replay cost records"));
                 }
-                (false, 0)
+                false
             }
         };
         let seen = self.seen.entry(device).or_default();
@@ -107,42 +113,54 @@ impl CudaBackend {
         ranges
     }
 
-    /// [`Self::flush`] with the flusher in the application's context, on `stream` itself. A
-    /// kernel that failed to launch would leave the ranges miscounted: the device is then not
-    /// flushed again, and the unit's range count tells the mismatch.
-    fn flush_in_place(&mut self, device: DeviceId, stream: CUstream) -> Result<(), Option<String>> {
+    /// [`Self::flush`] with the flusher in the application's context, on `stream` itself;
+    /// `launched` counts its kernels, also when one fails (their ranges are measured either
+    /// way). Once a flush failed, the device is not flushed again.
+    fn flush_in_application(
+        &mut self,
+        device: DeviceId,
+        stream: CUstream,
+        launched: &mut usize,
+    ) -> Result<(), Option<String>> {
         let d = self.driver;
         let (ctx, first) = self
             .devices
             .get(&device)
-            .map(|s| (s.ctx, s.in_place_flusher.is_none()))
+            .map(|s| (s.ctx, s.app_flusher.is_none()))
             .ok_or(None)?;
-        let _ctx = ContextGuard::make_current(d, ctx).map_err(|e| Some(e.to_string()))?;
-        let free = if first { self.memory_free_now() } else { 0 };
-        let reserve = DEFAULT_STAGING_RESERVE_BYTES;
-        let switches = &self.options.switches;
-        let state = self.devices.get_mut(&device).ok_or(None)?;
         if first {
-            let needed = InPlaceFlusher::device_bytes(d, device).saturating_add(reserve);
-            state.in_place_flusher = Some(if free < needed {
-                Err(format!(
-                    "its buffer with the staging reserve needs {} MiB of device memory and {} MiB are free",
-                    needed >> 20,
-                    free >> 20
-                ))
-            } else {
-                InPlaceFlusher::new(d, device).map_err(|e| e.to_string())
-            });
+            let made = {
+                let _ctx = ContextGuard::make_current(d, ctx).map_err(|e| Some(e.to_string()))?;
+                let free = self.memory_free_now();
+                let needed = ApplicationContextFlusher::device_bytes(d, device)
+                    .saturating_add(DEFAULT_STAGING_RESERVE_BYTES);
+                if free < needed {
+                    Err(format!(
+                        "its buffer with the staging reserve needs {} MiB of device memory and {} MiB are free",
+                        needed >> 20,
+                        free >> 20
+                    ))
+                } else {
+                    ApplicationContextFlusher::new(d, device, ctx).map_err(|e| e.to_string())
+                }
+            };
+            if let Some(state) = self.devices.get_mut(&device) {
+                state.app_flusher = Some(made);
+            }
         }
-        let result = match &state.in_place_flusher {
+        let discard_lines = self.options.switches.flush_discard;
+        let state = self.devices.get_mut(&device).ok_or(None)?;
+        let result = match &state.app_flusher {
             Some(Ok(flusher)) => flusher
-                .flush(d, stream, switches.flush_discard)
+                .flush(stream, discard_lines, launched)
                 .map_err(|e| e.to_string()),
             Some(Err(reason)) => return Err(first.then(|| reason.clone())),
             None => return Err(None),
         };
         result.map_err(|reason| {
-            state.in_place_flusher = Some(Err(reason.clone()));
+            if let Some(Ok(flusher)) = state.app_flusher.replace(Err(reason.clone())) {
+                self.retired_app_flushers.push(flusher);
+            }
             Some(reason)
         })
     }

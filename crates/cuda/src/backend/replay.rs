@@ -189,7 +189,8 @@ impl ReplayBackend for CudaBackend {
         let per_launch = 1 + self.flush_ranges_per_launch();
         if ranges * per_launch > self.options.max_ranges.max(1) {
             return Err(BackendError::Failed(format!(
-                "an execution of {ranges} launches ({per_launch} ranges each) exceeds the {} ranges the counters were set up for",
+                "an execution of {ranges} launches{} exceeds the {} ranges the counters were set up for",
+                if per_launch > 1 { format!(" ({per_launch} ranges each)") } else { String::new() },
                 self.options.max_ranges
             )));
         }
@@ -240,6 +241,7 @@ impl ReplayBackend for CudaBackend {
         unit.timing = true;
         unit.used = 0;
         unit.pending = None;
+        unit.ranges.clear();
         Ok(())
     }
 
@@ -262,9 +264,9 @@ impl ReplayBackend for CudaBackend {
         unit.pending = Some(stream);
         // The flush runs before the start event: the launch's time does not include it.
         let flush_ranges = self.before_measured_launch(device, stream);
-        let unit = self.unit(device)?;
-        unit.ranges.extend(std::iter::repeat_n(false, flush_ranges));
-        unit.ranges.push(true);
+        self.unit(device)?
+            .ranges
+            .extend(std::iter::repeat_n(false, flush_ranges));
         self.record_event(device, index, false, stream)
             .map_err(failed)
     }
@@ -278,7 +280,10 @@ impl ReplayBackend for CudaBackend {
         let index = unit.used;
         self.record_event(device, index, true, stream)
             .map_err(failed)?;
-        self.unit(device)?.used += 1;
+        let unit = self.unit(device)?;
+        unit.used += 1;
+        // The launch ran: its range follows its flush's (an abandoned launch has none).
+        unit.ranges.push(true);
         Ok(())
     }
 
