@@ -24,7 +24,9 @@
 # sectors): after ncu's flush 1,339 / 1,472 / 896, no flush 1,229 / 458 / 309, the sweep in the
 # app's context 1,229 / 1,398 / 309, in a context of its own 3,275 / 2,510 / 896: the switch back
 # from another context adds the membar and fabric sectors, and empties the constant caches as
-# ncu's flush does. (The recipes do not know `small`: they ran their 16 MiB victim.)
+# ncu's flush does. (The recipes did not know `small` then and ran their 16 MiB victim; they do
+# now.) Recipe `fused`: the whole flush as one kernel (three sweeps, then the last block discards),
+# one profiler range per flush for KREPLAY_FLUSH_IN_APPLICATION; not yet run.
 # VICTIMS (read inplace small), METHODS and RECIPES, space-separated, choose a subset.
 set -u
 D="${OUT:-/tmp}/l2_flush"; mkdir -p "$D"
@@ -66,7 +68,7 @@ for victim in ${VICTIMS:-read inplace}; do
         measure "$mode / $victim" none "$D/methods" "$mode" "$victim"
     done
     for spec in ${RECIPES-read3:app:1.25 read+read+discard:app:1.0 read3+discard:app:1.25 evl+discard:app:1.25 \
-                pf+discard:app:2 read3+discard:ctx:1.25}; do
+                pf+discard:app:2 read3+discard:ctx:1.25 fused:app:1.25}; do
         IFS=: read -r recipe where scale <<< "$spec"
         timeout 30 "$D/recipes" "$recipe" "$where" "$victim" "$scale"
         measure "$recipe ($where, $scale x L2) / $victim" none "$D/recipes" "$recipe" "$where" "$victim" "$scale"

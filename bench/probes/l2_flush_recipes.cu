@@ -25,7 +25,7 @@ __global__ void victim_inplace(float4* x, size_t n) {
 }
 
 int main(int argc, char** argv) {
-  std::string recipe = argc > 1 ? argv[1] : "none";   // e.g. read3, evl+discard, pf+discard, read3+discard
+  std::string recipe = argc > 1 ? argv[1] : "none";   // e.g. read3, evl+discard, pf+discard, read3+discard, fused
   bool priv = argc > 2 && !strcmp(argv[2], "ctx");
   const char* victim = argc > 3 ? argv[3] : "read";
   double mult = argc > 4 ? atof(argv[4]) : 1.25;
@@ -39,9 +39,11 @@ int main(int argc, char** argv) {
   if (priv) { CUctxCreateParams cp; memset(&cp, 0, sizeof cp); CK(cuCtxCreate(&fctx, &cp, 0, dev)); }
   else CK(cuCtxPushCurrent(fctx));
   CUmodule m; CK(cuModuleLoad(&m, ptx));
-  CUfunction fr, fe, fp, fd; CK(cuModuleGetFunction(&fr, m, "sweep_read")); CK(cuModuleGetFunction(&fe, m, "sweep_evl"));
+  CUfunction fr, fe, fp, fd, ff; CK(cuModuleGetFunction(&fr, m, "sweep_read")); CK(cuModuleGetFunction(&fe, m, "sweep_evl"));
   CK(cuModuleGetFunction(&fp, m, "sweep_pf_evl")); CK(cuModuleGetFunction(&fd, m, "sweep_discard"));
+  CK(cuModuleGetFunction(&ff, m, "sweep_read3_discard"));
   CUdeviceptr buf, fout; CK(cuMemAlloc(&buf, fbytes)); CK(cuMemAlloc(&fout, 16)); CK(cuMemsetD8(buf, 0, fbytes));
+  CK(cuMemsetD8(fout, 0, 16));
   CUstream fs = (CUstream)s; if (priv) CK(cuStreamCreate(&fs, CU_STREAM_NON_BLOCKING));
   CUevent a, b; CK(cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));
   CK(cuCtxSynchronize());
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
       pos = e == std::string::npos ? r.size() : e + 1;
       if (step == "read") launch(fr); else if (step == "read3") { launch(fr); launch(fr); launch(fr); }
       else if (step == "evl") launch(fe); else if (step == "pf") launch(fp); else if (step == "discard") launch(fd);
+      else if (step == "fused") launch(ff);
       else if (step == "memset") CK(cuMemsetD8Async(buf, 1, fbytes, fs));
       else { fprintf(stderr, "unknown step %s\n", step.c_str()); exit(2); }
     }
@@ -68,7 +71,9 @@ int main(int argc, char** argv) {
   for (int it = 0; it < 6; it++) {
     warm_read<<<264, 512, 0, s>>>(v, n, out);
     flush();
-    if (!strcmp(victim, "read")) victim_read<<<264, 512, 0, s>>>(v, n, out); else victim_inplace<<<264, 512, 0, s>>>(v, n);
+    if (!strcmp(victim, "read")) victim_read<<<264, 512, 0, s>>>(v, n, out);
+    else if (!strcmp(victim, "small")) victim_read<<<8, 512, 0, s>>>(v, (64u << 10) / 16, out);
+    else victim_inplace<<<264, 512, 0, s>>>(v, n);
     CK(cudaStreamSynchronize(s));
   }
   // cost: 50 x (tiny kernel, flush), wall per flush minus wall per tiny kernel alone
