@@ -51,11 +51,7 @@ pub struct L2Flusher {
     stream: CUstream,
     /// Recorded on the tool's stream after the flush; the launch's stream waits for it.
     done: CUevent,
-    touch: CUfunction,
-    discard: CUfunction,
-    buffer: CUdeviceptr,
-    bytes: u64,
-    blocks: u32,
+    kernels: Kernels,
 }
 
 // SAFETY: CUDA handles, valid on any thread of the process.
@@ -114,18 +110,7 @@ fn geometry(d: &Driver, ordinal: u32) -> Result<(sys::CUdevice, u64, u32), CudaE
 impl L2Flusher {
     /// The device memory a flusher on `ordinal` takes: its context and its buffer.
     pub fn device_bytes(d: &Driver, ordinal: u32) -> u64 {
-        let mut device: sys::CUdevice = 0;
-        // SAFETY: writes one device handle.
-        let l2 = unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32)) }
-            .and_then(|()| {
-                attribute(
-                    d,
-                    device,
-                    sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-                )
-            })
-            .unwrap_or(0);
-        CONTEXT_BYTES + buffer_bytes(l2)
+        CONTEXT_BYTES + ApplicationContextFlusher::device_bytes(d, ordinal)
     }
 
     /// Creates the tool's context on `device` (the CUDA device ordinal), loads the kernels and
@@ -141,11 +126,13 @@ impl L2Flusher {
             ctx,
             stream: std::ptr::null_mut(),
             done: std::ptr::null_mut(),
-            touch: std::ptr::null_mut(),
-            discard: std::ptr::null_mut(),
-            buffer: 0,
-            bytes,
-            blocks,
+            kernels: Kernels {
+                touch: std::ptr::null_mut(),
+                discard: std::ptr::null_mut(),
+                buffer: 0,
+                bytes,
+                blocks,
+            },
         };
         let built = flusher.build(d);
         let mut popped: CUcontext = std::ptr::null_mut();
@@ -159,20 +146,14 @@ impl L2Flusher {
 
     /// The kernels, stream, event and zeroed buffer, in the tool's context (current).
     fn build(&mut self, d: &Driver) -> Result<(), CudaError> {
-        let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
+        // The module goes with the context.
+        let (_module, touch, discard) = load_kernels(d)?;
+        let k = &mut self.kernels;
+        (k.touch, k.discard) = (touch, discard);
+        // SAFETY: handles are written by the driver.
         unsafe {
-            drv!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
-            drv!(
-                d,
-                cuModuleGetFunction(&mut self.touch, module, c"kreplay_l2_touch".as_ptr())
-            )?;
-            drv!(
-                d,
-                cuModuleGetFunction(&mut self.discard, module, c"kreplay_l2_discard".as_ptr())
-            )?;
-            drv!(d, cuMemAlloc_v2(&mut self.buffer, self.bytes as usize))?;
-            drv!(d, cuMemsetD8_v2(self.buffer, 0, self.bytes as usize))?;
+            drv!(d, cuMemAlloc_v2(&mut k.buffer, k.bytes as usize))?;
+            drv!(d, cuMemsetD8_v2(k.buffer, 0, k.bytes as usize))?;
             drv!(
                 d,
                 cuStreamCreate(
@@ -194,7 +175,7 @@ impl L2Flusher {
 
     /// Enqueues a flush before whatever `stream` (of the calling thread's current context)
     /// runs next. `ready` is an event of that context, recorded here. `discard_lines`: the
-    /// buffer's lines are discarded after the read sweeps (see [`Self::sweeps`]).
+    /// buffer's lines are discarded after the read sweeps (see [`Kernels::sweeps`]).
     pub fn flush(
         &self,
         d: &'static Driver,
@@ -208,7 +189,7 @@ impl L2Flusher {
             {
                 let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                self.sweeps(d, discard_lines)?;
+                self.kernels.sweeps(d, self.stream, discard_lines, &mut 0)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
             }
             drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
@@ -232,27 +213,10 @@ impl L2Flusher {
         unsafe {
             let _ = drv!(d, cuStreamSynchronize(stream));
             let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
-            self.sweeps(d, discard_lines)?;
+            self.kernels.sweeps(d, self.stream, discard_lines, &mut 0)?;
             drv!(d, cuStreamSynchronize(self.stream))?;
         }
         Ok(())
-    }
-
-    /// The read sweeps and, with `discard_lines`, the discard, on the tool's stream
-    /// (`KREPLAY_FLUSH_DISCARD=0`: the buffer's clean lines stay in L2, for comparing the two).
-    ///
-    /// # Safety
-    /// The tool's context is current.
-    unsafe fn sweeps(&self, d: &Driver, discard_lines: bool) -> Result<(), CudaError> {
-        let kernels = Kernels {
-            touch: self.touch,
-            discard: self.discard,
-            buffer: self.buffer,
-            bytes: self.bytes,
-            blocks: self.blocks,
-        };
-        // SAFETY: the tool's kernels and buffer, in its current context.
-        unsafe { kernels.sweeps(d, self.stream, discard_lines, &mut 0) }
     }
 }
 
