@@ -42,11 +42,14 @@ pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
 /// Environment variable: `0` leaves the L2 flush's own buffer in L2 (its lines clean, read)
 /// instead of discarding its lines after the read sweeps.
 pub const ENV_FLUSH_DISCARD: &str = "KREPLAY_FLUSH_DISCARD";
-/// Environment variable: `1` runs the L2 flush's kernels in the application's context, on the
-/// launch's stream, instead of in a context of the tool's own (an experiment, off by default:
-/// every flush kernel is then a range of the profiler, measured and dropped, so a window holds
-/// a fifth of the kernels, a quarter with [`ENV_FLUSH_DISCARD`]`=0`).
+/// Environment variable: `0` runs the L2 flush's kernels in a context of the tool's own instead
+/// of the application's (where the flush, one kernel, is a range of the profiler beside each
+/// launch's, measured and dropped); the switch back then shows in the next kernel's L2 counters.
 pub const ENV_FLUSH_IN_APPLICATION: &str = "KREPLAY_FLUSH_IN_APPLICATION";
+/// Environment variable: `0` leaves the SMs' and GPCs' constant and instruction caches as the
+/// work before left them where the L2 flush runs in the application's context (a flush in a
+/// context of the tool's own empties them by the switch).
+pub const ENV_FLUSH_GPC_CACHES: &str = "KREPLAY_FLUSH_GPC_CACHES";
 /// Environment variable: `0` runs CUDA graph launches whole, once, unmeasured, instead of node
 /// by node with every kernel node a dispatch of its own.
 pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
@@ -65,7 +68,7 @@ pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
 /// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s,
-/// [`ENV_FLUSH_IN_APPLICATION`]'s, [`ENV_HOST_STAGING`]'s and [`ENV_DEBUG`]'s.
+/// [`ENV_HOST_STAGING`]'s and [`ENV_DEBUG`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
@@ -84,8 +87,11 @@ pub struct Switches {
     pub host_ordered_flush: bool,
     /// [`ENV_FLUSH_DISCARD`]: the L2 flush discards its buffer's lines after reading them.
     pub flush_discard: bool,
-    /// [`ENV_FLUSH_IN_APPLICATION`]: the flush runs in the application's context (off by default).
+    /// [`ENV_FLUSH_IN_APPLICATION`]: the flush runs in the application's context.
     pub flush_in_application: bool,
+    /// [`ENV_FLUSH_GPC_CACHES`]: the flush in the application's context empties the constant
+    /// and instruction caches too.
+    pub flush_gpc_caches: bool,
     /// [`ENV_GRAPH_NODES`]: graph launches run node by node, each kernel node a dispatch.
     pub graph_nodes: bool,
     /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
@@ -114,7 +120,8 @@ impl Default for Switches {
             batch_copies: true,
             host_ordered_flush: false,
             flush_discard: true,
-            flush_in_application: false,
+            flush_in_application: true,
+            flush_gpc_caches: true,
             graph_nodes: true,
             graph_window_spans: true,
             timing_execution: true,
@@ -158,6 +165,7 @@ impl Switches {
             host_ordered_flush: switch(ENV_HOST_ORDERED_FLUSH, defaults.host_ordered_flush),
             flush_discard: switch(ENV_FLUSH_DISCARD, defaults.flush_discard),
             flush_in_application: switch(ENV_FLUSH_IN_APPLICATION, defaults.flush_in_application),
+            flush_gpc_caches: switch(ENV_FLUSH_GPC_CACHES, defaults.flush_gpc_caches),
             graph_nodes: switch(ENV_GRAPH_NODES, defaults.graph_nodes),
             graph_window_spans: switch(ENV_GRAPH_WINDOW_SPANS, defaults.graph_window_spans),
             timing_execution: switch(ENV_TIMING_EXECUTION, defaults.timing_execution),
@@ -428,7 +436,8 @@ mod tests {
             (ENV_BATCH_COPIES, "0"),
             (ENV_HOST_ORDERED_FLUSH, "1"),
             (ENV_FLUSH_DISCARD, "0"),
-            (ENV_FLUSH_IN_APPLICATION, "1"),
+            (ENV_FLUSH_IN_APPLICATION, "0"),
+            (ENV_FLUSH_GPC_CACHES, "0"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
             (ENV_TIMING_EXECUTION, "0"),
@@ -446,7 +455,8 @@ mod tests {
                 batch_copies: false,
                 host_ordered_flush: true,
                 flush_discard: false,
-                flush_in_application: true,
+                flush_in_application: false,
+                flush_gpc_caches: false,
                 graph_nodes: false,
                 graph_window_spans: false,
                 timing_execution: false,

@@ -95,10 +95,38 @@ pub struct CudaCapture {
 /// Counter groups as metric names, group i = pass i.
 pub type MetricGroups = Vec<Vec<String>>;
 
+impl CounterOptions {
+    /// The options of a run whose replay window holds `window` dispatches (1 for per-dispatch
+    /// replay): ranges for each launch and, under `--cache-control all` with the flush in the
+    /// application's context, for its flush, at most [`MAX_RANGES`] (a window then holds
+    /// fewer dispatches than asked for where they would need more).
+    pub fn for_window(
+        window: usize,
+        single_group_schedules: bool,
+        cache_control: kreplay_format::CacheControl,
+        switches: kreplay_core::config::Switches,
+    ) -> CounterOptions {
+        let flush = if cache_control == kreplay_format::CacheControl::All
+            && switches.flush_in_application
+        {
+            crate::flush::ApplicationContextFlusher::RANGES
+        } else {
+            0
+        };
+        CounterOptions {
+            max_ranges: window.max(1).saturating_mul(1 + flush).min(MAX_RANGES),
+            single_group_schedules,
+            cache_control,
+            switches,
+        }
+    }
+}
+
 /// How the backend uses the counters of a run.
 #[derive(Debug, Clone)]
 pub struct CounterOptions {
-    /// The most launches a unit holds (the replay window; 1 for per-dispatch replay).
+    /// The ranges the counters are set up for: a unit's launches, each with the ranges of the
+    /// flush before it in the application's context ([`CounterOptions::for_window`]).
     pub max_ranges: usize,
     /// Dispatches measure single groups in turn (rotation, application replay): reprogramming
     /// the counters for a group alone is expected. Off (kernel replay), a dispatch that runs
@@ -134,7 +162,7 @@ struct UnitState {
     /// Launches measured by each execution stopped so far.
     launches: Vec<usize>,
     /// The running execution's ranges in order: `true` for a launch of the unit's, `false`
-    /// for a flush kernel in the application's context (`KREPLAY_FLUSH_IN_APPLICATION=1`).
+    /// for a flush kernel in the application's context (the default flush).
     ranges: Vec<bool>,
     /// The same for each execution stopped so far.
     ranges_of: Vec<Vec<bool>>,
@@ -159,7 +187,7 @@ struct DeviceState {
     unit: Option<UnitState>,
     /// Recorded before an L2 flush, which waits for it (made at the first flush).
     flush_ready: Option<Event>,
-    /// `KREPLAY_FLUSH_IN_APPLICATION=1`: the flusher in this context, made at the first flush.
+    /// The flusher in this context (the default flush), made at the first flush.
     app_flusher: Option<Result<crate::flush::ApplicationContextFlusher, String>>,
 }
 
@@ -214,9 +242,9 @@ pub struct CudaBackend {
     /// Flushers given up after a failed flush, destroyed at the next dispatch (the failure may
     /// have happened inside a resource callback or the exit handler, where nothing is destroyed).
     retired_flushers: Vec<crate::flush::L2Flusher>,
-    /// The same for flushers in an application's context (`KREPLAY_FLUSH_IN_APPLICATION=1`).
+    /// The same for flushers in an application's context.
     retired_app_flushers: Vec<crate::flush::ApplicationContextFlusher>,
-    /// Whether the warning that `KREPLAY_FLUSH_IN_APPLICATION=1` cannot apply was given.
+    /// Whether the warning that the flush cannot run in the application's context was given.
     said_flush_in_application: bool,
     /// Each device's clock reader (`None`: no NVML, or NVML does not know the device).
     clock_readers: HashMap<DeviceId, Option<crate::clocks::ClockReader>>,
@@ -710,5 +738,28 @@ mod tests {
         assert!(resolve_stream(std::ptr::null_mut(), false).is_null());
         let s = 0x1234 as CUstream;
         assert_eq!(resolve_stream(s, true), s);
+    }
+
+    #[test]
+    fn ranges_hold_each_launch_and_its_flush_in_the_application_context() {
+        use kreplay_core::config::Switches;
+        use kreplay_format::CacheControl;
+        let ranges = |window, cache, in_application| {
+            let switches = Switches {
+                flush_in_application: in_application,
+                ..Switches::default()
+            };
+            CounterOptions::for_window(window, false, cache, switches).max_ranges
+        };
+        // The default window (auto, 64 dispatches) keeps its dispatches beside their flushes.
+        assert_eq!(ranges(64, CacheControl::All, true), 128);
+        assert_eq!(ranges(1, CacheControl::All, true), 2);
+        // No flush in the application's context, no ranges for it.
+        assert_eq!(ranges(64, CacheControl::None, true), 64);
+        assert_eq!(ranges(64, CacheControl::All, false), 64);
+        // Never more than the profiler holds.
+        assert_eq!(ranges(100, CacheControl::All, true), MAX_RANGES);
+        assert_eq!(ranges(500, CacheControl::None, true), MAX_RANGES);
+        assert_eq!(ranges(0, CacheControl::None, true), 1);
     }
 }

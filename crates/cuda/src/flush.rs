@@ -11,14 +11,19 @@
 //!   or prefetches leaves part of the data;
 //! - then every line of the buffer is discarded (`discard.global.L2`: invalidated, not written
 //!   back), so that L2 is left empty rather than full of the flush's lines;
-//! - the kernels run in a context of the tool's own on the same device: every kernel launched
-//!   in the profiled context, or in a green context made from its device, is a range of its
-//!   range profiler (measured: the unit's range count no longer matched). The launch's stream
-//!   and the tool's stream wait for each other through events, which work across contexts.
-//!   The switch back is seen in the next kernel's counters (≈ 2,400 more L2 membar sectors,
-//!   ≈ 240 more L2 active cycles than after ncu's flush); [`ApplicationContextFlusher`] runs
-//!   the same kernels in the application's context instead, as an experiment, their ranges
-//!   dropped.
+//! - by default ([`ApplicationContextFlusher`]) the sweeps and the discard are one kernel,
+//!   launched in the application's context on the launch's own stream. Every kernel launched
+//!   in the profiled context is a range of its range profiler, so the backend sizes the
+//!   counters for one flush range beside each launch's and drops the flush's ranges. The next
+//!   kernel's L2 membar sectors then equal ncu's (measured on every kernel of the probe);
+//! - with `KREPLAY_FLUSH_IN_APPLICATION=0`, or when the counters could not hold the flush's
+//!   ranges, [`L2Flusher`] runs the kernels in a context of the tool's own on the same device;
+//!   the launch's stream and the tool's stream wait for each other through events, which work
+//!   across contexts. The switch back is seen in the next kernel's counters (≈ 2,400 more L2
+//!   membar sectors, ≈ 240 more L2 active cycles than after ncu's flush).
+//!
+//! Neither flush touches the GPCs' constant and instruction caches: a kernel that repeats the
+//! one before it reads ≈ 1,000 fewer L2 sectors than after ncu's flush (docs/kernel-replay.md).
 //!
 //! Cost on the H200: ≈ 70 µs of flush kernels; ≈ 0.35 ms per flush with the two context
 //! switches alone, ≈ 1.1–1.9 ms per flush while the range profiler measures the other context.
@@ -28,8 +33,18 @@ use crate::error::CudaError;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUfunction, CUstream};
 
-/// The flush kernels' PTX (hand-written; the driver compiles it for the device).
-const PTX: &str = concat!(include_str!("flush/l2_flush.ptx"), "\0");
+/// The flush kernels' PTX (hand-written; the driver compiles it for the device), less the
+/// GPC-caches code that [`module_ptx`] writes out into it.
+const PTX: &str = include_str!("flush/l2_flush.ptx");
+
+/// The lines of [`PTX`] between which [`module_ptx`] writes `kreplay_l2_flush`'s straight-line
+/// constant loads.
+const GPC_BEGIN: &str = "\t// GPC caches: begin\n";
+const GPC_END: &str = "\t// GPC caches: end\n";
+/// Constant loads `kreplay_l2_flush` runs in each block's first warp: one 32-bit word each of
+/// its 64 KiB of constants, one instruction each once compiled (16 bytes on sm_90), so 256 KiB
+/// of code and 64 KiB of constants pass through the SM's and the GPC's caches.
+const GPC_LOADS: usize = 16384;
 
 /// Device memory a context of the tool's own takes (measured on the H200 with CUDA 13.0: 524 MiB;
 /// `bench/probes/flusher_memory.cu`), rounded up.
@@ -127,8 +142,11 @@ impl L2Flusher {
             stream: std::ptr::null_mut(),
             done: std::ptr::null_mut(),
             kernels: Kernels {
-                touch: std::ptr::null_mut(),
-                discard: std::ptr::null_mut(),
+                functions: Functions {
+                    touch: std::ptr::null_mut(),
+                    discard: std::ptr::null_mut(),
+                    whole: std::ptr::null_mut(),
+                },
                 buffer: 0,
                 bytes,
                 blocks,
@@ -147,9 +165,9 @@ impl L2Flusher {
     /// The kernels, stream, event and zeroed buffer, in the tool's context (current).
     fn build(&mut self, d: &Driver) -> Result<(), CudaError> {
         // The module goes with the context.
-        let (_module, touch, discard) = load_kernels(d)?;
+        let (_module, functions) = load_kernels(d)?;
         let k = &mut self.kernels;
-        (k.touch, k.discard) = (touch, discard);
+        k.functions = functions;
         // SAFETY: handles are written by the driver.
         unsafe {
             drv!(d, cuMemAlloc_v2(&mut k.buffer, k.bytes as usize))?;
@@ -189,7 +207,7 @@ impl L2Flusher {
             {
                 let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                self.kernels.sweeps(d, self.stream, discard_lines, &mut 0)?;
+                self.kernels.sweeps(d, self.stream, discard_lines)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
             }
             drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
@@ -213,57 +231,95 @@ impl L2Flusher {
         unsafe {
             let _ = drv!(d, cuStreamSynchronize(stream));
             let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
-            self.kernels.sweeps(d, self.stream, discard_lines, &mut 0)?;
+            self.kernels.sweeps(d, self.stream, discard_lines)?;
             drv!(d, cuStreamSynchronize(self.stream))?;
         }
         Ok(())
     }
 }
 
-/// The flush kernels' module, loaded in the current context: (module, touch, discard).
-fn load_kernels(d: &Driver) -> Result<(sys::CUmodule, CUfunction, CUfunction), CudaError> {
+/// [`PTX`] with `loads` straight-line constant loads between the GPC-caches markers, spread over
+/// eight sums (independent, so that the loads issue back to back), cycling through the 64 KiB
+/// of `kreplay_gpc_constants`. Without the markers, the file as it is.
+fn module_ptx(loads: usize) -> std::ffi::CString {
+    use std::fmt::Write as _;
+    let text = match PTX
+        .split_once(GPC_BEGIN)
+        .and_then(|(head, rest)| rest.split_once(GPC_END).map(|(_, tail)| (head, tail)))
+    {
+        Some((head, tail)) => {
+            let mut text = String::with_capacity(PTX.len() + loads * 90);
+            text.push_str(head);
+            text.push_str(GPC_BEGIN);
+            for i in 0..loads {
+                let sum = i % 8;
+                let _ = write!(
+                    text,
+                    "\tld.const.u32 \t%k8, [kreplay_gpc_constants+{}];\n\tadd.s32 \t%k{sum}, %k{sum}, %k8;\n",
+                    (i * 4) % 65536
+                );
+            }
+            text.push_str(GPC_END);
+            text.push_str(tail);
+            text
+        }
+        None => PTX.to_owned(),
+    };
+    // The file holds no NUL; were it to, the empty module fails to load, and so the flush.
+    std::ffi::CString::new(text).unwrap_or_default()
+}
+
+/// The flush kernels' module, loaded in the current context.
+fn load_kernels(d: &Driver) -> Result<(sys::CUmodule, Functions), CudaError> {
+    static MODULE_PTX: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    let ptx = MODULE_PTX.get_or_init(|| module_ptx(GPC_LOADS));
     let mut module: sys::CUmodule = std::ptr::null_mut();
-    let (mut touch, mut discard): (CUfunction, CUfunction) =
-        (std::ptr::null_mut(), std::ptr::null_mut());
+    let mut functions = Functions {
+        touch: std::ptr::null_mut(),
+        discard: std::ptr::null_mut(),
+        whole: std::ptr::null_mut(),
+    };
     // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
     unsafe {
-        drv!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
-        let found = drv!(
-            d,
-            cuModuleGetFunction(&mut touch, module, c"kreplay_l2_touch".as_ptr())
-        )
-        .and_then(|()| {
-            drv!(
-                d,
-                cuModuleGetFunction(&mut discard, module, c"kreplay_l2_discard".as_ptr())
-            )
-        });
+        drv!(d, cuModuleLoadData(&mut module, ptx.as_ptr().cast()))?;
+        let mut found = Ok(());
+        for (function, name) in [
+            (&mut functions.touch, c"kreplay_l2_touch"),
+            (&mut functions.discard, c"kreplay_l2_discard"),
+            (&mut functions.whole, c"kreplay_l2_flush"),
+        ] {
+            found =
+                found.and_then(|()| drv!(d, cuModuleGetFunction(function, module, name.as_ptr())));
+        }
         if let Err(e) = found {
             let _ = drv!(d, cuModuleUnload(module));
             return Err(e);
         }
     }
-    Ok((module, touch, discard))
+    Ok((module, functions))
+}
+
+/// The flush kernels of the PTX module.
+struct Functions {
+    /// One read sweep (`kreplay_l2_touch`).
+    touch: CUfunction,
+    /// The discard of every line (`kreplay_l2_discard`).
+    discard: CUfunction,
+    /// The sweeps and the discard in one kernel (`kreplay_l2_flush`).
+    whole: CUfunction,
 }
 
 /// The flush kernels and their buffer, in one context.
 struct Kernels {
-    touch: CUfunction,
-    discard: CUfunction,
+    functions: Functions,
     buffer: CUdeviceptr,
     bytes: u64,
     blocks: u32,
 }
 
 impl Kernels {
-    /// The kernels one flush launches: the read sweeps and, with `discard_lines`, the discard.
-    fn count(discard_lines: bool) -> usize {
-        SWEEPS + usize::from(discard_lines)
-    }
-
-    /// The read sweeps and, with `discard_lines`, the discard, on `stream`
+    /// The read sweeps and, with `discard_lines`, the discard, on `stream`, each a kernel
     /// (`KREPLAY_FLUSH_DISCARD=0`: the buffer's clean lines stay in L2, for comparing the two).
-    /// `launched` counts the kernels launched, also when one fails.
     ///
     /// # Safety
     /// The kernels' context is current and `stream` is of it.
@@ -272,7 +328,6 @@ impl Kernels {
         d: &Driver,
         stream: CUstream,
         discard_lines: bool,
-        launched: &mut usize,
     ) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
@@ -284,16 +339,46 @@ impl Kernels {
         ];
         for _ in 0..SWEEPS {
             // SAFETY: the kernels' parameters, alive for the launches.
-            unsafe { self.launch(d, self.touch, stream, &mut touch_args)? };
-            *launched += 1;
+            unsafe { self.launch(d, self.functions.touch, stream, &mut touch_args)? };
         }
         if discard_lines {
             let mut discard_args = [touch_args[0], touch_args[1]];
             // SAFETY: as above.
-            unsafe { self.launch(d, self.discard, stream, &mut discard_args)? };
-            *launched += 1;
+            unsafe { self.launch(d, self.functions.discard, stream, &mut discard_args)? };
         }
         Ok(())
+    }
+
+    /// The same flush as one kernel on `stream` (`kreplay_l2_flush`), its blocks' tickets
+    /// counted at `counter` (32 bits, 0 or left by the flush before); with `gpc_caches`, the
+    /// SMs' and GPCs' constant and instruction caches emptied of the application's first.
+    ///
+    /// # Safety
+    /// As for [`Self::sweeps`].
+    unsafe fn whole(
+        &self,
+        d: &Driver,
+        stream: CUstream,
+        discard_lines: bool,
+        gpc_caches: bool,
+        counter: CUdeviceptr,
+    ) -> Result<(), CudaError> {
+        let mut buffer = self.buffer;
+        let mut bytes = self.bytes;
+        let mut sweeps = SWEEPS as u32;
+        let mut discard = u32::from(discard_lines);
+        let mut counter = counter;
+        let mut gpc = u32::from(gpc_caches);
+        let mut args = [
+            (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
+            (&mut bytes as *mut u64).cast(),
+            (&mut sweeps as *mut u32).cast(),
+            (&mut discard as *mut u32).cast(),
+            (&mut counter as *mut CUdeviceptr).cast(),
+            (&mut gpc as *mut u32).cast(),
+        ];
+        // SAFETY: the kernel's parameters, alive for the launch.
+        unsafe { self.launch(d, self.functions.whole, stream, &mut args) }
     }
 
     /// # Safety
@@ -325,33 +410,38 @@ impl Kernels {
     }
 }
 
-/// `KREPLAY_FLUSH_IN_APPLICATION=1` (an experiment, off by default): the same kernels and
-/// buffer in the application's context, launched on the launch's own stream before it. The GPU
-/// then does not switch contexts around the flush, which spares the next kernel the ≈ 2,400 L2
-/// membar sectors and ≈ 240 L2 active cycles a switch back costs it (docs/sections.md); but
-/// every flush kernel is a range of the application's range profiler, which the backend
-/// measures and drops.
+/// The flush in the application's context (the default; `KREPLAY_FLUSH_IN_APPLICATION=0` gives
+/// [`L2Flusher`]): the same sweeps and discard as one kernel, `kreplay_l2_flush`, launched on the
+/// launch's own stream before it. The GPU then does not switch contexts around the flush, which
+/// spares the next kernel the ≈ 2,400 L2 membar sectors and ≈ 240 L2 active cycles a switch
+/// back costs it (docs/sections.md); the kernel is a range of the application's range profiler,
+/// which the backend measures and drops ([`Self::RANGES`] per flush).
 pub struct ApplicationContextFlusher {
     driver: &'static Driver,
     ctx: CUcontext,
     module: sys::CUmodule,
     kernels: Kernels,
-    /// Owns `kernels.buffer`.
+    /// The kernel's ticket counter: the 32-bit word after the buffer.
+    counter: CUdeviceptr,
+    /// Whether the counter was zeroed (on the first flush's stream).
+    counter_zeroed: std::sync::atomic::AtomicBool,
+    /// Owns `kernels.buffer` and the counter.
     _buffer: crate::handles::DeviceMemory,
 }
 
 // SAFETY: CUDA handles, valid on any thread of the process.
 unsafe impl Send for ApplicationContextFlusher {}
 
-impl ApplicationContextFlusher {
-    /// The kernels each flush launches (each a range of the profiler).
-    pub fn kernels(discard_lines: bool) -> usize {
-        Kernels::count(discard_lines)
-    }
+/// Bytes after the flush buffer for the ticket counter: one 128-byte line of its own.
+const COUNTER_BYTES: u64 = 128;
 
-    /// The device memory one takes on `ordinal`: its buffer.
+impl ApplicationContextFlusher {
+    /// The ranges of the profiler each flush makes: its one kernel.
+    pub const RANGES: usize = 1;
+
+    /// The device memory one takes on `ordinal`: its buffer and counter.
     pub fn device_bytes(d: &Driver, ordinal: u32) -> u64 {
-        geometry(d, ordinal).map_or(0, |(_, bytes, _)| bytes)
+        geometry(d, ordinal).map_or(0, |(_, bytes, _)| bytes + COUNTER_BYTES)
     }
 
     /// Loads the kernels and allocates the buffer in `ctx`, the application's context on
@@ -363,19 +453,20 @@ impl ApplicationContextFlusher {
         ctx: CUcontext,
     ) -> Result<ApplicationContextFlusher, CudaError> {
         let (_, bytes, blocks) = geometry(d, ordinal)?;
-        let buffer = crate::handles::DeviceMemory::allocate(d, bytes)?;
-        let (module, touch, discard) = load_kernels(d)?;
+        let buffer = crate::handles::DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
+        let (module, functions) = load_kernels(d)?;
         Ok(ApplicationContextFlusher {
             driver: d,
             ctx,
             module,
             kernels: Kernels {
-                touch,
-                discard,
+                functions,
                 buffer: buffer.address(),
                 bytes,
                 blocks,
             },
+            counter: buffer.address() + bytes,
+            counter_zeroed: std::sync::atomic::AtomicBool::new(false),
             _buffer: buffer,
         })
     }
@@ -385,19 +476,32 @@ impl ApplicationContextFlusher {
         self.ctx
     }
 
-    /// Enqueues the flush on `stream`, of the flusher's context. `launched` counts the kernels
-    /// launched (each a range), also when one fails.
+    /// Enqueues the flush on `stream`, of the flusher's context: the counter's zeroing first
+    /// (an asynchronous memset, not a range), the first time. `gpc_caches`: the SMs' and GPCs'
+    /// constant and instruction caches are emptied too. `launched` counts the kernels launched
+    /// (each a range).
     pub(crate) fn flush(
         &self,
         stream: CUstream,
         discard_lines: bool,
+        gpc_caches: bool,
         launched: &mut usize,
     ) -> Result<(), CudaError> {
+        use std::sync::atomic::Ordering;
         let d = self.driver;
         let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
-        // SAFETY: the flusher's kernels and buffer, in its context, made current above;
-        // `stream` is the launch's, of that context.
-        unsafe { self.kernels.sweeps(d, stream, discard_lines, launched) }
+        // SAFETY: the flusher's kernels, buffer and counter, in its context, made current
+        // above; `stream` is the launch's, of that context.
+        unsafe {
+            if !self.counter_zeroed.load(Ordering::Relaxed) {
+                drv!(d, cuMemsetD32Async(self.counter, 0, 1, stream))?;
+                self.counter_zeroed.store(true, Ordering::Relaxed);
+            }
+            self.kernels
+                .whole(d, stream, discard_lines, gpc_caches, self.counter)?;
+        }
+        *launched += Self::RANGES;
+        Ok(())
     }
 }
 
@@ -405,5 +509,65 @@ impl Drop for ApplicationContextFlusher {
     fn drop(&mut self) {
         // SAFETY: loaded by `new`, unloaded once; the buffer frees itself after.
         let _ = unsafe { drv!(self.driver, cuModuleUnload(self.module)) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_holds_the_constant_loads_between_the_markers() {
+        let text = module_ptx(GPC_LOADS).into_string().unwrap();
+        let (_, rest) = text.split_once(GPC_BEGIN).unwrap();
+        let (code, _) = rest.split_once(GPC_END).unwrap();
+        let loads: Vec<&str> = code
+            .lines()
+            .filter(|l| l.contains("ld.const.u32"))
+            .collect();
+        assert_eq!(loads.len(), GPC_LOADS);
+        // Every word of the 64 KiB of constants, once (16,384 loads of 4 bytes).
+        let offsets: std::collections::BTreeSet<usize> = loads
+            .iter()
+            .map(|l| {
+                let at = l.split('+').nth(1).unwrap();
+                at.trim_end_matches("];").parse().unwrap()
+            })
+            .collect();
+        assert_eq!(offsets.len(), 65536 / 4);
+        assert_eq!(offsets.last(), Some(&(65536 - 4)));
+        // Outside the markers the file is as written.
+        assert_eq!(
+            module_ptx(0).into_string().unwrap(),
+            PTX.replace(
+                "\tld.const.u32 \t%k8, [kreplay_gpc_constants];\n\tadd.s32 \t%k0, %k0, %k8;\n",
+                ""
+            )
+        );
+    }
+
+    /// The module as loaded assembles for the oldest target it names and for the H200 where
+    /// `KREPLAY_PTXAS` names a ptxas (`.ci/run` sets it; the file alone is assembled there too).
+    #[test]
+    fn the_module_assembles_where_ptxas_is_given() {
+        let Some(ptxas) = std::env::var_os("KREPLAY_PTXAS") else {
+            eprintln!("KREPLAY_PTXAS is not set: the written-out module is not assembled");
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("kreplay-flush-ptx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = dir.join("l2_flush.ptx");
+        std::fs::write(&source, module_ptx(GPC_LOADS).as_bytes()).unwrap();
+        for arch in ["sm_80", "sm_90"] {
+            let status = std::process::Command::new(&ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg("-o")
+                .arg(dir.join(format!("{arch}.cubin")))
+                .arg(&source)
+                .status()
+                .unwrap();
+            assert!(status.success(), "ptxas -arch={arch} failed on the module");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -55,17 +55,16 @@ fn widen(range: &mut Option<[u32; 2]>, value: u32) {
 }
 
 impl CudaBackend {
-    /// The flush kernels each measured launch is preceded by in the application's context,
-    /// each a range of its profiler (`KREPLAY_FLUSH_IN_APPLICATION=1`; 0 otherwise, and where
-    /// the ranges set up cannot hold them beside one launch).
+    /// The ranges of its profiler the flush before each measured launch makes in the
+    /// application's context (the default; 0 with `KREPLAY_FLUSH_IN_APPLICATION=0`, without
+    /// `--cache-control all`, and where the ranges set up cannot hold them beside one launch's).
     pub(super) fn flush_ranges_per_launch(&self) -> usize {
-        let switches = &self.options.switches;
-        let kernels = ApplicationContextFlusher::kernels(switches.flush_discard);
+        let flush = ApplicationContextFlusher::RANGES;
         if self.options.cache_control == CacheControl::All
-            && switches.flush_in_application
-            && self.options.max_ranges > kernels
+            && self.options.switches.flush_in_application
+            && self.options.max_ranges > flush
         {
-            kernels
+            flush
         } else {
             0
         }
@@ -90,7 +89,7 @@ impl CudaBackend {
             if self.options.switches.flush_in_application && !self.said_flush_in_application {
                 self.said_flush_in_application = true;
                 if let Some(warn) = &self.warn {
-                    warn(&format!("KREPLAY_FLUSH_IN_APPLICATION=1: the flush's {} kernels need as many ranges beside each launch's and the counters were set up for {}; the flush runs in a context of its own", ApplicationContextFlusher::kernels(self.options.switches.flush_discard), self.options.max_ranges));
+                    warn(&format!("--cache-control all: the L2 flush in the application's context needs {} range(s) of the profiler beside each launch's and the counters were set up for {}; the flush runs in a context of kreplay's own, which adds L2 membar sectors and active cycles to the next kernel's counters", ApplicationContextFlusher::RANGES, self.options.max_ranges));
                 }
             }
             self.flush(device, stream)
@@ -149,10 +148,11 @@ impl CudaBackend {
             }
         }
         let discard_lines = self.options.switches.flush_discard;
+        let gpc_caches = self.options.switches.flush_gpc_caches;
         let state = self.devices.get_mut(&device).ok_or(None)?;
         let result = match &state.app_flusher {
             Some(Ok(flusher)) => flusher
-                .flush(stream, discard_lines, launched)
+                .flush(stream, discard_lines, gpc_caches, launched)
                 .map_err(|e| e.to_string()),
             Some(Err(reason)) => return Err(first.then(|| reason.clone())),
             None => return Err(None),

@@ -168,12 +168,12 @@ pub fn initialize() -> Result<(), String> {
     let engine = CudaEngine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
     engine.record_process(process_info(pid, config.cache_control));
     engine.register_counters(counter_infos);
-    let options = CounterOptions {
-        max_ranges: config.replay_window.dispatches() as usize,
-        single_group_schedules: config.mode != InProcessMode::KernelReplay,
-        cache_control: config.cache_control,
-        switches: config.switches.clone(),
-    };
+    let options = CounterOptions::for_window(
+        config.replay_window.dispatches() as usize,
+        config.mode != InProcessMode::KernelReplay,
+        config.cache_control,
+        config.switches.clone(),
+    );
     let mut backend = CudaBackend::new(
         driver,
         (!groups.is_empty()).then_some(cupti),
