@@ -2,6 +2,7 @@
 library with 1, 2 and 5 counter groups, reads the per-process databases, and prints one table:
 check, expected, seen, PASS/FAIL. Until the `kreplay` CLI drives kernel replay end to end, the
 library is injected directly (CUDA_INJECTION64_PATH + KREPLAY_CONFIG), as the CLI does."""
+import collections
 import glob
 import hashlib
 import json
@@ -1064,6 +1065,30 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
                 f"{[(k, ours[k], theirs[k], app_value(k)) for k in stable_far if k not in explained]}")
             self_far = (self_far or []) + explained
             self_shown += f", {len(set(far) - set(self_far))} far where neither explains"
+    if ncu_twice and self_far is not None:
+        # An experiment line, not judged: kreplay run a second time. Rows far from ncu in both
+        # runs (where ncu reproduces itself and its application replay does not explain them)
+        # are kreplay's systematic difference; rows far in one run only, its run-to-run spread.
+        again_dir = out_dir + "_again"
+        again_argv = [a if a != out_dir else again_dir for a in ours_argv]
+        rc2, _, _, _, wall2 = run(again_argv, None, tag="sections_" + tag + "_again", timeout=580)
+        ours2 = {}
+        for path in glob.glob(os.path.join(again_dir, "**", "*_sections.csv"), recursive=True):
+            with open(path) as f:
+                ours2.update(details_rows(f))
+        rest2 = [k for k in rest if number(ours2.get(k, "n/a")) is not None]
+        far2 = far_rows(rest2, ours2, theirs)
+        left1 = set(far) - set(self_far)
+        left2 = set(far2) - set(self_far)
+        both_runs = sorted(left1 & left2)
+        by_kernel = lambda keys: sorted(collections.Counter(k[0] for k in keys).items())
+        experiments.append(
+            f"sections {tag}: kreplay run again (rc {rc2}, {wall2:.0f}s): {len(rest2) - len(far_rows(rest2, ours2, ours))}"
+            f"/{len(rest2)} rows within of its first run; {len(left2)} far where neither ncu reference explains "
+            f"(first run {len(left1)}), {len(both_runs)} of them in both runs, by kernel {by_kernel(both_runs)}; "
+            f"first run only by kernel {by_kernel(left1 - left2)}, second only {by_kernel(left2 - left1)}")
+        log(f"sections {tag}: far in both kreplay runs (first, second, ncu) "
+            f"{[(k, ours[k], ours2[k], theirs[k]) for k in both_runs]}")
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})

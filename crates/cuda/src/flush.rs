@@ -22,8 +22,12 @@
 //!   across contexts. The switch back is seen in the next kernel's counters (≈ 2,400 more L2
 //!   membar sectors, ≈ 240 more L2 active cycles than after ncu's flush).
 //!
-//! Neither flush touches the GPCs' constant and instruction caches: a kernel that repeats the
-//! one before it reads ≈ 1,000 fewer L2 sectors than after ncu's flush (docs/kernel-replay.md).
+//! The switch also empties the SMs' and GPCs' constant and instruction caches, as ncu's flush
+//! does; in the application's context the fused kernel does it itself (`KREPLAY_FLUSH_GPC_CACHES`,
+//! on by default): the first warp of each block streams 64 KiB of constants and 256 KiB of
+//! straight-line code through them ([`module_ptx`] writes the code out). Without it a kernel
+//! that repeats the one before finds its code there and reads ≈ 1,000 fewer L2 sectors than after
+//! ncu's flush (docs/kernel-replay.md).
 //!
 //! Cost on the H200: ≈ 70 µs of flush kernels; ≈ 0.35 ms per flush with the two context
 //! switches alone, ≈ 1.1–1.9 ms per flush while the range profiler measures the other context.
