@@ -169,7 +169,7 @@ impl L2Flusher {
     /// The kernels, stream, event and zeroed buffer, in the tool's context (current).
     fn build(&mut self, d: &Driver) -> Result<(), CudaError> {
         // The module goes with the context.
-        let (_module, functions) = load_kernels(d)?;
+        let (_module, functions) = load_kernels(d, false)?;
         let k = &mut self.kernels;
         k.functions = functions;
         // SAFETY: handles are written by the driver.
@@ -273,10 +273,17 @@ fn module_ptx(loads: usize) -> std::ffi::CString {
     std::ffi::CString::new(text).unwrap_or_default()
 }
 
-/// The flush kernels' module, loaded in the current context.
-fn load_kernels(d: &Driver) -> Result<(sys::CUmodule, Functions), CudaError> {
-    static MODULE_PTX: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
-    let ptx = MODULE_PTX.get_or_init(|| module_ptx(GPC_LOADS));
+/// The flush kernels' module, loaded in the current context; with `gpc_caches`, with the
+/// GPC-caches code written out (only the fused kernel runs it: the flush in a context of the
+/// tool's own loads the file as it is and spares the driver compiling 16,384 more instructions).
+fn load_kernels(d: &Driver, gpc_caches: bool) -> Result<(sys::CUmodule, Functions), CudaError> {
+    static WITH_GPC: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    static WITHOUT_GPC: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    let ptx = if gpc_caches {
+        WITH_GPC.get_or_init(|| module_ptx(GPC_LOADS))
+    } else {
+        WITHOUT_GPC.get_or_init(|| module_ptx(0))
+    };
     let mut module: sys::CUmodule = std::ptr::null_mut();
     let mut functions = Functions {
         touch: std::ptr::null_mut(),
@@ -458,7 +465,7 @@ impl ApplicationContextFlusher {
     ) -> Result<ApplicationContextFlusher, CudaError> {
         let (_, bytes, blocks) = geometry(d, ordinal)?;
         let buffer = crate::handles::DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
-        let (module, functions) = load_kernels(d)?;
+        let (module, functions) = load_kernels(d, true)?;
         Ok(ApplicationContextFlusher {
             driver: d,
             ctx,
