@@ -353,6 +353,7 @@ impl CudaBackend {
                 warm,
                 self.options.max_ranges,
                 self.options.switches.clone(),
+                self.flush_ranges_per_launch() > 0 && self.options.switches.flush_gpc_caches,
             ));
         }
         self

@@ -307,6 +307,9 @@ struct Shared {
     warm: Vec<Option<usize>>,
     max_ranges: usize,
     switches: Switches,
+    /// The flush before each measured launch runs in the application's context with the
+    /// GPC-caches code: the set-up compiles its module ahead ([`crate::flush::compile_ahead`]).
+    compile_flush: bool,
     setups: SetUps<Result<RangeProfiler, CudaError>>,
 }
 
@@ -318,6 +321,7 @@ impl CounterSetup {
         warm: Vec<Option<usize>>,
         max_ranges: usize,
         switches: Switches,
+        compile_flush: bool,
     ) -> Self {
         CounterSetup {
             shared: Arc::new(Shared {
@@ -327,6 +331,7 @@ impl CounterSetup {
                 warm,
                 max_ranges,
                 switches,
+                compile_flush,
                 setups: SetUps::new(|| {
                     Err(CudaError::Load("the counter set-up thread panicked".into()))
                 }),
@@ -416,6 +421,19 @@ impl CounterSetup {
                 if let Err(e) = warmed {
                     // The first dispatch programs the counters itself, as without set-up.
                     crate::debug::line(&format!("counters not programmed ahead: {e}"));
+                }
+                if shared.compile_flush && !stopped() {
+                    let began = Instant::now();
+                    // Without it, the first flush compiles the module on the application's thread.
+                    match crate::flush::compile_ahead(shared.driver) {
+                        Ok(()) => crate::debug::line(&format!(
+                            "flush module compiled ahead in {:.1} ms",
+                            crate::debug::ms(began.elapsed())
+                        )),
+                        Err(e) => {
+                            crate::debug::line(&format!("flush module not compiled ahead: {e}"))
+                        }
+                    }
                 }
                 Ok(profiler)
             });
