@@ -11,6 +11,8 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
   all, windows closed      windows closed at every call (KREPLAY_WINDOW_SPANS=0)
   all, no timing execution the execution without counters after the measured ones left out
   all, no discard          the flush's buffer left in L2 (clean) instead of discarded
+  all, tool context        the flush in a context of the tool's own (KREPLAY_FLUSH_IN_APPLICATION=0)
+  all, no GPC caches       the fused flush without its constant and instruction-cache part
   all, one pass            only the DRAM metric: one hardware pass, nothing restored before it
   all, one pass, no timing the same without the timing execution: nothing snapshotted either
   none                     no flush
@@ -132,6 +134,8 @@ def main():
         ("all_windows_closed", [], {"KREPLAY_WINDOW_SPANS": "0"}, GROUPS),
         ("all_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}, GROUPS),
         ("all_no_discard", [], {"KREPLAY_FLUSH_DISCARD": "0"}, GROUPS),
+        ("all_tool_context", [], {"KREPLAY_FLUSH_IN_APPLICATION": "0"}, GROUPS),
+        ("all_no_gpc_caches", [], {"KREPLAY_FLUSH_GPC_CACHES": "0"}, GROUPS),
         ("all_one_pass", [], None, [[METRIC]]),
         ("all_one_pass_no_timing", [], {"KREPLAY_TIMING_EXECUTION": "0"}, [[METRIC]]),
         ("none", ["--cache-control", "none"], None, GROUPS),
