@@ -29,8 +29,9 @@
 //! that repeats the one before finds its code there and reads ≈ 1,000 fewer L2 sectors than after
 //! ncu's flush (docs/kernel-replay.md).
 //!
-//! Cost on the H200: ≈ 70 µs of flush kernels; ≈ 0.35 ms per flush with the two context
-//! switches alone, ≈ 1.1–1.9 ms per flush while the range profiler measures the other context.
+//! Cost on the H200 (2026-12-03, docs/BENCHMARKS.md):
+//! - the fused kernel takes ≈ 0.62 ms per flush without the profiler, and ≈ 1.2–1.3 ms per flush while the profiler measures;
+//! - the flush in the tool's own context took 1.07 ms without the profiler.
 
 use crate::drv;
 use crate::error::CudaError;
