@@ -29,9 +29,9 @@
 //! that repeats the one before finds its code there and reads ≈ 1,000 fewer L2 sectors than after
 //! ncu's flush (docs/kernel-replay.md).
 //!
-//! Cost on the H200 (2026-12-03, docs/BENCHMARKS.md):
-//! - the fused kernel takes ≈ 0.62 ms per flush without the profiler, and ≈ 1.2–1.3 ms per flush while the profiler measures;
-//! - the flush in the tool's own context took 1.07 ms without the profiler.
+//! Cost on the H200 (2026-12-03, docs/BENCHMARKS.md): the fused kernel ≈ 0.62 ms per flush
+//! without the profiler (the flush in the tool's own context: 1.07 ms), ≈ 1.2–1.3 ms per flush
+//! while the profiler measures.
 
 use crate::drv;
 use crate::error::CudaError;
@@ -361,20 +361,27 @@ pub fn compile_ahead(d: &Driver) -> Result<(), CudaError> {
 /// from the code [`compile_ahead`] made for the device where there is.
 fn load_kernels(d: &Driver, gpc_caches: bool) -> Result<(sys::CUmodule, Functions), CudaError> {
     let mut module: sys::CUmodule = std::ptr::null_mut();
-    let device = current_device(d)?;
-    let compiled = COMPILED.lock().ok();
+    // A copy, so that the lock is not held while the driver loads (or compiles) the module.
+    let compiled: Option<Vec<u8>> = if gpc_caches {
+        let device = current_device(d)?;
+        COMPILED.lock().ok().and_then(|c| {
+            c.iter()
+                .find(|(o, _)| *o == device)
+                .map(|(_, code)| code.clone())
+        })
+    } else {
+        None
+    };
     let image: *const std::ffi::c_void = compiled
         .as_ref()
-        .and_then(|c| c.iter().find(|(o, _)| gpc_caches && *o == device))
-        .map_or(ptx(gpc_caches).as_ptr().cast(), |(_, code)| {
-            code.as_ptr().cast()
-        });
+        .map_or(ptx(gpc_caches).as_ptr().cast(), |code| code.as_ptr().cast());
     let mut functions = Functions {
         touch: std::ptr::null_mut(),
         discard: std::ptr::null_mut(),
         whole: std::ptr::null_mut(),
     };
-    // SAFETY: the PTX text is NUL-terminated; handles are written by the driver.
+    // SAFETY: the PTX text is NUL-terminated, the compiled code a whole cubin; handles are
+    // written by the driver.
     unsafe {
         drv!(d, cuModuleLoadData(&mut module, image))?;
         let mut found = Ok(());
