@@ -50,6 +50,8 @@ const GPC_END: &str = "\t// GPC caches: end\n";
 /// its 64 KiB of constants, one instruction each once compiled (16 bytes on sm_90), so 256 KiB
 /// of code and 64 KiB of constants pass through the SM's and the GPC's caches.
 const GPC_LOADS: usize = 16384;
+/// The segments the GPC-caches code is written in: one per warp of a flush block.
+const GPC_SEGMENTS: usize = (BLOCK / 32) as usize;
 
 /// Device memory a context of the tool's own takes (measured on the H200 with CUDA 13.0: 524 MiB;
 /// `bench/probes/flusher_memory.cu`), rounded up.
@@ -243,9 +245,11 @@ impl L2Flusher {
     }
 }
 
-/// [`PTX`] with `loads` straight-line constant loads between the GPC-caches markers, spread over
-/// eight sums (independent, so that the loads issue back to back), cycling through the 64 KiB
-/// of `kreplay_gpc_constants`. Without the markers, the file as it is.
+/// [`PTX`] with `loads` straight-line constant loads between the GPC-caches markers, in
+/// [`GPC_SEGMENTS`] segments that a warp runs one after the other (`flush_gpc` 1) or each warp one
+/// of (2: the dispatch before them jumps warp `w` to segment `w`), spread over eight sums
+/// (independent, so that the loads issue back to back), cycling through the 64 KiB of
+/// `kreplay_gpc_constants`. Without the markers, the file as it is.
 fn module_ptx(loads: usize) -> std::ffi::CString {
     use std::fmt::Write as _;
     let text = match PTX
@@ -256,7 +260,25 @@ fn module_ptx(loads: usize) -> std::ffi::CString {
             let mut text = String::with_capacity(PTX.len() + loads * 90);
             text.push_str(head);
             text.push_str(GPC_BEGIN);
+            if loads > 0 {
+                // %p11: split between the warps; %r16: the thread's warp.
+                text.push_str("\t@!%p11 bra \tflush_gpc_segment_0;\n");
+                for segment in 1..GPC_SEGMENTS {
+                    let _ = write!(
+                        text,
+                        "\tsetp.eq.u32 \t%p13, %r16, {segment};\n\t@%p13 bra \tflush_gpc_segment_{segment};\n"
+                    );
+                }
+            }
+            let per_segment = loads.div_ceil(GPC_SEGMENTS);
             for i in 0..loads {
+                if i % per_segment == 0 {
+                    let segment = i / per_segment;
+                    if segment > 0 {
+                        text.push_str("\t@%p11 bra \tflush_gpc_summed;\n");
+                    }
+                    let _ = writeln!(text, "flush_gpc_segment_{segment}:");
+                }
                 let sum = i % 8;
                 let _ = write!(
                     text,
@@ -452,8 +474,9 @@ impl Kernels {
     }
 
     /// The same flush as one kernel on `stream` (`kreplay_l2_flush`), its blocks' tickets
-    /// counted at `counter` (32 bits, 0 or left by the flush before); with `gpc_caches`, the
-    /// SMs' and GPCs' constant and instruction caches emptied of the application's first.
+    /// counted at `counter` (two 32-bit words, zeroed or left by the flush before), laid out as
+    /// `layout` says; `cooperative`: on `blocks` blocks by a cooperative launch, every block
+    /// resident at once, so that they can wait for each other and all discard (see the PTX).
     ///
     /// # Safety
     /// As for [`Self::sweeps`].
@@ -461,16 +484,24 @@ impl Kernels {
         &self,
         d: &Driver,
         stream: CUstream,
-        discard_lines: bool,
-        gpc_caches: bool,
+        layout: FlushLayout,
+        cooperative: Option<u32>,
         counter: CUdeviceptr,
     ) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sweeps = SWEEPS as u32;
-        let mut discard = u32::from(discard_lines);
+        let mut discard = match (layout.discard_lines, cooperative) {
+            (false, _) => 0u32,
+            (true, None) => 1,
+            (true, Some(_)) => 2,
+        };
         let mut counter = counter;
-        let mut gpc = u32::from(gpc_caches);
+        let mut gpc = match (layout.gpc_caches, layout.gpc_split) {
+            (false, _) => 0u32,
+            (true, false) => 1,
+            (true, true) => 2,
+        } | if layout.gpc_after_sweeps { 4 } else { 0 };
         let mut args = [
             (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
             (&mut bytes as *mut u64).cast(),
@@ -479,8 +510,28 @@ impl Kernels {
             (&mut counter as *mut CUdeviceptr).cast(),
             (&mut gpc as *mut u32).cast(),
         ];
-        // SAFETY: the kernel's parameters, alive for the launch.
-        unsafe { self.launch(d, self.functions.whole, stream, &mut args) }
+        match cooperative {
+            // SAFETY: the kernel's parameters, alive for the launch.
+            None => unsafe { self.launch(d, self.functions.whole, stream, &mut args) },
+            // SAFETY: as above; `blocks` blocks of BLOCK threads fit the device at once.
+            Some(blocks) => unsafe {
+                drv!(
+                    d,
+                    cuLaunchCooperativeKernel(
+                        self.functions.whole,
+                        blocks,
+                        1,
+                        1,
+                        BLOCK,
+                        1,
+                        1,
+                        0,
+                        stream,
+                        args.as_mut_ptr(),
+                    )
+                )
+            },
+        }
     }
 
     /// # Safety
@@ -512,6 +563,24 @@ impl Kernels {
     }
 }
 
+/// How the fused flush kernel does its parts (the switches `KREPLAY_FLUSH_DISCARD`,
+/// `KREPLAY_FLUSH_GPC_CACHES`, `KREPLAY_FLUSH_GPC_SPLIT`, `KREPLAY_FLUSH_GPC_AFTER` and
+/// `KREPLAY_FLUSH_GRID_BARRIER`; docs/kernel-replay.md, "Environment variables").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlushLayout {
+    /// The buffer's lines are discarded after the sweeps.
+    pub discard_lines: bool,
+    /// The SMs' and GPCs' constant and instruction caches are emptied too.
+    pub gpc_caches: bool,
+    /// Each warp of a block runs a sixteenth of that code, instead of its first warp all of it.
+    pub gpc_split: bool,
+    /// That code runs after the block's sweeps instead of before them.
+    pub gpc_after_sweeps: bool,
+    /// The blocks wait for each other after their sweeps and all discard (a cooperative
+    /// launch), instead of the last block to finish discarding alone.
+    pub grid_barrier: bool,
+}
+
 /// The flush in the application's context (the default; `KREPLAY_FLUSH_IN_APPLICATION=0` gives
 /// [`L2Flusher`]): the same sweeps and discard as one kernel, `kreplay_l2_flush`, launched on the
 /// launch's own stream before it. The GPU then does not switch contexts around the flush, which
@@ -527,6 +596,10 @@ pub struct ApplicationContextFlusher {
     counter: CUdeviceptr,
     /// Whether the counter was zeroed (on the first flush's stream).
     counter_zeroed: std::sync::atomic::AtomicBool,
+    /// The blocks of a cooperative launch of the kernel (as many as fit the device at once, up
+    /// to [`BLOCKS_PER_SM`] per SM) where the device can launch one; 0 where it cannot, or
+    /// after one failed.
+    cooperative_blocks: std::sync::atomic::AtomicU32,
     /// Owns `kernels.buffer` and the counter.
     _buffer: crate::handles::DeviceMemory,
 }
@@ -534,7 +607,8 @@ pub struct ApplicationContextFlusher {
 // SAFETY: CUDA handles, valid on any thread of the process.
 unsafe impl Send for ApplicationContextFlusher {}
 
-/// Bytes after the flush buffer for the ticket counter: one 128-byte line of its own.
+/// Bytes after the flush buffer for the ticket counter and the generation word after it: one
+/// 128-byte line of their own.
 const COUNTER_BYTES: u64 = 128;
 
 impl ApplicationContextFlusher {
@@ -554,9 +628,14 @@ impl ApplicationContextFlusher {
         ordinal: u32,
         ctx: CUcontext,
     ) -> Result<ApplicationContextFlusher, CudaError> {
-        let (_, bytes, blocks) = geometry(d, ordinal)?;
+        let (device, bytes, blocks) = geometry(d, ordinal)?;
         let buffer = crate::handles::DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
         let (module, functions) = load_kernels(d, true)?;
+        let cooperative_blocks = cooperative_blocks(d, device, functions.whole, blocks);
+        crate::debug::line(&match cooperative_blocks {
+            Some(n) => format!("the fused flush launches cooperatively on {n} blocks"),
+            None => "the fused flush cannot launch cooperatively: its last block discards".into(),
+        });
         Ok(ApplicationContextFlusher {
             driver: d,
             ctx,
@@ -569,6 +648,7 @@ impl ApplicationContextFlusher {
             },
             counter: buffer.address() + bytes,
             counter_zeroed: std::sync::atomic::AtomicBool::new(false),
+            cooperative_blocks: std::sync::atomic::AtomicU32::new(cooperative_blocks.unwrap_or(0)),
             _buffer: buffer,
         })
     }
@@ -579,14 +659,14 @@ impl ApplicationContextFlusher {
     }
 
     /// Enqueues the flush on `stream`, of the flusher's context: the counter's zeroing first
-    /// (an asynchronous memset, not a range), the first time. `gpc_caches`: the SMs' and GPCs'
-    /// constant and instruction caches are emptied too. `launched` counts the kernels launched
-    /// (each a range).
+    /// (an asynchronous memset, not a range), the first time; laid out as `layout` says (with
+    /// the grid barrier where the device can launch the kernel cooperatively; once such a
+    /// launch failed, the last block discards alone from then on). `launched` counts the
+    /// kernels launched (each a range).
     pub(crate) fn flush(
         &self,
         stream: CUstream,
-        discard_lines: bool,
-        gpc_caches: bool,
+        layout: FlushLayout,
         launched: &mut usize,
     ) -> Result<(), CudaError> {
         use std::sync::atomic::Ordering;
@@ -596,15 +676,56 @@ impl ApplicationContextFlusher {
         // above; `stream` is the launch's, of that context.
         unsafe {
             if !self.counter_zeroed.load(Ordering::Relaxed) {
-                drv!(d, cuMemsetD32Async(self.counter, 0, 1, stream))?;
+                drv!(d, cuMemsetD32Async(self.counter, 0, 2, stream))?;
                 self.counter_zeroed.store(true, Ordering::Relaxed);
             }
-            self.kernels
-                .whole(d, stream, discard_lines, gpc_caches, self.counter)?;
+            let cooperative = Some(self.cooperative_blocks.load(Ordering::Relaxed))
+                .filter(|&blocks| blocks > 0 && layout.grid_barrier && layout.discard_lines);
+            let launch = self
+                .kernels
+                .whole(d, stream, layout, cooperative, self.counter);
+            match (launch, cooperative) {
+                (Err(e), Some(_)) => {
+                    crate::debug::line(&format!(
+                        "the fused flush's cooperative launch failed ({e}): its last block discards from now on"
+                    ));
+                    self.cooperative_blocks.store(0, Ordering::Relaxed);
+                    self.kernels.whole(d, stream, layout, None, self.counter)?;
+                }
+                (launch, _) => launch?,
+            }
         }
         *launched += Self::RANGES;
         Ok(())
     }
+}
+
+/// The blocks of a cooperative launch of `function` (the fused flush) on `device`: as many of
+/// [`BLOCK`] threads as fit each SM at once, at most [`BLOCKS_PER_SM`], times the SMs (`blocks`
+/// is [`BLOCKS_PER_SM`] × SMs); `None` where the device cannot launch cooperatively.
+fn cooperative_blocks(
+    d: &Driver,
+    device: sys::CUdevice,
+    function: CUfunction,
+    blocks: u32,
+) -> Option<u32> {
+    let can = attribute(
+        d,
+        device,
+        sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+    )
+    .ok()?;
+    let mut per_sm = 0;
+    // SAFETY: writes one integer.
+    unsafe {
+        drv!(
+            d,
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, function, BLOCK as i32, 0)
+        )
+        .ok()?
+    };
+    let per_sm = u32::try_from(per_sm).ok()?.min(BLOCKS_PER_SM);
+    (can == 1 && per_sm > 0).then(|| blocks / BLOCKS_PER_SM * per_sm)
 }
 
 impl Drop for ApplicationContextFlusher {
@@ -638,6 +759,26 @@ mod tests {
             .collect();
         assert_eq!(offsets.len(), 65536 / 4);
         assert_eq!(offsets.last(), Some(&(65536 - 4)));
+        // In 16 segments of 1,024 loads, one per warp of a block, each entered from the
+        // dispatch before them and left for the sums unless a warp runs them all.
+        assert_eq!(GPC_SEGMENTS, 16);
+        assert_eq!(
+            code.matches("flush_gpc_segment_").count(),
+            2 * GPC_SEGMENTS,
+            "a branch to and a label of each"
+        );
+        for segment in 0..GPC_SEGMENTS {
+            let label = format!("\nflush_gpc_segment_{segment}:\n");
+            let (_, body) = code.split_once(&label).unwrap();
+            let body = body.split("flush_gpc_segment_").next().unwrap();
+            assert_eq!(
+                body.matches("ld.const.u32").count(),
+                GPC_LOADS / GPC_SEGMENTS,
+                "segment {segment}"
+            );
+            assert!(body.contains(&format!("[kreplay_gpc_constants+{}]", segment * 4096)));
+        }
+        assert_eq!(code.matches("@%p11 bra \tflush_gpc_summed;").count(), GPC_SEGMENTS - 1);
         // Outside the markers the file is as written.
         assert_eq!(
             module_ptx(0).into_string().unwrap(),

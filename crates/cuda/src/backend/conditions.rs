@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::clocks::ClockReader;
-use crate::flush::{ApplicationContextFlusher, L2Flusher};
+use crate::flush::{ApplicationContextFlusher, FlushLayout, L2Flusher};
 use kreplay_core::backend::UnitConditions;
 use kreplay_core::config::Switches;
 use kreplay_format::{CacheControl, CacheState};
@@ -147,12 +147,18 @@ impl CudaBackend {
                 state.app_flusher = Some(made);
             }
         }
-        let discard_lines = self.options.switches.flush_discard;
-        let gpc_caches = self.options.switches.flush_gpc_caches;
+        let switches = &self.options.switches;
+        let layout = FlushLayout {
+            discard_lines: switches.flush_discard,
+            gpc_caches: switches.flush_gpc_caches,
+            gpc_split: switches.flush_gpc_split,
+            gpc_after_sweeps: switches.flush_gpc_after,
+            grid_barrier: switches.flush_grid_barrier,
+        };
         let state = self.devices.get_mut(&device).ok_or(None)?;
         let result = match &state.app_flusher {
             Some(Ok(flusher)) => flusher
-                .flush(stream, discard_lines, gpc_caches, launched)
+                .flush(stream, layout, launched)
                 .map_err(|e| e.to_string()),
             Some(Err(reason)) => return Err(first.then(|| reason.clone())),
             None => return Err(None),
