@@ -50,12 +50,6 @@ pub const ENV_FLUSH_IN_APPLICATION: &str = "KREPLAY_FLUSH_IN_APPLICATION";
 /// work before left them where the L2 flush runs in the application's context (a flush in a
 /// context of the tool's own empties them by the switch).
 pub const ENV_FLUSH_GPC_CACHES: &str = "KREPLAY_FLUSH_GPC_CACHES";
-/// Environment variable: `0` has the first warp of each of the fused flush's blocks run all of
-/// its GPC-caches code instead of each warp a sixteenth of it.
-pub const ENV_FLUSH_GPC_SPLIT: &str = "KREPLAY_FLUSH_GPC_SPLIT";
-/// Environment variable: `1` runs the fused flush's GPC-caches code after each block's read
-/// sweeps instead of before them.
-pub const ENV_FLUSH_GPC_AFTER: &str = "KREPLAY_FLUSH_GPC_AFTER";
 /// Environment variable: `0` has the block of the fused flush that finishes its sweeps last
 /// discard every line alone, instead of every block its share once all have finished (a
 /// cooperative launch).
@@ -77,7 +71,7 @@ pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
-/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s, [`ENV_FLUSH_GPC_AFTER`]'s,
+/// variables"). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s,
 /// [`ENV_HOST_STAGING`]'s and [`ENV_DEBUG`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
@@ -102,10 +96,6 @@ pub struct Switches {
     /// [`ENV_FLUSH_GPC_CACHES`]: the flush in the application's context empties the constant
     /// and instruction caches too.
     pub flush_gpc_caches: bool,
-    /// [`ENV_FLUSH_GPC_SPLIT`]: the GPC-caches code is split between a block's warps.
-    pub flush_gpc_split: bool,
-    /// [`ENV_FLUSH_GPC_AFTER`]: the GPC-caches code runs after the sweeps (off by default).
-    pub flush_gpc_after: bool,
     /// [`ENV_FLUSH_GRID_BARRIER`]: every block of the fused flush discards its share.
     pub flush_grid_barrier: bool,
     /// [`ENV_GRAPH_NODES`]: graph launches run node by node, each kernel node a dispatch.
@@ -138,8 +128,6 @@ impl Default for Switches {
             flush_discard: true,
             flush_in_application: true,
             flush_gpc_caches: true,
-            flush_gpc_split: true,
-            flush_gpc_after: false,
             flush_grid_barrier: true,
             graph_nodes: true,
             graph_window_spans: true,
@@ -185,8 +173,6 @@ impl Switches {
             flush_discard: switch(ENV_FLUSH_DISCARD, defaults.flush_discard),
             flush_in_application: switch(ENV_FLUSH_IN_APPLICATION, defaults.flush_in_application),
             flush_gpc_caches: switch(ENV_FLUSH_GPC_CACHES, defaults.flush_gpc_caches),
-            flush_gpc_split: switch(ENV_FLUSH_GPC_SPLIT, defaults.flush_gpc_split),
-            flush_gpc_after: switch(ENV_FLUSH_GPC_AFTER, defaults.flush_gpc_after),
             flush_grid_barrier: switch(ENV_FLUSH_GRID_BARRIER, defaults.flush_grid_barrier),
             graph_nodes: switch(ENV_GRAPH_NODES, defaults.graph_nodes),
             graph_window_spans: switch(ENV_GRAPH_WINDOW_SPANS, defaults.graph_window_spans),
@@ -460,8 +446,6 @@ mod tests {
             (ENV_FLUSH_DISCARD, "0"),
             (ENV_FLUSH_IN_APPLICATION, "0"),
             (ENV_FLUSH_GPC_CACHES, "0"),
-            (ENV_FLUSH_GPC_SPLIT, "0"),
-            (ENV_FLUSH_GPC_AFTER, "1"),
             (ENV_FLUSH_GRID_BARRIER, "0"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
@@ -482,8 +466,6 @@ mod tests {
                 flush_discard: false,
                 flush_in_application: false,
                 flush_gpc_caches: false,
-                flush_gpc_split: false,
-                flush_gpc_after: true,
                 flush_grid_barrier: false,
                 graph_nodes: false,
                 graph_window_spans: false,

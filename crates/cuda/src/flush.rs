@@ -12,7 +12,11 @@
 //! - then every line of the buffer is discarded (`discard.global.L2`: invalidated, not written
 //!   back), so that L2 is left empty rather than full of the flush's lines;
 //! - by default ([`ApplicationContextFlusher`]) the sweeps and the discard are one kernel,
-//!   launched in the application's context on the launch's own stream. Every kernel launched
+//!   launched cooperatively in the application's context on the launch's own stream: its
+//!   blocks wait for each other after their sweeps and then each discards its share of the
+//!   lines (`KREPLAY_FLUSH_GRID_BARRIER=0`, or a device that cannot launch it cooperatively:
+//!   the block that finishes last discards them all, alone, which takes 277 µs more on the
+//!   H200 and leaves the next kernel up to 110 KB of DRAM writes). Every kernel launched
 //!   in the profiled context is a range of its range profiler, so the backend sizes the
 //!   counters for one flush range beside each launch's and drops the flush's ranges. The next
 //!   kernel's L2 membar sectors then equal ncu's (measured on every kernel of the probe);
@@ -29,9 +33,9 @@
 //! that repeats the one before finds its code there and reads ≈ 1,000 fewer L2 sectors than after
 //! ncu's flush (docs/kernel-replay.md).
 //!
-//! Cost on the H200 (2026-12-03, docs/BENCHMARKS.md): the fused kernel ≈ 0.62 ms per flush
-//! without the profiler (the flush in the tool's own context: 1.07 ms), ≈ 1.2–1.3 ms per flush
-//! while the profiler measures.
+//! Cost on the H200 (2026-12-03, `bench/probes/flush_layouts.py`, without the profiler): the
+//! fused kernel 215 µs per flush, of which the GPC-caches part 146 µs (with the last block's
+//! discard 639 µs; the flush in the tool's own context 1.07 ms, docs/BENCHMARKS.md).
 
 use crate::drv;
 use crate::error::CudaError;
@@ -50,8 +54,6 @@ const GPC_END: &str = "\t// GPC caches: end\n";
 /// its 64 KiB of constants, one instruction each once compiled (16 bytes on sm_90), so 256 KiB
 /// of code and 64 KiB of constants pass through the SM's and the GPC's caches.
 const GPC_LOADS: usize = 16384;
-/// The segments the GPC-caches code is written in: one per warp of a flush block.
-const GPC_SEGMENTS: usize = (BLOCK / 32) as usize;
 
 /// Device memory a context of the tool's own takes (measured on the H200 with CUDA 13.0: 524 MiB;
 /// `bench/probes/flusher_memory.cu`), rounded up.
@@ -245,11 +247,9 @@ impl L2Flusher {
     }
 }
 
-/// [`PTX`] with `loads` straight-line constant loads between the GPC-caches markers, in
-/// [`GPC_SEGMENTS`] segments that a warp runs one after the other (`flush_gpc` 1) or each warp one
-/// of (2: the dispatch before them jumps warp `w` to segment `w`), spread over eight sums
-/// (independent, so that the loads issue back to back), cycling through the 64 KiB of
-/// `kreplay_gpc_constants`. Without the markers, the file as it is.
+/// [`PTX`] with `loads` straight-line constant loads between the GPC-caches markers, spread over
+/// eight sums (independent, so that the loads issue back to back), cycling through the 64 KiB
+/// of `kreplay_gpc_constants`. Without the markers, the file as it is.
 fn module_ptx(loads: usize) -> std::ffi::CString {
     use std::fmt::Write as _;
     let text = match PTX
@@ -260,25 +260,7 @@ fn module_ptx(loads: usize) -> std::ffi::CString {
             let mut text = String::with_capacity(PTX.len() + loads * 90);
             text.push_str(head);
             text.push_str(GPC_BEGIN);
-            if loads > 0 {
-                // %p11: split between the warps; %r16: the thread's warp.
-                text.push_str("\t@!%p11 bra \tflush_gpc_segment_0;\n");
-                for segment in 1..GPC_SEGMENTS {
-                    let _ = write!(
-                        text,
-                        "\tsetp.eq.u32 \t%p13, %r16, {segment};\n\t@%p13 bra \tflush_gpc_segment_{segment};\n"
-                    );
-                }
-            }
-            let per_segment = loads.div_ceil(GPC_SEGMENTS);
             for i in 0..loads {
-                if i % per_segment == 0 {
-                    let segment = i / per_segment;
-                    if segment > 0 {
-                        text.push_str("\t@%p11 bra \tflush_gpc_summed;\n");
-                    }
-                    let _ = writeln!(text, "flush_gpc_segment_{segment}:");
-                }
                 let sum = i % 8;
                 let _ = write!(
                     text,
@@ -497,11 +479,7 @@ impl Kernels {
             (true, Some(_)) => 2,
         };
         let mut counter = counter;
-        let mut gpc = match (layout.gpc_caches, layout.gpc_split) {
-            (false, _) => 0u32,
-            (true, false) => 1,
-            (true, true) => 2,
-        } | if layout.gpc_after_sweeps { 4 } else { 0 };
+        let mut gpc = u32::from(layout.gpc_caches);
         let mut args = [
             (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
             (&mut bytes as *mut u64).cast(),
@@ -564,18 +542,14 @@ impl Kernels {
 }
 
 /// How the fused flush kernel does its parts (the switches `KREPLAY_FLUSH_DISCARD`,
-/// `KREPLAY_FLUSH_GPC_CACHES`, `KREPLAY_FLUSH_GPC_SPLIT`, `KREPLAY_FLUSH_GPC_AFTER` and
-/// `KREPLAY_FLUSH_GRID_BARRIER`; docs/kernel-replay.md, "Environment variables").
+/// `KREPLAY_FLUSH_GPC_CACHES` and `KREPLAY_FLUSH_GRID_BARRIER`; docs/kernel-replay.md,
+/// "Environment variables").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlushLayout {
     /// The buffer's lines are discarded after the sweeps.
     pub discard_lines: bool,
     /// The SMs' and GPCs' constant and instruction caches are emptied too.
     pub gpc_caches: bool,
-    /// Each warp of a block runs a sixteenth of that code, instead of its first warp all of it.
-    pub gpc_split: bool,
-    /// That code runs after the block's sweeps instead of before them.
-    pub gpc_after_sweeps: bool,
     /// The blocks wait for each other after their sweeps and all discard (a cooperative
     /// launch), instead of the last block to finish discarding alone.
     pub grid_barrier: bool,
@@ -759,26 +733,6 @@ mod tests {
             .collect();
         assert_eq!(offsets.len(), 65536 / 4);
         assert_eq!(offsets.last(), Some(&(65536 - 4)));
-        // In 16 segments of 1,024 loads, one per warp of a block, each entered from the
-        // dispatch before them and left for the sums unless a warp runs them all.
-        assert_eq!(GPC_SEGMENTS, 16);
-        assert_eq!(
-            code.matches("flush_gpc_segment_").count(),
-            2 * GPC_SEGMENTS,
-            "a branch to and a label of each"
-        );
-        for segment in 0..GPC_SEGMENTS {
-            let label = format!("\nflush_gpc_segment_{segment}:\n");
-            let (_, body) = code.split_once(&label).unwrap();
-            let body = body.split("flush_gpc_segment_").next().unwrap();
-            assert_eq!(
-                body.matches("ld.const.u32").count(),
-                GPC_LOADS / GPC_SEGMENTS,
-                "segment {segment}"
-            );
-            assert!(body.contains(&format!("[kreplay_gpc_constants+{}]", segment * 4096)));
-        }
-        assert_eq!(code.matches("@%p11 bra \tflush_gpc_summed;").count(), GPC_SEGMENTS - 1);
         // Outside the markers the file is as written.
         assert_eq!(
             module_ptx(0).into_string().unwrap(),

@@ -151,8 +151,6 @@ impl CudaBackend {
         let layout = FlushLayout {
             discard_lines: switches.flush_discard,
             gpc_caches: switches.flush_gpc_caches,
-            gpc_split: switches.flush_gpc_split,
-            gpc_after_sweeps: switches.flush_gpc_after,
             grid_barrier: switches.flush_grid_barrier,
         };
         let state = self.devices.get_mut(&device).ok_or(None)?;
