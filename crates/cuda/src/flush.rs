@@ -473,13 +473,8 @@ impl Kernels {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sweeps = SWEEPS as u32;
-        let mut discard = match (layout.discard_lines, cooperative) {
-            (false, _) => 0u32,
-            (true, None) => 1,
-            (true, Some(_)) => 2,
-        };
+        let (mut discard, mut gpc) = layout.kernel_parameters(cooperative.is_some());
         let mut counter = counter;
-        let mut gpc = u32::from(layout.gpc_caches);
         let mut args = [
             (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
             (&mut bytes as *mut u64).cast(),
@@ -553,6 +548,20 @@ pub struct FlushLayout {
     /// The blocks wait for each other after their sweeps and all discard (a cooperative
     /// launch), instead of the last block to finish discarding alone.
     pub grid_barrier: bool,
+}
+
+impl FlushLayout {
+    /// `kreplay_l2_flush`'s `flush_discard` and `flush_gpc` for this layout (the PTX says what
+    /// each value does): every block discards after the grid barrier only in a cooperative
+    /// launch, where all of them are resident at once; otherwise the last block discards alone.
+    fn kernel_parameters(self, cooperative: bool) -> (u32, u32) {
+        let discard = match (self.discard_lines, cooperative) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 2,
+        };
+        (discard, u32::from(self.gpc_caches))
+    }
 }
 
 /// The flush in the application's context (the default; `KREPLAY_FLUSH_IN_APPLICATION=0` gives
@@ -741,6 +750,28 @@ mod tests {
                 ""
             )
         );
+    }
+
+    #[test]
+    fn only_a_cooperative_launch_has_every_block_wait_and_discard() {
+        let layout = FlushLayout {
+            discard_lines: true,
+            gpc_caches: true,
+            grid_barrier: true,
+        };
+        assert_eq!(layout.kernel_parameters(true), (2, 1));
+        // Without a cooperative launch no block may wait for another: the last one discards.
+        assert_eq!(layout.kernel_parameters(false), (1, 1));
+        let nothing = FlushLayout {
+            discard_lines: false,
+            gpc_caches: false,
+            ..layout
+        };
+        assert_eq!(nothing.kernel_parameters(true), (0, 0));
+        // The PTX knows the three discard values.
+        for value in ["setp.eq.u32 \t%p14, %r8, 2;", "setp.eq.u32 \t%p7, %r8, 0;"] {
+            assert!(PTX.contains(value), "{value}");
+        }
     }
 
     /// The module as loaded assembles for the oldest target it names and for the H200 where
