@@ -54,6 +54,15 @@ hardware passes (execution 0 and a later one), in variants that each remove one 
                            --replay-window 1 does; d2h and the gap keep the window open and
                            the +5%. The same write enqueued by kreplay itself before each
                            measured launch, its default memory barrier and all, left it too.)
+  none, unit, one execution, gapMS  the application sleeps MS ms (10, 30, 100) after every sync:
+                           is it the GPU's idle time between kernels (ncu, and a profiler start
+                           per dispatch, leave it idle for tens of ms) that lets L2 write dirty
+                           lines back before the next kernel?
+  none, separator (unit, one execution; one pass)  the application launches an empty kernel
+                           right before each kernel (MEMORY_BOUND_SEPARATOR): if a range of one
+                           profiler start also counts what happened since the range before it
+                           ended (the earlier kernel's last write-backs), the empty kernel's
+                           range takes that, and the in-place update's is ncu's
 and Nsight Compute with the metric alone (one pass) and with every metric of this probe's four
 groups in one call (ncu's own pass layout, its later passes after its own restores: `ncu_groups`;
 with `--cache-control none`, `ncu_none_packed` for groups 0 and 2, and `ncu_none_application`
@@ -79,6 +88,7 @@ GROUPS = [["sm__warps_launched.sum", "smsp__inst_executed.sum", "dram__bytes_rea
           ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", METRIC],
           ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", METRIC]]
 GAP = {"MEMORY_BOUND_GAP_US": "2000"}
+SEPARATOR = {"MEMORY_BOUND_SEPARATOR": "1"}
 EXTRA = {"MEMORY_BOUND_EXTRA_MB": "1400"}
 PRECOPY = {**EXTRA, "MEMORY_BOUND_PRECOPY": "1"}
 ALONE = [[METRIC], ["sm__warps_launched.sum"]]
@@ -157,10 +167,15 @@ def main():
         *[(f"none_unit_one_execution_clean_{op}", ["--cache-control", "none"], {"MEMORY_BOUND_CLEAN": op}, ALONE)
           for op in ("rdma", "writevalue", "d2h")],
         ("none_unit_one_execution_gap", ["--cache-control", "none"], GAP, ALONE),
+        *[(f"none_unit_one_execution_gap{ms}", ["--cache-control", "none"], {"MEMORY_BOUND_GAP_US": str(ms * 1000)}, ALONE)
+          for ms in (10, 30, 100)],
         ("none_one_pass_extra", ["--cache-control", "none"], EXTRA, [[METRIC]]),
         ("none_one_pass_precopy", ["--cache-control", "none"], PRECOPY, [[METRIC]]),
         ("none_reenable", ["--cache-control", "none"], {"KREPLAY_RANGE_PROFILER_SEQUENCE": "reenable"}, GROUPS),
         ("none_gap", ["--cache-control", "none"], GAP, GROUPS),
+        ("none_separator", ["--cache-control", "none"], SEPARATOR, GROUPS),
+        ("none_unit_one_execution_separator", ["--cache-control", "none"], SEPARATOR, ALONE),
+        ("none_one_pass_separator", ["--cache-control", "none"], SEPARATOR, [[METRIC]]),
         ("none_one_pass_gap", ["--cache-control", "none"], GAP, [[METRIC]]),
     ]
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None

@@ -10,6 +10,9 @@
 // MEMORY_BOUND_CLEAN=rdma|writevalue|d2h follows every sync with one operation that might write
 // L2's dirty lines back (a GPUDirect RDMA write flush, a stream memory write, a 4-byte copy to the
 // host): which, if any, leaves the next kernel what a profiler start per kernel leaves it?
+// MEMORY_BOUND_SEPARATOR=1 launches an empty kernel (one warp) right before each kernel: under a
+// profiler that measures several kernels as ranges of one start, does what happened between two
+// kernels (the earlier kernel's last write-backs) land in the next range, the empty kernel's?
 #include <cuda.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -30,6 +33,8 @@ __global__ void inplace_update(float4* y, size_t n, float a) {
     float4 v = y[i]; v.x = v.x * a + 1.f; v.y = v.y * a + 1.f; v.z = v.z * a + 1.f; v.w = v.w * a + 1.f; y[i] = v;
   }
 }
+
+__global__ void separator() {}
 
 static double checksum(const float* d, size_t n) {
   std::vector<float> h(n); CK(cudaMemcpy(h.data(), d, n * 4, cudaMemcpyDeviceToHost));
@@ -72,6 +77,8 @@ int main(int argc, char** argv) {
   if (!clean.empty() && clean != "rdma" && clean != "writevalue" && clean != "d2h") {
     fprintf(stderr, "MEMORY_BOUND_CLEAN=%s: use rdma, writevalue or d2h\n", clean.c_str()); exit(2);
   }
+  const bool separate = getenv("MEMORY_BOUND_SEPARATOR") != nullptr;
+  auto before_kernel = [&] { if (separate) separator<<<1, 32>>>(); };
   unsigned* word = nullptr;
   CK(cudaMallocHost(&word, sizeof(unsigned)));
   auto sync = [&] {
@@ -83,10 +90,13 @@ int main(int argc, char** argv) {
     if (gap) usleep(gap);
   };
   for (int it = 0; it < iterations; it++) {
+    before_kernel();
     stream_copy<<<132 * 8, 512>>>((const float4*)src, (float4*)dst, copy_bytes / 16);
     sync();
+    before_kernel();
     inplace_update<<<132 * 4, 512>>>((float4*)y, inplace_bytes / 16, 0.5f);
     sync();
+    before_kernel();
     CK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, m, B, m, &beta, C, m));
     sync();
   }
