@@ -153,10 +153,21 @@ impl CudaBackend {
             gpc_caches: switches.flush_gpc_caches,
             grid_barrier: switches.flush_grid_barrier,
         };
+        let host_ordered = switches.host_ordered_flush;
         let state = self.devices.get_mut(&device).ok_or(None)?;
         let result = match &state.app_flusher {
             Some(Ok(flusher)) => flusher
                 .flush(stream, layout, launched)
+                .map(|()| {
+                    if host_ordered {
+                        // The launch is enqueued only once the flush has finished, so that
+                        // nothing of the flush is still running when the launch's range
+                        // begins. An error of the application's earlier work reported by
+                        // this wait is the application's, left for it to see.
+                        // SAFETY: the launch's stream, of the application's context.
+                        let _ = unsafe { drv!(d, cuStreamSynchronize(stream)) };
+                    }
+                })
                 .map_err(|e| e.to_string()),
             Some(Err(reason)) => return Err(first.then(|| reason.clone())),
             None => return Err(None),
