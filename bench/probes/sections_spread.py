@@ -7,7 +7,8 @@ into $OUT/sections_spread.tar.gz (kreplay_<i>.csv, ncu_<i>.csv) for reading else
 wall time of each run in times.txt inside it. `analyze` reads such a file (or a folder of those
 CSV files), anywhere: how many rows of the rest (not the deterministic ones) each pair of runs
 gives far apart by tests/gpu/run.py's rule (10%, or 0.5 absolute), the same for the medians of
-each tool's runs, and the labels and kernels of the rows far between the medians.
+each tool's runs, the labels and kernels of the rows far between the medians, and what the
+check's rule for the PyTorch step counts for each tool's runs, ncu's own third run included.
 Usage: python3 bench/probes/sections_spread.py [bin dir] [N] [LAUNCHES] [all|none]
        python3 bench/probes/sections_spread.py analyze FILE.tar.gz|DIR [PREFIX ...]
        (PREFIX: the files to read, e.g. kreplay ncu kreplay_ho; default kreplay ncu)"""
@@ -128,6 +129,17 @@ def analyze(source, prefixes):
         print(f"medians, {first} against {other}: {len(apart)} far, {len(outside)} of them far from every {other} run")
         print("  by label:", collections.Counter(k[2] for k in apart).most_common(12))
         print("  by kernel:", sorted(collections.Counter(k[0] for k in apart).items()))
+    # tests/gpu/run.py's rule for the PyTorch step, before its application-replay explanations:
+    # rows far from ncu's first run where ncu's second run is within of it, at most 5% allowed.
+    # A third ncu run judged by it says what the rule asks of a tool as reproducible as ncu.
+    ncu = runs.get("ncu", [])
+    for p, candidates in runs.items():
+        counts = sorted(len(set(far(c, ncu[r])) - set(far(ncu[s], ncu[r])))
+                        for r, s in itertools.permutations(range(len(ncu)), 2)
+                        for c in candidates if c is not ncu[r] and c is not ncu[s])
+        if counts:
+            print(f"the check's rule, {p} as the tool: far where ncu's second run is within {counts} "
+                  f"({int(0.05 * len(keys))} allowed)")
 
 
 if ANALYZE:
