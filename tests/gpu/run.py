@@ -653,8 +653,8 @@ def agrees(value, references, metric):
     """Within 5% of one of ncu's runs, or inside the range they span: where ncu's own runs with
     --cache-control all (the metrics alone, twice; every metric of the four groups, in ncu's own
     pass layout, its later passes after its own restores) disagree by more than 5%, that range is
-    how far the count is reproducible at all (an SGEMM's DRAM writes: 0.02-0.16 MB alone, 2.1-2.5
-    MB with every metric, measured 2026-12-02). With `none`, ncu's later passes follow its own
+    how far the count is reproducible at all (an SGEMM's DRAM writes: 0.02-0.4 MB alone, 2.1-2.5
+    MB with every metric, measured 2026-12-02 and 03). With `none`, ncu's later passes follow its own
     save and are no reference for pass 0: there `references` holds only the metrics-alone runs."""
     known = [r for r in references if r is not None]
     return value is not None and bool(known) and (
@@ -670,7 +670,7 @@ def fidelity_checks():
     reference = app_lines(out0)
     every_metric = list(dict.fromkeys(m for g in FIDELITY for m in g))
     # Per dispatch, ncu's runs: the metrics alone, every metric, the metrics alone again (its own
-    # run-to-run spread: an SGEMM's DRAM writes under `all` were 0.02-0.16 MB alone across runs).
+    # run-to-run spread: an SGEMM's DRAM writes under `all`, 0.02-0.4 MB alone across runs).
     ncu = {control: list(zip(ncu_program(argv, MEMORY_METRICS, cache_control=control),
                              ncu_program(argv, every_metric, cache_control=control),
                              ncu_program(argv, MEMORY_METRICS, cache_control=control)))
