@@ -13,7 +13,6 @@ Usage: python3 bench/probes/sections_spread.py [bin dir] [N] [LAUNCHES] [all|non
        python3 bench/probes/sections_spread.py analyze FILE.tar.gz|DIR [PREFIX ...]
        (PREFIX: the files to read, e.g. kreplay ncu kreplay_ho; default kreplay ncu)"""
 import collections
-import csv
 import glob
 import itertools
 import os
@@ -25,20 +24,17 @@ import tarfile
 import tempfile
 import time
 
+# The check's page reader and rule (tests/gpu/details.py), from the repository root or anywhere.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "gpu"))
+from details import DETERMINISTIC_LABELS, details_rows, far_rows, number  # noqa: E402
+
 ANALYZE = len(sys.argv) > 2 and sys.argv[1] == "analyze"
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release"
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 and not ANALYZE else 3
 LAUNCHES = int(sys.argv[3]) if len(sys.argv) > 3 and not ANALYZE else 30
 CACHE = sys.argv[4] if len(sys.argv) > 4 and not ANALYZE else "all"
 OUT = os.environ.get("OUT", tempfile.mkdtemp())
-WORK = tempfile.mkdtemp()
 APP = [sys.executable, "tests/gpu/torch_train.py"]
-# As tests/gpu/run.py (section checks): rows that must be equal, the tolerance of the rest.
-DETERMINISTIC_LABELS = {"Grid Size", "Block Size", "Threads", "Registers Per Thread", "Executed Instructions",
-                        "Static Shared Memory Per Block", "Dynamic Shared Memory Per Block",
-                        "# SMs", "Block Limit Registers", "Block Limit Warps", "Block Limit SM",
-                        "Driver Shared Memory Per Block"}
-TOLERANCE, FLOOR = 0.10, 0.5
 
 
 def timed(argv, timeout):
@@ -51,48 +47,29 @@ def timed(argv, timeout):
 
 
 def main():
+    work = tempfile.mkdtemp()
     times = []
     for i in range(RUNS):
-        d = os.path.join(WORK, f"kreplay{i}")
+        d = os.path.join(work, f"kreplay{i}")
         rc, wall = timed([os.path.join(BIN, "kreplay"), "--set", "full", "--replay-mode", "kernel",
                           "--kernel-replay-beta-enabled", "--cache-control", CACHE, "-d", d, "-o", "out", "-f", "csv",
                           "--", *APP], 300)
         found = glob.glob(os.path.join(d, "**", "*_sections.csv"), recursive=True)
         if found:
-            shutil.copy(found[0], os.path.join(WORK, f"kreplay_{i}.csv"))
+            shutil.copy(found[0], os.path.join(work, f"kreplay_{i}.csv"))
         times.append(f"kreplay {i} rc {rc} {wall:.1f}s")
         print(times[-1], flush=True)
         rc, wall = timed(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", CACHE, "--csv",
                           "--page", "details", "--print-units", "base", "--launch-count", str(LAUNCHES),
-                          "--log-file", os.path.join(WORK, f"ncu_{i}.csv"), *APP], 300)
+                          "--log-file", os.path.join(work, f"ncu_{i}.csv"), *APP], 300)
         times.append(f"ncu {i} rc {rc} {wall:.1f}s")
         print(times[-1], flush=True)
-    with open(os.path.join(WORK, "times.txt"), "w") as f:
+    with open(os.path.join(work, "times.txt"), "w") as f:
         f.write("\n".join(times) + "\n")
     with tarfile.open(os.path.join(OUT, "sections_spread.tar.gz"), "w:gz") as tar:
-        for name in sorted(os.listdir(WORK)):
+        for name in sorted(os.listdir(work)):
             if name.endswith((".csv", ".txt")):
-                tar.add(os.path.join(WORK, name), arcname=name)
-
-
-def details(lines):
-    """(ID, section, label) -> value text of `--csv --page details` lines."""
-    rows, header = {}, None
-    for cells in csv.reader(lines):
-        if cells and cells[0] == "ID":
-            header = cells
-            continue
-        if header and len(header) >= len(cells) > header.index("Metric Value") and cells[0].isdigit():
-            r = dict(zip(header, cells))
-            rows[(int(r["ID"]), r["Section Name"], r["Metric Name"])] = r["Metric Value"]
-    return rows
-
-
-def number(text):
-    try:
-        return float(text.replace(",", ""))
-    except (AttributeError, ValueError):
-        return None
+                tar.add(os.path.join(work, name), arcname=name)
 
 
 def analyze(source, prefixes):
@@ -100,19 +77,19 @@ def analyze(source, prefixes):
     if os.path.isdir(source):
         for path in sorted(glob.glob(os.path.join(source, "*.csv"))):
             with open(path) as f:
-                files[os.path.basename(path)] = details(f)
+                files[os.path.basename(path)] = details_rows(f)
     else:
         with tarfile.open(source) as tar:
             for member in sorted(tar.getmembers(), key=lambda m: m.name):
                 if member.name.endswith(".csv"):
-                    files[member.name] = details(tar.extractfile(member).read().decode().splitlines())
+                    files[member.name] = details_rows(tar.extractfile(member).read().decode().splitlines())
     runs = {p: [rows for name, rows in files.items() if name.rsplit("_", 1)[0] == p] for p in prefixes}
     every = [r for rs in runs.values() for r in rs]
     keys = [k for k in every[0] if k[2] not in DETERMINISTIC_LABELS
             and all(number(r.get(k, "n/a")) is not None for r in every)]
 
     def far(a, b):
-        return [k for k in keys if abs(number(a[k]) - number(b[k])) > max(TOLERANCE * abs(number(b[k])), FLOOR)]
+        return far_rows(keys, a, b)
     print(f"{len(keys)} rows compared; runs {', '.join(f'{p} {len(r)}' for p, r in runs.items())}")
     for (p, a), (q, b) in itertools.combinations_with_replacement(runs.items(), 2):
         pairs = [(x, y) for x, y in itertools.product(a, b) if x is not y]
@@ -123,9 +100,7 @@ def analyze(source, prefixes):
     first, *others = prefixes
     for other in others:
         apart = far(medians[first], medians[other])
-        outside = [k for k in apart if not any(
-            abs(number(medians[first][k]) - number(r[k])) <= max(TOLERANCE * abs(number(r[k])), FLOOR)
-            for r in runs[other])]
+        outside = [k for k in apart if all(far_rows([k], medians[first], r) for r in runs[other])]
         print(f"medians, {first} against {other}: {len(apart)} far, {len(outside)} of them far from every {other} run")
         print("  by label:", collections.Counter(k[2] for k in apart).most_common(12))
         print("  by kernel:", sorted(collections.Counter(k[0] for k in apart).items()))

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from details import DETERMINISTIC_LABELS, SECTION_TOLERANCE, details_rows, far_rows, number
+
 ROOT = os.getcwd()
 WORK = os.environ["KREPLAY_GPU_WORK"]
 OUT = os.environ["KREPLAY_GPU_OUT"]
@@ -876,50 +878,10 @@ def lone_multipass_metric_check():
         f"{err.strip()[-160:]!r}", rc == 0 and status == "PASS" and close)
 
 
-# Rows of the sections page whose values do not depend on timing, caches or clocks: they must
-# equal Nsight Compute's exactly; the others within SECTION_TOLERANCE (docs/sections.md).
-# (Issued instructions include re-issues: ncu's own differ run to run, 868,024 against 867,986.)
-DETERMINISTIC_LABELS = {"Grid Size", "Block Size", "Threads", "Registers Per Thread", "Executed Instructions",
-                        "Static Shared Memory Per Block", "Dynamic Shared Memory Per Block",
-                        "# SMs", "Block Limit Registers", "Block Limit Warps", "Block Limit SM",
-                        "Driver Shared Memory Per Block"}
-SECTION_TOLERANCE = 0.10
-# Values closer than this to Nsight Compute's count as equal whatever their ratio (percentages and
-# rates of tiny kernels near 0).
-SECTION_FLOOR = 0.5
 # Experiments: KREPLAY_GPU_SECTIONS=<text>[,<text>...] runs only the section checks whose name holds one;
 # KREPLAY_GPU_SECTIONS_CACHE=none gives both tools --cache-control none (default all).
 SECTIONS_ONLY = os.environ.get("KREPLAY_GPU_SECTIONS", "")
 SECTIONS_CACHE = os.environ.get("KREPLAY_GPU_SECTIONS_CACHE", "all")
-
-
-def details_rows(lines, units=None, names=None):
-    """(ID, section, label) -> value text of `--csv --page details` lines (ncu's or kreplay's);
-    each row's unit into `units` and each ID's kernel name into `names` when given."""
-    import csv
-    rows = {}
-    header = None
-    for cells in csv.reader(lines):
-        if cells and cells[0] == "ID":
-            header = cells
-            continue
-        # ncu leaves out the empty rule columns at the end of a row that has no rule.
-        if header and len(header) >= len(cells) > header.index("Metric Value") and cells[0].isdigit():
-            r = dict(zip(header, cells))
-            key = (int(r["ID"]), r["Section Name"], r["Metric Name"])
-            rows[key] = r["Metric Value"]
-            if units is not None:
-                units[key] = r["Metric Unit"]
-            if names is not None:
-                names[key[0]] = r["Kernel Name"]
-    return rows
-
-
-def number(text):
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
 
 
 def ncu_full(argv, launches, log_file):
@@ -958,12 +920,6 @@ def section_metrics(out_dir):
                 for r in process.get("kreplay", {}).get("sections", []):
                     metric_of.setdefault((r["section"], r["label"]), r["metric"])
     return metric_of
-
-
-def far_rows(keys, ours, theirs):
-    """The rows of `keys` whose values differ by more than SECTION_TOLERANCE (and SECTION_FLOOR)."""
-    return [k for k in keys if abs(number(ours[k]) - number(theirs[k]))
-            > max(SECTION_TOLERANCE * abs(number(theirs[k])), SECTION_FLOOR)]
 
 
 def section_check(tag, argv, verdict, launches, ncu_twice=False):
