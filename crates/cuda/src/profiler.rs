@@ -19,7 +19,10 @@
 //!   configuration);
 //! - per execution: `Start`, the unit's kernels (one automatic range each), `Stop`, which
 //!   advances CUPTI's pass index; the last reports every pass submitted;
-//! - `DecodeData`, then every range evaluated with the schedule's host object.
+//! - after each hardware pass's last execution: `DecodeData`, every range evaluated for that
+//!   pass's metrics alone with the schedule's host object, and the counter data initialised
+//!   again for the next pass (CUPTI reports a raw counter that several passes collect as their
+//!   mean, which would make a ratio of two executions).
 //!
 //! On an H200 a pass costs ≈ 20 ms to start with DRAM/L2 counters, ≈ 0 with SASS counters only,
 //! and 7–20 ms to stop, against ≈ 160 ms for a `Disable` + `Enable` per group.
@@ -68,7 +71,7 @@ type PassValues = (usize, Vec<Vec<f64>>);
 struct Schedule {
     config: HostConfig,
     /// For each hardware pass of the schedule, where each of its metrics sits in `config`'s
-    /// names (a metric of several passes is collected once, in the first of them).
+    /// names (each pass lists all of its metrics).
     positions: Vec<Vec<usize>>,
     counter_data: Vec<u8>,
 }
@@ -489,7 +492,7 @@ impl RangeProfiler {
             )
         };
         let all_submitted = self.stop_object()?;
-        let decoded = if self.sequence == Sequence::Scheduled {
+        let (decoded, only) = if self.sequence == Sequence::Scheduled {
             if all_submitted != last {
                 self.unit = None;
                 self.disable();
@@ -499,10 +502,21 @@ impl RangeProfiler {
                     if last { "the last" } else { "an earlier" }
                 )));
             }
-            if !last {
+            // Once a hardware pass's executions are all stopped, its counter data is decoded
+            // and its metrics alone evaluated, and the image starts empty for the next pass:
+            // CUPTI evaluates a raw counter that several passes collect (sm__cycles_active.sum
+            // under both sm__cycles_active.avg and a ratio) as their mean, so a ratio would mix
+            // two executions (on the H200 a one-block kernel of 4 warps read 5.1 active warps
+            // per active cycle; docs/sections.md).
+            let pass_done = self
+                .unit
+                .as_ref()
+                .is_some_and(|u| u.executions.get(u.stopped) != Some(&pass));
+            if !pass_done {
                 return Ok(());
             }
-            schedule
+            let index = schedule.iter().position(|p| *p == pass);
+            (schedule, index)
         } else {
             if !all_submitted {
                 self.disable();
@@ -511,11 +525,14 @@ impl RangeProfiler {
                     self.chip
                 )));
             }
-            vec![pass]
+            (vec![pass], None)
         };
-        let values = self.decode(&decoded)?;
+        let values = self.decode(&decoded, only)?;
         if let Some(unit) = self.unit.as_mut() {
             unit.values.extend(values);
+        }
+        if only.is_some() && !last {
+            self.initialize_counter_data(&decoded)?;
         }
         Ok(())
     }

@@ -7,33 +7,20 @@ impl RangeProfiler {
     /// The schedule's configuration, built on first use.
     pub(super) fn schedule(&mut self, passes: &[usize]) -> Result<&mut Schedule, CudaError> {
         if !self.schedules.contains_key(passes) {
-            // A metric several passes share is added once, with the first of them: CUPTI would
-            // otherwise collect it in each and report their mean (warps_launched read as
-            // 32767.999999999996 on an H200), where one execution's exact value is wanted.
-            let mut calls: Vec<Vec<String>> = Vec::with_capacity(passes.len());
-            let mut added: Vec<String> = Vec::new();
-            for pass in passes {
-                let metrics = &self.pass_metrics[*pass];
-                let mut call: Vec<String> = metrics
-                    .iter()
-                    .filter(|m| !added.contains(m))
-                    .cloned()
-                    .collect();
-                if call.is_empty() {
-                    // Every metric is collected by an earlier pass (groups given a pass each
-                    // with KREPLAY_PACK_GROUPS=0): keep the pass, its values are read there.
-                    call = vec![metrics[0].clone()];
-                }
-                added.extend(call.iter().cloned());
-                calls.push(call);
-            }
-            let positions = passes
+            // One `ConfigAddMetrics` call per hardware pass, with all of its metrics: each pass
+            // is decoded and evaluated alone (RangeProfiler::stop), so a metric two passes
+            // collect is read from each pass's own execution, never as their mean.
+            let calls: Vec<Vec<String>> = passes
                 .iter()
-                .map(|pass| {
-                    self.pass_metrics[*pass]
-                        .iter()
-                        .map(|m| added.iter().position(|a| a == m).unwrap_or(0))
-                        .collect()
+                .map(|pass| self.pass_metrics[*pass].clone())
+                .collect();
+            let mut at = 0;
+            let positions = calls
+                .iter()
+                .map(|call| {
+                    let range = (at..at + call.len()).collect();
+                    at += call.len();
+                    range
                 })
                 .collect();
             let config = {
@@ -73,27 +60,11 @@ impl RangeProfiler {
             self.enabled = Some(passes.to_vec());
             self.config_changes += 1;
         }
+        self.initialize_counter_data(passes)?;
         let object = self.object;
         let ranges = self.ranges;
         let cupti = self.cupti;
         let schedule = self.schedule(passes)?;
-        let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
-                pCounterData
-            ),
-            pRangeProfilerObject: object,
-            counterDataSize: schedule.counter_data.len(),
-            pCounterData: schedule.counter_data.as_mut_ptr(),
-            ..Default::default()
-        };
-        // SAFETY: the image buffer outlives the object's use of it (kept in self).
-        unsafe {
-            cupti_call!(
-                cupti,
-                cuptiRangeProfilerCounterDataImageInitialize(&mut init)
-            )?
-        };
         let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
             structSize: struct_size!(
                 sys::CUpti_RangeProfiler_SetConfig_Params,
@@ -118,9 +89,39 @@ impl RangeProfiler {
         Ok(())
     }
 
+    /// Initialises the counter data of the schedule `passes` (empty, ready for its passes).
+    pub(super) fn initialize_counter_data(&mut self, passes: &[usize]) -> Result<(), CudaError> {
+        let object = self.object;
+        let cupti = self.cupti;
+        let schedule = self.schedule(passes)?;
+        let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
+            structSize: struct_size!(
+                sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
+                pCounterData
+            ),
+            pRangeProfilerObject: object,
+            counterDataSize: schedule.counter_data.len(),
+            pCounterData: schedule.counter_data.as_mut_ptr(),
+            ..Default::default()
+        };
+        // SAFETY: the image buffer outlives the object's use of it (kept in self).
+        unsafe {
+            cupti_call!(
+                cupti,
+                cuptiRangeProfilerCounterDataImageInitialize(&mut init)
+            )?
+        };
+        Ok(())
+    }
+
     /// Decodes the counter data of the schedule `passes` and evaluates every range: the
-    /// values per range of each of its hardware passes (in that pass's metric order).
-    pub(super) fn decode(&mut self, passes: &[usize]) -> Result<Vec<PassValues>, CudaError> {
+    /// values per range of each of its hardware passes (in that pass's metric order), or with
+    /// `only`, of the pass at that index of `passes` alone (its metrics alone evaluated).
+    pub(super) fn decode(
+        &mut self,
+        passes: &[usize],
+        only: Option<usize>,
+    ) -> Result<Vec<PassValues>, CudaError> {
         let cupti = self.cupti;
         let object = self.object;
         let mut decode = sys::CUpti_RangeProfiler_DecodeData_Params {
@@ -157,32 +158,47 @@ impl RangeProfiler {
                 decode.numOfRangeDropped
             )));
         }
+        // The metrics evaluated: all of the configuration's, or those of the one pass.
+        let evaluated: Vec<usize> = match only {
+            Some(k) => schedule.positions[k].clone(),
+            None => (0..schedule.config.name_ptrs.len()).collect(),
+        };
+        let mut names: Vec<*const std::ffi::c_char> = evaluated
+            .iter()
+            .map(|&i| schedule.config.name_ptrs[i])
+            .collect();
         let mut ranges = Vec::with_capacity(info.numTotalRanges);
         for range in 0..info.numTotalRanges {
-            let config = &mut schedule.config;
-            let mut values = vec![f64::NAN; config.name_ptrs.len()];
+            let mut values = vec![f64::NAN; names.len()];
             let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
                 structSize: struct_size!(
                     sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params,
                     pMetricValues
                 ),
-                pHostObject: config.host,
+                pHostObject: schedule.config.host,
                 pCounterDataImage: schedule.counter_data.as_ptr(),
                 counterDataImageSize: schedule.counter_data.len(),
                 rangeIndex: range,
-                ppMetricNames: config.name_ptrs.as_mut_ptr(),
-                numMetrics: config.name_ptrs.len(),
+                ppMetricNames: names.as_mut_ptr(),
+                numMetrics: names.len(),
                 pMetricValues: values.as_mut_ptr(),
                 ..Default::default()
             };
-            // SAFETY: `values` has one slot per metric.
+            // SAFETY: `values` has one slot per metric; the names live in the configuration.
             unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
-            ranges.push(values);
+            // Back to the configuration's order: NaN for a metric not evaluated.
+            let mut full = vec![f64::NAN; schedule.config.name_ptrs.len()];
+            for (&i, value) in evaluated.iter().zip(values) {
+                full[i] = value;
+            }
+            ranges.push(full);
         }
         Ok(passes
             .iter()
             .zip(&schedule.positions)
-            .map(|(pass, positions)| {
+            .enumerate()
+            .filter(|(k, _)| only.is_none_or(|o| o == *k))
+            .map(|(_, (pass, positions))| {
                 let values = ranges
                     .iter()
                     .map(|range| positions.iter().map(|&i| range[i]).collect())
