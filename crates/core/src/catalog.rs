@@ -336,10 +336,12 @@ fn pack_known(
 /// Kernel replay's groups that need several passes, shared: CUPTI schedules a group's metrics
 /// over its passes itself, so metrics that each need several passes are measured together when
 /// that takes fewer passes than apart (Nsight Compute's `pct_of_peak` metrics share most of
-/// their counters), and a single-pass group joins a multi-pass one that it does not lengthen.
-/// The first single-pass group stays one and comes first: a dispatch that runs once (a graph
-/// launch, a kernel calling `printf`) is measured with the first group only. A union CUPTI
-/// cannot schedule is not made.
+/// their counters). A single-pass group never joins a multi-pass one, even where it would not
+/// lengthen it: CUPTI may then spread its counters over that configuration's executions, and a
+/// ratio of counters from two executions is not one execution's (docs/sections.md, 2026-12-04:
+/// a one-block kernel of 4 warps read 5.1 active warps per active cycle). The first single-pass
+/// group comes first: a dispatch that runs once (a graph launch, a kernel calling `printf`) is
+/// measured with the first group only. A union CUPTI cannot schedule is not made.
 fn share_passes(catalog: &dyn MetricCatalog, groups: &mut Vec<(Vec<String>, u32)>) {
     let passes_of = |a: &[String], b: &[String]| -> Option<u32> {
         let union: Vec<&str> = a.iter().chain(b).map(String::as_str).collect();
@@ -366,21 +368,6 @@ fn share_passes(catalog: &dyn MetricCatalog, groups: &mut Vec<(Vec<String>, u32)
     if let Some(first) = groups.iter().position(|(_, p)| *p <= 1) {
         let group = groups.remove(first);
         groups.insert(0, group);
-    }
-    let mut j = 1;
-    while j < groups.len() {
-        if groups[j].1 <= 1 {
-            let host = (0..groups.len())
-                .filter(|&i| groups[i].1 > 1)
-                .find(|&i| passes_of(&groups[i].0, &groups[j].0).is_some_and(|p| p <= groups[i].1));
-            if let Some(i) = host {
-                let (metrics, _) = groups.remove(j);
-                let i = if i > j { i - 1 } else { i };
-                groups[i].0.extend(metrics);
-                continue;
-            }
-        }
-        j += 1;
     }
 }
 
@@ -614,17 +601,19 @@ mod tests {
     }
 
     #[test]
-    fn multi_pass_metrics_share_passes_and_single_pass_ones_ride_along() {
-        // Two metrics of 2 passes each need 3 together, with a spare slot that a single-pass
-        // group fills; the first single-pass group stays one, first (a dispatch that runs once
-        // is measured with it).
+    fn multi_pass_metrics_share_passes_and_single_pass_groups_stay_apart() {
+        // Two metrics of 2 passes each need 3 together, with a spare slot a single-pass group
+        // would fit in; it stays a pass of its own (CUPTI would spread its counters over the
+        // three), and the first single-pass group comes first (a dispatch that runs once is
+        // measured with it).
         let catalog = FakeCatalog::new(&[("a", 5), ("b", 5), ("mid", 2), ("big", 3), ("c", 8)], 4);
         let spanned = pack_metrics_spanning(&catalog, &["big", "a", "mid", "b"], true).unwrap();
         assert_eq!(
             spanned,
             vec![
                 (vec!["big".to_string()], 1),
-                (vec!["a".into(), "b".into(), "mid".into()], 3),
+                (vec!["a".into(), "b".into()], 3),
+                (vec!["mid".to_string()], 1),
             ]
         );
         // A list that starts with a multi-pass metric still puts a single-pass group first.
