@@ -922,6 +922,31 @@ def section_metrics(out_dir):
     return metric_of
 
 
+def one_execution_check(tag, rc, ours, theirs):
+    """Each metric is one execution's (docs/kernel-replay.md, "Counters"): a kernel of one block
+    never averages more active warps per active SM cycle than the block has warps, and a ratio
+    whose two counters come from different executions can (before 2026-12-04 kreplay gave 4.3-6.0
+    for PyTorch's one-block kernels of 4 warps, ncu 3.7-4.0). Judged on kreplay's rows, with ncu's
+    shown (the rule holds for them too). No row for a program without one-block kernels."""
+    warps, blocks, threads = ("Occupancy", "Achieved Active Warps Per SM"), ("Launch Statistics", "Grid Size"), \
+        ("Launch Statistics", "Block Size")
+
+    def over(rows):
+        one_block = [k[0] for k in rows if k[1:] == blocks and number(rows[k]) == 1]
+        seen = [(i, number(rows.get((i, *warps), "n/a")), number(rows.get((i, *threads), "n/a"))) for i in one_block]
+        seen = [(i, w, t) for i, w, t in seen if w is not None and t]
+        return seen, [(i, w, t) for i, w, t in seen if w > -(-t // 32) * 1.001]
+    ours_seen, ours_over = over(ours)
+    theirs_seen, theirs_over = over(theirs)
+    if not ours_seen:
+        return
+    row(f"--set full: one execution's values ({tag})",
+        "Achieved Active Warps Per SM <= the block's warps on every one-block kernel",
+        f"{len(ours_seen)} one-block kernels, over in ours {ours_over[:4]} (kernel, warps, threads); "
+        f"ncu: {len(theirs_seen)}, over {theirs_over[:4]}",
+        rc == 0 and not ours_over)
+
+
 def section_check(tag, argv, verdict, launches, ncu_twice=False):
     """`kreplay --set full` against `ncu --set full` on the same program and its first `launches`
     kernels (Nsight Compute's own section files on this machine): deterministic rows equal, the
@@ -1048,6 +1073,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
             f"first run only by kernel {by_kernel(left1 - left2)}, second only {by_kernel(left2 - left1)}")
         log(f"sections {tag}: far in both kreplay runs (first, second, ncu) "
             f"{[(k, ours[k], ours2[k], theirs[k]) for k in both_runs]}")
+    one_execution_check(tag, rc, ours, theirs)
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})
