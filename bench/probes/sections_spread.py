@@ -4,12 +4,15 @@
 tools against each other? Runs each tool N times (both --clock-control none, the same
 --cache-control, ncu on the first LAUNCHES kernels) and packs every `--csv --page details` file
 into $OUT/sections_spread.tar.gz (kreplay_<i>.csv, ncu_<i>.csv) for reading elsewhere, with the
-wall time of each run in times.txt inside it. `analyze` reads such a file (or a folder of those
+wall time of each run in times.txt and kreplay's messages in kreplay_<i>.txt inside it (NCU_RUNS=K
+in the environment runs ncu K times instead of N). `analyze` reads such a file (or a folder of those
 CSV files), anywhere: how many rows of the rest (not the deterministic ones) each pair of runs
 gives far apart by tests/gpu/run.py's rule (10%, or 0.5 absolute), the same for the medians of
 each tool's runs, the labels and kernels of the rows far between the medians, and what the
 check's rule for the PyTorch step counts for each tool's runs, ncu's own third run included.
-Usage: python3 bench/probes/sections_spread.py [bin dir] [N] [LAUNCHES] [all|none]
+Variants: each further argument PREFIX=OPTIONS runs kreplay N times more with those options
+(shell words), its files named PREFIX_<i>.csv (default: one variant, `kreplay=`).
+Usage: python3 bench/probes/sections_spread.py [bin dir] [N] [LAUNCHES] [all|none] [PREFIX=OPTIONS ...]
        python3 bench/probes/sections_spread.py analyze FILE.tar.gz|DIR [PREFIX ...]
        (PREFIX: the files to read, e.g. kreplay ncu kreplay_ho; default kreplay ncu)"""
 import collections
@@ -21,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import shlex
 import tempfile
 import time
 
@@ -33,16 +37,22 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release"
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 and not ANALYZE else 3
 LAUNCHES = int(sys.argv[3]) if len(sys.argv) > 3 and not ANALYZE else 30
 CACHE = sys.argv[4] if len(sys.argv) > 4 and not ANALYZE else "all"
+VARIANTS = [v.split("=", 1) for v in (sys.argv[5:] if not ANALYZE else [])] or [["kreplay", ""]]
 OUT = os.environ.get("OUT", tempfile.mkdtemp())
 APP = [sys.executable, "tests/gpu/torch_train.py"]
 
 
-def timed(argv, timeout):
+def timed(argv, timeout, log=None):
+    """Runs argv: (exit status, seconds); its stderr goes to `log` when given."""
     started = time.time()
     try:
-        rc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        rc = "timeout"
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        rc, stderr = done.returncode, done.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, stderr = "timeout", e.stderr or ""
+    if log:
+        with open(log, "w") as f:
+            f.write(stderr if isinstance(stderr, str) else stderr.decode(errors="replace"))
     return rc, time.time() - started
 
 
@@ -50,15 +60,19 @@ def main():
     work = tempfile.mkdtemp()
     times = []
     for i in range(RUNS):
-        d = os.path.join(work, f"kreplay{i}")
-        rc, wall = timed([os.path.join(BIN, "kreplay"), "--set", "full", "--replay-mode", "kernel",
-                          "--kernel-replay-beta-enabled", "--cache-control", CACHE, "-d", d, "-o", "out", "-f", "csv",
-                          "--", *APP], 300)
-        found = glob.glob(os.path.join(d, "**", "*_sections.csv"), recursive=True)
-        if found:
-            shutil.copy(found[0], os.path.join(work, f"kreplay_{i}.csv"))
-        times.append(f"kreplay {i} rc {rc} {wall:.1f}s")
-        print(times[-1], flush=True)
+        for prefix, options in VARIANTS:
+            d = os.path.join(work, f"{prefix}{i}")
+            rc, wall = timed([os.path.join(BIN, "kreplay"), "--set", "full", "--replay-mode", "kernel",
+                              "--kernel-replay-beta-enabled", "--cache-control", CACHE, *shlex.split(options),
+                              "-d", d, "-o", "out", "-f", "csv", "--", *APP], 300,
+                             os.path.join(work, f"{prefix}_{i}.txt"))
+            found = glob.glob(os.path.join(d, "**", "*_sections.csv"), recursive=True)
+            if found:
+                shutil.copy(found[0], os.path.join(work, f"{prefix}_{i}.csv"))
+            times.append(f"{prefix} {i} rc {rc} {wall:.1f}s")
+            print(times[-1], flush=True)
+        if i >= int(os.environ.get("NCU_RUNS", RUNS)):
+            continue
         rc, wall = timed(["ncu", "--set", "full", "--clock-control", "none", "--cache-control", CACHE, "--csv",
                           "--page", "details", "--print-units", "base", "--launch-count", str(LAUNCHES),
                           "--log-file", os.path.join(work, f"ncu_{i}.csv"), *APP], 300)
