@@ -21,6 +21,10 @@ lts__t_sectors_srcunit_ltcfabric.sum,gpu__time_duration.sum" and "lts__cycles_ac
 lts__t_sectors_op_read_lookup_hit.sum": after kreplay's flush (its own context) every kernel but
 the first counts ~2,400 more membar sectors, ~1,180 more LTC-fabric sectors and ~240 more L2
 active cycles than after ncu's; with --cache-control none the two agree (docs/sections.md).
+Since 2026-12-04 each hardware pass is decoded alone, so metrics of one raw counter in groups of
+their own passes give one execution each (`sm__cycles_active.sum` in one group,
+`sm__cycles_active.avg` in the next, with KREPLAY_PACK_GROUPS=0: execution 0 and a replay); each
+row shows the kernel's place in its replay unit (@ per variant, 0 = first).
 Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
        [variant|variant...]   (files under $OUT)"""
 import glob
@@ -62,6 +66,16 @@ def ours(index, variant):
         for d_id, name, kernel, value in con.execute(
                 "SELECT dispatch_id, counter_name, kernel_name, value FROM counters_collection ORDER BY dispatch_id"):
             values.setdefault(d_id, {"kernel": kernel})[name] = value
+        # Each dispatch's place in its replay unit: a unit's costs are recorded on its first
+        # dispatch (kreplay_replay_cost.pass_ns), the others' pass times are zero.
+        place = -1
+        try:
+            costs = con.execute("SELECT dispatch_id, pass_ns FROM kreplay_replay_cost ORDER BY dispatch_id").fetchall()
+        except sqlite3.OperationalError:  # no replay, no table
+            costs = []
+        for d_id, pass_ns in costs:
+            place = 0 if any(int(t) for t in (pass_ns or "").strip("[]").split(",") if t.strip()) else place + 1
+            values.setdefault(d_id, {"kernel": "?"})["place"] = place
     return [values[k] for k in sorted(values)]
 
 
@@ -90,10 +104,11 @@ def main():
     runs = [ours(i, v) for i, v in enumerate(VARIANTS)]
     b = theirs()
     unique = list(dict.fromkeys(METRICS))
-    print("per kernel and metric: ncu, then kreplay in each variant")
+    print("per kernel: its place in its replay unit in each variant; per metric: ncu, then kreplay in each variant")
     for i in range(min([LAUNCHES, len(b)] + [len(a) for a in runs])):
         cells = [f"{m[:28]} " + "/".join(num(r[i].get(m)) for r in [b, *runs]) for m in unique]
-        print(f"{i:>3} {b[i]['kernel'][:24]:24} " + " | ".join(cells))
+        places = "/".join(str(r[i].get("place", "-")) for r in runs)
+        print(f"{i:>3} {b[i]['kernel'][:24]:24} @{places} " + " | ".join(cells))
 
 
 main()
