@@ -925,7 +925,7 @@ def section_metrics(out_dir):
 def one_execution_check(tag, rc, ours, theirs):
     """Each metric is one execution's (docs/kernel-replay.md, "Counters"): a kernel of one block
     never averages more active warps per active SM cycle than the block has warps, and a ratio
-    whose two counters come from different executions can (before 2026-12-04 kreplay gave 4.3-6.0
+    whose two counters come from different executions can (until the fix of 2026-12-04 kreplay gave 4.0-6.0
     for PyTorch's one-block kernels of 4 warps, ncu 3.7-4.0). Judged on kreplay's rows, with ncu's
     shown (the rule holds for them too). No row for a program without one-block kernels."""
     warps, blocks, threads = ("Occupancy", "Achieved Active Warps Per SM"), ("Launch Statistics", "Grid Size"), \
