@@ -158,13 +158,14 @@ impl RangeProfiler {
                 decode.numOfRangeDropped
             )));
         }
-        // The metrics evaluated: all of the configuration's, or those of the one pass.
-        let evaluated: Vec<usize> = match only {
-            Some(k) => schedule.positions[k].clone(),
-            None => (0..schedule.config.name_ptrs.len()).collect(),
+        // The passes evaluated (all of the schedule's, or the one given), their metrics in order.
+        let selected: Vec<usize> = match only {
+            Some(k) => vec![k],
+            None => (0..passes.len()).collect(),
         };
-        let mut names: Vec<*const std::ffi::c_char> = evaluated
+        let mut names: Vec<*const std::ffi::c_char> = selected
             .iter()
+            .flat_map(|&k| &schedule.positions[k])
             .map(|&i| schedule.config.name_ptrs[i])
             .collect();
         let mut ranges = Vec::with_capacity(info.numTotalRanges);
@@ -186,24 +187,19 @@ impl RangeProfiler {
             };
             // SAFETY: `values` has one slot per metric; the names live in the configuration.
             unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
-            // Back to the configuration's order: NaN for a metric not evaluated.
-            let mut full = vec![f64::NAN; schedule.config.name_ptrs.len()];
-            for (&i, value) in evaluated.iter().zip(values) {
-                full[i] = value;
-            }
-            ranges.push(full);
+            ranges.push(values);
         }
-        Ok(passes
+        let mut at = 0;
+        Ok(selected
             .iter()
-            .zip(&schedule.positions)
-            .enumerate()
-            .filter(|(k, _)| only.is_none_or(|o| o == *k))
-            .map(|(_, (pass, positions))| {
+            .map(|&k| {
+                let span = at..at + schedule.positions[k].len();
+                at = span.end;
                 let values = ranges
                     .iter()
-                    .map(|range| positions.iter().map(|&i| range[i]).collect())
+                    .map(|range| range[span.clone()].to_vec())
                     .collect();
-                (*pass, values)
+                (passes[k], values)
             })
             .collect())
     }
