@@ -48,3 +48,20 @@ def far_rows(keys, ours, theirs):
     """The rows of `keys` whose values differ by more than SECTION_TOLERANCE (and SECTION_FLOOR)."""
     return [k for k in keys if abs(number(ours[k]) - number(theirs[k]))
             > max(SECTION_TOLERANCE * abs(number(theirs[k])), SECTION_FLOOR)]
+
+
+def outside_envelope(keys, value, references):
+    """The rows of `keys` whose `value` lies outside the span of their `references` (each a
+    row -> value text), widened by SECTION_TOLERANCE (and SECTION_FLOOR) on each side: far
+    from every value ncu gave and not between two of them."""
+    far = []
+    for k in keys:
+        seen = [number(r[k]) for r in references if number(r.get(k, "n/a")) is not None]
+        if not seen:
+            continue
+        widen = [max(SECTION_TOLERANCE * abs(x), SECTION_FLOOR) for x in seen]
+        low = min(x - w for x, w in zip(seen, widen))
+        high = max(x + w for x, w in zip(seen, widen))
+        if not low <= number(value[k]) <= high:
+            far.append(k)
+    return far

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from details import DETERMINISTIC_LABELS, SECTION_TOLERANCE, details_rows, far_rows, number
+from details import DETERMINISTIC_LABELS, SECTION_TOLERANCE, details_rows, far_rows, number, outside_envelope
 
 ROOT = os.getcwd()
 WORK = os.environ["KREPLAY_GPU_WORK"]
@@ -911,6 +911,24 @@ def ncu_application(argv, launches, metrics, log_file):
     return rc, time.time() - started
 
 
+def keep_pages(tag, paths):
+    """The CSV pages a section check compared, gzipped under $OUT/sections/<tag>/, so that the
+    rows can be judged again offline (another rule, another reference) without the GPU."""
+    import gzip
+    kept = os.path.join(OUT, "sections", re.sub(r"[^A-Za-z0-9]+", "_", tag).strip("_"))
+    os.makedirs(kept, exist_ok=True)
+    for name, path in paths.items():
+        if path and os.path.exists(path):
+            with open(path, "rb") as src, gzip.open(os.path.join(kept, name + ".csv.gz"), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+
+
+def sections_pages(out_dir):
+    """kreplay's `*_sections.csv` page under out_dir (one process: one page), or None."""
+    pages = sorted(glob.glob(os.path.join(out_dir, "**", "*_sections.csv"), recursive=True))
+    return pages[0] if pages else None
+
+
 def section_metrics(out_dir):
     """(section, label) -> the metric kreplay read for it, from its JSON output."""
     metric_of = {}
@@ -958,7 +976,9 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     run's kernels must be the same by ID; a deterministic row its two runs give differently is
     shown and not held equal. The rows then far where ncu reproduces itself are measured once
     more by ncu in application replay (first executions only); one that it gives far from its
-    kernel replay and within of kreplay's is shown and not held against kreplay."""
+    kernel replay and within of kreplay's is shown and not held against kreplay. Then kreplay
+    runs again, and an experiment line (not judged) counts each of its runs' rows outside the
+    span of ncu's values. The pages compared are kept under $OUT/sections/."""
     if not any(name in tag for name in SECTIONS_ONLY.split(",")):
         return
     if SECTIONS_CACHE != "all":
@@ -992,14 +1012,21 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     rest = [k for k in both if k[2] not in DETERMINISTIC_LABELS]
     far = far_rows(rest, ours, theirs)
     self_far, self_shown = None, ""
+    pages = {"kreplay": sections_pages(out_dir), "ncu": ncu_log}
+    # ncu's values per row besides its first run's (its second run; its application replay's
+    # for the metrics that replay measured): the span the envelope line below judges against.
+    references = [theirs]
     if ncu_twice:
         again_log = os.path.join(WORK, f"ncu_sections_{tag}_again.csv")
         again_rc, _ = ncu_full(argv, launches, again_log)
         again_names = {}
         again = details_rows(open(again_log), names=again_names) if os.path.exists(again_log) else {}
+        pages["ncu_again"] = again_log
         self_rest = [k for k in rest if number(again.get(k, "n/a")) is not None]
         same_kernels = all(bare(again_names.get(i)) == bare(their_names[i]) for i in their_names)
         usable = again_rc == 0 and len(self_rest) == len(rest) and same_kernels
+        if usable:
+            references.append(again)
         self_far = far_rows(self_rest, again, theirs) if usable else None
         self_shown = (f"; ncu's second run: {len(self_rest) - len(self_far)}/{len(self_rest)} within, "
                       f"{len(set(far) - set(self_far))} of ours far where it is not"
@@ -1027,6 +1054,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
         if probed:
             app_log = os.path.join(WORK, f"ncu_sections_{tag}_application.csv")
             app_rc, app_wall = ncu_application(argv, launches, probed, app_log)
+            pages["ncu_application"] = app_log
             app_names = {}
             app = {}
             if os.path.exists(app_log):
@@ -1039,6 +1067,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
                 if bare(app_names.get(k[0])) != bare(their_names[k[0]]):
                     return None
                 return number(app_by_metric.get((k[0], metric_of.get(k[1:])), "n/a"))
+            references.append({k: str(app_value(k)) for k in rest if app_value(k) is not None})
             explained = [k for k in stable_far if app_value(k) is not None
                          and far_rows([k], {k: str(app_value(k))}, theirs)
                          and not far_rows([k], ours, {k: str(app_value(k))})]
@@ -1056,6 +1085,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
         again_dir = out_dir + "_again"
         again_argv = [a if a != out_dir else again_dir for a in ours_argv]
         rc2, _, _, _, wall2 = run(again_argv, None, tag="sections_" + tag + "_again", timeout=580)
+        pages["kreplay_again"] = sections_pages(again_dir)
         ours2 = {}
         for path in glob.glob(os.path.join(again_dir, "**", "*_sections.csv"), recursive=True):
             with open(path) as f:
@@ -1073,7 +1103,18 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
             f"first run only by kernel {by_kernel(left1 - left2)}, second only {by_kernel(left2 - left1)}")
         log(f"sections {tag}: far in both kreplay runs (first, second, ncu) "
             f"{[(k, ours[k], ours2[k], theirs[k]) for k in both_runs]}")
+        # An experiment line, not judged: each kreplay run against the span of ncu's values
+        # (docs/sections.md, "Judging against ncu's spread"), and the labels that leave it most.
+        outside = outside_envelope(rest, ours, references)
+        outside2 = outside_envelope(rest2, ours2, references)
+        labels = collections.Counter(k[2] for k in outside + outside2).most_common(6)
+        experiments.append(
+            f"sections {tag}: outside the span of ncu's {len(references)} values per row, each +-{SECTION_TOLERANCE:.0%}: "
+            f"kreplay {len(outside)}/{len(rest)}, its second run {len(outside2)}/{len(rest2)}; labels (both runs) {labels}; "
+            f"by kernel {by_kernel(set(outside) & set(outside2))[:12]}")
     one_execution_check(tag, rc, ours, theirs)
+    keep_pages(tag, pages)
+    log(f"sections {tag}: far rows by label {collections.Counter(k[2] for k in far).most_common()}")
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
     other_units = sorted({(k[2], our_units.get(k), their_units[k]) for k in both if our_units.get(k) != their_units.get(k)})

@@ -11,7 +11,8 @@
 # KREPLAY_GPU_ONLY=multipass only the metric that needs several passes through --metrics,
 # KREPLAY_GPU_ONLY=effects only printf, device heap and signal endings,
 # KREPLAY_GPU_ONLY=graphs only CUDA graph launches run node by node (captured and graph-API graphs),
-# KREPLAY_GPU_ONLY=sections only `--set full` against `ncu --set full` (Nsight Compute's section files),
+# KREPLAY_GPU_ONLY=sections only `--set full` against `ncu --set full` (Nsight Compute's section files;
+# the pages compared are kept gzipped under $OUT/sections/<program>/),
 # (KREPLAY_GPU_SECTIONS=<text>[,<text>...] only those whose name holds one; KREPLAY_GPU_SECTIONS_CACHE=none
 # gives both tools --cache-control none),
 # KREPLAY_GPU_ONLY=deferral only the windows that stay open across host syncs and copies (the
