@@ -4,6 +4,7 @@ check, expected, seen, PASS/FAIL. Until the `kreplay` CLI drives kernel replay e
 library is injected directly (CUDA_INJECTION64_PATH + KREPLAY_CONFIG), as the CLI does."""
 import collections
 import glob
+import gzip
 import hashlib
 import json
 import math
@@ -914,7 +915,6 @@ def ncu_application(argv, launches, metrics, log_file):
 def keep_pages(tag, paths):
     """The CSV pages a section check compared, gzipped under $OUT/sections/<tag>/, so that the
     rows can be judged again offline (another rule, another reference) without the GPU."""
-    import gzip
     kept = os.path.join(OUT, "sections", re.sub(r"[^A-Za-z0-9]+", "_", tag).strip("_"))
     os.makedirs(kept, exist_ok=True)
     for name, path in paths.items():
