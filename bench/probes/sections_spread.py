@@ -9,7 +9,8 @@ in the environment runs ncu K times instead of N). `analyze` reads such a file (
 CSV files), anywhere: how many rows of the rest (not the deterministic ones) each pair of runs
 gives far apart by tests/gpu/run.py's rule (10%, or 0.5 absolute), the same for the medians of
 each tool's runs, the labels and kernels of the rows far between the medians, and what the
-check's rule for the PyTorch step counts for each tool's runs, ncu's own third run included.
+check's earlier rule for the PyTorch step (until 2026-12-04) counts for each tool's runs, ncu's
+own third run included.
 Variants: each further argument PREFIX=OPTIONS runs kreplay N times more with those options
 (shell words), its files named PREFIX_<i>.csv (default: one variant, `kreplay=`).
 Usage: python3 bench/probes/sections_spread.py [bin dir] [N] [LAUNCHES] [all|none] [PREFIX=OPTIONS ...]
@@ -118,16 +119,18 @@ def analyze(source, prefixes):
         print(f"medians, {first} against {other}: {len(apart)} far, {len(outside)} of them far from every {other} run")
         print("  by label:", collections.Counter(k[2] for k in apart).most_common(12))
         print("  by kernel:", sorted(collections.Counter(k[0] for k in apart).items()))
-    # tests/gpu/run.py's rule for the PyTorch step, before its application-replay explanations:
-    # rows far from ncu's first run where ncu's second run is within of it, at most 5% allowed.
-    # A third ncu run judged by it says what the rule asks of a tool as reproducible as ncu.
+    # tests/gpu/run.py's rule for the PyTorch step until 2026-12-04, before its application-replay
+    # explanations: rows far from ncu's first run where ncu's second run is within of it, at most
+    # 5% allowed. A third ncu run judged by it says what the rule asks of a tool as reproducible
+    # as ncu: it failed at times, and the check now takes ncu's application replay as arbiter
+    # (docs/sections.md), which needs a run of it (not made here).
     ncu = runs.get("ncu", [])
     for p, candidates in runs.items():
         counts = sorted(len(set(far(c, ncu[r])) - set(far(ncu[s], ncu[r])))
                         for r, s in itertools.permutations(range(len(ncu)), 2)
                         for c in candidates if c is not ncu[r] and c is not ncu[s])
         if counts:
-            print(f"the check's rule, {p} as the tool: far where ncu's second run is within {counts} "
+            print(f"the earlier rule, {p} as the tool: far where ncu's second run is within {counts} "
                   f"({int(0.05 * len(keys))} allowed)")
 
 
