@@ -1023,6 +1023,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
     far = far_rows(rest, ours, theirs)
     self_far, self_shown = None, ""
     pages = {"kreplay": sections_pages(out_dir), "ncu": ncu_log}
+    metric_of = section_metrics(out_dir)
     # ncu's values per row besides its first run's (its second run; its application replay's
     # for the metrics that replay measured): the span the envelope line below judges against.
     references = [theirs]
@@ -1061,7 +1062,6 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
         # its first), where kreplay's passes measure a first execution's. Shown apart, and not
         # held against kreplay; a row where ncu's two replay modes agree still is.
         stable_far = [k for k in far if self_far is not None and k not in self_far]
-        metric_of = section_metrics(out_dir)
         probed = sorted({metric_of[k[1:]] for k in stable_far if "__" in metric_of.get(k[1:], "")
                          and not metric_of[k[1:]].startswith(("derived__", "device__attribute"))})
         if probed:
@@ -1134,7 +1134,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
             f"kreplay {len(outside)}/{len(rest)}, its second run {len(outside2)}/{len(rest2)}; labels (both runs) {labels}; "
             f"by kernel {by_kernel(set(outside) & set(outside2))[:12]}")
     one_execution_check(tag, rc, ours, theirs)
-    keep_pages(tag, pages, section_metrics(out_dir))
+    keep_pages(tag, pages, metric_of)
     log(f"sections {tag}: far rows by label {collections.Counter(k[2] for k in far).most_common()}")
     only_ncu = sorted({k[1:] for k in theirs if k not in ours})
     # Units are shown, not checked: kreplay writes ncu's spelling where it knows it (docs/sections.md).
