@@ -2,6 +2,7 @@
 the same columns) and the rule that compares them: shared by the GPU checks (tests/gpu/run.py)
 and the probes that read such pages (bench/probes/sections_spread.py)."""
 import csv
+import os
 
 # Rows of the sections page whose values do not depend on timing, caches or clocks: they must
 # equal Nsight Compute's exactly; the others within SECTION_TOLERANCE (docs/sections.md).
@@ -35,6 +36,14 @@ def details_rows(lines, units=None, names=None):
             if names is not None:
                 names[key[0]] = r["Kernel Name"]
     return rows
+
+
+def page_rows(path, units=None, names=None):
+    """details_rows of the page at `path`; {} when there is none (its tool did not write it)."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        return details_rows(f, units, names)
 
 
 def number(text):

@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 
-from details import DETERMINISTIC_LABELS, SECTION_TOLERANCE, details_rows, far_rows, number, outside_envelope
+from details import (DETERMINISTIC_LABELS, SECTION_TOLERANCE, details_rows, far_rows, number, outside_envelope,
+                     page_rows)
 
 ROOT = os.getcwd()
 WORK = os.environ["KREPLAY_GPU_WORK"]
@@ -1004,7 +1005,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
             ours.update(details_rows(f, our_units, our_names))
     ncu_log = os.path.join(WORK, f"ncu_sections_{tag}.csv")
     ncu_rc, ncu_wall = ncu_full(argv, launches, ncu_log)
-    theirs = details_rows(open(ncu_log), their_units, their_names) if os.path.exists(ncu_log) else {}
+    theirs = page_rows(ncu_log, their_units, their_names)
     # Rows are matched by ID: the same kernel must stand behind each. Compared by the function's
     # own name, without its namespaces, template or parameter list (ncu writes "float *" and
     # "T1::Params" where kreplay's demangler writes "float*" and the type's name, and
@@ -1034,7 +1035,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
         again_log = os.path.join(WORK, f"ncu_sections_{tag}_again.csv")
         again_rc, _ = ncu_full(argv, launches, again_log)
         again_names = {}
-        again = details_rows(open(again_log), names=again_names) if os.path.exists(again_log) else {}
+        again = page_rows(again_log, names=again_names)
         pages["ncu_again"] = again_log
         self_rest = [k for k in rest if number(again.get(k, "n/a")) is not None]
         same_kernels = all(bare(again_names.get(i)) == bare(their_names[i]) for i in their_names)
@@ -1069,10 +1070,7 @@ def section_check(tag, argv, verdict, launches, ncu_twice=False):
             app_rc, app_wall = ncu_application(argv, launches, probed, app_log)
             pages["ncu_application"] = app_log
             app_names = {}
-            app = {}
-            if os.path.exists(app_log):
-                with open(app_log) as f:
-                    app = details_rows(f, names=app_names)
+            app = page_rows(app_log, names=app_names)
             # ncu lists --metrics under a section of its own ("Command line profiler metrics").
             app_by_metric = {(i, metric): value for (i, _, metric), value in app.items()}
 
@@ -1459,45 +1457,50 @@ def graph_checks():
             f"passes {sorted(set(passes))}; declined {declined[:1]}; {err.strip()[-100:]!r}",
             rc == 0 and same and bool(passes) and set(passes) == {2} and not declined)
 
-if selected("deferral"):
-    deferral_checks()
-if selected("fidelity"):
-    fidelity_checks()
-    full_device_check()
-if selected("multipass"):
-    multipass_metric_checks()
-    lone_multipass_metric_check()
-if selected("effects"):
-    side_effect_checks()
-if selected("sections"):
-    section_checks()
-if selected("cache"):
-    identity_cache_checks()
-if selected("trace"):
-    trace_check()
-if selected("multigpu"):
-    multi_gpu_check()
-if selected("graphs"):
-    graph_checks()
-if selected("core"):
-    per_dispatch_checks()
-if selected("windows"):
-    window_checks()
+def main():
+    if selected("deferral"):
+        deferral_checks()
+    if selected("fidelity"):
+        fidelity_checks()
+        full_device_check()
+    if selected("multipass"):
+        multipass_metric_checks()
+        lone_multipass_metric_check()
+    if selected("effects"):
+        side_effect_checks()
+    if selected("sections"):
+        section_checks()
+    if selected("cache"):
+        identity_cache_checks()
+    if selected("trace"):
+        trace_check()
+    if selected("multigpu"):
+        multi_gpu_check()
+    if selected("graphs"):
+        graph_checks()
+    if selected("core"):
+        per_dispatch_checks()
+    if selected("windows"):
+        window_checks()
 
-# --- the table -------------------------------------------------------------------------------
-width = [max(len(r[i]) for r in rows + [("check", "expected", "seen", "result")]) for i in range(4)]
-width = [min(w, 90) for w in width]
-lines = []
-header = ("check", "expected", "seen", "result")
-for r in [header] + rows:
-    lines.append(" | ".join(str(c)[:width[i]].ljust(width[i]) for i, c in enumerate(r)))
-table_text = "\n".join(lines)
-passed = sum(1 for r in rows if r[3] == "PASS")
-summary = f"{passed} passed, {len(rows) - passed} failed"
-with open(os.path.join(OUT, "table.txt"), "w") as f:
-    f.write("\n".join(" | ".join(r) for r in [header] + rows) + "\n" + summary + "\n")
-for line in experiments:
-    print("experiment:", line[:600])
-print(table_text)
-print(summary)
-sys.exit(0 if passed == len(rows) else 1)
+    # --- the table -------------------------------------------------------------------------------
+    width = [max(len(r[i]) for r in rows + [("check", "expected", "seen", "result")]) for i in range(4)]
+    width = [min(w, 90) for w in width]
+    lines = []
+    header = ("check", "expected", "seen", "result")
+    for r in [header] + rows:
+        lines.append(" | ".join(str(c)[:width[i]].ljust(width[i]) for i, c in enumerate(r)))
+    table_text = "\n".join(lines)
+    passed = sum(1 for r in rows if r[3] == "PASS")
+    summary = f"{passed} passed, {len(rows) - passed} failed"
+    with open(os.path.join(OUT, "table.txt"), "w") as f:
+        f.write("\n".join(" | ".join(r) for r in [header] + rows) + "\n" + summary + "\n")
+    for line in experiments:
+        print("experiment:", line[:600])
+    print(table_text)
+    print(summary)
+    sys.exit(0 if passed == len(rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
