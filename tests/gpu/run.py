@@ -1082,7 +1082,8 @@ def section_check(tag, argv, verdict, launches, ncu_twice=True):
             # kernel-replay runs and kreplay's run each leave, judged by one rule against one value.
             judged = [k for k in app_rows if number(again.get(k, "n/a")) is not None]
             off = [len(far_rows(judged, page, app_rows)) for page in (ours, theirs, again)]
-            arbiter = (off[0], (off[1] + off[2]) / 2, len(judged))
+            # No arbiter without its values: a failed application replay decides nothing.
+            arbiter = (off[0], (off[1] + off[2]) / 2, len(judged)) if app_rc == 0 and judged else None
             self_shown += (f"; against it on the {len(judged)} rows of those metrics, far: kreplay {off[0]}, "
                            f"ncu's kernel replay {off[1]} and {off[2]}")
             explained = [k for k in stable_far if app_value(k) is not None

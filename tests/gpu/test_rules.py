@@ -76,6 +76,10 @@ class SectionRule(unittest.TestCase):
                  "ncu_application": page({}, by_metric=True)}
         self.assertEqual(verdict(pages), "FAIL")
 
+    def test_no_application_replay_decides_nothing(self):
+        pages = {"kreplay": page(LONG), "kreplay_again": page(LONG), "ncu": page({}), "ncu_again": page({})}
+        self.assertEqual(verdict(pages), "FAIL")
+
     def test_more_than_twenty_percent_far_fails_whatever_the_arbiter(self):
         longer = {(k, "Duration"): 1300.0 for k in range(5)}
         pages = {"kreplay": page(longer), "kreplay_again": page(longer), "ncu": page({}), "ncu_again": page({}),
