@@ -1338,7 +1338,10 @@ def trace_check():
     if os.path.exists(path):
         shutil.copy(path, os.path.join(OUT, "cg_results.pftrace"))
     if summary is None:
-        row("pftrace of the CG solver", "parses with Perfetto's schema", f"rc {rc}; {(p.stderr if p else 'no file')[-200:]!r}", False)
+        why = (p.stderr if p else "no file")[-200:]
+        if p and "No module named" in p.stderr:
+            why = f"Perfetto's Python package is not in {py}: carry .deps/py (.ci/run fills it) or set KREPLAY_PYTHONPATH; {why}"
+        row("pftrace of the CG solver", "parses with Perfetto's schema", f"rc {rc}; {why!r}", False)
         return
     slices = summary["slices"]
     tracks = sorted({t["name"] for t in summary["tracks"].values()})
