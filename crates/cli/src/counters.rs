@@ -14,7 +14,7 @@ use kreplay_core::catalog::{
 };
 use kreplay_core::config::{CounterGroup, CounterSpec};
 use kreplay_core::reference_chip::{SimCatalog, SIM_CHIP};
-use kreplay_cuda::catalog::{identity_cache, CuptiCatalog};
+use kreplay_counters::catalog::{identity_cache, CuptiCatalog};
 use std::sync::Mutex;
 
 /// Metric names of the reference software device start with this.

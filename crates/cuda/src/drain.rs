@@ -5,9 +5,9 @@
 //! creation and destruction callbacks run while the driver holds locks that the tool's own counter
 //! calls wait for (a lock taken there deadlocked two application threads).
 
-use crate::backend::ContextGuard;
 use crate::error::CudaError;
 use crate::guard::ToolScope;
+use crate::ContextGuard;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::CUcontext;
 use std::collections::BTreeMap;
@@ -35,7 +35,7 @@ struct Worker {
 }
 
 /// How a drain ended.
-pub(crate) enum Drained {
+pub enum Drained {
     Done,
     /// The context still had work when the deadline passed.
     TimedOut,
@@ -43,7 +43,7 @@ pub(crate) enum Drained {
 
 /// Waits for every stream of `ctx` (the application's, other libraries', the tool's) to be
 /// idle, at most `deadline`.
-pub(crate) fn synchronize_within(
+pub fn synchronize_within(
     driver: &'static Driver,
     ctx: CUcontext,
     deadline: Duration,
@@ -88,7 +88,7 @@ fn synchronize(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError>
 /// Lets `ctx`'s worker end (the context is being destroyed, or its worker is left waiting): its
 /// queue is dropped, so it ends after the job it may be running. The map's lock is never held
 /// across a synchronisation, so this is safe inside the driver's resource callback.
-pub(crate) fn forget_context(ctx: CUcontext) {
+pub fn forget_context(ctx: CUcontext) {
     WORKERS
         .lock()
         .unwrap_or_else(|e| e.into_inner())

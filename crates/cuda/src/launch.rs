@@ -2,12 +2,26 @@
 //! block is valid until the callback returns), or owned copies kept for a replay window, which
 //! re-executes launches after their callbacks returned, possibly on another thread.
 
-use crate::classify::LaunchApi;
 use crate::drv;
 use crate::error::CudaError;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUfunction, CUstream};
 use std::ffi::c_void;
+
+/// How a launch API is re-issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchApi {
+    /// `cuLaunchKernel` (and `_ptsz`): `cuLaunchKernel_params`.
+    Kernel { per_thread: bool },
+    /// `cuLaunchKernelEx` (and `_ptsz`): `cuLaunchKernelEx_params`.
+    KernelEx { per_thread: bool },
+    /// `cuLaunchCooperativeKernel` (and `_ptsz`): `cuLaunchCooperativeKernel_params`.
+    Cooperative { per_thread: bool },
+    /// `cuGraphLaunch` (and `_ptsz`): `cuGraphLaunch_params`, run node by node or once.
+    Graph { per_thread: bool },
+    /// `cuLaunchCooperativeKernelMultiDevice`: runs once.
+    MultiDevice,
+}
 
 /// A launch the backend can execute again.
 pub enum CudaLaunch {

@@ -1,27 +1,22 @@
-//! Safe wrappers over the CUDA driver and CUPTI, the CUDA replay backend, and the CUPTI metric catalog.
-pub mod backend;
-pub mod catalog;
-pub mod classify;
+//! The safe layer over the CUDA driver, CUPTI and NVML: libraries loaded at run time, errors that
+//! name the failed call, typed calls, and owned objects that free on drop. The only crate that
+//! imports the bindings (`kreplay-cupti-sys`).
 pub mod clocks;
+pub mod context;
 pub mod debug;
-mod drain;
+pub mod drain;
 pub mod error;
-pub mod flush;
-pub mod graphs;
 pub mod guard;
 pub mod handles;
-pub mod intercept;
 pub mod kernel;
 pub mod launch;
 pub mod loader;
-pub mod module_symbols;
-pub mod modules;
-pub mod profiler;
 pub mod query;
-pub mod setup;
+
+pub use context::ContextGuard;
 
 /// A mutex's guard, also after a panic elsewhere poisoned it (the tool never leaves state
 /// half-changed across a panic: each holder's writes are single assignments).
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

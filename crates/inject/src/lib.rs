@@ -1,7 +1,7 @@
 //! `libkreplay_inject.so`: CUDA loads it through `CUDA_INJECTION64_PATH` and calls
 //! [`InitializeInjection`] inside `cuInit`. The library is this entry point and its panic wall;
 //! what it starts, the interception of the application's CUDA calls, is
-//! `kreplay_cuda::intercept`.
+//! `kreplay_intercept`.
 
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// says why on stderr and leaves the application alone.
 #[no_mangle]
 pub extern "C" fn InitializeInjection() -> c_int {
-    use kreplay_cuda::intercept::{initialize, say};
+    use kreplay_intercept::{initialize, say};
     match catch_unwind(AssertUnwindSafe(initialize)) {
         Ok(Ok(())) => {}
         Ok(Err(message)) => say(&format!(

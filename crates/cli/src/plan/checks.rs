@@ -144,10 +144,10 @@ pub(super) fn check_switches(get: impl Fn(&str) -> Option<String>) -> Result<(),
         return Err(UsageError::new(why));
     }
     let sequence = &switches.range_profiler_sequence;
-    if kreplay_cuda::profiler::Sequence::parse(sequence).is_none() {
-        return Err(UsageError::new(kreplay_cuda::profiler::Sequence::unknown(
-            sequence,
-        )));
+    if kreplay_counters::profiler::Sequence::parse(sequence).is_none() {
+        return Err(UsageError::new(
+            kreplay_counters::profiler::Sequence::unknown(sequence),
+        ));
     }
     Ok(())
 }

@@ -31,11 +31,11 @@
 //! - the context's destruction ([`CounterSetup::abandon`]: it waits inside the driver's
 //!   resource callback, bounded, since the set-up may need a lock the driver holds there).
 
-use crate::backend::MetricGroups;
-use crate::error::CudaError;
-use crate::guard::ToolScope;
 use crate::profiler::RangeProfiler;
+use crate::MetricGroups;
 use kreplay_core::config::Switches;
+use kreplay_cuda::error::CudaError;
+use kreplay_cuda::guard::ToolScope;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext};
@@ -254,7 +254,7 @@ thread_local! {
 
 /// Makes the calling thread wait, when it ends (also by calling `exit`), for the set-ups still
 /// running (see [`ExitGuard`]). Cheap after the first call on a thread.
-pub(crate) fn guard_thread_exit() {
+pub fn guard_thread_exit() {
     // A thread being torn down has no thread-locals left: nothing to guard.
     let _ = EXIT_GUARD.try_with(|_| ());
 }
@@ -292,6 +292,14 @@ fn exit_waits_for_setup() {
     unsafe { libc::atexit(wait_at_exit) };
 }
 
+/// The backend's own work a set-up thread does after the counters (see [`CounterSetup::new`]).
+#[derive(Clone, Copy)]
+pub struct AheadWork {
+    /// What it does, for the diagnostic line (`flush module compiled`).
+    pub what: &'static str,
+    pub work: fn(&'static Driver) -> Result<(), CudaError>,
+}
+
 /// What a set-up needs, and the set-ups under way by context. Cheap to clone (one `Arc`): the
 /// backend and the context-creation callback share one.
 #[derive(Clone)]
@@ -307,21 +315,22 @@ struct Shared {
     warm: Vec<Option<usize>>,
     max_ranges: usize,
     switches: Switches,
-    /// The flush before each measured launch runs in the application's context with the
-    /// GPC-caches code: the set-up compiles its module ahead ([`crate::flush::compile_ahead`]).
-    compile_flush: bool,
+    /// Work the set-up thread does for the backend after the counters, so that the first
+    /// dispatch need not (the L2 flush's module, compiled ahead when the flush runs in the
+    /// application's context with the GPC-caches code).
+    ahead: Option<AheadWork>,
     setups: SetUps<Result<RangeProfiler, CudaError>>,
 }
 
 impl CounterSetup {
-    pub(crate) fn new(
+    pub fn new(
         driver: &'static Driver,
         cupti: &'static Cupti,
         groups: MetricGroups,
         warm: Vec<Option<usize>>,
         max_ranges: usize,
         switches: Switches,
-        compile_flush: bool,
+        ahead: Option<AheadWork>,
     ) -> Self {
         CounterSetup {
             shared: Arc::new(Shared {
@@ -331,7 +340,7 @@ impl CounterSetup {
                 warm,
                 max_ranges,
                 switches,
-                compile_flush,
+                ahead,
                 setups: SetUps::new(|| {
                     Err(CudaError::Load("the counter set-up thread panicked".into()))
                 }),
@@ -382,10 +391,10 @@ impl CounterSetup {
                 // those a library makes on its behalf.
                 let _thread = ToolScope::enter();
                 let ctx = context as CUcontext;
-                let _current = crate::backend::ContextGuard::make_current(shared.driver, ctx)?;
+                let _current = kreplay_cuda::ContextGuard::make_current(shared.driver, ctx)?;
                 let mut device: sys::CUdevice = 0;
                 // SAFETY: the context pushed above is current on this thread.
-                unsafe { crate::drv!(shared.driver, cuCtxGetDevice(&mut device))? };
+                unsafe { kreplay_cuda::drv!(shared.driver, cuCtxGetDevice(&mut device))? };
                 let gone = || {
                     CudaError::Load("the set-up stopped: its context or the process ends".into())
                 };
@@ -420,19 +429,21 @@ impl CounterSetup {
                 }
                 if let Err(e) = warmed {
                     // The first dispatch programs the counters itself, as without set-up.
-                    crate::debug::line(&format!("counters not programmed ahead: {e}"));
+                    kreplay_cuda::debug::line(&format!("counters not programmed ahead: {e}"));
                 }
-                if shared.compile_flush && !stopped() {
+                if let (Some(ahead), false) = (shared.ahead, stopped()) {
                     let began = Instant::now();
-                    // Without it, the first flush compiles the module on the application's thread.
-                    match crate::flush::compile_ahead(shared.driver) {
-                        Ok(()) => crate::debug::line(&format!(
-                            "flush module compiled ahead in {:.1} ms",
-                            crate::debug::ms(began.elapsed())
+                    // Without it, the first dispatch does this work on the application's thread.
+                    match (ahead.work)(shared.driver) {
+                        Ok(()) => kreplay_cuda::debug::line(&format!(
+                            "{} ahead in {:.1} ms",
+                            ahead.what,
+                            kreplay_cuda::debug::ms(began.elapsed())
                         )),
-                        Err(e) => {
-                            crate::debug::line(&format!("flush module not compiled ahead: {e}"))
-                        }
+                        Err(e) => kreplay_cuda::debug::line(&format!(
+                            "{} not done ahead: {e}",
+                            ahead.what
+                        )),
                     }
                 }
                 Ok(profiler)
@@ -453,12 +464,12 @@ impl CounterSetup {
 
     /// Waits for the set-up started for `ctx`, if any (`None` also when it belongs to the
     /// process this one was forked from).
-    pub(crate) fn take(&self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
+    pub fn take(&self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
         let began = Instant::now();
         let result = self.shared.setups.take(ctx as usize)?;
-        crate::debug::line(&format!(
+        kreplay_cuda::debug::line(&format!(
             "waited {:.1} ms for the counter set-up begun at context creation",
-            crate::debug::ms(began.elapsed())
+            kreplay_cuda::debug::ms(began.elapsed())
         ));
         Some(result)
     }
@@ -466,12 +477,12 @@ impl CounterSetup {
     /// Stops the set-up of a context being destroyed: it is told to stop at its next step and
     /// waited for up to [`DESTROY_WAIT`] (not joined outright: the caller may hold driver locks
     /// the set-up needs). What it made is not dropped (no CUPTI calls on a dying context).
-    pub(crate) fn abandon(&self, ctx: CUcontext) {
+    pub fn abandon(&self, ctx: CUcontext) {
         let began = Instant::now();
         if let Some(stopped) = self.shared.setups.abandon(ctx as usize, DESTROY_WAIT) {
-            crate::debug::line(&format!(
+            kreplay_cuda::debug::line(&format!(
                 "context destroyed during its counter set-up: waited {:.1} ms, {}",
-                crate::debug::ms(began.elapsed()),
+                kreplay_cuda::debug::ms(began.elapsed()),
                 if stopped {
                     "set-up stopped"
                 } else {
@@ -495,9 +506,9 @@ impl CounterSetup {
     pub fn finish(&self, ctx: CUcontext) {
         let began = Instant::now();
         if self.shared.setups.finish(ctx as usize) {
-            crate::debug::line(&format!(
+            kreplay_cuda::debug::line(&format!(
                 "a stream capture waited {:.1} ms for the counter set-up",
-                crate::debug::ms(began.elapsed())
+                kreplay_cuda::debug::ms(began.elapsed())
             ));
         }
     }

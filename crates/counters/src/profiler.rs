@@ -35,12 +35,12 @@
 
 use crate::catalog::host::host_api_lock;
 use crate::catalog::identity_cache;
-use crate::cupti_call;
-use crate::debug;
-use crate::error::{c_text, CudaError};
 use kreplay_core::backend::UnitPlan;
 use kreplay_core::catalog::pack_groups;
 use kreplay_core::config::Switches;
+use kreplay_cuda::cupti_call;
+use kreplay_cuda::debug;
+use kreplay_cuda::error::{c_text, CudaError};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
 use std::collections::HashMap;
@@ -184,7 +184,7 @@ static PROFILER_INIT: Mutex<Option<Result<(), CudaError>>> = Mutex::new(None);
 
 /// CUPTI's profiler initialisation (it loads nvperf's driver layer), once per process; its
 /// outcome is kept for every later caller.
-pub(crate) fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
+pub fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
     let mut kept = PROFILER_INIT.lock().unwrap_or_else(|e| e.into_inner());
     kept.get_or_insert_with(|| call_profiler_initialize(cupti))
         .clone()
@@ -192,7 +192,7 @@ pub(crate) fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError
 
 /// [`initialize_profiler`] where it may be too early: a failure is not kept, so that a later
 /// caller tries again. Whether the profiler is initialised.
-pub(crate) fn try_initialize_profiler(cupti: &'static Cupti) -> bool {
+pub fn try_initialize_profiler(cupti: &'static Cupti) -> bool {
     let mut kept = PROFILER_INIT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(outcome) = kept.as_ref() {
         return outcome.is_ok();

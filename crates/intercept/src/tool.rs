@@ -2,15 +2,15 @@
 //! bookkeeping of kernels, devices and modules.
 
 use super::callbacks;
-use crate::backend::{
+use kreplay_backend::graphs::GraphRegistry;
+use kreplay_backend::modules::KernelRegistry;
+use kreplay_backend::{
     CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
 };
-use crate::graphs::GraphRegistry;
-use crate::modules::KernelRegistry;
-use crate::setup::CounterSetup;
-use crate::{cupti_call, loader};
 use kreplay_core::backend::{AllocKind, DeviceId, DeviceScope, LaunchKind};
 use kreplay_core::config::{InProcessMode, ToolConfig};
+use kreplay_counters::setup::CounterSetup;
+use kreplay_cuda::{cupti_call, loader};
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, struct_size};
@@ -24,7 +24,7 @@ pub(crate) struct Tool {
     pub engine: CudaEngine,
     pub backend: Mutex<CudaBackend>,
     /// The backend's counter set-ups, started from the context-creation callback without the
-    /// backend's lock (see `crate::setup`). `None` without counters.
+    /// backend's lock (see `kreplay_counters::setup`). `None` without counters.
     pub counter_setup: Option<CounterSetup>,
     pub gate: MeasureGate,
     pub driver: &'static Driver,
@@ -32,7 +32,7 @@ pub(crate) struct Tool {
     pub sink: Arc<dyn RecordSink>,
     /// The kernels and modules launched from (ids, names, module variables, side effects).
     pub kernels: KernelRegistry,
-    /// Executable graphs read at instantiation, run node by node (`crate::graphs`).
+    /// Executable graphs read at instantiation, run node by node (`kreplay_backend::graphs`).
     pub graphs: GraphRegistry,
     /// Graph launches run node by node: counters are collected and `KREPLAY_GRAPH_NODES` is
     /// not 0.
@@ -137,7 +137,7 @@ pub fn initialize() -> Result<(), String> {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    let mut laps = crate::debug::Laps::start();
+    let mut laps = kreplay_cuda::debug::Laps::start();
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
     let driver = loader::driver().map_err(|e| e.to_string())?;
     laps.lap("configuration and driver");
@@ -267,7 +267,8 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
             == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
         {
             // SAFETY: CUPTI wrote a NUL-terminated name into the zeroed buffer (or nothing).
-            let other = unsafe { crate::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
+            let other =
+                unsafe { kreplay_cuda::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
             let other = if other.is_empty() {
                 "another CUPTI-based tool (Nsight Systems, Nsight Compute, cuda-gdb, ...)"
                     .to_string()
@@ -442,7 +443,7 @@ impl Tool {
         if let Some(device) = lock(&self.context_devices).get(&(ctx as usize)) {
             return Some(*device);
         }
-        let device = crate::query::context_device(self.driver, ctx)?;
+        let device = kreplay_cuda::query::context_device(self.driver, ctx)?;
         lock(&self.context_devices).insert(ctx as usize, device);
         Some(device)
     }
@@ -451,13 +452,16 @@ impl Tool {
         if !lock(&self.agents).insert(device) {
             return;
         }
-        let description = crate::kernel::describe_device(self.driver, device as sys::CUdevice)
-            .unwrap_or_default();
-        let pageable = crate::launch::pageable_memory_access(self.driver, device as sys::CUdevice);
+        let description =
+            kreplay_cuda::kernel::describe_device(self.driver, device as sys::CUdevice)
+                .unwrap_or_default();
+        let pageable =
+            kreplay_cuda::launch::pageable_memory_access(self.driver, device as sys::CUdevice);
         if pageable {
             lock(&self.pageable_devices).insert(device);
         }
-        let chip = crate::profiler::chip_name(self.cupti, device as usize).unwrap_or_default();
+        let chip =
+            kreplay_counters::profiler::chip_name(self.cupti, device as usize).unwrap_or_default();
         self.engine.register_agent(kreplay_format::AgentInfo {
             agent_id: u64::from(device),
             name: description.name,
@@ -495,7 +499,7 @@ impl Tool {
             return LaunchKind::PeerMemory;
         }
         let reaches_host = pageable
-            && crate::launch::pageable_host_word(self.driver, &words, |word| {
+            && kreplay_cuda::launch::pageable_host_word(self.driver, &words, |word| {
                 inventory.find_anywhere(word).is_some()
             })
             .is_some();
@@ -525,7 +529,7 @@ impl Tool {
 
     /// A diagnostic line, printed when `KREPLAY_DEBUG` is set.
     pub fn debug(&self, line: &str) {
-        crate::debug::line(line);
+        kreplay_cuda::debug::line(line);
     }
 
     /// With `KREPLAY_DEBUG`: when one of the tool's phases ended, since `InitializeInjection`.
@@ -538,13 +542,14 @@ impl Tool {
 
     /// With `KREPLAY_DEBUG`: the end of the first dispatch (counters set up, measured, replayed).
     pub fn first_dispatch_done(&self) {
-        if crate::debug::enabled() && !self.first_dispatch_done.swap(true, Ordering::Relaxed) {
+        if kreplay_cuda::debug::enabled() && !self.first_dispatch_done.swap(true, Ordering::Relaxed)
+        {
             self.phase("first dispatch done");
         }
     }
 }
 
-pub(crate) use crate::lock;
+pub(crate) use kreplay_cuda::lock;
 
 /// A host pointer as the inventory's address.
 pub(crate) fn host_address(p: *mut c_void) -> u64 {

@@ -37,8 +37,8 @@
 //! fused kernel 215 µs per flush, of which the GPC-caches part 146 µs (with the last block's
 //! discard 639 µs; the flush in the tool's own context 1.07 ms, docs/BENCHMARKS.md).
 
-use crate::drv;
-use crate::error::CudaError;
+use kreplay_cuda::drv;
+use kreplay_cuda::error::CudaError;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUfunction, CUstream};
 
@@ -214,7 +214,7 @@ impl L2Flusher {
         unsafe {
             drv!(d, cuEventRecord(ready, stream))?;
             {
-                let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
+                let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
                 self.kernels.sweeps(d, self.stream, discard_lines)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
@@ -239,7 +239,7 @@ impl L2Flusher {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
             let _ = drv!(d, cuStreamSynchronize(stream));
-            let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
+            let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
             self.kernels.sweeps(d, self.stream, discard_lines)?;
             drv!(d, cuStreamSynchronize(self.stream))?;
         }
@@ -584,7 +584,7 @@ pub struct ApplicationContextFlusher {
     /// after one failed.
     cooperative_blocks: std::sync::atomic::AtomicU32,
     /// Owns `kernels.buffer` and the counter.
-    _buffer: crate::handles::DeviceMemory,
+    _buffer: kreplay_cuda::handles::DeviceMemory,
 }
 
 // SAFETY: CUDA handles, valid on any thread of the process.
@@ -612,10 +612,10 @@ impl ApplicationContextFlusher {
         ctx: CUcontext,
     ) -> Result<ApplicationContextFlusher, CudaError> {
         let (device, bytes, blocks) = geometry(d, ordinal)?;
-        let buffer = crate::handles::DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
+        let buffer = kreplay_cuda::handles::DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
         let (module, functions) = load_kernels(d, true)?;
         let cooperative_blocks = cooperative_blocks(d, device, functions.whole, blocks);
-        crate::debug::line(&match cooperative_blocks {
+        kreplay_cuda::debug::line(&match cooperative_blocks {
             Some(n) => format!("the fused flush launches cooperatively on {n} blocks"),
             None => "the fused flush cannot launch cooperatively: its last block discards".into(),
         });
@@ -654,7 +654,7 @@ impl ApplicationContextFlusher {
     ) -> Result<(), CudaError> {
         use std::sync::atomic::Ordering;
         let d = self.driver;
-        let _ctx = crate::backend::ContextGuard::make_current(d, self.ctx)?;
+        let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
         // SAFETY: the flusher's kernels, buffer and counter, in its context, made current
         // above; `stream` is the launch's, of that context.
         unsafe {
@@ -669,7 +669,7 @@ impl ApplicationContextFlusher {
                 .whole(d, stream, layout, cooperative, self.counter);
             match (launch, cooperative) {
                 (Err(e), Some(_)) => {
-                    crate::debug::line(&format!(
+                    kreplay_cuda::debug::line(&format!(
                         "the fused flush's cooperative launch failed ({e}): its last block discards from now on"
                     ));
                     self.cooperative_blocks.store(0, Ordering::Relaxed);

@@ -561,9 +561,11 @@ pub(super) fn drain_context(
     ctx: CUcontext,
     deadline: Duration,
 ) -> Result<(), BackendError> {
-    match crate::drain::synchronize_within(driver, ctx, deadline).map_err(failed)? {
-        crate::drain::Drained::Done => Ok(()),
-        crate::drain::Drained::TimedOut => Err(BackendError::DrainTimeout { device, deadline }),
+    match kreplay_cuda::drain::synchronize_within(driver, ctx, deadline).map_err(failed)? {
+        kreplay_cuda::drain::Drained::Done => Ok(()),
+        kreplay_cuda::drain::Drained::TimedOut => {
+            Err(BackendError::DrainTimeout { device, deadline })
+        }
     }
 }
 

@@ -1,15 +1,15 @@
-//! A graph launch run node by node (`crate::graphs`): at the launch's ENTER callback its kernel
+//! A graph launch run node by node (`kreplay_backend::graphs`): at the launch's ENTER callback its kernel
 //! nodes go through the engine as dispatches of the application's, its other nodes as calls,
 //! all on the launch's stream in the graph's order; the launch itself is handed an empty
 //! executable graph.
 
 use super::callbacks::{begin_dispatch, device_write, hold_call, kernel_dispatch, LaunchShape};
 use super::tool::{lock, Tool};
-use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
-use crate::graphs::{memcpy_destination, memset_span, NodeCall, Step};
-use crate::launch::OwnedLaunch;
-use crate::query;
+use kreplay_backend::graphs::{memcpy_destination, memset_span, NodeCall, Step};
+use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceId, DeviceScope};
+use kreplay_cuda::launch::OwnedLaunch;
+use kreplay_cuda::query;
 use kreplay_cupti_sys as sys;
 
 /// The executable graph of `cuGraphLaunch(_ptsz)` just instantiated (its resource callback).

@@ -18,10 +18,10 @@
 //! node's new parameters (`cuGraphExecKernelNodeSetParams`), the graph of `cuGraphExecUpdate`;
 //! any other change (other nodes' parameters, a node enabled or disabled) declines it.
 
-use crate::classify::LaunchApi;
-use crate::drv;
-use crate::handles::{Event, GraphExec};
-use crate::launch::{LaunchParams, OwnedLaunch};
+use kreplay_cuda::drv;
+use kreplay_cuda::handles::{Event, GraphExec};
+use kreplay_cuda::launch::LaunchApi;
+use kreplay_cuda::launch::{LaunchParams, OwnedLaunch};
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUevent, CUgraph, CUgraphNode, CUstream};
 use std::collections::HashMap;
@@ -237,7 +237,7 @@ impl GraphRegistry {
         } else {
             read_plan(d, ctx, graph)
         });
-        crate::lock(&self.plans).insert(exec as usize, plan.clone());
+        kreplay_cuda::lock(&self.plans).insert(exec as usize, plan.clone());
         plan
     }
 
@@ -268,12 +268,14 @@ impl GraphRegistry {
             }
             _ => {}
         }
-        crate::lock(&self.plans).insert(exec as usize, Arc::new(plan));
+        kreplay_cuda::lock(&self.plans).insert(exec as usize, Arc::new(plan));
     }
 
     /// The plan of `exec`, if it was instantiated while the tool was on.
     pub fn plan(&self, exec: sys::CUgraphExec) -> Option<Arc<GraphPlan>> {
-        crate::lock(&self.plans).get(&(exec as usize)).cloned()
+        kreplay_cuda::lock(&self.plans)
+            .get(&(exec as usize))
+            .cloned()
     }
 
     /// `cuGraphExecKernelNodeSetParams` gave `node` of `exec` the parameters `p`: its step is
@@ -318,7 +320,7 @@ impl GraphRegistry {
                 "a kernel node the tool did not read was given new parameters".into(),
             ),
         };
-        let mut plans = crate::lock(&self.plans);
+        let mut plans = kreplay_cuda::lock(&self.plans);
         match plans.get_mut(&(exec as usize)) {
             Some(current) if Arc::ptr_eq(current, &old) => *current = Arc::new(next),
             // Changed meanwhile by another thread: what it runs is no longer certain.
@@ -335,7 +337,7 @@ impl GraphRegistry {
     /// `exec` was changed after instantiation in a way the tool does not follow (`how`: the
     /// call): it runs whole from now on.
     pub fn changed(&self, exec: sys::CUgraphExec, how: &str) {
-        if let Some(plan) = crate::lock(&self.plans).get_mut(&(exec as usize)) {
+        if let Some(plan) = kreplay_cuda::lock(&self.plans).get_mut(&(exec as usize)) {
             if plan.steps.is_ok() {
                 *plan = Arc::new(GraphPlan::declined(
                     plan.ctx as CUcontext,
@@ -348,9 +350,9 @@ impl GraphRegistry {
     /// `exec` is being destroyed: its plan goes, and the tool's stand-in and event are retired
     /// (destroyed at the next graph launch; the driver releases them once what uses them ran).
     pub fn destroyed(&self, exec: sys::CUgraphExec) {
-        crate::lock(&self.plans).remove(&(exec as usize));
-        if let Some(launches) = crate::lock(&self.launches).remove(&(exec as usize)) {
-            crate::lock(&self.retired).push(launches);
+        kreplay_cuda::lock(&self.plans).remove(&(exec as usize));
+        if let Some(launches) = kreplay_cuda::lock(&self.launches).remove(&(exec as usize)) {
+            kreplay_cuda::lock(&self.retired).push(launches);
         }
     }
 
@@ -358,16 +360,16 @@ impl GraphRegistry {
     /// (they go with the context; this runs in the destruction's resource callback).
     pub fn context_destroyed(&self, ctx: CUcontext) {
         let ctx = ctx as usize;
-        crate::lock(&self.plans).retain(|_, plan| plan.ctx != ctx);
+        kreplay_cuda::lock(&self.plans).retain(|_, plan| plan.ctx != ctx);
         let gone: Vec<Launches> = {
-            let mut launches = crate::lock(&self.launches);
+            let mut launches = kreplay_cuda::lock(&self.launches);
             let (gone, kept) = std::mem::take(&mut *launches)
                 .into_iter()
                 .partition(|(_, l)| l.ctx == ctx);
             *launches = kept;
             gone.into_values().collect()
         };
-        let mut retired = crate::lock(&self.retired);
+        let mut retired = kreplay_cuda::lock(&self.retired);
         let (retired_gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *retired)
             .into_iter()
             .partition(|l| l.ctx == ctx);
@@ -388,7 +390,7 @@ impl GraphRegistry {
         stream: CUstream,
     ) -> Result<sys::CUgraphExec, String> {
         let mine: Vec<Launches> = {
-            let mut retired = crate::lock(&self.retired);
+            let mut retired = kreplay_cuda::lock(&self.retired);
             let (mine, others) = std::mem::take(&mut *retired)
                 .into_iter()
                 .partition(|l| l.ctx == ctx as usize);
@@ -398,7 +400,7 @@ impl GraphRegistry {
         // The tool's own handles of destroyed executables of the current context, used by
         // nothing after this (the driver frees them once the work using them ran).
         drop(mine);
-        let mut all = crate::lock(&self.launches);
+        let mut all = kreplay_cuda::lock(&self.launches);
         let launches = match all.entry(exec as usize) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => e.insert(new_launches(d, ctx)?),
@@ -413,7 +415,7 @@ impl GraphRegistry {
 
     /// After `exec`'s nodes were issued on `stream`: the next launch waits for them.
     pub fn end_launch(&self, d: &Driver, exec: sys::CUgraphExec, stream: CUstream) {
-        if let Some(launches) = crate::lock(&self.launches).get_mut(&(exec as usize)) {
+        if let Some(launches) = kreplay_cuda::lock(&self.launches).get_mut(&(exec as usize)) {
             // SAFETY: the tool's own event on a live stream of its context.
             launches.launched =
                 unsafe { drv!(d, cuEventRecord(launches.done.raw(), stream)) }.is_ok();
@@ -467,7 +469,7 @@ impl GraphReader<'_> {
         if depth > MAX_DEPTH {
             return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
         }
-        let failed = |what: &str, e: crate::error::CudaError| format!("{what}: {e}");
+        let failed = |what: &str, e: kreplay_cuda::error::CudaError| format!("{what}: {e}");
         let mut count = 0usize;
         drv!(d, cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count))
             .map_err(|e| failed("cuGraphGetNodes", e))?;
@@ -527,7 +529,7 @@ impl GraphReader<'_> {
         let (d, ctx, steps) = (self.d, self.ctx, &mut self.steps);
         let mut kind: sys::CUgraphNodeType = 0;
         drv!(d, cuGraphNodeGetType(node, &mut kind)).map_err(|e| e.to_string())?;
-        let got = |r: Result<(), crate::error::CudaError>| r.map_err(|e| e.to_string());
+        let got = |r: Result<(), kreplay_cuda::error::CudaError>| r.map_err(|e| e.to_string());
         match kind {
             sys::CUgraphNodeType_enum_CU_GRAPH_NODE_TYPE_KERNEL => {
                 self.kernel_steps.insert(node as usize, steps.len());
@@ -662,7 +664,7 @@ unsafe fn kernel_launch(
     };
     // The tool's launch is the node's only execution: parameters it could not read would run
     // the kernel without them.
-    if crate::launch::parameter_layout(d, f).is_empty()
+    if kreplay_cuda::launch::parameter_layout(d, f).is_empty()
         && !p.kernelParams.is_null()
         && kernel_param_bytes(d, p) != 0
     {
@@ -693,7 +695,7 @@ unsafe fn kernel_param_bytes(d: &Driver, p: &sys::CUDA_KERNEL_NODE_PARAMS) -> u3
     if f.is_null() && drv!(d, cuKernelGetFunction(&mut f, p.kern)).is_err() {
         return 0;
     }
-    crate::kernel::function_attributes(d, f).param_bytes
+    kreplay_cuda::kernel::function_attributes(d, f).param_bytes
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn each_add_metrics_call_stays_a_hardware_pass_of_its_own() {
         let _ = crate::catalog::tests_support::gh100();
-        let cupti = crate::loader::cupti().unwrap_or_else(|e| panic!("{e}"));
+        let cupti = kreplay_cuda::loader::cupti().unwrap_or_else(|e| panic!("{e}"));
         let warps = names(&["sm__warps_launched.sum", "smsp__inst_executed.sum"]);
         let dram = names(&["dram__bytes_read.sum", "lts__t_sectors.sum"]);
         let together: Vec<String> = warps.iter().chain(&dram).cloned().collect();

@@ -3,25 +3,11 @@
 //! ([`is_blocking_wait`]), a capture's beginning, a module's unloading, a pure query. By name, for
 //! the hundreds of other calls, in families: what a call does to device memory
 //! ([`classify_call`]) and whether it changes an executable graph ([`changes_graph_exec`]). And
-//! which kernels wait on peers ([`is_collective_kernel`]).
+//! which kernels wait on peers ([`kreplay_backend::modules::is_collective_kernel`]).
 
 use kreplay_core::backend::AllocKind;
+pub use kreplay_cuda::launch::LaunchApi;
 use kreplay_cupti_sys as sys;
-
-/// How a launch API is re-issued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaunchApi {
-    /// `cuLaunchKernel` (and `_ptsz`): `cuLaunchKernel_params`.
-    Kernel { per_thread: bool },
-    /// `cuLaunchKernelEx` (and `_ptsz`): `cuLaunchKernelEx_params`.
-    KernelEx { per_thread: bool },
-    /// `cuLaunchCooperativeKernel` (and `_ptsz`): `cuLaunchCooperativeKernel_params`.
-    Cooperative { per_thread: bool },
-    /// `cuGraphLaunch` (and `_ptsz`): `cuGraphLaunch_params`, run node by node or once.
-    Graph { per_thread: bool },
-    /// `cuLaunchCooperativeKernelMultiDevice`: runs once.
-    MultiDevice,
-}
 
 /// An allocation API, read at its EXIT callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,23 +198,6 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
         }
         _ => Other,
     }
-}
-
-/// Whether `kernel` (mangled or not) is a kernel of NCCL (an identifier `nccl…Kernel…`:
-/// `ncclKernel_*`, `ncclDevKernel_*`, and the symmetric-memory `ncclSymDevKernel_*`,
-/// `ncclSymkDevKernel_*`) or NVSHMEM (`nvshmemi_*`, `nvshmemx_*`): kernels that exchange data with
-/// other GPUs or processes, which a replay would leave waiting for peers.
-pub fn is_collective_kernel(kernel: &str) -> bool {
-    let nccl = kernel.match_indices("nccl").any(|(at, _)| {
-        let rest = &kernel[at + "nccl".len()..];
-        let word = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(rest, |end| &rest[..end]);
-        word.contains("Kernel")
-    });
-    nccl || ["nvshmemi_", "nvshmemx_"]
-        .iter()
-        .any(|m| kernel.contains(m))
 }
 
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
@@ -634,27 +603,6 @@ mod tests {
         assert!(!is_blocking_wait(
             CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2
         ));
-    }
-
-    #[test]
-    fn collective_kernels_are_known_by_name() {
-        for name in [
-            "ncclKernel_AllReduce_RING_LL_Sum_float",
-            "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
-            "ncclDevKernel_Generic",
-            "ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32",
-            "_Z34ncclSymkDevKernel_AllGather_LL_v12ncclSymkDevWorkArgs",
-            "_Z21nvshmemi_barrier_alliii",
-        ] {
-            assert!(is_collective_kernel(name), "{name}");
-        }
-        for name in [
-            "_Z7add_onePfi",
-            "ampere_sgemm_128x64_nn",
-            "ncclish_user_kernel",
-        ] {
-            assert!(!is_collective_kernel(name), "{name}");
-        }
     }
 
     #[test]

@@ -57,7 +57,8 @@ impl std::fmt::Debug for CuptiCatalog {
 
 /// The chip and counter-availability image of CUDA device `ordinal`, read from the device.
 fn read_identity(cupti: &Cupti, ordinal: i32) -> Result<device::DeviceIdentity, CatalogError> {
-    let driver = crate::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+    let driver =
+        kreplay_cuda::loader::driver().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
     device::identify(driver, cupti, ordinal).map_err(|e| match e {
         device::DeviceError::Cupti(error) => unavailable(error),
         other => CatalogError::Unavailable(other.to_string()),
@@ -77,14 +78,16 @@ fn unavailable(error: CuptiCallError) -> CatalogError {
 impl CuptiCatalog {
     /// The catalog of a chip by name (any case: `gh100` is `GH100`), with no device.
     pub fn for_chip(chip: &str) -> Result<Self, CatalogError> {
-        let cupti = crate::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let cupti =
+            kreplay_cuda::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
         Self::new(cupti, &chip.trim().to_ascii_uppercase(), None)
     }
 
     /// The catalog of CUDA device `ordinal`: its chip and its counter-availability image
     /// (which needs the driver and briefly the device's primary context).
     pub fn for_device(ordinal: i32) -> Result<Self, CatalogError> {
-        let cupti = crate::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let cupti =
+            kreplay_cuda::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
         let identity = read_identity(cupti, ordinal)?;
         Self::new(cupti, &identity.chip, Some(identity.counter_availability))
     }
@@ -93,7 +96,8 @@ impl CuptiCatalog {
     /// identity stored by an earlier run under this machine's key (when `read_cache`), else
     /// the device read now and stored. The flag says whether the identity came from the cache.
     pub fn for_device_cached(ordinal: i32, read_cache: bool) -> Result<(Self, bool), CatalogError> {
-        let cupti = crate::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
+        let cupti =
+            kreplay_cuda::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
         let slot = identity_cache::slot(ordinal);
         if let Some((key, dir)) = slot.as_ref().filter(|_| read_cache) {
             if let Some(identity) = identity_cache::load(dir, key) {
@@ -304,15 +308,15 @@ impl MetricCatalog for CuptiCatalog {
 }
 
 #[cfg(test)]
-pub(crate) mod tests_support {
+pub mod tests_support {
     use super::CuptiCatalog;
 
     /// The GH100 catalog from the wheel `.ci/run` installs; fails (never skips) without it.
-    pub(crate) fn gh100() -> CuptiCatalog {
-        if std::env::var_os(crate::loader::ENV_CUPTI_DIR).is_none() {
+    pub fn gh100() -> CuptiCatalog {
+        if std::env::var_os(kreplay_cuda::loader::ENV_CUPTI_DIR).is_none() {
             panic!(
                 "{} is not set: run the tests through .ci/run, which installs the nvidia-cuda-cupti wheel and points it there",
-                crate::loader::ENV_CUPTI_DIR
+                kreplay_cuda::loader::ENV_CUPTI_DIR
             );
         }
         CuptiCatalog::for_chip("GH100").unwrap_or_else(|e| panic!("{e}"))

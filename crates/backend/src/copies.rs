@@ -203,7 +203,7 @@ impl CudaBackend {
                 let ok = !checked(region.kind)
                     || (live(region.base) && live(region.base + region.bytes.max(1) - 1));
                 if !ok {
-                    crate::debug::line(&format!(
+                    kreplay_cuda::debug::line(&format!(
                         "tracked memory at {:#x} ({} bytes, {:?}) is no longer allocated: not snapshotted",
                         region.base, region.bytes, region.kind
                     ));

@@ -29,7 +29,7 @@ pub fn host_api_lock() -> MutexGuard<'static, ()> {
 
 /// A CUPTI call that did not return `CUPTI_SUCCESS`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{call} failed: {message} ({code_name}){}", crate::error::cupti_hint(*code as i32))]
+#[error("{call} failed: {message} ({code_name}){}", kreplay_cuda::error::cupti_hint(*code as i32))]
 pub struct CuptiCallError {
     pub call: &'static str,
     pub code: CUptiResult,

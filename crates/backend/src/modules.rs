@@ -4,11 +4,11 @@
 //! that must run once (their code prints or uses the device heap), and all of it forgotten when
 //! a module is unloaded.
 
-use crate::backend::CudaEngine;
-use crate::drv;
-use crate::lock;
 use crate::module_symbols::{CubinSymbols, SideEffect};
+use crate::CudaEngine;
 use kreplay_core::backend::{AllocKind, DeviceId, LaunchKind, Region};
+use kreplay_cuda::drv;
+use kreplay_cuda::lock;
 use kreplay_cupti_sys as sys;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_format::KernelSymbol;
@@ -124,7 +124,7 @@ impl KernelRegistry {
     /// or uses the device heap, else as a kernel. (`assert` is replayed: it prints only when it
     /// fails, and then the launch fails.)
     pub fn launch_kind_of(&self, kernel: &str) -> LaunchKind {
-        if crate::classify::is_collective_kernel(kernel) {
+        if is_collective_kernel(kernel) {
             return LaunchKind::Collective;
         }
         lock(&self.kernel_effects)
@@ -162,11 +162,11 @@ impl KernelRegistry {
         let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, function));
         let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
         self.resolve_module_variables(engine, f, &mangled, device);
-        let attributes = crate::kernel::function_attributes(self.driver, function);
+        let attributes = kreplay_cuda::kernel::function_attributes(self.driver, function);
         engine.register_kernel(KernelSymbol {
             kernel_id: id,
             mangled_name: mangled.clone(),
-            demangled_name: crate::kernel::demangle(&mangled),
+            demangled_name: kreplay_cuda::kernel::demangle(&mangled),
             registers: attributes.registers,
             static_shared_bytes: attributes.static_shared_bytes,
             local_bytes: attributes.local_bytes,
@@ -229,7 +229,7 @@ impl KernelRegistry {
             }
         };
         let Some(owner) = owner else {
-            crate::debug::line(&format!(
+            kreplay_cuda::debug::line(&format!(
                 "{name}: neither a library kernel nor a module function"
             ));
             return;
@@ -250,7 +250,7 @@ impl KernelRegistry {
             index.map(|i| pending.remove(i))
         };
         let Some(cubin) = cubin else {
-            crate::debug::line(&format!("{name}: no loaded cubin defines it"));
+            kreplay_cuda::debug::line(&format!("{name}: no loaded cubin defines it"));
             return;
         };
         lock(&self.resolved_modules).insert((owner, device));
@@ -275,7 +275,7 @@ impl KernelRegistry {
             };
             match found {
                 Ok(()) => {
-                    crate::debug::line(&format!(
+                    kreplay_cuda::debug::line(&format!(
                         "tracking {} {} ({bytes} bytes at {address:#x}) of {name}'s module",
                         if variable.constant {
                             "__constant__"
@@ -296,7 +296,7 @@ impl KernelRegistry {
                         .variables
                         .push((device, address));
                 }
-                Err(e) => crate::debug::line(&format!("{}: {e}", variable.name)),
+                Err(e) => kreplay_cuda::debug::line(&format!("{}: {e}", variable.name)),
             }
         }
     }
@@ -321,7 +321,7 @@ impl KernelRegistry {
         drop(kernels);
         lock(&self.resolved_launches).retain(|(f, _)| !contents.functions.contains(f));
         lock(&self.resolved_modules).retain(|(o, _)| *o != owner);
-        crate::debug::line(&format!(
+        kreplay_cuda::debug::line(&format!(
             "module {owner:#x} unloaded: {} variable(s) and {} function(s) forgotten",
             contents.variables.len(),
             contents.functions.len()
@@ -334,7 +334,50 @@ fn function_name(driver: &Driver, f: sys::CUfunction) -> String {
     // SAFETY: the driver writes a pointer to the function's name, owned by the driver.
     match unsafe { drv!(driver, cuFuncGetName(&mut name, f)) } {
         // SAFETY: the driver's own string for the function.
-        Ok(()) => unsafe { crate::error::c_text(name) }.unwrap_or_default(),
+        Ok(()) => unsafe { kreplay_cuda::error::c_text(name) }.unwrap_or_default(),
         Err(_) => format!("function@{:#x}", f as usize),
+    }
+}
+
+/// Whether `kernel` (mangled or not) is a kernel of NCCL (an identifier `nccl…Kernel…`:
+/// `ncclKernel_*`, `ncclDevKernel_*`, and the symmetric-memory `ncclSymDevKernel_*`,
+/// `ncclSymkDevKernel_*`) or NVSHMEM (`nvshmemi_*`, `nvshmemx_*`): kernels that exchange data with
+/// other GPUs or processes, which a replay would leave waiting for peers.
+pub fn is_collective_kernel(kernel: &str) -> bool {
+    let nccl = kernel.match_indices("nccl").any(|(at, _)| {
+        let rest = &kernel[at + "nccl".len()..];
+        let word = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(rest, |end| &rest[..end]);
+        word.contains("Kernel")
+    });
+    nccl || ["nvshmemi_", "nvshmemx_"]
+        .iter()
+        .any(|m| kernel.contains(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collective_kernels_are_known_by_name() {
+        for name in [
+            "ncclKernel_AllReduce_RING_LL_Sum_float",
+            "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+            "ncclDevKernel_Generic",
+            "ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32",
+            "_Z34ncclSymkDevKernel_AllGather_LL_v12ncclSymkDevWorkArgs",
+            "_Z21nvshmemi_barrier_alliii",
+        ] {
+            assert!(is_collective_kernel(name), "{name}");
+        }
+        for name in [
+            "_Z7add_onePfi",
+            "ampere_sgemm_128x64_nn",
+            "ncclish_user_kernel",
+        ] {
+            assert!(!is_collective_kernel(name), "{name}");
+        }
     }
 }

@@ -192,7 +192,10 @@ fn tree(dir: &Path, depth: usize) -> Vec<String> {
 /// This machine's key for CUDA device `ordinal` and the cache folder, when both exist.
 pub fn slot(ordinal: i32) -> Option<(Key, PathBuf)> {
     let dir = cache_dir()?;
-    Some((key_for(ordinal, crate::loader::cupti_dir_unloaded())?, dir))
+    Some((
+        key_for(ordinal, kreplay_cuda::loader::cupti_dir_unloaded())?,
+        dir,
+    ))
 }
 
 /// The identity stored under `key` in `dir`, if any.

@@ -2,8 +2,8 @@
 //! measurements on each device between application threads.
 
 use super::{conditions::Seen, CudaBackend, CudaCapture, CudaSnapshot, CurrentDispatch};
-use crate::launch::CudaLaunch;
 use kreplay_core::backend::*;
+use kreplay_cuda::launch::CudaLaunch;
 use kreplay_format::Staging;
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};

@@ -3,18 +3,18 @@
 
 use super::graph_launch;
 use super::tool::{self, host_address, lock, Tool};
-use crate::backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use crate::classify::{
     call_addresses, classify_call, classify_driver_cbid, is_blocking_wait, is_capture_begin,
     is_query_only, unloaded_module, AllocApi, CallKind, DriverEvent, FreeApi, LaunchApi,
 };
-use crate::guard::in_tool;
-use crate::launch::LaunchParams;
-use crate::module_symbols::scan_cubin;
-use crate::query;
+use kreplay_backend::module_symbols::scan_cubin;
+use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{AllocKind, CallEffect, DeviceScope, DispatchInfo, LaunchKind, Region};
 use kreplay_core::engine::CallGuard;
 use kreplay_core::LaunchTicket;
+use kreplay_cuda::guard::in_tool;
+use kreplay_cuda::launch::LaunchParams;
+use kreplay_cuda::query;
 use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -56,7 +56,7 @@ pub(crate) unsafe extern "C" fn callback(
     if cbdata.is_null() {
         return;
     }
-    let timed = crate::debug::enabled().then(std::time::Instant::now);
+    let timed = kreplay_cuda::debug::enabled().then(std::time::Instant::now);
     let outcome = catch_unwind(AssertUnwindSafe(|| match domain {
         sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API => {
             // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
@@ -101,11 +101,11 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
     let enter = data.callbackSite == sys::CUpti_ApiCallbackSite_CUPTI_API_ENTER;
     if enter {
         // Once, at the application's first driver call after `cuInit`: before any context, so
-        // before any set-up thread (see `crate::setup`).
+        // before any set-up thread (see `kreplay_counters::setup`).
         if let Some(setup) = &tool.counter_setup {
             setup.initialize_profiler();
             // A thread that calls exit() waits for set-ups under way first.
-            crate::setup::guard_thread_exit();
+            kreplay_counters::setup::guard_thread_exit();
         }
     }
     match classify_driver_cbid(cbid) {
@@ -505,10 +505,13 @@ fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackD
         }
     } else {
         // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-        let symbol = unsafe { crate::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+        let symbol =
+            unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
         kernel_dispatch(tool, device, &shape, symbol, data.correlationId, || {
             // SAFETY: the parameter block of the launch whose callback is running.
-            unsafe { crate::launch::callback_addresses(tool.driver, api, data.functionParams) }
+            unsafe {
+                kreplay_cuda::launch::callback_addresses(tool.driver, api, data.functionParams)
+            }
         })
     };
     let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
@@ -526,7 +529,7 @@ fn enter_captured(
     shape: &LaunchShape,
 ) {
     // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-    let symbol = unsafe { crate::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+    let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
     let (kernel_id, kernel_name) = tool
         .kernels
         .known_kernel(shape.f)
@@ -628,7 +631,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
             };
             let began = std::time::Instant::now();
             let scanned = scan_cubin(image);
-            if crate::debug::enabled() {
+            if kreplay_cuda::debug::enabled() {
                 let [scans, bytes, nanos] = &tool.module_scans;
                 scans.fetch_add(1, Ordering::Relaxed);
                 bytes.fetch_add(image.len() as u64, Ordering::Relaxed);
@@ -681,7 +684,7 @@ fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
                 tool.engine
                     .fence_for(&mut backend, "context destruction", DeviceScope::All),
             );
-            crate::drain::forget_context(data.context);
+            kreplay_cuda::drain::forget_context(data.context);
             // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
             // driver lock this thread holds. Without it, the tool's state for the context stays
             // and is replaced when a dispatch finds the device with another context.

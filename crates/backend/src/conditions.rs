@@ -1,12 +1,12 @@
 //! What each unit's executions ran under: the L2 flush before every measured launch
 //! (`--cache-control all`, [`crate::flush`]) and the clocks read around every execution
-//! ([`crate::clocks`]).
+//! ([`kreplay_cuda::clocks`]).
 
 use super::*;
-use crate::clocks::ClockReader;
 use crate::flush::{ApplicationContextFlusher, FlushLayout, L2Flusher};
 use kreplay_core::backend::UnitConditions;
 use kreplay_core::config::Switches;
+use kreplay_cuda::clocks::ClockReader;
 use kreplay_format::{CacheControl, CacheState};
 
 /// What a device's unit has seen so far.

@@ -12,6 +12,7 @@
 //! (callbacks return at once from then on) and the application goes on unprofiled.
 
 mod callbacks;
+pub mod classify;
 mod graph_launch;
 mod tool;
 

@@ -3,11 +3,11 @@
 //! The injected library calls [`CudaBackend::begin_dispatch`] with the launch's context, device
 //! and stream before it hands a dispatch to the engine; the engine then calls the trait methods
 //! from application threads, inside their CUPTI callbacks. Its driver calls go through
-//! [`drv!`](crate::drv), inside a [`ToolScope`](crate::guard::ToolScope), so the callbacks they
-//! fire are ignored; its streams, events and log memory are [`crate::handles`].
+//! [`drv!`](kreplay_cuda::drv), inside a [`ToolScope`](kreplay_cuda::guard::ToolScope), so the callbacks they
+//! fire are ignored; its streams, events and log memory are [`kreplay_cuda::handles`].
 //!
 //! - drain: `cuCtxSynchronize` on the tool's drain thread, waited for until the deadline
-//!   ([`crate::drain`]), so a device that never finishes hits the deadline instead of blocking
+//!   ([`kreplay_cuda::drain`]), so a device that never finishes hits the deadline instead of blocking
 //!   forever.
 //! - snapshots: staging buffers per device, kept for reuse after release (device memory
 //!   (`cuMemAlloc`) first, pinned host memory (`cuMemHostAlloc`) when the engine falls back);
@@ -31,23 +31,29 @@
 //! it, and the gate serialising measurements between threads) and `staging` (how much pinned
 //! host memory a snapshot may take).
 
-use crate::classify::LaunchApi;
-use crate::drv;
-use crate::error::CudaError;
-use crate::handles::{DeviceMemory, Event, Stream};
-use crate::launch::{callback_addresses, LaunchParams, OwnedLaunch};
-use crate::profiler::{RangeProfiler, MAX_RANGES};
-use crate::setup::CounterSetup;
 use kreplay_core::backend::{
     AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
 };
 use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
+use kreplay_counters::profiler::{RangeProfiler, MAX_RANGES};
+use kreplay_counters::setup::CounterSetup;
+use kreplay_cuda::drv;
+use kreplay_cuda::error::CudaError;
+use kreplay_cuda::handles::{DeviceMemory, Event, Stream};
+use kreplay_cuda::launch::LaunchApi;
+use kreplay_cuda::launch::{callback_addresses, LaunchParams, OwnedLaunch};
+use kreplay_cuda::ContextGuard;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUstream};
 use kreplay_format::{CounterSample, Staging};
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub mod flush;
+pub mod graphs;
+pub mod module_symbols;
+pub mod modules;
 
 mod conditions;
 mod copies;
@@ -64,7 +70,7 @@ pub const STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
 /// `CU_STREAM_LEGACY`: the legacy default stream's explicit handle.
 pub const STREAM_LEGACY: CUstream = 0x1 as CUstream;
 
-pub use crate::launch::CudaLaunch;
+pub use kreplay_cuda::launch::CudaLaunch;
 
 /// Staging memory: device (`cuMemAlloc`) or pinned host (`cuMemHostAlloc`).
 #[derive(Debug, Clone, Copy)]
@@ -92,8 +98,7 @@ pub struct CudaCapture {
     bytes: u64,
 }
 
-/// Counter groups as metric names, group i = pass i.
-pub type MetricGroups = Vec<Vec<String>>;
+pub use kreplay_counters::MetricGroups;
 
 impl CounterOptions {
     /// The options of a run whose replay window holds `window` dispatches (1 for per-dispatch
@@ -247,54 +252,13 @@ pub struct CudaBackend {
     /// Whether the warning that the flush cannot run in the application's context was given.
     said_flush_in_application: bool,
     /// Each device's clock reader (`None`: no NVML, or NVML does not know the device).
-    clock_readers: HashMap<DeviceId, Option<crate::clocks::ClockReader>>,
+    clock_readers: HashMap<DeviceId, Option<kreplay_cuda::clocks::ClockReader>>,
     /// What each device's unit ran under so far.
     seen: HashMap<DeviceId, conditions::Seen>,
 }
 
 /// Says a warning once (stderr and a record).
 pub type WarnFn = Box<dyn Fn(&str) + Send>;
-
-/// Makes `ctx` current on this thread for the guard's life when it is not already (a replay
-/// unit may be closed, and its executions run, on another application thread).
-pub(crate) struct ContextGuard {
-    driver: &'static Driver,
-    pushed: bool,
-}
-
-impl ContextGuard {
-    pub(crate) fn make_current(
-        driver: &'static Driver,
-        ctx: CUcontext,
-    ) -> Result<ContextGuard, CudaError> {
-        let mut current: CUcontext = std::ptr::null_mut();
-        // SAFETY: reads and (if needed) pushes a live context handle.
-        unsafe {
-            drv!(driver, cuCtxGetCurrent(&mut current))?;
-            if current == ctx || ctx.is_null() {
-                return Ok(ContextGuard {
-                    driver,
-                    pushed: false,
-                });
-            }
-            drv!(driver, cuCtxPushCurrent_v2(ctx))?;
-        }
-        Ok(ContextGuard {
-            driver,
-            pushed: true,
-        })
-    }
-}
-
-impl Drop for ContextGuard {
-    fn drop(&mut self) {
-        if self.pushed {
-            let mut popped: CUcontext = std::ptr::null_mut();
-            // SAFETY: pops the context this guard pushed.
-            let _ = unsafe { drv!(self.driver, cuCtxPopCurrent_v2(&mut popped)) };
-        }
-    }
-}
 
 // SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
 // the injected library's lock.
@@ -353,14 +317,18 @@ impl CudaBackend {
                 warm,
                 self.options.max_ranges,
                 self.options.switches.clone(),
-                self.flush_ranges_per_launch() > 0 && self.options.switches.flush_gpc_caches,
+                (self.flush_ranges_per_launch() > 0 && self.options.switches.flush_gpc_caches)
+                    .then_some(kreplay_counters::setup::AheadWork {
+                        what: "flush module compiled",
+                        work: crate::flush::compile_ahead,
+                    }),
             ));
         }
         self
     }
 
     /// The counter set-ups begun at context creation, for the context-creation callback
-    /// (which must not take the backend's lock: see [`crate::setup`]). `None` without counters.
+    /// (which must not take the backend's lock: see [`kreplay_counters::setup`]). `None` without counters.
     pub fn counter_setup(&self) -> Option<CounterSetup> {
         self.setup.clone()
     }
@@ -381,8 +349,8 @@ impl CudaBackend {
     }
 
     /// Compares device 0's identity, when its counters are set up, with `digest` (the CLI's,
-    /// [`crate::catalog::identity_cache::digest`]) and warns
-    /// [`STALE_WARNING`](crate::catalog::identity_cache::STALE_WARNING) when they differ, so
+    /// [`kreplay_counters::catalog::identity_cache::digest`]) and warns
+    /// [`STALE_WARNING`](kreplay_counters::catalog::identity_cache::STALE_WARNING) when they differ, so
     /// that the CLI drops the cached identity it used.
     pub fn set_identity_check(&mut self, digest: Option<String>) {
         self.checked_identity = digest;
@@ -433,7 +401,7 @@ impl CudaBackend {
     }
 
     /// A context is being destroyed: drop what the tool holds in it (its memory goes with it).
-    /// Called from the context-destruction callback: waits for nothing (see [`crate::setup`]).
+    /// Called from the context-destruction callback: waits for nothing (see [`kreplay_counters::setup`]).
     pub fn forget_context(&mut self, ctx: CUcontext) {
         let devices: Vec<DeviceId> = self
             .devices
@@ -460,7 +428,7 @@ impl CudaBackend {
     pub fn pass_summary(&self) -> Vec<String> {
         for (device, state) in &self.devices {
             if let Some(profiler) = &state.profiler {
-                crate::debug::line(&format!("device {device}: {}", profiler.start_times()));
+                kreplay_cuda::debug::line(&format!("device {device}: {}", profiler.start_times()));
             }
         }
         if self.groups.len() < 2 {
@@ -630,7 +598,7 @@ impl CudaBackend {
             return;
         };
         if cu_device == 0 && checked != profiler.identity_digest() {
-            warn(&crate::catalog::identity_cache::stale_warning(
+            warn(&kreplay_counters::catalog::identity_cache::stale_warning(
                 checked,
                 profiler.identity_digest(),
             ));
