@@ -1,5 +1,5 @@
 """The `--csv --page details` pages of `--set full` (Nsight Compute's and kreplay's, which writes
-the same columns) and the rule that compares them: shared by the GPU checks (tests/gpu/run.py)
+the same columns) and the rule that compares them: shared by the GPU checks (tests/gpu/checks_sections.py)
 and the probes that read such pages (bench/probes/sections_spread.py)."""
 import csv
 import os

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Judge the `--set full` pages a GPU run kept (tests/gpu/run.sh: $OUT/sections/<program>/) again,
-offline and without a GPU, by the sections check's own code (tests/gpu/run.py's section_check),
+offline and without a GPU, by the sections check's own code (tests/gpu/checks_sections.py's section_check),
 with the tools' runs replaced by the kept pages: kreplay.csv.gz and ncu.csv.gz, and where the run
 made them kreplay_again.csv.gz, ncu_again.csv.gz, ncu_application.csv.gz, and metrics.json (the
-metric behind each section row). A changed rule in run.py or details.py can so be tried on the
+metric behind each section row). A changed rule in checks_sections.py or details.py can so be tried on the
 pages of earlier runs before it costs device time. The program's own verdict (its output) is not
 kept, and not judged here.
 Usage: python3 tests/gpu/rejudge.py DIR [DIR...]   (prints each directory's rows and experiment lines)"""
@@ -18,15 +18,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def load_check():
-    """tests/gpu/run.py as a module, with work and log folders of its own."""
+    """tests/gpu/checks_sections.py as a module (with harness.py, whose rows it fills), with work
+    and log folders of its own."""
     temp = tempfile.mkdtemp(prefix="kreplay-rejudge-")
     for name in ("work", "out"):
         os.makedirs(os.path.join(temp, name))
     os.environ.update(KREPLAY_GPU_WORK=os.path.join(temp, "work"), KREPLAY_GPU_OUT=os.path.join(temp, "out"),
                       KREPLAY_GPU_ONLY="", KREPLAY_GPU_SECTIONS="", KREPLAY_GPU_SECTIONS_CACHE="all")
     sys.path.insert(0, HERE)
-    import run
-    return run
+    import checks_sections
+    return checks_sections
 
 
 def unpack(kept, name, dest):
@@ -61,12 +62,14 @@ def rejudge(check, kept, tag):
         with open(path) as f:
             return {(section, label): metric for section, label, metric in json.load(f)}
 
-    check.rows.clear()
-    check.experiments.clear()
+    # section_check finds these by name in its own module: replaced there, its calls reach them.
+    import harness
+    harness.rows.clear()
+    harness.experiments.clear()
     check.run, check.ncu_full, check.ncu_application, check.section_metrics = run, ncu_full, ncu_application, section_metrics
     twice = os.path.exists(os.path.join(kept, "ncu_again.csv.gz"))
     check.section_check(tag, ["kept pages"], lambda out: (True, "program's verdict not kept"), 0, ncu_twice=twice)
-    return list(check.rows), list(check.experiments)
+    return list(harness.rows), list(harness.experiments)
 
 
 def main():

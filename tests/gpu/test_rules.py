@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The sections check's rule (tests/gpu/run.py's section_check, through tests/gpu/rejudge.py) on
+"""The sections check's rule (tests/gpu/checks_sections.py's section_check, through tests/gpu/rejudge.py) on
 small made-up pages, without a GPU: run by .ci/run, so that a change to the rule is judged before
 it costs device time. Ten kernels, each with a deterministic row and two timed rows."""
 import csv

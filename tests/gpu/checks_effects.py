@@ -1,0 +1,74 @@
+"""Section `effects`: what replay must not repeat or lose (device printf, the device heap, pageable
+host memory, processes ended by a signal with a window open), and two profiled processes on one
+GPU at once."""
+import math
+import threading
+
+from harness import (CHECKS, GROUPS, HEADLINE, UNPACKED, counters, experiments, passes_per_dispatch, query,
+                     result_line, row, run, warnings)
+
+
+def side_effect_checks():
+    """What replay must not repeat or lose, with the four headline groups in three hardware passes:
+    a kernel calling printf prints what it prints alone (it runs once, said in the outcome); a
+    kernel using device new/delete runs once and computes right; a process ended by abort() or
+    SIGTERM with its window open keeps every pass of every dispatch."""
+    window = {"count": 64}
+    outcomes = lambda db: sorted({o for (o,) in query(db, "SELECT outcome FROM kreplay_replay_cost")})
+    rc0, out0, _, _, _ = run([CHECKS, "printf"], None, tag="printf_alone")
+    rc, out, err, db, wall = run([CHECKS, "printf"], HEADLINE, tag="printf_replay", replay_window=window)
+    hello = lambda text: sorted(l for l in text.splitlines() if l.startswith("hello"))
+    passes = passes_per_dispatch(db)
+    row("device printf runs once", "stdout == alone (4 hello lines), printf kernel declined_device_printf, the other kernel 4 passes",
+        f"{len(hello(out))} vs {len(hello(out0))} hello lines, same {hello(out) == hello(out0)}; {result_line(out, 'printf')[0]}; "
+        f"outcomes {outcomes(db)}; passes {[c for _, c, _ in passes]}; {err.strip()[-160:]!r}",
+        rc0 == 0 and rc == 0 and len(hello(out0)) == 4 and hello(out) == hello(out0) and "declined_device_printf" in outcomes(db)
+        and [c for _, c, _ in passes][-1:] == [4])
+    rc, out, err, db, wall = run([CHECKS, "heap"], HEADLINE, tag="heap_replay", replay_window=window)
+    status, details = result_line(out, "heap")
+    row("device new/delete runs once", "results right, exit 0, declined_device_heap",
+        f"rc {rc} {status} {details}; outcomes {outcomes(db)}; {err.strip()[-160:]!r}",
+        rc == 0 and status == "PASS" and "declined_device_heap" in outcomes(db))
+    rc, out, err, db, wall = run([CHECKS, "pageable"], HEADLINE, tag="pageable_replay", replay_window=window)
+    status, details = result_line(out, "pageable")
+    if status == "SKIP":
+        experiments.append(f"pageable host memory check not run: {details}")
+    else:
+        row("kernel on malloc'd host memory (pageable access) runs once", "results right, exit 0, declined_pageable_host",
+            f"rc {rc} {status} {details}; outcomes {outcomes(db)}; {err.strip()[-160:]!r}",
+            rc == 0 and status == "PASS" and outcomes(db) == ["declined_pageable_host"])
+    for mode, signal in (("abort", 6), ("sigterm", 15)):
+        rc, out, err, db, wall = run([CHECKS, mode], HEADLINE, tag=f"signal_{mode}", replay_window=window)
+        passes = passes_per_dispatch(db)
+        values = [v for e in counters(db).values() for v in e["values"].values()]
+        finite = bool(values) and all(v is not None and math.isfinite(v) for v in values)
+        row(f"ended by {mode} with a window open", f"rc -{signal}; 5 dispatches x 4 passes, all finite",
+            f"rc {rc}; {[c for _, c, _ in passes]}; {len(values)} values finite={finite}; {wall:.1f}s; {err.strip()[-120:]!r}",
+            rc == -signal and [c for _, c, _ in passes] == [4] * 5 and finite)
+    two_processes_one_gpu()
+
+
+def two_processes_one_gpu():
+    """Two profiled processes at once on the one GPU (issue 17, docs/kernel-replay.md): both
+    compute right and exit 0; each either has its counters (every dispatch in both passes) or
+    says in one warning that the counters are in use by another process and runs unprofiled."""
+    results = {}
+
+    def one(tag):
+        results[tag] = run([CHECKS, "streams"], GROUPS[:2], tag=tag, env_extra=UNPACKED)
+
+    threads = [threading.Thread(target=one, args=(f"two_procs_{i}",)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seen, ok = [], True
+    for tag, (rc, out, err, db, wall) in sorted(results.items()):
+        status, _ = result_line(out, "streams")
+        passes = [c for _, c, _ in passes_per_dispatch(db)]
+        busy = [w for w in warnings(db) if "in use by another process" in w]
+        outcome = "measured" if passes and set(passes) == {2} else ("busy, warned" if busy else f"passes {passes}")
+        seen.append(f"rc {rc} {status}, {outcome}, {wall:.1f}s")
+        ok = ok and rc == 0 and status == "PASS" and outcome in ("measured", "busy, warned")
+    row("two profiled processes on one GPU at once, 2 groups", "both right and exit 0; each measured, or warned 'in use by another process' and unprofiled",
+        "; ".join(seen), ok and len(seen) == 2)
