@@ -141,7 +141,7 @@ pub fn describe_recorded_counters(data: &mut kreplay_format::RunData) {
 fn device_catalog(read_cache: bool, identity: &CheckedIdentity) -> anyhow::Result<CuptiCatalog> {
     // Failing to reach the GPU (no driver, no device) is an error of the machine, not of the
     // command line, but the message says how to work without.
-    let (catalog, cached) = CuptiCatalog::for_device_cached(0, read_cache).map_err(|e| match e {
+    let (catalog, cached) = CuptiCatalog::for_device_cached(0, identity_cache::slot(0, env_var), read_cache).map_err(|e| match e {
         // Its message already says what to do.
         CatalogError::CountersBusy(_) => anyhow::anyhow!("{e}"),
         _ => anyhow::anyhow!(
@@ -155,7 +155,7 @@ fn device_catalog(read_cache: bool, identity: &CheckedIdentity) -> anyhow::Resul
 /// Drops a cached device identity that the injected library found stale (its warning
 /// [`identity_cache::STALE_WARNING`] names the digest the checks used).
 pub fn forget_stale_identities<'a>(warnings: impl IntoIterator<Item = &'a str>) {
-    let Some(dir) = identity_cache::cache_dir() else {
+    let Some(dir) = identity_cache::cache_dir(env_var) else {
         return;
     };
     for warning in warnings {
@@ -257,7 +257,7 @@ pub fn resolve_groups(
         .collect();
     // GPU 0's groups, all checked by an earlier run with this identity: no catalog needed.
     let on_gpu = chip.is_none() && !all_metrics.iter().any(|m| m.starts_with(SIM_PREFIX));
-    let slot = on_gpu.then(|| identity_cache::slot(0)).flatten();
+    let slot = on_gpu.then(|| identity_cache::slot(0, env_var)).flatten();
     let known = slot
         .as_ref()
         .and_then(|(key, dir)| identity_cache::checked_groups(dir, key, &metric_groups));
@@ -327,6 +327,11 @@ pub fn pack(
             (CounterGroup { counters }, *passes)
         })
         .collect())
+}
+
+/// The CLI's own environment, as the catalog's cache looks it up.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 #[cfg(test)]

@@ -250,6 +250,10 @@ fn main() {
     // library named in our own environment must not load into kreplay. The application gets
     // its own CUDA_INJECTION64_PATH from the launcher. Done first, while there is one thread.
     std::env::remove_var("CUDA_INJECTION64_PATH");
+    // KREPLAY_DEBUG's lines from the catalog's work in this process, as in the application's.
+    kreplay_cuda::debug::enable(
+        kreplay_core::config::Switches::from_lookup(|name| std::env::var(name).ok()).debug,
+    );
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if argv.len() == 1 {
         let _ = Cli::command().print_help();

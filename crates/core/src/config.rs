@@ -325,6 +325,27 @@ pub struct ToolConfig {
     /// Read from the application's environment, not from the configuration.
     #[serde(skip)]
     pub switches: Switches,
+    /// The process's place in a parallel launch (MPI, Slurm, torchrun), read from the
+    /// application's environment.
+    #[serde(skip)]
+    pub launcher: LauncherRank,
+}
+
+/// A process's rank and world size as its launcher's variables give them (each the first of
+/// [`kreplay_format::RANK_VARIABLES`] / [`kreplay_format::SIZE_VARIABLES`] that is set).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LauncherRank {
+    pub rank: Option<String>,
+    pub size: Option<String>,
+}
+
+impl LauncherRank {
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        LauncherRank {
+            rank: kreplay_format::launcher_rank(kreplay_format::RANK_VARIABLES, &get),
+            size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, &get),
+        }
+    }
 }
 
 impl Default for ToolConfig {
@@ -341,6 +362,7 @@ impl Default for ToolConfig {
             checked_identity: None,
             cache_control: kreplay_format::CacheControl::All,
             switches: Switches::default(),
+            launcher: LauncherRank::default(),
         }
     }
 }
@@ -385,6 +407,7 @@ impl ToolConfig {
         let value = std::env::var(ENV_CONFIG).map_err(|_| ConfigError::Missing)?;
         let mut config = Self::from_env_value(&value)?;
         config.switches = Switches::from_lookup(|name| std::env::var(name).ok());
+        config.launcher = LauncherRank::from_lookup(|name| std::env::var(name).ok());
         // Set by hand for a run without the CLI (the CLI passes its value in the configuration
         // and removes the variable from the application's environment).
         if let Ok(value) = std::env::var(ENV_DRAIN_TIMEOUT) {
@@ -538,6 +561,7 @@ mod tests {
             checked_identity: Some("0123456789abcdef".into()),
             cache_control: kreplay_format::CacheControl::None,
             switches: Switches::default(),
+            launcher: LauncherRank::default(),
         };
         assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
         assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

@@ -95,10 +95,14 @@ impl CuptiCatalog {
     /// [`for_device`](Self::for_device) through the identity cache ([`identity_cache`]): an
     /// identity stored by an earlier run under this machine's key (when `read_cache`), else
     /// the device read now and stored. The flag says whether the identity came from the cache.
-    pub fn for_device_cached(ordinal: i32, read_cache: bool) -> Result<(Self, bool), CatalogError> {
+    /// `slot`: [`identity_cache::slot`] of `ordinal`.
+    pub fn for_device_cached(
+        ordinal: i32,
+        slot: Option<(identity_cache::Key, std::path::PathBuf)>,
+        read_cache: bool,
+    ) -> Result<(Self, bool), CatalogError> {
         let cupti =
             kreplay_cuda::loader::cupti().map_err(|e| CatalogError::Unavailable(e.to_string()))?;
-        let slot = identity_cache::slot(ordinal);
         if let Some((key, dir)) = slot.as_ref().filter(|_| read_cache) {
             if let Some(identity) = identity_cache::load(dir, key) {
                 tracing::debug!(dir = %dir.display(), "device identity from the cache");

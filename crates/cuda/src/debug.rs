@@ -1,16 +1,20 @@
 //! `KREPLAY_DEBUG`: opt-in diagnostic lines on stderr (phase times of the tool's own work).
 //! Off by default; when on, the lines are written from whichever thread reaches them.
 
-use kreplay_core::config::Switches;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-static ENABLED: OnceLock<bool> = OnceLock::new();
+static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Whether diagnostic lines are on: [`Switches::debug`], read once from the environment as the
-/// tool's configuration reads it (the same in the application and in the CLI's catalog).
+/// Turns diagnostic lines on or off: called once by whoever read the configuration (the
+/// injected library's start with its `Switches::debug`, the CLI with its own).
+pub fn enable(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether diagnostic lines are on.
 pub fn enabled() -> bool {
-    *ENABLED.get_or_init(|| Switches::from_lookup(|name| std::env::var(name).ok()).debug)
+    ENABLED.load(Ordering::Relaxed)
 }
 
 /// Writes `kreplay[debug]: {text}` to stderr when [`enabled`].

@@ -139,6 +139,7 @@ pub fn initialize() -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut laps = kreplay_cuda::debug::Laps::start();
     let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
+    kreplay_cuda::debug::enable(config.switches.debug);
     let driver = loader::driver().map_err(|e| e.to_string())?;
     laps.lap("configuration and driver");
     let cupti = loader::cupti().map_err(|e| e.to_string())?;
@@ -166,7 +167,7 @@ pub fn initialize() -> Result<(), String> {
         })
         .collect();
     let engine = CudaEngine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
-    engine.record_process(process_info(pid, config.cache_control));
+    engine.record_process(process_info(pid, config.cache_control, &config.launcher));
     engine.register_counters(counter_infos);
     let options = CounterOptions::for_window(
         config.replay_window.dispatches() as usize,
@@ -403,7 +404,11 @@ fn parse_cmdline(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn process_info(pid: u32, cache_control: kreplay_format::CacheControl) -> ProcessInfo {
+fn process_info(
+    pid: u32,
+    cache_control: kreplay_format::CacheControl,
+    launcher: &kreplay_core::config::LauncherRank,
+) -> ProcessInfo {
     let command = std::fs::read("/proc/self/cmdline")
         .map(|bytes| parse_cmdline(&bytes))
         .unwrap_or_default();
@@ -420,12 +425,8 @@ fn process_info(pid: u32, cache_control: kreplay_format::CacheControl) -> Proces
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0),
         end_ns: 0,
-        rank: kreplay_format::launcher_rank(kreplay_format::RANK_VARIABLES, |name| {
-            std::env::var(name).ok()
-        }),
-        size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, |name| {
-            std::env::var(name).ok()
-        }),
+        rank: launcher.rank.clone(),
+        size: launcher.size.clone(),
         cache_control,
         sections: Vec::new(),
     }

@@ -62,12 +62,9 @@ struct CacheFile {
     entries: Vec<Entry>,
 }
 
-/// The cache folder the environment names (`None`: switched off, or no home folder).
-pub fn cache_dir() -> Option<PathBuf> {
-    cache_dir_from(|name| std::env::var_os(name))
-}
-
-fn cache_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+/// The cache folder the environment (`env`, a lookup of the process's variables) names
+/// (`None`: switched off, or no home folder).
+pub fn cache_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let non_empty = |name| env(name).filter(|v| !v.is_empty());
     if let Some(dir) = non_empty(ENV_CACHE_DIR) {
         return (dir != "off").then(|| PathBuf::from(dir));
@@ -80,10 +77,12 @@ fn cache_dir_from(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Pa
 
 /// The key of CUDA device `ordinal` as this process would see it; `None` when the driver's
 /// files cannot be read (no NVIDIA driver, or a system that does not publish them).
-pub fn key_for(ordinal: i32, cupti_dir: Option<&Path>) -> Option<Key> {
-    key_from(Path::new("/proc"), ordinal, cupti_dir, |name| {
-        std::env::var(name).ok()
-    })
+pub fn key_for(
+    ordinal: i32,
+    cupti_dir: Option<&Path>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<Key> {
+    key_from(Path::new("/proc"), ordinal, cupti_dir, env)
 }
 
 fn key_from(
@@ -189,11 +188,12 @@ fn tree(dir: &Path, depth: usize) -> Vec<String> {
     found
 }
 
-/// This machine's key for CUDA device `ordinal` and the cache folder, when both exist.
-pub fn slot(ordinal: i32) -> Option<(Key, PathBuf)> {
-    let dir = cache_dir()?;
+/// This machine's key for CUDA device `ordinal` and the cache folder, when both exist
+/// (`env`: a lookup of the process's variables).
+pub fn slot(ordinal: i32, env: impl Fn(&str) -> Option<String>) -> Option<(Key, PathBuf)> {
+    let dir = cache_dir(&env)?;
     Some((
-        key_for(ordinal, kreplay_cuda::loader::cupti_dir_unloaded())?,
+        key_for(ordinal, kreplay_cuda::loader::cupti_dir_unloaded(), env)?,
         dir,
     ))
 }
@@ -508,26 +508,26 @@ mod tests {
                 pairs
                     .iter()
                     .find(|(n, _)| *n == name)
-                    .map(|(_, v)| std::ffi::OsString::from(v))
+                    .map(|(_, v)| v.to_string())
             }
         };
         assert_eq!(
-            cache_dir_from(env(&[(ENV_CACHE_DIR, "/c"), ("HOME", "/h")])),
+            cache_dir(env(&[(ENV_CACHE_DIR, "/c"), ("HOME", "/h")])),
             Some("/c".into())
         );
         assert_eq!(
-            cache_dir_from(env(&[(ENV_CACHE_DIR, "off"), ("HOME", "/h")])),
+            cache_dir(env(&[(ENV_CACHE_DIR, "off"), ("HOME", "/h")])),
             None
         );
         assert_eq!(
-            cache_dir_from(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
+            cache_dir(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
             Some("/x/kreplay".into())
         );
         assert_eq!(
-            cache_dir_from(env(&[("HOME", "/h")])),
+            cache_dir(env(&[("HOME", "/h")])),
             Some("/h/.cache/kreplay".into())
         );
-        assert_eq!(cache_dir_from(env(&[])), None);
+        assert_eq!(cache_dir(env(&[])), None);
     }
 
     #[test]
