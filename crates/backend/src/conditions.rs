@@ -3,7 +3,7 @@
 //! ([`kreplay_cuda::clocks`]).
 
 use super::*;
-use crate::flush::{ApplicationContextFlusher, FlushLayout, L2Flusher};
+use crate::flush::{ApplicationContextFlusher, L2Flusher};
 use kreplay_core::backend::UnitConditions;
 use kreplay_core::config::Switches;
 use kreplay_cuda::clocks::ClockReader;
@@ -56,14 +56,11 @@ fn widen(range: &mut Option<[u32; 2]>, value: u32) {
 
 impl CudaBackend {
     /// The ranges of its profiler the flush before each measured launch makes in the
-    /// application's context (the default; 0 with `KREPLAY_FLUSH_IN_APPLICATION=0`, without
-    /// `--cache-control all`, and where the ranges set up cannot hold them beside one launch's).
+    /// application's context (0 without `--cache-control all`, and where the ranges set up
+    /// cannot hold them beside one launch's).
     pub(super) fn flush_ranges_per_launch(&self) -> usize {
         let flush = ApplicationContextFlusher::RANGES;
-        if self.options.cache_control == CacheControl::All
-            && self.options.switches.flush_in_application
-            && self.options.max_ranges > flush
-        {
+        if self.options.cache_control == CacheControl::All && self.options.max_ranges > flush {
             flush
         } else {
             0
@@ -86,7 +83,7 @@ impl CudaBackend {
         let result = if self.flush_ranges_per_launch() > 0 {
             self.flush_in_application(device, stream, &mut ranges)
         } else {
-            if self.options.switches.flush_in_application && !self.said_flush_in_application {
+            if !self.said_flush_in_application {
                 self.said_flush_in_application = true;
                 if let Some(warn) = &self.warn {
                     warn(&format!("--cache-control all: the L2 flush in the application's context needs {} range(s) of the profiler beside each launch's and the counters were set up for {}; the flush runs in a context of kreplay's own, which adds L2 membar sectors and active cycles to the next kernel's counters", ApplicationContextFlusher::RANGES, self.options.max_ranges));
@@ -147,17 +144,11 @@ impl CudaBackend {
                 state.app_flusher = Some(made);
             }
         }
-        let switches = &self.options.switches;
-        let layout = FlushLayout {
-            discard_lines: switches.flush_discard,
-            gpc_caches: switches.flush_gpc_caches,
-            grid_barrier: switches.flush_grid_barrier,
-        };
-        let host_ordered = switches.host_ordered_flush;
+        let host_ordered = self.options.switches.host_ordered_flush;
         let state = self.devices.get_mut(&device).ok_or(None)?;
         let result = match &state.app_flusher {
             Some(Ok(flusher)) => flusher
-                .flush(stream, layout, launched)
+                .flush(stream, launched)
                 .map(|()| {
                     if host_ordered {
                         // The launch is enqueued only once the flush has finished, so that
@@ -257,10 +248,9 @@ fn enqueue(
     switches: &Switches,
 ) -> Result<(), String> {
     let _ctx = ContextGuard::make_current(d, state.ctx).map_err(|e| e.to_string())?;
-    let discard_lines = switches.flush_discard;
     if switches.host_ordered_flush {
         return flusher
-            .flush_host_ordered(d, stream, discard_lines)
+            .flush_host_ordered(d, stream)
             .map_err(|e| e.to_string());
     }
     let ready = match &state.flush_ready {
@@ -270,9 +260,7 @@ fn enqueue(
             state.flush_ready.insert(ready).raw()
         }
     };
-    flusher
-        .flush(d, stream, ready, discard_lines)
-        .map_err(|e| e.to_string())
+    flusher.flush(d, stream, ready).map_err(|e| e.to_string())
 }
 
 /// The PCI bus id of CUDA device `ordinal`, as NVML takes it.

@@ -98,7 +98,7 @@ impl CudaBackend {
             .unit
             .as_ref()
             .is_some_and(|unit| unit.execution.is_some());
-        if snapshot.entries.len() > 1 && self.options.switches.batch_copies && !measuring {
+        if snapshot.entries.len() > 1 && !measuring {
             // One call for every region (many small ones cost a call each otherwise); where the
             // driver has no batched copy or refuses it, the copies go one by one (a repeat of
             // a copy already done is harmless).

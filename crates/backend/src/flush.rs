@@ -201,14 +201,12 @@ impl L2Flusher {
     }
 
     /// Enqueues a flush before whatever `stream` (of the calling thread's current context)
-    /// runs next. `ready` is an event of that context, recorded here. `discard_lines`: the
-    /// buffer's lines are discarded after the read sweeps (see [`Kernels::sweeps`]).
+    /// runs next. `ready` is an event of that context, recorded here.
     pub fn flush(
         &self,
         d: &'static Driver,
         stream: CUstream,
         ready: CUevent,
-        discard_lines: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
@@ -216,7 +214,7 @@ impl L2Flusher {
             {
                 let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
                 drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                self.kernels.sweeps(d, self.stream, discard_lines)?;
+                self.kernels.sweeps(d, self.stream)?;
                 drv!(d, cuEventRecord(self.done, self.stream))?;
             }
             drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
@@ -229,18 +227,17 @@ impl L2Flusher {
     /// tool's context and waits for it, so that the GPU switches contexts only between idle
     /// streams (`KREPLAY_HOST_ORDERED_FLUSH=1`, for comparing the two). An error of the
     /// application's earlier work reported by that wait is the application's, left for it to
-    /// see, not a failed flush. `discard_lines` as for [`Self::flush`].
+    /// see, not a failed flush.
     pub fn flush_host_ordered(
         &self,
         d: &'static Driver,
         stream: CUstream,
-        discard_lines: bool,
     ) -> Result<(), CudaError> {
         // SAFETY: the tool's own handles; the pushed context is popped by the guard.
         unsafe {
             let _ = drv!(d, cuStreamSynchronize(stream));
             let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
-            self.kernels.sweeps(d, self.stream, discard_lines)?;
+            self.kernels.sweeps(d, self.stream)?;
             drv!(d, cuStreamSynchronize(self.stream))?;
         }
         Ok(())
@@ -424,17 +421,11 @@ struct Kernels {
 }
 
 impl Kernels {
-    /// The read sweeps and, with `discard_lines`, the discard, on `stream`, each a kernel
-    /// (`KREPLAY_FLUSH_DISCARD=0`: the buffer's clean lines stay in L2, for comparing the two).
+    /// The read sweeps, then the discard of the buffer's lines, on `stream`, each a kernel.
     ///
     /// # Safety
     /// The kernels' context is current and `stream` is of it.
-    unsafe fn sweeps(
-        &self,
-        d: &Driver,
-        stream: CUstream,
-        discard_lines: bool,
-    ) -> Result<(), CudaError> {
+    unsafe fn sweeps(&self, d: &Driver, stream: CUstream) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sink = self.buffer;
@@ -447,17 +438,15 @@ impl Kernels {
             // SAFETY: the kernels' parameters, alive for the launches.
             unsafe { self.launch(d, self.functions.touch, stream, &mut touch_args)? };
         }
-        if discard_lines {
-            let mut discard_args = [touch_args[0], touch_args[1]];
-            // SAFETY: as above.
-            unsafe { self.launch(d, self.functions.discard, stream, &mut discard_args)? };
-        }
+        let mut discard_args = [touch_args[0], touch_args[1]];
+        // SAFETY: as above.
+        unsafe { self.launch(d, self.functions.discard, stream, &mut discard_args)? };
         Ok(())
     }
 
     /// The same flush as one kernel on `stream` (`kreplay_l2_flush`), its blocks' tickets
-    /// counted at `counter` (two 32-bit words, zeroed or left by the flush before), laid out as
-    /// `layout` says; `cooperative`: on `blocks` blocks by a cooperative launch, every block
+    /// counted at `counter` (two 32-bit words, zeroed or left by the flush before), the GPC
+    /// caches emptied too; `cooperative`: on `blocks` blocks by a cooperative launch, every block
     /// resident at once, so that they can wait for each other and all discard (see the PTX).
     ///
     /// # Safety
@@ -466,14 +455,13 @@ impl Kernels {
         &self,
         d: &Driver,
         stream: CUstream,
-        layout: FlushLayout,
         cooperative: Option<u32>,
         counter: CUdeviceptr,
     ) -> Result<(), CudaError> {
         let mut buffer = self.buffer;
         let mut bytes = self.bytes;
         let mut sweeps = SWEEPS as u32;
-        let (mut discard, mut gpc) = layout.kernel_parameters(cooperative.is_some());
+        let (mut discard, mut gpc) = fused_kernel_parameters(cooperative.is_some());
         let mut counter = counter;
         let mut args = [
             (&mut buffer as *mut CUdeviceptr).cast::<std::ffi::c_void>(),
@@ -536,36 +524,16 @@ impl Kernels {
     }
 }
 
-/// How the fused flush kernel does its parts (the switches `KREPLAY_FLUSH_DISCARD`,
-/// `KREPLAY_FLUSH_GPC_CACHES` and `KREPLAY_FLUSH_GRID_BARRIER`; docs/kernel-replay.md,
-/// "Environment variables").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlushLayout {
-    /// The buffer's lines are discarded after the sweeps.
-    pub discard_lines: bool,
-    /// The SMs' and GPCs' constant and instruction caches are emptied too.
-    pub gpc_caches: bool,
-    /// The blocks wait for each other after their sweeps and all discard (a cooperative
-    /// launch), instead of the last block to finish discarding alone.
-    pub grid_barrier: bool,
+/// `kreplay_l2_flush`'s `flush_discard` and `flush_gpc` (the PTX says what each value does):
+/// the GPC caches are emptied, and every block discards after the grid barrier only in a
+/// cooperative launch, where all of them are resident at once; otherwise the last block
+/// discards alone.
+fn fused_kernel_parameters(cooperative: bool) -> (u32, u32) {
+    (if cooperative { 2 } else { 1 }, 1)
 }
 
-impl FlushLayout {
-    /// `kreplay_l2_flush`'s `flush_discard` and `flush_gpc` for this layout (the PTX says what
-    /// each value does): every block discards after the grid barrier only in a cooperative
-    /// launch, where all of them are resident at once; otherwise the last block discards alone.
-    fn kernel_parameters(self, cooperative: bool) -> (u32, u32) {
-        let discard = match (self.discard_lines, cooperative) {
-            (false, _) => 0,
-            (true, false) => 1,
-            (true, true) => 2,
-        };
-        (discard, u32::from(self.gpc_caches))
-    }
-}
-
-/// The flush in the application's context (the default; `KREPLAY_FLUSH_IN_APPLICATION=0` gives
-/// [`L2Flusher`]): the same sweeps and discard as one kernel, `kreplay_l2_flush`, launched on the
+/// The flush in the application's context ([`L2Flusher`] where the profiler's ranges cannot
+/// hold it beside each launch's): the same sweeps and discard as one kernel, `kreplay_l2_flush`, launched on the
 /// launch's own stream before it. The GPU then does not switch contexts around the flush, which
 /// spares the next kernel the ≈ 2,400 L2 membar sectors and ≈ 240 L2 active cycles a switch
 /// back costs it (docs/sections.md); the kernel is a range of the application's range profiler,
@@ -642,16 +610,10 @@ impl ApplicationContextFlusher {
     }
 
     /// Enqueues the flush on `stream`, of the flusher's context: the counter's zeroing first
-    /// (an asynchronous memset, not a range), the first time; laid out as `layout` says (with
-    /// the grid barrier where the device can launch the kernel cooperatively; once such a
-    /// launch failed, the last block discards alone from then on). `launched` counts the
-    /// kernels launched (each a range).
-    pub(crate) fn flush(
-        &self,
-        stream: CUstream,
-        layout: FlushLayout,
-        launched: &mut usize,
-    ) -> Result<(), CudaError> {
+    /// (an asynchronous memset, not a range), the first time; with the grid barrier where the
+    /// device can launch the kernel cooperatively (once such a launch failed, the last block
+    /// discards alone from then on). `launched` counts the kernels launched (each a range).
+    pub(crate) fn flush(&self, stream: CUstream, launched: &mut usize) -> Result<(), CudaError> {
         use std::sync::atomic::Ordering;
         let d = self.driver;
         let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
@@ -662,18 +624,16 @@ impl ApplicationContextFlusher {
                 drv!(d, cuMemsetD32Async(self.counter, 0, 2, stream))?;
                 self.counter_zeroed.store(true, Ordering::Relaxed);
             }
-            let cooperative = Some(self.cooperative_blocks.load(Ordering::Relaxed))
-                .filter(|&blocks| blocks > 0 && layout.grid_barrier && layout.discard_lines);
-            let launch = self
-                .kernels
-                .whole(d, stream, layout, cooperative, self.counter);
+            let cooperative =
+                Some(self.cooperative_blocks.load(Ordering::Relaxed)).filter(|&blocks| blocks > 0);
+            let launch = self.kernels.whole(d, stream, cooperative, self.counter);
             match (launch, cooperative) {
                 (Err(e), Some(_)) => {
                     kreplay_cuda::debug::line(&format!(
                         "the fused flush's cooperative launch failed ({e}): its last block discards from now on"
                     ));
                     self.cooperative_blocks.store(0, Ordering::Relaxed);
-                    self.kernels.whole(d, stream, layout, None, self.counter)?;
+                    self.kernels.whole(d, stream, None, self.counter)?;
                 }
                 (launch, _) => launch?,
             }
@@ -754,21 +714,10 @@ mod tests {
 
     #[test]
     fn only_a_cooperative_launch_has_every_block_wait_and_discard() {
-        let layout = FlushLayout {
-            discard_lines: true,
-            gpc_caches: true,
-            grid_barrier: true,
-        };
-        assert_eq!(layout.kernel_parameters(true), (2, 1));
+        assert_eq!(fused_kernel_parameters(true), (2, 1));
         // Without a cooperative launch no block may wait for another: the last one discards.
-        assert_eq!(layout.kernel_parameters(false), (1, 1));
-        let nothing = FlushLayout {
-            discard_lines: false,
-            gpc_caches: false,
-            ..layout
-        };
-        assert_eq!(nothing.kernel_parameters(true), (0, 0));
-        // The PTX knows the three discard values.
+        assert_eq!(fused_kernel_parameters(false), (1, 1));
+        // The PTX knows the discard values.
         for value in ["setp.eq.u32 \t%p14, %r8, 2;", "setp.eq.u32 \t%p7, %r8, 0;"] {
             assert!(PTX.contains(value), "{value}");
         }

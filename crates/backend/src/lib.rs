@@ -111,9 +111,7 @@ impl CounterOptions {
         cache_control: kreplay_format::CacheControl,
         switches: kreplay_core::config::Switches,
     ) -> CounterOptions {
-        let flush = if cache_control == kreplay_format::CacheControl::All
-            && switches.flush_in_application
-        {
+        let flush = if cache_control == kreplay_format::CacheControl::All {
             crate::flush::ApplicationContextFlusher::RANGES
         } else {
             0
@@ -317,11 +315,12 @@ impl CudaBackend {
                 warm,
                 self.options.max_ranges,
                 self.options.switches.clone(),
-                (self.flush_ranges_per_launch() > 0 && self.options.switches.flush_gpc_caches)
-                    .then_some(kreplay_counters::setup::AheadWork {
+                (self.flush_ranges_per_launch() > 0).then_some(
+                    kreplay_counters::setup::AheadWork {
                         what: "flush module compiled",
                         work: crate::flush::compile_ahead,
-                    }),
+                    },
+                ),
             ));
         }
         self
@@ -713,22 +712,17 @@ mod tests {
     fn ranges_hold_each_launch_and_its_flush_in_the_application_context() {
         use kreplay_core::config::Switches;
         use kreplay_format::CacheControl;
-        let ranges = |window, cache, in_application| {
-            let switches = Switches {
-                flush_in_application: in_application,
-                ..Switches::default()
-            };
-            CounterOptions::for_window(window, false, cache, switches).max_ranges
+        let ranges = |window, cache| {
+            CounterOptions::for_window(window, false, cache, Switches::default()).max_ranges
         };
         // The default window (auto, 64 dispatches) keeps its dispatches beside their flushes.
-        assert_eq!(ranges(64, CacheControl::All, true), 128);
-        assert_eq!(ranges(1, CacheControl::All, true), 2);
-        // No flush in the application's context, no ranges for it.
-        assert_eq!(ranges(64, CacheControl::None, true), 64);
-        assert_eq!(ranges(64, CacheControl::All, false), 64);
+        assert_eq!(ranges(64, CacheControl::All), 128);
+        assert_eq!(ranges(1, CacheControl::All), 2);
+        // No flush, no ranges for it.
+        assert_eq!(ranges(64, CacheControl::None), 64);
         // Never more than the profiler holds.
-        assert_eq!(ranges(100, CacheControl::All, true), MAX_RANGES);
-        assert_eq!(ranges(500, CacheControl::None, true), MAX_RANGES);
-        assert_eq!(ranges(0, CacheControl::None, true), 1);
+        assert_eq!(ranges(100, CacheControl::All), MAX_RANGES);
+        assert_eq!(ranges(500, CacheControl::None), MAX_RANGES);
+        assert_eq!(ranges(0, CacheControl::None), 1);
     }
 }

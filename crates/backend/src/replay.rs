@@ -37,7 +37,7 @@ impl ReplayBackend for CudaBackend {
         // where one copy at a time reports an error: such memory is left out (there is nothing
         // to restore in it).
         let live: Vec<Region>;
-        let regions = if regions.len() > 1 && self.options.switches.batch_copies {
+        let regions = if regions.len() > 1 {
             live = self.allocated(regions);
             &live[..]
         } else {

@@ -24,6 +24,7 @@ use checks::{
     check_application, check_replay_options, check_switches, nsight_compute_controls,
     refuse_tracing,
 };
+use kreplay_core::config::retired_switches_set;
 use settings::{cli_given, merge_job, Settings};
 
 /// Turns counter names into groups the device can collect (the catalog's job; a trait so that
@@ -252,7 +253,9 @@ pub fn plan(
     check_switches(|name| std::env::var(name).ok())?;
 
     let cli = cli_given(args)?;
-    let mut notices = Vec::new();
+    let mut notices: Vec<String> = retired_switches_set(|name| std::env::var_os(name).is_some())
+        .map(|name| format!("kreplay: warning: {name} is retired and has no effect (docs/DECISIONS.md, \"Retired switches\"); unset it"))
+        .collect();
     let mut cli_groups = resolver
         .resolve_groups(&cli_pmc)
         .map_err(|e| counter_error(e, None))?;

@@ -32,28 +32,10 @@ pub const ENV_WARM_UP: &str = "KREPLAY_WARM_UP";
 /// Environment variable: `0` begins the counter set-up at the first dispatch instead of at
 /// context creation.
 pub const ENV_EARLY_SETUP: &str = "KREPLAY_EARLY_SETUP";
-/// Environment variable: `0` copies a snapshot's regions one call each instead of in one
-/// `cuMemcpyBatchAsync`.
-pub const ENV_BATCH_COPIES: &str = "KREPLAY_BATCH_COPIES";
 /// Environment variable: `1` orders each L2 flush from the host (the launch's stream drained,
 /// the flush run and waited for) instead of with events across the two contexts; off by
 /// default, for comparing the two.
 pub const ENV_HOST_ORDERED_FLUSH: &str = "KREPLAY_HOST_ORDERED_FLUSH";
-/// Environment variable: `0` leaves the L2 flush's own buffer in L2 (its lines clean, read)
-/// instead of discarding its lines after the read sweeps.
-pub const ENV_FLUSH_DISCARD: &str = "KREPLAY_FLUSH_DISCARD";
-/// Environment variable: `0` runs the L2 flush's kernels in a context of the tool's own instead
-/// of the application's (where the flush, one kernel, is a range of the profiler beside each
-/// launch's, measured and dropped); the switch back then shows in the next kernel's L2 counters.
-pub const ENV_FLUSH_IN_APPLICATION: &str = "KREPLAY_FLUSH_IN_APPLICATION";
-/// Environment variable: `0` leaves the SMs' and GPCs' constant and instruction caches as the
-/// work before left them where the L2 flush runs in the application's context (a flush in a
-/// context of the tool's own empties them by the switch).
-pub const ENV_FLUSH_GPC_CACHES: &str = "KREPLAY_FLUSH_GPC_CACHES";
-/// Environment variable: `0` has the block of the fused flush that finishes its sweeps last
-/// discard every line alone, instead of every block its share once all have finished (a
-/// cooperative launch).
-pub const ENV_FLUSH_GRID_BARRIER: &str = "KREPLAY_FLUSH_GRID_BARRIER";
 /// Environment variable: `0` runs CUDA graph launches whole, once, unmeasured, instead of node
 /// by node with every kernel node a dispatch of its own.
 pub const ENV_GRAPH_NODES: &str = "KREPLAY_GRAPH_NODES";
@@ -68,6 +50,23 @@ pub const ENV_TIMING_EXECUTION: &str = "KREPLAY_TIMING_EXECUTION";
 pub const ENV_HOST_STAGING: &str = "KREPLAY_HOST_STAGING";
 /// Environment variable: `1` prints diagnostic lines of the tool's own phases on stderr.
 pub const ENV_DEBUG: &str = "KREPLAY_DEBUG";
+
+/// Switches whose question is answered (docs/DECISIONS.md, "Retired switches"): setting one
+/// has no effect, and the CLI says so.
+pub const RETIRED_SWITCHES: [&str; 5] = [
+    "KREPLAY_BATCH_COPIES",
+    "KREPLAY_FLUSH_DISCARD",
+    "KREPLAY_FLUSH_IN_APPLICATION",
+    "KREPLAY_FLUSH_GPC_CACHES",
+    "KREPLAY_FLUSH_GRID_BARRIER",
+];
+
+/// The retired switches `is_set` finds set (an environment lookup).
+pub fn retired_switches_set(is_set: impl Fn(&str) -> bool) -> impl Iterator<Item = &'static str> {
+    RETIRED_SWITCHES
+        .into_iter()
+        .filter(move |name| is_set(name))
+}
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
 /// variable by [`ToolConfig::from_env`] (the table in docs/kernel-replay.md, "Environment
@@ -85,19 +84,8 @@ pub struct Switches {
     pub warm_up: bool,
     /// [`ENV_EARLY_SETUP`]: the counter set-up begins at context creation.
     pub early_setup: bool,
-    /// [`ENV_BATCH_COPIES`]: a snapshot's regions are copied in one batched call.
-    pub batch_copies: bool,
     /// [`ENV_HOST_ORDERED_FLUSH`]: the L2 flush is ordered from the host (off by default).
     pub host_ordered_flush: bool,
-    /// [`ENV_FLUSH_DISCARD`]: the L2 flush discards its buffer's lines after reading them.
-    pub flush_discard: bool,
-    /// [`ENV_FLUSH_IN_APPLICATION`]: the flush runs in the application's context.
-    pub flush_in_application: bool,
-    /// [`ENV_FLUSH_GPC_CACHES`]: the flush in the application's context empties the constant
-    /// and instruction caches too.
-    pub flush_gpc_caches: bool,
-    /// [`ENV_FLUSH_GRID_BARRIER`]: every block of the fused flush discards its share.
-    pub flush_grid_barrier: bool,
     /// [`ENV_GRAPH_NODES`]: graph launches run node by node, each kernel node a dispatch.
     pub graph_nodes: bool,
     /// [`ENV_GRAPH_WINDOW_SPANS`]: a window stays open across a graph launch.
@@ -123,12 +111,7 @@ impl Default for Switches {
             range_profiler_sequence: String::new(),
             warm_up: true,
             early_setup: true,
-            batch_copies: true,
             host_ordered_flush: false,
-            flush_discard: true,
-            flush_in_application: true,
-            flush_gpc_caches: true,
-            flush_grid_barrier: true,
             graph_nodes: true,
             graph_window_spans: true,
             timing_execution: true,
@@ -168,12 +151,7 @@ impl Switches {
             range_profiler_sequence: get(ENV_SEQUENCE).unwrap_or_default(),
             warm_up: switch(ENV_WARM_UP, defaults.warm_up),
             early_setup: switch(ENV_EARLY_SETUP, defaults.early_setup),
-            batch_copies: switch(ENV_BATCH_COPIES, defaults.batch_copies),
             host_ordered_flush: switch(ENV_HOST_ORDERED_FLUSH, defaults.host_ordered_flush),
-            flush_discard: switch(ENV_FLUSH_DISCARD, defaults.flush_discard),
-            flush_in_application: switch(ENV_FLUSH_IN_APPLICATION, defaults.flush_in_application),
-            flush_gpc_caches: switch(ENV_FLUSH_GPC_CACHES, defaults.flush_gpc_caches),
-            flush_grid_barrier: switch(ENV_FLUSH_GRID_BARRIER, defaults.flush_grid_barrier),
             graph_nodes: switch(ENV_GRAPH_NODES, defaults.graph_nodes),
             graph_window_spans: switch(ENV_GRAPH_WINDOW_SPANS, defaults.graph_window_spans),
             timing_execution: switch(ENV_TIMING_EXECUTION, defaults.timing_execution),
@@ -464,12 +442,7 @@ mod tests {
             (ENV_SEQUENCE, "reenable"),
             (ENV_WARM_UP, "0"),
             (ENV_EARLY_SETUP, "0"),
-            (ENV_BATCH_COPIES, "0"),
             (ENV_HOST_ORDERED_FLUSH, "1"),
-            (ENV_FLUSH_DISCARD, "0"),
-            (ENV_FLUSH_IN_APPLICATION, "0"),
-            (ENV_FLUSH_GPC_CACHES, "0"),
-            (ENV_FLUSH_GRID_BARRIER, "0"),
             (ENV_GRAPH_NODES, "0"),
             (ENV_GRAPH_WINDOW_SPANS, "0"),
             (ENV_TIMING_EXECUTION, "0"),
@@ -484,12 +457,7 @@ mod tests {
                 range_profiler_sequence: "reenable".into(),
                 warm_up: false,
                 early_setup: false,
-                batch_copies: false,
                 host_ordered_flush: true,
-                flush_discard: false,
-                flush_in_application: false,
-                flush_gpc_caches: false,
-                flush_grid_barrier: false,
                 graph_nodes: false,
                 graph_window_spans: false,
                 timing_execution: false,

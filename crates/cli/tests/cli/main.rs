@@ -10,3 +10,4 @@ mod sections;
 mod sim_replay;
 mod sim_window;
 mod stats;
+mod switches;
