@@ -1,32 +1,24 @@
 #!/usr/bin/env python3
-"""Probe, on the GPU machine from the repository root (issue 18): metrics per kernel of
-tests/gpu/torch_train.py under kreplay and under ncu (both --clock-control none, --cache-control
-all unless kreplay's options say none), side by side per kernel ID, each of kreplay's groups one
-hardware pass.
+"""Metrics per kernel, kreplay beside Nsight Compute: runs ON the GPU machine, from the repository
+root. Runs tests/gpu/torch_train.py (a PyTorch training step) under kreplay, once per variant,
+and once under ncu (both --clock-control none; ncu on the first N launches, with the first
+variant's --cache-control, else all), and prints, per kernel ID, each metric as
+ncu/kreplay variant 0/kreplay variant 1/..., and the kernel's place in its replay unit in each
+variant (@0 = first of its unit).
 
-Default groups: L2 lookup hits | misses (2026-12-02: within 2% of ncu's on all 30 kernels). Seen
-with it the same day (docs/sections.md): the duration metrics ("gpu__time_duration.sum,
-gpu__time_duration_measured_user.sum,gpu__time_duration_measured_wallclock.sum": kreplay takes the
-context-aware duration, as ncu does), durations alone (within both tools' spread), and hits,
-sectors and duration in one call ("gpu__time_duration.sum,lts__t_sectors_lookup_hit.sum;
-lts__t_sectors.sum": equal sectors; ncu's hits, taken from a replayed pass, 40-60% fewer on the
-small kernels). A metric named in several groups is collected once by kreplay (docs/kernel-replay.md,
-"Collecting counters"), so naming one twice does not compare executions.
-Variants (2026-12-02, nineteenth session): several kreplay runs against one ncu run, each a
-'|'-separated set of ','-separated items: a kreplay option and its value as two items, KEY=VALUE
-for the environment, `pmc=METRIC` for one more group (the groups then go through a window of one
-execution, K ranges per profiler start, where a single group runs once per dispatch).
-Seen 2026-12-02 (twentieth session), "lts__t_sectors.sum,lts__t_sectors_op_membar.sum,
-lts__t_sectors_srcunit_ltcfabric.sum,gpu__time_duration.sum" and "lts__cycles_active.avg,
-lts__t_sectors_op_read_lookup_hit.sum": after kreplay's flush (its own context) every kernel but
-the first counts ~2,400 more membar sectors, ~1,180 more LTC-fabric sectors and ~240 more L2
-active cycles than after ncu's; with --cache-control none the two agree (docs/sections.md).
-Since 2026-12-04 each hardware pass is decoded alone, so metrics of one raw counter in groups of
-their own passes give one execution each (`sm__cycles_active.sum` in one group,
-`sm__cycles_active.avg` in the next, with KREPLAY_PACK_GROUPS=0: execution 0 and a replay); each
-row shows the kernel's place in its replay unit (@ per variant, 0 = first).
-Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups: ';' between, ',' within]
-       [variant|variant...]   (files under $OUT)"""
+Groups: ';' between groups, ',' within one; each group should fit one hardware pass
+(`kreplay avail pmc-check --chip GH100 ...`). Default: L2 lookup hits; misses.
+Variants: '|' between variants, ',' between the items of one: a kreplay option and its value as
+two items (`--replay-window,1`, `--cache-control,none`), NAME=VALUE for kreplay's environment
+(`KREPLAY_PACK_GROUPS=0`), `pmc=METRIC` for one more group (a second hardware pass, so that the
+groups go through a replayed window). An empty variant is kreplay's defaults.
+When the groups take several hardware passes, the first is measured by the application's own
+execution (execution 0) and the others by replays of the same dispatch, so that two groups
+holding metrics of one raw counter compare two executions.
+Usage: python3 bench/probes/per_kernel_metrics.py [bin dir] [N] [groups] [variants]   (files under $OUT)
+  e.g. python3 bench/probes/per_kernel_metrics.py .gpu-bin 30 \
+         "gpu__time_duration.sum;sm__cycles_active.avg" "|--replay-window,1|--cache-control,none"
+"""
 import glob
 import os
 import sqlite3
