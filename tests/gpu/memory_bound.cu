@@ -2,7 +2,7 @@
 // a streaming copy larger than L2, an in-place update smaller than L2, and a cuBLAS SGEMM, each
 // run ITERATIONS times with a host sync after every kernel. Prints a checksum of every result,
 // which must not change under replay. MEMORY_BOUND_GAP_US=N sleeps N microseconds after every sync
-// (bench/probes/dram_write.py: does the time between kernels change what L2 holds dirty?).
+// (docs/DECISIONS.md: does the time between kernels change what L2 holds dirty?).
 // MEMORY_BOUND_EXTRA_MB=N allocates N MiB more after the program's buffers and leaves them
 // unused, and MEMORY_BOUND_PRECOPY=1 then copies every buffer into them once before the loop, as
 // a replay's start snapshot does (dram_write.py: is it the device staging's footprint, or the

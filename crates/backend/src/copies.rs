@@ -1,6 +1,6 @@
 //! Staging buffers and the copies between tracked memory and a snapshot (one batched
-//! `cuMemcpyBatchAsync` per direction unless `KREPLAY_BATCH_COPIES=0`, or while an execution
-//! measures: one call per region then).
+//! `cuMemcpyBatchAsync` per direction, but one call per region while an execution measures:
+//! the range profiler counts a batched copy between two kernels as kernels).
 
 use super::*;
 

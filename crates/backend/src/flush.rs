@@ -2,7 +2,7 @@
 //! can): before each measured launch, kernels of the tool's own leave the GPU's L2 holding
 //! nothing of the application's and nothing dirty.
 //!
-//! How (each step measured on the H200: `bench/probes/l2_flush.sh`, docs/kernel-replay.md):
+//! How (each step measured on the H200: docs/DECISIONS.md, docs/kernel-replay.md):
 //! - a buffer of 1.25 × L2 is read three times (one 32-bit word per 32-byte sector): that
 //!   displaces a kernel's data that was hit in L2 and writes back what was dirty (so does one
 //!   read sweep of 3 × L2). A memset or device-to-device copy of the buffer displaces it too but
@@ -14,28 +14,25 @@
 //! - by default ([`ApplicationContextFlusher`]) the sweeps and the discard are one kernel,
 //!   launched cooperatively in the application's context on the launch's own stream: its
 //!   blocks wait for each other after their sweeps and then each discards its share of the
-//!   lines (`KREPLAY_FLUSH_GRID_BARRIER=0`, or a device that cannot launch it cooperatively:
-//!   the block that finishes last discards them all, alone, which takes 277 µs more on the
+//!   lines (on a device that cannot launch it cooperatively the block that finishes last discards them all, alone, which takes 277 µs more on the
 //!   H200 and leaves the next kernel up to 110 KB of DRAM writes). Every kernel launched
 //!   in the profiled context is a range of its range profiler, so the backend sizes the
 //!   counters for one flush range beside each launch's and drops the flush's ranges. The next
 //!   kernel's L2 membar sectors then equal ncu's (measured on every kernel of the probe);
-//! - with `KREPLAY_FLUSH_IN_APPLICATION=0`, or when the counters could not hold the flush's
-//!   ranges, [`L2Flusher`] runs the kernels in a context of the tool's own on the same device;
+//! - when the counters could not hold the flush's ranges, [`L2Flusher`] runs the kernels in a context of the tool's own on the same device;
 //!   the launch's stream and the tool's stream wait for each other through events, which work
 //!   across contexts. The switch back is seen in the next kernel's counters (≈ 2,400 more L2
 //!   membar sectors, ≈ 240 more L2 active cycles than after ncu's flush).
 //!
 //! The switch also empties the SMs' and GPCs' constant and instruction caches, as ncu's flush
-//! does; in the application's context the fused kernel does it itself (`KREPLAY_FLUSH_GPC_CACHES`,
-//! on by default): the first warp of each block streams 64 KiB of constants and 256 KiB of
+//! does; in the application's context the fused kernel does it itself: the first warp of each block streams 64 KiB of constants and 256 KiB of
 //! straight-line code through them ([`module_ptx`] writes the code out). Without it a kernel
 //! that repeats the one before finds its code there and reads ≈ 1,000 fewer L2 sectors than after
 //! ncu's flush (docs/kernel-replay.md).
 //!
-//! Cost on the H200 (2026-12-03, `bench/probes/flush_layouts.py`, without the profiler): the
+//! Cost on the H200 (2026-12-03, docs/DECISIONS.md, without the profiler): the
 //! fused kernel 215 µs per flush, of which the GPC-caches part 146 µs (with the last block's
-//! discard 639 µs; the flush in the tool's own context 1.07 ms, docs/BENCHMARKS.md).
+//! discard 639 µs; the flush in the tool's own context 1.07 ms).
 
 use kreplay_cuda::drv;
 use kreplay_cuda::error::CudaError;
@@ -56,7 +53,7 @@ const GPC_END: &str = "\t// GPC caches: end\n";
 const GPC_LOADS: usize = 16384;
 
 /// Device memory a context of the tool's own takes (measured on the H200 with CUDA 13.0: 524 MiB;
-/// `bench/probes/flusher_memory.cu`), rounded up.
+/// docs/DECISIONS.md), rounded up.
 const CONTEXT_BYTES: u64 = 544 << 20;
 
 /// Times the buffer is read before its lines are discarded.

@@ -8,7 +8,7 @@
 //! range (`cuptiRangeProfilerStop`: CUPTI error 999) and every range after it, measured on the
 //! H200 with one range and with a window's worth (`KREPLAY_GRAPH_PROBE`, removed since). Why
 //! the swap works: CUPTI's API-enter callback gets the call's own parameter block, and the
-//! driver launches the executable graph written there (`bench/probes/graph_swap.sh`).
+//! driver launches the executable graph written there (docs/DECISIONS.md, "CUDA graphs").
 //!
 //! A graph is declined (it runs whole, unmeasured, as before) when it holds a node kind that
 //! cannot run as a call of its own (memory allocation and free nodes, conditional nodes,
