@@ -69,8 +69,9 @@ pub fn retired_switches_set(is_set: impl Fn(&str) -> bool) -> impl Iterator<Item
 }
 
 /// The in-process switches for diagnosis and comparison, each read once from its environment
-/// variable by [`ToolConfig::from_env`] (the table in docs/environment.md). A correct run never needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s,
-/// [`ENV_HOST_STAGING`]'s and [`ENV_DEBUG`]'s.
+/// variable by [`ToolConfig::from_env`] (the table in docs/environment.md). A correct run never
+/// needs one; every default is on but [`ENV_HOST_ORDERED_FLUSH`]'s, [`ENV_HOST_STAGING`]'s and
+/// [`ENV_DEBUG`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switches {
     /// [`ENV_PACK_GROUPS`]: groups that fit one hardware pass together share it.
