@@ -34,10 +34,12 @@
 //! fused kernel 215 µs per flush, of which the GPC-caches part 146 µs (with the last block's
 //! discard 639 µs; the flush in the tool's own context 1.07 ms).
 
-use kreplay_cuda::drv;
+use kreplay_cuda::context::{ContextGuard, OwnedContext};
+use kreplay_cuda::device::{Attribute, Device};
 use kreplay_cuda::error::CudaError;
-use kreplay_cupti_sys::driver::Driver;
-use kreplay_cupti_sys::{self as sys, CUcontext, CUdeviceptr, CUevent, CUfunction, CUstream};
+use kreplay_cuda::handles::{self, DeviceMemory, Event, Stream};
+use kreplay_cuda::module::{link_ptx, Function, Module, Shape};
+use kreplay_cuda::{CUcontext, CUdeviceptr, CUevent, CUstream, Driver};
 
 /// The flush kernels' PTX (hand-written; the driver compiles it for the device), less the
 /// GPC-caches code that [`module_ptx`] writes out into it.
@@ -67,8 +69,8 @@ const BLOCKS_PER_SM: u32 = 8;
 /// launch's callback (a flusher given up after a failed flush waits there for the next
 /// dispatch); one that failed to be made is dropped where it was being made.
 pub struct L2Flusher {
-    driver: &'static Driver,
-    ctx: CUcontext,
+    /// The tool's own context; its stream, event, module and buffer go with it.
+    ctx: OwnedContext,
     stream: CUstream,
     /// Recorded on the tool's stream after the flush; the launch's stream waits for it.
     done: CUevent,
@@ -78,46 +80,16 @@ pub struct L2Flusher {
 // SAFETY: CUDA handles, valid on any thread of the process.
 unsafe impl Send for L2Flusher {}
 
-impl Drop for L2Flusher {
-    fn drop(&mut self) {
-        // SAFETY: the tool's own context, made by `new` and destroyed once; its stream, event,
-        // module and buffer go with it.
-        let _ = unsafe { drv!(self.driver, cuCtxDestroy_v2(self.ctx)) };
-    }
-}
-
 /// The flush buffer for an L2 of `l2` bytes: 1.25 × L2, whole 128-byte lines.
 fn buffer_bytes(l2: i32) -> u64 {
     (u64::try_from(l2).unwrap_or(0) * 5 / 4).div_ceil(128) * 128
 }
 
-/// The device attribute `attribute` of `device`.
-fn attribute(
-    d: &Driver,
-    device: sys::CUdevice,
-    attribute: sys::CUdevice_attribute,
-) -> Result<i32, CudaError> {
-    let mut value = 0;
-    // SAFETY: writes one integer.
-    unsafe { drv!(d, cuDeviceGetAttribute(&mut value, attribute, device))? };
-    Ok(value)
-}
-
 /// Device `ordinal`'s handle, the flush buffer's bytes for its L2 and the flush kernels' blocks.
-fn geometry(d: &Driver, ordinal: u32) -> Result<(sys::CUdevice, u64, u32), CudaError> {
-    let mut device: sys::CUdevice = 0;
-    // SAFETY: writes one device handle.
-    unsafe { drv!(d, cuDeviceGet(&mut device, ordinal as i32))? };
-    let l2 = attribute(
-        d,
-        device,
-        sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-    )?;
-    let sms = attribute(
-        d,
-        device,
-        sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-    )?;
+fn geometry(d: &Driver, ordinal: u32) -> Result<(Device, u64, u32), CudaError> {
+    let device = Device::get(d, ordinal)?;
+    let l2 = device.attribute(d, Attribute::L2CacheBytes)?;
+    let sms = device.attribute(d, Attribute::MultiprocessorCount)?;
     let bytes = buffer_bytes(l2);
     if bytes == 0 {
         return Err(CudaError::Load(format!(
@@ -138,63 +110,45 @@ impl L2Flusher {
     /// allocates the buffer. The calling thread's current context is left as it was.
     pub fn new(d: &'static Driver, ordinal: u32) -> Result<L2Flusher, CudaError> {
         let (device, bytes, blocks) = geometry(d, ordinal)?;
-        let mut ctx: CUcontext = std::ptr::null_mut();
-        let mut params = sys::CUctxCreateParams::default();
-        // SAFETY: creates a context and makes it current on this thread (popped below).
-        unsafe { drv!(d, cuCtxCreate_v4(&mut ctx, &mut params, 0, device))? };
-        let mut flusher = L2Flusher {
-            driver: d,
+        // Current on this thread until popped below.
+        let ctx = OwnedContext::create(d, device.raw())?;
+        let built = Self::build(d, bytes, blocks);
+        ctx.pop();
+        // Should the build have failed, dropping the context destroys what was made in it.
+        let (stream, done, kernels) = built?;
+        Ok(L2Flusher {
             ctx,
-            stream: std::ptr::null_mut(),
-            done: std::ptr::null_mut(),
-            kernels: Kernels {
-                functions: Functions {
-                    touch: std::ptr::null_mut(),
-                    discard: std::ptr::null_mut(),
-                    whole: std::ptr::null_mut(),
-                },
-                buffer: 0,
+            stream,
+            done,
+            kernels,
+        })
+    }
+
+    /// The kernels, stream, event and zeroed buffer, in the tool's context (current), each
+    /// left to go with that context.
+    fn build(
+        d: &'static Driver,
+        bytes: u64,
+        blocks: u32,
+    ) -> Result<(CUstream, CUevent, Kernels), CudaError> {
+        let (module, functions) = load_kernels(d, false)?;
+        module.leave_to_context();
+        let buffer = DeviceMemory::allocate(d, bytes)?.leave_to_context();
+        // SAFETY: the buffer just allocated in the current context.
+        unsafe { handles::memset_d8(d, buffer, 0, bytes as usize)? };
+        let stream = Stream::non_blocking(d)?.leave_to_context();
+        let done = Event::untimed(d)?.leave_to_context();
+        handles::synchronize_context(d)?;
+        Ok((
+            stream,
+            done,
+            Kernels {
+                functions,
+                buffer,
                 bytes,
                 blocks,
             },
-        };
-        let built = flusher.build(d);
-        let mut popped: CUcontext = std::ptr::null_mut();
-        // SAFETY: pops the context created above.
-        unsafe {
-            let _ = drv!(d, cuCtxPopCurrent_v2(&mut popped));
-        }
-        // Should the build have failed, the flusher's drop destroys the context.
-        built.map(|()| flusher)
-    }
-
-    /// The kernels, stream, event and zeroed buffer, in the tool's context (current).
-    fn build(&mut self, d: &Driver) -> Result<(), CudaError> {
-        // The module goes with the context.
-        let (_module, functions) = load_kernels(d, false)?;
-        let k = &mut self.kernels;
-        k.functions = functions;
-        // SAFETY: handles are written by the driver.
-        unsafe {
-            drv!(d, cuMemAlloc_v2(&mut k.buffer, k.bytes as usize))?;
-            drv!(d, cuMemsetD8_v2(k.buffer, 0, k.bytes as usize))?;
-            drv!(
-                d,
-                cuStreamCreate(
-                    &mut self.stream,
-                    sys::CUstream_flags_enum_CU_STREAM_NON_BLOCKING
-                )
-            )?;
-            drv!(
-                d,
-                cuEventCreate(
-                    &mut self.done,
-                    sys::CUevent_flags_enum_CU_EVENT_DISABLE_TIMING
-                )
-            )?;
-            drv!(d, cuCtxSynchronize())?;
-        }
-        Ok(())
+        ))
     }
 
     /// Enqueues a flush before whatever `stream` (of the calling thread's current context)
@@ -205,18 +159,15 @@ impl L2Flusher {
         stream: CUstream,
         ready: CUevent,
     ) -> Result<(), CudaError> {
-        // SAFETY: the tool's own handles; the pushed context is popped by the guard.
-        unsafe {
-            drv!(d, cuEventRecord(ready, stream))?;
-            {
-                let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
-                drv!(d, cuStreamWaitEvent(self.stream, ready, 0))?;
-                self.kernels.sweeps(d, self.stream)?;
-                drv!(d, cuEventRecord(self.done, self.stream))?;
-            }
-            drv!(d, cuStreamWaitEvent(stream, self.done, 0))?;
+        handles::record_event(d, ready, stream)?;
+        {
+            let _ctx = ContextGuard::make_current(d, self.ctx.raw())?;
+            handles::wait_event(d, self.stream, ready)?;
+            // SAFETY: the kernels' context is current, the stream is of it.
+            unsafe { self.kernels.sweeps(d, self.stream)? };
+            handles::record_event(d, self.done, self.stream)?;
         }
-        Ok(())
+        handles::wait_event(d, stream, self.done)
     }
 
     /// The same flush ordered by the host instead of events across the two contexts: waits for
@@ -230,14 +181,11 @@ impl L2Flusher {
         d: &'static Driver,
         stream: CUstream,
     ) -> Result<(), CudaError> {
-        // SAFETY: the tool's own handles; the pushed context is popped by the guard.
-        unsafe {
-            let _ = drv!(d, cuStreamSynchronize(stream));
-            let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
-            self.kernels.sweeps(d, self.stream)?;
-            drv!(d, cuStreamSynchronize(self.stream))?;
-        }
-        Ok(())
+        let _ = handles::synchronize_stream(d, stream);
+        let _ctx = ContextGuard::make_current(d, self.ctx.raw())?;
+        // SAFETY: the kernels' context is current, the stream is of it.
+        unsafe { self.kernels.sweeps(d, self.stream)? };
+        handles::synchronize_stream(d, self.stream)
     }
 }
 
@@ -285,16 +233,7 @@ fn ptx(gpc_caches: bool) -> &'static std::ffi::CStr {
 
 /// The module with the GPC-caches code as the driver compiled it, by device ordinal: see
 /// [`compile_ahead`].
-static COMPILED: std::sync::Mutex<Vec<(sys::CUdevice, Vec<u8>)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// The current context's device.
-fn current_device(d: &Driver) -> Result<sys::CUdevice, CudaError> {
-    let mut device: sys::CUdevice = 0;
-    // SAFETY: writes one device handle; fails without a current context.
-    unsafe { drv!(d, cuCtxGetDevice(&mut device))? };
-    Ok(device)
-}
+static COMPILED: std::sync::Mutex<Vec<(Device, Vec<u8>)>> = std::sync::Mutex::new(Vec::new());
 
 /// Compiles the fused flush's module, with its GPC-caches code, for the current context's
 /// device and keeps the code for [`ApplicationContextFlusher::new`], once per device. Called
@@ -303,48 +242,12 @@ fn current_device(d: &Driver) -> Result<sys::CUdevice, CudaError> {
 /// cache holds it) overlaps what the application does before its first measured dispatch, which
 /// waits for the set-up. Without it, `new` compiles the PTX itself.
 pub fn compile_ahead(d: &Driver) -> Result<(), CudaError> {
-    let device = current_device(d)?;
-    let done =
-        |compiled: &Vec<(sys::CUdevice, Vec<u8>)>| compiled.iter().any(|(o, _)| *o == device);
+    let device = Device::current(d)?;
+    let done = |compiled: &Vec<(Device, Vec<u8>)>| compiled.iter().any(|(o, _)| *o == device);
     if COMPILED.lock().map(|c| done(&c)).unwrap_or(true) {
         return Ok(());
     }
-    let ptx = ptx(true);
-    let mut state: sys::CUlinkState = std::ptr::null_mut();
-    // SAFETY: a link of one NUL-terminated PTX input in the current context; the code it
-    // completes is the link's until destroyed, and copied out before.
-    let code = unsafe {
-        drv!(
-            d,
-            cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state)
-        )?;
-        let linked = drv!(
-            d,
-            cuLinkAddData_v2(
-                state,
-                sys::CUjitInputType_enum_CU_JIT_INPUT_PTX,
-                ptx.as_ptr().cast_mut().cast(),
-                ptx.to_bytes_with_nul().len(),
-                c"kreplay_l2_flush".as_ptr(),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
-        )
-        .and_then(|()| {
-            let mut image: *mut std::ffi::c_void = std::ptr::null_mut();
-            let mut size = 0usize;
-            drv!(d, cuLinkComplete(state, &mut image, &mut size))?;
-            if image.is_null() || size == 0 {
-                return Err(CudaError::Load(
-                    "the driver's link of the flush module made no code".into(),
-                ));
-            }
-            Ok(std::slice::from_raw_parts(image.cast::<u8>(), size).to_vec())
-        });
-        let _ = drv!(d, cuLinkDestroy(state));
-        linked?
-    };
+    let code = link_ptx(d, ptx(true), c"kreplay_l2_flush")?;
     if let Ok(mut compiled) = COMPILED.lock() {
         if !done(&compiled) {
             compiled.push((device, code));
@@ -357,11 +260,10 @@ pub fn compile_ahead(d: &Driver) -> Result<(), CudaError> {
 /// GPC-caches code written out (only the fused kernel runs it: the flush in a context of the
 /// tool's own loads the file as it is and spares the driver compiling 16,384 more instructions),
 /// from the code [`compile_ahead`] made for the device where there is.
-fn load_kernels(d: &Driver, gpc_caches: bool) -> Result<(sys::CUmodule, Functions), CudaError> {
-    let mut module: sys::CUmodule = std::ptr::null_mut();
+fn load_kernels(d: &'static Driver, gpc_caches: bool) -> Result<(Module, Functions), CudaError> {
     // A copy, so that the lock is not held while the driver loads (or compiles) the module.
     let compiled: Option<Vec<u8>> = if gpc_caches {
-        let device = current_device(d)?;
+        let device = Device::current(d)?;
         COMPILED.lock().ok().and_then(|c| {
             c.iter()
                 .find(|(o, _)| *o == device)
@@ -373,40 +275,25 @@ fn load_kernels(d: &Driver, gpc_caches: bool) -> Result<(sys::CUmodule, Function
     let image: *const std::ffi::c_void = compiled
         .as_ref()
         .map_or(ptx(gpc_caches).as_ptr().cast(), |code| code.as_ptr().cast());
-    let mut functions = Functions {
-        touch: std::ptr::null_mut(),
-        discard: std::ptr::null_mut(),
-        whole: std::ptr::null_mut(),
+    // SAFETY: the PTX text is NUL-terminated, the compiled code a whole cubin. Should a
+    // function be missing, dropping the module unloads it.
+    let module = unsafe { Module::load(d, image)? };
+    let functions = Functions {
+        touch: module.function(c"kreplay_l2_touch")?,
+        discard: module.function(c"kreplay_l2_discard")?,
+        whole: module.function(c"kreplay_l2_flush")?,
     };
-    // SAFETY: the PTX text is NUL-terminated, the compiled code a whole cubin; handles are
-    // written by the driver.
-    unsafe {
-        drv!(d, cuModuleLoadData(&mut module, image))?;
-        let mut found = Ok(());
-        for (function, name) in [
-            (&mut functions.touch, c"kreplay_l2_touch"),
-            (&mut functions.discard, c"kreplay_l2_discard"),
-            (&mut functions.whole, c"kreplay_l2_flush"),
-        ] {
-            found =
-                found.and_then(|()| drv!(d, cuModuleGetFunction(function, module, name.as_ptr())));
-        }
-        if let Err(e) = found {
-            let _ = drv!(d, cuModuleUnload(module));
-            return Err(e);
-        }
-    }
     Ok((module, functions))
 }
 
 /// The flush kernels of the PTX module.
 struct Functions {
     /// One read sweep (`kreplay_l2_touch`).
-    touch: CUfunction,
+    touch: Function,
     /// The discard of every line (`kreplay_l2_discard`).
-    discard: CUfunction,
+    discard: Function,
     /// The sweeps and the discard in one kernel (`kreplay_l2_flush`).
-    whole: CUfunction,
+    whole: Function,
 }
 
 /// The flush kernels and their buffer, in one context.
@@ -473,20 +360,14 @@ impl Kernels {
             None => unsafe { self.launch(d, self.functions.whole, stream, &mut args) },
             // SAFETY: as above; `blocks` blocks of BLOCK threads fit the device at once.
             Some(blocks) => unsafe {
-                drv!(
+                self.functions.whole.launch_cooperative(
                     d,
-                    cuLaunchCooperativeKernel(
-                        self.functions.whole,
+                    Shape {
                         blocks,
-                        1,
-                        1,
-                        BLOCK,
-                        1,
-                        1,
-                        0,
-                        stream,
-                        args.as_mut_ptr(),
-                    )
+                        threads: BLOCK,
+                    },
+                    stream,
+                    &mut args,
                 )
             },
         }
@@ -498,26 +379,20 @@ impl Kernels {
     unsafe fn launch(
         &self,
         d: &Driver,
-        function: CUfunction,
+        function: Function,
         stream: CUstream,
         args: &mut [*mut std::ffi::c_void],
     ) -> Result<(), CudaError> {
-        drv!(
-            d,
-            cuLaunchKernel(
-                function,
-                self.blocks,
-                1,
-                1,
-                BLOCK,
-                1,
-                1,
-                0,
-                stream,
-                args.as_mut_ptr(),
-                std::ptr::null_mut()
-            )
-        )
+        // SAFETY: as the caller promises.
+        unsafe { function.launch(d, self.shape(), stream, args) }
+    }
+
+    /// Every launch's shape but the cooperative one's.
+    fn shape(&self) -> Shape {
+        Shape {
+            blocks: self.blocks,
+            threads: BLOCK,
+        }
     }
 }
 
@@ -538,7 +413,8 @@ fn fused_kernel_parameters(cooperative: bool) -> (u32, u32) {
 pub struct ApplicationContextFlusher {
     driver: &'static Driver,
     ctx: CUcontext,
-    module: sys::CUmodule,
+    /// Unloaded when dropped, before the buffer is freed.
+    _module: Module,
     kernels: Kernels,
     /// The kernel's ticket counter: the 32-bit word after the buffer.
     counter: CUdeviceptr,
@@ -577,7 +453,7 @@ impl ApplicationContextFlusher {
         ctx: CUcontext,
     ) -> Result<ApplicationContextFlusher, CudaError> {
         let (device, bytes, blocks) = geometry(d, ordinal)?;
-        let buffer = kreplay_cuda::handles::DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
+        let buffer = DeviceMemory::allocate(d, bytes + COUNTER_BYTES)?;
         let (module, functions) = load_kernels(d, true)?;
         let cooperative_blocks = cooperative_blocks(d, device, functions.whole, blocks);
         kreplay_cuda::debug::line(&match cooperative_blocks {
@@ -587,7 +463,7 @@ impl ApplicationContextFlusher {
         Ok(ApplicationContextFlusher {
             driver: d,
             ctx,
-            module,
+            _module: module,
             kernels: Kernels {
                 functions,
                 buffer: buffer.address(),
@@ -613,12 +489,12 @@ impl ApplicationContextFlusher {
     pub(crate) fn flush(&self, stream: CUstream, launched: &mut usize) -> Result<(), CudaError> {
         use std::sync::atomic::Ordering;
         let d = self.driver;
-        let _ctx = kreplay_cuda::ContextGuard::make_current(d, self.ctx)?;
+        let _ctx = ContextGuard::make_current(d, self.ctx)?;
         // SAFETY: the flusher's kernels, buffer and counter, in its context, made current
         // above; `stream` is the launch's, of that context.
         unsafe {
             if !self.counter_zeroed.load(Ordering::Relaxed) {
-                drv!(d, cuMemsetD32Async(self.counter, 0, 2, stream))?;
+                handles::memset_d32_async(d, self.counter, 0, 2, stream)?;
                 self.counter_zeroed.store(true, Ordering::Relaxed);
             }
             let cooperative =
@@ -643,36 +519,11 @@ impl ApplicationContextFlusher {
 /// The blocks of a cooperative launch of `function` (the fused flush) on `device`: as many of
 /// [`BLOCK`] threads as fit each SM at once, at most [`BLOCKS_PER_SM`], times the SMs (`blocks`
 /// is [`BLOCKS_PER_SM`] × SMs); `None` where the device cannot launch cooperatively.
-fn cooperative_blocks(
-    d: &Driver,
-    device: sys::CUdevice,
-    function: CUfunction,
-    blocks: u32,
-) -> Option<u32> {
-    let can = attribute(
-        d,
-        device,
-        sys::CUdevice_attribute_enum_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-    )
-    .ok()?;
-    let mut per_sm = 0;
-    // SAFETY: writes one integer.
-    unsafe {
-        drv!(
-            d,
-            cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, function, BLOCK as i32, 0)
-        )
-        .ok()?
-    };
+fn cooperative_blocks(d: &Driver, device: Device, function: Function, blocks: u32) -> Option<u32> {
+    let can = device.attribute(d, Attribute::CooperativeLaunch).ok()?;
+    let per_sm = function.max_active_blocks_per_sm(d, BLOCK).ok()?;
     let per_sm = u32::try_from(per_sm).ok()?.min(BLOCKS_PER_SM);
     (can == 1 && per_sm > 0).then(|| blocks / BLOCKS_PER_SM * per_sm)
-}
-
-impl Drop for ApplicationContextFlusher {
-    fn drop(&mut self) {
-        // SAFETY: loaded by `new`, unloaded once; the buffer frees itself after.
-        let _ = unsafe { drv!(self.driver, cuModuleUnload(self.module)) };
-    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use crate::drv;
 use crate::error::CudaError;
 use kreplay_cupti_sys::driver::Driver;
-use kreplay_cupti_sys::CUcontext;
+use kreplay_cupti_sys::{self as sys, CUcontext, CUdevice};
 
 /// Makes `ctx` current on this thread for the guard's life when it is not already (a replay
 /// unit may be closed, and its executions run, on another application thread).
@@ -44,5 +44,43 @@ impl Drop for ContextGuard {
             // SAFETY: pops the context this guard pushed.
             let _ = unsafe { drv!(self.driver, cuCtxPopCurrent_v2(&mut popped)) };
         }
+    }
+}
+
+/// A context of the tool's own, destroyed when dropped with everything made in it.
+pub struct OwnedContext {
+    driver: &'static Driver,
+    raw: CUcontext,
+}
+
+// SAFETY: a CUDA handle, valid on any thread of the process.
+unsafe impl Send for OwnedContext {}
+
+impl OwnedContext {
+    /// A new context on `device`, current on this thread until [`Self::pop`].
+    pub fn create(driver: &'static Driver, device: CUdevice) -> Result<Self, CudaError> {
+        let mut raw: CUcontext = std::ptr::null_mut();
+        let mut params = sys::CUctxCreateParams::default();
+        // SAFETY: creates a context and makes it current on this thread.
+        unsafe { drv!(driver, cuCtxCreate_v4(&mut raw, &mut params, 0, device))? };
+        Ok(OwnedContext { driver, raw })
+    }
+
+    /// Pops the context made current by [`Self::create`] off this thread.
+    pub fn pop(&self) {
+        let mut popped: CUcontext = std::ptr::null_mut();
+        // SAFETY: pops the current context.
+        let _ = unsafe { drv!(self.driver, cuCtxPopCurrent_v2(&mut popped)) };
+    }
+
+    pub fn raw(&self) -> CUcontext {
+        self.raw
+    }
+}
+
+impl Drop for OwnedContext {
+    fn drop(&mut self) {
+        // SAFETY: made by `create`, destroyed once; what was made in it goes with it.
+        let _ = unsafe { drv!(self.driver, cuCtxDestroy_v2(self.raw)) };
     }
 }

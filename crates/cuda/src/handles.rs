@@ -39,6 +39,13 @@ impl Stream {
     pub fn raw(&self) -> CUstream {
         self.raw
     }
+
+    /// Leaves the stream to its context, which destroys it with itself; its handle.
+    pub fn leave_to_context(self) -> CUstream {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
 }
 
 impl Drop for Stream {
@@ -78,6 +85,13 @@ impl Event {
     pub fn raw(&self) -> CUevent {
         self.raw
     }
+
+    /// Leaves the event to its context, which destroys it with itself; its handle.
+    pub fn leave_to_context(self) -> CUevent {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
 }
 
 impl Drop for Event {
@@ -113,6 +127,13 @@ impl DeviceMemory {
 
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Leaves the memory to its context, which frees it with itself; its address.
+    pub fn leave_to_context(self) -> CUdeviceptr {
+        let address = self.address;
+        std::mem::forget(self);
+        address
     }
 }
 
@@ -158,4 +179,58 @@ impl Drop for GraphExec {
         // SAFETY: made by `empty`, destroyed once (the driver frees it once work using it ran).
         let _ = unsafe { drv!(self.driver, cuGraphExecDestroy(self.raw)) };
     }
+}
+
+/// Records `event` on `stream` (either the tool's or the application's).
+pub fn record_event(d: &Driver, event: CUevent, stream: CUstream) -> Result<(), CudaError> {
+    // SAFETY: live handles of one context (or a default-stream constant).
+    unsafe { drv!(d, cuEventRecord(event, stream)) }
+}
+
+/// Makes `stream`'s later work wait for `event`'s last record (across contexts too).
+pub fn wait_event(d: &Driver, stream: CUstream, event: CUevent) -> Result<(), CudaError> {
+    // SAFETY: live handles.
+    unsafe { drv!(d, cuStreamWaitEvent(stream, event, 0)) }
+}
+
+/// Waits for `stream`'s work to finish; an error of work enqueued there earlier is reported.
+pub fn synchronize_stream(d: &Driver, stream: CUstream) -> Result<(), CudaError> {
+    // SAFETY: a live handle or a default-stream constant.
+    unsafe { drv!(d, cuStreamSynchronize(stream)) }
+}
+
+/// Waits for the current context's work to finish.
+pub fn synchronize_context(d: &Driver) -> Result<(), CudaError> {
+    // SAFETY: no arguments; fails without a current context.
+    unsafe { drv!(d, cuCtxSynchronize()) }
+}
+
+/// Sets `count` 32-bit words at `address` to `value`, enqueued on `stream`.
+///
+/// # Safety
+/// `address..address + 4 × count` is device memory of `stream`'s context that no other work
+/// uses meanwhile.
+pub unsafe fn memset_d32_async(
+    d: &Driver,
+    address: CUdeviceptr,
+    value: u32,
+    count: usize,
+    stream: CUstream,
+) -> Result<(), CudaError> {
+    // SAFETY: as the caller promises.
+    unsafe { drv!(d, cuMemsetD32Async(address, value, count, stream)) }
+}
+
+/// Sets `bytes` bytes at `address` to `value`, synchronously.
+///
+/// # Safety
+/// `address..address + bytes` is device memory of the current context.
+pub unsafe fn memset_d8(
+    d: &Driver,
+    address: CUdeviceptr,
+    value: u8,
+    bytes: usize,
+) -> Result<(), CudaError> {
+    // SAFETY: as the caller promises.
+    unsafe { drv!(d, cuMemsetD8_v2(address, value, bytes)) }
 }

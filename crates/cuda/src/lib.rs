@@ -4,6 +4,7 @@
 pub mod clocks;
 pub mod context;
 pub mod debug;
+pub mod device;
 pub mod drain;
 pub mod error;
 pub mod guard;
@@ -11,9 +12,18 @@ pub mod handles;
 pub mod kernel;
 pub mod launch;
 pub mod loader;
+pub mod module;
 pub mod query;
 
 pub use context::ContextGuard;
+
+/// The driver's function table, loaded at run time ([`loader::driver`]).
+pub use kreplay_cupti_sys::driver::Driver;
+/// Opaque handles of the driver's objects, passed between the safe layer's calls.
+pub use kreplay_cupti_sys::{
+    CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode,
+    CUmodule, CUstream,
+};
 
 /// A mutex's guard, also after a panic elsewhere poisoned it (the tool never leaves state
 /// half-changed across a panic: each holder's writes are single assignments).
