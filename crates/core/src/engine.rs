@@ -34,8 +34,8 @@
 //! never waits for calls on another.
 
 use crate::backend::{
-    BackendError, CallEffect, DeviceId, DeviceScope, DispatchInfo, LaunchKind, PassResult, Region,
-    ReplayBackend, Timing, UnitConditions,
+    Backend, BackendError, CallEffect, DeviceId, DeviceOf, DeviceScope, DispatchInfo, LaunchKind,
+    PassResult, Region, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
@@ -108,17 +108,10 @@ pub enum EngineError {
     Filter(#[from] FilterError),
 }
 
-/// A backend whose launch, snapshot and capture types are `L`, `S` and `C`: the engine's
-/// methods take any such backend (a CUDA dispatch's view, the software device, a test mock).
-pub trait BackendOf<L, S, C>: ReplayBackend<Launch = L, Snapshot = S, Capture = C> {}
-impl<T, L, S, C> BackendOf<L, S, C> for T where
-    T: ReplayBackend<Launch = L, Snapshot = S, Capture = C>
-{
-}
-
-/// The replay engine for a backend whose launches, snapshots and captures are `L`, `S`, `C`.
+/// The replay engine for devices whose launches, snapshots and captures are `K`'s (a
+/// [`Backend`]): its methods take any [`DeviceOf<K>`].
 /// `Send + Sync`: one instance serves every application thread.
-pub struct Engine<L, S, C> {
+pub struct Engine<K: Backend> {
     config: ToolConfig,
     sink: Arc<dyn RecordSink>,
     policy: Box<dyn ReplayPolicy>,
@@ -135,7 +128,7 @@ pub struct Engine<L, S, C> {
     agents: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
     /// Each device's replay gate and open unit (see `lanes`).
-    lanes: Mutex<lanes::Lanes<S, L, C>>,
+    lanes: Mutex<lanes::Lanes<K>>,
     window_stats: Mutex<unit::WindowStats>,
     /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
     /// unit that stayed open loses its counters.
@@ -201,7 +194,7 @@ impl LaunchTicket {
     }
 
     /// Whether the launch is part of a replay unit (the backend must keep what
-    /// [`ReplayBackend::relaunch`] needs until `launch_exit`).
+    /// [`crate::backend::Relaunch::relaunch`] needs until `launch_exit`).
     pub fn will_replay(&self) -> bool {
         matches!(self.kind, TicketKind::Member(_))
     }
@@ -239,12 +232,7 @@ enum PassFailure {
     Fatal(String),
 }
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// An engine with kreplay's own policy ([`CounterGroupsPolicy`]) and default options.
     pub fn for_config(config: ToolConfig, sink: Arc<dyn RecordSink>) -> Result<Self, EngineError> {
         let policy = Box::new(CounterGroupsPolicy::new(&config));
@@ -337,7 +325,7 @@ where
     /// unit on its device stays open across it when `effect` allows (see the `unit` module),
     /// otherwise the parked units of `scope` close first; units of other devices stay open.
     /// The guard is handed to [`Engine::exit_call`] when the call returns.
-    pub fn enter_call<B: BackendOf<L, S, C>>(
+    pub fn enter_call<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         call: &str,
@@ -360,7 +348,7 @@ where
 
     /// The end of a call begun with [`Engine::enter_call`]: what it wrote into device memory is
     /// captured for the open unit's later executions, then the fence is released.
-    pub fn exit_call<B: BackendOf<L, S, C>>(&self, backend: &mut B, guard: CallGuard) {
+    pub fn exit_call<B: DeviceOf<K>>(&self, backend: &mut B, guard: CallGuard) {
         let CallGuard { fence, capture } = guard;
         if let Some(write) = capture {
             self.capture_write(backend, write);
@@ -370,7 +358,7 @@ where
 
     /// Closes the open replay units of every device, if any (their remaining passes run on
     /// this thread), then flushes every record and sends the end of the process.
-    pub fn finish_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) {
+    pub fn finish_with<B: DeviceOf<K>>(&self, backend: &mut B) {
         for lane in self.lanes() {
             self.close_parked_unit(backend, &lane, "process exit");
         }
@@ -398,7 +386,7 @@ where
     }
 
     /// Before the application's own launch. See the module documentation.
-    pub fn launch_enter<B: BackendOf<L, S, C>>(
+    pub fn launch_enter<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         info: &DispatchInfo,
@@ -513,11 +501,11 @@ where
     }
 
     /// After the application's own launch. See the module documentation.
-    pub fn launch_exit<B: BackendOf<L, S, C>>(
+    pub fn launch_exit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         ticket: LaunchTicket,
-        launch: &L,
+        launch: &K::Launch,
     ) {
         match ticket.kind {
             TicketKind::Passthrough { .. } => {}
@@ -528,7 +516,7 @@ where
 
     /// The application's launch did not execute (the driver refused it): nothing is measured,
     /// recorded or replayed for it, and the window it held is released.
-    pub fn launch_failed<B: BackendOf<L, S, C>>(&self, backend: &mut B, ticket: LaunchTicket) {
+    pub fn launch_failed<B: DeviceOf<K>>(&self, backend: &mut B, ticket: LaunchTicket) {
         match ticket.kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
@@ -557,11 +545,7 @@ where
 
     /// Whether a dispatch's one pass needs several executions (its group's metrics need several
     /// hardware passes): it is replayed, not run once.
-    fn spans_executions<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        view: &PolicyDispatch<'_>,
-    ) -> bool {
+    fn spans_executions<B: DeviceOf<K>>(&self, backend: &mut B, view: &PolicyDispatch<'_>) -> bool {
         self.config.mode == crate::config::InProcessMode::KernelReplay
             && self
                 .policy
@@ -569,7 +553,7 @@ where
                 .is_some_and(|g| backend.executions_of_group(view.info.device, g) > 1)
     }
 
-    fn collectable_groups<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> u32 {
+    fn collectable_groups<B: DeviceOf<K>>(&self, backend: &mut B, device: DeviceId) -> u32 {
         let configured = self.config.groups.len();
         backend
             .collectable_groups(device, configured)
@@ -586,7 +570,7 @@ where
 
     /// Device staging first while it leaves the reserve free, host staging otherwise (only
     /// host staging with `KREPLAY_HOST_STAGING=1`).
-    fn staging_order<B: BackendOf<L, S, C>>(
+    fn staging_order<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
@@ -606,13 +590,13 @@ where
 
     /// A snapshot of `regions` (of `bytes` in all) in the first place of [`Self::staging_order`]
     /// that has room for it; `Ok(None)` when none has.
-    fn snapshot_staged<B: BackendOf<L, S, C>>(
+    fn snapshot_staged<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         regions: &[Region],
         bytes: u64,
-    ) -> Result<Option<(S, Staging)>, BackendError> {
+    ) -> Result<Option<(K::Snapshot, Staging)>, BackendError> {
         for place in self.staging_order(backend, device, bytes) {
             match backend.snapshot(device, regions, place) {
                 Ok(staged) => return Ok(Some((staged, place))),
@@ -700,11 +684,7 @@ where
     }
 
     /// The conditions of the unit just closed on `device`, warning once when its clocks varied.
-    fn unit_conditions<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        device: DeviceId,
-    ) -> UnitConditions {
+    fn unit_conditions<B: DeviceOf<K>>(&self, backend: &mut B, device: DeviceId) -> UnitConditions {
         let conditions = backend.take_unit_conditions(device);
         if let Some((clock, [low, high])) = conditions.varied_clock() {
             self.notice(
@@ -795,7 +775,13 @@ fn current_tid() -> u64 {
 #[allow(dead_code)]
 fn _assert_engine_is_send_sync() {
     fn check<T: Send + Sync>() {}
-    check::<Engine<(), u64, ()>>();
+    struct Types;
+    impl Backend for Types {
+        type Launch = ();
+        type Snapshot = u64;
+        type Capture = ();
+    }
+    check::<Engine<Types>>();
 }
 
 mod lanes;

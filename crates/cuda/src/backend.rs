@@ -39,7 +39,8 @@ use crate::launch::{callback_addresses, LaunchParams, OwnedLaunch};
 use crate::profiler::{RangeProfiler, MAX_RANGES};
 use crate::setup::CounterSetup;
 use kreplay_core::backend::{
-    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
+    AllocKind, Backend, BackendError, DeviceId, Measurement, Memory, PassCounters, Region,
+    Relaunch, Timing, UnitPlan,
 };
 use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_cupti_sys::cupti::Cupti;
@@ -697,7 +698,7 @@ unsafe fn relaunch_callback(
 }
 
 /// The engine for CUDA launches.
-pub type CudaEngine = kreplay_core::Engine<CudaLaunch, CudaSnapshot, CudaCapture>;
+pub type CudaEngine = kreplay_core::Engine<CudaBackend>;
 
 /// The stream a launch really used: stream 0 of a `_ptsz` launch is the per-thread default stream.
 pub fn resolve_stream(stream: CUstream, per_thread: bool) -> CUstream {

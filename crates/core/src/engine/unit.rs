@@ -76,7 +76,7 @@
 
 use super::lanes::Lane;
 use super::*;
-use crate::backend::{AllocKind, UnitPlan};
+use crate::backend::{AllocKind, Memory, Relaunch, UnitPlan};
 use crate::gate::{ExclusiveHold, ExclusiveRefused};
 use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;
@@ -135,7 +135,7 @@ enum LogEntry<C> {
     Write(C),
 }
 
-pub(super) struct OpenUnit<S, L, C> {
+pub(super) struct OpenUnit<K: Backend> {
     owner: ThreadId,
     device: DeviceId,
     capacity: usize,
@@ -147,15 +147,15 @@ pub(super) struct OpenUnit<S, L, C> {
     stepwise: bool,
     /// How the passes map onto executions (of pass 0 alone when stepwise).
     plan: UnitPlan,
-    members: Vec<Member<L>>,
-    log: Vec<LogEntry<C>>,
+    members: Vec<Member<K::Launch>>,
+    log: Vec<LogEntry<K::Capture>>,
     /// False once something the later executions need was lost (a launch end, a capture):
     /// the unit then closes with execution 0 alone.
     replayable: bool,
     /// S0 (none when nothing is restored or the device had no tracked memory), then each
     /// allocation the unit took in while it was open, as it was before any member could use
     /// it; every later execution restores them in reverse order (S0 last).
-    snapshots: Vec<S>,
+    snapshots: Vec<K::Snapshot>,
     /// The tracked regions `snapshots` cover.
     covered: Vec<Region>,
     /// Later executions will run (S0 was taken).
@@ -187,14 +187,9 @@ pub(super) struct OpenUnit<S, L, C> {
     drain_before_member: bool,
 }
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// The unit size for a replayed dispatch on `device`: 1 for per-dispatch replay.
-    fn window_capacity<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> usize {
+    fn window_capacity<B: DeviceOf<K>>(&self, backend: &mut B, device: DeviceId) -> usize {
         let configured = self.config.replay_window.dispatches() as usize;
         if configured <= 1 {
             return 1;
@@ -223,7 +218,7 @@ where
     }
 
     /// Whether the lane's open unit holds as many members as it may.
-    pub(super) fn unit_is_full(&self, lane: &Lane<S, L, C>) -> bool {
+    pub(super) fn unit_is_full(&self, lane: &Lane<K>) -> bool {
         lock(&lane.open_unit)
             .as_ref()
             .is_some_and(|u| u.members.len() >= u.capacity)
@@ -231,7 +226,7 @@ where
 
     /// A replayed dispatch joins its thread's open unit on its device, or closes whatever unit
     /// is open on the device and opens one of its own (units of other devices stay open).
-    pub(super) fn unit_member_enter<B: BackendOf<L, S, C>>(
+    pub(super) fn unit_member_enter<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
@@ -290,11 +285,11 @@ where
     /// Adds a dispatch to its thread's open unit; `Err` with why it could not join (the
     /// dispatch left in `dispatch`) when the unit cannot cover the allocations made since it
     /// opened or the device could not be made ready for it.
-    fn join_unit<B: BackendOf<L, S, C>>(
+    fn join_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
-        unit: &mut OpenUnit<S, L, C>,
+        lane: &Lane<K>,
+        unit: &mut OpenUnit<K>,
         dispatch: &mut Option<Dispatch>,
     ) -> Result<LaunchTicket, &'static str> {
         let allocations_changed =
@@ -343,10 +338,10 @@ where
     /// memory (the host writes it with no call), the new regions cannot be staged, or a region
     /// it covers is gone or changed with no free the unit saw (its memory may now be another
     /// allocation's: the unit then ends with execution 0, restoring nothing).
-    fn cover_new_allocations<B: BackendOf<L, S, C>>(
+    fn cover_new_allocations<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        unit: &mut OpenUnit<S, L, C>,
+        unit: &mut OpenUnit<K>,
     ) -> Result<(), &'static str> {
         // Read before the regions: a change in between makes the next comparison fail.
         let generation = self.inventory.generation();
@@ -406,7 +401,7 @@ where
         covered.iter().all(|r| now.contains(r))
     }
 
-    fn member_ticket(&self, lane: &Lane<S, L, C>, member: &Member<L>) -> LaunchTicket {
+    fn member_ticket(&self, lane: &Lane<K>, member: &Member<K::Launch>) -> LaunchTicket {
         LaunchTicket {
             kind: TicketKind::Member(MemberTicket {
                 dispatch_id: member.dispatch.dispatch_id,
@@ -420,11 +415,11 @@ where
 
     /// After a member's own launch: keep a copy of it, then park the unit (or close it when
     /// full, or when the launch could not be kept: then with the application's parameters).
-    pub(super) fn unit_member_exit<B: BackendOf<L, S, C>>(
+    pub(super) fn unit_member_exit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         mut ticket: MemberTicket,
-        launch: &L,
+        launch: &K::Launch,
     ) {
         ticket.parker = None;
         let lane = self.lane(ticket.device);
@@ -471,7 +466,7 @@ where
     }
 
     /// Whether one of `launch`'s parameters is an address of host or managed memory.
-    fn reaches_host_memory<B: BackendOf<L, S, C>>(&self, backend: &mut B, launch: &L) -> bool {
+    fn reaches_host_memory<B: DeviceOf<K>>(&self, backend: &mut B, launch: &K::Launch) -> bool {
         let addresses = backend.launch_addresses(launch);
         addresses.iter().any(|&address| {
             self.inventory
@@ -484,7 +479,7 @@ where
     /// module documentation), and the write to capture at the call's exit. `Err`: the call
     /// takes the ordinary fence (which closes the unit), with why the unit could not stay open
     /// when that is its own state (not deferrable) rather than the call's.
-    pub(super) fn stay_in_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn stay_in_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         effect: CallEffect,
@@ -561,11 +556,7 @@ where
 
     /// At the exit of a call the open unit stayed open across: keeps what it wrote for the
     /// unit's later executions.
-    pub(super) fn capture_write<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        write: PendingWrite,
-    ) {
+    pub(super) fn capture_write<B: DeviceOf<K>>(&self, backend: &mut B, write: PendingWrite) {
         let PendingWrite {
             device,
             base,
@@ -594,10 +585,10 @@ where
     }
 
     /// Adopts and closes the lane's parked unit, if there is one. Returns whether it closed one.
-    pub(super) fn close_parked_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn close_parked_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
+        lane: &Lane<K>,
         reason: &str,
     ) -> bool {
         let me = std::thread::current().id();
@@ -639,14 +630,14 @@ where
     }
 }
 
-fn release_snapshots<B: ReplayBackend>(backend: &mut B, snapshots: Vec<B::Snapshot>) {
+fn release_snapshots<B: Memory>(backend: &mut B, snapshots: Vec<B::Snapshot>) {
     for staged in snapshots {
         backend.release(staged);
     }
 }
 
 /// Releases the captured writes of a unit's log.
-fn release_captures<B: ReplayBackend>(backend: &mut B, log: Vec<LogEntry<B::Capture>>) {
+fn release_captures<B: Relaunch>(backend: &mut B, log: Vec<LogEntry<B::Capture>>) {
     for entry in log {
         if let LogEntry::Write(capture) = entry {
             backend.release_capture(capture);

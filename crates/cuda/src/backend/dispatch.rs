@@ -76,11 +76,15 @@ impl<'a> DispatchBackend<'a> {
     }
 }
 
-impl ReplayBackend for DispatchBackend<'_> {
+impl Backend for DispatchBackend<'_> {
     type Launch = CudaLaunch;
-    type Snapshot = CudaSnapshot;
-    type Capture = CudaCapture;
 
+    type Snapshot = CudaSnapshot;
+
+    type Capture = CudaCapture;
+}
+
+impl Memory for DispatchBackend<'_> {
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         // The wait itself with the backend unlocked: another device's replay goes on meanwhile.
         let (driver, ctx) = {
@@ -110,7 +114,9 @@ impl ReplayBackend for DispatchBackend<'_> {
     fn release(&mut self, snapshot: CudaSnapshot) {
         self.lock().release(snapshot)
     }
+}
 
+impl Measurement for DispatchBackend<'_> {
     fn max_window(&mut self, device: DeviceId) -> usize {
         self.lock().max_window(device)
     }
@@ -197,7 +203,9 @@ impl ReplayBackend for DispatchBackend<'_> {
     fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
         self.seen.remove(&device).unwrap_or_default().conditions()
     }
+}
 
+impl Relaunch for DispatchBackend<'_> {
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         self.lock().relaunch(launch)
     }

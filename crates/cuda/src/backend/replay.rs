@@ -3,11 +3,15 @@
 
 use super::*;
 
-impl ReplayBackend for CudaBackend {
+impl Backend for CudaBackend {
     type Launch = CudaLaunch;
-    type Snapshot = CudaSnapshot;
-    type Capture = CudaCapture;
 
+    type Snapshot = CudaSnapshot;
+
+    type Capture = CudaCapture;
+}
+
+impl Memory for CudaBackend {
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         let ctx = self.state(device)?.ctx;
         drain_context(self.driver, device, ctx, deadline)
@@ -106,7 +110,9 @@ impl ReplayBackend for CudaBackend {
             unsafe { free_buffer(d, buffer) };
         }
     }
+}
 
+impl Measurement for CudaBackend {
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
         self.profiler(device)
             .map_or(1, |profiler| profiler.executions_of_group(group))
@@ -431,7 +437,9 @@ impl ReplayBackend for CudaBackend {
             }
         }
     }
+}
 
+impl Relaunch for CudaBackend {
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         let d = self.driver;
         match launch {

@@ -115,19 +115,15 @@ impl MockBackend {
     }
 }
 
-impl ReplayBackend for MockBackend {
+impl Backend for MockBackend {
     type Launch = ();
+
     type Snapshot = MockSnapshot;
+
     type Capture = u64;
+}
 
-    fn executions_of_group(&mut self, _device: DeviceId, group: usize) -> usize {
-        if group == 0 {
-            self.span.max(1)
-        } else {
-            1
-        }
-    }
-
+impl Memory for MockBackend {
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.ops.push(Op::Drain);
         if self.drain_times_out {
@@ -178,6 +174,16 @@ impl ReplayBackend for MockBackend {
 
     fn release(&mut self, _snapshot: MockSnapshot) {
         self.ops.push(Op::Release);
+    }
+}
+
+impl Measurement for MockBackend {
+    fn executions_of_group(&mut self, _device: DeviceId, group: usize) -> usize {
+        if group == 0 {
+            self.span.max(1)
+        } else {
+            1
+        }
     }
 
     fn collectable_groups(&mut self, _device: DeviceId, configured: usize) -> usize {
@@ -351,7 +357,9 @@ impl ReplayBackend for MockBackend {
         self.abandons += 1;
         self.unit = MockUnit::default();
     }
+}
 
+impl Relaunch for MockBackend {
     fn relaunch(&mut self, _launch: &()) -> Result<(), BackendError> {
         self.ops.push(Op::Relaunch);
         std::thread::sleep(self.relaunch_takes);

@@ -5,7 +5,7 @@
 //! helpers the topic files share, one file per topic beside it.
 
 use super::*;
-use crate::backend::{AllocKind, PassCounters, Region, UnitPlan};
+use crate::backend::{AllocKind, Measurement, Memory, PassCounters, Region, Relaunch, UnitPlan};
 use crate::config::{CounterGroup, CounterSpec, InProcessMode, KernelFilter};
 use crate::notice::SilentLogger;
 use kreplay_format::{CounterSample, Warning};
@@ -84,7 +84,7 @@ impl MemorySink {
 type Aborts = Arc<Mutex<Vec<(String, usize)>>>;
 
 struct Harness {
-    engine: Engine<(), MockSnapshot, u64>,
+    engine: Engine<MockBackend>,
     sink: Arc<MemorySink>,
     aborts: Aborts,
 }

@@ -8,10 +8,13 @@ use super::*;
 #[derive(Clone)]
 struct Shared(Arc<Mutex<MockBackend>>);
 
-impl ReplayBackend for Shared {
+impl Backend for Shared {
     type Launch = ();
     type Snapshot = MockSnapshot;
     type Capture = u64;
+}
+
+impl Memory for Shared {
     fn drain(&mut self, d: DeviceId, t: Duration) -> Result<(), BackendError> {
         self.0.lock().unwrap().drain(d, t)
     }
@@ -32,6 +35,9 @@ impl ReplayBackend for Shared {
     fn release(&mut self, s: MockSnapshot) {
         self.0.lock().unwrap().release(s)
     }
+}
+
+impl Measurement for Shared {
     fn max_window(&mut self, d: DeviceId) -> usize {
         self.0.lock().unwrap().max_window(d)
     }
@@ -59,6 +65,9 @@ impl ReplayBackend for Shared {
     fn unit_counters(&mut self, d: DeviceId) -> Result<PassCounters, BackendError> {
         self.0.lock().unwrap().unit_counters(d)
     }
+}
+
+impl Relaunch for Shared {
     fn relaunch(&mut self, l: &()) -> Result<(), BackendError> {
         self.0.lock().unwrap().relaunch(l)
     }

@@ -26,21 +26,16 @@ struct Replay<S> {
     timing_execution_ns: u64,
 }
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// Closes a unit: execution 0's results, the later executions, records and costs.
     /// `current`: the application's own launch of the last member, when the unit closes at
     /// that member's exit (it has no kept copy then).
-    pub(super) fn run_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn run_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        unit: OpenUnit<S, L, C>,
+        unit: OpenUnit<K>,
         reason: &str,
-        current: Option<&L>,
+        current: Option<&K::Launch>,
     ) {
         let OpenUnit {
             device,
@@ -155,7 +150,7 @@ where
     }
 
     /// A record per live member with execution 0's `times` and no counters.
-    fn send_uncounted(&self, members: &[Member<L>], live: &[usize], times: Vec<Timing>) {
+    fn send_uncounted(&self, members: &[Member<K::Launch>], live: &[usize], times: Vec<Timing>) {
         for (&index, timing) in live.iter().zip(times) {
             self.send_dispatch(
                 &members[index].dispatch,
@@ -168,14 +163,14 @@ where
     /// Stops execution 0 (whose own time so far is `pass0_ns`) and reads its timings: `None`
     /// when it did not measure every live member. A unit that stayed open across calls and lost
     /// its measurement switches spanning off for the rest of the run.
-    fn stop_first_execution<B: BackendOf<L, S, C>>(
+    fn stop_first_execution<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         n: usize,
         spanned: u64,
         pass0_ns: u64,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> Option<Vec<Timing>> {
         let stop_started = Instant::now();
         let first = if n == 0 {
@@ -217,10 +212,10 @@ where
     fn send_costs(
         &self,
         device: DeviceId,
-        members: &[Member<L>],
+        members: &[Member<K::Launch>],
         live: &[usize],
         cost: &UnitCost,
-        replay: &Replay<S>,
+        replay: &Replay<K::Snapshot>,
     ) {
         let passes = replay.pass_ns.len() as u32;
         for (position, &index) in live.iter().enumerate() {
@@ -247,14 +242,14 @@ where
     }
 
     /// Every pass planned up front: the later executions, then every pass's records.
-    fn run_planned<B: BackendOf<L, S, C>>(
+    fn run_planned<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         plan: &UnitPlan,
         groups: &[Option<usize>],
         timings0: Vec<Timing>,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> ReplayOutcome {
         let announce = |execution: usize| {
             for (pass, _) in plan
@@ -315,12 +310,12 @@ where
     /// more, from its restored start, measuring no counters; their times, for every pass's records. `Ok(None)`: not run, or it
     /// failed with memory intact (said once: the records keep their own executions' times);
     /// `Err`: memory can no longer be trusted.
-    fn run_timing_execution<B: BackendOf<L, S, C>>(
+    fn run_timing_execution<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         plan: &UnitPlan,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> Result<Option<Vec<Timing>>, ReplayOutcome> {
         // A unit of one execution took no snapshot: running it again would apply it twice.
         if !self.config.switches.timing_execution
@@ -347,14 +342,14 @@ where
     }
 
     /// Passes one at a time, each measured before the policy decides whether another follows.
-    fn run_stepwise<B: BackendOf<L, S, C>>(
+    fn run_stepwise<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         total: Option<u32>,
         groups: &[Option<usize>],
         timings0: Vec<Timing>,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> ReplayOutcome {
         match backend.unit_counters(job.device) {
             Ok(counters) => {
@@ -422,12 +417,12 @@ where
     /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log (its
     /// launches and captured writes), stop. `planned`: the execution of the unit's plan, or
     /// `None` for the timing execution (no counters).
-    fn run_execution<B: BackendOf<L, S, C>>(
+    fn run_execution<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         planned: Option<usize>,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> Result<Vec<Timing>, PassFailure> {
         let device = job.device;
         let execution = match planned {
@@ -533,11 +528,11 @@ where
     /// S0 holds managed memory: the host may have written it while a member ran or between
     /// members, and what members computed from those writes (in any tracked memory) is the
     /// application's, which the later executions, run without them, would not reproduce.
-    fn save_view<B: BackendOf<L, S, C>>(
+    fn save_view<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        replay: &mut Replay<S>,
+        job: &UnitJob<'_, K>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> bool {
         let regions = self.inventory.tracked(job.device);
         if regions.is_empty() {
@@ -566,12 +561,12 @@ where
     }
 
     /// Restores F after the later executions (or after one failed).
-    fn put_back_view<B: BackendOf<L, S, C>>(
+    fn put_back_view<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        view: S,
-        replay: &mut Replay<S>,
+        job: &UnitJob<'_, K>,
+        view: K::Snapshot,
+        replay: &mut Replay<K::Snapshot>,
     ) {
         let started = Instant::now();
         match backend.restore(&view) {
@@ -588,12 +583,12 @@ where
 
     /// A later execution failed: counters are lost; memory is put back from F when it was
     /// saved, and is otherwise fatal when it cannot be trusted.
-    fn pass_failed<B: BackendOf<L, S, C>>(
+    fn pass_failed<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         failure: PassFailure,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) {
         match failure {
             PassFailure::Counters(message) => self.unit_counters_notice(&message),
@@ -612,7 +607,7 @@ where
     /// The records of one pass of every live member.
     fn send_unit_pass(
         &self,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         pass: u32,
         timings: &[Timing],
         counters: Option<Vec<Vec<CounterSample>>>,
@@ -638,21 +633,21 @@ where
 }
 
 /// What a unit's later executions work on.
-struct UnitJob<'a, S, L, C> {
+struct UnitJob<'a, K: Backend> {
     device: DeviceId,
-    members: &'a [Member<L>],
-    log: &'a [LogEntry<C>],
+    members: &'a [Member<K::Launch>],
+    log: &'a [LogEntry<K::Capture>],
     /// The last member's launch when it has no kept copy.
-    current: Option<&'a L>,
+    current: Option<&'a K::Launch>,
     /// Indices of the members whose launch executed.
     live: &'a [usize],
     /// What each later execution restores first (the unit's `snapshots`, in reverse order).
-    snapshots: &'a [S],
+    snapshots: &'a [K::Snapshot],
     /// A pass's records were sent.
     sent: Cell<bool>,
 }
 
-impl<S, L, C> UnitJob<'_, S, L, C> {
+impl<K: Backend> UnitJob<'_, K> {
     /// The stream of each member whose launch executed, in their order.
     fn live_streams(&self) -> Vec<u64> {
         self.live

@@ -4,18 +4,13 @@
 use super::super::lanes::Lane;
 use super::*;
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with
     /// the reason when any of them cannot be had.
-    pub(super) fn open_new_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn open_new_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
+        lane: &Lane<K>,
         dispatch: Dispatch,
         total: Option<u32>,
         groups: Vec<Option<usize>>,
@@ -119,10 +114,10 @@ where
 
     /// The exclusive hold for a new unit (closing a parked unit of another thread
     /// first), or why the dispatch runs once.
-    fn exclusive_hold<B: BackendOf<L, S, C>>(
+    fn exclusive_hold<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
+        lane: &Lane<K>,
         dispatch_id: u64,
     ) -> Result<ExclusiveHold, Refused> {
         let deadline = self.config.drain_timeout();
@@ -170,7 +165,7 @@ where
 
     /// The device drained before a new unit, and how long that took; on failure the hold is
     /// given back before the failure is said.
-    fn drained<B: BackendOf<L, S, C>>(
+    fn drained<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
@@ -198,13 +193,13 @@ where
     /// S0, the snapshot of the device's tracked memory a unit that restores starts from (none
     /// when it does not restore, or nothing is tracked), staged on the device while that leaves
     /// the reserve free and on the host otherwise; on failure the hold is given back first.
-    fn staged<B: BackendOf<L, S, C>>(
+    fn staged<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         hold: ExclusiveHold,
         restorable: bool,
-    ) -> Result<(ExclusiveHold, Staged<S>), Refused> {
+    ) -> Result<(ExclusiveHold, Staged<K::Snapshot>), Refused> {
         // Read before the regions: a change in between makes a later comparison fail, never pass.
         let inventory_generation = self.inventory.generation();
         let regions = self.inventory.tracked(device);
