@@ -100,9 +100,7 @@ impl TinyDevice {
 
 impl Backend for TinyDevice {
     type Launch = TinyLaunch;
-
     type Snapshot = Vec<u32>;
-
     type Capture = ();
 }
 

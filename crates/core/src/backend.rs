@@ -300,7 +300,9 @@ pub enum BackendError {
 }
 
 mod jobs;
+mod shared;
 pub use jobs::{Backend, DeviceOf, Measurement, Memory, Relaunch, ReplayBackend};
+pub use shared::{CaptureOf, LaunchOf, SharedDevice, SnapshotOf};
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 use crate::{SimMetric, COUNTERS_PER_PASS};
 use kreplay_core::backend::{
     AllocKind, Backend, BackendError, DeviceId, Measurement, Memory, PassCounters, Region,
-    Relaunch, Timing, UnitConditions, UnitPlan,
+    Relaunch, SharedDevice, Timing, UnitConditions, UnitPlan,
 };
 use kreplay_core::config::CounterGroup;
 use kreplay_format::{CacheState, CounterSample, Staging};

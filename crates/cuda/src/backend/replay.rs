@@ -1,13 +1,11 @@
-//! The engine's trait on the CUDA backend: drain, snapshot and restore, units and their
+//! The engine's job traits on the CUDA backend: drain, snapshot and restore, units and their
 //! executions, measured launches, relaunch and captures.
 
 use super::*;
 
 impl Backend for CudaBackend {
     type Launch = CudaLaunch;
-
     type Snapshot = CudaSnapshot;
-
     type Capture = CudaCapture;
 }
 

@@ -5,9 +5,7 @@ use super::*;
 
 impl Backend for SimDevice {
     type Launch = SimLaunch;
-
     type Snapshot = SimSnapshot;
-
     type Capture = SimCapture;
 }
 

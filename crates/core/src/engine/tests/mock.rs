@@ -117,9 +117,7 @@ impl MockBackend {
 
 impl Backend for MockBackend {
     type Launch = ();
-
     type Snapshot = MockSnapshot;
-
     type Capture = u64;
 }
 

@@ -8,71 +8,12 @@ use super::*;
 #[derive(Clone)]
 struct Shared(Arc<Mutex<MockBackend>>);
 
-impl Backend for Shared {
-    type Launch = ();
-    type Snapshot = MockSnapshot;
-    type Capture = u64;
-}
+impl crate::backend::SharedDevice for Shared {
+    type Device = MockBackend;
+    type Locked<'a> = std::sync::MutexGuard<'a, MockBackend>;
 
-impl Memory for Shared {
-    fn drain(&mut self, d: DeviceId, t: Duration) -> Result<(), BackendError> {
-        self.0.lock().unwrap().drain(d, t)
-    }
-    fn device_free_bytes(&mut self, d: DeviceId) -> u64 {
-        self.0.lock().unwrap().device_free_bytes(d)
-    }
-    fn snapshot(
-        &mut self,
-        d: DeviceId,
-        r: &[Region],
-        p: Staging,
-    ) -> Result<MockSnapshot, BackendError> {
-        self.0.lock().unwrap().snapshot(d, r, p)
-    }
-    fn restore(&mut self, s: &MockSnapshot) -> Result<u64, BackendError> {
-        self.0.lock().unwrap().restore(s)
-    }
-    fn release(&mut self, s: MockSnapshot) {
-        self.0.lock().unwrap().release(s)
-    }
-}
-
-impl Measurement for Shared {
-    fn max_window(&mut self, d: DeviceId) -> usize {
-        self.0.lock().unwrap().max_window(d)
-    }
-    fn plan_unit(&mut self, d: DeviceId, g: &[Option<usize>]) -> Result<UnitPlan, BackendError> {
-        self.0.lock().unwrap().plan_unit(d, g)
-    }
-    fn start_execution(&mut self, d: DeviceId, e: usize, n: usize) -> Result<(), BackendError> {
-        self.0.lock().unwrap().start_execution(d, e, n)
-    }
-    fn launch_starts(&mut self, d: DeviceId) -> Result<(), BackendError> {
-        self.0.lock().unwrap().launch_starts(d)
-    }
-    fn launch_ends(&mut self, d: DeviceId) -> Result<(), BackendError> {
-        self.0.lock().unwrap().launch_ends(d)
-    }
-    fn stop_execution(&mut self, d: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        self.0.lock().unwrap().stop_execution(d)
-    }
-    fn runs_timing_executions(&mut self, d: DeviceId) -> bool {
-        self.0.lock().unwrap().runs_timing_executions(d)
-    }
-    fn start_timing_execution(&mut self, d: DeviceId, r: usize) -> Result<(), BackendError> {
-        self.0.lock().unwrap().start_timing_execution(d, r)
-    }
-    fn unit_counters(&mut self, d: DeviceId) -> Result<PassCounters, BackendError> {
-        self.0.lock().unwrap().unit_counters(d)
-    }
-}
-
-impl Relaunch for Shared {
-    fn relaunch(&mut self, l: &()) -> Result<(), BackendError> {
-        self.0.lock().unwrap().relaunch(l)
-    }
-    fn retain_launch(&mut self, l: &()) -> Result<(), BackendError> {
-        self.0.lock().unwrap().retain_launch(l)
+    fn lock(&self, _device: DeviceId) -> std::sync::MutexGuard<'_, MockBackend> {
+        self.0.lock().unwrap()
     }
 }
 
