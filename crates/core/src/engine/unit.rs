@@ -1,6 +1,7 @@
 //! Replay units: up to K consecutive dispatches of one thread on one device, measured together.
 //! This file joins and parks units; `open` opens one, `close` runs its later executions when it
-//! closes.
+//! closes; `parts` holds what an open unit is made of (its plan, snapshots, execution log, stay
+//! across calls and cost).
 //!
 //! ```text
 //! first member's launch_enter  take the exclusive hold, drain, plan the unit's executions
@@ -76,7 +77,7 @@
 
 use super::lanes::Lane;
 use super::*;
-use crate::backend::{AllocKind, Memory, Relaunch, UnitPlan};
+use crate::backend::{AllocKind, UnitPlan};
 use crate::gate::{ExclusiveHold, ExclusiveRefused};
 use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;
@@ -84,6 +85,9 @@ use std::time::Duration;
 
 mod close;
 mod open;
+mod parts;
+
+use parts::{Cost, ExecutionLog, LogEntry, Member, PassPlan, Snapshots, Spans};
 
 /// Why a restoring unit cannot stay open across calls when F (the application's view when it
 /// closes) would not fit device staging next to its snapshots.
@@ -112,79 +116,17 @@ impl Drop for MemberTicket {
     }
 }
 
-struct Member<L> {
-    dispatch: Dispatch,
-    /// The backend's retained copy; `None` until the member's launch_exit, and for the last
-    /// member of a unit closed at its exit (relaunched from the application's parameters).
-    launch: Option<L>,
-    /// Its ticket was dropped without `launch_exit`: it did not execute and is left out.
-    abandoned: Arc<AtomicBool>,
-}
-
-impl<L> Member<L> {
-    fn live(&self) -> bool {
-        !self.abandoned.load(Ordering::Acquire)
-    }
-}
-
-/// The unit's device work after its first launch, in the order the application issued it.
-enum LogEntry<C> {
-    /// A member's launch (index into the unit's members).
-    Launch(usize),
-    /// Bytes a call wrote into tracked device memory, captured after it ran.
-    Write(C),
-}
-
+/// A replay unit while it is open: one value made of its named parts (`parts`).
 pub(super) struct OpenUnit<K: Backend> {
     owner: ThreadId,
     device: DeviceId,
     capacity: usize,
-    /// Passes per dispatch; `None`: until the policy stops.
-    total: Option<u32>,
-    /// The group of each pass (only pass 0's for [`PassCount::UntilStopped`]).
-    groups: Vec<Option<usize>>,
-    /// The policy decides after each pass: passes are planned and measured one at a time.
-    stepwise: bool,
-    /// How the passes map onto executions (of pass 0 alone when stepwise).
-    plan: UnitPlan,
-    members: Vec<Member<K::Launch>>,
-    log: Vec<LogEntry<K::Capture>>,
-    /// False once something the later executions need was lost (a launch end, a capture):
-    /// the unit then closes with execution 0 alone.
-    replayable: bool,
-    /// S0 (none when nothing is restored or the device had no tracked memory), then each
-    /// allocation the unit took in while it was open, as it was before any member could use
-    /// it; every later execution restores them in reverse order (S0 last).
-    snapshots: Vec<K::Snapshot>,
-    /// The tracked regions `snapshots` cover.
-    covered: Vec<Region>,
-    /// Later executions will run (S0 was taken).
-    restorable: bool,
-    /// Why a restoring unit may not stay open across calls (`None`: it may: F fits device
-    /// staging and no member reaches host or managed memory).
-    undeferrable: Option<&'static str>,
-    /// S0 covers managed memory, which the host may write at any time, with no CUDA call (while
-    /// pass 0 runs, while the unit is parked): F is saved and put back around the later
-    /// executions, or restoring S0 would undo those writes.
-    host_writable: bool,
-    staging: Staging,
-    bytes_tracked: u64,
-    /// The inventory's generation when `covered` was last brought up to date: a launch after
-    /// a change joins a unit that restores only once the change is covered (new allocations
-    /// snapshotted; anything else closes the unit).
-    inventory_generation: u64,
-    drain_ns: u64,
-    snapshot_ns: u64,
-    /// Execution 0's wall time: the members' launches, enter to exit, plus the final stop.
-    pass0_ns: u64,
-    /// Bytes captured from calls so far.
-    captured_bytes: u64,
-    captures: u64,
     hold: ExclusiveHold,
-    /// Calls of the owner the unit stayed open across.
-    spanned: u64,
-    /// A call since the last member: drain before the next member's launch.
-    drain_before_member: bool,
+    plan: PassPlan,
+    snapshots: Snapshots<K::Snapshot>,
+    log: ExecutionLog<K::Launch, K::Capture>,
+    spans: Spans,
+    cost: Cost,
 }
 
 impl<K: Backend> Engine<K> {
@@ -221,7 +163,7 @@ impl<K: Backend> Engine<K> {
     pub(super) fn unit_is_full(&self, lane: &Lane<K>) -> bool {
         lock(&lane.open_unit)
             .as_ref()
-            .is_some_and(|u| u.members.len() >= u.capacity)
+            .is_some_and(|u| u.log.members.len() >= u.capacity)
     }
 
     /// A replayed dispatch joins its thread's open unit on its device, or closes whatever unit
@@ -250,11 +192,9 @@ impl<K: Backend> Engine<K> {
             let mut reason = "a launch that cannot join";
             if let Some(unit) = open.as_mut() {
                 let joinable = unit.owner == me
-                    && unit.total == total
-                    && total.is_some()
-                    && unit.groups == groups
-                    && unit.replayable
-                    && unit.members.len() < unit.capacity
+                    && unit.plan.admits(total, &groups)
+                    && unit.log.replayable
+                    && unit.log.members.len() < unit.capacity
                     && lane.gate.is_parked();
                 reason = if unit.owner != me {
                     "another thread's launch"
@@ -292,16 +232,16 @@ impl<K: Backend> Engine<K> {
         unit: &mut OpenUnit<K>,
         dispatch: &mut Option<Dispatch>,
     ) -> Result<LaunchTicket, &'static str> {
-        let allocations_changed =
-            unit.restorable && unit.inventory_generation != self.inventory.generation();
+        let allocations_changed = unit.plan.restores()
+            && unit.snapshots.inventory_generation != self.inventory.generation();
         // After a call the unit stayed open across: its work ends before this kernel. Before
         // new allocations are snapshotted too: nothing measured may overlap the copy.
-        if unit.drain_before_member || allocations_changed {
+        if unit.spans.drain_before_member || allocations_changed {
             if let Err(error) = backend.drain(unit.device, self.config.drain_timeout()) {
                 self.backend_notice("drain", &error);
                 return Err("a drain that failed");
             }
-            unit.drain_before_member = false;
+            unit.spans.drain_before_member = false;
         }
         if allocations_changed {
             self.cover_new_allocations(backend, unit)?;
@@ -315,14 +255,9 @@ impl<K: Backend> Engine<K> {
             unreachable!("a dispatch joins once")
         };
         self.policy.on_pass_start(&dispatch.policy_view(), 0);
-        let member = Member {
-            dispatch,
-            launch: None,
-            abandoned: Arc::default(),
-        };
+        let member = Member::new(dispatch);
         let ticket = self.member_ticket(lane, &member);
-        unit.log.push(LogEntry::Launch(unit.members.len()));
-        unit.members.push(member);
+        unit.log.push_member(member);
         Ok(ticket)
     }
 
@@ -345,12 +280,12 @@ impl<K: Backend> Engine<K> {
     ) -> Result<(), &'static str> {
         // Read before the regions: a change in between makes the next comparison fail.
         let generation = self.inventory.generation();
-        if !self.still_tracked(unit.device, &unit.covered) {
+        if !self.still_tracked(unit.device, &unit.snapshots.covered) {
             // Closed now; `run_unit` finds the same and restores nothing.
             return Err("a tracked allocation that changed");
         }
         let now = self.inventory.tracked(unit.device);
-        let covered: HashSet<&Region> = unit.covered.iter().collect();
+        let covered: HashSet<&Region> = unit.snapshots.covered.iter().collect();
         let added: Vec<Region> = now
             .iter()
             .filter(|r| !covered.contains(r))
@@ -363,33 +298,25 @@ impl<K: Backend> Engine<K> {
             let bytes: u64 = added.iter().map(|r| r.bytes).sum();
             let started = Instant::now();
             match self.snapshot_staged(backend, unit.device, &added, bytes) {
-                Ok(Some((staged, place))) => {
-                    unit.snapshots.push(staged);
-                    // The costs name one place: host staging if any snapshot is there.
-                    if unit.staging == Staging::None || place == Staging::Host {
-                        unit.staging = place;
-                    }
-                }
+                Ok(Some((staged, place))) => unit.snapshots.add(staged, place, added, bytes),
                 Ok(None) => return Err("new memory that could not be staged"),
                 Err(error) => {
                     self.backend_notice("snapshot", &error);
                     return Err("new memory that could not be staged");
                 }
             }
-            unit.snapshot_ns += elapsed_ns(started);
-            unit.bytes_tracked += bytes;
-            unit.covered.extend(added);
+            unit.cost.snapshot_ns += elapsed_ns(started);
             // F (saved when the unit closes) has grown by as much.
-            if unit.undeferrable.is_none()
+            if unit.spans.undeferrable.is_none()
                 && backend
                     .device_free_bytes(unit.device)
                     .saturating_sub(self.options.staging_reserve_bytes)
-                    < unit.bytes_tracked
+                    < unit.snapshots.bytes_tracked
             {
-                unit.undeferrable = Some(UNDEFERRABLE_STAGING);
+                unit.spans.undeferrable = Some(UNDEFERRABLE_STAGING);
             }
         }
-        unit.inventory_generation = generation;
+        unit.snapshots.inventory_generation = generation;
         Ok(())
     }
 
@@ -428,31 +355,32 @@ impl<K: Backend> Engine<K> {
             return;
         };
         let Some(index) = unit
+            .log
             .members
             .iter()
             .rposition(|m| m.dispatch.dispatch_id == ticket.dispatch_id)
         else {
             return;
         };
-        unit.pass0_ns += elapsed_ns(ticket.entered);
+        unit.cost.pass0_ns += elapsed_ns(ticket.entered);
         if let Err(error) = backend.launch_ends(unit.device) {
             self.backend_notice("launch_ends", &error);
-            unit.replayable = false;
+            unit.log.replayable = false;
         }
-        let mut reason = (unit.members.len() >= unit.capacity).then_some("full");
-        if reason.is_none() && unit.replayable {
+        let mut reason = (unit.log.members.len() >= unit.capacity).then_some("full");
+        if reason.is_none() && unit.log.replayable {
             match backend.retain_launch(launch) {
-                Ok(kept) => unit.members[index].launch = Some(kept),
+                Ok(kept) => unit.log.members[index].launch = Some(kept),
                 Err(_) => reason = Some("a launch that could not be kept"),
             }
         }
-        if reason.is_none() && unit.restorable && unit.undeferrable.is_none() {
-            let kept = unit.members[index].launch.as_ref().unwrap_or(launch);
+        if reason.is_none() && unit.plan.restores() && unit.spans.undeferrable.is_none() {
+            let kept = unit.log.members[index].launch.as_ref().unwrap_or(launch);
             if self.reaches_host_memory(backend, kept) {
-                unit.undeferrable = Some("a kernel of it reaches host or managed memory");
+                unit.spans.undeferrable = Some("a kernel of it reaches host or managed memory");
             }
         }
-        if !unit.replayable {
+        if !unit.log.replayable {
             reason = Some("a lost launch boundary");
         }
         match reason {
@@ -497,11 +425,11 @@ impl<K: Backend> Engine<K> {
         let (capture, fence) = {
             let open = lock(&lane.open_unit);
             let unit = open.as_ref().ok_or(None)?;
-            if unit.owner != me || !unit.replayable {
+            if unit.owner != me || !unit.log.replayable {
                 return Err(None);
             }
-            let capture = if unit.restorable {
-                if let Some(why) = unit.undeferrable {
+            let capture = if unit.plan.restores() {
+                if let Some(why) = unit.spans.undeferrable {
                     return Err(Some(why));
                 }
                 match effect {
@@ -516,7 +444,7 @@ impl<K: Backend> Engine<K> {
                         let inside =
                             base.saturating_add(bytes) <= region.base.saturating_add(region.bytes);
                         let fits =
-                            unit.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
+                            unit.spans.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
                         if device != unit.device || !region.kind.is_tracked() || !inside || !fits {
                             return Err(None);
                         }
@@ -543,10 +471,10 @@ impl<K: Backend> Engine<K> {
         let mut open = lock(&lane.open_unit);
         match open.as_mut().filter(|u| u.owner == me) {
             Some(unit) => {
-                unit.spanned += 1;
-                unit.drain_before_member = true;
+                unit.spans.calls += 1;
+                unit.spans.drain_before_member = true;
                 if let Some(write) = capture {
-                    unit.captured_bytes += write.bytes;
+                    unit.spans.captured_bytes += write.bytes;
                 }
                 Ok((fence, capture))
             }
@@ -571,12 +499,12 @@ impl<K: Backend> Engine<K> {
         let mut open = lock(&lane.open_unit);
         match (open.as_mut().filter(|u| u.owner == me), captured) {
             (Some(unit), Ok(capture)) => {
-                unit.log.push(LogEntry::Write(capture));
-                unit.captures += 1;
+                unit.log.push_write(capture);
+                unit.spans.captures += 1;
             }
             (Some(unit), Err(error)) => {
                 // Later executions would miss the write: the unit ends with execution 0.
-                unit.replayable = false;
+                unit.log.replayable = false;
                 self.backend_notice("capture", &error);
             }
             (None, Ok(capture)) => backend.release_capture(capture),
@@ -603,7 +531,7 @@ impl<K: Backend> Engine<K> {
             }
             // Its owner is inside a call the unit stays open across: a restore now would
             // race that call's work. Wait for the call to end.
-            if unit.restorable && unit.owner != me && lane.gate.in_call(unit.owner) {
+            if unit.plan.restores() && unit.owner != me && lane.gate.in_call(unit.owner) {
                 drop(open);
                 if waiting_since.elapsed() > self.config.drain_timeout() {
                     self.fatal(&format!(
@@ -627,21 +555,6 @@ impl<K: Backend> Engine<K> {
 
     pub(super) fn window_summary(&self) -> Option<String> {
         lock(&self.window_stats).line()
-    }
-}
-
-fn release_snapshots<B: Memory>(backend: &mut B, snapshots: Vec<B::Snapshot>) {
-    for staged in snapshots {
-        backend.release(staged);
-    }
-}
-
-/// Releases the captured writes of a unit's log.
-fn release_captures<B: Relaunch>(backend: &mut B, log: Vec<LogEntry<B::Capture>>) {
-    for entry in log {
-        if let LogEntry::Write(capture) = entry {
-            backend.release_capture(capture);
-        }
     }
 }
 

@@ -4,26 +4,12 @@
 use super::*;
 use std::cell::Cell;
 
-/// What a unit's replay costs say of all its members.
-struct UnitCost {
-    outcome: ReplayOutcome,
-    staging: Staging,
-    bytes_tracked: u64,
-    drain_ns: u64,
-    conditions: UnitConditions,
-}
-
 /// The state of a unit's later executions, for the failure paths.
 struct Replay<S> {
     /// F: the application's view, saved before the later executions when the unit stayed open
     /// across calls or its S0 holds managed memory (put back after them, and after a failure).
     view: Option<S>,
-    bytes_snapshotted: u64,
-    snapshot_ns: u64,
-    bytes_restored: u64,
-    restore_ns: u64,
-    pass_ns: Vec<u64>,
-    timing_execution_ns: u64,
+    cost: Cost,
 }
 
 impl<K: Backend> Engine<K> {
@@ -40,70 +26,55 @@ impl<K: Backend> Engine<K> {
         let OpenUnit {
             device,
             capacity,
-            total,
-            groups,
-            stepwise,
-            plan,
-            members,
-            log,
-            replayable,
-            snapshots,
-            covered,
-            restorable,
-            host_writable,
-            staging,
-            bytes_tracked,
-            drain_ns,
-            snapshot_ns,
-            pass0_ns,
-            captured_bytes,
-            captures,
             hold,
-            spanned,
+            plan,
+            snapshots,
+            mut log,
+            spans,
+            cost,
             ..
         } = unit;
         // Launches that did not execute: no record, nothing to measure or replay.
-        let live: Vec<usize> = (0..members.len()).filter(|&i| members[i].live()).collect();
+        let live = log.live();
         let n = live.len();
         if capacity > 1 {
-            lock(&self.window_stats).record(n, reason, spanned, captures, captured_bytes);
+            lock(&self.window_stats).record(
+                n,
+                reason,
+                spans.calls,
+                spans.captures,
+                spans.captured_bytes,
+            );
         }
         let mut replay = Replay {
             view: None,
-            bytes_snapshotted: if restorable && !snapshots.is_empty() {
-                bytes_tracked
-            } else {
-                0
+            cost: Cost {
+                bytes_snapshotted: snapshots.bytes_snapshotted(),
+                ..cost
             },
-            snapshot_ns,
-            bytes_restored: 0,
-            restore_ns: 0,
-            pass_ns: Vec::new(),
-            timing_execution_ns: 0,
         };
 
-        let timings0 =
-            self.stop_first_execution(backend, device, n, spanned, pass0_ns, &mut replay);
+        let timings0 = self.stop_first_execution(backend, device, n, spans.calls, &mut replay);
 
         let last_live = live.last().copied();
         let job = UnitJob {
             device,
-            members: &members,
-            log: &log,
-            current: current.filter(|_| last_live.is_some_and(|i| members[i].launch.is_none())),
+            members: &log.members,
+            log: &log.entries,
+            current: current.filter(|_| last_live.is_some_and(|i| log.members[i].launch.is_none())),
             live: &live,
-            snapshots: &snapshots,
+            snapshots: &snapshots.taken,
             sent: Cell::new(false),
         };
-        let later = stepwise || plan.executions > 1;
-        let covered_intact = !later || self.still_tracked(device, &covered);
+        let later = plan.restores();
+        let covered_intact = !later || self.still_tracked(device, &snapshots.covered);
         let kernel_times = timings0.clone();
         let outcome = match timings0 {
             None => {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(_) if later && (!replayable || !covered_intact) => {
+            Some(_) if later && (!log.replayable || !covered_intact) => {
                 self.unit_counters_notice(
                     "a launch boundary, a captured write or a tracked allocation was lost",
                 );
@@ -112,41 +83,57 @@ impl<K: Backend> Engine<K> {
             }
             Some(_)
                 if later
-                    && (spanned > 0 || host_writable)
+                    && (spans.calls > 0 || snapshots.host_writable)
                     && !self.save_view(backend, &job, &mut replay) =>
             {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(timings0) if stepwise => {
-                self.run_stepwise(backend, &job, total, &groups, timings0, &mut replay)
-            }
-            Some(timings0) => {
-                self.run_planned(backend, &job, &plan, &groups, timings0, &mut replay)
-            }
+            Some(timings0) if plan.stepwise => self.run_stepwise(
+                backend,
+                &job,
+                plan.total,
+                &plan.groups,
+                timings0,
+                &mut replay,
+            ),
+            Some(timings0) => self.run_planned(
+                backend,
+                &job,
+                &plan.executions,
+                &plan.groups,
+                timings0,
+                &mut replay,
+            ),
         };
         // The kernels ran: a unit that lost its counters before any pass was recorded still
         // records each one's launch, with the times execution 0 measured and no counters.
         if let (ReplayOutcome::DeclinedError, false, Some(times)) =
             (outcome, job.sent.get(), kernel_times)
         {
-            self.send_uncounted(&members, &live, times);
+            self.send_uncounted(&log.members, &live, times);
         }
         if let Some(view) = replay.view.take() {
             self.put_back_view(backend, &job, view, &mut replay);
         }
-        release_snapshots(backend, snapshots);
-        release_captures(backend, log);
+        let recorded = (snapshots.staging, snapshots.bytes_tracked);
+        snapshots.release(backend);
+        log.release_captures(backend);
         drop(hold);
         let conditions = self.unit_conditions(backend, device);
-        let cost = UnitCost {
-            outcome,
-            staging,
-            bytes_tracked,
-            drain_ns,
-            conditions,
-        };
-        self.send_costs(device, &members, &live, &cost, &replay);
+        // One replay cost per live member, the unit's shared costs on its first.
+        for (position, &index) in live.iter().enumerate() {
+            let dispatch_id = log.members[index].dispatch.dispatch_id;
+            let record = replay.cost.record(
+                dispatch_id,
+                device,
+                outcome,
+                recorded,
+                &conditions,
+                position == 0,
+            );
+            self.sink.send(Record::ReplayCost(record));
+        }
     }
 
     /// A record per live member with execution 0's `times` and no counters.
@@ -160,7 +147,7 @@ impl<K: Backend> Engine<K> {
         }
     }
 
-    /// Stops execution 0 (whose own time so far is `pass0_ns`) and reads its timings: `None`
+    /// Stops execution 0 (whose own time so far is in the cost) and reads its timings: `None`
     /// when it did not measure every live member. A unit that stayed open across calls and lost
     /// its measurement switches spanning off for the rest of the run.
     fn stop_first_execution<B: DeviceOf<K>>(
@@ -169,7 +156,6 @@ impl<K: Backend> Engine<K> {
         device: DeviceId,
         n: usize,
         spanned: u64,
-        pass0_ns: u64,
         replay: &mut Replay<K::Snapshot>,
     ) -> Option<Vec<Timing>> {
         let stop_started = Instant::now();
@@ -180,7 +166,8 @@ impl<K: Backend> Engine<K> {
         } else {
             backend.stop_execution(device)
         };
-        replay.pass_ns.push(pass0_ns + elapsed_ns(stop_started));
+        let pass0_ns = replay.cost.pass0_ns + elapsed_ns(stop_started);
+        replay.cost.pass_ns.push(pass0_ns);
         let timings0 = match first {
             Ok(timings) if timings.len() == n && n > 0 => Some(timings),
             Ok(timings) => {
@@ -204,41 +191,6 @@ impl<K: Backend> Engine<K> {
             );
         }
         timings0
-    }
-
-    /// One replay cost per live member; the unit's shared costs (drain, snapshot, passes,
-    /// restores, the timing execution) on its first member only, so that sums over dispatches
-    /// stay right.
-    fn send_costs(
-        &self,
-        device: DeviceId,
-        members: &[Member<K::Launch>],
-        live: &[usize],
-        cost: &UnitCost,
-        replay: &Replay<K::Snapshot>,
-    ) {
-        let passes = replay.pass_ns.len() as u32;
-        for (position, &index) in live.iter().enumerate() {
-            let shared = |value: u64| if position == 0 { value } else { 0 };
-            self.sink.send(Record::ReplayCost(ReplayCost {
-                dispatch_id: members[index].dispatch.dispatch_id,
-                agent_id: u64::from(device),
-                outcome: cost.outcome,
-                passes,
-                bytes_tracked: cost.bytes_tracked,
-                bytes_snapshotted: shared(replay.bytes_snapshotted),
-                bytes_restored: shared(replay.bytes_restored),
-                staging: cost.staging,
-                drain_ns: shared(cost.drain_ns),
-                snapshot_ns: shared(replay.snapshot_ns),
-                pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
-                restore_ns: shared(replay.restore_ns),
-                timing_execution_ns: shared(replay.timing_execution_ns),
-                cache: cost.conditions.cache,
-                sm_clock_mhz: cost.conditions.sm_clock_mhz,
-                memory_clock_mhz: cost.conditions.memory_clock_mhz,
-            }));
-        }
     }
 
     /// Every pass planned up front: the later executions, then every pass's records.
@@ -434,7 +386,7 @@ impl<K: Backend> Engine<K> {
         // S0's bytes, the oldest, are the ones that stay.
         for staged in job.snapshots.iter().rev() {
             match backend.restore(staged) {
-                Ok(bytes) => replay.bytes_restored += bytes,
+                Ok(bytes) => replay.cost.bytes_restored += bytes,
                 Err(error) => {
                     return Err(PassFailure::Fatal(format!(
                         "restoring device {device} memory before execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
@@ -443,7 +395,7 @@ impl<K: Backend> Engine<K> {
                 }
             }
         }
-        replay.restore_ns += elapsed_ns(restore_started);
+        replay.cost.restore_ns += elapsed_ns(restore_started);
         let pass_started = Instant::now();
         let ranges = job.live.len().max(1);
         let started = match planned {
@@ -505,8 +457,8 @@ impl<K: Backend> Engine<K> {
         }
         let stopped = backend.stop_execution(device);
         match planned {
-            Some(_) => replay.pass_ns.push(elapsed_ns(pass_started)),
-            None => replay.timing_execution_ns += elapsed_ns(pass_started),
+            Some(_) => replay.cost.pass_ns.push(elapsed_ns(pass_started)),
+            None => replay.cost.timing_execution_ns += elapsed_ns(pass_started),
         }
         if let Some(error) = boundary_lost {
             return Err(PassFailure::Counters(format!("launch boundary: {error}")));
@@ -543,8 +495,8 @@ impl<K: Backend> Engine<K> {
         match self.snapshot_staged(backend, job.device, &regions, bytes) {
             Ok(Some((view, _))) => {
                 replay.view = Some(view);
-                replay.bytes_snapshotted += bytes;
-                replay.snapshot_ns += elapsed_ns(started);
+                replay.cost.bytes_snapshotted += bytes;
+                replay.cost.snapshot_ns += elapsed_ns(started);
                 true
             }
             Ok(None) => {
@@ -570,14 +522,14 @@ impl<K: Backend> Engine<K> {
     ) {
         let started = Instant::now();
         match backend.restore(&view) {
-            Ok(bytes) => replay.bytes_restored += bytes,
+            Ok(bytes) => replay.cost.bytes_restored += bytes,
             Err(error) => self.fatal(&format!(
                 "putting back device {} memory after the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
                 job.device,
                 job.describe()
             )),
         }
-        replay.restore_ns += elapsed_ns(started);
+        replay.cost.restore_ns += elapsed_ns(started);
         backend.release(view);
     }
 

@@ -41,19 +41,20 @@ impl<K: Backend> Engine<K> {
                 return refused(self, backend, dispatch, (ReplayOutcome::DeclinedError, 0));
             }
         };
-        let restorable = stepwise || plan.executions > 1;
+        let plan = PassPlan {
+            total,
+            groups,
+            stepwise,
+            executions: plan,
+        };
+        let restorable = plan.restores();
         let (hold, staged) = match self.staged(backend, device, hold, restorable) {
             Ok(staged) => staged,
             Err(why) => return refused(self, backend, dispatch, why),
         };
         let Staged {
             snapshots,
-            covered,
-            staging,
-            host_writable,
             undeferrable,
-            bytes_tracked,
-            inventory_generation,
             snapshot_ns,
         } = staged;
         if restorable {
@@ -69,44 +70,31 @@ impl<K: Backend> Engine<K> {
             backend.abandon_unit(device);
             // It runs unmeasured: a flush or clock reading before the failure is not its.
             let _ = backend.take_unit_conditions(device);
-            release_snapshots(backend, snapshots);
+            let bytes_tracked = snapshots.bytes_tracked;
+            snapshots.release(backend);
             drop(hold);
             self.backend_notice("start_execution", &error);
             return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
         }
-        let member = Member {
-            dispatch,
-            launch: None,
-            abandoned: Arc::default(),
-        };
+        let member = Member::new(dispatch);
         let ticket = self.member_ticket(lane, &member);
         let unit = OpenUnit {
             owner: std::thread::current().id(),
             device,
             capacity,
-            total,
-            groups,
-            stepwise,
-            plan,
-            members: vec![member],
-            log: vec![LogEntry::Launch(0)],
-            replayable: true,
-            snapshots,
-            covered,
-            restorable,
-            undeferrable,
-            host_writable,
-            staging,
-            bytes_tracked,
-            inventory_generation,
-            drain_ns,
-            snapshot_ns,
-            pass0_ns: 0,
-            captured_bytes: 0,
-            captures: 0,
             hold,
-            spanned: 0,
-            drain_before_member: false,
+            plan,
+            snapshots,
+            log: ExecutionLog::new(member),
+            spans: Spans {
+                undeferrable,
+                ..Spans::default()
+            },
+            cost: Cost {
+                drain_ns,
+                snapshot_ns,
+                ..Cost::default()
+            },
         };
         *lock(&lane.open_unit) = Some(unit);
         ticket
@@ -242,13 +230,16 @@ impl<K: Backend> Engine<K> {
         Ok((
             hold,
             Staged {
-                host_writable: restorable && regions.iter().any(|r| r.kind == AllocKind::Managed),
-                snapshots: snapshot.into_iter().collect(),
-                covered: regions,
-                staging,
+                snapshots: Snapshots {
+                    host_writable: restorable
+                        && regions.iter().any(|r| r.kind == AllocKind::Managed),
+                    taken: snapshot.into_iter().collect(),
+                    covered: regions,
+                    staging,
+                    bytes_tracked,
+                    inventory_generation,
+                },
                 undeferrable,
-                bytes_tracked,
-                inventory_generation,
                 snapshot_ns,
             },
         ))
@@ -275,16 +266,8 @@ type Refused = (ReplayOutcome, u64);
 
 /// A new unit's S0 and what its staging decided.
 struct Staged<S> {
-    /// As [`OpenUnit`]'s: S0 alone, or nothing.
-    snapshots: Vec<S>,
-    /// As [`OpenUnit`]'s.
-    covered: Vec<Region>,
-    staging: Staging,
-    /// As [`OpenUnit`]'s: S0 covers managed memory.
-    host_writable: bool,
-    /// As [`OpenUnit`]'s, as far as staging decides: F fits device staging.
+    snapshots: Snapshots<S>,
+    /// As [`Spans::undeferrable`], as far as staging decides: F fits device staging.
     undeferrable: Option<&'static str>,
-    bytes_tracked: u64,
-    inventory_generation: u64,
     snapshot_ns: u64,
 }
