@@ -89,22 +89,9 @@ impl<K: Backend> Engine<K> {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(timings0) if plan.stepwise => self.run_stepwise(
-                backend,
-                &job,
-                plan.total,
-                &plan.groups,
-                timings0,
-                &mut replay,
-            ),
-            Some(timings0) => self.run_planned(
-                backend,
-                &job,
-                &plan.executions,
-                &plan.groups,
-                timings0,
-                &mut replay,
-            ),
+            Some(timings0) => {
+                self.run_later_executions(backend, &job, &plan, timings0, &mut replay)
+            }
         };
         // The kernels ran: a unit that lost its counters before any pass was recorded still
         // records each one's launch, with the times execution 0 measured and no counters.
@@ -193,44 +180,157 @@ impl<K: Backend> Engine<K> {
         timings0
     }
 
-    /// Every pass planned up front: the later executions, then every pass's records.
-    fn run_planned<B: DeviceOf<K>>(
+    /// The unit's later executions, in one loop for both ways of planning them: every pass
+    /// planned up front (the plan's executions, then the timing execution, then every pass's
+    /// records), or passes one at a time (each planned, measured and recorded before the policy
+    /// decides whether another follows).
+    fn run_later_executions<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         job: &UnitJob<'_, K>,
-        plan: &UnitPlan,
-        groups: &[Option<usize>],
+        plan: &PassPlan,
         timings0: Vec<Timing>,
         replay: &mut Replay<K::Snapshot>,
     ) -> ReplayOutcome {
-        let announce = |execution: usize| {
-            for (pass, _) in plan
-                .execution_of_pass
-                .iter()
-                .enumerate()
-                .filter(|(pass, e)| *pass > 0 && **e == execution)
-            {
-                for &i in job.live {
-                    self.policy
-                        .on_pass_start(&job.members[i].dispatch.policy_view(), pass as u32);
-                }
+        if plan.stepwise {
+            if let Err(outcome) = self.record_pass(backend, job, 0, &timings0) {
+                return outcome;
             }
-        };
-        // Passes measured together with pass 0 started with it.
-        announce(0);
+        } else {
+            // Passes measured together with pass 0 started with it.
+            self.announce_passes(job, &plan.executions, 0);
+        }
+        // Each execution's timings (planned up front: the records are sent after the last).
         let mut timings = vec![timings0];
-        for execution in 1..plan.executions {
-            announce(execution);
-            match self.run_execution(backend, job, Some(execution), replay) {
-                Ok(t) => timings.push(t),
+        // The next planned execution, or the next pass when stepwise.
+        let mut next = 1;
+        loop {
+            let execution = match self.next_execution(backend, job, plan, next) {
+                Ok(Some(execution)) => execution,
+                Ok(None) => break,
+                Err(outcome) => return outcome,
+            };
+            let measured = match self.run_execution(backend, job, Some(execution), replay) {
+                Ok(measured) => measured,
                 Err(failure) => {
                     self.pass_failed(backend, job, failure, replay);
                     backend.abandon_unit(job.device);
                     return ReplayOutcome::DeclinedError;
                 }
+            };
+            if plan.stepwise {
+                if let Err(outcome) = self.record_pass(backend, job, next as u32, &measured) {
+                    return outcome;
+                }
+            } else {
+                timings.push(measured);
+            }
+            next += 1;
+        }
+        self.record_planned(backend, job, plan, timings, replay)
+    }
+
+    /// What runs as execution `next` of the unit (its plan's, or pass `next` planned now when
+    /// stepwise, as execution 0 of a plan of its own), its passes announced to the policy;
+    /// `Ok(None)`: the plan's executions are done; `Err`: the unit ends here, with this outcome
+    /// (stepwise: the last pass ran, or the policy stopped, or the pass could not be planned).
+    fn next_execution<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, K>,
+        plan: &PassPlan,
+        next: usize,
+    ) -> Result<Option<usize>, ReplayOutcome> {
+        if !plan.stepwise {
+            if next >= plan.executions.executions {
+                return Ok(None);
+            }
+            self.announce_passes(job, &plan.executions, next);
+            return Ok(Some(next));
+        }
+        let pass = next as u32;
+        let total = plan.total;
+        if total.is_some_and(|t| pass >= t) {
+            return Err(ReplayOutcome::Replayed);
+        }
+        let go_on = job.live.iter().all(|&i| {
+            self.policy
+                .continue_after(&job.members[i].dispatch.policy_view(), pass - 1, total)
+        });
+        if !go_on {
+            return Err(if total.is_some() {
+                ReplayOutcome::StoppedEarly
+            } else {
+                ReplayOutcome::Replayed
+            });
+        }
+        let group = match plan.groups.get(pass as usize) {
+            Some(group) => *group,
+            None => job.live.first().and_then(|&i| {
+                self.policy
+                    .pass_group(&job.members[i].dispatch.policy_view(), pass)
+            }),
+        };
+        if let Err(error) = backend.plan_unit(job.device, &[group]) {
+            self.unit_counters_notice(&format!("plan_unit: {error}"));
+            return Err(ReplayOutcome::DeclinedError);
+        }
+        for &i in job.live {
+            self.policy
+                .on_pass_start(&job.members[i].dispatch.policy_view(), pass);
+        }
+        Ok(Some(0))
+    }
+
+    /// Tells the policy that the passes `plan` measures by `execution` start (pass 0 started
+    /// with the members' own launches).
+    fn announce_passes(&self, job: &UnitJob<'_, K>, plan: &UnitPlan, execution: usize) {
+        for (pass, _) in plan
+            .execution_of_pass
+            .iter()
+            .enumerate()
+            .filter(|(pass, e)| *pass > 0 && **e == execution)
+        {
+            for &i in job.live {
+                self.policy
+                    .on_pass_start(&job.members[i].dispatch.policy_view(), pass as u32);
             }
         }
-        let durations = match self.run_timing_execution(backend, job, plan, replay) {
+    }
+
+    /// Stepwise: reads the counters of the pass just measured and sends its records; `Err`
+    /// (said once) when they could not be read.
+    fn record_pass<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, K>,
+        pass: u32,
+        timings: &[Timing],
+    ) -> Result<(), ReplayOutcome> {
+        match backend.unit_counters(job.device) {
+            Ok(counters) => {
+                let counters = counters.into_iter().next().flatten();
+                self.send_unit_pass(job, pass, timings, counters);
+                Ok(())
+            }
+            Err(error) => {
+                self.unit_counters_notice(&format!("unit_counters: {error}"));
+                Err(ReplayOutcome::DeclinedError)
+            }
+        }
+    }
+
+    /// Planned up front, after the plan's executions: the timing execution, the counters of
+    /// every pass and their records, each pass with the timings of the execution measuring it.
+    fn record_planned<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        job: &UnitJob<'_, K>,
+        plan: &PassPlan,
+        mut timings: Vec<Vec<Timing>>,
+        replay: &mut Replay<K::Snapshot>,
+    ) -> ReplayOutcome {
+        let durations = match self.run_timing_execution(backend, job, &plan.executions, replay) {
             Ok(durations) => durations,
             Err(outcome) => return outcome,
         };
@@ -247,8 +347,13 @@ impl<K: Backend> Engine<K> {
                 *execution = with_durations(execution, durations, &streams);
             }
         }
-        for (pass, counters) in counters.into_iter().enumerate().take(groups.len()) {
-            let execution = plan.execution_of_pass.get(pass).copied().unwrap_or(0);
+        for (pass, counters) in counters.into_iter().enumerate().take(plan.groups.len()) {
+            let execution = plan
+                .executions
+                .execution_of_pass
+                .get(pass)
+                .copied()
+                .unwrap_or(0);
             let Some(timings) = timings.get(execution) else {
                 continue;
             };
@@ -290,79 +395,6 @@ impl<K: Backend> Engine<K> {
                 backend.abandon_unit(job.device);
                 Err(ReplayOutcome::DeclinedError)
             }
-        }
-    }
-
-    /// Passes one at a time, each measured before the policy decides whether another follows.
-    fn run_stepwise<B: DeviceOf<K>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, K>,
-        total: Option<u32>,
-        groups: &[Option<usize>],
-        timings0: Vec<Timing>,
-        replay: &mut Replay<K::Snapshot>,
-    ) -> ReplayOutcome {
-        match backend.unit_counters(job.device) {
-            Ok(counters) => {
-                let counters = counters.into_iter().next().flatten();
-                self.send_unit_pass(job, 0, &timings0, counters);
-            }
-            Err(error) => {
-                self.unit_counters_notice(&format!("unit_counters: {error}"));
-                return ReplayOutcome::DeclinedError;
-            }
-        }
-        let mut pass: u32 = 1;
-        loop {
-            if total.is_some_and(|t| pass >= t) {
-                return ReplayOutcome::Replayed;
-            }
-            let go_on = job.live.iter().all(|&i| {
-                self.policy
-                    .continue_after(&job.members[i].dispatch.policy_view(), pass - 1, total)
-            });
-            if !go_on {
-                return if total.is_some() {
-                    ReplayOutcome::StoppedEarly
-                } else {
-                    ReplayOutcome::Replayed
-                };
-            }
-            let group = match groups.get(pass as usize) {
-                Some(group) => *group,
-                None => job.live.first().and_then(|&i| {
-                    self.policy
-                        .pass_group(&job.members[i].dispatch.policy_view(), pass)
-                }),
-            };
-            if let Err(error) = backend.plan_unit(job.device, &[group]) {
-                self.unit_counters_notice(&format!("plan_unit: {error}"));
-                return ReplayOutcome::DeclinedError;
-            }
-            for &i in job.live {
-                self.policy
-                    .on_pass_start(&job.members[i].dispatch.policy_view(), pass);
-            }
-            let timings = match self.run_execution(backend, job, Some(0), replay) {
-                Ok(timings) => timings,
-                Err(failure) => {
-                    self.pass_failed(backend, job, failure, replay);
-                    backend.abandon_unit(job.device);
-                    return ReplayOutcome::DeclinedError;
-                }
-            };
-            match backend.unit_counters(job.device) {
-                Ok(counters) => {
-                    let counters = counters.into_iter().next().flatten();
-                    self.send_unit_pass(job, pass, &timings, counters);
-                }
-                Err(error) => {
-                    self.unit_counters_notice(&format!("unit_counters: {error}"));
-                    return ReplayOutcome::DeclinedError;
-                }
-            }
-            pass += 1;
         }
     }
 
