@@ -53,6 +53,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use lanes::FenceGuard;
+use tickets::{passthrough, Dispatch, OnceTicket, PendingWrite, TicketKind};
+pub use tickets::{CallGuard, LaunchTicket};
 
 /// Device memory left free after staging a snapshot on the device, unless configured otherwise:
 /// the application (and the CUDA runtime's own allocations during a pass) must still fit.
@@ -134,94 +136,6 @@ pub struct Engine<K: Backend> {
     /// unit that stayed open loses its counters.
     window_spans: AtomicBool,
     pid: u32,
-}
-
-/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. A backend
-/// drops a ticket without `launch_exit` when the launch did not execute (the driver refused
-/// it): that releases the window and records nothing for the dispatch.
-#[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
-pub struct LaunchTicket {
-    kind: TicketKind,
-}
-
-enum TicketKind {
-    /// Nothing to record; the engine does not touch the device.
-    Passthrough { _fence: FenceGuard },
-    /// Runs once (ordinary path, opt-out, declined).
-    Once(OnceTicket),
-    /// A member of the open replay unit (which holds the dispatch); execution 0 is running.
-    Member(unit::MemberTicket),
-}
-
-struct OnceTicket {
-    dispatch: Dispatch,
-    /// The execution was started; `launch_exit` must stop it.
-    measuring: bool,
-    outcome: ReplayOutcome,
-    bytes_tracked: u64,
-    started: Instant,
-    _fence: FenceGuard,
-}
-
-/// One dispatch as the engine carries it from enter to exit.
-struct Dispatch {
-    info: DispatchInfo,
-    dispatch_id: u64,
-    device_dispatch_index: u64,
-    collectable_groups: u32,
-    tid: u64,
-}
-
-impl Dispatch {
-    fn policy_view(&self) -> PolicyDispatch<'_> {
-        PolicyDispatch {
-            info: &self.info,
-            dispatch_id: self.dispatch_id,
-            device_dispatch_index: self.device_dispatch_index,
-            collectable_groups: self.collectable_groups,
-        }
-    }
-}
-
-impl LaunchTicket {
-    /// The dispatch id, `None` when the launch is not recorded.
-    pub fn dispatch_id(&self) -> Option<u64> {
-        match &self.kind {
-            TicketKind::Passthrough { .. } => None,
-            TicketKind::Once(t) => Some(t.dispatch.dispatch_id),
-            TicketKind::Member(t) => Some(t.dispatch_id),
-        }
-    }
-
-    /// Whether the launch is part of a replay unit (the backend must keep what
-    /// [`crate::backend::Relaunch::relaunch`] needs until `launch_exit`).
-    pub fn will_replay(&self) -> bool {
-        matches!(self.kind, TicketKind::Member(_))
-    }
-}
-
-/// What [`Engine::enter_call`] holds for [`Engine::exit_call`]: the fence, and the device
-/// memory the call writes when the open unit stays open across it (captured at its exit).
-#[must_use = "pass the guard to Engine::exit_call when the call returns"]
-pub struct CallGuard {
-    fence: FenceGuard,
-    capture: Option<PendingWrite>,
-}
-
-/// Device memory a call writes, captured at its exit for the open unit's later executions.
-#[derive(Debug, Clone, Copy)]
-struct PendingWrite {
-    device: DeviceId,
-    base: u64,
-    bytes: u64,
-}
-
-impl CallGuard {
-    /// Ends the call without [`Engine::exit_call`] (a call that waits and must not hold the
-    /// fence while it blocks): only for calls that write no device memory.
-    pub fn into_fence(self) -> FenceGuard {
-        self.fence
-    }
 }
 
 /// Why a pass of a unit after the first could not complete.
@@ -626,93 +540,6 @@ impl<K: Backend> Engine<K> {
             counters: result.counters,
         }));
     }
-
-    fn decline_notice(&self, outcome: ReplayOutcome) {
-        let message = match outcome {
-            ReplayOutcome::DeclinedGraphLaunch => {
-                "graph launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedStreamCapture => {
-                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them is, when it is launched (on CUDA node by node, unless a warning says it runs whole)"
-            }
-            ReplayOutcome::DeclinedDevicePrintf => {
-                "kernels that call printf are not replayed (their output would repeat once per pass); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedDeviceHeap => {
-                "kernels that use the device heap (malloc, free, device new or delete) are not replayed (the heap is not restored between passes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedCollective => {
-                "kernels of collective-communication libraries (NCCL, NVSHMEM) are not replayed (a replay would wait for peers that do not run it again); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedPeerMemory => {
-                "kernels whose parameters point into another GPU's memory (peer access) are not replayed (a snapshot covers the launch's own device only: a replay would write that memory again); they run once, with replays on every device held off while they are launched, with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedPageableHost => {
-                "kernels whose parameters point into ordinary (pageable) host memory, which this GPU reaches directly, are not replayed (no snapshot covers that memory: a replay would change what the application computes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedMultiDevice => {
-                "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedSnapshotTooLarge => {
-                "a dispatch's tracked memory did not fit in device or host staging, so it ran once with the first counter group only; free memory or use application replay (omit --replay-mode kernel)"
-            }
-            _ => return,
-        };
-        self.notices.once(
-            outcome.as_str(),
-            message,
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    fn backend_notice(&self, operation: &str, error: &BackendError) {
-        self.notices.once(
-            &format!("backend-{operation}"),
-            &format!("{operation} failed ({error}); affected dispatches are not replayed (first occurrence shown)"),
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    /// Says `message` once per process under `key` (stderr and a warning record).
-    /// Says `message` once per process under `key`: a Warning record and a `kreplay: ` line
-    /// through the engine's logger (silenced below `warning` level). For the engine's own
-    /// warnings and for the device layer's (one bookkeeping for both).
-    pub fn warn_once(&self, key: &str, message: &str) {
-        self.notice(key, message);
-    }
-
-    /// The conditions of the unit just closed on `device`, warning once when its clocks varied.
-    fn unit_conditions<B: DeviceOf<K>>(&self, backend: &mut B, device: DeviceId) -> UnitConditions {
-        let conditions = backend.take_unit_conditions(device);
-        if let Some((clock, [low, high])) = conditions.varied_clock() {
-            self.notice(
-                "clocks-varied",
-                &format!("the {clock} clock varied between {low} and {high} MHz while the executions of a dispatch (or of a replay window) were measured (kreplay never locks clocks, as ncu --clock-control none): time-based counters may have been taken at different clocks; every dispatch's replay cost records the clocks seen"),
-            );
-        }
-        conditions
-    }
-
-    fn notice(&self, key: &str, message: &str) {
-        self.notices.once(
-            key,
-            message,
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    /// Stores every record (the sink is closed: the process is ending, and the database must be
-    /// left complete), then runs the abort action.
-    fn fatal(&self, message: &str) {
-        self.sink.send(Record::Warning(kreplay_format::Warning {
-            message: format!("fatal: {message}"),
-        }));
-        self.sink.close();
-        (self.options.abort)(message);
-    }
 }
 
 fn pass_result(timing: Timing, counters: Vec<CounterSample>) -> PassResult {
@@ -741,12 +568,6 @@ fn launch_scope(info: &DispatchInfo) -> DeviceScope {
         | LaunchKind::DevicePrintf
         | LaunchKind::DeviceHeap
         | LaunchKind::PageableHost => DeviceScope::All,
-    }
-}
-
-fn passthrough(fence: FenceGuard) -> LaunchTicket {
-    LaunchTicket {
-        kind: TicketKind::Passthrough { _fence: fence },
     }
 }
 
@@ -785,7 +606,9 @@ fn _assert_engine_is_send_sync() {
 }
 
 mod lanes;
+mod notices;
 mod once;
+mod tickets;
 mod unit;
 
 #[cfg(test)]

@@ -83,11 +83,15 @@ use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;
 use std::time::Duration;
 
+mod calls;
 mod close;
+mod executions;
 mod open;
 mod parts;
+mod stats;
 
 use parts::{Cost, ExecutionLog, LogEntry, Member, PassPlan, Snapshots, Spans};
+pub(super) use stats::WindowStats;
 
 /// Why a restoring unit cannot stay open across calls when F (the application's view when it
 /// closes) would not fit device staging next to its snapshots.
@@ -403,115 +407,6 @@ impl<K: Backend> Engine<K> {
         })
     }
 
-    /// The fence of a call the caller's parked unit stays open across, if it may (see the
-    /// module documentation), and the write to capture at the call's exit. `Err`: the call
-    /// takes the ordinary fence (which closes the unit), with why the unit could not stay open
-    /// when that is its own state (not deferrable) rather than the call's.
-    pub(super) fn stay_in_unit<B: DeviceOf<K>>(
-        &self,
-        backend: &mut B,
-        effect: CallEffect,
-        scope: DeviceScope,
-    ) -> Result<(FenceGuard, Option<PendingWrite>), Option<&'static str>> {
-        // A call that may touch several devices closes the units of all of them.
-        let DeviceScope::One(device) = scope else {
-            return Err(None);
-        };
-        if !self.window_spans.load(Ordering::Relaxed) || effect == CallEffect::Unknown {
-            return Err(None);
-        }
-        let me = std::thread::current().id();
-        let lane = self.lane(device);
-        let (capture, fence) = {
-            let open = lock(&lane.open_unit);
-            let unit = open.as_ref().ok_or(None)?;
-            if unit.owner != me || !unit.log.replayable {
-                return Err(None);
-            }
-            let capture = if unit.plan.restores() {
-                if let Some(why) = unit.spans.undeferrable {
-                    return Err(Some(why));
-                }
-                match effect {
-                    CallEffect::Unknown | CallEffect::Frees => return Err(None),
-                    CallEffect::NoDeviceWrite => None,
-                    CallEffect::DeviceWrite {
-                        device,
-                        base,
-                        bytes,
-                    } => {
-                        let region = self.inventory.find(device, base).ok_or(None)?;
-                        let inside =
-                            base.saturating_add(bytes) <= region.base.saturating_add(region.bytes);
-                        let fits =
-                            unit.spans.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
-                        if device != unit.device || !region.kind.is_tracked() || !inside || !fits {
-                            return Err(None);
-                        }
-                        Some(PendingWrite {
-                            device,
-                            base,
-                            bytes,
-                        })
-                    }
-                }
-            } else {
-                None
-            };
-            // Counted as a reader from here, under the unit's lock: a thread that would close
-            // the unit meanwhile waits for the call to end.
-            let fence = lane.gate.fence_in_parked_window().ok_or(None)?;
-            (capture, FenceGuard::of(fence))
-        };
-        // The members launched so far finish before the call's work starts.
-        if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
-            self.backend_notice("drain", &error);
-            return Err(None);
-        }
-        let mut open = lock(&lane.open_unit);
-        match open.as_mut().filter(|u| u.owner == me) {
-            Some(unit) => {
-                unit.spans.calls += 1;
-                unit.spans.drain_before_member = true;
-                if let Some(write) = capture {
-                    unit.spans.captured_bytes += write.bytes;
-                }
-                Ok((fence, capture))
-            }
-            None => Ok((fence, None)),
-        }
-    }
-
-    /// At the exit of a call the open unit stayed open across: keeps what it wrote for the
-    /// unit's later executions.
-    pub(super) fn capture_write<B: DeviceOf<K>>(&self, backend: &mut B, write: PendingWrite) {
-        let PendingWrite {
-            device,
-            base,
-            bytes,
-        } = write;
-        // An asynchronous copy or memset has finished before its bytes are read.
-        let captured = backend
-            .drain(device, self.config.drain_timeout())
-            .and_then(|()| backend.capture(device, base, bytes));
-        let me = std::thread::current().id();
-        let lane = self.lane(device);
-        let mut open = lock(&lane.open_unit);
-        match (open.as_mut().filter(|u| u.owner == me), captured) {
-            (Some(unit), Ok(capture)) => {
-                unit.log.push_write(capture);
-                unit.spans.captures += 1;
-            }
-            (Some(unit), Err(error)) => {
-                // Later executions would miss the write: the unit ends with execution 0.
-                unit.log.replayable = false;
-                self.backend_notice("capture", &error);
-            }
-            (None, Ok(capture)) => backend.release_capture(capture),
-            (None, Err(_)) => {}
-        }
-    }
-
     /// Adopts and closes the lane's parked unit, if there is one. Returns whether it closed one.
     pub(super) fn close_parked_unit<B: DeviceOf<K>>(
         &self,
@@ -555,60 +450,5 @@ impl<K: Backend> Engine<K> {
 
     pub(super) fn window_summary(&self) -> Option<String> {
         lock(&self.window_stats).line()
-    }
-}
-
-/// How units ended, for the line [`Engine::finish`] prints: what cuts windows short.
-#[derive(Debug, Default)]
-pub(super) struct WindowStats {
-    windows: u64,
-    dispatches: u64,
-    /// Calls units stayed open across.
-    spanned: u64,
-    captures: u64,
-    captured_bytes: u64,
-    closed_by: std::collections::BTreeMap<String, u64>,
-}
-
-impl WindowStats {
-    fn record(&mut self, members: usize, reason: &str, spanned: u64, captures: u64, bytes: u64) {
-        self.windows += 1;
-        self.dispatches += members as u64;
-        self.spanned += spanned;
-        self.captures += captures;
-        self.captured_bytes += bytes;
-        *self.closed_by.entry(reason.to_string()).or_default() += 1;
-    }
-
-    /// `replay windows closed by: cuMemcpyDtoH_v2 40, full 2; 84 dispatches in 42 windows`
-    /// (most frequent first, so that a cut-off tail loses the least useful part). Only units
-    /// that could hold several dispatches count (not per-dispatch replay).
-    fn line(&self) -> Option<String> {
-        if self.windows == 0 {
-            return None;
-        }
-        let mut reasons: Vec<(&String, &u64)> = self.closed_by.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        let mut spanned = String::new();
-        if self.spanned > 0 {
-            spanned = format!(
-                "; windows stayed open across {} other call(s)",
-                self.spanned
-            );
-            if self.captures > 0 {
-                spanned += &format!(
-                    ", re-applying {} captured write(s) of {} bytes in later passes",
-                    self.captures, self.captured_bytes
-                );
-            }
-        }
-        Some(format!(
-            "kreplay: replay windows closed by: {}; {} dispatches in {} windows ({:.1} per window){spanned}",
-            reasons.join(", "),
-            self.dispatches,
-            self.windows,
-            self.dispatches as f64 / self.windows as f64
-        ))
     }
 }
