@@ -1,6 +1,6 @@
 //! How units ended, for the line the engine prints at its end.
 
-/// How units ended, for the line [`Engine::finish`] prints: what cuts windows short.
+/// How units ended, for the line [`crate::Engine::finish`] prints: what cuts windows short.
 #[derive(Debug, Default)]
 pub(in crate::engine) struct WindowStats {
     windows: u64,
