@@ -1,4 +1,4 @@
-//! The CUDA implementation of the engine's [`ReplayBackend`].
+//! The CUDA implementation of the engine's [`kreplay_core::backend::ReplayBackend`].
 //!
 //! The injected library calls [`CudaBackend::begin_dispatch`] with the launch's context, device
 //! and stream before it hands a dispatch to the engine; the engine then calls the trait methods

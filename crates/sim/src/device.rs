@@ -1,6 +1,7 @@
 //! The software device: allocations are byte buffers, kernels are Rust closures over them, and
 //! counters are computed from what a kernel does. It implements the engine's
-//! the engine's job traits ([`kreplay_core::backend::ReplayBackend`]), so the whole replay contract runs in CI without a GPU.
+//! job traits ([`kreplay_core::backend::ReplayBackend`]), so the whole replay contract runs in
+//! CI without a GPU.
 
 use crate::{SimMetric, COUNTERS_PER_PASS};
 use kreplay_core::backend::{

@@ -122,9 +122,12 @@ impl Drop for MemberTicket {
 
 /// A replay unit while it is open: one value made of its named parts (`parts`).
 pub(super) struct OpenUnit<K: Backend> {
+    /// The thread whose launches it holds.
     owner: ThreadId,
     device: DeviceId,
+    /// The most members it may hold.
     capacity: usize,
+    /// Its exclusive hold of the device's replay gate (parked while its owner is in user code).
     hold: ExclusiveHold,
     plan: PassPlan,
     snapshots: Snapshots<K::Snapshot>,
