@@ -1,10 +1,8 @@
 //! The engine's view of the shared backend for one dispatch, and the gate that serialises
 //! measurements on each device between application threads.
 
-use super::{conditions::Seen, CudaBackend, CudaCapture, CudaSnapshot, CurrentDispatch};
+use super::{conditions::Seen, CudaBackend, CurrentDispatch};
 use kreplay_core::backend::*;
-use kreplay_cuda::launch::CudaLaunch;
-use kreplay_format::Staging;
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
@@ -68,114 +66,50 @@ impl<'a> DispatchBackend<'a> {
             seen: HashMap::new(),
         }
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'a, CudaBackend> {
+/// The engine's calls lock the shared backend one at a time ([`SharedDevice`] gives the three
+/// jobs); around a unit, this dispatch waits for its turn on the device (the [`MeasureGate`]),
+/// and takes what the unit saw before giving it up.
+impl<'a> SharedDevice for DispatchBackend<'a> {
+    type Device = CudaBackend;
+    type Locked<'l>
+        = std::sync::MutexGuard<'a, CudaBackend>
+    where
+        Self: 'l;
+
+    /// One lock for every device, with this dispatch's context and stream.
+    fn lock(&self, _device: DeviceId) -> std::sync::MutexGuard<'a, CudaBackend> {
         let mut backend = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         backend.current = Some(self.current);
         backend
     }
-}
 
-impl ReplayBackend for DispatchBackend<'_> {
-    type Launch = CudaLaunch;
-    type Snapshot = CudaSnapshot;
-    type Capture = CudaCapture;
-
-    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
+    fn drain_shared(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         // The wait itself with the backend unlocked: another device's replay goes on meanwhile.
         let (driver, ctx) = {
-            let mut backend = self.lock();
+            let mut backend = self.lock(device);
             (backend.driver, backend.state(device)?.ctx)
         };
         super::replay::drain_context(driver, device, ctx, deadline)
     }
 
-    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
-        self.lock().device_free_bytes(device)
-    }
-
-    fn snapshot(
-        &mut self,
-        device: DeviceId,
-        regions: &[Region],
-        place: Staging,
-    ) -> Result<CudaSnapshot, BackendError> {
-        self.lock().snapshot(device, regions, place)
-    }
-
-    fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
-        self.lock().restore(snapshot)
-    }
-
-    fn release(&mut self, snapshot: CudaSnapshot) {
-        self.lock().release(snapshot)
-    }
-
-    fn max_window(&mut self, device: DeviceId) -> usize {
-        self.lock().max_window(device)
-    }
-
-    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
-        self.lock().graph_launch_unmeasurable(device)
-    }
-
-    fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
-        self.lock().executions_of_group(device, group)
-    }
-
-    fn plan_unit(
+    fn plan_unit_shared(
         &mut self,
         device: DeviceId,
         groups: &[Option<usize>],
     ) -> Result<UnitPlan, BackendError> {
         self.gate.acquire(device);
-        let planned = self.lock().plan_unit(device, groups);
+        let planned = self.lock(device).plan_unit(device, groups);
         if planned.is_err() {
             self.gate.release(device);
         }
         planned
     }
 
-    fn start_execution(
-        &mut self,
-        device: DeviceId,
-        execution: usize,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        self.lock().start_execution(device, execution, ranges)
-    }
-
-    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.lock().launch_starts(device)
-    }
-
-    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.lock().launch_ends(device)
-    }
-
-    fn launch_abandoned(&mut self, device: DeviceId) {
-        self.lock().launch_abandoned(device)
-    }
-
-    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        self.lock().stop_execution(device)
-    }
-
-    fn runs_timing_executions(&mut self, device: DeviceId) -> bool {
-        self.lock().runs_timing_executions(device)
-    }
-
-    fn start_timing_execution(
-        &mut self,
-        device: DeviceId,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        self.lock().start_timing_execution(device, ranges)
-    }
-
-    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
+    fn unit_counters_shared(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
         let (counters, seen) = {
-            let mut backend = self.lock();
+            let mut backend = self.lock(device);
             let counters = backend.unit_counters(device);
             (counters, backend.take_seen(device))
         };
@@ -184,9 +118,9 @@ impl ReplayBackend for DispatchBackend<'_> {
         counters
     }
 
-    fn abandon_unit(&mut self, device: DeviceId) {
+    fn abandon_unit_shared(&mut self, device: DeviceId) {
         let seen = {
-            let mut backend = self.lock();
+            let mut backend = self.lock(device);
             backend.abandon_unit(device);
             backend.take_seen(device)
         };
@@ -194,37 +128,8 @@ impl ReplayBackend for DispatchBackend<'_> {
         self.gate.release(device);
     }
 
-    fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
+    fn take_unit_conditions_shared(&mut self, device: DeviceId) -> UnitConditions {
         self.seen.remove(&device).unwrap_or_default().conditions()
-    }
-
-    fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
-        self.lock().relaunch(launch)
-    }
-
-    fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
-        self.lock().retain_launch(launch)
-    }
-
-    fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
-        self.lock().launch_addresses(launch)
-    }
-
-    fn capture(
-        &mut self,
-        device: DeviceId,
-        base: u64,
-        bytes: u64,
-    ) -> Result<CudaCapture, BackendError> {
-        self.lock().capture(device, base, bytes)
-    }
-
-    fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
-        self.lock().apply(capture)
-    }
-
-    fn release_capture(&mut self, capture: CudaCapture) {
-        self.lock().release_capture(capture)
     }
 }
 

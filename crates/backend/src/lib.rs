@@ -1,4 +1,4 @@
-//! The CUDA implementation of the engine's [`ReplayBackend`].
+//! The CUDA implementation of the engine's [`kreplay_core::backend::ReplayBackend`].
 //!
 //! The injected library calls [`CudaBackend::begin_dispatch`] with the launch's context, device
 //! and stream before it hands a dispatch to the engine; the engine then calls the trait methods
@@ -32,7 +32,8 @@
 //! host memory a snapshot may take).
 
 use kreplay_core::backend::{
-    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitPlan,
+    AllocKind, Backend, BackendError, DeviceId, Measurement, Memory, PassCounters, Region,
+    Relaunch, Timing, UnitPlan,
 };
 use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_counters::profiler::{RangeProfiler, MAX_RANGES};
@@ -664,7 +665,7 @@ unsafe fn relaunch_callback(
 }
 
 /// The engine for CUDA launches.
-pub type CudaEngine = kreplay_core::Engine<CudaLaunch, CudaSnapshot, CudaCapture>;
+pub type CudaEngine = kreplay_core::Engine<CudaBackend>;
 
 /// The stream a launch really used: stream 0 of a `_ptsz` launch is the per-thread default stream.
 pub fn resolve_stream(stream: CUstream, per_thread: bool) -> CUstream {

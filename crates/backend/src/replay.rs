@@ -1,13 +1,15 @@
-//! The engine's trait on the CUDA backend: drain, snapshot and restore, units and their
+//! The engine's job traits on the CUDA backend: drain, snapshot and restore, units and their
 //! executions, measured launches, relaunch and captures.
 
 use super::*;
 
-impl ReplayBackend for CudaBackend {
+impl Backend for CudaBackend {
     type Launch = CudaLaunch;
     type Snapshot = CudaSnapshot;
     type Capture = CudaCapture;
+}
 
+impl Memory for CudaBackend {
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         let ctx = self.state(device)?.ctx;
         drain_context(self.driver, device, ctx, deadline)
@@ -106,7 +108,9 @@ impl ReplayBackend for CudaBackend {
             unsafe { free_buffer(d, buffer) };
         }
     }
+}
 
+impl Measurement for CudaBackend {
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
         self.profiler(device)
             .map_or(1, |profiler| profiler.executions_of_group(group))
@@ -431,7 +435,9 @@ impl ReplayBackend for CudaBackend {
             }
         }
     }
+}
 
+impl Relaunch for CudaBackend {
     fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
         let d = self.driver;
         match launch {

@@ -12,8 +12,8 @@
 //! execution per launch, which the example checks.
 
 use kreplay_core::backend::{
-    AllocKind, BackendError, DeviceId, DispatchInfo, LaunchKind, PassCounters, PassResult, Region,
-    ReplayBackend, Timing,
+    AllocKind, Backend, BackendError, DeviceId, DispatchInfo, LaunchKind, Measurement, Memory,
+    PassCounters, PassResult, Region, Relaunch, Timing,
 };
 use kreplay_core::config::{CounterGroup, CounterSpec, InProcessMode, ToolConfig};
 use kreplay_core::sdk::{PassCount, PolicyDispatch, ReplayPolicy};
@@ -98,17 +98,21 @@ impl TinyDevice {
     }
 }
 
-impl ReplayBackend for TinyDevice {
+impl Backend for TinyDevice {
     type Launch = TinyLaunch;
     type Snapshot = Vec<u32>;
     type Capture = ();
+}
 
+impl Memory for TinyDevice {
     fn drain(&mut self, _device: DeviceId, _deadline: Duration) -> Result<(), BackendError> {
         Ok(()) // synchronous device: nothing in flight
     }
+
     fn device_free_bytes(&mut self, _device: DeviceId) -> u64 {
         1 << 30
     }
+
     fn snapshot(
         &mut self,
         _device: DeviceId,
@@ -118,11 +122,16 @@ impl ReplayBackend for TinyDevice {
         assert!(regions.iter().all(|r| r.base == self.base));
         Ok(self.memory.clone())
     }
+
     fn restore(&mut self, snapshot: &Vec<u32>) -> Result<u64, BackendError> {
         self.memory.copy_from_slice(snapshot);
         Ok(snapshot.len() as u64 * 4)
     }
+
     fn release(&mut self, _snapshot: Vec<u32>) {}
+}
+
+impl Measurement for TinyDevice {
     fn start_execution(
         &mut self,
         _device: DeviceId,
@@ -132,16 +141,20 @@ impl ReplayBackend for TinyDevice {
         self.touched = 0;
         Ok(())
     }
+
     fn launch_starts(&mut self, _device: DeviceId) -> Result<(), BackendError> {
         Ok(())
     }
+
     fn launch_ends(&mut self, _device: DeviceId) -> Result<(), BackendError> {
         Ok(())
     }
+
     fn stop_execution(&mut self, _device: DeviceId) -> Result<Vec<Timing>, BackendError> {
         self.measured.push(self.touched);
         Ok(vec![Timing::default()]) // one launch per execution (no windows)
     }
+
     fn unit_counters(&mut self, _device: DeviceId) -> Result<PassCounters, BackendError> {
         // The default plan measures pass i in execution i.
         Ok(std::mem::take(&mut self.measured)
@@ -154,6 +167,9 @@ impl ReplayBackend for TinyDevice {
             })
             .collect())
     }
+}
+
+impl Relaunch for TinyDevice {
     fn relaunch(&mut self, launch: &TinyLaunch) -> Result<(), BackendError> {
         self.execute(launch);
         Ok(())
@@ -194,7 +210,7 @@ fn main() {
         mode: InProcessMode::KernelReplay,
         ..ToolConfig::default()
     };
-    let engine = Engine::new(
+    let engine: Engine<TinyDevice> = Engine::new(
         config,
         Arc::new(PrintSink),
         Box::new(EarlyExitPolicy::default()),

@@ -34,8 +34,8 @@
 //! never waits for calls on another.
 
 use crate::backend::{
-    BackendError, CallEffect, DeviceId, DeviceScope, DispatchInfo, LaunchKind, PassResult, Region,
-    ReplayBackend, Timing, UnitConditions,
+    Backend, BackendError, CallEffect, DeviceId, DeviceOf, DeviceScope, DispatchInfo, LaunchKind,
+    PassResult, Region, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
@@ -53,6 +53,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use lanes::FenceGuard;
+use tickets::{passthrough, Dispatch, OnceTicket, PendingWrite, TicketKind};
+pub use tickets::{CallGuard, LaunchTicket};
 
 /// Device memory left free after staging a snapshot on the device, unless configured otherwise:
 /// the application (and the CUDA runtime's own allocations during a pass) must still fit.
@@ -108,17 +110,10 @@ pub enum EngineError {
     Filter(#[from] FilterError),
 }
 
-/// A backend whose launch, snapshot and capture types are `L`, `S` and `C`: the engine's
-/// methods take any such backend (a CUDA dispatch's view, the software device, a test mock).
-pub trait BackendOf<L, S, C>: ReplayBackend<Launch = L, Snapshot = S, Capture = C> {}
-impl<T, L, S, C> BackendOf<L, S, C> for T where
-    T: ReplayBackend<Launch = L, Snapshot = S, Capture = C>
-{
-}
-
-/// The replay engine for a backend whose launches, snapshots and captures are `L`, `S`, `C`.
+/// The replay engine for devices whose launches, snapshots and captures are `K`'s (a
+/// [`Backend`]): its methods take any [`DeviceOf<K>`].
 /// `Send + Sync`: one instance serves every application thread.
-pub struct Engine<L, S, C> {
+pub struct Engine<K: Backend> {
     config: ToolConfig,
     sink: Arc<dyn RecordSink>,
     policy: Box<dyn ReplayPolicy>,
@@ -135,100 +130,12 @@ pub struct Engine<L, S, C> {
     agents: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
     /// Each device's replay gate and open unit (see `lanes`).
-    lanes: Mutex<lanes::Lanes<S, L, C>>,
+    lanes: Mutex<lanes::Lanes<K>>,
     window_stats: Mutex<unit::WindowStats>,
     /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
     /// unit that stayed open loses its counters.
     window_spans: AtomicBool,
     pid: u32,
-}
-
-/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. A backend
-/// drops a ticket without `launch_exit` when the launch did not execute (the driver refused
-/// it): that releases the window and records nothing for the dispatch.
-#[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
-pub struct LaunchTicket {
-    kind: TicketKind,
-}
-
-enum TicketKind {
-    /// Nothing to record; the engine does not touch the device.
-    Passthrough { _fence: FenceGuard },
-    /// Runs once (ordinary path, opt-out, declined).
-    Once(OnceTicket),
-    /// A member of the open replay unit (which holds the dispatch); execution 0 is running.
-    Member(unit::MemberTicket),
-}
-
-struct OnceTicket {
-    dispatch: Dispatch,
-    /// The execution was started; `launch_exit` must stop it.
-    measuring: bool,
-    outcome: ReplayOutcome,
-    bytes_tracked: u64,
-    started: Instant,
-    _fence: FenceGuard,
-}
-
-/// One dispatch as the engine carries it from enter to exit.
-struct Dispatch {
-    info: DispatchInfo,
-    dispatch_id: u64,
-    device_dispatch_index: u64,
-    collectable_groups: u32,
-    tid: u64,
-}
-
-impl Dispatch {
-    fn policy_view(&self) -> PolicyDispatch<'_> {
-        PolicyDispatch {
-            info: &self.info,
-            dispatch_id: self.dispatch_id,
-            device_dispatch_index: self.device_dispatch_index,
-            collectable_groups: self.collectable_groups,
-        }
-    }
-}
-
-impl LaunchTicket {
-    /// The dispatch id, `None` when the launch is not recorded.
-    pub fn dispatch_id(&self) -> Option<u64> {
-        match &self.kind {
-            TicketKind::Passthrough { .. } => None,
-            TicketKind::Once(t) => Some(t.dispatch.dispatch_id),
-            TicketKind::Member(t) => Some(t.dispatch_id),
-        }
-    }
-
-    /// Whether the launch is part of a replay unit (the backend must keep what
-    /// [`ReplayBackend::relaunch`] needs until `launch_exit`).
-    pub fn will_replay(&self) -> bool {
-        matches!(self.kind, TicketKind::Member(_))
-    }
-}
-
-/// What [`Engine::enter_call`] holds for [`Engine::exit_call`]: the fence, and the device
-/// memory the call writes when the open unit stays open across it (captured at its exit).
-#[must_use = "pass the guard to Engine::exit_call when the call returns"]
-pub struct CallGuard {
-    fence: FenceGuard,
-    capture: Option<PendingWrite>,
-}
-
-/// Device memory a call writes, captured at its exit for the open unit's later executions.
-#[derive(Debug, Clone, Copy)]
-struct PendingWrite {
-    device: DeviceId,
-    base: u64,
-    bytes: u64,
-}
-
-impl CallGuard {
-    /// Ends the call without [`Engine::exit_call`] (a call that waits and must not hold the
-    /// fence while it blocks): only for calls that write no device memory.
-    pub fn into_fence(self) -> FenceGuard {
-        self.fence
-    }
 }
 
 /// Why a pass of a unit after the first could not complete.
@@ -239,12 +146,7 @@ enum PassFailure {
     Fatal(String),
 }
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// An engine with kreplay's own policy ([`CounterGroupsPolicy`]) and default options.
     pub fn for_config(config: ToolConfig, sink: Arc<dyn RecordSink>) -> Result<Self, EngineError> {
         let policy = Box::new(CounterGroupsPolicy::new(&config));
@@ -337,7 +239,7 @@ where
     /// unit on its device stays open across it when `effect` allows (see the `unit` module),
     /// otherwise the parked units of `scope` close first; units of other devices stay open.
     /// The guard is handed to [`Engine::exit_call`] when the call returns.
-    pub fn enter_call<B: BackendOf<L, S, C>>(
+    pub fn enter_call<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         call: &str,
@@ -360,7 +262,7 @@ where
 
     /// The end of a call begun with [`Engine::enter_call`]: what it wrote into device memory is
     /// captured for the open unit's later executions, then the fence is released.
-    pub fn exit_call<B: BackendOf<L, S, C>>(&self, backend: &mut B, guard: CallGuard) {
+    pub fn exit_call<B: DeviceOf<K>>(&self, backend: &mut B, guard: CallGuard) {
         let CallGuard { fence, capture } = guard;
         if let Some(write) = capture {
             self.capture_write(backend, write);
@@ -370,7 +272,7 @@ where
 
     /// Closes the open replay units of every device, if any (their remaining passes run on
     /// this thread), then flushes every record and sends the end of the process.
-    pub fn finish_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) {
+    pub fn finish_with<B: DeviceOf<K>>(&self, backend: &mut B) {
         for lane in self.lanes() {
             self.close_parked_unit(backend, &lane, "process exit");
         }
@@ -398,7 +300,7 @@ where
     }
 
     /// Before the application's own launch. See the module documentation.
-    pub fn launch_enter<B: BackendOf<L, S, C>>(
+    pub fn launch_enter<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         info: &DispatchInfo,
@@ -513,11 +415,11 @@ where
     }
 
     /// After the application's own launch. See the module documentation.
-    pub fn launch_exit<B: BackendOf<L, S, C>>(
+    pub fn launch_exit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         ticket: LaunchTicket,
-        launch: &L,
+        launch: &K::Launch,
     ) {
         match ticket.kind {
             TicketKind::Passthrough { .. } => {}
@@ -528,7 +430,7 @@ where
 
     /// The application's launch did not execute (the driver refused it): nothing is measured,
     /// recorded or replayed for it, and the window it held is released.
-    pub fn launch_failed<B: BackendOf<L, S, C>>(&self, backend: &mut B, ticket: LaunchTicket) {
+    pub fn launch_failed<B: DeviceOf<K>>(&self, backend: &mut B, ticket: LaunchTicket) {
         match ticket.kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
@@ -557,11 +459,7 @@ where
 
     /// Whether a dispatch's one pass needs several executions (its group's metrics need several
     /// hardware passes): it is replayed, not run once.
-    fn spans_executions<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        view: &PolicyDispatch<'_>,
-    ) -> bool {
+    fn spans_executions<B: DeviceOf<K>>(&self, backend: &mut B, view: &PolicyDispatch<'_>) -> bool {
         self.config.mode == crate::config::InProcessMode::KernelReplay
             && self
                 .policy
@@ -569,7 +467,7 @@ where
                 .is_some_and(|g| backend.executions_of_group(view.info.device, g) > 1)
     }
 
-    fn collectable_groups<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> u32 {
+    fn collectable_groups<B: DeviceOf<K>>(&self, backend: &mut B, device: DeviceId) -> u32 {
         let configured = self.config.groups.len();
         backend
             .collectable_groups(device, configured)
@@ -586,7 +484,7 @@ where
 
     /// Device staging first while it leaves the reserve free, host staging otherwise (only
     /// host staging with `KREPLAY_HOST_STAGING=1`).
-    fn staging_order<B: BackendOf<L, S, C>>(
+    fn staging_order<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
@@ -606,13 +504,13 @@ where
 
     /// A snapshot of `regions` (of `bytes` in all) in the first place of [`Self::staging_order`]
     /// that has room for it; `Ok(None)` when none has.
-    fn snapshot_staged<B: BackendOf<L, S, C>>(
+    fn snapshot_staged<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         regions: &[Region],
         bytes: u64,
-    ) -> Result<Option<(S, Staging)>, BackendError> {
+    ) -> Result<Option<(K::Snapshot, Staging)>, BackendError> {
         for place in self.staging_order(backend, device, bytes) {
             match backend.snapshot(device, regions, place) {
                 Ok(staged) => return Ok(Some((staged, place))),
@@ -641,97 +539,6 @@ where
             end_ns: result.end_ns,
             counters: result.counters,
         }));
-    }
-
-    fn decline_notice(&self, outcome: ReplayOutcome) {
-        let message = match outcome {
-            ReplayOutcome::DeclinedGraphLaunch => {
-                "graph launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedStreamCapture => {
-                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them is, when it is launched (on CUDA node by node, unless a warning says it runs whole)"
-            }
-            ReplayOutcome::DeclinedDevicePrintf => {
-                "kernels that call printf are not replayed (their output would repeat once per pass); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedDeviceHeap => {
-                "kernels that use the device heap (malloc, free, device new or delete) are not replayed (the heap is not restored between passes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedCollective => {
-                "kernels of collective-communication libraries (NCCL, NVSHMEM) are not replayed (a replay would wait for peers that do not run it again); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedPeerMemory => {
-                "kernels whose parameters point into another GPU's memory (peer access) are not replayed (a snapshot covers the launch's own device only: a replay would write that memory again); they run once, with replays on every device held off while they are launched, with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedPageableHost => {
-                "kernels whose parameters point into ordinary (pageable) host memory, which this GPU reaches directly, are not replayed (no snapshot covers that memory: a replay would change what the application computes); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedMultiDevice => {
-                "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
-            ReplayOutcome::DeclinedSnapshotTooLarge => {
-                "a dispatch's tracked memory did not fit in device or host staging, so it ran once with the first counter group only; free memory or use application replay (omit --replay-mode kernel)"
-            }
-            _ => return,
-        };
-        self.notices.once(
-            outcome.as_str(),
-            message,
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    fn backend_notice(&self, operation: &str, error: &BackendError) {
-        self.notices.once(
-            &format!("backend-{operation}"),
-            &format!("{operation} failed ({error}); affected dispatches are not replayed (first occurrence shown)"),
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    /// Says `message` once per process under `key` (stderr and a warning record).
-    /// Says `message` once per process under `key`: a Warning record and a `kreplay: ` line
-    /// through the engine's logger (silenced below `warning` level). For the engine's own
-    /// warnings and for the device layer's (one bookkeeping for both).
-    pub fn warn_once(&self, key: &str, message: &str) {
-        self.notice(key, message);
-    }
-
-    /// The conditions of the unit just closed on `device`, warning once when its clocks varied.
-    fn unit_conditions<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        device: DeviceId,
-    ) -> UnitConditions {
-        let conditions = backend.take_unit_conditions(device);
-        if let Some((clock, [low, high])) = conditions.varied_clock() {
-            self.notice(
-                "clocks-varied",
-                &format!("the {clock} clock varied between {low} and {high} MHz while the executions of a dispatch (or of a replay window) were measured (kreplay never locks clocks, as ncu --clock-control none): time-based counters may have been taken at different clocks; every dispatch's replay cost records the clocks seen"),
-            );
-        }
-        conditions
-    }
-
-    fn notice(&self, key: &str, message: &str) {
-        self.notices.once(
-            key,
-            message,
-            self.sink.as_ref(),
-            self.options.logger.as_ref(),
-        );
-    }
-
-    /// Stores every record (the sink is closed: the process is ending, and the database must be
-    /// left complete), then runs the abort action.
-    fn fatal(&self, message: &str) {
-        self.sink.send(Record::Warning(kreplay_format::Warning {
-            message: format!("fatal: {message}"),
-        }));
-        self.sink.close();
-        (self.options.abort)(message);
     }
 }
 
@@ -764,12 +571,6 @@ fn launch_scope(info: &DispatchInfo) -> DeviceScope {
     }
 }
 
-fn passthrough(fence: FenceGuard) -> LaunchTicket {
-    LaunchTicket {
-        kind: TicketKind::Passthrough { _fence: fence },
-    }
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -795,11 +596,19 @@ fn current_tid() -> u64 {
 #[allow(dead_code)]
 fn _assert_engine_is_send_sync() {
     fn check<T: Send + Sync>() {}
-    check::<Engine<(), u64, ()>>();
+    struct Types;
+    impl Backend for Types {
+        type Launch = ();
+        type Snapshot = u64;
+        type Capture = ();
+    }
+    check::<Engine<Types>>();
 }
 
 mod lanes;
+mod notices;
 mod once;
+mod tickets;
 mod unit;
 
 #[cfg(test)]

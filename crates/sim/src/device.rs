@@ -1,11 +1,12 @@
 //! The software device: allocations are byte buffers, kernels are Rust closures over them, and
 //! counters are computed from what a kernel does. It implements the engine's
-//! [`ReplayBackend`], so the whole replay contract runs in CI without a GPU.
+//! job traits ([`kreplay_core::backend::ReplayBackend`]), so the whole replay contract runs in
+//! CI without a GPU.
 
 use crate::{SimMetric, COUNTERS_PER_PASS};
 use kreplay_core::backend::{
-    AllocKind, BackendError, DeviceId, PassCounters, Region, ReplayBackend, Timing, UnitConditions,
-    UnitPlan,
+    AllocKind, Backend, BackendError, DeviceId, Measurement, Memory, PassCounters, Region,
+    Relaunch, SharedDevice, Timing, UnitConditions, UnitPlan,
 };
 use kreplay_core::config::CounterGroup;
 use kreplay_format::{CacheState, CounterSample, Staging};
@@ -260,7 +261,7 @@ struct Range {
     end_ns: u64,
 }
 
-/// A replay unit being measured (see [`ReplayBackend::plan_unit`]).
+/// A replay unit being measured (see [`Measurement::plan_unit`]).
 #[derive(Debug)]
 struct SimUnit {
     /// The group of each pass and the execution that measures it.

@@ -5,9 +5,7 @@
 //! `launch_enter` → the application's own execution → `launch_exit` (`launch_failed` when the
 //! kernel faulted).
 
-use crate::device::{
-    SharedSimDevice, SimCapture, SimDevice, SimError, SimKernel, SimLaunch, SimSnapshot,
-};
+use crate::device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
 use kreplay_core::backend::{
     AllocKind, CallEffect, DeviceId, DeviceScope, DispatchInfo, LaunchKind,
 };
@@ -18,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, MutexGuard};
 
 /// The engine for the software device.
-pub type SimEngine = Engine<SimLaunch, SimSnapshot, SimCapture>;
+pub type SimEngine = Engine<SimDevice>;
 
 /// Streams are numbered per process, from 1, one per runtime.
 fn next_stream_id() -> u64 {

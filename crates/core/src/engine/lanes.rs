@@ -18,12 +18,12 @@ use super::*;
 use crate::gate::GateFence;
 
 /// Every device's lane, in device order.
-pub(super) type Lanes<S, L, C> = std::collections::BTreeMap<DeviceId, Arc<Lane<S, L, C>>>;
+pub(super) type Lanes<K> = std::collections::BTreeMap<DeviceId, Arc<Lane<K>>>;
 
 /// One device's replay gate and its open unit (`None` between units).
-pub(super) struct Lane<S, L, C> {
+pub(super) struct Lane<K: Backend> {
     pub(super) gate: Arc<ReplayGate>,
-    pub(super) open_unit: Mutex<Option<unit::OpenUnit<S, L, C>>>,
+    pub(super) open_unit: Mutex<Option<unit::OpenUnit<K>>>,
 }
 
 /// What an application call holds while it runs: a fence on the replay gate of every device it
@@ -43,14 +43,9 @@ impl FenceGuard {
     }
 }
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// `device`'s lane, made at its first use.
-    pub(super) fn lane(&self, device: DeviceId) -> Arc<Lane<S, L, C>> {
+    pub(super) fn lane(&self, device: DeviceId) -> Arc<Lane<K>> {
         lock(&self.lanes)
             .entry(device)
             .or_insert_with(|| {
@@ -63,12 +58,12 @@ where
     }
 
     /// Every lane made so far, in device order.
-    pub(super) fn lanes(&self) -> Vec<Arc<Lane<S, L, C>>> {
+    pub(super) fn lanes(&self) -> Vec<Arc<Lane<K>>> {
         lock(&self.lanes).values().cloned().collect()
     }
 
     /// The lanes a call of `scope` fences, in device order.
-    fn lanes_of(&self, scope: DeviceScope) -> Vec<Arc<Lane<S, L, C>>> {
+    fn lanes_of(&self, scope: DeviceScope) -> Vec<Arc<Lane<K>>> {
         match scope {
             DeviceScope::One(device) => vec![self.lane(device)],
             DeviceScope::All => {
@@ -86,7 +81,7 @@ where
     }
 
     /// Whether this thread holds a fence on a device other than `lane`'s.
-    pub(super) fn holds_fence_elsewhere(&self, lane: &Lane<S, L, C>) -> bool {
+    pub(super) fn holds_fence_elsewhere(&self, lane: &Lane<K>) -> bool {
         self.lanes()
             .iter()
             .any(|other| !Arc::ptr_eq(&other.gate, &lane.gate) && other.gate.holds_fence())
@@ -97,7 +92,7 @@ where
     /// passes run here, instead of being waited for. `call` names the call (e.g.
     /// `cuMemcpyDtoH_v2`): the end-of-run line about replay windows counts which calls closed
     /// them, which says what cuts them short.
-    pub fn fence_for<B: BackendOf<L, S, C>>(
+    pub fn fence_for<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         call: &str,
@@ -128,7 +123,7 @@ where
 
     /// [`Engine::fence_for`] on every device (tests: a call of another thread).
     #[cfg(test)]
-    pub(crate) fn fence_with<B: BackendOf<L, S, C>>(&self, backend: &mut B) -> FenceGuard {
+    pub(crate) fn fence_with<B: DeviceOf<K>>(&self, backend: &mut B) -> FenceGuard {
         self.fence_for(backend, "an API call", DeviceScope::All)
     }
 

@@ -2,16 +2,12 @@
 //! measured by their own execution when a group fits it.
 
 use super::*;
+use crate::backend::Measurement;
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// The ordinary path: one execution, counters of `group` if any, a record only when there
     /// is something to say (counters, kernel trace, or a decline).
-    pub(super) fn once<B: BackendOf<L, S, C>>(
+    pub(super) fn once<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
@@ -75,7 +71,7 @@ where
         }
     }
 
-    pub(super) fn finish_once<B: BackendOf<L, S, C>>(&self, backend: &mut B, once: OnceTicket) {
+    pub(super) fn finish_once<B: DeviceOf<K>>(&self, backend: &mut B, once: OnceTicket) {
         let device = once.dispatch.info.device;
         let result = if once.measuring {
             match measure_once(backend, device) {
@@ -117,7 +113,7 @@ where
     /// A dispatch whose unit was set up but whose first execution could not be started:
     /// nothing ran yet, so it runs once, unmeasured, recorded as declined (the caller has
     /// released the snapshot and the window).
-    pub(super) fn once_unmeasured<B: BackendOf<L, S, C>>(
+    pub(super) fn once_unmeasured<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
@@ -143,7 +139,7 @@ where
 /// The unit ends here whatever fails: abandoned when its execution could not be stopped, ended
 /// by `unit_counters` (which ends it also when it fails) otherwise. Abandoning it after that
 /// would abandon the next unit on the device, perhaps another thread's.
-fn measure_once<B: ReplayBackend>(
+fn measure_once<B: Measurement>(
     backend: &mut B,
     device: DeviceId,
 ) -> Result<PassResult, BackendError> {

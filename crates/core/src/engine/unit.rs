@@ -1,6 +1,7 @@
 //! Replay units: up to K consecutive dispatches of one thread on one device, measured together.
 //! This file joins and parks units; `open` opens one, `close` runs its later executions when it
-//! closes.
+//! closes; `parts` holds what an open unit is made of (its plan, snapshots, execution log, stay
+//! across calls and cost).
 //!
 //! ```text
 //! first member's launch_enter  take the exclusive hold, drain, plan the unit's executions
@@ -82,8 +83,15 @@ use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;
 use std::time::Duration;
 
+mod calls;
 mod close;
+mod executions;
 mod open;
+mod parts;
+mod stats;
+
+use parts::{Cost, ExecutionLog, LogEntry, Member, PassPlan, Snapshots, Spans};
+pub(super) use stats::WindowStats;
 
 /// Why a restoring unit cannot stay open across calls when F (the application's view when it
 /// closes) would not fit device staging next to its snapshots.
@@ -112,89 +120,25 @@ impl Drop for MemberTicket {
     }
 }
 
-struct Member<L> {
-    dispatch: Dispatch,
-    /// The backend's retained copy; `None` until the member's launch_exit, and for the last
-    /// member of a unit closed at its exit (relaunched from the application's parameters).
-    launch: Option<L>,
-    /// Its ticket was dropped without `launch_exit`: it did not execute and is left out.
-    abandoned: Arc<AtomicBool>,
-}
-
-impl<L> Member<L> {
-    fn live(&self) -> bool {
-        !self.abandoned.load(Ordering::Acquire)
-    }
-}
-
-/// The unit's device work after its first launch, in the order the application issued it.
-enum LogEntry<C> {
-    /// A member's launch (index into the unit's members).
-    Launch(usize),
-    /// Bytes a call wrote into tracked device memory, captured after it ran.
-    Write(C),
-}
-
-pub(super) struct OpenUnit<S, L, C> {
+/// A replay unit while it is open: one value made of its named parts (`parts`).
+pub(super) struct OpenUnit<K: Backend> {
+    /// The thread whose launches it holds.
     owner: ThreadId,
     device: DeviceId,
+    /// The most members it may hold.
     capacity: usize,
-    /// Passes per dispatch; `None`: until the policy stops.
-    total: Option<u32>,
-    /// The group of each pass (only pass 0's for [`PassCount::UntilStopped`]).
-    groups: Vec<Option<usize>>,
-    /// The policy decides after each pass: passes are planned and measured one at a time.
-    stepwise: bool,
-    /// How the passes map onto executions (of pass 0 alone when stepwise).
-    plan: UnitPlan,
-    members: Vec<Member<L>>,
-    log: Vec<LogEntry<C>>,
-    /// False once something the later executions need was lost (a launch end, a capture):
-    /// the unit then closes with execution 0 alone.
-    replayable: bool,
-    /// S0 (none when nothing is restored or the device had no tracked memory), then each
-    /// allocation the unit took in while it was open, as it was before any member could use
-    /// it; every later execution restores them in reverse order (S0 last).
-    snapshots: Vec<S>,
-    /// The tracked regions `snapshots` cover.
-    covered: Vec<Region>,
-    /// Later executions will run (S0 was taken).
-    restorable: bool,
-    /// Why a restoring unit may not stay open across calls (`None`: it may: F fits device
-    /// staging and no member reaches host or managed memory).
-    undeferrable: Option<&'static str>,
-    /// S0 covers managed memory, which the host may write at any time, with no CUDA call (while
-    /// pass 0 runs, while the unit is parked): F is saved and put back around the later
-    /// executions, or restoring S0 would undo those writes.
-    host_writable: bool,
-    staging: Staging,
-    bytes_tracked: u64,
-    /// The inventory's generation when `covered` was last brought up to date: a launch after
-    /// a change joins a unit that restores only once the change is covered (new allocations
-    /// snapshotted; anything else closes the unit).
-    inventory_generation: u64,
-    drain_ns: u64,
-    snapshot_ns: u64,
-    /// Execution 0's wall time: the members' launches, enter to exit, plus the final stop.
-    pass0_ns: u64,
-    /// Bytes captured from calls so far.
-    captured_bytes: u64,
-    captures: u64,
+    /// Its exclusive hold of the device's replay gate (parked while its owner is in user code).
     hold: ExclusiveHold,
-    /// Calls of the owner the unit stayed open across.
-    spanned: u64,
-    /// A call since the last member: drain before the next member's launch.
-    drain_before_member: bool,
+    plan: PassPlan,
+    snapshots: Snapshots<K::Snapshot>,
+    log: ExecutionLog<K::Launch, K::Capture>,
+    spans: Spans,
+    cost: Cost,
 }
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// The unit size for a replayed dispatch on `device`: 1 for per-dispatch replay.
-    fn window_capacity<B: BackendOf<L, S, C>>(&self, backend: &mut B, device: DeviceId) -> usize {
+    fn window_capacity<B: DeviceOf<K>>(&self, backend: &mut B, device: DeviceId) -> usize {
         let configured = self.config.replay_window.dispatches() as usize;
         if configured <= 1 {
             return 1;
@@ -223,15 +167,15 @@ where
     }
 
     /// Whether the lane's open unit holds as many members as it may.
-    pub(super) fn unit_is_full(&self, lane: &Lane<S, L, C>) -> bool {
+    pub(super) fn unit_is_full(&self, lane: &Lane<K>) -> bool {
         lock(&lane.open_unit)
             .as_ref()
-            .is_some_and(|u| u.members.len() >= u.capacity)
+            .is_some_and(|u| u.log.members.len() >= u.capacity)
     }
 
     /// A replayed dispatch joins its thread's open unit on its device, or closes whatever unit
     /// is open on the device and opens one of its own (units of other devices stay open).
-    pub(super) fn unit_member_enter<B: BackendOf<L, S, C>>(
+    pub(super) fn unit_member_enter<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         dispatch: Dispatch,
@@ -255,11 +199,9 @@ where
             let mut reason = "a launch that cannot join";
             if let Some(unit) = open.as_mut() {
                 let joinable = unit.owner == me
-                    && unit.total == total
-                    && total.is_some()
-                    && unit.groups == groups
-                    && unit.replayable
-                    && unit.members.len() < unit.capacity
+                    && unit.plan.admits(total, &groups)
+                    && unit.log.replayable
+                    && unit.log.members.len() < unit.capacity
                     && lane.gate.is_parked();
                 reason = if unit.owner != me {
                     "another thread's launch"
@@ -290,23 +232,23 @@ where
     /// Adds a dispatch to its thread's open unit; `Err` with why it could not join (the
     /// dispatch left in `dispatch`) when the unit cannot cover the allocations made since it
     /// opened or the device could not be made ready for it.
-    fn join_unit<B: BackendOf<L, S, C>>(
+    fn join_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
-        unit: &mut OpenUnit<S, L, C>,
+        lane: &Lane<K>,
+        unit: &mut OpenUnit<K>,
         dispatch: &mut Option<Dispatch>,
     ) -> Result<LaunchTicket, &'static str> {
-        let allocations_changed =
-            unit.restorable && unit.inventory_generation != self.inventory.generation();
+        let allocations_changed = unit.plan.restores()
+            && unit.snapshots.inventory_generation != self.inventory.generation();
         // After a call the unit stayed open across: its work ends before this kernel. Before
         // new allocations are snapshotted too: nothing measured may overlap the copy.
-        if unit.drain_before_member || allocations_changed {
+        if unit.spans.drain_before_member || allocations_changed {
             if let Err(error) = backend.drain(unit.device, self.config.drain_timeout()) {
                 self.backend_notice("drain", &error);
                 return Err("a drain that failed");
             }
-            unit.drain_before_member = false;
+            unit.spans.drain_before_member = false;
         }
         if allocations_changed {
             self.cover_new_allocations(backend, unit)?;
@@ -320,14 +262,9 @@ where
             unreachable!("a dispatch joins once")
         };
         self.policy.on_pass_start(&dispatch.policy_view(), 0);
-        let member = Member {
-            dispatch,
-            launch: None,
-            abandoned: Arc::default(),
-        };
+        let member = Member::new(dispatch);
         let ticket = self.member_ticket(lane, &member);
-        unit.log.push(LogEntry::Launch(unit.members.len()));
-        unit.members.push(member);
+        unit.log.push_member(member);
         Ok(ticket)
     }
 
@@ -343,19 +280,19 @@ where
     /// memory (the host writes it with no call), the new regions cannot be staged, or a region
     /// it covers is gone or changed with no free the unit saw (its memory may now be another
     /// allocation's: the unit then ends with execution 0, restoring nothing).
-    fn cover_new_allocations<B: BackendOf<L, S, C>>(
+    fn cover_new_allocations<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        unit: &mut OpenUnit<S, L, C>,
+        unit: &mut OpenUnit<K>,
     ) -> Result<(), &'static str> {
         // Read before the regions: a change in between makes the next comparison fail.
         let generation = self.inventory.generation();
-        if !self.still_tracked(unit.device, &unit.covered) {
+        if !self.still_tracked(unit.device, &unit.snapshots.covered) {
             // Closed now; `run_unit` finds the same and restores nothing.
             return Err("a tracked allocation that changed");
         }
         let now = self.inventory.tracked(unit.device);
-        let covered: HashSet<&Region> = unit.covered.iter().collect();
+        let covered: HashSet<&Region> = unit.snapshots.covered.iter().collect();
         let added: Vec<Region> = now
             .iter()
             .filter(|r| !covered.contains(r))
@@ -368,33 +305,25 @@ where
             let bytes: u64 = added.iter().map(|r| r.bytes).sum();
             let started = Instant::now();
             match self.snapshot_staged(backend, unit.device, &added, bytes) {
-                Ok(Some((staged, place))) => {
-                    unit.snapshots.push(staged);
-                    // The costs name one place: host staging if any snapshot is there.
-                    if unit.staging == Staging::None || place == Staging::Host {
-                        unit.staging = place;
-                    }
-                }
+                Ok(Some((staged, place))) => unit.snapshots.add(staged, place, added, bytes),
                 Ok(None) => return Err("new memory that could not be staged"),
                 Err(error) => {
                     self.backend_notice("snapshot", &error);
                     return Err("new memory that could not be staged");
                 }
             }
-            unit.snapshot_ns += elapsed_ns(started);
-            unit.bytes_tracked += bytes;
-            unit.covered.extend(added);
+            unit.cost.snapshot_ns += elapsed_ns(started);
             // F (saved when the unit closes) has grown by as much.
-            if unit.undeferrable.is_none()
+            if unit.spans.undeferrable.is_none()
                 && backend
                     .device_free_bytes(unit.device)
                     .saturating_sub(self.options.staging_reserve_bytes)
-                    < unit.bytes_tracked
+                    < unit.snapshots.bytes_tracked
             {
-                unit.undeferrable = Some(UNDEFERRABLE_STAGING);
+                unit.spans.undeferrable = Some(UNDEFERRABLE_STAGING);
             }
         }
-        unit.inventory_generation = generation;
+        unit.snapshots.inventory_generation = generation;
         Ok(())
     }
 
@@ -406,7 +335,7 @@ where
         covered.iter().all(|r| now.contains(r))
     }
 
-    fn member_ticket(&self, lane: &Lane<S, L, C>, member: &Member<L>) -> LaunchTicket {
+    fn member_ticket(&self, lane: &Lane<K>, member: &Member<K::Launch>) -> LaunchTicket {
         LaunchTicket {
             kind: TicketKind::Member(MemberTicket {
                 dispatch_id: member.dispatch.dispatch_id,
@@ -420,11 +349,11 @@ where
 
     /// After a member's own launch: keep a copy of it, then park the unit (or close it when
     /// full, or when the launch could not be kept: then with the application's parameters).
-    pub(super) fn unit_member_exit<B: BackendOf<L, S, C>>(
+    pub(super) fn unit_member_exit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         mut ticket: MemberTicket,
-        launch: &L,
+        launch: &K::Launch,
     ) {
         ticket.parker = None;
         let lane = self.lane(ticket.device);
@@ -433,31 +362,32 @@ where
             return;
         };
         let Some(index) = unit
+            .log
             .members
             .iter()
             .rposition(|m| m.dispatch.dispatch_id == ticket.dispatch_id)
         else {
             return;
         };
-        unit.pass0_ns += elapsed_ns(ticket.entered);
+        unit.cost.pass0_ns += elapsed_ns(ticket.entered);
         if let Err(error) = backend.launch_ends(unit.device) {
             self.backend_notice("launch_ends", &error);
-            unit.replayable = false;
+            unit.log.replayable = false;
         }
-        let mut reason = (unit.members.len() >= unit.capacity).then_some("full");
-        if reason.is_none() && unit.replayable {
+        let mut reason = (unit.log.members.len() >= unit.capacity).then_some("full");
+        if reason.is_none() && unit.log.replayable {
             match backend.retain_launch(launch) {
-                Ok(kept) => unit.members[index].launch = Some(kept),
+                Ok(kept) => unit.log.members[index].launch = Some(kept),
                 Err(_) => reason = Some("a launch that could not be kept"),
             }
         }
-        if reason.is_none() && unit.restorable && unit.undeferrable.is_none() {
-            let kept = unit.members[index].launch.as_ref().unwrap_or(launch);
+        if reason.is_none() && unit.plan.restores() && unit.spans.undeferrable.is_none() {
+            let kept = unit.log.members[index].launch.as_ref().unwrap_or(launch);
             if self.reaches_host_memory(backend, kept) {
-                unit.undeferrable = Some("a kernel of it reaches host or managed memory");
+                unit.spans.undeferrable = Some("a kernel of it reaches host or managed memory");
             }
         }
-        if !unit.replayable {
+        if !unit.log.replayable {
             reason = Some("a lost launch boundary");
         }
         match reason {
@@ -471,7 +401,7 @@ where
     }
 
     /// Whether one of `launch`'s parameters is an address of host or managed memory.
-    fn reaches_host_memory<B: BackendOf<L, S, C>>(&self, backend: &mut B, launch: &L) -> bool {
+    fn reaches_host_memory<B: DeviceOf<K>>(&self, backend: &mut B, launch: &K::Launch) -> bool {
         let addresses = backend.launch_addresses(launch);
         addresses.iter().any(|&address| {
             self.inventory
@@ -480,124 +410,11 @@ where
         })
     }
 
-    /// The fence of a call the caller's parked unit stays open across, if it may (see the
-    /// module documentation), and the write to capture at the call's exit. `Err`: the call
-    /// takes the ordinary fence (which closes the unit), with why the unit could not stay open
-    /// when that is its own state (not deferrable) rather than the call's.
-    pub(super) fn stay_in_unit<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        effect: CallEffect,
-        scope: DeviceScope,
-    ) -> Result<(FenceGuard, Option<PendingWrite>), Option<&'static str>> {
-        // A call that may touch several devices closes the units of all of them.
-        let DeviceScope::One(device) = scope else {
-            return Err(None);
-        };
-        if !self.window_spans.load(Ordering::Relaxed) || effect == CallEffect::Unknown {
-            return Err(None);
-        }
-        let me = std::thread::current().id();
-        let lane = self.lane(device);
-        let (capture, fence) = {
-            let open = lock(&lane.open_unit);
-            let unit = open.as_ref().ok_or(None)?;
-            if unit.owner != me || !unit.replayable {
-                return Err(None);
-            }
-            let capture = if unit.restorable {
-                if let Some(why) = unit.undeferrable {
-                    return Err(Some(why));
-                }
-                match effect {
-                    CallEffect::Unknown | CallEffect::Frees => return Err(None),
-                    CallEffect::NoDeviceWrite => None,
-                    CallEffect::DeviceWrite {
-                        device,
-                        base,
-                        bytes,
-                    } => {
-                        let region = self.inventory.find(device, base).ok_or(None)?;
-                        let inside =
-                            base.saturating_add(bytes) <= region.base.saturating_add(region.bytes);
-                        let fits =
-                            unit.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
-                        if device != unit.device || !region.kind.is_tracked() || !inside || !fits {
-                            return Err(None);
-                        }
-                        Some(PendingWrite {
-                            device,
-                            base,
-                            bytes,
-                        })
-                    }
-                }
-            } else {
-                None
-            };
-            // Counted as a reader from here, under the unit's lock: a thread that would close
-            // the unit meanwhile waits for the call to end.
-            let fence = lane.gate.fence_in_parked_window().ok_or(None)?;
-            (capture, FenceGuard::of(fence))
-        };
-        // The members launched so far finish before the call's work starts.
-        if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
-            self.backend_notice("drain", &error);
-            return Err(None);
-        }
-        let mut open = lock(&lane.open_unit);
-        match open.as_mut().filter(|u| u.owner == me) {
-            Some(unit) => {
-                unit.spanned += 1;
-                unit.drain_before_member = true;
-                if let Some(write) = capture {
-                    unit.captured_bytes += write.bytes;
-                }
-                Ok((fence, capture))
-            }
-            None => Ok((fence, None)),
-        }
-    }
-
-    /// At the exit of a call the open unit stayed open across: keeps what it wrote for the
-    /// unit's later executions.
-    pub(super) fn capture_write<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        write: PendingWrite,
-    ) {
-        let PendingWrite {
-            device,
-            base,
-            bytes,
-        } = write;
-        // An asynchronous copy or memset has finished before its bytes are read.
-        let captured = backend
-            .drain(device, self.config.drain_timeout())
-            .and_then(|()| backend.capture(device, base, bytes));
-        let me = std::thread::current().id();
-        let lane = self.lane(device);
-        let mut open = lock(&lane.open_unit);
-        match (open.as_mut().filter(|u| u.owner == me), captured) {
-            (Some(unit), Ok(capture)) => {
-                unit.log.push(LogEntry::Write(capture));
-                unit.captures += 1;
-            }
-            (Some(unit), Err(error)) => {
-                // Later executions would miss the write: the unit ends with execution 0.
-                unit.replayable = false;
-                self.backend_notice("capture", &error);
-            }
-            (None, Ok(capture)) => backend.release_capture(capture),
-            (None, Err(_)) => {}
-        }
-    }
-
     /// Adopts and closes the lane's parked unit, if there is one. Returns whether it closed one.
-    pub(super) fn close_parked_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn close_parked_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
+        lane: &Lane<K>,
         reason: &str,
     ) -> bool {
         let me = std::thread::current().id();
@@ -612,7 +429,7 @@ where
             }
             // Its owner is inside a call the unit stays open across: a restore now would
             // race that call's work. Wait for the call to end.
-            if unit.restorable && unit.owner != me && lane.gate.in_call(unit.owner) {
+            if unit.plan.restores() && unit.owner != me && lane.gate.in_call(unit.owner) {
                 drop(open);
                 if waiting_since.elapsed() > self.config.drain_timeout() {
                     self.fatal(&format!(
@@ -636,75 +453,5 @@ where
 
     pub(super) fn window_summary(&self) -> Option<String> {
         lock(&self.window_stats).line()
-    }
-}
-
-fn release_snapshots<B: ReplayBackend>(backend: &mut B, snapshots: Vec<B::Snapshot>) {
-    for staged in snapshots {
-        backend.release(staged);
-    }
-}
-
-/// Releases the captured writes of a unit's log.
-fn release_captures<B: ReplayBackend>(backend: &mut B, log: Vec<LogEntry<B::Capture>>) {
-    for entry in log {
-        if let LogEntry::Write(capture) = entry {
-            backend.release_capture(capture);
-        }
-    }
-}
-
-/// How units ended, for the line [`Engine::finish`] prints: what cuts windows short.
-#[derive(Debug, Default)]
-pub(super) struct WindowStats {
-    windows: u64,
-    dispatches: u64,
-    /// Calls units stayed open across.
-    spanned: u64,
-    captures: u64,
-    captured_bytes: u64,
-    closed_by: std::collections::BTreeMap<String, u64>,
-}
-
-impl WindowStats {
-    fn record(&mut self, members: usize, reason: &str, spanned: u64, captures: u64, bytes: u64) {
-        self.windows += 1;
-        self.dispatches += members as u64;
-        self.spanned += spanned;
-        self.captures += captures;
-        self.captured_bytes += bytes;
-        *self.closed_by.entry(reason.to_string()).or_default() += 1;
-    }
-
-    /// `replay windows closed by: cuMemcpyDtoH_v2 40, full 2; 84 dispatches in 42 windows`
-    /// (most frequent first, so that a cut-off tail loses the least useful part). Only units
-    /// that could hold several dispatches count (not per-dispatch replay).
-    fn line(&self) -> Option<String> {
-        if self.windows == 0 {
-            return None;
-        }
-        let mut reasons: Vec<(&String, &u64)> = self.closed_by.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        let mut spanned = String::new();
-        if self.spanned > 0 {
-            spanned = format!(
-                "; windows stayed open across {} other call(s)",
-                self.spanned
-            );
-            if self.captures > 0 {
-                spanned += &format!(
-                    ", re-applying {} captured write(s) of {} bytes in later passes",
-                    self.captures, self.captured_bytes
-                );
-            }
-        }
-        Some(format!(
-            "kreplay: replay windows closed by: {}; {} dispatches in {} windows ({:.1} per window){spanned}",
-            reasons.join(", "),
-            self.dispatches,
-            self.windows,
-            self.dispatches as f64 / self.windows as f64
-        ))
     }
 }

@@ -3,11 +3,13 @@
 
 use super::*;
 
-impl ReplayBackend for SimDevice {
+impl Backend for SimDevice {
     type Launch = SimLaunch;
     type Snapshot = SimSnapshot;
     type Capture = SimCapture;
+}
 
+impl Memory for SimDevice {
     fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
         self.activity.drains += 1;
         if self
@@ -90,7 +92,9 @@ impl ReplayBackend for SimDevice {
             self.device_staging_in_use = self.device_staging_in_use.saturating_sub(snapshot.bytes);
         }
     }
+}
 
+impl Measurement for SimDevice {
     fn max_window(&mut self, _device: DeviceId) -> usize {
         self.max_window
     }
@@ -284,7 +288,9 @@ impl ReplayBackend for SimDevice {
             self.units.remove(&thread::current().id());
         }
     }
+}
 
+impl Relaunch for SimDevice {
     fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
         self.activity.relaunches += 1;
         self.execute(launch)

@@ -50,101 +50,24 @@ impl SharedSimDevice {
     }
 }
 
-impl ReplayBackend for SharedSimDevice {
-    type Launch = SimLaunch;
-    type Snapshot = SimSnapshot;
-    type Capture = SimCapture;
+/// Every call locks the device it concerns ([`SharedDevice`] gives the three jobs).
+impl SharedDevice for SharedSimDevice {
+    type Device = SimDevice;
+    type Locked<'a> = MutexGuard<'a, SimDevice>;
 
-    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        self.on(device).drain(device, deadline)
+    fn lock(&self, device: DeviceId) -> MutexGuard<'_, SimDevice> {
+        self.on(device)
     }
-    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
-        self.on(device).device_free_bytes(device)
+
+    fn launch_device(&self, launch: &SimLaunch) -> DeviceId {
+        launch.device
     }
-    fn snapshot(
-        &mut self,
-        device: DeviceId,
-        regions: &[Region],
-        place: Staging,
-    ) -> Result<SimSnapshot, BackendError> {
-        self.on(device).snapshot(device, regions, place)
+
+    fn snapshot_device(&self, snapshot: &SimSnapshot) -> DeviceId {
+        snapshot.device
     }
-    fn restore(&mut self, snapshot: &SimSnapshot) -> Result<u64, BackendError> {
-        self.on(snapshot.device).restore(snapshot)
-    }
-    fn release(&mut self, snapshot: SimSnapshot) {
-        self.on(snapshot.device).release(snapshot)
-    }
-    fn max_window(&mut self, device: DeviceId) -> usize {
-        self.on(device).max_window(device)
-    }
-    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
-        self.on(device).graph_launch_unmeasurable(device)
-    }
-    fn plan_unit(
-        &mut self,
-        device: DeviceId,
-        groups: &[Option<usize>],
-    ) -> Result<UnitPlan, BackendError> {
-        self.on(device).plan_unit(device, groups)
-    }
-    fn start_execution(
-        &mut self,
-        device: DeviceId,
-        execution: usize,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        self.on(device).start_execution(device, execution, ranges)
-    }
-    fn launch_starts(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.on(device).launch_starts(device)
-    }
-    fn launch_ends(&mut self, device: DeviceId) -> Result<(), BackendError> {
-        self.on(device).launch_ends(device)
-    }
-    fn launch_abandoned(&mut self, device: DeviceId) {
-        self.on(device).launch_abandoned(device)
-    }
-    fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        self.on(device).stop_execution(device)
-    }
-    fn runs_timing_executions(&mut self, device: DeviceId) -> bool {
-        self.on(device).runs_timing_executions(device)
-    }
-    fn start_timing_execution(
-        &mut self,
-        device: DeviceId,
-        ranges: usize,
-    ) -> Result<(), BackendError> {
-        self.on(device).start_timing_execution(device, ranges)
-    }
-    fn unit_counters(&mut self, device: DeviceId) -> Result<PassCounters, BackendError> {
-        self.on(device).unit_counters(device)
-    }
-    fn abandon_unit(&mut self, device: DeviceId) {
-        self.on(device).abandon_unit(device)
-    }
-    fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
-        self.on(device).take_unit_conditions(device)
-    }
-    fn relaunch(&mut self, launch: &SimLaunch) -> Result<(), BackendError> {
-        self.on(launch.device).relaunch(launch)
-    }
-    fn retain_launch(&mut self, launch: &SimLaunch) -> Result<SimLaunch, BackendError> {
-        self.on(launch.device).retain_launch(launch)
-    }
-    fn launch_addresses(&mut self, launch: &SimLaunch) -> Vec<u64> {
-        self.on(launch.device).launch_addresses(launch)
-    }
-    fn capture(
-        &mut self,
-        device: DeviceId,
-        base: u64,
-        bytes: u64,
-    ) -> Result<SimCapture, BackendError> {
-        self.on(device).capture(device, base, bytes)
-    }
-    fn apply(&mut self, capture: &SimCapture) -> Result<(), BackendError> {
-        self.on(capture.device).apply(capture)
+
+    fn capture_device(&self, capture: &SimCapture) -> DeviceId {
+        capture.device
     }
 }

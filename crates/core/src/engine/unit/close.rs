@@ -1,114 +1,74 @@
 //! A unit's close: execution 0 stopped and read, the later executions (and the timing execution)
-//! run on restored memory, the application's view put back, and every pass's records sent.
+//! run on restored memory (`executions`), the application's view put back, and every pass's
+//! records sent.
 
+use super::executions::{Replay, UnitJob};
 use super::*;
 use std::cell::Cell;
 
-/// What a unit's replay costs say of all its members.
-struct UnitCost {
-    outcome: ReplayOutcome,
-    staging: Staging,
-    bytes_tracked: u64,
-    drain_ns: u64,
-    conditions: UnitConditions,
-}
-
-/// The state of a unit's later executions, for the failure paths.
-struct Replay<S> {
-    /// F: the application's view, saved before the later executions when the unit stayed open
-    /// across calls or its S0 holds managed memory (put back after them, and after a failure).
-    view: Option<S>,
-    bytes_snapshotted: u64,
-    snapshot_ns: u64,
-    bytes_restored: u64,
-    restore_ns: u64,
-    pass_ns: Vec<u64>,
-    timing_execution_ns: u64,
-}
-
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// Closes a unit: execution 0's results, the later executions, records and costs.
     /// `current`: the application's own launch of the last member, when the unit closes at
     /// that member's exit (it has no kept copy then).
-    pub(super) fn run_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn run_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        unit: OpenUnit<S, L, C>,
+        unit: OpenUnit<K>,
         reason: &str,
-        current: Option<&L>,
+        current: Option<&K::Launch>,
     ) {
         let OpenUnit {
             device,
             capacity,
-            total,
-            groups,
-            stepwise,
-            plan,
-            members,
-            log,
-            replayable,
-            snapshots,
-            covered,
-            restorable,
-            host_writable,
-            staging,
-            bytes_tracked,
-            drain_ns,
-            snapshot_ns,
-            pass0_ns,
-            captured_bytes,
-            captures,
             hold,
-            spanned,
+            plan,
+            snapshots,
+            mut log,
+            spans,
+            cost,
             ..
         } = unit;
         // Launches that did not execute: no record, nothing to measure or replay.
-        let live: Vec<usize> = (0..members.len()).filter(|&i| members[i].live()).collect();
+        let live = log.live();
         let n = live.len();
         if capacity > 1 {
-            lock(&self.window_stats).record(n, reason, spanned, captures, captured_bytes);
+            lock(&self.window_stats).record(
+                n,
+                reason,
+                spans.calls,
+                spans.captures,
+                spans.captured_bytes,
+            );
         }
         let mut replay = Replay {
             view: None,
-            bytes_snapshotted: if restorable && !snapshots.is_empty() {
-                bytes_tracked
-            } else {
-                0
+            cost: Cost {
+                bytes_snapshotted: snapshots.bytes_snapshotted(),
+                ..cost
             },
-            snapshot_ns,
-            bytes_restored: 0,
-            restore_ns: 0,
-            pass_ns: Vec::new(),
-            timing_execution_ns: 0,
         };
 
-        let timings0 =
-            self.stop_first_execution(backend, device, n, spanned, pass0_ns, &mut replay);
+        let timings0 = self.stop_first_execution(backend, device, n, spans.calls, &mut replay);
 
         let last_live = live.last().copied();
         let job = UnitJob {
             device,
-            members: &members,
-            log: &log,
-            current: current.filter(|_| last_live.is_some_and(|i| members[i].launch.is_none())),
+            members: &log.members,
+            log: &log.entries,
+            current: current.filter(|_| last_live.is_some_and(|i| log.members[i].launch.is_none())),
             live: &live,
-            snapshots: &snapshots,
+            snapshots: &snapshots.taken,
             sent: Cell::new(false),
         };
-        let later = stepwise || plan.executions > 1;
-        let covered_intact = !later || self.still_tracked(device, &covered);
+        let later = plan.restores();
+        let covered_intact = !later || self.still_tracked(device, &snapshots.covered);
         let kernel_times = timings0.clone();
         let outcome = match timings0 {
             None => {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(_) if later && (!replayable || !covered_intact) => {
+            Some(_) if later && (!log.replayable || !covered_intact) => {
                 self.unit_counters_notice(
                     "a launch boundary, a captured write or a tracked allocation was lost",
                 );
@@ -117,17 +77,14 @@ where
             }
             Some(_)
                 if later
-                    && (spanned > 0 || host_writable)
+                    && (spans.calls > 0 || snapshots.host_writable)
                     && !self.save_view(backend, &job, &mut replay) =>
             {
                 backend.abandon_unit(device);
                 ReplayOutcome::DeclinedError
             }
-            Some(timings0) if stepwise => {
-                self.run_stepwise(backend, &job, total, &groups, timings0, &mut replay)
-            }
             Some(timings0) => {
-                self.run_planned(backend, &job, &plan, &groups, timings0, &mut replay)
+                self.run_later_executions(backend, &job, &plan, timings0, &mut replay)
             }
         };
         // The kernels ran: a unit that lost its counters before any pass was recorded still
@@ -135,27 +92,33 @@ where
         if let (ReplayOutcome::DeclinedError, false, Some(times)) =
             (outcome, job.sent.get(), kernel_times)
         {
-            self.send_uncounted(&members, &live, times);
+            self.send_uncounted(&log.members, &live, times);
         }
         if let Some(view) = replay.view.take() {
             self.put_back_view(backend, &job, view, &mut replay);
         }
-        release_snapshots(backend, snapshots);
-        release_captures(backend, log);
+        let recorded = (snapshots.staging, snapshots.bytes_tracked);
+        snapshots.release(backend);
+        log.release_captures(backend);
         drop(hold);
         let conditions = self.unit_conditions(backend, device);
-        let cost = UnitCost {
-            outcome,
-            staging,
-            bytes_tracked,
-            drain_ns,
-            conditions,
-        };
-        self.send_costs(device, &members, &live, &cost, &replay);
+        // One replay cost per live member, the unit's shared costs on its first.
+        for (position, &index) in live.iter().enumerate() {
+            let dispatch_id = log.members[index].dispatch.dispatch_id;
+            let record = replay.cost.record(
+                dispatch_id,
+                device,
+                outcome,
+                recorded,
+                &conditions,
+                position == 0,
+            );
+            self.sink.send(Record::ReplayCost(record));
+        }
     }
 
     /// A record per live member with execution 0's `times` and no counters.
-    fn send_uncounted(&self, members: &[Member<L>], live: &[usize], times: Vec<Timing>) {
+    fn send_uncounted(&self, members: &[Member<K::Launch>], live: &[usize], times: Vec<Timing>) {
         for (&index, timing) in live.iter().zip(times) {
             self.send_dispatch(
                 &members[index].dispatch,
@@ -165,17 +128,16 @@ where
         }
     }
 
-    /// Stops execution 0 (whose own time so far is `pass0_ns`) and reads its timings: `None`
+    /// Stops execution 0 (whose own time so far is in the cost) and reads its timings: `None`
     /// when it did not measure every live member. A unit that stayed open across calls and lost
     /// its measurement switches spanning off for the rest of the run.
-    fn stop_first_execution<B: BackendOf<L, S, C>>(
+    fn stop_first_execution<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         n: usize,
         spanned: u64,
-        pass0_ns: u64,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> Option<Vec<Timing>> {
         let stop_started = Instant::now();
         let first = if n == 0 {
@@ -185,7 +147,8 @@ where
         } else {
             backend.stop_execution(device)
         };
-        replay.pass_ns.push(pass0_ns + elapsed_ns(stop_started));
+        let pass0_ns = replay.cost.pass0_ns + elapsed_ns(stop_started);
+        replay.cost.pass_ns.push(pass0_ns);
         let timings0 = match first {
             Ok(timings) if timings.len() == n && n > 0 => Some(timings),
             Ok(timings) => {
@@ -211,333 +174,17 @@ where
         timings0
     }
 
-    /// One replay cost per live member; the unit's shared costs (drain, snapshot, passes,
-    /// restores, the timing execution) on its first member only, so that sums over dispatches
-    /// stay right.
-    fn send_costs(
-        &self,
-        device: DeviceId,
-        members: &[Member<L>],
-        live: &[usize],
-        cost: &UnitCost,
-        replay: &Replay<S>,
-    ) {
-        let passes = replay.pass_ns.len() as u32;
-        for (position, &index) in live.iter().enumerate() {
-            let shared = |value: u64| if position == 0 { value } else { 0 };
-            self.sink.send(Record::ReplayCost(ReplayCost {
-                dispatch_id: members[index].dispatch.dispatch_id,
-                agent_id: u64::from(device),
-                outcome: cost.outcome,
-                passes,
-                bytes_tracked: cost.bytes_tracked,
-                bytes_snapshotted: shared(replay.bytes_snapshotted),
-                bytes_restored: shared(replay.bytes_restored),
-                staging: cost.staging,
-                drain_ns: shared(cost.drain_ns),
-                snapshot_ns: shared(replay.snapshot_ns),
-                pass_ns: replay.pass_ns.iter().map(|ns| shared(*ns)).collect(),
-                restore_ns: shared(replay.restore_ns),
-                timing_execution_ns: shared(replay.timing_execution_ns),
-                cache: cost.conditions.cache,
-                sm_clock_mhz: cost.conditions.sm_clock_mhz,
-                memory_clock_mhz: cost.conditions.memory_clock_mhz,
-            }));
-        }
-    }
-
-    /// Every pass planned up front: the later executions, then every pass's records.
-    fn run_planned<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        plan: &UnitPlan,
-        groups: &[Option<usize>],
-        timings0: Vec<Timing>,
-        replay: &mut Replay<S>,
-    ) -> ReplayOutcome {
-        let announce = |execution: usize| {
-            for (pass, _) in plan
-                .execution_of_pass
-                .iter()
-                .enumerate()
-                .filter(|(pass, e)| *pass > 0 && **e == execution)
-            {
-                for &i in job.live {
-                    self.policy
-                        .on_pass_start(&job.members[i].dispatch.policy_view(), pass as u32);
-                }
-            }
-        };
-        // Passes measured together with pass 0 started with it.
-        announce(0);
-        let mut timings = vec![timings0];
-        for execution in 1..plan.executions {
-            announce(execution);
-            match self.run_execution(backend, job, Some(execution), replay) {
-                Ok(t) => timings.push(t),
-                Err(failure) => {
-                    self.pass_failed(backend, job, failure, replay);
-                    backend.abandon_unit(job.device);
-                    return ReplayOutcome::DeclinedError;
-                }
-            }
-        }
-        let durations = match self.run_timing_execution(backend, job, plan, replay) {
-            Ok(durations) => durations,
-            Err(outcome) => return outcome,
-        };
-        let counters = match backend.unit_counters(job.device) {
-            Ok(counters) => counters,
-            Err(error) => {
-                self.unit_counters_notice(&format!("unit_counters: {error}"));
-                return ReplayOutcome::DeclinedError;
-            }
-        };
-        if let Some(durations) = &durations {
-            let streams = job.live_streams();
-            for execution in &mut timings {
-                *execution = with_durations(execution, durations, &streams);
-            }
-        }
-        for (pass, counters) in counters.into_iter().enumerate().take(groups.len()) {
-            let execution = plan.execution_of_pass.get(pass).copied().unwrap_or(0);
-            let Some(timings) = timings.get(execution) else {
-                continue;
-            };
-            self.send_unit_pass(job, pass as u32, timings, counters);
-        }
-        ReplayOutcome::Replayed
-    }
-
-    /// Unless `KREPLAY_TIMING_EXECUTION=0`, for a unit that is replayed (its start restorable)
-    /// with its passes planned at once, on a device that runs them: the unit's launches once
-    /// more, from its restored start, measuring no counters; their times, for every pass's records. `Ok(None)`: not run, or it
-    /// failed with memory intact (said once: the records keep their own executions' times);
-    /// `Err`: memory can no longer be trusted.
-    fn run_timing_execution<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        plan: &UnitPlan,
-        replay: &mut Replay<S>,
-    ) -> Result<Option<Vec<Timing>>, ReplayOutcome> {
-        // A unit of one execution took no snapshot: running it again would apply it twice.
-        if !self.config.switches.timing_execution
-            || plan.executions < 2
-            || !backend.runs_timing_executions(job.device)
-        {
-            return Ok(None);
-        }
-        match self.run_execution(backend, job, None, replay) {
-            Ok(times) => Ok(Some(times)),
-            Err(PassFailure::Counters(message)) => {
-                self.notice(
-                    "timing-execution",
-                    &format!("an execution without counters for the records' durations failed ({message}); those records keep their measured executions' times"),
-                );
-                Ok(None)
-            }
-            Err(fatal) => {
-                self.pass_failed(backend, job, fatal, replay);
-                backend.abandon_unit(job.device);
-                Err(ReplayOutcome::DeclinedError)
-            }
-        }
-    }
-
-    /// Passes one at a time, each measured before the policy decides whether another follows.
-    fn run_stepwise<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        total: Option<u32>,
-        groups: &[Option<usize>],
-        timings0: Vec<Timing>,
-        replay: &mut Replay<S>,
-    ) -> ReplayOutcome {
-        match backend.unit_counters(job.device) {
-            Ok(counters) => {
-                let counters = counters.into_iter().next().flatten();
-                self.send_unit_pass(job, 0, &timings0, counters);
-            }
-            Err(error) => {
-                self.unit_counters_notice(&format!("unit_counters: {error}"));
-                return ReplayOutcome::DeclinedError;
-            }
-        }
-        let mut pass: u32 = 1;
-        loop {
-            if total.is_some_and(|t| pass >= t) {
-                return ReplayOutcome::Replayed;
-            }
-            let go_on = job.live.iter().all(|&i| {
-                self.policy
-                    .continue_after(&job.members[i].dispatch.policy_view(), pass - 1, total)
-            });
-            if !go_on {
-                return if total.is_some() {
-                    ReplayOutcome::StoppedEarly
-                } else {
-                    ReplayOutcome::Replayed
-                };
-            }
-            let group = match groups.get(pass as usize) {
-                Some(group) => *group,
-                None => job.live.first().and_then(|&i| {
-                    self.policy
-                        .pass_group(&job.members[i].dispatch.policy_view(), pass)
-                }),
-            };
-            if let Err(error) = backend.plan_unit(job.device, &[group]) {
-                self.unit_counters_notice(&format!("plan_unit: {error}"));
-                return ReplayOutcome::DeclinedError;
-            }
-            for &i in job.live {
-                self.policy
-                    .on_pass_start(&job.members[i].dispatch.policy_view(), pass);
-            }
-            let timings = match self.run_execution(backend, job, Some(0), replay) {
-                Ok(timings) => timings,
-                Err(failure) => {
-                    self.pass_failed(backend, job, failure, replay);
-                    backend.abandon_unit(job.device);
-                    return ReplayOutcome::DeclinedError;
-                }
-            };
-            match backend.unit_counters(job.device) {
-                Ok(counters) => {
-                    let counters = counters.into_iter().next().flatten();
-                    self.send_unit_pass(job, pass, &timings, counters);
-                }
-                Err(error) => {
-                    self.unit_counters_notice(&format!("unit_counters: {error}"));
-                    return ReplayOutcome::DeclinedError;
-                }
-            }
-            pass += 1;
-        }
-    }
-
-    /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log (its
-    /// launches and captured writes), stop. `planned`: the execution of the unit's plan, or
-    /// `None` for the timing execution (no counters).
-    fn run_execution<B: BackendOf<L, S, C>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        planned: Option<usize>,
-        replay: &mut Replay<S>,
-    ) -> Result<Vec<Timing>, PassFailure> {
-        let device = job.device;
-        let execution = match planned {
-            Some(e) => e.to_string(),
-            None => "timing".to_string(),
-        };
-        let restore_started = Instant::now();
-        // Newest first: where a later snapshot overlaps S0 (a second mapping of its memory),
-        // S0's bytes, the oldest, are the ones that stay.
-        for staged in job.snapshots.iter().rev() {
-            match backend.restore(staged) {
-                Ok(bytes) => replay.bytes_restored += bytes,
-                Err(error) => {
-                    return Err(PassFailure::Fatal(format!(
-                        "restoring device {device} memory before execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
-                        job.describe()
-                    )))
-                }
-            }
-        }
-        replay.restore_ns += elapsed_ns(restore_started);
-        let pass_started = Instant::now();
-        let ranges = job.live.len().max(1);
-        let started = match planned {
-            Some(e) => backend.start_execution(device, e, ranges),
-            None => backend.start_timing_execution(device, ranges),
-        };
-        let mut boundary_lost = None;
-        for entry in job.log {
-            match entry {
-                LogEntry::Launch(index) => {
-                    let member = &job.members[*index];
-                    if !member.live() {
-                        continue;
-                    }
-                    let launch = member.launch.as_ref().or_else(|| {
-                        (job.live.last() == Some(index))
-                            .then_some(job.current)
-                            .flatten()
-                    });
-                    let Some(launch) = launch else {
-                        return Err(PassFailure::Fatal(format!(
-                            "dispatch {} of the replay window of dispatches {} has no launch to re-execute; the application's memory can no longer be trusted",
-                            member.dispatch.dispatch_id,
-                            job.describe()
-                        )));
-                    };
-                    if started.is_ok() {
-                        if let Err(error) = backend.launch_starts(device) {
-                            boundary_lost.get_or_insert(error);
-                        }
-                    }
-                    if let Err(error) = backend.relaunch(launch) {
-                        return Err(PassFailure::Fatal(format!(
-                            "re-executing kernel {:?} for execution {execution} of dispatch {} (replay window of dispatches {}) failed after memory was restored ({error}); the application's memory can no longer be trusted",
-                            member.dispatch.info.kernel_name,
-                            member.dispatch.dispatch_id,
-                            job.describe()
-                        )));
-                    }
-                    if started.is_ok() {
-                        if let Err(error) = backend.launch_ends(device) {
-                            boundary_lost.get_or_insert(error);
-                        }
-                    }
-                }
-                LogEntry::Write(capture) => {
-                    if let Err(error) = backend.apply(capture) {
-                        return Err(PassFailure::Fatal(format!(
-                            "writing back a captured copy during execution {execution} of the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
-                            job.describe()
-                        )));
-                    }
-                }
-            }
-        }
-        if let Err(error) = started {
-            // Every kernel ran (memory is right) but unmeasured.
-            return Err(PassFailure::Counters(format!("start_execution: {error}")));
-        }
-        let stopped = backend.stop_execution(device);
-        match planned {
-            Some(_) => replay.pass_ns.push(elapsed_ns(pass_started)),
-            None => replay.timing_execution_ns += elapsed_ns(pass_started),
-        }
-        if let Some(error) = boundary_lost {
-            return Err(PassFailure::Counters(format!("launch boundary: {error}")));
-        }
-        match stopped {
-            Ok(timings) if timings.len() == job.live.len() => Ok(timings),
-            Ok(timings) => Err(PassFailure::Counters(format!(
-                "execution {execution} measured {} of {} dispatches",
-                timings.len(),
-                job.live.len()
-            ))),
-            Err(error) => Err(PassFailure::Counters(format!("stop_execution: {error}"))),
-        }
-    }
-
     /// Saves F, every tracked region as the application sees it, before the later executions;
     /// false (said once) when it cannot be staged: the unit then ends with execution 0, whose
     /// results the application already has. Also when the unit stayed open across no call but
     /// S0 holds managed memory: the host may have written it while a member ran or between
     /// members, and what members computed from those writes (in any tracked memory) is the
     /// application's, which the later executions, run without them, would not reproduce.
-    fn save_view<B: BackendOf<L, S, C>>(
+    fn save_view<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        replay: &mut Replay<S>,
+        job: &UnitJob<'_, K>,
+        replay: &mut Replay<K::Snapshot>,
     ) -> bool {
         let regions = self.inventory.tracked(job.device);
         if regions.is_empty() {
@@ -548,8 +195,8 @@ where
         match self.snapshot_staged(backend, job.device, &regions, bytes) {
             Ok(Some((view, _))) => {
                 replay.view = Some(view);
-                replay.bytes_snapshotted += bytes;
-                replay.snapshot_ns += elapsed_ns(started);
+                replay.cost.bytes_snapshotted += bytes;
+                replay.cost.snapshot_ns += elapsed_ns(started);
                 true
             }
             Ok(None) => {
@@ -566,34 +213,34 @@ where
     }
 
     /// Restores F after the later executions (or after one failed).
-    fn put_back_view<B: BackendOf<L, S, C>>(
+    fn put_back_view<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
-        view: S,
-        replay: &mut Replay<S>,
+        job: &UnitJob<'_, K>,
+        view: K::Snapshot,
+        replay: &mut Replay<K::Snapshot>,
     ) {
         let started = Instant::now();
         match backend.restore(&view) {
-            Ok(bytes) => replay.bytes_restored += bytes,
+            Ok(bytes) => replay.cost.bytes_restored += bytes,
             Err(error) => self.fatal(&format!(
                 "putting back device {} memory after the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
                 job.device,
                 job.describe()
             )),
         }
-        replay.restore_ns += elapsed_ns(started);
+        replay.cost.restore_ns += elapsed_ns(started);
         backend.release(view);
     }
 
     /// A later execution failed: counters are lost; memory is put back from F when it was
     /// saved, and is otherwise fatal when it cannot be trusted.
-    fn pass_failed<B: BackendOf<L, S, C>>(
+    pub(super) fn pass_failed<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         failure: PassFailure,
-        replay: &mut Replay<S>,
+        replay: &mut Replay<K::Snapshot>,
     ) {
         match failure {
             PassFailure::Counters(message) => self.unit_counters_notice(&message),
@@ -610,9 +257,9 @@ where
     }
 
     /// The records of one pass of every live member.
-    fn send_unit_pass(
+    pub(super) fn send_unit_pass(
         &self,
-        job: &UnitJob<'_, S, L, C>,
+        job: &UnitJob<'_, K>,
         pass: u32,
         timings: &[Timing],
         counters: Option<Vec<Vec<CounterSample>>>,
@@ -629,106 +276,10 @@ where
         }
     }
 
-    fn unit_counters_notice(&self, message: &str) {
+    pub(super) fn unit_counters_notice(&self, message: &str) {
         self.notice(
             "window-pass-counters",
             &format!("a replay window lost its counters and its replay stopped ({message}); the application's memory is what it would be without kreplay"),
-        );
-    }
-}
-
-/// What a unit's later executions work on.
-struct UnitJob<'a, S, L, C> {
-    device: DeviceId,
-    members: &'a [Member<L>],
-    log: &'a [LogEntry<C>],
-    /// The last member's launch when it has no kept copy.
-    current: Option<&'a L>,
-    /// Indices of the members whose launch executed.
-    live: &'a [usize],
-    /// What each later execution restores first (the unit's `snapshots`, in reverse order).
-    snapshots: &'a [S],
-    /// A pass's records were sent.
-    sent: Cell<bool>,
-}
-
-impl<S, L, C> UnitJob<'_, S, L, C> {
-    /// The stream of each member whose launch executed, in their order.
-    fn live_streams(&self) -> Vec<u64> {
-        self.live
-            .iter()
-            .map(|&i| self.members[i].dispatch.info.stream_id)
-            .collect()
-    }
-
-    /// `first..last` dispatch ids, for messages.
-    fn describe(&self) -> String {
-        let ids: Vec<u64> = self
-            .live
-            .iter()
-            .map(|&i| self.members[i].dispatch.dispatch_id)
-            .collect();
-        match (ids.first(), ids.last()) {
-            (Some(first), Some(last)) if ids.len() > 1 => format!("{first}..{last}"),
-            (Some(only), _) => only.to_string(),
-            _ => "(none)".to_string(),
-        }
-    }
-}
-
-/// `timings` with each one's duration taken from `durations` (same order, the launches' order;
-/// `streams[i]` is the stream of the `i`-th): a record keeps when its execution began and gets
-/// the duration of the execution without counters, but never ends after the next launch on its
-/// stream began (a stream runs one kernel at a time; a duration that came out longer than its
-/// measured interval is cut there, to nothing when that launch began at the same time).
-fn with_durations(timings: &[Timing], durations: &[Timing], streams: &[u64]) -> Vec<Timing> {
-    debug_assert_eq!(timings.len(), streams.len(), "a stream for every timing");
-    // Latest first: when each launch's stream next began, from the launches after it.
-    let mut next_start: HashMap<u64, u64> = HashMap::new();
-    let mut ends = vec![u64::MAX; timings.len()];
-    for (i, (t, stream)) in timings.iter().zip(streams).enumerate().rev() {
-        if let Some(&next) = next_start.get(stream) {
-            ends[i] = next.max(t.start_ns);
-        }
-        next_start.insert(*stream, t.start_ns);
-    }
-    timings
-        .iter()
-        .zip(durations)
-        .zip(ends)
-        .map(|((t, d), limit)| Timing {
-            start_ns: t.start_ns,
-            end_ns: t
-                .start_ns
-                .saturating_add(d.end_ns.saturating_sub(d.start_ns))
-                .min(limit),
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn t(start_ns: u64, end_ns: u64) -> Timing {
-        Timing { start_ns, end_ns }
-    }
-
-    #[test]
-    fn durations_replace_the_measured_ones_but_never_overlap_the_next_launch_on_a_stream() {
-        // Streams 1, 2, 1: the first record's untimed duration (60) would reach past the next
-        // launch on stream 1 (at 50), so it ends there; stream 2's may overlap stream 1's.
-        let measured = [t(0, 40), t(10, 30), t(50, 90)];
-        let untimed = [t(1000, 1060), t(1000, 1080), t(1100, 1105)];
-        assert_eq!(
-            with_durations(&measured, &untimed, &[1, 2, 1]),
-            vec![t(0, 50), t(10, 90), t(50, 55)]
-        );
-        // Two launches on one stream that began at the same time: the first ends there; the
-        // last on its stream is never cut.
-        assert_eq!(
-            with_durations(&[t(0, 5), t(0, 9)], &[t(0, 4), t(0, 7)], &[3, 3]),
-            vec![t(0, 0), t(0, 7)]
         );
     }
 }

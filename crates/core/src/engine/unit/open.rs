@@ -4,18 +4,13 @@
 use super::super::lanes::Lane;
 use super::*;
 
-impl<L, S, C> Engine<L, S, C>
-where
-    L: Send + 'static,
-    S: Send + 'static,
-    C: Send + 'static,
-{
+impl<K: Backend> Engine<K> {
     /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with
     /// the reason when any of them cannot be had.
-    pub(super) fn open_new_unit<B: BackendOf<L, S, C>>(
+    pub(super) fn open_new_unit<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
+        lane: &Lane<K>,
         dispatch: Dispatch,
         total: Option<u32>,
         groups: Vec<Option<usize>>,
@@ -46,19 +41,20 @@ where
                 return refused(self, backend, dispatch, (ReplayOutcome::DeclinedError, 0));
             }
         };
-        let restorable = stepwise || plan.executions > 1;
+        let plan = PassPlan {
+            total,
+            groups,
+            stepwise,
+            executions: plan,
+        };
+        let restorable = plan.restores();
         let (hold, staged) = match self.staged(backend, device, hold, restorable) {
             Ok(staged) => staged,
             Err(why) => return refused(self, backend, dispatch, why),
         };
         let Staged {
             snapshots,
-            covered,
-            staging,
-            host_writable,
             undeferrable,
-            bytes_tracked,
-            inventory_generation,
             snapshot_ns,
         } = staged;
         if restorable {
@@ -74,44 +70,31 @@ where
             backend.abandon_unit(device);
             // It runs unmeasured: a flush or clock reading before the failure is not its.
             let _ = backend.take_unit_conditions(device);
-            release_snapshots(backend, snapshots);
+            let bytes_tracked = snapshots.bytes_tracked;
+            snapshots.release(backend);
             drop(hold);
             self.backend_notice("start_execution", &error);
             return self.once_unmeasured(backend, dispatch, bytes_tracked, started);
         }
-        let member = Member {
-            dispatch,
-            launch: None,
-            abandoned: Arc::default(),
-        };
+        let member = Member::new(dispatch);
         let ticket = self.member_ticket(lane, &member);
         let unit = OpenUnit {
             owner: std::thread::current().id(),
             device,
             capacity,
-            total,
-            groups,
-            stepwise,
-            plan,
-            members: vec![member],
-            log: vec![LogEntry::Launch(0)],
-            replayable: true,
-            snapshots,
-            covered,
-            restorable,
-            undeferrable,
-            host_writable,
-            staging,
-            bytes_tracked,
-            inventory_generation,
-            drain_ns,
-            snapshot_ns,
-            pass0_ns: 0,
-            captured_bytes: 0,
-            captures: 0,
             hold,
-            spanned: 0,
-            drain_before_member: false,
+            plan,
+            snapshots,
+            log: ExecutionLog::new(member),
+            spans: Spans {
+                undeferrable,
+                ..Spans::default()
+            },
+            cost: Cost {
+                drain_ns,
+                snapshot_ns,
+                ..Cost::default()
+            },
         };
         *lock(&lane.open_unit) = Some(unit);
         ticket
@@ -119,10 +102,10 @@ where
 
     /// The exclusive hold for a new unit (closing a parked unit of another thread
     /// first), or why the dispatch runs once.
-    fn exclusive_hold<B: BackendOf<L, S, C>>(
+    fn exclusive_hold<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
-        lane: &Lane<S, L, C>,
+        lane: &Lane<K>,
         dispatch_id: u64,
     ) -> Result<ExclusiveHold, Refused> {
         let deadline = self.config.drain_timeout();
@@ -170,7 +153,7 @@ where
 
     /// The device drained before a new unit, and how long that took; on failure the hold is
     /// given back before the failure is said.
-    fn drained<B: BackendOf<L, S, C>>(
+    fn drained<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
@@ -198,13 +181,13 @@ where
     /// S0, the snapshot of the device's tracked memory a unit that restores starts from (none
     /// when it does not restore, or nothing is tracked), staged on the device while that leaves
     /// the reserve free and on the host otherwise; on failure the hold is given back first.
-    fn staged<B: BackendOf<L, S, C>>(
+    fn staged<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
         hold: ExclusiveHold,
         restorable: bool,
-    ) -> Result<(ExclusiveHold, Staged<S>), Refused> {
+    ) -> Result<(ExclusiveHold, Staged<K::Snapshot>), Refused> {
         // Read before the regions: a change in between makes a later comparison fail, never pass.
         let inventory_generation = self.inventory.generation();
         let regions = self.inventory.tracked(device);
@@ -247,13 +230,16 @@ where
         Ok((
             hold,
             Staged {
-                host_writable: restorable && regions.iter().any(|r| r.kind == AllocKind::Managed),
-                snapshots: snapshot.into_iter().collect(),
-                covered: regions,
-                staging,
+                snapshots: Snapshots {
+                    host_writable: restorable
+                        && regions.iter().any(|r| r.kind == AllocKind::Managed),
+                    taken: snapshot.into_iter().collect(),
+                    covered: regions,
+                    staging,
+                    bytes_tracked,
+                    inventory_generation,
+                },
                 undeferrable,
-                bytes_tracked,
-                inventory_generation,
                 snapshot_ns,
             },
         ))
@@ -280,16 +266,8 @@ type Refused = (ReplayOutcome, u64);
 
 /// A new unit's S0 and what its staging decided.
 struct Staged<S> {
-    /// As [`OpenUnit`]'s: S0 alone, or nothing.
-    snapshots: Vec<S>,
-    /// As [`OpenUnit`]'s.
-    covered: Vec<Region>,
-    staging: Staging,
-    /// As [`OpenUnit`]'s: S0 covers managed memory.
-    host_writable: bool,
-    /// As [`OpenUnit`]'s, as far as staging decides: F fits device staging.
+    snapshots: Snapshots<S>,
+    /// As [`Spans::undeferrable`], as far as staging decides: F fits device staging.
     undeferrable: Option<&'static str>,
-    bytes_tracked: u64,
-    inventory_generation: u64,
     snapshot_ns: u64,
 }

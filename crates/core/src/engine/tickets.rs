@@ -1,0 +1,98 @@
+//! What the engine hands a backend between the two halves of a launch or a call: the launch's
+//! ticket, the call's guard, and the dispatch they carry.
+
+use super::*;
+
+/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. A backend
+/// drops a ticket without `launch_exit` when the launch did not execute (the driver refused
+/// it): that releases the window and records nothing for the dispatch.
+#[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
+pub struct LaunchTicket {
+    pub(super) kind: TicketKind,
+}
+
+pub(super) enum TicketKind {
+    /// Nothing to record; the engine does not touch the device.
+    Passthrough { _fence: FenceGuard },
+    /// Runs once (ordinary path, opt-out, declined).
+    Once(OnceTicket),
+    /// A member of the open replay unit (which holds the dispatch); execution 0 is running.
+    Member(unit::MemberTicket),
+}
+
+pub(super) struct OnceTicket {
+    pub(super) dispatch: Dispatch,
+    /// The execution was started; `launch_exit` must stop it.
+    pub(super) measuring: bool,
+    pub(super) outcome: ReplayOutcome,
+    pub(super) bytes_tracked: u64,
+    pub(super) started: Instant,
+    pub(super) _fence: FenceGuard,
+}
+
+/// One dispatch as the engine carries it from enter to exit.
+pub(super) struct Dispatch {
+    pub(super) info: DispatchInfo,
+    pub(super) dispatch_id: u64,
+    pub(super) device_dispatch_index: u64,
+    pub(super) collectable_groups: u32,
+    pub(super) tid: u64,
+}
+
+impl Dispatch {
+    pub(super) fn policy_view(&self) -> PolicyDispatch<'_> {
+        PolicyDispatch {
+            info: &self.info,
+            dispatch_id: self.dispatch_id,
+            device_dispatch_index: self.device_dispatch_index,
+            collectable_groups: self.collectable_groups,
+        }
+    }
+}
+
+impl LaunchTicket {
+    /// The dispatch id, `None` when the launch is not recorded.
+    pub fn dispatch_id(&self) -> Option<u64> {
+        match &self.kind {
+            TicketKind::Passthrough { .. } => None,
+            TicketKind::Once(t) => Some(t.dispatch.dispatch_id),
+            TicketKind::Member(t) => Some(t.dispatch_id),
+        }
+    }
+
+    /// Whether the launch is part of a replay unit (the backend must keep what
+    /// [`crate::backend::Relaunch::relaunch`] needs until `launch_exit`).
+    pub fn will_replay(&self) -> bool {
+        matches!(self.kind, TicketKind::Member(_))
+    }
+}
+
+/// What [`Engine::enter_call`] holds for [`Engine::exit_call`]: the fence, and the device
+/// memory the call writes when the open unit stays open across it (captured at its exit).
+#[must_use = "pass the guard to Engine::exit_call when the call returns"]
+pub struct CallGuard {
+    pub(super) fence: FenceGuard,
+    pub(super) capture: Option<PendingWrite>,
+}
+
+/// Device memory a call writes, captured at its exit for the open unit's later executions.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PendingWrite {
+    pub(super) device: DeviceId,
+    pub(super) base: u64,
+    pub(super) bytes: u64,
+}
+
+impl CallGuard {
+    /// Ends the call without [`Engine::exit_call`] (a call that waits and must not hold the
+    /// fence while it blocks): only for calls that write no device memory.
+    pub fn into_fence(self) -> FenceGuard {
+        self.fence
+    }
+}
+
+pub(super) fn passthrough(fence: FenceGuard) -> LaunchTicket {
+    LaunchTicket {
+        kind: TicketKind::Passthrough { _fence: fence },
+    }
+}

@@ -1,0 +1,119 @@
+//! A unit that stays open across its owner's calls (see the `unit` module's documentation):
+//! whether it may at a call's start, and the bytes the call wrote, captured at its end.
+
+use super::*;
+
+impl<K: Backend> Engine<K> {
+    /// The fence of a call the caller's parked unit stays open across, if it may (see the
+    /// module documentation), and the write to capture at the call's exit. `Err`: the call
+    /// takes the ordinary fence (which closes the unit), with why the unit could not stay open
+    /// when that is its own state (not deferrable) rather than the call's.
+    pub(in crate::engine) fn stay_in_unit<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        effect: CallEffect,
+        scope: DeviceScope,
+    ) -> Result<(FenceGuard, Option<PendingWrite>), Option<&'static str>> {
+        // A call that may touch several devices closes the units of all of them.
+        let DeviceScope::One(device) = scope else {
+            return Err(None);
+        };
+        if !self.window_spans.load(Ordering::Relaxed) || effect == CallEffect::Unknown {
+            return Err(None);
+        }
+        let me = std::thread::current().id();
+        let lane = self.lane(device);
+        let (capture, fence) = {
+            let open = lock(&lane.open_unit);
+            let unit = open.as_ref().ok_or(None)?;
+            if unit.owner != me || !unit.log.replayable {
+                return Err(None);
+            }
+            let capture = if unit.plan.restores() {
+                if let Some(why) = unit.spans.undeferrable {
+                    return Err(Some(why));
+                }
+                match effect {
+                    CallEffect::Unknown | CallEffect::Frees => return Err(None),
+                    CallEffect::NoDeviceWrite => None,
+                    CallEffect::DeviceWrite {
+                        device,
+                        base,
+                        bytes,
+                    } => {
+                        let region = self.inventory.find(device, base).ok_or(None)?;
+                        let inside =
+                            base.saturating_add(bytes) <= region.base.saturating_add(region.bytes);
+                        let fits =
+                            unit.spans.captured_bytes.saturating_add(bytes) <= CAPTURE_BUDGET_BYTES;
+                        if device != unit.device || !region.kind.is_tracked() || !inside || !fits {
+                            return Err(None);
+                        }
+                        Some(PendingWrite {
+                            device,
+                            base,
+                            bytes,
+                        })
+                    }
+                }
+            } else {
+                None
+            };
+            // Counted as a reader from here, under the unit's lock: a thread that would close
+            // the unit meanwhile waits for the call to end.
+            let fence = lane.gate.fence_in_parked_window().ok_or(None)?;
+            (capture, FenceGuard::of(fence))
+        };
+        // The members launched so far finish before the call's work starts.
+        if let Err(error) = backend.drain(device, self.config.drain_timeout()) {
+            self.backend_notice("drain", &error);
+            return Err(None);
+        }
+        let mut open = lock(&lane.open_unit);
+        match open.as_mut().filter(|u| u.owner == me) {
+            Some(unit) => {
+                unit.spans.calls += 1;
+                unit.spans.drain_before_member = true;
+                if let Some(write) = capture {
+                    unit.spans.captured_bytes += write.bytes;
+                }
+                Ok((fence, capture))
+            }
+            None => Ok((fence, None)),
+        }
+    }
+
+    /// At the exit of a call the open unit stayed open across: keeps what it wrote for the
+    /// unit's later executions.
+    pub(in crate::engine) fn capture_write<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        write: PendingWrite,
+    ) {
+        let PendingWrite {
+            device,
+            base,
+            bytes,
+        } = write;
+        // An asynchronous copy or memset has finished before its bytes are read.
+        let captured = backend
+            .drain(device, self.config.drain_timeout())
+            .and_then(|()| backend.capture(device, base, bytes));
+        let me = std::thread::current().id();
+        let lane = self.lane(device);
+        let mut open = lock(&lane.open_unit);
+        match (open.as_mut().filter(|u| u.owner == me), captured) {
+            (Some(unit), Ok(capture)) => {
+                unit.log.push_write(capture);
+                unit.spans.captures += 1;
+            }
+            (Some(unit), Err(error)) => {
+                // Later executions would miss the write: the unit ends with execution 0.
+                unit.log.replayable = false;
+                self.backend_notice("capture", &error);
+            }
+            (None, Ok(capture)) => backend.release_capture(capture),
+            (None, Err(_)) => {}
+        }
+    }
+}
