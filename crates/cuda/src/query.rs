@@ -2,16 +2,15 @@
 //! tool's re-entrancy scope (its callbacks ignore them).
 
 use crate::drv;
-use kreplay_core::backend::DeviceId;
 use kreplay_cupti_sys as sys;
 use kreplay_cupti_sys::driver::Driver;
 
 /// The device ordinal of the live context `ctx`.
-pub fn context_device(driver: &Driver, ctx: sys::CUcontext) -> Option<DeviceId> {
+pub fn context_device(driver: &Driver, ctx: sys::CUcontext) -> Option<u32> {
     let mut device: sys::CUdevice = 0;
     // SAFETY: writes the ordinal of a live context's device.
     unsafe { drv!(driver, cuCtxGetDevice_v2(&mut device, ctx)) }.ok()?;
-    Some(device as DeviceId)
+    Some(device as u32)
 }
 
 /// Whether `stream` is being captured into a graph.
