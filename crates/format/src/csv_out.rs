@@ -417,7 +417,7 @@ mod tests {
     fn csv_of_recorded_run() -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("1.db");
-        let writer = DbWriter::create(&db).unwrap();
+        let writer = DbWriter::create(&db, || {}).unwrap();
         for record in recorded_run(31) {
             writer.send(record);
         }

@@ -239,13 +239,21 @@ pub struct DbWriter {
 
 impl DbWriter {
     /// Creates (or replaces) the database at `path`, creating parent folders, and starts the
-    /// writer thread. Errors (a folder that cannot be created, a file that cannot be opened)
-    /// are reported here, on the caller's thread.
-    pub fn create(path: &Path) -> Result<DbWriter, FormatError> {
-        Self::create_with_queue_limit(path, MAX_QUEUED_RECORDS)
+    /// writer thread, which runs `on_thread_start` first. Errors (a folder that cannot be
+    /// created, a file that cannot be opened) are reported here, on the caller's thread.
+    ///
+    /// `on_thread_start` is how the process that owns the writer prepares a thread of its own:
+    /// the injected library passes `kreplay_core::last_words::block_signals`, so that its signal
+    /// handling never runs on the thread it waits for; this crate handles no signals.
+    pub fn create(path: &Path, on_thread_start: fn()) -> Result<DbWriter, FormatError> {
+        Self::create_with_queue_limit(path, MAX_QUEUED_RECORDS, on_thread_start)
     }
 
-    fn create_with_queue_limit(path: &Path, queue_limit: usize) -> Result<DbWriter, FormatError> {
+    fn create_with_queue_limit(
+        path: &Path,
+        queue_limit: usize,
+        on_thread_start: fn(),
+    ) -> Result<DbWriter, FormatError> {
         let inserter = RowInserter::create(path, Durability::Live)?;
         let (sender, receiver) = crossbeam_channel::unbounded();
         let dropped = Arc::new(AtomicU64::new(0));
@@ -253,7 +261,7 @@ impl DbWriter {
         let thread = std::thread::Builder::new()
             .name("kreplay-db-writer".to_string())
             .spawn(move || {
-                block_signals();
+                on_thread_start();
                 write_loop(inserter, receiver, queue_limit, &dropped_seen_by_writer)
             })
             .map_err(|e| FormatError::io(path, e))?;
@@ -343,32 +351,6 @@ impl RecordSink for DbWriter {
             use std::io::Write;
             let _ = writeln!(std::io::stderr(), "kreplay: {e}");
         }
-    }
-}
-
-/// Blocks every signal on the calling thread, for the tool's own threads (this writer, the
-/// last-words thread, the counter set-up, the drain worker): a handler of the process (the
-/// tool's last words on SIGTERM, say) must not run on a thread its work waits for. Faults stay
-/// unblocked: a fault on a thread that blocks it ends the process without running the
-/// process's handler (a crash reporter, a backtrace printer), so they reach it as from any
-/// thread. Here because this is the lowest crate with a thread of its own;
-/// `kreplay_core::last_words` re-exports it.
-pub fn block_signals() {
-    // SAFETY: a signal set built and applied to this thread only.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut set);
-        for fault in [
-            libc::SIGSEGV,
-            libc::SIGBUS,
-            libc::SIGFPE,
-            libc::SIGILL,
-            libc::SIGTRAP,
-            libc::SIGSYS,
-        ] {
-            libc::sigdelset(&mut set, fault);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
 

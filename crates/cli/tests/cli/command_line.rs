@@ -509,7 +509,7 @@ fn fixture_db(path: &Path) {
 /// The same with every counter's unit `unit` (empty, as the injected library records them on a
 /// GPU).
 fn fixture_db_with_units(path: &Path, unit: &str) {
-    let writer = DbWriter::create(path).unwrap();
+    let writer = DbWriter::create(path, || {}).unwrap();
     writer.send(Record::Process(ProcessInfo {
         pid: 4242,
         ppid: 1,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 fn json_of(records: Vec<Record>) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("run.db");
-    let writer = DbWriter::create(&db).unwrap();
+    let writer = DbWriter::create(&db, || {}).unwrap();
     for record in records {
         writer.send(record);
     }
