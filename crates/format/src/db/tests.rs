@@ -1,8 +1,14 @@
 use super::*;
-use crate::db::{read_database, read_databases};
+use crate::identity::guid_for;
+use crate::records::*;
 use crate::run::RunData;
+use crate::schema;
 use crate::testdata::*;
+use rusqlite::Connection;
+use std::collections::HashMap;
 use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 fn write_through_writer(path: &Path, records: &[Record]) {
     let writer = DbWriter::create(path, || {}).unwrap();
@@ -381,7 +387,7 @@ fn merging_two_process_databases_keeps_both() {
 
     // The merged database holds both processes and reads back equal.
     let out = dir.path().join("merged.db");
-    crate::output::write_rocpd(&merged, &out).unwrap();
+    write_rocpd(&merged, &out).unwrap();
     assert_eq!(
         read_databases(std::slice::from_ref(&out)).unwrap(),
         expected
