@@ -53,7 +53,7 @@ pub enum Command {
     /// List and check the counters of a GPU (or of a chip, with --chip, without a GPU).
     Avail {
         #[command(subcommand)]
-        command: crate::avail::AvailCommand,
+        command: AvailCommand,
     },
     /// Merge rocpd databases and write them as CSV and/or JSON.
     Convert(ConvertArgs),
@@ -382,6 +382,49 @@ pub struct ProfileArgs {
     /// The application and its arguments, after `--`.
     #[arg(last = true, value_name = "APP")]
     pub app: Vec<String>,
+}
+
+/// `kreplay avail`'s subcommands ([`crate::avail`] runs them).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum AvailCommand {
+    /// List every metric with its roll-ups (`--chip GH100` works with no GPU).
+    List {
+        /// Chip to describe instead of GPU 0 (any case: GH100, gh100; SIM for the software device).
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+    },
+    /// Describe metrics: description, hardware unit, unit, type and sub-metrics.
+    Info {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// Metrics (or rocprofv3 aliases) to describe, separated by spaces or commas.
+        #[arg(long, num_args = 1.., required = true, value_name = "NAME")]
+        pmc: Vec<String>,
+    },
+    /// Check that counters can be collected together in one pass; if not, print a split.
+    PmcCheck {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// Metrics (or rocprofv3 aliases), separated by spaces or commas.
+        #[arg(required = true, num_args = 1.., value_name = "NAME")]
+        names: Vec<String>,
+    },
+    /// List Nsight Compute's sections and sets that --section and --set can use, and where they
+    /// come from; with --chip, the metrics each collects there and the hardware passes they need.
+    Sections {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// A folder of `.section` files instead of Nsight Compute's (repeatable).
+        #[arg(long = "section-folder", value_name = "DIR")]
+        section_folders: Vec<std::path::PathBuf>,
+        /// Also list the rows of section NAME (repeatable): label, metric, how its value is
+        /// obtained (with --chip, for that chip).
+        #[arg(long = "section", value_name = "NAME")]
+        sections: Vec<String>,
+        /// The rows shown: header (the default), body or all, as `--print-details`.
+        #[arg(long = "print-details", value_enum, value_name = "PART")]
+        print_details: Option<crate::sections::Details>,
+    },
 }
 
 #[cfg(test)]
