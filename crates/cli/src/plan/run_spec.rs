@@ -86,8 +86,8 @@ pub struct RunSpec {
     pub cache_control: kreplay_format::CacheControl,
     /// `--section`/`--set`: the sections resolved for the device (the command line's run only).
     pub sections: Vec<SectionSpec>,
-    /// The digest of the device identity the groups were checked with (see
-    /// [`CounterResolver::checked_identity`](super::CounterResolver::checked_identity)); `None` without groups.
+    /// The digest of the device identity the groups were checked with (see the resolver's
+    /// `checked_identity`); `None` without groups.
     pub checked_identity: Option<String>,
 }
 

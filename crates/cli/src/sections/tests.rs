@@ -1,4 +1,9 @@
+use super::expression::{parse_expression, Tree};
+use super::install::find_installation;
+use super::library::Origin;
+use super::section_file::*;
 use super::*;
+use kreplay_format::sections_out::Expr;
 use kreplay_format::sections_out::{Attribute, BinaryOp};
 
 /// A section written for these tests, in the file format (not one of Nsight Compute's).
