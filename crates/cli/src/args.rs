@@ -53,7 +53,7 @@ pub enum Command {
     /// List and check the counters of a GPU (or of a chip, with --chip, without a GPU).
     Avail {
         #[command(subcommand)]
-        command: crate::avail::AvailCommand,
+        command: AvailCommand,
     },
     /// Merge rocpd databases and write them as CSV and/or JSON.
     Convert(ConvertArgs),
@@ -384,87 +384,48 @@ pub struct ProfileArgs {
     pub app: Vec<String>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(args: &[&str]) -> Cli {
-        Cli::parse_args(std::iter::once("kreplay").chain(args.iter().copied())).unwrap()
-    }
-
-    #[test]
-    fn clap_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn each_pmc_occurrence_is_one_group_and_empty_groups_are_kept() {
-        let cli = parse(&["--pmc", "A", "B", "--pmc", "--pmc", "C", "--", "app", "x"]);
-        assert_eq!(
-            cli.profile.pmc,
-            vec![vec!["A".to_string(), "B".into()], vec![], vec!["C".into()]]
-        );
-        assert_eq!(cli.profile.app, vec!["app".to_string(), "x".into()]);
-    }
-
-    #[test]
-    fn optional_booleans_take_no_value_or_one() {
-        let cli = parse(&[
-            "--kernel-replay-beta-enabled",
-            "--kernel-trace",
-            "false",
-            "--",
-            "a",
-        ]);
-        assert_eq!(cli.profile.kernel_replay_beta_enabled, Some(true));
-        assert_eq!(cli.profile.kernel_trace, Some(false));
-        assert!(parse_bool("maybe").is_err());
-    }
-
-    #[test]
-    fn formats_take_spaces_or_commas() {
-        let cli = parse(&["-f", "csv", "json,rocpd", "--", "a"]);
-        assert_eq!(cli.profile.output_format, vec!["csv", "json", "rocpd"]);
-    }
-
-    #[test]
-    fn stats_and_summary_options_parse_like_rocprofv3s() {
-        let cli = parse(&[
-            "--stats",
-            "-S",
-            "-D",
-            "false",
-            "--summary-groups",
-            "KERNEL_DISPATCH|MEMORY_COPY",
-            ".*_API",
-            "--summary-output-file",
-            "summary",
-            "-u",
-            "usec",
-            "--",
-            "a",
-        ]);
-        let p = &cli.profile;
-        assert_eq!(
-            (p.stats, p.summary, p.summary_per_domain),
-            (Some(true), Some(true), Some(false))
-        );
-        assert_eq!(p.summary_groups, ["KERNEL_DISPATCH|MEMORY_COPY", ".*_API"]);
-        assert_eq!(p.summary_output_file.as_deref(), Some("summary"));
-        assert_eq!(p.summary_units, Some(SummaryUnit::Usec));
-        assert_eq!(p.app, ["a"]);
-        assert!(Cli::parse_args(["kreplay", "-u", "min", "--", "a"]).is_err());
-    }
-
-    #[test]
-    fn subcommands_parse_without_app() {
-        let cli = parse(&["convert", "-i", "a.db", "b.db", "-f", "csv", "json"]);
-        match cli.command {
-            Some(Command::Convert(c)) => {
-                assert_eq!(c.inputs.len(), 2);
-                assert_eq!(c.formats, vec!["csv", "json"]);
-            }
-            other => panic!("expected convert, got {other:?}"),
-        }
-    }
+/// `kreplay avail`'s subcommands ([`crate::avail`] runs them).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum AvailCommand {
+    /// List every metric with its roll-ups (`--chip GH100` works with no GPU).
+    List {
+        /// Chip to describe instead of GPU 0 (any case: GH100, gh100; SIM for the software device).
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+    },
+    /// Describe metrics: description, hardware unit, unit, type and sub-metrics.
+    Info {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// Metrics (or rocprofv3 aliases) to describe, separated by spaces or commas.
+        #[arg(long, num_args = 1.., required = true, value_name = "NAME")]
+        pmc: Vec<String>,
+    },
+    /// Check that counters can be collected together in one pass; if not, print a split.
+    PmcCheck {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// Metrics (or rocprofv3 aliases), separated by spaces or commas.
+        #[arg(required = true, num_args = 1.., value_name = "NAME")]
+        names: Vec<String>,
+    },
+    /// List Nsight Compute's sections and sets that --section and --set can use, and where they
+    /// come from; with --chip, the metrics each collects there and the hardware passes they need.
+    Sections {
+        #[arg(long, value_name = "CHIP")]
+        chip: Option<String>,
+        /// A folder of `.section` files instead of Nsight Compute's (repeatable).
+        #[arg(long = "section-folder", value_name = "DIR")]
+        section_folders: Vec<std::path::PathBuf>,
+        /// Also list the rows of section NAME (repeatable): label, metric, how its value is
+        /// obtained (with --chip, for that chip).
+        #[arg(long = "section", value_name = "NAME")]
+        sections: Vec<String>,
+        /// The rows shown: header (the default), body or all, as `--print-details`.
+        #[arg(long = "print-details", value_enum, value_name = "PART")]
+        print_details: Option<crate::sections::Details>,
+    },
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,54 +2,14 @@
 //! `--chip`, a chip, with no GPU) offers, what they mean, and whether a set of them can be
 //! collected in one pass. Output follows `rocprofv3-avail` (reference rocprofv3.md §1.10).
 
-use crate::counters::{catalog_for, is_sim_chip, resolve_names};
+use crate::args::AvailCommand;
+use crate::catalogs::{catalog_for, is_sim_chip};
+use crate::counters::resolve_names;
 use crate::error::UsageError;
 use crate::input::split_words;
 use kreplay_core::catalog::{check_group, lookup, pmc_flags, GroupError, MetricCatalog};
 use kreplay_core::config::CounterSpec;
 use std::io::{IsTerminal, Write};
-
-#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
-pub enum AvailCommand {
-    /// List every metric with its roll-ups (`--chip GH100` works with no GPU).
-    List {
-        /// Chip to describe instead of GPU 0 (any case: GH100, gh100; SIM for the software device).
-        #[arg(long, value_name = "CHIP")]
-        chip: Option<String>,
-    },
-    /// Describe metrics: description, hardware unit, unit, type and sub-metrics.
-    Info {
-        #[arg(long, value_name = "CHIP")]
-        chip: Option<String>,
-        /// Metrics (or rocprofv3 aliases) to describe, separated by spaces or commas.
-        #[arg(long, num_args = 1.., required = true, value_name = "NAME")]
-        pmc: Vec<String>,
-    },
-    /// Check that counters can be collected together in one pass; if not, print a split.
-    PmcCheck {
-        #[arg(long, value_name = "CHIP")]
-        chip: Option<String>,
-        /// Metrics (or rocprofv3 aliases), separated by spaces or commas.
-        #[arg(required = true, num_args = 1.., value_name = "NAME")]
-        names: Vec<String>,
-    },
-    /// List Nsight Compute's sections and sets that --section and --set can use, and where they
-    /// come from; with --chip, the metrics each collects there and the hardware passes they need.
-    Sections {
-        #[arg(long, value_name = "CHIP")]
-        chip: Option<String>,
-        /// A folder of `.section` files instead of Nsight Compute's (repeatable).
-        #[arg(long = "section-folder", value_name = "DIR")]
-        section_folders: Vec<std::path::PathBuf>,
-        /// Also list the rows of section NAME (repeatable): label, metric, how its value is
-        /// obtained (with --chip, for that chip).
-        #[arg(long = "section", value_name = "NAME")]
-        sections: Vec<String>,
-        /// The rows shown: header (the default), body or all, as `--print-details`.
-        #[arg(long = "print-details", value_enum, value_name = "PART")]
-        print_details: Option<crate::sections::Details>,
-    },
-}
 
 /// Runs an `avail` subcommand; the result is the exit status (pmc-check: 1 when the counters
 /// do not fit one pass).
@@ -103,11 +63,7 @@ fn words(args: &[String]) -> Vec<String> {
 }
 
 fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .filter(|&c: &usize| c >= 40)
-        .unwrap_or(120)
+    crate::env::terminal_columns().unwrap_or(120)
 }
 
 /// `rocprofv3-avail`'s header lines: `Name<pad>:\t<chip>`, with the GPU when there is one.

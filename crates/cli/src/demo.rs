@@ -120,7 +120,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         ..ProfileArgs::default()
     };
     // The demo's report is its output: counters per pass go to stdout with the rest.
-    let code = crate::profile(&profile, &mut crate::say::Quiet(std::io::stdout()))?;
+    let code = crate::profile::profile(&profile, &mut crate::say::Quiet(std::io::stdout()))?;
     if on_sim {
         out!("kreplay demo: this ran on the reference software device (a test instrument, not a GPU); counters are simulated");
     } else {

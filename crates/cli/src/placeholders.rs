@@ -4,6 +4,7 @@
 //! the application has exited, with the application's process id (and, for a multi-process
 //! application, each process's own id), so the names come out the same.
 
+use crate::env;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -49,12 +50,8 @@ impl PlaceholderValues {
             cwd: std::env::current_dir()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| ".".into()),
-            rank: kreplay_format::launcher_rank(kreplay_format::RANK_VARIABLES, |name| {
-                std::env::var(name).ok()
-            }),
-            size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, |name| {
-                std::env::var(name).ok()
-            }),
+            rank: kreplay_format::launcher_rank(kreplay_format::RANK_VARIABLES, env::var),
+            size: kreplay_format::launcher_rank(kreplay_format::SIZE_VARIABLES, env::var),
         }
     }
 }
@@ -125,14 +122,14 @@ pub fn expand(template: &str, values: &PlaceholderValues) -> String {
     let args = words.iter().skip(1).cloned().collect::<Vec<_>>().join("_");
     let rank = values.rank.clone();
     let pid = values.pid.to_string();
-    let job = || std::env::var("SLURM_JOB_ID").unwrap_or_else(|_| "0".into());
+    let job = || env::var("SLURM_JOB_ID").unwrap_or_else(|| "0".into());
     let rank_text = || rank.clone().unwrap_or_else(|| "0".into());
     let size_text = || values.size.clone().unwrap_or_else(|| "1".into());
 
     placeholder_re
         .replace_all(template, |caps: &regex::Captures| {
             if let Some(name) = caps.get(1).or_else(|| caps.get(2)) {
-                return std::env::var(name.as_str()).unwrap_or_default();
+                return env::var(name.as_str()).unwrap_or_default();
             }
             let key = caps
                 .get(3)

@@ -12,9 +12,6 @@ use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// `0`, `off`, `false` or `no` turns the progress line off.
-pub const ENV_PROGRESS: &str = "KREPLAY_PROGRESS";
-
 /// How long the application runs before its line appears.
 pub const APP_DELAY: Duration = Duration::from_secs(2);
 /// How long reading and writing the outputs takes before its line appears.
@@ -32,13 +29,7 @@ pub struct Progress {
 }
 
 fn enabled() -> bool {
-    let off = std::env::var(ENV_PROGRESS).is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "off" | "false" | "no"
-        )
-    });
-    !off && std::io::stderr().is_terminal()
+    !crate::env::progress_off() && std::io::stderr().is_terminal()
 }
 
 /// The line's look: a spinner, the message, the seconds since the phase began.

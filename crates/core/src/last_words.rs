@@ -104,7 +104,31 @@ fn catch_if_default(signal: libc::c_int) -> bool {
     }
 }
 
-pub use kreplay_format::db::block_signals;
+/// Blocks every signal on the calling thread, for the tool's own threads (the database writer,
+/// the last-words thread, the counter set-up, the drain worker): a handler of the process (the
+/// tool's last words on SIGTERM, say) must not run on a thread its work waits for. Faults stay
+/// unblocked: a fault on a thread that blocks it ends the process without running the
+/// process's handler (a crash reporter, a backtrace printer), so they reach it as from any
+/// thread. The database writer's thread runs it because its creator passes it
+/// (`DbWriter::create`): the writers' crate handles no signals.
+pub fn block_signals() {
+    // SAFETY: a signal set built and applied to this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        for fault in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+            libc::SIGSYS,
+        ] {
+            libc::sigdelset(&mut set, fault);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
 
 /// Blocks [`SIGNALS`] on the calling thread, for a thread about to run the finishing work
 /// itself (the process's exit handler): a signal landing on it would wait for that very work,
@@ -156,6 +180,26 @@ extern "C" fn on_signal(signal: libc::c_int) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_threads_block_signals_but_not_faults() {
+        let mask = std::thread::spawn(|| {
+            super::block_signals();
+            // SAFETY: reads this thread's mask into a zeroed set.
+            unsafe {
+                let mut mask: libc::sigset_t = std::mem::zeroed();
+                libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+                let blocked = |s| libc::sigismember(&mask, s) == 1;
+                (
+                    [libc::SIGTERM, libc::SIGINT, libc::SIGPIPE].map(blocked),
+                    [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL].map(blocked),
+                )
+            }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(mask, ([true; 3], [false; 4]));
+    }
 
     #[test]
     fn held_signals_are_blocked_on_that_thread_only() {

@@ -6,19 +6,32 @@
 //! into a [`RunData`], and [`write_outputs`] writes the merged database, CSV and JSON files.
 //! `docs/output.md` describes every file, table and column.
 
-mod csv_out;
-pub mod db;
+// The base: the record model and what every writer shares.
 mod error;
-mod json_out;
+mod identity;
+mod naming;
 mod numbers;
 pub mod occupancy;
-pub mod output;
-mod pftrace;
 pub mod records;
-pub mod run;
 mod schema;
+mod section_spec;
+// The run as read back, and what is computed from it.
+mod facts;
+pub mod run;
+mod section_values;
+mod stats;
+// Where files go and how they are written.
+mod csv_file;
+mod files;
+// The writers (and the database's reader), each using only the modules above, never another.
+mod csv_out;
+pub mod db;
+mod json_out;
+mod pftrace;
 pub mod sections_out;
 pub mod stats_out;
+// Every format of a run at once.
+pub mod output;
 #[cfg(test)]
 mod testdata;
 

@@ -15,7 +15,7 @@
 //! time. The CLI tests read it back with Perfetto's own Python bindings of the full schema.
 
 use crate::error::FormatError;
-use crate::output::write_file;
+use crate::files::write_file;
 use crate::records::{CacheControl, CounterSample, DispatchRecord, ReplayCost};
 use crate::run::{ProcessRun, RunData};
 use prost::Message;

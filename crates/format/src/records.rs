@@ -31,7 +31,7 @@ pub struct ProcessInfo {
     /// device; the command line adds them when it merges the process's records, so that every
     /// output (and `kreplay convert`) can show their rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sections: Vec<crate::sections_out::SectionSpec>,
+    pub sections: Vec<crate::section_spec::SectionSpec>,
 }
 
 impl ProcessInfo {
@@ -384,6 +384,30 @@ pub trait RecordSink: Send + Sync {
     /// static, where `DbWriter::finish` cannot be called; the default only flushes.
     fn close(&self) {
         self.flush();
+    }
+}
+
+/// The process that records sent before any `Process` record are kept under (by the database
+/// writer and by `RunData::from_records` alike): pid of the first dispatch, everything else unknown.
+pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
+    let pid = records
+        .iter()
+        .find_map(|r| match r {
+            Record::Dispatch(d) => Some(d.pid),
+            _ => None,
+        })
+        .unwrap_or(0);
+    ProcessInfo {
+        rank: None,
+        size: None,
+        pid,
+        ppid: 0,
+        hostname: String::new(),
+        command: Vec::new(),
+        start_ns: 0,
+        end_ns: 0,
+        cache_control: CacheControl::default(),
+        sections: Vec::new(),
     }
 }
 

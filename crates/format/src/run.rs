@@ -1,7 +1,7 @@
 //! Everything a run recorded, as read back from its databases (`crate::db::read_databases`) or
 //! built straight from records.
 
-use crate::db::guid_for;
+use crate::identity::guid_for;
 use crate::records::*;
 
 /// What one profiled process recorded.
@@ -117,30 +117,6 @@ impl RunData {
             records.extend(run.warnings.iter().cloned().map(Record::Warning));
         }
         records
-    }
-}
-
-/// The process that records sent before any `Process` record are kept under (the database
-/// writer does the same): pid of the first dispatch, everything else unknown.
-pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
-    let pid = records
-        .iter()
-        .find_map(|r| match r {
-            Record::Dispatch(d) => Some(d.pid),
-            _ => None,
-        })
-        .unwrap_or(0);
-    ProcessInfo {
-        rank: None,
-        size: None,
-        pid,
-        ppid: 0,
-        hostname: String::new(),
-        command: Vec::new(),
-        start_ns: 0,
-        end_ns: 0,
-        cache_control: CacheControl::default(),
-        sections: Vec::new(),
     }
 }
 

@@ -146,8 +146,11 @@ pub fn initialize() -> Result<(), String> {
     laps.lap("CUPTI loaded");
     let pid = std::process::id();
     let path = config.database_path_for(pid);
-    let writer = kreplay_format::db::DbWriter::create(std::path::Path::new(&path))
-        .map_err(|e| format!("cannot write the database {path}: {e}"))?;
+    let writer = kreplay_format::db::DbWriter::create(
+        std::path::Path::new(&path),
+        kreplay_core::last_words::block_signals,
+    )
+    .map_err(|e| format!("cannot write the database {path}: {e}"))?;
     laps.lap("database");
     let sink: Arc<dyn RecordSink> = Arc::new(writer);
     let groups: Vec<Vec<String>> = config

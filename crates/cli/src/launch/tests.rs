@@ -1,4 +1,5 @@
-use super::*;
+use super::application::{fixed_prefix, is_sim_app};
+use std::path::PathBuf;
 
 #[test]
 fn staging_goes_above_the_first_placeholder() {

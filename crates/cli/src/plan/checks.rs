@@ -1,7 +1,10 @@
 //! The options [`super::plan`] refuses before it shapes any run: each a one-line usage error
 //! naming the option and the fix.
 
-use super::*;
+use crate::args::ProfileArgs;
+use crate::error::UsageError;
+use crate::input::Job;
+use crate::messages::{msg_conflict, MSG_BETA, MSG_NO_COUNTERS, MSG_WINDOW_WITHOUT_REPLAY};
 use kreplay_core::config::Switches;
 use kreplay_format::CacheControl;
 

@@ -2,7 +2,24 @@
 //! as rocprofv3 merges them (the command line wins; a job that contradicts it is an error), with
 //! the defaults filled in ([`Settings`]).
 
-use super::*;
+use super::run_spec::{SummaryOutput, SummarySpec};
+use super::values::{check_formats, check_range, check_regex};
+use crate::args::ProfileArgs;
+use crate::error::UsageError;
+use crate::input::Job;
+use crate::messages::{
+    msg_group_matches_nothing, MSG_STATS_WITHOUT_CSV, MSG_SUMMARY_SETTINGS_ALONE,
+};
+use kreplay_core::config::{KernelFilter, ReplayWindow};
+use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
+use kreplay_format::OutputFormat;
+
+/// `-o` when none is given, rocprofv3's default.
+pub(super) const DEFAULT_OUTPUT_FILE: &str = "%hostname%/%pid%";
+/// `--log-level`'s values (and an input file's `log_level`), rocprofv3's.
+const LOG_LEVELS: [&str; 7] = [
+    "fatal", "error", "warning", "info", "trace", "env", "config",
+];
 
 /// Settings that the command line and a job can both give, as given (None = not given). The
 /// command line's win, and giving both with different values is an error (as in rocprofv3's

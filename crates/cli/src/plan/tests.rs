@@ -1,7 +1,14 @@
+use super::sections::first_few;
+use super::settings::DEFAULT_OUTPUT_FILE;
 use super::*;
 use crate::args::Cli;
 use crate::input::{InputFile, InputKind, Job, WindowSize, WordList};
+use crate::messages::*;
+use kreplay_core::catalog::MetricCatalog;
 use kreplay_core::config::CounterSpec;
+use kreplay_core::config::ReplayWindow;
+use kreplay_format::stats_out::{SummaryTable, SummaryUnit};
+use kreplay_format::OutputFormat;
 
 /// Two counters per pass, like the reference software device.
 struct FakeCatalog;

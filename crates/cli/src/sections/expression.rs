@@ -1,9 +1,29 @@
 //! Nsight Compute's derived-metric expressions, and the expansion of a section row's metric
 //! name into how its value is obtained ([`Expr`]).
 
-use super::not_collected;
 use kreplay_format::sections_out::{Attribute, BinaryOp, Expr};
 use std::collections::HashMap;
+
+/// Why a metric name is not a CUPTI metric kreplay collects, if it is one of the kinds Nsight
+/// Compute handles itself.
+pub(super) fn not_collected(name: &str) -> Option<&'static str> {
+    if name.starts_with("regex:") {
+        Some("regular-expression rows are not expanded")
+    } else if name.starts_with("breakdown:") {
+        Some("breakdowns are Nsight Compute's own tables")
+    } else if name.starts_with("pmsampling:") {
+        Some("PM sampling is not collected")
+    } else if name.starts_with("group:") {
+        Some("metric groups are Nsight Compute's own")
+    } else if name.starts_with("launch__")
+        || name.starts_with("device__")
+        || name.starts_with("profiler__")
+    {
+        Some("Nsight Compute computes it itself")
+    } else {
+        None
+    }
+}
 
 /// The deepest chain of derived metrics followed.
 const MAX_DERIVED_DEPTH: usize = 16;

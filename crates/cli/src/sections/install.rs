@@ -27,7 +27,7 @@ impl SearchPlaces {
         }
         roots.push((PathBuf::from("/opt/nvidia/nsight-compute"), ""));
         SearchPlaces {
-            path: std::env::var_os("PATH"),
+            path: crate::env::search_path(),
             roots,
         }
     }

@@ -1,4 +1,9 @@
+use super::expression::{parse_expression, Tree};
+use super::install::find_installation;
+use super::library::Origin;
+use super::section_file::*;
 use super::*;
+use kreplay_format::sections_out::Expr;
 use kreplay_format::sections_out::{Attribute, BinaryOp};
 
 /// A section written for these tests, in the file format (not one of Nsight Compute's).
@@ -481,7 +486,7 @@ fn the_installation_is_found_from_ncu_on_the_path_or_the_newest_version() {
 
 #[test]
 fn every_built_in_section_resolves_on_gh100_with_catalog_metrics() {
-    let catalog = crate::counters::catalog_for(Some("GH100"), &[]).unwrap();
+    let catalog = crate::catalogs::catalog_for(Some("GH100"), &[]).unwrap();
     let library = Library::load(&[], &no_installation()).unwrap();
     let all: Vec<&Section> = library.sections.iter().collect();
     let known = |m: &str| catalog.describe(m).is_ok();
@@ -499,7 +504,7 @@ fn every_built_in_section_resolves_on_gh100_with_catalog_metrics() {
 
 #[test]
 fn the_built_in_full_set_shares_passes_on_gh100() {
-    let catalog = crate::counters::catalog_for(Some("GH100"), &[]).unwrap();
+    let catalog = crate::catalogs::catalog_for(Some("GH100"), &[]).unwrap();
     let library = Library::load(&[], &no_installation()).unwrap();
     let full = library.select(&[], &["full".into()]).unwrap();
     let r = resolve(&full, Some(90), Details::Header, "GH100", &|m| {

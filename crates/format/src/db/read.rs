@@ -1,7 +1,7 @@
 //! Reading kreplay's databases back into [`RunData`](crate::run::RunData): every process of
 //! every file, with its records, in the order written.
 
-use crate::db::{has_column, has_table, PLACEHOLDER_EXTDATA};
+use super::file::{has_column, has_table, PLACEHOLDER_EXTDATA};
 use crate::error::FormatError;
 use crate::records::*;
 use crate::run::{ProcessRun, RunData};

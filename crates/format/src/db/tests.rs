@@ -1,11 +1,17 @@
 use super::*;
-use crate::db::{read_database, read_databases};
+use crate::identity::guid_for;
+use crate::records::*;
 use crate::run::RunData;
+use crate::schema;
 use crate::testdata::*;
+use rusqlite::Connection;
+use std::collections::HashMap;
 use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 fn write_through_writer(path: &Path, records: &[Record]) {
-    let writer = DbWriter::create(path).unwrap();
+    let writer = DbWriter::create(path, || {}).unwrap();
     for record in records {
         writer.send(record.clone());
     }
@@ -30,7 +36,7 @@ fn close_through_a_shared_sink_leaves_a_single_file() {
     let path = dir.path().join("shared.db");
     let records = recorded_run(12);
     let sink: std::sync::Arc<dyn RecordSink> =
-        std::sync::Arc::new(DbWriter::create(&path).unwrap());
+        std::sync::Arc::new(DbWriter::create(&path, || {}).unwrap());
     for record in &records {
         sink.send(record.clone());
     }
@@ -54,7 +60,7 @@ fn a_child_forked_without_exec_neither_waits_for_nor_stops_the_writer() {
     let path = dir.path().join("forked.db");
     let records = recorded_run(77);
     let sink: std::sync::Arc<dyn RecordSink> =
-        std::sync::Arc::new(DbWriter::create(&path).unwrap());
+        std::sync::Arc::new(DbWriter::create(&path, || {}).unwrap());
     sink.send(records[0].clone());
     // SAFETY: the child only calls the writer's methods and _exit.
     let child = unsafe { libc::fork() };
@@ -97,7 +103,7 @@ fn a_child_forked_without_exec_neither_waits_for_nor_stops_the_writer() {
 fn a_writer_that_falls_behind_drops_records_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("behind.db");
-    let writer = DbWriter::create_with_queue_limit(&path, 4).unwrap();
+    let writer = DbWriter::create_with_queue_limit(&path, 4, || {}).unwrap();
     // Another connection holds the write lock: the writer thread stalls on its first insert.
     let blocker = Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
@@ -221,7 +227,7 @@ fn a_writer_that_never_finished_leaves_a_readable_database() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.db");
     let records = recorded_run(77);
-    let writer = DbWriter::create(&path).unwrap();
+    let writer = DbWriter::create(&path, || {}).unwrap();
     for record in &records[..8] {
         writer.send(record.clone());
     }
@@ -247,7 +253,7 @@ fn abort_after_flush_child() {
         panic!("only run as a child process of the abort test");
     };
     let records = recorded_run(66);
-    let writer = DbWriter::create(Path::new(&path)).unwrap();
+    let writer = DbWriter::create(Path::new(&path), || {}).unwrap();
     for record in &records[..8] {
         writer.send(record.clone());
     }
@@ -294,7 +300,7 @@ fn write_throughput() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("speed.db");
     let head = recorded_run(1);
-    let writer = DbWriter::create(&path).unwrap();
+    let writer = DbWriter::create(&path, || {}).unwrap();
     for record in &head[..7] {
         writer.send(record.clone());
     }
@@ -328,7 +334,7 @@ fn batches_are_committed_within_the_interval_without_a_flush() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("timed.db");
     let records = recorded_run(5);
-    let writer = DbWriter::create(&path).unwrap();
+    let writer = DbWriter::create(&path, || {}).unwrap();
     for record in &records[..8] {
         writer.send(record.clone());
     }
@@ -381,7 +387,7 @@ fn merging_two_process_databases_keeps_both() {
 
     // The merged database holds both processes and reads back equal.
     let out = dir.path().join("merged.db");
-    crate::output::write_rocpd(&merged, &out).unwrap();
+    write_rocpd(&merged, &out).unwrap();
     assert_eq!(
         read_databases(std::slice::from_ref(&out)).unwrap(),
         expected
@@ -610,7 +616,7 @@ fn bad_inputs_get_errors_that_name_the_file() {
 
     let blocked = dir.path().join("file");
     std::fs::write(&blocked, "").unwrap();
-    let error = DbWriter::create(&blocked.join("run.db"))
+    let error = DbWriter::create(&blocked.join("run.db"), || {})
         .err()
         .unwrap()
         .to_string();
@@ -664,23 +670,19 @@ fn the_run_cache_and_clock_controls_are_rocpd_metadata() {
 }
 
 #[test]
-fn tool_threads_block_signals_but_not_faults() {
-    let mask = std::thread::spawn(|| {
-        super::block_signals();
-        // SAFETY: reads this thread's mask into a zeroed set.
-        unsafe {
-            let mut mask: libc::sigset_t = std::mem::zeroed();
-            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
-            let blocked = |s| libc::sigismember(&mask, s) == 1;
-            (
-                [libc::SIGTERM, libc::SIGINT, libc::SIGPIPE].map(blocked),
-                [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL].map(blocked),
-            )
-        }
-    })
-    .join()
-    .unwrap();
-    assert_eq!(mask, ([true; 3], [false; 4]));
+fn the_writer_thread_runs_its_creators_hook_first() {
+    static HOOK_THREAD: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    fn hook() {
+        let name = std::thread::current().name().map(str::to_string);
+        *HOOK_THREAD.lock().unwrap() = name;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let writer = DbWriter::create(&dir.path().join("hooked.db"), hook).unwrap();
+    writer.finish().unwrap();
+    assert_eq!(
+        HOOK_THREAD.lock().unwrap().as_deref(),
+        Some("kreplay-db-writer")
+    );
 }
 
 #[test]

@@ -1,7 +1,11 @@
 //! Reading the counter records of a JSON file back (kreplay's or rocprofv3's): what tests of
 //! other crates compare.
 
-use super::*;
+use super::kinds::TOOL_KEY;
+use crate::error::FormatError;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 /// One counter record of a JSON file, resolved: what tests of other crates compare.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,14 +1,24 @@
+use super::document::write_document;
+use super::kinds::{BUFFER_TRACING_KINDS, CALLBACK_TRACING_KINDS, TOOL_KEY};
+use super::summary::StatsOfKernel;
 use super::*;
 use crate::db::read_databases;
+use crate::files::write_file;
 use crate::output::{write_outputs, OutputFormat};
+use crate::records::*;
+use crate::run::{ProcessRun, RunData};
+use crate::stats::DurationStats;
 use crate::testdata::*;
 use crate::{DbWriter, RecordSink};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 fn json_of(records: Vec<Record>) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("run.db");
-    let writer = DbWriter::create(&db).unwrap();
+    let writer = DbWriter::create(&db, || {}).unwrap();
     for record in records {
         writer.send(record);
     }

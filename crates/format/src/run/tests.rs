@@ -138,7 +138,7 @@ proptest! {
     fn any_run_round_trips_through_the_database_and_json(records in any_run()) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("any.db");
-        let writer = DbWriter::create(&path).unwrap();
+        let writer = DbWriter::create(&path, || {}).unwrap();
         for record in &records {
             writer.send(record.clone());
         }
@@ -179,7 +179,7 @@ fn non_finite_values_survive_the_database() {
         d.counters[0].value = f64::NAN;
         d.counters[1].value = f64::INFINITY;
     }
-    let writer = DbWriter::create(&path).unwrap();
+    let writer = DbWriter::create(&path, || {}).unwrap();
     for record in &records {
         writer.send(record.clone());
     }

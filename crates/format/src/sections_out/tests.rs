@@ -1,5 +1,8 @@
 use super::*;
+use crate::records::{AgentInfo, DispatchRecord, KernelSymbol};
 use crate::records::{CounterInfo, CounterSample, ProcessInfo};
+use crate::run::ProcessRun;
+use crate::section_values::ncu_unit;
 
 #[test]
 fn counter_units_read_as_nsight_compute_writes_them() {

@@ -165,8 +165,11 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
 
     let pid = std::process::id();
     let database = config.database_path_for(pid);
-    let writer = DbWriter::create(Path::new(&database))
-        .map_err(|e| format!("cannot write the profile database {database}: {e}"))?;
+    let writer = DbWriter::create(
+        Path::new(&database),
+        kreplay_core::last_words::block_signals,
+    )
+    .map_err(|e| format!("cannot write the profile database {database}: {e}"))?;
     let sink = Arc::new(writer);
     let engine =
         Arc::new(Engine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?);

@@ -1,0 +1,176 @@
+//! Starting the application with the tool configured: the injected library found, the staging
+//! folder its processes write into, and the command with `KREPLAY_CONFIG` and
+//! `CUDA_INJECTION64_PATH` in its environment (the only variables kreplay sets for it).
+
+use super::launcher::Launcher;
+use crate::env::{inject_lib, ENV_INJECT_LIB};
+use crate::plan::RunSpec;
+use anyhow::{bail, Context};
+use kreplay_core::config::{
+    drain_timeout_ms, ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT,
+};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const INJECT_LIB_NAME: &str = "libkreplay_inject.so";
+/// The reference software device's app records through the engine itself; it needs no injection.
+pub const SIM_APP_NAME: &str = "kreplay-sim-app";
+
+/// The folder `kreplay` runs from; helpers (the injected library, the demo apps) sit next to it.
+pub fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+/// `libkreplay_inject.so`: `$KREPLAY_INJECT_LIB`, else next to `kreplay`. Err says where it looked.
+pub fn find_inject_lib() -> Result<PathBuf, String> {
+    if let Some(path) = inject_lib() {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("{ENV_INJECT_LIB}={} is not a file", path.display()))
+        };
+    }
+    let beside = exe_dir()
+        .map(|d| d.join(INJECT_LIB_NAME))
+        .unwrap_or_else(|| PathBuf::from(INJECT_LIB_NAME));
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(format!("{} does not exist", beside.display()))
+    }
+}
+
+pub(super) fn is_sim_app(program: &str) -> bool {
+    Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == SIM_APP_NAME)
+}
+
+/// The part of a directory template before its first placeholder: a place that exists whatever
+/// the placeholders turn out to be, for the staging folder.
+pub(super) fn fixed_prefix(template: &str) -> PathBuf {
+    let mut prefix = PathBuf::new();
+    for part in Path::new(template).components() {
+        let text = part.as_os_str().to_string_lossy();
+        if text.contains('%') || text.contains("$env{") || text.contains("$ENV{") {
+            break;
+        }
+        prefix.push(part);
+    }
+    if prefix.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        prefix
+    }
+}
+
+fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f64>) -> ToolConfig {
+    ToolConfig {
+        groups: spec.groups.clone(),
+        mode: spec.mode,
+        filter: spec.filter.clone(),
+        kernel_trace: spec.kernel_trace,
+        database_path,
+        drain_timeout_ms: drain_timeout_s
+            .map(drain_timeout_ms)
+            .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
+        log_level: spec.log_level.clone(),
+        replay_window: spec.replay_window,
+        checked_identity: spec.checked_identity.clone(),
+        cache_control: spec.cache_control,
+        // The application reads its own environment's (kreplay's, inherited).
+        switches: Default::default(),
+        launcher: Default::default(),
+    }
+}
+
+/// The configuration a run would pass to the application (database path left as a template).
+pub fn echo_config(spec: &RunSpec, launcher: &Launcher) -> ToolConfig {
+    tool_config(spec, "<staging>/%pid%.db".into(), launcher.drain_timeout_s)
+}
+
+/// What a run needs before the application starts: the injection library (if found), the
+/// staging folder its processes write into, and the command with the configuration.
+pub(super) struct Prepared {
+    pub(super) program: String,
+    pub(super) inject: Result<PathBuf, String>,
+    pub(super) staging: PathBuf,
+    pub(super) command: Command,
+}
+
+pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Prepared> {
+    let program = launcher
+        .app
+        .first()
+        .context("no application to run; give it after `--`")?
+        .clone();
+    let inject = find_inject_lib();
+    if let Err(reason) = &inject {
+        if !is_sim_app(&program) {
+            bail!(
+                "the injection library {INJECT_LIB_NAME} was not found ({reason}); build it with `cargo build --release` (it is put next to kreplay) or set {ENV_INJECT_LIB} to its path"
+            );
+        }
+    }
+
+    let staging_parent = fixed_prefix(&spec.output_directory);
+    std::fs::create_dir_all(&staging_parent).with_context(|| {
+        format!(
+            "cannot create the output directory {}",
+            staging_parent.display()
+        )
+    })?;
+    let staging = staging_parent
+        .canonicalize()
+        .unwrap_or(staging_parent.clone())
+        .join(format!(
+            ".kreplay-staging-{}-{}",
+            std::process::id(),
+            spec.index
+        ));
+    std::fs::create_dir_all(&staging)
+        .with_context(|| format!("cannot create the staging folder {}", staging.display()))?;
+    let config = tool_config(
+        spec,
+        staging.join("%pid%.db").display().to_string(),
+        launcher.drain_timeout_s,
+    );
+
+    // rocprofv3 prints its configuration at these levels; so does kreplay.
+    if matches!(spec.log_level.as_str(), "info" | "trace" | "env" | "config") {
+        say!("kreplay: {ENV_CONFIG}={}", config.to_json());
+        if let Ok(lib) = &inject {
+            say!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
+        }
+    }
+    let config_value = match config.to_env_value(&staging.join("config.json")) {
+        Ok(value) => value,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            bail!(
+                "cannot write the configuration file into {}: {e}",
+                staging.display()
+            );
+        }
+    };
+    let mut command = Command::new(&program);
+    command
+        .args(&launcher.app[1..])
+        .env(ENV_CONFIG, config_value)
+        // The deadline is in the configuration (`drain_timeout`): an inherited variable must not
+        // override it.
+        .env_remove(ENV_DRAIN_TIMEOUT);
+    if let Ok(lib) = &inject {
+        command.env("CUDA_INJECTION64_PATH", lib);
+    }
+    Ok(Prepared {
+        program,
+        inject,
+        staging,
+        command,
+    })
+}

@@ -1,0 +1,97 @@
+//! The outputs' destination checked before the application starts: what no run could write is a
+//! usage error then, not a failure after the application ran.
+
+use super::launcher::Launcher;
+use crate::error::UsageError;
+use crate::placeholders::{expand, PlaceholderValues};
+use crate::plan::{RunSpec, SummaryOutput};
+use kreplay_format::output::{suffix, TEMP_NAME_OVERHEAD};
+use std::path::{Path, PathBuf};
+
+/// The most a process id can be on Linux (`pid_max` at most 2^22): placeholders are expanded
+/// with it when output paths are checked before the application exists.
+const LARGEST_PID: u32 = 4_194_304;
+
+/// The longest name an output file adds to `-o`, with the temporary name it is written under
+/// before it replaces the file.
+const LONGEST_OUTPUT_SUFFIX: usize = suffix::LONGEST + TEMP_NAME_OVERHEAD;
+
+/// Finds, before the application starts, output paths no run could write: a file name longer
+/// than the file system allows, a folder that would have to be made under a regular file, or
+/// a folder kreplay may not write in. Placeholders are expanded as they will be (the process
+/// ids with the largest possible one).
+pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), UsageError> {
+    let mut values =
+        PlaceholderValues::for_process(LARGEST_PID, &launcher.app, &launcher.launch_time);
+    values.ppid = LARGEST_PID;
+    values.pgid = LARGEST_PID;
+    values.psid = LARGEST_PID;
+    let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
+    if let Some(sub) = &spec.subdir {
+        dir.push(sub);
+    }
+    let name = expand(&spec.output_file, &values);
+    let path = dir.join(&name);
+    // The summary file `<o>_<NAME>.txt` may be the longest name written.
+    let summary_suffix = match spec.summary.as_ref().map(|s| &s.output) {
+        Some(SummaryOutput::File(file)) if !file.contains('/') => {
+            file.len() + "_.txt".len() + TEMP_NAME_OVERHEAD
+        }
+        _ => 0,
+    };
+    let longest_suffix = LONGEST_OUTPUT_SUFFIX.max(summary_suffix);
+    let mut existing = path.parent().unwrap_or(Path::new("."));
+    let mut fresh = Vec::new();
+    while !existing.as_os_str().is_empty() && !existing.exists() {
+        fresh.push(existing);
+        existing = existing.parent().unwrap_or(Path::new(""));
+    }
+    let existing = if existing.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        existing
+    };
+    if !existing.is_dir() {
+        return Err(UsageError::new(format!(
+            "the output path {} goes through {}, which is a file, not a folder; choose another -d/--output-directory or -o/--output-file",
+            path.display(),
+            existing.display()
+        )));
+    }
+    let c_existing = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok();
+    if let Some(c) = &c_existing {
+        // SAFETY: a NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+            return Err(UsageError::new(format!(
+                "cannot write the outputs under {}: {}; choose another -d/--output-directory",
+                existing.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+    }
+    // SAFETY: a NUL-terminated path; -1 (no limit known) keeps the usual 255.
+    let name_max = c_existing
+        .map(|c| unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) })
+        .filter(|&n| n > 0)
+        .unwrap_or(255) as usize;
+    let file_name = path.file_name().map(|n| n.len()).unwrap_or(0);
+    let too_long = fresh
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| (n.len(), n.to_string_lossy().into_owned()))
+        .chain([(
+            file_name + longest_suffix,
+            format!(
+                "{}_counter_collection.csv",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        )])
+        .find(|(bytes, _)| *bytes > name_max);
+    if let Some((bytes, component)) = too_long {
+        let shown: String = component.chars().take(40).collect();
+        return Err(UsageError::new(format!(
+            "an output name would be {bytes} bytes long ('{shown}…'), more than the {name_max} this file system allows in one name; shorten -o/--output-file or -d/--output-directory"
+        )));
+    }
+    Ok(())
+}

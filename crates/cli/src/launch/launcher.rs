@@ -1,0 +1,47 @@
+//! What every run of one `kreplay` invocation shares, and what a run leaves behind.
+
+use crate::plan::SummaryOutput;
+use kreplay_format::RunData;
+use std::path::PathBuf;
+
+/// What every run of one `kreplay` invocation shares.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// The application and its arguments.
+    pub app: Vec<String>,
+    pub launch_time: String,
+    pub drain_timeout_s: Option<f64>,
+    /// How long to wait, after the application ended, for processes it started ([`crate::env::child_wait`]).
+    pub child_wait: std::time::Duration,
+}
+
+/// What a run left behind.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The application's exit status (1 when a signal ended it).
+    pub app_exit_code: i32,
+    /// kreplay's: the application's, or 1 when it succeeded but its outputs could not be
+    /// written.
+    pub exit_code: i32,
+    pub files: Vec<PathBuf>,
+    /// Everything the run recorded (None when nothing was recorded).
+    pub data: Option<RunData>,
+    /// rocprofv3's summary tables for stderr and for stdout (`-S`, `-D`, `--summary-groups`),
+    /// one text per output destination.
+    pub summaries: Vec<(SummaryOutput, String)>,
+}
+
+/// Records in `data` (what a producer sent), for the progress line.
+pub fn record_count(data: &RunData) -> usize {
+    data.processes
+        .iter()
+        .map(|p| {
+            1 + p.agents.len()
+                + p.kernels.len()
+                + p.counters.len()
+                + p.dispatches.len()
+                + p.costs.len()
+                + p.warnings.len()
+        })
+        .sum()
+}

@@ -1,0 +1,262 @@
+//! After the application: the databases its processes wrote, merged and written to each
+//! destination its placeholders name, with the `--stats` files and the summaries.
+
+use super::application::Prepared;
+use super::launcher::{record_count, RunResult};
+use super::running::Ended;
+use crate::catalogs::{describe_recorded_counters, forget_stale_identities};
+use crate::placeholders::{expand, hostname, PlaceholderValues};
+use crate::plan::{RunSpec, SummaryOutput};
+use kreplay_format::sections_out::render_sections_summary;
+use kreplay_format::stats_out::{
+    kernel_stats, render_summary, write_stats_csv, write_summary_file,
+};
+use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// rocprofv3 indents the summary tables it prints on a stream by four spaces.
+const SUMMARY_STREAM_INDENT: &str = "    ";
+
+/// The `--stats` files and the summary of one output destination: files written, and texts
+/// for the streams.
+fn post_process(
+    spec: &RunSpec,
+    run: &RunData,
+    dir: &Path,
+    name: &str,
+    files: &mut Vec<PathBuf>,
+    summaries: &mut Vec<(SummaryOutput, String)>,
+) -> Result<(), kreplay_format::FormatError> {
+    if spec.stats && spec.formats.contains(&OutputFormat::Csv) {
+        files.extend(write_stats_csv(run, dir, name)?);
+    }
+    if !spec.sections.is_empty() {
+        let text = render_sections_summary(run);
+        if !text.is_empty() {
+            summaries.push((
+                SummaryOutput::Stderr,
+                format!("kreplay: sections per kernel (minimum, maximum and average over its dispatches):\n{text}"),
+            ));
+        }
+    }
+    let Some(summary) = &spec.summary else {
+        return Ok(());
+    };
+    let stats = kernel_stats(run);
+    if stats.is_empty() {
+        return Ok(());
+    }
+    match &summary.output {
+        SummaryOutput::File(file) => files.push(write_summary_file(
+            &stats,
+            &summary.tables,
+            summary.unit,
+            dir,
+            name,
+            file,
+        )?),
+        stream => {
+            let text = render_summary(&stats, &summary.tables, summary.unit, SUMMARY_STREAM_INDENT);
+            if !text.is_empty() {
+                summaries.push((stream.clone(), text));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The databases the run's processes wrote into the staging folder, sorted.
+fn staged_databases(staging: &Path) -> Vec<PathBuf> {
+    let mut databases: Vec<PathBuf> = std::fs::read_dir(staging)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "db"))
+                .collect()
+        })
+        .unwrap_or_default();
+    databases.sort();
+    databases
+}
+
+/// Which process's data goes to which files: each process gets the name its own placeholders
+/// give. With %pid% in the name (the default), a multi-process application writes one set of
+/// files per process, as rocprofv3 does; without it they share one set.
+fn destinations(
+    spec: &RunSpec,
+    data: &RunData,
+    placeholders_base: &PlaceholderValues,
+    root_pid: u32,
+) -> BTreeMap<(PathBuf, String), RunData> {
+    let mut by_destination: BTreeMap<(PathBuf, String), RunData> = BTreeMap::new();
+    for process in &data.processes {
+        let mut values = placeholders_base.clone();
+        values.pid = process.process.pid;
+        if process.process.pid != root_pid {
+            values.ppid = process.process.ppid;
+        }
+        if !process.process.hostname.is_empty() {
+            values.hostname = process.process.hostname.clone();
+        } else {
+            values.hostname = hostname();
+        }
+        // A rank the process's own launcher gave it (torchrun, mpirun under kreplay) names its
+        // files; else the one kreplay itself was given.
+        if process.process.rank.is_some() {
+            values.rank = process.process.rank.clone();
+            values.size = process.process.size.clone();
+        }
+        let mut dir = PathBuf::from(expand(&spec.output_directory, &values));
+        if let Some(sub) = &spec.subdir {
+            dir.push(sub);
+        }
+        let name = expand(&spec.output_file, &values);
+        by_destination
+            .entry((dir, name))
+            .or_default()
+            .processes
+            .push(process.clone());
+    }
+    by_destination
+}
+
+/// The recorded databases as one run, with what the CLI knows added: the sections, the
+/// counters' descriptions; cached device identities the run found stale are forgotten.
+fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_format::FormatError> {
+    let mut data = read_databases(databases)?;
+    // The sections were resolved here, before the run: every output of every process gets them.
+    for process in &mut data.processes {
+        process.process.sections = spec.sections.clone();
+    }
+    describe_recorded_counters(&mut data);
+    forget_stale_identities(
+        data.processes
+            .iter()
+            .flat_map(|p| &p.warnings)
+            .map(|w| w.message.as_str()),
+    );
+    Ok(data)
+}
+
+/// Every output of the run, destination by destination (`placeholders`: the values of the
+/// application's process and its pid), adding to `files` and `summaries` as they are written;
+/// the first destination that cannot be written ends it, with why.
+fn write_destinations(
+    spec: &RunSpec,
+    data: &RunData,
+    (placeholders, root_pid): (&PlaceholderValues, u32),
+    files: &mut Vec<PathBuf>,
+    summaries: &mut Vec<(SummaryOutput, String)>,
+) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
+    for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
+        write_outputs(run, dir, name, &spec.formats)
+            .and_then(|written| {
+                files.extend(written);
+                post_process(spec, run, dir, name, files, summaries)
+            })
+            .map_err(|e| (dir.clone(), e))?;
+    }
+    Ok(())
+}
+
+/// Reads what the run's processes recorded and writes every output; the staging folder is
+/// removed once they are written (kept, with the databases, when they could not be).
+pub(super) fn collect_and_write(
+    spec: &RunSpec,
+    prepared: &Prepared,
+    ended: Ended,
+) -> anyhow::Result<RunResult> {
+    let Ended {
+        exit_code,
+        root_pid,
+        orphans_running,
+        exited,
+        placeholders,
+        _signals,
+        writing,
+    } = ended;
+    let staging = &prepared.staging;
+    let databases = staged_databases(staging);
+    // Processes still running may write into the staging folder yet: it stays.
+    let remove_staging = || {
+        if orphans_running == 0 {
+            let _ = std::fs::remove_dir_all(staging);
+        } else {
+            say!(
+                "kreplay: the staging folder {} is kept for the processes still running",
+                staging.display()
+            );
+        }
+    };
+    if databases.is_empty() {
+        writing.finish();
+        remove_staging();
+        say!(
+            "kreplay: warning: the application recorded nothing ({}); no output written",
+            if prepared.inject.is_ok() {
+                "it created no CUDA context, or the injection library could not start; see messages above"
+            } else {
+                "the profiled app did not read KREPLAY_CONFIG"
+            }
+        );
+        return Ok(RunResult {
+            app_exit_code: exit_code,
+            exit_code,
+            files: Vec::new(),
+            data: None,
+            summaries: Vec::new(),
+        });
+    }
+    // From here on a failure must not hide the application's status: it is reported, the
+    // databases are kept, and the run ends with the app's status (or 1 if the app succeeded).
+    let failed = |what: String, error: &dyn std::fmt::Display| {
+        writing.finish();
+        say!(
+            "kreplay: error: {what}: {error}; the recorded databases are kept in {}",
+            staging.display()
+        );
+        RunResult {
+            app_exit_code: exit_code,
+            exit_code: if exit_code == 0 { 1 } else { exit_code },
+            files: Vec::new(),
+            data: None,
+            summaries: Vec::new(),
+        }
+    };
+    let data = match collect(spec, &databases) {
+        Ok(data) => data,
+        Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
+    };
+    writing.set_message(format!("writing outputs: {} records", record_count(&data)));
+    let mut files = Vec::new();
+    let mut summaries = Vec::new();
+    if let Err((dir, e)) = write_destinations(
+        spec,
+        &data,
+        (&placeholders, root_pid),
+        &mut files,
+        &mut summaries,
+    ) {
+        let mut result = failed(
+            format!("cannot write the output files to {}", dir.display()),
+            &e,
+        );
+        result.files = files;
+        result.data = Some(data);
+        return Ok(result);
+    }
+    writing.finish();
+    remove_staging();
+    tracing::debug!(
+        "outputs written {:.1} ms after the application exited",
+        exited.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(RunResult {
+        app_exit_code: exit_code,
+        exit_code,
+        files,
+        data: Some(data),
+        summaries,
+    })
+}

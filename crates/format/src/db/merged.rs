@@ -1,0 +1,23 @@
+//! A run written as one database in one go (`-f rocpd`, `kreplay convert`): the rows the
+//! per-process writer makes, from data already in memory.
+
+use super::file::Durability;
+use super::inserter::RowInserter;
+use crate::error::FormatError;
+use crate::files::replace_file;
+use crate::run::RunData;
+use std::path::Path;
+
+/// Writes `run` as one database, synchronously (the same rows the per-process writer makes),
+/// through [`replace_file`]: `path` may be one of the inputs (`kreplay convert -f rocpd` in
+/// place), which a failed write must not destroy.
+pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
+    replace_file(path, |temp| {
+        let mut inserter = RowInserter::create(temp, Durability::Output)?;
+        inserter.begin()?;
+        for record in run.to_records() {
+            inserter.insert(record)?;
+        }
+        inserter.close()
+    })
+}

@@ -1,0 +1,333 @@
+//! The rows of the process being written: created when its `Process` record arrives, then the
+//! ids of its agents, kernels, counters, threads, streams and strings, each row inserted the first
+//! time it is referred to (a placeholder when it is not described yet).
+
+use super::file::{to_sql, DbFile, PLACEHOLDER_EXTDATA};
+use crate::error::FormatError;
+use crate::identity::guid_for;
+use crate::naming::metric_block;
+use crate::records::{CacheControl, ProcessInfo};
+use crate::schema;
+use rusqlite::params;
+use std::collections::HashMap;
+
+/// Row ids of the process being written.
+pub(super) struct ProcessRows {
+    pub(super) guid: String,
+    pub(super) pid: u32,
+    pub(super) ppid: u32,
+    pub(super) row_id: i64,
+    pub(super) node_id: i64,
+    pub(super) category_id: i64,
+    /// Producer agent id → `rocpd_info_agent.id`.
+    pub(super) agents: HashMap<u64, i64>,
+    /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes,
+    /// `rocpd_string.id` of its name: the dispatches' region name).
+    pub(super) kernels: HashMap<u64, (i64, u32, u32, i64)>,
+    /// Requested counter name → `rocpd_info_pmc.id`.
+    pub(super) counters: HashMap<String, i64>,
+    /// Operating-system thread id → `rocpd_info_thread.id`.
+    pub(super) threads: HashMap<u64, i64>,
+    /// CUDA stream id → (`rocpd_info_queue.id`, `rocpd_info_stream.id`).
+    pub(super) streams: HashMap<u64, (i64, i64)>,
+    /// `rocpd_string.string` → `rocpd_string.id`.
+    pub(super) strings: HashMap<String, i64>,
+}
+
+impl ProcessRows {
+    /// Inserts the process's row (its node's and its category string's the first time) and
+    /// starts its ids.
+    pub(super) fn start(db: &DbFile, process: &ProcessInfo) -> Result<ProcessRows, FormatError> {
+        let guid = guid_for(process);
+        let conn = &db.conn;
+        let path = &db.path;
+        let err = |e| FormatError::sqlite(path, e);
+        let node_id = node_row_id(db, &guid, &process.hostname)?;
+        let mut extdata = serde_json::json!({
+            "argv": process.command,
+            "cache_control": process.cache_control.as_str(),
+        });
+        for (key, value) in [("rank", &process.rank), ("size", &process.size)] {
+            if let Some(value) = value {
+                extdata[key] = serde_json::json!(value);
+            }
+        }
+        if !process.sections.is_empty() {
+            extdata["sections"] = serde_json::json!(process.sections);
+        }
+        let extdata = extdata.to_string();
+        let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
+        // rocpd's views join every table's `pid` to this row's id: the operating system's pid
+        // when no other process of the file has it already.
+        let taken: bool = conn
+            .query_row(
+                &db.names
+                    .sql("SELECT EXISTS (SELECT 1 FROM rocpd_info_process WHERE id = ?1)"),
+                [process.pid],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        conn.execute(
+            &db.names.sql(r#"INSERT INTO rocpd_info_process (id, guid, nid, ppid, pid, init, fini, "start", "end", command, extdata)
+               VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)"#),
+            params![
+                guid,
+                node_id,
+                process.ppid,
+                process.pid,
+                to_sql(process.start_ns),
+                end,
+                process.command.join(" "),
+                extdata,
+                (!taken).then_some(process.pid)
+            ],
+        )
+        .map_err(err)?;
+        let row_id = conn.last_insert_rowid();
+        set_cache_control(db, process.cache_control)?;
+        conn.execute(
+            &db.names
+                .sql("INSERT OR IGNORE INTO rocpd_string (guid, string) VALUES (?1, ?2)"),
+            params![guid, schema::CATEGORY_KERNEL_DISPATCH],
+        )
+        .map_err(err)?;
+        let category_id: i64 = conn
+            .query_row(
+                &db.names
+                    .sql("SELECT id FROM rocpd_string WHERE guid = ?1 AND string = ?2"),
+                params![guid, schema::CATEGORY_KERNEL_DISPATCH],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        conn.execute(
+            &db.names
+                .sql("INSERT INTO rocpd_metadata (tag, value) VALUES ('guid', ?1)"),
+            [&guid],
+        )
+        .map_err(err)?;
+        Ok(ProcessRows {
+            guid,
+            pid: process.pid,
+            ppid: process.ppid,
+            row_id,
+            node_id,
+            category_id,
+            agents: HashMap::new(),
+            kernels: HashMap::new(),
+            counters: HashMap::new(),
+            threads: HashMap::new(),
+            streams: HashMap::new(),
+            strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
+        })
+    }
+
+    pub(super) fn end_process(&mut self, db: &DbFile, end_ns: u64) -> Result<(), FormatError> {
+        let row_id = self.row_id;
+        db.conn
+            .execute(
+                &db.names
+                    .sql(r#"UPDATE rocpd_info_process SET fini = ?1, "end" = ?1 WHERE id = ?2"#),
+                params![to_sql(end_ns), row_id],
+            )
+            .map_err(|e| db.err(e))?;
+        Ok(())
+    }
+
+    pub(super) fn agent_row(&mut self, db: &DbFile, agent_id: u64) -> Result<i64, FormatError> {
+        if let Some(id) = self.agents.get(&agent_id) {
+            return Ok(*id);
+        }
+        let rows = &*self;
+        db.conn
+            .execute(
+                &db.names.sql(r#"INSERT INTO rocpd_info_agent (guid, nid, pid, type, absolute_index, logical_index,
+                   type_index, extdata) VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, ?4, ?5)"#),
+                params![rows.guid, rows.node_id, rows.row_id, to_sql(agent_id), PLACEHOLDER_EXTDATA],
+            )
+            .map_err(|e| db.err(e))?;
+        let id = db.conn.last_insert_rowid();
+        self.agents.insert(agent_id, id);
+        Ok(id)
+    }
+
+    pub(super) fn kernel_row(
+        &mut self,
+        db: &DbFile,
+        kernel_id: u64,
+    ) -> Result<(i64, u32, u32, i64), FormatError> {
+        if let Some(kernel) = self.kernels.get(&kernel_id) {
+            return Ok(*kernel);
+        }
+        let rows = &*self;
+        db.conn
+            .execute(
+                &db.names.sql(r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_object,
+                   group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count,
+                   accum_vgpr_count, extdata) VALUES (?1, ?2, ?3, 0, ?4, 0, 0, 0, 0, 0, ?5)"#),
+                params![rows.guid, rows.node_id, rows.row_id, to_sql(kernel_id), PLACEHOLDER_EXTDATA],
+            )
+            .map_err(|e| db.err(e))?;
+        let row = db.conn.last_insert_rowid();
+        let region = self.string_id(db, &format!("kernel {kernel_id}"))?;
+        let kernel = (row, 0, 0, region);
+        self.kernels.insert(kernel_id, kernel);
+        Ok(kernel)
+    }
+
+    pub(super) fn counter_row(&mut self, db: &DbFile, name: &str) -> Result<i64, FormatError> {
+        if let Some(id) = self.counters.get(name) {
+            return Ok(*id);
+        }
+        let rows = &*self;
+        db.conn
+            .execute(
+                &db.names.sql(r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, component,
+                   value_type, block, expression, is_constant, is_derived, extdata)
+                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, 'kreplay', 'ABS', ?5, ?4, 0, 0, ?6)"#),
+                params![
+                    rows.guid,
+                    rows.node_id,
+                    rows.row_id,
+                    name,
+                    metric_block(name),
+                    PLACEHOLDER_EXTDATA
+                ],
+            )
+            .map_err(|e| db.err(e))?;
+        let id = db.conn.last_insert_rowid();
+        self.counters.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    /// The thread's row (rocpd's views join `tid` columns to it): its id is the operating
+    /// system's tid when no other thread of the file has it already.
+    pub(super) fn thread_row(&mut self, db: &DbFile, tid: u64) -> Result<i64, FormatError> {
+        if let Some(row) = self.threads.get(&tid) {
+            return Ok(*row);
+        }
+        let rows = &*self;
+        let err = |e| FormatError::sqlite(&db.path, e);
+        let taken: bool = db
+            .conn
+            .query_row(
+                &db.names
+                    .sql("SELECT EXISTS (SELECT 1 FROM rocpd_info_thread WHERE id = ?1)"),
+                [to_sql(tid)],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        db.conn
+            .execute(
+                &db.names.sql("INSERT INTO rocpd_info_thread (id, guid, nid, ppid, pid, tid) VALUES (?6, ?1, ?2, ?3, ?4, ?5)"),
+                params![rows.guid, rows.node_id, rows.ppid, rows.row_id, to_sql(tid), (!taken).then_some(to_sql(tid))],
+            )
+            .map_err(err)?;
+        let row = db.conn.last_insert_rowid();
+        self.threads.insert(tid, row);
+        Ok(row)
+    }
+
+    /// The rows that stand for CUDA stream `stream` in rocpd's queue and stream tables
+    /// (rocprofv3's queue and stream are both the stream here).
+    pub(super) fn stream_rows(
+        &mut self,
+        db: &DbFile,
+        stream: u64,
+    ) -> Result<(i64, i64), FormatError> {
+        if let Some(rows) = self.streams.get(&stream) {
+            return Ok(*rows);
+        }
+        let rows = &*self;
+        let name = format!("stream {stream}");
+        // Bit for bit as an SQLite integer (JSON numbers beyond i64 would read back as reals).
+        let extdata = serde_json::json!({ "stream_id": to_sql(stream) }).to_string();
+        let mut ids = [0i64; 2];
+        for (id, sql) in ids.iter_mut().zip([
+            "INSERT INTO rocpd_info_queue (guid, nid, pid, name, extdata, cuda_stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO rocpd_info_stream (guid, nid, pid, name, extdata, cuda_stream) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        ]) {
+            db.conn
+                .execute(
+                    &db.names.sql(sql),
+                    params![rows.guid, rows.node_id, rows.row_id, name, extdata, to_sql(stream)],
+                )
+                .map_err(|e| FormatError::sqlite(&db.path, e))?;
+            *id = db.conn.last_insert_rowid();
+        }
+        let found = (ids[0], ids[1]);
+        self.streams.insert(stream, found);
+        Ok(found)
+    }
+
+    /// The id of `text` in the process's strings.
+    pub(super) fn string_id(&mut self, db: &DbFile, text: &str) -> Result<i64, FormatError> {
+        if let Some(id) = self.strings.get(text) {
+            return Ok(*id);
+        }
+        let guid = self.guid.clone();
+        let err = |e| FormatError::sqlite(&db.path, e);
+        db.conn
+            .execute(
+                &db.names
+                    .sql("INSERT OR IGNORE INTO rocpd_string (guid, string) VALUES (?1, ?2)"),
+                params![guid, text],
+            )
+            .map_err(err)?;
+        let id: i64 = db
+            .conn
+            .query_row(
+                &db.names
+                    .sql("SELECT id FROM rocpd_string WHERE guid = ?1 AND string = ?2"),
+                params![guid, text],
+                |row| row.get(0),
+            )
+            .map_err(err)?;
+        self.strings.insert(text.to_string(), id);
+        Ok(id)
+    }
+}
+
+/// The id of the host's `rocpd_info_node` row, inserted the first time.
+fn node_row_id(db: &DbFile, guid: &str, hostname: &str) -> Result<i64, FormatError> {
+    let err = |e| FormatError::sqlite(&db.path, e);
+    // A stable 63-bit hash of the host name (rocpd's `hash` column must be unique per node).
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in hostname.as_bytes() {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let node_hash = (hash >> 1) as i64;
+    db.conn
+        .execute(
+            &db.names.sql("INSERT OR IGNORE INTO rocpd_info_node (guid, hash, machine_id, hostname) VALUES (?1, ?2, ?3, ?3)"),
+            params![guid, node_hash, hostname],
+        )
+        .map_err(err)?;
+    db.conn
+        .query_row(
+            &db.names
+                .sql("SELECT id FROM rocpd_info_node WHERE hash = ?1"),
+            [node_hash],
+            |row| row.get(0),
+        )
+        .map_err(err)
+}
+
+/// The run's cache control, as rocpd's tools read settings (one per file: the last
+/// process's).
+fn set_cache_control(db: &DbFile, control: CacheControl) -> Result<(), FormatError> {
+    let conn = &db.conn;
+    conn.execute(
+        &db.names
+            .sql("DELETE FROM rocpd_metadata WHERE tag = 'cache_control'"),
+        [],
+    )
+    .and_then(|_| {
+        conn.execute(
+            &db.names
+                .sql("INSERT INTO rocpd_metadata (tag, value) VALUES ('cache_control', ?1)"),
+            [control.as_str()],
+        )
+    })
+    .map_err(|e| FormatError::sqlite(&db.path, e))?;
+    Ok(())
+}

@@ -1,0 +1,240 @@
+//! The per-process rocpd database, written as data arrives.
+//!
+//! [`DbWriter`] is the [`RecordSink`] that producers send to: `send` only queues the record on a
+//! channel, and a writer thread inserts queued records in batched transactions (a commit every
+//! [`BATCH_RECORDS`] records or [`BATCH_INTERVAL`], whichever comes first). The file is in WAL
+//! mode while it is written, so a crash of the process loses at most the batch in flight and the
+//! database stays readable. `RowInserter` is the synchronous part, also used to write merged
+//! databases.
+
+use super::file::Durability;
+use super::inserter::RowInserter;
+use crate::error::FormatError;
+use crate::records::{Record, RecordSink, Warning};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A batch is committed after this many records...
+pub const BATCH_RECORDS: usize = 256;
+/// ...or when its first record has waited this long.
+pub const BATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Records waiting for the writer thread beyond which `send` drops records instead of queueing
+/// them (about 200 MB): the application must never block on us, nor run out of memory.
+pub const MAX_QUEUED_RECORDS: usize = 1 << 20;
+
+enum WriterMessage {
+    Record(Record),
+    /// Commit what is pending, then answer.
+    Flush(Sender<()>),
+    Finish,
+}
+
+/// The per-process database written as data arrives; the [`RecordSink`] of a profiled process.
+///
+/// `send` never blocks on I/O: it queues the record for the writer thread. `flush` waits until
+/// everything sent before it is committed. Dropping the writer without [`DbWriter::finish`]
+/// still commits everything queued (and waits for it); `finish` also reports errors.
+pub struct DbWriter {
+    sender: Sender<WriterMessage>,
+    /// Taken by whoever stops the writer first (`finish`, `close` or drop).
+    thread: Mutex<Option<JoinHandle<Result<(), FormatError>>>>,
+    queue_limit: usize,
+    /// Records refused because the queue was full; reported as a warning when the writer stops.
+    dropped: Arc<AtomicU64>,
+    path: PathBuf,
+    /// The process that created the writer. Its thread does not exist in a child forked
+    /// without exec, where flushing and stopping do nothing (the parent owns the file).
+    owner: u32,
+}
+
+impl DbWriter {
+    /// Creates (or replaces) the database at `path`, creating parent folders, and starts the
+    /// writer thread, which runs `on_thread_start` first. Errors (a folder that cannot be
+    /// created, a file that cannot be opened) are reported here, on the caller's thread.
+    ///
+    /// `on_thread_start` is how the process that owns the writer prepares a thread of its own:
+    /// the injected library passes `kreplay_core::last_words::block_signals`, so that its signal
+    /// handling never runs on the thread it waits for; this crate handles no signals.
+    pub fn create(path: &Path, on_thread_start: fn()) -> Result<DbWriter, FormatError> {
+        Self::create_with_queue_limit(path, MAX_QUEUED_RECORDS, on_thread_start)
+    }
+
+    pub(super) fn create_with_queue_limit(
+        path: &Path,
+        queue_limit: usize,
+        on_thread_start: fn(),
+    ) -> Result<DbWriter, FormatError> {
+        let inserter = RowInserter::create(path, Durability::Live)?;
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let dropped = Arc::new(AtomicU64::new(0));
+        let dropped_seen_by_writer = Arc::clone(&dropped);
+        let thread = std::thread::Builder::new()
+            .name("kreplay-db-writer".to_string())
+            .spawn(move || {
+                on_thread_start();
+                write_loop(inserter, receiver, queue_limit, &dropped_seen_by_writer)
+            })
+            .map_err(|e| FormatError::io(path, e))?;
+        Ok(DbWriter {
+            sender,
+            queue_limit,
+            dropped,
+            thread: Mutex::new(Some(thread)),
+            path: path.to_path_buf(),
+            owner: std::process::id(),
+        })
+    }
+
+    /// Whether this is the process that created the writer (not a child forked from it).
+    fn in_owner(&self) -> bool {
+        std::process::id() == self.owner
+    }
+
+    /// The database file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Commits everything sent, closes the file and reports the first error the writer met.
+    pub fn finish(self) -> Result<(), FormatError> {
+        self.stop()
+    }
+
+    /// Stops the writer thread (once) and returns what it reported; later calls return Ok.
+    fn stop(&self) -> Result<(), FormatError> {
+        if !self.in_owner() {
+            return Ok(());
+        }
+        // A poisoned lock only means another stop panicked; the handle inside is still valid.
+        let thread = self
+            .thread
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let Some(thread) = thread else {
+            return Ok(());
+        };
+        // A send error means the thread already ended; join() reports why.
+        let _ = self.sender.send(WriterMessage::Finish);
+        match thread.join() {
+            Ok(result) => result,
+            Err(_) => Err(FormatError::WriterStopped {
+                path: self.path.clone(),
+                detail: "the writer thread panicked".to_string(),
+            }),
+        }
+    }
+}
+
+impl Drop for DbWriter {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl RecordSink for DbWriter {
+    fn send(&self, record: Record) {
+        // Unbounded channel: never blocks. If the writer thread is gone, the record is dropped;
+        // `finish` reports why the thread ended.
+        if self.sender.len() >= self.queue_limit {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let _ = self.sender.send(WriterMessage::Record(record));
+    }
+
+    fn flush(&self) {
+        if !self.in_owner() {
+            return;
+        }
+        let (done, wait) = crossbeam_channel::bounded(1);
+        if self.sender.send(WriterMessage::Flush(done)).is_ok() {
+            // Err means the thread ended (its sender was dropped): nothing more to wait for.
+            let _ = wait.recv();
+        }
+    }
+
+    fn close(&self) {
+        // The trait has no way to return the error, and this runs as the process ends: say it
+        // (a closed stderr is ignored: `eprintln!` would panic).
+        if let Err(e) = self.stop() {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "kreplay: {e}");
+        }
+    }
+}
+
+/// The writer thread: batches records into transactions until `Finish` or until every sender is
+/// gone. Keeps going after a failed insert (one bad record must not lose the rest) and returns the
+/// first error.
+fn write_loop(
+    mut inserter: RowInserter,
+    receiver: Receiver<WriterMessage>,
+    queue_limit: usize,
+    dropped: &AtomicU64,
+) -> Result<(), FormatError> {
+    let mut first_error: Option<FormatError> = None;
+    let mut keep = |result: Result<(), FormatError>| {
+        if let Err(e) = result {
+            first_error.get_or_insert(e);
+        }
+    };
+    let mut batch: Option<(Instant, usize)> = None;
+    loop {
+        let message = match batch {
+            Some((started, _)) => match receiver.recv_deadline(started + BATCH_INTERVAL) {
+                Ok(message) => Some(message),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(WriterMessage::Finish),
+            },
+            None => Some(receiver.recv().unwrap_or(WriterMessage::Finish)),
+        };
+        match message {
+            None => {
+                batch = None;
+                keep(inserter.commit());
+            }
+            Some(WriterMessage::Record(record)) => {
+                if batch.is_none() {
+                    keep(inserter.begin());
+                    batch = Some((Instant::now(), 0));
+                }
+                keep(inserter.insert(record));
+                if let Some((_, count)) = batch.as_mut() {
+                    *count += 1;
+                    if *count >= BATCH_RECORDS {
+                        batch = None;
+                        keep(inserter.commit());
+                    }
+                }
+            }
+            Some(WriterMessage::Flush(done)) => {
+                batch = None;
+                keep(inserter.commit());
+                let _ = done.send(());
+            }
+            Some(WriterMessage::Finish) => {
+                let dropped = dropped.load(Ordering::Relaxed);
+                if dropped > 0 {
+                    keep(inserter.begin());
+                    keep(inserter.insert(Record::Warning(Warning {
+                        message: format!(
+                            "{dropped} records were dropped because the database writer fell more than {queue_limit} records behind; profile fewer dispatches (--kernel-include-regex, --kernel-iteration-range)"
+                        ),
+                    })));
+                }
+                keep(inserter.close());
+                break;
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,32 @@
+//! Facts of a dispatch that the CSV and JSON files show alike, NVIDIA's fields mapped onto
+//! rocprofv3's names.
+
+use crate::records::DispatchRecord;
+use crate::run::ProcessRun;
+
+/// Work-items along each axis (rocprofv3's grid counts work-items, CUDA's counts blocks).
+pub(crate) fn grid_threads(dispatch: &DispatchRecord) -> [u64; 3] {
+    [0, 1, 2].map(|axis| u64::from(dispatch.grid[axis]) * u64::from(dispatch.block[axis]))
+}
+
+/// The per-dispatch kernel facts every file shows, NVIDIA fields mapped onto rocprofv3's names.
+pub(crate) struct KernelFacts {
+    pub name: String,
+    /// Static + dynamic shared memory per block, bytes.
+    pub lds_block_size: u64,
+    /// Local memory per thread, bytes.
+    pub scratch_size: u64,
+    /// Registers per thread.
+    pub vgpr_count: u64,
+}
+
+pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> KernelFacts {
+    let symbol = run.kernel(dispatch.kernel_id);
+    KernelFacts {
+        name: symbol.map(|s| s.demangled_name.clone()).unwrap_or_default(),
+        lds_block_size: u64::from(symbol.map_or(0, |s| s.static_shared_bytes))
+            + u64::from(dispatch.dynamic_shared_bytes),
+        scratch_size: u64::from(symbol.map_or(0, |s| s.local_bytes)),
+        vgpr_count: u64::from(symbol.map_or(0, |s| s.registers)),
+    }
+}

@@ -1,0 +1,113 @@
+//! Where output files go and how they are written: `<dir>/<name><suffix>`, each file replaced
+//! atomically once complete.
+
+use crate::error::FormatError;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// What each output file adds to `-o` (the summary file's `_<NAME>.txt` aside).
+pub mod suffix {
+    pub const RESULTS_DB: &str = "_results.db";
+    pub const RESULTS_JSON: &str = "_results.json";
+    pub const RESULTS_PFTRACE: &str = "_results.pftrace";
+    pub const COUNTER_COLLECTION: &str = "_counter_collection.csv";
+    pub const KERNEL_TRACE: &str = "_kernel_trace.csv";
+    pub const AGENT_INFO: &str = "_agent_info.csv";
+    pub const REPLAY_COST: &str = "_replay_cost.csv";
+    pub const KERNEL_STATS: &str = "_kernel_stats.csv";
+    pub const DOMAIN_STATS: &str = "_domain_stats.csv";
+    /// Nsight Compute's sections (`--section`, `--set`), `ncu --csv --page details` columns.
+    pub const SECTIONS: &str = "_sections.csv";
+
+    /// Every suffix above.
+    pub const ALL: [&str; 10] = [
+        RESULTS_DB,
+        RESULTS_JSON,
+        RESULTS_PFTRACE,
+        COUNTER_COLLECTION,
+        KERNEL_TRACE,
+        AGENT_INFO,
+        REPLAY_COST,
+        KERNEL_STATS,
+        DOMAIN_STATS,
+        SECTIONS,
+    ];
+
+    /// The longest of [`ALL`], for checking file-name lengths before a run.
+    pub const LONGEST: usize = {
+        let mut longest = 0;
+        let mut i = 0;
+        while i < ALL.len() {
+            if ALL[i].len() > longest {
+                longest = ALL[i].len();
+            }
+            i += 1;
+        }
+        longest
+    };
+}
+
+/// `<dir>/<name><suffix>`, with the parent folders created (`name` may contain '/').
+pub(crate) fn output_path(dir: &Path, name: &str, suffix: &str) -> Result<PathBuf, FormatError> {
+    let path = dir.join(format!("{name}{suffix}"));
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| FormatError::io(parent, e))?;
+    }
+    Ok(path)
+}
+
+/// The most bytes [`temp_path`] adds to a file name: `.`, `.tmp-` and a pid of up to 7 digits.
+pub const TEMP_NAME_OVERHEAD: usize = 1 + ".tmp-".len() + 7;
+
+/// Where [`replace_file`] writes `path` first: `.<file name>.tmp-<pid>` in the same folder.
+pub(crate) fn temp_path(path: &Path) -> Result<PathBuf, FormatError> {
+    let file_name = path.file_name().ok_or_else(|| {
+        FormatError::io(
+            path,
+            io::Error::new(io::ErrorKind::InvalidInput, "not a file name"),
+        )
+    })?;
+    let mut name = OsString::from(".");
+    name.push(file_name);
+    name.push(format!(".tmp-{}", std::process::id()));
+    Ok(path.with_file_name(name))
+}
+
+/// Writes `path` atomically: `write` creates a temporary file next to it (the path it is given),
+/// which is synced and renamed over `path` once `write` succeeds. On failure the temporary file
+/// is removed and `path` is left as it was.
+pub(crate) fn replace_file(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), FormatError>,
+) -> Result<(), FormatError> {
+    let temp = temp_path(path)?;
+    let written = write(&temp).and_then(|()| {
+        File::open(&temp)
+            .and_then(|file| file.sync_all())
+            .and_then(|()| std::fs::rename(&temp, path))
+            .map_err(|e| FormatError::io(path, e))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// [`replace_file`] for a file that `write` streams through a buffered writer, flushed before
+/// the rename.
+pub(crate) fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> Result<(), FormatError> {
+    replace_file(path, |temp| {
+        File::create(temp)
+            .map(BufWriter::new)
+            .and_then(|mut out| {
+                write(&mut out)?;
+                out.flush()
+            })
+            .map_err(|e| FormatError::io(path, e))
+    })
+}

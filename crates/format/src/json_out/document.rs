@@ -1,0 +1,208 @@
+//! The document: `{"rocprofiler-sdk-tool": [ one object per process ]}`, each process object
+//! written piece by piece (its keys sorted), streamed one array element at a time.
+
+use super::kinds::{
+    BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
+    CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
+};
+use super::parts::{Array, AsValue, NONE};
+use super::process::Process;
+use crate::error::FormatError;
+use crate::files::write_file;
+use crate::records::CLOCK_CONTROL;
+use crate::run::{ProcessRun, RunData};
+use crate::section_values::section_values;
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::json;
+use std::io::{self, Write};
+use std::path::Path;
+
+// The objects below list their keys sorted, the order in which serde_json's `Map` (a BTreeMap,
+// without the `preserve_order` feature) writes the `json!` objects.
+
+/// A `strings.*_records` entry: a tracing kind's name and its operations' names.
+#[derive(Serialize)]
+struct KindNames {
+    kind: &'static str,
+    operations: &'static [&'static str],
+}
+
+/// `strings.buffer_records` or `strings.callback_records`: every kind, index = kind value, with
+/// the operation names of the kernel-dispatch kind (`kernel_dispatch`).
+fn kind_names(
+    kinds: &'static [&'static str],
+    kernel_dispatch: usize,
+) -> impl Iterator<Item = KindNames> {
+    kinds.iter().enumerate().map(move |(kind, name)| KindNames {
+        kind: name,
+        operations: if kind == kernel_dispatch {
+            &KERNEL_DISPATCH_OPERATIONS
+        } else {
+            &[]
+        },
+    })
+}
+
+#[derive(Serialize)]
+struct ExternalCorrelationNames {
+    /// A std::map (external correlation id → kernel rename), as a list of {key, value}.
+    external: [(); 0],
+}
+
+#[derive(Serialize)]
+struct CounterDimensions {
+    dimension_ids: [(); 0],
+}
+
+#[derive(Serialize)]
+struct Strings<B, C> {
+    att_filenames: [(); 0],
+    buffer_records: B,
+    callback_records: C,
+    code_object_snapshot_filenames: [(); 0],
+    correlation_id: ExternalCorrelationNames,
+    counters: CounterDimensions,
+    marker_api: [(); 0],
+    pc_sample_comments: [(); 0],
+    pc_sample_instructions: [(); 0],
+}
+
+#[derive(Serialize)]
+struct BufferRecords<D> {
+    hip_api: [(); 0],
+    hsa_api: [(); 0],
+    kernel_dispatch: D,
+    marker_api: [(); 0],
+    memory_allocation: [(); 0],
+    memory_copy: [(); 0],
+    pc_sample_host_trap: [(); 0],
+    pc_sample_stochastic: [(); 0],
+    rccl_api: [(); 0],
+    rocdecode_api: [(); 0],
+    rocjpeg_api: [(); 0],
+    scratch_memory: [(); 0],
+}
+
+#[derive(Serialize)]
+struct CallbackRecords<C> {
+    counter_collection: C,
+}
+
+#[derive(Serialize)]
+struct Extension<C, W, S> {
+    replay_costs: C,
+    warnings: W,
+    /// The rows of Nsight Compute's sections per dispatch (`--section`, `--set`); left out
+    /// without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sections: Option<S>,
+}
+
+/// One process object, written piece by piece.
+struct ProcessJson<'a>(&'a ProcessRun, bool);
+
+impl Serialize for ProcessJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let run = self.0;
+        let p = Process::new(run, self.1);
+        let mut process = serializer.serialize_map(Some(11))?;
+        process.serialize_entry("agents", &Array(|| p.agents.entries()))?;
+        process.serialize_entry(
+            "buffer_records",
+            &BufferRecords {
+                hip_api: NONE,
+                hsa_api: NONE,
+                kernel_dispatch: Array(|| {
+                    run.dispatches
+                        .iter()
+                        .map(|dispatch| p.kernel_dispatch_json(dispatch))
+                }),
+                marker_api: NONE,
+                memory_allocation: NONE,
+                memory_copy: NONE,
+                pc_sample_host_trap: NONE,
+                pc_sample_stochastic: NONE,
+                rccl_api: NONE,
+                rocdecode_api: NONE,
+                rocjpeg_api: NONE,
+                scratch_memory: NONE,
+            },
+        )?;
+        process.serialize_entry(
+            "callback_records",
+            &CallbackRecords {
+                counter_collection: Array(|| {
+                    run.dispatches
+                        .iter()
+                        .filter(|dispatch| !dispatch.counters.is_empty())
+                        .map(|dispatch| p.counter_record_json(dispatch))
+                }),
+            },
+        )?;
+        process.serialize_entry("code_objects", &NONE)?;
+        process.serialize_entry("counters", &Array(|| p.counters.entries(&p.agents)))?;
+        process.serialize_entry("host_functions", &NONE)?;
+        process.serialize_entry("kernel_symbols", &Array(|| p.kernels.entries()))?;
+        process.serialize_entry(
+            "kreplay",
+            &Extension {
+                replay_costs: Array(|| run.costs.iter().map(AsValue)),
+                warnings: Array(|| run.warnings.iter().map(AsValue)),
+                sections: (!run.process.sections.is_empty())
+                    .then_some(Array(|| section_values(run))),
+            },
+        )?;
+        process.serialize_entry(
+            "metadata",
+            &json!({
+                "pid": run.process.pid,
+                "ppid": run.process.ppid,
+                "hostname": run.process.hostname,
+                "command": run.process.command,
+                "init_time": run.process.start_ns,
+                "fini_time": run.process.end_ns,
+                "cache_control": run.process.cache_control.as_str(),
+                "clock_control": CLOCK_CONTROL,
+            }),
+        )?;
+        process.serialize_entry(
+            "strings",
+            &Strings {
+                att_filenames: NONE,
+                buffer_records: Array(|| {
+                    kind_names(&BUFFER_TRACING_KINDS, BUFFER_TRACING_KERNEL_DISPATCH)
+                }),
+                callback_records: Array(|| {
+                    kind_names(&CALLBACK_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH)
+                }),
+                code_object_snapshot_filenames: NONE,
+                correlation_id: ExternalCorrelationNames { external: NONE },
+                counters: CounterDimensions {
+                    dimension_ids: NONE,
+                },
+                marker_api: NONE,
+                pc_sample_comments: NONE,
+                pc_sample_instructions: NONE,
+            },
+        )?;
+        process.serialize_entry("summary", &p.summary())?;
+        process.end()
+    }
+}
+
+/// Streams the JSON document of `run` to `out`, one array element at a time.
+pub(super) fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
+    let replay = run.is_kernel_replay();
+    let mut serializer = serde_json::Serializer::new(out);
+    let mut document = serializer.serialize_map(Some(1))?;
+    document.serialize_entry(
+        TOOL_KEY,
+        &Array(|| run.processes.iter().map(|p| ProcessJson(p, replay))),
+    )?;
+    Ok(document.end()?)
+}
+
+pub(crate) fn write_json(run: &RunData, path: &Path) -> Result<(), FormatError> {
+    write_file(path, |out| write_document(run, out))
+}

@@ -1,0 +1,84 @@
+//! rocprofiler-sdk's enumerations that the document names (`fwd.h`): tracing kinds, the
+//! kernel-dispatch operations, the agent type; and the document's top-level key.
+
+/// Top-level key of rocprofv3's JSON.
+pub(super) const TOOL_KEY: &str = "rocprofiler-sdk-tool";
+
+/// `rocprofiler_buffer_tracing_kind_t` (rocprofiler-sdk `fwd.h`): index = value, names as
+/// `rocprofiler_query_buffer_tracing_kind_name` gives them.
+pub(super) const BUFFER_TRACING_KINDS: [&str; 33] = [
+    "NONE",
+    "HSA_CORE_API",
+    "HSA_AMD_EXT_API",
+    "HSA_IMAGE_EXT_API",
+    "HSA_FINALIZE_EXT_API",
+    "HIP_RUNTIME_API",
+    "HIP_COMPILER_API",
+    "MARKER_CORE_API",
+    "MARKER_CONTROL_API",
+    "MARKER_NAME_API",
+    "MEMORY_COPY",
+    "KERNEL_DISPATCH",
+    "SCRATCH_MEMORY",
+    "CORRELATION_ID_RETIREMENT",
+    "RCCL_API",
+    "OMPT",
+    "MEMORY_ALLOCATION",
+    "RUNTIME_INITIALIZATION",
+    "ROCDECODE_API",
+    "ROCJPEG_API",
+    "HIP_STREAM",
+    "HIP_RUNTIME_API_EXT",
+    "HIP_COMPILER_API_EXT",
+    "ROCDECODE_API_EXT",
+    "KFD_EVENT_PAGE_MIGRATE",
+    "KFD_EVENT_PAGE_FAULT",
+    "KFD_EVENT_QUEUE",
+    "KFD_EVENT_UNMAP_FROM_GPU",
+    "KFD_EVENT_DROPPED_EVENTS",
+    "KFD_PAGE_MIGRATE",
+    "KFD_PAGE_FAULT",
+    "KFD_QUEUE",
+    "MARKER_CORE_RANGE_API",
+];
+
+/// `rocprofiler_callback_tracing_kind_t` (rocprofiler-sdk `fwd.h`): index = value.
+pub(super) const CALLBACK_TRACING_KINDS: [&str; 22] = [
+    "NONE",
+    "HSA_CORE_API",
+    "HSA_AMD_EXT_API",
+    "HSA_IMAGE_EXT_API",
+    "HSA_FINALIZE_EXT_API",
+    "HIP_RUNTIME_API",
+    "HIP_COMPILER_API",
+    "MARKER_CORE_API",
+    "MARKER_CONTROL_API",
+    "MARKER_NAME_API",
+    "CODE_OBJECT",
+    "SCRATCH_MEMORY",
+    "KERNEL_DISPATCH",
+    "MEMORY_COPY",
+    "RCCL_API",
+    "OMPT",
+    "MEMORY_ALLOCATION",
+    "RUNTIME_INITIALIZATION",
+    "ROCDECODE_API",
+    "ROCJPEG_API",
+    "HIP_STREAM",
+    "MARKER_CORE_RANGE_API",
+];
+
+/// `ROCPROFILER_BUFFER_TRACING_KERNEL_DISPATCH`: `kind` of kernel-dispatch records.
+pub(super) const BUFFER_TRACING_KERNEL_DISPATCH: usize = 11;
+/// `ROCPROFILER_CALLBACK_TRACING_KERNEL_DISPATCH`.
+pub(super) const CALLBACK_TRACING_KERNEL_DISPATCH: usize = 12;
+/// `rocprofiler_kernel_dispatch_operation_t`: index = value.
+pub(super) const KERNEL_DISPATCH_OPERATIONS: [&str; 3] = [
+    "KERNEL_DISPATCH_NONE",
+    "KERNEL_DISPATCH_ENQUEUE",
+    "KERNEL_DISPATCH_COMPLETE",
+];
+/// `ROCPROFILER_KERNEL_DISPATCH_COMPLETE`: the only operation of kernel-dispatch buffer records.
+pub(super) const KERNEL_DISPATCH_COMPLETE: usize = 2;
+/// `ROCPROFILER_AGENT_TYPE_GPU`.
+pub(super) const AGENT_TYPE_GPU: u32 = 2;

@@ -1,0 +1,242 @@
+//! The lists of a process object that records refer to by handle: `agents`, `counters` and
+//! `kernel_symbols`, each with the handles of its entries.
+
+use super::kinds::AGENT_TYPE_GPU;
+use super::parts::handle;
+use crate::naming::{metric_block, vendor_for_chip};
+use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
+use crate::run::ProcessRun;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Kernel ids are renumbered when `kernel_symbols` would be longer than this many entries per
+/// kernel id, plus [`KERNEL_SLOTS_SLACK`].
+const KERNEL_SLOTS_PER_ID: u64 = 16;
+const KERNEL_SLOTS_SLACK: u64 = 4096;
+
+/// The agents of a process: the described ones, then any that only dispatches mention, each with
+/// its handle (position + 1: never 0, which rocprofv3's readers take for "no agent").
+pub(super) struct Agents<'a> {
+    /// Agent ids, described first.
+    ids: Vec<u64>,
+    described: HashMap<u64, &'a AgentInfo>,
+    handles: HashMap<u64, u64>,
+}
+
+impl<'a> Agents<'a> {
+    pub(super) fn new(run: &'a ProcessRun) -> Agents<'a> {
+        let mut described = HashMap::new();
+        for agent in &run.agents {
+            described.entry(agent.agent_id).or_insert(agent);
+        }
+        let mut ids = Vec::new();
+        let mut seen = HashSet::new();
+        let mentioned = run.dispatches.iter().map(|d| d.agent_id);
+        for id in run.agents.iter().map(|a| a.agent_id).chain(mentioned) {
+            if seen.insert(id) {
+                ids.push(id);
+            }
+        }
+        let handles = ids
+            .iter()
+            .enumerate()
+            .map(|(index, id)| (*id, index as u64 + 1))
+            .collect();
+        Agents {
+            ids,
+            described,
+            handles,
+        }
+    }
+
+    pub(super) fn handle(&self, agent_id: u64) -> u64 {
+        self.handles[&agent_id]
+    }
+
+    pub(super) fn entries(&self) -> impl Iterator<Item = Value> + '_ {
+        self.ids.iter().map(|id| {
+            let agent = self.described.get(id).copied();
+            let text = |field: fn(&AgentInfo) -> &str| agent.map_or("", |a| field(a));
+            json!({
+                "id": handle(self.handle(*id)),
+                "node_id": id,
+                "logical_node_id": id,
+                "type": AGENT_TYPE_GPU,
+                "name": text(|a| &a.chip),
+                "product_name": text(|a| &a.name),
+                "model_name": text(|a| &a.name),
+                "vendor_name": agent.map_or("", |a| vendor_for_chip(&a.chip)),
+                "cu_count": agent.map_or(0, |a| a.sm_count),
+                "simd_count": agent.map_or(0, |a| a.simd_count()),
+                "simd_per_cu": agent.map_or(0, |a| if a.sm_count > 0 { AgentInfo::SIMDS_PER_SM } else { 0 }),
+                "max_waves_per_cu": agent.map_or(0, |a| a.max_warps_per_sm()),
+                "max_waves_per_simd": agent.map_or(0, |a| a.max_warps_per_simd()),
+                "lds_size_in_kb": agent.map_or(0, |a| a.shared_memory_per_sm_bytes / 1024),
+                "num_xcc": agent.map_or(0, |_| 1),
+                "wave_front_size": 32,
+                "local_mem_size": agent.map_or(0, |a| a.global_memory_bytes),
+                "pci_location": text(|a| &a.pci_location),
+            })
+        })
+    }
+}
+
+/// Counter names of a process in a stable order: the declared counters first, then any name that
+/// only dispatches mention.
+fn counter_names(run: &ProcessRun) -> Vec<(String, Option<&CounterInfo>)> {
+    let mut names: Vec<(String, Option<&CounterInfo>)> = Vec::new();
+    let mut seen = HashSet::new();
+    for counter in &run.counters {
+        if seen.insert(counter.name.as_str()) {
+            names.push((counter.name.clone(), Some(counter)));
+        }
+    }
+    for sample in run.dispatches.iter().flat_map(|d| &d.counters) {
+        if seen.insert(sample.name.as_str()) {
+            names.push((sample.name.clone(), None));
+        }
+    }
+    names
+}
+
+/// The `counters` of a process: one entry per (agent, counter) pair, as rocprofiler-sdk lists
+/// them, and the handles counter records refer to them by.
+pub(super) struct Counters<'a> {
+    names: Vec<(String, Option<&'a CounterInfo>)>,
+    counter_index: HashMap<String, usize>,
+}
+
+impl<'a> Counters<'a> {
+    pub(super) fn new(run: &'a ProcessRun) -> Counters<'a> {
+        let names = counter_names(run);
+        let counter_index = names
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.clone(), i))
+            .collect();
+        Counters {
+            names,
+            counter_index,
+        }
+    }
+
+    /// Agent `agent_handle`'s counter `counter_index`: (agent position) × counters + counter + 1.
+    pub(super) fn handle(&self, agent_handle: u64, counter_index: usize) -> u64 {
+        (agent_handle - 1) * self.names.len() as u64 + counter_index as u64 + 1
+    }
+
+    pub(super) fn handle_of(&self, agent_handle: u64, name: &str) -> u64 {
+        self.handle(agent_handle, self.counter_index[name])
+    }
+
+    pub(super) fn entries<'s>(&'s self, agents: &'s Agents) -> impl Iterator<Item = Value> + 's {
+        agents.ids.iter().flat_map(move |agent_id| {
+            let agent_handle = agents.handle(*agent_id);
+            self.names
+                .iter()
+                .enumerate()
+                .map(move |(counter_index, (name, info))| {
+                    let metric = info.map_or(name.as_str(), |c| c.metric.as_str());
+                    json!({
+                        "agent_id": handle(agent_handle),
+                        "id": handle(self.handle(agent_handle, counter_index)),
+                        "is_constant": 0,
+                        "is_derived": 0,
+                        "name": name,
+                        "description": info.map_or("", |c| c.description.as_str()),
+                        "block": metric_block(metric),
+                        "expression": metric,
+                        "units": info.map_or("", |c| c.unit.as_str()),
+                        "dimension_ids": [],
+                        "dimensions": [],
+                        "instances": [],
+                    })
+                })
+        })
+    }
+}
+
+/// `kernel_symbols` laid out as rocprofv3 lays it out: entry `i` is kernel `i`.
+pub(super) struct Kernels<'a> {
+    /// JSON kernel id → symbol.
+    symbols: HashMap<u64, &'a KernelSymbol>,
+    /// Our kernel id → JSON kernel id, when ours are too sparse to index a list; else empty.
+    renumbered: HashMap<u64, u64>,
+    /// Entries of `kernel_symbols`: the largest JSON kernel id + 1 (at least 1, as rocprofv3).
+    len: u64,
+}
+
+impl<'a> Kernels<'a> {
+    pub(super) fn new(run: &'a ProcessRun) -> Kernels<'a> {
+        let mut ids = Vec::new();
+        let mut seen = HashSet::new();
+        let referenced = run.dispatches.iter().map(|d| d.kernel_id);
+        for id in run.kernels.iter().map(|k| k.kernel_id).chain(referenced) {
+            if seen.insert(id) {
+                ids.push(id);
+            }
+        }
+        let largest = ids.iter().copied().max().unwrap_or(0);
+        let room = KERNEL_SLOTS_PER_ID * ids.len() as u64 + KERNEL_SLOTS_SLACK;
+        let renumbered: HashMap<u64, u64> = if largest < room {
+            HashMap::new()
+        } else {
+            // 0 stays 0 (no kernel: the placeholder); the others from 1, in first-seen order.
+            ids.iter()
+                .filter(|id| **id != 0)
+                .enumerate()
+                .map(|(index, id)| (*id, index as u64 + 1))
+                .collect()
+        };
+        let mut kernels = Kernels {
+            symbols: HashMap::new(),
+            renumbered,
+            len: 0,
+        };
+        for symbol in &run.kernels {
+            let slot = kernels.slot(symbol.kernel_id);
+            kernels.symbols.entry(slot).or_insert(symbol);
+        }
+        kernels.len = ids.iter().map(|id| kernels.slot(*id)).max().unwrap_or(0) + 1;
+        kernels
+    }
+
+    /// The JSON kernel id (index in `kernel_symbols`) of our kernel id.
+    pub(super) fn slot(&self, kernel_id: u64) -> u64 {
+        self.renumbered
+            .get(&kernel_id)
+            .copied()
+            .unwrap_or(kernel_id)
+    }
+
+    pub(super) fn entries(&self) -> impl Iterator<Item = Value> + '_ {
+        (0..self.len).map(|slot| kernel_symbol_json(slot, self.symbols.get(&slot).copied()))
+    }
+}
+
+/// Entry `slot` of `kernel_symbols`; without a symbol, rocprofv3's placeholder (a
+/// default-constructed symbol: zeros and empty names).
+fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>) -> Value {
+    let number = |field: fn(&KernelSymbol) -> u32| kernel.map_or(0, field);
+    let demangled = kernel.map_or("", |k| k.demangled_name.as_str());
+    json!({
+        "kernel_id": if kernel.is_some() { slot } else { 0 },
+        "code_object_id": 0,
+        "kernel_name": kernel.map_or("", |k| k.mangled_name.as_str()),
+        "formatted_kernel_name": demangled,
+        "demangled_kernel_name": demangled,
+        "truncated_kernel_name": truncated_name(demangled),
+        "kernel_object": kernel.map_or(0, |k| k.kernel_id),
+        "kernarg_segment_size": number(|k| k.param_bytes),
+        "group_segment_size": number(|k| k.static_shared_bytes),
+        "private_segment_size": number(|k| k.local_bytes),
+        "arch_vgpr_count": number(|k| k.registers),
+        "accum_vgpr_count": 0,
+        "sgpr_count": 0,
+    })
+}
+
+/// rocprofv3's truncated name: the demangled name without its argument list.
+fn truncated_name(demangled: &str) -> &str {
+    demangled.split('(').next().unwrap_or(demangled)
+}

@@ -1,0 +1,167 @@
+//! Kernel-dispatch duration statistics, as rocprofv3 computes them (rocprofiler-sdk
+//! `source/lib/output/statistics.hpp`): per kernel name, the number of dispatches and the total,
+//! smallest and largest duration, with the sum of squares for the deviation. A replayed dispatch
+//! counts once, with the duration of its first execution (the lowest `replay_pass`, the
+//! application's own launch): see `docs/output.md`. The `--stats` files, the `--summary` tables
+//! and the JSON's `summary` are written from them.
+
+use crate::records::DispatchRecord;
+use crate::run::{ProcessRun, RunData};
+use std::collections::{BTreeMap, HashMap};
+
+/// rocprofv3's name for the kernel dispatch domain (summary tables, `domain_stats.csv`).
+pub const KERNEL_DISPATCH_DOMAIN: &str = "KERNEL_DISPATCH";
+
+/// Durations in nanoseconds, accumulated as rocprofv3's `statistics<uint64_t, double>` does
+/// (sum of squares kept in 128 bits, so that it cannot wrap).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DurationStats {
+    pub count: u64,
+    pub sum: u64,
+    pub sum_of_squares: u128,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl DurationStats {
+    pub fn add(&mut self, ns: u64) {
+        if self.count == 0 {
+            self.min = ns;
+            self.max = ns;
+        } else {
+            self.min = self.min.min(ns);
+            self.max = self.max.max(ns);
+        }
+        self.count += 1;
+        self.sum = self.sum.saturating_add(ns);
+        self.sum_of_squares = self
+            .sum_of_squares
+            .saturating_add(u128::from(ns) * u128::from(ns));
+    }
+
+    pub fn merge(&mut self, other: &DurationStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *other;
+            return;
+        }
+        self.count += other.count;
+        self.sum = self.sum.saturating_add(other.sum);
+        self.sum_of_squares = self.sum_of_squares.saturating_add(other.sum_of_squares);
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
+    pub fn mean(&self) -> f64 {
+        self.sum as f64 / self.count as f64
+    }
+
+    /// The sample variance, `(Σx² − (Σx)²/n) / (n − 1)`; 0 below two samples.
+    pub fn variance(&self) -> f64 {
+        if self.count < 2 {
+            return 0.0;
+        }
+        let n = self.count as f64;
+        let sum = self.sum as f64;
+        (self.sum_of_squares as f64 - sum * sum / n) / (n - 1.0)
+    }
+
+    pub fn stddev(&self) -> f64 {
+        self.variance().abs().sqrt()
+    }
+
+    /// This sum as a percentage of `total_ns`.
+    pub fn percent_of(&self, total_ns: u64) -> f64 {
+        self.sum as f64 / total_ns as f64 * 100.0
+    }
+}
+
+/// The kernel-dispatch statistics of a run: one entry per kernel name, largest total first
+/// (equal totals by name), and all of them together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KernelStats {
+    pub kernels: Vec<(String, DurationStats)>,
+    pub total: DurationStats,
+}
+
+impl KernelStats {
+    pub fn is_empty(&self) -> bool {
+        self.kernels.is_empty()
+    }
+}
+
+/// The dispatches of `process` that statistics count: each dispatch once. Of the records of one
+/// replayed dispatch (same device and dispatch id) only the lowest pass (the application's own
+/// launch) is taken; records without a pass (no kernel replay) all count. In record order.
+pub fn dispatches_counted_once(process: &ProcessRun) -> Vec<&DispatchRecord> {
+    // (agent, dispatch id) -> index of the chosen record among the process's dispatches.
+    let mut first_pass: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut chosen: Vec<usize> = Vec::new();
+    for (index, dispatch) in process.dispatches.iter().enumerate() {
+        let Some(pass) = dispatch.replay_pass else {
+            chosen.push(index);
+            continue;
+        };
+        let key = (dispatch.agent_id, dispatch.dispatch_id);
+        match first_pass.get(&key) {
+            Some(&known) if process.dispatches[known].replay_pass <= Some(pass) => {}
+            _ => {
+                first_pass.insert(key, index);
+            }
+        }
+    }
+    chosen.extend(first_pass.into_values());
+    chosen.sort_unstable();
+    chosen
+        .into_iter()
+        .map(|index| &process.dispatches[index])
+        .collect()
+}
+
+/// Durations of the dispatches of `processes` ([`dispatches_counted_once`]), by the kernel's
+/// (demangled) name.
+fn stats_by_name<'a>(
+    processes: impl IntoIterator<Item = &'a ProcessRun>,
+) -> BTreeMap<String, DurationStats> {
+    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
+    for process in processes {
+        for dispatch in dispatches_counted_once(process) {
+            let name = process
+                .kernel(dispatch.kernel_id)
+                .map(|k| k.demangled_name.clone())
+                .unwrap_or_default();
+            by_name
+                .entry(name)
+                .or_default()
+                .add(dispatch.end_ns.saturating_sub(dispatch.start_ns));
+        }
+    }
+    by_name
+}
+
+/// The kernel-dispatch statistics of one process, kernels by name (the JSON's `summary`).
+pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationStats> {
+    stats_by_name([process])
+}
+
+/// Durations of every dispatch of `run` ([`dispatches_counted_once`]), by the kernel's
+/// (demangled) name.
+pub fn kernel_stats(run: &RunData) -> KernelStats {
+    let mut kernels: Vec<(String, DurationStats)> =
+        stats_by_name(&run.processes).into_iter().collect();
+    // Stable: equal totals stay in name order.
+    kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
+    let total = merged(kernels.iter().map(|(_, stats)| stats));
+    KernelStats { kernels, total }
+}
+
+/// The statistics of all of `parts` together.
+pub(crate) fn merged<'a>(parts: impl IntoIterator<Item = &'a DurationStats>) -> DurationStats {
+    let mut total = DurationStats::default();
+    for part in parts {
+        total.merge(part);
+    }
+    total
+}
