@@ -6,17 +6,16 @@ pub mod device;
 pub mod host;
 pub mod identity_cache;
 
-use host::{metric_type_name, CuptiCallError, HostObject, METRIC_TYPES};
+use host::{metric_type_name, CuptiCallError, HostObject, MetricType, METRIC_TYPES};
 use kreplay_core::catalog::{CatalogError, MetricCatalog, MetricDescription};
-use kreplay_cupti_sys::cupti::Cupti;
-use kreplay_cupti_sys::types::*;
+use kreplay_cuda::cupti::Cupti;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The roll-ups `avail list` shows for each metric type (the first component of CUPTI's
 /// sub-metric list); the full list of sub-metrics is in `avail info`.
-fn is_listed_rollup(metric_type: CUpti_MetricType, sub_metric: &str) -> bool {
-    if metric_type == CUpti_MetricType_CUPTI_METRIC_TYPE_COUNTER {
+fn is_listed_rollup(metric_type: MetricType, sub_metric: &str) -> bool {
+    if metric_type == MetricType::Counter {
         // `.sum .avg .min .max`: one dot, not `.sum.per_second` and friends.
         sub_metric.matches('.').count() == 1
     } else {
@@ -29,7 +28,7 @@ fn is_listed_rollup(metric_type: CUpti_MetricType, sub_metric: &str) -> bool {
 /// The base metrics of a chip, read once.
 struct MetricIndex {
     /// Base name → metric type, e.g. `sm__warps_launched` → counter.
-    types: HashMap<String, CUpti_MetricType>,
+    types: HashMap<String, MetricType>,
     /// Every base metric with its listed roll-ups, sorted.
     listed_names: Vec<String>,
 }
@@ -68,7 +67,7 @@ fn read_identity(cupti: &Cupti, ordinal: i32) -> Result<device::DeviceIdentity, 
 /// A CUPTI failure as the catalog reports it: the counters held by another process, or the
 /// library unable to answer.
 fn unavailable(error: CuptiCallError) -> CatalogError {
-    if error.code == kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_HARDWARE_BUSY {
+    if error.code == kreplay_cuda::cupti::HARDWARE_BUSY {
         CatalogError::CountersBusy(error.to_string())
     } else {
         CatalogError::Unavailable(error.to_string())
@@ -202,7 +201,7 @@ impl CuptiCatalog {
     fn split_metric<'a>(
         &self,
         metric: &'a str,
-    ) -> Result<Option<(&'a str, CUpti_MetricType)>, CatalogError> {
+    ) -> Result<Option<(&'a str, MetricType)>, CatalogError> {
         let index = self.index()?;
         let split = metric
             .char_indices()
@@ -232,7 +231,7 @@ impl CuptiCatalog {
         &self,
         host: &HostObject<'_>,
         metric: &str,
-    ) -> Result<(CUpti_MetricType, Vec<String>), CatalogError> {
+    ) -> Result<(MetricType, Vec<String>), CatalogError> {
         let Some((base, metric_type)) = self.split_metric(metric)? else {
             return Err(self.unknown(metric));
         };
@@ -263,7 +262,7 @@ impl CuptiCatalog {
 
 /// The error for a chip CUPTI refused: the list of chips it knows, when it can tell.
 fn unknown_chip(cupti: &Cupti, chip: &str, error: CuptiCallError) -> CatalogError {
-    if error.code != CUptiResult_CUPTI_ERROR_INVALID_CHIP_NAME {
+    if error.code != kreplay_cuda::cupti::INVALID_CHIP_NAME {
         return unavailable(error);
     }
     match host::supported_chips(cupti) {
@@ -340,14 +339,12 @@ mod tests {
             code_name: String::new(),
             message: String::new(),
         };
-        let busy = unavailable(error(
-            kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_HARDWARE_BUSY,
-        ));
+        let busy = unavailable(error(kreplay_cuda::cupti::HARDWARE_BUSY));
         assert!(
             matches!(&busy, CatalogError::CountersBusy(m) if m.contains("another process")),
             "{busy:?}"
         );
-        let other = unavailable(error(kreplay_cupti_sys::CUptiResult_CUPTI_ERROR_UNKNOWN));
+        let other = unavailable(error(kreplay_cuda::cupti::UNKNOWN));
         assert!(matches!(other, CatalogError::Unavailable(_)), "{other:?}");
     }
     use kreplay_core::catalog::{check_group, lookup, pack_metrics, GroupError};
