@@ -38,24 +38,20 @@ use crate::catalog::identity_cache;
 use kreplay_core::backend::UnitPlan;
 use kreplay_core::catalog::pack_groups;
 use kreplay_core::config::Switches;
-use kreplay_cuda::cupti_call;
+use kreplay_cuda::cupti::host_config::HostConfig;
+use kreplay_cuda::cupti::profiler_device::{check_device_supported, counter_availability};
+use kreplay_cuda::cupti::range_profiler::{counter_data_ranges, RangeProfilerObject};
+use kreplay_cuda::cupti::{CUcontext, CUdevice, Cupti};
 use kreplay_cuda::debug;
-use kreplay_cuda::error::{c_text, CudaError};
-use kreplay_cupti_sys::cupti::Cupti;
-use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
+use kreplay_cuda::error::CudaError;
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::ptr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-mod device;
 mod host_config;
 mod schedule;
 
-pub use device::chip_name;
-use device::{check_device_supported, counter_availability};
-use host_config::{counter_data_size, HostConfig};
+pub use kreplay_cuda::cupti::profiler_device::chip_name;
 
 /// The most kernels one execution measures (each is one range of the counter-data image).
 pub const MAX_RANGES: usize = 128;
@@ -95,7 +91,6 @@ struct Unit {
 /// The Range Profiler of one CUDA context.
 pub struct RangeProfiler {
     cupti: &'static Cupti,
-    ctx: CUcontext,
     chip: String,
     /// [`identity_cache::digest`] of the chip and the counter-availability image read here.
     identity: String,
@@ -111,8 +106,8 @@ pub struct RangeProfiler {
     /// [`Switches::warm_up`]: [`RangeProfiler::warm_up`] programs the counters ahead.
     warm_up: bool,
     ranges: usize,
-    /// NULL = not enabled.
-    object: *mut sys::CUpti_RangeProfiler_Object,
+    /// The context's range-profiler object, enabled or not.
+    object: RangeProfilerObject,
     /// The schedule the enabled object is configured for.
     enabled: Option<Vec<usize>>,
     schedules: HashMap<Vec<usize>, Schedule>,
@@ -176,9 +171,6 @@ impl Sequence {
     }
 }
 
-// SAFETY: the raw pointers are CUPTI handles, used only under the backend's lock.
-unsafe impl Send for RangeProfiler {}
-
 /// The outcome of CUPTI's profiler initialisation, once one is kept.
 static PROFILER_INIT: Mutex<Option<Result<(), CudaError>>> = Mutex::new(None);
 
@@ -188,6 +180,10 @@ pub fn initialize_profiler(cupti: &'static Cupti) -> Result<(), CudaError> {
     let mut kept = PROFILER_INIT.lock().unwrap_or_else(|e| e.into_inner());
     kept.get_or_insert_with(|| call_profiler_initialize(cupti))
         .clone()
+}
+
+fn call_profiler_initialize(cupti: &'static Cupti) -> Result<(), CudaError> {
+    kreplay_cuda::cupti::profiler_device::initialize(cupti)
 }
 
 /// [`initialize_profiler`] where it may be too early: a failure is not kept, so that a later
@@ -209,15 +205,6 @@ pub fn try_initialize_profiler(cupti: &'static Cupti) -> bool {
     }
 }
 
-fn call_profiler_initialize(cupti: &'static Cupti) -> Result<(), CudaError> {
-    let mut params = sys::CUpti_Profiler_Initialize_Params {
-        structSize: struct_size!(sys::CUpti_Profiler_Initialize_Params, pPriv),
-        ..Default::default()
-    };
-    // SAFETY: a plain struct of the documented size.
-    unsafe { cupti_call!(cupti, cuptiProfilerInitialize(&mut params)) }
-}
-
 impl RangeProfiler {
     /// Prepares the groups for the context `ctx` of device `device_index`, for units of up to
     /// `ranges` kernels. Each group must be collectable in one hardware pass on this device
@@ -225,7 +212,7 @@ impl RangeProfiler {
     pub fn new(
         cupti: &'static Cupti,
         ctx: CUcontext,
-        device: sys::CUdevice,
+        device: CUdevice,
         device_index: usize,
         groups: &[Vec<String>],
         ranges: usize,
@@ -249,9 +236,7 @@ impl RangeProfiler {
         let _host = host_api_lock();
         let one_pass = |metrics: &[String]| -> Result<usize, CudaError> {
             let mut config = HostConfig::build(cupti, &chip, &availability, &[metrics.to_vec()])?;
-            let passes = config.passes(cupti);
-            config.deinitialize(cupti);
-            passes
+            config.passes()
         };
         // A group may need several passes (the CLI allows it only for metrics that alone do
         // not fit one): it gets hardware passes of its own, never shared.
@@ -299,7 +284,6 @@ impl RangeProfiler {
         let sequence = Sequence::from_switch(&switches.range_profiler_sequence)?;
         let mut profiler = RangeProfiler {
             cupti,
-            ctx,
             chip,
             identity,
             availability,
@@ -309,7 +293,7 @@ impl RangeProfiler {
             sequence,
             warm_up: switches.warm_up,
             ranges: ranges.clamp(1, MAX_RANGES),
-            object: ptr::null_mut(),
+            object: RangeProfilerObject::new(cupti, ctx),
             enabled: None,
             schedules: HashMap::new(),
             unit: None,
@@ -343,7 +327,7 @@ impl RangeProfiler {
     }
 
     pub fn context(&self) -> CUcontext {
-        self.ctx
+        self.object.context()
     }
 
     /// Executions `group` alone needs (its hardware pass's span; 1 for an unknown group).
@@ -458,13 +442,7 @@ impl RangeProfiler {
         if self.sequence != Sequence::Scheduled {
             self.configure(&[pass])?;
         }
-        let mut start = sys::CUpti_RangeProfiler_Start_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
-            pRangeProfilerObject: self.object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct, enabled object.
-        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStart(&mut start))? };
+        self.object.start()?;
         if let Some(unit) = self.unit.as_mut() {
             unit.running = true;
         }
@@ -572,7 +550,7 @@ impl RangeProfiler {
         let Some(unit) = self.unit.take() else {
             return;
         };
-        if self.object.is_null() {
+        if !self.object.is_enabled() {
             return;
         }
         let mut result = Ok(());
@@ -654,68 +632,24 @@ impl RangeProfiler {
     }
 
     fn start_object(&mut self) -> Result<(), CudaError> {
-        let mut start = sys::CUpti_RangeProfiler_Start_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Start_Params, pRangeProfilerObject),
-            pRangeProfilerObject: self.object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct.
-        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStart(&mut start)) }
+        self.object.start()
     }
 
     /// `Stop`; returns whether every pass of the configuration has been submitted.
     fn stop_object(&mut self) -> Result<bool, CudaError> {
-        let mut stop = sys::CUpti_RangeProfiler_Stop_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted),
-            pRangeProfilerObject: self.object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct.
-        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerStop(&mut stop))? };
-        Ok(stop.isAllPassSubmitted != 0)
-    }
-
-    fn enable(&self) -> Result<*mut sys::CUpti_RangeProfiler_Object, CudaError> {
-        let mut enable = sys::CUpti_RangeProfiler_Enable_Params {
-            structSize: struct_size!(sys::CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject),
-            ctx: self.ctx,
-            // A stale pointer here is CUPTI_ERROR_INVALID_PARAMETER: always start from NULL.
-            pRangeProfilerObject: ptr::null_mut(),
-            ..Default::default()
-        };
-        // SAFETY: documented struct; CUPTI writes the new object pointer.
-        unsafe { cupti_call!(self.cupti, cuptiRangeProfilerEnable(&mut enable))? };
-        Ok(enable.pRangeProfilerObject)
+        self.object.stop()
     }
 
     fn disable(&mut self) {
         self.enabled = None;
-        if self.object.is_null() {
-            return;
-        }
-        let mut disable = sys::CUpti_RangeProfiler_Disable_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_Disable_Params,
-                pRangeProfilerObject
-            ),
-            pRangeProfilerObject: self.object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct; the object is not used again.
-        let result = unsafe { cupti_call!(self.cupti, cuptiRangeProfilerDisable(&mut disable)) };
-        if let Err(e) = result {
-            tracing::debug!("{e}");
-        }
-        self.object = ptr::null_mut();
+        self.object.disable();
     }
 }
 
 impl Drop for RangeProfiler {
     fn drop(&mut self) {
+        // The object first, then the schedules' host objects (dropped with their fields).
         self.disable();
-        for schedule in self.schedules.values_mut() {
-            schedule.config.deinitialize(self.cupti);
-        }
     }
 }
 

@@ -71,9 +71,7 @@ macro_rules! function {
                 call: stringify!($name),
                 code: ::kreplay_cupti_sys::types::CUptiResult_CUPTI_ERROR_NOT_SUPPORTED,
                 code_name: "missing symbol".to_string(),
-                message: format!(
-                    "this libcupti does not export it ({e}); use CUPTI 13.0 or newer"
-                ),
+                message: format!("this libcupti does not export it ({e}); use CUPTI 13.0 or newer"),
             })
     };
 }
