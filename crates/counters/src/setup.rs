@@ -34,11 +34,9 @@
 use crate::profiler::RangeProfiler;
 use crate::MetricGroups;
 use kreplay_core::config::Switches;
+use kreplay_cuda::cupti::{CUcontext, Cupti, Driver};
 use kreplay_cuda::error::CudaError;
 use kreplay_cuda::guard::ToolScope;
-use kreplay_cupti_sys::cupti::Cupti;
-use kreplay_cupti_sys::driver::Driver;
-use kreplay_cupti_sys::{self as sys, CUcontext};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -288,8 +286,7 @@ impl Drop for RunningSetUp {
 /// After a step of a set-up: the exit waits for the set-up before anything the step set up is
 /// torn down (see the module documentation).
 fn exit_waits_for_setup() {
-    // SAFETY: registers a plain extern "C" function.
-    unsafe { libc::atexit(wait_at_exit) };
+    kreplay_cuda::cupti::process::at_exit(wait_at_exit);
 }
 
 /// The backend's own work a set-up thread does after the counters (see [`CounterSetup::new`]).
@@ -392,9 +389,7 @@ impl CounterSetup {
                 let _thread = ToolScope::enter();
                 let ctx = context as CUcontext;
                 let _current = kreplay_cuda::ContextGuard::make_current(shared.driver, ctx)?;
-                let mut device: sys::CUdevice = 0;
-                // SAFETY: the context pushed above is current on this thread.
-                unsafe { kreplay_cuda::drv!(shared.driver, cuCtxGetDevice(&mut device))? };
+                let device = kreplay_cuda::cupti::profiler_device::current_device(shared.driver)?;
                 let gone = || {
                     CudaError::Load("the set-up stopped: its context or the process ends".into())
                 };

@@ -131,8 +131,10 @@ fn key_from(
             .unwrap_or("")
             .to_string(),
     );
-    // SAFETY: geteuid has no preconditions.
-    key.insert("euid".into(), unsafe { libc::geteuid() }.to_string());
+    key.insert(
+        "euid".into(),
+        kreplay_cuda::cupti::process::effective_uid().to_string(),
+    );
     for name in ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"] {
         key.insert(name.into(), env(name).unwrap_or_default());
     }
