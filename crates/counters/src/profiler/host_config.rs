@@ -1,15 +1,16 @@
 //! Checks of [`HostConfig`] (the safe layer's configuration of a schedule's hardware passes,
 //! one `ConfigAddMetrics` call each) against CUPTI's host library, with no GPU.
 
-#[cfg(test)]
-use super::*;
+use crate::catalog::host::host_api_lock;
+use kreplay_cuda::cupti::host_config::HostConfig;
+use kreplay_cuda::cupti::Cupti;
+use kreplay_cuda::error::CudaError;
 
 /// The hardware passes of a configuration built from `calls` (one `ConfigAddMetrics` each), on
 /// `chip` without a device (no availability image): what the schedule of packed passes
 /// becomes. Used by the tests below (GPU-less, with the CUPTI wheel) to check that each call
 /// stays a pass of its own.
-#[cfg(test)]
-pub(super) fn host_schedule_passes(
+fn host_schedule_passes(
     cupti: &'static Cupti,
     chip: &str,
     calls: &[Vec<String>],

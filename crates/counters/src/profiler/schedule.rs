@@ -1,7 +1,13 @@
 //! A unit's schedule: the configuration of its hardware passes (built once per schedule and
 //! kept), programmed into the range profiler, and its counter data decoded into values.
 
-use super::*;
+use super::sequence::Sequence;
+use super::state::{PassValues, RangeProfiler, Schedule};
+use crate::catalog::host::host_api_lock;
+use kreplay_cuda::cupti::host_config::HostConfig;
+use kreplay_cuda::cupti::range_profiler::counter_data_ranges;
+use kreplay_cuda::error::CudaError;
+use std::collections::HashMap;
 
 impl RangeProfiler {
     /// The schedule's configuration, built on first use.
@@ -12,7 +18,7 @@ impl RangeProfiler {
             // collect is read from each pass's own execution, never as their mean.
             let calls: Vec<Vec<String>> = passes
                 .iter()
-                .map(|pass| self.pass_metrics[*pass].clone())
+                .map(|pass| self.layout.pass_metrics[*pass].clone())
                 .collect();
             let mut at = 0;
             let positions = calls
