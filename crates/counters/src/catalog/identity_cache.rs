@@ -16,7 +16,7 @@
 //!
 //! A cached identity is checked twice: a group the cached image rejects is checked again on a
 //! freshly read one before the run is refused, and the injected library compares the image it
-//! reads in the application with [`digest`] of the one the checks used; when they differ it
+//! reads in the application with [`digest()`] of the one the checks used; when they differ it
 //! reports [`STALE_WARNING`] and the CLI drops the entry. (Using the cached image in the
 //! application instead of reading it was tried: ≈ 50–80 ms less per run on an H200, most of
 //! the read's ≈ 130 ms moving into CUPTI's first counter start; but a stale entry then goes

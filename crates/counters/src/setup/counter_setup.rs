@@ -79,7 +79,7 @@ impl CounterSetup {
     /// CUPTI's profiler initialisation, tried once per process on an application thread at its
     /// first driver call's ENTER callback after `cuInit` (inside `cuInit`, where the injection
     /// runs, it failed with CUPTI error 999 on the H200): before the first context, so before
-    /// any set-up thread, and [`wait_at_exit`] is registered right after it, so the exit waits
+    /// any set-up thread, and `wait_at_exit` is registered right after it, so the exit waits
     /// for set-ups before what it initialised is torn down. ≈ 12 ms on an H200, on the
     /// application's thread. Should it fail, it is left to the set-up, as without this.
     pub fn initialize_profiler(&self) {
