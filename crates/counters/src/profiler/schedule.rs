@@ -5,9 +5,8 @@ use super::sequence::Sequence;
 use super::state::{PassValues, RangeProfiler, Schedule};
 use crate::catalog::host::host_api_lock;
 use kreplay_cuda::cupti::host_config::HostConfig;
-use kreplay_cuda::cupti::range_profiler::counter_data_ranges;
+use kreplay_cuda::cupti::range_profiler::{counter_data_ranges, RangeProfilerObject};
 use kreplay_cuda::error::CudaError;
-use std::collections::HashMap;
 
 impl RangeProfiler {
     /// The schedule's configuration, built on first use.
@@ -47,6 +46,20 @@ impl RangeProfiler {
             .ok_or_else(|| CudaError::Load("schedule missing".into()))
     }
 
+    /// The range-profiler object and the schedule of `passes` (built on first use), borrowed
+    /// together.
+    fn object_and_schedule(
+        &mut self,
+        passes: &[usize],
+    ) -> Result<(&mut RangeProfilerObject, &mut Schedule), CudaError> {
+        self.schedule(passes)?;
+        let schedule = self
+            .schedules
+            .get_mut(passes)
+            .ok_or_else(|| CudaError::Load("schedule missing".into()))?;
+        Ok((&mut self.object, schedule))
+    }
+
     /// Makes `passes` the configuration of the next `Start`: enables the object for it when
     /// another schedule is enabled (`Disable` + `Enable`; `SetConfig` alone for
     /// [`Sequence::Switch`]), then initialises its counter data and sets it.
@@ -58,30 +71,23 @@ impl RangeProfiler {
                 self.object.enable()?;
             }
             let ranges = self.ranges;
-            self.schedule(passes)?;
-            let schedule = schedule_of(&mut self.schedules, passes)?;
-            let size = self
-                .object
-                .counter_data_size(&mut schedule.config, ranges)?;
+            let (object, schedule) = self.object_and_schedule(passes)?;
+            let size = object.counter_data_size(&mut schedule.config, ranges)?;
             schedule.counter_data = vec![0u8; size];
             self.enabled = Some(passes.to_vec());
             self.config_changes += 1;
         }
         self.initialize_counter_data(passes)?;
         let ranges = self.ranges;
-        self.schedule(passes)?;
-        let schedule = schedule_of(&mut self.schedules, passes)?;
+        let (object, schedule) = self.object_and_schedule(passes)?;
         // The image and counter data stay in `self.schedules` while the object uses them.
-        self.object
-            .set_config(&schedule.config, &mut schedule.counter_data, ranges)
+        object.set_config(&schedule.config, &mut schedule.counter_data, ranges)
     }
 
     /// Initialises the counter data of the schedule `passes` (empty, ready for its passes).
     pub(super) fn initialize_counter_data(&mut self, passes: &[usize]) -> Result<(), CudaError> {
-        self.schedule(passes)?;
-        let schedule = schedule_of(&mut self.schedules, passes)?;
-        self.object
-            .initialize_counter_data(&mut schedule.counter_data)
+        let (object, schedule) = self.object_and_schedule(passes)?;
+        object.initialize_counter_data(&mut schedule.counter_data)
     }
 
     /// Decodes the counter data of the schedule `passes` and evaluates every range: the
@@ -132,15 +138,4 @@ impl RangeProfiler {
             })
             .collect())
     }
-}
-
-/// The schedule of `passes` already built (borrowing only the schedules, so that the range
-/// profiler's object can use it).
-fn schedule_of<'a>(
-    schedules: &'a mut HashMap<Vec<usize>, Schedule>,
-    passes: &[usize],
-) -> Result<&'a mut Schedule, CudaError> {
-    schedules
-        .get_mut(passes)
-        .ok_or_else(|| CudaError::Load("schedule missing".into()))
 }
