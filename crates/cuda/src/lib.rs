@@ -3,6 +3,7 @@
 //! imports the bindings (`kreplay-cupti-sys`).
 pub mod clocks;
 pub mod context;
+pub mod cupti;
 pub mod debug;
 pub mod device;
 pub mod drain;

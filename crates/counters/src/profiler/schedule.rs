@@ -1,7 +1,12 @@
 //! A unit's schedule: the configuration of its hardware passes (built once per schedule and
 //! kept), programmed into the range profiler, and its counter data decoded into values.
 
-use super::*;
+use super::sequence::Sequence;
+use super::state::{PassValues, RangeProfiler, Schedule};
+use crate::catalog::host::host_api_lock;
+use kreplay_cuda::cupti::host_config::HostConfig;
+use kreplay_cuda::cupti::range_profiler::{counter_data_ranges, RangeProfilerObject};
+use kreplay_cuda::error::CudaError;
 
 impl RangeProfiler {
     /// The schedule's configuration, built on first use.
@@ -12,7 +17,7 @@ impl RangeProfiler {
             // collect is read from each pass's own execution, never as their mean.
             let calls: Vec<Vec<String>> = passes
                 .iter()
-                .map(|pass| self.pass_metrics[*pass].clone())
+                .map(|pass| self.layout.pass_metrics[*pass].clone())
                 .collect();
             let mut at = 0;
             let positions = calls
@@ -41,77 +46,48 @@ impl RangeProfiler {
             .ok_or_else(|| CudaError::Load("schedule missing".into()))
     }
 
+    /// The range-profiler object and the schedule of `passes` (built on first use), borrowed
+    /// together.
+    fn object_and_schedule(
+        &mut self,
+        passes: &[usize],
+    ) -> Result<(&mut RangeProfilerObject, &mut Schedule), CudaError> {
+        self.schedule(passes)?;
+        let schedule = self
+            .schedules
+            .get_mut(passes)
+            .ok_or_else(|| CudaError::Load("schedule missing".into()))?;
+        Ok((&mut self.object, schedule))
+    }
+
     /// Makes `passes` the configuration of the next `Start`: enables the object for it when
     /// another schedule is enabled (`Disable` + `Enable`; `SetConfig` alone for
     /// [`Sequence::Switch`]), then initialises its counter data and sets it.
     pub(super) fn configure(&mut self, passes: &[usize]) -> Result<(), CudaError> {
         let changing = self.enabled.as_deref() != Some(passes);
         if changing {
-            if self.sequence != Sequence::Switch || self.object.is_null() {
+            if self.sequence != Sequence::Switch || !self.object.is_enabled() {
                 self.disable();
-                self.object = self.enable()?;
+                self.object.enable()?;
             }
-            let object = self.object;
             let ranges = self.ranges;
-            let cupti = self.cupti;
-            let schedule = self.schedule(passes)?;
-            let size = counter_data_size(cupti, object, &mut schedule.config, ranges)?;
+            let (object, schedule) = self.object_and_schedule(passes)?;
+            let size = object.counter_data_size(&mut schedule.config, ranges)?;
             schedule.counter_data = vec![0u8; size];
             self.enabled = Some(passes.to_vec());
             self.config_changes += 1;
         }
         self.initialize_counter_data(passes)?;
-        let object = self.object;
         let ranges = self.ranges;
-        let cupti = self.cupti;
-        let schedule = self.schedule(passes)?;
-        let mut set = sys::CUpti_RangeProfiler_SetConfig_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_SetConfig_Params,
-                targetNestingLevel
-            ),
-            pRangeProfilerObject: object,
-            configSize: schedule.config.config_image.len(),
-            pConfig: schedule.config.config_image.as_ptr(),
-            counterDataImageSize: schedule.counter_data.len(),
-            pCounterDataImage: schedule.counter_data.as_mut_ptr(),
-            range: sys::CUpti_ProfilerRange_CUPTI_AutoRange,
-            replayMode: sys::CUpti_ProfilerReplayMode_CUPTI_UserReplay,
-            maxRangesPerPass: ranges,
-            numNestingLevels: 1,
-            minNestingLevel: 1,
-            passIndex: 0,
-            targetNestingLevel: 1,
-            ..Default::default()
-        };
-        // SAFETY: config image and counter data are owned by self.
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerSetConfig(&mut set))? };
-        Ok(())
+        let (object, schedule) = self.object_and_schedule(passes)?;
+        // The image and counter data stay in `self.schedules` while the object uses them.
+        object.set_config(&schedule.config, &mut schedule.counter_data, ranges)
     }
 
     /// Initialises the counter data of the schedule `passes` (empty, ready for its passes).
     pub(super) fn initialize_counter_data(&mut self, passes: &[usize]) -> Result<(), CudaError> {
-        let object = self.object;
-        let cupti = self.cupti;
-        let schedule = self.schedule(passes)?;
-        let mut init = sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
-                pCounterData
-            ),
-            pRangeProfilerObject: object,
-            counterDataSize: schedule.counter_data.len(),
-            pCounterData: schedule.counter_data.as_mut_ptr(),
-            ..Default::default()
-        };
-        // SAFETY: the image buffer outlives the object's use of it (kept in self).
-        unsafe {
-            cupti_call!(
-                cupti,
-                cuptiRangeProfilerCounterDataImageInitialize(&mut init)
-            )?
-        };
-        Ok(())
+        let (object, schedule) = self.object_and_schedule(passes)?;
+        object.initialize_counter_data(&mut schedule.counter_data)
     }
 
     /// Decodes the counter data of the schedule `passes` and evaluates every range: the
@@ -123,17 +99,7 @@ impl RangeProfiler {
         only: Option<usize>,
     ) -> Result<Vec<PassValues>, CudaError> {
         let cupti = self.cupti;
-        let object = self.object;
-        let mut decode = sys::CUpti_RangeProfiler_DecodeData_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_DecodeData_Params,
-                numOfRangeDropped
-            ),
-            pRangeProfilerObject: object,
-            ..Default::default()
-        };
-        // SAFETY: documented struct.
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerDecodeData(&mut decode))? };
+        let dropped = self.object.decode()?;
         let key = if self.sequence == Sequence::Scheduled {
             passes.to_vec()
         } else {
@@ -141,21 +107,10 @@ impl RangeProfiler {
         };
         let schedule = self.schedule(&key)?;
         let _host = host_api_lock();
-        let mut info = sys::CUpti_RangeProfiler_GetCounterDataInfo_Params {
-            structSize: struct_size!(
-                sys::CUpti_RangeProfiler_GetCounterDataInfo_Params,
-                numTotalRanges
-            ),
-            pCounterDataImage: schedule.counter_data.as_ptr(),
-            counterDataImageSize: schedule.counter_data.len(),
-            ..Default::default()
-        };
-        // SAFETY: the image is owned by self.
-        unsafe { cupti_call!(cupti, cuptiRangeProfilerGetCounterDataInfo(&mut info))? };
-        if decode.numOfRangeDropped > 0 {
+        let total_ranges = counter_data_ranges(cupti, &schedule.counter_data)?;
+        if dropped > 0 {
             return Err(CudaError::Load(format!(
-                "the range profiler dropped {} range(s)",
-                decode.numOfRangeDropped
+                "the range profiler dropped {dropped} range(s)"
             )));
         }
         // The passes evaluated (all of the schedule's, or the one given), their metrics in order.
@@ -163,32 +118,12 @@ impl RangeProfiler {
             Some(k) => vec![k],
             None => (0..passes.len()).collect(),
         };
-        let mut names: Vec<*const std::ffi::c_char> = selected
+        let names = selected
             .iter()
-            .flat_map(|&k| &schedule.positions[k])
-            .map(|&i| schedule.config.name_ptrs[i])
-            .collect();
-        let mut ranges = Vec::with_capacity(info.numTotalRanges);
-        for range in 0..info.numTotalRanges {
-            let mut values = vec![f64::NAN; names.len()];
-            let mut eval = sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params {
-                structSize: struct_size!(
-                    sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params,
-                    pMetricValues
-                ),
-                pHostObject: schedule.config.host,
-                pCounterDataImage: schedule.counter_data.as_ptr(),
-                counterDataImageSize: schedule.counter_data.len(),
-                rangeIndex: range,
-                ppMetricNames: names.as_mut_ptr(),
-                numMetrics: names.len(),
-                pMetricValues: values.as_mut_ptr(),
-                ..Default::default()
-            };
-            // SAFETY: `values` has one slot per metric; the names live in the configuration.
-            unsafe { cupti_call!(cupti, cuptiProfilerHostEvaluateToGpuValues(&mut eval))? };
-            ranges.push(values);
-        }
+            .flat_map(|&k| schedule.positions[k].iter().copied());
+        let ranges = schedule
+            .config
+            .evaluate(&schedule.counter_data, total_ranges, names)?;
         let mut at = 0;
         Ok(selected
             .iter()

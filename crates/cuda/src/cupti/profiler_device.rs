@@ -1,9 +1,35 @@
-//! What the range profiler asks of a device: whether it is supported, its chip name and its
-//! counter-availability image.
+//! What the range profiler asks of CUPTI about a device: the profiler's initialisation, whether
+//! the device is supported, its chip name and its counter-availability image (errors as
+//! [`CudaError`], each call inside the tool's re-entrancy scope).
 
-use super::*;
+use crate::cupti_call;
+use crate::debug;
+use crate::drv;
+use crate::error::{c_text, CudaError};
+use kreplay_cupti_sys::cupti::Cupti;
+use kreplay_cupti_sys::driver::Driver;
+use kreplay_cupti_sys::{self as sys, struct_size, CUcontext};
 
-pub(super) fn check_device_supported(
+/// `cuptiProfilerInitialize`.
+pub fn initialize(cupti: &'static Cupti) -> Result<(), CudaError> {
+    let mut params = sys::CUpti_Profiler_Initialize_Params {
+        structSize: struct_size!(sys::CUpti_Profiler_Initialize_Params, pPriv),
+        ..Default::default()
+    };
+    // SAFETY: a plain struct of the documented size.
+    unsafe { cupti_call!(cupti, cuptiProfilerInitialize(&mut params)) }
+}
+
+/// The device of the context current on this thread (`cuCtxGetDevice`).
+pub fn current_device(driver: &'static Driver) -> Result<sys::CUdevice, CudaError> {
+    let mut device: sys::CUdevice = 0;
+    // SAFETY: the caller made a context current on this thread; the driver writes its device.
+    unsafe { drv!(driver, cuCtxGetDevice(&mut device))? };
+    Ok(device)
+}
+
+/// Whether the range profiler supports `device`; if not, an error naming the reasons CUPTI gives.
+pub fn check_device_supported(
     cupti: &'static Cupti,
     device: sys::CUdevice,
 ) -> Result<(), CudaError> {
@@ -60,10 +86,8 @@ pub fn chip_name(cupti: &'static Cupti, device_index: usize) -> Result<String, C
     Ok(unsafe { c_text(params.pChipName) }.unwrap_or_default())
 }
 
-pub(super) fn counter_availability(
-    cupti: &'static Cupti,
-    ctx: CUcontext,
-) -> Result<Vec<u8>, CudaError> {
+/// The counter-availability image of the device behind `ctx` (its size asked first).
+pub fn counter_availability(cupti: &'static Cupti, ctx: CUcontext) -> Result<Vec<u8>, CudaError> {
     let mut params = sys::CUpti_Profiler_GetCounterAvailability_Params {
         structSize: struct_size!(
             sys::CUpti_Profiler_GetCounterAvailability_Params,
