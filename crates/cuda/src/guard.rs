@@ -3,7 +3,7 @@
 //! callback returns at once while [`in_tool`] is true. The scope is entered by the call wrappers
 //! themselves ([`drv!`](crate::drv), [`cupti_call!`](crate::cupti_call)), and for their whole
 //! life by the tool's own threads (the counter set-up, the drain); CUPTI's host-only profiler
-//! calls (`catalog::host`) make no driver calls and need none.
+//! calls (`cupti::host_object`) make no driver calls and need none.
 
 use std::cell::Cell;
 
