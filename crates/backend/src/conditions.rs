@@ -2,75 +2,24 @@
 //! (`--cache-control all`, [`crate::flush`]) and the clocks read around every execution
 //! ([`kreplay_cuda::clocks`]).
 
-use super::*;
+use crate::backend::CudaBackend;
 use crate::flush::{ApplicationContextFlusher, L2Flusher};
-use kreplay_core::backend::UnitConditions;
+use crate::seen::{widen, Seen};
+use crate::state::DeviceState;
+use kreplay_core::backend::DeviceId;
 use kreplay_core::config::Switches;
+use kreplay_core::engine::DEFAULT_STAGING_RESERVE_BYTES;
 use kreplay_cuda::clocks::ClockReader;
-use kreplay_format::{CacheControl, CacheState};
-
-/// What a device's unit has seen so far.
-#[derive(Debug, Default)]
-pub(super) struct Seen {
-    flushed: u32,
-    unflushed: u32,
-    sm_mhz: Option<[u32; 2]>,
-    memory_mhz: Option<[u32; 2]>,
-}
-
-impl Seen {
-    /// Adds what `other` saw (a later part of the same unit).
-    pub(super) fn merge(&mut self, other: Seen) {
-        self.flushed += other.flushed;
-        self.unflushed += other.unflushed;
-        for (range, other) in [
-            (&mut self.sm_mhz, other.sm_mhz),
-            (&mut self.memory_mhz, other.memory_mhz),
-        ] {
-            if let Some([low, high]) = other {
-                widen(range, low);
-                widen(range, high);
-            }
-        }
-    }
-
-    /// The conditions of a unit that saw this.
-    pub(super) fn conditions(self) -> UnitConditions {
-        UnitConditions {
-            cache: if self.flushed > 0 && self.unflushed == 0 {
-                CacheState::Flushed
-            } else {
-                CacheState::AsLeft
-            },
-            sm_clock_mhz: self.sm_mhz.unwrap_or_default(),
-            memory_clock_mhz: self.memory_mhz.unwrap_or_default(),
-        }
-    }
-}
-
-fn widen(range: &mut Option<[u32; 2]>, value: u32) {
-    let [low, high] = range.get_or_insert([value, value]);
-    *low = (*low).min(value);
-    *high = (*high).max(value);
-}
+use kreplay_cuda::device::Device;
+use kreplay_cuda::handles::{synchronize_stream, Event};
+use kreplay_cuda::{CUstream, ContextGuard, Driver};
+use kreplay_format::CacheControl;
 
 impl CudaBackend {
-    /// The ranges of its profiler the flush before each measured launch makes in the
-    /// application's context (0 without `--cache-control all`, and where the ranges set up
-    /// cannot hold them beside one launch's).
-    pub(super) fn flush_ranges_per_launch(&self) -> usize {
-        let flush = ApplicationContextFlusher::RANGES;
-        if self.options.cache_control == CacheControl::All && self.options.max_ranges > flush {
-            flush
-        } else {
-            0
-        }
-    }
-
     /// Before a measured launch on `stream`: flushes L2 when the run asks for it and counters
     /// are measured, and counts whether it did. Returns the number of flush kernels launched
     /// in the application's context (each a range of its profiler before the launch's).
-    pub(super) fn before_measured_launch(&mut self, device: DeviceId, stream: CUstream) -> usize {
+    pub(crate) fn before_measured_launch(&mut self, device: DeviceId, stream: CUstream) -> usize {
         let measuring = self
             .devices
             .get(&device)
@@ -80,7 +29,7 @@ impl CudaBackend {
             return 0;
         }
         let mut ranges = 0;
-        let result = if self.flush_ranges_per_launch() > 0 {
+        let result = if self.options.flush_ranges_per_launch() > 0 {
             self.flush_in_application(device, stream, &mut ranges)
         } else {
             if !self.said_flush_in_application {
@@ -155,8 +104,8 @@ impl CudaBackend {
                         // nothing of the flush is still running when the launch's range
                         // begins. An error of the application's earlier work reported by
                         // this wait is the application's, left for it to see.
-                        // SAFETY: the launch's stream, of the application's context.
-                        let _ = unsafe { drv!(d, cuStreamSynchronize(stream)) };
+                        // (The launch's stream, of the application's context.)
+                        let _ = synchronize_stream(d, stream);
                     }
                 })
                 .map_err(|e| e.to_string()),
@@ -220,7 +169,7 @@ impl CudaBackend {
     }
 
     /// Reads the device's clocks into what its unit has seen (nothing without NVML).
-    pub(super) fn note_clocks(&mut self, device: DeviceId) {
+    pub(crate) fn note_clocks(&mut self, device: DeviceId) {
         let d = self.driver;
         let reader = *self.clock_readers.entry(device).or_insert_with(|| {
             pci_bus_id(d, device).and_then(|id| ClockReader::for_pci_bus_id(&id))
@@ -234,7 +183,7 @@ impl CudaBackend {
     }
 
     /// What the device's unit has seen so far, handed over: the next unit starts afresh.
-    pub(super) fn take_seen(&mut self, device: DeviceId) -> Seen {
+    pub(crate) fn take_seen(&mut self, device: DeviceId) -> Seen {
         self.seen.remove(&device).unwrap_or_default()
     }
 }
@@ -265,20 +214,5 @@ fn enqueue(
 
 /// The PCI bus id of CUDA device `ordinal`, as NVML takes it.
 fn pci_bus_id(d: &Driver, ordinal: DeviceId) -> Option<String> {
-    let mut device: sys::CUdevice = 0;
-    let mut text = [0 as std::ffi::c_char; 32];
-    // SAFETY: writes a device handle and at most `text.len()` bytes.
-    unsafe {
-        drv!(d, cuDeviceGet(&mut device, ordinal as i32)).ok()?;
-        drv!(
-            d,
-            cuDeviceGetPCIBusId(text.as_mut_ptr(), text.len() as i32, device)
-        )
-        .ok()?;
-        Some(
-            std::ffi::CStr::from_ptr(text.as_ptr())
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
+    Device::get(d, ordinal).ok()?.pci_bus_id(d).ok()
 }

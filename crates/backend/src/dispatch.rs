@@ -1,7 +1,10 @@
 //! The engine's view of the shared backend for one dispatch, and the gate that serialises
 //! measurements on each device between application threads.
 
-use super::{conditions::Seen, CudaBackend, CurrentDispatch};
+use crate::backend::CudaBackend;
+use crate::current::CurrentDispatch;
+use crate::memory::drain_context;
+use crate::seen::Seen;
 use kreplay_core::backend::*;
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
@@ -91,7 +94,7 @@ impl<'a> SharedDevice for DispatchBackend<'a> {
             let mut backend = self.lock(device);
             (backend.driver, backend.state(device)?.ctx)
         };
-        super::replay::drain_context(driver, device, ctx, deadline)
+        drain_context(driver, device, ctx, deadline)
     }
 
     fn plan_unit_shared(

@@ -4,7 +4,7 @@
 /// The most pinned host memory one snapshot may take: half of what the process can still use
 /// (the host's `MemAvailable`, or less when its cgroup's limit leaves less), so that a snapshot
 /// too large for the device never exhausts the host or the container.
-pub(super) fn host_staging_limit() -> u64 {
+pub(crate) fn host_staging_limit() -> u64 {
     let read = |path: &str| std::fs::read_to_string(path).ok();
     available_memory(
         read("/proc/meminfo").as_deref(),

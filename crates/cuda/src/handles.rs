@@ -86,6 +86,31 @@ impl Event {
         self.raw
     }
 
+    /// Records the event on `stream` (the tool's, or a launch's of the application).
+    pub fn record(&self, stream: CUstream) -> Result<(), CudaError> {
+        record_event(self.driver, self.raw, stream)
+    }
+
+    /// Waits until the work before the event's last record has finished.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: the event is live (owned here).
+        unsafe { drv!(self.driver, cuEventSynchronize(self.raw)) }
+    }
+
+    /// Milliseconds from `self`'s last record to `later`'s (both timed events, recorded and
+    /// completed).
+    pub fn elapsed_ms(&self, later: &Event) -> Result<f32, CudaError> {
+        let mut ms: f32 = 0.0;
+        // SAFETY: both events are live (owned); the driver checks they were recorded.
+        unsafe {
+            drv!(
+                self.driver,
+                cuEventElapsedTime_v2(&mut ms, self.raw, later.raw)
+            )?
+        };
+        Ok(ms)
+    }
+
     /// Leaves the event to its context, which destroys it with itself; its handle.
     pub fn leave_to_context(self) -> CUevent {
         let raw = self.raw;
@@ -134,6 +159,12 @@ impl DeviceMemory {
         let address = self.address;
         std::mem::forget(self);
         address
+    }
+}
+
+impl std::fmt::Debug for DeviceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceMemory({:#x}, {} bytes)", self.address, self.bytes)
     }
 }
 

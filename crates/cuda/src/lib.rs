@@ -1,6 +1,7 @@
 //! The safe layer over the CUDA driver, CUPTI and NVML: libraries loaded at run time, errors that
 //! name the failed call, typed calls, and owned objects that free on drop. The only crate that
 //! imports the bindings (`kreplay-cupti-sys`).
+pub mod callback_launch;
 pub mod clocks;
 pub mod context;
 pub mod cupti;
@@ -13,11 +14,14 @@ pub mod handles;
 pub mod kernel;
 pub mod launch;
 pub mod loader;
+pub mod memory;
 pub mod module;
 pub mod query;
 
 pub use context::ContextGuard;
 
+/// CUPTI's function table, loaded at run time ([`loader::cupti`]).
+pub use kreplay_cupti_sys::cupti::Cupti;
 /// The driver's function table, loaded at run time ([`loader::driver`]).
 pub use kreplay_cupti_sys::driver::Driver;
 /// Opaque handles of the driver's objects, passed between the safe layer's calls.

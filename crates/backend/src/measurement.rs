@@ -1,114 +1,15 @@
-//! The engine's job traits on the CUDA backend: drain, snapshot and restore, units and their
-//! executions, measured launches, relaunch and captures.
+//! The engine's measurement job on the CUDA backend: a unit planned on the range profiler, its
+//! executions started and stopped, each measured launch between a pair of events (the L2
+//! flushed before it under `--cache-control all`), and the unit's counters read back per pass.
 
-use super::*;
-
-impl Backend for CudaBackend {
-    type Launch = CudaLaunch;
-    type Snapshot = CudaSnapshot;
-    type Capture = CudaCapture;
-}
-
-impl Memory for CudaBackend {
-    fn drain(&mut self, device: DeviceId, deadline: Duration) -> Result<(), BackendError> {
-        let ctx = self.state(device)?.ctx;
-        drain_context(self.driver, device, ctx, deadline)
-    }
-
-    fn device_free_bytes(&mut self, device: DeviceId) -> u64 {
-        // Spare staging is free for staging: a snapshot that fits reuses it.
-        let spare: u64 = self.devices.get(&device).map_or(0, |s| {
-            s.spare
-                .iter()
-                .filter(|b| b.place == Staging::Device)
-                .map(|b| b.bytes)
-                .sum()
-        });
-        self.memory_free_now().saturating_add(spare)
-    }
-
-    fn snapshot(
-        &mut self,
-        device: DeviceId,
-        regions: &[Region],
-        place: Staging,
-    ) -> Result<CudaSnapshot, BackendError> {
-        let ctx = self.state(device)?.ctx;
-        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
-        // The driver faults inside a batched copy given memory that is no longer allocated,
-        // where one copy at a time reports an error: such memory is left out (there is nothing
-        // to restore in it).
-        let live: Vec<Region>;
-        let regions = if regions.len() > 1 {
-            live = self.allocated(regions);
-            &live[..]
-        } else {
-            regions
-        };
-        let mut entries = Vec::with_capacity(regions.len());
-        let mut offset = 0u64;
-        for region in regions {
-            entries.push((*region, offset));
-            offset += region.bytes.div_ceil(256) * 256;
-        }
-        let buffer = self.take_buffer(device, place, offset.max(1))?;
-        let snapshot = CudaSnapshot {
-            device,
-            buffer,
-            entries,
-            bytes: regions.iter().map(|r| r.bytes).sum(),
-        };
-        if let Err(error) = self.copy(&snapshot, true) {
-            self.release(snapshot);
-            return Err(error);
-        }
-        Ok(snapshot)
-    }
-
-    fn restore(&mut self, snapshot: &CudaSnapshot) -> Result<u64, BackendError> {
-        self.copy(snapshot, false)?;
-        Ok(snapshot.bytes)
-    }
-
-    fn release(&mut self, snapshot: CudaSnapshot) {
-        // The buffer stays for the next snapshot, unless device memory has become tight: then
-        // the application gets it back.
-        let d = self.driver;
-        let Some(ctx) = self.devices.get(&snapshot.device).map(|s| s.ctx) else {
-            return;
-        };
-        let Ok(_ctx) = ContextGuard::make_current(d, ctx) else {
-            return;
-        };
-        let tight = snapshot.buffer.place == Staging::Device
-            && self.memory_free_now() < DEFAULT_STAGING_RESERVE_BYTES;
-        let Some(state) = self.devices.get_mut(&snapshot.device) else {
-            return;
-        };
-        state.spare.push(snapshot.buffer);
-        // At most two kept per place (a unit's start and the application's view), the
-        // largest; none on the device once memory is tight.
-        let place = snapshot.buffer.place;
-        let mut kept: Vec<Buffer> = state
-            .spare
-            .iter()
-            .filter(|b| b.place == place)
-            .copied()
-            .collect();
-        kept.sort_by_key(|b| std::cmp::Reverse(b.bytes));
-        let keep = if tight { 0 } else { SPARE_BUFFERS };
-        let freed: Vec<Buffer> = kept.into_iter().skip(keep).collect();
-        state.spare.retain(|b| {
-            !freed
-                .iter()
-                .any(|f| f.address == b.address && f.place == b.place)
-        });
-        for buffer in freed {
-            // SAFETY: released staging; copies are synchronous, so nothing uses it.
-            unsafe { free_buffer(d, buffer) };
-        }
-    }
-}
+use crate::backend::{failed, CudaBackend};
+use crate::state::UnitState;
+use kreplay_core::backend::{
+    BackendError, DeviceId, Measurement, PassCounters, Timing, UnitConditions, UnitPlan,
+};
+use kreplay_cuda::error::CudaError;
+use kreplay_cuda::ContextGuard;
+use kreplay_format::CounterSample;
 
 impl Measurement for CudaBackend {
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
@@ -127,7 +28,7 @@ impl Measurement for CudaBackend {
         if self.groups.is_empty() {
             1
         } else {
-            (self.options.max_ranges / (1 + self.flush_ranges_per_launch())).max(1)
+            (self.options.max_ranges / (1 + self.options.flush_ranges_per_launch())).max(1)
         }
     }
 
@@ -167,18 +68,7 @@ impl Measurement for CudaBackend {
                 execution_of_pass: vec![0; groups.len()],
             }
         };
-        self.state(device)?.unit = Some(UnitState {
-            groups: groups.to_vec(),
-            plan: plan.clone(),
-            counters: measured,
-            execution: None,
-            used: 0,
-            timing: false,
-            pending: None,
-            launches: Vec::new(),
-            ranges: Vec::new(),
-            ranges_of: Vec::new(),
-        });
+        self.state(device)?.unit = Some(UnitState::new(groups, plan.clone(), measured));
         Ok(plan)
     }
 
@@ -190,7 +80,7 @@ impl Measurement for CudaBackend {
     ) -> Result<(), BackendError> {
         let ctx = self.state(device)?.ctx;
         let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
-        let per_launch = 1 + self.flush_ranges_per_launch();
+        let per_launch = 1 + self.options.flush_ranges_per_launch();
         if ranges * per_launch > self.options.max_ranges.max(1) {
             return Err(BackendError::Failed(format!(
                 "an execution of {ranges} launches{} exceeds the {} ranges the counters were set up for",
@@ -298,9 +188,8 @@ impl Measurement for CudaBackend {
     }
 
     fn stop_execution(&mut self, device: DeviceId) -> Result<Vec<Timing>, BackendError> {
-        let d = self.driver;
         let ctx = self.state(device)?.ctx;
-        let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
+        let _ctx = ContextGuard::make_current(self.driver, ctx).map_err(failed)?;
         let (used, counters, timing) = {
             let unit = self.unit(device)?;
             unit.execution
@@ -309,30 +198,11 @@ impl Measurement for CudaBackend {
             let timing = std::mem::take(&mut unit.timing);
             (unit.used, unit.counters && !timing, timing)
         };
-        let (anchor, anchor_ns, pairs) = {
-            let state = self.state(device)?;
-            (
-                state.anchor.raw(),
-                state.anchor_host_ns,
-                state.events[..used]
-                    .iter()
-                    .map(|(start, end)| (start.raw(), end.raw()))
-                    .collect::<Vec<_>>(),
-            )
-        };
-        if let Some((_, last)) = pairs.last() {
-            // SAFETY: the tool's own event; waits for the execution's last launch.
-            unsafe { drv!(d, cuEventSynchronize(*last)) }.map_err(failed)?;
-        }
+        self.wait_for_launches(device, used).map_err(failed)?;
         if counters {
             self.note_clocks(device);
         }
-        let mut timings = Vec::with_capacity(used);
-        for (start, end) in &pairs {
-            let start_ns = anchor_ns + self.elapsed_ns(anchor, *start).map_err(failed)?;
-            let end_ns = start_ns + self.elapsed_ns(*start, *end).map_err(failed)?;
-            timings.push(Timing { start_ns, end_ns });
-        }
+        let timings = self.launch_times(device, used).map_err(failed)?;
         if counters {
             let stopped = match self.profiler(device) {
                 Some(profiler) => profiler.stop(),
@@ -413,7 +283,7 @@ impl Measurement for CudaBackend {
         Ok(per_pass)
     }
 
-    fn take_unit_conditions(&mut self, device: DeviceId) -> kreplay_core::backend::UnitConditions {
+    fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
         self.take_seen(device).conditions()
     }
 
@@ -433,144 +303,6 @@ impl Measurement for CudaBackend {
             {
                 profiler.abandon();
             }
-        }
-    }
-}
-
-impl Relaunch for CudaBackend {
-    fn relaunch(&mut self, launch: &CudaLaunch) -> Result<(), BackendError> {
-        let d = self.driver;
-        match launch {
-            CudaLaunch::Owned(owned) => {
-                let _ctx = ContextGuard::make_current(d, owned.ctx).map_err(failed)?;
-                let stream = self
-                    .tool_stream_of(owned.ctx)
-                    .unwrap_or_else(|| owned.stream());
-                owned.launch_on(d, stream).map_err(failed)
-            }
-            CudaLaunch::Callback { api, params } => {
-                let current = self.current()?;
-                let stream = self.tool_stream_of(current.ctx).unwrap_or(current.stream);
-                // SAFETY: `params` is the parameter block of the launch whose callback is
-                // running; CUDA keeps it valid for the callback's duration.
-                unsafe { relaunch_callback(d, *api, *params, stream) }.map_err(failed)
-            }
-        }
-    }
-
-    /// A copy of the application's launch that stays valid after its callback.
-    fn retain_launch(&mut self, launch: &CudaLaunch) -> Result<CudaLaunch, BackendError> {
-        let current = self.current()?;
-        match launch {
-            CudaLaunch::Callback { api, params } => {
-                // SAFETY: the engine asks inside the launch's callback.
-                let owned = unsafe {
-                    OwnedLaunch::copy(self.driver, current.ctx, *api, *params, current.stream)
-                }
-                .map_err(failed)?;
-                Ok(CudaLaunch::Owned(Box::new(owned)))
-            }
-            // A launch the tool issued itself (a graph's kernel node): already a copy.
-            CudaLaunch::Owned(owned) => Ok(CudaLaunch::Owned(owned.clone())),
-        }
-    }
-
-    fn launch_addresses(&mut self, launch: &CudaLaunch) -> Vec<u64> {
-        match launch {
-            CudaLaunch::Owned(owned) => owned.addresses(),
-            // SAFETY: asked inside the launch's callback.
-            CudaLaunch::Callback { api, params } => unsafe {
-                callback_addresses(self.driver, *api, *params)
-            },
-        }
-    }
-
-    fn capture(
-        &mut self,
-        device: DeviceId,
-        base: u64,
-        bytes: u64,
-    ) -> Result<CudaCapture, BackendError> {
-        let d = self.driver;
-        let state = self.state(device)?;
-        let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
-        let aligned = bytes.div_ceil(256).max(1) * 256;
-        // The chunk being filled, or the next one that holds it, or a new chunk.
-        let (mut chunk, mut at) = state.log_at;
-        while chunk < state.log.len() && at + aligned > state.log[chunk].bytes() {
-            chunk += 1;
-            at = 0;
-        }
-        if chunk == state.log.len() {
-            let chunk = DeviceMemory::allocate(d, aligned.max(LOG_CHUNK_BYTES))
-                .map_err(|_| BackendError::OutOfStagingMemory(Staging::Device, aligned))?;
-            state.log.push(chunk);
-        }
-        let staged = state.log[chunk].address() + at;
-        let stream = state.tool_stream.raw();
-        // SAFETY: `base..base+bytes` is tracked device memory (the engine checked), the log
-        // chunk has room; the copy is waited for.
-        unsafe {
-            drv!(
-                d,
-                cuMemcpyDtoDAsync_v2(staged, base, bytes as usize, stream)
-            )
-            .map_err(failed)?;
-            drv!(d, cuStreamSynchronize(stream)).map_err(failed)?;
-        }
-        state.log_at = (chunk, at + aligned);
-        state.log_live += 1;
-        Ok(CudaCapture {
-            device,
-            target: base,
-            staged,
-            bytes,
-        })
-    }
-
-    fn apply(&mut self, capture: &CudaCapture) -> Result<(), BackendError> {
-        let d = self.driver;
-        let state = self.state(capture.device)?;
-        let _ctx = ContextGuard::make_current(d, state.ctx).map_err(failed)?;
-        // In stream order after the relaunches before it (all on the tool stream).
-        // SAFETY: both ranges are live device memory of the device's context.
-        unsafe {
-            drv!(
-                d,
-                cuMemcpyDtoDAsync_v2(
-                    capture.target,
-                    capture.staged,
-                    capture.bytes as usize,
-                    state.tool_stream.raw()
-                )
-            )
-        }
-        .map_err(failed)
-    }
-
-    fn release_capture(&mut self, capture: CudaCapture) {
-        if let Some(state) = self.devices.get_mut(&capture.device) {
-            state.log_live = state.log_live.saturating_sub(1);
-            if state.log_live == 0 {
-                state.log_at = (0, 0);
-            }
-        }
-    }
-}
-
-/// Waits for `device`'s context `ctx` to finish its work, at most `deadline`. Needs none of the
-/// backend's state: [`super::DispatchBackend`] waits with the backend unlocked, so that a drain
-/// of one device never holds up another device's replay.
-pub(super) fn drain_context(
-    driver: &'static Driver,
-    device: DeviceId,
-    ctx: CUcontext,
-    deadline: Duration,
-) -> Result<(), BackendError> {
-    match kreplay_cuda::drain::synchronize_within(driver, ctx, deadline).map_err(failed)? {
-        kreplay_cuda::drain::Drained::Done => Ok(()),
-        kreplay_cuda::drain::Drained::TimedOut => {
-            Err(BackendError::DrainTimeout { device, deadline })
         }
     }
 }
