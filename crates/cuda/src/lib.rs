@@ -14,6 +14,7 @@ pub mod launch;
 pub mod loader;
 pub mod module;
 pub mod query;
+pub mod symbols;
 
 pub use context::ContextGuard;
 
