@@ -7,6 +7,7 @@ pub mod debug;
 pub mod device;
 pub mod drain;
 pub mod error;
+pub mod graph;
 pub mod guard;
 pub mod handles;
 pub mod kernel;
