@@ -3,7 +3,7 @@
 
 use super::order::topological_order;
 use kreplay_cuda::error::CudaError;
-use kreplay_cuda::graph::{self, EdgesError, Node, Step};
+use kreplay_cuda::graph::{self as cuda_graph, EdgesError, Node, Step};
 use kreplay_cuda::{CUcontext, CUgraph, CUgraphNode, Driver};
 use std::collections::HashMap;
 
@@ -76,10 +76,10 @@ impl GraphReader<'_> {
             return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
         }
         let failed = |what: &str, e: CudaError| format!("{what}: {e}");
-        let nodes = graph::nodes(d, graph).map_err(|e| failed("cuGraphGetNodes", e))?;
+        let nodes = cuda_graph::nodes(d, graph).map_err(|e| failed("cuGraphGetNodes", e))?;
         // Without edge data: an edge that carries some (a programmatic dependency) makes the
         // query fail as lossy, and such a graph is declined.
-        let listed = graph::edges(d, graph).map_err(|e| match e {
+        let listed = cuda_graph::edges(d, graph).map_err(|e| match e {
             EdgesError::Count(e) => failed("cuGraphGetEdges", e),
             EdgesError::WithData(e) => failed("edges with data (programmatic dependent launch)", e),
         })?;
@@ -101,7 +101,7 @@ impl GraphReader<'_> {
 
     /// Appends one node (a child graph's nodes for a child graph node).
     fn node(&mut self, node: CUgraphNode, depth: usize) -> Result<(), String> {
-        match graph::read_node(self.d, self.ctx, node)? {
+        match cuda_graph::read_node(self.d, self.ctx, node)? {
             Node::Step(step) => {
                 if matches!(step, Step::Kernel(_)) {
                     self.kernel_steps.insert(node as usize, self.steps.len());

@@ -3,7 +3,7 @@
 //! launches are handed and the event that orders one launch after the previous.
 
 use super::plan::{read_plan, GraphPlan};
-use kreplay_cuda::graph::{self, KernelNodeParams, Step};
+use kreplay_cuda::graph::{kernel_launch, launchable_from_device, KernelNodeParams, Step};
 use kreplay_cuda::handles::{self, Event, GraphExec};
 use kreplay_cuda::{CUcontext, CUgraph, CUgraphExec, CUgraphNode, CUstream, Driver};
 use std::collections::HashMap;
@@ -42,7 +42,7 @@ impl GraphRegistry {
         graph: CUgraph,
         exec: CUgraphExec,
     ) -> Arc<GraphPlan> {
-        let plan = Arc::new(if graph::launchable_from_device(d, exec) {
+        let plan = Arc::new(if launchable_from_device(d, exec) {
             GraphPlan::declined(
                 ctx,
                 "it was instantiated to be launched from the device too".into(),
@@ -112,7 +112,7 @@ impl GraphRegistry {
                     _ => Vec::new(),
                 };
                 // SAFETY: `p` is the call's parameter block, as the caller promises.
-                match unsafe { graph::kernel_launch(d, ctx, p, attrs) } {
+                match unsafe { kernel_launch(d, ctx, p, attrs) } {
                     Ok(launch) => {
                         let mut next = (*old).clone();
                         if let Ok(steps) = &mut next.steps {
