@@ -7,10 +7,8 @@
 use crate::module_symbols::{CubinSymbols, SideEffect};
 use crate::CudaEngine;
 use kreplay_core::backend::{AllocKind, DeviceId, LaunchKind, Region};
-use kreplay_cuda::drv;
-use kreplay_cuda::lock;
-use kreplay_cupti_sys as sys;
-use kreplay_cupti_sys::driver::Driver;
+use kreplay_cuda::symbols::{self, code_owner};
+use kreplay_cuda::{lock, CUfunction, Driver};
 use kreplay_format::KernelSymbol;
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
@@ -134,7 +132,7 @@ impl KernelRegistry {
     }
 
     /// The kernel id and name of `f` if it was registered already.
-    pub fn known_kernel(&self, f: sys::CUfunction) -> Option<(u64, String)> {
+    pub fn known_kernel(&self, f: CUfunction) -> Option<(u64, String)> {
         lock(&self.kernels)
             .get(&(f as usize))
             .map(|e| (e.id, e.mangled.clone()))
@@ -144,7 +142,7 @@ impl KernelRegistry {
     pub fn kernel_id(
         &self,
         engine: &CudaEngine,
-        f: sys::CUfunction,
+        f: CUfunction,
         symbol_name: Option<String>,
         device: DeviceId,
     ) -> (u64, String) {
@@ -183,16 +181,9 @@ impl KernelRegistry {
     }
 
     /// The current context's `CUfunction` for a launch handle that may be a `CUkernel`.
-    fn context_function(&self, f: sys::CUfunction) -> sys::CUfunction {
-        let mut function: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: a CUfunction handle is refused with an error code, leaving `function` NULL.
-        match unsafe {
-            drv!(
-                self.driver,
-                cuKernelGetFunction(&mut function, f as sys::CUkernel)
-            )
-        } {
-            Ok(()) if !function.is_null() => function,
+    fn context_function(&self, f: CUfunction) -> CUfunction {
+        match symbols::kernel_function(self.driver, f) {
+            Ok(function) if !function.is_null() => function,
             _ => f,
         }
     }
@@ -208,32 +199,18 @@ impl KernelRegistry {
     fn resolve_module_variables(
         &self,
         engine: &CudaEngine,
-        f: sys::CUfunction,
+        f: CUfunction,
         name: &str,
         device: DeviceId,
     ) {
         let d = self.driver;
-        let mut library: sys::CUlibrary = std::ptr::null_mut();
-        let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: handle queries; an `f` of the other kind is refused with an error code.
-        let owner = unsafe {
-            if drv!(d, cuKernelGetLibrary(&mut library, f as sys::CUkernel)).is_ok() {
-                let mut function: sys::CUfunction = std::ptr::null_mut();
-                let _ = drv!(d, cuKernelGetFunction(&mut function, f as sys::CUkernel));
-                Some(library as usize)
-            } else {
-                let _ = drv!(d, cuFuncLoad(f));
-                drv!(d, cuFuncGetModule(&mut module, f))
-                    .ok()
-                    .map(|()| module as usize)
-            }
-        };
-        let Some(owner) = owner else {
+        let Some(code) = code_owner(d, f) else {
             kreplay_cuda::debug::line(&format!(
                 "{name}: neither a library kernel nor a module function"
             ));
             return;
         };
+        let owner = code.handle();
         lock(&self.module_contents)
             .entry(owner)
             .or_default()
@@ -258,23 +235,8 @@ impl KernelRegistry {
             let Ok(c_name) = CString::new(variable.name.as_str()) else {
                 continue;
             };
-            let (mut address, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
-            // SAFETY: looks a name up in a live library or module.
-            let found = unsafe {
-                if library.is_null() {
-                    drv!(
-                        d,
-                        cuModuleGetGlobal_v2(&mut address, &mut bytes, module, c_name.as_ptr())
-                    )
-                } else {
-                    drv!(
-                        d,
-                        cuLibraryGetGlobal(&mut address, &mut bytes, library, c_name.as_ptr())
-                    )
-                }
-            };
-            match found {
-                Ok(()) => {
+            match code.global(d, &c_name) {
+                Ok((address, bytes)) => {
                     kreplay_cuda::debug::line(&format!(
                         "tracking {} {} ({bytes} bytes at {address:#x}) of {name}'s module",
                         if variable.constant {
@@ -329,14 +291,9 @@ impl KernelRegistry {
     }
 }
 
-fn function_name(driver: &Driver, f: sys::CUfunction) -> String {
-    let mut name: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: the driver writes a pointer to the function's name, owned by the driver.
-    match unsafe { drv!(driver, cuFuncGetName(&mut name, f)) } {
-        // SAFETY: the driver's own string for the function.
-        Ok(()) => unsafe { kreplay_cuda::error::c_text(name) }.unwrap_or_default(),
-        Err(_) => format!("function@{:#x}", f as usize),
-    }
+/// `f`'s name, or its handle when the driver cannot say.
+fn function_name(driver: &Driver, f: CUfunction) -> String {
+    symbols::function_name(driver, f).unwrap_or_else(|_| format!("function@{:#x}", f as usize))
 }
 
 /// Whether `kernel` (mangled or not) is a kernel of NCCL (an identifier `nccl…Kernel…`:

@@ -9,6 +9,7 @@ pub mod debug;
 pub mod device;
 pub mod drain;
 pub mod error;
+pub mod graph;
 pub mod guard;
 pub mod handles;
 pub mod kernel;
@@ -17,6 +18,7 @@ pub mod loader;
 pub mod memory;
 pub mod module;
 pub mod query;
+pub mod symbols;
 
 pub use context::ContextGuard;
 

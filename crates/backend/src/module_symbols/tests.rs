@@ -1,10 +1,14 @@
+use super::reach::{
+    CALLGRAPH_ADDRESS_REFERENCES, CALLGRAPH_ADDRESS_TAKEN, CALLGRAPH_CALLS,
+    CALLGRAPH_INDIRECT_CALLERS,
+};
 use super::*;
 use object::write::{
     Object as WriteObject, Relocation, SectionId, Symbol, SymbolId, SymbolSection,
 };
 use object::{
-    Architecture, Endianness, RelocationEncoding, RelocationFlags, RelocationKind, SymbolFlags,
-    SymbolScope,
+    Architecture, BinaryFormat, Endianness, RelocationEncoding, RelocationFlags, RelocationKind,
+    SectionKind, SymbolFlags, SymbolScope,
 };
 
 /// Builds a small ELF shaped like a cubin: a kernel in `.text.<name>`, a `__device__`
