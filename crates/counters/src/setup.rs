@@ -288,8 +288,7 @@ impl Drop for RunningSetUp {
 /// After a step of a set-up: the exit waits for the set-up before anything the step set up is
 /// torn down (see the module documentation).
 fn exit_waits_for_setup() {
-    // SAFETY: registers a plain extern "C" function.
-    unsafe { libc::atexit(wait_at_exit) };
+    kreplay_core::lifecycle::at_exit(wait_at_exit);
 }
 
 /// The backend's own work a set-up thread does after the counters (see [`CounterSetup::new`]).
@@ -386,7 +385,7 @@ impl CounterSetup {
             .name("kreplay-setup".into())
             .spawn(move || {
                 let _running = running;
-                kreplay_core::last_words::block_signals();
+                kreplay_core::lifecycle::block_signals();
                 // A thread of the tool's: every CUDA call it makes is the tool's own, also
                 // those a library makes on its behalf.
                 let _thread = ToolScope::enter();

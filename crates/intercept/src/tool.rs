@@ -9,6 +9,7 @@ use kreplay_backend::{
 };
 use kreplay_core::backend::{AllocKind, DeviceId, DeviceScope, LaunchKind};
 use kreplay_core::config::{InProcessMode, ToolConfig};
+use kreplay_core::lifecycle::{self, Endings, Life};
 use kreplay_counters::setup::CounterSetup;
 use kreplay_cuda::{cupti_call, loader};
 use kreplay_cupti_sys::cupti::Cupti;
@@ -17,7 +18,7 @@ use kreplay_cupti_sys::{self as sys, struct_size};
 use kreplay_format::{CounterInfo, ProcessInfo, RecordSink};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) struct Tool {
@@ -54,40 +55,9 @@ pub(crate) struct Tool {
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
 
-/// The tool's lifecycle: [`Life::Uninitialised`] until [`initialize`] has set the tool up (and
-/// for good when it could not: nothing is recorded, the application runs as without kreplay);
-/// then [`Life::On`], before the callbacks are subscribed; [`Life::Off`] when it switches itself
-/// off (a panic: callbacks return at once, the records so far are still flushed at exit; another
-/// CUPTI subscriber: the tool never started, nothing was recorded); and in a child the
-/// application forked without exec, [`Life::ForkedChild`] for good (the tool's threads, writer
-/// and CUDA state belong to the parent: the child's callbacks and exit do nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum Life {
-    Uninitialised = 0,
-    On = 1,
-    Off = 2,
-    ForkedChild = 3,
-}
-
-static LIFE: AtomicU8 = AtomicU8::new(Life::Uninitialised as u8);
-
-fn life() -> Life {
-    match LIFE.load(Ordering::Relaxed) {
-        0 => Life::Uninitialised,
-        1 => Life::On,
-        2 => Life::Off,
-        _ => Life::ForkedChild,
-    }
-}
-
-extern "C" fn in_forked_child() {
-    LIFE.store(Life::ForkedChild as u8, Ordering::SeqCst);
-}
-
 /// The tool while it is on.
 pub(crate) fn tool() -> Option<&'static Tool> {
-    if life() != Life::On {
+    if lifecycle::life() != Life::On {
         return None;
     }
     TOOL.get()
@@ -96,7 +66,7 @@ pub(crate) fn tool() -> Option<&'static Tool> {
 /// The tool for the process that set it up (`None` in a forked child), on or off: for what
 /// must still happen after the tool switched itself off (flushing its records).
 fn own_tool() -> Option<&'static Tool> {
-    if life() == Life::ForkedChild {
+    if lifecycle::life() == Life::ForkedChild {
         return None;
     }
     TOOL.get()
@@ -106,15 +76,7 @@ fn own_tool() -> Option<&'static Tool> {
 /// Runs outside the callbacks' `catch_unwind`, so it must not panic itself: stderr errors are
 /// ignored (`eprintln!` panics on EPIPE) and the flush is guarded.
 pub(crate) fn disable(reason: &str) {
-    let was_on = LIFE
-        .compare_exchange(
-            Life::On as u8,
-            Life::Off as u8,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        )
-        .is_ok();
-    if was_on {
+    if lifecycle::switch_off() {
         say(&format!(
             "{reason}; profiling is off for the rest of this process, the application continues"
         ));
@@ -211,22 +173,13 @@ pub fn initialize() -> Result<(), String> {
     if TOOL.set(tool).is_err() {
         return Ok(());
     }
-    // Uninitialised → On (never over a fork's or a switch-off's state).
-    let _ = LIFE.compare_exchange(
-        Life::Uninitialised as u8,
-        Life::On as u8,
-        Ordering::SeqCst,
-        Ordering::SeqCst,
-    );
+    lifecycle::switch_on();
     laps.lap("engine");
     subscribe(cupti)?;
     laps.lap("subscribed");
-    // SAFETY: registers plain extern "C" functions.
-    unsafe {
-        libc::pthread_atfork(None, None, Some(in_forked_child));
-        libc::atexit(at_exit);
-    }
-    kreplay_core::last_words::install(finish_process);
+    // Every ending of the process (its exit, a signal) runs `finish_process`; a forked child
+    // finishes nothing.
+    lifecycle::install(Endings::ExitAndSignals, finish_process);
     if let Some(tool) = TOOL.get() {
         tool.phase("injection ready");
         tool.debug(&format!("injection: {}", laps.summary()));
@@ -258,12 +211,7 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
         )
     };
     if let Err(e) = result {
-        let _ = LIFE.compare_exchange(
-            Life::On as u8,
-            Life::Off as u8,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+        lifecycle::switch_off();
         if e.cupti_code()
             == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
         {
@@ -304,23 +252,10 @@ fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
     Ok(())
 }
 
-extern "C" fn at_exit() {
-    // A signal on this thread while it finishes would wait for the finish it interrupted (30 s,
-    // then the window's passes lost): it is held until the exit, or taken by another thread.
-    kreplay_core::last_words::hold_signals();
-    finish_process();
-}
-
 /// The process ends (its exit handlers, or a signal's last words, see
-/// [`kreplay_core::last_words`]): the open window's passes run, every record is flushed. Once.
+/// [`kreplay_core::lifecycle`], which runs this once): the open window's passes run, every
+/// record is flushed.
 fn finish_process() {
-    // A second caller (exit while a signal's last words run, or the reverse) waits for the
-    // first to finish instead of ending the process under it.
-    static FINISHED: std::sync::Once = std::sync::Once::new();
-    FINISHED.call_once(finish_process_once);
-}
-
-fn finish_process_once() {
     let _ = std::panic::catch_unwind(|| {
         if let Some(tool) = own_tool() {
             // What is queued is committed first: the window's passes below need the tool's
@@ -563,8 +498,8 @@ mod tests {
 
     #[test]
     fn a_forked_child_sees_the_tool_switched_off_and_the_parent_does_not() {
-        // SAFETY: registers a plain extern "C" function (as `initialize` does).
-        unsafe { libc::pthread_atfork(None, None, Some(in_forked_child)) };
+        // As `initialize` does, through the lifecycle.
+        lifecycle::fork::watch_forks();
         // SAFETY: the child only reads an atomic and calls _exit.
         let child = unsafe { libc::fork() };
         assert!(child >= 0);
@@ -572,7 +507,11 @@ mod tests {
             // Switching off in the child leaves it a forked child (never flushing the parent's
             // writer).
             disable("test");
-            let code = if life() == Life::ForkedChild { 0 } else { 1 };
+            let code = if lifecycle::life() == Life::ForkedChild {
+                0
+            } else {
+                1
+            };
             // SAFETY: ends the child without the parent's exit handlers.
             unsafe { libc::_exit(code) };
         }
@@ -586,7 +525,7 @@ mod tests {
             "the child saw itself as a forked child"
         );
         assert_ne!(
-            life(),
+            lifecycle::life(),
             Life::ForkedChild,
             "the parent is not a forked child"
         );
@@ -595,10 +534,10 @@ mod tests {
     #[test]
     fn until_initialised_switching_off_changes_nothing() {
         // No test calls `initialize` (it needs a driver).
-        assert_eq!(life(), Life::Uninitialised);
+        assert_eq!(lifecycle::life(), Life::Uninitialised);
         disable("test");
         assert_eq!(
-            life(),
+            lifecycle::life(),
             Life::Uninitialised,
             "only an active tool switches off"
         );

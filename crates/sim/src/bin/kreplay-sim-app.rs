@@ -214,7 +214,10 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         (0..devices).map(|_| device()).collect(),
         Some(engine.clone()),
     );
-    kreplay_core::last_words::install(runtime.finisher());
+    kreplay_core::lifecycle::install(
+        kreplay_core::lifecycle::Endings::Signals,
+        runtime.finisher(),
+    );
     let outcomes = workload::run_threads(&runtime, sizes, threads);
     if let Some(signal) = end_by_signal {
         // Two more in-place launches, with no call after them: their window is open when the
