@@ -23,6 +23,6 @@ pub(super) fn finish_at_exit() {
 extern "C" fn finish_on_exit() {
     // A signal on this thread while it finishes would wait for the finish it interrupted (30 s,
     // then the window's passes lost): it is held until the exit, or taken by another thread.
-    super::hold_signals();
-    super::finish_now();
+    super::signals::hold_signals();
+    super::finish::finish_now();
 }

@@ -3,9 +3,6 @@
 //! parent. The child is marked [`Life::ForkedChild`](super::Life::ForkedChild) at the fork, so
 //! that its callbacks and its exit do nothing.
 
-use super::{Life, LIFE};
-use std::sync::atomic::Ordering;
-
 /// Marks every child forked from now on as a forked child. Once is enough per process.
 pub fn watch_forks() {
     // SAFETY: registers a plain extern "C" function that only stores an atomic.
@@ -14,5 +11,5 @@ pub fn watch_forks() {
 
 /// Runs in the child right after `fork`: async-signal-safe (an atomic store).
 extern "C" fn in_forked_child() {
-    LIFE.store(Life::ForkedChild as u8, Ordering::SeqCst);
+    super::state::mark_forked_child();
 }

@@ -15,58 +15,15 @@
 //! async-signal-safe (see [`signals`]).
 
 pub mod exit;
+mod finish;
 pub mod fork;
 mod signals;
+mod state;
 
 pub use exit::at_exit;
+pub use finish::finish_now;
 pub use signals::{block_signals, disarm, hold_signals, FINISH_LIMIT, SIGNALS};
-
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Once, OnceLock};
-
-/// The tool's state in this process: [`Life::Uninitialised`] until its owner has set it up (and
-/// for good when it could not: nothing is recorded, the application runs as without kreplay);
-/// then [`Life::On`]; [`Life::Off`] when it switched itself off (a panic: callbacks return at
-/// once, the records so far are still flushed at exit; another CUPTI subscriber: the tool never
-/// started, nothing was recorded); and in a child the application forked without exec,
-/// [`Life::ForkedChild`] for good (the tool's threads, writer and device state belong to the
-/// parent: the child's callbacks and exit do nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Life {
-    Uninitialised = 0,
-    On = 1,
-    Off = 2,
-    ForkedChild = 3,
-}
-
-static LIFE: AtomicU8 = AtomicU8::new(Life::Uninitialised as u8);
-
-/// The tool's state now (one atomic read: cheap enough for every callback).
-pub fn life() -> Life {
-    match LIFE.load(Ordering::Relaxed) {
-        0 => Life::Uninitialised,
-        1 => Life::On,
-        2 => Life::Off,
-        _ => Life::ForkedChild,
-    }
-}
-
-/// Uninitialised → on, once the tool is set up (never over a fork's or a switch-off's state).
-pub fn switch_on() {
-    let _ = move_from(Life::Uninitialised, Life::On);
-}
-
-/// On → off, for the rest of the process; whether the tool was on (so that its owner says why
-/// once). Changes nothing in any other state.
-pub fn switch_off() -> bool {
-    move_from(Life::On, Life::Off)
-}
-
-fn move_from(from: Life, to: Life) -> bool {
-    LIFE.compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok()
-}
+pub use state::{life, switch_off, switch_on, Life};
 
 /// Which endings of the process run the owner's finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,17 +35,13 @@ pub enum Endings {
     Signals,
 }
 
-type Finish = Box<dyn Fn() + Send + Sync>;
-
-static FINISH: OnceLock<Finish> = OnceLock::new();
-
 /// Makes `finish` the last work of every ending `endings` names. Once per process; later calls
 /// do nothing. Returns the signals caught (those the process left at their default action).
 ///
 /// Registered in this order, as the interception always did: the fork handler, the exit
 /// handler, then the signal handlers and their thread.
 pub fn install(endings: Endings, finish: impl Fn() + Send + Sync + 'static) -> Vec<libc::c_int> {
-    if FINISH.set(Box::new(finish)).is_err() {
+    if !finish::set(Box::new(finish)) {
         return Vec::new();
     }
     if endings == Endings::ExitAndSignals {
@@ -96,19 +49,6 @@ pub fn install(endings: Endings, finish: impl Fn() + Send + Sync + 'static) -> V
         exit::finish_at_exit();
     }
     signals::install(finish_now)
-}
-
-/// Runs the installed finish, once per process and never unwinding: a second caller (an exit
-/// while a signal's last words run, or the reverse) waits for the first to finish instead of
-/// ending the process under it.
-pub fn finish_now() {
-    static FINISHED: Once = Once::new();
-    FINISHED.call_once(|| {
-        if let Some(finish) = FINISH.get() {
-            // Inside `call_once`, so a panic neither poisons it nor crosses an exit handler.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(finish));
-        }
-    });
 }
 
 #[cfg(test)]
