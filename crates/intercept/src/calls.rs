@@ -2,7 +2,6 @@
 //! engine's fence (or keeps a replay window open across it) from its ENTER to its EXIT
 //! callback, with what it does to device memory and which devices it may touch.
 
-use crate::callback_data::succeeded;
 use crate::classify::{
     call_addresses, classify_call, is_blocking_wait, is_capture_begin, unloaded_module, CallKind,
     DriverEvent,
@@ -13,6 +12,7 @@ use crate::{graph_exec, memory};
 use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceScope};
 use kreplay_core::engine::CallGuard;
+use kreplay_cuda::callback::driver::DriverCallback;
 use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
 
@@ -42,14 +42,7 @@ pub(crate) fn driver_call(
         CurrentDispatch::passive(data.context, std::ptr::null_mut()),
     );
     // The call's name says, in the end-of-run window line, what closed windows.
-    let call = if data.functionName.is_null() {
-        "a driver call"
-    } else {
-        // SAFETY: CUPTI passes the API's name as a NUL-terminated static string.
-        unsafe { std::ffi::CStr::from_ptr(data.functionName) }
-            .to_str()
-            .unwrap_or("a driver call")
-    };
+    let call = data.function_name();
     if enter {
         if is_capture_begin(cbid) {
             // A capture must not begin while the context's counter set-up runs.
@@ -89,7 +82,7 @@ pub(crate) fn driver_call(
         if let DriverEvent::Alloc(api) = event {
             memory::on_alloc(tool, api, data);
         }
-        if crate::classify::changes_graph_exec(call) && succeeded(data) {
+        if crate::classify::changes_graph_exec(call) && data.succeeded() {
             graph_exec::on_exec_change(tool, call, data);
         }
     }

@@ -9,6 +9,7 @@ use crate::tool::{lock, Tool};
 use kreplay_backend::graphs::{memcpy_destination, memset_span, NodeCall, Step};
 use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceId, DeviceScope};
+use kreplay_cuda::callback::graph::GraphLaunch;
 use kreplay_cuda::launch::OwnedLaunch;
 use kreplay_cuda::query;
 use kreplay_cupti_sys as sys;
@@ -24,9 +25,10 @@ pub(crate) fn launch_by_nodes(
     if !tool.graph_nodes || data.functionParams.is_null() {
         return false;
     }
-    let params = data.functionParams as *mut sys::cuGraphLaunch_params;
-    // SAFETY: the parameter block of cuGraphLaunch (the _ptsz block has the same fields).
-    let (exec, stream) = unsafe { ((*params).hGraph, (*params).hStream) };
+    // SAFETY: the parameter block of cuGraphLaunch (the _ptsz block has the same fields), at its
+    // ENTER callback.
+    let launch = unsafe { GraphLaunch::from_params(data.functionParams) };
+    let (exec, stream) = (launch.exec(), launch.stream());
     let stream = resolve_stream(stream, per_thread);
     // Launched into a stream capture, the graph becomes a node of the graph being captured.
     if query::is_capturing(tool.driver, stream) {
@@ -61,9 +63,7 @@ pub(crate) fn launch_by_nodes(
             return false;
         }
     };
-    // SAFETY: the call's own parameter block, at its ENTER callback: the driver launches the
-    // executable graph it holds when the callback returns (bench/probes/graph_swap.sh).
-    unsafe { (*params).hGraph = stand_in };
+    launch.launch_instead(stand_in);
     for step in steps {
         match step {
             Step::Kernel(launch) => kernel_node(tool, data, device, launch.with_stream(stream)),

@@ -3,13 +3,13 @@
 //! the launch's EXIT callback, where the engine records it and may replay it. A launch into a
 //! stream capture is passed through.
 
-use crate::callback_data::succeeded;
 use crate::classify::LaunchApi;
 use crate::dispatch::{begin_dispatch, kernel_dispatch, LaunchShape};
 use crate::tool::{self, lock, Tool};
 use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{DeviceScope, DispatchInfo, LaunchKind};
 use kreplay_core::LaunchTicket;
+use kreplay_cuda::callback::driver::DriverCallback;
 use kreplay_cuda::launch::LaunchParams;
 use kreplay_cuda::query;
 use kreplay_cupti_sys as sys;
@@ -100,9 +100,8 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpt
             dynamic_shared_bytes: shape.shared,
         }
     } else {
-        // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-        let symbol =
-            unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+        // SAFETY: a launch's callback.
+        let symbol = unsafe { data.launch_symbol() };
         kernel_dispatch(tool, device, &shape, symbol, data.correlationId, || {
             // SAFETY: the parameter block of the launch whose callback is running.
             unsafe {
@@ -124,8 +123,8 @@ fn enter_captured(
     device: kreplay_core::backend::DeviceId,
     shape: &LaunchShape,
 ) {
-    // SAFETY: symbolName is valid for launch callbacks (and only read for them).
-    let symbol = unsafe { kreplay_cuda::error::c_text(data.symbolName) }.filter(|s| !s.is_empty());
+    // SAFETY: a launch's callback.
+    let symbol = unsafe { data.launch_symbol() };
     let (kernel_id, kernel_name) = tool
         .kernels
         .known_kernel(shape.f)
@@ -192,7 +191,7 @@ pub(crate) fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) -> boo
     let Some(tool) = tool::tool() else {
         return true;
     };
-    if !succeeded(data) {
+    if !data.succeeded() {
         // Nothing executed: no pass to read and nothing to replay (a relaunch would fail the
         // same way). The window is released and nothing is recorded.
         tool.engine.launch_failed(&mut backend, ticket);

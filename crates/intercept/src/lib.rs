@@ -12,13 +12,12 @@
 //! thread).
 //!
 //! Files, from the top: `start` → `callbacks` → `launches`, `graph_launch`, `calls`,
-//! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` and
-//! `callback_data` read what CUPTI passes.
+//! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` tells
+//! what a driver call is, `kreplay_cuda::callback` reads what CUPTI passes.
 //!
 //! Panic safety: the CUPTI callback runs inside `catch_unwind`; a panic switches the tool off
 //! (callbacks return at once from then on) and the application goes on unprofiled.
 
-mod callback_data;
 mod callbacks;
 mod calls;
 pub mod classify;

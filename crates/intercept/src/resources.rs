@@ -7,24 +7,16 @@ use crate::tool::{lock, Tool};
 use kreplay_backend::module_symbols::scan_cubin;
 use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::DeviceScope;
+use kreplay_cuda::callback::resource::{resource_event, ResourceEvent};
 use kreplay_cuda::guard::in_tool;
 use kreplay_cupti_sys as sys;
 use std::sync::atomic::Ordering;
 
 pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
-    match cbid {
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_MODULE_LOADED => {
-            let module = data.resourceDescriptor as *const sys::CUpti_ModuleResourceData;
-            if module.is_null() {
+    match resource_event(cbid, data) {
+        ResourceEvent::ModuleLoaded { cubin } => {
+            let Some(image) = cubin else {
                 return;
-            }
-            // SAFETY: CUPTI's module descriptor; the cubin is valid during the callback.
-            let image = unsafe {
-                let m = &*module;
-                if m.pCubin.is_null() || m.cubinSize == 0 {
-                    return;
-                }
-                std::slice::from_raw_parts(m.pCubin as *const u8, m.cubinSize)
             };
             let began = std::time::Instant::now();
             let scanned = scan_cubin(image);
@@ -51,21 +43,19 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_Reso
             }
         }
         _ if in_tool() => {}
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED => {
-            graph_exec::on_instantiated(tool, data)
+        ResourceEvent::GraphExecCreated { graph, exec } => {
+            graph_exec::on_instantiated(tool, data.context, graph, exec)
         }
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING => {
-            graph_exec::on_destroying(tool, data)
-        }
+        ResourceEvent::GraphExecDestroying { exec } => graph_exec::on_destroying(tool, exec),
         // The driver holds locks of its own during resource callbacks: nothing here may wait
         // for the backend's lock, which is held across counter calls that take those locks.
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_CREATED => {
+        ResourceEvent::ContextCreated => {
             tool.phase("context created");
             if let Some(setup) = &tool.counter_setup {
                 setup.prepare(data.context);
             }
         }
-        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING => {
+        ResourceEvent::ContextDestroying => {
             // A counter set-up still running on it stops first (it must not outlive it).
             if let Some(setup) = &tool.counter_setup {
                 setup.abandon(data.context);
@@ -105,6 +95,6 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_Reso
             lock(&tool.context_devices).remove(&(data.context as usize));
             tool.graphs.context_destroyed(data.context);
         }
-        _ => {}
+        ResourceEvent::Other => {}
     }
 }

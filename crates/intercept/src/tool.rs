@@ -15,7 +15,6 @@ use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
 use kreplay_format::RecordSink;
 use std::collections::{HashMap, HashSet};
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -222,11 +221,6 @@ impl Tool {
 }
 
 pub(crate) use kreplay_cuda::lock;
-
-/// A host pointer as the inventory's address.
-pub(crate) fn host_address(p: *mut c_void) -> u64 {
-    p as u64
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,60 +1,8 @@
 //! Launches, allocations and frees, told apart by their callback id.
 
-use kreplay_core::backend::AllocKind;
+pub use kreplay_cuda::callback::memory::{AllocApi, FreeApi};
 use kreplay_cuda::launch::LaunchApi;
 use kreplay_cupti_sys as sys;
-
-/// An allocation API, read at its EXIT callback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AllocApi {
-    /// `cuMemAlloc_v2`: `cuMemAlloc_v2_params {dptr, bytesize}`.
-    Alloc,
-    /// `cuMemAllocPitch_v2`: size is `*pPitch * Height`.
-    Pitch,
-    /// `cuMemAllocAsync` (`_ptsz`): `{dptr, bytesize, hStream}`.
-    Async,
-    /// `cuMemAllocFromPoolAsync` (`_ptsz`): `{dptr, bytesize, pool, hStream}`.
-    FromPool,
-    /// `cuMemAllocManaged`: `{dptr, bytesize, flags}`.
-    Managed,
-    /// `cuMemHostAlloc`: `{pp, bytesize, Flags}`.
-    HostAlloc,
-    /// `cuMemAllocHost_v2`: `{pp, bytesize}`.
-    AllocHost,
-    /// `cuMemHostRegister_v2`: `{p, bytesize, Flags}`.
-    HostRegister,
-    /// `cuMemSetAccess`: `{ptr, size, desc, count}`: mapped virtual memory becomes accessible
-    /// (tracked from here, not from `cuMemMap`: before it, copying the range would fault).
-    Map,
-}
-
-impl AllocApi {
-    pub fn kind(self) -> AllocKind {
-        match self {
-            AllocApi::Alloc => AllocKind::Device,
-            AllocApi::Pitch => AllocKind::Pitched,
-            AllocApi::Async | AllocApi::FromPool => AllocKind::Pool,
-            AllocApi::Managed => AllocKind::Managed,
-            AllocApi::HostAlloc | AllocApi::AllocHost | AllocApi::HostRegister => AllocKind::Host,
-            AllocApi::Map => AllocKind::VirtualMapping,
-        }
-    }
-}
-
-/// A free API, read at its ENTER callback (the address is still valid then).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FreeApi {
-    /// `cuMemFree_v2`: `{dptr}`.
-    Free,
-    /// `cuMemFreeAsync` (`_ptsz`): `{dptr, hStream}`.
-    FreeAsync,
-    /// `cuMemFreeHost`: `{p}`.
-    FreeHost,
-    /// `cuMemHostUnregister`: `{p}`.
-    HostUnregister,
-    /// `cuMemUnmap`: `{ptr, size}`.
-    Unmap,
-}
 
 /// What a driver callback id is to the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +97,7 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kreplay_core::backend::AllocKind;
 
     #[test]
     fn launch_ids_match_the_cupti_13_table() {
