@@ -1,9 +1,11 @@
 //! What CUPTI hands a callback, read through typed decoders: a driver call's data (its name,
 //! result, kernel symbol: [`driver`]), a resource event ([`resource`]), the parameter blocks of
-//! allocations and frees ([`memory`]) and of the calls that change or launch an executable
-//! graph ([`graph`]). The raw layouts (`generated_cuda_meta.h`, `cupti_callbacks.h`) are read
-//! here only; the interception decides what each means to the tool.
+//! copies, memsets, frees and unloads ([`calls`]), of allocations and frees ([`memory`]) and of
+//! the calls that change or launch an executable graph ([`graph`]). The raw layouts
+//! (`generated_cuda_meta.h`, `cupti_callbacks.h`) are read here only; the interception decides
+//! what each means to the tool.
 
+pub mod calls;
 pub mod driver;
 pub mod graph;
 pub mod memory;

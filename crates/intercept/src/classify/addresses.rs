@@ -1,6 +1,7 @@
 //! The device addresses a driver call names, for the devices it may touch.
 
 use super::effects::{base_name, classify_call, CallKind};
+use kreplay_cuda::callback::calls::{call_params, CallParams};
 use kreplay_cupti_sys as sys;
 
 /// The device addresses a copy, memset or free names (its destination and, for a copy from
@@ -19,28 +20,20 @@ pub unsafe fn call_addresses(name: &str, params: *const std::ffi::c_void) -> Vec
         CallKind::Writes { dst, .. } => Some(dst),
         _ => None,
     };
-    let other = match base_name(name) {
-        "cuMemFree_v2" => Some((*(params as *const sys::cuMemFree_v2_params)).dptr),
-        "cuMemFreeAsync" => Some((*(params as *const sys::cuMemFreeAsync_params)).dptr),
-        "cuMemUnmap" => Some((*(params as *const sys::cuMemUnmap_params)).ptr),
-        "cuMemcpyDtoH_v2" | "cuMemcpyDtoHAsync_v2" => {
-            Some((*(params as *const sys::cuMemcpyDtoH_v2_params)).srcDevice)
-        }
-        "cuMemcpyDtoD_v2" | "cuMemcpyDtoDAsync_v2" => {
-            Some((*(params as *const sys::cuMemcpyDtoD_v2_params)).srcDevice)
-        }
-        "cuMemcpy" | "cuMemcpyAsync" => Some((*(params as *const sys::cuMemcpy_params)).src),
-        "cuMemcpy2D_v2" | "cuMemcpy2DAsync_v2" | "cuMemcpy2DUnaligned_v2" => {
-            let p = &*(params as *const sys::cuMemcpy2D_v2_params);
-            p.pCopy.as_ref().and_then(|copy| {
-                matches!(
-                    copy.srcMemoryType,
-                    sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
-                        | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
-                )
-                .then(|| copy.srcDevice + (copy.srcY * copy.srcPitch + copy.srcXInBytes) as u64)
-            })
-        }
+    // SAFETY: the caller's contract.
+    let other = match unsafe { call_params(base_name(name), params) } {
+        Some(CallParams::Free { address }) => Some(address),
+        Some(CallParams::CopyToHost { src })
+        | Some(CallParams::CopyOnDevice { src, .. })
+        | Some(CallParams::CopyUnified { src, .. }) => Some(src),
+        Some(CallParams::Copy2D(copy)) => copy.and_then(|copy| {
+            matches!(
+                copy.srcMemoryType,
+                sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
+                    | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
+            )
+            .then(|| copy.srcDevice + (copy.srcY * copy.srcPitch + copy.srcXInBytes) as u64)
+        }),
         _ => None,
     };
     written.into_iter().chain(other).collect()

@@ -1,6 +1,7 @@
 //! What a driver call does to device memory, by its name in families and, for copies and
 //! memsets, its parameter block; and whether it changes an executable graph.
 
+use kreplay_cuda::callback::calls::{call_params, CallParams};
 use kreplay_cupti_sys as sys;
 
 /// What a driver call (not a launch, not a pure query) does to device memory, from its name
@@ -117,62 +118,29 @@ pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> Call
     if HARMLESS.iter().any(|p| name.starts_with(p)) {
         return CallKind::NoDeviceWrite;
     }
-    if params.is_null() {
-        return CallKind::Unknown;
-    }
-    let writes = |dst: u64, bytes: usize| CallKind::Writes {
+    let writes = |dst: u64, bytes: u64| CallKind::Writes {
         dst,
-        bytes: bytes as u64,
+        bytes,
         unified: false,
     };
-    match base_name(name) {
-        "cuMemcpyHtoD_v2" | "cuMemcpyHtoDAsync_v2" => {
-            let p = &*(params as *const sys::cuMemcpyHtoD_v2_params);
-            writes(p.dstDevice, p.ByteCount)
-        }
-        "cuMemcpyDtoD_v2" | "cuMemcpyDtoDAsync_v2" => {
-            let p = &*(params as *const sys::cuMemcpyDtoD_v2_params);
-            writes(p.dstDevice, p.ByteCount)
-        }
-        "cuMemcpy" | "cuMemcpyAsync" => {
-            let p = &*(params as *const sys::cuMemcpy_params);
-            CallKind::Writes {
-                dst: p.dst,
-                bytes: p.ByteCount as u64,
-                unified: true,
-            }
-        }
-        "cuMemsetD8_v2" | "cuMemsetD8Async" => {
-            let p = &*(params as *const sys::cuMemsetD8_v2_params);
-            writes(p.dstDevice, p.N)
-        }
-        "cuMemsetD16_v2" | "cuMemsetD16Async" => {
-            let p = &*(params as *const sys::cuMemsetD16_v2_params);
-            writes(p.dstDevice, p.N * 2)
-        }
-        "cuMemsetD32_v2" | "cuMemsetD32Async" => {
-            let p = &*(params as *const sys::cuMemsetD32_v2_params);
-            writes(p.dstDevice, p.N * 4)
-        }
-        "cuMemsetD2D8_v2" | "cuMemsetD2D8Async" => {
-            let p = &*(params as *const sys::cuMemsetD2D8_v2_params);
-            writes(p.dstDevice, span_2d(p.dstPitch, p.Width, p.Height))
-        }
-        "cuMemsetD2D16_v2" | "cuMemsetD2D16Async" => {
-            let p = &*(params as *const sys::cuMemsetD2D16_v2_params);
-            writes(p.dstDevice, span_2d(p.dstPitch, p.Width * 2, p.Height))
-        }
-        "cuMemsetD2D32_v2" | "cuMemsetD2D32Async" => {
-            let p = &*(params as *const sys::cuMemsetD2D32_v2_params);
-            writes(p.dstDevice, span_2d(p.dstPitch, p.Width * 4, p.Height))
-        }
-        "cuMemcpy2D_v2" | "cuMemcpy2DAsync_v2" | "cuMemcpy2DUnaligned_v2" => {
-            let p = &*(params as *const sys::cuMemcpy2D_v2_params);
-            if p.pCopy.is_null() {
-                return CallKind::Unknown;
-            }
-            copy_2d(&*p.pCopy)
-        }
+    // SAFETY: the caller's contract.
+    match unsafe { call_params(base_name(name), params) } {
+        Some(CallParams::CopyToDevice { dst, bytes })
+        | Some(CallParams::CopyOnDevice { dst, bytes, .. })
+        | Some(CallParams::Memset { dst, bytes }) => writes(dst, bytes),
+        Some(CallParams::CopyUnified { dst, bytes, .. }) => CallKind::Writes {
+            dst,
+            bytes,
+            unified: true,
+        },
+        Some(CallParams::Memset2D {
+            dst,
+            pitch,
+            width_bytes,
+            height,
+        }) => writes(dst, span_2d(pitch, width_bytes, height) as u64),
+        Some(CallParams::Copy2D(Some(copy))) => copy_2d(&copy),
+        // A NULL block or descriptor, a call not listed (and those above, never reached).
         _ => CallKind::Unknown,
     }
 }

@@ -2,6 +2,7 @@
 //! fence), host waits (the fence let go while blocked), a capture's beginning (the counter
 //! set-up waited for first), a module's unloading (its variables forgotten).
 
+pub use kreplay_cuda::callback::calls::unloaded_module;
 use kreplay_cupti_sys as sys;
 
 /// Whether the call `cbid` waits on the host for device work (a synchronisation).
@@ -27,30 +28,6 @@ pub fn is_capture_begin(cbid: u32) -> bool {
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph
             | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz
     )
-}
-
-/// The module or library handle `cuModuleUnload` / `cuLibraryUnload` (`cbid`) is about to
-/// unload; `None` for every other call.
-///
-/// # Safety
-/// `params` is NULL or the parameter block of the call `cbid`, at its ENTER callback.
-pub unsafe fn unloaded_module(cbid: u32, params: *const std::ffi::c_void) -> Option<usize> {
-    if params.is_null() {
-        return None;
-    }
-    // SAFETY: each API's parameter block (the caller's contract).
-    let owner = unsafe {
-        match cbid {
-            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuModuleUnload => {
-                (*(params as *const sys::cuModuleUnload_params)).hmod as usize
-            }
-            sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload => {
-                (*(params as *const sys::cuLibraryUnload_params)).library as usize
-            }
-            _ => return None,
-        }
-    };
-    Some(owner)
 }
 
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
