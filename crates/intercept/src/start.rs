@@ -12,12 +12,11 @@ use kreplay_backend::modules::KernelRegistry;
 use kreplay_backend::{CounterOptions, CudaBackend, CudaEngine, MeasureGate};
 use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_core::lifecycle::{self, Endings};
-use kreplay_cuda::{cupti_call, loader};
+use kreplay_cuda::callback::subscribe::SubscribeError;
+use kreplay_cuda::loader;
 use kreplay_cupti_sys::cupti::Cupti;
-use kreplay_cupti_sys::{self as sys, struct_size};
 use kreplay_format::{CounterInfo, RecordSink};
 use std::collections::{HashMap, HashSet};
-use std::ffi::CString;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
@@ -117,66 +116,24 @@ pub fn initialize() -> Result<(), String> {
 }
 
 fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
-    let name = CString::new("kreplay").expect("no NUL");
-    let mut old_name =
-        vec![0 as std::ffi::c_char; sys::CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN as usize + 64];
-    let mut params = sys::CUpti_SubscriberParams {
-        structSize: struct_size!(sys::CUpti_SubscriberParams, oldSubscriberSize),
-        subscriberName: name.as_ptr(),
-        oldSubscriberName: old_name.as_mut_ptr(),
-        oldSubscriberSize: old_name.len(),
-    };
-    let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: the callback is a plain extern "C" function; params point at live buffers.
-    let result = unsafe {
-        cupti_call!(
-            cupti,
-            cuptiSubscribe_v2(
-                &mut handle,
-                Some(callbacks::callback),
-                std::ptr::null_mut(),
-                &mut params
-            )
-        )
-    };
-    if let Err(e) = result {
-        lifecycle::switch_off();
-        if e.cupti_code()
-            == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
-        {
-            // SAFETY: CUPTI wrote a NUL-terminated name into the zeroed buffer (or nothing).
-            let other =
-                unsafe { kreplay_cuda::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
+    match kreplay_cuda::callback::subscribe::subscribe(cupti, "kreplay", Some(callbacks::callback))
+    {
+        Ok(()) => Ok(()),
+        Err(SubscribeError::Enable(e)) => Err(e.to_string()),
+        // The tool never started: nothing was recorded.
+        Err(SubscribeError::Taken(other)) => {
+            lifecycle::switch_off();
             let other = if other.is_empty() {
                 "another CUPTI-based tool (Nsight Systems, Nsight Compute, cuda-gdb, ...)"
                     .to_string()
             } else {
                 format!("'{other}'")
             };
-            return Err(format!("{other} already holds CUPTI in this process"));
+            Err(format!("{other} already holds CUPTI in this process"))
         }
-        return Err(e.to_string());
+        Err(SubscribeError::Subscribe(e)) => {
+            lifecycle::switch_off();
+            Err(e.to_string())
+        }
     }
-    // SAFETY: enabling domains on our own subscriber, from the one thread that initialises.
-    unsafe {
-        cupti_call!(
-            cupti,
-            cuptiEnableDomain(
-                1,
-                handle,
-                sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API
-            )
-        )
-        .map_err(|e| e.to_string())?;
-        cupti_call!(
-            cupti,
-            cuptiEnableDomain(
-                1,
-                handle,
-                sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE
-            )
-        )
-        .map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }

@@ -3,10 +3,11 @@
 //! copies, memsets, frees and unloads ([`calls`]), of allocations and frees ([`memory`]) and of
 //! the calls that change or launch an executable graph ([`graph`]). The raw layouts
 //! (`generated_cuda_meta.h`, `cupti_callbacks.h`) are read here only; the interception decides
-//! what each means to the tool.
+//! what each means to the tool. And the subscription itself ([`subscribe`]).
 
 pub mod calls;
 pub mod driver;
 pub mod graph;
 pub mod memory;
 pub mod resource;
+pub mod subscribe;
