@@ -6,6 +6,7 @@
 use crate::classify::{classify_driver_cbid, is_query_only, DriverEvent, LaunchApi};
 use crate::tool::{self, Tool};
 use crate::{calls, graph_launch, launches, resources};
+use kreplay_cuda::callback::domain::{callback_data, CallbackData};
 use kreplay_cuda::guard::in_tool;
 use kreplay_cupti_sys as sys;
 use std::ffi::c_void;
@@ -33,20 +34,12 @@ pub(crate) unsafe extern "C" fn callback(
         return;
     }
     let timed = kreplay_cuda::debug::enabled().then(std::time::Instant::now);
-    let outcome = catch_unwind(AssertUnwindSafe(|| match domain {
-        sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API => {
-            // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
-            on_driver(tool, cbid, unsafe {
-                &*(cbdata as *const sys::CUpti_CallbackData)
-            })
-        }
-        sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE => {
-            // SAFETY: CUPTI passes a CUpti_ResourceData for the resource domain.
-            resources::on_resource(tool, cbid, unsafe {
-                &*(cbdata as *const sys::CUpti_ResourceData)
-            })
-        }
-        _ => {}
+    // SAFETY: what CUPTI passed to this callback of `domain` (not NULL), used during it only.
+    let data = unsafe { callback_data(domain, cbdata) };
+    let outcome = catch_unwind(AssertUnwindSafe(|| match data {
+        CallbackData::Driver(data) => on_driver(tool, cbid, data),
+        CallbackData::Resource(data) => resources::on_resource(tool, cbid, data),
+        CallbackData::Other => {}
     }));
     if let Some(started) = timed {
         let kind = match domain {
