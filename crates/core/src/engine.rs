@@ -75,7 +75,7 @@ pub fn abort_process(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "kreplay: fatal: {message}");
     // The records are stored already: the abort must not wait for last words.
-    crate::last_words::disarm();
+    crate::lifecycle::disarm();
     std::process::abort();
 }
 

@@ -10,7 +10,7 @@ pub mod engine;
 pub mod filter;
 mod gate;
 pub mod inventory;
-pub mod last_words;
+pub mod lifecycle;
 pub mod notice;
 pub mod reference_chip;
 pub mod sdk;

@@ -107,7 +107,7 @@ fn worker(driver: &'static Driver, ctx: usize) -> Option<mpsc::Sender<Job>> {
     std::thread::Builder::new()
         .name("kreplay-drain".into())
         .spawn(move || {
-            kreplay_core::last_words::block_signals();
+            kreplay_core::lifecycle::block_signals();
             // A thread of the tool's: every CUDA call it makes is the tool's own.
             let _thread = ToolScope::enter();
             for job in jobs {

@@ -1,19 +1,36 @@
 //! Interception: CUPTI's driver and resource callbacks turned into engine calls.
 //!
 //! [`initialize`] (the injected library's `InitializeInjection`, inside `cuInit`) loads the
-//! driver and CUPTI, builds the engine with the CUDA backend and a database writer, and
-//! subscribes its CUPTI callbacks: launches go through `Engine::launch_enter`/`launch_exit`,
-//! allocations and frees into the engine's inventory, loaded modules' `__device__` and
-//! `__constant__` variables into the inventory at their kernels' first launch, and every other
-//! driver call of an application thread holds the engine's fence. Records go to a `DbWriter`
-//! (its own thread); at process exit they are flushed.
+//! driver and CUPTI, builds the engine with the CUDA backend and a database writer, subscribes
+//! its CUPTI callbacks and hands the process's endings to `kreplay_core::lifecycle`, which
+//! runs the tool's finish (`finish.rs`) once at exit or on a signal. From the callback
+//! (`callbacks.rs`): launches go through `Engine::launch_enter`/`launch_exit` (`launches.rs`;
+//! graph launches node by node, `graph_launch.rs`), every other driver call of an application
+//! thread holds the engine's fence (`calls.rs`), allocations and frees enter the engine's
+//! inventory (`memory.rs`), and loaded modules' `__device__` and `__constant__` variables enter
+//! it at their kernels' first launch (`resources.rs`). Records go to a `DbWriter` (its own
+//! thread).
+//!
+//! Files, from the top: `start` → `callbacks` → `launches`, `graph_launch`, `calls`,
+//! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` tells
+//! what a driver call is, `kreplay_cuda::callback` reads what CUPTI passes.
 //!
 //! Panic safety: the CUPTI callback runs inside `catch_unwind`; a panic switches the tool off
 //! (callbacks return at once from then on) and the application goes on unprofiled.
 
 mod callbacks;
+mod calls;
 pub mod classify;
+mod dispatch;
+mod finish;
+mod graph_exec;
 mod graph_launch;
+mod launches;
+mod memory;
+mod process_info;
+mod resources;
+mod start;
 mod tool;
 
-pub use tool::{initialize, say};
+pub use start::initialize;
+pub use tool::say;

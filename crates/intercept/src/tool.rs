@@ -1,23 +1,21 @@
 //! The process-wide tool state: configuration, engine, CUDA backend, record sink, and the
-//! bookkeeping of kernels, devices and modules.
+//! bookkeeping of kernels, devices and modules; the questions the callbacks ask of it (a
+//! context's device, the memory a launch or call reaches); and whether it is on, the
+//! lifecycle's state (`kreplay_core::lifecycle`).
 
-use super::callbacks;
 use kreplay_backend::graphs::GraphRegistry;
 use kreplay_backend::modules::KernelRegistry;
-use kreplay_backend::{
-    CounterOptions, CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate,
-};
+use kreplay_backend::{CudaBackend, CudaEngine, MeasureGate};
 use kreplay_core::backend::{AllocKind, DeviceId, DeviceScope, LaunchKind};
-use kreplay_core::config::{InProcessMode, ToolConfig};
+use kreplay_core::config::InProcessMode;
+use kreplay_core::lifecycle::{self, Life};
 use kreplay_counters::setup::CounterSetup;
-use kreplay_cuda::{cupti_call, loader};
+use kreplay_cupti_sys as sys;
 use kreplay_cupti_sys::cupti::Cupti;
 use kreplay_cupti_sys::driver::Driver;
-use kreplay_cupti_sys::{self as sys, struct_size};
-use kreplay_format::{CounterInfo, ProcessInfo, RecordSink};
+use kreplay_format::RecordSink;
 use std::collections::{HashMap, HashSet};
-use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub(crate) struct Tool {
@@ -42,9 +40,9 @@ pub(crate) struct Tool {
     pub pageable_devices: Mutex<HashSet<DeviceId>>,
     pub context_devices: Mutex<HashMap<usize, DeviceId>>,
     /// When `InitializeInjection` began (for the phase times of `KREPLAY_DEBUG`).
-    started: std::time::Instant,
+    pub started: std::time::Instant,
     /// The first dispatch's end has been reported.
-    first_dispatch_done: AtomicBool,
+    pub first_dispatch_done: AtomicBool,
     /// For `KREPLAY_DEBUG`: cubins scanned at module load, their bytes, nanoseconds spent.
     pub module_scans: [AtomicU64; 3],
     /// For `KREPLAY_DEBUG`: application callbacks (driver calls, launches, resource events),
@@ -54,40 +52,20 @@ pub(crate) struct Tool {
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
 
-/// The tool's lifecycle: [`Life::Uninitialised`] until [`initialize`] has set the tool up (and
-/// for good when it could not: nothing is recorded, the application runs as without kreplay);
-/// then [`Life::On`], before the callbacks are subscribed; [`Life::Off`] when it switches itself
-/// off (a panic: callbacks return at once, the records so far are still flushed at exit; another
-/// CUPTI subscriber: the tool never started, nothing was recorded); and in a child the
-/// application forked without exec, [`Life::ForkedChild`] for good (the tool's threads, writer
-/// and CUDA state belong to the parent: the child's callbacks and exit do nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum Life {
-    Uninitialised = 0,
-    On = 1,
-    Off = 2,
-    ForkedChild = 3,
+/// Makes `tool` the process's tool; `false` when one was set already (that one stays).
+pub(crate) fn set_tool(tool: Tool) -> bool {
+    TOOL.set(tool).is_ok()
 }
 
-static LIFE: AtomicU8 = AtomicU8::new(Life::Uninitialised as u8);
-
-fn life() -> Life {
-    match LIFE.load(Ordering::Relaxed) {
-        0 => Life::Uninitialised,
-        1 => Life::On,
-        2 => Life::Off,
-        _ => Life::ForkedChild,
-    }
-}
-
-extern "C" fn in_forked_child() {
-    LIFE.store(Life::ForkedChild as u8, Ordering::SeqCst);
+/// The process's tool once set, whatever its state (for its own start, and for what may be
+/// said before it is on).
+pub(crate) fn set_up_tool() -> Option<&'static Tool> {
+    TOOL.get()
 }
 
 /// The tool while it is on.
 pub(crate) fn tool() -> Option<&'static Tool> {
-    if life() != Life::On {
+    if lifecycle::life() != Life::On {
         return None;
     }
     TOOL.get()
@@ -95,8 +73,8 @@ pub(crate) fn tool() -> Option<&'static Tool> {
 
 /// The tool for the process that set it up (`None` in a forked child), on or off: for what
 /// must still happen after the tool switched itself off (flushing its records).
-fn own_tool() -> Option<&'static Tool> {
-    if life() == Life::ForkedChild {
+pub(crate) fn own_tool() -> Option<&'static Tool> {
+    if lifecycle::life() == Life::ForkedChild {
         return None;
     }
     TOOL.get()
@@ -106,15 +84,7 @@ fn own_tool() -> Option<&'static Tool> {
 /// Runs outside the callbacks' `catch_unwind`, so it must not panic itself: stderr errors are
 /// ignored (`eprintln!` panics on EPIPE) and the flush is guarded.
 pub(crate) fn disable(reason: &str) {
-    let was_on = LIFE
-        .compare_exchange(
-            Life::On as u8,
-            Life::Off as u8,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        )
-        .is_ok();
-    if was_on {
+    if lifecycle::switch_off() {
         say(&format!(
             "{reason}; profiling is off for the rest of this process, the application continues"
         ));
@@ -130,309 +100,6 @@ pub(crate) fn disable(reason: &str) {
 pub fn say(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "kreplay: {message}");
-}
-
-pub fn initialize() -> Result<(), String> {
-    if TOOL.get().is_some() {
-        return Ok(());
-    }
-    let started = std::time::Instant::now();
-    let mut laps = kreplay_cuda::debug::Laps::start();
-    let config = ToolConfig::from_env().map_err(|e| e.to_string())?;
-    kreplay_cuda::debug::enable(config.switches.debug);
-    let driver = loader::driver().map_err(|e| e.to_string())?;
-    laps.lap("configuration and driver");
-    let cupti = loader::cupti().map_err(|e| e.to_string())?;
-    laps.lap("CUPTI loaded");
-    let pid = std::process::id();
-    let path = config.database_path_for(pid);
-    let writer = kreplay_format::db::DbWriter::create(
-        std::path::Path::new(&path),
-        kreplay_core::last_words::block_signals,
-    )
-    .map_err(|e| format!("cannot write the database {path}: {e}"))?;
-    laps.lap("database");
-    let sink: Arc<dyn RecordSink> = Arc::new(writer);
-    let groups: Vec<Vec<String>> = config
-        .groups
-        .iter()
-        .map(|g| g.metrics().map(str::to_string).collect())
-        .collect();
-    let counter_infos: Vec<CounterInfo> = config
-        .groups
-        .iter()
-        .flat_map(|g| g.counters.iter())
-        .map(|c| CounterInfo {
-            name: c.requested.clone(),
-            metric: c.metric.clone(),
-            description: String::new(),
-            unit: String::new(),
-        })
-        .collect();
-    let engine = CudaEngine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?;
-    engine.record_process(process_info(pid, config.cache_control, &config.launcher));
-    engine.register_counters(counter_infos);
-    let options = CounterOptions::for_window(
-        config.replay_window.dispatches() as usize,
-        config.mode != InProcessMode::KernelReplay,
-        config.cache_control,
-        config.switches.clone(),
-    );
-    let mut backend = CudaBackend::new(
-        driver,
-        (!groups.is_empty()).then_some(cupti),
-        groups,
-        options,
-    );
-    backend.set_warn(Box::new(|message| match TOOL.get() {
-        Some(tool) => tool.engine.warn_once(message, message),
-        None => say(message),
-    }));
-    // The check runs at the counter set-up, once the tool is in place.
-    backend.set_identity_check(config.checked_identity.clone());
-    let counter_setup = backend.counter_setup();
-    let graph_nodes = !config.groups.is_empty() && config.switches.graph_nodes;
-    let tool = Tool {
-        engine,
-        backend: Mutex::new(backend),
-        counter_setup,
-        gate: MeasureGate::default(),
-        driver,
-        cupti,
-        sink,
-        kernels: KernelRegistry::new(driver),
-        graphs: GraphRegistry::default(),
-        graph_nodes,
-        agents: Mutex::new(HashSet::new()),
-        pageable_devices: Mutex::new(HashSet::new()),
-        context_devices: Mutex::new(HashMap::new()),
-        started,
-        first_dispatch_done: AtomicBool::new(false),
-        module_scans: Default::default(),
-        callback_time: Default::default(),
-    };
-    if TOOL.set(tool).is_err() {
-        return Ok(());
-    }
-    // Uninitialised → On (never over a fork's or a switch-off's state).
-    let _ = LIFE.compare_exchange(
-        Life::Uninitialised as u8,
-        Life::On as u8,
-        Ordering::SeqCst,
-        Ordering::SeqCst,
-    );
-    laps.lap("engine");
-    subscribe(cupti)?;
-    laps.lap("subscribed");
-    // SAFETY: registers plain extern "C" functions.
-    unsafe {
-        libc::pthread_atfork(None, None, Some(in_forked_child));
-        libc::atexit(at_exit);
-    }
-    kreplay_core::last_words::install(finish_process);
-    if let Some(tool) = TOOL.get() {
-        tool.phase("injection ready");
-        tool.debug(&format!("injection: {}", laps.summary()));
-    }
-    Ok(())
-}
-
-fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
-    let name = CString::new("kreplay").expect("no NUL");
-    let mut old_name =
-        vec![0 as std::ffi::c_char; sys::CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN as usize + 64];
-    let mut params = sys::CUpti_SubscriberParams {
-        structSize: struct_size!(sys::CUpti_SubscriberParams, oldSubscriberSize),
-        subscriberName: name.as_ptr(),
-        oldSubscriberName: old_name.as_mut_ptr(),
-        oldSubscriberSize: old_name.len(),
-    };
-    let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: the callback is a plain extern "C" function; params point at live buffers.
-    let result = unsafe {
-        cupti_call!(
-            cupti,
-            cuptiSubscribe_v2(
-                &mut handle,
-                Some(callbacks::callback),
-                std::ptr::null_mut(),
-                &mut params
-            )
-        )
-    };
-    if let Err(e) = result {
-        let _ = LIFE.compare_exchange(
-            Life::On as u8,
-            Life::Off as u8,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
-        if e.cupti_code()
-            == Some(sys::CUptiResult_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as i32)
-        {
-            // SAFETY: CUPTI wrote a NUL-terminated name into the zeroed buffer (or nothing).
-            let other =
-                unsafe { kreplay_cuda::error::c_text(old_name.as_ptr()) }.unwrap_or_default();
-            let other = if other.is_empty() {
-                "another CUPTI-based tool (Nsight Systems, Nsight Compute, cuda-gdb, ...)"
-                    .to_string()
-            } else {
-                format!("'{other}'")
-            };
-            return Err(format!("{other} already holds CUPTI in this process"));
-        }
-        return Err(e.to_string());
-    }
-    // SAFETY: enabling domains on our own subscriber, from the one thread that initialises.
-    unsafe {
-        cupti_call!(
-            cupti,
-            cuptiEnableDomain(
-                1,
-                handle,
-                sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API
-            )
-        )
-        .map_err(|e| e.to_string())?;
-        cupti_call!(
-            cupti,
-            cuptiEnableDomain(
-                1,
-                handle,
-                sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE
-            )
-        )
-        .map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-extern "C" fn at_exit() {
-    // A signal on this thread while it finishes would wait for the finish it interrupted (30 s,
-    // then the window's passes lost): it is held until the exit, or taken by another thread.
-    kreplay_core::last_words::hold_signals();
-    finish_process();
-}
-
-/// The process ends (its exit handlers, or a signal's last words, see
-/// [`kreplay_core::last_words`]): the open window's passes run, every record is flushed. Once.
-fn finish_process() {
-    // A second caller (exit while a signal's last words run, or the reverse) waits for the
-    // first to finish instead of ending the process under it.
-    static FINISHED: std::sync::Once = std::sync::Once::new();
-    FINISHED.call_once(finish_process_once);
-}
-
-fn finish_process_once() {
-    let _ = std::panic::catch_unwind(|| {
-        if let Some(tool) = own_tool() {
-            // What is queued is committed first: the window's passes below need the tool's
-            // locks, which the thread a signal interrupted may hold.
-            tool.sink.flush();
-            // A replay window still open (no CUDA call since its last launch) runs its passes
-            // now. Exit handlers run in reverse order of registration and this one is
-            // registered inside cuInit, so it is expected (not verified) to run before a
-            // teardown handler the CUDA runtime registered earlier, while contexts exist.
-            let mut backend = DispatchBackend::new(
-                &tool.backend,
-                &tool.gate,
-                CurrentDispatch::passive(std::ptr::null_mut(), std::ptr::null_mut()),
-            );
-            tool.phase("exit handler");
-            if let Some(setup) = &tool.counter_setup {
-                setup.finish_all();
-            }
-            let [scans, bytes, nanos] = &tool.module_scans;
-            tool.debug(&format!(
-                "{} cubin(s) scanned at module load, {:.1} MiB, {:.1} ms",
-                scans.load(Ordering::Relaxed),
-                bytes.load(Ordering::Relaxed) as f64 / (1 << 20) as f64,
-                nanos.load(Ordering::Relaxed) as f64 / 1e6
-            ));
-            // ENTER and EXIT count separately: two callbacks per driver call or launch.
-            let kinds = [
-                "driver-call callbacks",
-                "launch callbacks (with their replays)",
-                "resource events",
-            ];
-            let spent: Vec<String> = kinds
-                .iter()
-                .zip(&tool.callback_time)
-                .map(|(kind, [count, nanos])| {
-                    format!(
-                        "{} {kind} {:.1} ms",
-                        count.load(Ordering::Relaxed),
-                        nanos.load(Ordering::Relaxed) as f64 / 1e6
-                    )
-                })
-                .collect();
-            tool.debug(&format!("time in callbacks: {}", spent.join(", ")));
-            warn_of_other_cupti(tool);
-            tool.engine.finish_with(&mut backend);
-            tool.phase("records flushed");
-            for line in lock(&tool.backend).pass_summary() {
-                say(&line);
-            }
-        }
-    });
-}
-
-/// The application loaded a CUPTI of its own (PyTorch maps one at import, for Kineto behind
-/// `torch.profiler`): a process has one CUPTI subscriber, kreplay, so a profiler the application
-/// runs on that copy gets no GPU events. Whether it runs one cannot be seen from here, so the
-/// line says "if". Said once, at the end (the copy may be loaded at any time).
-fn warn_of_other_cupti(tool: &Tool) {
-    let copies = loader::other_cupti_copies();
-    if let Some(first) = copies.first() {
-        tool.warn_once(
-            "other-cupti",
-            &format!(
-                "the application loaded its own CUPTI ({}{}): if it profiles itself with it (torch.profiler, Kineto, JAX's profiler), those GPU events are lost while kreplay profiles the process (one CUPTI subscriber per process)",
-                first.display(),
-                if copies.len() > 1 { ", and more" } else { "" }
-            ),
-        );
-    }
-}
-
-/// `/proc/self/cmdline`: every argument ends with a NUL. Empty arguments are kept (the command
-/// line is recorded exactly); only the piece after the last terminator is not an argument.
-fn parse_cmdline(bytes: &[u8]) -> Vec<String> {
-    let body = bytes.strip_suffix(&[0]).unwrap_or(bytes);
-    if body.is_empty() {
-        return Vec::new();
-    }
-    body.split(|b| *b == 0)
-        .map(|part| String::from_utf8_lossy(part).into_owned())
-        .collect()
-}
-
-fn process_info(
-    pid: u32,
-    cache_control: kreplay_format::CacheControl,
-    launcher: &kreplay_core::config::LauncherRank,
-) -> ProcessInfo {
-    let command = std::fs::read("/proc/self/cmdline")
-        .map(|bytes| parse_cmdline(&bytes))
-        .unwrap_or_default();
-    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default();
-    ProcessInfo {
-        pid,
-        ppid: std::os::unix::process::parent_id(),
-        hostname,
-        command,
-        start_ns: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0),
-        end_ns: 0,
-        rank: launcher.rank.clone(),
-        size: launcher.size.clone(),
-        cache_control,
-        sections: Vec::new(),
-    }
 }
 
 impl Tool {
@@ -555,19 +222,14 @@ impl Tool {
 
 pub(crate) use kreplay_cuda::lock;
 
-/// A host pointer as the inventory's address.
-pub(crate) fn host_address(p: *mut c_void) -> u64 {
-    p as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_forked_child_sees_the_tool_switched_off_and_the_parent_does_not() {
-        // SAFETY: registers a plain extern "C" function (as `initialize` does).
-        unsafe { libc::pthread_atfork(None, None, Some(in_forked_child)) };
+        // As `initialize` does, through the lifecycle.
+        lifecycle::fork::watch_forks();
         // SAFETY: the child only reads an atomic and calls _exit.
         let child = unsafe { libc::fork() };
         assert!(child >= 0);
@@ -575,7 +237,11 @@ mod tests {
             // Switching off in the child leaves it a forked child (never flushing the parent's
             // writer).
             disable("test");
-            let code = if life() == Life::ForkedChild { 0 } else { 1 };
+            let code = if lifecycle::life() == Life::ForkedChild {
+                0
+            } else {
+                1
+            };
             // SAFETY: ends the child without the parent's exit handlers.
             unsafe { libc::_exit(code) };
         }
@@ -589,7 +255,7 @@ mod tests {
             "the child saw itself as a forked child"
         );
         assert_ne!(
-            life(),
+            lifecycle::life(),
             Life::ForkedChild,
             "the parent is not a forked child"
         );
@@ -598,19 +264,12 @@ mod tests {
     #[test]
     fn until_initialised_switching_off_changes_nothing() {
         // No test calls `initialize` (it needs a driver).
-        assert_eq!(life(), Life::Uninitialised);
+        assert_eq!(lifecycle::life(), Life::Uninitialised);
         disable("test");
         assert_eq!(
-            life(),
+            lifecycle::life(),
             Life::Uninitialised,
             "only an active tool switches off"
         );
-    }
-
-    #[test]
-    fn cmdline_keeps_empty_arguments_and_drops_only_the_terminator() {
-        assert_eq!(parse_cmdline(b"./app\0\0x\0"), vec!["./app", "", "x"]);
-        assert_eq!(parse_cmdline(b"./app\0"), vec!["./app"]);
-        assert!(parse_cmdline(b"").is_empty());
     }
 }

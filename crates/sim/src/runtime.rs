@@ -232,7 +232,7 @@ impl SimRuntime {
     }
 
     /// What [`SimRuntime::finish`] does, callable from another thread (the last words of a
-    /// process ended by a signal, see `kreplay_core::last_words`).
+    /// process ended by a signal, see `kreplay_core::lifecycle`).
     pub fn finisher(&self) -> impl Fn() + Send + Sync + 'static {
         let engine = self.engine.clone();
         let device = self.device.clone();

@@ -114,7 +114,7 @@ impl CounterSetup {
             .name("kreplay-setup".into())
             .spawn(move || {
                 let _running = running;
-                kreplay_core::last_words::block_signals();
+                kreplay_core::lifecycle::block_signals();
                 // A thread of the tool's: every CUDA call it makes is the tool's own, also
                 // those a library makes on its behalf.
                 let _thread = ToolScope::enter();

@@ -100,5 +100,5 @@ impl Drop for RunningSetUp {
 /// After a step of a set-up: the exit waits for the set-up before anything the step set up is
 /// torn down (see the module documentation).
 pub(super) fn exit_waits_for_setup() {
-    kreplay_cuda::cupti::process::at_exit(wait_at_exit);
+    kreplay_core::lifecycle::at_exit(wait_at_exit);
 }

@@ -58,7 +58,7 @@ impl DbWriter {
     /// created, a file that cannot be opened) are reported here, on the caller's thread.
     ///
     /// `on_thread_start` is how the process that owns the writer prepares a thread of its own:
-    /// the injected library passes `kreplay_core::last_words::block_signals`, so that its signal
+    /// the injected library passes `kreplay_core::lifecycle::block_signals`, so that its signal
     /// handling never runs on the thread it waits for; this crate handles no signals.
     pub fn create(path: &Path, on_thread_start: fn()) -> Result<DbWriter, FormatError> {
         Self::create_with_queue_limit(path, MAX_QUEUED_RECORDS, on_thread_start)

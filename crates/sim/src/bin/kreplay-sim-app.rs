@@ -165,11 +165,8 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
 
     let pid = std::process::id();
     let database = config.database_path_for(pid);
-    let writer = DbWriter::create(
-        Path::new(&database),
-        kreplay_core::last_words::block_signals,
-    )
-    .map_err(|e| format!("cannot write the profile database {database}: {e}"))?;
+    let writer = DbWriter::create(Path::new(&database), kreplay_core::lifecycle::block_signals)
+        .map_err(|e| format!("cannot write the profile database {database}: {e}"))?;
     let sink = Arc::new(writer);
     let engine =
         Arc::new(Engine::for_config(config.clone(), sink.clone()).map_err(|e| e.to_string())?);
@@ -217,7 +214,10 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         (0..devices).map(|_| device()).collect(),
         Some(engine.clone()),
     );
-    kreplay_core::last_words::install(runtime.finisher());
+    kreplay_core::lifecycle::install(
+        kreplay_core::lifecycle::Endings::Signals,
+        runtime.finisher(),
+    );
     let outcomes = workload::run_threads(&runtime, sizes, threads);
     if let Some(signal) = end_by_signal {
         // Two more in-place launches, with no call after them: their window is open when the

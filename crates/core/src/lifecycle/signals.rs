@@ -2,9 +2,10 @@
 //!
 //! `abort()`, `kill` (SIGTERM), Ctrl-C (SIGINT), SIGHUP and SIGQUIT end a process without its
 //! exit handlers, so a replay window still open (its later passes not run) and records still
-//! queued for the writer would be lost. [`install`] catches those signals where the process
-//! left them at their default action: the handler wakes a thread of the tool's own, which runs
-//! `finish` (the same work as a normal exit: the open window's passes, then the flush), waits for
+//! queued for the writer would be lost. [`install`] (through the lifecycle's
+//! [`install`](super::install)) catches those signals where the process left them at their
+//! default action: the handler wakes a thread of the tool's own, which runs `finish` (the same
+//! work as a normal exit: the open window's passes, then the flush), waits for
 //! it up to [`FINISH_LIMIT`], then restores the default action and raises the signal again, so
 //! the process still ends by the same signal (a core dump included). A handler the application
 //! installs later replaces ours and decides for itself. SIGKILL and crashes (SIGSEGV, SIGBUS)

@@ -1,0 +1,153 @@
+//! The application's driver calls other than launches and pure queries: each holds the
+//! engine's fence (or keeps a replay window open across it) from its ENTER to its EXIT
+//! callback, with what it does to device memory and which devices it may touch.
+
+use crate::classify::{
+    call_addresses, classify_call, is_blocking_wait, is_capture_begin, unloaded_module, CallKind,
+    DriverEvent,
+};
+use crate::dispatch::device_write;
+use crate::tool::Tool;
+use crate::{graph_exec, memory};
+use kreplay_backend::{CurrentDispatch, DispatchBackend};
+use kreplay_core::backend::{CallEffect, DeviceScope};
+use kreplay_core::engine::CallGuard;
+use kreplay_cuda::callback::driver::DriverCallback;
+use kreplay_cupti_sys as sys;
+use std::cell::RefCell;
+
+thread_local! {
+    /// Calls between their ENTER and EXIT (fence held, write to capture), with their callback id.
+    static CALLS: RefCell<Vec<(u32, CallGuard)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Lets go of the calls this thread still holds (the tool switched off meanwhile).
+pub(crate) fn release_held() {
+    let _ = CALLS.try_with(|f| f.borrow_mut().clear());
+}
+
+/// A driver call that is not a launch nor a pure query, at its ENTER (`enter`) or EXIT callback:
+/// the engine's fence and replay window around it, and what it does to the inventory
+/// (allocations at EXIT, frees and module unloads at ENTER) and to executable graphs.
+pub(crate) fn driver_call(
+    tool: &'static Tool,
+    cbid: u32,
+    event: DriverEvent,
+    enter: bool,
+    data: &sys::CUpti_CallbackData,
+) {
+    let mut backend = DispatchBackend::new(
+        &tool.backend,
+        &tool.gate,
+        CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+    );
+    // The call's name says, in the end-of-run window line, what closed windows.
+    let call = data.function_name();
+    if enter {
+        if is_capture_begin(cbid) {
+            // A capture must not begin while the context's counter set-up runs.
+            if let Some(setup) = &tool.counter_setup {
+                setup.finish(data.context);
+            }
+        }
+        if CALLS.try_with(|_| ()).is_err() {
+            // A thread being torn down has no thread-locals left to keep the call's
+            // fence in: an open window closes first (its replay must not outlive memory
+            // this call may free), then the call goes on unfenced.
+            drop(tool.engine.fence_for(&mut backend, call, DeviceScope::All));
+        } else {
+            let effect = call_effect(tool, data, call);
+            let scope = call_scope(tool, data, call, effect);
+            // A parked replay window stays open across the call, or is closed here, on
+            // this thread, before the call runs.
+            let guard = tool.engine.enter_call(&mut backend, call, effect, scope);
+            if is_blocking_wait(cbid) {
+                // Wait out a replay in progress, but do not hold the fence while
+                // blocked: the replaying thread may need this thread's earlier work to
+                // finish. A wait writes nothing, so there is nothing to capture.
+                drop(guard.into_fence());
+            } else {
+                let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
+            }
+        }
+        if let DriverEvent::Free(api) = event {
+            memory::on_free(tool, api, data);
+        }
+        // SAFETY: the call's parameter block, at its ENTER callback.
+        if let Some(owner) = unsafe { unloaded_module(cbid, data.functionParams) } {
+            tool.kernels.forget_module(&tool.engine, owner);
+        }
+    } else {
+        end_call(tool, cbid, data.context);
+        if let DriverEvent::Alloc(api) = event {
+            memory::on_alloc(tool, api, data);
+        }
+        if crate::classify::changes_graph_exec(call) && data.succeeded() {
+            graph_exec::on_exec_change(tool, call, data);
+        }
+    }
+}
+
+/// Keeps a call's guard (its fence, the write to capture) for the call's EXIT.
+pub(crate) fn hold_call(cbid: u32, guard: CallGuard) {
+    let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
+}
+
+/// At a call's EXIT: the guard its ENTER kept, handed back to the engine.
+pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: sys::CUcontext) {
+    let guard = CALLS
+        .try_with(|c| {
+            let mut calls = c.borrow_mut();
+            let pos = calls.iter().rposition(|(id, _)| *id == cbid)?;
+            Some(calls.remove(pos).1)
+        })
+        .ok()
+        .flatten();
+    if let Some(guard) = guard {
+        let mut backend = DispatchBackend::new(
+            &tool.backend,
+            &tool.gate,
+            CurrentDispatch::passive(ctx, std::ptr::null_mut()),
+        );
+        tool.engine.exit_call(&mut backend, guard);
+    }
+}
+
+/// What a call does to device memory, for the replay engine: the driver-call classification,
+/// with destinations of unified copies told apart through the allocation inventory (pinned
+/// host memory, or none known: a copy to pageable host memory).
+fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallEffect {
+    // SAFETY: the call's parameter block, at its ENTER callback.
+    match unsafe { classify_call(call, data.functionParams) } {
+        CallKind::NoDeviceWrite => CallEffect::NoDeviceWrite,
+        CallKind::Frees => CallEffect::Frees,
+        CallKind::Unknown => CallEffect::Unknown,
+        CallKind::Writes {
+            dst,
+            bytes,
+            unified,
+        } => match tool.device_of(data.context) {
+            Some(device) => device_write(tool, device, dst, bytes, unified),
+            None => CallEffect::Unknown,
+        },
+    }
+}
+
+/// The devices a call may touch: the calling context's device, unless the call is not known
+/// to be harmless (a context switch, a peer copy, a graph call, anything unclassified) or names
+/// memory of another device.
+fn call_scope(
+    tool: &Tool,
+    data: &sys::CUpti_CallbackData,
+    call: &str,
+    effect: CallEffect,
+) -> DeviceScope {
+    match tool.device_of(data.context) {
+        Some(device) if effect != CallEffect::Unknown => {
+            // SAFETY: the call's parameter block, at its ENTER callback.
+            let addresses = unsafe { call_addresses(call, data.functionParams) };
+            tool.scope_of(device, &addresses)
+        }
+        _ => DeviceScope::All,
+    }
+}

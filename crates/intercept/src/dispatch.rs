@@ -1,0 +1,93 @@
+//! What launches and graph nodes share on their way to the engine: a launch's shape, the
+//! [`DispatchInfo`] of a kernel launch, the backend prepared for a dispatch, and what a write
+//! does to device memory.
+
+use crate::tool::{lock, Tool};
+use kreplay_backend::CurrentDispatch;
+use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind};
+use kreplay_cuda::query;
+use kreplay_cupti_sys as sys;
+
+/// Grid, block, dynamic shared memory, function and stream of a launch.
+pub(crate) struct LaunchShape {
+    pub f: sys::CUfunction,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub stream: sys::CUstream,
+}
+
+/// A kernel launch as the engine sees it (its agent registered first): its kernel's id and
+/// name, its kind (printf, device heap, collective, or a kernel reaching another device's or
+/// pageable host memory, which its parameter words tell: [`Tool::launch_memory_kind`]), its
+/// stream's id.
+pub(crate) fn kernel_dispatch(
+    tool: &'static Tool,
+    device: kreplay_core::backend::DeviceId,
+    shape: &LaunchShape,
+    symbol: Option<String>,
+    correlation_id: u32,
+    words: impl FnOnce() -> Vec<u64>,
+) -> DispatchInfo {
+    tool.register_agent(device);
+    let (kernel_id, kernel_name) = tool
+        .kernels
+        .kernel_id(&tool.engine, shape.f, symbol, device);
+    let kind = match tool.kernels.launch_kind_of(&kernel_name) {
+        LaunchKind::Kernel => tool.launch_memory_kind(device, words),
+        kind => kind,
+    };
+    DispatchInfo {
+        device,
+        kind,
+        kernel_name,
+        kernel_id,
+        stream_id: query::stream_id(tool.driver, shape.stream),
+        correlation_id: u64::from(correlation_id),
+        grid: shape.grid,
+        block: shape.block,
+        dynamic_shared_bytes: shape.shared,
+    }
+}
+
+/// The backend prepared for a dispatch on `stream`; `None` (said once) when it cannot be, and
+/// the launch runs unprofiled.
+pub(crate) fn begin_dispatch(
+    tool: &Tool,
+    ctx: sys::CUcontext,
+    device: kreplay_core::backend::DeviceId,
+    stream: sys::CUstream,
+) -> Option<CurrentDispatch> {
+    match lock(&tool.backend).begin_dispatch(ctx, device, stream) {
+        Ok(current) => Some(current),
+        Err(e) => {
+            tool.warn_once(
+                "begin-dispatch",
+                &format!("cannot prepare dispatches for replay ({e}); they run unprofiled"),
+            );
+            None
+        }
+    }
+}
+
+/// A write of `bytes` from `dst` on `device`; `unified`: `dst` may be host memory too, which
+/// the inventory tells apart (pinned host memory, or none known: pageable host memory).
+pub(crate) fn device_write(
+    tool: &Tool,
+    device: kreplay_core::backend::DeviceId,
+    dst: u64,
+    bytes: u64,
+    unified: bool,
+) -> CallEffect {
+    if unified {
+        let region = tool.engine.inventory().find(device, dst);
+        if region.is_none_or(|r| r.kind == AllocKind::Host) {
+            return CallEffect::NoDeviceWrite;
+        }
+    }
+    CallEffect::DeviceWrite {
+        device,
+        base: dst,
+        bytes,
+    }
+}

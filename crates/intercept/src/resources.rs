@@ -1,0 +1,100 @@
+//! CUPTI's resource events: a module loaded (its kernels and variables scanned), a context
+//! created (its counter set-up begun) or destroyed (its window closed, its state dropped), an
+//! executable graph instantiated or destroyed.
+
+use crate::graph_exec;
+use crate::tool::{lock, Tool};
+use kreplay_backend::module_symbols::scan_cubin;
+use kreplay_backend::{CurrentDispatch, DispatchBackend};
+use kreplay_core::backend::DeviceScope;
+use kreplay_cuda::callback::resource::{resource_event, ResourceEvent};
+use kreplay_cuda::guard::in_tool;
+use kreplay_cupti_sys as sys;
+use std::sync::atomic::Ordering;
+
+pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
+    match resource_event(cbid, data) {
+        ResourceEvent::ModuleLoaded { cubin } => {
+            let Some(image) = cubin else {
+                return;
+            };
+            let began = std::time::Instant::now();
+            let scanned = scan_cubin(image);
+            if kreplay_cuda::debug::enabled() {
+                let [scans, bytes, nanos] = &tool.module_scans;
+                scans.fetch_add(1, Ordering::Relaxed);
+                bytes.fetch_add(image.len() as u64, Ordering::Relaxed);
+                nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            }
+            match scanned {
+                Ok(symbols) => {
+                    tool.debug(&format!(
+                        "module loaded: {} kernels, variables {:?}",
+                        symbols.kernels.len(),
+                        symbols
+                            .variables
+                            .iter()
+                            .map(|v| v.name.as_str())
+                            .collect::<Vec<_>>()
+                    ));
+                    tool.kernels.cubin_loaded(symbols);
+                }
+                Err(e) => tool.debug(&format!("module loaded, not an ELF cubin: {e}")),
+            }
+        }
+        _ if in_tool() => {}
+        ResourceEvent::GraphExecCreated { graph, exec } => {
+            graph_exec::on_instantiated(tool, data.context, graph, exec)
+        }
+        ResourceEvent::GraphExecDestroying { exec } => graph_exec::on_destroying(tool, exec),
+        // The driver holds locks of its own during resource callbacks: nothing here may wait
+        // for the backend's lock, which is held across counter calls that take those locks.
+        ResourceEvent::ContextCreated => {
+            tool.phase("context created");
+            if let Some(setup) = &tool.counter_setup {
+                setup.prepare(data.context);
+            }
+        }
+        ResourceEvent::ContextDestroying => {
+            // A counter set-up still running on it stops first (it must not outlive it).
+            if let Some(setup) = &tool.counter_setup {
+                setup.abandon(data.context);
+            }
+            // A replay window still open on this context runs its passes while it exists.
+            let mut backend = DispatchBackend::new(
+                &tool.backend,
+                &tool.gate,
+                CurrentDispatch::passive(data.context, std::ptr::null_mut()),
+            );
+            // Every device: no driver query inside a resource callback of a dying context.
+            drop(
+                tool.engine
+                    .fence_for(&mut backend, "context destruction", DeviceScope::All),
+            );
+            kreplay_cuda::drain::forget_context(data.context);
+            // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
+            // driver lock this thread holds. Without it, the tool's state for the context stays
+            // and is replaced when a dispatch finds the device with another context.
+            let began = std::time::Instant::now();
+            loop {
+                match tool.backend.try_lock() {
+                    Ok(mut b) => break b.forget_context(data.context),
+                    Err(std::sync::TryLockError::Poisoned(p)) => {
+                        break p.into_inner().forget_context(data.context)
+                    }
+                    Err(std::sync::TryLockError::WouldBlock)
+                        if began.elapsed() < std::time::Duration::from_millis(100) =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_micros(200))
+                    }
+                    Err(std::sync::TryLockError::WouldBlock) => break tool.debug(
+                        "context destroyed while the backend was busy: its state is replaced later",
+                    ),
+                }
+            }
+            lock(&tool.context_devices).remove(&(data.context as usize));
+            tool.graphs.context_destroyed(data.context);
+        }
+        ResourceEvent::Other => {}
+    }
+}
