@@ -127,7 +127,14 @@ pub(crate) fn drain_context(
     ctx: CUcontext,
     deadline: Duration,
 ) -> Result<(), BackendError> {
-    match synchronize_within(driver, ctx, deadline).map_err(failed)? {
+    match synchronize_within(
+        driver,
+        ctx,
+        deadline,
+        kreplay_core::lifecycle::block_signals,
+    )
+    .map_err(failed)?
+    {
         Drained::Done => Ok(()),
         Drained::TimedOut => Err(BackendError::DrainTimeout { device, deadline }),
     }

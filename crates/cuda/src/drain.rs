@@ -42,11 +42,13 @@ pub enum Drained {
 }
 
 /// Waits for every stream of `ctx` (the application's, other libraries', the tool's) to be
-/// idle, at most `deadline`.
+/// idle, at most `deadline`. A worker thread started for it runs `tool_thread` first (the
+/// lifecycle's signal blocking: the tool's threads leave signals to the application's).
 pub fn synchronize_within(
     driver: &'static Driver,
     ctx: CUcontext,
     deadline: Duration,
+    tool_thread: fn(),
 ) -> Result<Drained, CudaError> {
     let (done, answer) = mpsc::sync_channel(1);
     let cancelled = Arc::new(AtomicBool::new(false));
@@ -55,7 +57,7 @@ pub fn synchronize_within(
         done,
         cancelled: cancelled.clone(),
     };
-    let sent = match worker(driver, job.ctx) {
+    let sent = match worker(driver, job.ctx, tool_thread) {
         Some(queue) => queue.send(job).map_err(|e| e.0),
         None => Err(job),
     };
@@ -97,7 +99,7 @@ pub fn forget_context(ctx: CUcontext) {
 
 /// The queue of `ctx`'s worker, started at the context's first drain in this process (and
 /// again after its worker was left waiting on a device that did not finish).
-fn worker(driver: &'static Driver, ctx: usize) -> Option<mpsc::Sender<Job>> {
+fn worker(driver: &'static Driver, ctx: usize, tool_thread: fn()) -> Option<mpsc::Sender<Job>> {
     let mut workers = WORKERS.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
     if let Some(worker) = workers.get(&ctx).filter(|w| w.pid == pid) {
@@ -107,7 +109,7 @@ fn worker(driver: &'static Driver, ctx: usize) -> Option<mpsc::Sender<Job>> {
     std::thread::Builder::new()
         .name("kreplay-drain".into())
         .spawn(move || {
-            kreplay_core::lifecycle::block_signals();
+            tool_thread();
             // A thread of the tool's: every CUDA call it makes is the tool's own.
             let _thread = ToolScope::enter();
             for job in jobs {
