@@ -9,7 +9,6 @@ use crate::classify::{
 use crate::dispatch::device_write;
 use crate::tool::Tool;
 use crate::{graph_exec, memory};
-use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceScope};
 use kreplay_core::engine::CallGuard;
 use kreplay_cuda::callback::calls::CallParams;
@@ -37,11 +36,7 @@ pub(crate) fn driver_call(
     enter: bool,
     data: &DriverData,
 ) {
-    let mut backend = DispatchBackend::new(
-        &tool.backend,
-        &tool.gate,
-        CurrentDispatch::passive(data.context(), std::ptr::null_mut()),
-    );
+    let mut backend = tool.passive_backend(data.context());
     // The call's name says, in the end-of-run window line, what closed windows.
     let call = data.function_name();
     if enter {
@@ -106,11 +101,7 @@ pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: CUcontext) {
         .ok()
         .flatten();
     if let Some(guard) = guard {
-        let mut backend = DispatchBackend::new(
-            &tool.backend,
-            &tool.gate,
-            CurrentDispatch::passive(ctx, std::ptr::null_mut()),
-        );
+        let mut backend = tool.passive_backend(ctx);
         tool.engine.exit_call(&mut backend, guard);
     }
 }

@@ -7,7 +7,7 @@ use crate::calls::hold_call;
 use crate::dispatch::{begin_dispatch, device_write, kernel_dispatch, LaunchShape};
 use crate::tool::{lock, Tool};
 use kreplay_backend::graphs::{memcpy_destination, memset_span, NodeCall, Step};
-use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
+use kreplay_backend::{resolve_stream, CudaLaunch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceId, DeviceScope};
 use kreplay_cuda::callback::calls::MemoryType;
 use kreplay_cuda::callback::driver::DriverData;
@@ -81,11 +81,7 @@ pub(crate) fn launch_by_nodes(
     if tool.engine.config().switches.graph_window_spans {
         return true;
     }
-    let mut backend = DispatchBackend::new(
-        &tool.backend,
-        &tool.gate,
-        CurrentDispatch::passive(data.context(), std::ptr::null_mut()),
-    );
+    let mut backend = tool.passive_backend(data.context());
     let guard = tool.engine.enter_call(
         &mut backend,
         "a graph launch",
@@ -138,11 +134,7 @@ fn kernel_node(tool: &'static Tool, data: &DriverData, device: DeviceId, launch:
 fn call_node(tool: &Tool, ctx: CUcontext, device: DeviceId, call: &NodeCall, stream: CUstream) {
     let effect = node_effect(tool, device, call);
     let scope = tool.scope_of(device, &node_addresses(call));
-    let mut backend = DispatchBackend::new(
-        &tool.backend,
-        &tool.gate,
-        CurrentDispatch::passive(ctx, std::ptr::null_mut()),
-    );
+    let mut backend = tool.passive_backend(ctx);
     let guard = tool
         .engine
         .enter_call(&mut backend, call.call_name(), effect, scope);

@@ -59,11 +59,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
     if LAUNCHES.try_with(|_| ()).is_err() {
         // A thread being torn down cannot keep the launch for its EXIT: it runs unprofiled,
         // after any open window has closed.
-        let mut backend = DispatchBackend::new(
-            &tool.backend,
-            &tool.gate,
-            CurrentDispatch::passive(data.context(), std::ptr::null_mut()),
-        );
+        let mut backend = tool.passive_backend(data.context());
         drop(
             tool.engine
                 .fence_for(&mut backend, "a launch at thread exit", DeviceScope::All),

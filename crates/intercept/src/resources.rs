@@ -5,7 +5,6 @@
 use crate::graph_exec;
 use crate::tool::{lock, Tool};
 use kreplay_backend::module_symbols::scan_cubin;
-use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::DeviceScope;
 use kreplay_cuda::callback::resource::{ResourceData, ResourceEvent};
 use kreplay_cuda::guard::in_tool;
@@ -60,11 +59,7 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &ResourceData) {
                 setup.abandon(data.context());
             }
             // A replay window still open on this context runs its passes while it exists.
-            let mut backend = DispatchBackend::new(
-                &tool.backend,
-                &tool.gate,
-                CurrentDispatch::passive(data.context(), std::ptr::null_mut()),
-            );
+            let mut backend = tool.passive_backend(data.context());
             // Every device: no driver query inside a resource callback of a dying context.
             drop(
                 tool.engine

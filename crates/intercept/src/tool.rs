@@ -5,7 +5,7 @@
 
 use kreplay_backend::graphs::GraphRegistry;
 use kreplay_backend::modules::KernelRegistry;
-use kreplay_backend::{CudaBackend, CudaEngine, MeasureGate};
+use kreplay_backend::{CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate};
 use kreplay_core::backend::{AllocKind, DeviceId, DeviceScope, LaunchKind};
 use kreplay_core::config::InProcessMode;
 use kreplay_core::lifecycle::{self, Life};
@@ -105,6 +105,16 @@ impl Tool {
     /// bookkeeping and logger.
     pub fn warn_once(&self, key: &'static str, message: &str) {
         self.engine.warn_once(key, message);
+    }
+
+    /// The backend for an engine call outside a dispatch the tool prepared (a call's fence, a
+    /// context's end, the exit): passive on `ctx`, it touches no device for the dispatch.
+    pub fn passive_backend(&self, ctx: CUcontext) -> DispatchBackend<'_> {
+        DispatchBackend::new(
+            &self.backend,
+            &self.gate,
+            CurrentDispatch::passive(ctx, std::ptr::null_mut()),
+        )
     }
 
     /// The device ordinal of a context (cached).
