@@ -12,7 +12,7 @@ use crate::{graph_exec, memory};
 use kreplay_core::backend::{CallEffect, DeviceScope};
 use kreplay_core::engine::CallGuard;
 use kreplay_cuda::callback::calls::CallParams;
-use kreplay_cuda::callback::driver::{DriverCallback, DriverData};
+use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::CUcontext;
 use std::cell::RefCell;
 

@@ -9,7 +9,7 @@ use crate::tool::{self, lock, Tool};
 use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{DeviceScope, DispatchInfo, LaunchKind};
 use kreplay_core::LaunchTicket;
-use kreplay_cuda::callback::driver::{DriverCallback, DriverData};
+use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::launch::LaunchParams;
 use kreplay_cuda::query;
 use std::cell::RefCell;

@@ -5,7 +5,7 @@
 use crate::classify::{AllocApi, FreeApi};
 use crate::tool::Tool;
 use kreplay_core::backend::Region;
-use kreplay_cuda::callback::driver::{DriverCallback, DriverData};
+use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::callback::memory::{allocated, freed, Freed};
 
 pub(crate) fn on_alloc(tool: &Tool, api: AllocApi, data: &DriverData) {

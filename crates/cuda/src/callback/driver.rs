@@ -52,25 +52,9 @@ impl DriverData {
         // callback (the constructor's contract).
         unsafe { call_params(self.function_name(), self.0.functionParams) }
     }
-}
 
-/// What a driver call's callback data says, read safely where CUPTI's contract allows.
-pub trait DriverCallback {
     /// The API's name, `"a driver call"` when CUPTI gives none.
-    fn function_name(&self) -> &str;
-
-    /// Whether the call returned `CUDA_SUCCESS` (meaningful at its EXIT callback).
-    fn succeeded(&self) -> bool;
-
-    /// The launched kernel's symbol name; `None` when empty.
-    ///
-    /// # Safety
-    /// The callback is a launch's: CUPTI's `symbolName` is valid for launch callbacks only.
-    unsafe fn launch_symbol(&self) -> Option<String>;
-}
-
-impl DriverCallback for DriverData {
-    fn function_name(&self) -> &str {
+    pub fn function_name(&self) -> &str {
         let name = self.0.functionName;
         if name.is_null() {
             "a driver call"
@@ -82,13 +66,18 @@ impl DriverCallback for DriverData {
         }
     }
 
-    fn succeeded(&self) -> bool {
+    /// Whether the call returned `CUDA_SUCCESS` (meaningful at its EXIT callback).
+    pub fn succeeded(&self) -> bool {
         // SAFETY: at EXIT the return value points at the call's CUresult.
         let result = self.0.functionReturnValue;
         !result.is_null() && unsafe { *(result as *const sys::CUresult) } == 0
     }
 
-    unsafe fn launch_symbol(&self) -> Option<String> {
+    /// The launched kernel's symbol name; `None` when empty.
+    ///
+    /// # Safety
+    /// The callback is a launch's: CUPTI's `symbolName` is valid for launch callbacks only.
+    pub unsafe fn launch_symbol(&self) -> Option<String> {
         // SAFETY: valid for launch callbacks (the caller's contract).
         unsafe { c_text(self.0.symbolName) }.filter(|s| !s.is_empty())
     }
