@@ -7,8 +7,9 @@ use crate::classify::{classify_driver_cbid, is_query_only, DriverEvent, LaunchAp
 use crate::tool::{self, Tool};
 use crate::{calls, graph_launch, launches, resources};
 use kreplay_cuda::callback::domain::{callback_data, CallbackData};
+use kreplay_cuda::callback::driver::DriverData;
+use kreplay_cuda::callback::ids::Domain;
 use kreplay_cuda::guard::in_tool;
-use kreplay_cupti_sys as sys;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
@@ -16,12 +17,12 @@ use std::sync::atomic::Ordering;
 /// The function CUPTI calls. Never unwinds: a panic switches the tool off.
 pub(crate) unsafe extern "C" fn callback(
     _userdata: *mut c_void,
-    domain: sys::CUpti_CallbackDomain,
-    cbid: sys::CUpti_CallbackId,
+    domain: u32,
+    cbid: u32,
     cbdata: *const c_void,
 ) {
     // The tool's own driver calls fire callbacks too; only module loads matter then.
-    if in_tool() && domain != sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE {
+    if in_tool() && Domain(domain) != Domain::RESOURCE {
         return;
     }
     let Some(tool) = tool::tool() else {
@@ -42,8 +43,8 @@ pub(crate) unsafe extern "C" fn callback(
         CallbackData::Other => {}
     }));
     if let Some(started) = timed {
-        let kind = match domain {
-            sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE => 2,
+        let kind = match Domain(domain) {
+            Domain::RESOURCE => 2,
             _ if matches!(classify_driver_cbid(cbid), DriverEvent::Launch(_)) => 1,
             _ => 0,
         };
@@ -66,8 +67,8 @@ fn release_thread_holds() {
     });
 }
 
-fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
-    let enter = data.callbackSite == sys::CUpti_ApiCallbackSite_CUPTI_API_ENTER;
+fn on_driver(tool: &'static Tool, cbid: u32, data: &DriverData) {
+    let enter = data.is_enter();
     if enter {
         // Once, at the application's first driver call after `cuInit`: before any context, so
         // before any set-up thread (see `kreplay_counters::setup`).
@@ -87,7 +88,7 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &sys::CUpti_CallbackData) {
                 }
             } else if !launches::launch_exit(api, data) {
                 // A graph launch run node by node holds its stand-in's fence until here.
-                calls::end_call(tool, cbid, data.context);
+                calls::end_call(tool, cbid, data.context());
             }
         }
         // Pure queries submit no work: no fence, and a parked replay window stays open.

@@ -9,11 +9,11 @@ use crate::classify::{
 use crate::dispatch::device_write;
 use crate::tool::Tool;
 use crate::{graph_exec, memory};
-use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceScope};
 use kreplay_core::engine::CallGuard;
-use kreplay_cuda::callback::driver::DriverCallback;
-use kreplay_cupti_sys as sys;
+use kreplay_cuda::callback::calls::CallParams;
+use kreplay_cuda::callback::driver::DriverData;
+use kreplay_cuda::CUcontext;
 use std::cell::RefCell;
 
 thread_local! {
@@ -34,20 +34,16 @@ pub(crate) fn driver_call(
     cbid: u32,
     event: DriverEvent,
     enter: bool,
-    data: &sys::CUpti_CallbackData,
+    data: &DriverData,
 ) {
-    let mut backend = DispatchBackend::new(
-        &tool.backend,
-        &tool.gate,
-        CurrentDispatch::passive(data.context, std::ptr::null_mut()),
-    );
+    let mut backend = tool.passive_backend(data.context());
     // The call's name says, in the end-of-run window line, what closed windows.
     let call = data.function_name();
     if enter {
         if is_capture_begin(cbid) {
             // A capture must not begin while the context's counter set-up runs.
             if let Some(setup) = &tool.counter_setup {
-                setup.finish(data.context);
+                setup.finish(data.context());
             }
         }
         if CALLS.try_with(|_| ()).is_err() {
@@ -56,8 +52,9 @@ pub(crate) fn driver_call(
             // this call may free), then the call goes on unfenced.
             drop(tool.engine.fence_for(&mut backend, call, DeviceScope::All));
         } else {
-            let effect = call_effect(tool, data, call);
-            let scope = call_scope(tool, data, call, effect);
+            let params = data.call_params();
+            let effect = call_effect(tool, data, call, params);
+            let scope = call_scope(tool, data, call, params, effect);
             // A parked replay window stays open across the call, or is closed here, on
             // this thread, before the call runs.
             let guard = tool.engine.enter_call(&mut backend, call, effect, scope);
@@ -73,12 +70,12 @@ pub(crate) fn driver_call(
         if let DriverEvent::Free(api) = event {
             memory::on_free(tool, api, data);
         }
-        // SAFETY: the call's parameter block, at its ENTER callback.
-        if let Some(owner) = unsafe { unloaded_module(cbid, data.functionParams) } {
+        // SAFETY: the parameter block of the call `cbid`, at its ENTER callback.
+        if let Some(owner) = unsafe { unloaded_module(cbid, data.params()) } {
             tool.kernels.forget_module(&tool.engine, owner);
         }
     } else {
-        end_call(tool, cbid, data.context);
+        end_call(tool, cbid, data.context());
         if let DriverEvent::Alloc(api) = event {
             memory::on_alloc(tool, api, data);
         }
@@ -94,7 +91,7 @@ pub(crate) fn hold_call(cbid: u32, guard: CallGuard) {
 }
 
 /// At a call's EXIT: the guard its ENTER kept, handed back to the engine.
-pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: sys::CUcontext) {
+pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: CUcontext) {
     let guard = CALLS
         .try_with(|c| {
             let mut calls = c.borrow_mut();
@@ -104,11 +101,7 @@ pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: sys::CUcontext) {
         .ok()
         .flatten();
     if let Some(guard) = guard {
-        let mut backend = DispatchBackend::new(
-            &tool.backend,
-            &tool.gate,
-            CurrentDispatch::passive(ctx, std::ptr::null_mut()),
-        );
+        let mut backend = tool.passive_backend(ctx);
         tool.engine.exit_call(&mut backend, guard);
     }
 }
@@ -116,9 +109,13 @@ pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: sys::CUcontext) {
 /// What a call does to device memory, for the replay engine: the driver-call classification,
 /// with destinations of unified copies told apart through the allocation inventory (pinned
 /// host memory, or none known: a copy to pageable host memory).
-fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallEffect {
-    // SAFETY: the call's parameter block, at its ENTER callback.
-    match unsafe { classify_call(call, data.functionParams) } {
+fn call_effect(
+    tool: &Tool,
+    data: &DriverData,
+    call: &str,
+    params: Option<CallParams>,
+) -> CallEffect {
+    match classify_call(call, params) {
         CallKind::NoDeviceWrite => CallEffect::NoDeviceWrite,
         CallKind::Frees => CallEffect::Frees,
         CallKind::Unknown => CallEffect::Unknown,
@@ -126,7 +123,7 @@ fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallE
             dst,
             bytes,
             unified,
-        } => match tool.device_of(data.context) {
+        } => match tool.device_of(data.context()) {
             Some(device) => device_write(tool, device, dst, bytes, unified),
             None => CallEffect::Unknown,
         },
@@ -138,15 +135,14 @@ fn call_effect(tool: &Tool, data: &sys::CUpti_CallbackData, call: &str) -> CallE
 /// memory of another device.
 fn call_scope(
     tool: &Tool,
-    data: &sys::CUpti_CallbackData,
+    data: &DriverData,
     call: &str,
+    params: Option<CallParams>,
     effect: CallEffect,
 ) -> DeviceScope {
-    match tool.device_of(data.context) {
+    match tool.device_of(data.context()) {
         Some(device) if effect != CallEffect::Unknown => {
-            // SAFETY: the call's parameter block, at its ENTER callback.
-            let addresses = unsafe { call_addresses(call, data.functionParams) };
-            tool.scope_of(device, &addresses)
+            tool.scope_of(device, &call_addresses(call, params))
         }
         _ => DeviceScope::All,
     }

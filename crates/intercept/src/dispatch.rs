@@ -6,15 +6,15 @@ use crate::tool::{lock, Tool};
 use kreplay_backend::CurrentDispatch;
 use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind};
 use kreplay_cuda::query;
-use kreplay_cupti_sys as sys;
+use kreplay_cuda::{CUcontext, CUfunction, CUstream};
 
 /// Grid, block, dynamic shared memory, function and stream of a launch.
 pub(crate) struct LaunchShape {
-    pub f: sys::CUfunction,
+    pub f: CUfunction,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared: u32,
-    pub stream: sys::CUstream,
+    pub stream: CUstream,
 }
 
 /// A kernel launch as the engine sees it (its agent registered first): its kernel's id and
@@ -54,9 +54,9 @@ pub(crate) fn kernel_dispatch(
 /// the launch runs unprofiled.
 pub(crate) fn begin_dispatch(
     tool: &Tool,
-    ctx: sys::CUcontext,
+    ctx: CUcontext,
     device: kreplay_core::backend::DeviceId,
-    stream: sys::CUstream,
+    stream: CUstream,
 ) -> Option<CurrentDispatch> {
     match lock(&tool.backend).begin_dispatch(ctx, device, stream) {
         Ok(current) => Some(current),

@@ -3,7 +3,6 @@
 //! flushed, and the end-of-run lines.
 
 use crate::tool::{lock, own_tool, say, Tool};
-use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_cuda::loader;
 use std::sync::atomic::Ordering;
 
@@ -20,11 +19,7 @@ pub(crate) fn finish_process() {
             // now. Exit handlers run in reverse order of registration and this one is
             // registered inside cuInit, so it is expected (not verified) to run before a
             // teardown handler the CUDA runtime registered earlier, while contexts exist.
-            let mut backend = DispatchBackend::new(
-                &tool.backend,
-                &tool.gate,
-                CurrentDispatch::passive(std::ptr::null_mut(), std::ptr::null_mut()),
-            );
+            let mut backend = tool.passive_backend(std::ptr::null_mut());
             tool.phase("exit handler");
             if let Some(setup) = &tool.counter_setup {
                 setup.finish_all();

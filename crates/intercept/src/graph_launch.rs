@@ -7,12 +7,14 @@ use crate::calls::hold_call;
 use crate::dispatch::{begin_dispatch, device_write, kernel_dispatch, LaunchShape};
 use crate::tool::{lock, Tool};
 use kreplay_backend::graphs::{memcpy_destination, memset_span, NodeCall, Step};
-use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
+use kreplay_backend::{resolve_stream, CudaLaunch, DispatchBackend};
 use kreplay_core::backend::{CallEffect, DeviceId, DeviceScope};
+use kreplay_cuda::callback::calls::MemoryType;
+use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::callback::graph::GraphLaunch;
 use kreplay_cuda::launch::OwnedLaunch;
 use kreplay_cuda::query;
-use kreplay_cupti_sys as sys;
+use kreplay_cuda::{CUcontext, CUstream};
 
 /// Runs the graph launch at its ENTER callback node by node, if its graph allows; `false`:
 /// the launch goes on as the application made it.
@@ -20,14 +22,14 @@ pub(crate) fn launch_by_nodes(
     tool: &'static Tool,
     cbid: u32,
     per_thread: bool,
-    data: &sys::CUpti_CallbackData,
+    data: &DriverData,
 ) -> bool {
-    if !tool.graph_nodes || data.functionParams.is_null() {
+    if !tool.graph_nodes || data.params().is_null() {
         return false;
     }
     // SAFETY: the parameter block of cuGraphLaunch (the _ptsz block has the same fields), at its
     // ENTER callback.
-    let launch = unsafe { GraphLaunch::from_params(data.functionParams) };
+    let launch = unsafe { GraphLaunch::from_params(data.params()) };
     let (exec, stream) = (launch.exec(), launch.stream());
     let stream = resolve_stream(stream, per_thread);
     // Launched into a stream capture, the graph becomes a node of the graph being captured.
@@ -47,12 +49,12 @@ pub(crate) fn launch_by_nodes(
             return false;
         }
     };
-    let Some(device) = tool.device_of(data.context) else {
+    let Some(device) = tool.device_of(data.context()) else {
         return false;
     };
     let stand_in = match tool
         .graphs
-        .begin_launch(tool.driver, data.context, exec, stream)
+        .begin_launch(tool.driver, data.context(), exec, stream)
     {
         Ok(stand_in) => stand_in,
         Err(e) => {
@@ -67,7 +69,7 @@ pub(crate) fn launch_by_nodes(
     for step in steps {
         match step {
             Step::Kernel(launch) => kernel_node(tool, data, device, launch.with_stream(stream)),
-            Step::Call(call) => call_node(tool, data.context, device, call, stream),
+            Step::Call(call) => call_node(tool, data.context(), device, call, stream),
         }
     }
     tool.graphs.end_launch(tool.driver, exec, stream);
@@ -79,11 +81,7 @@ pub(crate) fn launch_by_nodes(
     if tool.engine.config().switches.graph_window_spans {
         return true;
     }
-    let mut backend = DispatchBackend::new(
-        &tool.backend,
-        &tool.gate,
-        CurrentDispatch::passive(data.context, std::ptr::null_mut()),
-    );
+    let mut backend = tool.passive_backend(data.context());
     let guard = tool.engine.enter_call(
         &mut backend,
         "a graph launch",
@@ -97,12 +95,7 @@ pub(crate) fn launch_by_nodes(
 /// A kernel node as a dispatch of the application's: the engine's ENTER, the launch on the
 /// graph launch's stream, the engine's EXIT (the ordinary launch path, with the tool issuing
 /// the launch). Its records carry the graph launch's correlation id.
-fn kernel_node(
-    tool: &'static Tool,
-    data: &sys::CUpti_CallbackData,
-    device: DeviceId,
-    launch: OwnedLaunch,
-) {
+fn kernel_node(tool: &'static Tool, data: &DriverData, device: DeviceId, launch: OwnedLaunch) {
     let (grid, block, shared) = launch.shape();
     let shape = LaunchShape {
         f: launch.function(),
@@ -111,10 +104,10 @@ fn kernel_node(
         shared,
         stream: launch.stream(),
     };
-    let info = kernel_dispatch(tool, device, &shape, None, data.correlationId, || {
+    let info = kernel_dispatch(tool, device, &shape, None, data.correlation_id(), || {
         launch.addresses()
     });
-    let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
+    let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream) else {
         if let Err(e) = launch.launch(tool.driver) {
             node_failed(tool, &e.to_string());
         }
@@ -138,20 +131,10 @@ fn kernel_node(
 
 /// Any other node as a call of the application's on the graph launch's stream: the engine's
 /// fence around it, a replay window open across it where its effect allows.
-fn call_node(
-    tool: &Tool,
-    ctx: sys::CUcontext,
-    device: DeviceId,
-    call: &NodeCall,
-    stream: sys::CUstream,
-) {
+fn call_node(tool: &Tool, ctx: CUcontext, device: DeviceId, call: &NodeCall, stream: CUstream) {
     let effect = node_effect(tool, device, call);
     let scope = tool.scope_of(device, &node_addresses(call));
-    let mut backend = DispatchBackend::new(
-        &tool.backend,
-        &tool.gate,
-        CurrentDispatch::passive(ctx, std::ptr::null_mut()),
-    );
+    let mut backend = tool.passive_backend(ctx);
     let guard = tool
         .engine
         .enter_call(&mut backend, call.call_name(), effect, scope);
@@ -174,10 +157,10 @@ fn node_effect(tool: &Tool, device: DeviceId, call: &NodeCall) -> CallEffect {
         NodeCall::Memset(p) => write(p.dst, memset_span(p)),
         NodeCall::Memcpy(p) => match memcpy_destination(p) {
             Some((base, bytes)) => {
-                let unified = p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED;
+                let unified = MemoryType::from_raw(p.dstMemoryType) == MemoryType::Unified;
                 device_write(tool, device, base, bytes, unified)
             }
-            None if p.dstMemoryType == sys::CUmemorytype_enum_CU_MEMORYTYPE_HOST => {
+            None if MemoryType::from_raw(p.dstMemoryType) == MemoryType::Host => {
                 CallEffect::NoDeviceWrite
             }
             None => CallEffect::Unknown,
@@ -194,11 +177,7 @@ fn node_addresses(call: &NodeCall) -> Vec<u64> {
     match call {
         NodeCall::Memset(p) => vec![p.dst],
         NodeCall::Memcpy(p) => {
-            let from_device = matches!(
-                p.srcMemoryType,
-                sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
-                    | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
-            );
+            let from_device = MemoryType::from_raw(p.srcMemoryType).by_address();
             let source = from_device.then_some(p.srcDevice);
             source
                 .into_iter()

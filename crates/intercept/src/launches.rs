@@ -9,10 +9,9 @@ use crate::tool::{self, lock, Tool};
 use kreplay_backend::{resolve_stream, CudaLaunch, CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::{DeviceScope, DispatchInfo, LaunchKind};
 use kreplay_core::LaunchTicket;
-use kreplay_cuda::callback::driver::DriverCallback;
+use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::launch::LaunchParams;
 use kreplay_cuda::query;
-use kreplay_cupti_sys as sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
 
@@ -53,28 +52,24 @@ fn launch_shape(api: LaunchApi, params: *const c_void) -> LaunchShape {
     }
 }
 
-pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpti_CallbackData) {
-    if data.functionParams.is_null() {
+pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverData) {
+    if data.params().is_null() {
         return;
     }
     if LAUNCHES.try_with(|_| ()).is_err() {
         // A thread being torn down cannot keep the launch for its EXIT: it runs unprofiled,
         // after any open window has closed.
-        let mut backend = DispatchBackend::new(
-            &tool.backend,
-            &tool.gate,
-            CurrentDispatch::passive(data.context, std::ptr::null_mut()),
-        );
+        let mut backend = tool.passive_backend(data.context());
         drop(
             tool.engine
                 .fence_for(&mut backend, "a launch at thread exit", DeviceScope::All),
         );
         return;
     }
-    let Some(device) = tool.device_of(data.context) else {
+    let Some(device) = tool.device_of(data.context()) else {
         return;
     };
-    let shape = launch_shape(api, data.functionParams);
+    let shape = launch_shape(api, data.params());
     if query::is_capturing(tool.driver, shape.stream) {
         return enter_captured(tool, data, device, &shape);
     }
@@ -94,7 +89,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpt
             kernel_name: name.to_string(),
             kernel_id: tool.kernels.launch_api_id(&tool.engine, name),
             stream_id: query::stream_id(tool.driver, shape.stream),
-            correlation_id: u64::from(data.correlationId),
+            correlation_id: u64::from(data.correlation_id()),
             grid: shape.grid,
             block: shape.block,
             dynamic_shared_bytes: shape.shared,
@@ -102,14 +97,12 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpt
     } else {
         // SAFETY: a launch's callback.
         let symbol = unsafe { data.launch_symbol() };
-        kernel_dispatch(tool, device, &shape, symbol, data.correlationId, || {
+        kernel_dispatch(tool, device, &shape, symbol, data.correlation_id(), || {
             // SAFETY: the parameter block of the launch whose callback is running.
-            unsafe {
-                kreplay_cuda::launch::callback_addresses(tool.driver, api, data.functionParams)
-            }
+            unsafe { kreplay_cuda::launch::callback_addresses(tool.driver, api, data.params()) }
         })
     };
-    let Some(current) = begin_dispatch(tool, data.context, device, shape.stream) else {
+    let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream) else {
         return;
     };
     enter(tool, data, current, &info);
@@ -119,7 +112,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &sys::CUpt
 /// invalidate the capture); the engine passes it through.
 fn enter_captured(
     tool: &'static Tool,
-    data: &sys::CUpti_CallbackData,
+    data: &DriverData,
     device: kreplay_core::backend::DeviceId,
     shape: &LaunchShape,
 ) {
@@ -135,27 +128,22 @@ fn enter_captured(
         kernel_name,
         kernel_id,
         stream_id: 0,
-        correlation_id: u64::from(data.correlationId),
+        correlation_id: u64::from(data.correlation_id()),
         grid: shape.grid,
         block: shape.block,
         dynamic_shared_bytes: shape.shared,
     };
-    let current = CurrentDispatch::passive(data.context, shape.stream);
+    let current = CurrentDispatch::passive(data.context(), shape.stream);
     enter(tool, data, current, &info);
 }
 
 /// The engine's side of a launch's ENTER, kept with its backend for the EXIT callback.
-fn enter(
-    tool: &'static Tool,
-    data: &sys::CUpti_CallbackData,
-    current: CurrentDispatch,
-    info: &DispatchInfo,
-) {
+fn enter(tool: &'static Tool, data: &DriverData, current: CurrentDispatch, info: &DispatchInfo) {
     let passive = current.is_passive();
     let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
     let ticket = tool.engine.launch_enter(&mut backend, info);
     keep_pending(PendingLaunch {
-        correlation_id: data.correlationId,
+        correlation_id: data.correlation_id(),
         ticket,
         backend,
         passive,
@@ -168,13 +156,13 @@ fn keep_pending(pending: PendingLaunch) {
 }
 
 /// The engine's side of a launch's EXIT; `false` when no ENTER of this launch is pending.
-pub(crate) fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) -> bool {
+pub(crate) fn launch_exit(api: LaunchApi, data: &DriverData) -> bool {
     let pending = LAUNCHES
         .try_with(|l| {
             let mut launches = l.borrow_mut();
             let pos = launches
                 .iter()
-                .rposition(|p| p.correlation_id == data.correlationId)?;
+                .rposition(|p| p.correlation_id == data.correlation_id())?;
             Some(launches.remove(pos))
         })
         .ok()
@@ -200,7 +188,7 @@ pub(crate) fn launch_exit(api: LaunchApi, data: &sys::CUpti_CallbackData) -> boo
         }
         return true;
     }
-    let launch = CudaLaunch::callback(api, data.functionParams);
+    let launch = CudaLaunch::callback(api, data.params());
     tool.engine.launch_exit(&mut backend, ticket, &launch);
     tool.first_dispatch_done();
     if !passive {

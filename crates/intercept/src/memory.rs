@@ -5,19 +5,18 @@
 use crate::classify::{AllocApi, FreeApi};
 use crate::tool::Tool;
 use kreplay_core::backend::Region;
-use kreplay_cuda::callback::driver::DriverCallback;
+use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::callback::memory::{allocated, freed, Freed};
-use kreplay_cupti_sys as sys;
 
-pub(crate) fn on_alloc(tool: &Tool, api: AllocApi, data: &sys::CUpti_CallbackData) {
-    if !data.succeeded() || data.functionParams.is_null() {
+pub(crate) fn on_alloc(tool: &Tool, api: AllocApi, data: &DriverData) {
+    if !data.succeeded() || data.params().is_null() {
         return;
     }
-    let Some(device) = tool.device_of(data.context) else {
+    let Some(device) = tool.device_of(data.context()) else {
         return;
     };
     // SAFETY: the call's parameter block, at the EXIT callback of a call that succeeded.
-    let (base, bytes) = unsafe { allocated(api, data.functionParams) };
+    let (base, bytes) = unsafe { allocated(api, data.params()) };
     tool.engine.inventory().insert(Region {
         device,
         base,
@@ -26,15 +25,15 @@ pub(crate) fn on_alloc(tool: &Tool, api: AllocApi, data: &sys::CUpti_CallbackDat
     });
 }
 
-pub(crate) fn on_free(tool: &Tool, api: FreeApi, data: &sys::CUpti_CallbackData) {
-    if data.functionParams.is_null() {
+pub(crate) fn on_free(tool: &Tool, api: FreeApi, data: &DriverData) {
+    if data.params().is_null() {
         return;
     }
-    let Some(device) = tool.device_of(data.context) else {
+    let Some(device) = tool.device_of(data.context()) else {
         return;
     };
     // SAFETY: the call's parameter block, inside its callback.
-    match unsafe { freed(api, data.functionParams) } {
+    match unsafe { freed(api, data.params()) } {
         Freed::Range { base, bytes } => {
             let owner = owner_of(tool, device, base);
             tool.engine.inventory().remove_within(owner, base, bytes);

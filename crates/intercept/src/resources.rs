@@ -5,15 +5,13 @@
 use crate::graph_exec;
 use crate::tool::{lock, Tool};
 use kreplay_backend::module_symbols::scan_cubin;
-use kreplay_backend::{CurrentDispatch, DispatchBackend};
 use kreplay_core::backend::DeviceScope;
-use kreplay_cuda::callback::resource::{resource_event, ResourceEvent};
+use kreplay_cuda::callback::resource::{ResourceData, ResourceEvent};
 use kreplay_cuda::guard::in_tool;
-use kreplay_cupti_sys as sys;
 use std::sync::atomic::Ordering;
 
-pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_ResourceData) {
-    match resource_event(cbid, data) {
+pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &ResourceData) {
+    match data.event(cbid) {
         ResourceEvent::ModuleLoaded { cubin } => {
             let Some(image) = cubin else {
                 return;
@@ -44,7 +42,7 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_Reso
         }
         _ if in_tool() => {}
         ResourceEvent::GraphExecCreated { graph, exec } => {
-            graph_exec::on_instantiated(tool, data.context, graph, exec)
+            graph_exec::on_instantiated(tool, data.context(), graph, exec)
         }
         ResourceEvent::GraphExecDestroying { exec } => graph_exec::on_destroying(tool, exec),
         // The driver holds locks of its own during resource callbacks: nothing here may wait
@@ -52,35 +50,31 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_Reso
         ResourceEvent::ContextCreated => {
             tool.phase("context created");
             if let Some(setup) = &tool.counter_setup {
-                setup.prepare(data.context);
+                setup.prepare(data.context());
             }
         }
         ResourceEvent::ContextDestroying => {
             // A counter set-up still running on it stops first (it must not outlive it).
             if let Some(setup) = &tool.counter_setup {
-                setup.abandon(data.context);
+                setup.abandon(data.context());
             }
             // A replay window still open on this context runs its passes while it exists.
-            let mut backend = DispatchBackend::new(
-                &tool.backend,
-                &tool.gate,
-                CurrentDispatch::passive(data.context, std::ptr::null_mut()),
-            );
+            let mut backend = tool.passive_backend(data.context());
             // Every device: no driver query inside a resource callback of a dying context.
             drop(
                 tool.engine
                     .fence_for(&mut backend, "context destruction", DeviceScope::All),
             );
-            kreplay_cuda::drain::forget_context(data.context);
+            kreplay_cuda::drain::forget_context(data.context());
             // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
             // driver lock this thread holds. Without it, the tool's state for the context stays
             // and is replaced when a dispatch finds the device with another context.
             let began = std::time::Instant::now();
             loop {
                 match tool.backend.try_lock() {
-                    Ok(mut b) => break b.forget_context(data.context),
+                    Ok(mut b) => break b.forget_context(data.context()),
                     Err(std::sync::TryLockError::Poisoned(p)) => {
-                        break p.into_inner().forget_context(data.context)
+                        break p.into_inner().forget_context(data.context())
                     }
                     Err(std::sync::TryLockError::WouldBlock)
                         if began.elapsed() < std::time::Duration::from_millis(100) =>
@@ -92,8 +86,8 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &sys::CUpti_Reso
                     ),
                 }
             }
-            lock(&tool.context_devices).remove(&(data.context as usize));
-            tool.graphs.context_destroyed(data.context);
+            lock(&tool.context_devices).remove(&(data.context() as usize));
+            tool.graphs.context_destroyed(data.context());
         }
         ResourceEvent::Other => {}
     }

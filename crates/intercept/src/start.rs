@@ -14,7 +14,7 @@ use kreplay_core::config::{InProcessMode, ToolConfig};
 use kreplay_core::lifecycle::{self, Endings};
 use kreplay_cuda::callback::subscribe::SubscribeError;
 use kreplay_cuda::loader;
-use kreplay_cupti_sys::cupti::Cupti;
+use kreplay_cuda::Cupti;
 use kreplay_format::{CounterInfo, RecordSink};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;

@@ -5,14 +5,12 @@
 
 use kreplay_backend::graphs::GraphRegistry;
 use kreplay_backend::modules::KernelRegistry;
-use kreplay_backend::{CudaBackend, CudaEngine, MeasureGate};
+use kreplay_backend::{CudaBackend, CudaEngine, CurrentDispatch, DispatchBackend, MeasureGate};
 use kreplay_core::backend::{AllocKind, DeviceId, DeviceScope, LaunchKind};
 use kreplay_core::config::InProcessMode;
 use kreplay_core::lifecycle::{self, Life};
 use kreplay_counters::setup::CounterSetup;
-use kreplay_cupti_sys as sys;
-use kreplay_cupti_sys::cupti::Cupti;
-use kreplay_cupti_sys::driver::Driver;
+use kreplay_cuda::{CUcontext, CUdevice, Cupti, Driver};
 use kreplay_format::RecordSink;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -109,8 +107,18 @@ impl Tool {
         self.engine.warn_once(key, message);
     }
 
+    /// The backend for an engine call outside a dispatch the tool prepared (a call's fence, a
+    /// context's end, the exit): passive on `ctx`, it touches no device for the dispatch.
+    pub fn passive_backend(&self, ctx: CUcontext) -> DispatchBackend<'_> {
+        DispatchBackend::new(
+            &self.backend,
+            &self.gate,
+            CurrentDispatch::passive(ctx, std::ptr::null_mut()),
+        )
+    }
+
     /// The device ordinal of a context (cached).
-    pub fn device_of(&self, ctx: sys::CUcontext) -> Option<DeviceId> {
+    pub fn device_of(&self, ctx: CUcontext) -> Option<DeviceId> {
         if let Some(device) = lock(&self.context_devices).get(&(ctx as usize)) {
             return Some(*device);
         }
@@ -123,11 +131,10 @@ impl Tool {
         if !lock(&self.agents).insert(device) {
             return;
         }
-        let description =
-            kreplay_cuda::kernel::describe_device(self.driver, device as sys::CUdevice)
-                .unwrap_or_default();
+        let description = kreplay_cuda::kernel::describe_device(self.driver, device as CUdevice)
+            .unwrap_or_default();
         let pageable =
-            kreplay_cuda::launch::pageable_memory_access(self.driver, device as sys::CUdevice);
+            kreplay_cuda::launch::pageable_memory_access(self.driver, device as CUdevice);
         if pageable {
             lock(&self.pageable_devices).insert(device);
         }

@@ -1,15 +1,17 @@
 //! The data CUPTI passes a callback, typed by the callback's domain.
 
-use kreplay_cupti_sys as sys;
+use super::driver::DriverData;
+use super::ids::Domain;
+use super::resource::ResourceData;
 use std::ffi::c_void;
 
 /// A callback's data, by domain.
 #[derive(Clone, Copy)]
 pub enum CallbackData<'a> {
     /// A driver-API call's ENTER or EXIT.
-    Driver(&'a sys::CUpti_CallbackData),
+    Driver(&'a DriverData),
     /// A resource event (contexts, streams, modules, graphs).
-    Resource(&'a sys::CUpti_ResourceData),
+    Resource(&'a ResourceData),
     /// A domain the tool does not enable.
     Other,
 }
@@ -19,19 +21,12 @@ pub enum CallbackData<'a> {
 /// # Safety
 /// `cbdata` is the non-NULL pointer CUPTI passed to a callback of `domain`, and the value is
 /// used only during that callback.
-pub unsafe fn callback_data<'a>(
-    domain: sys::CUpti_CallbackDomain,
-    cbdata: *const c_void,
-) -> CallbackData<'a> {
-    match domain {
+pub unsafe fn callback_data<'a>(domain: u32, cbdata: *const c_void) -> CallbackData<'a> {
+    match Domain(domain) {
         // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
-        sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API => {
-            CallbackData::Driver(unsafe { &*(cbdata as *const sys::CUpti_CallbackData) })
-        }
+        Domain::DRIVER_API => CallbackData::Driver(unsafe { DriverData::from_raw(cbdata) }),
         // SAFETY: CUPTI passes a CUpti_ResourceData for the resource domain.
-        sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE => {
-            CallbackData::Resource(unsafe { &*(cbdata as *const sys::CUpti_ResourceData) })
-        }
+        Domain::RESOURCE => CallbackData::Resource(unsafe { ResourceData::from_raw(cbdata) }),
         _ => CallbackData::Other,
     }
 }

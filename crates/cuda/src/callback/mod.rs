@@ -1,4 +1,5 @@
-//! What CUPTI hands a callback, read through typed decoders: the data by domain ([`domain`]),
+//! What CUPTI hands a callback, read through typed decoders: the callback ids the tool tells
+//! apart ([`ids`]), the data by domain ([`domain`]),
 //! a driver call's name, result and kernel symbol ([`driver`]), a resource event
 //! ([`resource`]), the parameter blocks of copies, memsets, frees and unloads ([`calls`]), of
 //! allocations and frees ([`memory`]) and of the calls that change or launch an executable
@@ -10,6 +11,7 @@ pub mod calls;
 pub mod domain;
 pub mod driver;
 pub mod graph;
+pub mod ids;
 pub mod memory;
 pub mod resource;
 pub mod subscribe;

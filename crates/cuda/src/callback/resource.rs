@@ -1,7 +1,35 @@
 //! A resource-domain callback (`CUpti_ResourceData`), decoded by its callback id: the events the
 //! tool follows, with what each event's descriptor holds.
 
+use crate::CUcontext;
 use kreplay_cupti_sys as sys;
+use std::ffi::c_void;
+
+/// What CUPTI passes a resource callback, valid during that callback only (CUPTI's
+/// `CUpti_ResourceData`).
+#[repr(transparent)]
+pub struct ResourceData(sys::CUpti_ResourceData);
+
+impl ResourceData {
+    /// The data behind CUPTI's pointer.
+    ///
+    /// # Safety
+    /// `raw` is the data CUPTI passed to a resource callback, used during it.
+    pub unsafe fn from_raw<'a>(raw: *const c_void) -> &'a ResourceData {
+        // SAFETY: `ResourceData` is a transparent wrapper (the caller's contract for the rest).
+        unsafe { &*(raw as *const ResourceData) }
+    }
+
+    /// The context the event is about (or in).
+    pub fn context(&self) -> CUcontext {
+        self.0.context
+    }
+
+    /// What the callback `cbid` is about ([`resource_event`]).
+    pub fn event(&self, cbid: u32) -> ResourceEvent<'_> {
+        resource_event(cbid, &self.0)
+    }
+}
 
 /// A resource event the tool follows.
 #[derive(Debug, Clone, Copy)]

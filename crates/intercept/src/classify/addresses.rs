@@ -1,39 +1,26 @@
 //! The device addresses a driver call names, for the devices it may touch.
 
-use super::effects::{base_name, classify_call, CallKind};
-use kreplay_cuda::callback::calls::{call_params, CallParams};
-use kreplay_cupti_sys as sys;
+use super::effects::{classify_call, CallKind};
+use kreplay_cuda::callback::calls::CallParams;
 
 /// The device addresses a copy, memset or free names (its destination and, for a copy from
-/// device memory, its source; what a free releases), by `name` and its parameter block; empty
-/// for every other call. The engine's scope of the call comes from them: a call naming another
-/// device's memory holds off replays there too.
-///
-/// # Safety
-/// As [`classify_call`].
-pub unsafe fn call_addresses(name: &str, params: *const std::ffi::c_void) -> Vec<u64> {
-    if params.is_null() {
-        return Vec::new();
-    }
+/// device memory, its source; what a free releases), by `name` and its decoded parameters
+/// (as [`classify_call`] takes them); empty for every other call. The engine's scope of the
+/// call comes from them: a call naming another device's memory holds off replays there too.
+pub fn call_addresses(name: &str, params: Option<CallParams>) -> Vec<u64> {
     // What it writes, as the classification reads it; then what it reads or frees.
     let written = match classify_call(name, params) {
         CallKind::Writes { dst, .. } => Some(dst),
         _ => None,
     };
-    // SAFETY: the caller's contract.
-    let other = match unsafe { call_params(base_name(name), params) } {
+    let other = match params {
         Some(CallParams::Free { address }) => Some(address),
         Some(CallParams::CopyToHost { src })
         | Some(CallParams::CopyOnDevice { src, .. })
         | Some(CallParams::CopyUnified { src, .. }) => Some(src),
-        Some(CallParams::Copy2D(copy)) => copy.and_then(|copy| {
-            matches!(
-                copy.srcMemoryType,
-                sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE
-                    | sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED
-            )
-            .then(|| copy.srcDevice + (copy.srcY * copy.srcPitch + copy.srcXInBytes) as u64)
-        }),
+        Some(CallParams::Copy2D(copy)) => {
+            copy.and_then(|copy| copy.src.memory.by_address().then(|| copy.src.first_byte()))
+        }
         _ => None,
     };
     written.into_iter().chain(other).collect()
@@ -45,35 +32,27 @@ mod tests {
 
     #[test]
     fn a_calls_addresses_are_its_destination_source_or_what_it_frees() {
-        let at = |name: &str, p: *const std::ffi::c_void| unsafe { call_addresses(name, p) };
-        let dtoh = sys::cuMemcpyDtoH_v2_params {
-            dstHost: std::ptr::null_mut(),
-            srcDevice: 0x1000,
-            ByteCount: 8,
+        // The blocks these come from are read in kreplay_cuda::callback::calls.
+        let at = |name: &str, p: CallParams| call_addresses(name, Some(p));
+        let dtoh = CallParams::CopyToHost { src: 0x1000 };
+        let dtod = CallParams::CopyOnDevice {
+            dst: 0x2000,
+            src: 0x3000,
+            bytes: 8,
         };
-        let dtod = sys::cuMemcpyDtoD_v2_params {
-            dstDevice: 0x2000,
-            srcDevice: 0x3000,
-            ByteCount: 8,
+        let memset = CallParams::Memset {
+            dst: 0x4000,
+            bytes: 8,
         };
-        let memset = sys::cuMemsetD32_v2_params {
-            dstDevice: 0x4000,
-            ui: 7,
-            N: 2,
-        };
-        let free = sys::cuMemFree_v2_params { dptr: 0x5000 };
-        let unmap = sys::cuMemUnmap_params {
-            ptr: 0x6000,
-            size: 64,
-        };
-        let p = |v: &dyn std::any::Any| v as *const dyn std::any::Any as *const std::ffi::c_void;
-        assert_eq!(at("cuMemcpyDtoH_v2", p(&dtoh)), vec![0x1000]);
-        assert_eq!(at("cuMemcpyDtoHAsync_v2_ptsz", p(&dtoh)), vec![0x1000]);
-        assert_eq!(at("cuMemcpyDtoD_v2", p(&dtod)), vec![0x2000, 0x3000]);
-        assert_eq!(at("cuMemsetD32_v2", p(&memset)), vec![0x4000]);
-        assert_eq!(at("cuMemFree_v2", p(&free)), vec![0x5000]);
-        assert_eq!(at("cuMemUnmap", p(&unmap)), vec![0x6000]);
-        assert!(at("cuCtxSynchronize", p(&free)).is_empty());
-        assert!(at("cuMemFree_v2", std::ptr::null()).is_empty());
+        let free = CallParams::Free { address: 0x5000 };
+        let unmap = CallParams::Free { address: 0x6000 };
+        assert_eq!(at("cuMemcpyDtoH_v2", dtoh), vec![0x1000]);
+        assert_eq!(at("cuMemcpyDtoHAsync_v2_ptsz", dtoh), vec![0x1000]);
+        assert_eq!(at("cuMemcpyDtoD_v2", dtod), vec![0x2000, 0x3000]);
+        assert_eq!(at("cuMemsetD32_v2", memset), vec![0x4000]);
+        assert_eq!(at("cuMemFree_v2", free), vec![0x5000]);
+        assert_eq!(at("cuMemUnmap", unmap), vec![0x6000]);
+        assert!(call_addresses("cuCtxSynchronize", None).is_empty());
+        assert!(call_addresses("cuMemFree_v2", None).is_empty());
     }
 }

@@ -1,8 +1,8 @@
 //! What a driver call does to device memory, by its name in families and, for copies and
-//! memsets, its parameter block; and whether it changes an executable graph.
+//! memsets, its parameters (decoded by `kreplay_cuda::callback::calls`); and whether it changes
+//! an executable graph.
 
-use kreplay_cuda::callback::calls::{call_params, CallParams};
-use kreplay_cupti_sys as sys;
+use kreplay_cuda::callback::calls::{CallParams, Copy2D, MemoryType};
 
 /// What a driver call (not a launch, not a pure query) does to device memory, from its name
 /// and parameters, for the engine's replay units (`kreplay_core::backend::CallEffect`).
@@ -20,13 +20,6 @@ pub enum CallKind {
     /// Anything else: context switches, unloads, graphs, profiler control, peer and 3-D
     /// copies, calls not listed.
     Unknown,
-}
-
-/// The name without the per-thread-stream suffix (`_ptsz`, `_ptds`): the same parameters.
-pub(super) fn base_name(name: &str) -> &str {
-    name.strip_suffix("_ptsz")
-        .or_else(|| name.strip_suffix("_ptds"))
-        .unwrap_or(name)
 }
 
 /// Name prefixes of driver calls that write no device memory ([`CallKind::NoDeviceWrite`]).
@@ -106,12 +99,9 @@ const FREES: &[&str] = &[
     "cuMemHostUnregister",
 ];
 
-/// Classifies a driver call by `name` (CUPTI's `functionName`) and its parameter block.
-///
-/// # Safety
-/// `params` is the call's parameter block (as `generated_cuda_meta.h` declares it for `name`),
-/// inside its callback, or NULL.
-pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> CallKind {
+/// Classifies a driver call by `name` (CUPTI's `functionName`) and its decoded parameters
+/// (`None`: a NULL block, or a call whose block is not decoded).
+pub fn classify_call(name: &str, params: Option<CallParams>) -> CallKind {
     if FREES.iter().any(|p| name.starts_with(p)) {
         return CallKind::Frees;
     }
@@ -123,8 +113,7 @@ pub unsafe fn classify_call(name: &str, params: *const std::ffi::c_void) -> Call
         bytes,
         unified: false,
     };
-    // SAFETY: the caller's contract.
-    match unsafe { call_params(base_name(name), params) } {
+    match params {
         Some(CallParams::CopyToDevice { dst, bytes })
         | Some(CallParams::CopyOnDevice { dst, bytes, .. })
         | Some(CallParams::Memset { dst, bytes }) => writes(dst, bytes),
@@ -154,17 +143,17 @@ fn span_2d(pitch: usize, width: usize, height: usize) -> usize {
     }
 }
 
-fn copy_2d(copy: &sys::CUDA_MEMCPY2D) -> CallKind {
-    let bytes = span_2d(copy.dstPitch, copy.WidthInBytes, copy.Height) as u64;
-    let dst = copy.dstDevice + (copy.dstY * copy.dstPitch + copy.dstXInBytes) as u64;
-    match copy.dstMemoryType {
-        sys::CUmemorytype_enum_CU_MEMORYTYPE_HOST => CallKind::NoDeviceWrite,
-        sys::CUmemorytype_enum_CU_MEMORYTYPE_DEVICE => CallKind::Writes {
+fn copy_2d(copy: &Copy2D) -> CallKind {
+    let bytes = span_2d(copy.dst.pitch, copy.width_bytes, copy.height) as u64;
+    let dst = copy.dst.first_byte();
+    match copy.dst.memory {
+        MemoryType::Host => CallKind::NoDeviceWrite,
+        MemoryType::Device => CallKind::Writes {
             dst,
             bytes,
             unified: false,
         },
-        sys::CUmemorytype_enum_CU_MEMORYTYPE_UNIFIED => CallKind::Writes {
+        MemoryType::Unified => CallKind::Writes {
             dst,
             bytes,
             unified: true,
@@ -210,8 +199,7 @@ mod tests {
             "cuGraphExecUpdate_v2",
             "cuGraphDestroy",
         ] {
-            // SAFETY: these never read their parameters.
-            let kind = unsafe { classify_call(name, std::ptr::null()) };
+            let kind = classify_call(name, None);
             assert_eq!(kind, CallKind::NoDeviceWrite, "{name}");
         }
         for name in [
@@ -220,11 +208,7 @@ mod tests {
             "cuMemFreeHost",
             "cuMemUnmap",
         ] {
-            // SAFETY: as above.
-            assert_eq!(
-                unsafe { classify_call(name, std::ptr::null()) },
-                CallKind::Frees
-            );
+            assert_eq!(classify_call(name, None), CallKind::Frees);
         }
         for name in [
             "cuCtxSetCurrent",
@@ -241,30 +225,18 @@ mod tests {
             "cuMemcpy3D_v2",
             "a driver call",
         ] {
-            // SAFETY: as above.
-            assert_eq!(
-                unsafe { classify_call(name, std::ptr::null()) },
-                CallKind::Unknown,
-                "{name}"
-            );
+            assert_eq!(classify_call(name, None), CallKind::Unknown, "{name}");
         }
     }
 
     #[test]
     fn writes_name_their_destination_and_size() {
-        let htod = sys::cuMemcpyHtoDAsync_v2_params {
-            dstDevice: 0x7000,
-            srcHost: std::ptr::null(),
-            ByteCount: 96,
-            hStream: std::ptr::null_mut(),
+        // The blocks these come from are read in kreplay_cuda::callback::calls.
+        let htod = CallParams::CopyToDevice {
+            dst: 0x7000,
+            bytes: 96,
         };
-        // SAFETY: the parameter block of the call named.
-        let kind = unsafe {
-            classify_call(
-                "cuMemcpyHtoDAsync_v2_ptsz",
-                &htod as *const _ as *const std::ffi::c_void,
-            )
-        };
+        let kind = classify_call("cuMemcpyHtoDAsync_v2_ptsz", Some(htod));
         assert_eq!(
             kind,
             CallKind::Writes {
@@ -273,19 +245,11 @@ mod tests {
                 unified: false
             }
         );
-        let memset = sys::cuMemsetD32Async_params {
-            dstDevice: 0x9000,
-            ui: 7,
-            N: 10,
-            hStream: std::ptr::null_mut(),
+        let memset = CallParams::Memset {
+            dst: 0x9000,
+            bytes: 40,
         };
-        // SAFETY: as above.
-        let kind = unsafe {
-            classify_call(
-                "cuMemsetD32Async",
-                &memset as *const _ as *const std::ffi::c_void,
-            )
-        };
+        let kind = classify_call("cuMemsetD32Async", Some(memset));
         assert_eq!(
             kind,
             CallKind::Writes {
@@ -294,19 +258,12 @@ mod tests {
                 unified: false
             }
         );
-        let unified = sys::cuMemcpyAsync_params {
+        let unified = CallParams::CopyUnified {
             dst: 0x1234,
             src: 0x10,
-            ByteCount: 4,
-            hStream: std::ptr::null_mut(),
+            bytes: 4,
         };
-        // SAFETY: as above.
-        let kind = unsafe {
-            classify_call(
-                "cuMemcpyAsync",
-                &unified as *const _ as *const std::ffi::c_void,
-            )
-        };
+        let kind = classify_call("cuMemcpyAsync", Some(unified));
         assert_eq!(
             kind,
             CallKind::Writes {

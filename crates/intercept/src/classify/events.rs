@@ -1,8 +1,8 @@
 //! Launches, allocations and frees, told apart by their callback id.
 
+use kreplay_cuda::callback::ids::DriverCall;
 pub use kreplay_cuda::callback::memory::{AllocApi, FreeApi};
 use kreplay_cuda::launch::LaunchApi;
-use kreplay_cupti_sys as sys;
 
 /// What a driver callback id is to the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,79 +17,36 @@ pub enum DriverEvent {
 /// Classifies a `CUPTI_CB_DOMAIN_DRIVER_API` callback id.
 pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
     use DriverEvent::*;
-    match cbid {
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel => {
-            Launch(LaunchApi::Kernel { per_thread: false })
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz => {
-            Launch(LaunchApi::Kernel { per_thread: true })
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx => {
-            Launch(LaunchApi::KernelEx { per_thread: false })
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz => {
-            Launch(LaunchApi::KernelEx { per_thread: true })
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel => {
+    match DriverCall(cbid) {
+        DriverCall::cuLaunchKernel => Launch(LaunchApi::Kernel { per_thread: false }),
+        DriverCall::cuLaunchKernel_ptsz => Launch(LaunchApi::Kernel { per_thread: true }),
+        DriverCall::cuLaunchKernelEx => Launch(LaunchApi::KernelEx { per_thread: false }),
+        DriverCall::cuLaunchKernelEx_ptsz => Launch(LaunchApi::KernelEx { per_thread: true }),
+        DriverCall::cuLaunchCooperativeKernel => {
             Launch(LaunchApi::Cooperative { per_thread: false })
         }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz => {
+        DriverCall::cuLaunchCooperativeKernel_ptsz => {
             Launch(LaunchApi::Cooperative { per_thread: true })
         }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch => {
-            Launch(LaunchApi::Graph { per_thread: false })
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz => {
-            Launch(LaunchApi::Graph { per_thread: true })
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice => {
-            Launch(LaunchApi::MultiDevice)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 => {
-            Alloc(AllocApi::Alloc)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2 => {
-            Alloc(AllocApi::Pitch)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync
-        | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz => {
-            Alloc(AllocApi::Async)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync
-        | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz => {
+        DriverCall::cuGraphLaunch => Launch(LaunchApi::Graph { per_thread: false }),
+        DriverCall::cuGraphLaunch_ptsz => Launch(LaunchApi::Graph { per_thread: true }),
+        DriverCall::cuLaunchCooperativeKernelMultiDevice => Launch(LaunchApi::MultiDevice),
+        DriverCall::cuMemAlloc_v2 => Alloc(AllocApi::Alloc),
+        DriverCall::cuMemAllocPitch_v2 => Alloc(AllocApi::Pitch),
+        DriverCall::cuMemAllocAsync | DriverCall::cuMemAllocAsync_ptsz => Alloc(AllocApi::Async),
+        DriverCall::cuMemAllocFromPoolAsync | DriverCall::cuMemAllocFromPoolAsync_ptsz => {
             Alloc(AllocApi::FromPool)
         }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged => {
-            Alloc(AllocApi::Managed)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc => {
-            Alloc(AllocApi::HostAlloc)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2 => {
-            Alloc(AllocApi::AllocHost)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2 => {
-            Alloc(AllocApi::HostRegister)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemSetAccess => {
-            Alloc(AllocApi::Map)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 => {
-            Free(FreeApi::Free)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync
-        | sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz => {
-            Free(FreeApi::FreeAsync)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost => {
-            Free(FreeApi::FreeHost)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister => {
-            Free(FreeApi::HostUnregister)
-        }
-        sys::CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuMemUnmap => {
-            Free(FreeApi::Unmap)
-        }
+        DriverCall::cuMemAllocManaged => Alloc(AllocApi::Managed),
+        DriverCall::cuMemHostAlloc => Alloc(AllocApi::HostAlloc),
+        DriverCall::cuMemAllocHost_v2 => Alloc(AllocApi::AllocHost),
+        DriverCall::cuMemHostRegister_v2 => Alloc(AllocApi::HostRegister),
+        DriverCall::cuMemSetAccess => Alloc(AllocApi::Map),
+        DriverCall::cuMemFree_v2 => Free(FreeApi::Free),
+        DriverCall::cuMemFreeAsync | DriverCall::cuMemFreeAsync_ptsz => Free(FreeApi::FreeAsync),
+        DriverCall::cuMemFreeHost => Free(FreeApi::FreeHost),
+        DriverCall::cuMemHostUnregister => Free(FreeApi::HostUnregister),
+        DriverCall::cuMemUnmap => Free(FreeApi::Unmap),
         _ => Other,
     }
 }
