@@ -21,7 +21,7 @@ pub(crate) fn on_alloc(tool: &Tool, api: AllocApi, data: &DriverData) {
         device,
         base,
         bytes,
-        kind: api.kind(),
+        kind: crate::classify::alloc_kind(api),
     });
 }
 

@@ -2,7 +2,6 @@
 //! EXIT, once it succeeded: the output pointers are written then) and what a free releases (at
 //! its ENTER, while the address is still valid).
 
-use kreplay_core::backend::AllocKind;
 use kreplay_cupti_sys as sys;
 use std::ffi::c_void;
 
@@ -28,19 +27,6 @@ pub enum AllocApi {
     /// `cuMemSetAccess`: `{ptr, size, desc, count}`: mapped virtual memory becomes accessible
     /// (tracked from here, not from `cuMemMap`: before it, copying the range would fault).
     Map,
-}
-
-impl AllocApi {
-    pub fn kind(self) -> AllocKind {
-        match self {
-            AllocApi::Alloc => AllocKind::Device,
-            AllocApi::Pitch => AllocKind::Pitched,
-            AllocApi::Async | AllocApi::FromPool => AllocKind::Pool,
-            AllocApi::Managed => AllocKind::Managed,
-            AllocApi::HostAlloc | AllocApi::AllocHost | AllocApi::HostRegister => AllocKind::Host,
-            AllocApi::Map => AllocKind::VirtualMapping,
-        }
-    }
 }
 
 /// A free API, read at its ENTER callback (the address is still valid then).
