@@ -2,7 +2,8 @@
 //! run on restored memory (`executions`), the application's view put back, and every pass's
 //! records sent.
 
-use super::executions::{Replay, UnitJob};
+use super::executions::Replay;
+use super::job::UnitJob;
 use super::*;
 use std::cell::Cell;
 
