@@ -7,6 +7,8 @@
 //! [`super::SharedDevice`] instead and gets the three jobs with one lock per call.
 
 use super::*;
+use kreplay_format::Staging;
+use std::time::Duration;
 
 /// The types a device's three jobs share: what it re-executes, stages and captures.
 pub trait Backend {

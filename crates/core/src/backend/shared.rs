@@ -5,7 +5,9 @@
 //! needs around a unit (the hooks).
 
 use super::*;
+use kreplay_format::Staging;
 use std::ops::DerefMut;
+use std::time::Duration;
 
 /// The launches of the device behind `V`.
 pub type LaunchOf<V> = <<V as SharedDevice>::Device as Backend>::Launch;
