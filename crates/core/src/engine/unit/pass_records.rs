@@ -1,5 +1,5 @@
 //! A unit's records: one pass's when passes are planned one at a time, or every pass's after
-//! the planned executions and the timing execution.
+//! the planned executions and the timing execution; one pass's records of every member.
 
 use super::executions::Replay;
 use super::job::UnitJob;
@@ -69,5 +69,25 @@ impl<K: Backend> Engine<K> {
             self.send_unit_pass(job, pass as u32, timings, counters);
         }
         ReplayOutcome::Replayed
+    }
+
+    /// The records of one pass of every live member.
+    pub(super) fn send_unit_pass(
+        &self,
+        job: &UnitJob<'_, K>,
+        pass: u32,
+        timings: &[Timing],
+        counters: Option<Vec<Vec<CounterSample>>>,
+    ) {
+        job.sent.set(true);
+        let mut counters = counters.map(|c| c.into_iter());
+        for (&index, timing) in job.live.iter().zip(timings) {
+            let member = &job.members[index];
+            let view = member.dispatch.policy_view();
+            let samples = counters.as_mut().and_then(|c| c.next()).unwrap_or_default();
+            let result = pass_result(*timing, samples);
+            self.policy.on_pass_stop(&view, pass, &result);
+            self.send_dispatch(&member.dispatch, Some(pass), result);
+        }
     }
 }
