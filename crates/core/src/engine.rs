@@ -225,9 +225,5 @@ mod sys;
 mod tickets;
 mod unit;
 
-use launch::launch_scope;
-use records::pass_result;
-use sys::{current_tid, elapsed_ns, lock, unix_now_ns};
-
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! The application's API calls other than launches, and the end of the process.
 
 use super::*;
+use crate::engine::sys::unix_now_ns;
 
 impl<K: Backend> Engine<K> {
     /// Every CUDA API call of an application thread other than a launch, at its start, with

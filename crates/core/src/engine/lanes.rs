@@ -15,6 +15,7 @@
 //! readers. Replays themselves wait for nothing of another lane.
 
 use super::*;
+use crate::engine::sys::lock;
 use crate::gate::GateFence;
 
 /// Every device's lane, in device order.

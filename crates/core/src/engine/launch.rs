@@ -2,6 +2,7 @@
 //! once, decline, or join or open a replay unit) and what it does after.
 
 use super::*;
+use crate::engine::sys::{current_tid, lock};
 
 impl<K: Backend> Engine<K> {
     /// Before the application's own launch. See the module documentation.

@@ -2,6 +2,7 @@
 //! once each, and every dispatch's result.
 
 use super::*;
+use crate::engine::sys::lock;
 
 impl<K: Backend> Engine<K> {
     /// Sends the process record (first record of a run).

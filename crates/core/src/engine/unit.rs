@@ -58,6 +58,7 @@
 use super::lanes::Lane;
 use super::*;
 use crate::backend::{AllocKind, UnitPlan};
+use crate::engine::sys::lock;
 use crate::gate::{ExclusiveHold, ExclusiveRefused};
 use std::sync::atomic::AtomicBool;
 use std::thread::ThreadId;

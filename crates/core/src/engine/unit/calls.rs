@@ -26,6 +26,7 @@
 //! open across calls switches staying open off for the run.
 
 use super::*;
+use crate::engine::sys::lock;
 
 impl<K: Backend> Engine<K> {
     /// The fence of a call the caller's parked unit stays open across, if it may (see the

@@ -5,6 +5,8 @@
 use super::executions::Replay;
 use super::job::UnitJob;
 use super::*;
+use crate::engine::records::pass_result;
+use crate::engine::sys::{elapsed_ns, lock};
 use std::cell::Cell;
 
 impl<K: Backend> Engine<K> {

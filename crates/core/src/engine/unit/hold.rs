@@ -1,7 +1,6 @@
 //! A new unit's exclusive hold of its device's replay gate: taken, or why the dispatch runs
 //! once instead.
 
-use super::open::Refused;
 use super::*;
 
 impl<K: Backend> Engine<K> {
@@ -56,3 +55,7 @@ impl<K: Backend> Engine<K> {
         );
     }
 }
+
+/// Why a unit could not be opened: the dispatch runs once with this outcome, and the bytes of
+/// tracked memory it saw.
+pub(super) type Refused = (ReplayOutcome, u64);

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::engine::lanes::Lane;
+use crate::engine::sys::elapsed_ns;
 
 impl<K: Backend> Engine<K> {
     /// Adds a dispatch to its thread's open unit; `Err` with why it could not join (the

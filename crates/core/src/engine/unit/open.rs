@@ -2,8 +2,10 @@
 //! S0 and the start of execution 0 with its first member.
 
 use super::super::lanes::Lane;
+use super::hold::Refused;
 use super::stage::Staged;
 use super::*;
+use crate::engine::sys::{elapsed_ns, lock};
 
 impl<K: Backend> Engine<K> {
     /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with
@@ -128,7 +130,3 @@ impl<K: Backend> Engine<K> {
         }
     }
 }
-
-/// Why a unit could not be opened: the dispatch runs once with this outcome, and the bytes of
-/// tracked memory it saw.
-pub(super) type Refused = (ReplayOutcome, u64);

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::engine::lanes::Lane;
+use crate::engine::sys::{elapsed_ns, lock};
 
 impl<K: Backend> Engine<K> {
     /// After a member's own launch: keep a copy of it, then park the unit (or close it when

@@ -5,6 +5,7 @@ use super::executions::Replay;
 use super::job::UnitJob;
 use super::timing::with_durations;
 use super::*;
+use crate::engine::records::pass_result;
 
 impl<K: Backend> Engine<K> {
     /// Stepwise: reads the counters of the pass just measured and sends its records; `Err`

@@ -4,6 +4,7 @@
 use super::executions::Replay;
 use super::job::UnitJob;
 use super::*;
+use crate::engine::sys::elapsed_ns;
 
 impl<K: Backend> Engine<K> {
     /// One later execution: restore the unit's snapshots (S0 last), start, re-run the log (its

@@ -1,8 +1,9 @@
 //! A new unit's S0: the tracked memory staged (device or host) after the drain, or why the
 //! dispatch runs once instead.
 
-use super::open::Refused;
+use super::hold::Refused;
 use super::*;
+use crate::engine::sys::elapsed_ns;
 
 impl<K: Backend> Engine<K> {
     /// S0, the snapshot of the device's tracked memory a unit that restores starts from (none

@@ -4,6 +4,7 @@
 use super::executions::Replay;
 use super::job::UnitJob;
 use super::*;
+use crate::engine::sys::elapsed_ns;
 
 impl<K: Backend> Engine<K> {
     /// Saves F, every tracked region as the application sees it, before the later executions;
