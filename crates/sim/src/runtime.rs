@@ -51,7 +51,7 @@ impl SimRuntime {
                 engine.register_agent(AgentInfo {
                     agent_id: id as u64,
                     name: "kreplay software device".to_string(),
-                    chip: crate::SIM_CHIP.to_string(),
+                    chip: kreplay_core::reference_chip::SIM_CHIP.to_string(),
                     sm_count: 4,
                     global_memory_bytes: crate::device::DEFAULT_CAPACITY_BYTES,
                     pci_location: String::new(),

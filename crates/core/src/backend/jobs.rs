@@ -6,7 +6,9 @@
 //! another thread than its launches). A device that threads share implements
 //! [`super::SharedDevice`] instead and gets the three jobs with one lock per call.
 
-use super::*;
+use crate::backend::error::BackendError;
+use crate::backend::memory::{DeviceId, Region};
+use crate::backend::results::{PassCounters, Timing, UnitConditions, UnitPlan};
 use kreplay_format::Staging;
 use std::time::Duration;
 

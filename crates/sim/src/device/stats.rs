@@ -1,6 +1,6 @@
 //! What one kernel execution did, the source of every counter.
 
-use crate::SimMetric;
+use kreplay_core::reference_chip::SimMetric;
 
 /// What one kernel execution did, the source of every counter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
