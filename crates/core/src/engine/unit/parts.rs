@@ -2,8 +2,11 @@
 //! what its later executions start from (its snapshots), what they re-run (its execution log),
 //! its stay across the application's calls, and what it has cost so far.
 
-use super::*;
-use crate::backend::{Memory, Relaunch};
+use crate::backend::{DeviceId, Memory, Region, Relaunch, UnitConditions, UnitPlan};
+use crate::engine::tickets::Dispatch;
+use kreplay_format::{ReplayCost, ReplayOutcome, Staging};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What a unit measures: the passes every member gets and how they map onto executions.
 pub(super) struct PassPlan {
