@@ -39,7 +39,6 @@ use crate::backend::{
 };
 use crate::config::ToolConfig;
 use crate::filter::{FilterError, KernelSelector};
-use crate::gate::ReplayGate;
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
 use crate::sdk::{CounterGroupsPolicy, PassCount, PolicyDispatch, ReplayPolicy};
@@ -52,9 +51,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-pub use lanes::FenceGuard;
-use tickets::{passthrough, Dispatch, OnceTicket, PendingWrite, TicketKind};
-pub use tickets::{CallGuard, LaunchTicket};
+pub use tickets::{CallGuard, FenceGuard, LaunchTicket};
 
 /// Device memory left free after staging a snapshot on the device, unless configured otherwise:
 /// the application (and the CUDA runtime's own allocations during a pass) must still fit.
@@ -130,8 +127,8 @@ pub struct Engine<K: Backend> {
     agents: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
     /// Each device's replay gate and open unit (see `lanes`).
-    lanes: Mutex<lanes::Lanes<K>>,
-    window_stats: Mutex<unit::WindowStats>,
+    lanes: Mutex<lane::Lanes<K>>,
+    window_stats: Mutex<unit::stats::WindowStats>,
     /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
     /// unit that stayed open loses its counters.
     window_spans: AtomicBool,
@@ -215,6 +212,7 @@ fn _assert_engine_is_send_sync() {
 }
 
 mod calls;
+mod lane;
 mod lanes;
 mod launch;
 mod notices;

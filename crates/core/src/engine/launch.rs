@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::engine::sys::{current_tid, lock};
+use crate::engine::tickets::{passthrough, Dispatch, TicketKind};
 
 impl<K: Backend> Engine<K> {
     /// Before the application's own launch. See the module documentation.

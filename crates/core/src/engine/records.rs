@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::engine::sys::lock;
+use crate::engine::tickets::Dispatch;
 
 impl<K: Backend> Engine<K> {
     /// Sends the process record (first record of a run).

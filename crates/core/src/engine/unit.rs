@@ -1,9 +1,9 @@
 //! Replay units: up to K consecutive dispatches of one thread on one device, measured together.
-//! This file holds the open unit and sends a replayed dispatch to it; `join` adds a member,
+//! This file sends a replayed dispatch to its unit; `join` adds a member,
 //! `park` parks or closes a unit at a member's exit, `open` opens one, `close` runs its later
 //! executions when it closes (`executions`, `rerun`, `timing`, `pass_records`, on a `job`);
-//! `parts` holds what an open unit is made of (its plan, snapshots, execution log, stay across
-//! calls and cost); `calls` keeps it open across its owner's calls.
+//! `parts` holds the open unit and what it is made of (its plan, snapshots, execution log, stay
+//! across calls and cost); `calls` keeps it open across its owner's calls.
 //!
 //! ```text
 //! first member's launch_enter  take the exclusive hold, drain, plan the unit's executions
@@ -55,13 +55,12 @@
 //! `ReplayCost`; the others carry 0 there (`pass_ns` zeros, same length), so sums over
 //! dispatches stay right.
 
-use super::lanes::Lane;
 use super::*;
 use crate::backend::{AllocKind, UnitPlan};
+use crate::engine::lane::Lane;
 use crate::engine::sys::lock;
+use crate::engine::tickets::Dispatch;
 use crate::gate::{ExclusiveHold, ExclusiveRefused};
-use std::sync::atomic::AtomicBool;
-use std::thread::ThreadId;
 use std::time::Duration;
 
 mod calls;
@@ -73,59 +72,19 @@ mod job;
 mod join;
 mod open;
 mod park;
-mod parts;
+pub(super) mod parts;
 mod pass_records;
 mod rerun;
 mod stage;
-mod stats;
+pub(super) mod stats;
 mod timing;
 mod view;
 
-use parts::{Cost, ExecutionLog, LogEntry, Member, PassPlan, Snapshots, Spans};
-pub(super) use stats::WindowStats;
+use parts::{Cost, ExecutionLog, LogEntry, Member, OpenUnit, PassPlan, Snapshots, Spans};
 
 /// Why a restoring unit cannot stay open across calls when F (the application's view when it
 /// closes) would not fit device staging next to its snapshots.
 pub(super) const UNDEFERRABLE_STAGING: &str = "F would not fit device staging";
-
-/// What a unit member's [`LaunchTicket`] carries; the dispatch itself is in the unit.
-pub(super) struct MemberTicket {
-    pub(super) dispatch_id: u64,
-    /// The device whose lane holds the unit.
-    pub(super) device: DeviceId,
-    entered: Instant,
-    /// Parks the unit if the ticket is dropped without `launch_exit`, so that another thread
-    /// can close it.
-    parker: Option<Arc<ReplayGate>>,
-    /// Set when the ticket is dropped without `launch_exit`: the launch did not execute, so
-    /// the unit leaves that member out (shared with its [`Member`]).
-    abandoned: Arc<AtomicBool>,
-}
-
-impl Drop for MemberTicket {
-    fn drop(&mut self) {
-        if let Some(gate) = self.parker.take() {
-            self.abandoned.store(true, Ordering::Release);
-            gate.park_writer();
-        }
-    }
-}
-
-/// A replay unit while it is open: one value made of its named parts (`parts`).
-pub(super) struct OpenUnit<K: Backend> {
-    /// The thread whose launches it holds.
-    owner: ThreadId,
-    device: DeviceId,
-    /// The most members it may hold.
-    capacity: usize,
-    /// Its exclusive hold of the device's replay gate (parked while its owner is in user code).
-    hold: ExclusiveHold,
-    plan: PassPlan,
-    snapshots: Snapshots<K::Snapshot>,
-    log: ExecutionLog<K::Launch, K::Capture>,
-    spans: Spans,
-    cost: Cost,
-}
 
 impl<K: Backend> Engine<K> {
     /// The unit size for a replayed dispatch on `device`: 1 for per-dispatch replay.

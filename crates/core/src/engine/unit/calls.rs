@@ -27,6 +27,7 @@
 
 use super::*;
 use crate::engine::sys::lock;
+use crate::engine::tickets::PendingWrite;
 
 impl<K: Backend> Engine<K> {
     /// The fence of a call the caller's parked unit stays open across, if it may (see the

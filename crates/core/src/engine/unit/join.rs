@@ -2,8 +2,9 @@
 //! covered, the member added, its ticket made.
 
 use super::*;
-use crate::engine::lanes::Lane;
+use crate::engine::lane::Lane;
 use crate::engine::sys::elapsed_ns;
+use crate::engine::tickets::{Dispatch, MemberTicket, TicketKind};
 
 impl<K: Backend> Engine<K> {
     /// Adds a dispatch to its thread's open unit; `Err` with why it could not join (the

@@ -1,11 +1,12 @@
 //! A unit's opening: the exclusive hold, the drain, the plan of its executions,
 //! S0 and the start of execution 0 with its first member.
 
-use super::super::lanes::Lane;
 use super::hold::Refused;
 use super::stage::Staged;
 use super::*;
+use crate::engine::lane::Lane;
 use crate::engine::sys::{elapsed_ns, lock};
+use crate::engine::tickets::Dispatch;
 
 impl<K: Backend> Engine<K> {
     /// Window, drain, plan, snapshot, execution 0 started. Falls back to [`Engine::once`] with

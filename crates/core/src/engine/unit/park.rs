@@ -2,8 +2,9 @@
 //! any thread that meets a parked unit adopts and closes it.
 
 use super::*;
-use crate::engine::lanes::Lane;
+use crate::engine::lane::Lane;
 use crate::engine::sys::{elapsed_ns, lock};
+use crate::engine::tickets::MemberTicket;
 
 impl<K: Backend> Engine<K> {
     /// After a member's own launch: keep a copy of it, then park the unit (or close it when
