@@ -5,12 +5,10 @@
 //! `launch_enter` → the application's own execution → `launch_exit` (`launch_failed` when the
 //! kernel faulted).
 
-use crate::device::{SharedSimDevice, SimDevice, SimError, SimKernel, SimLaunch};
-use kreplay_core::backend::{
-    AllocKind, CallEffect, DeviceId, DeviceScope, DispatchInfo, LaunchKind,
-};
+use crate::device::{SharedSimDevice, SimDevice};
+use kreplay_core::backend::{CallEffect, DeviceId, DeviceScope};
 use kreplay_core::Engine;
-use kreplay_format::{AgentInfo, KernelSymbol};
+use kreplay_format::AgentInfo;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, MutexGuard};
@@ -53,7 +51,7 @@ impl SimRuntime {
                 engine.register_agent(AgentInfo {
                     agent_id: id as u64,
                     name: "kreplay software device".to_string(),
-                    chip: crate::SIM_CHIP.to_string(),
+                    chip: kreplay_core::reference_chip::SIM_CHIP.to_string(),
                     sm_count: 4,
                     global_memory_bytes: crate::device::DEFAULT_CAPACITY_BYTES,
                     pci_location: String::new(),
@@ -142,87 +140,6 @@ impl SimRuntime {
         self.current
     }
 
-    /// Allocates and (when profiled) records the allocation in the engine's inventory.
-    pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
-        let region = self.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))?;
-        if let Some(engine) = &self.engine {
-            engine.inventory().insert(region);
-        }
-        Ok(region.base)
-    }
-
-    pub fn free(&mut self, base: u64) -> Result<(), SimError> {
-        let device = self.device_id();
-        self.call("free", CallEffect::Frees, |d| d.free(base))?;
-        if let Some(engine) = &self.engine {
-            engine.inventory().remove(device, base);
-        }
-        Ok(())
-    }
-
-    /// A host-to-device copy.
-    pub fn write_u32s(&mut self, address: u64, values: &[u32]) -> Result<(), SimError> {
-        let effect = self.writes(address, values.len() as u64 * 4);
-        self.call("write_u32s", effect, |d| d.write_u32s(address, values))
-    }
-
-    /// The host's own store into memory it can reach directly (managed memory): no CUDA call,
-    /// so nothing the tool sees.
-    pub fn host_store_u32(&mut self, address: u64, value: u32) -> Result<(), SimError> {
-        self.device().write_u32s(address, &[value])
-    }
-
-    /// A device-to-host copy.
-    pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
-        self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {
-            d.read_u32s(address, count)
-        })
-    }
-
-    /// A device-to-device copy.
-    pub fn copy(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
-        let effect = self.writes(dst, bytes);
-        self.call("copy", effect, |d| d.copy(dst, src, bytes))
-    }
-
-    /// A copy from `src` on `src_device` to `dst` on the current device (as `cudaMemcpyPeer`):
-    /// a call that touches two devices, so it holds off replays on every device.
-    pub fn copy_peer(
-        &mut self,
-        dst: u64,
-        src_device: DeviceId,
-        src: u64,
-        bytes: u64,
-    ) -> Result<(), SimError> {
-        let effect = self.writes(dst, bytes);
-        let current = self.current;
-        self.call_on("copy_peer", effect, DeviceScope::All, |devices| {
-            let data = devices
-                .on(src_device)
-                .read_u32s(src, (bytes / 4) as usize)?;
-            devices.on(current).write_u32s(dst, &data)
-        })
-    }
-
-    /// A memset of `u32`s.
-    pub fn fill_u32s(&mut self, dst: u64, value: u32, count: usize) -> Result<(), SimError> {
-        let effect = self.writes(dst, count as u64 * 4);
-        self.call("fill_u32s", effect, |d| d.fill_u32s(dst, value, count))
-    }
-
-    /// A synchronisation: nothing to do on a synchronous device, but a call all the same.
-    pub fn synchronize(&mut self) {
-        self.call("synchronize", CallEffect::NoDeviceWrite, |_| ())
-    }
-
-    fn writes(&self, base: u64, bytes: u64) -> CallEffect {
-        CallEffect::DeviceWrite {
-            device: self.device_id(),
-            base,
-            bytes,
-        }
-    }
-
     /// The end of the process: closes an open replay window (its passes run here), then
     /// flushes every record.
     pub fn finish(&mut self) {
@@ -242,100 +159,7 @@ impl SimRuntime {
             }
         }
     }
-
-    /// Launches one kernel.
-    pub fn launch(&mut self, launch: &SimLaunch) -> Result<(), SimError> {
-        self.launch_as(LaunchKind::Kernel, std::slice::from_ref(launch))
-    }
-
-    /// Launches a graph of kernels, executed in order as one launch (never replayed).
-    pub fn launch_graph(&mut self, nodes: &[SimLaunch]) -> Result<(), SimError> {
-        self.launch_as(LaunchKind::Graph, nodes)
-    }
-
-    /// Records `launch` into a stream capture: nothing executes (the capture is never
-    /// instantiated by this device).
-    pub fn capture(&mut self, launch: &SimLaunch) {
-        let Some(engine) = self.engine.clone() else {
-            return;
-        };
-        let launch = SimLaunch {
-            device: self.current,
-            ..launch.clone()
-        };
-        let info = self.dispatch_info(LaunchKind::StreamCapture, &launch);
-        let ticket = engine.launch_enter(&mut self.device, &info);
-        engine.launch_exit(&mut self.device, ticket, &launch);
-    }
-
-    pub(crate) fn launch_as(
-        &mut self,
-        kind: LaunchKind,
-        nodes: &[SimLaunch],
-    ) -> Result<(), SimError> {
-        // On the current device.
-        let nodes: Vec<SimLaunch> = nodes
-            .iter()
-            .map(|n| SimLaunch {
-                device: self.current,
-                ..n.clone()
-            })
-            .collect();
-        let Some(first) = nodes.first() else {
-            return Ok(());
-        };
-        let Some(engine) = self.engine.clone() else {
-            let mut device = self.device();
-            return nodes.iter().try_for_each(|n| device.execute(n));
-        };
-        for node in &nodes {
-            self.register(&engine, &node.kernel);
-        }
-        let info = self.dispatch_info(kind, first);
-        let ticket = engine.launch_enter(&mut self.device, &info);
-        // The application's own launch: pass 0.
-        let result = {
-            let mut device = self.device();
-            nodes.iter().try_for_each(|n| device.execute(n))
-        };
-        // A GPU launch returns while the kernel runs: let other application threads run here,
-        // as they would, so that multi-threaded runs interleave with replay windows.
-        std::thread::yield_now();
-        if result.is_ok() {
-            engine.launch_exit(&mut self.device, ticket, first);
-        } else {
-            // A faulted launch is not replayed (it would fault again) nor recorded.
-            engine.launch_failed(&mut self.device, ticket);
-        }
-        result
-    }
-
-    fn dispatch_info(&mut self, kind: LaunchKind, launch: &SimLaunch) -> DispatchInfo {
-        self.next_correlation_id += 1;
-        DispatchInfo {
-            device: self.current,
-            kind,
-            kernel_name: launch.kernel.mangled_name().to_string(),
-            kernel_id: launch.kernel.id(),
-            stream_id: self.stream_id,
-            correlation_id: self.next_correlation_id,
-            grid: launch.grid,
-            block: launch.block,
-            dynamic_shared_bytes: 0,
-        }
-    }
-
-    fn register(&mut self, engine: &SimEngine, kernel: &SimKernel) {
-        if self.registered_kernels.insert(kernel.id()) {
-            engine.register_kernel(KernelSymbol {
-                kernel_id: kernel.id(),
-                mangled_name: kernel.mangled_name().to_string(),
-                demangled_name: kernel.demangled_name().to_string(),
-                registers: 16,
-                static_shared_bytes: 0,
-                local_bytes: 0,
-                param_bytes: 8 * 4,
-            });
-        }
-    }
 }
+
+mod launch;
+mod memory;

@@ -6,7 +6,11 @@
 //! another thread than its launches). A device that threads share implements
 //! [`super::SharedDevice`] instead and gets the three jobs with one lock per call.
 
-use super::*;
+use crate::backend::error::BackendError;
+use crate::backend::memory::{DeviceId, Region};
+use crate::backend::results::{PassCounters, Timing, UnitConditions, UnitPlan};
+use kreplay_format::Staging;
+use std::time::Duration;
 
 /// The types a device's three jobs share: what it re-executes, stages and captures.
 pub trait Backend {

@@ -4,8 +4,13 @@
 //! thread's replay window (which would deadlock); a view adds to that only what its device
 //! needs around a unit (the hooks).
 
-use super::*;
+use crate::backend::error::BackendError;
+use crate::backend::jobs::{Backend, Measurement, Memory, Relaunch, ReplayBackend};
+use crate::backend::memory::{DeviceId, Region};
+use crate::backend::results::{PassCounters, Timing, UnitConditions, UnitPlan};
+use kreplay_format::Staging;
 use std::ops::DerefMut;
+use std::time::Duration;
 
 /// The launches of the device behind `V`.
 pub type LaunchOf<V> = <<V as SharedDevice>::Device as Backend>::Launch;

@@ -15,33 +15,9 @@
 //! readers. Replays themselves wait for nothing of another lane.
 
 use super::*;
-use crate::gate::GateFence;
-
-/// Every device's lane, in device order.
-pub(super) type Lanes<K> = std::collections::BTreeMap<DeviceId, Arc<Lane<K>>>;
-
-/// One device's replay gate and its open unit (`None` between units).
-pub(super) struct Lane<K: Backend> {
-    pub(super) gate: Arc<ReplayGate>,
-    pub(super) open_unit: Mutex<Option<unit::OpenUnit<K>>>,
-}
-
-/// What an application call holds while it runs: a fence on the replay gate of every device it
-/// may touch. Dropping it (on any thread) lets a replay waiting on those devices start.
-#[derive(Debug)]
-#[must_use = "the fence only holds while the guard lives"]
-pub struct FenceGuard {
-    _fences: Vec<GateFence>,
-}
-
-impl FenceGuard {
-    /// The fence of one device's gate.
-    pub(super) fn of(fence: GateFence) -> Self {
-        FenceGuard {
-            _fences: vec![fence],
-        }
-    }
-}
+use crate::engine::lane::Lane;
+use crate::engine::sys::lock;
+use crate::engine::tickets::FenceGuard;
 
 impl<K: Backend> Engine<K> {
     /// `device`'s lane, made at its first use.

@@ -3,6 +3,10 @@
 
 use super::*;
 use crate::backend::Measurement;
+use crate::engine::launch::launch_scope;
+use crate::engine::records::pass_result;
+use crate::engine::sys::elapsed_ns;
+use crate::engine::tickets::{passthrough, Dispatch, OnceTicket, TicketKind};
 
 impl<K: Backend> Engine<K> {
     /// The ordinary path: one execution, counters of `group` if any, a record only when there

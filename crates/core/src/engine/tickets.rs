@@ -1,9 +1,16 @@
 //! What the engine hands a backend between the two halves of a launch or a call: the launch's
-//! ticket, the call's guard, and the dispatch they carry.
+//! ticket (a unit member's, or one that runs once), the call's guard with its fences, and the
+//! dispatch they carry.
 
-use super::*;
+use crate::backend::{DeviceId, DispatchInfo};
+use crate::gate::{GateFence, ReplayGate};
+use crate::sdk::PolicyDispatch;
+use kreplay_format::ReplayOutcome;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
-/// What [`Engine::launch_enter`] decided, handed back to [`Engine::launch_exit`]. A backend
+/// What [`Engine::launch_enter`](crate::Engine::launch_enter) decided, handed back to [`Engine::launch_exit`](crate::Engine::launch_exit). A backend
 /// drops a ticket without `launch_exit` when the launch did not execute (the driver refused
 /// it): that releases the window and records nothing for the dispatch.
 #[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
@@ -17,7 +24,7 @@ pub(super) enum TicketKind {
     /// Runs once (ordinary path, opt-out, declined).
     Once(OnceTicket),
     /// A member of the open replay unit (which holds the dispatch); execution 0 is running.
-    Member(unit::MemberTicket),
+    Member(MemberTicket),
 }
 
 pub(super) struct OnceTicket {
@@ -67,7 +74,7 @@ impl LaunchTicket {
     }
 }
 
-/// What [`Engine::enter_call`] holds for [`Engine::exit_call`]: the fence, and the device
+/// What [`Engine::enter_call`](crate::Engine::enter_call) holds for [`Engine::exit_call`](crate::Engine::exit_call): the fence, and the device
 /// memory the call writes when the open unit stays open across it (captured at its exit).
 #[must_use = "pass the guard to Engine::exit_call when the call returns"]
 pub struct CallGuard {
@@ -84,7 +91,7 @@ pub(super) struct PendingWrite {
 }
 
 impl CallGuard {
-    /// Ends the call without [`Engine::exit_call`] (a call that waits and must not hold the
+    /// Ends the call without [`Engine::exit_call`](crate::Engine::exit_call) (a call that waits and must not hold the
     /// fence while it blocks): only for calls that write no device memory.
     pub fn into_fence(self) -> FenceGuard {
         self.fence
@@ -94,5 +101,45 @@ impl CallGuard {
 pub(super) fn passthrough(fence: FenceGuard) -> LaunchTicket {
     LaunchTicket {
         kind: TicketKind::Passthrough { _fence: fence },
+    }
+}
+
+/// What a unit member's [`LaunchTicket`] carries; the dispatch itself is in the unit.
+pub(super) struct MemberTicket {
+    pub(super) dispatch_id: u64,
+    /// The device whose lane holds the unit.
+    pub(super) device: DeviceId,
+    pub(super) entered: Instant,
+    /// Parks the unit if the ticket is dropped without `launch_exit`, so that another thread
+    /// can close it.
+    pub(super) parker: Option<Arc<ReplayGate>>,
+    /// Set when the ticket is dropped without `launch_exit`: the launch did not execute, so
+    /// the unit leaves that member out (shared with its [`Member`]).
+    pub(super) abandoned: Arc<AtomicBool>,
+}
+
+impl Drop for MemberTicket {
+    fn drop(&mut self) {
+        if let Some(gate) = self.parker.take() {
+            self.abandoned.store(true, Ordering::Release);
+            gate.park_writer();
+        }
+    }
+}
+
+/// What an application call holds while it runs: a fence on the replay gate of every device it
+/// may touch. Dropping it (on any thread) lets a replay waiting on those devices start.
+#[derive(Debug)]
+#[must_use = "the fence only holds while the guard lives"]
+pub struct FenceGuard {
+    pub(super) _fences: Vec<GateFence>,
+}
+
+impl FenceGuard {
+    /// The fence of one device's gate.
+    pub(super) fn of(fence: GateFence) -> Self {
+        FenceGuard {
+            _fences: vec![fence],
+        }
     }
 }

@@ -23,31 +23,17 @@ use kreplay_core::config::{ConfigError, ToolConfig};
 use kreplay_core::Engine;
 use kreplay_format::db::DbWriter;
 use kreplay_format::{launcher_rank, CounterInfo, ProcessInfo, RANK_VARIABLES, SIZE_VARIABLES};
-use kreplay_sim::workload::{self, WorkloadOptions};
+use kreplay_sim::workload;
 use kreplay_sim::{SimCatalog, SimDevice, SimRuntime};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] \
-[--devices N] [--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N]";
+#[path = "kreplay-sim-app/args.rs"]
+mod args;
 
-/// What the command line asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct AppOptions {
-    workload: WorkloadOptions,
-    threads: u32,
-    /// Devices of the process.
-    devices: u32,
-    /// Replays after which the device stops draining (tests the drain deadline end to end).
-    stall_drain_after: Option<u32>,
-    /// Device memory and host staging sizes, bytes (test the staging fallbacks end to end).
-    device_memory: Option<u64>,
-    host_staging: Option<u64>,
-    /// A signal the app ends by after the workload (tests the records kept at a signal).
-    end_by_signal: Option<u32>,
-}
+use args::{parse_args, AppOptions, USAGE};
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
@@ -77,64 +63,6 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, String> {
-    let mut options = AppOptions {
-        workload: WorkloadOptions::default(),
-        threads: 1,
-        devices: 1,
-        stall_drain_after: None,
-        device_memory: None,
-        host_staging: None,
-        end_by_signal: None,
-    };
-    let mut args = args.peekable();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
-            None => (arg.clone(), None),
-        };
-        if flag == "-h" || flag == "--help" {
-            return Ok(None);
-        }
-        // Counts of work must be positive; iterations, the stall point and sizes may be 0.
-        let zero_allowed = match flag.as_str() {
-            "--iterations" | "--stall-drain-after" | "--device-memory" | "--host-staging" => true,
-            "--elements" | "--threads" | "--devices" | "--end-by-signal" => false,
-            _ => return Err(format!("unknown argument {arg:?}")),
-        };
-        let value = inline
-            .or_else(|| args.next())
-            .ok_or_else(|| format!("{flag} needs a number"))?;
-        let number: u64 = value
-            .parse()
-            .ok()
-            .filter(|n: &u64| *n > 0 || zero_allowed)
-            .filter(|n: &u64| {
-                *n <= u64::from(u32::MAX) || flag.ends_with("memory") || flag.ends_with("staging")
-            })
-            .ok_or_else(|| {
-                let kind = if zero_allowed {
-                    "a non-negative"
-                } else {
-                    "a positive"
-                };
-                format!("{flag} {value:?} is not a valid count; give {kind} integer")
-            })?;
-        let count = number as u32;
-        match flag.as_str() {
-            "--iterations" => options.workload.iterations = count,
-            "--elements" => options.workload.elements = count,
-            "--threads" => options.threads = count,
-            "--devices" => options.devices = count,
-            "--stall-drain-after" => options.stall_drain_after = Some(count),
-            "--device-memory" => options.device_memory = Some(number),
-            "--end-by-signal" => options.end_by_signal = Some(count),
-            _ => options.host_staging = Some(number),
-        }
-    }
-    Ok(Some(options))
 }
 
 /// Returns whether verification passed.
@@ -276,57 +204,4 @@ fn unix_now_ns() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(args: &[&str]) -> Result<Option<AppOptions>, String> {
-        parse_args(args.iter().map(|a| a.to_string()))
-    }
-
-    #[test]
-    fn options_take_separate_or_inline_values() {
-        let options = parse(&[
-            "--iterations",
-            "0",
-            "--elements=8",
-            "--threads",
-            "2",
-            "--devices=2",
-        ])
-        .unwrap()
-        .unwrap();
-        assert_eq!(options.workload.iterations, 0);
-        assert_eq!(options.workload.elements, 8);
-        assert_eq!(options.threads, 2);
-        assert_eq!(options.devices, 2);
-        assert!(
-            parse(&["--devices", "0"]).is_err(),
-            "a process has a device"
-        );
-        assert_eq!(options.stall_drain_after, None);
-        let options = parse(&["--stall-drain-after=0", "--device-memory", "8589934592"])
-            .unwrap()
-            .unwrap();
-        assert_eq!(options.stall_drain_after, Some(0));
-        assert_eq!(options.device_memory, Some(8 << 30));
-        assert!(parse(&["--threads", "8589934592"]).is_err());
-        assert_eq!(parse(&["--help"]).unwrap(), None);
-    }
-
-    #[test]
-    fn bad_arguments_name_the_problem() {
-        assert!(parse(&["--bogus"])
-            .unwrap_err()
-            .contains("unknown argument"));
-        assert!(parse(&["--threads"])
-            .unwrap_err()
-            .contains("needs a number"));
-        let err = parse(&["--elements", "0"]).unwrap_err();
-        assert!(err.contains("positive integer"), "{err}");
-        let err = parse(&["--iterations", "-1"]).unwrap_err();
-        assert!(err.contains("non-negative integer"), "{err}");
-    }
 }

@@ -1,7 +1,11 @@
 //! Reference devices shared by several threads, as one replay backend: every call locks the
 //! device it concerns for its duration (a kernel executes atomically).
 
-use super::*;
+use crate::device::kernel::SimLaunch;
+use crate::device::sim::SimDevice;
+use crate::device::state::{SimCapture, SimSnapshot};
+use kreplay_core::backend::{DeviceId, SharedDevice};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A process's devices, shared by its application threads: each thread's runtime holds a
 /// clone. Device `i` is the one numbered `i` ([`SimDevice::with_id`]); the backend's calls go

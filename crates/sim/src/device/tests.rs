@@ -1,5 +1,5 @@
 use super::*;
-use kreplay_core::config::CounterSpec;
+use kreplay_core::config::{CounterGroup, CounterSpec};
 
 fn group(metrics: &[&str]) -> CounterGroup {
     CounterGroup {

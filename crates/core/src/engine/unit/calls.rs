@@ -1,7 +1,33 @@
-//! A unit that stays open across its owner's calls (see the `unit` module's documentation):
-//! whether it may at a call's start, and the bytes the call wrote, captured at its end.
+//! A unit that stays open across its owner's calls: whether it may at a call's start, and
+//! the bytes the call wrote, captured at its end.
+//!
+//! Staying open across calls ([`Engine::enter_call`], switched off by `KREPLAY_WINDOW_SPANS=0`):
+//! - a unit measured by one execution (every group in one hardware pass) restores nothing and
+//!   runs nothing again: it stays open across any call that is not [`CallEffect::Unknown`];
+//! - a unit that restores stays open across calls that write no device memory (synchronisation,
+//!   copies to the host, events, module loads, allocations) and across writes into tracked
+//!   device memory (copies to the device, memsets): the application goes on with execution
+//!   0's results, the written bytes are captured after the call ran (never re-read from the
+//!   application's host buffer, which it may reuse) and written again at that point of every
+//!   later execution, and the tracked memory the application saw when the unit closes (F) is
+//!   saved before the later executions and put back after them. It closes first for a free,
+//!   for a write into untracked memory or another device, once the captures would pass
+//!   [`CAPTURE_BUDGET_BYTES`], when F would not fit device staging, and after a member whose
+//!   parameters hold an address of host or managed memory (a later execution would write
+//!   what the application may already have read). A unit whose S0 holds managed memory saves
+//!   F when it closes even without staying open: the host writes managed memory with no call
+//!   at all, and what the member computed from those writes is the application's. Later
+//!   executions never show: copies to the host and host functions are not repeated, and
+//!   nothing runs again until the application's view is saved.
+//!
+//! The device is drained before such a call and before the next member's launch, so that no
+//! measured kernel overlaps the call's work. Another thread that closes the unit while its owner
+//! is inside such a call waits for the call to end. A unit that lost its counters after staying
+//! open across calls switches staying open off for the run.
 
 use super::*;
+use crate::engine::sys::lock;
+use crate::engine::tickets::PendingWrite;
 
 impl<K: Backend> Engine<K> {
     /// The fence of a call the caller's parked unit stays open across, if it may (see the

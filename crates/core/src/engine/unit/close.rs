@@ -1,9 +1,12 @@
 //! A unit's close: execution 0 stopped and read, the later executions (and the timing execution)
-//! run on restored memory (`executions`), the application's view put back, and every pass's
-//! records sent.
+//! run on restored memory (`executions`), the application's view saved and put back (`view`),
+//! and every pass's records sent (`pass_records`; a failed pass: `failure`).
 
-use super::executions::{Replay, UnitJob};
+use super::executions::Replay;
+use super::job::UnitJob;
 use super::*;
+use crate::engine::records::pass_result;
+use crate::engine::sys::{elapsed_ns, lock};
 use std::cell::Cell;
 
 impl<K: Backend> Engine<K> {
@@ -172,114 +175,5 @@ impl<K: Backend> Engine<K> {
             );
         }
         timings0
-    }
-
-    /// Saves F, every tracked region as the application sees it, before the later executions;
-    /// false (said once) when it cannot be staged: the unit then ends with execution 0, whose
-    /// results the application already has. Also when the unit stayed open across no call but
-    /// S0 holds managed memory: the host may have written it while a member ran or between
-    /// members, and what members computed from those writes (in any tracked memory) is the
-    /// application's, which the later executions, run without them, would not reproduce.
-    fn save_view<B: DeviceOf<K>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, K>,
-        replay: &mut Replay<K::Snapshot>,
-    ) -> bool {
-        let regions = self.inventory.tracked(job.device);
-        if regions.is_empty() {
-            return true;
-        }
-        let bytes: u64 = regions.iter().map(|r| r.bytes).sum();
-        let started = Instant::now();
-        match self.snapshot_staged(backend, job.device, &regions, bytes) {
-            Ok(Some((view, _))) => {
-                replay.view = Some(view);
-                replay.cost.bytes_snapshotted += bytes;
-                replay.cost.snapshot_ns += elapsed_ns(started);
-                true
-            }
-            Ok(None) => {
-                self.unit_counters_notice(
-                    "the memory the application saw could not be staged before the later passes",
-                );
-                false
-            }
-            Err(error) => {
-                self.backend_notice("snapshot", &error);
-                false
-            }
-        }
-    }
-
-    /// Restores F after the later executions (or after one failed).
-    fn put_back_view<B: DeviceOf<K>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, K>,
-        view: K::Snapshot,
-        replay: &mut Replay<K::Snapshot>,
-    ) {
-        let started = Instant::now();
-        match backend.restore(&view) {
-            Ok(bytes) => replay.cost.bytes_restored += bytes,
-            Err(error) => self.fatal(&format!(
-                "putting back device {} memory after the replay window of dispatches {} failed ({error}); the application's memory can no longer be trusted",
-                job.device,
-                job.describe()
-            )),
-        }
-        replay.cost.restore_ns += elapsed_ns(started);
-        backend.release(view);
-    }
-
-    /// A later execution failed: counters are lost; memory is put back from F when it was
-    /// saved, and is otherwise fatal when it cannot be trusted.
-    pub(super) fn pass_failed<B: DeviceOf<K>>(
-        &self,
-        backend: &mut B,
-        job: &UnitJob<'_, K>,
-        failure: PassFailure,
-        replay: &mut Replay<K::Snapshot>,
-    ) {
-        match failure {
-            PassFailure::Counters(message) => self.unit_counters_notice(&message),
-            PassFailure::Fatal(message) => match replay.view.take() {
-                Some(view) => {
-                    self.unit_counters_notice(&format!(
-                        "{message} (put back from the memory saved before the later passes)"
-                    ));
-                    self.put_back_view(backend, job, view, replay);
-                }
-                None => self.fatal(&message),
-            },
-        }
-    }
-
-    /// The records of one pass of every live member.
-    pub(super) fn send_unit_pass(
-        &self,
-        job: &UnitJob<'_, K>,
-        pass: u32,
-        timings: &[Timing],
-        counters: Option<Vec<Vec<CounterSample>>>,
-    ) {
-        job.sent.set(true);
-        let mut counters = counters.map(|c| c.into_iter());
-        for (&index, timing) in job.live.iter().zip(timings) {
-            let member = &job.members[index];
-            let view = member.dispatch.policy_view();
-            let samples = counters.as_mut().and_then(|c| c.next()).unwrap_or_default();
-            let result = pass_result(*timing, samples);
-            self.policy.on_pass_stop(&view, pass, &result);
-            self.send_dispatch(&member.dispatch, Some(pass), result);
-        }
-    }
-
-    pub(super) fn unit_counters_notice(&self, message: &str) {
-        self.notice(
-            "window-pass-counters",
-            &format!("a replay window lost its counters and its replay stopped ({message}); the application's memory is what it would be without kreplay"),
-        );
     }
 }

@@ -1,9 +1,14 @@
-//! The named parts of an open replay unit ([`super::OpenUnit`]): what it measures (its plan),
+//! The named parts of an open replay unit ([`OpenUnit`], at the end): what it measures (its plan),
 //! what its later executions start from (its snapshots), what they re-run (its execution log),
 //! its stay across the application's calls, and what it has cost so far.
 
-use super::*;
-use crate::backend::{Memory, Relaunch};
+use crate::backend::{Backend, DeviceId, Memory, Region, Relaunch, UnitConditions, UnitPlan};
+use crate::engine::tickets::Dispatch;
+use crate::gate::ExclusiveHold;
+use kreplay_format::{ReplayCost, ReplayOutcome, Staging};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::ThreadId;
 
 /// What a unit measures: the passes every member gets and how they map onto executions.
 pub(super) struct PassPlan {
@@ -224,4 +229,20 @@ impl Cost {
             memory_clock_mhz: conditions.memory_clock_mhz,
         }
     }
+}
+
+/// A replay unit while it is open: one value made of its named parts (`parts`).
+pub(in crate::engine) struct OpenUnit<K: Backend> {
+    /// The thread whose launches it holds.
+    pub(super) owner: ThreadId,
+    pub(super) device: DeviceId,
+    /// The most members it may hold.
+    pub(super) capacity: usize,
+    /// Its exclusive hold of the device's replay gate (parked while its owner is in user code).
+    pub(super) hold: ExclusiveHold,
+    pub(super) plan: PassPlan,
+    pub(super) snapshots: Snapshots<K::Snapshot>,
+    pub(super) log: ExecutionLog<K::Launch, K::Capture>,
+    pub(super) spans: Spans,
+    pub(super) cost: Cost,
 }

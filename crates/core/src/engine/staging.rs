@@ -1,0 +1,45 @@
+//! Where a unit's snapshot is staged: on the device while it leaves the reserve free, else on
+//! the host.
+
+use super::*;
+
+impl<K: Backend> Engine<K> {
+    /// Device staging first while it leaves the reserve free, host staging otherwise (only
+    /// host staging with `KREPLAY_HOST_STAGING=1`).
+    fn staging_order<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        bytes: u64,
+    ) -> Vec<Staging> {
+        if self.config.switches.host_staging {
+            return vec![Staging::Host];
+        }
+        let free = backend.device_free_bytes(device);
+        let room = free.saturating_sub(self.options.staging_reserve_bytes);
+        if bytes <= room {
+            vec![Staging::Device, Staging::Host]
+        } else {
+            vec![Staging::Host]
+        }
+    }
+
+    /// A snapshot of `regions` (of `bytes` in all) in the first place of [`Self::staging_order`]
+    /// that has room for it; `Ok(None)` when none has.
+    pub(super) fn snapshot_staged<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        regions: &[Region],
+        bytes: u64,
+    ) -> Result<Option<(K::Snapshot, Staging)>, BackendError> {
+        for place in self.staging_order(backend, device, bytes) {
+            match backend.snapshot(device, regions, place) {
+                Ok(staged) => return Ok(Some((staged, place))),
+                Err(BackendError::OutOfStagingMemory(..)) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(None)
+    }
+}
