@@ -6,6 +6,8 @@ use crate::error::UsageError;
 use serde::Deserialize;
 use std::path::Path;
 
+mod depth;
+
 /// A list given either as a YAML/JSON array or as one string of space/comma separated words.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
@@ -124,6 +126,13 @@ pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
             path.display()
         ))
     })?;
+    if kind == InputKind::Structured && depth::nesting(&text, depth::MAX_DEPTH) > depth::MAX_DEPTH {
+        return Err(UsageError::new(format!(
+            "input file {} nests more than {} levels deep; a kreplay input needs four (jobs, a job, pmc_groups, a group): check it for unclosed brackets",
+            path.display(),
+            depth::MAX_DEPTH
+        )));
+    }
     let jobs = match (kind, ext.as_str()) {
         (InputKind::Text, _) => {
             say!(
