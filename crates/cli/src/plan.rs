@@ -68,6 +68,7 @@ pub fn plan(
         .into_iter()
         .map(|name| format!("kreplay: warning: {name} is retired and has no effect (docs/DECISIONS.md, \"Retired switches\"); unset it"))
         .collect();
+    notices.extend(repeated_groups(&cli_pmc));
     let mut cli_groups = resolver
         .resolve_groups(&cli_pmc)
         .map_err(|e| counter_error(e, None))?;
@@ -119,6 +120,14 @@ pub fn plan(
         let origin = format!("input job {}", j + 1);
         let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
         let settings = merge_job(&cli, job, &origin)?;
+        if groups.is_empty() && !settings.kernel_trace {
+            // As the command line without --pmc, --metrics or --kernel-trace: a run that
+            // records nothing is a mistake, found before the application starts.
+            return Err(UsageError::new(format!(
+                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, or kernel_trace: true"
+            ))
+            .into());
+        }
         runs.push((origin, job_prefix, groups, mode, settings));
     }
     if runs.is_empty() {
@@ -152,6 +161,32 @@ pub fn plan(
         run.sections = sections;
     }
     Ok(Plan { runs, notices })
+}
+
+/// A warning for every `--pmc` group that repeats an earlier one (the same counters, in any
+/// order): a counter repeated across groups is legitimate (rocprofv3's own tests do it), a
+/// whole group repeated collects the same values twice and is almost certainly a mistake.
+fn repeated_groups(groups: &[Vec<String>]) -> Vec<String> {
+    let sorted: Vec<Vec<&String>> = groups
+        .iter()
+        .map(|g| {
+            let mut names: Vec<&String> = g.iter().collect();
+            names.sort();
+            names.dedup();
+            names
+        })
+        .collect();
+    (0..sorted.len())
+        .filter_map(|i| {
+            let first = sorted[..i].iter().position(|earlier| *earlier == sorted[i])?;
+            Some(format!(
+                "kreplay: warning: --pmc group {} ({}) repeats group {}: its counters are collected twice, with the same values; remove one of them",
+                i + 1,
+                groups[i].join(" "),
+                first + 1
+            ))
+        })
+        .collect()
 }
 
 /// A run as shaped: where it came from, its sub-folder prefix, groups, mode and settings.
