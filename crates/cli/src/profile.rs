@@ -111,7 +111,11 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         }
         let result = launch::execute(run, &launcher)?;
         if let Some(data) = &result.data {
-            write!(report, "{}", summary::render(data))?;
+            let warnings_printed = !matches!(
+                args.log_level,
+                Some(crate::args::LogLevel::Fatal | crate::args::LogLevel::Error)
+            );
+            write!(report, "{}", summary::render_with(data, warnings_printed))?;
         }
         for (stream, text) in &result.summaries {
             match stream {
