@@ -103,6 +103,9 @@ pub enum InputKind {
 pub struct InputFile {
     pub kind: InputKind,
     pub jobs: Vec<Job>,
+    /// A line for the user about the file itself (the text form's deprecation), printed by the
+    /// caller with the plan's notices.
+    pub warning: Option<String>,
 }
 
 pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
@@ -133,14 +136,12 @@ pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
             depth::MAX_DEPTH
         )));
     }
+    let warning = (kind == InputKind::Text).then(|| format!(
+        "kreplay: warning: text input files are deprecated; write {} as YAML, e.g.\n  jobs:\n    - pmc: [A, B]\n    - pmc: [C]",
+        path.display()
+    ));
     let jobs = match (kind, ext.as_str()) {
-        (InputKind::Text, _) => {
-            say!(
-                "kreplay: warning: text input files are deprecated; write {} as YAML, e.g.\n  jobs:\n    - pmc: [A, B]\n    - pmc: [C]",
-                path.display()
-            );
-            parse_text(&text)
-        }
+        (InputKind::Text, _) => parse_text(&text),
         (_, "json") => {
             serde_json::from_str::<JobsFile>(&text)
                 .map_err(|e| bad_structured(path, &e.to_string()))?
@@ -158,7 +159,11 @@ pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
             path.display()
         )));
     }
-    Ok(InputFile { kind, jobs })
+    Ok(InputFile {
+        kind,
+        jobs,
+        warning,
+    })
 }
 
 fn bad_structured(path: &Path, detail: &str) -> UsageError {
@@ -254,6 +259,15 @@ mod tests {
         );
         let input = read_input(&path).unwrap();
         assert_eq!(input.kind, InputKind::Text);
+        assert!(
+            input
+                .warning
+                .as_deref()
+                .unwrap()
+                .contains("text input files are deprecated"),
+            "{:?}",
+            input.warning
+        );
         assert_eq!(input.jobs.len(), 2);
         assert_eq!(input.jobs[1].pmc.as_ref().unwrap().words(), vec!["C"]);
     }

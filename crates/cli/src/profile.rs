@@ -53,6 +53,9 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         });
     }
     let input = args.input.as_deref().map(input::read_input).transpose()?;
+    if let Some(warning) = input.as_ref().and_then(|i| i.warning.as_ref()) {
+        writeln!(report, "{warning}")?;
+    }
     // rocprofv3 treats the variable as a request for PC sampling whatever its value.
     let pc_sampling_env = env::pc_sampling_requested();
     let plan = plan::plan(
