@@ -16,7 +16,7 @@ pub fn with_cupti_dir_hint(message: String) -> String {
     }
     let exe = std::env::current_exe().ok();
     let cwd = std::env::current_dir().ok();
-    match installed_cupti_dir([exe.as_deref(), cwd.as_deref()]) {
+    match installed_cupti_dir([cwd.as_deref(), exe.as_deref()]) {
         Some(dir) => format!(
             "{message}. .ci/run installed it in {0}: run `export {ENV_CUPTI_DIR}={0}` and try again",
             dir.display()
