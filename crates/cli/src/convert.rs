@@ -5,7 +5,7 @@ use crate::catalogs::describe_recorded_counters;
 use crate::error::UsageError;
 use crate::{launch, plan, progress};
 use anyhow::Context;
-use kreplay_format::{read_databases, write_outputs};
+use kreplay_format::{read_databases, write_outputs, FormatError};
 use std::io::Read;
 use std::path::Path;
 
@@ -38,7 +38,11 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
             describe_recorded_counters(&mut data);
             data
         })
-        .context("reading the input databases");
+        .map_err(|e| match e {
+            // An SQLite file of something else: the user named the wrong file.
+            FormatError::NotKreplayDatabase { .. } => UsageError::new(e.to_string()).into(),
+            e => anyhow::Error::new(e).context("reading the input databases"),
+        });
     if let Ok(data) = &data {
         progress.set_message(format!(
             "writing outputs: {} records",

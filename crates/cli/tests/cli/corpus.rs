@@ -45,19 +45,35 @@ struct Case {
     fault: Option<serde_yaml_ng::Value>,
 }
 
-/// A case's input file: its text, or a text repeated (huge inputs).
+/// A case's input file: its text, a text repeated (huge inputs), or an SQLite database made by
+/// running SQL statements (python3's sqlite3).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Content {
     Text(String),
     Repeat { repeat: String, times: usize },
+    Sqlite { sqlite: String },
 }
 
 impl Content {
-    fn bytes(&self) -> Vec<u8> {
+    fn write(&self, path: &Path) {
         match self {
-            Content::Text(text) => text.as_bytes().to_vec(),
-            Content::Repeat { repeat, times } => repeat.repeat(*times).into_bytes(),
+            Content::Text(text) => std::fs::write(path, text).unwrap(),
+            Content::Repeat { repeat, times } => {
+                std::fs::write(path, repeat.repeat(*times)).unwrap()
+            }
+            Content::Sqlite { sqlite } => {
+                let out = std::process::Command::new("python3")
+                    .args([
+                        "-c",
+                        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()",
+                    ])
+                    .arg(path)
+                    .arg(sqlite)
+                    .output()
+                    .expect("python3 runs");
+                assert!(out.status.success(), "{}", text(&out.stderr));
+            }
         }
     }
 }
@@ -81,7 +97,7 @@ fn run_case(case: &Case) -> Vec<String> {
     }
     let dir = tempfile::tempdir().unwrap();
     for (name, content) in &case.files {
-        std::fs::write(dir.path().join(name), content.bytes()).unwrap();
+        content.write(&dir.path().join(name));
     }
     let app = sim_app();
     let args: Vec<String> = case
