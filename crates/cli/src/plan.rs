@@ -27,7 +27,7 @@ use checks::{
     check_application, check_replay_options, check_switches, nsight_compute_controls,
     refuse_tracing,
 };
-use groups::{counter_error, job_groups, metrics_groups};
+use groups::{counter_error, job_groups, metrics_groups, repeated_groups};
 use sections::planned_sections;
 use settings::{cli_given, merge_job, Settings};
 
@@ -68,7 +68,7 @@ pub fn plan(
         .into_iter()
         .map(|name| format!("kreplay: warning: {name} is retired and has no effect (docs/DECISIONS.md, \"Retired switches\"); unset it"))
         .collect();
-    notices.extend(repeated_groups(&cli_pmc));
+    notices.extend(repeated_groups(&cli_pmc, "--pmc group"));
     let mut cli_groups = resolver
         .resolve_groups(&cli_pmc)
         .map_err(|e| counter_error(e, None))?;
@@ -118,6 +118,13 @@ pub fn plan(
     };
     for (j, job) in jobs.iter().enumerate() {
         let origin = format!("input job {}", j + 1);
+        if let Some(groups) = &job.pmc_groups {
+            let words: Vec<Vec<String>> = groups.iter().map(|g| g.words()).collect();
+            notices.extend(repeated_groups(
+                &words,
+                &format!("{origin}: pmc_groups entry"),
+            ));
+        }
         let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
         let settings = merge_job(&cli, job, &origin)?;
         if groups.is_empty() && !settings.kernel_trace {
@@ -161,32 +168,6 @@ pub fn plan(
         run.sections = sections;
     }
     Ok(Plan { runs, notices })
-}
-
-/// A warning for every `--pmc` group that repeats an earlier one (the same counters, in any
-/// order): a counter repeated across groups is legitimate (rocprofv3's own tests do it), a
-/// whole group repeated collects the same values twice and is almost certainly a mistake.
-fn repeated_groups(groups: &[Vec<String>]) -> Vec<String> {
-    let sorted: Vec<Vec<&String>> = groups
-        .iter()
-        .map(|g| {
-            let mut names: Vec<&String> = g.iter().collect();
-            names.sort();
-            names.dedup();
-            names
-        })
-        .collect();
-    (0..sorted.len())
-        .filter_map(|i| {
-            let first = sorted[..i].iter().position(|earlier| *earlier == sorted[i])?;
-            Some(format!(
-                "kreplay: warning: --pmc group {} ({}) repeats group {}: its counters are collected twice, with the same values; remove one of them",
-                i + 1,
-                groups[i].join(" "),
-                first + 1
-            ))
-        })
-        .collect()
 }
 
 /// A run as shaped: where it came from, its sub-folder prefix, groups, mode and settings.
