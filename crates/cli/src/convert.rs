@@ -31,7 +31,11 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    check_output_dir(&args.output_dir)?;
+    launch::writable_folder(
+        &args.output_dir,
+        &args.output_dir,
+        "choose another -d/--output-path",
+    )?;
     let progress = progress::Progress::start("reading the databases", progress::WRITE_DELAY);
     let data = read_databases(&args.inputs)
         .map(|mut data| {
@@ -86,27 +90,4 @@ fn check_database(path: &Path) -> Result<(), UsageError> {
             path.display()
         ))),
     }
-}
-
-/// The output folder, or the deepest one of its path that exists, must take new folders.
-fn check_output_dir(dir: &Path) -> Result<(), UsageError> {
-    let mut existing = dir;
-    let mut first = dir;
-    while !existing.as_os_str().is_empty() && !existing.exists() {
-        first = existing;
-        existing = existing.parent().unwrap_or(Path::new(""));
-    }
-    let existing = if existing.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        existing
-    };
-    if !existing.is_dir() {
-        return Err(UsageError::new(format!(
-            "the output directory {} goes through {}, which is a file, not a folder; choose another -d/--output-path",
-            dir.display(),
-            existing.display()
-        )));
-    }
-    launch::probe_writable(existing, first)
 }
