@@ -37,10 +37,7 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        // Bare `kreplay`: the help on stderr and exit 2, as clap answers a missing argument.
-        let matches = Cli::command()
-            .arg_required_else_help(true)
-            .try_get_matches_from(args)?;
+        let matches = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
         if cli.command.is_none() {
             if let Ok(Some(occurrences)) = matches.try_get_occurrences::<String>("pmc") {
