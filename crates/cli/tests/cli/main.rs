@@ -4,6 +4,8 @@
 mod avail;
 mod command_line;
 mod common;
+mod corpus;
+mod first_hour;
 mod pftrace;
 mod rocprofv3_validators;
 mod sections;
