@@ -3,7 +3,7 @@
 
 use super::kinds::AGENT_TYPE_GPU;
 use super::parts::handle;
-use crate::naming::{metric_block, vendor_for_chip};
+use crate::naming::{metric_block, truncated_name, vendor_for_chip};
 use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
 use crate::run::ProcessRun;
 use serde_json::{json, Value};
@@ -234,9 +234,4 @@ fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>) -> Value {
         "accum_vgpr_count": 0,
         "sgpr_count": 0,
     })
-}
-
-/// rocprofv3's truncated name: the demangled name without its argument list.
-fn truncated_name(demangled: &str) -> &str {
-    demangled.split('(').next().unwrap_or(demangled)
 }

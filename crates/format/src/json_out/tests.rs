@@ -693,7 +693,7 @@ fn json_values_agree_with_the_database() {
     let (_dir, db, json) = json_of(recorded_run(8));
     let conn = rusqlite::Connection::open(&db).unwrap();
     let mut expected: Vec<(u64, Option<u32>, String, f64)> = conn
-        .prepare("SELECT dispatch_id, replay_pass, counter_name, value FROM counters_collection ORDER BY id")
+        .prepare("SELECT dispatch_id, replay_pass, counter_name, value FROM kreplay_pass_counters ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
