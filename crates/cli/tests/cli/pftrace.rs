@@ -209,7 +209,7 @@ fn counters_are_perfetto_counter_tracks_with_one_value_per_dispatch() {
             .iter()
             .map(|(id, (_, _, value))| (app_start[id].1, *value))
             .collect();
-        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        expected.sort_by_key(|p| p.0);
         let rises: Vec<(u64, f64)> = expected
             .iter()
             .map(|(start, _)| {
