@@ -5,6 +5,7 @@ mod avail;
 mod command_line;
 mod common;
 mod pftrace;
+mod rocpd_views;
 mod rocprofv3_validators;
 mod sections;
 mod sim_replay;
