@@ -353,6 +353,7 @@ SELECT PP.id, PP.guid, P.pid, T.tid, K.dispatch_id, DP.replay_pass,
     E.correlation_id, ST.cuda_stream AS stream_id, PMC_I.name AS counter_name,
     PMC_I.symbol AS counter_symbol, PP.value, DP."start", DP."end",
     K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
+    K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z AS workgroup_size,
     DP."end" - DP."start" AS duration, K.id AS dispatch_row, DP.id AS pass_id
 FROM kreplay_pass_pmc PP
 JOIN kreplay_dispatch_pass DP ON DP.id = PP.pass_id
