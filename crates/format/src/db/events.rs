@@ -2,20 +2,11 @@
 //! pass of it), a replay's cost, a warning.
 
 use super::file::{to_sql, DbFile};
-use super::process_rows::ProcessRows;
+use super::process_rows::{ProcessRows, RecentDispatch, RECENT_DISPATCHES};
 use crate::error::FormatError;
 use crate::records::{DispatchRecord, ReplayCost, Warning};
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashMap;
-
-/// The row a dispatch's earlier pass made: later passes add to it.
-#[derive(Clone, Copy)]
-struct DispatchRow {
-    row: i64,
-    event: i64,
-    /// The pass it carries (the lowest so far).
-    pass: Option<u32>,
-}
 
 impl ProcessRows {
     /// One pass of a dispatch. Its first pass makes the dispatch's event and row; every pass adds
@@ -31,13 +22,17 @@ impl ProcessRows {
         for sample in &dispatch.counters {
             counter_rows.push((self.counter_row(db, agent_row, &sample.name)?, sample.value));
         }
+        let key = (dispatch.dispatch_id, agent_row);
         let earlier = match dispatch.replay_pass {
-            Some(_) => self.dispatch_row(db, dispatch.dispatch_id, agent_row)?,
+            Some(_) => match self.recent.remove(&key) {
+                Some(found) => Some(found),
+                None => self.dispatch_row(db, dispatch.dispatch_id, agent_row)?,
+            },
             None => None,
         };
         let err = |e| FormatError::sqlite(&db.path, e);
-        let (row, event) = match earlier {
-            Some(found) => {
+        let mut found = match earlier {
+            Some(mut found) => {
                 if dispatch.replay_pass < found.pass {
                     db.conn
                         .prepare_cached(&db.names.sql(
@@ -52,10 +47,19 @@ impl ProcessRows {
                             ])
                         })
                         .map_err(err)?;
+                    found.pass = dispatch.replay_pass;
                 }
-                (found.row, found.event)
+                found
             }
-            None => self.new_dispatch_row(db, dispatch, agent_row)?,
+            None => {
+                let (row, event) = self.new_dispatch_row(db, dispatch, agent_row)?;
+                RecentDispatch {
+                    row,
+                    event,
+                    pass: dispatch.replay_pass,
+                    measured: HashMap::new(),
+                }
+            }
         };
         let guid = &self.guid;
         db.conn
@@ -65,7 +69,7 @@ impl ProcessRows {
             .and_then(|mut insert| {
                 insert.execute(params![
                     guid,
-                    row,
+                    found.row,
                     dispatch.replay_pass,
                     to_sql(dispatch.start_ns),
                     to_sql(dispatch.end_ns)
@@ -84,17 +88,12 @@ impl ProcessRows {
                 .execute(params![guid, pass_id, pmc_id, value])
                 .map_err(err)?;
         }
-        let measured = if earlier.is_some() {
-            self.measured_counters(db, event)?
-        } else {
-            HashMap::new()
-        };
         let extdata = match dispatch.replay_pass {
             Some(pass) => serde_json::json!({ "replay_pass": pass }).to_string(),
             None => "{}".to_string(),
         };
         for (pmc_id, value) in counter_rows {
-            let sql = match measured.get(&pmc_id) {
+            let sql = match found.measured.get(&pmc_id) {
                 None => "INSERT INTO rocpd_pmc_event (guid, event_id, pmc_id, value, extdata) VALUES (?1, ?2, ?3, ?4, ?5)",
                 // A lower pass measured it too: its value is the dispatch's.
                 Some(pass) if *pass <= dispatch.replay_pass => continue,
@@ -103,45 +102,46 @@ impl ProcessRows {
             db.conn
                 .prepare_cached(&db.names.sql(sql))
                 .and_then(|mut statement| {
-                    statement.execute(params![guid, event, pmc_id, value, extdata])
+                    statement.execute(params![guid, found.event, pmc_id, value, extdata])
                 })
                 .map_err(err)?;
+            found.measured.insert(pmc_id, dispatch.replay_pass);
+        }
+        // Only replayed dispatches have later passes to come.
+        if dispatch.replay_pass.is_some() {
+            if self.recent.len() >= RECENT_DISPATCHES {
+                self.recent.clear();
+            }
+            self.recent.insert(key, found);
         }
         Ok(())
     }
 
-    /// The row an earlier pass of the dispatch made, if any.
+    /// The rows an earlier pass of the dispatch made, if any (from the database: the dispatch
+    /// is no longer among the recent ones).
     fn dispatch_row(
         &self,
         db: &DbFile,
         dispatch_id: u64,
         agent_row: i64,
-    ) -> Result<Option<DispatchRow>, FormatError> {
-        db.conn
+    ) -> Result<Option<RecentDispatch>, FormatError> {
+        let err = |e| FormatError::sqlite(&db.path, e);
+        let found = db
+            .conn
             .prepare_cached(&db.names.sql(
                 "SELECT id, event_id, replay_pass FROM rocpd_kernel_dispatch WHERE dispatch_id = ?1 AND guid = ?2 AND agent_id = ?3",
             ))
             .and_then(|mut statement| {
                 statement
                     .query_row(params![to_sql(dispatch_id), self.guid, agent_row], |r| {
-                        Ok(DispatchRow {
-                            row: r.get(0)?,
-                            event: r.get(1)?,
-                            pass: r.get(2)?,
-                        })
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                     })
                     .optional()
             })
-            .map_err(|e| db.err(e))
-    }
-
-    /// The counters the dispatch's `rocpd_pmc_event` rows hold: the pass of each, by counter row.
-    fn measured_counters(
-        &self,
-        db: &DbFile,
-        event: i64,
-    ) -> Result<HashMap<i64, Option<u32>>, FormatError> {
-        let err = |e| FormatError::sqlite(&db.path, e);
+            .map_err(err)?;
+        let Some((row, event, pass)) = found else {
+            return Ok(None);
+        };
         let mut statement = db
             .conn
             .prepare_cached(
@@ -149,7 +149,7 @@ impl ProcessRows {
                     .sql("SELECT pmc_id, extdata FROM rocpd_pmc_event WHERE event_id = ?1"),
             )
             .map_err(err)?;
-        let rows = statement
+        let measured = statement
             .query_map([event], |r| {
                 let extdata: Option<String> = r.get(1)?;
                 let pass = extdata
@@ -158,8 +158,15 @@ impl ProcessRows {
                     .map(|p| p as u32);
                 Ok((r.get::<_, i64>(0)?, pass))
             })
+            .map_err(err)?
+            .collect::<Result<_, _>>()
             .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+        Ok(Some(RecentDispatch {
+            row,
+            event,
+            pass,
+            measured,
+        }))
     }
 
     /// The dispatch's event and row, from its first pass to arrive.

@@ -36,6 +36,26 @@ pub(super) struct ProcessRows {
     pub(super) streams: HashMap<u64, (i64, i64)>,
     /// `rocpd_string.string` → `rocpd_string.id`.
     pub(super) strings: HashMap<String, i64>,
+    /// (dispatch id, `rocpd_info_agent.id`) → the rows of dispatches seen lately, so that their
+    /// later passes need no query; emptied past [`RECENT_DISPATCHES`] (the database has them).
+    pub(super) recent: HashMap<(u64, i64), RecentDispatch>,
+}
+
+/// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
+/// passes arrive together, so a few thousand cover every unit in flight.
+pub(super) const RECENT_DISPATCHES: usize = 4096;
+
+/// A dispatch's rows, as its earlier passes left them.
+#[derive(Clone)]
+pub(super) struct RecentDispatch {
+    /// `rocpd_kernel_dispatch.id`.
+    pub(super) row: i64,
+    /// `rocpd_event.id`.
+    pub(super) event: i64,
+    /// The pass the dispatch row carries (the lowest so far).
+    pub(super) pass: Option<u32>,
+    /// `rocpd_info_pmc.id` → the pass its `rocpd_pmc_event` value is of.
+    pub(super) measured: HashMap<i64, Option<u32>>,
 }
 
 impl ProcessRows {
@@ -123,6 +143,7 @@ impl ProcessRows {
             threads: HashMap::new(),
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
+            recent: HashMap::new(),
         })
     }
 

@@ -206,3 +206,65 @@ fn a_database_of_schema_version_3_still_reads_and_converts() {
             .sum::<i64>()
     );
 }
+
+#[test]
+fn a_later_pass_finds_its_dispatch_after_many_others_came_between() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.db");
+    let mut records = recorded_run(9);
+    let at = records
+        .iter()
+        .position(|r| matches!(r, Record::Dispatch(_)))
+        .unwrap();
+    let mut between: Vec<Record> = vec![Record::Dispatch(dispatch(
+        9,
+        100,
+        Some(1),
+        vec![sample("SQ_WAVES", 7.0), sample("GRBM_GUI_ACTIVE", 1.0)],
+    ))];
+    // More dispatches than the writer remembers, then pass 0 of dispatch 100.
+    between.extend((0..5_000).map(|i| {
+        Record::Dispatch(dispatch(
+            9,
+            1_000 + i,
+            Some(0),
+            vec![sample("SQ_WAVES", 1.0)],
+        ))
+    }));
+    between.push(Record::Dispatch(dispatch(
+        9,
+        100,
+        Some(0),
+        vec![sample("SQ_WAVES", 5.0)],
+    )));
+    records.splice(at..at, between);
+    write_through_writer(&path, &records);
+    let conn = Connection::open(&path).unwrap();
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE dispatch_id = 100"
+        ),
+        1
+    );
+    let values: Vec<(String, f64, u32)> = conn
+        .prepare(
+            "SELECT counter_name, value, replay_pass FROM counters_collection WHERE dispatch_id = 100 ORDER BY counter_name",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        values,
+        [
+            ("GRBM_GUI_ACTIVE".to_string(), 1.0, 1),
+            ("SQ_WAVES".to_string(), 5.0, 0)
+        ]
+    );
+    assert_eq!(
+        read_databases(&[path]).unwrap(),
+        RunData::from_records(records)
+    );
+}
