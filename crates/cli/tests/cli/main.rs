@@ -7,6 +7,7 @@ mod common;
 mod corpus;
 mod first_hour;
 mod pftrace;
+mod rocpd_views;
 mod rocprofv3_validators;
 mod sections;
 mod sim_replay;
