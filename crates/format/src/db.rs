@@ -7,12 +7,13 @@ mod events;
 mod file;
 mod inserter;
 mod merged;
+mod pages;
 mod process_rows;
 mod read;
 mod writer;
 
 pub use merged::write_rocpd;
-pub use read::{read_database, read_databases};
+pub use read::{open_database, open_databases, read_database, read_databases};
 pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]

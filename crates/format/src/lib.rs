@@ -37,7 +37,7 @@ pub mod output;
 mod testdata;
 
 pub use db::DbWriter;
-pub use db::{read_database, read_databases};
+pub use db::{open_database, open_databases, read_database, read_databases};
 pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
 pub use output::{write_outputs, OutputFormat};

@@ -1,8 +1,13 @@
 //! Everything a run recorded, as read back from its databases (`crate::db::read_databases`) or
 //! built straight from records.
 
+use crate::error::FormatError;
 use crate::identity::guid_for;
 use crate::records::*;
+
+mod source;
+
+pub use source::{Page, RecordSource, Records, Source};
 
 /// What one profiled process recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +20,9 @@ pub struct ProcessRun {
     pub dispatches: Vec<DispatchRecord>,
     pub costs: Vec<ReplayCost>,
     pub warnings: Vec<Warning>,
+    /// Where the dispatches and costs not in the lists above are read from, after them (a
+    /// database opened with `crate::db::open_databases`): the writers read them a page at a time.
+    pub stored: Option<Source>,
 }
 
 impl ProcessRun {
@@ -27,7 +35,56 @@ impl ProcessRun {
             dispatches: Vec::new(),
             costs: Vec::new(),
             warnings: Vec::new(),
+            stored: None,
         }
+    }
+
+    /// Every dispatch pass, in the order recorded: those in memory, then the stored ones.
+    pub fn each_dispatch(&self) -> Records<'_, DispatchRecord> {
+        let source = self.stored.as_ref().map(|s| &s.0);
+        Records::new(
+            &self.dispatches,
+            source.map(|s| -> source::NextPage<'_, DispatchRecord> {
+                Box::new(move |after| s.dispatches_after(after))
+            }),
+        )
+    }
+
+    /// Every replay cost, in the order recorded: those in memory, then the stored ones.
+    pub fn each_cost(&self) -> Records<'_, ReplayCost> {
+        let source = self.stored.as_ref().map(|s| &s.0);
+        Records::new(
+            &self.costs,
+            source.map(|s| -> source::NextPage<'_, ReplayCost> {
+                Box::new(move |after| s.costs_after(after))
+            }),
+        )
+    }
+
+    /// How many dispatch passes the process recorded.
+    pub fn dispatch_count(&self) -> usize {
+        self.dispatches.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().0)
+    }
+
+    /// How many replay costs the process recorded.
+    pub fn cost_count(&self) -> usize {
+        self.costs.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().1)
+    }
+
+    /// The process with its stored records read into memory.
+    pub fn loaded(mut self) -> Result<ProcessRun, FormatError> {
+        let mut dispatches = Vec::new();
+        let mut costs = Vec::new();
+        for dispatch in self.each_dispatch() {
+            dispatches.push(dispatch?.into_owned());
+        }
+        for cost in self.each_cost() {
+            costs.push(cost?.into_owned());
+        }
+        self.dispatches = dispatches;
+        self.costs = costs;
+        self.stored = None;
+        Ok(self)
     }
 
     /// The kernel symbol a dispatch ran, if the producer described it.
@@ -51,10 +108,10 @@ impl RunData {
     /// Whether the run used kernel replay (some record has a replay pass): its outputs then give
     /// every record a pass, 0 for a dispatch that ran once.
     pub fn is_kernel_replay(&self) -> bool {
-        self.processes
-            .iter()
-            .flat_map(|p| &p.dispatches)
-            .any(|d| d.replay_pass.is_some())
+        self.processes.iter().any(|p| {
+            p.each_dispatch()
+                .any(|d| d.is_ok_and(|d| d.replay_pass.is_some()))
+        })
     }
 
     /// Builds the run a producer would have written: each `Process` record starts a process;
