@@ -48,10 +48,11 @@ pub(crate) fn write_csv(
     let mut written = Vec::new();
     // A run that collected counters has the file, rows or not (rocprofv3's); a trace-only run
     // (`--kernel-trace` alone) does not.
-    let collected_counters = run
-        .processes
-        .iter()
-        .any(|p| !p.counters.is_empty() || p.dispatches.iter().any(|d| !d.counters.is_empty()));
+    let collected_counters = run.processes.iter().any(|p| {
+        !p.counters.is_empty()
+            || p.each_dispatch()
+                .any(|d| d.is_ok_and(|d| !d.counters.is_empty()))
+    });
     if collected_counters {
         written.push(csv_file(
             output_path(dir, name, suffix::COUNTER_COLLECTION)?,
@@ -59,7 +60,7 @@ pub(crate) fn write_csv(
             |out| counter_collection_rows(run, out),
         )?);
     }
-    if run.processes.iter().any(|p| !p.dispatches.is_empty()) {
+    if run.processes.iter().any(|p| p.dispatch_count() > 0) {
         written.push(csv_file(
             output_path(dir, name, suffix::KERNEL_TRACE)?,
             &KERNEL_TRACE_COLUMNS,
@@ -80,7 +81,7 @@ pub(crate) fn write_csv(
             },
         )?);
     }
-    if run.processes.iter().any(|p| !p.costs.is_empty()) {
+    if run.processes.iter().any(|p| p.cost_count() > 0) {
         written.push(csv_file(
             output_path(dir, name, suffix::REPLAY_COST)?,
             &REPLAY_COST_COLUMNS,
@@ -92,7 +93,9 @@ pub(crate) fn write_csv(
 
 fn counter_collection_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for dispatch in &process.dispatches {
+        for dispatch in process.each_dispatch() {
+            let dispatch = dispatch.map_err(io::Error::other)?;
+            let dispatch = &*dispatch;
             let facts = kernel_facts(process, dispatch);
             for sample in &dispatch.counters {
                 out.row(&[
@@ -124,7 +127,9 @@ fn counter_collection_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
 
 fn kernel_trace_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for dispatch in &process.dispatches {
+        for dispatch in process.each_dispatch() {
+            let dispatch = dispatch.map_err(io::Error::other)?;
+            let dispatch = &*dispatch;
             let facts = kernel_facts(process, dispatch);
             let grid = grid_threads(dispatch);
             out.row(&[
@@ -158,7 +163,8 @@ fn kernel_trace_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
 
 fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for cost in &process.costs {
+        for cost in process.each_cost() {
+            let cost = cost.map_err(io::Error::other)?;
             let pass_ns: Vec<String> = cost.pass_ns.iter().map(u64::to_string).collect();
             let total = cost.drain_ns
                 + cost.snapshot_ns

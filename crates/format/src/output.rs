@@ -70,14 +70,23 @@ impl FromStr for OutputFormat {
 /// - pftrace: `<dir>/<name>_results.pftrace` (a Perfetto trace).
 ///
 /// Parent folders are created. Each file is replaced atomically, once complete (an input database
-/// may be rewritten in place: the run is already in memory; see [`write_rocpd`]); a failed
-/// write leaves the file it would have replaced as it was.
+/// may be rewritten in place: a stored run keeps the file it reads open; see [`write_rocpd`]); a
+/// failed write leaves the file it would have replaced as it was.
 pub fn write_outputs(
     run: &RunData,
     dir: &Path,
     name: &str,
     formats: &[OutputFormat],
 ) -> Result<Vec<PathBuf>, FormatError> {
+    // Nsight Compute's sections merge every pass of a dispatch: a run that has them is read into
+    // memory (the other formats stream from where the records are stored).
+    let in_memory;
+    let run = if has_sections(run) {
+        in_memory = run.in_memory()?;
+        &*in_memory
+    } else {
+        run
+    };
     let mut wanted = formats.to_vec();
     wanted.sort();
     wanted.dedup();

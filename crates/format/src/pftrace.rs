@@ -162,7 +162,10 @@ pub fn write_pftrace(run: &RunData, path: &Path) -> Result<(), FormatError> {
         let mut first = true;
         let replay = run.is_kernel_replay();
         for (index, process) in run.processes.iter().enumerate() {
-            write_process(out, process, index as u64, replay, &mut first)?;
+            // The events of a process are sorted by time across its tracks: its records are
+            // read into memory (one process at a time).
+            let process = process.in_memory().map_err(io::Error::other)?;
+            write_process(out, &process, index as u64, replay, &mut first)?;
         }
         Ok(())
     })

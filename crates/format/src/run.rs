@@ -71,6 +71,14 @@ impl ProcessRun {
         self.costs.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().1)
     }
 
+    /// The process with every record in memory: itself, or a copy with its stored records read.
+    pub fn in_memory(&self) -> Result<std::borrow::Cow<'_, ProcessRun>, FormatError> {
+        match self.stored {
+            None => Ok(std::borrow::Cow::Borrowed(self)),
+            Some(_) => Ok(std::borrow::Cow::Owned(self.clone().loaded()?)),
+        }
+    }
+
     /// The process with its stored records read into memory.
     pub fn loaded(mut self) -> Result<ProcessRun, FormatError> {
         let mut dispatches = Vec::new();
@@ -112,6 +120,19 @@ impl RunData {
             p.each_dispatch()
                 .any(|d| d.is_ok_and(|d| d.replay_pass.is_some()))
         })
+    }
+
+    /// The run with every record in memory: itself, or a copy with the stored records read.
+    pub fn in_memory(&self) -> Result<std::borrow::Cow<'_, RunData>, FormatError> {
+        if self.processes.iter().all(|p| p.stored.is_none()) {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        let processes = self
+            .processes
+            .iter()
+            .map(|p| p.clone().loaded())
+            .collect::<Result<_, _>>()?;
+        Ok(std::borrow::Cow::Owned(RunData { processes }))
     }
 
     /// Builds the run a producer would have written: each `Process` record starts a process;
@@ -161,19 +182,32 @@ impl RunData {
         RunData { processes }
     }
 
-    /// The records that rebuild this run (what a producer would send), process by process.
+    /// The records that rebuild this run (what a producer would send), process by process; a
+    /// stored record that cannot be read panics ([`Self::each_record`] says why instead).
     pub fn to_records(&self) -> Vec<Record> {
-        let mut records = Vec::new();
-        for run in &self.processes {
-            records.push(Record::Process(run.process.clone()));
-            records.extend(run.agents.iter().cloned().map(Record::Agent));
-            records.extend(run.kernels.iter().cloned().map(Record::KernelSymbol));
-            records.extend(run.counters.iter().cloned().map(Record::Counter));
-            records.extend(run.dispatches.iter().cloned().map(Record::Dispatch));
-            records.extend(run.costs.iter().cloned().map(Record::ReplayCost));
-            records.extend(run.warnings.iter().cloned().map(Record::Warning));
-        }
-        records
+        self.each_record()
+            .map(|r| r.expect("records held in memory"))
+            .collect()
+    }
+
+    /// The records that rebuild this run, process by process, read as they are asked for (the
+    /// stored ones a page at a time).
+    pub fn each_record(&self) -> impl Iterator<Item = Result<Record, FormatError>> + '_ {
+        self.processes.iter().flat_map(|run| {
+            let described = std::iter::once(Record::Process(run.process.clone()))
+                .chain(run.agents.iter().cloned().map(Record::Agent))
+                .chain(run.kernels.iter().cloned().map(Record::KernelSymbol))
+                .chain(run.counters.iter().cloned().map(Record::Counter))
+                .map(Ok);
+            let dispatches = run
+                .each_dispatch()
+                .map(|d| d.map(|d| Record::Dispatch(d.into_owned())));
+            let costs = run
+                .each_cost()
+                .map(|c| c.map(|c| Record::ReplayCost(c.into_owned())));
+            let warnings = run.warnings.iter().cloned().map(Record::Warning).map(Ok);
+            described.chain(dispatches).chain(costs).chain(warnings)
+        })
     }
 }
 

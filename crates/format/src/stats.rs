@@ -5,7 +5,6 @@
 //! application's own launch): see `docs/output.md`. The `--stats` files, the `--summary` tables
 //! and the JSON's `summary` are written from them.
 
-use crate::records::DispatchRecord;
 use crate::run::{ProcessRun, RunData};
 use std::collections::{BTreeMap, HashMap};
 
@@ -92,50 +91,52 @@ impl KernelStats {
     }
 }
 
-/// The dispatches of `process` that statistics count: each dispatch once. Of the records of one
-/// replayed dispatch (same device and dispatch id) only the lowest pass (the application's own
-/// launch) is taken; records without a pass (no kernel replay) all count. In record order.
-pub fn dispatches_counted_once(process: &ProcessRun) -> Vec<&DispatchRecord> {
-    // (agent, dispatch id) -> index of the chosen record among the process's dispatches.
-    let mut first_pass: HashMap<(u64, u64), usize> = HashMap::new();
-    let mut chosen: Vec<usize> = Vec::new();
-    for (index, dispatch) in process.dispatches.iter().enumerate() {
+/// Calls `count` with each dispatch of `process` that statistics count, once: of the records of
+/// one replayed dispatch (same device and dispatch id) only the lowest pass (the application's
+/// own launch) is taken; records without a pass (no kernel replay) all count. One pass over the
+/// records, holding per replayed dispatch only its key and what is counted of it (kernel and
+/// duration), not its record. Records that cannot be read are left out (the writers that read
+/// them before the statistics have said why).
+pub fn each_dispatch_counted_once(process: &ProcessRun, mut count: impl FnMut(u64, u64)) {
+    // (agent, dispatch id) -> (lowest pass, its kernel and duration).
+    let mut first_pass: HashMap<(u64, u64), (u32, u64, u64)> = HashMap::new();
+    for dispatch in process.each_dispatch().map_while(Result::ok) {
+        let duration = dispatch.end_ns.saturating_sub(dispatch.start_ns);
         let Some(pass) = dispatch.replay_pass else {
-            chosen.push(index);
+            count(dispatch.kernel_id, duration);
             continue;
         };
         let key = (dispatch.agent_id, dispatch.dispatch_id);
         match first_pass.get(&key) {
-            Some(&known) if process.dispatches[known].replay_pass <= Some(pass) => {}
+            Some(&(known, _, _)) if known <= pass => {}
             _ => {
-                first_pass.insert(key, index);
+                first_pass.insert(key, (pass, dispatch.kernel_id, duration));
             }
         }
     }
-    chosen.extend(first_pass.into_values());
-    chosen.sort_unstable();
-    chosen
-        .into_iter()
-        .map(|index| &process.dispatches[index])
-        .collect()
+    for (_, kernel_id, duration) in first_pass.into_values() {
+        count(kernel_id, duration);
+    }
 }
 
-/// Durations of the dispatches of `processes` ([`dispatches_counted_once`]), by the kernel's
+/// Durations of the dispatches of `processes` ([`each_dispatch_counted_once`]), by the kernel's
 /// (demangled) name.
 fn stats_by_name<'a>(
     processes: impl IntoIterator<Item = &'a ProcessRun>,
 ) -> BTreeMap<String, DurationStats> {
     let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
     for process in processes {
-        for dispatch in dispatches_counted_once(process) {
+        // Per kernel id first (a few kernels, millions of dispatches), then by name.
+        let mut by_kernel: HashMap<u64, DurationStats> = HashMap::new();
+        each_dispatch_counted_once(process, |kernel_id, duration| {
+            by_kernel.entry(kernel_id).or_default().add(duration);
+        });
+        for (kernel_id, stats) in by_kernel {
             let name = process
-                .kernel(dispatch.kernel_id)
+                .kernel(kernel_id)
                 .map(|k| k.demangled_name.clone())
                 .unwrap_or_default();
-            by_name
-                .entry(name)
-                .or_default()
-                .add(dispatch.end_ns.saturating_sub(dispatch.start_ns));
+            by_name.entry(name).or_default().merge(&stats);
         }
     }
     by_name
@@ -146,7 +147,7 @@ pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationSt
     stats_by_name([process])
 }
 
-/// Durations of every dispatch of `run` ([`dispatches_counted_once`]), by the kernel's
+/// Durations of every dispatch of `run` ([`each_dispatch_counted_once`]), by the kernel's
 /// (demangled) name.
 pub fn kernel_stats(run: &RunData) -> KernelStats {
     let mut kernels: Vec<(String, DurationStats)> =

@@ -11,7 +11,7 @@ use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
     kernel_stats, render_summary, write_stats_csv, write_summary_file,
 };
-use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
+use kreplay_format::{open_databases, write_outputs, OutputFormat, RunData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -124,7 +124,7 @@ fn destinations(
 /// The recorded databases as one run, with what the CLI knows added: the sections, the
 /// counters' descriptions; cached device identities the run found stale are forgotten.
 fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_format::FormatError> {
-    let mut data = read_databases(databases)?;
+    let mut data = open_databases(databases)?;
     // The sections were resolved here, before the run: every output of every process gets them.
     for process in &mut data.processes {
         process.process.sections = spec.sections.clone();

@@ -1,5 +1,5 @@
 //! A run written as one database in one go (`-f rocpd`, `kreplay convert`): the rows the
-//! per-process writer makes, from data already in memory.
+//! per-process writer makes, from the records read back (a page at a time when stored).
 
 use super::file::Durability;
 use super::inserter::RowInserter;
@@ -15,8 +15,8 @@ pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
     replace_file(path, |temp| {
         let mut inserter = RowInserter::create(temp, Durability::Output)?;
         inserter.begin()?;
-        for record in run.to_records() {
-            inserter.insert(record)?;
+        for record in run.each_record() {
+            inserter.insert(record?)?;
         }
         inserter.close()
     })

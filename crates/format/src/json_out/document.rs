@@ -5,14 +5,14 @@ use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
 };
-use super::parts::{Array, AsValue, NONE};
+use super::parts::{Array, AsValue, Fallible, NONE};
 use super::process::Process;
 use crate::error::FormatError;
 use crate::files::write_file;
 use crate::records::CLOCK_CONTROL;
 use crate::run::{ProcessRun, RunData};
 use crate::section_values::section_values;
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{Error as _, SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::json;
 use std::io::{self, Write};
@@ -105,7 +105,7 @@ struct ProcessJson<'a>(&'a ProcessRun, bool);
 impl Serialize for ProcessJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let run = self.0;
-        let p = Process::new(run, self.1);
+        let p = Process::new(run, self.1).map_err(S::Error::custom)?;
         let mut process = serializer.serialize_map(Some(11))?;
         process.serialize_entry("agents", &Array(|| p.agents.entries()))?;
         process.serialize_entry(
@@ -114,9 +114,8 @@ impl Serialize for ProcessJson<'_> {
                 hip_api: NONE,
                 hsa_api: NONE,
                 kernel_dispatch: Array(|| {
-                    run.dispatches
-                        .iter()
-                        .map(|dispatch| p.kernel_dispatch_json(dispatch))
+                    run.each_dispatch()
+                        .map(|dispatch| Fallible(dispatch.map(|d| p.kernel_dispatch_json(&d))))
                 }),
                 marker_api: NONE,
                 memory_allocation: NONE,
@@ -133,10 +132,9 @@ impl Serialize for ProcessJson<'_> {
             "callback_records",
             &CallbackRecords {
                 counter_collection: Array(|| {
-                    run.dispatches
-                        .iter()
-                        .filter(|dispatch| !dispatch.counters.is_empty())
-                        .map(|dispatch| p.counter_record_json(dispatch))
+                    run.each_dispatch()
+                        .filter(|dispatch| !matches!(dispatch, Ok(d) if d.counters.is_empty()))
+                        .map(|dispatch| Fallible(dispatch.map(|d| p.counter_record_json(&d))))
                 }),
             },
         )?;
@@ -147,7 +145,7 @@ impl Serialize for ProcessJson<'_> {
         process.serialize_entry(
             "kreplay",
             &Extension {
-                replay_costs: Array(|| run.costs.iter().map(AsValue)),
+                replay_costs: Array(|| run.each_cost().map(|cost| Fallible(cost.map(AsValue)))),
                 warnings: Array(|| run.warnings.iter().map(AsValue)),
                 sections: (!run.process.sections.is_empty())
                     .then_some(Array(|| section_values(run))),

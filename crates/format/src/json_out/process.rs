@@ -7,7 +7,8 @@ use super::kinds::{
 };
 use super::parts::{handle, xyz};
 use super::summary::DomainStats;
-use super::tables::{Agents, Counters, Kernels};
+use super::tables::{Agents, Counters, Kernels, Mentioned};
+use crate::error::FormatError;
 use crate::facts::{grid_threads, kernel_facts, KernelFacts};
 use crate::records::DispatchRecord;
 use crate::run::ProcessRun;
@@ -25,14 +26,16 @@ pub(super) struct Process<'a> {
 }
 
 impl<'a> Process<'a> {
-    pub(super) fn new(run: &'a ProcessRun, replay: bool) -> Process<'a> {
-        Process {
+    /// The process, after one pass over its dispatches for what they mention.
+    pub(super) fn new(run: &'a ProcessRun, replay: bool) -> Result<Process<'a>, FormatError> {
+        let mentioned = Mentioned::scan(run)?;
+        Ok(Process {
             run,
-            agents: Agents::new(run),
-            counters: Counters::new(run),
-            kernels: Kernels::new(run),
+            agents: Agents::new(run, &mentioned),
+            counters: Counters::new(run, &mentioned),
+            kernels: Kernels::new(run, &mentioned),
             replay,
-        }
+        })
     }
 
     /// `replay_pass` of a record: the pass (0 for a dispatch that ran once) in a kernel-replay
@@ -112,7 +115,7 @@ impl<'a> Process<'a> {
     }
 
     /// `summary`: the kernel-dispatch statistics, each dispatch counted once
-    /// ([`crate::stats::dispatches_counted_once`]).
+    /// ([`crate::stats::each_dispatch_counted_once`]).
     pub(super) fn summary(&self) -> Vec<DomainStats> {
         let operations = process_kernel_stats(self.run);
         let total = merged(operations.values());
