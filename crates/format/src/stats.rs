@@ -91,31 +91,20 @@ impl KernelStats {
     }
 }
 
-/// Calls `count` with each dispatch of `process` that statistics count, once: of the records of
-/// one replayed dispatch (same device and dispatch id) only the lowest pass (the application's
-/// own launch) is taken; records without a pass (no kernel replay) all count. One pass over the
-/// records, holding per replayed dispatch only its key and what is counted of it (kernel and
-/// duration), not its record. Records that cannot be read are left out (the writers that read
-/// them before the statistics have said why).
+/// Calls `count` with the kernel and duration of each dispatch of `process` that statistics
+/// count, once, in record order: of the records of one replayed dispatch only pass 0 (the
+/// application's own launch, the lowest pass: every dispatch of a kernel-replay run has it, a
+/// dispatch that could not be replayed has only it); records without a pass (no kernel replay)
+/// all count. One pass over the records, holding none of them. Records that cannot be read are
+/// left out (the writers that read them before the statistics have said why).
 pub fn each_dispatch_counted_once(process: &ProcessRun, mut count: impl FnMut(u64, u64)) {
-    // (agent, dispatch id) -> (lowest pass, its kernel and duration).
-    let mut first_pass: HashMap<(u64, u64), (u32, u64, u64)> = HashMap::new();
     for dispatch in process.each_dispatch().map_while(Result::ok) {
-        let duration = dispatch.end_ns.saturating_sub(dispatch.start_ns);
-        let Some(pass) = dispatch.replay_pass else {
-            count(dispatch.kernel_id, duration);
-            continue;
-        };
-        let key = (dispatch.agent_id, dispatch.dispatch_id);
-        match first_pass.get(&key) {
-            Some(&(known, _, _)) if known <= pass => {}
-            _ => {
-                first_pass.insert(key, (pass, dispatch.kernel_id, duration));
-            }
+        if dispatch.replay_pass.unwrap_or(0) == 0 {
+            count(
+                dispatch.kernel_id,
+                dispatch.end_ns.saturating_sub(dispatch.start_ns),
+            );
         }
-    }
-    for (_, kernel_id, duration) in first_pass.into_values() {
-        count(kernel_id, duration);
     }
 }
 
