@@ -8,6 +8,9 @@ use crate::error::FormatError;
 use crate::facts::{grid_threads, kernel_facts};
 use crate::files::{output_path, suffix};
 use crate::numbers::{quoted, scientific};
+#[cfg(test)]
+use crate::progress::Silent;
+use crate::progress::{Ticker, WriteProgress};
 use crate::run::RunData;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,11 +43,29 @@ pub(crate) fn product(values: [u64; 3]) -> u64 {
 }
 
 /// Writes the CSV files of `run`; returns the paths written.
+#[cfg(test)]
 pub(crate) fn write_csv(
     run: &RunData,
     dir: &Path,
     name: &str,
 ) -> Result<Vec<PathBuf>, FormatError> {
+    write_csv_with(run, dir, name, &Silent)
+}
+
+/// Writes the CSV files of `run`, telling `progress`; returns the paths written. Each file is
+/// one pass over the records, read a page at a time.
+pub(crate) fn write_csv_with(
+    run: &RunData,
+    dir: &Path,
+    name: &str,
+    progress: &dyn WriteProgress,
+) -> Result<Vec<PathBuf>, FormatError> {
+    let dispatches: u64 = run
+        .processes
+        .iter()
+        .map(|p| p.dispatch_count() as u64)
+        .sum();
+    let costs: u64 = run.processes.iter().map(|p| p.cost_count() as u64).sum();
     let mut written = Vec::new();
     // A run that collected counters has the file, rows or not (rocprofv3's); a trace-only run
     // (`--kernel-trace` alone) does not.
@@ -54,18 +75,18 @@ pub(crate) fn write_csv(
                 .any(|d| d.is_ok_and(|d| !d.counters.is_empty()))
     });
     if collected_counters {
-        written.push(csv_file(
-            output_path(dir, name, suffix::COUNTER_COLLECTION)?,
-            &COUNTER_COLLECTION_COLUMNS,
-            |out| counter_collection_rows(run, out),
-        )?);
+        let path = output_path(dir, name, suffix::COUNTER_COLLECTION)?;
+        let ticker = Ticker::begin(progress, &path, dispatches);
+        written.push(csv_file(path, &COUNTER_COLLECTION_COLUMNS, |out| {
+            counter_collection_rows(run, out, &ticker)
+        })?);
     }
     if run.processes.iter().any(|p| p.dispatch_count() > 0) {
-        written.push(csv_file(
-            output_path(dir, name, suffix::KERNEL_TRACE)?,
-            &KERNEL_TRACE_COLUMNS,
-            |out| kernel_trace_rows(run, out),
-        )?);
+        let path = output_path(dir, name, suffix::KERNEL_TRACE)?;
+        let ticker = Ticker::begin(progress, &path, dispatches);
+        written.push(csv_file(path, &KERNEL_TRACE_COLUMNS, |out| {
+            kernel_trace_rows(run, out, &ticker)
+        })?);
     }
     if run.processes.iter().any(|p| !p.agents.is_empty()) {
         written.push(csv_file(
@@ -82,20 +103,21 @@ pub(crate) fn write_csv(
         )?);
     }
     if run.processes.iter().any(|p| p.cost_count() > 0) {
-        written.push(csv_file(
-            output_path(dir, name, suffix::REPLAY_COST)?,
-            &REPLAY_COST_COLUMNS,
-            |out| replay_cost_rows(run, out),
-        )?);
+        let path = output_path(dir, name, suffix::REPLAY_COST)?;
+        let ticker = Ticker::begin(progress, &path, costs);
+        written.push(csv_file(path, &REPLAY_COST_COLUMNS, |out| {
+            replay_cost_rows(run, out, &ticker)
+        })?);
     }
     Ok(written)
 }
 
-fn counter_collection_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
+fn counter_collection_rows(run: &RunData, out: &mut Csv, ticker: &Ticker) -> io::Result<()> {
     for process in &run.processes {
         for dispatch in process.each_dispatch() {
             let dispatch = dispatch.map_err(io::Error::other)?;
             let dispatch = &*dispatch;
+            ticker.tick();
             let facts = kernel_facts(process, dispatch);
             for sample in &dispatch.counters {
                 out.row(&[
@@ -125,11 +147,12 @@ fn counter_collection_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     Ok(())
 }
 
-fn kernel_trace_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
+fn kernel_trace_rows(run: &RunData, out: &mut Csv, ticker: &Ticker) -> io::Result<()> {
     for process in &run.processes {
         for dispatch in process.each_dispatch() {
             let dispatch = dispatch.map_err(io::Error::other)?;
             let dispatch = &*dispatch;
+            ticker.tick();
             let facts = kernel_facts(process, dispatch);
             let grid = grid_threads(dispatch);
             out.row(&[
@@ -161,10 +184,11 @@ fn kernel_trace_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     Ok(())
 }
 
-fn replay_cost_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
+fn replay_cost_rows(run: &RunData, out: &mut Csv, ticker: &Ticker) -> io::Result<()> {
     for process in &run.processes {
         for cost in process.each_cost() {
             let cost = cost.map_err(io::Error::other)?;
+            ticker.tick();
             let pass_ns: Vec<String> = cost.pass_ns.iter().map(u64::to_string).collect();
             let total = cost.drain_ns
                 + cost.snapshot_ns

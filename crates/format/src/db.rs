@@ -12,7 +12,7 @@ mod process_rows;
 mod read;
 mod writer;
 
-pub use merged::write_rocpd;
+pub use merged::{write_rocpd, write_rocpd_with};
 pub use read::{open_database, open_databases, read_database, read_databases};
 pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 

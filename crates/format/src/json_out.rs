@@ -59,6 +59,7 @@
 //!
 //! The document is streamed, one array element at a time.
 
+mod dispatch_json;
 mod document;
 mod kinds;
 mod parts;
@@ -67,7 +68,9 @@ mod read;
 mod summary;
 mod tables;
 
+#[cfg(test)]
 pub(crate) use document::write_json;
+pub(crate) use document::write_json_with;
 pub use read::{read_json_counter_records, JsonCounterRecord};
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
     kernel_stats, render_summary, write_stats_csv, write_summary_file,
 };
-use kreplay_format::{open_databases, write_outputs, OutputFormat, RunData};
+use kreplay_format::{open_databases, write_outputs_with, OutputFormat, RunData, WriteProgress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -148,9 +148,10 @@ fn write_destinations(
     (placeholders, root_pid): (&PlaceholderValues, u32),
     files: &mut Vec<PathBuf>,
     summaries: &mut Vec<(SummaryOutput, String)>,
+    progress: &dyn WriteProgress,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
     for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
-        write_outputs(run, dir, name, &spec.formats)
+        write_outputs_with(run, dir, name, &spec.formats, progress)
             .and_then(|written| {
                 files.extend(written);
                 post_process(spec, run, dir, name, files, summaries)
@@ -237,6 +238,7 @@ pub(super) fn collect_and_write(
         (&placeholders, root_pid),
         &mut files,
         &mut summaries,
+        &writing,
     ) {
         let mut result = failed(
             format!("cannot write the output files to {}", dir.display()),
