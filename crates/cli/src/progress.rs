@@ -6,7 +6,7 @@
 //! The application shares the terminal: a line it prints while the spinner shows may end up
 //! next to the spinner's text.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use kreplay_format::WriteProgress;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -47,12 +47,18 @@ fn style() -> ProgressStyle {
         )
 }
 
-/// The line while a file is written: a bar of its records.
+/// The line while a file is written: a bar of its records, their rate, the time left.
 fn file_style() -> ProgressStyle {
     ProgressStyle::with_template(
-        "{spinner} kreplay: {msg} [{bar:24}] {human_pos}/{human_len} records ({per_sec}, {eta} left)",
+        "{spinner} kreplay: {msg} [{bar:24}] {human_pos}/{human_len} records ({rate}, {eta} left)",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .with_key(
+        "rate",
+        |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+            let _ = write!(out, "{}/s", HumanCount(state.per_sec() as u64));
+        },
+    )
     .progress_chars("=> ")
 }
 
@@ -60,12 +66,13 @@ impl WriteProgress for Progress {
     fn begin(&self, path: &Path, records: u64) {
         if let Some(shown) = self.lock().as_ref() {
             let name = path.file_name().unwrap_or(path.as_os_str());
+            // Name, position, then length: a line drawn between two of these still reads true.
             shown.bar.set_style(file_style());
-            shown.bar.set_length(records);
-            shown.bar.reset();
             shown
                 .bar
                 .set_message(format!("writing {}", name.to_string_lossy()));
+            shown.bar.reset();
+            shown.bar.set_length(records);
         }
     }
 

@@ -57,29 +57,28 @@ impl Layout {
     }
 
     /// A page of passes (the columns [`StoredProcess::dispatches_after`] reads) in the order
-    /// written: those after row ?2, at most ?3; the last column is that order's key.
+    /// written: those after row ?2, at most ?3; the last column is that order's key. (Column 5,
+    /// once the process's pid, is NULL: a stored process's records carry its own pid.)
     fn passes_sql(self) -> &'static str {
         match self {
             Layout::RowPerPass => {
                 r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
-                   ST.cuda_stream, P.pid, T.tid,
+                   ST.cuda_stream, NULL, T.tid,
                    K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
                    K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id, K.id
                    FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
                    LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
-                   LEFT JOIN rocpd_info_process P ON P.id = K.pid
                    LEFT JOIN rocpd_info_thread T ON T.id = K.tid
                    WHERE K.guid = ?1 AND K.id > ?2 ORDER BY K.id LIMIT ?3"#
             }
             Layout::PassTables => {
                 r#"SELECT K.dispatch_id, DP.replay_pass, E.correlation_id, K.agent_id,
-                   ST.cuda_stream, P.pid, T.tid,
+                   ST.cuda_stream, NULL, T.tid,
                    K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
                    K.workgroup_size_y, K.workgroup_size_z, K.extdata, DP."start", DP."end", DP.id, DP.id
                    FROM kreplay_dispatch_pass DP JOIN rocpd_kernel_dispatch K ON K.id = DP.dispatch_row
                    LEFT JOIN rocpd_event E ON E.id = K.event_id
                    LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
-                   LEFT JOIN rocpd_info_process P ON P.id = K.pid
                    LEFT JOIN rocpd_info_thread T ON T.id = K.tid
                    WHERE DP.guid = ?1 AND DP.id > ?2 ORDER BY DP.id LIMIT ?3"#
             }

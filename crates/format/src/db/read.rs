@@ -49,8 +49,11 @@ fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
     }
     // Read-write without create: a database left in WAL mode by a crashed writer needs its WAL
     // replayed, which needs write access; fall back to read-only for files we may not write.
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-        .or_else(|_| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY))
+    // No SQLite mutex: the connection is used by one thread at a time (behind the stored
+    // process's own lock), and a mutex per column read costs a tenth of the reading.
+    let open = |mode| Connection::open_with_flags(path, mode | OpenFlags::SQLITE_OPEN_NO_MUTEX);
+    let conn = open(OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .or_else(|_| open(OpenFlags::SQLITE_OPEN_READ_ONLY))
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| FormatError::sqlite(path, e))?;

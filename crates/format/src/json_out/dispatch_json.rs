@@ -1,9 +1,11 @@
 //! A dispatch pass's two records, `buffer_records.kernel_dispatch` and
-//! `callback_records.counter_collection`, as typed structs written straight to the document:
+//! `callback_records.counter_collection`, and a dispatch's `kreplay.replay_costs` entry, as typed
+//! structs written straight to the document:
 //! millions of them are written, and a `serde_json::Value` per record would cost an allocation
 //! per key. Their fields are declared in sorted order, the order in which every other object of
 //! the document (a `Value`, its keys in a BTreeMap) lists its keys.
 
+use crate::records::{CacheState, ReplayCost, ReplayOutcome, Staging};
 use serde::Serialize;
 
 /// `{handle}`, as rocprofiler-sdk writes an id.
@@ -95,6 +97,59 @@ pub(super) struct CounterRecord {
     pub(super) thread_id: u64,
 }
 
+/// A `kreplay.replay_costs` entry: the record's fields, sorted.
+#[derive(Serialize)]
+pub(super) struct SortedCost<'a> {
+    agent_id: u64,
+    bytes_restored: u64,
+    bytes_snapshotted: u64,
+    bytes_tracked: u64,
+    cache: CacheState,
+    dispatch_id: u64,
+    drain_ns: u64,
+    memory_clock_mhz: [u32; 2],
+    outcome: ReplayOutcome,
+    pass_ns: &'a [u64],
+    passes: u32,
+    restore_ns: u64,
+    sm_clock_mhz: [u32; 2],
+    snapshot_ns: u64,
+    staging: Staging,
+    timing_execution_ns: u64,
+}
+
+impl<'a> From<&'a ReplayCost> for SortedCost<'a> {
+    fn from(c: &'a ReplayCost) -> SortedCost<'a> {
+        SortedCost {
+            agent_id: c.agent_id,
+            bytes_restored: c.bytes_restored,
+            bytes_snapshotted: c.bytes_snapshotted,
+            bytes_tracked: c.bytes_tracked,
+            cache: c.cache,
+            dispatch_id: c.dispatch_id,
+            drain_ns: c.drain_ns,
+            memory_clock_mhz: c.memory_clock_mhz,
+            outcome: c.outcome,
+            pass_ns: &c.pass_ns,
+            passes: c.passes,
+            restore_ns: c.restore_ns,
+            sm_clock_mhz: c.sm_clock_mhz,
+            snapshot_ns: c.snapshot_ns,
+            staging: c.staging,
+            timing_execution_ns: c.timing_execution_ns,
+        }
+    }
+}
+
+/// A replay cost, however held, written as [`SortedCost`].
+pub(super) struct CostJson<T>(pub(super) T);
+
+impl<T: std::ops::Deref<Target = ReplayCost>> Serialize for CostJson<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        SortedCost::from(&*self.0).serialize(serializer)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +164,15 @@ mod tests {
         let value = serde_json::to_value(&record).unwrap();
         assert_eq!(typed, value.to_string());
         assert_eq!(typed, r#"{"counter_id":{"handle":3},"value":null}"#);
+    }
+
+    #[test]
+    fn a_sorted_cost_is_the_cost_as_a_value() {
+        for record in crate::testdata::recorded_run(42) {
+            if let crate::records::Record::ReplayCost(cost) = record {
+                let typed = serde_json::to_string(&SortedCost::from(&cost)).unwrap();
+                assert_eq!(typed, serde_json::to_value(&cost).unwrap().to_string());
+            }
+        }
     }
 }

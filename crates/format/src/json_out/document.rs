@@ -1,6 +1,7 @@
 //! The document: `{"rocprofiler-sdk-tool": [ one object per process ]}`, each process object
 //! written piece by piece (its keys sorted), streamed one array element at a time.
 
+use super::dispatch_json::CostJson;
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
@@ -153,7 +154,7 @@ impl Serialize for ProcessJson<'_> {
                 replay_costs: Array(|| {
                     run.each_cost()
                         .inspect(|_| self.2.tick())
-                        .map(|cost| Fallible(cost.map(AsValue)))
+                        .map(|cost| Fallible(cost.map(CostJson)))
                 }),
                 warnings: Array(|| run.warnings.iter().map(AsValue)),
                 sections: (!run.process.sections.is_empty())
