@@ -66,6 +66,17 @@ impl ProcessRun {
         self.dispatches.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().0)
     }
 
+    /// Whether every agent, kernel and counter the dispatches mention is described in
+    /// `agents`, `kernels` and `counters` (known without reading the records only for a stored
+    /// process, whose database says so).
+    pub fn mentions_only_described(&self) -> bool {
+        match &self.stored {
+            _ if !self.dispatches.is_empty() => false,
+            Some(source) => source.0.mentions_only_described(),
+            None => true,
+        }
+    }
+
     /// How many replay costs the process recorded.
     pub fn cost_count(&self) -> usize {
         self.costs.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().1)

@@ -5,6 +5,7 @@
 //! application's own launch): see `docs/output.md`. The `--stats` files, the `--summary` tables
 //! and the JSON's `summary` are written from them.
 
+use crate::records::DispatchRecord;
 use crate::run::{ProcessRun, RunData};
 use std::collections::{BTreeMap, HashMap};
 
@@ -108,25 +109,50 @@ pub fn each_dispatch_counted_once(process: &ProcessRun, mut count: impl FnMut(u6
     }
 }
 
-/// Durations of the dispatches of `processes` ([`each_dispatch_counted_once`]), by the kernel's
-/// (demangled) name.
-fn stats_by_name<'a>(
-    processes: impl IntoIterator<Item = &'a ProcessRun>,
-) -> BTreeMap<String, DurationStats> {
-    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
-    for process in processes {
-        // Per kernel id first (a few kernels, millions of dispatches), then by name.
-        let mut by_kernel: HashMap<u64, DurationStats> = HashMap::new();
-        each_dispatch_counted_once(process, |kernel_id, duration| {
-            by_kernel.entry(kernel_id).or_default().add(duration);
-        });
-        for (kernel_id, stats) in by_kernel {
+/// Durations of a process's dispatches by kernel id, counted as the records are read (by
+/// [`each_dispatch_counted_once`]'s rule), for a writer that reads them anyway.
+#[derive(Debug, Default)]
+pub struct KernelDurations(HashMap<u64, DurationStats>);
+
+impl KernelDurations {
+    /// Counts `dispatch` if statistics count it (its pass 0, or a record without a pass).
+    pub fn add(&mut self, dispatch: &DispatchRecord) {
+        if dispatch.replay_pass.unwrap_or(0) == 0 {
+            self.add_duration(
+                dispatch.kernel_id,
+                dispatch.end_ns.saturating_sub(dispatch.start_ns),
+            );
+        }
+    }
+
+    fn add_duration(&mut self, kernel_id: u64, ns: u64) {
+        self.0.entry(kernel_id).or_default().add(ns);
+    }
+
+    /// The durations by the kernels' (demangled) names, added to `by_name`.
+    pub fn add_by_name(self, process: &ProcessRun, by_name: &mut BTreeMap<String, DurationStats>) {
+        for (kernel_id, stats) in self.0 {
             let name = process
                 .kernel(kernel_id)
                 .map(|k| k.demangled_name.clone())
                 .unwrap_or_default();
             by_name.entry(name).or_default().merge(&stats);
         }
+    }
+}
+
+/// Durations of the dispatches of `processes` ([`each_dispatch_counted_once`]), by the kernel's
+/// (demangled) name: per kernel id first (a few kernels, millions of dispatches), then by name.
+fn stats_by_name<'a>(
+    processes: impl IntoIterator<Item = &'a ProcessRun>,
+) -> BTreeMap<String, DurationStats> {
+    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
+    for process in processes {
+        let mut durations = KernelDurations::default();
+        each_dispatch_counted_once(process, |kernel_id, ns| {
+            durations.add_duration(kernel_id, ns)
+        });
+        durations.add_by_name(process, &mut by_name);
     }
     by_name
 }

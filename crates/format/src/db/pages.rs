@@ -57,29 +57,26 @@ impl Layout {
     }
 
     /// A page of passes (the columns [`StoredProcess::dispatches_after`] reads) in the order
-    /// written: those after row ?2, at most ?3; the last column is that order's key. (Column 5,
-    /// once the process's pid, is NULL: a stored process's records carry its own pid.)
+    /// written: those after row ?2, at most ?3; the last column is that order's key. Streams and
+    /// threads are their rows' ids (mapped in memory: a join per pass would cost more); column
+    /// 5, once the process's pid, is NULL (a stored process's records carry its own pid).
     fn passes_sql(self) -> &'static str {
         match self {
             Layout::RowPerPass => {
                 r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
-                   ST.cuda_stream, NULL, T.tid,
+                   K.stream_id, NULL, K.tid,
                    K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
                    K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id, K.id
                    FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
-                   LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
-                   LEFT JOIN rocpd_info_thread T ON T.id = K.tid
                    WHERE K.guid = ?1 AND K.id > ?2 ORDER BY K.id LIMIT ?3"#
             }
             Layout::PassTables => {
                 r#"SELECT K.dispatch_id, DP.replay_pass, E.correlation_id, K.agent_id,
-                   ST.cuda_stream, NULL, T.tid,
+                   K.stream_id, NULL, K.tid,
                    K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
                    K.workgroup_size_y, K.workgroup_size_z, K.extdata, DP."start", DP."end", DP.id, DP.id
                    FROM kreplay_dispatch_pass DP JOIN rocpd_kernel_dispatch K ON K.id = DP.dispatch_row
                    LEFT JOIN rocpd_event E ON E.id = K.event_id
-                   LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
-                   LEFT JOIN rocpd_info_thread T ON T.id = K.tid
                    WHERE DP.guid = ?1 AND DP.id > ?2 ORDER BY DP.id LIMIT ?3"#
             }
         }
@@ -99,8 +96,14 @@ pub(super) struct StoredProcess {
     pub(super) agent_ids: HashMap<i64, u64>,
     pub(super) kernel_ids: HashMap<i64, u64>,
     pub(super) counter_names: HashMap<i64, String>,
+    /// Stream rows → CUDA stream ids, thread rows → thread ids ([`id_map`]).
+    pub(super) stream_ids: HashMap<i64, u64>,
+    pub(super) thread_ids: HashMap<i64, u64>,
     /// (dispatch passes, replay costs), counted when opened.
     pub(super) counts: (usize, usize),
+    /// Every agent, kernel and counter row is one the process describes (none is a placeholder
+    /// for an id only its records mention).
+    pub(super) only_described: bool,
 }
 
 impl std::fmt::Debug for StoredProcess {
@@ -191,15 +194,15 @@ impl StoredProcess {
             stream_id: row
                 .get::<_, Option<i64>>(4)
                 .map_err(err)?
-                .ok_or_else(|| corrupt("a dispatch refers to an unknown stream row".into()))?
-                as u64,
+                .and_then(|id| self.stream_ids.get(&id).copied())
+                .ok_or_else(|| corrupt("a dispatch refers to an unknown stream row".into()))?,
             // The dispatch's process is the process being read.
             pid: self.pid,
             tid: row
                 .get::<_, Option<i64>>(6)
                 .map_err(err)?
-                .ok_or_else(|| corrupt("a dispatch refers to an unknown thread row".into()))?
-                as u64,
+                .and_then(|id| self.thread_ids.get(&id).copied())
+                .ok_or_else(|| corrupt("a dispatch refers to an unknown thread row".into()))?,
             kernel_id: *self.kernel_ids.get(&kernel_row).ok_or_else(|| {
                 corrupt(format!(
                     "a dispatch refers to unknown kernel row {kernel_row}"
@@ -331,6 +334,10 @@ impl RecordSource for StoredProcess {
     fn counts(&self) -> (usize, usize) {
         self.counts
     }
+
+    fn mentions_only_described(&self) -> bool {
+        self.only_described
+    }
 }
 
 /// Frees the pages a connection cached while its records were read to their end: the files of
@@ -339,6 +346,31 @@ fn release_cache(conn: &Connection) {
     // Only memory is at stake: a failure leaves the cache as it was.
     let _ = conn.execute_batch("PRAGMA shrink_memory");
 }
+
+/// Every row of a table of ids (`sql` selects the row id and the id it holds), as a map:
+/// `rocpd_info_stream` (CUDA streams) and `rocpd_info_thread` (thread ids).
+pub(super) fn id_map(
+    conn: &Connection,
+    path: &Path,
+    sql: &str,
+) -> Result<HashMap<i64, u64>, FormatError> {
+    let err = |e| FormatError::sqlite(path, e);
+    let mut statement = conn.prepare(sql).map_err(err)?;
+    let mut rows = statement.query([]).map_err(err)?;
+    let mut ids = HashMap::new();
+    while let Some(row) = rows.next().map_err(err)? {
+        let id: Option<i64> = row.get(1).map_err(err)?;
+        if let Some(id) = id {
+            ids.insert(row.get(0).map_err(err)?, id as u64);
+        }
+    }
+    Ok(ids)
+}
+
+/// The stream rows' CUDA stream ids.
+pub(super) const STREAMS_SQL: &str = "SELECT id, cuda_stream FROM rocpd_info_stream";
+/// The thread rows' thread ids.
+pub(super) const THREADS_SQL: &str = "SELECT id, tid FROM rocpd_info_thread";
 
 /// How many passes and costs the process `guid` of `conn` holds.
 pub(super) fn count(

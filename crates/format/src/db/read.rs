@@ -181,7 +181,7 @@ fn open_process(
 ) -> Result<ProcessRun, FormatError> {
     let pid = process.pid;
     let mut run = ProcessRun::new(process);
-    let (agent_ids, kernel_ids, counter_names, counts) = {
+    let (agent_ids, kernel_ids, counter_names, counts, (stream_ids, thread_ids)) = {
         let conn = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let reader = ProcessReader {
             conn: &conn,
@@ -193,8 +193,19 @@ fn open_process(
         let counter_names = reader.counters(&mut run)?;
         reader.warnings(&mut run)?;
         let counts = pages::count(&conn, path, layout, guid)?;
-        (agent_ids, kernel_ids, counter_names, counts)
+        let ids = (
+            pages::id_map(&conn, path, pages::STREAMS_SQL)?,
+            pages::id_map(&conn, path, pages::THREADS_SQL)?,
+        );
+        (agent_ids, kernel_ids, counter_names, counts, ids)
     };
+    let only_described = agent_ids
+        .values()
+        .all(|id| run.agents.iter().any(|a| a.agent_id == *id))
+        && kernel_ids.values().all(|id| run.kernel(*id).is_some())
+        && counter_names
+            .values()
+            .all(|name| run.counters.iter().any(|c| &c.name == name));
     run.stored = Some(Source(Arc::new(StoredProcess {
         conn: Arc::clone(conn),
         path: path.to_path_buf(),
@@ -204,7 +215,10 @@ fn open_process(
         agent_ids,
         kernel_ids,
         counter_names,
+        stream_ids,
+        thread_ids,
         counts,
+        only_described,
     })));
     Ok(run)
 }

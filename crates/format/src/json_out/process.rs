@@ -14,7 +14,9 @@ use crate::error::FormatError;
 use crate::facts::{grid_threads, kernel_facts, KernelFacts};
 use crate::records::DispatchRecord;
 use crate::run::ProcessRun;
-use crate::stats::{merged, process_kernel_stats};
+use crate::stats::{merged, KernelDurations};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 /// One process and the ids its records are written with.
 pub(super) struct Process<'a> {
@@ -24,6 +26,8 @@ pub(super) struct Process<'a> {
     pub(super) kernels: Kernels<'a>,
     /// The document is of a kernel-replay run: every record carries `replay_pass`.
     replay: bool,
+    /// The dispatch durations counted as the kernel-dispatch records are written.
+    durations: RefCell<KernelDurations>,
 }
 
 impl<'a> Process<'a> {
@@ -36,6 +40,7 @@ impl<'a> Process<'a> {
             counters: Counters::new(run, &mentioned),
             kernels: Kernels::new(run, &mentioned),
             replay,
+            durations: RefCell::default(),
         })
     }
 
@@ -65,6 +70,7 @@ impl<'a> Process<'a> {
 
     /// A `buffer_records.kernel_dispatch` record: one per pass.
     pub(super) fn kernel_dispatch_json(&self, dispatch: &DispatchRecord) -> KernelDispatch {
+        self.durations.borrow_mut().add(dispatch);
         let facts = kernel_facts(self.run, dispatch);
         KernelDispatch {
             size: SIZE_KERNEL_DISPATCH_RECORD,
@@ -118,9 +124,11 @@ impl<'a> Process<'a> {
     }
 
     /// `summary`: the kernel-dispatch statistics, each dispatch counted once
-    /// ([`crate::stats::each_dispatch_counted_once`]).
+    /// ([`crate::stats::each_dispatch_counted_once`]), as [`Self::kernel_dispatch_json`] counted
+    /// them: the document writes every kernel-dispatch record before its summary.
     pub(super) fn summary(&self) -> Vec<DomainStats> {
-        let operations = process_kernel_stats(self.run);
+        let mut operations = BTreeMap::new();
+        self.durations.take().add_by_name(self.run, &mut operations);
         let total = merged(operations.values());
         if total.count == 0 {
             Vec::new()

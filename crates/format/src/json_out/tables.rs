@@ -27,6 +27,10 @@ pub(super) struct Mentioned {
 impl Mentioned {
     pub(super) fn scan(run: &ProcessRun) -> Result<Mentioned, FormatError> {
         let mut mentioned = Mentioned::default();
+        if run.mentions_only_described() {
+            // The lists are the described ones: nothing to read.
+            return Ok(mentioned);
+        }
         let (mut agents, mut counters, mut kernels) =
             (HashSet::new(), HashSet::new(), HashSet::new());
         for dispatch in run.each_dispatch() {

@@ -20,6 +20,11 @@ pub trait RecordSource: fmt::Debug + Send + Sync {
     fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError>;
     /// How many dispatch passes and replay costs there are.
     fn counts(&self) -> (usize, usize);
+    /// Whether every agent, kernel and counter the records mention is one the process
+    /// describes (then a writer need not read the records to find the others).
+    fn mentions_only_described(&self) -> bool {
+        false
+    }
 }
 
 /// A stored process's records: two runs are equal when they read the same source.
