@@ -1,7 +1,7 @@
 //! The short report printed after a run: per kernel, its dispatches and, per pass, the counters;
 //! what replay cost; the warnings the run recorded.
 
-use kreplay_format::{CacheState, ReplayCost, ReplayOutcome, RunData};
+use kreplay_format::{CacheState, DispatchRecord, ReplayCost, ReplayOutcome, RunData};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -140,57 +140,97 @@ pub fn render(data: &RunData) -> String {
 /// as they happened (`warnings_printed`), else in the output files only.
 pub fn render_with(data: &RunData, warnings_printed: bool) -> String {
     let mut out = String::new();
-    render_kernels(data, &mut out);
-    render_devices(data, &mut out);
-    render_costs(data, &mut out);
+    let tally = Tally::of(data);
+    render_kernels(data, &tally, &mut out);
+    render_devices(data, &tally.devices, &mut out);
+    render_costs(data, &tally.costs, &mut out);
     render_warnings(data, warnings_printed, &mut out);
     out
 }
 
-/// The dispatch count, and each kernel's counters per pass, combined over its dispatches.
-fn render_kernels(data: &RunData, out: &mut String) {
-    // kernel name -> (dispatches, pass -> counter -> its values combined)
-    type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Combined>>;
-    let mut kernels: BTreeMap<String, (usize, PerPass)> = BTreeMap::new();
-    let mut counter_order: Vec<String> = Vec::new();
-    // Requested name -> the metric it was collected as (names without a description are metrics).
-    let mut metric_of: BTreeMap<&str, &str> = BTreeMap::new();
-    for process in &data.processes {
-        for c in &process.counters {
-            if !counter_order.contains(&c.name) {
-                counter_order.push(c.name.clone());
+/// A kernel's counters per pass, each combined over its dispatches.
+type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Combined>>;
+/// Per (process index, agent): its dispatches, and outcome label -> count.
+type Devices = BTreeMap<(usize, u64), (usize, BTreeMap<&'static str, usize>)>;
+
+/// What the report counts, gathered in one pass over each process's dispatches and one over its
+/// costs (they are read from the databases a page at a time).
+struct Tally<'a> {
+    /// kernel name -> (dispatches, its counters per pass)
+    kernels: BTreeMap<String, (usize, PerPass)>,
+    counter_order: Vec<String>,
+    /// Requested name -> the metric it was collected as (names without a description are
+    /// metrics).
+    metric_of: BTreeMap<&'a str, &'a str>,
+    devices: Devices,
+    costs: Costs,
+}
+
+impl<'a> Tally<'a> {
+    fn of(data: &'a RunData) -> Tally<'a> {
+        let mut tally = Tally {
+            kernels: BTreeMap::new(),
+            counter_order: Vec::new(),
+            metric_of: BTreeMap::new(),
+            devices: BTreeMap::new(),
+            costs: Costs::default(),
+        };
+        for (index, process) in data.processes.iter().enumerate() {
+            for c in &process.counters {
+                if !tally.counter_order.contains(&c.name) {
+                    tally.counter_order.push(c.name.clone());
+                }
+                tally.metric_of.insert(&c.name, &c.metric);
             }
-            metric_of.insert(&c.name, &c.metric);
+            // A kernel's name by its id, looked up once per kernel rather than per dispatch.
+            let mut names: BTreeMap<u64, String> = BTreeMap::new();
+            for d in process.each_dispatch().map_while(Result::ok) {
+                let name = names.entry(d.kernel_id).or_insert_with(|| {
+                    process
+                        .kernel(d.kernel_id)
+                        .map(|k| k.demangled_name.clone())
+                        .unwrap_or_else(|| format!("kernel {}", d.kernel_id))
+                });
+                tally.add_dispatch(index, name, &d);
+            }
+            for c in process.each_cost().map_while(Result::ok) {
+                if let Some(device) = tally.devices.get_mut(&(index, c.agent_id)) {
+                    *device.1.entry(outcome_label(c.outcome)).or_default() += 1;
+                }
+                tally.costs.add(&c);
+            }
         }
-        // A kernel's name by its id, looked up once per kernel rather than per dispatch.
-        let mut names: BTreeMap<u64, String> = BTreeMap::new();
-        for d in process.each_dispatch().map_while(Result::ok) {
-            let name = names.entry(d.kernel_id).or_insert_with(|| {
-                process
-                    .kernel(d.kernel_id)
-                    .map(|k| k.demangled_name.clone())
-                    .unwrap_or_else(|| format!("kernel {}", d.kernel_id))
-            });
-            let entry = match kernels.get_mut(name.as_str()) {
-                Some(entry) => entry,
-                None => kernels.entry(name.clone()).or_default(),
-            };
-            entry.0 += usize::from(first_of_its_dispatch(d.replay_pass));
-            let pass = entry.1.entry(d.replay_pass).or_default();
-            for sample in &d.counters {
-                if !counter_order.contains(&sample.name) {
-                    counter_order.push(sample.name.clone());
-                }
-                match pass.get_mut(sample.name.as_str()) {
-                    Some(combined) => combined.add(sample.value),
-                    None => pass
-                        .entry(sample.name.clone())
-                        .or_default()
-                        .add(sample.value),
-                }
+        tally
+    }
+
+    fn add_dispatch(&mut self, index: usize, name: &str, d: &DispatchRecord) {
+        let first = usize::from(first_of_its_dispatch(d.replay_pass));
+        self.devices.entry((index, d.agent_id)).or_default().0 += first;
+        let entry = match self.kernels.get_mut(name) {
+            Some(entry) => entry,
+            None => self.kernels.entry(name.to_string()).or_default(),
+        };
+        entry.0 += first;
+        let pass = entry.1.entry(d.replay_pass).or_default();
+        for sample in &d.counters {
+            if !self.counter_order.contains(&sample.name) {
+                self.counter_order.push(sample.name.clone());
+            }
+            match pass.get_mut(sample.name.as_str()) {
+                Some(combined) => combined.add(sample.value),
+                None => pass
+                    .entry(sample.name.clone())
+                    .or_default()
+                    .add(sample.value),
             }
         }
     }
+}
+
+/// The dispatch count, and each kernel's counters per pass, combined over its dispatches.
+fn render_kernels(data: &RunData, tally: &Tally, out: &mut String) {
+    let (kernels, counter_order, metric_of) =
+        (&tally.kernels, &tally.counter_order, &tally.metric_of);
     let dispatches: usize = kernels.values().map(|(count, _)| count).sum();
     let _ = writeln!(
         out,
@@ -257,26 +297,12 @@ fn render_kernels(data: &RunData, out: &mut String) {
 
 /// With dispatches on more than one device (several GPUs of a process, or several processes):
 /// per device, its dispatches and what replay did with them.
-fn render_devices(data: &RunData, out: &mut String) {
-    // (process index, agent) -> (dispatches, outcome label -> count)
-    type Seen = (usize, BTreeMap<&'static str, usize>);
-    let mut devices: BTreeMap<(usize, u64), Seen> = BTreeMap::new();
-    for (index, process) in data.processes.iter().enumerate() {
-        for d in process.each_dispatch().map_while(Result::ok) {
-            devices.entry((index, d.agent_id)).or_default().0 +=
-                usize::from(first_of_its_dispatch(d.replay_pass));
-        }
-        for c in process.each_cost().map_while(Result::ok) {
-            if let Some(device) = devices.get_mut(&(index, c.agent_id)) {
-                *device.1.entry(outcome_label(c.outcome)).or_default() += 1;
-            }
-        }
-    }
+fn render_devices(data: &RunData, devices: &Devices, out: &mut String) {
     if devices.len() < 2 {
         return;
     }
     let _ = writeln!(out, "kreplay: per device:");
-    for ((index, agent), (count, outcomes)) in &devices {
+    for ((index, agent), (count, outcomes)) in devices {
         let process = &data.processes[*index];
         let rank = process
             .process
@@ -354,13 +380,7 @@ impl Costs {
 }
 
 /// What replay did and cost (only for runs that have cost records).
-fn render_costs(data: &RunData, out: &mut String) {
-    let mut costs = Costs::default();
-    for process in &data.processes {
-        for c in process.each_cost().map_while(Result::ok) {
-            costs.add(&c);
-        }
-    }
+fn render_costs(data: &RunData, costs: &Costs, out: &mut String) {
     if costs.records == 0 {
         return;
     }
