@@ -421,7 +421,7 @@ fn render_costs(data: &RunData, costs: &Costs, out: &mut String) {
         costs.restored.1 as f64 / 1e6,
         if per_pass.is_empty() { "-".to_string() } else { per_pass }
     );
-    let _ = writeln!(out, "kreplay: {}", caches_and_clocks(data, &costs));
+    let _ = writeln!(out, "kreplay: {}", caches_and_clocks(data, costs));
 }
 
 /// The cache state the dispatches were measured from and the clocks seen, in one line.
