@@ -4,6 +4,7 @@
 mod avail;
 mod command_line;
 mod common;
+mod faults;
 mod pftrace;
 mod rocprofv3_validators;
 mod sections;

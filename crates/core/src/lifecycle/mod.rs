@@ -17,11 +17,13 @@
 pub mod exit;
 mod finish;
 pub mod fork;
+mod inside;
 mod signals;
 mod state;
 
 pub use exit::at_exit;
 pub use finish::finish_now;
+pub use inside::InsideTool;
 pub use signals::{block_signals, disarm, hold_signals, FINISH_LIMIT, SIGNALS};
 pub use state::{life, switch_off, switch_on, Life};
 

@@ -75,6 +75,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         device_memory,
         host_staging,
         end_by_signal,
+        until_signal,
     } = options;
     let reference = {
         let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
@@ -147,6 +148,9 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         runtime.finisher(),
     );
     let outcomes = workload::run_threads(&runtime, sizes, threads);
+    if until_signal {
+        launch_until_signalled(&mut runtime, sizes)?;
+    }
     if let Some(signal) = end_by_signal {
         // Two more in-place launches, with no call after them: their window is open when the
         // signal comes.
@@ -161,8 +165,15 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
                 .launch(&workload::launch(&kernel, sizes.elements, args))
                 .map_err(|e| e.to_string())?;
         }
+        let signal = signal as libc::c_int;
+        if !kreplay_core::lifecycle::SIGNALS.contains(&signal) {
+            // A crash (SIGSEGV, SIGBUS…) is not caught, and Rust's own SIGSEGV handler would
+            // return: the default action ends the process as a real crash would.
+            // SAFETY: restores the default action of a signal number (SIGKILL's cannot change).
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
         // SAFETY: a signal to this process; its last words keep the records.
-        unsafe { libc::raise(signal as libc::c_int) };
+        unsafe { libc::raise(signal) };
         std::thread::sleep(std::time::Duration::from_secs(10));
         return Err(format!("signal {signal} did not end the process"));
     }
@@ -178,6 +189,28 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     let verification = workload::verify_all(&outcomes, &reference);
     println!("{}", verification.line);
     Ok(verification.passed)
+}
+
+/// After the workload, launches in place until a signal ends the process, saying first on
+/// stdout that it does (a test sends its signal then): a replay window is open most of the time.
+fn launch_until_signalled(
+    runtime: &mut SimRuntime,
+    sizes: workload::WorkloadOptions,
+) -> Result<(), String> {
+    let bytes = u64::from(sizes.elements) * 4;
+    let buffer = runtime
+        .alloc(kreplay_core::backend::AllocKind::Device, bytes)
+        .map_err(|e| e.to_string())?;
+    let kernel = workload::scale_add_kernel();
+    println!("kreplay-sim-app: launching until a signal ends the process");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    loop {
+        let args = vec![buffer, u64::from(sizes.elements), 3, 1];
+        runtime
+            .launch(&workload::launch(&kernel, sizes.elements, args))
+            .map_err(|e| e.to_string())?;
+    }
 }
 
 /// One record per requested counter, described by the SIM catalog.
