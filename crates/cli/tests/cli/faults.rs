@@ -245,3 +245,124 @@ fn a_signal_to_kreplay_keeps_the_open_window() {
         assert!(dir.path().join("out/r_results.db").is_file(), "{name}");
     }
 }
+
+/// One row: the app ends itself by `signal` after its workload, with two dispatches in an open
+/// replay window.
+struct AppSignalCase {
+    signal: &'static str,
+    /// Said on stderr, first when the app ends and last in the run's account.
+    ended_by: &'static str,
+    /// The tool runs its last words (a caught signal): the open window is kept. Otherwise
+    /// (SIGKILL, a crash) every closed window is kept and the open one is said lost.
+    finishes: bool,
+}
+
+const APP_SIGNAL_CASES: &[AppSignalCase] = &[
+    AppSignalCase {
+        signal: "15",
+        ended_by: "ended by signal 15 (SIGTERM)",
+        finishes: true,
+    },
+    AppSignalCase {
+        signal: "6",
+        ended_by: "ended by signal 6 (SIGABRT)",
+        finishes: true,
+    },
+    AppSignalCase {
+        signal: "9",
+        ended_by: "ended by signal 9 (SIGKILL)",
+        finishes: false,
+    },
+    AppSignalCase {
+        signal: "11",
+        ended_by: "ended by signal 11 (SIGSEGV)",
+        finishes: false,
+    },
+];
+
+#[test]
+fn an_application_ended_by_a_signal_keeps_what_it_finished_and_says_one_account() {
+    let app = sim_app();
+    let run = |signal: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = replay_args();
+        args.push(app.to_str().unwrap().into());
+        if let Some(signal) = signal {
+            args.extend(["--end-by-signal".to_string(), signal.to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut command = kreplay_command(dir.path(), &args);
+        // No core file from the crash cases.
+        // SAFETY: setrlimit in the child before exec.
+        unsafe {
+            command.pre_exec(|| {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                Ok(())
+            });
+        }
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (status, stderr) = wait_bounded(child);
+        read_back(dir.path());
+        let db = dir.path().join("out/r_results.db");
+        let records = kreplay_format::read_databases(&[db])
+            .map(|run| {
+                run.processes
+                    .iter()
+                    .map(|p| p.dispatches.len())
+                    .sum::<usize>()
+            })
+            .unwrap_or(0);
+        (status, stderr, records)
+    };
+    // Without a signal: the workload's dispatches; the signal cases add two in an open window.
+    let (_, _, workload) = run(None);
+    assert!(workload > 0);
+    for case in APP_SIGNAL_CASES {
+        let (status, stderr, records) = run(Some(case.signal));
+        let signal = case.signal;
+        assert_eq!(status, Some(1), "{signal}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(case.ended_by) && l.contains("writing what it recorded")),
+            "{signal}: {stderr}"
+        );
+        assert!(
+            lines.last().is_some_and(|l| l.contains(case.ended_by)),
+            "{signal}: the last line tells the same end: {stderr}"
+        );
+        assert!(!stderr.contains("exited with status"), "{signal}: {stderr}");
+        assert!(
+            !stderr.contains("did not end the process"),
+            "{signal}: {stderr}"
+        );
+        if case.finishes {
+            assert!(!stderr.contains("could not finish"), "{signal}: {stderr}");
+            assert!(
+                records >= workload + 2,
+                "{signal}: the open window kept: {records}"
+            );
+        } else {
+            assert!(
+                stderr
+                    .contains("the replay window open then (up to 64) ran without being recorded"),
+                "{signal}: what is lost is said: {stderr}"
+            );
+            // SIGKILL and a crash: every dispatch the workload finished (its windows closed
+            // before the app went on) is kept; the open window's two are not.
+            assert_eq!(
+                records, workload,
+                "{signal}: every closed window kept: {stderr}"
+            );
+        }
+    }
+}

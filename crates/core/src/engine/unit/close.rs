@@ -118,6 +118,10 @@ impl<K: Backend> Engine<K> {
             );
             self.sink.send(Record::ReplayCost(record));
         }
+        // Committed before the unit's owner goes on: a process killed from now on (SIGKILL,
+        // the OOM killer, a crash: nothing runs at its end) keeps this window's records; only
+        // the window open then is lost.
+        self.sink.flush();
     }
 
     /// A record per live member with execution 0's `times` and no counters.
