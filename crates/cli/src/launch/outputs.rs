@@ -85,6 +85,35 @@ fn say_what_a_kill_lost(spec: &RunSpec, signal: &str) {
     }
 }
 
+/// A kreplay killed while it wrote (`kill -9`) leaves its file half written under a temporary
+/// name (`.<name>.tmp-<pid>`, see `kreplay_format::files`): those of processes that no longer
+/// exist are removed, each said. A live pid's is another kreplay's at work, and stays.
+fn remove_files_of_killed_runs(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix('.')
+            .and_then(|rest| rest.rsplit_once(".tmp-"))
+            .and_then(|(_, pid)| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && entry.path().is_file() && std::fs::remove_file(entry.path()).is_ok() {
+            say!(
+                "kreplay: removed {}, a file a killed kreplay (pid {pid}) left half written",
+                entry.path().display()
+            );
+        }
+    }
+}
+
 /// The databases the run's processes wrote into the staging folder, sorted.
 fn staged_databases(staging: &Path) -> Vec<PathBuf> {
     let mut databases: Vec<PathBuf> = std::fs::read_dir(staging)
@@ -169,6 +198,7 @@ fn write_destinations(
     summaries: &mut Vec<(SummaryOutput, String)>,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
     for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
+        remove_files_of_killed_runs(dir);
         write_outputs(run, dir, name, &spec.formats)
             .and_then(|written| {
                 files.extend(written);

@@ -366,3 +366,32 @@ fn an_application_ended_by_a_signal_keeps_what_it_finished_and_says_one_account(
         }
     }
 }
+
+#[test]
+fn a_half_written_file_of_a_killed_kreplay_is_removed_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // A pid that existed and is gone: a child already reaped.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let left = out.join(format!(".r_results.db.tmp-{dead}"));
+    let at_work = out.join(format!(".r_results.json.tmp-{}", std::process::id()));
+    std::fs::write(&left, b"half").unwrap();
+    std::fs::write(&at_work, b"another kreplay's").unwrap();
+    let mut args = replay_args();
+    args.push(sim_app().to_str().unwrap().into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = kreplay(dir.path(), &args);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(!left.exists(), "a dead kreplay's file is removed: {stderr}");
+    assert!(
+        stderr.contains(&format!("a killed kreplay (pid {dead}) left half written")),
+        "{stderr}"
+    );
+    assert!(at_work.exists(), "a live process's file stays");
+    std::fs::remove_file(&at_work).unwrap();
+    read_back(dir.path());
+}
