@@ -395,3 +395,45 @@ fn a_half_written_file_of_a_killed_kreplay_is_removed_by_the_next_run() {
     std::fs::remove_file(&at_work).unwrap();
     read_back(dir.path());
 }
+
+/// Stdout and stderr for a child: one pipe whose read end is already closed (`kreplay … 2>&1 |
+/// head -0`).
+fn closed_pipe() -> (Stdio, Stdio) {
+    use std::os::fd::FromRawFd;
+    let mut ends = [0i32; 2];
+    // SAFETY: pipe(2) into a two-element array; the read end is closed at once, the write end
+    // and its duplicate are each owned by one Stdio.
+    unsafe {
+        assert_eq!(libc::pipe(ends.as_mut_ptr()), 0);
+        libc::close(ends[0]);
+        let second = libc::dup(ends[1]);
+        (Stdio::from_raw_fd(ends[1]), Stdio::from_raw_fd(second))
+    }
+}
+
+#[test]
+fn with_its_streams_closed_a_run_still_keeps_what_a_signalled_application_recorded() {
+    // (what the app does, kreplay's exit status)
+    for (extra, expected) in [(None, 0), (Some("15"), 1), (Some("9"), 1), (Some("11"), 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = replay_args();
+        args.push(sim_app().to_str().unwrap().into());
+        if let Some(signal) = extra {
+            args.extend(["--end-by-signal".to_string(), signal.to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (out, err) = closed_pipe();
+        let child = kreplay_command(dir.path(), &args)
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap();
+        let (status, _) = wait_bounded(child);
+        assert_eq!(status, Some(expected), "{extra:?}: not 101, a panic");
+        assert!(
+            dir.path().join("out/r_results.db").is_file(),
+            "{extra:?}: the outputs are written"
+        );
+        read_back(dir.path());
+    }
+}

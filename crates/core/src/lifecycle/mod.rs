@@ -91,6 +91,52 @@ mod tests {
     }
 
     #[test]
+    fn a_signal_inside_the_tool_waits_until_the_thread_leaves_it() {
+        let mut ends = [0; 2];
+        // SAFETY: a pipe for the child to report through.
+        assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+        // SAFETY: the child installs the lifecycle, signals itself inside the tool and never
+        // returns.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            let report = ends[1];
+            install(Endings::Signals, move || {
+                // SAFETY: writes one byte to the inherited pipe.
+                unsafe { libc::write(report, b"F".as_ptr().cast(), 1) };
+            });
+            let inside = InsideTool::enter();
+            // SAFETY: a signal to ourselves, then one byte to the pipe.
+            unsafe {
+                libc::raise(libc::SIGTERM);
+                // Deferred: the launch under way goes on.
+                libc::write(report, b"L".as_ptr().cast(), 1);
+            }
+            drop(inside);
+            // SAFETY: ends the child (the signal did not).
+            unsafe { libc::_exit(4) };
+        }
+        // SAFETY: closes our copy of the write end, then reads what the child wrote.
+        unsafe { libc::close(ends[1]) };
+        let mut bytes = Vec::new();
+        let mut byte = 0u8;
+        while unsafe { libc::read(ends[0], (&mut byte as *mut u8).cast(), 1) } == 1 {
+            bytes.push(byte);
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert_eq!(
+            bytes, b"LF",
+            "the finish ran after the thread left the tool"
+        );
+        assert!(
+            libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGTERM,
+            "ended by the signal: {status:#x}"
+        );
+    }
+
+    #[test]
     fn a_forked_child_is_a_forked_child_for_good() {
         fork::watch_forks();
         // SAFETY: the child only reads and writes an atomic and calls _exit.

@@ -30,6 +30,23 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// A line on stdout or stderr, whether or not anyone reads it: a closed pipe (`| head -0`) must
+/// not make the app panic (`println!` does) and end with another status than its own.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, $($arg)*);
+        let _ = stdout.flush();
+    }};
+}
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[path = "kreplay-sim-app/args.rs"]
 mod args;
 
@@ -39,11 +56,11 @@ fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
         Ok(Some(options)) => options,
         Ok(None) => {
-            println!("{USAGE}");
+            out!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("kreplay-sim-app: {message}\n{USAGE}");
+            err!("kreplay-sim-app: {message}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -51,7 +68,7 @@ fn main() -> ExitCode {
         Ok(config) => Some(config),
         Err(ConfigError::Missing) => None,
         Err(error) => {
-            eprintln!("kreplay-sim-app: {error}");
+            err!("kreplay-sim-app: {error}");
             return ExitCode::from(2);
         }
     };
@@ -59,7 +76,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(message) => {
-            eprintln!("kreplay-sim-app: {message}");
+            err!("kreplay-sim-app: {message}");
             ExitCode::from(1)
         }
     }
@@ -88,7 +105,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         let outcomes =
             workload::run_threads(&runtime, sizes, threads).map_err(|e| e.to_string())?;
         let verification = workload::verify_all(&outcomes, &reference);
-        println!("{}", verification.line);
+        out!("{}", verification.line);
         return Ok(verification.passed);
     };
 
@@ -116,7 +133,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     engine.register_counters(counter_infos(&config));
 
     if let Some(why) = &config.switches.refused {
-        eprintln!("kreplay-sim-app: {why}");
+        err!("kreplay-sim-app: {why}");
         std::process::exit(2);
     }
     let device = || {
@@ -187,7 +204,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     }
     let outcomes = outcomes.map_err(|e| e.to_string())?;
     let verification = workload::verify_all(&outcomes, &reference);
-    println!("{}", verification.line);
+    out!("{}", verification.line);
     Ok(verification.passed)
 }
 
@@ -202,9 +219,7 @@ fn launch_until_signalled(
         .alloc(kreplay_core::backend::AllocKind::Device, bytes)
         .map_err(|e| e.to_string())?;
     let kernel = workload::scale_add_kernel();
-    println!("kreplay-sim-app: launching until a signal ends the process");
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    out!("kreplay-sim-app: launching until a signal ends the process");
     loop {
         let args = vec![buffer, u64::from(sizes.elements), 3, 1];
         runtime
