@@ -10,6 +10,9 @@
 //! (`kreplay-sim-app`) finishes from its own `main` on the normal path, so only a signal needs
 //! the lifecycle ([`Endings::Signals`]).
 //!
+//! A signal waits for the thread it lands on to leave the tool ([`InsideTool`], which the
+//! engine holds across every launch and call), so that the finish finds the windows parked.
+//!
 //! Everything here may run on a thread of the application, in an exit handler or next to a
 //! signal handler: nothing panics across it, and what runs in a signal handler is
 //! async-signal-safe (see [`signals`]).
