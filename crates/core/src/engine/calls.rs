@@ -5,7 +5,7 @@ use crate::engine::sys::{lock, unix_now_ns};
 use std::time::Duration;
 
 /// How long the finish waits for a window's owner to leave the launch it is inside.
-pub const OWNER_WAIT: Duration = Duration::from_secs(5);
+const OWNER_WAIT: Duration = Duration::from_secs(5);
 use crate::lifecycle::InsideTool;
 
 impl<K: Backend> Engine<K> {
@@ -62,7 +62,7 @@ impl<K: Backend> Engine<K> {
     /// Closes the open replay units of every device, if any (their remaining passes run on
     /// this thread), then flushes every record and sends the end of the process. A unit whose
     /// owner is still inside a launch (a signal's finish, see `lifecycle`) is waited for until
-    /// the owner parks it, at most [`OWNER_WAIT`].
+    /// the owner parks it, at most `OWNER_WAIT` (5 s).
     pub fn finish_with<B: DeviceOf<K>>(&self, backend: &mut B) {
         for lane in self.lanes() {
             let since = std::time::Instant::now();
