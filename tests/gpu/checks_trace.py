@@ -21,7 +21,7 @@ def trace_check():
     rc, out, err, _, wall = run(argv, None, tag="trace")
     path = os.path.join(out_dir, "cg_results.pftrace")
     db = os.path.join(out_dir, "cg_results.db")
-    records = query(db, "SELECT COUNT(*) FROM counters_collection GROUP BY dispatch_id, replay_pass")
+    records = query(db, "SELECT COUNT(*) FROM kreplay_pass_counters GROUP BY dispatch_id, replay_pass")
     py = os.environ.get("KREPLAY_PYTHONPATH", os.path.abspath(".deps/py"))
     p = subprocess.run([sys.executable, "crates/cli/tests/pftrace_read.py", path], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=py)) if os.path.exists(path) else None

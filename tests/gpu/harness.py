@@ -124,7 +124,7 @@ def counters(db):
     table = {}
     for d, p, name, grid, block, start, end, counter, value in query(
         db,
-        "SELECT dispatch_id, replay_pass, kernel_name, grid_size, workgroup_size, start, \"end\", counter_name, value FROM counters_collection ORDER BY dispatch_id, replay_pass",
+        "SELECT dispatch_id, replay_pass, kernel_name, grid_size, workgroup_size, start, \"end\", counter_name, value FROM kreplay_pass_counters ORDER BY dispatch_id, replay_pass",
     ):
         # grid_size counts threads, as rocprofv3's does; blocks = grid_size / workgroup_size.
         entry = table.setdefault((d, p), {"kernel": name, "grid": grid // max(1, block), "duration": end - start, "values": {}})
@@ -133,7 +133,7 @@ def counters(db):
 
 
 def passes_per_dispatch(db):
-    return query(db, "SELECT dispatch_id, COUNT(*), GROUP_CONCAT(replay_pass) FROM rocpd_kernel_dispatch GROUP BY dispatch_id ORDER BY dispatch_id")
+    return query(db, "SELECT K.dispatch_id, COUNT(*), GROUP_CONCAT(DP.replay_pass) FROM kreplay_dispatch_pass DP JOIN rocpd_kernel_dispatch K ON K.id = DP.dispatch_row GROUP BY K.dispatch_id ORDER BY K.dispatch_id")
 
 
 def warnings(db):

@@ -55,7 +55,7 @@ pub enum Command {
         #[command(subcommand)]
         command: AvailCommand,
     },
-    /// Merge rocpd databases and write them as CSV and/or JSON.
+    /// Merge rocpd databases and write them again as rocpd, CSV, JSON and/or pftrace (Perfetto).
     Convert(ConvertArgs),
     /// Run the bundled demo: kernel replay with two counter groups, on the GPU when there is one,
     /// else on the reference software device.
@@ -67,7 +67,7 @@ pub struct ConvertArgs {
     /// rocpd databases (`*_results.db`, or a process database) to merge.
     #[arg(short = 'i', long = "input", required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
-    /// Formats to write: csv, json and/or rocpd (space or comma separated).
+    /// Formats to write: one or several of rocpd, csv, json, pftrace (space or comma separated).
     #[arg(short = 'f', long = "output-format", num_args = 1.., value_delimiter = ',', default_values_t = ["csv".to_string()])]
     pub formats: Vec<String>,
     /// Output directory.

@@ -8,6 +8,9 @@ use kreplay_core::reference_chip::{SimCatalog, SIM_CHIP};
 use kreplay_counters::catalog::{identity_cache, CuptiCatalog};
 use std::sync::Mutex;
 
+mod cupti_dir;
+pub use cupti_dir::with_cupti_dir_hint;
+
 /// Metric names of the reference software device start with this.
 pub const SIM_PREFIX: &str = "sim__";
 
@@ -60,9 +63,9 @@ pub(crate) fn catalog_checked(
         if is_sim_chip(chip) {
             return Ok(Box::new(SimCatalog::new()));
         }
-        return Ok(Box::new(
-            CuptiCatalog::for_chip(chip).map_err(|e| UsageError::new(e.to_string()))?,
-        ));
+        return Ok(Box::new(CuptiCatalog::for_chip(chip).map_err(|e| {
+            UsageError::new(with_cupti_dir_hint(e.to_string()))
+        })?));
     }
     let sim: Vec<&str> = metrics
         .iter()
@@ -139,7 +142,8 @@ pub(crate) fn device_catalog(
         // Its message already says what to do.
         CatalogError::CountersBusy(_) => anyhow::anyhow!("{e}"),
         _ => anyhow::anyhow!(
-            "{e}; to check counters on a machine with no GPU, name the chip: `kreplay avail list --chip GH100`"
+            "{}; to check counters on a machine with no GPU, name the chip (`kreplay avail list --chip GH100`), or use the reference software device's sim__* counters (`kreplay avail list --chip SIM`)",
+            with_cupti_dir_hint(e.to_string())
         ),
     })?;
     identity.set(catalog.identity_digest().map(|digest| (digest, cached)));

@@ -6,6 +6,8 @@ use crate::error::UsageError;
 use serde::Deserialize;
 use std::path::Path;
 
+mod depth;
+
 /// A list given either as a YAML/JSON array or as one string of space/comma separated words.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
@@ -101,6 +103,9 @@ pub enum InputKind {
 pub struct InputFile {
     pub kind: InputKind,
     pub jobs: Vec<Job>,
+    /// A line for the user about the file itself (the text form's deprecation), printed by the
+    /// caller with the plan's notices.
+    pub warning: Option<String>,
 }
 
 pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
@@ -124,14 +129,19 @@ pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
             path.display()
         ))
     })?;
+    if kind == InputKind::Structured && depth::nesting(&text, depth::MAX_DEPTH) > depth::MAX_DEPTH {
+        return Err(UsageError::new(format!(
+            "input file {} nests more than {} levels deep; a kreplay input needs four (jobs, a job, pmc_groups, a group): check it for unclosed brackets",
+            path.display(),
+            depth::MAX_DEPTH
+        )));
+    }
+    let warning = (kind == InputKind::Text).then(|| format!(
+        "kreplay: warning: text input files are deprecated; write {} as YAML, e.g.\n  jobs:\n    - pmc: [A, B]\n    - pmc: [C]",
+        path.display()
+    ));
     let jobs = match (kind, ext.as_str()) {
-        (InputKind::Text, _) => {
-            say!(
-                "kreplay: warning: text input files are deprecated; write {} as YAML, e.g.\n  jobs:\n    - pmc: [A, B]\n    - pmc: [C]",
-                path.display()
-            );
-            parse_text(&text)
-        }
+        (InputKind::Text, _) => parse_text(&text),
         (_, "json") => {
             serde_json::from_str::<JobsFile>(&text)
                 .map_err(|e| bad_structured(path, &e.to_string()))?
@@ -149,7 +159,11 @@ pub fn read_input(path: &Path) -> Result<InputFile, UsageError> {
             path.display()
         )));
     }
-    Ok(InputFile { kind, jobs })
+    Ok(InputFile {
+        kind,
+        jobs,
+        warning,
+    })
 }
 
 fn bad_structured(path: &Path, detail: &str) -> UsageError {
@@ -245,6 +259,15 @@ mod tests {
         );
         let input = read_input(&path).unwrap();
         assert_eq!(input.kind, InputKind::Text);
+        assert!(
+            input
+                .warning
+                .as_deref()
+                .unwrap()
+                .contains("text input files are deprecated"),
+            "{:?}",
+            input.warning
+        );
         assert_eq!(input.jobs.len(), 2);
         assert_eq!(input.jobs[1].pmc.as_ref().unwrap().words(), vec!["C"]);
     }

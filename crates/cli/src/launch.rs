@@ -12,7 +12,7 @@ mod running;
 mod signals;
 
 pub use application::{echo_config, exe_dir, find_inject_lib, SIM_APP_NAME};
-pub use destination::check_destination;
+pub use destination::{check_destination, writable_folder};
 pub use launcher::{record_count, Launcher, RunResult};
 
 /// Runs the application once for `spec` and writes its outputs.

@@ -30,7 +30,6 @@ mod sections;
 mod summary;
 
 use args::{Cli, Command};
-use clap::CommandFactory;
 use error::{UsageError, EXIT_USAGE};
 
 fn init_logging(level: Option<args::LogLevel>) {
@@ -66,10 +65,6 @@ fn main() {
     // KREPLAY_DEBUG's lines from the catalog's work in this process, as in the application's.
     kreplay_cuda::debug::enable(env::debug_lines());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.len() == 1 {
-        let _ = Cli::command().print_help();
-        std::process::exit(0);
-    }
     let cli = match Cli::parse_args(argv) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

@@ -27,7 +27,7 @@ use checks::{
     check_application, check_replay_options, check_switches, nsight_compute_controls,
     refuse_tracing,
 };
-use groups::{counter_error, job_groups, metrics_groups};
+use groups::{counter_error, job_groups, metrics_groups, repeated_groups};
 use sections::planned_sections;
 use settings::{cli_given, merge_job, Settings};
 
@@ -68,6 +68,7 @@ pub fn plan(
         .into_iter()
         .map(|name| format!("kreplay: warning: {name} is retired and has no effect (docs/DECISIONS.md, \"Retired switches\"); unset it"))
         .collect();
+    notices.extend(repeated_groups(&cli_pmc, "--pmc group"));
     let mut cli_groups = resolver
         .resolve_groups(&cli_pmc)
         .map_err(|e| counter_error(e, None))?;
@@ -117,8 +118,23 @@ pub fn plan(
     };
     for (j, job) in jobs.iter().enumerate() {
         let origin = format!("input job {}", j + 1);
+        if let Some(groups) = &job.pmc_groups {
+            let words: Vec<Vec<String>> = groups.iter().map(|g| g.words()).collect();
+            notices.extend(repeated_groups(
+                &words,
+                &format!("{origin}: pmc_groups entry"),
+            ));
+        }
         let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
         let settings = merge_job(&cli, job, &origin)?;
+        if groups.is_empty() && !settings.kernel_trace {
+            // As the command line without --pmc, --metrics or --kernel-trace: a run that
+            // records nothing is a mistake, found before the application starts.
+            return Err(UsageError::new(format!(
+                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, or kernel_trace: true"
+            ))
+            .into());
+        }
         runs.push((origin, job_prefix, groups, mode, settings));
     }
     if runs.is_empty() {

@@ -53,6 +53,9 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         });
     }
     let input = args.input.as_deref().map(input::read_input).transpose()?;
+    if let Some(warning) = input.as_ref().and_then(|i| i.warning.as_ref()) {
+        writeln!(report, "{warning}")?;
+    }
     // rocprofv3 treats the variable as a request for PC sampling whatever its value.
     let pc_sampling_env = env::pc_sampling_requested();
     let plan = plan::plan(
@@ -111,7 +114,11 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         }
         let result = launch::execute(run, &launcher)?;
         if let Some(data) = &result.data {
-            write!(report, "{}", summary::render(data))?;
+            let warnings_printed = !matches!(
+                args.log_level,
+                Some(crate::args::LogLevel::Fatal | crate::args::LogLevel::Error)
+            );
+            write!(report, "{}", summary::render_with(data, warnings_printed))?;
         }
         for (stream, text) in &result.summaries {
             match stream {

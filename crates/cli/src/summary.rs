@@ -83,12 +83,19 @@ fn truncate(name: &str) -> String {
 }
 
 /// The report, one line per row; empty when nothing was recorded.
+#[cfg(test)]
 pub fn render(data: &RunData) -> String {
+    render_with(data, true)
+}
+
+/// [`render`], saying where the warnings are to be read: above, when the log level printed them
+/// as they happened (`warnings_printed`), else in the output files only.
+pub fn render_with(data: &RunData, warnings_printed: bool) -> String {
     let mut out = String::new();
     render_kernels(data, &mut out);
     render_devices(data, &mut out);
     render_costs(data, &mut out);
-    render_warnings(data, &mut out);
+    render_warnings(data, warnings_printed, &mut out);
     out
 }
 
@@ -342,7 +349,7 @@ fn caches_and_clocks(data: &RunData, costs: &[&ReplayCost]) -> String {
     line
 }
 
-fn render_warnings(data: &RunData, out: &mut String) {
+fn render_warnings(data: &RunData, printed: bool, out: &mut String) {
     // The tool printed each warning when it happened (once per process); repeating them here
     // would only double the noise, so the summary counts them and says where they are kept.
     let distinct: BTreeSet<&str> = data
@@ -352,9 +359,14 @@ fn render_warnings(data: &RunData, out: &mut String) {
         .map(|w| w.message.as_str())
         .collect();
     if !distinct.is_empty() {
+        let place = if printed {
+            "printed above as they happened; kept in the output files"
+        } else {
+            "kept in the output files; not printed at this --log-level"
+        };
         let _ = writeln!(
             out,
-            "kreplay: {} distinct warning(s) recorded (printed above as they happened; kept in the output files)",
+            "kreplay: {} distinct warning(s) recorded ({place})",
             distinct.len()
         );
     }

@@ -1,7 +1,8 @@
 """Reads a kreplay .pftrace with Perfetto's own Python bindings of the full trace schema
 (the `perfetto` package on PyPI: perfetto.protos.perfetto.trace.perfetto_trace_pb2) and prints
-what it holds as JSON: processes, tracks and slices (begin/end paired per track), and how many
-fields the official schema did not recognise (a wrong field number in the writer shows there).
+what it holds as JSON: processes, tracks and slices (begin/end paired per track), counter tracks
+and their values, and how many fields the official schema did not recognise (a wrong field number
+in the writer shows there).
 
 Usage: python3 pftrace_read.py FILE   (PYTHONPATH must reach perfetto and protobuf)
 """
@@ -33,7 +34,7 @@ def main(path):
     with open(path, "rb") as f:
         trace.ParseFromString(f.read())
     out = {"packets": len(trace.packet), "unknown_fields": 0, "processes": [], "tracks": {},
-           "slices": [], "unmatched_ends": 0, "sequence_ids": sorted({p.trusted_packet_sequence_id for p in trace.packet}),
+           "slices": [], "counter_tracks": {}, "counters": [], "unmatched_ends": 0, "sequence_ids": sorted({p.trusted_packet_sequence_id for p in trace.packet}),
            "first_sequence_flags": trace.packet[0].sequence_flags if trace.packet else None}
     open_slices = {}
     for packet in trace.packet:
@@ -43,6 +44,8 @@ def main(path):
             if d.HasField("process"):
                 out["processes"].append({"uuid": d.uuid, "pid": d.process.pid,
                                          "name": d.process.process_name, "cmdline": list(d.process.cmdline)})
+            elif d.HasField("counter"):
+                out["counter_tracks"][str(d.uuid)] = {"name": d.name, "parent": d.parent_uuid}
             else:
                 out["tracks"][str(d.uuid)] = {"name": d.name, "parent": d.parent_uuid}
         elif packet.HasField("track_event"):
@@ -53,6 +56,9 @@ def main(path):
                     "name": e.name, "track": track, "ts": packet.timestamp,
                     "categories": list(e.categories),
                     "args": {a.name: annotation_value(a) for a in e.debug_annotations}})
+            elif e.type == pb.TrackEvent.TYPE_COUNTER:
+                value = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
+                out["counters"].append({"track": track, "ts": packet.timestamp, "value": value})
             elif e.type == pb.TrackEvent.TYPE_SLICE_END:
                 if open_slices.get(track):
                     s = open_slices[track].pop()

@@ -45,11 +45,20 @@ pub(crate) fn write_csv(
     dir: &Path,
     name: &str,
 ) -> Result<Vec<PathBuf>, FormatError> {
-    let mut written = vec![csv_file(
-        output_path(dir, name, suffix::COUNTER_COLLECTION)?,
-        &COUNTER_COLLECTION_COLUMNS,
-        |out| counter_collection_rows(run, out),
-    )?];
+    let mut written = Vec::new();
+    // A run that collected counters has the file, rows or not (rocprofv3's); a trace-only run
+    // (`--kernel-trace` alone) does not.
+    let collected_counters = run
+        .processes
+        .iter()
+        .any(|p| !p.counters.is_empty() || p.dispatches.iter().any(|d| !d.counters.is_empty()));
+    if collected_counters {
+        written.push(csv_file(
+            output_path(dir, name, suffix::COUNTER_COLLECTION)?,
+            &COUNTER_COLLECTION_COLUMNS,
+            |out| counter_collection_rows(run, out),
+        )?);
+    }
     if run.processes.iter().any(|p| !p.dispatches.is_empty()) {
         written.push(csv_file(
             output_path(dir, name, suffix::KERNEL_TRACE)?,

@@ -17,3 +17,5 @@ pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_passes;

@@ -15,6 +15,7 @@ pub mod occupancy;
 pub mod records;
 mod schema;
 mod section_spec;
+mod views;
 // The run as read back, and what is computed from it.
 mod facts;
 pub mod run;

@@ -5,9 +5,13 @@
 //! ("GPU 0 stream 7") holding each dispatch's application execution (pass 0, or the one
 //! execution of a dispatch run once) as a slice named after the kernel; and, for kernel replay,
 //! one track per stream and later pass ("GPU 0 stream 7, replay pass 2") holding that pass's
-//! re-executions. Each slice carries its dispatch's identity (dispatch and correlation ids, grid,
-//! block, thread, replay pass: 0 for a dispatch that ran once in a kernel-replay run) and the
-//! counters its pass measured as arguments.
+//! re-executions. Slices have rocprofv3's category (`kernel_dispatch`) and arguments
+//! (`begin_ns`, `corr_id`, `grid_size` in work-items, `LDS_Block_Size`, ...), plus kreplay's
+//! (`dispatch_id`, `replay_pass`: 0 for a dispatch that ran once in a kernel-replay run, the cache
+//! and clocks) and the counters its pass measured. As rocprofv3 does, every counter also has a
+//! counter track per agent ("Agent [0] PMC SQ_WAVES"): the dispatch's value over its application
+//! execution, 0 between dispatches (the value of the lowest pass that measured it, as the
+//! database's `counters_collection` gives it).
 //!
 //! The messages below are the subset of Perfetto's trace schema (`protos/perfetto/trace/
 //! perfetto_trace.proto`) that this writer needs, with the schema's field numbers, encoded by
@@ -16,7 +20,7 @@
 
 use crate::error::FormatError;
 use crate::files::write_file;
-use crate::records::{CacheControl, CounterSample, DispatchRecord, ReplayCost};
+use crate::records::{CounterSample, DispatchRecord, KernelSymbol, ReplayCost};
 use crate::run::{ProcessRun, RunData};
 use prost::Message;
 use std::collections::{BTreeMap, HashMap};
@@ -58,6 +62,15 @@ struct TrackDescriptor {
     process: Option<ProcessDescriptor>,
     #[prost(uint64, optional, tag = "5")]
     parent_uuid: Option<u64>,
+    #[prost(message, optional, tag = "8")]
+    counter: Option<CounterDescriptor>,
+}
+
+/// `CounterDescriptor`: present (even empty) on a counter track.
+#[derive(Clone, PartialEq, Message)]
+struct CounterDescriptor {
+    #[prost(bool, optional, tag = "5")]
+    is_incremental: Option<bool>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -76,6 +89,7 @@ struct ProcessDescriptor {
 enum EventType {
     SliceBegin = 1,
     SliceEnd = 2,
+    Counter = 4,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -90,10 +104,14 @@ struct TrackEvent {
     categories: Vec<String>,
     #[prost(string, optional, tag = "23")]
     name: Option<String>,
+    #[prost(double, optional, tag = "44")]
+    double_counter_value: Option<f64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
 struct DebugAnnotation {
+    #[prost(int64, optional, tag = "4")]
+    int_value: Option<i64>,
     #[prost(uint64, optional, tag = "3")]
     uint_value: Option<u64>,
     #[prost(double, optional, tag = "5")]
@@ -108,6 +126,14 @@ impl DebugAnnotation {
     fn uint(name: &str, value: u64) -> Self {
         DebugAnnotation {
             uint_value: Some(value),
+            name: Some(name.to_string()),
+            ..Default::default()
+        }
+    }
+
+    fn int(name: &str, value: i64) -> Self {
+        DebugAnnotation {
+            int_value: Some(value),
             name: Some(name.to_string()),
             ..Default::default()
         }
@@ -191,71 +217,180 @@ fn write_process(
             .slices
             .push(record);
     }
-    let mut events: Vec<(u64, u8, u64, bool, &DispatchRecord)> = Vec::new();
-    for (n, (_, track)) in tracks.iter().enumerate() {
-        let uuid = process_uuid + n as u64 + 1;
-        write_packet(
-            out,
-            first,
-            TracePacket {
-                track_descriptor: Some(TrackDescriptor {
-                    uuid: Some(uuid),
-                    name: Some(track.name.clone()),
-                    parent_uuid: Some(process_uuid),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-        )?;
+    let mut events: Vec<Event> = Vec::new();
+    let mut next_uuid = process_uuid + 1;
+    for track in tracks.values() {
+        let uuid = next_uuid;
+        next_uuid += 1;
+        write_track(out, first, uuid, process_uuid, track.name.clone(), false)?;
         for record in &track.slices {
             // At one time: ends of earlier slices, then zero-length slices (each begin just
             // before its end), then begins: back-to-back slices stay apart, none ends before
             // it begins.
             let end = record.end_ns.max(record.start_ns);
             let class = if end == record.start_ns { EMPTY } else { BEGIN };
-            events.push((record.start_ns, class, uuid, true, record));
-            events.push((
-                end,
-                if class == EMPTY { EMPTY } else { END },
+            events.push(Event {
+                time: record.start_ns,
+                class,
                 uuid,
-                false,
-                record,
-            ));
+                dispatch_id: record.dispatch_id,
+                kind: EventKind::Begin(record),
+            });
+            events.push(Event {
+                time: end,
+                class: if class == EMPTY { EMPTY } else { END },
+                uuid,
+                dispatch_id: record.dispatch_id,
+                kind: EventKind::End,
+            });
         }
     }
-    events.sort_by_key(|(time, class, uuid, begin, record)| {
-        (*time, *class, *uuid, record.dispatch_id, !*begin)
+    for ((agent, counter), points) in counter_tracks(process) {
+        let uuid = next_uuid;
+        next_uuid += 1;
+        let name = format!("Agent [{agent}] PMC {counter}");
+        write_track(out, first, uuid, process_uuid, name, true)?;
+        for (time, class, dispatch_id, value) in points {
+            events.push(Event {
+                time,
+                class,
+                uuid,
+                dispatch_id,
+                kind: EventKind::Counter(value),
+            });
+        }
+    }
+    events.sort_by_key(|e| {
+        let begin = matches!(e.kind, EventKind::Begin(_));
+        (e.time, e.class, e.uuid, e.dispatch_id, !begin)
     });
     let costs: HashMap<u64, &ReplayCost> =
         process.costs.iter().map(|c| (c.dispatch_id, c)).collect();
-    for (time, _, uuid, begin, record) in events {
-        let event = if begin {
-            let cost = costs.get(&record.dispatch_id).copied();
-            TrackEvent {
-                debug_annotations: annotations(record, replay, cost, process.process.cache_control),
-                r#type: Some(EventType::SliceBegin as i32),
-                track_uuid: Some(uuid),
-                categories: vec!["kernel".to_string()],
-                name: Some(kernel_name(process, record)),
+    for event in events {
+        let track_uuid = Some(event.uuid);
+        let track_event = match event.kind {
+            EventKind::Begin(record) => {
+                let cost = costs.get(&record.dispatch_id).copied();
+                TrackEvent {
+                    debug_annotations: annotations(process, record, replay, cost),
+                    r#type: Some(EventType::SliceBegin as i32),
+                    track_uuid,
+                    categories: vec![CATEGORY.to_string()],
+                    name: Some(kernel_name(process, record)),
+                    ..Default::default()
+                }
             }
-        } else {
-            TrackEvent {
+            EventKind::End => TrackEvent {
                 r#type: Some(EventType::SliceEnd as i32),
-                track_uuid: Some(uuid),
+                track_uuid,
                 ..Default::default()
-            }
+            },
+            EventKind::Counter(value) => TrackEvent {
+                r#type: Some(EventType::Counter as i32),
+                track_uuid,
+                double_counter_value: Some(value),
+                ..Default::default()
+            },
         };
         write_packet(
             out,
             first,
             TracePacket {
-                timestamp: Some(time),
-                track_event: Some(event),
+                timestamp: Some(event.time),
+                track_event: Some(track_event),
                 ..Default::default()
             },
         )?;
     }
     Ok(())
+}
+
+/// rocprofv3's category of kernel dispatch slices.
+const CATEGORY: &str = "kernel_dispatch";
+
+/// One event of a process's tracks, sorted by time (then `class`, track, dispatch).
+struct Event<'a> {
+    time: u64,
+    class: u8,
+    uuid: u64,
+    dispatch_id: u64,
+    kind: EventKind<'a>,
+}
+
+enum EventKind<'a> {
+    Begin(&'a DispatchRecord),
+    End,
+    Counter(f64),
+}
+
+/// A track's descriptor under the process's track; `counter`: a counter track.
+fn write_track(
+    out: &mut impl Write,
+    first: &mut bool,
+    uuid: u64,
+    parent: u64,
+    name: String,
+    counter: bool,
+) -> io::Result<()> {
+    write_packet(
+        out,
+        first,
+        TracePacket {
+            track_descriptor: Some(TrackDescriptor {
+                uuid: Some(uuid),
+                name: Some(name),
+                parent_uuid: Some(parent),
+                counter: counter.then_some(CounterDescriptor {
+                    is_incremental: Some(false),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    )
+}
+
+/// Per (agent, counter), the points of its counter track: at each dispatch's application
+/// execution (its lowest pass), the dispatch's value (the lowest pass that measured it) from the
+/// start and 0 from the end. At one time a 0 comes before a value (`class`), so back-to-back
+/// dispatches each show theirs.
+#[allow(clippy::type_complexity)]
+fn counter_tracks(process: &ProcessRun) -> BTreeMap<(u64, String), Vec<(u64, u8, u64, f64)>> {
+    // (agent, dispatch) -> (application execution's start and end, pass of it, values by name
+    // with the pass that measured them).
+    let mut dispatches: BTreeMap<(u64, u64), ((u64, u64), u32, BTreeMap<&str, (u32, f64)>)> =
+        BTreeMap::new();
+    for record in &process.dispatches {
+        let pass = record.replay_pass.unwrap_or(0);
+        let times = (record.start_ns, record.end_ns.max(record.start_ns));
+        let entry = dispatches
+            .entry((record.agent_id, record.dispatch_id))
+            .or_insert((times, pass, BTreeMap::new()));
+        if pass < entry.1 {
+            (entry.0, entry.1) = (times, pass);
+        }
+        for sample in &record.counters {
+            let value = entry.2.entry(&sample.name).or_insert((pass, sample.value));
+            if pass < value.0 {
+                *value = (pass, sample.value);
+            }
+        }
+    }
+    let mut tracks: BTreeMap<(u64, String), Vec<(u64, u8, u64, f64)>> = BTreeMap::new();
+    for ((agent, dispatch_id), ((start, end), _, values)) in dispatches {
+        // A zero-length dispatch: its value, then 0, at one time (the sort keeps this order).
+        let (rise, fall) = if end == start {
+            (EMPTY, EMPTY)
+        } else {
+            (BEGIN, END)
+        };
+        for (name, (_, value)) in values {
+            let points = tracks.entry((agent, name.to_string())).or_default();
+            points.push((start, rise, dispatch_id, value));
+            points.push((end, fall, dispatch_id, 0.0));
+        }
+    }
+    tracks
 }
 
 fn track_name(process: &ProcessRun, agent_id: u64, stream_id: u64, pass: u32) -> String {
@@ -279,22 +414,44 @@ fn kernel_name(process: &ProcessRun, record: &DispatchRecord) -> String {
         .unwrap_or_else(|| format!("kernel {}", record.kernel_id))
 }
 
-/// A slice's arguments; `replay_pass` on every slice of a kernel-replay run (0 for a dispatch
-/// that ran once), as in the other formats; with counters, the run's cache control, and the
-/// cache state and clocks its replay cost recorded.
+/// A slice's arguments: rocprofv3's (`begin_ns`, `end_ns`, `delta_ns`, `kind`, `corr_id`,
+/// `queue`, `tid`, `kernel_id`, `Scratch_Size`, `LDS_Block_Size`, the register counts,
+/// `workgroup_size`, `grid_size` in work-items, `stream_ID`), then kreplay's: `dispatch_id`,
+/// `replay_pass` on every slice of a kernel-replay run (0 for a dispatch that ran once), with
+/// counters the run's cache control and the cache state and clocks its replay cost recorded,
+/// and the counters its pass measured.
 fn annotations(
+    process: &ProcessRun,
     record: &DispatchRecord,
     replay: bool,
     cost: Option<&ReplayCost>,
-    cache_control: CacheControl,
 ) -> Vec<DebugAnnotation> {
-    let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+    let kernel = process.kernel(record.kernel_id);
+    let symbol = |field: fn(&KernelSymbol) -> u32| u64::from(kernel.map_or(0, field));
+    let product = |d: [u32; 3]| d.iter().map(|&n| u64::from(n)).product::<u64>();
+    let threads = product(record.grid) * product(record.block);
+    let end = record.end_ns.max(record.start_ns);
     let mut args = vec![
-        DebugAnnotation::uint("dispatch_id", record.dispatch_id),
-        DebugAnnotation::uint("correlation_id", record.correlation_id),
-        DebugAnnotation::text("grid", dims(record.grid)),
-        DebugAnnotation::text("block", dims(record.block)),
+        DebugAnnotation::uint("begin_ns", record.start_ns),
+        DebugAnnotation::uint("end_ns", record.end_ns),
+        DebugAnnotation::uint("delta_ns", end - record.start_ns),
+        DebugAnnotation::int("kind", KIND_KERNEL_DISPATCH),
+        DebugAnnotation::uint("corr_id", record.correlation_id),
+        DebugAnnotation::uint("queue", record.stream_id),
         DebugAnnotation::uint("tid", record.tid),
+        DebugAnnotation::uint("kernel_id", record.kernel_id),
+        DebugAnnotation::uint("Scratch_Size", symbol(|k| k.local_bytes)),
+        DebugAnnotation::uint(
+            "LDS_Block_Size",
+            symbol(|k| k.static_shared_bytes) + u64::from(record.dynamic_shared_bytes),
+        ),
+        DebugAnnotation::uint("VGPR_Count", symbol(|k| k.registers)),
+        DebugAnnotation::uint("Accum_VGPR_Count", 0),
+        DebugAnnotation::uint("SGPR_Count", 0),
+        DebugAnnotation::uint("workgroup_size", product(record.block)),
+        DebugAnnotation::uint("grid_size", threads),
+        DebugAnnotation::uint("stream_ID", record.stream_id),
+        DebugAnnotation::uint("dispatch_id", record.dispatch_id),
     ];
     if replay {
         let pass = record.replay_pass.unwrap_or(0);
@@ -303,7 +460,7 @@ fn annotations(
     if !record.counters.is_empty() {
         args.push(DebugAnnotation::text(
             "cache_control",
-            cache_control.as_str().to_string(),
+            process.process.cache_control.as_str().to_string(),
         ));
         if let Some(cost) = cost {
             args.push(DebugAnnotation::text(
@@ -323,6 +480,9 @@ fn annotations(
     args.extend(record.counters.iter().map(DebugAnnotation::counter));
     args
 }
+
+/// rocprofiler's buffer-tracing kind of kernel dispatches (`kind` of rocprofv3's slices).
+const KIND_KERNEL_DISPATCH: i64 = 11;
 
 /// Writes `packet` as one `Trace.packet` field (tag 1, length-delimited), on the writer's
 /// sequence; the first packet of the file says the sequence starts there.
@@ -376,6 +536,7 @@ mod tests {
         for event in packets(&std::fs::read(&path).unwrap())
             .into_iter()
             .filter_map(|p| p.track_event)
+            .filter(|e| e.r#type != Some(EventType::Counter as i32))
         {
             let d = depth.entry(event.track_uuid.unwrap()).or_default();
             *d += if event.r#type == Some(EventType::SliceBegin as i32) {
@@ -458,5 +619,61 @@ mod tests {
         // Timestamps never go back.
         let times: Vec<u64> = packets.iter().filter_map(|p| p.timestamp).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn each_counter_has_a_counter_track_per_agent_with_its_value_per_dispatch() {
+        let run = RunData::from_records(testdata::recorded_run(42));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pftrace");
+        write_pftrace(&run, &path).unwrap();
+        let packets = packets(&std::fs::read(&path).unwrap());
+        let counter_tracks: HashMap<u64, String> = packets
+            .iter()
+            .filter_map(|p| p.track_descriptor.as_ref())
+            .filter(|d| d.counter.is_some())
+            .map(|d| (d.uuid.unwrap(), d.name.clone().unwrap()))
+            .collect();
+        let mut names: Vec<&str> = counter_tracks.values().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "Agent [0] PMC GRBM_GUI_ACTIVE",
+                "Agent [0] PMC SQ_INSTS_VALU",
+                "Agent [0] PMC SQ_WAVES"
+            ]
+        );
+        let waves = counter_tracks
+            .iter()
+            .find(|(_, n)| n.ends_with("SQ_WAVES"))
+            .map(|(u, _)| *u)
+            .unwrap();
+        let points: Vec<(u64, f64)> = packets
+            .iter()
+            .filter_map(|p| Some((p.timestamp?, p.track_event.as_ref()?)))
+            .filter(|(_, e)| e.track_uuid == Some(waves))
+            .map(|(t, e)| (t, e.double_counter_value.unwrap()))
+            .collect();
+        // Dispatch 1 (pass 0 at 6000-6050: 512, not 513 or 514), dispatch 2 (7000-7050: 0).
+        assert_eq!(
+            points,
+            [(6_000, 512.0), (6_050, 0.0), (7_000, 0.0), (7_050, 0.0)]
+        );
+        let begin = packets
+            .iter()
+            .filter_map(|p| p.track_event.as_ref())
+            .find(|e| e.r#type == Some(EventType::SliceBegin as i32))
+            .unwrap();
+        assert_eq!(begin.categories, ["kernel_dispatch"]);
+        let arg = |key: &str| {
+            begin
+                .debug_annotations
+                .iter()
+                .find(|a| a.name.as_deref() == Some(key))
+                .and_then(|a| a.uint_value)
+        };
+        assert_eq!(arg("grid_size"), Some(1024 * 2 * 256), "work-items");
+        assert_eq!(arg("workgroup_size"), Some(256));
     }
 }

@@ -167,6 +167,23 @@ impl AgentInfo {
     pub fn max_warps_per_simd(&self) -> u32 {
         self.max_warps_per_sm() / Self::SIMDS_PER_SM
     }
+
+    /// NVIDIA's PCI vendor id (rocprofv3's `vendor_id`).
+    pub const PCI_VENDOR_ID: u32 = 0x10de;
+
+    /// The PCI location "domain:bus:device" (hex) as rocprofv3's `domain` and `location_id`
+    /// (`bus << 8 | device << 3`); zeros when unknown.
+    pub fn pci_domain_and_location(&self) -> (u64, u64) {
+        let parts: Vec<u64> = self
+            .pci_location
+            .split([':', '.'])
+            .map(|part| u64::from_str_radix(part.trim(), 16).unwrap_or(0))
+            .collect();
+        match parts.as_slice() {
+            [domain, bus, device, ..] => (*domain, (bus << 8) | (device << 3)),
+            _ => (0, 0),
+        }
+    }
 }
 
 /// A kernel function, recorded once per process the first time it is dispatched.

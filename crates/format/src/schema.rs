@@ -11,12 +11,23 @@
 //! users expect; a CUDA stream is one queue and one stream row (`extdata` `stream_id`). One file
 //! holds one or several processes, each row carrying its process's `guid`. Differences from
 //! rocpd, all deliberate:
-//! - `rocpd_kernel_dispatch.replay_pass` (NULL without kernel replay): one row per pass, each with
-//!   its own `rocpd_event`, so that counters of different passes are never merged (the rocpd
-//!   replay bug, reference §2.7).
+//! - One `rocpd_kernel_dispatch` row (and one `rocpd_event`) per dispatch, carrying the
+//!   application's own execution (its lowest pass), whatever the number of replay passes, so that
+//!   rocpd's views count calls and durations as the application ran them; its `replay_pass`
+//!   column (NULL without kernel replay) says which pass that is. `rocpd_pmc_event` holds each
+//!   counter once per dispatch: the value of the lowest pass that measured it, that pass in its
+//!   `extdata` (`{"replay_pass":N}`), so that rocpd's `counters_collection` (which sums a
+//!   dispatch's rows of one counter) gives that value and never a sum over passes (rocpd's replay
+//!   bug, reference §2.7). Every pass is kept in kreplay's own tables: `kreplay_dispatch_pass`
+//!   (one row per dispatch and pass: its start and end) and `kreplay_pass_pmc` (one row per
+//!   dispatch, pass and counter), which the view `kreplay_pass_counters` joins.
+//! - `rocpd_info_pmc` has a row per agent and counter (`agent_id` filled: rocpd's `pmc_info`
+//!   view joins on the agent).
 //! - rocpd's tables for what kreplay does not record (code objects, regions, samples, tracks,
 //!   arguments, memory copies and allocations) exist and stay empty.
-//! - `kreplay_replay_cost` and `kreplay_warning` are our own.
+//! - `kreplay_replay_cost`, `kreplay_warning`, `kreplay_dispatch_pass` and `kreplay_pass_pmc` are
+//!   our own.
+//! - The views (rocpd's data and summary views and ours) are in [`crate::views`].
 //! - Rows that a dispatch needed before the producer described them (an agent, kernel or counter
 //!   seen first in a dispatch) are written with `extdata` `{"placeholder":true}` and completed
 //!   when the description arrives; readers leave placeholders out of the lists they return.
@@ -25,8 +36,14 @@
 pub(crate) const ROCPD_SCHEMA_VERSION: &str = "3";
 /// `rocpd_metadata` `kreplay_schema_version`: bump when a change to the kreplay tables or columns
 /// makes databases unreadable across versions. A column added with a default, which the reader
-/// reads as that default where it is missing (`timing_execution_ns`), keeps it.
-pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "3";
+/// reads as that default where it is missing (`timing_execution_ns`), keeps it. Version 4 has
+/// one dispatch row per dispatch and the passes in `kreplay_dispatch_pass`; version 3 (one
+/// dispatch row per pass) is still read.
+pub(crate) const KREPLAY_SCHEMA_VERSION: &str = "4";
+
+/// The versions [`crate::read_databases`] reads: the current one and version 3, whose dispatch
+/// rows are one per pass, each with its own event and counter values.
+pub(crate) const READABLE_SCHEMA_VERSIONS: &[&str] = &["3", "4"];
 
 /// `rocpd_string` value used as `rocpd_event.category_id` of kernel dispatches.
 pub(crate) const CATEGORY_KERNEL_DISPATCH: &str = "KERNEL_DISPATCH";
@@ -243,6 +260,8 @@ CREATE TABLE IF NOT EXISTS rocpd_kernel_dispatch{U} (
 );
 
 CREATE INDEX IF NOT EXISTS rocpd_kernel_dispatch_event{U} ON rocpd_kernel_dispatch{U} (event_id);
+-- The writer finds a dispatch's row when its later passes arrive.
+CREATE INDEX IF NOT EXISTS rocpd_kernel_dispatch_dispatch{U} ON rocpd_kernel_dispatch{U} (dispatch_id);
 CREATE INDEX IF NOT EXISTS rocpd_pmc_event_event{U} ON rocpd_pmc_event{U} (event_id);
 
 CREATE TABLE IF NOT EXISTS rocpd_info_queue{U} (
@@ -387,6 +406,29 @@ CREATE TABLE IF NOT EXISTS kreplay_replay_cost (
     "memory_clock_max_mhz" INTEGER NOT NULL
 );
 
+-- Every pass of every dispatch: its execution's times (the dispatch row carries the lowest pass).
+CREATE TABLE IF NOT EXISTS kreplay_dispatch_pass (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "dispatch_row" INTEGER NOT NULL,
+    "replay_pass" INTEGER,
+    "start" BIGINT NOT NULL,
+    "end" BIGINT NOT NULL,
+    FOREIGN KEY (dispatch_row) REFERENCES rocpd_kernel_dispatch{U} (id) ON UPDATE CASCADE
+);
+
+-- Every counter value of every pass (rocpd_pmc_event holds one per dispatch and counter).
+CREATE TABLE IF NOT EXISTS kreplay_pass_pmc (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "pass_id" INTEGER NOT NULL,
+    "pmc_id" INTEGER NOT NULL,
+    "value" REAL,
+    FOREIGN KEY (pass_id) REFERENCES kreplay_dispatch_pass (id) ON UPDATE CASCADE,
+    FOREIGN KEY (pmc_id) REFERENCES rocpd_info_pmc{U} (id) ON UPDATE CASCADE
+);
+CREATE INDEX IF NOT EXISTS kreplay_pass_pmc_pass ON kreplay_pass_pmc (pass_id);
+
 CREATE TABLE IF NOT EXISTS kreplay_warning (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
@@ -415,111 +457,4 @@ CREATE VIEW IF NOT EXISTS rocpd_region AS SELECT * FROM rocpd_region{U};
 CREATE VIEW IF NOT EXISTS rocpd_sample AS SELECT * FROM rocpd_sample{U};
 CREATE VIEW IF NOT EXISTS rocpd_memory_copy AS SELECT * FROM rocpd_memory_copy{U};
 CREATE VIEW IF NOT EXISTS rocpd_memory_allocate AS SELECT * FROM rocpd_memory_allocate{U};
-
--- One row per pass of every dispatch; kernel_id and agent_id are the producer's ids (the CSV's).
-CREATE VIEW IF NOT EXISTS kernels AS
-SELECT
-    K.id AS id,
-    K.guid AS guid,
-    K.nid AS nid,
-    P.pid AS pid,
-    T.tid AS tid,
-    A.absolute_index AS agent_id,
-    A.absolute_index AS agent_abs_index,
-    A.logical_index AS agent_log_index,
-    A.type_index AS agent_type_index,
-    A.type AS agent_type,
-    S.kernel_object AS kernel_id,
-    K.dispatch_id AS dispatch_id,
-    K.replay_pass AS replay_pass,
-    E.correlation_id AS correlation_id,
-    ST.cuda_stream AS queue_id,
-    ST.cuda_stream AS stream_id,
-    S.display_name AS name,
-    S.display_name AS region,
-    S.kernel_name AS mangled_name,
-    K."start" AS "start",
-    K."end" AS "end",
-    K."end" - K."start" AS duration,
-    K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
-    K.grid_size_x AS grid_size_x,
-    K.grid_size_y AS grid_size_y,
-    K.grid_size_z AS grid_size_z,
-    K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z AS workgroup_size,
-    K.workgroup_size_x AS workgroup_size_x,
-    K.workgroup_size_y AS workgroup_size_y,
-    K.workgroup_size_z AS workgroup_size_z,
-    K.group_segment_size AS lds_block_size,
-    K.private_segment_size AS scratch_size,
-    S.arch_vgpr_count AS vgpr_count,
-    S.accum_vgpr_count AS accum_vgpr_count,
-    S.sgpr_count AS sgpr_count,
-    K.event_id AS event_id
-FROM rocpd_kernel_dispatch K
-LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id
-LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id
-LEFT JOIN rocpd_event E ON E.id = K.event_id
-LEFT JOIN rocpd_info_process P ON P.id = K.pid
-LEFT JOIN rocpd_info_thread T ON T.id = K.tid
-LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id;
-
--- One row per (pass, counter). Grouped by the pass's event, not by dispatch_id, so that passes
--- are never summed together (the fix of rocpd's replay bug, reference §2.7).
-CREATE VIEW IF NOT EXISTS counters_collection AS
-SELECT
-    MIN(PMC_E.id) AS id,
-    PMC_E.guid AS guid,
-    K.dispatch_id AS dispatch_id,
-    K.replay_pass AS replay_pass,
-    S.kernel_object AS kernel_id,
-    E.id AS event_id,
-    E.correlation_id AS correlation_id,
-    P.pid AS pid,
-    T.tid AS tid,
-    A.absolute_index AS agent_id,
-    A.absolute_index AS agent_abs_index,
-    A.logical_index AS agent_log_index,
-    A.type_index AS agent_type_index,
-    A.type AS agent_type,
-    ST.cuda_stream AS queue_id,
-    ST.cuda_stream AS stream_id,
-    K.grid_size_x * K.grid_size_y * K.grid_size_z AS grid_size,
-    K.grid_size_x AS grid_size_x,
-    K.grid_size_y AS grid_size_y,
-    K.grid_size_z AS grid_size_z,
-    S.display_name AS kernel_name,
-    K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z AS workgroup_size,
-    K.workgroup_size_x AS workgroup_size_x,
-    K.workgroup_size_y AS workgroup_size_y,
-    K.workgroup_size_z AS workgroup_size_z,
-    K.group_segment_size AS lds_block_size,
-    K.private_segment_size AS scratch_size,
-    S.arch_vgpr_count AS vgpr_count,
-    S.accum_vgpr_count AS accum_vgpr_count,
-    S.sgpr_count AS sgpr_count,
-    PMC_I.name AS counter_name,
-    PMC_I.symbol AS counter_symbol,
-    PMC_I.component AS component,
-    PMC_I.description AS description,
-    PMC_I.block AS block,
-    PMC_I.expression AS expression,
-    PMC_I.value_type AS value_type,
-    PMC_I.id AS counter_id,
-    SUM(PMC_E.value) AS value,
-    K."start" AS "start",
-    K."end" AS "end",
-    K."end" - K."start" AS duration,
-    PMC_I.is_constant AS is_constant,
-    PMC_I.is_derived AS is_derived,
-    K.nid AS nid
-FROM rocpd_pmc_event PMC_E
-JOIN rocpd_info_pmc PMC_I ON PMC_I.id = PMC_E.pmc_id
-JOIN rocpd_event E ON E.id = PMC_E.event_id
-JOIN rocpd_kernel_dispatch K ON K.event_id = E.id
-LEFT JOIN rocpd_info_agent A ON A.id = K.agent_id
-LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id
-LEFT JOIN rocpd_info_process P ON P.id = K.pid
-LEFT JOIN rocpd_info_thread T ON T.id = K.tid
-LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
-GROUP BY PMC_E.guid, E.id, PMC_I.name, K.agent_id;
 "#;

@@ -40,35 +40,12 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
         _ => 0,
     };
     let longest_suffix = LONGEST_OUTPUT_SUFFIX.max(summary_suffix);
-    let mut existing = path.parent().unwrap_or(Path::new("."));
-    let mut fresh = Vec::new();
-    while !existing.as_os_str().is_empty() && !existing.exists() {
-        fresh.push(existing);
-        existing = existing.parent().unwrap_or(Path::new(""));
-    }
-    let existing = if existing.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        existing
-    };
-    if !existing.is_dir() {
-        return Err(UsageError::new(format!(
-            "the output path {} goes through {}, which is a file, not a folder; choose another -d/--output-directory or -o/--output-file",
-            path.display(),
-            existing.display()
-        )));
-    }
+    let (existing, fresh) = writable_folder(
+        path.parent().unwrap_or(Path::new(".")),
+        &path,
+        "choose another -d/--output-directory or -o/--output-file",
+    )?;
     let c_existing = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok();
-    if let Some(c) = &c_existing {
-        // SAFETY: a NUL-terminated path.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-            return Err(UsageError::new(format!(
-                "cannot write the outputs under {}: {}; choose another -d/--output-directory",
-                existing.display(),
-                std::io::Error::last_os_error()
-            )));
-        }
-    }
     // SAFETY: a NUL-terminated path; -1 (no limit known) keeps the usual 255.
     let name_max = c_existing
         .map(|c| unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) })
@@ -94,4 +71,60 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
         )));
     }
     Ok(())
+}
+
+/// Checks that the folder `dir` exists or can be made, before anything is written: returns the
+/// deepest folder of its path that exists and those below it that would be made (deepest
+/// first). `shown` is the path named in the messages, `fix` the advice they end with.
+pub fn writable_folder<'a>(
+    dir: &'a Path,
+    shown: &Path,
+    fix: &str,
+) -> Result<(&'a Path, Vec<&'a Path>), UsageError> {
+    let mut existing = dir;
+    let mut fresh = Vec::new();
+    while !existing.as_os_str().is_empty() && !existing.exists() {
+        fresh.push(existing);
+        existing = existing.parent().unwrap_or(Path::new(""));
+    }
+    let existing = if existing.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        existing
+    };
+    if !existing.is_dir() {
+        return Err(UsageError::new(format!(
+            "the output path {} goes through {}, which is a file, not a folder; {fix}",
+            shown.display(),
+            existing.display()
+        )));
+    }
+    probe_writable(existing, fresh.last().copied().unwrap_or(existing))?;
+    Ok((existing, fresh))
+}
+
+/// Makes (and removes) a folder in `existing`, the deepest folder of the outputs' path that
+/// exists: what `access` cannot tell (root may write anywhere `access` says, but not under
+/// /proc, nor on a read-only file system) is found before the application starts. `first`
+/// is the first folder kreplay would make there (or `existing` itself), named in the message.
+fn probe_writable(existing: &Path, first: &Path) -> Result<(), UsageError> {
+    let probe = existing.join(format!(".kreplay-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => {
+            let what = if first == existing {
+                format!("cannot write the outputs under {}", existing.display())
+            } else {
+                format!("cannot create the output directory {}", first.display())
+            };
+            Err(UsageError::new(format!(
+                "{what} ({} does not allow it: {e}); choose another -d/--output-directory, a folder you may write in",
+                existing.display()
+            )))
+        }
+    }
 }

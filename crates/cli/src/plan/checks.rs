@@ -158,8 +158,10 @@ pub(super) fn check_switches(get: impl Fn(&str) -> Option<String>) -> Result<(),
 /// The application after `--`, and the settings of its run that are checked alone.
 pub(super) fn check_application(args: &ProfileArgs) -> Result<(), UsageError> {
     if args.app.is_empty() {
+        // Bare `kreplay` too, as rocprofv3 ("No application provided"), with the way to the
+        // help and the demo for a first try.
         return Err(UsageError::new(
-            "no application given: put it after `--`, e.g. kreplay --pmc sm__warps_launched.sum -- ./app args",
+            "no application given: put it after `--`, e.g. kreplay --pmc sm__warps_launched.sum -- ./app args (`kreplay --help` lists the options; `kreplay demo` runs an example)",
         ));
     }
     if let Some(seconds) = args.drain_timeout {

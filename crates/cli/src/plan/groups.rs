@@ -145,3 +145,30 @@ pub(super) fn job_groups(
     };
     Ok((resolved, mode))
 }
+
+/// A warning for every group that repeats an earlier one (the same counters, in any order),
+/// each named `what` and its number: a counter repeated across groups is legitimate
+/// (rocprofv3's own tests do it), a whole group repeated collects the same values twice and is
+/// almost certainly a mistake.
+pub(super) fn repeated_groups(groups: &[Vec<String>], what: &str) -> Vec<String> {
+    let sorted: Vec<Vec<&String>> = groups
+        .iter()
+        .map(|g| {
+            let mut names: Vec<&String> = g.iter().collect();
+            names.sort();
+            names.dedup();
+            names
+        })
+        .collect();
+    (0..sorted.len())
+        .filter_map(|i| {
+            let first = sorted[..i].iter().position(|earlier| *earlier == sorted[i])?;
+            Some(format!(
+                "kreplay: warning: {what} {} ({}) is the same as {what} {}: its counters would be collected twice, with the same values; remove one of them",
+                i + 1,
+                groups[i].join(" "),
+                first + 1
+            ))
+        })
+        .collect()
+}

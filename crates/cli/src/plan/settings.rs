@@ -3,7 +3,7 @@
 //! the defaults filled in ([`Settings`]).
 
 use super::run_spec::{SummaryOutput, SummarySpec};
-use super::values::{check_formats, check_range, check_regex};
+use super::values::{check_formats, check_range, check_regex, range_warning};
 use crate::args::ProfileArgs;
 use crate::error::UsageError;
 use crate::input::Job;
@@ -123,6 +123,7 @@ impl Given {
         if stats && !formats.contains(&OutputFormat::Csv) {
             warnings.push(MSG_STATS_WITHOUT_CSV.to_string());
         }
+        warnings.extend(self.range.as_deref().and_then(range_warning));
         Settings {
             filter: KernelFilter {
                 include_regex: self.include,
@@ -160,6 +161,11 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         check_range(r, "--kernel-iteration-range")?;
     }
     let formats = check_formats(&args.output_format, "-f/--output-format")?;
+    check_output_names(
+        args.output_directory.as_deref(),
+        args.output_file.as_deref(),
+        ("-d/--output-directory", "-o/--output-file"),
+    )?;
     for group in &args.summary_groups {
         check_regex(group, "--summary-groups")?;
     }
@@ -183,6 +189,28 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         summary_output_file: args.summary_output_file.clone(),
         summary_units: args.summary_units,
     })
+}
+
+/// `-d` and `-o` (or a job's output_directory and output_file) when given: not empty, and `-o`
+/// names a file, not a folder (`-o ''` or `-o dir/` would write `_counter_collection.csv`).
+fn check_output_names(
+    directory: Option<&str>,
+    file: Option<&str>,
+    (d_name, o_name): (&str, &str),
+) -> Result<(), UsageError> {
+    if directory.is_some_and(|d| d.trim().is_empty()) {
+        return Err(UsageError::new(format!(
+            "{d_name} is empty; give a folder (e.g. -d out), or leave it out for the current directory"
+        )));
+    }
+    if let Some(name) = file {
+        if name.trim().is_empty() || name.ends_with('/') {
+            return Err(UsageError::new(format!(
+                "{o_name} '{name}' names no file; give a file name such as `-o run` (files run_results.db, ...), put folders in -d, or leave it out for the default {DEFAULT_OUTPUT_FILE}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A summary file name: not empty (stdout and stderr name the streams).
@@ -291,6 +319,14 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
     if let Some(name) = &job.summary_output_file {
         check_summary_file(name, &format!("{origin}: summary_output_file"))?;
     }
+    check_output_names(
+        job.output_directory.as_deref(),
+        job.output_file.as_deref(),
+        (
+            &format!("{origin}: output_directory"),
+            &format!("{origin}: output_file"),
+        ),
+    )?;
     let summary_units = match &job.summary_units {
         Some(text) => Some(SummaryUnit::parse(text).ok_or_else(|| {
             UsageError::new(format!(

@@ -94,7 +94,11 @@ fn names(run: &RunSpec) -> Vec<Vec<String>> {
 }
 
 fn jobs(kind: InputKind, jobs: Vec<Job>) -> InputFile {
-    InputFile { kind, jobs }
+    InputFile {
+        kind,
+        jobs,
+        warning: None,
+    }
 }
 
 fn pmc_job(words: &[&str]) -> Job {

@@ -42,18 +42,39 @@ pub(super) fn check_range(range: &str, what: &str) -> Result<(), UsageError> {
         .filter(|t| !t.is_empty())
         .collect();
     let ok = !tokens.is_empty()
-        && tokens.iter().all(|t| match t.split_once('-') {
-            Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
-                (Ok(a), Ok(b)) => a <= b,
-                _ => false,
-            },
-            None => t.parse::<u64>().is_ok(),
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err(UsageError::new(format!(
+        && tokens
+            .iter()
+            .all(|t| range_bounds(t).is_some_and(|(first, last)| first <= last));
+    if !ok {
+        return Err(UsageError::new(format!(
             "{what} '{range}' is not an iteration range; write e.g. \"[1-2],[5]\" or 3"
-        )))
+        )));
+    }
+    // Iterations count from 1 (the first dispatch of a kernel is its iteration 1, as in
+    // rocprofv3): a range of iteration 0 only would profile nothing.
+    if tokens.iter().all(|t| range_bounds(t) == Some((0, 0))) {
+        return Err(UsageError::new(format!(
+            "{what} '{range}' selects no dispatch: iterations count from 1 (a kernel's first dispatch is iteration 1); write [1] for the first, [1-3] for the first three"
+        )));
+    }
+    Ok(())
+}
+
+/// A warning when a range names iteration 0, which never occurs (the rest of it still selects).
+pub(super) fn range_warning(range: &str) -> Option<String> {
+    range
+        .split(['[', ']', ',', ' '])
+        .filter(|t| !t.is_empty())
+        .any(|t| range_bounds(t).is_some_and(|(first, _)| first == 0))
+        .then(|| format!(
+            "kreplay: warning: --kernel-iteration-range '{range}' names iteration 0, which never occurs: iterations count from 1 (a kernel's first dispatch is iteration 1)"
+        ))
+}
+
+/// The first and last iteration of one range token (`A-B` or `N`).
+fn range_bounds(token: &str) -> Option<(u64, u64)> {
+    match token.split_once('-') {
+        Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+        None => token.parse().ok().map(|n| (n, n)),
     }
 }

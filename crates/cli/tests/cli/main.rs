@@ -4,8 +4,11 @@
 mod avail;
 mod command_line;
 mod common;
+mod corpus;
 mod faults;
+mod first_hour;
 mod pftrace;
+mod rocpd_views;
 mod rocprofv3_validators;
 mod sections;
 mod sim_replay;

@@ -107,10 +107,125 @@ fn a_replay_run_is_a_perfetto_trace_with_one_slice_per_pass_and_its_counters() {
         for counter in &record.counters {
             assert_eq!(args[&counter.name].as_f64(), Some(counter.value), "{slice}");
         }
-        assert_eq!(args["correlation_id"].as_u64(), Some(record.correlation_id));
+        // rocprofv3's category and argument names; its grid size counts work-items.
+        assert_eq!(slice["categories"], serde_json::json!(["kernel_dispatch"]));
+        assert_eq!(args["corr_id"].as_u64(), Some(record.correlation_id));
+        let threads: u64 = (0..3)
+            .map(|axis| u64::from(record.grid[axis]) * u64::from(record.block[axis]))
+            .product();
+        assert_eq!(args["grid_size"].as_u64(), Some(threads));
+        let block: u64 = record.block.iter().map(|&n| u64::from(n)).product();
+        assert_eq!(args["workgroup_size"].as_u64(), Some(block));
+        assert_eq!(args["begin_ns"].as_u64(), Some(record.start_ns));
+        assert_eq!(args["stream_ID"].as_u64(), Some(record.stream_id));
+    }
+}
+
+/// rocprofv3's Perfetto checks, re-expressed: its counter tracks ("Agent [N] PMC <counter>", one
+/// per agent and counter) hold each dispatch's value over its application execution, as the
+/// database's `counters_collection` gives it (once per dispatch, never summed over passes).
+#[test]
+fn counters_are_perfetto_counter_tracks_with_one_value_per_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_sim(
+        dir.path(),
+        &[
+            "--pmc",
+            W,
+            I,
+            "--pmc",
+            W,
+            C,
+            "--pmc",
+            W,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-f",
+            "pftrace",
+            "rocpd",
+            "-d",
+            "DIR",
+            "-o",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let d = dir.path().join("DIR");
+    let trace = read_trace(&d.join("out_results.pftrace"));
+    assert_eq!(trace["unknown_fields"], 0, "{trace}");
+    let db = read_databases(&[d.join("out_results.db")]).unwrap();
+    let process = &db.processes[0];
+    let tracks = trace["counter_tracks"].as_object().unwrap();
+    let mut names: Vec<&str> = tracks
+        .values()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    let mut expected: Vec<String> = [W, I, C]
+        .iter()
+        .map(|c| format!("Agent [0] PMC {c}"))
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    // Per counter: the values the track rises to, in time order, are each dispatch's value
+    // (its lowest pass measuring it) in the order the dispatches ran.
+    for counter in [W, I, C] {
+        let uuid = tracks
+            .iter()
+            .find(|(_, t)| t["name"].as_str().unwrap().ends_with(counter))
+            .map(|(u, _)| u.clone())
+            .unwrap();
+        let mut points: Vec<(u64, f64)> = trace["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["track"] == uuid.as_str())
+            .map(|p| (p["ts"].as_u64().unwrap(), p["value"].as_f64().unwrap()))
+            .collect();
+        points.sort_by_key(|p| p.0);
+        // dispatch -> (pass, start, value) of its lowest pass measuring the counter.
+        let mut per_dispatch: BTreeMap<u64, (u32, u64, f64)> = BTreeMap::new();
+        let mut app_start: BTreeMap<u64, (u32, u64)> = BTreeMap::new();
+        for record in &process.dispatches {
+            let pass = record.replay_pass.unwrap_or(0);
+            let start = app_start
+                .entry(record.dispatch_id)
+                .or_insert((pass, record.start_ns));
+            if pass < start.0 {
+                *start = (pass, record.start_ns);
+            }
+            if let Some(sample) = record.counters.iter().find(|s| s.name == counter) {
+                let entry =
+                    per_dispatch
+                        .entry(record.dispatch_id)
+                        .or_insert((pass, 0, sample.value));
+                if pass <= entry.0 {
+                    *entry = (pass, 0, sample.value);
+                }
+            }
+        }
+        let mut expected: Vec<(u64, f64)> = per_dispatch
+            .iter()
+            .map(|(id, (_, _, value))| (app_start[id].1, *value))
+            .collect();
+        expected.sort_by_key(|p| p.0);
+        let rises: Vec<(u64, f64)> = expected
+            .iter()
+            .map(|(start, _)| {
+                let at: Vec<f64> = points
+                    .iter()
+                    .filter(|p| p.0 == *start)
+                    .map(|p| p.1)
+                    .collect();
+                (*start, *at.last().unwrap())
+            })
+            .collect();
+        assert_eq!(rises, expected, "{counter}");
         assert_eq!(
-            args["grid"].as_str().unwrap(),
-            format!("{},{},{}", record.grid[0], record.grid[1], record.grid[2])
+            points.len(),
+            2 * expected.len(),
+            "{counter}: a rise and a fall per dispatch"
         );
     }
 }

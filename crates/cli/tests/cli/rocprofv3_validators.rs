@@ -545,3 +545,87 @@ fn kernel_filters_pass_rocprofv3s_kernel_filtering_validator() {
         .unwrap()
         .is_empty());
 }
+
+/// The fields rocprofv3's JSON readers index beyond the validators' (rocprofiler-sdk's structs
+/// as rocprofv3 writes them: `size`, the correlation id's `ancestor`, `metadata.config` and
+/// `.node`, the kernel symbols' and agents' fields), present on every record and entry.
+#[test]
+fn the_json_has_the_fields_rocprofv3s_readers_index() {
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        dir.path(),
+        &[
+            "--pmc",
+            I,
+            W,
+            "--pmc",
+            I,
+            C,
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-f",
+            "json",
+        ],
+    );
+    let tool = tool(dir.path());
+    let metadata = &tool["metadata"];
+    assert!(metadata["node"]["hostname"].is_string(), "{metadata}");
+    assert!(metadata["node"]["machine_id"].is_string(), "{metadata}");
+    assert_eq!(metadata["config"]["kernel_replay"], true, "{metadata}");
+    assert_eq!(
+        metadata["config"]["counters"],
+        serde_json::json!([I, W, C]),
+        "{metadata}"
+    );
+    let records = tool["callback_records"]["counter_collection"]
+        .as_array()
+        .unwrap();
+    assert!(!records.is_empty());
+    for record in records {
+        let data = &record["dispatch_data"];
+        assert!(data["size"].as_u64().unwrap() > 0, "{record}");
+        assert!(
+            data["dispatch_info"]["size"].as_u64().unwrap() > 0,
+            "{record}"
+        );
+        assert_eq!(data["correlation_id"]["ancestor"], 0, "{record}");
+    }
+    for record in tool["buffer_records"]["kernel_dispatch"]
+        .as_array()
+        .unwrap()
+    {
+        assert!(record["size"].as_u64().unwrap() > 0, "{record}");
+        assert_eq!(record["correlation_id"]["ancestor"], 0, "{record}");
+    }
+    let symbols = tool["kernel_symbols"].as_array().unwrap();
+    for symbol in symbols {
+        for key in [
+            "size",
+            "kernarg_segment_alignment",
+            "kernel_code_entry_byte_offset",
+        ] {
+            assert!(symbol[key].is_u64(), "{key}: {symbol}");
+        }
+        assert!(symbol["kernel_address"]["handle"].is_u64(), "{symbol}");
+    }
+    let agent = &tool["agents"][0];
+    for key in [
+        "size",
+        "vendor_id",
+        "location_id",
+        "domain",
+        "gpu_id",
+        "logical_node_type_id",
+        "workgroup_max_size",
+        "grid_max_size",
+        "gfx_target_version",
+        "family_id",
+        "cpu_cores_count",
+        "array_count",
+    ] {
+        assert!(agent[key].is_u64(), "{key}: {agent}");
+    }
+    assert_eq!(agent["workgroup_max_dim"]["z"], 64, "{agent}");
+    assert!(tool["code_objects"].is_array());
+}

@@ -5,26 +5,11 @@ use crate::naming::vendor_for_chip;
 use crate::numbers::quoted;
 use crate::records::AgentInfo;
 
-/// NVIDIA's PCI vendor id (agent_info's Vendor_Id).
-const NVIDIA_PCI_VENDOR_ID: u32 = 0x10de;
-
-/// PCI "domain:bus:device" (hex) → (domain, rocprofv3's Location_Id = bus << 8 | device << 3).
-fn pci_ids(location: &str) -> (u64, u64) {
-    let parts: Vec<u64> = location
-        .split([':', '.'])
-        .map(|part| u64::from_str_radix(part.trim(), 16).unwrap_or(0))
-        .collect();
-    match parts.as_slice() {
-        [domain, bus, device, ..] => (*domain, (bus << 8) | (device << 3)),
-        _ => (0, 0),
-    }
-}
-
 /// One agent_info row: the columns with an NVIDIA equivalent are filled, the others are 0 or
 /// empty. CUDA's launch limits (1024 threads per block, grid 2^31-1 × 65535 × 65535) hold for
 /// every GPU CUDA 13 supports.
 pub(super) fn agent_info_row(agent: &AgentInfo) -> Vec<String> {
-    let (domain, location_id) = pci_ids(&agent.pci_location);
+    let (domain, location_id) = agent.pci_domain_and_location();
     let mut row: Vec<String> = Vec::with_capacity(AGENT_INFO_COLUMNS.len());
     for column in AGENT_INFO_COLUMNS {
         let value = match column {
@@ -38,7 +23,7 @@ pub(super) fn agent_info_row(agent: &AgentInfo) -> Vec<String> {
             "Max_Waves_Per_Simd" => agent.max_warps_per_simd().to_string(),
             "Lds_Size_In_Kb" => (agent.shared_memory_per_sm_bytes / 1024).to_string(),
             "Num_Xcc" => "1".to_string(),
-            "Vendor_Id" => NVIDIA_PCI_VENDOR_ID.to_string(),
+            "Vendor_Id" => AgentInfo::PCI_VENDOR_ID.to_string(),
             "Location_Id" => location_id.to_string(),
             "Domain" => domain.to_string(),
             "Workgroup_Max_Size" => "1024".to_string(),

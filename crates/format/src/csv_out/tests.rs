@@ -68,7 +68,7 @@ fn counter_collection_values_agree_with_the_database() {
     let conn = rusqlite::Connection::open(&db).unwrap();
     let expected: Vec<(String, String, String, String, String, String)> = conn
         .prepare(
-            r#"SELECT dispatch_id, kernel_name, counter_name, value, grid_size, "start" FROM counters_collection ORDER BY id"#,
+            r#"SELECT dispatch_id, kernel_name, counter_name, value, grid_size, "start" FROM kreplay_pass_counters ORDER BY id"#,
         )
         .unwrap()
         .query_map([], |r| {

@@ -4,7 +4,7 @@
 use super::file::{to_sql, DbFile};
 use super::process_rows::ProcessRows;
 use crate::error::FormatError;
-use crate::naming::{metric_block, vendor_for_chip};
+use crate::naming::{metric_block, truncated_name, vendor_for_chip};
 use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
 use rusqlite::params;
 
@@ -44,6 +44,7 @@ impl ProcessRows {
         if existing.is_none() {
             let id = db.conn.last_insert_rowid();
             self.agents.insert(agent.agent_id, id);
+            self.counters_for_new_agent(db, id)?;
         }
         Ok(())
     }
@@ -55,11 +56,19 @@ impl ProcessRows {
     ) -> Result<(), FormatError> {
         let existing = self.kernels.get(&symbol.kernel_id).map(|k| k.0);
         let rows = &*self;
+        // What rocpd's `kernel_symbols` view reads from `extdata`.
+        let extdata = serde_json::json!({
+            "kernel_id": to_sql(symbol.kernel_id),
+            "formatted_kernel_name": symbol.demangled_name,
+            "demangled_kernel_name": symbol.demangled_name,
+            "truncated_kernel_name": truncated_name(&symbol.demangled_name),
+        })
+        .to_string();
         let result = match existing {
             Some(id) => db.conn.execute(
                 &db.names.sql(r#"UPDATE rocpd_info_kernel_symbol SET kernel_name = ?1, display_name = ?2,
                    kernarg_segment_size = ?3, group_segment_size = ?4, private_segment_size = ?5,
-                   arch_vgpr_count = ?6, extdata = '{}' WHERE id = ?7"#),
+                   arch_vgpr_count = ?6, extdata = ?8 WHERE id = ?7"#),
                 params![
                     symbol.mangled_name,
                     symbol.demangled_name,
@@ -67,14 +76,15 @@ impl ProcessRows {
                     symbol.static_shared_bytes,
                     symbol.local_bytes,
                     symbol.registers,
-                    id
+                    id,
+                    extdata
                 ],
             ),
             None => db.conn.execute(
                 &db.names.sql(r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_name,
                    display_name, kernel_object, kernarg_segment_size, group_segment_size,
-                   private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count)
-                   VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0)"#),
+                   private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, extdata)
+                   VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0, ?11)"#),
                 params![
                     rows.guid,
                     rows.node_id,
@@ -85,7 +95,8 @@ impl ProcessRows {
                     symbol.param_bytes,
                     symbol.static_shared_bytes,
                     symbol.local_bytes,
-                    symbol.registers
+                    symbol.registers,
+                    extdata
                 ],
             ),
         };
@@ -99,40 +110,43 @@ impl ProcessRows {
         Ok(())
     }
 
+    /// Describes a counter: its rows (one per agent) get the description; every known agent
+    /// without one gets a row, or, before any agent is known, one row without agent.
     pub(super) fn insert_counter(
         &mut self,
         db: &DbFile,
         counter: &CounterInfo,
     ) -> Result<(), FormatError> {
-        let existing = self.counters.get(&counter.name).copied();
-        let rows = &*self;
+        match self.described.iter_mut().find(|c| c.name == counter.name) {
+            Some(known) => *known = counter.clone(),
+            None => self.described.push(counter.clone()),
+        }
         let block = metric_block(&counter.metric);
-        let result = match existing {
-            Some(id) => db.conn.execute(
-                &db.names.sql(r#"UPDATE rocpd_info_pmc SET symbol = ?1, description = ?2, units = ?3, block = ?4,
-                   expression = ?1, extdata = '{}' WHERE id = ?5"#),
-                params![counter.metric, counter.description, counter.unit, block, id],
-            ),
-            None => db.conn.execute(
-                &db.names.sql(r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, description,
-                   component, units, value_type, block, expression, is_constant, is_derived)
-                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?5, ?6, 'kreplay', ?7, 'ABS', ?8, ?5, 0, 0)"#),
-                params![
-                    rows.guid,
-                    rows.node_id,
-                    rows.row_id,
-                    counter.name,
-                    counter.metric,
-                    counter.description,
-                    counter.unit,
-                    block
-                ],
-            ),
-        };
-        result.map_err(|e| db.err(e))?;
-        if existing.is_none() {
-            let id = db.conn.last_insert_rowid();
-            self.counters.insert(counter.name.clone(), id);
+        let mut existing: Vec<(Option<i64>, i64)> = self
+            .counters
+            .iter()
+            .filter(|((_, name), _)| *name == counter.name)
+            .map(|((agent, _), id)| (*agent, *id))
+            .collect();
+        existing.sort_unstable_by_key(|(_, id)| *id);
+        for (_, id) in &existing {
+            db.conn
+                .execute(
+                    &db.names.sql(r#"UPDATE rocpd_info_pmc SET symbol = ?1, description = ?2, units = ?3, block = ?4,
+                       expression = ?1, extdata = '{}' WHERE id = ?5"#),
+                    params![counter.metric, counter.description, counter.unit, block, id],
+                )
+                .map_err(|e| db.err(e))?;
+        }
+        let mut agents: Vec<i64> = self.agents.values().copied().collect();
+        agents.sort_unstable();
+        for agent in &agents {
+            if !existing.iter().any(|(a, _)| *a == Some(*agent)) {
+                self.insert_pmc_row(db, Some(*agent), &counter.name, Some(counter))?;
+            }
+        }
+        if agents.is_empty() && existing.is_empty() {
+            self.insert_pmc_row(db, None, &counter.name, Some(counter))?;
         }
         Ok(())
     }

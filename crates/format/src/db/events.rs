@@ -1,27 +1,185 @@
-//! What a process measured: a dispatch (its event, its dispatch row, its counter values), a
-//! replay's cost, a warning.
+//! What a process measured: a dispatch (its event, its dispatch row, its counter values, every
+//! pass of it), a replay's cost, a warning.
 
 use super::file::{to_sql, DbFile};
-use super::process_rows::ProcessRows;
+use super::process_rows::{ProcessRows, RecentDispatch, RECENT_DISPATCHES};
 use crate::error::FormatError;
 use crate::records::{DispatchRecord, ReplayCost, Warning};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
+use std::collections::HashMap;
 
 impl ProcessRows {
+    /// One pass of a dispatch. Its first pass makes the dispatch's event and row; every pass adds
+    /// a `kreplay_dispatch_pass` row and its values to `kreplay_pass_pmc`; `rocpd_pmc_event` and
+    /// the dispatch row keep the lowest pass (see `schema.rs`).
     pub(super) fn insert_dispatch(
         &mut self,
         db: &DbFile,
         dispatch: &DispatchRecord,
     ) -> Result<(), FormatError> {
-        let thread_row = self.thread_row(db, dispatch.tid)?;
-        let (queue_row, stream_row) = self.stream_rows(db, dispatch.stream_id)?;
         let agent_row = self.agent_row(db, dispatch.agent_id)?;
-        let (kernel_row, static_shared, local_bytes, region) =
-            self.kernel_row(db, dispatch.kernel_id)?;
         let mut counter_rows = Vec::with_capacity(dispatch.counters.len());
         for sample in &dispatch.counters {
-            counter_rows.push((self.counter_row(db, &sample.name)?, sample.value));
+            counter_rows.push((self.counter_row(db, agent_row, &sample.name)?, sample.value));
         }
+        let key = (dispatch.dispatch_id, agent_row);
+        let earlier = match dispatch.replay_pass {
+            Some(_) => match self.recent.remove(&key) {
+                Some(found) => Some(found),
+                None => self.dispatch_row(db, dispatch.dispatch_id, agent_row)?,
+            },
+            None => None,
+        };
+        let err = |e| FormatError::sqlite(&db.path, e);
+        let mut found = match earlier {
+            Some(mut found) => {
+                if dispatch.replay_pass < found.pass {
+                    db.conn
+                        .prepare_cached(&db.names.sql(
+                            r#"UPDATE rocpd_kernel_dispatch SET "start" = ?1, "end" = ?2, replay_pass = ?3 WHERE id = ?4"#,
+                        ))
+                        .and_then(|mut update| {
+                            update.execute(params![
+                                to_sql(dispatch.start_ns),
+                                to_sql(dispatch.end_ns),
+                                dispatch.replay_pass,
+                                found.row
+                            ])
+                        })
+                        .map_err(err)?;
+                    found.pass = dispatch.replay_pass;
+                }
+                found
+            }
+            None => {
+                let (row, event) = self.new_dispatch_row(db, dispatch, agent_row)?;
+                RecentDispatch {
+                    row,
+                    event,
+                    pass: dispatch.replay_pass,
+                    measured: HashMap::new(),
+                }
+            }
+        };
+        let guid = &self.guid;
+        db.conn
+            .prepare_cached(
+                r#"INSERT INTO kreplay_dispatch_pass (guid, dispatch_row, replay_pass, "start", "end") VALUES (?1, ?2, ?3, ?4, ?5)"#,
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    guid,
+                    found.row,
+                    dispatch.replay_pass,
+                    to_sql(dispatch.start_ns),
+                    to_sql(dispatch.end_ns)
+                ])
+            })
+            .map_err(err)?;
+        let pass_id = db.conn.last_insert_rowid();
+        let mut insert_pass_value = db
+            .conn
+            .prepare_cached(
+                "INSERT INTO kreplay_pass_pmc (guid, pass_id, pmc_id, value) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(err)?;
+        for (pmc_id, value) in &counter_rows {
+            insert_pass_value
+                .execute(params![guid, pass_id, pmc_id, value])
+                .map_err(err)?;
+        }
+        let extdata = match dispatch.replay_pass {
+            Some(pass) => serde_json::json!({ "replay_pass": pass }).to_string(),
+            None => "{}".to_string(),
+        };
+        for (pmc_id, value) in counter_rows {
+            let sql = match found.measured.get(&pmc_id) {
+                None => "INSERT INTO rocpd_pmc_event (guid, event_id, pmc_id, value, extdata) VALUES (?1, ?2, ?3, ?4, ?5)",
+                // A lower pass measured it too: its value is the dispatch's.
+                Some(pass) if *pass <= dispatch.replay_pass => continue,
+                Some(_) => "UPDATE rocpd_pmc_event SET value = ?4, extdata = ?5 WHERE guid = ?1 AND event_id = ?2 AND pmc_id = ?3",
+            };
+            db.conn
+                .prepare_cached(&db.names.sql(sql))
+                .and_then(|mut statement| {
+                    statement.execute(params![guid, found.event, pmc_id, value, extdata])
+                })
+                .map_err(err)?;
+            found.measured.insert(pmc_id, dispatch.replay_pass);
+        }
+        // Only replayed dispatches have later passes to come.
+        if dispatch.replay_pass.is_some() {
+            if self.recent.len() >= RECENT_DISPATCHES {
+                self.recent.clear();
+            }
+            self.recent.insert(key, found);
+        }
+        Ok(())
+    }
+
+    /// The rows an earlier pass of the dispatch made, if any (from the database: the dispatch
+    /// is no longer among the recent ones).
+    fn dispatch_row(
+        &self,
+        db: &DbFile,
+        dispatch_id: u64,
+        agent_row: i64,
+    ) -> Result<Option<RecentDispatch>, FormatError> {
+        let err = |e| FormatError::sqlite(&db.path, e);
+        let found = db
+            .conn
+            .prepare_cached(&db.names.sql(
+                "SELECT id, event_id, replay_pass FROM rocpd_kernel_dispatch WHERE dispatch_id = ?1 AND guid = ?2 AND agent_id = ?3",
+            ))
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![to_sql(dispatch_id), self.guid, agent_row], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
+                    .optional()
+            })
+            .map_err(err)?;
+        let Some((row, event, pass)) = found else {
+            return Ok(None);
+        };
+        let mut statement = db
+            .conn
+            .prepare_cached(
+                &db.names
+                    .sql("SELECT pmc_id, extdata FROM rocpd_pmc_event WHERE event_id = ?1"),
+            )
+            .map_err(err)?;
+        let measured = statement
+            .query_map([event], |r| {
+                let extdata: Option<String> = r.get(1)?;
+                let pass = extdata
+                    .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                    .and_then(|v| v.get("replay_pass")?.as_u64())
+                    .map(|p| p as u32);
+                Ok((r.get::<_, i64>(0)?, pass))
+            })
+            .map_err(err)?
+            .collect::<Result<_, _>>()
+            .map_err(err)?;
+        Ok(Some(RecentDispatch {
+            row,
+            event,
+            pass,
+            measured,
+        }))
+    }
+
+    /// The dispatch's event and row, from its first pass to arrive.
+    fn new_dispatch_row(
+        &mut self,
+        db: &DbFile,
+        dispatch: &DispatchRecord,
+        agent_row: i64,
+    ) -> Result<(i64, i64), FormatError> {
+        let thread_row = self.thread_row(db, dispatch.tid)?;
+        let (queue_row, stream_row) = self.stream_rows(db, dispatch.stream_id)?;
+        let (kernel_row, static_shared, local_bytes, region) =
+            self.kernel_row(db, dispatch.kernel_id)?;
         let rows = &*self;
         let (guid, node_id, category_id, process_row) = (
             rows.guid.clone(),
@@ -84,18 +242,7 @@ impl ProcessRows {
                 region
             ])
             .map_err(err)?;
-        let mut insert_value = db
-            .conn
-            .prepare_cached(
-                &db.names.sql("INSERT INTO rocpd_pmc_event (guid, event_id, pmc_id, value) VALUES (?1, ?2, ?3, ?4)"),
-            )
-            .map_err(err)?;
-        for (pmc_id, value) in counter_rows {
-            insert_value
-                .execute(params![guid, event_id, pmc_id, value])
-                .map_err(err)?;
-        }
-        Ok(())
+        Ok((db.conn.last_insert_rowid(), event_id))
     }
 
     pub(super) fn insert_cost(

@@ -156,7 +156,8 @@ pub(crate) fn create_database(
         .map_err(|e| FormatError::sqlite(path, e))?;
     let uuid = new_file_uuid(path);
     let schema = schema::CREATE_SCHEMA.replace("{U}", &uuid);
-    conn.execute_batch(&format!("BEGIN; {schema} COMMIT;"))
+    let views = crate::views::CREATE_VIEWS;
+    conn.execute_batch(&format!("BEGIN; {schema} {views} COMMIT;"))
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.execute(
         &physical_names(

@@ -6,7 +6,7 @@ use super::file::{to_sql, DbFile, PLACEHOLDER_EXTDATA};
 use crate::error::FormatError;
 use crate::identity::guid_for;
 use crate::naming::metric_block;
-use crate::records::{CacheControl, ProcessInfo};
+use crate::records::{CacheControl, CounterInfo, ProcessInfo};
 use crate::schema;
 use rusqlite::params;
 use std::collections::HashMap;
@@ -24,14 +24,38 @@ pub(super) struct ProcessRows {
     /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes,
     /// `rocpd_string.id` of its name: the dispatches' region name).
     pub(super) kernels: HashMap<u64, (i64, u32, u32, i64)>,
-    /// Requested counter name → `rocpd_info_pmc.id`.
-    pub(super) counters: HashMap<String, i64>,
+    /// (`rocpd_info_agent.id`, requested counter name) → `rocpd_info_pmc.id`: a row per agent
+    /// and counter (rocpd's `pmc_info` view joins on the agent). A counter described before
+    /// any agent is known has a row without agent (`None`), which the first agent takes.
+    pub(super) counters: HashMap<(Option<i64>, String), i64>,
+    /// The counters described so far, in the order they were (each new agent gets their rows).
+    pub(super) described: Vec<CounterInfo>,
     /// Operating-system thread id → `rocpd_info_thread.id`.
     pub(super) threads: HashMap<u64, i64>,
     /// CUDA stream id → (`rocpd_info_queue.id`, `rocpd_info_stream.id`).
     pub(super) streams: HashMap<u64, (i64, i64)>,
     /// `rocpd_string.string` → `rocpd_string.id`.
     pub(super) strings: HashMap<String, i64>,
+    /// (dispatch id, `rocpd_info_agent.id`) → the rows of dispatches seen lately, so that their
+    /// later passes need no query; emptied past [`RECENT_DISPATCHES`] (the database has them).
+    pub(super) recent: HashMap<(u64, i64), RecentDispatch>,
+}
+
+/// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
+/// passes arrive together, so a few thousand cover every unit in flight.
+pub(super) const RECENT_DISPATCHES: usize = 4096;
+
+/// A dispatch's rows, as its earlier passes left them.
+#[derive(Clone)]
+pub(super) struct RecentDispatch {
+    /// `rocpd_kernel_dispatch.id`.
+    pub(super) row: i64,
+    /// `rocpd_event.id`.
+    pub(super) event: i64,
+    /// The pass the dispatch row carries (the lowest so far).
+    pub(super) pass: Option<u32>,
+    /// `rocpd_info_pmc.id` → the pass its `rocpd_pmc_event` value is of.
+    pub(super) measured: HashMap<i64, Option<u32>>,
 }
 
 impl ProcessRows {
@@ -115,9 +139,11 @@ impl ProcessRows {
             agents: HashMap::new(),
             kernels: HashMap::new(),
             counters: HashMap::new(),
+            described: Vec::new(),
             threads: HashMap::new(),
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
+            recent: HashMap::new(),
         })
     }
 
@@ -147,6 +173,7 @@ impl ProcessRows {
             .map_err(|e| db.err(e))?;
         let id = db.conn.last_insert_rowid();
         self.agents.insert(agent_id, id);
+        self.counters_for_new_agent(db, id)?;
         Ok(id)
     }
 
@@ -174,28 +201,101 @@ impl ProcessRows {
         Ok(kernel)
     }
 
-    pub(super) fn counter_row(&mut self, db: &DbFile, name: &str) -> Result<i64, FormatError> {
-        if let Some(id) = self.counters.get(name) {
+    /// The counter's row on the agent (row `agent`), inserted the first time (a placeholder when
+    /// the counter is not described yet).
+    pub(super) fn counter_row(
+        &mut self,
+        db: &DbFile,
+        agent: i64,
+        name: &str,
+    ) -> Result<i64, FormatError> {
+        if let Some(id) = self.counters.get(&(Some(agent), name.to_string())) {
             return Ok(*id);
         }
-        let rows = &*self;
+        if let Some(id) = self.claim_agentless_row(db, agent, name)? {
+            return Ok(id);
+        }
+        let info = self.described.iter().find(|c| c.name == name).cloned();
+        self.insert_pmc_row(db, Some(agent), name, info.as_ref())
+    }
+
+    /// Gives a row written without agent (its counter was described before any agent was
+    /// known) to `agent`; None when there is no such row.
+    fn claim_agentless_row(
+        &mut self,
+        db: &DbFile,
+        agent: i64,
+        name: &str,
+    ) -> Result<Option<i64>, FormatError> {
+        let Some(id) = self.counters.remove(&(None, name.to_string())) else {
+            return Ok(None);
+        };
         db.conn
             .execute(
-                &db.names.sql(r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, target_arch, name, symbol, component,
-                   value_type, block, expression, is_constant, is_derived, extdata)
-                   VALUES (?1, ?2, ?3, 'GPU', ?4, ?4, 'kreplay', 'ABS', ?5, ?4, 0, 0, ?6)"#),
+                &db.names
+                    .sql("UPDATE rocpd_info_pmc SET agent_id = ?1 WHERE id = ?2"),
+                params![agent, id],
+            )
+            .map_err(|e| db.err(e))?;
+        self.counters.insert((Some(agent), name.to_string()), id);
+        Ok(Some(id))
+    }
+
+    /// A new agent gets a row for every counter described so far.
+    pub(super) fn counters_for_new_agent(
+        &mut self,
+        db: &DbFile,
+        agent: i64,
+    ) -> Result<(), FormatError> {
+        for info in self.described.clone() {
+            if !self
+                .counters
+                .contains_key(&(Some(agent), info.name.clone()))
+                && self.claim_agentless_row(db, agent, &info.name)?.is_none()
+            {
+                self.insert_pmc_row(db, Some(agent), &info.name, Some(&info))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a counter's row: described by `info`, else a placeholder.
+    pub(super) fn insert_pmc_row(
+        &mut self,
+        db: &DbFile,
+        agent: Option<i64>,
+        name: &str,
+        info: Option<&CounterInfo>,
+    ) -> Result<i64, FormatError> {
+        let rows = &*self;
+        let metric = info.map_or(name, |i| i.metric.as_str());
+        let (description, unit) = info.map_or(("", ""), |i| (&i.description[..], &i.unit[..]));
+        let extdata = if info.is_some() {
+            "{}"
+        } else {
+            PLACEHOLDER_EXTDATA
+        };
+        db.conn
+            .execute(
+                &db.names.sql(r#"INSERT INTO rocpd_info_pmc (guid, nid, pid, agent_id, target_arch, name, symbol,
+                   description, component, units, value_type, block, expression, is_constant, is_derived, extdata)
+                   VALUES (?1, ?2, ?3, ?4, 'GPU', ?5, ?6, ?7, 'kreplay', ?8, 'ABS', ?9, ?6, 0, 0, ?10)"#),
                 params![
                     rows.guid,
                     rows.node_id,
                     rows.row_id,
+                    agent,
                     name,
-                    metric_block(name),
-                    PLACEHOLDER_EXTDATA
+                    metric,
+                    description,
+                    unit,
+                    metric_block(metric),
+                    extdata
                 ],
             )
             .map_err(|e| db.err(e))?;
         let id = db.conn.last_insert_rowid();
-        self.counters.insert(name.to_string(), id);
+        self.counters.insert((agent, name.to_string()), id);
         Ok(id)
     }
 

@@ -62,16 +62,21 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
         )
         .optional()
         .map_err(err)?;
-    if version.as_deref() != Some(schema::KREPLAY_SCHEMA_VERSION) {
-        return Err(FormatError::Corrupt {
-            path: path.to_path_buf(),
-            detail: format!(
-                "kreplay schema version {} (this kreplay reads {}); convert it with the kreplay that wrote it",
-                version.as_deref().unwrap_or("missing"),
-                schema::KREPLAY_SCHEMA_VERSION
-            ),
-        });
-    }
+    let layout = match version.as_deref() {
+        Some(v) if schema::READABLE_SCHEMA_VERSIONS.contains(&v) => {
+            Layout::of_version(&conn, path, v)?
+        }
+        _ => {
+            return Err(FormatError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "kreplay schema version {} (this kreplay reads {}); convert it with the kreplay that wrote it",
+                    version.as_deref().unwrap_or("missing"),
+                    schema::READABLE_SCHEMA_VERSIONS.join(" and ")
+                ),
+            });
+        }
+    };
     let mut statement = conn
         .prepare(
             r#"SELECT P.guid, P.pid, P.ppid, COALESCE(N.hostname, ''), P."start", P."end", P.command, P.extdata
@@ -129,7 +134,7 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
                 .and_then(|v| serde_json::from_value(v.get("sections")?.clone()).ok())
                 .unwrap_or_default(),
         };
-        processes.push(read_process(&conn, path, &guid, process)?);
+        processes.push(read_process(&conn, path, layout, &guid, process)?);
     }
     Ok(processes)
 }
@@ -143,13 +148,88 @@ fn json_field<T: serde::de::DeserializeOwned>(extdata: &Option<String>, key: &st
     serde_json::from_value(value.get(key)?.clone()).ok()
 }
 
+/// Where a file keeps its dispatch passes.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Version 3: one `rocpd_kernel_dispatch` row per pass, its values on the pass's event.
+    RowPerPass,
+    /// Version 4: one row per dispatch; the passes in `kreplay_dispatch_pass`, their values in
+    /// `kreplay_pass_pmc`.
+    PassTables,
+}
+
+impl Layout {
+    fn of_version(conn: &Connection, path: &Path, version: &str) -> Result<Layout, FormatError> {
+        if version == "3" {
+            return Ok(Layout::RowPerPass);
+        }
+        for table in ["kreplay_dispatch_pass", "kreplay_pass_pmc"] {
+            if !has_table(conn, table).map_err(|e| FormatError::sqlite(path, e))? {
+                return Err(FormatError::NotKreplayDatabase {
+                    path: path.to_path_buf(),
+                    table,
+                });
+            }
+        }
+        Ok(Layout::PassTables)
+    }
+
+    /// Counter values: (pass key, counter row, value), the key being what [`Self::passes`]
+    /// returns last.
+    fn values_sql(self) -> &'static str {
+        match self {
+            Layout::RowPerPass => {
+                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 ORDER BY id"
+            }
+            Layout::PassTables => {
+                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE guid = ?1 ORDER BY id"
+            }
+        }
+    }
+
+    /// Every pass with the columns [`ProcessReader::dispatches`] reads, in the order written.
+    fn passes_sql(self) -> &'static str {
+        match self {
+            Layout::RowPerPass => {
+                r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
+                   ST.cuda_stream, P.pid, T.tid,
+                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
+                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id
+                   FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
+                   LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
+                   LEFT JOIN rocpd_info_process P ON P.id = K.pid
+                   LEFT JOIN rocpd_info_thread T ON T.id = K.tid
+                   WHERE K.guid = ?1 ORDER BY K.id"#
+            }
+            Layout::PassTables => {
+                r#"SELECT K.dispatch_id, DP.replay_pass, E.correlation_id, K.agent_id,
+                   ST.cuda_stream, P.pid, T.tid,
+                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
+                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, DP."start", DP."end", DP.id
+                   FROM kreplay_dispatch_pass DP JOIN rocpd_kernel_dispatch K ON K.id = DP.dispatch_row
+                   LEFT JOIN rocpd_event E ON E.id = K.event_id
+                   LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
+                   LEFT JOIN rocpd_info_process P ON P.id = K.pid
+                   LEFT JOIN rocpd_info_thread T ON T.id = K.tid
+                   WHERE DP.guid = ?1 ORDER BY DP.id"#
+            }
+        }
+    }
+}
+
 fn read_process(
     conn: &Connection,
     path: &Path,
+    layout: Layout,
     guid: &str,
     process: ProcessInfo,
 ) -> Result<ProcessRun, FormatError> {
-    let reader = ProcessReader { conn, path, guid };
+    let reader = ProcessReader {
+        conn,
+        path,
+        layout,
+        guid,
+    };
     let mut run = ProcessRun::new(process);
     let agent_ids = reader.agents(&mut run)?;
     let kernel_ids = reader.kernels(&mut run)?;
@@ -165,6 +245,7 @@ fn read_process(
 struct ProcessReader<'a> {
     conn: &'a Connection,
     path: &'a Path,
+    layout: Layout,
     guid: &'a str,
 }
 
@@ -285,7 +366,8 @@ impl ProcessReader<'_> {
             let name: String = row.get(1).map_err(err)?;
             let extdata: Option<String> = row.get(5).map_err(err)?;
             counter_names.insert(row_id, name.clone());
-            if is_placeholder(&extdata) {
+            // One row per agent and counter: the run lists each counter once.
+            if is_placeholder(&extdata) || run.counters.iter().any(|c| c.name == name) {
                 continue;
             }
             run.counters.push(CounterInfo {
@@ -306,19 +388,15 @@ impl ProcessReader<'_> {
         Ok(counter_names)
     }
 
-    /// Counter values by event, in the order they were written.
+    /// Counter values by pass (its event, or its `kreplay_dispatch_pass` row), in the order
+    /// they were written.
     fn values(
         &self,
         counter_names: &HashMap<i64, String>,
     ) -> Result<HashMap<i64, Vec<CounterSample>>, FormatError> {
         let (err, corrupt) = self.errors();
         let mut values: HashMap<i64, Vec<CounterSample>> = HashMap::new();
-        let mut statement = self
-            .conn
-            .prepare(
-                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 ORDER BY id",
-            )
-            .map_err(err)?;
+        let mut statement = self.conn.prepare(self.layout.values_sql()).map_err(err)?;
         let mut rows = statement.query([self.guid]).map_err(err)?;
         while let Some(row) = rows.next().map_err(err)? {
             let event_id: Option<i64> = row.get(0).map_err(err)?;
@@ -351,20 +429,7 @@ impl ProcessReader<'_> {
         mut values: HashMap<i64, Vec<CounterSample>>,
     ) -> Result<(), FormatError> {
         let (err, corrupt) = self.errors();
-        let mut statement = self
-            .conn
-            .prepare(
-                r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
-                   ST.cuda_stream, P.pid, T.tid,
-                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
-                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id
-                   FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
-                   LEFT JOIN rocpd_info_stream ST ON ST.id = K.stream_id
-                   LEFT JOIN rocpd_info_process P ON P.id = K.pid
-                   LEFT JOIN rocpd_info_thread T ON T.id = K.tid
-                   WHERE K.guid = ?1 ORDER BY K.id"#,
-            )
-            .map_err(err)?;
+        let mut statement = self.conn.prepare(self.layout.passes_sql()).map_err(err)?;
         let mut rows = statement.query([self.guid]).map_err(err)?;
         while let Some(row) = rows.next().map_err(err)? {
             let int = |index| -> Result<i64, FormatError> {

@@ -6,7 +6,6 @@ use crate::schema;
 use crate::testdata::*;
 use rusqlite::Connection;
 use std::collections::HashMap;
-use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -134,31 +133,42 @@ fn a_writer_that_falls_behind_drops_records_and_says_so() {
 }
 
 #[test]
-fn three_passes_are_three_dispatch_rows_with_one_dispatch_id() {
+fn three_passes_are_one_dispatch_row_carrying_pass_0_and_three_pass_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.db");
     write_through_writer(&path, &recorded_run(1));
     let conn = Connection::open(&path).unwrap();
-    let mut statement = conn
-        .prepare("SELECT id, replay_pass, event_id FROM rocpd_kernel_dispatch WHERE dispatch_id = 1 ORDER BY id")
-        .unwrap();
-    let rows: Vec<(i64, Option<u32>, i64)> = statement
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    let rows: Vec<(i64, Option<u32>, i64, i64)> = conn
+        .prepare(r#"SELECT id, replay_pass, event_id, "start" FROM rocpd_kernel_dispatch WHERE dispatch_id = 1"#)
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 1, "one dispatch row per dispatch: {rows:?}");
+    let (row, pass, _, start) = rows[0];
     assert_eq!(
-        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-        vec![Some(0), Some(1), Some(2)]
+        pass,
+        Some(0),
+        "the row carries the application's own execution"
     );
-    let ids: HashSet<i64> = rows.iter().map(|r| r.0).collect();
-    let events: HashSet<i64> = rows.iter().map(|r| r.2).collect();
+    let passes: Vec<(Option<u32>, i64)> = conn
+        .prepare(r#"SELECT replay_pass, "start" FROM kreplay_dispatch_pass WHERE dispatch_row = ?1 ORDER BY id"#)
+        .unwrap()
+        .query_map([row], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(
-        (ids.len(), events.len()),
-        (3, 3),
-        "one surrogate id and one event per pass"
+        passes.iter().map(|p| p.0).collect::<Vec<_>>(),
+        vec![Some(0), Some(1), Some(2)],
+        "every pass kept"
     );
+    assert_eq!(passes[0].1, start);
+    let events: i64 = conn
+        .query_row("SELECT COUNT(*) FROM rocpd_event", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(events, 3, "one event per dispatch (dispatches 1, 2 and 3)");
     let untraced: Option<u32> = conn
         .query_row(
             "SELECT replay_pass FROM rocpd_kernel_dispatch WHERE dispatch_id = 3",
@@ -173,18 +183,18 @@ fn three_passes_are_three_dispatch_rows_with_one_dispatch_id() {
 }
 
 #[test]
-fn counters_collection_view_keeps_each_pass_apart() {
+fn counters_collection_gives_each_counter_once_per_dispatch_and_our_view_every_pass() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.db");
     write_through_writer(&path, &recorded_run(1));
     let conn = Connection::open(&path).unwrap();
-    let mut statement = conn
+    type Row = (String, f64, Option<u32>, String, i64, i64, i64);
+    let rows: Vec<Row> = conn
         .prepare(
-            "SELECT replay_pass, value, kernel_name, agent_id, grid_size, lds_block_size FROM counters_collection
-             WHERE dispatch_id = 1 AND counter_name = 'SQ_WAVES' ORDER BY replay_pass",
+            "SELECT counter_name, value, replay_pass, kernel_name, agent_id, grid_size, lds_block_size
+             FROM counters_collection WHERE dispatch_id = 1 ORDER BY counter_name",
         )
-        .unwrap();
-    let rows: Vec<(u32, f64, String, i64, i64, i64)> = statement
+        .unwrap()
         .query_map([], |r| {
             Ok((
                 r.get(0)?,
@@ -193,25 +203,48 @@ fn counters_collection_view_keeps_each_pass_apart() {
                 r.get(3)?,
                 r.get(4)?,
                 r.get(5)?,
+                r.get(6)?,
             ))
         })
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    let passes: Vec<(u32, f64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+    let values: Vec<(&str, f64, Option<u32>)> =
+        rows.iter().map(|r| (r.0.as_str(), r.1, r.2)).collect();
     assert_eq!(
-        passes,
-        vec![(0, 512.0), (1, 513.0), (2, 514.0)],
-        "not summed (1539)"
+        values,
+        vec![
+            ("GRBM_GUI_ACTIVE", 0.5, Some(1)),
+            ("SQ_INSTS_VALU", 262_144.0, Some(0)),
+            ("SQ_WAVES", 512.0, Some(0)),
+        ],
+        "each counter once, the lowest pass's value (not 512 + 513 + 514)"
     );
-    assert_eq!(rows[0].2, "saxpy(float*, float*, float)");
-    assert_eq!(rows[0].3, 0);
-    assert_eq!(rows[0].4, 1024 * 256 * 2, "grid counted in work-items");
-    assert_eq!(rows[0].5, 1024 + 512, "static + dynamic shared memory");
+    assert_eq!(rows[0].3, "saxpy(float*, float*, float)");
+    assert_eq!(rows[0].4, 0);
+    assert_eq!(rows[0].5, 1024 * 256 * 2, "grid counted in work-items");
+    assert_eq!(rows[0].6, 1024 + 512, "static + dynamic shared memory");
     let total: i64 = conn
         .query_row("SELECT COUNT(*) FROM counters_collection", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(total, 6, "one row per (pass, counter)");
+    assert_eq!(total, 4, "one row per (dispatch, counter)");
+    let passes: Vec<(u32, f64)> = conn
+        .prepare(
+            "SELECT replay_pass, value FROM kreplay_pass_counters
+             WHERE dispatch_id = 1 AND counter_name = 'SQ_WAVES' ORDER BY replay_pass",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(passes, vec![(0, 512.0), (1, 513.0), (2, 514.0)]);
+    let all_passes: i64 = conn
+        .query_row("SELECT COUNT(*) FROM kreplay_pass_counters", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(all_passes, 6, "one row per (dispatch, pass, counter)");
     let kernels: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM kernels WHERE dispatch_id = 1",
@@ -219,7 +252,7 @@ fn counters_collection_view_keeps_each_pass_apart() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(kernels, 3);
+    assert_eq!(kernels, 1);
 }
 
 #[test]

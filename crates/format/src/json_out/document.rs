@@ -164,6 +164,8 @@ impl Serialize for ProcessJson<'_> {
                 "fini_time": run.process.end_ns,
                 "cache_control": run.process.cache_control.as_str(),
                 "clock_control": CLOCK_CONTROL,
+                "config": config(run, self.1),
+                "node": node(run),
             }),
         )?;
         process.serialize_entry(
@@ -189,6 +191,37 @@ impl Serialize for ProcessJson<'_> {
         process.serialize_entry("summary", &p.summary())?;
         process.end()
     }
+}
+
+/// `metadata.config`: what rocprofv3 records of its configuration that kreplay knows from the
+/// run's records (the counters, kernel replay, the cache and clock controls); the full command
+/// line is in `metadata.command`.
+fn config(run: &ProcessRun, replay: bool) -> serde_json::Value {
+    let counters: Vec<&str> = run.counters.iter().map(|c| c.name.as_str()).collect();
+    json!({
+        "counter_collection": !counters.is_empty(),
+        "counters": counters,
+        "kernel_trace": true,
+        "kernel_replay": replay,
+        "cache_control": run.process.cache_control.as_str(),
+        "clock_control": CLOCK_CONTROL,
+    })
+}
+
+/// `metadata.node`: the host. Only its name is recorded; the operating system's fields are
+/// empty and `id`/`hash` 0 (placeholders).
+fn node(run: &ProcessRun) -> serde_json::Value {
+    json!({
+        "id": 0,
+        "hash": 0,
+        "hostname": run.process.hostname,
+        "machine_id": run.process.hostname,
+        "system_name": "",
+        "release": "",
+        "version": "",
+        "hardware_name": "",
+        "domain_name": "",
+    })
 }
 
 /// Streams the JSON document of `run` to `out`, one array element at a time.

@@ -82,3 +82,20 @@ pub(super) const KERNEL_DISPATCH_OPERATIONS: [&str; 3] = [
 pub(super) const KERNEL_DISPATCH_COMPLETE: usize = 2;
 /// `ROCPROFILER_AGENT_TYPE_GPU`.
 pub(super) const AGENT_TYPE_GPU: u32 = 2;
+
+/// The `size` fields rocprofv3 writes: `sizeof` of rocprofiler-sdk's C structs, computed here from
+/// their field lists on x86-64 (not read from rocprofiler-sdk; readers use them only to tell
+/// struct versions apart). `rocprofiler_kernel_dispatch_info_t`: five 8-byte ids, two 4-byte
+/// segment sizes, two dim3, 56 bytes of padding.
+pub(super) const SIZE_DISPATCH_INFO: u64 = 128;
+/// `rocprofiler_dispatch_counting_service_data_t`: size, correlation id (internal, external,
+/// ancestor), two timestamps, the dispatch info.
+pub(super) const SIZE_DISPATCH_DATA: u64 = 8 + 24 + 16 + SIZE_DISPATCH_INFO;
+/// `rocprofiler_buffer_tracing_kernel_dispatch_record_t`: size, kind and operation, thread id,
+/// correlation id, two timestamps, the dispatch info.
+pub(super) const SIZE_KERNEL_DISPATCH_RECORD: u64 = 8 + 8 + 8 + 24 + 16 + SIZE_DISPATCH_INFO;
+/// The kernel-symbol registration data: size, kernel and code-object ids, name pointer, kernel
+/// object, seven 4-byte sizes and counts (padded to 8), entry offset, kernel address.
+pub(super) const SIZE_KERNEL_SYMBOL: u64 = 8 * 5 + 32 + 8 + 8;
+/// `rocprofiler_agent_t` (version 0), rounded: agents' `size`.
+pub(super) const SIZE_AGENT: u64 = 512;

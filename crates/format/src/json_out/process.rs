@@ -1,7 +1,10 @@
 //! One process's records as the document writes them: `buffer_records.kernel_dispatch` and
 //! `callback_records.counter_collection` (one per pass), and the `summary` statistics.
 
-use super::kinds::{BUFFER_TRACING_KERNEL_DISPATCH, KERNEL_DISPATCH_COMPLETE};
+use super::kinds::{
+    BUFFER_TRACING_KERNEL_DISPATCH, KERNEL_DISPATCH_COMPLETE, SIZE_DISPATCH_DATA,
+    SIZE_DISPATCH_INFO, SIZE_KERNEL_DISPATCH_RECORD,
+};
 use super::parts::{handle, xyz};
 use super::summary::DomainStats;
 use super::tables::{Agents, Counters, Kernels};
@@ -40,6 +43,7 @@ impl<'a> Process<'a> {
 
     fn dispatch_info(&self, dispatch: &DispatchRecord, facts: &KernelFacts) -> Value {
         json!({
+            "size": SIZE_DISPATCH_INFO,
             "agent_id": handle(self.agents.handle(dispatch.agent_id)),
             "queue_id": handle(dispatch.stream_id),
             "kernel_id": self.kernels.slot(dispatch.kernel_id),
@@ -55,6 +59,7 @@ impl<'a> Process<'a> {
     pub(super) fn kernel_dispatch_json(&self, dispatch: &DispatchRecord) -> Value {
         let facts = kernel_facts(self.run, dispatch);
         let mut trace = json!({
+            "size": SIZE_KERNEL_DISPATCH_RECORD,
             "kind": BUFFER_TRACING_KERNEL_DISPATCH,
             "operation": KERNEL_DISPATCH_COMPLETE,
             "thread_id": dispatch.tid,
@@ -86,6 +91,7 @@ impl<'a> Process<'a> {
             .collect();
         let mut record = json!({
             "dispatch_data": {
+                "size": SIZE_DISPATCH_DATA,
                 "correlation_id": correlation(dispatch),
                 "start_timestamp": dispatch.start_ns,
                 "end_timestamp": dispatch.end_ns,
@@ -118,6 +124,8 @@ impl<'a> Process<'a> {
     }
 }
 
+/// rocprofiler's correlation id: kreplay's (the launch's), no external id, no ancestor (0:
+/// kreplay traces no API call a launch could descend from).
 fn correlation(dispatch: &DispatchRecord) -> Value {
-    json!({ "internal": dispatch.correlation_id, "external": 0 })
+    json!({ "internal": dispatch.correlation_id, "external": 0, "ancestor": 0 })
 }

@@ -1,9 +1,9 @@
 //! The lists of a process object that records refer to by handle: `agents`, `counters` and
 //! `kernel_symbols`, each with the handles of its entries.
 
-use super::kinds::AGENT_TYPE_GPU;
-use super::parts::handle;
-use crate::naming::{metric_block, vendor_for_chip};
+use super::kinds::{AGENT_TYPE_GPU, SIZE_AGENT, SIZE_KERNEL_SYMBOL};
+use super::parts::{handle, xyz};
+use crate::naming::{metric_block, truncated_name, vendor_for_chip};
 use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
 use crate::run::ProcessRun;
 use serde_json::{json, Value};
@@ -56,29 +56,91 @@ impl<'a> Agents<'a> {
     pub(super) fn entries(&self) -> impl Iterator<Item = Value> + '_ {
         self.ids.iter().map(|id| {
             let agent = self.described.get(id).copied();
-            let text = |field: fn(&AgentInfo) -> &str| agent.map_or("", |a| field(a));
-            json!({
-                "id": handle(self.handle(*id)),
-                "node_id": id,
-                "logical_node_id": id,
-                "type": AGENT_TYPE_GPU,
-                "name": text(|a| &a.chip),
-                "product_name": text(|a| &a.name),
-                "model_name": text(|a| &a.name),
-                "vendor_name": agent.map_or("", |a| vendor_for_chip(&a.chip)),
-                "cu_count": agent.map_or(0, |a| a.sm_count),
-                "simd_count": agent.map_or(0, |a| a.simd_count()),
-                "simd_per_cu": agent.map_or(0, |a| if a.sm_count > 0 { AgentInfo::SIMDS_PER_SM } else { 0 }),
-                "max_waves_per_cu": agent.map_or(0, |a| a.max_warps_per_sm()),
-                "max_waves_per_simd": agent.map_or(0, |a| a.max_warps_per_simd()),
-                "lds_size_in_kb": agent.map_or(0, |a| a.shared_memory_per_sm_bytes / 1024),
-                "num_xcc": agent.map_or(0, |_| 1),
-                "wave_front_size": 32,
-                "local_mem_size": agent.map_or(0, |a| a.global_memory_bytes),
-                "pci_location": text(|a| &a.pci_location),
-            })
+            let mut entry = agent_json(agent);
+            entry["id"] = handle(self.handle(*id));
+            for key in [
+                "node_id",
+                "logical_node_id",
+                "logical_node_type_id",
+                "gpu_id",
+            ] {
+                entry[key] = json!(id);
+            }
+            entry
         })
     }
+}
+
+/// An agent's fields, rocprofiler's `rocprofiler_agent_t` as rocprofv3 writes it (and the
+/// agent_info.csv columns): those with an NVIDIA equivalent filled, AMD-only ones 0, CUDA's
+/// launch limits (1024 threads per block, grid 2^31-1 × 65535 × 65535 blocks) for every GPU
+/// CUDA 13 supports. Without a description (an agent only dispatches name), names are empty and
+/// numbers 0.
+fn agent_json(agent: Option<&AgentInfo>) -> Value {
+    let text = |field: fn(&AgentInfo) -> &str| agent.map_or("", |a| field(a));
+    let number = |field: fn(&AgentInfo) -> u64| agent.map_or(0, field);
+    let (domain, location_id) = agent.map_or((0, 0), |a| a.pci_domain_and_location());
+    let mut entry = json!({
+        "size": SIZE_AGENT,
+        "type": AGENT_TYPE_GPU,
+        "name": text(|a| &a.chip),
+        "product_name": text(|a| &a.name),
+        "model_name": text(|a| &a.name),
+        "vendor_name": agent.map_or("", |a| vendor_for_chip(&a.chip)),
+        "cu_count": number(|a| a.sm_count.into()),
+        "simd_count": number(|a| a.simd_count().into()),
+        "simd_per_cu": number(|a| if a.sm_count > 0 { AgentInfo::SIMDS_PER_SM.into() } else { 0 }),
+        "max_waves_per_cu": number(|a| a.max_warps_per_sm().into()),
+        "max_waves_per_simd": number(|a| a.max_warps_per_simd().into()),
+        "lds_size_in_kb": number(|a| (a.shared_memory_per_sm_bytes / 1024).into()),
+        "num_xcc": number(|_| 1),
+        "wave_front_size": 32,
+        "local_mem_size": number(|a| a.global_memory_bytes),
+        "pci_location": text(|a| &a.pci_location),
+        "vendor_id": number(|_| AgentInfo::PCI_VENDOR_ID.into()),
+        "location_id": location_id,
+        "domain": domain,
+        "workgroup_max_size": number(|_| 1024),
+        "workgroup_max_dim": xyz([number(|_| 1024), number(|_| 1024), number(|_| 64)]),
+        "grid_max_dim": xyz([number(|_| 2_147_483_647), number(|_| 65_535), number(|_| 65_535)]),
+        "grid_max_size": number(|_| u64::from(u32::MAX)),
+        "runtime_visibility": { "hsa": 0, "hip": 0, "rccl": 0, "rocdecode": 0 },
+        "uuid": "",
+    });
+    // rocprofiler's AMD-only fields: no NVIDIA equivalent the driver reports.
+    for key in [
+        "cpu_cores_count",
+        "cpu_core_id_base",
+        "simd_id_base",
+        "gds_size_in_kb",
+        "num_gws",
+        "array_count",
+        "num_shader_banks",
+        "simd_arrays_per_engine",
+        "cu_per_simd_array",
+        "max_slots_scratch_cu",
+        "gfx_target_version",
+        "device_id",
+        "drm_render_minor",
+        "num_sdma_engines",
+        "num_sdma_xgmi_engines",
+        "num_sdma_queues_per_engine",
+        "num_cp_queues",
+        "max_engine_clk_ccompute",
+        "max_engine_clk_fcompute",
+        "sdma_fw_version",
+        "fw_version",
+        "capability",
+        "cu_per_engine",
+        "family_id",
+        "hive_id",
+        "mem_banks_count",
+        "caches_count",
+        "io_links_count",
+    ] {
+        entry[key] = json!(0);
+    }
+    entry
 }
 
 /// Counter names of a process in a stable order: the declared counters first, then any name that
@@ -220,8 +282,13 @@ fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>) -> Value {
     let number = |field: fn(&KernelSymbol) -> u32| kernel.map_or(0, field);
     let demangled = kernel.map_or("", |k| k.demangled_name.as_str());
     json!({
+        "size": SIZE_KERNEL_SYMBOL,
         "kernel_id": if kernel.is_some() { slot } else { 0 },
         "code_object_id": 0,
+        // CUDA does not report these: placeholders (0).
+        "kernarg_segment_alignment": 0,
+        "kernel_code_entry_byte_offset": 0,
+        "kernel_address": handle(0),
         "kernel_name": kernel.map_or("", |k| k.mangled_name.as_str()),
         "formatted_kernel_name": demangled,
         "demangled_kernel_name": demangled,
@@ -234,9 +301,4 @@ fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>) -> Value {
         "accum_vgpr_count": 0,
         "sgpr_count": 0,
     })
-}
-
-/// rocprofv3's truncated name: the demangled name without its argument list.
-fn truncated_name(demangled: &str) -> &str {
-    demangled.split('(').next().unwrap_or(demangled)
 }

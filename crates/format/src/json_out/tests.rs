@@ -168,22 +168,22 @@ fn a_small_run_is_written_byte_for_byte() {
     .unwrap();
     let dispatch_info = |id: u64| {
         format!(
-            r#"{{"agent_id":{{"handle":1}},"dispatch_id":{id},"grid_size":{{"x":{},"y":1,"z":1}},"group_segment_size":576,"kernel_id":1,"private_segment_size":8,"queue_id":{{"handle":7}},"workgroup_size":{{"x":32,"y":1,"z":1}}}}"#,
+            r#"{{"agent_id":{{"handle":1}},"dispatch_id":{id},"grid_size":{{"x":{},"y":1,"z":1}},"group_segment_size":576,"kernel_id":1,"private_segment_size":8,"queue_id":{{"handle":7}},"size":128,"workgroup_size":{{"x":32,"y":1,"z":1}}}}"#,
             if id == 1 { 64 } else { 32 }
         )
     };
     let expected = [
-        r#"{"rocprofiler-sdk-tool":[{"agents":[{"cu_count":132,"id":{"handle":1},"lds_size_in_kb":228,"local_mem_size":1073741824,"logical_node_id":0,"max_waves_per_cu":64,"max_waves_per_simd":16,"model_name":"NVIDIA H200","name":"GH100","node_id":0,"num_xcc":1,"pci_location":"0000:1b:00","product_name":"NVIDIA H200","simd_count":528,"simd_per_cu":4,"type":2,"vendor_name":"NVIDIA","wave_front_size":32}],"#.to_string(),
+        r#"{"rocprofiler-sdk-tool":[{"agents":[{"array_count":0,"caches_count":0,"capability":0,"cpu_core_id_base":0,"cpu_cores_count":0,"cu_count":132,"cu_per_engine":0,"cu_per_simd_array":0,"device_id":0,"domain":0,"drm_render_minor":0,"family_id":0,"fw_version":0,"gds_size_in_kb":0,"gfx_target_version":0,"gpu_id":0,"grid_max_dim":{"x":2147483647,"y":65535,"z":65535},"grid_max_size":4294967295,"hive_id":0,"id":{"handle":1},"io_links_count":0,"lds_size_in_kb":228,"local_mem_size":1073741824,"location_id":6912,"logical_node_id":0,"logical_node_type_id":0,"max_engine_clk_ccompute":0,"max_engine_clk_fcompute":0,"max_slots_scratch_cu":0,"max_waves_per_cu":64,"max_waves_per_simd":16,"mem_banks_count":0,"model_name":"NVIDIA H200","name":"GH100","node_id":0,"num_cp_queues":0,"num_gws":0,"num_sdma_engines":0,"num_sdma_queues_per_engine":0,"num_sdma_xgmi_engines":0,"num_shader_banks":0,"num_xcc":1,"pci_location":"0000:1b:00","product_name":"NVIDIA H200","runtime_visibility":{"hip":0,"hsa":0,"rccl":0,"rocdecode":0},"sdma_fw_version":0,"simd_arrays_per_engine":0,"simd_count":528,"simd_id_base":0,"simd_per_cu":4,"size":512,"type":2,"uuid":"","vendor_id":4318,"vendor_name":"NVIDIA","wave_front_size":32,"workgroup_max_dim":{"x":1024,"y":1024,"z":64},"workgroup_max_size":1024}],"#.to_string(),
         r#""buffer_records":{"hip_api":[],"hsa_api":[],"kernel_dispatch":["#.to_string(),
-        format!(r#"{{"correlation_id":{{"external":0,"internal":101}},"dispatch_info":{},"end_timestamp":6050,"kind":11,"operation":2,"replay_pass":0,"start_timestamp":6000,"stream_id":{{"handle":7}},"thread_id":5}},"#, dispatch_info(1)),
-        format!(r#"{{"correlation_id":{{"external":0,"internal":102}},"dispatch_info":{},"end_timestamp":7070,"kind":11,"operation":2,"replay_pass":0,"start_timestamp":7000,"stream_id":{{"handle":7}},"thread_id":5}}],"#, dispatch_info(2)),
+        format!(r#"{{"correlation_id":{{"ancestor":0,"external":0,"internal":101}},"dispatch_info":{},"end_timestamp":6050,"kind":11,"operation":2,"replay_pass":0,"size":192,"start_timestamp":6000,"stream_id":{{"handle":7}},"thread_id":5}},"#, dispatch_info(1)),
+        format!(r#"{{"correlation_id":{{"ancestor":0,"external":0,"internal":102}},"dispatch_info":{},"end_timestamp":7070,"kind":11,"operation":2,"replay_pass":0,"size":192,"start_timestamp":7000,"stream_id":{{"handle":7}},"thread_id":5}}],"#, dispatch_info(2)),
         r#""marker_api":[],"memory_allocation":[],"memory_copy":[],"pc_sample_host_trap":[],"pc_sample_stochastic":[],"rccl_api":[],"rocdecode_api":[],"rocjpeg_api":[],"scratch_memory":[]},"#.to_string(),
-        format!(r#""callback_records":{{"counter_collection":[{{"accum_vgpr_count":0,"arch_vgpr_count":16,"dispatch_data":{{"correlation_id":{{"external":0,"internal":101}},"dispatch_info":{},"end_timestamp":6050,"start_timestamp":6000}},"lds_block_size_v":576,"records":[{{"counter_id":{{"handle":1}},"value":2.5}}],"replay_pass":0,"sgpr_count":0,"stream_id":{{"handle":7}},"thread_id":5}}]}},"#, dispatch_info(1)),
+        format!(r#""callback_records":{{"counter_collection":[{{"accum_vgpr_count":0,"arch_vgpr_count":16,"dispatch_data":{{"correlation_id":{{"ancestor":0,"external":0,"internal":101}},"dispatch_info":{},"end_timestamp":6050,"size":176,"start_timestamp":6000}},"lds_block_size_v":576,"records":[{{"counter_id":{{"handle":1}},"value":2.5}}],"replay_pass":0,"sgpr_count":0,"stream_id":{{"handle":7}},"thread_id":5}}]}},"#, dispatch_info(1)),
         r#""code_objects":[],"counters":[{"agent_id":{"handle":1},"block":"sm","description":"SQ_WAVES described","dimension_ids":[],"dimensions":[],"expression":"sm__warps_launched.sum","id":{"handle":1},"instances":[],"is_constant":0,"is_derived":0,"name":"SQ_WAVES","units":"warp"}],"host_functions":[],"#.to_string(),
-        r#""kernel_symbols":[{"accum_vgpr_count":0,"arch_vgpr_count":0,"code_object_id":0,"demangled_kernel_name":"","formatted_kernel_name":"","group_segment_size":0,"kernarg_segment_size":0,"kernel_id":0,"kernel_name":"","kernel_object":0,"private_segment_size":0,"sgpr_count":0,"truncated_kernel_name":""},"#.to_string(),
-        r#"{"accum_vgpr_count":0,"arch_vgpr_count":16,"code_object_id":0,"demangled_kernel_name":"k()","formatted_kernel_name":"k()","group_segment_size":64,"kernarg_segment_size":4,"kernel_id":1,"kernel_name":"_Z1kv","kernel_object":1,"private_segment_size":8,"sgpr_count":0,"truncated_kernel_name":"k"}],"#.to_string(),
+        r#""kernel_symbols":[{"accum_vgpr_count":0,"arch_vgpr_count":0,"code_object_id":0,"demangled_kernel_name":"","formatted_kernel_name":"","group_segment_size":0,"kernarg_segment_alignment":0,"kernarg_segment_size":0,"kernel_address":{"handle":0},"kernel_code_entry_byte_offset":0,"kernel_id":0,"kernel_name":"","kernel_object":0,"private_segment_size":0,"sgpr_count":0,"size":88,"truncated_kernel_name":""},"#.to_string(),
+        r#"{"accum_vgpr_count":0,"arch_vgpr_count":16,"code_object_id":0,"demangled_kernel_name":"k()","formatted_kernel_name":"k()","group_segment_size":64,"kernarg_segment_alignment":0,"kernarg_segment_size":4,"kernel_address":{"handle":0},"kernel_code_entry_byte_offset":0,"kernel_id":1,"kernel_name":"_Z1kv","kernel_object":1,"private_segment_size":8,"sgpr_count":0,"size":88,"truncated_kernel_name":"k"}],"#.to_string(),
         r#""kreplay":{"replay_costs":[],"warnings":[]},"#.to_string(),
-        format!(r#""metadata":{{"cache_control":"all","clock_control":"none","command":["./app","--size","1 MiB"],"fini_time":2000,"hostname":"node-a","init_time":{},"pid":4,"ppid":1}},"#, process(4).start_ns),
+        format!(r#""metadata":{{"cache_control":"all","clock_control":"none","command":["./app","--size","1 MiB"],"config":{{"cache_control":"all","clock_control":"none","counter_collection":true,"counters":["SQ_WAVES"],"kernel_replay":true,"kernel_trace":true}},"fini_time":2000,"hostname":"node-a","init_time":{},"node":{{"domain_name":"","hardware_name":"","hash":0,"hostname":"node-a","id":0,"machine_id":"node-a","release":"","system_name":"","version":""}},"pid":4,"ppid":1}},"#, process(4).start_ns),
         format!(r#""strings":{{"att_filenames":[],{},"code_object_snapshot_filenames":[],"correlation_id":{{"external":[]}},"counters":{{"dimension_ids":[]}},"marker_api":[],"pc_sample_comments":[],"pc_sample_instructions":[]}},"#, expected_kind_tables()),
         r#""summary":[{"domain":"KERNEL_DISPATCH","stats":{"count":2,"max":70,"mean":60.0,"min":50,"operations":[{"key":"k()","value":{"count":2,"max":70,"mean":60.0,"min":50,"sqr":7400,"stddev":14.142135623730951,"sum":120,"variance":200.0}}],"sqr":7400,"stddev":14.142135623730951,"sum":120,"variance":200.0}}]}]}"#.to_string(),
     ]
@@ -211,12 +211,17 @@ fn an_empty_process_has_every_list_of_rocprofv3() {
              \"counters\":[],\"host_functions\":[],\"kernel_symbols\":[{{\
              \"accum_vgpr_count\":0,\"arch_vgpr_count\":0,\"code_object_id\":0,\
              \"demangled_kernel_name\":\"\",\"formatted_kernel_name\":\"\",\
-             \"group_segment_size\":0,\"kernarg_segment_size\":0,\"kernel_id\":0,\
+             \"group_segment_size\":0,\"kernarg_segment_alignment\":0,\"kernarg_segment_size\":0,\
+             \"kernel_address\":{{\"handle\":0}},\"kernel_code_entry_byte_offset\":0,\"kernel_id\":0,\
              \"kernel_name\":\"\",\"kernel_object\":0,\"private_segment_size\":0,\
-             \"sgpr_count\":0,\"truncated_kernel_name\":\"\"}}],\"kreplay\":{{\
+             \"sgpr_count\":0,\"size\":88,\"truncated_kernel_name\":\"\"}}],\"kreplay\":{{\
              \"replay_costs\":[],\"warnings\":[]}},\"metadata\":{{\"cache_control\":\"all\",\"clock_control\":\"none\",\"command\":[\"./app\",\
-             \"--size\",\"1 MiB\"],\"fini_time\":0,\"hostname\":\"node-a\",\
-             \"init_time\":{start_ns},\"pid\":3,\"ppid\":1}},\"strings\":{{\
+             \"--size\",\"1 MiB\"],\"config\":{{\"cache_control\":\"all\",\
+             \"clock_control\":\"none\",\"counter_collection\":false,\"counters\":[],\
+             \"kernel_replay\":false,\"kernel_trace\":true}},\"fini_time\":0,\"hostname\":\"node-a\",\
+             \"init_time\":{start_ns},\"node\":{{\"domain_name\":\"\",\"hardware_name\":\"\",\
+             \"hash\":0,\"hostname\":\"node-a\",\"id\":0,\"machine_id\":\"node-a\",\
+             \"release\":\"\",\"system_name\":\"\",\"version\":\"\"}},\"pid\":3,\"ppid\":1}},\"strings\":{{\
              \"att_filenames\":[],{kinds},\"code_object_snapshot_filenames\":[],\
              \"correlation_id\":{{\"external\":[]}},\"counters\":{{\"dimension_ids\":[]}},\
              \"marker_api\":[],\"pc_sample_comments\":[],\"pc_sample_instructions\":[]}},\
@@ -693,7 +698,7 @@ fn json_values_agree_with_the_database() {
     let (_dir, db, json) = json_of(recorded_run(8));
     let conn = rusqlite::Connection::open(&db).unwrap();
     let mut expected: Vec<(u64, Option<u32>, String, f64)> = conn
-        .prepare("SELECT dispatch_id, replay_pass, counter_name, value FROM counters_collection ORDER BY id")
+        .prepare("SELECT dispatch_id, replay_pass, counter_name, value FROM kreplay_pass_counters ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
