@@ -395,6 +395,14 @@ pub trait RecordSink: Send + Sync {
     fn send(&self, record: Record);
     /// Ask for everything sent so far to reach storage, and wait for it (not for application threads).
     fn flush(&self);
+    /// Ask for everything sent so far to reach storage, and wait for it at most `wait`: an
+    /// application thread's way to make what it finished survive a kill without ever being held
+    /// up by a slow disk (past `wait`, the records are stored later, as sent records always are).
+    /// The default waits for [`Self::flush`].
+    fn commit_within(&self, wait: std::time::Duration) {
+        let _ = wait;
+        self.flush();
+    }
     /// The process is ending: store everything sent so far and release the storage (for the
     /// database writer: commit, leave a single self-contained file, end the writer thread).
     /// Records sent afterwards may be dropped. For a sink held behind `Arc<dyn RecordSink>` in a

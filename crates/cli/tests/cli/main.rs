@@ -5,6 +5,7 @@ mod avail;
 mod command_line;
 mod common;
 mod corpus;
+mod faults;
 mod first_hour;
 mod pftrace;
 mod rocpd_views;

@@ -4,6 +4,7 @@
 use super::*;
 use crate::engine::sys::{current_tid, lock};
 use crate::engine::tickets::{passthrough, Dispatch, TicketKind};
+use crate::lifecycle::InsideTool;
 
 impl<K: Backend> Engine<K> {
     /// Before the application's own launch. See the module documentation.
@@ -12,6 +13,15 @@ impl<K: Backend> Engine<K> {
         backend: &mut B,
         info: &DispatchInfo,
     ) -> LaunchTicket {
+        // First: a signal from here on waits until the launch's exit (`lifecycle`), when its
+        // window is parked and the finish can close it.
+        let inside = InsideTool::enter();
+        let mut ticket = self.decide_launch(backend, info);
+        ticket.inside = Some(inside);
+        ticket
+    }
+
+    fn decide_launch<B: DeviceOf<K>>(&self, backend: &mut B, info: &DispatchInfo) -> LaunchTicket {
         if info.kind == LaunchKind::StreamCapture {
             // Captured launches do not execute: nothing to measure or replay. Say so once
             // when the policy would have replayed it. The backend is not asked anything: device
@@ -128,7 +138,12 @@ impl<K: Backend> Engine<K> {
         ticket: LaunchTicket,
         launch: &K::Launch,
     ) {
-        match ticket.kind {
+        // `_inside` drops last: a deferred signal is delivered once the window is parked.
+        let LaunchTicket {
+            kind,
+            inside: _inside,
+        } = ticket;
+        match kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Member(member) => self.unit_member_exit(backend, member, launch),
             TicketKind::Once(once) => self.finish_once(backend, once),
@@ -138,7 +153,11 @@ impl<K: Backend> Engine<K> {
     /// The application's launch did not execute (the driver refused it): nothing is measured,
     /// recorded or replayed for it, and the window it held is released.
     pub fn launch_failed<B: DeviceOf<K>>(&self, backend: &mut B, ticket: LaunchTicket) {
-        match ticket.kind {
+        let LaunchTicket {
+            kind,
+            inside: _inside,
+        } = ticket;
+        match kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
                 let device = once.dispatch.info.device;

@@ -72,6 +72,7 @@ impl<K: Backend> Engine<K> {
                 started,
                 _fence: fence,
             }),
+            inside: None,
         }
     }
 
@@ -135,6 +136,7 @@ impl<K: Backend> Engine<K> {
                 started,
                 _fence: fence,
             }),
+            inside: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::backend::{DeviceId, DispatchInfo};
 use crate::gate::{GateFence, ReplayGate};
+use crate::lifecycle::InsideTool;
 use crate::sdk::PolicyDispatch;
 use kreplay_format::ReplayOutcome;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,8 @@ use std::time::Instant;
 #[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
 pub struct LaunchTicket {
     pub(super) kind: TicketKind,
+    /// The launch's span inside the tool (set by `launch_enter`): a signal waits for its end.
+    pub(super) inside: Option<InsideTool>,
 }
 
 pub(super) enum TicketKind {
@@ -80,6 +83,8 @@ impl LaunchTicket {
 pub struct CallGuard {
     pub(super) fence: FenceGuard,
     pub(super) capture: Option<PendingWrite>,
+    /// The call's span inside the tool: a signal waits for its end.
+    pub(super) inside: InsideTool,
 }
 
 /// Device memory a call writes, captured at its exit for the open unit's later executions.
@@ -101,6 +106,7 @@ impl CallGuard {
 pub(super) fn passthrough(fence: FenceGuard) -> LaunchTicket {
     LaunchTicket {
         kind: TicketKind::Passthrough { _fence: fence },
+        inside: None,
     }
 }
 

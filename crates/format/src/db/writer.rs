@@ -37,7 +37,7 @@ enum WriterMessage {
 /// The per-process database written as data arrives; the [`RecordSink`] of a profiled process.
 ///
 /// `send` never blocks on I/O: it queues the record for the writer thread. `flush` waits until
-/// everything sent before it is committed. Dropping the writer without [`DbWriter::finish`]
+/// everything sent before it is committed; `commit_within` waits for that at most a given time. Dropping the writer without [`DbWriter::finish`]
 /// still commits everything queued (and waits for it); `finish` also reports errors.
 pub struct DbWriter {
     sender: Sender<WriterMessage>,
@@ -156,6 +156,18 @@ impl RecordSink for DbWriter {
         if self.sender.send(WriterMessage::Flush(done)).is_ok() {
             // Err means the thread ended (its sender was dropped): nothing more to wait for.
             let _ = wait.recv();
+        }
+    }
+
+    fn commit_within(&self, wait: Duration) {
+        if !self.in_owner() {
+            return;
+        }
+        let (done, committed) = crossbeam_channel::bounded(1);
+        if self.sender.send(WriterMessage::Flush(done)).is_ok() {
+            // A timeout leaves the commit to the writer thread (its answer then finds no one:
+            // the channel holds one, so it never blocks).
+            let _ = committed.recv_timeout(wait);
         }
     }
 

@@ -3,7 +3,8 @@
 use kreplay_sim::workload::WorkloadOptions;
 
 pub(crate) const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] \
-[--devices N] [--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N]";
+[--devices N] [--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N] \
+[--until-signal]";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,9 @@ pub(crate) struct AppOptions {
     pub(crate) host_staging: Option<u64>,
     /// A signal the app ends by after the workload (tests the records kept at a signal).
     pub(crate) end_by_signal: Option<u32>,
+    /// Launches on after the workload until a signal ends the app (tests signals sent to it
+    /// or to kreplay while a replay window is open).
+    pub(crate) until_signal: bool,
 }
 
 pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, String> {
@@ -30,6 +34,7 @@ pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Ap
         device_memory: None,
         host_staging: None,
         end_by_signal: None,
+        until_signal: false,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -39,6 +44,10 @@ pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Ap
         };
         if flag == "-h" || flag == "--help" {
             return Ok(None);
+        }
+        if arg == "--until-signal" {
+            options.until_signal = true;
+            continue;
         }
         // Counts of work must be positive; iterations, the stall point and sizes may be 0.
         let zero_allowed = match flag.as_str() {
@@ -115,6 +124,7 @@ mod tests {
         assert_eq!(options.device_memory, Some(8 << 30));
         assert!(parse(&["--threads", "8589934592"]).is_err());
         assert_eq!(parse(&["--help"]).unwrap(), None);
+        assert!(parse(&["--until-signal"]).unwrap().unwrap().until_signal);
     }
 
     #[test]
