@@ -161,5 +161,8 @@ impl SimRuntime {
     }
 }
 
+mod graph;
 mod launch;
 mod memory;
+
+pub use graph::GraphNode;
