@@ -6,9 +6,11 @@ mod descriptions;
 mod events;
 mod file;
 mod inserter;
+mod markers;
 mod merged;
 mod process_rows;
 mod read;
+mod read_markers;
 mod writer;
 
 pub use merged::write_rocpd;
@@ -17,5 +19,7 @@ pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_markers;
 #[cfg(test)]
 mod tests_passes;
