@@ -85,6 +85,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
         // The application reads its own environment's (kreplay's, inherited).
         switches: Default::default(),
         launcher: Default::default(),
+        marker_trace: false,
     }
 }
 
