@@ -163,6 +163,7 @@ impl SimRuntime {
 
 mod graph;
 mod launch;
+mod markers;
 mod memory;
 
 pub use graph::GraphNode;

@@ -129,6 +129,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         size: launcher_rank(SIZE_VARIABLES, |name| std::env::var(name).ok()),
         cache_control: config.cache_control,
         sections: Vec::new(),
+        kernel_rename: false,
     });
     engine.register_counters(counter_infos(&config));
 
@@ -164,7 +165,14 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         kreplay_core::lifecycle::Endings::Signals,
         runtime.finisher(),
     );
+    // A start/end range around the workload, ended on another thread than the one that
+    // started it (NVTX allows it; recorded under --marker-trace).
+    let workload_range = runtime.range_start("workload");
     let outcomes = workload::run_threads(&runtime, sizes, threads);
+    std::thread::scope(|scope| {
+        let mut other = runtime.share();
+        scope.spawn(move || other.range_end(workload_range));
+    });
     if until_signal {
         launch_until_signalled(&mut runtime, sizes)?;
     }
