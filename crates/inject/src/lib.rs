@@ -29,7 +29,9 @@ pub extern "C" fn InitializeInjection() -> c_int {
 /// # Safety
 /// Called by NVTX, with the function it passes every injection (`get_export_table`).
 #[no_mangle]
-pub unsafe extern "C" fn InitializeInjectionNvtx2(get_export_table: *const std::ffi::c_void) -> c_int {
+pub unsafe extern "C" fn InitializeInjectionNvtx2(
+    get_export_table: *const std::ffi::c_void,
+) -> c_int {
     use kreplay_intercept::say;
     // SAFETY: NVTX's own argument, passed on unchanged.
     let forwarded = catch_unwind(AssertUnwindSafe(|| unsafe {

@@ -15,6 +15,10 @@
 //! record collected so far and abort with a one-line message. `--device-memory BYTES` and
 //! `--host-staging BYTES` size the device's memory and its host staging (1 GiB and 4 GiB by
 //! default), to drive snapshots to host staging or to the too-large decline.
+//! The workload marks its phases with NVTX-style ranges and a mark (`workload::run`), and the app
+//! a start/end range `workload` around it, ended on another thread: recorded under
+//! `--marker-trace`.
+//!
 //! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
 //! run, with its last replay window still open: what it recorded must still reach the output.
 
