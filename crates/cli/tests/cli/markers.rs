@@ -199,3 +199,44 @@ fn marker_trace_alone_is_a_run_and_other_tracing_is_still_refused() {
         "-r/--runtime-trace: kreplay traces kernel dispatches and NVTX markers only",
     );
 }
+
+#[test]
+fn every_thread_records_its_own_ranges_and_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = sim_app();
+    let out = kreplay(
+        dir.path(),
+        &[
+            "--kernel-trace",
+            "--marker-trace",
+            "-d",
+            "T",
+            "-o",
+            "t",
+            "--",
+            app.to_str().unwrap(),
+            "--threads",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let db = dir.path().join("T/t_results.db");
+    // Each workload thread has its iterations, each with its phases.
+    let per_thread = query(
+        &db,
+        "SELECT tid, COUNT(*) FROM regions WHERE json_extract(extdata, '$.message') LIKE 'iteration %' GROUP BY tid",
+    );
+    assert_eq!(per_thread.len(), 2, "{per_thread:?}");
+    assert!(per_thread.iter().all(|r| r[1] == ITERATIONS));
+    // A dispatch's stack is its own thread's: no dispatch sees the other thread's phases.
+    let stacks = query(
+        &db,
+        "SELECT T.tid, json_extract(K.extdata, '$.ranges') FROM rocpd_kernel_dispatch K
+         JOIN rocpd_info_thread T ON T.id = K.tid",
+    );
+    assert!(stacks.len() >= 2 * 3 * ITERATIONS, "{stacks:?}");
+    for row in &stacks {
+        let stack: Vec<String> = serde_json::from_str(row[1].as_str().unwrap()).unwrap();
+        assert!(stack.len() <= 2, "one thread's ranges only: {stack:?}");
+    }
+}
