@@ -156,6 +156,31 @@ fn every_dispatch_carries_its_range_stack_and_kernel_rename_names_it_by_the_inne
     );
     // --kernel-rename needs the ranges: it records them as --marker-trace does.
     assert!(d.join("out_marker_api_trace.csv").is_file());
+    // The database keeps both: `kreplay convert` writes the same renamed rows and markers.
+    let out = kreplay(
+        renamed.path(),
+        &[
+            "convert",
+            "-i",
+            "DIR/out_results.db",
+            "-f",
+            "csv",
+            "-d",
+            "C",
+            "-o",
+            "c",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let converted = renamed.path().join("C");
+    assert_eq!(
+        std::fs::read_to_string(converted.join("c_counter_collection.csv")).unwrap(),
+        trace
+    );
+    assert_eq!(
+        std::fs::read_to_string(converted.join("c_marker_api_trace.csv")).unwrap(),
+        std::fs::read_to_string(d.join("out_marker_api_trace.csv")).unwrap()
+    );
 }
 
 #[test]
