@@ -114,3 +114,31 @@ fn markers_are_rocpd_regions_and_samples_and_read_back() {
     assert_eq!(back.processes.len(), 2);
     assert!(back.processes.iter().all(|p| p.markers.len() == 4));
 }
+
+#[test]
+fn markers_read_back_page_after_page_in_the_order_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.db");
+    let writer = DbWriter::create(&path, || {}).unwrap();
+    writer.send(Record::Process(process(3)));
+    // More than a page (4096), ranges and marks interleaved.
+    for id in 1..=4500u64 {
+        let kind = if id % 3 == 0 {
+            crate::markers::MarkerKind::Mark
+        } else {
+            crate::markers::MarkerKind::PushPop
+        };
+        let end = if id % 3 == 0 { id * 10 } else { id * 10 + 5 };
+        writer.send(Record::Marker(marker(
+            id,
+            kind,
+            &format!("m{id}"),
+            4,
+            (id * 10, end),
+        )));
+    }
+    writer.finish().unwrap();
+    let read = read_databases(std::slice::from_ref(&path)).unwrap();
+    let ids: Vec<u64> = read.processes[0].markers.iter().map(|m| m.id).collect();
+    assert_eq!(ids, (1..=4500).collect::<Vec<_>>());
+}
