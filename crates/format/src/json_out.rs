@@ -59,6 +59,7 @@
 //!
 //! The document is streamed, one array element at a time.
 
+mod code_objects;
 mod document;
 mod kinds;
 mod parts;
@@ -72,3 +73,5 @@ pub use read::{read_json_counter_records, JsonCounterRecord};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_code_objects;
