@@ -7,12 +7,24 @@
 //! of its own, as a code object is per agent in rocprofv3. A kernel is looked up by its device
 //! and mangled name (the latest load defining it wins), then by name alone; 0 when no loaded
 //! image names it (a PTX or fat-binary image whose symbols could not be read).
+//!
+//! The tool's own modules (the L2 flush's kernels, `crate::flush`) are loaded in the process
+//! too; they are not the application's and are not recorded ([`is_tools_own`]).
 
 use kreplay_core::backend::DeviceId;
 use kreplay_cuda::lock;
 use kreplay_format::CodeObject;
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// The prefix of every kernel of the tool's own modules.
+const TOOL_KERNEL_PREFIX: &str = "kreplay_";
+
+/// Whether a loaded image defining `kernels` is one of the tool's own modules: it defines
+/// kernels, all of them the tool's.
+pub fn is_tools_own(kernels: &[String]) -> bool {
+    !kernels.is_empty() && kernels.iter().all(|k| k.starts_with(TOOL_KERNEL_PREFIX))
+}
 
 #[derive(Default)]
 struct Known {
@@ -100,5 +112,20 @@ mod tests {
         // Launched on a device whose load is not known: the latest load of the name.
         assert_eq!(objects.of_kernel(2, "_Z1cv"), 2);
         assert_eq!(objects.of_kernel(0, "_Z1zv"), 0);
+    }
+
+    #[test]
+    fn the_tools_flush_module_is_its_own() {
+        let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(is_tools_own(&names(&[
+            "kreplay_l2_touch",
+            "kreplay_l2_discard",
+            "kreplay_l2_flush"
+        ])));
+        assert!(!is_tools_own(&names(&["kreplay_l2_touch", "_Z1av"])));
+        assert!(
+            !is_tools_own(&[]),
+            "an unreadable image is the application's"
+        );
     }
 }

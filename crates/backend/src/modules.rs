@@ -74,7 +74,7 @@ impl KernelRegistry {
 
     /// A module was loaded onto `device` from `image`, defining `kernels` (mangled names, empty
     /// when its symbols could not be read): recorded as the process's next code object, which
-    /// those kernels' symbols name when they are registered.
+    /// those kernels' symbols name when they are registered; the tool's own modules are not.
     pub fn module_loaded(
         &self,
         engine: &CudaEngine,
@@ -82,6 +82,9 @@ impl KernelRegistry {
         image: &[u8],
         kernels: &[String],
     ) {
+        if crate::code_objects::is_tools_own(kernels) {
+            return;
+        }
         let object = self
             .code_objects
             .loaded(device, std::process::id(), image, kernels);
