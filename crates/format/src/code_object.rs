@@ -16,7 +16,8 @@ pub struct CodeObject {
     /// module: the driver is handed bytes) [`memory_uri`]'s
     /// `memory://<pid>#offset=0x<address>&size=<bytes>`.
     pub uri: String,
-    /// The image's host address and size, bytes.
+    /// The image's host address (on a GPU, where CUPTI's module-loaded callback hands it over)
+    /// and its size, bytes.
     pub memory_base: u64,
     pub memory_size: u64,
     /// Where the code sits in device memory and how large it is there; CUDA does not say:
