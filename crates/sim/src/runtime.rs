@@ -162,6 +162,9 @@ impl SimRuntime {
     }
 }
 
+mod graph;
 mod launch;
 mod memory;
 pub mod module;
+
+pub use graph::GraphNode;

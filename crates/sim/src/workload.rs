@@ -3,15 +3,16 @@
 //! Each iteration updates buffers in place (so a missing restore compounds and shows), copies a
 //! value device → host → device, bumps a module-variable launch counter, mixes a buffer with
 //! its neighbours, adds one buffer into another (a kernel reading another's output) and
-//! increments managed memory. After the loop a graph launch runs (declined by replay: it runs
-//! once), a launch is recorded into a stream capture (it never executes), and a last kernel
-//! consumes the graph's output.
+//! increments managed memory. After the loop a graph is launched (two kernel nodes, replayed like
+//! any launch when counters are collected, around a memcpy and a memset node, which run once),
+//! a launch is recorded into a stream capture (it never executes), and a last kernel consumes
+//! the graph's output.
 //!
 //! Managed memory is snapshotted and restored between replay passes like device memory, so the
 //! verification compares it too: every buffer must match a single execution.
 
 use crate::device::SimError;
-use crate::runtime::SimRuntime;
+use crate::runtime::{GraphNode, SimRuntime};
 use kreplay_core::backend::{AllocKind, DeviceId};
 
 mod kernels;
@@ -65,9 +66,21 @@ pub fn run(
         runtime.launch(&launch(&mix, n, vec![c, n64]))?;
         runtime.launch(&launch(&touch, n, vec![managed, n64]))?;
     }
+    // A graph: two kernel nodes around a memcpy and a memset node, whose writes the second
+    // kernel reads.
     runtime.launch_graph(&[
-        launch(&scale_add, n, vec![d, n64, 5, 7]),
-        launch(&accumulate, n, vec![d, a, n64]),
+        GraphNode::Kernel(launch(&scale_add, n, vec![d, n64, 5, 7])),
+        GraphNode::Copy {
+            dst: c,
+            src: d,
+            bytes,
+        },
+        GraphNode::Fill {
+            dst: a,
+            value: 7,
+            count: 1,
+        },
+        GraphNode::Kernel(launch(&accumulate, n, vec![d, a, n64])),
     ])?;
     // Captured, never executed: must leave `a` untouched.
     runtime.capture(&launch(&scale_add, n, vec![a, n64, 0, 0]));

@@ -12,6 +12,7 @@ mod pftrace;
 mod rocpd_views;
 mod rocprofv3_validators;
 mod sections;
+mod sim_graph;
 mod sim_replay;
 mod sim_window;
 mod stats;

@@ -71,27 +71,8 @@ impl<K: Backend> Engine<K> {
             tid: current_tid(),
         };
         let view = dispatch.policy_view();
-        // A graph launch that would be measured (a group for its pass 0), on a backend that
-        // cannot measure one: in no mode (see the notice). Without a group it goes the ordinary
-        // way (timestamps with --kernel-trace, else nothing).
-        let unmeasurable = (info.kind == LaunchKind::Graph
-            && self.policy.pass_group(&view, 0).is_some())
-        .then(|| backend.graph_launch_unmeasurable(info.device))
-        .flatten();
-        if let Some(why) = unmeasurable {
-            self.notices.once(
-                "graph-unmeasured",
-                &format!("graph launches are not replayed or measured; they run once with timestamps only ({why})"),
-                self.sink.as_ref(),
-                self.options.logger.as_ref(),
-            );
-            return self.once(
-                backend,
-                dispatch,
-                ReplayOutcome::DeclinedGraphLaunch,
-                None,
-                0,
-            );
+        if info.kind == LaunchKind::Graph {
+            return self.graph_launch(backend, dispatch);
         }
         let total = match self.policy.pass_count(&view) {
             PassCount::Passes(1) if self.spans_executions(backend, &view) => Some(1),
@@ -114,14 +95,14 @@ impl<K: Backend> Engine<K> {
         };
 
         let declined = match info.kind {
-            LaunchKind::Graph => Some(ReplayOutcome::DeclinedGraphLaunch),
             LaunchKind::MultiDevice => Some(ReplayOutcome::DeclinedMultiDevice),
             LaunchKind::DevicePrintf => Some(ReplayOutcome::DeclinedDevicePrintf),
             LaunchKind::DeviceHeap => Some(ReplayOutcome::DeclinedDeviceHeap),
             LaunchKind::Collective => Some(ReplayOutcome::DeclinedCollective),
             LaunchKind::PageableHost => Some(ReplayOutcome::DeclinedPageableHost),
             LaunchKind::PeerMemory => Some(ReplayOutcome::DeclinedPeerMemory),
-            LaunchKind::Kernel | LaunchKind::StreamCapture => None,
+            // (A graph launch was decided above.)
+            LaunchKind::Kernel | LaunchKind::StreamCapture | LaunchKind::Graph => None,
         };
         if let Some(outcome) = declined {
             self.decline_notice(outcome);
@@ -129,6 +110,32 @@ impl<K: Backend> Engine<K> {
             return self.once(backend, dispatch, outcome, group, 0);
         }
         self.unit_member_enter(backend, dispatch, total)
+    }
+
+    /// A graph launch that reaches the engine runs whole (a backend runs a graph's nodes as
+    /// launches and calls of their own where it can: the CUDA backend's interception, the
+    /// reference device's runtime), and a graph launch is never measured or replayed as one
+    /// dispatch: CUPTI's range profiler fails its range and every range after it. One that would
+    /// be measured or replayed runs once with timestamps only, said once; any other runs once
+    /// the ordinary way (timestamps with --kernel-trace, else nothing).
+    fn graph_launch<B: DeviceOf<K>>(&self, backend: &mut B, dispatch: Dispatch) -> LaunchTicket {
+        let view = dispatch.policy_view();
+        let measured = self.policy.pass_group(&view, 0).is_some()
+            || wants_replay(self.policy.pass_count(&view));
+        if !measured {
+            return self.once(backend, dispatch, ReplayOutcome::SinglePass, None, 0);
+        }
+        self.notice(
+            "graph-unmeasured",
+            "a graph launch that runs whole is neither replayed nor measured; it runs once with timestamps only (a graph launch cannot be measured as one dispatch: graphs run node by node unless KREPLAY_GRAPH_NODES=0, or a warning said why one runs whole)",
+        );
+        self.once(
+            backend,
+            dispatch,
+            ReplayOutcome::DeclinedGraphLaunch,
+            None,
+            0,
+        )
     }
 
     /// After the application's own launch. See the module documentation.

@@ -1,5 +1,5 @@
-//! The application's launches (a kernel, a graph, a launch recorded into a stream capture),
-//! each between the engine's `launch_enter` and `launch_exit`.
+//! The application's launches (a kernel, a launch recorded into a stream capture), each
+//! between the engine's `launch_enter` and `launch_exit`; graph launches are in `graph`.
 
 use crate::device::{SimError, SimKernel, SimLaunch};
 use crate::runtime::{SimEngine, SimRuntime};
@@ -9,12 +9,7 @@ use kreplay_format::KernelSymbol;
 impl SimRuntime {
     /// Launches one kernel.
     pub fn launch(&mut self, launch: &SimLaunch) -> Result<(), SimError> {
-        self.launch_as(LaunchKind::Kernel, std::slice::from_ref(launch))
-    }
-
-    /// Launches a graph of kernels, executed in order as one launch (never replayed).
-    pub fn launch_graph(&mut self, nodes: &[SimLaunch]) -> Result<(), SimError> {
-        self.launch_as(LaunchKind::Graph, nodes)
+        self.launch_as(LaunchKind::Kernel, launch)
     }
 
     /// Records `launch` into a stream capture: nothing executes (the capture is never
@@ -27,46 +22,65 @@ impl SimRuntime {
             device: self.current,
             ..launch.clone()
         };
-        let info = self.dispatch_info(LaunchKind::StreamCapture, &launch);
+        let correlation_id = self.next_correlation();
+        let info = self.dispatch_info(LaunchKind::StreamCapture, &launch, correlation_id);
         let ticket = engine.launch_enter(&mut self.device, &info);
         engine.launch_exit(&mut self.device, ticket, &launch);
     }
 
+    /// Launches one kernel as a launch of `kind` (what the CUDA backend would classify it as).
     pub(crate) fn launch_as(
         &mut self,
         kind: LaunchKind,
-        nodes: &[SimLaunch],
+        launch: &SimLaunch,
     ) -> Result<(), SimError> {
-        // On the current device.
-        let nodes: Vec<SimLaunch> = nodes
-            .iter()
-            .map(|n| SimLaunch {
-                device: self.current,
-                ..n.clone()
+        let correlation_id = self.next_correlation();
+        self.launch_with(kind, launch, correlation_id)
+    }
+
+    /// Launches one kernel as a launch of `kind` under `correlation_id` (a graph's kernel nodes
+    /// share their graph launch's).
+    pub(crate) fn launch_with(
+        &mut self,
+        kind: LaunchKind,
+        launch: &SimLaunch,
+        correlation_id: u64,
+    ) -> Result<(), SimError> {
+        self.launch_running(kind, launch, correlation_id, |runtime| {
+            let current = runtime.current;
+            runtime.device().execute(&SimLaunch {
+                device: current,
+                ..launch.clone()
             })
-            .collect();
-        let Some(first) = nodes.first() else {
-            return Ok(());
-        };
+        })
+    }
+
+    /// The engine's `launch_enter` for `launch` (on the current device), `execute` (the
+    /// application's own execution: pass 0), then `launch_exit`, or `launch_failed` when it
+    /// faulted. Unprofiled, `execute` alone.
+    pub(crate) fn launch_running(
+        &mut self,
+        kind: LaunchKind,
+        launch: &SimLaunch,
+        correlation_id: u64,
+        execute: impl FnOnce(&mut SimRuntime) -> Result<(), SimError>,
+    ) -> Result<(), SimError> {
         let Some(engine) = self.engine.clone() else {
-            let mut device = self.device();
-            return nodes.iter().try_for_each(|n| device.execute(n));
+            return execute(self);
         };
-        for node in &nodes {
-            self.register(&engine, &node.kernel);
-        }
-        let info = self.dispatch_info(kind, first);
+        let launch = SimLaunch {
+            device: self.current,
+            ..launch.clone()
+        };
+        self.register(&engine, &launch.kernel);
+        let info = self.dispatch_info(kind, &launch, correlation_id);
         let ticket = engine.launch_enter(&mut self.device, &info);
-        // The application's own launch: pass 0.
-        let result = {
-            let mut device = self.device();
-            nodes.iter().try_for_each(|n| device.execute(n))
-        };
+        let result = execute(self);
         // A GPU launch returns while the kernel runs: let other application threads run here,
         // as they would, so that multi-threaded runs interleave with replay windows.
         std::thread::yield_now();
         if result.is_ok() {
-            engine.launch_exit(&mut self.device, ticket, first);
+            engine.launch_exit(&mut self.device, ticket, &launch);
         } else {
             // A faulted launch is not replayed (it would fault again) nor recorded.
             engine.launch_failed(&mut self.device, ticket);
@@ -74,15 +88,25 @@ impl SimRuntime {
         result
     }
 
-    fn dispatch_info(&mut self, kind: LaunchKind, launch: &SimLaunch) -> DispatchInfo {
+    /// The next correlation id of this thread's calls.
+    pub(crate) fn next_correlation(&mut self) -> u64 {
         self.next_correlation_id += 1;
+        self.next_correlation_id
+    }
+
+    fn dispatch_info(
+        &self,
+        kind: LaunchKind,
+        launch: &SimLaunch,
+        correlation_id: u64,
+    ) -> DispatchInfo {
         DispatchInfo {
             device: self.current,
             kind,
             kernel_name: launch.kernel.mangled_name().to_string(),
             kernel_id: launch.kernel.id(),
             stream_id: self.stream_id,
-            correlation_id: self.next_correlation_id,
+            correlation_id,
             grid: launch.grid,
             block: launch.block,
             dynamic_shared_bytes: 0,
