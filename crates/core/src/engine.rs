@@ -125,6 +125,8 @@ pub struct Engine<K: Backend> {
     /// Demangled names of registered kernels, for the filters.
     kernel_names: RwLock<HashMap<u64, String>>,
     agents: Mutex<HashSet<u64>>,
+    /// Code objects recorded so far, by id.
+    code_objects: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
     /// Each device's replay gate and open unit (see `lanes`).
     lanes: Mutex<lane::Lanes<K>>,
@@ -183,6 +185,7 @@ impl<K: Backend> Engine<K> {
             device_dispatches: Mutex::new(HashMap::new()),
             kernel_names: RwLock::new(HashMap::new()),
             agents: Mutex::new(HashSet::new()),
+            code_objects: Mutex::new(HashSet::new()),
             counters: Mutex::new(HashSet::new()),
             lanes: Mutex::default(),
             window_stats: Mutex::default(),

@@ -2,6 +2,7 @@
 //! ([`DbWriter`], a background thread), a run written as one database ([`write_rocpd`]), and
 //! reading databases back into a [`RunData`](crate::RunData).
 
+mod code_objects;
 mod descriptions;
 mod events;
 mod file;
@@ -10,6 +11,7 @@ mod markers;
 mod merged;
 mod process_rows;
 mod read;
+mod read_code_objects;
 mod read_markers;
 mod writer;
 
@@ -19,6 +21,8 @@ pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_code_objects;
 #[cfg(test)]
 mod tests_markers;
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! `docs/output.md` describes every file, table and column.
 
 // The base: the record model and what every writer shares.
+mod code_object;
 mod error;
 mod identity;
 pub mod markers;

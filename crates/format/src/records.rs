@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::code_object::{memory_uri, CodeObject};
+
 /// The profiled process. Sent once, first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessInfo {
@@ -194,6 +196,9 @@ impl AgentInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelSymbol {
     pub kernel_id: u64,
+    /// The module it comes from ([`CodeObject::code_object_id`]); 0 when unknown.
+    #[serde(default)]
+    pub code_object_id: u64,
     /// The symbol as the module names it (mangled for C++ kernels).
     pub mangled_name: String,
     /// Demangled when demangling succeeds, else equal to `mangled_name`.
@@ -395,6 +400,7 @@ pub struct Warning {
 pub enum Record {
     Process(ProcessInfo),
     Agent(AgentInfo),
+    CodeObject(CodeObject),
     KernelSymbol(KernelSymbol),
     Counter(CounterInfo),
     Dispatch(DispatchRecord),

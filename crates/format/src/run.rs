@@ -9,6 +9,8 @@ use crate::records::*;
 pub struct ProcessRun {
     pub process: ProcessInfo,
     pub agents: Vec<AgentInfo>,
+    /// The modules it loaded, which `kernels` name by `code_object_id`.
+    pub code_objects: Vec<CodeObject>,
     pub kernels: Vec<KernelSymbol>,
     pub counters: Vec<CounterInfo>,
     /// One record per pass of every dispatch, in the order they were recorded.
@@ -24,6 +26,7 @@ impl ProcessRun {
         ProcessRun {
             process,
             agents: Vec::new(),
+            code_objects: Vec::new(),
             kernels: Vec::new(),
             counters: Vec::new(),
             dispatches: Vec::new(),
@@ -82,6 +85,16 @@ impl RunData {
                         None => run.agents.push(agent),
                     }
                 }
+                Record::CodeObject(object) => {
+                    match run
+                        .code_objects
+                        .iter_mut()
+                        .find(|c| c.code_object_id == object.code_object_id)
+                    {
+                        Some(known) => *known = object,
+                        None => run.code_objects.push(object),
+                    }
+                }
                 Record::KernelSymbol(symbol) => {
                     match run
                         .kernels
@@ -114,6 +127,7 @@ impl RunData {
         for run in &self.processes {
             records.push(Record::Process(run.process.clone()));
             records.extend(run.agents.iter().cloned().map(Record::Agent));
+            records.extend(run.code_objects.iter().cloned().map(Record::CodeObject));
             records.extend(run.kernels.iter().cloned().map(Record::KernelSymbol));
             records.extend(run.counters.iter().cloned().map(Record::Counter));
             records.extend(run.dispatches.iter().cloned().map(Record::Dispatch));

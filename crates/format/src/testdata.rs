@@ -82,6 +82,7 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
         }),
         Record::KernelSymbol(KernelSymbol {
             kernel_id: 11,
+            code_object_id: 1,
             mangled_name: "_Z5saxpyPfS_f".to_string(),
             demangled_name: "saxpy(float*, float*, float)".to_string(),
             registers: 16,
@@ -91,6 +92,7 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
         }),
         Record::KernelSymbol(KernelSymbol {
             kernel_id: 12,
+            code_object_id: 2,
             mangled_name: "_Z5scalePf".to_string(),
             demangled_name: "scale(float*)".to_string(),
             registers: 8,
@@ -158,6 +160,10 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
         }),
         // Dispatch 3: traced only, no counters.
         Record::Dispatch(dispatch(pid, 3, None, Vec::new())),
+        // The two modules the kernels come from (one kernel each), described after the kernels
+        // that name them.
+        Record::CodeObject(CodeObject::from_memory(1, 0, pid, 0x7f00_0000_1000, 9216)),
+        Record::CodeObject(CodeObject::from_memory(2, 0, pid, 0x7f00_0002_0000, 512)),
         Record::Warning(Warning {
             message: "graph launches are not replayed; they ran once".to_string(),
         }),

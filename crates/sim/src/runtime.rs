@@ -58,6 +58,7 @@ impl SimRuntime {
                     max_threads_per_sm: 1024,
                     shared_memory_per_sm_bytes: 65_536,
                 });
+                engine.register_code_object(module::code_object(id as DeviceId));
             }
         }
         SimRuntime {
@@ -165,5 +166,6 @@ mod graph;
 mod launch;
 mod markers;
 mod memory;
+pub mod module;
 
 pub use graph::GraphNode;

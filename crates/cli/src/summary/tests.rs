@@ -43,6 +43,7 @@ fn run() -> RunData {
     });
     p.kernels.push(KernelSymbol {
         kernel_id: 1,
+        code_object_id: 0,
         mangled_name: "scale".into(),
         demangled_name: "scale".into(),
         registers: 0,

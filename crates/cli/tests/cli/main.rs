@@ -2,6 +2,7 @@
 //! device. One test binary (one link), one module per area.
 
 mod avail;
+mod code_objects;
 mod command_line;
 mod common;
 mod corpus;

@@ -88,6 +88,7 @@ impl RowInserter {
         match record {
             Record::Process(_) => unreachable!("handled above"),
             Record::Agent(agent) => rows.insert_agent(db, &agent),
+            Record::CodeObject(object) => rows.insert_code_object(db, &object),
             Record::KernelSymbol(symbol) => rows.insert_kernel(db, &symbol),
             Record::Counter(counter) => rows.insert_counter(db, &counter),
             Record::Dispatch(dispatch) => rows.insert_dispatch(db, &dispatch),

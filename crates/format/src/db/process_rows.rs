@@ -21,6 +21,8 @@ pub(super) struct ProcessRows {
     pub(super) category_id: i64,
     /// Producer agent id → `rocpd_info_agent.id`.
     pub(super) agents: HashMap<u64, i64>,
+    /// Producer code object id → `rocpd_info_code_object.id`.
+    pub(super) code_objects: HashMap<u64, i64>,
     /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes,
     /// `rocpd_string.id` of its name: the dispatches' region name).
     pub(super) kernels: HashMap<u64, (i64, u32, u32, i64)>,
@@ -142,6 +144,7 @@ impl ProcessRows {
             node_id,
             category_id,
             agents: HashMap::new(),
+            code_objects: HashMap::new(),
             kernels: HashMap::new(),
             counters: HashMap::new(),
             described: Vec::new(),

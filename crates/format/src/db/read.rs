@@ -237,6 +237,7 @@ fn read_process(
     let mut run = ProcessRun::new(process);
     let agent_ids = reader.agents(&mut run)?;
     let kernel_ids = reader.kernels(&mut run)?;
+    super::read_code_objects::read_code_objects(conn, path, guid, &agent_ids, &mut run)?;
     let counter_names = reader.counters(&mut run)?;
     let values = reader.values(&counter_names)?;
     reader.dispatches(&mut run, &agent_ids, &kernel_ids, values)?;
@@ -337,6 +338,7 @@ impl ProcessReader<'_> {
             };
             run.kernels.push(KernelSymbol {
                 kernel_id,
+                code_object_id: 0,
                 mangled_name: row
                     .get::<_, Option<String>>(2)
                     .map_err(err)?

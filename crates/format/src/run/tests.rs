@@ -65,6 +65,7 @@ prop_compose! {
         for (kernel_id, (mangled, demangled, numbers)) in kernel_ids.iter().zip(&kernel_text) {
             records.push(Record::KernelSymbol(KernelSymbol {
                 kernel_id: *kernel_id,
+                code_object_id: 0,
                 mangled_name: mangled.clone(),
                 demangled_name: demangled.clone(),
                 registers: numbers[0],

@@ -83,6 +83,7 @@ fn process() -> ProcessRun {
     });
     p.kernels.push(KernelSymbol {
         kernel_id: 7,
+        code_object_id: 0,
         mangled_name: "_Z1kv".into(),
         demangled_name: "k()".into(),
         registers: 32,

@@ -117,6 +117,7 @@ impl SimRuntime {
         if self.registered_kernels.insert(kernel.id()) {
             engine.register_kernel(KernelSymbol {
                 kernel_id: kernel.id(),
+                code_object_id: super::module::code_object_id(self.current),
                 mangled_name: kernel.mangled_name().to_string(),
                 demangled_name: kernel.demangled_name().to_string(),
                 registers: 16,

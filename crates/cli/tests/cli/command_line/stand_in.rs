@@ -40,6 +40,7 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
     }));
     writer.send(Record::KernelSymbol(KernelSymbol {
         kernel_id: 1,
+        code_object_id: 0,
         mangled_name: "scale".into(),
         demangled_name: "scale".into(),
         registers: 16,

@@ -9,9 +9,10 @@ use crate::engine::records::pass_result;
 use crate::engine::sys::{elapsed_ns, lock};
 use std::cell::Cell;
 
-/// How long the owner of a closed window waits at most for its records to be committed: the
-/// writer's own batch interval, the longest records ever wait to reach the file.
-const WINDOW_COMMIT_WAIT: std::time::Duration = kreplay_format::db::BATCH_INTERVAL;
+/// How long the owner of a closed window waits at most for its records to be committed (about a
+/// millisecond when the writer keeps up): a slow disk, or a writer far behind, delays the commit,
+/// never the application for longer.
+const WINDOW_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl<K: Backend> Engine<K> {
     /// Closes a unit: execution 0's results, the later executions, records and costs.
