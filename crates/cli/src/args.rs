@@ -253,6 +253,17 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub kernel_trace: Option<bool>,
 
+    /// Record the application's NVTX ranges and marks (push/pop and start/end ranges, marks,
+    /// their domain, message and category, from every thread): marker_api_trace.csv and the
+    /// database's regions; every dispatch carries the push/pop ranges open on its thread.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub marker_trace: Option<bool>,
+
+    /// Name each dispatch by the innermost NVTX push/pop range open on its thread at launch
+    /// (rocprofv3's ROCTx rename); implies --marker-trace.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub kernel_rename: Option<bool>,
+
     /// Write `<o>_kernel_stats.csv` and `<o>_domain_stats.csv` (with `-f csv`, as rocprofv3):
     /// per kernel, its dispatches and their total, average, min and max duration, share of all
     /// kernel time and standard deviation. A replayed dispatch counts once, with its first
@@ -348,7 +359,7 @@ pub struct ProfileArgs {
     pub graph_profiling: Option<String>,
 
     /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
-    /// available; kreplay traces kernel dispatches only (--kernel-trace).
+    /// available; kreplay traces kernel dispatches (--kernel-trace) and markers (--marker-trace).
     #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub sys_trace: Option<bool>,
 
@@ -356,15 +367,13 @@ pub struct ProfileArgs {
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub runtime_trace: Option<bool>,
 
-    /// rocprofv3's API and memory tracing (--hip-trace, --hsa-trace, --marker-trace,
-    /// --memory-copy-trace, --memory-allocation-trace, --scratch-memory-trace, --rccl-trace):
-    /// not available (see --sys-trace).
+    /// rocprofv3's API and memory tracing (--hip-trace, --hsa-trace, --memory-copy-trace,
+    /// --memory-allocation-trace, --scratch-memory-trace, --rccl-trace): not available (see
+    /// --sys-trace).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub hip_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub hsa_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub marker_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub memory_copy_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]

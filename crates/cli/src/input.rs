@@ -52,6 +52,9 @@ pub struct Job {
     pub kernel_exclude_regex: Option<String>,
     pub kernel_iteration_range: Option<WordList>,
     pub kernel_trace: Option<bool>,
+    /// `--marker-trace`, `--kernel-rename`.
+    pub marker_trace: Option<bool>,
+    pub kernel_rename: Option<bool>,
     pub output_file: Option<String>,
     pub output_directory: Option<String>,
     pub output_format: Option<WordList>,

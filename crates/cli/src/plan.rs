@@ -127,23 +127,26 @@ pub fn plan(
         }
         let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
         let settings = merge_job(&cli, job, &origin)?;
-        if groups.is_empty() && !settings.kernel_trace {
+        if groups.is_empty() && !settings.kernel_trace && !settings.marker_trace {
             // As the command line without --pmc, --metrics or --kernel-trace: a run that
             // records nothing is a mistake, found before the application starts.
             return Err(UsageError::new(format!(
-                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, or kernel_trace: true"
+                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, kernel_trace: true or marker_trace: true"
             ))
             .into());
         }
         runs.push((origin, job_prefix, groups, mode, settings));
     }
     if runs.is_empty() {
-        if cli.kernel_trace != Some(true) {
+        let traces = cli.kernel_trace == Some(true)
+            || cli.marker_trace == Some(true)
+            || cli.kernel_rename == Some(true);
+        if !traces {
             if let Some(option) = cli.first_stats_option() {
                 return Err(UsageError::new(msg_no_tracing(option)).into());
             }
             return Err(UsageError::new(
-                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace",
+                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace or --marker-trace",
             ).into());
         }
         runs.push((
@@ -201,6 +204,8 @@ fn run_specs(
             mode,
             filter: s.filter,
             kernel_trace: s.kernel_trace,
+            marker_trace: s.marker_trace,
+            kernel_rename: s.kernel_rename,
             output_directory: s.output_directory,
             output_file: s.output_file,
             formats: s.formats,

@@ -134,6 +134,8 @@ pub struct Engine<K: Backend> {
     /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
     /// unit that stayed open loses its counters.
     window_spans: AtomicBool,
+    /// The application's marker ranges (`--marker-trace`), see [`crate::markers`].
+    markers: crate::markers::Markers,
     pid: u32,
 }
 
@@ -170,6 +172,7 @@ impl<K: Backend> Engine<K> {
     ) -> Result<Self, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
         let window_spans = AtomicBool::new(options.window_spans_calls);
+        let markers = crate::markers::Markers::new(config.marker_trace, std::process::id());
         Ok(Engine {
             config,
             sink,
@@ -187,6 +190,7 @@ impl<K: Backend> Engine<K> {
             lanes: Mutex::default(),
             window_stats: Mutex::default(),
             window_spans,
+            markers,
             pid: std::process::id(),
         })
     }
@@ -218,6 +222,7 @@ mod calls;
 mod lane;
 mod lanes;
 mod launch;
+mod markers;
 mod notices;
 mod once;
 mod records;

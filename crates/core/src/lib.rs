@@ -11,6 +11,7 @@ pub mod filter;
 mod gate;
 pub mod inventory;
 pub mod lifecycle;
+pub mod markers;
 pub mod notice;
 pub mod reference_chip;
 pub mod sdk;

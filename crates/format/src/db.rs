@@ -7,10 +7,12 @@ mod descriptions;
 mod events;
 mod file;
 mod inserter;
+mod markers;
 mod merged;
 mod process_rows;
 mod read;
 mod read_code_objects;
+mod read_markers;
 mod writer;
 
 pub use merged::write_rocpd;
@@ -21,5 +23,7 @@ pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 mod tests;
 #[cfg(test)]
 mod tests_code_objects;
+#[cfg(test)]
+mod tests_markers;
 #[cfg(test)]
 mod tests_passes;

@@ -23,7 +23,11 @@ pub(crate) struct KernelFacts {
 pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> KernelFacts {
     let symbol = run.kernel(dispatch.kernel_id);
     KernelFacts {
-        name: symbol.map(|s| s.demangled_name.clone()).unwrap_or_default(),
+        name: match dispatch.innermost_range() {
+            // rocprofv3's `--kernel-rename`: the dispatch is named by its innermost range.
+            Some(range) if run.process.kernel_rename => range.to_string(),
+            _ => symbol.map(|s| s.demangled_name.clone()).unwrap_or_default(),
+        },
         lds_block_size: u64::from(symbol.map_or(0, |s| s.static_shared_bytes))
             + u64::from(dispatch.dynamic_shared_bytes),
         scratch_size: u64::from(symbol.map_or(0, |s| s.local_bytes)),

@@ -20,9 +20,11 @@ pub mod suffix {
     pub const DOMAIN_STATS: &str = "_domain_stats.csv";
     /// Nsight Compute's sections (`--section`, `--set`), `ncu --csv --page details` columns.
     pub const SECTIONS: &str = "_sections.csv";
+    /// `--marker-trace`: rocprofv3's marker (ROCTx; here NVTX) records.
+    pub const MARKER_API_TRACE: &str = "_marker_api_trace.csv";
 
     /// Every suffix above.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         RESULTS_DB,
         RESULTS_JSON,
         RESULTS_PFTRACE,
@@ -33,6 +35,7 @@ pub mod suffix {
         KERNEL_STATS,
         DOMAIN_STATS,
         SECTIONS,
+        MARKER_API_TRACE,
     ];
 
     /// The longest of [`ALL`], for checking file-name lengths before a run.

@@ -10,6 +10,7 @@
 mod code_object;
 mod error;
 mod identity;
+pub mod markers;
 mod naming;
 mod numbers;
 pub mod occupancy;
@@ -41,6 +42,7 @@ pub use db::DbWriter;
 pub use db::{read_database, read_databases};
 pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
+pub use markers::{MarkerKind, MarkerRecord};
 pub use output::{write_outputs, OutputFormat};
 pub use records::*;
 pub use run::{ProcessRun, RunData};

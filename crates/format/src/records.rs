@@ -34,6 +34,10 @@ pub struct ProcessInfo {
     /// output (and `kreplay convert`) can show their rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sections: Vec<crate::section_spec::SectionSpec>,
+    /// rocprofv3's `--kernel-rename`: every output names a dispatch by the innermost range of
+    /// its [`DispatchRecord::ranges`] (the command line sets it when it merges the records).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kernel_rename: bool,
 }
 
 impl ProcessInfo {
@@ -254,6 +258,18 @@ pub struct DispatchRecord {
     pub end_ns: u64,
     /// The counters of the group this pass collected; empty for a dispatch that was traced only.
     pub counters: Vec<CounterSample>,
+    /// The push/pop marker ranges (NVTX) open on the launching thread at launch, outermost
+    /// first, each `message` (`domain@message` outside the default domain); empty without
+    /// `--marker-trace`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranges: Vec<String>,
+}
+
+impl DispatchRecord {
+    /// rocprofv3's `--kernel-rename` name: the innermost range's message, if any range was open.
+    pub fn innermost_range(&self) -> Option<&str> {
+        self.ranges.last().map(String::as_str)
+    }
 }
 
 /// What a dispatch did, or why it was not replayed.
@@ -390,6 +406,8 @@ pub enum Record {
     Dispatch(DispatchRecord),
     ReplayCost(ReplayCost),
     Warning(Warning),
+    /// A marker range or mark (`--marker-trace`).
+    Marker(crate::markers::MarkerRecord),
     /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
     ProcessEnd {
         end_ns: u64,
@@ -439,6 +457,7 @@ pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
         end_ns: 0,
         cache_control: CacheControl::default(),
         sections: Vec::new(),
+        kernel_rename: false,
     }
 }
 

@@ -17,6 +17,8 @@ pub struct ProcessRun {
     pub dispatches: Vec<DispatchRecord>,
     pub costs: Vec<ReplayCost>,
     pub warnings: Vec<Warning>,
+    /// Marker ranges and marks (`--marker-trace`), in the order they were recorded.
+    pub markers: Vec<crate::markers::MarkerRecord>,
 }
 
 impl ProcessRun {
@@ -30,6 +32,7 @@ impl ProcessRun {
             dispatches: Vec::new(),
             costs: Vec::new(),
             warnings: Vec::new(),
+            markers: Vec::new(),
         }
     }
 
@@ -111,6 +114,7 @@ impl RunData {
                 Record::Dispatch(dispatch) => run.dispatches.push(dispatch),
                 Record::ReplayCost(cost) => run.costs.push(cost),
                 Record::Warning(warning) => run.warnings.push(warning),
+                Record::Marker(marker) => run.markers.push(marker),
                 Record::ProcessEnd { end_ns } => run.process.end_ns = end_ns,
             }
         }
@@ -129,6 +133,7 @@ impl RunData {
             records.extend(run.dispatches.iter().cloned().map(Record::Dispatch));
             records.extend(run.costs.iter().cloned().map(Record::ReplayCost));
             records.extend(run.warnings.iter().cloned().map(Record::Warning));
+            records.extend(run.markers.iter().cloned().map(Record::Marker));
         }
         records
     }

@@ -1,6 +1,7 @@
 //! A small recorded run shared by the unit tests: one kernel-replay dispatch with 3 passes, one
 //! single-pass dispatch, one trace-only dispatch, costs and warnings.
 
+use crate::markers::{MarkerKind, MarkerRecord};
 use crate::records::*;
 
 pub(crate) fn process(pid: u32) -> ProcessInfo {
@@ -19,6 +20,7 @@ pub(crate) fn process(pid: u32) -> ProcessInfo {
         end_ns: 0,
         cache_control: CacheControl::All,
         sections: Vec::new(),
+        kernel_rename: false,
     }
 }
 
@@ -60,6 +62,7 @@ pub(crate) fn dispatch(
         start_ns: 5_000 + dispatch_id * 1_000 + pass * 100,
         end_ns: 5_050 + dispatch_id * 1_000 + pass * 100,
         counters,
+        ranges: Vec::new(),
     }
 }
 
@@ -168,4 +171,53 @@ pub(crate) fn recorded_run(pid: u32) -> Vec<Record> {
             end_ns: 1_700_000_000_000_900_000,
         },
     ]
+}
+
+pub(crate) fn marker(
+    id: u64,
+    kind: MarkerKind,
+    message: &str,
+    tid: u64,
+    span: (u64, u64),
+) -> MarkerRecord {
+    MarkerRecord {
+        id,
+        kind,
+        operation: match kind {
+            MarkerKind::PushPop => "nvtxRangePushA",
+            MarkerKind::StartEnd => "nvtxDomainRangeStartEx",
+            MarkerKind::Mark => "nvtxMarkA",
+        }
+        .to_string(),
+        domain: if kind == MarkerKind::StartEnd {
+            "io".to_string()
+        } else {
+            String::new()
+        },
+        message: message.to_string(),
+        category: if kind == MarkerKind::StartEnd { 3 } else { 0 },
+        pid: 3,
+        tid,
+        start_ns: span.0,
+        end_ns: span.1,
+    }
+}
+
+/// [`recorded_run`] with marker ranges and a mark, dispatch 1 launched inside two ranges.
+pub(crate) fn recorded_with_markers() -> Vec<Record> {
+    let mut records = recorded_run(3);
+    for record in &mut records {
+        if let Record::Dispatch(d) = record {
+            if d.dispatch_id == 1 {
+                d.ranges = vec!["step 0".to_string(), "forward".to_string()];
+            }
+        }
+    }
+    records.extend([
+        Record::Marker(marker(1, MarkerKind::PushPop, "forward", 4, (5_900, 6_500))),
+        Record::Marker(marker(2, MarkerKind::Mark, "checkpoint", 4, (6_600, 6_600))),
+        Record::Marker(marker(3, MarkerKind::PushPop, "step 0", 4, (5_800, 7_000))),
+        Record::Marker(marker(4, MarkerKind::StartEnd, "load", 9, (5_000, 8_000))),
+    ]);
+    records
 }

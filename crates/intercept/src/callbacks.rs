@@ -1,11 +1,11 @@
 //! The function CUPTI calls for every driver call and resource event of the application, and
 //! where each goes: launches ([`launches`]; a graph launch run node by node, [`graph_launch`]),
 //! other driver calls ([`calls`]: the fence, allocations and frees), resource events
-//! ([`resources`]). A panic in any of them switches the tool off: it never reaches the driver.
+//! ([`resources`]), NVTX calls ([`markers`]). A panic in any of them switches the tool off: it never reaches the driver.
 
 use crate::classify::{classify_driver_cbid, is_query_only, DriverEvent, LaunchApi};
 use crate::tool::{self, Tool};
-use crate::{calls, graph_launch, launches, resources};
+use crate::{calls, graph_launch, launches, markers, resources};
 use kreplay_cuda::callback::domain::{callback_data, CallbackData};
 use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::callback::ids::Domain;
@@ -40,11 +40,13 @@ pub(crate) unsafe extern "C" fn callback(
     let outcome = catch_unwind(AssertUnwindSafe(|| match data {
         CallbackData::Driver(data) => on_driver(tool, cbid, data),
         CallbackData::Resource(data) => resources::on_resource(tool, cbid, data),
+        CallbackData::Nvtx(data) => markers::on_nvtx(tool, cbid, data),
         CallbackData::Other => {}
     }));
     if let Some(started) = timed {
         let kind = match Domain(domain) {
             Domain::RESOURCE => 2,
+            Domain::NVTX => 0,
             _ if matches!(classify_driver_cbid(cbid), DriverEvent::Launch(_)) => 1,
             _ => 0,
         };

@@ -8,8 +8,9 @@
 //! graph launches node by node, `graph_launch.rs`), every other driver call of an application
 //! thread holds the engine's fence (`calls.rs`), allocations and frees enter the engine's
 //! inventory (`memory.rs`), and loaded modules' `__device__` and `__constant__` variables enter
-//! it at their kernels' first launch (`resources.rs`). Records go to a `DbWriter` (its own
-//! thread).
+//! it at their kernels' first launch (`resources.rs`), and the application's NVTX calls become
+//! the engine's markers under `--marker-trace` (`markers.rs`; [`initialize_nvtx`] is the
+//! injected library's `InitializeInjectionNvtx2`). Records go to a `DbWriter` (its own thread).
 //!
 //! Files, from the top: `start` → `callbacks` → `launches`, `graph_launch`, `calls`,
 //! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` tells
@@ -26,11 +27,13 @@ mod finish;
 mod graph_exec;
 mod graph_launch;
 mod launches;
+mod markers;
 mod memory;
 mod process_info;
 mod resources;
 mod start;
 mod tool;
 
+pub use markers::initialize_nvtx;
 pub use start::initialize;
 pub use tool::say;

@@ -39,6 +39,7 @@ pub(crate) fn process_info(
         size: launcher.size.clone(),
         cache_control,
         sections: Vec::new(),
+        kernel_rename: false,
     }
 }
 

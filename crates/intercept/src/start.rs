@@ -106,7 +106,7 @@ pub fn initialize() -> Result<(), String> {
     }
     lifecycle::switch_on();
     laps.lap("engine");
-    subscribe(cupti)?;
+    subscribe(cupti, config.marker_trace)?;
     laps.lap("subscribed");
     // Every ending of the process (its exit, a signal) runs `finish_process`; a forked child
     // finishes nothing.
@@ -118,9 +118,13 @@ pub fn initialize() -> Result<(), String> {
     Ok(())
 }
 
-fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
-    match kreplay_cuda::callback::subscribe::subscribe(cupti, "kreplay", Some(callbacks::callback))
-    {
+fn subscribe(cupti: &'static Cupti, markers: bool) -> Result<(), String> {
+    match kreplay_cuda::callback::subscribe::subscribe(
+        cupti,
+        "kreplay",
+        Some(callbacks::callback),
+        markers,
+    ) {
         Ok(()) => Ok(()),
         Err(SubscribeError::Enable(e)) => Err(e.to_string()),
         // The tool never started: nothing was recorded.

@@ -164,6 +164,7 @@ impl SimRuntime {
 
 mod graph;
 mod launch;
+mod markers;
 mod memory;
 pub mod module;
 

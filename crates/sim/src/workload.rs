@@ -8,6 +8,8 @@
 //! a launch is recorded into a stream capture (it never executes), and a last kernel consumes
 //! the graph's output.
 //!
+//! The phases are marked with NVTX-style ranges (see [`run`]).
+//!
 //! Managed memory is snapshotted and restored between replay passes like device memory, so the
 //! verification compares it too: every buffer must match a single execution.
 
@@ -26,7 +28,14 @@ pub use kernels::{
 pub use outcome::{WorkloadOptions, WorkloadOutcome};
 pub use verify::{verify, verify_all, Verification};
 
-/// Runs the workload on `runtime` and reads every buffer back.
+/// The NVTX domain of the workload's last range (the others are in the default domain).
+pub const MARKER_DOMAIN: &str = "kreplay-sim";
+
+/// Runs the workload on `runtime` and reads every buffer back. Its phases are NVTX-style ranges
+/// (recorded under `--marker-trace`): a push/pop range `iteration N` per iteration holding
+/// `update` (the first kernel and the host copies) and `mix` (the other four kernels), a mark
+/// `loop done`, and a range `tail` of domain [`MARKER_DOMAIN`] (category 2) around the graph,
+/// the capture and the last kernel.
 pub fn run(
     runtime: &mut SimRuntime,
     options: WorkloadOptions,
@@ -54,6 +63,8 @@ pub fn run(
     let n64 = u64::from(n);
 
     for iteration in 0..options.iterations {
+        runtime.range_push(&format!("iteration {iteration}"));
+        runtime.range_push("update");
         runtime.launch(&launch(&scale_add, n, vec![a, n64, 3, 1]))?;
         // A host-side update between kernels (a cudaMemcpy each way). With several threads it
         // must not land between another thread's replay passes: that replay's restore covers
@@ -61,11 +72,17 @@ pub fn run(
         let head = runtime.read_u32s(a, 1)?[0];
         let total = runtime.read_u32s(d, 1)?[0];
         runtime.write_u32s(d, &[total.wrapping_add(head ^ iteration)])?;
+        runtime.range_pop();
+        runtime.range_push("mix");
         runtime.launch(&launch(&accumulate, n, vec![b, a, n64]))?;
         runtime.launch(&launch(&bump, 1, vec![launches]))?;
         runtime.launch(&launch(&mix, n, vec![c, n64]))?;
         runtime.launch(&launch(&touch, n, vec![managed, n64]))?;
+        runtime.range_pop();
+        runtime.range_pop();
     }
+    runtime.mark("loop done");
+    runtime.domain_range_push(MARKER_DOMAIN, "tail", 2);
     // A graph: two kernel nodes around a memcpy and a memset node, whose writes the second
     // kernel reads.
     runtime.launch_graph(&[
@@ -85,6 +102,7 @@ pub fn run(
     // Captured, never executed: must leave `a` untouched.
     runtime.capture(&launch(&scale_add, n, vec![a, n64, 0, 0]));
     runtime.launch(&launch(&accumulate, n, vec![b, d, n64]))?;
+    runtime.domain_range_pop(MARKER_DOMAIN);
 
     let count = n as usize;
     Ok(WorkloadOutcome {

@@ -176,6 +176,7 @@ fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_for
     // The sections were resolved here, before the run: every output of every process gets them.
     for process in &mut data.processes {
         process.process.sections = spec.sections.clone();
+        process.process.kernel_rename = spec.kernel_rename;
     }
     describe_recorded_counters(&mut data);
     forget_stale_identities(

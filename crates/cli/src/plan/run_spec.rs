@@ -70,6 +70,10 @@ pub struct RunSpec {
     pub mode: InProcessMode,
     pub filter: KernelFilter,
     pub kernel_trace: bool,
+    /// `--marker-trace` (on with `--kernel-rename` too).
+    pub marker_trace: bool,
+    /// `--kernel-rename`: the outputs name a dispatch by its innermost range.
+    pub kernel_rename: bool,
     /// Templates, placeholders not yet expanded.
     pub output_directory: String,
     pub output_file: String,

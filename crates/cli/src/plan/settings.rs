@@ -30,6 +30,8 @@ pub(super) struct Given {
     pub(super) exclude: Option<String>,
     pub(super) range: Option<String>,
     pub(super) kernel_trace: Option<bool>,
+    pub(super) marker_trace: Option<bool>,
+    pub(super) kernel_rename: Option<bool>,
     pub(super) output_directory: Option<String>,
     pub(super) output_file: Option<String>,
     pub(super) formats: Option<Vec<OutputFormat>>,
@@ -47,6 +49,9 @@ pub(super) struct Given {
 pub(super) struct Settings {
     pub(super) filter: KernelFilter,
     pub(super) kernel_trace: bool,
+    /// `--marker-trace` (also on with `--kernel-rename`, which needs the ranges).
+    pub(super) marker_trace: bool,
+    pub(super) kernel_rename: bool,
     pub(super) output_directory: String,
     pub(super) output_file: String,
     pub(super) formats: Vec<OutputFormat>,
@@ -131,6 +136,8 @@ impl Given {
                 iteration_range: self.range,
             },
             kernel_trace: self.kernel_trace.unwrap_or(false),
+            marker_trace: self.marker_trace == Some(true) || self.kernel_rename == Some(true),
+            kernel_rename: self.kernel_rename == Some(true),
             output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
             output_file: self
                 .output_file
@@ -177,6 +184,8 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         exclude: args.kernel_exclude_regex.clone(),
         range,
         kernel_trace: args.kernel_trace,
+        marker_trace: args.marker_trace,
+        kernel_rename: args.kernel_rename,
         output_directory: args.output_directory.clone(),
         output_file: args.output_file.clone(),
         formats: (!formats.is_empty()).then_some(formats),
@@ -261,6 +270,8 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         summary_output_file: "--summary-output-file", "summary_output_file";
         summary_units: "--summary-units", "summary_units";
         kernel_trace: "--kernel-trace", "kernel_trace";
+        marker_trace: "--marker-trace", "marker_trace";
+        kernel_rename: "--kernel-rename", "kernel_rename";
         output_directory: "-d", "output_directory";
         output_file: "-o", "output_file";
         formats: "-f", "output_format";
@@ -340,6 +351,8 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
         exclude: job.kernel_exclude_regex.clone(),
         range,
         kernel_trace: job.kernel_trace,
+        marker_trace: job.marker_trace,
+        kernel_rename: job.kernel_rename,
         output_directory: job.output_directory.clone(),
         output_file: job.output_file.clone(),
         formats,

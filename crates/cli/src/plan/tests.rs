@@ -603,3 +603,29 @@ fn long_lists_in_a_notice_are_cut_with_the_command_that_lists_them() {
     );
     assert_eq!(first_few(["a".to_string()].into_iter(), "x"), "a");
 }
+
+#[test]
+fn marker_trace_and_kernel_rename_from_the_command_line_and_from_jobs() {
+    // --marker-trace alone is something to collect; --kernel-rename needs the ranges.
+    let plan = shape(&["--marker-trace", "--", "a"], None).unwrap();
+    assert!(plan.runs[0].marker_trace && !plan.runs[0].kernel_rename);
+    let plan = shape(&["--pmc", "A", "--kernel-rename", "--", "a"], None).unwrap();
+    assert!(plan.runs[0].marker_trace && plan.runs[0].kernel_rename);
+    let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+    assert!(!plain.runs[0].marker_trace && !plain.runs[0].kernel_rename);
+    // A job's keys, merged as the other settings are.
+    let job = Job {
+        marker_trace: Some(true),
+        ..Job::default()
+    };
+    let plan = shape(&["--", "a"], Some(&jobs(InputKind::Structured, vec![job]))).unwrap();
+    assert!(plan.runs[0].marker_trace);
+    let mut job = pmc_job(&["A"]);
+    job.kernel_rename = Some(false);
+    let err = shape(
+        &["--kernel-rename", "--", "a"],
+        Some(&jobs(InputKind::Structured, vec![job])),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("kernel_rename"), "{err}");
+}

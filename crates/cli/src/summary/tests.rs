@@ -23,6 +23,7 @@ fn dispatch(id: u64, pass: Option<u32>, counters: &[(&str, f64)]) -> DispatchRec
                 value: *v,
             })
             .collect(),
+        ranges: Vec::new(),
     }
 }
 
@@ -38,6 +39,7 @@ fn run() -> RunData {
         size: None,
         cache_control: kreplay_format::CacheControl::All,
         sections: Vec::new(),
+        kernel_rename: false,
     });
     p.kernels.push(KernelSymbol {
         kernel_id: 1,

@@ -8,6 +8,7 @@ mod common;
 mod corpus;
 mod faults;
 mod first_hour;
+mod markers;
 mod pftrace;
 mod rocpd_views;
 mod rocprofv3_validators;

@@ -26,6 +26,10 @@ pub struct ToolConfig {
     pub filter: KernelFilter,
     /// Record every dispatch (also those without counters) as a kernel-trace row.
     pub kernel_trace: bool,
+    /// `--marker-trace`: record the application's NVTX ranges and marks, and give every
+    /// dispatch the range stack of its launching thread.
+    #[serde(default)]
+    pub marker_trace: bool,
     /// Where this process writes its database. `%pid%` is replaced by the process id, so that
     /// child processes write files of their own.
     pub database_path: String,
@@ -77,6 +81,7 @@ impl Default for ToolConfig {
             mode: InProcessMode::Single,
             filter: KernelFilter::default(),
             kernel_trace: false,
+            marker_trace: false,
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),

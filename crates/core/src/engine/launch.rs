@@ -32,6 +32,7 @@ impl<K: Backend> Engine<K> {
                 device_dispatch_index: 0,
                 collectable_groups: self.config.groups.len() as u32,
                 tid: 0,
+                ranges: Vec::new(),
             };
             if wants_replay(self.policy.pass_count(&probe.policy_view())) {
                 self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
@@ -44,6 +45,8 @@ impl<K: Backend> Engine<K> {
         }
 
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let tid = current_tid();
+        let ranges = self.markers.stack(tid);
         let name = self.kernel_name(info);
         if !self.selector.select(&name) {
             let dispatch = Dispatch {
@@ -51,7 +54,8 @@ impl<K: Backend> Engine<K> {
                 dispatch_id,
                 device_dispatch_index: 0,
                 collectable_groups: 0,
-                tid: current_tid(),
+                tid,
+                ranges,
             };
             return self.once(backend, dispatch, ReplayOutcome::Filtered, None, 0);
         }
@@ -68,7 +72,8 @@ impl<K: Backend> Engine<K> {
             dispatch_id,
             device_dispatch_index,
             collectable_groups,
-            tid: current_tid(),
+            tid,
+            ranges,
         };
         let view = dispatch.policy_view();
         if info.kind == LaunchKind::Graph {

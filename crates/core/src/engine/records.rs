@@ -69,6 +69,7 @@ impl<K: Backend> Engine<K> {
             start_ns: result.start_ns,
             end_ns: result.end_ns,
             counters: result.counters,
+            ranges: dispatch.ranges.clone(),
         }));
     }
 }

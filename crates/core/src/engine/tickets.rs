@@ -47,6 +47,8 @@ pub(super) struct Dispatch {
     pub(super) device_dispatch_index: u64,
     pub(super) collectable_groups: u32,
     pub(super) tid: u64,
+    /// The launching thread's marker range stack at launch (empty without `--marker-trace`).
+    pub(super) ranges: Vec<String>,
 }
 
 impl Dispatch {

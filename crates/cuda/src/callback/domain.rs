@@ -2,6 +2,7 @@
 
 use super::driver::DriverData;
 use super::ids::Domain;
+use super::nvtx::NvtxData;
 use super::resource::ResourceData;
 use std::ffi::c_void;
 
@@ -12,6 +13,8 @@ pub enum CallbackData<'a> {
     Driver(&'a DriverData),
     /// A resource event (contexts, streams, modules, graphs).
     Resource(&'a ResourceData),
+    /// An NVTX call of the application.
+    Nvtx(&'a NvtxData),
     /// A domain the tool does not enable.
     Other,
 }
@@ -27,6 +30,8 @@ pub unsafe fn callback_data<'a>(domain: u32, cbdata: *const c_void) -> CallbackD
         Domain::DRIVER_API => CallbackData::Driver(unsafe { DriverData::from_raw(cbdata) }),
         // SAFETY: CUPTI passes a CUpti_ResourceData for the resource domain.
         Domain::RESOURCE => CallbackData::Resource(unsafe { ResourceData::from_raw(cbdata) }),
+        // SAFETY: CUPTI passes a CUpti_NvtxData for the NVTX domain.
+        Domain::NVTX => CallbackData::Nvtx(unsafe { NvtxData::from_raw(cbdata) }),
         _ => CallbackData::Other,
     }
 }

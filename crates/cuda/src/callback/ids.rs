@@ -129,6 +129,9 @@ impl Domain {
     pub const DRIVER_API: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API);
     /// Resource events: contexts, streams, modules, graphs.
     pub const RESOURCE: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE);
+    /// The application's NVTX calls (`--marker-trace`; they reach CUPTI through
+    /// `NVTX_INJECTION64_PATH`).
+    pub const NVTX: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_NVTX);
 }
 
 #[cfg(test)]

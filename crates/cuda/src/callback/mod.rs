@@ -3,7 +3,7 @@
 //! a driver call's name, result and kernel symbol ([`driver`]), a resource event
 //! ([`resource`]), the parameter blocks of copies, memsets, frees and unloads ([`calls`]), of
 //! allocations and frees ([`memory`]) and of the calls that change or launch an executable
-//! graph ([`graph`]); and the subscription itself ([`subscribe`]). The raw layouts
+//! graph ([`graph`]); an NVTX call ([`nvtx`]); and the subscription itself ([`subscribe`]). The raw layouts
 //! (`generated_cuda_meta.h`, `cupti_callbacks.h`) are read here only; the interception decides
 //! what each means to the tool.
 
@@ -13,5 +13,6 @@ pub mod driver;
 pub mod graph;
 pub mod ids;
 pub mod memory;
+pub mod nvtx;
 pub mod resource;
 pub mod subscribe;

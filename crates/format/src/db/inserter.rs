@@ -94,6 +94,7 @@ impl RowInserter {
             Record::Dispatch(dispatch) => rows.insert_dispatch(db, &dispatch),
             Record::ReplayCost(cost) => rows.insert_cost(db, &cost),
             Record::Warning(warning) => rows.insert_warning(db, &warning),
+            Record::Marker(marker) => rows.insert_marker(db, &marker),
             Record::ProcessEnd { end_ns } => rows.end_process(db, end_ns),
         }
     }

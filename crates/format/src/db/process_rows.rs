@@ -41,6 +41,8 @@ pub(super) struct ProcessRows {
     /// (dispatch id, `rocpd_info_agent.id`) → the rows of dispatches seen lately, so that their
     /// later passes need no query; emptied past [`RECENT_DISPATCHES`] (the database has them).
     pub(super) recent: HashMap<(u64, i64), RecentDispatch>,
+    /// `rocpd_info_thread.id` → its marker track's `rocpd_track.id` (`db::markers`).
+    pub(super) tracks: HashMap<i64, i64>,
 }
 
 /// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
@@ -80,6 +82,9 @@ impl ProcessRows {
         }
         if !process.sections.is_empty() {
             extdata["sections"] = serde_json::json!(process.sections);
+        }
+        if process.kernel_rename {
+            extdata["kernel_rename"] = serde_json::json!(true);
         }
         let extdata = extdata.to_string();
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
@@ -147,6 +152,7 @@ impl ProcessRows {
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
             recent: HashMap::new(),
+            tracks: HashMap::new(),
         })
     }
 

@@ -133,6 +133,10 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
                 .ok()
                 .and_then(|v| serde_json::from_value(v.get("sections")?.clone()).ok())
                 .unwrap_or_default(),
+            kernel_rename: serde_json::from_str::<serde_json::Value>(&extdata)
+                .ok()
+                .and_then(|v| v.get("kernel_rename")?.as_bool())
+                .unwrap_or(false),
         };
         processes.push(read_process(&conn, path, layout, &guid, process)?);
     }
@@ -239,6 +243,7 @@ fn read_process(
     reader.dispatches(&mut run, &agent_ids, &kernel_ids, values)?;
     reader.costs(&mut run)?;
     reader.warnings(&mut run)?;
+    run.markers = super::read_markers::markers(conn, path, guid)?;
     Ok(run)
 }
 
@@ -485,6 +490,7 @@ impl ProcessReader<'_> {
                 counters: event_id
                     .and_then(|id| values.remove(&id))
                     .unwrap_or_default(),
+                ranges: json_field(&extdata, "ranges").unwrap_or_default(),
             });
         }
         drop(rows);

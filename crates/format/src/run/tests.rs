@@ -48,6 +48,7 @@ prop_compose! {
             pid, ppid, hostname, command, start_ns, end_ns, rank: None, size: None,
             cache_control: if cache_all { CacheControl::All } else { CacheControl::None },
             sections: Vec::new(),
+            kernel_rename: false,
         })];
         for (i, agent_id) in agent_ids.iter().enumerate() {
             records.push(Record::Agent(AgentInfo {
@@ -103,6 +104,7 @@ prop_compose! {
                     .into_iter()
                     .map(|(i, value)| CounterSample { name: counter_names[i].clone(), value })
                     .collect(),
+                ranges: Vec::new(),
             }));
         }
         let outcomes = [

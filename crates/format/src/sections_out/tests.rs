@@ -69,6 +69,7 @@ fn process() -> ProcessRun {
         size: None,
         cache_control: Default::default(),
         sections: Vec::new(),
+        kernel_rename: false,
     });
     p.agents.push(AgentInfo {
         agent_id: 0,
@@ -120,6 +121,7 @@ fn process() -> ProcessRun {
                 name: name.into(),
                 value,
             }],
+            ranges: Vec::new(),
         });
     }
     p

@@ -15,6 +15,10 @@
 //! record collected so far and abort with a one-line message. `--device-memory BYTES` and
 //! `--host-staging BYTES` size the device's memory and its host staging (1 GiB and 4 GiB by
 //! default), to drive snapshots to host staging or to the too-large decline.
+//! The workload marks its phases with NVTX-style ranges and a mark (`workload::run`), and the app
+//! a start/end range `workload` around it, ended on another thread: recorded under
+//! `--marker-trace`.
+//!
 //! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
 //! run, with its last replay window still open: what it recorded must still reach the output.
 
@@ -129,6 +133,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         size: launcher_rank(SIZE_VARIABLES, |name| std::env::var(name).ok()),
         cache_control: config.cache_control,
         sections: Vec::new(),
+        kernel_rename: false,
     });
     engine.register_counters(counter_infos(&config));
 
@@ -164,7 +169,14 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         kreplay_core::lifecycle::Endings::Signals,
         runtime.finisher(),
     );
+    // A start/end range around the workload, ended on another thread than the one that
+    // started it (NVTX allows it; recorded under --marker-trace).
+    let workload_range = runtime.range_start("workload");
     let outcomes = workload::run_threads(&runtime, sizes, threads);
+    std::thread::scope(|scope| {
+        let mut other = runtime.share();
+        scope.spawn(move || other.range_end(workload_range));
+    });
     if until_signal {
         launch_until_signalled(&mut runtime, sizes)?;
     }

@@ -439,3 +439,59 @@ fn rotation_and_single_modes_never_touch_memory_twice() {
         assert!(passes.iter().all(Option::is_none), "{mode:?}: {passes:?}");
     }
 }
+
+#[test]
+fn marker_ranges_are_recorded_and_every_dispatch_carries_its_range_stack() {
+    let (outcome, records) = profiled_with(InProcessMode::KernelReplay, 2, |c| {
+        c.marker_trace = true;
+    });
+    assert!(verify(&outcome, &reference()).passed);
+    let markers: Vec<(String, String)> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Marker(m) => Some((m.kind.as_str().to_string(), m.function().to_string())),
+            _ => None,
+        })
+        .collect();
+    let iterations = WorkloadOptions::default().iterations;
+    // Per iteration: update, mix, then the iteration itself (ranges are recorded as they end).
+    assert_eq!(markers.len() as u32, 3 * iterations + 2);
+    assert_eq!(markers[0], ("push_pop".into(), "update".into()));
+    assert_eq!(markers[2], ("push_pop".into(), "iteration 0".into()));
+    let tail = &markers[markers.len() - 2..];
+    assert_eq!(tail[0], ("mark".into(), "loop done".into()));
+    assert_eq!(tail[1], ("push_pop".into(), "tail".into()));
+    let stacks: Vec<Vec<String>> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Dispatch(d) if d.replay_pass == Some(0) => Some(d.ranges.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stacks[0], ["iteration 0", "update"]);
+    assert_eq!(stacks[1], ["iteration 0", "mix"]);
+    assert_eq!(
+        stacks.last().unwrap(),
+        &[format!("{MARKER_DOMAIN}@tail")],
+        "the last kernel runs in the tail range of the workload's domain"
+    );
+    // Every pass of a dispatch carries the same stack.
+    for r in &records {
+        if let Record::Dispatch(d) = r {
+            assert!(
+                !d.ranges.is_empty(),
+                "dispatch {} has no range",
+                d.dispatch_id
+            );
+        }
+    }
+}
+
+#[test]
+fn without_marker_trace_no_marker_is_recorded() {
+    let (_, records) = profiled(InProcessMode::KernelReplay, 2);
+    assert!(!records.iter().any(|r| matches!(r, Record::Marker(_))));
+    assert!(records
+        .iter()
+        .all(|r| !matches!(r, Record::Dispatch(d) if !d.ranges.is_empty())));
+}

@@ -150,11 +150,11 @@ fn other_usage_errors_are_one_line_with_exit_2() {
         ),
         (
             &["-T", "--pmc", W, "--", "true"],
-            "-T/--sys-trace: kreplay traces kernel dispatches only",
+            "-T/--sys-trace: kreplay traces kernel dispatches and NVTX markers only",
         ),
         (
             &["--memory-copy-trace", "--hip-trace", "--", "true"],
-            "--hip-trace, --memory-copy-trace: kreplay traces kernel dispatches only",
+            "--hip-trace, --memory-copy-trace: kreplay traces kernel dispatches and NVTX markers only",
         ),
         (
             &["--pmc", W, "--kernel-include-regex", "(", "--", "true"],

@@ -26,6 +26,7 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
         size: None,
         cache_control: kreplay_format::CacheControl::All,
         sections: Vec::new(),
+        kernel_rename: false,
     }));
     writer.send(Record::Agent(AgentInfo {
         agent_id: 0,
@@ -75,6 +76,7 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
                     name: if pass == 0 { W } else { I }.into(),
                     value: 16.0,
                 }],
+                ranges: Vec::new(),
             }));
         }
         writer.send(Record::ReplayCost(ReplayCost {

@@ -17,6 +17,7 @@ mod declines;
 mod faults;
 mod fences;
 mod lifecycle;
+mod markers;
 mod mock;
 mod passes;
 mod policy;

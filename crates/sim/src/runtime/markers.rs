@@ -1,0 +1,75 @@
+//! The software device's NVTX: push/pop and start/end ranges and marks, each handed to the
+//! engine's one marker entry point ([`kreplay_core::Engine::marker`]) as the CUDA backend hands
+//! it CUPTI's NVTX callbacks, timed on the device's clock (the dispatches' clock). Unprofiled, or
+//! without `--marker-trace`, they do nothing.
+
+use crate::runtime::SimRuntime;
+use kreplay_core::markers::{MarkerCall, MarkerText};
+
+impl SimRuntime {
+    /// `nvtxRangePushA(message)`.
+    pub fn range_push(&mut self, message: &str) {
+        self.marker(MarkerCall::Push(MarkerText {
+            operation: "nvtxRangePushA",
+            message,
+            ..MarkerText::default()
+        }));
+    }
+
+    /// `nvtxDomainRangePushEx(domain, {category, message})`.
+    pub fn domain_range_push(&mut self, domain: &str, message: &str, category: u32) {
+        self.marker(MarkerCall::Push(MarkerText {
+            operation: "nvtxDomainRangePushEx",
+            domain,
+            message,
+            category,
+        }));
+    }
+
+    /// `nvtxRangePop()`.
+    pub fn range_pop(&mut self) {
+        self.marker(MarkerCall::Pop { domain: "" });
+    }
+
+    /// `nvtxDomainRangePop(domain)`.
+    pub fn domain_range_pop(&mut self, domain: &str) {
+        self.marker(MarkerCall::Pop { domain });
+    }
+
+    /// `nvtxRangeStartA(message)`: returns the range's id, for [`SimRuntime::range_end`] on any
+    /// thread (0 when markers are not recorded).
+    pub fn range_start(&mut self, message: &str) -> u64 {
+        self.marker(MarkerCall::Start {
+            text: MarkerText {
+                operation: "nvtxRangeStartA",
+                message,
+                ..MarkerText::default()
+            },
+            key: None,
+        })
+        .unwrap_or(0)
+    }
+
+    /// `nvtxRangeEnd(id)`.
+    pub fn range_end(&mut self, id: u64) {
+        self.marker(MarkerCall::End { key: id });
+    }
+
+    /// `nvtxMarkA(message)`.
+    pub fn mark(&mut self, message: &str) {
+        self.marker(MarkerCall::Mark(MarkerText {
+            operation: "nvtxMarkA",
+            message,
+            ..MarkerText::default()
+        }));
+    }
+
+    fn marker(&mut self, call: MarkerCall<'_>) -> Option<u64> {
+        let engine = self.engine.clone()?;
+        if !engine.markers_enabled() {
+            return None;
+        }
+        let now_ns = self.device().marker_time_ns();
+        engine.marker(call, now_ns)
+    }
+}
