@@ -290,3 +290,25 @@ fn bad_filters_are_usage_errors_before_the_application_starts() {
         );
     }
 }
+
+#[test]
+fn push_pop_ranges_are_each_threads_own() {
+    // Two threads run the workload at once, each with its own ranges: `iteration 1/update`
+    // holds one dispatch of each, whatever the other thread has open meanwhile.
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &["--nvtx-include", "iteration 1/update", "--marker-trace"],
+        &["--threads", "2"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let profiled = dispatch_ids(&dir.path().join("D/o_counter_collection.csv"));
+    assert_eq!(profiled.len(), 2, "{profiled:?}");
+    let csv = std::fs::read_to_string(dir.path().join("D/o_counter_collection.csv")).unwrap();
+    let threads: BTreeSet<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(5).unwrap())
+        .collect();
+    assert_eq!(threads.len(), 2, "one dispatch per thread: {threads:?}");
+}
