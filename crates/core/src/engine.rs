@@ -38,6 +38,7 @@ use crate::backend::{
     PassResult, Region, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
+use crate::filter::regions::RegionGate;
 use crate::filter::{FilterError, KernelSelector};
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
@@ -136,6 +137,8 @@ pub struct Engine<K: Backend> {
     window_spans: AtomicBool,
     /// The application's marker ranges (`--marker-trace`), see [`crate::markers`].
     markers: crate::markers::Markers,
+    /// Collection between the application's profiler start and stop calls.
+    regions: RegionGate,
     pid: u32,
 }
 
@@ -172,7 +175,12 @@ impl<K: Backend> Engine<K> {
     ) -> Result<Self, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
         let window_spans = AtomicBool::new(options.window_spans_calls);
-        let markers = crate::markers::Markers::new(config.marker_trace, std::process::id());
+        let markers = crate::markers::Markers::new(
+            config.tracks_markers(),
+            config.marker_trace,
+            std::process::id(),
+        );
+        let regions = RegionGate::new(config.filter.selected_regions);
         Ok(Engine {
             config,
             sink,
@@ -191,6 +199,7 @@ impl<K: Backend> Engine<K> {
             window_stats: Mutex::default(),
             window_spans,
             markers,
+            regions,
             pid: std::process::id(),
         })
     }

@@ -12,6 +12,7 @@ mod markers;
 mod pftrace;
 mod rocpd_views;
 mod rocprofv3_validators;
+mod scoped;
 mod sections;
 mod sim_graph;
 mod sim_replay;

@@ -19,6 +19,10 @@
 //! a start/end range `workload` around it, ended on another thread: recorded under
 //! `--marker-trace`.
 //!
+//! `--profile-region FIRST-LAST` (repeatable) calls the profiler start before iteration FIRST
+//! and its stop after iteration LAST (0-based; `cudaProfilerStart`/`cudaProfilerStop`), the
+//! bounds of `--selected-regions`.
+//!
 //! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
 //! run, with its last replay window still open: what it recorded must still reach the output.
 
