@@ -13,6 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod agent_info;
+mod api_trace;
 mod columns;
 mod marker_trace;
 
@@ -82,6 +83,7 @@ pub(crate) fn write_csv(
         )?);
     }
     written.extend(marker_trace::write_marker_trace(run, dir, name)?);
+    written.extend(api_trace::write_api_trace(run, dir, name)?);
     if run.processes.iter().any(|p| !p.costs.is_empty()) {
         written.push(csv_file(
             output_path(dir, name, suffix::REPLAY_COST)?,

@@ -22,9 +22,11 @@ pub mod suffix {
     pub const SECTIONS: &str = "_sections.csv";
     /// `--marker-trace`: rocprofv3's marker (ROCTx; here NVTX) records.
     pub const MARKER_API_TRACE: &str = "_marker_api_trace.csv";
+    /// `--runtime-trace`/`--sys-trace`: rocprofv3's `hip_api_trace.csv`, named for CUDA.
+    pub const CUDA_API_TRACE: &str = "_cuda_api_trace.csv";
 
     /// Every suffix above.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 12] = [
         RESULTS_DB,
         RESULTS_JSON,
         RESULTS_PFTRACE,
@@ -36,6 +38,7 @@ pub mod suffix {
         DOMAIN_STATS,
         SECTIONS,
         MARKER_API_TRACE,
+        CUDA_API_TRACE,
     ];
 
     /// The longest of [`ALL`], for checking file-name lengths before a run.

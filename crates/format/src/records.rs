@@ -408,6 +408,8 @@ pub enum Record {
     Warning(Warning),
     /// A marker range or mark (`--marker-trace`).
     Marker(crate::markers::MarkerRecord),
+    /// A CUDA runtime or driver API call (`--runtime-trace`, `--sys-trace`).
+    Api(crate::api::ApiRecord),
     /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
     ProcessEnd {
         end_ns: u64,

@@ -244,6 +244,7 @@ fn read_process(
     reader.costs(&mut run)?;
     reader.warnings(&mut run)?;
     run.markers = super::read_markers::markers(conn, path, guid)?;
+    run.api_calls = super::read_api::api_calls(conn, path, guid)?;
     Ok(run)
 }
 
