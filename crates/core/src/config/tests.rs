@@ -112,6 +112,7 @@ fn json_round_trip_keeps_every_field() {
         switches: Switches::default(),
         launcher: LauncherRank::default(),
         marker_trace: false,
+        api_trace: crate::api_trace::ApiLevel::All,
     };
     assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
     assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

@@ -30,6 +30,9 @@ pub struct ToolConfig {
     /// dispatch the range stack of its launching thread.
     #[serde(default)]
     pub marker_trace: bool,
+    /// `--runtime-trace` / `--sys-trace`: which CUDA API calls are recorded.
+    #[serde(default)]
+    pub api_trace: crate::api_trace::ApiLevel,
     /// Where this process writes its database. `%pid%` is replaced by the process id, so that
     /// child processes write files of their own.
     pub database_path: String,
@@ -82,6 +85,7 @@ impl Default for ToolConfig {
             filter: KernelFilter::default(),
             kernel_trace: false,
             marker_trace: false,
+            api_trace: crate::api_trace::ApiLevel::Off,
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),

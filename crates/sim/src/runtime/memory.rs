@@ -2,13 +2,16 @@
 //! routed through the engine with what it does to device memory.
 
 use crate::device::SimError;
-use crate::runtime::SimRuntime;
+use crate::runtime::{api_trace, SimRuntime};
 use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DeviceScope};
 
 impl SimRuntime {
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
-        let region = self.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))?;
+        let id = self.next_correlation();
+        let region = self.api(Some(api_trace::alloc_names(kind)), id, |runtime| {
+            runtime.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))
+        })?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
         }
