@@ -15,6 +15,7 @@ use crate::messages::{msg_empty_group, msg_no_tracing, MSG_PMC_AND_GROUPS};
 use kreplay_core::config::{CounterGroup, InProcessMode};
 use kreplay_format::CacheControl;
 
+mod aggregate;
 mod checks;
 mod groups;
 mod resolver;
@@ -127,11 +128,11 @@ pub fn plan(
         }
         let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
         let settings = merge_job(&cli, job, &origin)?;
-        if groups.is_empty() && !settings.kernel_trace && !settings.marker_trace {
+        if groups.is_empty() && !settings.traces_anything() {
             // As the command line without --pmc, --metrics or --kernel-trace: a run that
             // records nothing is a mistake, found before the application starts.
             return Err(UsageError::new(format!(
-                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, kernel_trace: true or marker_trace: true"
+                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, kernel_trace: true, marker_trace: true, runtime_trace: true or sys_trace: true"
             ))
             .into());
         }
@@ -140,13 +141,15 @@ pub fn plan(
     if runs.is_empty() {
         let traces = cli.kernel_trace == Some(true)
             || cli.marker_trace == Some(true)
-            || cli.kernel_rename == Some(true);
+            || cli.kernel_rename == Some(true)
+            || cli.runtime_trace == Some(true)
+            || cli.sys_trace == Some(true);
         if !traces {
             if let Some(option) = cli.first_stats_option() {
                 return Err(UsageError::new(msg_no_tracing(option)).into());
             }
             return Err(UsageError::new(
-                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace or --marker-trace",
+                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace, --marker-trace, -r/--runtime-trace or -s/--sys-trace",
             ).into());
         }
         runs.push((
@@ -206,6 +209,9 @@ fn run_specs(
             kernel_trace: s.kernel_trace,
             marker_trace: s.marker_trace,
             kernel_rename: s.kernel_rename,
+            api_trace: s.api_trace,
+            mangled_kernels: s.mangled_kernels,
+            truncate_kernels: s.truncate_kernels,
             output_directory: s.output_directory,
             output_file: s.output_file,
             formats: s.formats,

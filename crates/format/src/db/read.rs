@@ -137,6 +137,8 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
                 .ok()
                 .and_then(|v| v.get("kernel_rename")?.as_bool())
                 .unwrap_or(false),
+            mangled_kernels: extdata.contains(r#""mangled_kernels":true"#),
+            truncate_kernels: extdata.contains(r#""truncate_kernels":true"#),
         };
         processes.push(read_process(&conn, path, layout, &guid, process)?);
     }
