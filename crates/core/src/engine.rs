@@ -136,6 +136,9 @@ pub struct Engine<K: Backend> {
     window_spans: AtomicBool,
     /// The application's marker ranges (`--marker-trace`), see [`crate::markers`].
     markers: crate::markers::Markers,
+    /// The application's copies and allocations (`--memory-copy-trace`,
+    /// `--memory-allocation-trace`), see [`crate::memory_trace`].
+    memory_trace: crate::memory_trace::MemoryTrace,
     pid: u32,
 }
 
@@ -173,6 +176,11 @@ impl<K: Backend> Engine<K> {
         let selector = KernelSelector::new(&config.filter)?;
         let window_spans = AtomicBool::new(options.window_spans_calls);
         let markers = crate::markers::Markers::new(config.marker_trace, std::process::id());
+        let memory_trace = crate::memory_trace::MemoryTrace::new(
+            config.memory_copy_trace,
+            config.memory_allocation_trace,
+            std::process::id(),
+        );
         Ok(Engine {
             config,
             sink,
@@ -191,6 +199,7 @@ impl<K: Backend> Engine<K> {
             window_stats: Mutex::default(),
             window_spans,
             markers,
+            memory_trace,
             pid: std::process::id(),
         })
     }
@@ -223,6 +232,7 @@ mod lane;
 mod lanes;
 mod launch;
 mod markers;
+mod memory_trace;
 mod notices;
 mod once;
 mod records;
