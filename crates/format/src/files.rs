@@ -44,11 +44,14 @@ pub mod suffix {
         MEMORY_ALLOCATION_TRACE,
     ];
 
-    /// The longest of [`ALL`], for checking file-name lengths before a run.
+    /// The longest of [`ALL`] but the memory traces' ([`MEMORY_COPY_TRACE`],
+    /// [`MEMORY_ALLOCATION_TRACE`]: longer, and written only under their options), for checking
+    /// file-name lengths before a run.
     pub const LONGEST: usize = {
         let mut longest = 0;
         let mut i = 0;
-        while i < ALL.len() {
+        // The memory traces are the last two of ALL.
+        while i < ALL.len() - 2 {
             if ALL[i].len() > longest {
                 longest = ALL[i].len();
             }

@@ -29,7 +29,7 @@ fn every_file_written_ends_with_a_listed_suffix_and_every_suffix_is_written() {
     let mut all = suffix::ALL.to_vec();
     all.sort();
     assert_eq!(seen, all);
-    assert_eq!(suffix::LONGEST, "_memory_allocation_trace.csv".len());
+    assert_eq!(suffix::LONGEST, "_counter_collection.csv".len());
 }
 
 #[test]
