@@ -8,7 +8,9 @@
 //! would need events or CUPTI activity records around the application's work: not taken, so
 //! that the traces add nothing to the application's streams). Sides and memory kinds come from
 //! the engine's inventory (host memory that is not registered is pageable host memory). A
-//! call that failed is not recorded. GPU-unverified: no GPU run has checked these yet.
+//! call that failed is not recorded, nor an asynchronous copy being captured into a graph (it
+//! does not execute then; a graph's copy nodes make no call of the application's either).
+//! GPU-unverified: no GPU run has checked these yet.
 
 use crate::classify::{alloc_kind, AllocApi, DriverEvent, FreeApi};
 use crate::tool::Tool;
@@ -73,6 +75,7 @@ pub(crate) fn on_enter(tool: &Tool, cbid: u32, event: DriverEvent, data: &Driver
     let what = if engine.memory_copies_enabled() {
         // SAFETY: the parameter block of the call named, inside its callback.
         unsafe { copy_params(data.function_name(), data.params()) }
+            .filter(|copy| !captured(tool, copy.stream, data.function_name()))
             .map(|copy| copy_what(tool, data, copy))
     } else {
         None
@@ -194,6 +197,15 @@ pub(crate) fn on_exit(tool: &Tool, cbid: u32, data: &DriverData) {
             engine.memory_allocation(&call, start_ns, end_ns);
         }
     }
+}
+
+/// Whether an asynchronous copy is being captured into a graph: it does not execute now (as a
+/// captured launch, it is not recorded).
+fn captured(tool: &Tool, stream: Option<CUstream>, api: &str) -> bool {
+    stream.is_some_and(|stream| {
+        let stream = resolve_stream(stream, per_thread_stream(api));
+        kreplay_cuda::query::is_capturing(tool.driver, stream)
+    })
 }
 
 /// A stream's id as the dispatches' records carry it.
