@@ -17,7 +17,8 @@
 //! default), to drive snapshots to host staging or to the too-large decline.
 //! The workload marks its phases with NVTX-style ranges and a mark (`workload::run`), and the app
 //! a start/end range `workload` around it, ended on another thread: recorded under
-//! `--marker-trace`.
+//! `--marker-trace`. Its copies and its allocations and frees of every kind are recorded under
+//! `--memory-copy-trace` and `--memory-allocation-trace`.
 //!
 //! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
 //! run, with its last replay window still open: what it recorded must still reach the output.
