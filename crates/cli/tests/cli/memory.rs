@@ -154,6 +154,31 @@ fn both_options_fill_rocpds_memory_views_and_rocprofv3s_csv_files() {
     // The CPU agent is no device of the run.
     let (_, agents) = csv_rows(&d.join("out_agent_info.csv"));
     assert_eq!(agents.len(), 1);
+
+    // The database keeps them: `kreplay convert` writes the same files.
+    let args = [
+        "convert",
+        "-i",
+        "DIR/out_results.db",
+        "-f",
+        "csv",
+        "-d",
+        "C",
+        "-o",
+        "out",
+    ];
+    let out = kreplay(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for file in [
+        "out_memory_copy_trace.csv",
+        "out_memory_allocation_trace.csv",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("C").join(file)).unwrap(),
+            std::fs::read_to_string(d.join(file)).unwrap(),
+            "{file}"
+        );
+    }
 }
 
 /// The records of a file without their timestamps (the last two columns).
