@@ -1,7 +1,9 @@
 """Section `markers`: --marker-trace and --kernel-rename on a PyTorch training loop marked with
 NVTX (tests/gpu/torch_nvtx.py), through the real CLI: the NVTX injection reaches CUPTI, the
 ranges land in rocpd's regions and samples and in marker_api_trace.csv, every dispatch carries
-its step's range stack, the losses equal a run without kreplay."""
+its step's range stack, the losses equal a run without kreplay. Then scoped collection: an NVTX
+include filter profiles exactly the dispatches of one range, and --selected-regions exactly those
+between torch.cuda.profiler.start() and stop() (cudaProfilerStart/Stop, i.e. cuProfilerStart/Stop)."""
 import csv
 import json
 import os
@@ -51,3 +53,30 @@ def marker_checks():
         names = {r["Kernel_Name"] for r in csv.DictReader(open(trace))}
     row("--kernel-rename", "dispatches named forward/backward", f"rc {rc}; names {sorted(names)[:6]}",
         rc == 0 and {"forward", "backward"} <= names)
+    scoped_checks(script, reference, [json.loads(s) if s else [] for (s,) in stacks])
+
+
+def scoped_checks(script, reference, all_stacks):
+    """The dispatches profiled under a filter (those with counter records, each with its range
+    stack under --marker-trace) against the unfiltered run's stacks `all_stacks`."""
+    def profiled(options, app_args, tag):
+        out_dir = os.path.join(WORK, tag)
+        argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
+                "--kernel-replay-beta-enabled", "--marker-trace", *options, "-d", out_dir, "-o", "s",
+                "-f", "rocpd", "--", *script, *app_args]
+        rc, out, err, _, _ = run(argv, None, tag=tag, timeout=580)
+        db = os.path.join(out_dir, "s_results.db")
+        rows = query(db, "SELECT json_extract(extdata, '$.ranges') FROM rocpd_kernel_dispatch")
+        return rc, re.findall(r"loss (\S+)", out), [json.loads(s) if s else [] for (s,) in rows], err
+
+    wanted = [s for s in all_stacks if s == ["step 1", "forward"]]
+    rc, losses, stacks, err = profiled(["--nvtx-include", "step 1/forward"], [], "nvtx_include")
+    row("--nvtx-include 'step 1/forward'", f"exactly the {len(wanted)} dispatches of step 1's forward; losses equal",
+        f"rc {rc}; {len(stacks)} profiled, stacks {sorted({tuple(s) for s in stacks})}; {err[-200:]!r}",
+        rc == 0 and losses == reference and len(wanted) > 0 and sorted(stacks) == sorted(wanted))
+    step1 = [s for s in all_stacks if s[:1] == ["step 1"]]
+    rc, losses, stacks, err = profiled(["--selected-regions"], ["--profile-step", "1"], "selected_regions")
+    row("--selected-regions around step 1 (torch.cuda.profiler.start/stop)",
+        f"exactly the {len(step1)} dispatches of step 1; losses equal",
+        f"rc {rc}; {len(stacks)} profiled, stacks {sorted({tuple(s) for s in stacks})}; {err[-200:]!r}",
+        rc == 0 and losses == reference and len(step1) > 0 and sorted(stacks) == sorted(step1))

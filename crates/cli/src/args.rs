@@ -249,6 +249,41 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 1.., value_name = "RANGE", help_heading = "Filtering options")]
     pub kernel_iteration_range: Vec<String>,
 
+    /// Nsight Compute's NVTX filter (repeatable): profile only dispatches inside these NVTX
+    /// ranges (inside any one). `A/` push/pop range A anywhere in the launching thread's stack,
+    /// `A/B` B directly inside A, `A/*/B` with any ranges between, `A/+/B` with one, `[A` A at
+    /// the bottom, `B]` B at the top; `A` (no `/`) a start/end range, `A,B` inside both;
+    /// `DOMAIN@...` a domain's ranges (default: the default domain); `regex:...` names as
+    /// regular expressions. See docs/kernel-replay.md, "Which dispatches are profiled".
+    #[arg(long, value_name = "CONFIG", action = ArgAction::Append, help_heading = "Filtering options")]
+    pub nvtx_include: Vec<String>,
+
+    /// Nsight Compute's NVTX filter (repeatable): skip dispatches inside these NVTX ranges
+    /// (inside any one); same syntax as --nvtx-include.
+    #[arg(long, value_name = "CONFIG", action = ArgAction::Append, help_heading = "Filtering options")]
+    pub nvtx_exclude: Vec<String>,
+
+    /// Nsight Compute's switch for NVTX support; kreplay follows NVTX ranges whenever
+    /// --nvtx-include/--nvtx-exclude or --marker-trace need them (accepted for ncu command lines).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Filtering options")]
+    pub nvtx: Option<bool>,
+
+    /// Collect only between the application's cudaProfilerStart and cudaProfilerStop
+    /// (cuProfilerStart/cuProfilerStop; rocprofv3's roctxProfilerResume/Pause): collection
+    /// starts paused. Launches outside are not recorded at all.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Filtering options")]
+    pub selected_regions: Option<bool>,
+
+    /// With --selected-regions (implied): count nested start/stop pairs, so that collection
+    /// goes on until every start has had its stop.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Filtering options")]
+    pub selected_regions_ref_count: Option<bool>,
+
+    /// Nsight Compute's: `off` is --selected-regions; `on` collects from the start and then
+    /// only while no cudaProfilerStop is in force (without the option those calls do nothing).
+    #[arg(long, value_parser = parse_bool, value_name = "on|off", help_heading = "Filtering options")]
+    pub profile_from_start: Option<bool>,
+
     /// Record every kernel dispatch (kernel_trace.csv), also those without counters.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub kernel_trace: Option<bool>,

@@ -51,6 +51,12 @@ pub struct Job {
     pub kernel_include_regex: Option<String>,
     pub kernel_exclude_regex: Option<String>,
     pub kernel_iteration_range: Option<WordList>,
+    /// `--nvtx-include`, `--nvtx-exclude` (kreplay's keys, Nsight Compute's option names), one
+    /// configuration or a list; `--selected-regions`, `--selected-regions-ref-count`.
+    pub nvtx_include: Option<WordList>,
+    pub nvtx_exclude: Option<WordList>,
+    pub selected_regions: Option<bool>,
+    pub selected_regions_ref_count: Option<bool>,
     pub kernel_trace: Option<bool>,
     /// `--marker-trace`, `--kernel-rename`.
     pub marker_trace: Option<bool>,

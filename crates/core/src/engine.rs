@@ -38,6 +38,7 @@ use crate::backend::{
     PassResult, Region, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
+use crate::filter::regions::RegionGate;
 use crate::filter::{FilterError, KernelSelector};
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
@@ -139,6 +140,8 @@ pub struct Engine<K: Backend> {
     /// The application's copies and allocations (`--memory-copy-trace`,
     /// `--memory-allocation-trace`), see [`crate::memory_trace`].
     memory_trace: crate::memory_trace::MemoryTrace,
+    /// Collection between the application's profiler start and stop calls.
+    regions: RegionGate,
     pid: u32,
 }
 
@@ -175,7 +178,12 @@ impl<K: Backend> Engine<K> {
     ) -> Result<Self, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
         let window_spans = AtomicBool::new(options.window_spans_calls);
-        let markers = crate::markers::Markers::new(config.marker_trace, std::process::id());
+        let markers = crate::markers::Markers::new(
+            config.tracks_markers(),
+            config.marker_trace,
+            std::process::id(),
+        );
+        let regions = RegionGate::new(config.filter.selected_regions);
         let memory_trace = crate::memory_trace::MemoryTrace::new(
             config.memory_copy_trace,
             config.memory_allocation_trace,
@@ -200,6 +208,7 @@ impl<K: Backend> Engine<K> {
             window_spans,
             markers,
             memory_trace,
+            regions,
             pid: std::process::id(),
         })
     }

@@ -8,6 +8,7 @@
 //! The push/pop ranges open on a thread are its *range stack*, which every dispatch it launches
 //! carries ([`Markers::stack`]). Ranges still open when the process ends are not recorded.
 
+use crate::filter::nvtx::{NvtxFilter, NvtxState};
 use kreplay_format::{MarkerKind, MarkerRecord};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,9 +96,11 @@ impl Open {
 }
 
 /// The process's open ranges. Off (every call ignored, every stack empty) unless the run asked
-/// for `--marker-trace`.
+/// for `--marker-trace` (`recording`: ranges and marks become records, dispatches carry their
+/// stack) or for NVTX filters (ranges followed for the filters only).
 pub struct Markers {
     enabled: bool,
+    recording: bool,
     pid: u32,
     last_id: AtomicU64,
     /// Thread id → its open push/pop ranges, outermost first.
@@ -111,9 +114,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Markers {
-    pub fn new(enabled: bool, pid: u32) -> Markers {
+    /// `enabled`: ranges are followed; `recording`: and recorded (implies `enabled`).
+    pub fn new(enabled: bool, recording: bool, pid: u32) -> Markers {
         Markers {
-            enabled,
+            enabled: enabled || recording,
+            recording,
             pid,
             last_id: AtomicU64::new(0),
             stacks: Mutex::default(),
@@ -125,12 +130,17 @@ impl Markers {
         self.enabled
     }
 
+    /// Whether ranges and marks are recorded (`--marker-trace`).
+    pub fn recording(&self) -> bool {
+        self.recording
+    }
+
     fn next_id(&self) -> u64 {
         self.last_id.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Applies `call` of thread `tid` at `now_ns`; returns the record it completes (a popped or
-    /// ended range, a mark) and, for a start, the range's key.
+    /// ended range, a mark; none unless recording) and, for a start, the range's key.
     pub fn call(
         &self,
         call: MarkerCall<'_>,
@@ -140,6 +150,16 @@ impl Markers {
         if !self.enabled {
             return (None, None);
         }
+        let (record, key) = self.apply(call, tid, now_ns);
+        (record.filter(|_| self.recording), key)
+    }
+
+    fn apply(
+        &self,
+        call: MarkerCall<'_>,
+        tid: u64,
+        now_ns: u64,
+    ) -> (Option<MarkerRecord>, Option<u64>) {
         match call {
             MarkerCall::Push(text) => {
                 let open = Open::new(self.next_id(), &text, tid, now_ns);
@@ -184,15 +204,41 @@ impl Markers {
         }
     }
 
-    /// Thread `tid`'s open push/pop ranges, outermost first (empty when off).
+    /// Thread `tid`'s open push/pop ranges, outermost first, as a dispatch carries them (empty
+    /// unless recording).
     pub fn stack(&self, tid: u64) -> Vec<String> {
-        if !self.enabled {
+        if !self.recording {
             return Vec::new();
         }
         lock(&self.stacks)
             .get(&tid)
             .map(|stack| stack.iter().map(Open::stack_entry).collect())
             .unwrap_or_default()
+    }
+
+    /// Whether `filter` admits a launch of thread `tid` now: its push/pop ranges and the
+    /// process's open start/end ranges, as (domain, message).
+    pub fn admits(&self, tid: u64, filter: &NvtxFilter) -> bool {
+        // The two locks in this order here only; every other use takes one at a time.
+        let stacks = lock(&self.stacks);
+        let started = lock(&self.started);
+        let push_pop: Vec<(&str, &str)> = stacks
+            .get(&tid)
+            .map(|stack| {
+                stack
+                    .iter()
+                    .map(|o| (o.domain.as_str(), o.message.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let start_end: Vec<(&str, &str)> = started
+            .values()
+            .map(|o| (o.domain.as_str(), o.message.as_str()))
+            .collect();
+        filter.admits(&NvtxState {
+            push_pop: &push_pop,
+            start_end: &start_end,
+        })
     }
 }
 
@@ -211,7 +257,7 @@ mod tests {
 
     #[test]
     fn push_pop_nests_per_thread_and_the_stack_shows_it() {
-        let markers = Markers::new(true, 7);
+        let markers = Markers::new(true, true, 7);
         markers.call(MarkerCall::Push(text("step")), 1, 10);
         markers.call(MarkerCall::Push(text("forward")), 1, 20);
         markers.call(MarkerCall::Push(text("other thread")), 2, 25);
@@ -247,7 +293,7 @@ mod tests {
 
     #[test]
     fn start_end_ranges_end_on_any_thread_by_key_and_marks_are_points() {
-        let markers = Markers::new(true, 7);
+        let markers = Markers::new(true, true, 7);
         let (_, key) = markers.call(
             MarkerCall::Start {
                 text: text("load"),
@@ -289,7 +335,7 @@ mod tests {
 
     #[test]
     fn off_records_nothing() {
-        let markers = Markers::new(false, 7);
+        let markers = Markers::new(false, false, 7);
         markers.call(MarkerCall::Push(text("step")), 1, 10);
         assert!(markers.stack(1).is_empty());
         assert_eq!(

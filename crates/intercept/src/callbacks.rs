@@ -93,6 +93,13 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &DriverData) {
                 calls::end_call(tool, cbid, data.context());
             }
         }
+        DriverEvent::Profiler { start } => {
+            // Fenced as any call; the region begins or ends once the call has returned.
+            calls::driver_call(tool, cbid, DriverEvent::Profiler { start }, enter, data);
+            if !enter {
+                tool.engine.profiler_control(start);
+            }
+        }
         // Pure queries submit no work: no fence, and a parked replay window stays open.
         DriverEvent::Other if is_query_only(cbid) => {}
         event => calls::driver_call(tool, cbid, event, enter, data),

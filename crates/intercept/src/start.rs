@@ -106,7 +106,8 @@ pub fn initialize() -> Result<(), String> {
     }
     lifecycle::switch_on();
     laps.lap("engine");
-    subscribe(cupti, config.marker_trace)?;
+    // NVTX calls are followed for --marker-trace and for the NVTX filters.
+    subscribe(cupti, config.tracks_markers())?;
     laps.lap("subscribed");
     // Every ending of the process (its exit, a signal) runs `finish_process`; a forked child
     // finishes nothing.

@@ -25,7 +25,7 @@ pub use kernels::{
     accumulate_kernel, bump_counter_kernel, launch, managed_touch_kernel, neighbor_mix_kernel,
     scale_add_kernel,
 };
-pub use outcome::{WorkloadOptions, WorkloadOutcome};
+pub use outcome::{WorkloadOptions, WorkloadOutcome, MAX_PROFILE_REGIONS};
 pub use verify::{verify, verify_all, Verification};
 
 /// The NVTX domain of the workload's last range (the others are in the default domain).
@@ -65,6 +65,9 @@ pub fn run(
     let n64 = u64::from(n);
 
     for iteration in 0..options.iterations {
+        for _ in 0..options.profiler_calls(iteration, true) {
+            runtime.profiler_start();
+        }
         runtime.range_push(&format!("iteration {iteration}"));
         runtime.range_push("update");
         runtime.launch(&launch(&scale_add, n, vec![a, n64, 3, 1]))?;
@@ -82,6 +85,9 @@ pub fn run(
         runtime.launch(&launch(&touch, n, vec![managed, n64]))?;
         runtime.range_pop();
         runtime.range_pop();
+        for _ in 0..options.profiler_calls(iteration, false) {
+            runtime.profiler_stop();
+        }
     }
     runtime.mark("loop done");
     runtime.domain_range_push(MARKER_DOMAIN, "tail", 2);

@@ -68,7 +68,7 @@ pub(super) fn fixed_prefix(template: &str) -> PathBuf {
     }
 }
 
-/// NVTX's variable naming the library its calls are handed to (`--marker-trace`).
+/// NVTX's variable naming the library its calls are handed to (`--marker-trace`, NVTX filters).
 const ENV_NVTX_INJECTION: &str = "NVTX_INJECTION64_PATH";
 
 fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f64>) -> ToolConfig {
@@ -151,7 +151,7 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
         say!("kreplay: {ENV_CONFIG}={}", config.to_json());
         if let Ok(lib) = &inject {
             say!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
-            if spec.marker_trace {
+            if spec.marker_trace || spec.filter.tracks_ranges() {
                 say!("kreplay: {ENV_NVTX_INJECTION}={}", lib.display());
             }
         }
@@ -175,7 +175,7 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
         .env_remove(ENV_DRAIN_TIMEOUT);
     if let Ok(lib) = &inject {
         command.env("CUDA_INJECTION64_PATH", lib);
-        if spec.marker_trace {
+        if spec.marker_trace || spec.filter.tracks_ranges() {
             // The application's NVTX calls reach CUPTI through the injection library, which
             // hands NVTX to the CUPTI copy it uses (`InitializeInjectionNvtx2`).
             command.env(ENV_NVTX_INJECTION, lib);

@@ -10,7 +10,8 @@ use crate::input::Job;
 use crate::messages::{
     msg_group_matches_nothing, MSG_STATS_WITHOUT_CSV, MSG_SUMMARY_SETTINGS_ALONE,
 };
-use kreplay_core::config::{KernelFilter, ReplayWindow};
+use kreplay_core::config::{KernelFilter, ReplayWindow, SelectedRegions};
+use kreplay_core::filter::nvtx::NvtxFilter;
 use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
 use kreplay_format::OutputFormat;
 
@@ -29,6 +30,9 @@ pub(super) struct Given {
     pub(super) include: Option<String>,
     pub(super) exclude: Option<String>,
     pub(super) range: Option<String>,
+    pub(super) nvtx_include: Option<Vec<String>>,
+    pub(super) nvtx_exclude: Option<Vec<String>>,
+    pub(super) selected_regions: Option<SelectedRegions>,
     pub(super) kernel_trace: Option<bool>,
     pub(super) marker_trace: Option<bool>,
     pub(super) kernel_rename: Option<bool>,
@@ -138,6 +142,9 @@ impl Given {
                 include_regex: self.include,
                 exclude_regex: self.exclude,
                 iteration_range: self.range,
+                nvtx_include: self.nvtx_include.unwrap_or_default(),
+                nvtx_exclude: self.nvtx_exclude.unwrap_or_default(),
+                selected_regions: self.selected_regions,
             },
             kernel_trace: self.kernel_trace.unwrap_or(false),
             marker_trace: self.marker_trace == Some(true) || self.kernel_rename == Some(true),
@@ -173,6 +180,12 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
     if let Some(r) = &range {
         check_range(r, "--kernel-iteration-range")?;
     }
+    check_nvtx(&args.nvtx_include, &args.nvtx_exclude, None)?;
+    let selected_regions = selected_regions(
+        args.selected_regions,
+        args.selected_regions_ref_count,
+        args.profile_from_start,
+    )?;
     let formats = check_formats(&args.output_format, "-f/--output-format")?;
     check_output_names(
         args.output_directory.as_deref(),
@@ -189,6 +202,9 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         include: args.kernel_include_regex.clone(),
         exclude: args.kernel_exclude_regex.clone(),
         range,
+        nvtx_include: (!args.nvtx_include.is_empty()).then(|| args.nvtx_include.clone()),
+        nvtx_exclude: (!args.nvtx_exclude.is_empty()).then(|| args.nvtx_exclude.clone()),
+        selected_regions,
         kernel_trace: args.kernel_trace,
         marker_trace: args.marker_trace,
         kernel_rename: args.kernel_rename,
@@ -206,6 +222,51 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         summary_output_file: args.summary_output_file.clone(),
         summary_units: args.summary_units,
     })
+}
+
+/// The NVTX filter configurations, parsed as the engine will (a bad one is a usage error
+/// before the application starts); `origin` names the input job they come from.
+fn check_nvtx(
+    include: &[String],
+    exclude: &[String],
+    origin: Option<&str>,
+) -> Result<(), UsageError> {
+    NvtxFilter::new(include, exclude).map(|_| ()).map_err(|e| {
+        let message = match origin {
+            Some(origin) => format!(
+                "{origin}: {}",
+                e.to_string()
+                    .replacen("--nvtx-include", "nvtx_include", 1)
+                    .replacen("--nvtx-exclude", "nvtx_exclude", 1)
+            ),
+            None => e.to_string(),
+        };
+        UsageError::new(message)
+    })
+}
+
+/// `--selected-regions`, `--selected-regions-ref-count` (implies it) and Nsight Compute's
+/// `--profile-from-start` (`off`: selected regions; `on`: from the start, until a stop).
+fn selected_regions(
+    selected: Option<bool>,
+    ref_count: Option<bool>,
+    from_start: Option<bool>,
+) -> Result<Option<SelectedRegions>, UsageError> {
+    let ref_count = ref_count == Some(true);
+    let selected = selected == Some(true) || ref_count || from_start == Some(false);
+    match from_start {
+        Some(true) if selected => Err(UsageError::new(
+            "--profile-from-start on collects from the start but --selected-regions waits for cudaProfilerStart; give one of them",
+        )),
+        Some(true) => Ok(Some(SelectedRegions {
+            from_start: true,
+            ref_count,
+        })),
+        _ => Ok(selected.then_some(SelectedRegions {
+            from_start: false,
+            ref_count,
+        })),
+    }
 }
 
 /// `-d` and `-o` (or a job's output_directory and output_file) when given: not empty, and `-o`
@@ -271,6 +332,9 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         include: "--kernel-include-regex", "kernel_include_regex";
         exclude: "--kernel-exclude-regex", "kernel_exclude_regex";
         range: "--kernel-iteration-range", "kernel_iteration_range";
+        nvtx_include: "--nvtx-include", "nvtx_include";
+        nvtx_exclude: "--nvtx-exclude", "nvtx_exclude";
+        selected_regions: "--selected-regions", "selected_regions";
         stats: "--stats", "stats";
         summary: "--summary", "summary";
         summary_per_domain: "--summary-per-domain", "summary_per_domain";
@@ -309,6 +373,15 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
     if let Some(r) = &range {
         check_range(r, &format!("{origin}: kernel_iteration_range"))?;
     }
+    let nvtx_include = job.nvtx_include.as_ref().map(|l| l.items());
+    let nvtx_exclude = job.nvtx_exclude.as_ref().map(|l| l.items());
+    check_nvtx(
+        nvtx_include.as_deref().unwrap_or_default(),
+        nvtx_exclude.as_deref().unwrap_or_default(),
+        Some(origin),
+    )?;
+    let selected_regions =
+        selected_regions(job.selected_regions, job.selected_regions_ref_count, None)?;
     let formats = match &job.output_format {
         Some(f) => Some(check_formats(
             &f.words(),
@@ -360,6 +433,9 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
         include: job.kernel_include_regex.clone(),
         exclude: job.kernel_exclude_regex.clone(),
         range,
+        nvtx_include,
+        nvtx_exclude,
+        selected_regions,
         kernel_trace: job.kernel_trace,
         marker_trace: job.marker_trace,
         kernel_rename: job.kernel_rename,

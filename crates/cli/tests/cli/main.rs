@@ -13,6 +13,7 @@ mod memory;
 mod pftrace;
 mod rocpd_views;
 mod rocprofv3_validators;
+mod scoped;
 mod sections;
 mod sim_graph;
 mod sim_replay;

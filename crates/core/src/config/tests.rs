@@ -95,6 +95,12 @@ fn json_round_trip_keeps_every_field() {
             include_regex: Some("saxpy".into()),
             exclude_regex: None,
             iteration_range: Some("[1-2]".into()),
+            nvtx_include: vec!["A/".into()],
+            nvtx_exclude: Vec::new(),
+            selected_regions: Some(crate::config::SelectedRegions {
+                from_start: false,
+                ref_count: true,
+            }),
         },
         kernel_trace: true,
         database_path: "/tmp/x/%pid%.db".into(),

@@ -168,6 +168,12 @@ impl ToolConfig {
         }
     }
 
+    /// Whether the application's NVTX ranges are followed: recorded (`--marker-trace`) or
+    /// needed by the NVTX filters.
+    pub fn tracks_markers(&self) -> bool {
+        self.marker_trace || self.filter.tracks_ranges()
+    }
+
     pub fn drain_timeout(&self) -> Duration {
         Duration::from_millis(self.drain_timeout_ms)
     }

@@ -44,11 +44,27 @@ impl<K: Backend> Engine<K> {
             ));
         }
 
+        // Every launch that executes takes an id, collected or not: ids keep the application's
+        // order.
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
+        if !self.regions.collecting() {
+            // Outside the selected regions nothing is collected, as rocprofv3 pauses every
+            // service there: no record, not even a kernel-trace row.
+            return passthrough(self.fence_for(
+                backend,
+                "a launch outside the selected regions",
+                launch_scope(info),
+            ));
+        }
         let tid = current_tid();
         let ranges = self.markers.stack(tid);
         let name = self.kernel_name(info);
-        if !self.selector.select(&name) {
+        // The NVTX filters first: the iteration range counts only dispatches they keep.
+        let in_ranges = self
+            .selector
+            .nvtx()
+            .is_none_or(|filter| self.markers.admits(tid, filter));
+        if !(in_ranges && self.selector.select(&name)) {
             let dispatch = Dispatch {
                 info: info.clone(),
                 dispatch_id,

@@ -16,24 +16,9 @@
 //!   (`Engine::finish_with` waits, bounded, for a window whose owner is still inside a launch).
 //!   The thread that runs the finish passes (its own calls may come back into the tool).
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use super::door::{DEFERRED, DEPTH, FINISHER, STOPPING};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-thread_local! {
-    /// How deep the thread is inside the tool (a launch inside a call counts twice). Const
-    /// initialised and without a destructor, so a signal handler may read it.
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// Whether this thread runs the finish (it passes the door).
-    static FINISHER: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The signal deferred until its thread leaves the tool (0: none).
-static DEFERRED: AtomicI32 = AtomicI32::new(0);
-/// Signals deferred so far, to escalate the third.
-static DEFERRALS: AtomicU32 = AtomicU32::new(0);
-/// A signal's finish has begun: application threads wait at the door.
-static STOPPING: AtomicBool = AtomicBool::new(false);
 
 /// The span of one launch or call inside the tool, on the thread that entered it; a signal
 /// deferred meanwhile is delivered when the thread's last span ends.
@@ -69,26 +54,4 @@ impl Drop for InsideTool {
             }
         }
     }
-}
-
-/// From the signal handler: whether `signal` waits for this thread to leave the tool
-/// (async-signal-safe: a thread-local read and atomics).
-pub(super) fn defer(signal: libc::c_int) -> bool {
-    let inside = DEPTH.try_with(|depth| depth.get() > 0).unwrap_or(false);
-    if !inside || DEFERRALS.fetch_add(1, Ordering::SeqCst) >= 2 {
-        return false;
-    }
-    let _ = DEFERRED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
-    true
-}
-
-/// A signal's finish begins: application threads stop at the door from now on
-/// (async-signal-safe: one store).
-pub(super) fn stop_at_the_door() {
-    STOPPING.store(true, Ordering::SeqCst);
-}
-
-/// The calling thread runs the finish: the door lets it through.
-pub(super) fn mark_finisher() {
-    FINISHER.with(|f| f.set(true));
 }

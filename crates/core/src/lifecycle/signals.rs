@@ -152,7 +152,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
     // SAFETY: getpid is async-signal-safe.
     let own = unsafe { libc::getpid() } as u32 == OWNER.load(Ordering::SeqCst);
     // Inside the tool the open window cannot be closed: the thread leaves the tool first.
-    if own && super::inside::defer(signal) {
+    if own && super::door::defer(signal) {
         return;
     }
     deliver(signal);
@@ -171,7 +171,7 @@ pub(super) fn deliver(signal: libc::c_int) {
         } else if STARTED.swap(true, Ordering::SeqCst) {
             true
         } else {
-            super::inside::stop_at_the_door();
+            super::door::stop_at_the_door();
             let wake = WAKE.load(Ordering::SeqCst);
             let byte = signal as u8;
             wake >= 0 && libc::write(wake, (&byte as *const u8).cast(), 1) == 1

@@ -97,6 +97,8 @@ driver_calls! {
     cuOccupancyMaxPotentialClusterSize = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialClusterSize,
     cuPointerGetAttribute = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
     cuPointerGetAttributes = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
+    cuProfilerStart = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+    cuProfilerStop = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuProfilerStop,
     cuStreamBeginCapture = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
     cuStreamBeginCaptureToGraph = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
     cuStreamBeginCaptureToGraph_ptsz = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,

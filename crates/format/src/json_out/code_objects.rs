@@ -2,7 +2,6 @@
 //! is code object `i`, slot 0 and gaps rocprofiler-sdk's default-constructed load record, the
 //! list as long as the largest id + 1 (one placeholder when the process loaded none).
 
-use super::tables::Agents;
 use crate::code_object::{load_record_json, placeholder_json};
 use crate::records::CodeObject;
 use crate::run::ProcessRun;
@@ -67,10 +66,14 @@ impl<'a> CodeObjects<'a> {
             .unwrap_or(code_object_id)
     }
 
-    pub(super) fn entries<'s>(&'s self, agents: &'s Agents) -> impl Iterator<Item = Value> + 's {
+    /// The entries, each naming its agent by the handle `agent_handle` gives an agent id.
+    pub(super) fn entries<'s>(
+        &'s self,
+        agent_handle: impl Fn(u64) -> u64 + 's,
+    ) -> impl Iterator<Item = Value> + 's {
         (0..self.len).map(move |slot| match self.objects.get(&slot) {
             Some(object) => {
-                let mut entry = load_record_json(object, agents.handle(object.agent_id));
+                let mut entry = load_record_json(object, agent_handle(object.agent_id));
                 entry["code_object_id"] = slot.into();
                 entry
             }

@@ -142,7 +142,10 @@ impl Serialize for ProcessJson<'_> {
             },
         )?;
         let code_objects = CodeObjects::new(run);
-        process.serialize_entry("code_objects", &Array(|| code_objects.entries(&p.agents)))?;
+        process.serialize_entry(
+            "code_objects",
+            &Array(|| code_objects.entries(|id| p.agents.handle(id))),
+        )?;
         process.serialize_entry("counters", &Array(|| p.counters.entries(&p.agents)))?;
         process.serialize_entry("host_functions", &NONE)?;
         process.serialize_entry("kernel_symbols", &Array(|| p.kernels.entries()))?;

@@ -20,6 +20,10 @@
 //! `--marker-trace`. Its copies and its allocations and frees of every kind are recorded under
 //! `--memory-copy-trace` and `--memory-allocation-trace`.
 //!
+//! `--profile-region FIRST-LAST` (repeatable) calls the profiler start before iteration FIRST
+//! and its stop after iteration LAST (0-based; `cudaProfilerStart`/`cudaProfilerStop`), the
+//! bounds of `--selected-regions`.
+//!
 //! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
 //! run, with its last replay window still open: what it recorded must still reach the output.
 

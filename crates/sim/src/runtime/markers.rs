@@ -1,7 +1,8 @@
 //! The software device's NVTX: push/pop and start/end ranges and marks, each handed to the
 //! engine's one marker entry point ([`kreplay_core::Engine::marker`]) as the CUDA backend hands
 //! it CUPTI's NVTX callbacks, timed on the device's clock (the dispatches' clock). Unprofiled, or
-//! without `--marker-trace`, they do nothing.
+//! without `--marker-trace` or an NVTX filter, they do nothing. Also the profiler start and stop
+//! calls (`cudaProfilerStart`/`cudaProfilerStop`), which bound `--selected-regions`.
 
 use crate::runtime::SimRuntime;
 use kreplay_core::markers::{MarkerCall, MarkerText};
@@ -62,6 +63,20 @@ impl SimRuntime {
             message,
             ..MarkerText::default()
         }));
+    }
+
+    /// `cudaProfilerStart()`: the beginning of a selected region (`--selected-regions`).
+    pub fn profiler_start(&mut self) {
+        if let Some(engine) = &self.engine {
+            engine.profiler_control(true);
+        }
+    }
+
+    /// `cudaProfilerStop()`: the end of a selected region.
+    pub fn profiler_stop(&mut self) {
+        if let Some(engine) = &self.engine {
+            engine.profiler_control(false);
+        }
     }
 
     fn marker(&mut self, call: MarkerCall<'_>) -> Option<u64> {

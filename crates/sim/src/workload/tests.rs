@@ -200,6 +200,7 @@ fn four_threads_on(devices: usize, iterations: u32) -> (Verification, Vec<Record
     let options = WorkloadOptions {
         iterations,
         elements: 32,
+        ..WorkloadOptions::default()
     };
     let reference = {
         let mut r = SimRuntime::new(SimDevice::new(&[]), None);
