@@ -299,6 +299,18 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub kernel_rename: Option<bool>,
 
+    /// Record every copy the application makes (cuMemcpy* and their async and peer forms:
+    /// direction, bytes, source and destination device and address, stream, start and end):
+    /// memory_copy_trace.csv and the database's memory_copies.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub memory_copy_trace: Option<bool>,
+
+    /// Record every allocation and free the application makes (device, pitched, stream-ordered
+    /// pool, managed, pinned host, virtual-memory map/unmap, with address and size):
+    /// memory_allocation_trace.csv and the database's memory_allocations.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub memory_allocation_trace: Option<bool>,
+
     /// Write `<o>_kernel_stats.csv` and `<o>_domain_stats.csv` (with `-f csv`, as rocprofv3):
     /// per kernel, its dispatches and their total, average, min and max duration, share of all
     /// kernel time and standard deviation. A replayed dispatch counts once, with its first
@@ -394,7 +406,8 @@ pub struct ProfileArgs {
     pub graph_profiling: Option<String>,
 
     /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
-    /// available; kreplay traces kernel dispatches (--kernel-trace) and markers (--marker-trace).
+    /// available; kreplay traces kernel dispatches (--kernel-trace), markers (--marker-trace),
+    /// copies (--memory-copy-trace) and allocations (--memory-allocation-trace).
     #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub sys_trace: Option<bool>,
 
@@ -402,17 +415,12 @@ pub struct ProfileArgs {
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub runtime_trace: Option<bool>,
 
-    /// rocprofv3's API and memory tracing (--hip-trace, --hsa-trace, --memory-copy-trace,
-    /// --memory-allocation-trace, --scratch-memory-trace, --rccl-trace): not available (see
-    /// --sys-trace).
+    /// rocprofv3's API tracing (--hip-trace, --hsa-trace, --scratch-memory-trace,
+    /// --rccl-trace): not available (see --sys-trace).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub hip_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub hsa_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub memory_copy_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub memory_allocation_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub scratch_memory_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]

@@ -61,6 +61,9 @@ pub struct Job {
     /// `--marker-trace`, `--kernel-rename`.
     pub marker_trace: Option<bool>,
     pub kernel_rename: Option<bool>,
+    /// `--memory-copy-trace`, `--memory-allocation-trace`.
+    pub memory_copy_trace: Option<bool>,
+    pub memory_allocation_trace: Option<bool>,
     pub output_file: Option<String>,
     pub output_directory: Option<String>,
     pub output_format: Option<WordList>,

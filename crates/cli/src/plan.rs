@@ -127,11 +127,15 @@ pub fn plan(
         }
         let (groups, mode) = job_groups(job, &origin, replay, resolver)?;
         let settings = merge_job(&cli, job, &origin)?;
-        if groups.is_empty() && !settings.kernel_trace && !settings.marker_trace {
+        let traces = settings.kernel_trace
+            || settings.marker_trace
+            || settings.memory_copy_trace
+            || settings.memory_allocation_trace;
+        if groups.is_empty() && !traces {
             // As the command line without --pmc, --metrics or --kernel-trace: a run that
             // records nothing is a mistake, found before the application starts.
             return Err(UsageError::new(format!(
-                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, kernel_trace: true or marker_trace: true"
+                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, or a trace (kernel_trace, marker_trace, memory_copy_trace, memory_allocation_trace: true)"
             ))
             .into());
         }
@@ -140,13 +144,15 @@ pub fn plan(
     if runs.is_empty() {
         let traces = cli.kernel_trace == Some(true)
             || cli.marker_trace == Some(true)
-            || cli.kernel_rename == Some(true);
+            || cli.kernel_rename == Some(true)
+            || cli.memory_copy_trace == Some(true)
+            || cli.memory_allocation_trace == Some(true);
         if !traces {
             if let Some(option) = cli.first_stats_option() {
                 return Err(UsageError::new(msg_no_tracing(option)).into());
             }
             return Err(UsageError::new(
-                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace or --marker-trace",
+                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use a trace (--kernel-trace, --marker-trace, --memory-copy-trace, --memory-allocation-trace)",
             ).into());
         }
         runs.push((
@@ -206,6 +212,8 @@ fn run_specs(
             kernel_trace: s.kernel_trace,
             marker_trace: s.marker_trace,
             kernel_rename: s.kernel_rename,
+            memory_copy_trace: s.memory_copy_trace,
+            memory_allocation_trace: s.memory_allocation_trace,
             output_directory: s.output_directory,
             output_file: s.output_file,
             formats: s.formats,

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 mod agent_info;
 mod columns;
 mod marker_trace;
+mod memory_trace;
 
 use agent_info::agent_info_row;
 use columns::{
@@ -82,6 +83,7 @@ pub(crate) fn write_csv(
         )?);
     }
     written.extend(marker_trace::write_marker_trace(run, dir, name)?);
+    written.extend(memory_trace::write_memory_traces(run, dir, name)?);
     if run.processes.iter().any(|p| !p.costs.is_empty()) {
         written.push(csv_file(
             output_path(dir, name, suffix::REPLAY_COST)?,

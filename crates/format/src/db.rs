@@ -8,11 +8,13 @@ mod events;
 mod file;
 mod inserter;
 mod markers;
+mod memory;
 mod merged;
 mod process_rows;
 mod read;
 mod read_code_objects;
 mod read_markers;
+mod read_memory;
 mod writer;
 
 pub use merged::write_rocpd;
@@ -25,5 +27,7 @@ mod tests;
 mod tests_code_objects;
 #[cfg(test)]
 mod tests_markers;
+#[cfg(test)]
+mod tests_memory;
 #[cfg(test)]
 mod tests_passes;

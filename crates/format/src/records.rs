@@ -408,6 +408,10 @@ pub enum Record {
     Warning(Warning),
     /// A marker range or mark (`--marker-trace`).
     Marker(crate::markers::MarkerRecord),
+    /// A copy the application made (`--memory-copy-trace`).
+    MemoryCopy(crate::memory::MemoryCopyRecord),
+    /// An allocation or free the application made (`--memory-allocation-trace`).
+    MemoryAllocation(crate::memory::MemoryAllocationRecord),
     /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
     ProcessEnd {
         end_ns: u64,

@@ -19,6 +19,10 @@ pub struct ProcessRun {
     pub warnings: Vec<Warning>,
     /// Marker ranges and marks (`--marker-trace`), in the order they were recorded.
     pub markers: Vec<crate::markers::MarkerRecord>,
+    /// Copies (`--memory-copy-trace`) and allocations (`--memory-allocation-trace`) of the
+    /// application, in the order they were recorded.
+    pub copies: Vec<crate::memory::MemoryCopyRecord>,
+    pub allocations: Vec<crate::memory::MemoryAllocationRecord>,
 }
 
 impl ProcessRun {
@@ -33,6 +37,8 @@ impl ProcessRun {
             costs: Vec::new(),
             warnings: Vec::new(),
             markers: Vec::new(),
+            copies: Vec::new(),
+            allocations: Vec::new(),
         }
     }
 
@@ -115,6 +121,8 @@ impl RunData {
                 Record::ReplayCost(cost) => run.costs.push(cost),
                 Record::Warning(warning) => run.warnings.push(warning),
                 Record::Marker(marker) => run.markers.push(marker),
+                Record::MemoryCopy(copy) => run.copies.push(copy),
+                Record::MemoryAllocation(allocation) => run.allocations.push(allocation),
                 Record::ProcessEnd { end_ns } => run.process.end_ns = end_ns,
             }
         }
@@ -134,6 +142,13 @@ impl RunData {
             records.extend(run.costs.iter().cloned().map(Record::ReplayCost));
             records.extend(run.warnings.iter().cloned().map(Record::Warning));
             records.extend(run.markers.iter().cloned().map(Record::Marker));
+            records.extend(run.copies.iter().cloned().map(Record::MemoryCopy));
+            records.extend(
+                run.allocations
+                    .iter()
+                    .cloned()
+                    .map(Record::MemoryAllocation),
+            );
         }
         records
     }

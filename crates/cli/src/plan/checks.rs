@@ -15,8 +15,6 @@ pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
         (args.runtime_trace, "-r/--runtime-trace"),
         (args.hip_trace, "--hip-trace"),
         (args.hsa_trace, "--hsa-trace"),
-        (args.memory_copy_trace, "--memory-copy-trace"),
-        (args.memory_allocation_trace, "--memory-allocation-trace"),
         (args.scratch_memory_trace, "--scratch-memory-trace"),
         (args.rccl_trace, "--rccl-trace"),
     ]
@@ -26,7 +24,7 @@ pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
     .collect();
     if !tracing.is_empty() {
         return Err(UsageError::new(format!(
-            "{}: kreplay traces kernel dispatches and NVTX markers only (no API, memory or collective tracing); use --kernel-trace for the dispatches, --marker-trace for the markers, or Nsight Systems for a system trace",
+            "{}: kreplay traces kernel dispatches, NVTX markers, memory copies and allocations only (no API or collective tracing); use --kernel-trace, --marker-trace, --memory-copy-trace or --memory-allocation-trace, or Nsight Systems for a system trace",
             tracing.join(", ")
         )));
     }

@@ -74,6 +74,9 @@ pub struct RunSpec {
     pub marker_trace: bool,
     /// `--kernel-rename`: the outputs name a dispatch by its innermost range.
     pub kernel_rename: bool,
+    /// `--memory-copy-trace`, `--memory-allocation-trace`.
+    pub memory_copy_trace: bool,
+    pub memory_allocation_trace: bool,
     /// Templates, placeholders not yet expanded.
     pub output_directory: String,
     pub output_file: String,

@@ -36,6 +36,8 @@ pub(super) struct Given {
     pub(super) kernel_trace: Option<bool>,
     pub(super) marker_trace: Option<bool>,
     pub(super) kernel_rename: Option<bool>,
+    pub(super) memory_copy_trace: Option<bool>,
+    pub(super) memory_allocation_trace: Option<bool>,
     pub(super) output_directory: Option<String>,
     pub(super) output_file: Option<String>,
     pub(super) formats: Option<Vec<OutputFormat>>,
@@ -56,6 +58,8 @@ pub(super) struct Settings {
     /// `--marker-trace` (also on with `--kernel-rename`, which needs the ranges).
     pub(super) marker_trace: bool,
     pub(super) kernel_rename: bool,
+    pub(super) memory_copy_trace: bool,
+    pub(super) memory_allocation_trace: bool,
     pub(super) output_directory: String,
     pub(super) output_file: String,
     pub(super) formats: Vec<OutputFormat>,
@@ -145,6 +149,8 @@ impl Given {
             kernel_trace: self.kernel_trace.unwrap_or(false),
             marker_trace: self.marker_trace == Some(true) || self.kernel_rename == Some(true),
             kernel_rename: self.kernel_rename == Some(true),
+            memory_copy_trace: self.memory_copy_trace == Some(true),
+            memory_allocation_trace: self.memory_allocation_trace == Some(true),
             output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
             output_file: self
                 .output_file
@@ -202,6 +208,8 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         kernel_trace: args.kernel_trace,
         marker_trace: args.marker_trace,
         kernel_rename: args.kernel_rename,
+        memory_copy_trace: args.memory_copy_trace,
+        memory_allocation_trace: args.memory_allocation_trace,
         output_directory: args.output_directory.clone(),
         output_file: args.output_file.clone(),
         formats: (!formats.is_empty()).then_some(formats),
@@ -336,6 +344,8 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         kernel_trace: "--kernel-trace", "kernel_trace";
         marker_trace: "--marker-trace", "marker_trace";
         kernel_rename: "--kernel-rename", "kernel_rename";
+        memory_copy_trace: "--memory-copy-trace", "memory_copy_trace";
+        memory_allocation_trace: "--memory-allocation-trace", "memory_allocation_trace";
         output_directory: "-d", "output_directory";
         output_file: "-o", "output_file";
         formats: "-f", "output_format";
@@ -429,6 +439,8 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
         kernel_trace: job.kernel_trace,
         marker_trace: job.marker_trace,
         kernel_rename: job.kernel_rename,
+        memory_copy_trace: job.memory_copy_trace,
+        memory_allocation_trace: job.memory_allocation_trace,
         output_directory: job.output_directory.clone(),
         output_file: job.output_file.clone(),
         formats,

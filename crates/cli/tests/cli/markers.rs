@@ -8,7 +8,7 @@ use crate::common::*;
 use std::path::Path;
 
 /// Rows of `sql` on the database at `db`, read by Python's `sqlite3` (no kreplay code).
-fn query(db: &Path, sql: &str) -> Vec<Vec<serde_json::Value>> {
+pub(crate) fn query(db: &Path, sql: &str) -> Vec<Vec<serde_json::Value>> {
     let script = "import json, sqlite3, sys\n\
                   c = sqlite3.connect(sys.argv[1])\n\
                   print(json.dumps([list(r) for r in c.execute(sys.argv[2])]))";
@@ -221,7 +221,7 @@ fn marker_trace_alone_is_a_run_and_other_tracing_is_still_refused() {
             dir.path(),
             &["--marker-trace", "--runtime-trace", "--", "true"],
         ),
-        "-r/--runtime-trace: kreplay traces kernel dispatches and NVTX markers only",
+        "-r/--runtime-trace: kreplay traces kernel dispatches, NVTX markers, memory copies and allocations only",
     );
 }
 

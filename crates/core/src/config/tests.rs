@@ -112,6 +112,8 @@ fn json_round_trip_keeps_every_field() {
         switches: Switches::default(),
         launcher: LauncherRank::default(),
         marker_trace: false,
+        memory_copy_trace: true,
+        memory_allocation_trace: true,
     };
     assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
     assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

@@ -30,6 +30,12 @@ pub struct ToolConfig {
     /// dispatch the range stack of its launching thread.
     #[serde(default)]
     pub marker_trace: bool,
+    /// `--memory-copy-trace`: record every copy the application makes.
+    #[serde(default)]
+    pub memory_copy_trace: bool,
+    /// `--memory-allocation-trace`: record every allocation and free the application makes.
+    #[serde(default)]
+    pub memory_allocation_trace: bool,
     /// Where this process writes its database. `%pid%` is replaced by the process id, so that
     /// child processes write files of their own.
     pub database_path: String,
@@ -82,6 +88,8 @@ impl Default for ToolConfig {
             filter: KernelFilter::default(),
             kernel_trace: false,
             marker_trace: false,
+            memory_copy_trace: false,
+            memory_allocation_trace: false,
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),

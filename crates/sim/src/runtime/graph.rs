@@ -48,7 +48,7 @@ impl SimRuntime {
                     self.launch_with(LaunchKind::Kernel, launch, correlation_id)?
                 }
                 GraphNode::Fill { dst, value, count } => self.fill_u32s(*dst, *value, *count)?,
-                GraphNode::Copy { dst, src, bytes } => self.copy(*dst, *src, *bytes)?,
+                GraphNode::Copy { dst, src, bytes } => self.copy_untraced(*dst, *src, *bytes)?,
             }
         }
         // The CUDA backend then launches an empty graph in the application's place; with

@@ -496,3 +496,5 @@ fn without_marker_trace_no_marker_is_recorded() {
         .iter()
         .all(|r| !matches!(r, Record::Dispatch(d) if !d.ranges.is_empty())));
 }
+
+mod memory;

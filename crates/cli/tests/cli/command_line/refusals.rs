@@ -150,11 +150,11 @@ fn other_usage_errors_are_one_line_with_exit_2() {
         ),
         (
             &["-T", "--pmc", W, "--", "true"],
-            "-T/--sys-trace: kreplay traces kernel dispatches and NVTX markers only",
+            "-T/--sys-trace: kreplay traces kernel dispatches, NVTX markers, memory copies and allocations only",
         ),
         (
             &["--memory-copy-trace", "--hip-trace", "--", "true"],
-            "--hip-trace, --memory-copy-trace: kreplay traces kernel dispatches and NVTX markers only",
+            "--hip-trace: kreplay traces kernel dispatches, NVTX markers, memory copies and allocations only",
         ),
         (
             &["--pmc", W, "--kernel-include-regex", "(", "--", "true"],
