@@ -299,6 +299,18 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub kernel_rename: Option<bool>,
 
+    /// Record every copy the application makes (cuMemcpy* and their async and peer forms:
+    /// direction, bytes, source and destination device and address, stream, start and end):
+    /// memory_copy_trace.csv and the database's memory_copies.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub memory_copy_trace: Option<bool>,
+
+    /// Record every allocation and free the application makes (device, pitched, stream-ordered
+    /// pool, managed, pinned host, virtual-memory map/unmap, with address and size):
+    /// memory_allocation_trace.csv and the database's memory_allocations.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub memory_allocation_trace: Option<bool>,
+
     /// Write `<o>_kernel_stats.csv` and `<o>_domain_stats.csv` (with `-f csv`, as rocprofv3):
     /// per kernel, its dispatches and their total, average, min and max duration, share of all
     /// kernel time and standard deviation. A replayed dispatch counts once, with its first
@@ -400,7 +412,8 @@ pub struct ProfileArgs {
 
     /// The CUDA API calls the application makes itself (runtime calls, and driver calls made
     /// outside any: cuda_api_trace.csv, the database's regions), with the kernel dispatches
-    /// (a launch's call shares its dispatch's correlation id) and the NVTX markers.
+    /// (a launch's call shares its dispatch's correlation id), NVTX markers, copies and
+    /// allocations.
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Aggregate tracing options")]
     pub runtime_trace: Option<bool>,
 
@@ -413,17 +426,13 @@ pub struct ProfileArgs {
     #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
     pub truncate_kernels: Option<bool>,
 
-    /// rocprofv3's HIP, HSA and memory tracing (--hip-trace, --hsa-trace, --memory-copy-trace,
-    /// --memory-allocation-trace, --scratch-memory-trace, --rccl-trace): not available (CUDA's
-    /// API: --runtime-trace, --sys-trace).
+    /// rocprofv3's HIP, HSA, scratch memory and RCCL tracing (--hip-trace, --hsa-trace,
+    /// --scratch-memory-trace, --rccl-trace): not available (CUDA's API: --runtime-trace,
+    /// --sys-trace).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub hip_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub hsa_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub memory_copy_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub memory_allocation_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub scratch_memory_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]

@@ -67,6 +67,9 @@ pub struct Job {
     /// `--mangled-kernels`, `--truncate-kernels`.
     pub mangled_kernels: Option<bool>,
     pub truncate_kernels: Option<bool>,
+    /// `--memory-copy-trace`, `--memory-allocation-trace`.
+    pub memory_copy_trace: Option<bool>,
+    pub memory_allocation_trace: Option<bool>,
     pub output_file: Option<String>,
     pub output_directory: Option<String>,
     pub output_format: Option<WordList>,

@@ -132,7 +132,7 @@ pub fn plan(
             // As the command line without --pmc, --metrics or --kernel-trace: a run that
             // records nothing is a mistake, found before the application starts.
             return Err(UsageError::new(format!(
-                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, kernel_trace: true, marker_trace: true, runtime_trace: true or sys_trace: true"
+                "{origin} has nothing to collect: give it pmc (e.g. `- pmc: [A, B]`), pmc_groups, or a trace (kernel_trace, marker_trace, memory_copy_trace, memory_allocation_trace, runtime_trace, sys_trace: true)"
             ))
             .into());
         }
@@ -143,13 +143,15 @@ pub fn plan(
             || cli.marker_trace == Some(true)
             || cli.kernel_rename == Some(true)
             || cli.runtime_trace == Some(true)
-            || cli.sys_trace == Some(true);
+            || cli.sys_trace == Some(true)
+            || cli.memory_copy_trace == Some(true)
+            || cli.memory_allocation_trace == Some(true);
         if !traces {
             if let Some(option) = cli.first_stats_option() {
                 return Err(UsageError::new(msg_no_tracing(option)).into());
             }
             return Err(UsageError::new(
-                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use --kernel-trace, --marker-trace, -r/--runtime-trace or -s/--sys-trace",
+                "nothing to collect: give counters with --pmc or --metrics (list them with `kreplay avail list`), or use a trace (--kernel-trace, --marker-trace, --memory-copy-trace, --memory-allocation-trace, -r/--runtime-trace, -s/--sys-trace)",
             ).into());
         }
         runs.push((
@@ -212,6 +214,8 @@ fn run_specs(
             api_trace: s.api_trace,
             mangled_kernels: s.mangled_kernels,
             truncate_kernels: s.truncate_kernels,
+            memory_copy_trace: s.memory_copy_trace,
+            memory_allocation_trace: s.memory_allocation_trace,
             output_directory: s.output_directory,
             output_file: s.output_file,
             formats: s.formats,

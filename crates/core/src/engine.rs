@@ -137,6 +137,9 @@ pub struct Engine<K: Backend> {
     window_spans: AtomicBool,
     /// The application's marker ranges (`--marker-trace`), see [`crate::markers`].
     markers: crate::markers::Markers,
+    /// The application's copies and allocations (`--memory-copy-trace`,
+    /// `--memory-allocation-trace`), see [`crate::memory_trace`].
+    memory_trace: crate::memory_trace::MemoryTrace,
     /// Collection between the application's profiler start and stop calls.
     regions: RegionGate,
     pid: u32,
@@ -181,6 +184,11 @@ impl<K: Backend> Engine<K> {
             std::process::id(),
         );
         let regions = RegionGate::new(config.filter.selected_regions);
+        let memory_trace = crate::memory_trace::MemoryTrace::new(
+            config.memory_copy_trace,
+            config.memory_allocation_trace,
+            std::process::id(),
+        );
         Ok(Engine {
             config,
             sink,
@@ -199,6 +207,7 @@ impl<K: Backend> Engine<K> {
             window_stats: Mutex::default(),
             window_spans,
             markers,
+            memory_trace,
             regions,
             pid: std::process::id(),
         })
@@ -233,6 +242,7 @@ mod lane;
 mod lanes;
 mod launch;
 mod markers;
+mod memory_trace;
 mod notices;
 mod once;
 mod records;

@@ -13,6 +13,7 @@ mod gate;
 pub mod inventory;
 pub mod lifecycle;
 pub mod markers;
+pub mod memory_trace;
 pub mod notice;
 pub mod reference_chip;
 pub mod sdk;

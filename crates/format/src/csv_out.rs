@@ -16,6 +16,7 @@ mod agent_info;
 mod api_trace;
 mod columns;
 mod marker_trace;
+mod memory_trace;
 
 use agent_info::agent_info_row;
 use columns::{
@@ -84,6 +85,7 @@ pub(crate) fn write_csv(
     }
     written.extend(marker_trace::write_marker_trace(run, dir, name)?);
     written.extend(api_trace::write_api_trace(run, dir, name)?);
+    written.extend(memory_trace::write_memory_traces(run, dir, name)?);
     if run.processes.iter().any(|p| !p.costs.is_empty()) {
         written.push(csv_file(
             output_path(dir, name, suffix::REPLAY_COST)?,

@@ -9,12 +9,14 @@ mod events;
 mod file;
 mod inserter;
 mod markers;
+mod memory;
 mod merged;
 mod process_rows;
 mod read;
 mod read_api;
 mod read_code_objects;
 mod read_markers;
+mod read_memory;
 mod writer;
 
 pub use merged::write_rocpd;
@@ -29,5 +31,7 @@ mod tests_api;
 mod tests_code_objects;
 #[cfg(test)]
 mod tests_markers;
+#[cfg(test)]
+mod tests_memory;
 #[cfg(test)]
 mod tests_passes;

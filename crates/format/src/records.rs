@@ -417,6 +417,10 @@ pub enum Record {
     Marker(crate::markers::MarkerRecord),
     /// A CUDA runtime or driver API call (`--runtime-trace`, `--sys-trace`).
     Api(crate::api::ApiRecord),
+    /// A copy the application made (`--memory-copy-trace`).
+    MemoryCopy(crate::memory::MemoryCopyRecord),
+    /// An allocation or free the application made (`--memory-allocation-trace`).
+    MemoryAllocation(crate::memory::MemoryAllocationRecord),
     /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
     ProcessEnd {
         end_ns: u64,

@@ -21,6 +21,10 @@ pub struct ProcessRun {
     pub markers: Vec<crate::markers::MarkerRecord>,
     /// CUDA API calls (`--runtime-trace`, `--sys-trace`), in the order they returned.
     pub api_calls: Vec<crate::api::ApiRecord>,
+    /// Copies (`--memory-copy-trace`) and allocations (`--memory-allocation-trace`) of the
+    /// application, in the order they were recorded.
+    pub copies: Vec<crate::memory::MemoryCopyRecord>,
+    pub allocations: Vec<crate::memory::MemoryAllocationRecord>,
 }
 
 impl ProcessRun {
@@ -36,6 +40,8 @@ impl ProcessRun {
             warnings: Vec::new(),
             markers: Vec::new(),
             api_calls: Vec::new(),
+            copies: Vec::new(),
+            allocations: Vec::new(),
         }
     }
 
@@ -119,6 +125,8 @@ impl RunData {
                 Record::Warning(warning) => run.warnings.push(warning),
                 Record::Marker(marker) => run.markers.push(marker),
                 Record::Api(call) => run.api_calls.push(call),
+                Record::MemoryCopy(copy) => run.copies.push(copy),
+                Record::MemoryAllocation(allocation) => run.allocations.push(allocation),
                 Record::ProcessEnd { end_ns } => run.process.end_ns = end_ns,
             }
         }
@@ -139,6 +147,13 @@ impl RunData {
             records.extend(run.warnings.iter().cloned().map(Record::Warning));
             records.extend(run.markers.iter().cloned().map(Record::Marker));
             records.extend(run.api_calls.iter().cloned().map(Record::Api));
+            records.extend(run.copies.iter().cloned().map(Record::MemoryCopy));
+            records.extend(
+                run.allocations
+                    .iter()
+                    .cloned()
+                    .map(Record::MemoryAllocation),
+            );
         }
         records
     }

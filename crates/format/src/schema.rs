@@ -23,9 +23,9 @@
 //!   dispatch, pass and counter), which the view `kreplay_pass_counters` joins.
 //! - `rocpd_info_pmc` has a row per agent and counter (`agent_id` filled: rocpd's `pmc_info`
 //!   view joins on the agent).
-//! - rocpd's tables for what kreplay does not record (arguments, memory copies and allocations)
-//!   exist and stay empty; regions, samples and tracks hold NVTX markers (`--marker-trace`,
-//!   `db::markers`).
+//! - rocpd's table for what kreplay does not record (arguments) exists and stays empty; regions,
+//!   samples and tracks hold NVTX markers (`--marker-trace`, `db::markers`), memory copies and
+//!   allocations those of the memory traces (`db::memory`; the host a `CPU` agent row).
 //! - `kreplay_replay_cost`, `kreplay_warning`, `kreplay_dispatch_pass` and `kreplay_pass_pmc` are
 //!   our own.
 //! - The views (rocpd's data and summary views and ours) are in [`crate::views`].

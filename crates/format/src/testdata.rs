@@ -223,3 +223,75 @@ pub(crate) fn recorded_with_markers() -> Vec<Record> {
     ]);
     records
 }
+
+/// [`recorded_run`] with the application's copies (host to device, device to host, a peer
+/// copy between devices 1 and 0) and allocations (device, host, a virtual mapping, frees).
+pub(crate) fn recorded_with_memory() -> Vec<Record> {
+    use crate::memory::*;
+    let mut records = recorded_run(3);
+    let copy = |id: u64, src: Option<u64>, dst: Option<u64>, stream_id: u64| {
+        Record::MemoryCopy(MemoryCopyRecord {
+            id,
+            operation: "cuMemcpyAsync".to_string(),
+            direction: CopyDirection::between(src, dst),
+            src_agent: src,
+            dst_agent: dst,
+            src_address: 0x1000 * id,
+            dst_address: 0x7f00_0000_0000 + id,
+            bytes: 256 * id,
+            stream_id,
+            pid: 3,
+            tid: 4,
+            start_ns: 5_000 + 100 * id,
+            end_ns: 5_050 + 100 * id,
+        })
+    };
+    let allocation = |id: u64, operation, memory: &str, agent_id, address, size| {
+        Record::MemoryAllocation(MemoryAllocationRecord {
+            id,
+            operation,
+            memory: memory.to_string(),
+            api: "cuMemAlloc_v2".to_string(),
+            agent_id,
+            address,
+            size,
+            stream_id: (memory == "pool").then_some(7),
+            pid: 3,
+            tid: 4,
+            start_ns: 4_000 + 10 * id,
+            end_ns: 4_005 + 10 * id,
+        })
+    };
+    use AllocationOperation::*;
+    records.extend([
+        allocation(1, Allocate, "device", Some(0), 0x7f00_0000_0000, 4096),
+        allocation(2, Allocate, "host", None, 0x5000, 512),
+        allocation(3, Allocate, "pool", Some(0), 0x7f00_0001_0000, 64),
+        allocation(
+            4,
+            VmemAllocate,
+            "virtual",
+            Some(0),
+            0x7f10_0000_0000,
+            1 << 21,
+        ),
+        copy(1, None, Some(0), 0),
+        copy(2, Some(0), None, 7),
+        copy(3, Some(1), Some(0), 7),
+        allocation(5, Free, "pool", None, 0x7f00_0001_0000, 0),
+        allocation(6, VmemFree, "virtual", None, 0x7f10_0000_0000, 0),
+        allocation(7, Free, "host", None, 0x5000, 0),
+    ]);
+    records
+}
+
+/// [`recorded_with_markers`] and [`recorded_with_memory`]'s traces together.
+pub(crate) fn recorded_with_traces() -> Vec<Record> {
+    let mut records = recorded_with_markers();
+    records.extend(
+        recorded_with_memory()
+            .into_iter()
+            .filter(|r| matches!(r, Record::MemoryCopy(_) | Record::MemoryAllocation(_))),
+    );
+    records
+}

@@ -30,6 +30,7 @@ mod graph_launch;
 mod launches;
 mod markers;
 mod memory;
+mod memory_trace;
 mod process_info;
 mod resources;
 mod start;

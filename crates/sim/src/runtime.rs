@@ -172,6 +172,7 @@ mod graph;
 mod launch;
 mod markers;
 mod memory;
+mod memory_trace;
 pub mod module;
 
 pub use graph::GraphNode;

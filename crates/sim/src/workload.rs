@@ -35,7 +35,9 @@ pub const MARKER_DOMAIN: &str = "kreplay-sim";
 /// (recorded under `--marker-trace`): a push/pop range `iteration N` per iteration holding
 /// `update` (the first kernel and the host copies) and `mix` (the other four kernels), a mark
 /// `loop done`, and a range `tail` of domain [`MARKER_DOMAIN`] (category 2) around the graph,
-/// the capture and the last kernel.
+/// the capture and the last kernel. Its copies and its allocations of every kind (device,
+/// pitched, managed, pinned host, stream-ordered pool, a virtual mapping) and their frees are
+/// what `--memory-copy-trace` and `--memory-allocation-trace` record.
 pub fn run(
     runtime: &mut SimRuntime,
     options: WorkloadOptions,
@@ -109,6 +111,16 @@ pub fn run(
     runtime.capture(&launch(&scale_add, n, vec![a, n64, 0, 0]));
     runtime.launch(&launch(&accumulate, n, vec![b, d, n64]))?;
     runtime.domain_range_pop(MARKER_DOMAIN);
+    // Memory of every other kind, after the last kernel: pinned host memory, a stream-ordered
+    // scratch buffer and a virtual mapping, a device-to-device copy into the scratch, then each
+    // freed (what `--memory-allocation-trace` and `--memory-copy-trace` record).
+    let pinned = runtime.alloc(AllocKind::Host, bytes)?;
+    let scratch = runtime.alloc(AllocKind::Pool, bytes)?;
+    let mapped = runtime.alloc(AllocKind::VirtualMapping, bytes)?;
+    runtime.copy(scratch, d, bytes)?;
+    for buffer in [mapped, scratch, pinned] {
+        runtime.free(buffer)?;
+    }
 
     let count = n as usize;
     Ok(WorkloadOutcome {

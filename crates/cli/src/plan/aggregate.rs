@@ -13,8 +13,13 @@ use kreplay_core::api_trace::ApiLevel;
 
 impl Given {
     /// Every domain `-r`/`-s` turns on, as the options that ask for each one.
-    fn aggregated_domains(&mut self) -> [&mut Option<bool>; 2] {
-        [&mut self.kernel_trace, &mut self.marker_trace]
+    fn aggregated_domains(&mut self) -> [&mut Option<bool>; 4] {
+        [
+            &mut self.kernel_trace,
+            &mut self.marker_trace,
+            &mut self.memory_copy_trace,
+            &mut self.memory_allocation_trace,
+        ]
     }
 
     /// Turns on what `-r`/`-s` include (as rocprofv3, whatever the domain's own option says).
@@ -60,7 +65,15 @@ mod tests {
             let settings = given.settings();
             assert_eq!(settings.api_trace, level);
             let on = level != ApiLevel::Off;
-            assert_eq!((settings.kernel_trace, settings.marker_trace), (on, on));
+            assert_eq!(
+                [
+                    settings.kernel_trace,
+                    settings.marker_trace,
+                    settings.memory_copy_trace,
+                    settings.memory_allocation_trace
+                ],
+                [on; 4]
+            );
             assert_eq!(settings.traces_anything(), on);
         }
     }

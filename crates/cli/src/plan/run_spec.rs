@@ -79,6 +79,9 @@ pub struct RunSpec {
     /// `-M/--mangled-kernels`, `-T/--truncate-kernels`: how the outputs name kernels.
     pub mangled_kernels: bool,
     pub truncate_kernels: bool,
+    /// `--memory-copy-trace`, `--memory-allocation-trace`.
+    pub memory_copy_trace: bool,
+    pub memory_allocation_trace: bool,
     /// Templates, placeholders not yet expanded.
     pub output_directory: String,
     pub output_file: String,

@@ -40,6 +40,8 @@ pub(super) struct Given {
     pub(super) sys_trace: Option<bool>,
     pub(super) mangled_kernels: Option<bool>,
     pub(super) truncate_kernels: Option<bool>,
+    pub(super) memory_copy_trace: Option<bool>,
+    pub(super) memory_allocation_trace: Option<bool>,
     pub(super) output_directory: Option<String>,
     pub(super) output_file: Option<String>,
     pub(super) formats: Option<Vec<OutputFormat>>,
@@ -65,6 +67,8 @@ pub(super) struct Settings {
     /// `-M/--mangled-kernels`, `-T/--truncate-kernels`.
     pub(super) mangled_kernels: bool,
     pub(super) truncate_kernels: bool,
+    pub(super) memory_copy_trace: bool,
+    pub(super) memory_allocation_trace: bool,
     pub(super) output_directory: String,
     pub(super) output_file: String,
     pub(super) formats: Vec<OutputFormat>,
@@ -81,6 +85,8 @@ impl Settings {
     pub(super) fn traces_anything(&self) -> bool {
         self.kernel_trace
             || self.marker_trace
+            || self.memory_copy_trace
+            || self.memory_allocation_trace
             || self.api_trace != kreplay_core::api_trace::ApiLevel::Off
     }
 }
@@ -168,6 +174,8 @@ impl Given {
             api_trace,
             mangled_kernels: self.mangled_kernels == Some(true),
             truncate_kernels: self.truncate_kernels == Some(true),
+            memory_copy_trace: self.memory_copy_trace == Some(true),
+            memory_allocation_trace: self.memory_allocation_trace == Some(true),
             output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
             output_file: self
                 .output_file
@@ -229,6 +237,8 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         sys_trace: args.sys_trace,
         mangled_kernels: args.mangled_kernels,
         truncate_kernels: args.truncate_kernels,
+        memory_copy_trace: args.memory_copy_trace,
+        memory_allocation_trace: args.memory_allocation_trace,
         output_directory: args.output_directory.clone(),
         output_file: args.output_file.clone(),
         formats: (!formats.is_empty()).then_some(formats),
@@ -367,6 +377,8 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         sys_trace: "--sys-trace", "sys_trace";
         mangled_kernels: "--mangled-kernels", "mangled_kernels";
         truncate_kernels: "--truncate-kernels", "truncate_kernels";
+        memory_copy_trace: "--memory-copy-trace", "memory_copy_trace";
+        memory_allocation_trace: "--memory-allocation-trace", "memory_allocation_trace";
         output_directory: "-d", "output_directory";
         output_file: "-o", "output_file";
         formats: "-f", "output_format";
@@ -464,6 +476,8 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
         sys_trace: job.sys_trace,
         mangled_kernels: job.mangled_kernels,
         truncate_kernels: job.truncate_kernels,
+        memory_copy_trace: job.memory_copy_trace,
+        memory_allocation_trace: job.memory_allocation_trace,
         output_directory: job.output_directory.clone(),
         output_file: job.output_file.clone(),
         formats,

@@ -631,6 +631,31 @@ fn marker_trace_and_kernel_rename_from_the_command_line_and_from_jobs() {
 }
 
 #[test]
+fn memory_traces_from_the_command_line_and_from_jobs() {
+    // Either is something to collect on its own.
+    let plan = shape(&["--memory-copy-trace", "--", "a"], None).unwrap();
+    assert!(plan.runs[0].memory_copy_trace && !plan.runs[0].memory_allocation_trace);
+    let plan = shape(&["--memory-allocation-trace", "--", "a"], None).unwrap();
+    assert!(!plan.runs[0].memory_copy_trace && plan.runs[0].memory_allocation_trace);
+    let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+    assert!(!plain.runs[0].memory_copy_trace && !plain.runs[0].memory_allocation_trace);
+    let job = Job {
+        memory_allocation_trace: Some(true),
+        ..Job::default()
+    };
+    let plan = shape(&["--", "a"], Some(&jobs(InputKind::Structured, vec![job]))).unwrap();
+    assert!(plan.runs[0].memory_allocation_trace);
+    let mut job = pmc_job(&["A"]);
+    job.memory_copy_trace = Some(false);
+    let err = shape(
+        &["--memory-copy-trace", "--", "a"],
+        Some(&jobs(InputKind::Structured, vec![job])),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("memory_copy_trace"), "{err}");
+}
+
+#[test]
 fn nvtx_filters_and_selected_regions_from_the_command_line_and_from_jobs() {
     use kreplay_core::config::SelectedRegions;
     let plan = shape(

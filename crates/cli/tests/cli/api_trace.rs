@@ -69,9 +69,19 @@ fn runtime_trace_fills_rocpds_regions_and_the_api_csv() {
     let db = d.join("out_results.db");
     let regions = query(
         &db,
-        r#"SELECT category, name, duration >= 0 FROM regions WHERE category LIKE 'CUDA%' ORDER BY "start", id"#,
+        r#"SELECT category, name, duration >= 0, parent_stack_id FROM regions WHERE category LIKE 'CUDA%' ORDER BY "start", id"#,
     );
-    assert!(regions.iter().all(|r| r[0] == "CUDA_RUNTIME_API"));
+    // The application's own calls: runtime calls, and the driver calls it makes itself (the
+    // workload maps and unmaps virtual memory, which has no runtime call).
+    for r in &regions {
+        assert!(
+            r[0] == "CUDA_RUNTIME_API"
+                || (r[0] == "CUDA_DRIVER_API"
+                    && r[3] == 0
+                    && matches!(r[1].as_str(), Some("cuMemMap" | "cuMemUnmap"))),
+            "{r:?}"
+        );
+    }
     let names: Vec<&str> = regions.iter().map(|r| r[1].as_str().unwrap()).collect();
     for call in [
         "cudaMalloc",
@@ -80,6 +90,10 @@ fn runtime_trace_fills_rocpds_regions_and_the_api_csv() {
         "cudaMemcpy",
         "cudaLaunchKernel",
         "cudaGraphLaunch",
+        "cudaFreeAsync",
+        "cudaFreeHost",
+        "cuMemMap",
+        "cuMemUnmap",
     ] {
         assert!(names.contains(&call), "{call} in {names:?}");
     }
@@ -135,10 +149,19 @@ fn sys_trace_adds_the_driver_calls_each_runtime_call_makes() {
     );
     assert_eq!(counts.len(), 2, "{counts:?}");
     assert_eq!(counts[0][0], "CUDA_DRIVER_API");
-    assert_eq!(counts[0][1], counts[1][1]);
+    // One driver call per runtime call, and the two the application makes itself.
+    assert_eq!(
+        counts[0][1].as_u64().unwrap(),
+        counts[1][1].as_u64().unwrap() + 2
+    );
+    let direct = query(
+        &db,
+        "SELECT name FROM regions WHERE category = 'CUDA_DRIVER_API' AND parent_stack_id = 0 ORDER BY \"start\"",
+    );
+    assert_eq!(direct, [vec!["cuMemMap"], vec!["cuMemUnmap"]]);
     let orphans = query(
         &db,
-        "SELECT COUNT(*) FROM regions D WHERE D.category = 'CUDA_DRIVER_API' AND NOT EXISTS (SELECT 1 FROM regions R WHERE R.category = 'CUDA_RUNTIME_API' AND R.corr_id = D.parent_stack_id AND R.\"start\" <= D.\"start\" AND D.\"end\" <= R.\"end\")",
+        "SELECT COUNT(*) FROM regions D WHERE D.category = 'CUDA_DRIVER_API' AND D.parent_stack_id != 0 AND NOT EXISTS (SELECT 1 FROM regions R WHERE R.category = 'CUDA_RUNTIME_API' AND R.corr_id = D.parent_stack_id AND R.\"start\" <= D.\"start\" AND D.\"end\" <= R.\"end\")",
     );
     assert_eq!(orphans[0][0], 0);
     let launch = query(
@@ -176,7 +199,7 @@ fn input_file_keys_and_short_options() {
     let runtime = api_csv(&run(dir.path(), &["--runtime-trace", "true"]));
     assert!(runtime
         .iter()
-        .all(|(domain, _)| domain == "CUDA_RUNTIME_API"));
+        .all(|(domain, f)| domain == "CUDA_RUNTIME_API" || f == "cuMemMap" || f == "cuMemUnmap"));
     assert_eq!(runtime, api_csv(&run(dir.path(), &["-r"])));
 }
 

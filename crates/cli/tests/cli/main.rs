@@ -10,6 +10,7 @@ mod corpus;
 mod faults;
 mod first_hour;
 mod markers;
+mod memory;
 mod pftrace;
 mod rocpd_views;
 mod rocprofv3_validators;

@@ -8,7 +8,7 @@ use crate::common::*;
 use std::path::Path;
 
 /// Rows of `sql` on the database at `db`, read by Python's `sqlite3` (no kreplay code).
-fn query(db: &Path, sql: &str) -> Vec<Vec<serde_json::Value>> {
+pub(crate) fn query(db: &Path, sql: &str) -> Vec<Vec<serde_json::Value>> {
     let script = "import json, sqlite3, sys\n\
                   c = sqlite3.connect(sys.argv[1])\n\
                   print(json.dumps([list(r) for r in c.execute(sys.argv[2])]))";

@@ -113,6 +113,8 @@ fn json_round_trip_keeps_every_field() {
         launcher: LauncherRank::default(),
         marker_trace: false,
         api_trace: crate::api_trace::ApiLevel::All,
+        memory_copy_trace: true,
+        memory_allocation_trace: true,
     };
     assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
     assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

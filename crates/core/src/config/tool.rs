@@ -33,6 +33,12 @@ pub struct ToolConfig {
     /// `--runtime-trace` / `--sys-trace`: which CUDA API calls are recorded.
     #[serde(default)]
     pub api_trace: crate::api_trace::ApiLevel,
+    /// `--memory-copy-trace`: record every copy the application makes.
+    #[serde(default)]
+    pub memory_copy_trace: bool,
+    /// `--memory-allocation-trace`: record every allocation and free the application makes.
+    #[serde(default)]
+    pub memory_allocation_trace: bool,
     /// Where this process writes its database. `%pid%` is replaced by the process id, so that
     /// child processes write files of their own.
     pub database_path: String,
@@ -86,6 +92,8 @@ impl Default for ToolConfig {
             kernel_trace: false,
             marker_trace: false,
             api_trace: crate::api_trace::ApiLevel::Off,
+            memory_copy_trace: false,
+            memory_allocation_trace: false,
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),

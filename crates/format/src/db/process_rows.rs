@@ -43,6 +43,9 @@ pub(super) struct ProcessRows {
     pub(super) recent: HashMap<(u64, i64), RecentDispatch>,
     /// `rocpd_info_thread.id` → its marker track's `rocpd_track.id` (`db::markers`).
     pub(super) tracks: HashMap<i64, i64>,
+    /// The process's CPU agent (`rocpd_info_agent.id`): the host side of copies and host
+    /// allocations (`db::memory`), inserted the first time.
+    pub(super) host_agent: Option<i64>,
 }
 
 /// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
@@ -161,6 +164,7 @@ impl ProcessRows {
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
             recent: HashMap::new(),
             tracks: HashMap::new(),
+            host_agent: None,
         })
     }
 

@@ -247,6 +247,8 @@ fn read_process(
     reader.warnings(&mut run)?;
     run.markers = super::read_markers::markers(conn, path, guid)?;
     run.api_calls = super::read_api::api_calls(conn, path, guid)?;
+    run.copies = super::read_memory::copies(conn, path, guid)?;
+    run.allocations = super::read_memory::allocations(conn, path, guid)?;
     Ok(run)
 }
 
@@ -281,7 +283,8 @@ impl ProcessReader<'_> {
         let mut agent_ids: HashMap<i64, u64> = HashMap::new();
         let mut statement = self.conn
             .prepare(
-                "SELECT id, absolute_index, name, product_name, extdata FROM rocpd_info_agent WHERE guid = ?1 ORDER BY id",
+                // The CPU agent (the host side of copies, `db::memory`) is no device.
+                "SELECT id, absolute_index, name, product_name, extdata FROM rocpd_info_agent WHERE guid = ?1 AND type = 'GPU' ORDER BY id",
             )
             .map_err(err)?;
         let mut rows = statement.query([self.guid]).map_err(err)?;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 #[test]
 fn every_file_written_ends_with_a_listed_suffix_and_every_suffix_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = RunData::from_records(crate::testdata::recorded_with_markers());
+    let mut run = RunData::from_records(crate::testdata::recorded_with_traces());
     run.processes[0].process.sections = vec![crate::sections_out::SectionSpec {
         identifier: "S".into(),
         display_name: "S".into(),

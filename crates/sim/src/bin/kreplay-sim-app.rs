@@ -17,7 +17,8 @@
 //! default), to drive snapshots to host staging or to the too-large decline.
 //! The workload marks its phases with NVTX-style ranges and a mark (`workload::run`), and the app
 //! a start/end range `workload` around it, ended on another thread: recorded under
-//! `--marker-trace`.
+//! `--marker-trace`. Its copies and its allocations and frees of every kind are recorded under
+//! `--memory-copy-trace` and `--memory-allocation-trace`.
 //!
 //! `--profile-region FIRST-LAST` (repeatable) calls the profiler start before iteration FIRST
 //! and its stop after iteration LAST (0-based; `cudaProfilerStart`/`cudaProfilerStop`), the

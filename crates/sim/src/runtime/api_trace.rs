@@ -54,6 +54,19 @@ pub(crate) fn alloc_names(kind: AllocKind) -> ApiNames {
     }
 }
 
+/// The free of memory of `kind` (`None`: memory the tool does not know).
+pub(crate) fn free_names(kind: Option<AllocKind>) -> ApiNames {
+    match kind {
+        Some(AllocKind::Pool) => names("cudaFreeAsync", "cuMemFreeAsync"),
+        Some(AllocKind::Host) => names("cudaFreeHost", "cuMemFreeHost"),
+        Some(AllocKind::VirtualMapping) => ApiNames {
+            runtime: None,
+            driver: "cuMemUnmap",
+        },
+        _ => FREE,
+    }
+}
+
 /// The call a launch of `kind` stands for.
 pub(crate) fn launch_names(kind: LaunchKind) -> ApiNames {
     match kind {

@@ -50,7 +50,7 @@ impl SimRuntime {
                     runtime.launch_with(LaunchKind::Kernel, launch, correlation_id)
                 }
                 GraphNode::Fill { dst, value, count } => runtime.fill_u32s(*dst, *value, *count),
-                GraphNode::Copy { dst, src, bytes } => runtime.copy(*dst, *src, *bytes),
+                GraphNode::Copy { dst, src, bytes } => runtime.copy_untraced(*dst, *src, *bytes),
             })
         })?;
         // The CUDA backend then launches an empty graph in the application's place; with

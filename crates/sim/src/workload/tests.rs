@@ -498,3 +498,4 @@ fn without_marker_trace_no_marker_is_recorded() {
 }
 
 mod api;
+mod memory;

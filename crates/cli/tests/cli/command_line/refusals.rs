@@ -150,7 +150,7 @@ fn other_usage_errors_are_one_line_with_exit_2() {
         ),
         (
             &["--memory-copy-trace", "--hip-trace", "--", "true"],
-            "--hip-trace, --memory-copy-trace: kreplay traces CUDA, not HIP or HSA",
+            "--hip-trace: kreplay traces CUDA, not HIP or HSA",
         ),
         (
             &["--pmc", W, "--kernel-include-regex", "(", "--", "true"],

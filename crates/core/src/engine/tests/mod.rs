@@ -19,6 +19,7 @@ mod faults;
 mod fences;
 mod lifecycle;
 mod markers;
+mod memory_trace;
 mod mock;
 mod passes;
 mod policy;

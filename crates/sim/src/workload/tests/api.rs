@@ -38,9 +38,22 @@ fn every_call_of_the_application_is_recorded_once_and_a_launch_shares_its_dispat
         runtime.iter().filter(|f| *f == "cudaGraphLaunch").count(),
         1
     );
-    // Each runtime call is made of one driver call, which names it.
-    assert_eq!(functions(&calls, ApiDomain::Driver).len(), runtime.len());
-    for call in calls.iter().filter(|c| c.domain == ApiDomain::Driver) {
+    // Each runtime call is made of one driver call, which names it; the application maps and
+    // unmaps virtual memory with driver calls of its own.
+    assert_eq!(
+        functions(&calls, ApiDomain::Driver).len(),
+        runtime.len() + 2
+    );
+    let direct: Vec<&str> = calls
+        .iter()
+        .filter(|c| c.domain == ApiDomain::Driver && c.parent_id == 0)
+        .map(|c| &*c.function)
+        .collect();
+    assert_eq!(direct, ["cuMemMap", "cuMemUnmap"]);
+    for call in calls
+        .iter()
+        .filter(|c| c.domain == ApiDomain::Driver && c.parent_id != 0)
+    {
         let parent = calls
             .iter()
             .find(|p| p.correlation_id == call.parent_id)
@@ -86,7 +99,10 @@ fn the_same_calls_with_and_without_kernel_replay_and_none_without_the_option() {
     let names = |mode, groups| {
         let (_, records) = profiled_with(mode, groups, |c| c.api_trace = ApiLevel::Application);
         let calls = api_calls(&records);
-        assert!(calls.iter().all(|c| c.domain == ApiDomain::Runtime));
+        // The application's own calls: no driver call made inside a runtime call.
+        assert!(calls
+            .iter()
+            .all(|c| c.domain == ApiDomain::Runtime || c.parent_id == 0));
         calls
             .iter()
             .map(|c| c.function.to_string())
