@@ -252,3 +252,35 @@ fn hip_and_hsa_tracing_are_refused_naming_cudas() {
         );
     }
 }
+
+#[test]
+fn convert_writes_the_same_api_csv_and_kernel_names_from_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = run(dir.path(), &["-s", "-T"]);
+    let args = [
+        "convert",
+        "-i",
+        "DIR/out_results.db",
+        "-f",
+        "csv",
+        "-d",
+        "C",
+        "-o",
+        "out",
+    ];
+    let out = kreplay(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for file in ["out_cuda_api_trace.csv", "out_kernel_trace.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("C").join(file)).unwrap(),
+            std::fs::read_to_string(d.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let names: std::collections::BTreeSet<String> =
+        csv_rows(&dir.path().join("C/out_kernel_trace.csv"))
+            .into_iter()
+            .map(|r| r["Kernel_Name"].clone())
+            .collect();
+    assert!(names.contains("scale_add"), "{names:?}");
+}
