@@ -405,18 +405,30 @@ pub struct ProfileArgs {
     )]
     pub graph_profiling: Option<String>,
 
-    /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
-    /// available; kreplay traces kernel dispatches (--kernel-trace), markers (--marker-trace),
-    /// copies (--memory-copy-trace) and allocations (--memory-allocation-trace).
-    #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    /// Everything --runtime-trace records and also the CUDA driver calls the runtime makes for
+    /// the application (rocprofv3's HSA API beneath HIP): every domain kreplay traces.
+    #[arg(short = 's', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Aggregate tracing options")]
     pub sys_trace: Option<bool>,
 
-    /// rocprofv3's runtime trace: not available (see --sys-trace).
-    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    /// The CUDA API calls the application makes itself (runtime calls, and driver calls made
+    /// outside any: cuda_api_trace.csv, the database's regions), with the kernel dispatches
+    /// (a launch's call shares its dispatch's correlation id), NVTX markers, copies and
+    /// allocations.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Aggregate tracing options")]
     pub runtime_trace: Option<bool>,
 
-    /// rocprofv3's API tracing (--hip-trace, --hsa-trace, --scratch-memory-trace,
-    /// --rccl-trace): not available (see --sys-trace).
+    /// Name kernels by their mangled names in the CSV and JSON files.
+    #[arg(short = 'M', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
+    pub mangled_kernels: Option<bool>,
+
+    /// Name kernels by their base names in the CSV and JSON files (the demangled name without
+    /// its scope, template and parameters: `void ns::scale<float>(float*, int)` is `scale`).
+    #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
+    pub truncate_kernels: Option<bool>,
+
+    /// rocprofv3's HIP, HSA, scratch memory and RCCL tracing (--hip-trace, --hsa-trace,
+    /// --scratch-memory-trace, --rccl-trace): not available (CUDA's API: --runtime-trace,
+    /// --sys-trace).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub hip_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]

@@ -61,6 +61,12 @@ pub struct Job {
     /// `--marker-trace`, `--kernel-rename`.
     pub marker_trace: Option<bool>,
     pub kernel_rename: Option<bool>,
+    /// `--runtime-trace`, `--sys-trace` (rocprofv3's keys).
+    pub runtime_trace: Option<bool>,
+    pub sys_trace: Option<bool>,
+    /// `--mangled-kernels`, `--truncate-kernels`.
+    pub mangled_kernels: Option<bool>,
+    pub truncate_kernels: Option<bool>,
     /// `--memory-copy-trace`, `--memory-allocation-trace`.
     pub memory_copy_trace: Option<bool>,
     pub memory_allocation_trace: Option<bool>,

@@ -236,6 +236,7 @@ fn _assert_engine_is_send_sync() {
     check::<Engine<Types>>();
 }
 
+mod api_trace;
 mod calls;
 mod lane;
 mod lanes;

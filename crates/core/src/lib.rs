@@ -3,6 +3,7 @@
 //! catalogs through [`catalog::MetricCatalog`].
 
 pub mod aliases;
+pub mod api_trace;
 pub mod backend;
 pub mod catalog;
 pub mod config;

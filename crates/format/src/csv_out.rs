@@ -13,6 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod agent_info;
+mod api_trace;
 mod columns;
 mod marker_trace;
 mod memory_trace;
@@ -83,6 +84,7 @@ pub(crate) fn write_csv(
         )?);
     }
     written.extend(marker_trace::write_marker_trace(run, dir, name)?);
+    written.extend(api_trace::write_api_trace(run, dir, name)?);
     written.extend(memory_trace::write_memory_traces(run, dir, name)?);
     if run.processes.iter().any(|p| !p.costs.is_empty()) {
         written.push(csv_file(

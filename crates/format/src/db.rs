@@ -2,6 +2,7 @@
 //! ([`DbWriter`], a background thread), a run written as one database ([`write_rocpd`]), and
 //! reading databases back into a [`RunData`](crate::RunData).
 
+mod api;
 mod code_objects;
 mod descriptions;
 mod events;
@@ -12,6 +13,7 @@ mod memory;
 mod merged;
 mod process_rows;
 mod read;
+mod read_api;
 mod read_code_objects;
 mod read_markers;
 mod read_memory;
@@ -23,6 +25,8 @@ pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_api;
 #[cfg(test)]
 mod tests_code_objects;
 #[cfg(test)]

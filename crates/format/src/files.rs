@@ -22,13 +22,15 @@ pub mod suffix {
     pub const SECTIONS: &str = "_sections.csv";
     /// `--marker-trace`: rocprofv3's marker (ROCTx; here NVTX) records.
     pub const MARKER_API_TRACE: &str = "_marker_api_trace.csv";
+    /// `--runtime-trace`/`--sys-trace`: rocprofv3's `hip_api_trace.csv`, named for CUDA.
+    pub const CUDA_API_TRACE: &str = "_cuda_api_trace.csv";
     /// `--memory-copy-trace`: rocprofv3's memory copy records.
     pub const MEMORY_COPY_TRACE: &str = "_memory_copy_trace.csv";
     /// `--memory-allocation-trace`: rocprofv3's memory allocation records.
     pub const MEMORY_ALLOCATION_TRACE: &str = "_memory_allocation_trace.csv";
 
     /// Every suffix above.
-    pub const ALL: [&str; 13] = [
+    pub const ALL: [&str; 14] = [
         RESULTS_DB,
         RESULTS_JSON,
         RESULTS_PFTRACE,
@@ -40,6 +42,7 @@ pub mod suffix {
         DOMAIN_STATS,
         SECTIONS,
         MARKER_API_TRACE,
+        CUDA_API_TRACE,
         MEMORY_COPY_TRACE,
         MEMORY_ALLOCATION_TRACE,
     ];

@@ -7,6 +7,7 @@
 //! `docs/output.md` describes every file, table and column.
 
 // The base: the record model and what every writer shares.
+pub mod api;
 mod code_object;
 mod error;
 mod identity;
@@ -39,6 +40,7 @@ pub mod output;
 #[cfg(test)]
 mod testdata;
 
+pub use api::{ApiDomain, ApiRecord};
 pub use db::DbWriter;
 pub use db::{read_database, read_databases};
 pub use error::FormatError;

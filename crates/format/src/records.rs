@@ -38,6 +38,13 @@ pub struct ProcessInfo {
     /// its [`DispatchRecord::ranges`] (the command line sets it when it merges the records).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kernel_rename: bool,
+    /// rocprofv3's `-M/--mangled-kernels`: the CSV and JSON files name a kernel by its mangled
+    /// name (the command line sets it when it merges the records).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mangled_kernels: bool,
+    /// rocprofv3's `-T/--truncate-kernels`: by its demangled name without its arguments.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncate_kernels: bool,
 }
 
 impl ProcessInfo {
@@ -408,6 +415,8 @@ pub enum Record {
     Warning(Warning),
     /// A marker range or mark (`--marker-trace`).
     Marker(crate::markers::MarkerRecord),
+    /// A CUDA runtime or driver API call (`--runtime-trace`, `--sys-trace`).
+    Api(crate::api::ApiRecord),
     /// A copy the application made (`--memory-copy-trace`).
     MemoryCopy(crate::memory::MemoryCopyRecord),
     /// An allocation or free the application made (`--memory-allocation-trace`).
@@ -462,6 +471,8 @@ pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
         cache_control: CacheControl::default(),
         sections: Vec::new(),
         kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }
 }
 

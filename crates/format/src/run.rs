@@ -19,6 +19,8 @@ pub struct ProcessRun {
     pub warnings: Vec<Warning>,
     /// Marker ranges and marks (`--marker-trace`), in the order they were recorded.
     pub markers: Vec<crate::markers::MarkerRecord>,
+    /// CUDA API calls (`--runtime-trace`, `--sys-trace`), in the order they returned.
+    pub api_calls: Vec<crate::api::ApiRecord>,
     /// Copies (`--memory-copy-trace`) and allocations (`--memory-allocation-trace`) of the
     /// application, in the order they were recorded.
     pub copies: Vec<crate::memory::MemoryCopyRecord>,
@@ -37,6 +39,7 @@ impl ProcessRun {
             costs: Vec::new(),
             warnings: Vec::new(),
             markers: Vec::new(),
+            api_calls: Vec::new(),
             copies: Vec::new(),
             allocations: Vec::new(),
         }
@@ -121,6 +124,7 @@ impl RunData {
                 Record::ReplayCost(cost) => run.costs.push(cost),
                 Record::Warning(warning) => run.warnings.push(warning),
                 Record::Marker(marker) => run.markers.push(marker),
+                Record::Api(call) => run.api_calls.push(call),
                 Record::MemoryCopy(copy) => run.copies.push(copy),
                 Record::MemoryAllocation(allocation) => run.allocations.push(allocation),
                 Record::ProcessEnd { end_ns } => run.process.end_ns = end_ns,
@@ -142,6 +146,7 @@ impl RunData {
             records.extend(run.costs.iter().cloned().map(Record::ReplayCost));
             records.extend(run.warnings.iter().cloned().map(Record::Warning));
             records.extend(run.markers.iter().cloned().map(Record::Marker));
+            records.extend(run.api_calls.iter().cloned().map(Record::Api));
             records.extend(run.copies.iter().cloned().map(Record::MemoryCopy));
             records.extend(
                 run.allocations

@@ -21,6 +21,8 @@ pub(crate) fn process(pid: u32) -> ProcessInfo {
         cache_control: CacheControl::All,
         sections: Vec::new(),
         kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }
 }
 

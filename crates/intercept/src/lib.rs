@@ -19,6 +19,7 @@
 //! Panic safety: the CUPTI callback runs inside `catch_unwind`; a panic switches the tool off
 //! (callbacks return at once from then on) and the application goes on unprofiled.
 
+mod api_trace;
 mod callbacks;
 mod calls;
 pub mod classify;

@@ -24,7 +24,7 @@ fn with_names<T>(f: impl FnOnce(&mut Names) -> T) -> T {
     f(names.get_or_insert_with(Names::default))
 }
 
-fn host_now_ns() -> u64 {
+pub(crate) fn host_now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

@@ -40,6 +40,8 @@ pub(crate) fn process_info(
         cache_control,
         sections: Vec::new(),
         kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }
 }
 

@@ -89,6 +89,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
         switches: Default::default(),
         launcher: Default::default(),
         marker_trace: spec.marker_trace,
+        api_trace: spec.api_trace,
         memory_copy_trace: spec.memory_copy_trace,
         memory_allocation_trace: spec.memory_allocation_trace,
     }

@@ -177,6 +177,8 @@ fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_for
     for process in &mut data.processes {
         process.process.sections = spec.sections.clone();
         process.process.kernel_rename = spec.kernel_rename;
+        process.process.mangled_kernels = spec.mangled_kernels;
+        process.process.truncate_kernels = spec.truncate_kernels;
     }
     describe_recorded_counters(&mut data);
     forget_stale_identities(

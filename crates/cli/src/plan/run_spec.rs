@@ -74,6 +74,11 @@ pub struct RunSpec {
     pub marker_trace: bool,
     /// `--kernel-rename`: the outputs name a dispatch by its innermost range.
     pub kernel_rename: bool,
+    /// `-r/--runtime-trace`, `-s/--sys-trace`: the CUDA API calls recorded.
+    pub api_trace: kreplay_core::api_trace::ApiLevel,
+    /// `-M/--mangled-kernels`, `-T/--truncate-kernels`: how the outputs name kernels.
+    pub mangled_kernels: bool,
+    pub truncate_kernels: bool,
     /// `--memory-copy-trace`, `--memory-allocation-trace`.
     pub memory_copy_trace: bool,
     pub memory_allocation_trace: bool,

@@ -36,6 +36,10 @@ pub(super) struct Given {
     pub(super) kernel_trace: Option<bool>,
     pub(super) marker_trace: Option<bool>,
     pub(super) kernel_rename: Option<bool>,
+    pub(super) runtime_trace: Option<bool>,
+    pub(super) sys_trace: Option<bool>,
+    pub(super) mangled_kernels: Option<bool>,
+    pub(super) truncate_kernels: Option<bool>,
     pub(super) memory_copy_trace: Option<bool>,
     pub(super) memory_allocation_trace: Option<bool>,
     pub(super) output_directory: Option<String>,
@@ -58,6 +62,11 @@ pub(super) struct Settings {
     /// `--marker-trace` (also on with `--kernel-rename`, which needs the ranges).
     pub(super) marker_trace: bool,
     pub(super) kernel_rename: bool,
+    /// `-r/--runtime-trace`, `-s/--sys-trace` (see `aggregate`).
+    pub(super) api_trace: kreplay_core::api_trace::ApiLevel,
+    /// `-M/--mangled-kernels`, `-T/--truncate-kernels`.
+    pub(super) mangled_kernels: bool,
+    pub(super) truncate_kernels: bool,
     pub(super) memory_copy_trace: bool,
     pub(super) memory_allocation_trace: bool,
     pub(super) output_directory: String,
@@ -69,6 +78,17 @@ pub(super) struct Settings {
     pub(super) summary: Option<SummarySpec>,
     /// Lines to print before the runs (settings that do nothing).
     pub(super) warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Whether the run traces any domain (a run without counters needs one).
+    pub(super) fn traces_anything(&self) -> bool {
+        self.kernel_trace
+            || self.marker_trace
+            || self.memory_copy_trace
+            || self.memory_allocation_trace
+            || self.api_trace != kreplay_core::api_trace::ApiLevel::Off
+    }
 }
 
 impl Given {
@@ -125,7 +145,9 @@ impl Given {
         })
     }
 
-    pub(super) fn settings(self) -> Settings {
+    pub(super) fn settings(mut self) -> Settings {
+        self.apply_aggregates();
+        let api_trace = self.api_level();
         let mut warnings = Vec::new();
         let summary = self.summary_spec(&mut warnings);
         let stats = self.stats == Some(true);
@@ -149,6 +171,9 @@ impl Given {
             kernel_trace: self.kernel_trace.unwrap_or(false),
             marker_trace: self.marker_trace == Some(true) || self.kernel_rename == Some(true),
             kernel_rename: self.kernel_rename == Some(true),
+            api_trace,
+            mangled_kernels: self.mangled_kernels == Some(true),
+            truncate_kernels: self.truncate_kernels == Some(true),
             memory_copy_trace: self.memory_copy_trace == Some(true),
             memory_allocation_trace: self.memory_allocation_trace == Some(true),
             output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
@@ -208,6 +233,10 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         kernel_trace: args.kernel_trace,
         marker_trace: args.marker_trace,
         kernel_rename: args.kernel_rename,
+        runtime_trace: args.runtime_trace,
+        sys_trace: args.sys_trace,
+        mangled_kernels: args.mangled_kernels,
+        truncate_kernels: args.truncate_kernels,
         memory_copy_trace: args.memory_copy_trace,
         memory_allocation_trace: args.memory_allocation_trace,
         output_directory: args.output_directory.clone(),
@@ -344,6 +373,10 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         kernel_trace: "--kernel-trace", "kernel_trace";
         marker_trace: "--marker-trace", "marker_trace";
         kernel_rename: "--kernel-rename", "kernel_rename";
+        runtime_trace: "--runtime-trace", "runtime_trace";
+        sys_trace: "--sys-trace", "sys_trace";
+        mangled_kernels: "--mangled-kernels", "mangled_kernels";
+        truncate_kernels: "--truncate-kernels", "truncate_kernels";
         memory_copy_trace: "--memory-copy-trace", "memory_copy_trace";
         memory_allocation_trace: "--memory-allocation-trace", "memory_allocation_trace";
         output_directory: "-d", "output_directory";
@@ -439,6 +472,10 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
         kernel_trace: job.kernel_trace,
         marker_trace: job.marker_trace,
         kernel_rename: job.kernel_rename,
+        runtime_trace: job.runtime_trace,
+        sys_trace: job.sys_trace,
+        mangled_kernels: job.mangled_kernels,
+        truncate_kernels: job.truncate_kernels,
         memory_copy_trace: job.memory_copy_trace,
         memory_allocation_trace: job.memory_allocation_trace,
         output_directory: job.output_directory.clone(),

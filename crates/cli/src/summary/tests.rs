@@ -40,6 +40,8 @@ fn run() -> RunData {
         cache_control: kreplay_format::CacheControl::All,
         sections: Vec::new(),
         kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     });
     p.kernels.push(KernelSymbol {
         kernel_id: 1,

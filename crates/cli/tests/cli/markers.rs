@@ -217,11 +217,8 @@ fn marker_trace_alone_is_a_run_and_other_tracing_is_still_refused() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(dir.path().join("D/o_marker_api_trace.csv").is_file());
     assert_usage_error(
-        &kreplay(
-            dir.path(),
-            &["--marker-trace", "--runtime-trace", "--", "true"],
-        ),
-        "-r/--runtime-trace: kreplay traces kernel dispatches, NVTX markers, memory copies and allocations only",
+        &kreplay(dir.path(), &["--marker-trace", "--hip-trace", "--", "true"]),
+        "--hip-trace: kreplay traces CUDA, not HIP or HSA",
     );
 }
 

@@ -112,6 +112,7 @@ fn json_round_trip_keeps_every_field() {
         switches: Switches::default(),
         launcher: LauncherRank::default(),
         marker_trace: false,
+        api_trace: crate::api_trace::ApiLevel::All,
         memory_copy_trace: true,
         memory_allocation_trace: true,
     };

@@ -30,6 +30,9 @@ pub struct ToolConfig {
     /// dispatch the range stack of its launching thread.
     #[serde(default)]
     pub marker_trace: bool,
+    /// `--runtime-trace` / `--sys-trace`: which CUDA API calls are recorded.
+    #[serde(default)]
+    pub api_trace: crate::api_trace::ApiLevel,
     /// `--memory-copy-trace`: record every copy the application makes.
     #[serde(default)]
     pub memory_copy_trace: bool,
@@ -88,6 +91,7 @@ impl Default for ToolConfig {
             filter: KernelFilter::default(),
             kernel_trace: false,
             marker_trace: false,
+            api_trace: crate::api_trace::ApiLevel::Off,
             memory_copy_trace: false,
             memory_allocation_trace: false,
             database_path: "kreplay_%pid%.db".to_string(),

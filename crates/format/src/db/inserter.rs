@@ -95,6 +95,7 @@ impl RowInserter {
             Record::ReplayCost(cost) => rows.insert_cost(db, &cost),
             Record::Warning(warning) => rows.insert_warning(db, &warning),
             Record::Marker(marker) => rows.insert_marker(db, &marker),
+            Record::Api(call) => rows.insert_api_call(db, &call),
             Record::MemoryCopy(copy) => rows.insert_memory_copy(db, &copy),
             Record::MemoryAllocation(allocation) => rows.insert_memory_allocation(db, &allocation),
             Record::ProcessEnd { end_ns } => rows.end_process(db, end_ns),

@@ -89,6 +89,14 @@ impl ProcessRows {
         if process.kernel_rename {
             extdata["kernel_rename"] = serde_json::json!(true);
         }
+        for (flag, key) in [
+            (process.mangled_kernels, "mangled_kernels"),
+            (process.truncate_kernels, "truncate_kernels"),
+        ] {
+            if flag {
+                extdata[key] = serde_json::json!(true);
+            }
+        }
         let extdata = extdata.to_string();
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
         // rocpd's views join every table's `pid` to this row's id: the operating system's pid

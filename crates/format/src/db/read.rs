@@ -137,6 +137,8 @@ pub fn read_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
                 .ok()
                 .and_then(|v| v.get("kernel_rename")?.as_bool())
                 .unwrap_or(false),
+            mangled_kernels: extdata.contains(r#""mangled_kernels":true"#),
+            truncate_kernels: extdata.contains(r#""truncate_kernels":true"#),
         };
         processes.push(read_process(&conn, path, layout, &guid, process)?);
     }
@@ -244,6 +246,7 @@ fn read_process(
     reader.costs(&mut run)?;
     reader.warnings(&mut run)?;
     run.markers = super::read_markers::markers(conn, path, guid)?;
+    run.api_calls = super::read_api::api_calls(conn, path, guid)?;
     run.copies = super::read_memory::copies(conn, path, guid)?;
     run.allocations = super::read_memory::allocations(conn, path, guid)?;
     Ok(run)

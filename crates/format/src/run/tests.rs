@@ -49,6 +49,8 @@ prop_compose! {
             cache_control: if cache_all { CacheControl::All } else { CacheControl::None },
             sections: Vec::new(),
             kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
         })];
         for (i, agent_id) in agent_ids.iter().enumerate() {
             records.push(Record::Agent(AgentInfo {

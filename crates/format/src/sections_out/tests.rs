@@ -70,6 +70,8 @@ fn process() -> ProcessRun {
         cache_control: Default::default(),
         sections: Vec::new(),
         kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     });
     p.agents.push(AgentInfo {
         agent_id: 0,

@@ -139,6 +139,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         cache_control: config.cache_control,
         sections: Vec::new(),
         kernel_rename: false,
+        ..ProcessInfo::default()
     });
     engine.register_counters(counter_infos(&config));
 

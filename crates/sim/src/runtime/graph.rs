@@ -8,6 +8,7 @@
 //! once.
 
 use crate::device::{SimError, SimKernel, SimLaunch};
+use crate::runtime::api_trace::GRAPH_LAUNCH;
 use crate::runtime::SimRuntime;
 use kreplay_core::backend::{CallEffect, DeviceScope, LaunchKind};
 use std::sync::OnceLock;
@@ -42,15 +43,16 @@ impl SimRuntime {
         }
         let window_spans = config.switches.graph_window_spans;
         let correlation_id = self.next_correlation();
-        for node in nodes {
-            match node {
+        // One cudaGraphLaunch of the application; its nodes' calls are the tool's.
+        self.api(Some(GRAPH_LAUNCH), correlation_id, |runtime| {
+            nodes.iter().try_for_each(|node| match node {
                 GraphNode::Kernel(launch) => {
-                    self.launch_with(LaunchKind::Kernel, launch, correlation_id)?
+                    runtime.launch_with(LaunchKind::Kernel, launch, correlation_id)
                 }
-                GraphNode::Fill { dst, value, count } => self.fill_u32s(*dst, *value, *count)?,
-                GraphNode::Copy { dst, src, bytes } => self.copy_untraced(*dst, *src, *bytes)?,
-            }
-        }
+                GraphNode::Fill { dst, value, count } => runtime.fill_u32s(*dst, *value, *count),
+                GraphNode::Copy { dst, src, bytes } => runtime.copy_untraced(*dst, *src, *bytes),
+            })
+        })?;
         // The CUDA backend then launches an empty graph in the application's place; with
         // KREPLAY_GRAPH_WINDOW_SPANS=0 the window the nodes joined closes there.
         if !window_spans {

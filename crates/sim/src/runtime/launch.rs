@@ -2,7 +2,7 @@
 //! between the engine's `launch_enter` and `launch_exit`; graph launches are in `graph`.
 
 use crate::device::{SimError, SimKernel, SimLaunch};
-use crate::runtime::{SimEngine, SimRuntime};
+use crate::runtime::{api_trace, SimEngine, SimRuntime};
 use kreplay_core::backend::{DispatchInfo, LaunchKind};
 use kreplay_format::KernelSymbol;
 
@@ -23,9 +23,11 @@ impl SimRuntime {
             ..launch.clone()
         };
         let correlation_id = self.next_correlation();
-        let info = self.dispatch_info(LaunchKind::StreamCapture, &launch, correlation_id);
-        let ticket = engine.launch_enter(&mut self.device, &info);
-        engine.launch_exit(&mut self.device, ticket, &launch);
+        self.api(Some(api_trace::LAUNCH), correlation_id, |runtime| {
+            let info = runtime.dispatch_info(LaunchKind::StreamCapture, &launch, correlation_id);
+            let ticket = engine.launch_enter(&mut runtime.device, &info);
+            engine.launch_exit(&mut runtime.device, ticket, &launch);
+        });
     }
 
     /// Launches one kernel as a launch of `kind` (what the CUDA backend would classify it as).
@@ -73,25 +75,28 @@ impl SimRuntime {
             ..launch.clone()
         };
         self.register(&engine, &launch.kernel);
-        let info = self.dispatch_info(kind, &launch, correlation_id);
-        let ticket = engine.launch_enter(&mut self.device, &info);
-        let result = execute(self);
-        // A GPU launch returns while the kernel runs: let other application threads run here,
-        // as they would, so that multi-threaded runs interleave with replay windows.
-        std::thread::yield_now();
-        if result.is_ok() {
-            engine.launch_exit(&mut self.device, ticket, &launch);
-        } else {
-            // A faulted launch is not replayed (it would fault again) nor recorded.
-            engine.launch_failed(&mut self.device, ticket);
-        }
-        result
+        let names = api_trace::launch_names(kind);
+        self.api(Some(names), correlation_id, |runtime| {
+            let info = runtime.dispatch_info(kind, &launch, correlation_id);
+            let ticket = engine.launch_enter(&mut runtime.device, &info);
+            let result = execute(runtime);
+            // A GPU launch returns while the kernel runs: let other application threads run
+            // here, as they would, so that multi-threaded runs interleave with replay windows.
+            std::thread::yield_now();
+            if result.is_ok() {
+                engine.launch_exit(&mut runtime.device, ticket, &launch);
+            } else {
+                // A faulted launch is not replayed (it would fault again) nor recorded.
+                engine.launch_failed(&mut runtime.device, ticket);
+            }
+            result
+        })
     }
 
-    /// The next correlation id of this thread's calls.
+    /// The next correlation id of the process's calls (one per call of the application, as
+    /// CUPTI's): a launch's dispatch carries its call's.
     pub(crate) fn next_correlation(&mut self) -> u64 {
-        self.next_correlation_id += 1;
-        self.next_correlation_id
+        api_trace::next_correlation()
     }
 
     fn dispatch_info(

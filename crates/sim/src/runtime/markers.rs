@@ -4,7 +4,7 @@
 //! without `--marker-trace` or an NVTX filter, they do nothing. Also the profiler start and stop
 //! calls (`cudaProfilerStart`/`cudaProfilerStop`), which bound `--selected-regions`.
 
-use crate::runtime::SimRuntime;
+use crate::runtime::{api_trace, SimRuntime};
 use kreplay_core::markers::{MarkerCall, MarkerText};
 
 impl SimRuntime {
@@ -67,15 +67,21 @@ impl SimRuntime {
 
     /// `cudaProfilerStart()`: the beginning of a selected region (`--selected-regions`).
     pub fn profiler_start(&mut self) {
-        if let Some(engine) = &self.engine {
-            engine.profiler_control(true);
+        if let Some(engine) = self.engine.clone() {
+            let id = self.next_correlation();
+            self.api(Some(api_trace::PROFILER_START), id, |_| {
+                engine.profiler_control(true)
+            });
         }
     }
 
     /// `cudaProfilerStop()`: the end of a selected region.
     pub fn profiler_stop(&mut self) {
-        if let Some(engine) = &self.engine {
-            engine.profiler_control(false);
+        if let Some(engine) = self.engine.clone() {
+            let id = self.next_correlation();
+            self.api(Some(api_trace::PROFILER_STOP), id, |_| {
+                engine.profiler_control(false)
+            });
         }
     }
 

@@ -3,14 +3,17 @@
 
 use crate::device::SimError;
 use crate::runtime::memory_trace::side;
-use crate::runtime::SimRuntime;
+use crate::runtime::{api_trace, SimRuntime};
 use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DeviceScope};
 
 impl SimRuntime {
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
         let started = self.allocation_started();
-        let region = self.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))?;
+        let id = self.next_correlation();
+        let region = self.api(Some(api_trace::alloc_names(kind)), id, |runtime| {
+            runtime.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))
+        })?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
         }
@@ -21,7 +24,13 @@ impl SimRuntime {
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
         let device = self.device_id();
         let started = self.allocation_started();
-        self.call("free", CallEffect::Frees, |d| d.free(base))?;
+        let kind = (self.engine.as_ref())
+            .and_then(|engine| engine.inventory().find(device, base))
+            .map(|region| region.kind);
+        let id = self.next_correlation();
+        self.api(Some(api_trace::free_names(kind)), id, |runtime| {
+            runtime.call("free", CallEffect::Frees, |d| d.free(base))
+        })?;
         let removed = match &self.engine {
             Some(engine) => engine.inventory().remove(device, base),
             None => None,

@@ -497,4 +497,5 @@ fn without_marker_trace_no_marker_is_recorded() {
         .all(|r| !matches!(r, Record::Dispatch(d) if !d.ranges.is_empty())));
 }
 
+mod api;
 mod memory;

@@ -27,6 +27,8 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
         cache_control: kreplay_format::CacheControl::All,
         sections: Vec::new(),
         kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }));
     writer.send(Record::Agent(AgentInfo {
         agent_id: 0,

@@ -13,6 +13,7 @@ use mock::*;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+mod api_trace;
 mod declines;
 mod faults;
 mod fences;
