@@ -5,6 +5,13 @@
 #   python3 -m pip download --no-deps nvidia-cuda-cupti==13.0.85 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 -d /tmp/w
 #   for w in /tmp/w/*.whl; do unzip -qo "$w" -d /tmp/w/x; done
 #   INCLUDE=/tmp/w/x/nvidia/cu13/include ./generate.sh
+#
+# src/nvtx.rs (NVTX's callback parameter blocks) is not generated here: generated_nvtx_meta.h
+# includes the NVTX v3 headers (nvtx3/nvToolsExt*.h, NVIDIA/NVTX's c/include), which these wheels
+# lack. Where they are installed (a CUDA toolkit's include folder), the same bindgen call on a
+# header including <generated_nvtx_meta.h>, with
+#   --allowlist-type 'nvtx.*_params|nvtxEventAttributes_v2' --allowlist-var 'NVTX_MESSAGE_.*'
+# gives the blocks src/nvtx.rs writes by hand (its tests check their layout).
 set -euo pipefail
 cd "$(dirname "$0")"
 : "${INCLUDE:?set INCLUDE to the wheels nvidia/cu13/include folder}"

@@ -2,10 +2,15 @@
 host memory, processes ended by a signal with a window open), and two profiled processes on one
 GPU at once."""
 import math
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 
-from harness import (CHECKS, GROUPS, HEADLINE, UNPACKED, counters, experiments, passes_per_dispatch, query,
-                     result_line, row, run, warnings)
+from harness import (CHECKS, GROUPS, HEADLINE, KREPLAY, UNPACKED, WORK, counters, experiments, log,
+                     passes_per_dispatch, query, result_line, row, run, warnings)
 
 
 def side_effect_checks():
@@ -46,6 +51,7 @@ def side_effect_checks():
             f"rc {rc}; {[c for _, c, _ in passes]}; {len(values)} values finite={finite}; {wall:.1f}s; {err.strip()[-120:]!r}",
             rc == -signal and [c for _, c, _ in passes] == [4] * 5 and finite)
     two_processes_one_gpu()
+    ctrl_c_pytorch()
 
 
 def two_processes_one_gpu():
@@ -72,3 +78,47 @@ def two_processes_one_gpu():
         ok = ok and rc == 0 and status == "PASS" and outcome in ("measured", "busy, warned")
     row("two profiled processes on one GPU at once, 2 groups", "both right and exit 0; each measured, or warned 'in use by another process' and unprofiled",
         "; ".join(seen), ok and len(seen) == 2)
+
+
+def ctrl_c_pytorch():
+    """Ctrl-C mid-run (issue 47): a PyTorch training loop under kernel replay with two groups,
+    SIGINT sent to the whole process group (as a terminal does) once the loop has printed its 5th
+    step. The application ends by the signal (or by Python's KeyboardInterrupt) and kreplay exits 1; the database and the
+    CSV read back whole; every dispatch recorded has both passes (every closed window, and the
+    window open at the signal, which the finish closed); nothing is said lost."""
+    out_dir = os.path.join(WORK, "ctrl_c_torch")
+    argv = [KREPLAY, "--pmc", *GROUPS[0], "--pmc", *GROUPS[1], "--replay-mode", "kernel",
+            "--kernel-replay-beta-enabled", "-f", "rocpd", "csv", "-d", out_dir, "-o", "r", "--",
+            sys.executable, "tests/gpu/torch_train.py", "100000"]
+    started = time.time()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    steps = 0
+    for line in p.stdout:
+        steps += line.startswith("step ")
+        if steps == 5 or time.time() - started > 240:
+            break
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        rest, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        rest, err = p.communicate()
+    wall = time.time() - started
+    log(f"=== ctrl_c_torch: {' '.join(argv)} rc={p.returncode} wall={wall:.1f}s steps before SIGINT={steps}")
+    log(rest)
+    log(err)
+    db = os.path.join(out_dir, "r_results.db")
+    whole = os.path.exists(db) and query(db, "PRAGMA integrity_check") == [("ok",)]
+    passes = passes_per_dispatch(db) if whole else []
+    per_dispatch = sorted({c for _, c, _ in passes})
+    csv_path = os.path.join(out_dir, "r_counter_collection.csv")
+    csv_rows = sum(1 for _ in open(csv_path)) - 1 if os.path.exists(csv_path) else -1
+    # Python turns SIGINT into KeyboardInterrupt and exits 1 through its exit handlers; a
+    # program that keeps SIGINT's default action is ended by it: either is said.
+    said = "ended by signal 2" in err or "KeyboardInterrupt" in err
+    lost = [l for l in err.splitlines() if "lost" in l or "without being recorded" in l]
+    row("PyTorch training, Ctrl-C mid-run under kernel replay (2 groups)",
+        "rc 1; SIGINT said (or Python's KeyboardInterrupt); db intact; every recorded dispatch has passes {0,1}; CSV rows; nothing lost",
+        f"rc {p.returncode}; {steps} steps; said {said}; db whole {whole}; {len(passes)} dispatches, passes per dispatch {per_dispatch}; "
+        f"{csv_rows} CSV rows; lost lines {lost[:2]}; {wall:.1f}s; {err.strip()[-200:]!r}",
+        p.returncode == 1 and said and whole and len(passes) > 0 and per_dispatch == [2] and csv_rows > 0 and not lost)

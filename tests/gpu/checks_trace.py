@@ -22,6 +22,7 @@ def trace_check():
     path = os.path.join(out_dir, "cg_results.pftrace")
     db = os.path.join(out_dir, "cg_results.db")
     records = query(db, "SELECT COUNT(*) FROM kreplay_pass_counters GROUP BY dispatch_id, replay_pass")
+    code_objects_row(db, rc)
     py = os.environ.get("KREPLAY_PYTHONPATH", os.path.abspath(".deps/py"))
     p = subprocess.run([sys.executable, "crates/cli/tests/pftrace_read.py", path], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=py)) if os.path.exists(path) else None
@@ -43,3 +44,20 @@ def trace_check():
         f"tracks {tracks}; {len(names)} kernels, e.g. {names[:2]}; {os.path.getsize(path)} bytes",
         rc == 0 and summary["unknown_fields"] == 0 and len(slices) == len(records) > 0
         and any("replay pass" in t for t in tracks) and summary["unclosed"] == 0 and summary["unmatched_ends"] == 0)
+
+
+def code_objects_row(db, rc):
+    """The CG solver's code objects as rocpd's `code_objects` view reads them: one per module CUPTI
+    reported loaded (the solver's own, cuBLAS's), from memory (`memory://pid#offset=...&size=...`),
+    and every kernel symbol's `code_object_id` naming one of them."""
+    objects = query(db, "SELECT uri, storage_type_str, code_object_size, memory_size FROM code_objects")
+    symbols = query(db, "SELECT COUNT(*), COALESCE(SUM(code_object_id = 0), 0) FROM kernel_symbols")
+    dangling = query(db, "SELECT COUNT(*) FROM rocpd_info_kernel_symbol K WHERE NOT EXISTS "
+                         "(SELECT 1 FROM rocpd_info_code_object C WHERE C.id = K.code_object_id AND C.guid = K.guid)")
+    count, unlinked = symbols[0] if symbols else (0, 0)
+    row("code objects of the CG solver (its module, cuBLAS's)",
+        "one per module load, from memory; every kernel symbol names one",
+        f"rc {rc}; {len(objects)} code objects, e.g. {objects[:1]}; {count} kernel symbols, {unlinked} with "
+        f"code_object_id 0, {dangling[0][0] if dangling else '?'} naming no row",
+        rc == 0 and len(objects) > 0 and count > 0 and unlinked == 0 and dangling == [(0,)]
+        and all(o[0].startswith("memory://") and o[1] == "MEMORY" and o[2] == 88 and o[3] > 0 for o in objects))

@@ -8,12 +8,15 @@ Each section (KREPLAY_GPU_ONLY) is a file of its own, checks_<section>.py; what 
 import os
 import sys
 
+import checks_api
 import checks_cache
 import checks_core
 import checks_deferral
 import checks_effects
 import checks_fidelity
 import checks_graphs
+import checks_markers
+import checks_memory
 import checks_multigpu
 import checks_multipass
 import checks_sections
@@ -25,7 +28,7 @@ from harness import OUT, experiments, rows
 # KREPLAY_GPU_ONLY: sections to run, comma-separated (empty: all); `core` is the per-dispatch
 # checks that no other section holds.
 ONLY = {part.strip() for part in os.environ.get("KREPLAY_GPU_ONLY", "").split(",") if part.strip()}
-SECTIONS = {"core", "windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu", "graphs"}
+SECTIONS = {"core", "windows", "cache", "deferral", "fidelity", "multipass", "effects", "sections", "trace", "multigpu", "graphs", "markers", "api", "memory"}
 if ONLY - SECTIONS:
     sys.exit(f"KREPLAY_GPU_ONLY: unknown section(s) {sorted(ONLY - SECTIONS)}; use some of {sorted(SECTIONS)}, comma-separated")
 
@@ -60,6 +63,12 @@ def main():
         checks_multigpu.multi_gpu_check()
     if selected("graphs"):
         checks_graphs.graph_checks()
+    if selected("markers"):
+        checks_markers.marker_checks()
+    if selected("api"):
+        checks_api.api_checks()
+    if selected("memory"):
+        checks_memory.memory_checks()
     if selected("core"):
         ncu_list, torch_loss = checks_core.per_dispatch_checks()
     if selected("windows"):

@@ -37,6 +37,7 @@
 //! engine's per-dispatch view of the shared backend, and the gate serialising measurements
 //! between threads).
 
+pub mod code_objects;
 pub mod flush;
 pub mod graphs;
 pub mod module_symbols;

@@ -17,12 +17,6 @@ impl Measurement for CudaBackend {
             .map_or(1, |profiler| profiler.executions_of_group(group))
     }
 
-    /// A graph launch reaches the engine whole only when it is not run node by node
-    /// (`crate::graphs`: declined, or `KREPLAY_GRAPH_NODES=0`).
-    fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
-        Some("CUPTI's range profiler cannot measure a graph launch as one dispatch: on the H200 measuring one failed its range and every range after it")
-    }
-
     fn max_window(&mut self, _device: DeviceId) -> usize {
         // Without counters there is nothing to amortise.
         if self.groups.is_empty() {

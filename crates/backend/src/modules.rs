@@ -1,9 +1,10 @@
-//! The kernels the application launches and the modules they come from: each kernel's id,
-//! name and attributes (registered with the engine once), the `__device__` and `__constant__`
-//! variables of its module (put into the inventory, so that snapshots cover them), the kernels
-//! that must run once (their code prints or uses the device heap), and all of it forgotten when
-//! a module is unloaded.
+//! The kernels the application launches and the modules they come from: each module load
+//! (recorded as a code object), each kernel's id, name, attributes and module (registered with
+//! the engine once), the `__device__` and `__constant__` variables of its module (put into the
+//! inventory, so that snapshots cover them), the kernels that must run once (their code prints
+//! or uses the device heap), and all of it forgotten when a module is unloaded.
 
+use crate::code_objects::CodeObjects;
 use crate::module_symbols::{CubinSymbols, SideEffect};
 use crate::CudaEngine;
 use kreplay_core::backend::{AllocKind, DeviceId, LaunchKind, Region};
@@ -51,6 +52,8 @@ pub struct KernelRegistry {
     /// Ids given to launches that name no kernel, by the launch API's name
     /// ([`KernelRegistry::launch_api_id`]).
     launch_apis: Mutex<HashMap<&'static str, u64>>,
+    /// Every module load, as a code object, and the kernels each defines.
+    code_objects: CodeObjects,
 }
 
 impl KernelRegistry {
@@ -65,7 +68,27 @@ impl KernelRegistry {
             resolved_launches: Mutex::new(HashSet::new()),
             module_contents: Mutex::new(HashMap::new()),
             launch_apis: Mutex::new(HashMap::new()),
+            code_objects: CodeObjects::default(),
         }
+    }
+
+    /// A module was loaded onto `device` from `image`, defining `kernels` (mangled names, empty
+    /// when its symbols could not be read): recorded as the process's next code object, which
+    /// those kernels' symbols name when they are registered; the tool's own modules are not.
+    pub fn module_loaded(
+        &self,
+        engine: &CudaEngine,
+        device: DeviceId,
+        image: &[u8],
+        kernels: &[String],
+    ) {
+        if crate::code_objects::is_tools_own(kernels) {
+            return;
+        }
+        let object = self
+            .code_objects
+            .loaded(device, std::process::id(), image, kernels);
+        engine.register_code_object(object);
     }
 
     /// The kernel id of a launch that names no kernel (a graph launch run whole, a cooperative
@@ -79,6 +102,7 @@ impl KernelRegistry {
         let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
         engine.register_kernel(KernelSymbol {
             kernel_id: id,
+            code_object_id: 0,
             mangled_name: api.to_string(),
             demangled_name: api.to_string(),
             registers: 0,
@@ -163,6 +187,7 @@ impl KernelRegistry {
         let attributes = kreplay_cuda::kernel::function_attributes(self.driver, function);
         engine.register_kernel(KernelSymbol {
             kernel_id: id,
+            code_object_id: self.code_objects.of_kernel(device, &mangled),
             mangled_name: mangled.clone(),
             demangled_name: kreplay_cuda::kernel::demangle(&mangled),
             registers: attributes.registers,

@@ -249,9 +249,67 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 1.., value_name = "RANGE", help_heading = "Filtering options")]
     pub kernel_iteration_range: Vec<String>,
 
+    /// Nsight Compute's NVTX filter (repeatable): profile only dispatches inside these NVTX
+    /// ranges (inside any one). `A/` push/pop range A anywhere in the launching thread's stack,
+    /// `A/B` B directly inside A, `A/*/B` with any ranges between, `A/+/B` with one, `[A` A at
+    /// the bottom, `B]` B at the top; `A` (no `/`) a start/end range, `A,B` inside both;
+    /// `DOMAIN@...` a domain's ranges (default: the default domain); `regex:...` names as
+    /// regular expressions. See docs/kernel-replay.md, "Which dispatches are profiled".
+    #[arg(long, value_name = "CONFIG", action = ArgAction::Append, help_heading = "Filtering options")]
+    pub nvtx_include: Vec<String>,
+
+    /// Nsight Compute's NVTX filter (repeatable): skip dispatches inside these NVTX ranges
+    /// (inside any one); same syntax as --nvtx-include.
+    #[arg(long, value_name = "CONFIG", action = ArgAction::Append, help_heading = "Filtering options")]
+    pub nvtx_exclude: Vec<String>,
+
+    /// Nsight Compute's switch for NVTX support; kreplay follows NVTX ranges whenever
+    /// --nvtx-include/--nvtx-exclude or --marker-trace need them (accepted for ncu command lines).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Filtering options")]
+    pub nvtx: Option<bool>,
+
+    /// Collect only between the application's cudaProfilerStart and cudaProfilerStop
+    /// (cuProfilerStart/cuProfilerStop; rocprofv3's roctxProfilerResume/Pause): collection
+    /// starts paused. Launches outside are not recorded at all.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Filtering options")]
+    pub selected_regions: Option<bool>,
+
+    /// With --selected-regions (implied): count nested start/stop pairs, so that collection
+    /// goes on until every start has had its stop.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Filtering options")]
+    pub selected_regions_ref_count: Option<bool>,
+
+    /// Nsight Compute's: `off` is --selected-regions; `on` collects from the start and then
+    /// only while no cudaProfilerStop is in force (without the option those calls do nothing).
+    #[arg(long, value_parser = parse_bool, value_name = "on|off", help_heading = "Filtering options")]
+    pub profile_from_start: Option<bool>,
+
     /// Record every kernel dispatch (kernel_trace.csv), also those without counters.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub kernel_trace: Option<bool>,
+
+    /// Record the application's NVTX ranges and marks (push/pop and start/end ranges, marks,
+    /// their domain, message and category, from every thread): marker_api_trace.csv and the
+    /// database's regions; every dispatch carries the push/pop ranges open on its thread.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub marker_trace: Option<bool>,
+
+    /// Name each dispatch by the innermost NVTX push/pop range open on its thread at launch
+    /// (rocprofv3's ROCTx rename); implies --marker-trace.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub kernel_rename: Option<bool>,
+
+    /// Record every copy the application makes (cuMemcpy* and their async and peer forms:
+    /// direction, bytes, source and destination device and address, stream, start and end):
+    /// memory_copy_trace.csv and the database's memory_copies.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub memory_copy_trace: Option<bool>,
+
+    /// Record every allocation and free the application makes (device, pitched, stream-ordered
+    /// pool, managed, pinned host, virtual-memory map/unmap, with address and size):
+    /// memory_allocation_trace.csv and the database's memory_allocations.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
+    pub memory_allocation_trace: Option<bool>,
 
     /// Write `<o>_kernel_stats.csv` and `<o>_domain_stats.csv` (with `-f csv`, as rocprofv3):
     /// per kernel, its dispatches and their total, average, min and max duration, share of all
@@ -347,28 +405,34 @@ pub struct ProfileArgs {
     )]
     pub graph_profiling: Option<String>,
 
-    /// rocprofv3's system trace (HIP, HSA, marker, memory copy, ... and kernel dispatches): not
-    /// available; kreplay traces kernel dispatches only (--kernel-trace).
-    #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    /// Everything --runtime-trace records and also the CUDA driver calls the runtime makes for
+    /// the application (rocprofv3's HSA API beneath HIP): every domain kreplay traces.
+    #[arg(short = 's', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Aggregate tracing options")]
     pub sys_trace: Option<bool>,
 
-    /// rocprofv3's runtime trace: not available (see --sys-trace).
-    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
+    /// The CUDA API calls the application makes itself (runtime calls, and driver calls made
+    /// outside any: cuda_api_trace.csv, the database's regions), with the kernel dispatches
+    /// (a launch's call shares its dispatch's correlation id), NVTX markers, copies and
+    /// allocations.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Aggregate tracing options")]
     pub runtime_trace: Option<bool>,
 
-    /// rocprofv3's API and memory tracing (--hip-trace, --hsa-trace, --marker-trace,
-    /// --memory-copy-trace, --memory-allocation-trace, --scratch-memory-trace, --rccl-trace):
-    /// not available (see --sys-trace).
+    /// Name kernels by their mangled names in the CSV and JSON files.
+    #[arg(short = 'M', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
+    pub mangled_kernels: Option<bool>,
+
+    /// Name kernels by their base names in the CSV and JSON files (the demangled name without
+    /// its scope, template and parameters: `void ns::scale<float>(float*, int)` is `scale`).
+    #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
+    pub truncate_kernels: Option<bool>,
+
+    /// rocprofv3's HIP, HSA, scratch memory and RCCL tracing (--hip-trace, --hsa-trace,
+    /// --scratch-memory-trace, --rccl-trace): not available (CUDA's API: --runtime-trace,
+    /// --sys-trace).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Not available")]
     pub hip_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub hsa_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub marker_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub memory_copy_trace: Option<bool>,
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
-    pub memory_allocation_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]
     pub scratch_memory_trace: Option<bool>,
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", hide = true)]

@@ -14,7 +14,7 @@ const GPU_GROUPS: DemoGroups = [
 ];
 /// What the reference device's run shows, said after its report.
 const SIM_EXPLAINED: &str = "kreplay demo: this ran on the reference software device (a test instrument, not a GPU); counters are simulated.
-kreplay demo: pass 0 and 1 are the two counter groups, measured on every dispatch of one run by replaying it. The row with pass \"once\" is a CUDA graph launch of the app: the reference device runs a graph launch once, measured with the first group only; on a GPU kreplay runs a graph's kernel nodes one by one and replays each in every pass (docs/kernel-replay.md, \"CUDA graphs\"). The app also records a stream capture, which runs nothing until its graph is launched. The output files keep a warning for each.";
+kreplay demo: pass 0 and 1 are the two counter groups, measured on every dispatch of one run by replaying it, the kernel nodes of the app's CUDA graph included: kreplay runs a graph launch node by node, each kernel node a dispatch of its own (docs/kernel-replay.md, \"CUDA graphs\"). The app also records a launch into a stream capture, which runs nothing and is not profiled; the output files keep a warning saying so.";
 const SIM_GROUPS: DemoGroups = [
     ["sim__warps_launched.sum", "sim__inst_executed.sum"],
     ["sim__warps_launched.sum", "sim__bytes_written.sum"],
@@ -120,9 +120,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<i32> {
         output_file: Some("demo".into()),
         output_format: vec!["json".into(), "csv".into(), "rocpd".into()],
         app: vec![app.display().to_string()],
-        // The reference device's app launches a CUDA graph and records a stream capture on
-        // purpose, and its device runs a graph launch once: the notices the engine prints for
-        // them call for nothing here, so the demo explains them in its own words instead.
+        // The reference device's app records a stream capture on purpose: the notice the engine
+        // prints for it calls for nothing here, so the demo explains it in its own words instead.
         log_level: on_sim.then_some(LogLevel::Error),
         ..ProfileArgs::default()
     };

@@ -51,7 +51,25 @@ pub struct Job {
     pub kernel_include_regex: Option<String>,
     pub kernel_exclude_regex: Option<String>,
     pub kernel_iteration_range: Option<WordList>,
+    /// `--nvtx-include`, `--nvtx-exclude` (kreplay's keys, Nsight Compute's option names), one
+    /// configuration or a list; `--selected-regions`, `--selected-regions-ref-count`.
+    pub nvtx_include: Option<WordList>,
+    pub nvtx_exclude: Option<WordList>,
+    pub selected_regions: Option<bool>,
+    pub selected_regions_ref_count: Option<bool>,
     pub kernel_trace: Option<bool>,
+    /// `--marker-trace`, `--kernel-rename`.
+    pub marker_trace: Option<bool>,
+    pub kernel_rename: Option<bool>,
+    /// `--runtime-trace`, `--sys-trace` (rocprofv3's keys).
+    pub runtime_trace: Option<bool>,
+    pub sys_trace: Option<bool>,
+    /// `--mangled-kernels`, `--truncate-kernels`.
+    pub mangled_kernels: Option<bool>,
+    pub truncate_kernels: Option<bool>,
+    /// `--memory-copy-trace`, `--memory-allocation-trace`.
+    pub memory_copy_trace: Option<bool>,
+    pub memory_allocation_trace: Option<bool>,
     pub output_file: Option<String>,
     pub output_directory: Option<String>,
     pub output_format: Option<WordList>,

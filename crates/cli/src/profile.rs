@@ -134,7 +134,9 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         for file in &result.files {
             writeln!(report, "kreplay: wrote {}", file.display())?;
         }
-        if result.app_exit_code != 0 {
+        if let Some(signal) = &result.app_ended_by {
+            writeln!(report, "kreplay: the application was ended by {signal}")?;
+        } else if result.app_exit_code != 0 {
             writeln!(
                 report,
                 "kreplay: the application exited with status {}",

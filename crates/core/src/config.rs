@@ -18,7 +18,7 @@ pub use drain::{
     drain_timeout_ms, drain_timeout_seconds, is_drain_timeout, DEFAULT_DRAIN_TIMEOUT_MS,
     ENV_DRAIN_TIMEOUT,
 };
-pub use groups::{CounterGroup, CounterSpec, InProcessMode, KernelFilter};
+pub use groups::{CounterGroup, CounterSpec, InProcessMode, KernelFilter, SelectedRegions};
 pub use switches::{
     retired_switches_set, Switches, ENV_DEBUG, ENV_EARLY_SETUP, ENV_GRAPH_NODES,
     ENV_GRAPH_WINDOW_SPANS, ENV_HOST_ORDERED_FLUSH, ENV_HOST_STAGING, ENV_PACK_GROUPS,

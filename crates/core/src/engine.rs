@@ -38,6 +38,7 @@ use crate::backend::{
     PassResult, Region, Timing, UnitConditions,
 };
 use crate::config::ToolConfig;
+use crate::filter::regions::RegionGate;
 use crate::filter::{FilterError, KernelSelector};
 use crate::inventory::Inventory;
 use crate::notice::{Logger, Notices, StderrLogger};
@@ -125,6 +126,8 @@ pub struct Engine<K: Backend> {
     /// Demangled names of registered kernels, for the filters.
     kernel_names: RwLock<HashMap<u64, String>>,
     agents: Mutex<HashSet<u64>>,
+    /// Code objects recorded so far, by id.
+    code_objects: Mutex<HashSet<u64>>,
     counters: Mutex<HashSet<String>>,
     /// Each device's replay gate and open unit (see `lanes`).
     lanes: Mutex<lane::Lanes<K>>,
@@ -132,6 +135,13 @@ pub struct Engine<K: Backend> {
     /// Units stay open across calls (see [`EngineOptions::window_spans_calls`]); cleared when a
     /// unit that stayed open loses its counters.
     window_spans: AtomicBool,
+    /// The application's marker ranges (`--marker-trace`), see [`crate::markers`].
+    markers: crate::markers::Markers,
+    /// The application's copies and allocations (`--memory-copy-trace`,
+    /// `--memory-allocation-trace`), see [`crate::memory_trace`].
+    memory_trace: crate::memory_trace::MemoryTrace,
+    /// Collection between the application's profiler start and stop calls.
+    regions: RegionGate,
     pid: u32,
 }
 
@@ -168,6 +178,17 @@ impl<K: Backend> Engine<K> {
     ) -> Result<Self, EngineError> {
         let selector = KernelSelector::new(&config.filter)?;
         let window_spans = AtomicBool::new(options.window_spans_calls);
+        let markers = crate::markers::Markers::new(
+            config.tracks_markers(),
+            config.marker_trace,
+            std::process::id(),
+        );
+        let regions = RegionGate::new(config.filter.selected_regions);
+        let memory_trace = crate::memory_trace::MemoryTrace::new(
+            config.memory_copy_trace,
+            config.memory_allocation_trace,
+            std::process::id(),
+        );
         Ok(Engine {
             config,
             sink,
@@ -180,10 +201,14 @@ impl<K: Backend> Engine<K> {
             device_dispatches: Mutex::new(HashMap::new()),
             kernel_names: RwLock::new(HashMap::new()),
             agents: Mutex::new(HashSet::new()),
+            code_objects: Mutex::new(HashSet::new()),
             counters: Mutex::new(HashSet::new()),
             lanes: Mutex::default(),
             window_stats: Mutex::default(),
             window_spans,
+            markers,
+            memory_trace,
+            regions,
             pid: std::process::id(),
         })
     }
@@ -211,10 +236,13 @@ fn _assert_engine_is_send_sync() {
     check::<Engine<Types>>();
 }
 
+mod api_trace;
 mod calls;
 mod lane;
 mod lanes;
 mod launch;
+mod markers;
+mod memory_trace;
 mod notices;
 mod once;
 mod records;

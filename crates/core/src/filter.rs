@@ -10,8 +10,19 @@
 //!   counter at 1 on the first dispatch (`is_targeted_kernel` in `rocprofiler-sdk-tool/tool.cpp`)
 //!   and rocprof-compute documents the same ("dispatch indexing is inclusive and starts from 1").
 //!   So `"[1-2]"` profiles the first two dispatches of every kernel, and `0` matches nothing.
+//!
+//! Before them come the selected regions ([`regions`], collection between the application's
+//! profiler start and stop calls) and the NVTX filters ([`nvtx`]): a dispatch is profiled when
+//! it is launched in a selected region, inside the NVTX ranges the filters ask for, and its
+//! name passes the regexes; the iteration range then counts, per kernel name, only the
+//! dispatches that passed all of them (as Nsight Compute's `--launch-skip`/`--launch-count`
+//! count only launches that match its filters, NVTX ones included).
+
+pub mod nvtx;
+pub mod regions;
 
 use crate::config::KernelFilter;
+use nvtx::{NvtxError, NvtxFilter};
 use regex::Regex;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -26,6 +37,8 @@ pub enum FilterError {
     BadIterationToken { text: String, token: String },
     #[error("--kernel-iteration-range {text:?}: range {token:?} ends before it starts; write it as A-B with A <= B")]
     ReversedIterationRange { text: String, token: String },
+    #[error(transparent)]
+    Nvtx(#[from] NvtxError),
 }
 
 /// A set of 1-based kernel iterations, as inclusive ranges.
@@ -89,6 +102,7 @@ pub struct KernelSelector {
     include: Option<Regex>,
     exclude: Option<Regex>,
     range: IterationRange,
+    nvtx: Option<NvtxFilter>,
     /// Dispatches seen so far per kernel name, among those passing the regexes.
     iterations: Mutex<HashMap<String, u64>>,
 }
@@ -119,12 +133,20 @@ impl KernelSelector {
             Some(text) => IterationRange::parse(text)?,
             None => IterationRange::default(),
         };
+        let nvtx = NvtxFilter::new(&filter.nvtx_include, &filter.nvtx_exclude)?;
         Ok(KernelSelector {
             include,
             exclude,
             range,
+            nvtx,
             iterations: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The NVTX filters, when any is given: the caller decides a launch's NVTX state with
+    /// them before [`KernelSelector::select`].
+    pub fn nvtx(&self) -> Option<&NvtxFilter> {
+        self.nvtx.as_ref()
     }
 
     /// Whether the regexes keep a kernel name (no counting).
@@ -134,7 +156,8 @@ impl KernelSelector {
     }
 
     /// Decides one dispatch of `name`, counting it as the kernel's next iteration when the
-    /// regexes keep it. Call exactly once per executed dispatch.
+    /// regexes keep it. Call exactly once per executed dispatch that the selected regions and
+    /// the NVTX filters keep.
     pub fn select(&self, name: &str) -> bool {
         if !self.name_selected(name) {
             return false;

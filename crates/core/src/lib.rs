@@ -3,6 +3,7 @@
 //! catalogs through [`catalog::MetricCatalog`].
 
 pub mod aliases;
+pub mod api_trace;
 pub mod backend;
 pub mod catalog;
 pub mod config;
@@ -11,6 +12,8 @@ pub mod filter;
 mod gate;
 pub mod inventory;
 pub mod lifecycle;
+pub mod markers;
+pub mod memory_trace;
 pub mod notice;
 pub mod reference_chip;
 pub mod sdk;

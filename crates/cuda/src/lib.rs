@@ -18,6 +18,7 @@ pub mod launch;
 pub mod loader;
 pub mod memory;
 pub mod module;
+pub mod nvtx_injection;
 pub mod query;
 pub mod symbols;
 

@@ -108,6 +108,17 @@ pub fn cupti_dir_unloaded() -> Option<&'static Path> {
         .as_deref()
 }
 
+/// The file [`cupti()`] loaded CUPTI from (its soname when the system loader path supplied it),
+/// loading it first; for the NVTX injection, which must reach the same copy.
+pub fn cupti_library() -> Result<PathBuf, LoadError> {
+    let loaded = loaded_cupti()?;
+    Ok(loaded
+        .dir
+        .as_deref()
+        .and_then(cupti_file_in)
+        .unwrap_or_else(|| PathBuf::from(CUPTI_SONAME)))
+}
+
 /// CUPTI and where it came from.
 pub fn loaded_cupti() -> Result<&'static LoadedCupti, LoadError> {
     CUPTI

@@ -22,6 +22,7 @@ pub use types::*;
 
 pub mod cupti;
 pub mod driver;
+pub mod nvtx;
 
 /// `CUPTI_STRUCT_SIZE(type, lastfield)`: the offset of `lastfield` plus its size.
 ///

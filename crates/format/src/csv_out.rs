@@ -17,7 +17,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod agent_info;
+mod api_trace;
 mod columns;
+mod marker_trace;
+mod memory_trace;
 
 use agent_info::agent_info_row;
 use columns::{
@@ -135,6 +138,9 @@ pub(crate) fn write_csv_with(
             },
         )?);
     }
+    written.extend(marker_trace::write_marker_trace(run, dir, name)?);
+    written.extend(api_trace::write_api_trace(run, dir, name)?);
+    written.extend(memory_trace::write_memory_traces(run, dir, name)?);
     if run.processes.iter().any(|p| p.cost_count() > 0) {
         let path = output_path(dir, name, suffix::REPLAY_COST)?;
         let ticker = Ticker::begin(progress, &path, costs);

@@ -2,14 +2,22 @@
 //! ([`DbWriter`], a background thread), a run written as one database ([`write_rocpd`]), and
 //! reading databases back into a [`RunData`](crate::RunData).
 
+mod api;
+mod code_objects;
 mod descriptions;
 mod events;
 mod file;
 mod inserter;
+mod markers;
+mod memory;
 mod merged;
 mod pages;
 mod process_rows;
 mod read;
+mod read_api;
+mod read_code_objects;
+mod read_markers;
+mod read_memory;
 mod writer;
 
 pub use merged::{write_rocpd, write_rocpd_with};
@@ -18,5 +26,13 @@ pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_api;
+#[cfg(test)]
+mod tests_code_objects;
+#[cfg(test)]
+mod tests_markers;
+#[cfg(test)]
+mod tests_memory;
 #[cfg(test)]
 mod tests_passes;

@@ -1,7 +1,7 @@
 //! Facts of a dispatch that the CSV and JSON files show alike, NVIDIA's fields mapped onto
 //! rocprofv3's names.
 
-use crate::records::DispatchRecord;
+use crate::records::{DispatchRecord, KernelSymbol, ProcessInfo};
 use crate::run::ProcessRun;
 
 /// Work-items along each axis (rocprofv3's grid counts work-items, CUDA's counts blocks).
@@ -20,10 +20,28 @@ pub(crate) struct KernelFacts {
     pub vgpr_count: u64,
 }
 
+/// A kernel's name as the run asks (rocprofv3's kernel naming options): mangled (`-M`, which
+/// wins), truncated (`-T`), or demangled.
+pub(crate) fn kernel_name<'a>(process: &ProcessInfo, symbol: &'a KernelSymbol) -> &'a str {
+    if process.mangled_kernels {
+        &symbol.mangled_name
+    } else if process.truncate_kernels {
+        crate::naming::truncated_name(&symbol.demangled_name)
+    } else {
+        &symbol.demangled_name
+    }
+}
+
 pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> KernelFacts {
     let symbol = run.kernel(dispatch.kernel_id);
     KernelFacts {
-        name: symbol.map(|s| s.demangled_name.clone()).unwrap_or_default(),
+        name: match dispatch.innermost_range() {
+            // rocprofv3's `--kernel-rename`: the dispatch is named by its innermost range.
+            Some(range) if run.process.kernel_rename => range.to_string(),
+            _ => symbol
+                .map(|s| kernel_name(&run.process, s).to_string())
+                .unwrap_or_default(),
+        },
         lds_block_size: u64::from(symbol.map_or(0, |s| s.static_shared_bytes))
             + u64::from(dispatch.dynamic_shared_bytes),
         scratch_size: u64::from(symbol.map_or(0, |s| s.local_bytes)),

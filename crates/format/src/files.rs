@@ -20,9 +20,17 @@ pub mod suffix {
     pub const DOMAIN_STATS: &str = "_domain_stats.csv";
     /// Nsight Compute's sections (`--section`, `--set`), `ncu --csv --page details` columns.
     pub const SECTIONS: &str = "_sections.csv";
+    /// `--marker-trace`: rocprofv3's marker (ROCTx; here NVTX) records.
+    pub const MARKER_API_TRACE: &str = "_marker_api_trace.csv";
+    /// `--runtime-trace`/`--sys-trace`: rocprofv3's `hip_api_trace.csv`, named for CUDA.
+    pub const CUDA_API_TRACE: &str = "_cuda_api_trace.csv";
+    /// `--memory-copy-trace`: rocprofv3's memory copy records.
+    pub const MEMORY_COPY_TRACE: &str = "_memory_copy_trace.csv";
+    /// `--memory-allocation-trace`: rocprofv3's memory allocation records.
+    pub const MEMORY_ALLOCATION_TRACE: &str = "_memory_allocation_trace.csv";
 
     /// Every suffix above.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 14] = [
         RESULTS_DB,
         RESULTS_JSON,
         RESULTS_PFTRACE,
@@ -33,13 +41,20 @@ pub mod suffix {
         KERNEL_STATS,
         DOMAIN_STATS,
         SECTIONS,
+        MARKER_API_TRACE,
+        CUDA_API_TRACE,
+        MEMORY_COPY_TRACE,
+        MEMORY_ALLOCATION_TRACE,
     ];
 
-    /// The longest of [`ALL`], for checking file-name lengths before a run.
+    /// The longest of [`ALL`] but the memory traces' ([`MEMORY_COPY_TRACE`],
+    /// [`MEMORY_ALLOCATION_TRACE`]: longer, and written only under their options), for checking
+    /// file-name lengths before a run.
     pub const LONGEST: usize = {
         let mut longest = 0;
         let mut i = 0;
-        while i < ALL.len() {
+        // The memory traces are the last two of ALL.
+        while i < ALL.len() - 2 {
             if ALL[i].len() > longest {
                 longest = ALL[i].len();
             }

@@ -40,11 +40,13 @@
 //!   first), consistently in every record; `kernel_object` keeps our id either way.
 //! - `queue_id.handle` is the stream id (CUDA has no queue apart from the stream), so it equals
 //!   `stream_id.handle`.
-//! - The `size` fields (sizes of rocprofiler-sdk's C structs) are left out, as are agent fields
-//!   that only AMD devices have (`capability`, `simd_count`, firmware versions, ...), and the
-//!   placeholder entries rocprofv3 writes in `code_objects` and `host_functions`: kreplay has no
-//!   code objects or host functions, so they are empty lists. `metadata` has no `node` or
-//!   `config`.
+//! - The `size` fields (sizes of rocprofiler-sdk's C structs) are placeholders computed from
+//!   their field lists, and agent fields that only AMD devices have (`capability`, firmware
+//!   versions, ...) are 0. `host_functions` is empty: kreplay records no host functions.
+//! - `code_objects[i]` is the module loaded as code object `i` (rocprofiler-sdk's load record:
+//!   storage type MEMORY, the `memory://` uri, the image's address and size), slot 0 and gaps
+//!   being rocprofv3's placeholder, as `kernel_symbols`; both names of its agent field are
+//!   written (`agent_id`, and `rocp_agent` with `hsa_agent` 0 as earlier rocprofiler-sdk wrote).
 //! - Counter records keep `arch_vgpr_count`, `accum_vgpr_count`, `sgpr_count` and
 //!   `lds_block_size_v` (the published schema, `source/docs/rocprofv3-schema.json`, requires
 //!   them; the current writer dropped them) besides the writer's `stream_id`.
@@ -59,6 +61,7 @@
 //!
 //! The document is streamed, one array element at a time.
 
+mod code_objects;
 mod dispatch_json;
 mod document;
 mod kinds;
@@ -75,3 +78,5 @@ pub use read::{read_json_counter_records, JsonCounterRecord};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_code_objects;

@@ -7,8 +7,12 @@
 //! `docs/output.md` describes every file, table and column.
 
 // The base: the record model and what every writer shares.
+pub mod api;
+mod code_object;
 mod error;
 mod identity;
+pub mod markers;
+pub mod memory;
 mod naming;
 mod numbers;
 pub mod occupancy;
@@ -38,10 +42,13 @@ pub mod progress;
 #[cfg(test)]
 mod testdata;
 
+pub use api::{ApiDomain, ApiRecord};
 pub use db::DbWriter;
 pub use db::{open_database, open_databases, read_database, read_databases};
 pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
+pub use markers::{MarkerKind, MarkerRecord};
+pub use memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
 pub use output::{write_outputs, write_outputs_with, OutputFormat};
 pub use progress::WriteProgress;
 pub use records::*;

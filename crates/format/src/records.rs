@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::code_object::{memory_uri, CodeObject};
+
 /// The profiled process. Sent once, first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessInfo {
@@ -32,6 +34,17 @@ pub struct ProcessInfo {
     /// output (and `kreplay convert`) can show their rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sections: Vec<crate::section_spec::SectionSpec>,
+    /// rocprofv3's `--kernel-rename`: every output names a dispatch by the innermost range of
+    /// its [`DispatchRecord::ranges`] (the command line sets it when it merges the records).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kernel_rename: bool,
+    /// rocprofv3's `-M/--mangled-kernels`: the CSV and JSON files name a kernel by its mangled
+    /// name (the command line sets it when it merges the records).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mangled_kernels: bool,
+    /// rocprofv3's `-T/--truncate-kernels`: by its demangled name without its arguments.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncate_kernels: bool,
 }
 
 impl ProcessInfo {
@@ -190,6 +203,9 @@ impl AgentInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelSymbol {
     pub kernel_id: u64,
+    /// The module it comes from ([`CodeObject::code_object_id`]); 0 when unknown.
+    #[serde(default)]
+    pub code_object_id: u64,
     /// The symbol as the module names it (mangled for C++ kernels).
     pub mangled_name: String,
     /// Demangled when demangling succeeds, else equal to `mangled_name`.
@@ -249,6 +265,18 @@ pub struct DispatchRecord {
     pub end_ns: u64,
     /// The counters of the group this pass collected; empty for a dispatch that was traced only.
     pub counters: Vec<CounterSample>,
+    /// The push/pop marker ranges (NVTX) open on the launching thread at launch, outermost
+    /// first, each `message` (`domain@message` outside the default domain); empty without
+    /// `--marker-trace`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranges: Vec<String>,
+}
+
+impl DispatchRecord {
+    /// rocprofv3's `--kernel-rename` name: the innermost range's message, if any range was open.
+    pub fn innermost_range(&self) -> Option<&str> {
+        self.ranges.last().map(String::as_str)
+    }
 }
 
 /// What a dispatch did, or why it was not replayed.
@@ -379,11 +407,20 @@ pub struct Warning {
 pub enum Record {
     Process(ProcessInfo),
     Agent(AgentInfo),
+    CodeObject(CodeObject),
     KernelSymbol(KernelSymbol),
     Counter(CounterInfo),
     Dispatch(DispatchRecord),
     ReplayCost(ReplayCost),
     Warning(Warning),
+    /// A marker range or mark (`--marker-trace`).
+    Marker(crate::markers::MarkerRecord),
+    /// A CUDA runtime or driver API call (`--runtime-trace`, `--sys-trace`).
+    Api(crate::api::ApiRecord),
+    /// A copy the application made (`--memory-copy-trace`).
+    MemoryCopy(crate::memory::MemoryCopyRecord),
+    /// An allocation or free the application made (`--memory-allocation-trace`).
+    MemoryAllocation(crate::memory::MemoryAllocationRecord),
     /// The process is ending; `end_ns` as in [`ProcessInfo::end_ns`].
     ProcessEnd {
         end_ns: u64,
@@ -395,6 +432,14 @@ pub trait RecordSink: Send + Sync {
     fn send(&self, record: Record);
     /// Ask for everything sent so far to reach storage, and wait for it (not for application threads).
     fn flush(&self);
+    /// Ask for everything sent so far to reach storage, and wait for it at most `wait`: an
+    /// application thread's way to make what it finished survive a kill without ever being held
+    /// up by a slow disk (past `wait`, the records are stored later, as sent records always are).
+    /// The default waits for [`Self::flush`].
+    fn commit_within(&self, wait: std::time::Duration) {
+        let _ = wait;
+        self.flush();
+    }
     /// The process is ending: store everything sent so far and release the storage (for the
     /// database writer: commit, leave a single self-contained file, end the writer thread).
     /// Records sent afterwards may be dropped. For a sink held behind `Arc<dyn RecordSink>` in a
@@ -425,6 +470,9 @@ pub(crate) fn unnamed_process(records: &[Record]) -> ProcessInfo {
         end_ns: 0,
         cache_control: CacheControl::default(),
         sections: Vec::new(),
+        kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }
 }
 

@@ -14,6 +14,8 @@ pub use source::{Page, RecordSource, Records, Source};
 pub struct ProcessRun {
     pub process: ProcessInfo,
     pub agents: Vec<AgentInfo>,
+    /// The modules it loaded, which `kernels` name by `code_object_id`.
+    pub code_objects: Vec<CodeObject>,
     pub kernels: Vec<KernelSymbol>,
     pub counters: Vec<CounterInfo>,
     /// One record per pass of every dispatch, in the order they were recorded.
@@ -23,6 +25,14 @@ pub struct ProcessRun {
     /// Where the dispatches and costs not in the lists above are read from, after them (a
     /// database opened with `crate::db::open_databases`): the writers read them a page at a time.
     pub stored: Option<Source>,
+    /// Marker ranges and marks (`--marker-trace`), in the order they were recorded.
+    pub markers: Vec<crate::markers::MarkerRecord>,
+    /// CUDA API calls (`--runtime-trace`, `--sys-trace`), in the order they returned.
+    pub api_calls: Vec<crate::api::ApiRecord>,
+    /// Copies (`--memory-copy-trace`) and allocations (`--memory-allocation-trace`) of the
+    /// application, in the order they were recorded.
+    pub copies: Vec<crate::memory::MemoryCopyRecord>,
+    pub allocations: Vec<crate::memory::MemoryAllocationRecord>,
 }
 
 impl ProcessRun {
@@ -30,12 +40,17 @@ impl ProcessRun {
         ProcessRun {
             process,
             agents: Vec::new(),
+            code_objects: Vec::new(),
             kernels: Vec::new(),
             counters: Vec::new(),
             dispatches: Vec::new(),
             costs: Vec::new(),
             warnings: Vec::new(),
             stored: None,
+            markers: Vec::new(),
+            api_calls: Vec::new(),
+            copies: Vec::new(),
+            allocations: Vec::new(),
         }
     }
 
@@ -168,6 +183,16 @@ impl RunData {
                         None => run.agents.push(agent),
                     }
                 }
+                Record::CodeObject(object) => {
+                    match run
+                        .code_objects
+                        .iter_mut()
+                        .find(|c| c.code_object_id == object.code_object_id)
+                    {
+                        Some(known) => *known = object,
+                        None => run.code_objects.push(object),
+                    }
+                }
                 Record::KernelSymbol(symbol) => {
                     match run
                         .kernels
@@ -187,6 +212,10 @@ impl RunData {
                 Record::Dispatch(dispatch) => run.dispatches.push(dispatch),
                 Record::ReplayCost(cost) => run.costs.push(cost),
                 Record::Warning(warning) => run.warnings.push(warning),
+                Record::Marker(marker) => run.markers.push(marker),
+                Record::Api(call) => run.api_calls.push(call),
+                Record::MemoryCopy(copy) => run.copies.push(copy),
+                Record::MemoryAllocation(allocation) => run.allocations.push(allocation),
                 Record::ProcessEnd { end_ns } => run.process.end_ns = end_ns,
             }
         }
@@ -207,6 +236,7 @@ impl RunData {
         self.processes.iter().flat_map(|run| {
             let described = std::iter::once(Record::Process(run.process.clone()))
                 .chain(run.agents.iter().cloned().map(Record::Agent))
+                .chain(run.code_objects.iter().cloned().map(Record::CodeObject))
                 .chain(run.kernels.iter().cloned().map(Record::KernelSymbol))
                 .chain(run.counters.iter().cloned().map(Record::Counter))
                 .map(Ok);
@@ -216,8 +246,18 @@ impl RunData {
             let costs = run
                 .each_cost()
                 .map(|c| c.map(|c| Record::ReplayCost(c.into_owned())));
-            let warnings = run.warnings.iter().cloned().map(Record::Warning).map(Ok);
-            described.chain(dispatches).chain(costs).chain(warnings)
+            let traced = (run.warnings.iter().cloned().map(Record::Warning))
+                .chain(run.markers.iter().cloned().map(Record::Marker))
+                .chain(run.api_calls.iter().cloned().map(Record::Api))
+                .chain(run.copies.iter().cloned().map(Record::MemoryCopy))
+                .chain(
+                    run.allocations
+                        .iter()
+                        .cloned()
+                        .map(Record::MemoryAllocation),
+                )
+                .map(Ok);
+            described.chain(dispatches).chain(costs).chain(traced)
         })
     }
 }

@@ -23,8 +23,9 @@
 //!   dispatch, pass and counter), which the view `kreplay_pass_counters` joins.
 //! - `rocpd_info_pmc` has a row per agent and counter (`agent_id` filled: rocpd's `pmc_info`
 //!   view joins on the agent).
-//! - rocpd's tables for what kreplay does not record (code objects, regions, samples, tracks,
-//!   arguments, memory copies and allocations) exist and stay empty.
+//! - rocpd's table for what kreplay does not record (arguments) exists and stays empty; regions,
+//!   samples and tracks hold NVTX markers (`--marker-trace`, `db::markers`), memory copies and
+//!   allocations those of the memory traces (`db::memory`; the host a `CPU` agent row).
 //! - `kreplay_replay_cost`, `kreplay_warning`, `kreplay_dispatch_pass` and `kreplay_pass_pmc` are
 //!   our own.
 //! - The views (rocpd's data and summary views and ours) are in [`crate::views`].
@@ -284,7 +285,8 @@ CREATE TABLE IF NOT EXISTS rocpd_info_stream{U} (
     "cuda_stream" INTEGER
 );
 
--- Tables rocpd has and kreplay leaves empty (rocpd's views read them).
+-- The modules a process loaded (kernel symbols' `code_object_id` is a row id here); then the
+-- tables rocpd has and kreplay leaves empty (rocpd's views read them).
 CREATE TABLE IF NOT EXISTS rocpd_info_code_object{U} (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,

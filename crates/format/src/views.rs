@@ -3,8 +3,10 @@
 //! rocprofv3 writes its data views and summary views into each database (rocprofiler-sdk's
 //! `data_views.sql` and `rocpd_views.sql`), so that plain `sqlite3` queries of them work; these
 //! are the same views by name and column, written here from their documentation on kreplay's
-//! rows. Views over data kreplay does not record (regions, samples, memory copies and
-//! allocations, arguments, code objects, PC samples) exist and are empty. `kernels` and
+//! rows. Views over data kreplay does not record (arguments, PC samples) exist and are empty;
+//! `regions`, `samples` and `regions_and_samples` show the NVTX markers of `--marker-trace`,
+//! `memory_copies` and `memory_allocations` the copies and allocations of the memory traces
+//! (the host side a `CPU` agent row). `kernels` and
 //! `counters_collection` carry rocpd's columns plus kreplay's own (`agent_id`, `replay_pass`,
 //! `grid_size_x`, ...); in them `agent_id`, `kernel_id`, `queue_id` and `stream_id` are the
 //! producer's ids (device ordinal, kernel id, CUDA stream), as in the CSV, where rocpd's hold

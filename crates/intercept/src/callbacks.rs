@@ -1,11 +1,12 @@
 //! The function CUPTI calls for every driver call and resource event of the application, and
 //! where each goes: launches ([`launches`]; a graph launch run node by node, [`graph_launch`]),
 //! other driver calls ([`calls`]: the fence, allocations and frees), resource events
-//! ([`resources`]). A panic in any of them switches the tool off: it never reaches the driver.
+//! ([`resources`]), NVTX calls ([`markers`]), the API calls `--runtime-trace`/`--sys-trace`
+//! record ([`api_trace`]). A panic in any of them switches the tool off: it never reaches the driver.
 
 use crate::classify::{classify_driver_cbid, is_query_only, DriverEvent, LaunchApi};
 use crate::tool::{self, Tool};
-use crate::{calls, graph_launch, launches, resources};
+use crate::{api_trace, calls, graph_launch, launches, markers, resources};
 use kreplay_cuda::callback::domain::{callback_data, CallbackData};
 use kreplay_cuda::callback::driver::DriverData;
 use kreplay_cuda::callback::ids::Domain;
@@ -38,13 +39,26 @@ pub(crate) unsafe extern "C" fn callback(
     // SAFETY: what CUPTI passed to this callback of `domain` (not NULL), used during it only.
     let data = unsafe { callback_data(domain, cbdata) };
     let outcome = catch_unwind(AssertUnwindSafe(|| match data {
-        CallbackData::Driver(data) => on_driver(tool, cbid, data),
+        CallbackData::Driver(data) => {
+            // An API call's time is the application's: the tool's work at its ENTER and EXIT
+            // is left out.
+            if !data.is_enter() {
+                api_trace::driver_exiting(tool, cbid, data);
+            }
+            on_driver(tool, cbid, data);
+            if data.is_enter() {
+                api_trace::driver_entered(tool, data);
+            }
+        }
+        CallbackData::Runtime(data) => api_trace::on_runtime(tool, cbid, data),
         CallbackData::Resource(data) => resources::on_resource(tool, cbid, data),
+        CallbackData::Nvtx(data) => markers::on_nvtx(tool, cbid, data),
         CallbackData::Other => {}
     }));
     if let Some(started) = timed {
         let kind = match Domain(domain) {
             Domain::RESOURCE => 2,
+            Domain::NVTX => 0,
             _ if matches!(classify_driver_cbid(cbid), DriverEvent::Launch(_)) => 1,
             _ => 0,
         };
@@ -89,6 +103,13 @@ fn on_driver(tool: &'static Tool, cbid: u32, data: &DriverData) {
             } else if !launches::launch_exit(api, data) {
                 // A graph launch run node by node holds its stand-in's fence until here.
                 calls::end_call(tool, cbid, data.context());
+            }
+        }
+        DriverEvent::Profiler { start } => {
+            // Fenced as any call; the region begins or ends once the call has returned.
+            calls::driver_call(tool, cbid, DriverEvent::Profiler { start }, enter, data);
+            if !enter {
+                tool.engine.profiler_control(start);
             }
         }
         // Pure queries submit no work: no fence, and a parked replay window stays open.

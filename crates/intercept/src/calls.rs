@@ -1,6 +1,7 @@
 //! The application's driver calls other than launches and pure queries: each holds the
 //! engine's fence (or keeps a replay window open across it) from its ENTER to its EXIT
-//! callback, with what it does to device memory and which devices it may touch.
+//! callback, with what it does to device memory and which devices it may touch; copies,
+//! allocations and frees are recorded for the memory traces there too (`memory_trace`).
 
 use crate::classify::{
     call_addresses, classify_call, is_blocking_wait, is_capture_begin, unloaded_module, CallKind,
@@ -8,7 +9,7 @@ use crate::classify::{
 };
 use crate::dispatch::device_write;
 use crate::tool::Tool;
-use crate::{graph_exec, memory};
+use crate::{graph_exec, memory, memory_trace};
 use kreplay_core::backend::{CallEffect, DeviceScope};
 use kreplay_core::engine::CallGuard;
 use kreplay_cuda::callback::calls::CallParams;
@@ -67,6 +68,8 @@ pub(crate) fn driver_call(
                 let _ = CALLS.try_with(|c| c.borrow_mut().push((cbid, guard)));
             }
         }
+        // Before a free leaves the inventory: the traces read its memory's kind there.
+        memory_trace::on_enter(tool, cbid, event, data);
         if let DriverEvent::Free(api) = event {
             memory::on_free(tool, api, data);
         }
@@ -75,6 +78,7 @@ pub(crate) fn driver_call(
             tool.kernels.forget_module(&tool.engine, owner);
         }
     } else {
+        memory_trace::on_exit(tool, cbid, data);
         end_call(tool, cbid, data.context());
         if let DriverEvent::Alloc(api) = event {
             memory::on_alloc(tool, api, data);

@@ -43,7 +43,7 @@ pub(crate) fn kernel_dispatch(
         kernel_name,
         kernel_id,
         stream_id: query::stream_id(tool.driver, shape.stream),
-        correlation_id: u64::from(correlation_id),
+        correlation_id: crate::api_trace::dispatch_correlation(correlation_id),
         grid: shape.grid,
         block: shape.block,
         dynamic_shared_bytes: shape.shared,

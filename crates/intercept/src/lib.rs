@@ -8,8 +8,9 @@
 //! graph launches node by node, `graph_launch.rs`), every other driver call of an application
 //! thread holds the engine's fence (`calls.rs`), allocations and frees enter the engine's
 //! inventory (`memory.rs`), and loaded modules' `__device__` and `__constant__` variables enter
-//! it at their kernels' first launch (`resources.rs`). Records go to a `DbWriter` (its own
-//! thread).
+//! it at their kernels' first launch (`resources.rs`), and the application's NVTX calls become
+//! the engine's markers under `--marker-trace` (`markers.rs`; [`initialize_nvtx`] is the
+//! injected library's `InitializeInjectionNvtx2`). Records go to a `DbWriter` (its own thread).
 //!
 //! Files, from the top: `start` → `callbacks` → `launches`, `graph_launch`, `calls`,
 //! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` tells
@@ -18,6 +19,7 @@
 //! Panic safety: the CUPTI callback runs inside `catch_unwind`; a panic switches the tool off
 //! (callbacks return at once from then on) and the application goes on unprofiled.
 
+mod api_trace;
 mod callbacks;
 mod calls;
 pub mod classify;
@@ -26,11 +28,14 @@ mod finish;
 mod graph_exec;
 mod graph_launch;
 mod launches;
+mod markers;
 mod memory;
+mod memory_trace;
 mod process_info;
 mod resources;
 mod start;
 mod tool;
 
+pub use markers::initialize_nvtx;
 pub use start::initialize;
 pub use tool::say;

@@ -39,6 +39,9 @@ pub(crate) fn process_info(
         size: launcher.size.clone(),
         cache_control,
         sections: Vec::new(),
+        kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }
 }
 

@@ -1,6 +1,6 @@
-//! CUPTI's resource events: a module loaded (its kernels and variables scanned), a context
-//! created (its counter set-up begun) or destroyed (its window closed, its state dropped), an
-//! executable graph instantiated or destroyed.
+//! CUPTI's resource events: a module loaded (recorded as a code object, its kernels and
+//! variables scanned), a context created (its counter set-up begun) or destroyed (its window
+//! closed, its state dropped), an executable graph instantiated or destroyed.
 
 use crate::graph_exec;
 use crate::tool::{lock, Tool};
@@ -24,6 +24,11 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &ResourceData) {
                 bytes.fetch_add(image.len() as u64, Ordering::Relaxed);
                 nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
             }
+            // Every load is a code object of the context's device (0 if it cannot be told).
+            let device = tool.device_of(data.context()).unwrap_or(0);
+            let kernels = scanned.as_ref().map_or(&[][..], |s| &s.kernels[..]);
+            tool.kernels
+                .module_loaded(&tool.engine, device, image, kernels);
             match scanned {
                 Ok(symbols) => {
                     tool.debug(&format!(

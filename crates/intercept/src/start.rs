@@ -106,7 +106,10 @@ pub fn initialize() -> Result<(), String> {
     }
     lifecycle::switch_on();
     laps.lap("engine");
-    subscribe(cupti)?;
+    // NVTX calls are followed for --marker-trace and for the NVTX filters.
+    // The runtime API is followed for --runtime-trace and --sys-trace only.
+    let runtime = config.api_trace != kreplay_core::api_trace::ApiLevel::Off;
+    subscribe(cupti, config.tracks_markers(), runtime)?;
     laps.lap("subscribed");
     // Every ending of the process (its exit, a signal) runs `finish_process`; a forked child
     // finishes nothing.
@@ -118,9 +121,14 @@ pub fn initialize() -> Result<(), String> {
     Ok(())
 }
 
-fn subscribe(cupti: &'static Cupti) -> Result<(), String> {
-    match kreplay_cuda::callback::subscribe::subscribe(cupti, "kreplay", Some(callbacks::callback))
-    {
+fn subscribe(cupti: &'static Cupti, markers: bool, runtime: bool) -> Result<(), String> {
+    match kreplay_cuda::callback::subscribe::subscribe(
+        cupti,
+        "kreplay",
+        Some(callbacks::callback),
+        markers,
+        runtime,
+    ) {
         Ok(()) => Ok(()),
         Err(SubscribeError::Enable(e)) => Err(e.to_string()),
         // The tool never started: nothing was recorded.

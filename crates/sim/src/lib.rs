@@ -17,4 +17,4 @@ pub use device::{
     SharedSimDevice, SimCapture, SimDevice, SimError, SimKernel, SimLaunch, SimSnapshot,
 };
 pub use kreplay_core::reference_chip::{SimCatalog, SimMetric, COUNTERS_PER_PASS, SIM_CHIP};
-pub use runtime::{SimEngine, SimRuntime};
+pub use runtime::{GraphNode, SimEngine, SimRuntime};

@@ -32,7 +32,9 @@ pub struct SimRuntime {
     current: DeviceId,
     engine: Option<Arc<SimEngine>>,
     registered_kernels: HashSet<u64>,
-    next_correlation_id: u64,
+    /// How deep the thread is in the runtime's own calls (`api_trace`): only the outermost is
+    /// the application's.
+    api_depth: u32,
     stream_id: u64,
 }
 
@@ -58,6 +60,7 @@ impl SimRuntime {
                     max_threads_per_sm: 1024,
                     shared_memory_per_sm_bytes: 65_536,
                 });
+                engine.register_code_object(module::code_object(id as DeviceId));
             }
         }
         SimRuntime {
@@ -65,7 +68,7 @@ impl SimRuntime {
             current: 0,
             engine,
             registered_kernels: HashSet::new(),
-            next_correlation_id: 0,
+            api_depth: 0,
             stream_id: next_stream_id(),
         }
     }
@@ -77,7 +80,7 @@ impl SimRuntime {
             current: self.current,
             engine: self.engine.clone(),
             registered_kernels: HashSet::new(),
-            next_correlation_id: 0,
+            api_depth: 0,
             stream_id: next_stream_id(),
         }
     }
@@ -130,10 +133,13 @@ impl SimRuntime {
         let Some(engine) = self.engine.clone() else {
             return call(&self.device);
         };
-        let guard = engine.enter_call(&mut self.device, name, effect, scope);
-        let result = call(&self.device);
-        engine.exit_call(&mut self.device, guard);
-        result
+        let correlation_id = self.next_correlation();
+        self.api(api_trace::call_names(name), correlation_id, |runtime| {
+            let guard = engine.enter_call(&mut runtime.device, name, effect, scope);
+            let result = call(&runtime.device);
+            engine.exit_call(&mut runtime.device, guard);
+            result
+        })
     }
 
     fn device_id(&self) -> DeviceId {
@@ -161,5 +167,12 @@ impl SimRuntime {
     }
 }
 
+mod api_trace;
+mod graph;
 mod launch;
+mod markers;
 mod memory;
+mod memory_trace;
+pub mod module;
+
+pub use graph::GraphNode;

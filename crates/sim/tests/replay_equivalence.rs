@@ -1,8 +1,9 @@
 //! The replay contract as a property: for random sequences of random in-place kernels (some
-//! launched together as graphs) over random allocations, a random number of counter groups, a
-//! random mode (kernel replay, rotation, single) and either staging place, memory after the
-//! profiled run equals memory after one execution, every replayed dispatch has passes 0..N-1
-//! exactly once under one id (graphs and non-replay modes: one record without a pass), and
+//! launched together as graphs, with memset nodes between them) over random allocations, a
+//! random number of counter groups, a random mode (kernel replay, rotation, single) and either
+//! staging place, memory after the profiled run equals memory after one execution, every
+//! replayed dispatch (a graph's kernel nodes included: a dispatch each, as on a GPU) has passes
+//! 0..N-1 exactly once under one id (non-replay modes: one record without a pass), and
 //! deterministic counters are equal across passes. Window replay (random window sizes and
 //! device caps, with host copies between kernels closing windows early) gives the same memory,
 //! the same passes and the same deterministic counter values as per-dispatch replay. Between
@@ -18,7 +19,7 @@ use kreplay_core::notice::SilentLogger;
 use kreplay_core::{CounterGroupsPolicy, Engine, EngineOptions};
 use kreplay_format::{DispatchRecord, Record, RecordSink, ReplayOutcome};
 use kreplay_sim::device::KernelContext;
-use kreplay_sim::{SimDevice, SimKernel, SimLaunch, SimMetric, SimRuntime};
+use kreplay_sim::{GraphNode, SimDevice, SimKernel, SimLaunch, SimMetric, SimRuntime};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -177,13 +178,14 @@ impl Op {
     }
 }
 
-/// One step of the application: a kernel, or a graph of kernels (never replayed); or a call a
+/// One step of the application: a kernel, or a graph (its kernel nodes replayed, its memset
+/// nodes run once); or a call a
 /// replay window may stay open across: a host read-modify-write of an allocation, a host read,
 /// a device-to-device copy (a peer copy between two devices), a memset, a synchronisation.
 #[derive(Debug, Clone)]
 enum Step {
     Kernel(Op),
-    Graph(Vec<Op>),
+    Graph(Vec<Node>),
     HostBump(usize),
     HostRead(usize),
     /// The host stores into managed memory directly, with no CUDA call (a no-op on other
@@ -210,10 +212,18 @@ enum Step {
     },
 }
 
-impl Step {
-    fn is_launch(&self) -> bool {
-        matches!(self, Step::Kernel(_) | Step::Graph(_))
-    }
+/// A node of a graph: a kernel node, or a memset node over an allocation.
+#[derive(Debug, Clone)]
+enum Node {
+    Kernel(Op),
+    Fill { target: usize, value: u32 },
+}
+
+fn node(allocations: usize) -> impl Strategy<Value = Node> {
+    prop_oneof![
+        3 => op(allocations).prop_map(Node::Kernel),
+        1 => (0..allocations, any::<u32>()).prop_map(|(target, value)| Node::Fill { target, value }),
+    ]
 }
 
 fn step(allocations: usize) -> impl Strategy<Value = Step> {
@@ -222,7 +232,7 @@ fn step(allocations: usize) -> impl Strategy<Value = Step> {
     let a = 0..allocations;
     prop_oneof![
         8 => op(allocations).prop_map(Step::Kernel),
-        2 => prop::collection::vec(op(allocations), 1..4).prop_map(Step::Graph),
+        2 => prop::collection::vec(node(allocations), 1..5).prop_map(Step::Graph),
         1 => a.clone().prop_map(Step::HostBump),
         1 => a.clone().prop_map(Step::HostRead),
         1 => (a.clone(), any::<u32>()).prop_map(|(target, value)| Step::HostStore { target, value }),
@@ -337,11 +347,13 @@ fn launch_for(
     }
 }
 
-/// What a run of the scenario left: every allocation's bytes, and every value the host read.
+/// What a run of the scenario left: every allocation's bytes, every value the host read, and
+/// the kernels each launch step launched (1 for a kernel, a graph's kernel nodes on its device).
 #[derive(Debug, PartialEq)]
 struct Outcome {
     memory: Vec<Vec<u8>>,
     reads: Vec<Vec<u32>>,
+    kernels: Vec<usize>,
 }
 
 /// Runs the scenario.
@@ -350,6 +362,7 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
     let mut bases = Vec::new();
     let mut lens = Vec::new();
     let mut reads = Vec::new();
+    let mut launched = Vec::new();
     let mut kinds = Vec::new();
     let mut devices = Vec::new();
     let allocate = |runtime: &mut SimRuntime, allocation: &Allocation, write: bool| {
@@ -383,7 +396,10 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
         // kernel's, its kernels on other devices left out; a copy: both must be on one).
         let target = match step {
             Step::Kernel(op) => op.resolved(bases.len()).target(),
-            Step::Graph(ops) => ops[0].resolved(bases.len()).target(),
+            Step::Graph(nodes) => match &nodes[0] {
+                Node::Kernel(op) => op.resolved(bases.len()).target(),
+                Node::Fill { target, .. } => at(*target),
+            },
             Step::HostBump(t) | Step::HostRead(t) => at(*t),
             Step::HostStore { target, .. } | Step::Fill { target, .. } => at(*target),
             Step::Copy { dst, .. } => at(*dst),
@@ -391,13 +407,37 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
         };
         runtime.set_device(devices[target]);
         match step {
-            Step::Kernel(op) => runtime.launch(&launch_for(op, &kernels, &bases, &lens, &devices)),
-            Step::Graph(ops) => {
-                let nodes: Vec<SimLaunch> = ops
+            Step::Kernel(op) => {
+                launched.push(1);
+                runtime.launch(&launch_for(op, &kernels, &bases, &lens, &devices))
+            }
+            Step::Graph(nodes) => {
+                let nodes: Vec<GraphNode> = nodes
                     .iter()
-                    .filter(|op| devices[op.resolved(bases.len()).target()] == devices[target])
-                    .map(|op| launch_for(op, &kernels, &bases, &lens, &devices))
+                    .filter_map(|node| match node {
+                        Node::Kernel(op) => {
+                            let here =
+                                devices[op.resolved(bases.len()).target()] == devices[target];
+                            here.then(|| {
+                                GraphNode::Kernel(launch_for(op, &kernels, &bases, &lens, &devices))
+                            })
+                        }
+                        Node::Fill { target: t, value } => {
+                            let t = at(*t);
+                            (devices[t] == devices[target]).then(|| GraphNode::Fill {
+                                dst: bases[t],
+                                value: *value,
+                                count: lens[t] as usize,
+                            })
+                        }
+                    })
                     .collect();
+                launched.push(
+                    nodes
+                        .iter()
+                        .filter(|n| matches!(n, GraphNode::Kernel(_)))
+                        .count(),
+                );
                 runtime.launch_graph(&nodes)
             }
             Step::HostBump(target) => {
@@ -453,7 +493,11 @@ fn run(allocations: &[Allocation], steps: &[Step], mut runtime: SimRuntime) -> O
             runtime.device().bytes(*b).unwrap().to_vec()
         })
         .collect();
-    Outcome { memory, reads }
+    Outcome {
+        memory,
+        reads,
+        kernels: launched,
+    }
 }
 
 /// The devices a scenario's process has: two when an allocation is on device 1.
@@ -616,8 +660,6 @@ proptest! {
                 }
             }
         }
-        let steps: Vec<Step> = steps.into_iter().filter(Step::is_launch).collect();
-
         let mut passes: BTreeMap<u64, Vec<&DispatchRecord>> = BTreeMap::new();
         for record in records.iter() {
             if let Record::Dispatch(d) = record {
@@ -625,13 +667,21 @@ proptest! {
             }
         }
         let n = metrics.len();
-        prop_assert_eq!(passes.len(), steps.len());
-        prop_assert_eq!(passes.keys().copied().collect::<Vec<_>>(), (1..=steps.len() as u64).collect::<Vec<_>>());
-        for (step, dispatch) in steps.iter().zip(passes.values()) {
+        // A dispatch per kernel and per kernel node of a graph, those of one graph launch under
+        // its one correlation id.
+        let dispatches: usize = replayed.kernels.iter().sum();
+        prop_assert_eq!(passes.len(), dispatches);
+        prop_assert_eq!(passes.keys().copied().collect::<Vec<_>>(), (1..=dispatches as u64).collect::<Vec<_>>());
+        let correlations: Vec<u64> = passes.values().map(|d| d[0].correlation_id).collect();
+        let mut first = 0;
+        for kernels in &replayed.kernels {
+            let launch = &correlations[first..first + kernels];
+            prop_assert!(launch.windows(2).all(|w| w[0] == w[1]), "{:?}", launch);
+            first += kernels;
+        }
+        for dispatch in passes.values() {
             let seen: Vec<Option<u32>> = dispatch.iter().map(|d| d.replay_pass).collect();
-            let replayed = n > 1
-                && mode == InProcessMode::KernelReplay
-                && matches!(step, Step::Kernel(_));
+            let replayed = n > 1 && mode == InProcessMode::KernelReplay;
             let expected: Vec<Option<u32>> = if replayed {
                 (0..n as u32).map(Some).collect()
             } else {

@@ -68,6 +68,9 @@ pub(super) fn fixed_prefix(template: &str) -> PathBuf {
     }
 }
 
+/// NVTX's variable naming the library its calls are handed to (`--marker-trace`, NVTX filters).
+const ENV_NVTX_INJECTION: &str = "NVTX_INJECTION64_PATH";
+
 fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f64>) -> ToolConfig {
     ToolConfig {
         groups: spec.groups.clone(),
@@ -85,6 +88,10 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
         // The application reads its own environment's (kreplay's, inherited).
         switches: Default::default(),
         launcher: Default::default(),
+        marker_trace: spec.marker_trace,
+        api_trace: spec.api_trace,
+        memory_copy_trace: spec.memory_copy_trace,
+        memory_allocation_trace: spec.memory_allocation_trace,
     }
 }
 
@@ -145,6 +152,9 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
         say!("kreplay: {ENV_CONFIG}={}", config.to_json());
         if let Ok(lib) = &inject {
             say!("kreplay: CUDA_INJECTION64_PATH={}", lib.display());
+            if spec.marker_trace || spec.filter.tracks_ranges() {
+                say!("kreplay: {ENV_NVTX_INJECTION}={}", lib.display());
+            }
         }
     }
     let config_value = match config.to_env_value(&staging.join("config.json")) {
@@ -166,6 +176,11 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
         .env_remove(ENV_DRAIN_TIMEOUT);
     if let Ok(lib) = &inject {
         command.env("CUDA_INJECTION64_PATH", lib);
+        if spec.marker_trace || spec.filter.tracks_ranges() {
+            // The application's NVTX calls reach CUPTI through the injection library, which
+            // hands NVTX to the CUPTI copy it uses (`InitializeInjectionNvtx2`).
+            command.env(ENV_NVTX_INJECTION, lib);
+        }
     }
     Ok(Prepared {
         program,

@@ -39,7 +39,20 @@ pub fn check_destination(spec: &RunSpec, launcher: &Launcher) -> Result<(), Usag
         }
         _ => 0,
     };
-    let longest_suffix = LONGEST_OUTPUT_SUFFIX.max(summary_suffix);
+    // The memory traces' files, longer than the others, only under their options.
+    let traces = [
+        (spec.memory_copy_trace, suffix::MEMORY_COPY_TRACE),
+        (
+            spec.memory_allocation_trace,
+            suffix::MEMORY_ALLOCATION_TRACE,
+        ),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, suffix)| suffix.len() + TEMP_NAME_OVERHEAD)
+    .max()
+    .unwrap_or(0);
+    let longest_suffix = LONGEST_OUTPUT_SUFFIX.max(summary_suffix).max(traces);
     let (existing, fresh) = writable_folder(
         path.parent().unwrap_or(Path::new(".")),
         &path,

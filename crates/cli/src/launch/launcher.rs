@@ -20,6 +20,8 @@ pub struct Launcher {
 pub struct RunResult {
     /// The application's exit status (1 when a signal ended it).
     pub app_exit_code: i32,
+    /// The signal that ended the application, in words ("signal 15 (SIGTERM)"), if one did.
+    pub app_ended_by: Option<String>,
     /// kreplay's: the application's, or 1 when it succeeded but its outputs could not be
     /// written.
     pub exit_code: i32,

@@ -66,6 +66,54 @@ fn post_process(
     Ok(())
 }
 
+/// A process ended by SIGKILL or a crash ran no last words: what it had written is kept (its
+/// databases are read as they were left), and this says what could not be.
+fn say_what_a_kill_lost(spec: &RunSpec, signal: &str) {
+    let recent = format!(
+        "the records of its last {} ms not yet written",
+        kreplay_format::db::BATCH_INTERVAL.as_millis()
+    );
+    let window = spec.replay_window.dispatches();
+    if spec.mode == kreplay_core::config::InProcessMode::KernelReplay && window > 1 {
+        say!(
+            "kreplay: the application could not finish its records ({signal}): the dispatches of the replay window open then (up to {window}) ran without being recorded, and {recent} of dispatches run once are lost; every closed window is kept"
+        );
+    } else {
+        say!(
+            "kreplay: the application could not finish its records ({signal}): {recent} are lost; everything before is kept"
+        );
+    }
+}
+
+/// A kreplay killed while it wrote (`kill -9`) leaves its file half written under a temporary
+/// name (`.<name>.tmp-<pid>`, see `kreplay_format::files`): those of processes that no longer
+/// exist are removed, each said. A live pid's is another kreplay's at work, and stays.
+fn remove_files_of_killed_runs(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix('.')
+            .and_then(|rest| rest.rsplit_once(".tmp-"))
+            .and_then(|(_, pid)| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && entry.path().is_file() && std::fs::remove_file(entry.path()).is_ok() {
+            say!(
+                "kreplay: removed {}, a file a killed kreplay (pid {pid}) left half written",
+                entry.path().display()
+            );
+        }
+    }
+}
+
 /// The databases the run's processes wrote into the staging folder, sorted.
 fn staged_databases(staging: &Path) -> Vec<PathBuf> {
     let mut databases: Vec<PathBuf> = std::fs::read_dir(staging)
@@ -128,6 +176,9 @@ fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_for
     // The sections were resolved here, before the run: every output of every process gets them.
     for process in &mut data.processes {
         process.process.sections = spec.sections.clone();
+        process.process.kernel_rename = spec.kernel_rename;
+        process.process.mangled_kernels = spec.mangled_kernels;
+        process.process.truncate_kernels = spec.truncate_kernels;
     }
     describe_recorded_counters(&mut data);
     forget_stale_identities(
@@ -151,6 +202,7 @@ fn write_destinations(
     progress: &dyn WriteProgress,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
     for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
+        remove_files_of_killed_runs(dir);
         write_outputs_with(run, dir, name, &spec.formats, progress)
             .and_then(|written| {
                 files.extend(written);
@@ -170,6 +222,8 @@ pub(super) fn collect_and_write(
 ) -> anyhow::Result<RunResult> {
     let Ended {
         exit_code,
+        ended_by,
+        killed,
         root_pid,
         orphans_running,
         exited,
@@ -203,6 +257,7 @@ pub(super) fn collect_and_write(
         );
         return Ok(RunResult {
             app_exit_code: exit_code,
+            app_ended_by: ended_by.clone(),
             exit_code,
             files: Vec::new(),
             data: None,
@@ -219,6 +274,7 @@ pub(super) fn collect_and_write(
         );
         RunResult {
             app_exit_code: exit_code,
+            app_ended_by: ended_by.clone(),
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
@@ -229,6 +285,22 @@ pub(super) fn collect_and_write(
         Ok(data) => data,
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
+    if killed {
+        say_what_a_kill_lost(spec, ended_by.as_deref().unwrap_or("a signal"));
+    }
+    if data.processes.is_empty() {
+        writing.finish();
+        remove_staging();
+        say!("kreplay: warning: no output written: the application ended before any of its records reached its database");
+        return Ok(RunResult {
+            app_exit_code: exit_code,
+            app_ended_by: ended_by.clone(),
+            exit_code: if exit_code == 0 { 1 } else { exit_code },
+            files: Vec::new(),
+            data: None,
+            summaries: Vec::new(),
+        });
+    }
     writing.set_message(format!("writing outputs: {} records", record_count(&data)));
     let mut files = Vec::new();
     let mut summaries = Vec::new();
@@ -256,6 +328,7 @@ pub(super) fn collect_and_write(
     );
     Ok(RunResult {
         app_exit_code: exit_code,
+        app_ended_by: ended_by.clone(),
         exit_code,
         files,
         data: Some(data),

@@ -14,6 +14,10 @@ use std::sync::atomic::Ordering;
 /// The application ended (and the processes it left running, or the wait for them did).
 pub(super) struct Ended {
     pub(super) exit_code: i32,
+    /// The signal that ended the application, in words, if one did.
+    pub(super) ended_by: Option<String>,
+    /// Ended by a signal nothing can run at (SIGKILL) or a crash: the tool had no last words.
+    pub(super) killed: bool,
     pub(super) root_pid: u32,
     pub(super) orphans_running: usize,
     pub(super) exited: std::time::Instant,
@@ -69,19 +73,21 @@ pub(super) fn run_application(
         exited.duration_since(spawned).as_secs_f64() * 1e3
     );
 
-    let exit_code = match status.code() {
-        Some(code) => code,
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            say!(
-                "kreplay: the application was ended by signal {}; writing what it recorded",
-                status.signal().unwrap_or(0)
-            );
-            1
-        }
+    let signal = {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
     };
+    let ended_by = signal.map(signal_in_words);
+    // The tool finishes on the signals it catches; on the others it ends with the process.
+    let killed = signal.is_some_and(|s| !kreplay_core::lifecycle::SIGNALS.contains(&s));
+    if let Some(signal) = &ended_by {
+        say!("kreplay: the application was ended by {signal}; writing what it recorded");
+    }
     Ok(Ended {
-        exit_code,
+        // A signal's end is said in words; the status is then 1.
+        exit_code: status.code().unwrap_or(1),
+        ended_by,
+        killed,
         root_pid,
         orphans_running,
         exited,
@@ -89,6 +95,25 @@ pub(super) fn run_application(
         _signals: signals,
         writing,
     })
+}
+
+/// "signal 15 (SIGTERM)": the number, and the name a user knows it by.
+fn signal_in_words(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("signal {signal} ({name})")
 }
 
 /// Reaps the application's processes that outlived it (kreplay is their subreaper), for up to

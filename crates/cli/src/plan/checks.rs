@@ -11,13 +11,8 @@ use kreplay_format::CacheControl;
 /// Tracing options rocprofv3 has and kreplay does not: one line naming them.
 pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
     let tracing: Vec<&str> = [
-        (args.sys_trace, "-T/--sys-trace"),
-        (args.runtime_trace, "-r/--runtime-trace"),
         (args.hip_trace, "--hip-trace"),
         (args.hsa_trace, "--hsa-trace"),
-        (args.marker_trace, "--marker-trace"),
-        (args.memory_copy_trace, "--memory-copy-trace"),
-        (args.memory_allocation_trace, "--memory-allocation-trace"),
         (args.scratch_memory_trace, "--scratch-memory-trace"),
         (args.rccl_trace, "--rccl-trace"),
     ]
@@ -27,7 +22,7 @@ pub(super) fn refuse_tracing(args: &ProfileArgs) -> Result<(), UsageError> {
     .collect();
     if !tracing.is_empty() {
         return Err(UsageError::new(format!(
-            "{}: kreplay traces kernel dispatches only (no API, marker, memory or collective tracing); use --kernel-trace for the dispatches, or Nsight Systems for a system trace",
+            "{}: kreplay traces CUDA, not HIP or HSA, and no scratch memory or collective operations; use --kernel-trace for the dispatches, --marker-trace for the NVTX markers, --memory-copy-trace and --memory-allocation-trace for copies and allocations, -r/--runtime-trace for the CUDA runtime API (HIP's runtime API), -s/--sys-trace for everything including the CUDA driver API (HSA's), or Nsight Systems for a system trace",
             tracing.join(", ")
         )));
     }

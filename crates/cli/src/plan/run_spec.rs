@@ -70,6 +70,18 @@ pub struct RunSpec {
     pub mode: InProcessMode,
     pub filter: KernelFilter,
     pub kernel_trace: bool,
+    /// `--marker-trace` (on with `--kernel-rename` too).
+    pub marker_trace: bool,
+    /// `--kernel-rename`: the outputs name a dispatch by its innermost range.
+    pub kernel_rename: bool,
+    /// `-r/--runtime-trace`, `-s/--sys-trace`: the CUDA API calls recorded.
+    pub api_trace: kreplay_core::api_trace::ApiLevel,
+    /// `-M/--mangled-kernels`, `-T/--truncate-kernels`: how the outputs name kernels.
+    pub mangled_kernels: bool,
+    pub truncate_kernels: bool,
+    /// `--memory-copy-trace`, `--memory-allocation-trace`.
+    pub memory_copy_trace: bool,
+    pub memory_allocation_trace: bool,
     /// Templates, placeholders not yet expanded.
     pub output_directory: String,
     pub output_file: String,

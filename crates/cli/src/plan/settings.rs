@@ -10,7 +10,8 @@ use crate::input::Job;
 use crate::messages::{
     msg_group_matches_nothing, MSG_STATS_WITHOUT_CSV, MSG_SUMMARY_SETTINGS_ALONE,
 };
-use kreplay_core::config::{KernelFilter, ReplayWindow};
+use kreplay_core::config::{KernelFilter, ReplayWindow, SelectedRegions};
+use kreplay_core::filter::nvtx::NvtxFilter;
 use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
 use kreplay_format::OutputFormat;
 
@@ -29,7 +30,18 @@ pub(super) struct Given {
     pub(super) include: Option<String>,
     pub(super) exclude: Option<String>,
     pub(super) range: Option<String>,
+    pub(super) nvtx_include: Option<Vec<String>>,
+    pub(super) nvtx_exclude: Option<Vec<String>>,
+    pub(super) selected_regions: Option<SelectedRegions>,
     pub(super) kernel_trace: Option<bool>,
+    pub(super) marker_trace: Option<bool>,
+    pub(super) kernel_rename: Option<bool>,
+    pub(super) runtime_trace: Option<bool>,
+    pub(super) sys_trace: Option<bool>,
+    pub(super) mangled_kernels: Option<bool>,
+    pub(super) truncate_kernels: Option<bool>,
+    pub(super) memory_copy_trace: Option<bool>,
+    pub(super) memory_allocation_trace: Option<bool>,
     pub(super) output_directory: Option<String>,
     pub(super) output_file: Option<String>,
     pub(super) formats: Option<Vec<OutputFormat>>,
@@ -47,6 +59,16 @@ pub(super) struct Given {
 pub(super) struct Settings {
     pub(super) filter: KernelFilter,
     pub(super) kernel_trace: bool,
+    /// `--marker-trace` (also on with `--kernel-rename`, which needs the ranges).
+    pub(super) marker_trace: bool,
+    pub(super) kernel_rename: bool,
+    /// `-r/--runtime-trace`, `-s/--sys-trace` (see `aggregate`).
+    pub(super) api_trace: kreplay_core::api_trace::ApiLevel,
+    /// `-M/--mangled-kernels`, `-T/--truncate-kernels`.
+    pub(super) mangled_kernels: bool,
+    pub(super) truncate_kernels: bool,
+    pub(super) memory_copy_trace: bool,
+    pub(super) memory_allocation_trace: bool,
     pub(super) output_directory: String,
     pub(super) output_file: String,
     pub(super) formats: Vec<OutputFormat>,
@@ -56,6 +78,17 @@ pub(super) struct Settings {
     pub(super) summary: Option<SummarySpec>,
     /// Lines to print before the runs (settings that do nothing).
     pub(super) warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Whether the run traces any domain (a run without counters needs one).
+    pub(super) fn traces_anything(&self) -> bool {
+        self.kernel_trace
+            || self.marker_trace
+            || self.memory_copy_trace
+            || self.memory_allocation_trace
+            || self.api_trace != kreplay_core::api_trace::ApiLevel::Off
+    }
 }
 
 impl Given {
@@ -112,7 +145,9 @@ impl Given {
         })
     }
 
-    pub(super) fn settings(self) -> Settings {
+    pub(super) fn settings(mut self) -> Settings {
+        self.apply_aggregates();
+        let api_trace = self.api_level();
         let mut warnings = Vec::new();
         let summary = self.summary_spec(&mut warnings);
         let stats = self.stats == Some(true);
@@ -129,8 +164,18 @@ impl Given {
                 include_regex: self.include,
                 exclude_regex: self.exclude,
                 iteration_range: self.range,
+                nvtx_include: self.nvtx_include.unwrap_or_default(),
+                nvtx_exclude: self.nvtx_exclude.unwrap_or_default(),
+                selected_regions: self.selected_regions,
             },
             kernel_trace: self.kernel_trace.unwrap_or(false),
+            marker_trace: self.marker_trace == Some(true) || self.kernel_rename == Some(true),
+            kernel_rename: self.kernel_rename == Some(true),
+            api_trace,
+            mangled_kernels: self.mangled_kernels == Some(true),
+            truncate_kernels: self.truncate_kernels == Some(true),
+            memory_copy_trace: self.memory_copy_trace == Some(true),
+            memory_allocation_trace: self.memory_allocation_trace == Some(true),
             output_directory: self.output_directory.unwrap_or_else(|| ".".into()),
             output_file: self
                 .output_file
@@ -160,6 +205,12 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
     if let Some(r) = &range {
         check_range(r, "--kernel-iteration-range")?;
     }
+    check_nvtx(&args.nvtx_include, &args.nvtx_exclude, None)?;
+    let selected_regions = selected_regions(
+        args.selected_regions,
+        args.selected_regions_ref_count,
+        args.profile_from_start,
+    )?;
     let formats = check_formats(&args.output_format, "-f/--output-format")?;
     check_output_names(
         args.output_directory.as_deref(),
@@ -176,7 +227,18 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         include: args.kernel_include_regex.clone(),
         exclude: args.kernel_exclude_regex.clone(),
         range,
+        nvtx_include: (!args.nvtx_include.is_empty()).then(|| args.nvtx_include.clone()),
+        nvtx_exclude: (!args.nvtx_exclude.is_empty()).then(|| args.nvtx_exclude.clone()),
+        selected_regions,
         kernel_trace: args.kernel_trace,
+        marker_trace: args.marker_trace,
+        kernel_rename: args.kernel_rename,
+        runtime_trace: args.runtime_trace,
+        sys_trace: args.sys_trace,
+        mangled_kernels: args.mangled_kernels,
+        truncate_kernels: args.truncate_kernels,
+        memory_copy_trace: args.memory_copy_trace,
+        memory_allocation_trace: args.memory_allocation_trace,
         output_directory: args.output_directory.clone(),
         output_file: args.output_file.clone(),
         formats: (!formats.is_empty()).then_some(formats),
@@ -189,6 +251,51 @@ pub(super) fn cli_given(args: &ProfileArgs) -> Result<Given, UsageError> {
         summary_output_file: args.summary_output_file.clone(),
         summary_units: args.summary_units,
     })
+}
+
+/// The NVTX filter configurations, parsed as the engine will (a bad one is a usage error
+/// before the application starts); `origin` names the input job they come from.
+fn check_nvtx(
+    include: &[String],
+    exclude: &[String],
+    origin: Option<&str>,
+) -> Result<(), UsageError> {
+    NvtxFilter::new(include, exclude).map(|_| ()).map_err(|e| {
+        let message = match origin {
+            Some(origin) => format!(
+                "{origin}: {}",
+                e.to_string()
+                    .replacen("--nvtx-include", "nvtx_include", 1)
+                    .replacen("--nvtx-exclude", "nvtx_exclude", 1)
+            ),
+            None => e.to_string(),
+        };
+        UsageError::new(message)
+    })
+}
+
+/// `--selected-regions`, `--selected-regions-ref-count` (implies it) and Nsight Compute's
+/// `--profile-from-start` (`off`: selected regions; `on`: from the start, until a stop).
+fn selected_regions(
+    selected: Option<bool>,
+    ref_count: Option<bool>,
+    from_start: Option<bool>,
+) -> Result<Option<SelectedRegions>, UsageError> {
+    let ref_count = ref_count == Some(true);
+    let selected = selected == Some(true) || ref_count || from_start == Some(false);
+    match from_start {
+        Some(true) if selected => Err(UsageError::new(
+            "--profile-from-start on collects from the start but --selected-regions waits for cudaProfilerStart; give one of them",
+        )),
+        Some(true) => Ok(Some(SelectedRegions {
+            from_start: true,
+            ref_count,
+        })),
+        _ => Ok(selected.then_some(SelectedRegions {
+            from_start: false,
+            ref_count,
+        })),
+    }
 }
 
 /// `-d` and `-o` (or a job's output_directory and output_file) when given: not empty, and `-o`
@@ -254,6 +361,9 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         include: "--kernel-include-regex", "kernel_include_regex";
         exclude: "--kernel-exclude-regex", "kernel_exclude_regex";
         range: "--kernel-iteration-range", "kernel_iteration_range";
+        nvtx_include: "--nvtx-include", "nvtx_include";
+        nvtx_exclude: "--nvtx-exclude", "nvtx_exclude";
+        selected_regions: "--selected-regions", "selected_regions";
         stats: "--stats", "stats";
         summary: "--summary", "summary";
         summary_per_domain: "--summary-per-domain", "summary_per_domain";
@@ -261,6 +371,14 @@ pub(super) fn merge_job(cli: &Given, job: &Job, origin: &str) -> Result<Settings
         summary_output_file: "--summary-output-file", "summary_output_file";
         summary_units: "--summary-units", "summary_units";
         kernel_trace: "--kernel-trace", "kernel_trace";
+        marker_trace: "--marker-trace", "marker_trace";
+        kernel_rename: "--kernel-rename", "kernel_rename";
+        runtime_trace: "--runtime-trace", "runtime_trace";
+        sys_trace: "--sys-trace", "sys_trace";
+        mangled_kernels: "--mangled-kernels", "mangled_kernels";
+        truncate_kernels: "--truncate-kernels", "truncate_kernels";
+        memory_copy_trace: "--memory-copy-trace", "memory_copy_trace";
+        memory_allocation_trace: "--memory-allocation-trace", "memory_allocation_trace";
         output_directory: "-d", "output_directory";
         output_file: "-o", "output_file";
         formats: "-f", "output_format";
@@ -288,6 +406,15 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
     if let Some(r) = &range {
         check_range(r, &format!("{origin}: kernel_iteration_range"))?;
     }
+    let nvtx_include = job.nvtx_include.as_ref().map(|l| l.items());
+    let nvtx_exclude = job.nvtx_exclude.as_ref().map(|l| l.items());
+    check_nvtx(
+        nvtx_include.as_deref().unwrap_or_default(),
+        nvtx_exclude.as_deref().unwrap_or_default(),
+        Some(origin),
+    )?;
+    let selected_regions =
+        selected_regions(job.selected_regions, job.selected_regions_ref_count, None)?;
     let formats = match &job.output_format {
         Some(f) => Some(check_formats(
             &f.words(),
@@ -339,7 +466,18 @@ fn job_given(job: &Job, origin: &str) -> Result<Given, UsageError> {
         include: job.kernel_include_regex.clone(),
         exclude: job.kernel_exclude_regex.clone(),
         range,
+        nvtx_include,
+        nvtx_exclude,
+        selected_regions,
         kernel_trace: job.kernel_trace,
+        marker_trace: job.marker_trace,
+        kernel_rename: job.kernel_rename,
+        runtime_trace: job.runtime_trace,
+        sys_trace: job.sys_trace,
+        mangled_kernels: job.mangled_kernels,
+        truncate_kernels: job.truncate_kernels,
+        memory_copy_trace: job.memory_copy_trace,
+        memory_allocation_trace: job.memory_allocation_trace,
         output_directory: job.output_directory.clone(),
         output_file: job.output_file.clone(),
         formats,

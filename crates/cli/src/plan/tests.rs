@@ -603,3 +603,119 @@ fn long_lists_in_a_notice_are_cut_with_the_command_that_lists_them() {
     );
     assert_eq!(first_few(["a".to_string()].into_iter(), "x"), "a");
 }
+
+#[test]
+fn marker_trace_and_kernel_rename_from_the_command_line_and_from_jobs() {
+    // --marker-trace alone is something to collect; --kernel-rename needs the ranges.
+    let plan = shape(&["--marker-trace", "--", "a"], None).unwrap();
+    assert!(plan.runs[0].marker_trace && !plan.runs[0].kernel_rename);
+    let plan = shape(&["--pmc", "A", "--kernel-rename", "--", "a"], None).unwrap();
+    assert!(plan.runs[0].marker_trace && plan.runs[0].kernel_rename);
+    let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+    assert!(!plain.runs[0].marker_trace && !plain.runs[0].kernel_rename);
+    // A job's keys, merged as the other settings are.
+    let job = Job {
+        marker_trace: Some(true),
+        ..Job::default()
+    };
+    let plan = shape(&["--", "a"], Some(&jobs(InputKind::Structured, vec![job]))).unwrap();
+    assert!(plan.runs[0].marker_trace);
+    let mut job = pmc_job(&["A"]);
+    job.kernel_rename = Some(false);
+    let err = shape(
+        &["--kernel-rename", "--", "a"],
+        Some(&jobs(InputKind::Structured, vec![job])),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("kernel_rename"), "{err}");
+}
+
+#[test]
+fn memory_traces_from_the_command_line_and_from_jobs() {
+    // Either is something to collect on its own.
+    let plan = shape(&["--memory-copy-trace", "--", "a"], None).unwrap();
+    assert!(plan.runs[0].memory_copy_trace && !plan.runs[0].memory_allocation_trace);
+    let plan = shape(&["--memory-allocation-trace", "--", "a"], None).unwrap();
+    assert!(!plan.runs[0].memory_copy_trace && plan.runs[0].memory_allocation_trace);
+    let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+    assert!(!plain.runs[0].memory_copy_trace && !plain.runs[0].memory_allocation_trace);
+    let job = Job {
+        memory_allocation_trace: Some(true),
+        ..Job::default()
+    };
+    let plan = shape(&["--", "a"], Some(&jobs(InputKind::Structured, vec![job]))).unwrap();
+    assert!(plan.runs[0].memory_allocation_trace);
+    let mut job = pmc_job(&["A"]);
+    job.memory_copy_trace = Some(false);
+    let err = shape(
+        &["--memory-copy-trace", "--", "a"],
+        Some(&jobs(InputKind::Structured, vec![job])),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("memory_copy_trace"), "{err}");
+}
+
+#[test]
+fn nvtx_filters_and_selected_regions_from_the_command_line_and_from_jobs() {
+    use kreplay_core::config::SelectedRegions;
+    let plan = shape(
+        &[
+            "--pmc",
+            "A",
+            "--nvtx-include",
+            "layer/",
+            "--nvtx-include",
+            "D@step",
+            "--nvtx-exclude",
+            "warmup/",
+            "--selected-regions-ref-count",
+            "--",
+            "a",
+        ],
+        None,
+    )
+    .unwrap();
+    let filter = &plan.runs[0].filter;
+    assert_eq!(filter.nvtx_include, ["layer/", "D@step"]);
+    assert_eq!(filter.nvtx_exclude, ["warmup/"]);
+    assert!(filter.tracks_ranges() && !plan.runs[0].marker_trace);
+    // The ref-count option implies --selected-regions.
+    assert_eq!(
+        filter.selected_regions,
+        Some(SelectedRegions {
+            from_start: false,
+            ref_count: true
+        })
+    );
+    let from_start = |value: &str| {
+        shape(
+            &["--pmc", "A", "--profile-from-start", value, "--", "a"],
+            None,
+        )
+        .unwrap()
+        .runs[0]
+            .filter
+            .selected_regions
+    };
+    assert_eq!(from_start("off").map(|s| s.from_start), Some(false));
+    assert_eq!(from_start("on").map(|s| s.from_start), Some(true));
+    let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();
+    assert_eq!(plain.runs[0].filter.selected_regions, None);
+    assert!(!plain.runs[0].filter.tracks_ranges());
+    // A job's keys; a bad configuration names the job and the key.
+    let mut job = pmc_job(&["A"]);
+    job.nvtx_include = Some(WordList::One("mix/".into()));
+    job.selected_regions = Some(true);
+    let plan = shape(&["--", "a"], Some(&jobs(InputKind::Structured, vec![job]))).unwrap();
+    assert_eq!(plan.runs[0].filter.nvtx_include, ["mix/"]);
+    assert!(plan.runs[0].filter.selected_regions.is_some());
+    let mut job = pmc_job(&["A"]);
+    job.nvtx_exclude = Some(WordList::Many(vec!["a//b".into()]));
+    let err = shape(&["--", "a"], Some(&jobs(InputKind::Structured, vec![job])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("input job 1: nvtx_exclude \"a//b\": a range name is empty"),
+        "{err}"
+    );
+}

@@ -23,6 +23,7 @@ fn dispatch(id: u64, pass: Option<u32>, counters: &[(&str, f64)]) -> DispatchRec
                 value: *v,
             })
             .collect(),
+        ranges: Vec::new(),
     }
 }
 
@@ -38,9 +39,13 @@ fn run() -> RunData {
         size: None,
         cache_control: kreplay_format::CacheControl::All,
         sections: Vec::new(),
+        kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     });
     p.kernels.push(KernelSymbol {
         kernel_id: 1,
+        code_object_id: 0,
         mangled_name: "scale".into(),
         demangled_name: "scale".into(),
         registers: 0,
@@ -75,10 +80,10 @@ fn run() -> RunData {
         });
     }
     p.warnings.push(Warning {
-        message: "graph launches are not replayed".into(),
+        message: "a graph launch that runs whole is neither replayed nor measured".into(),
     });
     p.warnings.push(Warning {
-        message: "graph launches are not replayed".into(),
+        message: "a graph launch that runs whole is neither replayed nor measured".into(),
     });
     RunData { processes: vec![p] }
 }
@@ -152,7 +157,10 @@ fn per_kernel_per_pass_counters_and_costs() {
     );
     // Two identical warnings count once, and are not repeated (the tool printed them).
     assert!(text.contains("1 distinct warning(s) recorded"), "{text}");
-    assert!(!text.contains("graph launches are not replayed"), "{text}");
+    assert!(
+        !text.contains("a graph launch that runs whole is neither replayed nor measured"),
+        "{text}"
+    );
 }
 
 #[test]

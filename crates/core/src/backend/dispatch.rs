@@ -8,7 +8,8 @@ use crate::backend::memory::DeviceId;
 pub enum LaunchKind {
     /// An ordinary single-device kernel launch: replayable.
     Kernel,
-    /// A graph launch: runs once.
+    /// A graph launch run whole (backends run graphs node by node where they can): runs once, with
+    /// timestamps only when it would be measured.
     Graph,
     /// Recorded into a stream capture: does not execute, never profiled.
     StreamCapture,

@@ -64,13 +64,6 @@ pub trait Measurement {
         1
     }
 
-    /// Why a graph launch on `device` cannot be measured as one dispatch (it then runs with
-    /// timestamps only, and the reason is said once); `None` when it can. The default: it cannot.
-    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
-        let _ = device;
-        Some("this device's backend cannot measure a graph launch as one dispatch")
-    }
-
     /// The most launches one unit may hold on `device` (the ranges one execution measures).
     /// 1, the default: every dispatch is replayed alone.
     fn max_window(&mut self, device: DeviceId) -> usize {

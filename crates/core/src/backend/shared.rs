@@ -128,10 +128,6 @@ impl<V: SharedDevice + ?Sized> Measurement for V {
         self.lock(device).executions_of_group(device, group)
     }
 
-    fn graph_launch_unmeasurable(&mut self, device: DeviceId) -> Option<&'static str> {
-        self.lock(device).graph_launch_unmeasurable(device)
-    }
-
     fn max_window(&mut self, device: DeviceId) -> usize {
         self.lock(device).max_window(device)
     }

@@ -47,4 +47,33 @@ pub struct KernelFilter {
     /// rocprofv3's iteration range, e.g. `"[1-2],[3-4]"` or `"5"`: which occurrences of each
     /// kernel (counted per kernel name, from 1... see `core::filter`) are profiled.
     pub iteration_range: Option<String>,
+    /// `--nvtx-include` configurations, Nsight Compute's syntax (see `core::filter::nvtx`): a
+    /// dispatch inside the NVTX ranges of any of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvtx_include: Vec<String>,
+    /// `--nvtx-exclude` configurations: not a dispatch inside the ranges of any of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvtx_exclude: Vec<String>,
+    /// `--selected-regions` / `--profile-from-start`: collection only between the application's
+    /// profiler start and stop calls (see `core::filter::regions`); `None`: those calls do
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_regions: Option<SelectedRegions>,
+}
+
+impl KernelFilter {
+    /// Whether the NVTX filters need the application's ranges tracked.
+    pub fn tracks_ranges(&self) -> bool {
+        !self.nvtx_include.is_empty() || !self.nvtx_exclude.is_empty()
+    }
+}
+
+/// How the application's profiler start and stop calls scope collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SelectedRegions {
+    /// Collecting before the first call (Nsight Compute's `--profile-from-start on`); off for
+    /// rocprofv3's `--selected-regions` and `--profile-from-start off`.
+    pub from_start: bool,
+    /// `--selected-regions-ref-count`: nested start/stop pairs are counted.
+    pub ref_count: bool,
 }

@@ -95,6 +95,12 @@ fn json_round_trip_keeps_every_field() {
             include_regex: Some("saxpy".into()),
             exclude_regex: None,
             iteration_range: Some("[1-2]".into()),
+            nvtx_include: vec!["A/".into()],
+            nvtx_exclude: Vec::new(),
+            selected_regions: Some(crate::config::SelectedRegions {
+                from_start: false,
+                ref_count: true,
+            }),
         },
         kernel_trace: true,
         database_path: "/tmp/x/%pid%.db".into(),
@@ -105,6 +111,10 @@ fn json_round_trip_keeps_every_field() {
         cache_control: kreplay_format::CacheControl::None,
         switches: Switches::default(),
         launcher: LauncherRank::default(),
+        marker_trace: false,
+        api_trace: crate::api_trace::ApiLevel::All,
+        memory_copy_trace: true,
+        memory_allocation_trace: true,
     };
     assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
     assert_eq!(config.database_path_for(42), "/tmp/x/42.db");

@@ -26,6 +26,19 @@ pub struct ToolConfig {
     pub filter: KernelFilter,
     /// Record every dispatch (also those without counters) as a kernel-trace row.
     pub kernel_trace: bool,
+    /// `--marker-trace`: record the application's NVTX ranges and marks, and give every
+    /// dispatch the range stack of its launching thread.
+    #[serde(default)]
+    pub marker_trace: bool,
+    /// `--runtime-trace` / `--sys-trace`: which CUDA API calls are recorded.
+    #[serde(default)]
+    pub api_trace: crate::api_trace::ApiLevel,
+    /// `--memory-copy-trace`: record every copy the application makes.
+    #[serde(default)]
+    pub memory_copy_trace: bool,
+    /// `--memory-allocation-trace`: record every allocation and free the application makes.
+    #[serde(default)]
+    pub memory_allocation_trace: bool,
     /// Where this process writes its database. `%pid%` is replaced by the process id, so that
     /// child processes write files of their own.
     pub database_path: String,
@@ -77,6 +90,10 @@ impl Default for ToolConfig {
             mode: InProcessMode::Single,
             filter: KernelFilter::default(),
             kernel_trace: false,
+            marker_trace: false,
+            api_trace: crate::api_trace::ApiLevel::Off,
+            memory_copy_trace: false,
+            memory_allocation_trace: false,
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             log_level: "warning".to_string(),
@@ -153,6 +170,12 @@ impl ToolConfig {
             }
             None => Self::from_json(value),
         }
+    }
+
+    /// Whether the application's NVTX ranges are followed: recorded (`--marker-trace`) or
+    /// needed by the NVTX filters.
+    pub fn tracks_markers(&self) -> bool {
+        self.marker_trace || self.filter.tracks_ranges()
     }
 
     pub fn drain_timeout(&self) -> Duration {

@@ -1,7 +1,12 @@
 //! The application's API calls other than launches, and the end of the process.
 
 use super::*;
-use crate::engine::sys::unix_now_ns;
+use crate::engine::sys::{lock, unix_now_ns};
+use std::time::Duration;
+
+/// How long the finish waits for a window's owner to leave the launch it is inside.
+const OWNER_WAIT: Duration = Duration::from_secs(5);
+use crate::lifecycle::InsideTool;
 
 impl<K: Backend> Engine<K> {
     /// Every CUDA API call of an application thread other than a launch, at its start, with
@@ -16,16 +21,24 @@ impl<K: Backend> Engine<K> {
         effect: CallEffect,
         scope: DeviceScope,
     ) -> CallGuard {
+        // First: a signal from here on waits until the call's exit (`lifecycle`).
+        let inside = InsideTool::enter();
         match self.stay_in_unit(backend, effect, scope) {
-            Ok((fence, capture)) => CallGuard { fence, capture },
+            Ok((fence, capture)) => CallGuard {
+                fence,
+                capture,
+                inside,
+            },
             Err(None) => CallGuard {
                 fence: self.fence_for(backend, call, scope),
                 capture: None,
+                inside,
             },
             // The window summary says why the window could not stay open.
             Err(Some(why)) => CallGuard {
                 fence: self.fence_for(backend, &format!("{call} (not deferrable: {why})"), scope),
                 capture: None,
+                inside,
             },
         }
     }
@@ -33,18 +46,32 @@ impl<K: Backend> Engine<K> {
     /// The end of a call begun with [`Engine::enter_call`]: what it wrote into device memory is
     /// captured for the open unit's later executions, then the fence is released.
     pub fn exit_call<B: DeviceOf<K>>(&self, backend: &mut B, guard: CallGuard) {
-        let CallGuard { fence, capture } = guard;
+        // `inside` drops last: a deferred signal is delivered once the call is done.
+        let CallGuard {
+            inside,
+            fence,
+            capture,
+        } = guard;
         if let Some(write) = capture {
             self.capture_write(backend, write);
         }
         drop(fence);
+        drop(inside);
     }
 
     /// Closes the open replay units of every device, if any (their remaining passes run on
-    /// this thread), then flushes every record and sends the end of the process.
+    /// this thread), then flushes every record and sends the end of the process. A unit whose
+    /// owner is still inside a launch (a signal's finish, see `lifecycle`) is waited for until
+    /// the owner parks it, at most `OWNER_WAIT` (5 s).
     pub fn finish_with<B: DeviceOf<K>>(&self, backend: &mut B) {
         for lane in self.lanes() {
-            self.close_parked_unit(backend, &lane, "process exit");
+            let since = std::time::Instant::now();
+            while !self.close_parked_unit(backend, &lane, "process exit")
+                && lock(&lane.open_unit).is_some()
+                && since.elapsed() < OWNER_WAIT
+            {
+                lane.gate.wait_for_change(Duration::from_millis(5));
+            }
         }
         self.finish();
     }
@@ -55,10 +82,15 @@ impl<K: Backend> Engine<K> {
         if let Some(line) = self.window_summary() {
             self.options.logger.warn(&line);
         }
-        if self.unit_is_open() {
+        let unrecorded = self.open_unit_members();
+        if unrecorded > 0 {
+            // Only when the process ends with a thread still inside a launch (the finish cannot
+            // run a window's passes under it) or its owner never closed it.
             self.notices.once(
                 "window-open-at-exit",
-                "a replay window was still open at exit: its dispatches ran once and their records are lost (the backend must finish with Engine::finish_with)",
+                &format!(
+                    "the process ended while a thread was still inside a launch, with a replay window of {unrecorded} dispatch(es) open: they ran once and have no records"
+                ),
                 self.sink.as_ref(),
                 self.options.logger.as_ref(),
             );

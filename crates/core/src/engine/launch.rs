@@ -4,6 +4,7 @@
 use super::*;
 use crate::engine::sys::{current_tid, lock};
 use crate::engine::tickets::{passthrough, Dispatch, TicketKind};
+use crate::lifecycle::InsideTool;
 
 impl<K: Backend> Engine<K> {
     /// Before the application's own launch. See the module documentation.
@@ -12,6 +13,15 @@ impl<K: Backend> Engine<K> {
         backend: &mut B,
         info: &DispatchInfo,
     ) -> LaunchTicket {
+        // First: a signal from here on waits until the launch's exit (`lifecycle`), when its
+        // window is parked and the finish can close it.
+        let inside = InsideTool::enter();
+        let mut ticket = self.decide_launch(backend, info);
+        ticket.inside = Some(inside);
+        ticket
+    }
+
+    fn decide_launch<B: DeviceOf<K>>(&self, backend: &mut B, info: &DispatchInfo) -> LaunchTicket {
         if info.kind == LaunchKind::StreamCapture {
             // Captured launches do not execute: nothing to measure or replay. Say so once
             // when the policy would have replayed it. The backend is not asked anything: device
@@ -22,6 +32,7 @@ impl<K: Backend> Engine<K> {
                 device_dispatch_index: 0,
                 collectable_groups: self.config.groups.len() as u32,
                 tid: 0,
+                ranges: Vec::new(),
             };
             if wants_replay(self.policy.pass_count(&probe.policy_view())) {
                 self.decline_notice(ReplayOutcome::DeclinedStreamCapture);
@@ -33,15 +44,34 @@ impl<K: Backend> Engine<K> {
             ));
         }
 
+        // Every launch that executes takes an id, collected or not: ids keep the application's
+        // order.
         let dispatch_id = self.last_dispatch_id.fetch_add(1, Ordering::Relaxed) + 1;
+        if !self.regions.collecting() {
+            // Outside the selected regions nothing is collected, as rocprofv3 pauses every
+            // service there: no record, not even a kernel-trace row.
+            return passthrough(self.fence_for(
+                backend,
+                "a launch outside the selected regions",
+                launch_scope(info),
+            ));
+        }
+        let tid = current_tid();
+        let ranges = self.markers.stack(tid);
         let name = self.kernel_name(info);
-        if !self.selector.select(&name) {
+        // The NVTX filters first: the iteration range counts only dispatches they keep.
+        let in_ranges = self
+            .selector
+            .nvtx()
+            .is_none_or(|filter| self.markers.admits(tid, filter));
+        if !(in_ranges && self.selector.select(&name)) {
             let dispatch = Dispatch {
                 info: info.clone(),
                 dispatch_id,
                 device_dispatch_index: 0,
                 collectable_groups: 0,
-                tid: current_tid(),
+                tid,
+                ranges,
             };
             return self.once(backend, dispatch, ReplayOutcome::Filtered, None, 0);
         }
@@ -58,30 +88,12 @@ impl<K: Backend> Engine<K> {
             dispatch_id,
             device_dispatch_index,
             collectable_groups,
-            tid: current_tid(),
+            tid,
+            ranges,
         };
         let view = dispatch.policy_view();
-        // A graph launch that would be measured (a group for its pass 0), on a backend that
-        // cannot measure one: in no mode (see the notice). Without a group it goes the ordinary
-        // way (timestamps with --kernel-trace, else nothing).
-        let unmeasurable = (info.kind == LaunchKind::Graph
-            && self.policy.pass_group(&view, 0).is_some())
-        .then(|| backend.graph_launch_unmeasurable(info.device))
-        .flatten();
-        if let Some(why) = unmeasurable {
-            self.notices.once(
-                "graph-unmeasured",
-                &format!("graph launches are not replayed or measured; they run once with timestamps only ({why})"),
-                self.sink.as_ref(),
-                self.options.logger.as_ref(),
-            );
-            return self.once(
-                backend,
-                dispatch,
-                ReplayOutcome::DeclinedGraphLaunch,
-                None,
-                0,
-            );
+        if info.kind == LaunchKind::Graph {
+            return self.graph_launch(backend, dispatch);
         }
         let total = match self.policy.pass_count(&view) {
             PassCount::Passes(1) if self.spans_executions(backend, &view) => Some(1),
@@ -104,14 +116,14 @@ impl<K: Backend> Engine<K> {
         };
 
         let declined = match info.kind {
-            LaunchKind::Graph => Some(ReplayOutcome::DeclinedGraphLaunch),
             LaunchKind::MultiDevice => Some(ReplayOutcome::DeclinedMultiDevice),
             LaunchKind::DevicePrintf => Some(ReplayOutcome::DeclinedDevicePrintf),
             LaunchKind::DeviceHeap => Some(ReplayOutcome::DeclinedDeviceHeap),
             LaunchKind::Collective => Some(ReplayOutcome::DeclinedCollective),
             LaunchKind::PageableHost => Some(ReplayOutcome::DeclinedPageableHost),
             LaunchKind::PeerMemory => Some(ReplayOutcome::DeclinedPeerMemory),
-            LaunchKind::Kernel | LaunchKind::StreamCapture => None,
+            // (A graph launch was decided above.)
+            LaunchKind::Kernel | LaunchKind::StreamCapture | LaunchKind::Graph => None,
         };
         if let Some(outcome) = declined {
             self.decline_notice(outcome);
@@ -121,6 +133,32 @@ impl<K: Backend> Engine<K> {
         self.unit_member_enter(backend, dispatch, total)
     }
 
+    /// A graph launch that reaches the engine runs whole (a backend runs a graph's nodes as
+    /// launches and calls of their own where it can: the CUDA backend's interception, the
+    /// reference device's runtime), and a graph launch is never measured or replayed as one
+    /// dispatch: CUPTI's range profiler fails its range and every range after it. One that would
+    /// be measured or replayed runs once with timestamps only, said once; any other runs once
+    /// the ordinary way (timestamps with --kernel-trace, else nothing).
+    fn graph_launch<B: DeviceOf<K>>(&self, backend: &mut B, dispatch: Dispatch) -> LaunchTicket {
+        let view = dispatch.policy_view();
+        let measured = self.policy.pass_group(&view, 0).is_some()
+            || wants_replay(self.policy.pass_count(&view));
+        if !measured {
+            return self.once(backend, dispatch, ReplayOutcome::SinglePass, None, 0);
+        }
+        self.notice(
+            "graph-unmeasured",
+            "a graph launch that runs whole is neither replayed nor measured; it runs once with timestamps only (a graph launch cannot be measured as one dispatch: graphs run node by node unless KREPLAY_GRAPH_NODES=0, or a warning said why one runs whole)",
+        );
+        self.once(
+            backend,
+            dispatch,
+            ReplayOutcome::DeclinedGraphLaunch,
+            None,
+            0,
+        )
+    }
+
     /// After the application's own launch. See the module documentation.
     pub fn launch_exit<B: DeviceOf<K>>(
         &self,
@@ -128,7 +166,12 @@ impl<K: Backend> Engine<K> {
         ticket: LaunchTicket,
         launch: &K::Launch,
     ) {
-        match ticket.kind {
+        // `_inside` drops last: a deferred signal is delivered once the window is parked.
+        let LaunchTicket {
+            kind,
+            inside: _inside,
+        } = ticket;
+        match kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Member(member) => self.unit_member_exit(backend, member, launch),
             TicketKind::Once(once) => self.finish_once(backend, once),
@@ -138,7 +181,11 @@ impl<K: Backend> Engine<K> {
     /// The application's launch did not execute (the driver refused it): nothing is measured,
     /// recorded or replayed for it, and the window it held is released.
     pub fn launch_failed<B: DeviceOf<K>>(&self, backend: &mut B, ticket: LaunchTicket) {
-        match ticket.kind {
+        let LaunchTicket {
+            kind,
+            inside: _inside,
+        } = ticket;
+        match kind {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
                 let device = once.dispatch.info.device;

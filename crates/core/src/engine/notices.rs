@@ -6,11 +6,8 @@ use super::*;
 impl<K: Backend> Engine<K> {
     pub(super) fn decline_notice(&self, outcome: ReplayOutcome) {
         let message = match outcome {
-            ReplayOutcome::DeclinedGraphLaunch => {
-                "graph launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
-            }
             ReplayOutcome::DeclinedStreamCapture => {
-                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them is, when it is launched (on CUDA node by node, unless a warning says it runs whole)"
+                "launches recorded into a stream capture do not execute and are not profiled; the graph built from them is, when it is launched (node by node, unless a warning says it runs whole)"
             }
             ReplayOutcome::DeclinedDevicePrintf => {
                 "kernels that call printf are not replayed (their output would repeat once per pass); they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"

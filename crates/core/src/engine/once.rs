@@ -36,13 +36,6 @@ impl<K: Backend> Engine<K> {
                 backend.plan_unit(device, &[None]).map(|_| ())
             }
         };
-        // A graph launch measured at all (a backend that can) may give a range per kernel
-        // node: room for as many as a window holds.
-        let ranges = if dispatch.info.kind == LaunchKind::Graph {
-            backend.max_window(device).max(1)
-        } else {
-            1
-        };
         let measuring = match planned {
             // No unit was planned: there is none to abandon.
             Err(error) => {
@@ -50,7 +43,7 @@ impl<K: Backend> Engine<K> {
                 false
             }
             Ok(()) => match backend
-                .start_execution(device, 0, ranges)
+                .start_execution(device, 0, 1)
                 .and_then(|()| backend.launch_starts(device))
             {
                 Ok(()) => true,
@@ -72,6 +65,7 @@ impl<K: Backend> Engine<K> {
                 started,
                 _fence: fence,
             }),
+            inside: None,
         }
     }
 
@@ -135,6 +129,7 @@ impl<K: Backend> Engine<K> {
                 started,
                 _fence: fence,
             }),
+            inside: None,
         }
     }
 }

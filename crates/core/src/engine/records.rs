@@ -1,9 +1,10 @@
-//! What the engine sends to the record sink: the process, its devices, kernels and counters
-//! once each, and every dispatch's result.
+//! What the engine sends to the record sink: the process, its devices, code objects, kernels and
+//! counters once each, and every dispatch's result.
 
 use super::*;
 use crate::engine::sys::lock;
 use crate::engine::tickets::Dispatch;
+use kreplay_format::CodeObject;
 
 impl<K: Backend> Engine<K> {
     /// Sends the process record (first record of a run).
@@ -15,6 +16,13 @@ impl<K: Backend> Engine<K> {
     pub fn register_agent(&self, agent: AgentInfo) {
         if lock(&self.agents).insert(agent.agent_id) {
             self.sink.send(Record::Agent(agent));
+        }
+    }
+
+    /// Records a code object (a module loaded onto a device) once per process.
+    pub fn register_code_object(&self, object: CodeObject) {
+        if lock(&self.code_objects).insert(object.code_object_id) {
+            self.sink.send(Record::CodeObject(object));
         }
     }
 
@@ -61,6 +69,7 @@ impl<K: Backend> Engine<K> {
             start_ns: result.start_ns,
             end_ns: result.end_ns,
             counters: result.counters,
+            ranges: dispatch.ranges.clone(),
         }));
     }
 }

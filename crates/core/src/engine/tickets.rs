@@ -4,6 +4,7 @@
 
 use crate::backend::{DeviceId, DispatchInfo};
 use crate::gate::{GateFence, ReplayGate};
+use crate::lifecycle::InsideTool;
 use crate::sdk::PolicyDispatch;
 use kreplay_format::ReplayOutcome;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,8 @@ use std::time::Instant;
 #[must_use = "pass the ticket to Engine::launch_exit after the application's launch"]
 pub struct LaunchTicket {
     pub(super) kind: TicketKind,
+    /// The launch's span inside the tool (set by `launch_enter`): a signal waits for its end.
+    pub(super) inside: Option<InsideTool>,
 }
 
 pub(super) enum TicketKind {
@@ -44,6 +47,8 @@ pub(super) struct Dispatch {
     pub(super) device_dispatch_index: u64,
     pub(super) collectable_groups: u32,
     pub(super) tid: u64,
+    /// The launching thread's marker range stack at launch (empty without `--marker-trace`).
+    pub(super) ranges: Vec<String>,
 }
 
 impl Dispatch {
@@ -80,6 +85,8 @@ impl LaunchTicket {
 pub struct CallGuard {
     pub(super) fence: FenceGuard,
     pub(super) capture: Option<PendingWrite>,
+    /// The call's span inside the tool: a signal waits for its end.
+    pub(super) inside: InsideTool,
 }
 
 /// Device memory a call writes, captured at its exit for the open unit's later executions.
@@ -101,6 +108,7 @@ impl CallGuard {
 pub(super) fn passthrough(fence: FenceGuard) -> LaunchTicket {
     LaunchTicket {
         kind: TicketKind::Passthrough { _fence: fence },
+        inside: None,
     }
 }
 

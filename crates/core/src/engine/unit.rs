@@ -109,11 +109,12 @@ impl<K: Backend> Engine<K> {
         capacity
     }
 
-    /// Whether a unit is open on any device.
-    pub(super) fn unit_is_open(&self) -> bool {
+    /// The members of the units open on every device.
+    pub(super) fn open_unit_members(&self) -> usize {
         self.lanes()
             .iter()
-            .any(|lane| lock(&lane.open_unit).is_some())
+            .filter_map(|lane| lock(&lane.open_unit).as_ref().map(|u| u.log.members.len()))
+            .sum()
     }
 
     /// Whether the lane's open unit holds as many members as it may.

@@ -5,6 +5,7 @@ fn selector(include: Option<&str>, exclude: Option<&str>, range: Option<&str>) -
         include_regex: include.map(String::from),
         exclude_regex: exclude.map(String::from),
         iteration_range: range.map(String::from),
+        ..KernelFilter::default()
     })
     .unwrap()
 }

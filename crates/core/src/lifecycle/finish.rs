@@ -17,6 +17,7 @@ pub(super) fn set(finish: Finish) -> bool {
 pub fn finish_now() {
     static FINISHED: Once = Once::new();
     FINISHED.call_once(|| {
+        super::door::mark_finisher();
         if let Some(finish) = FINISH.get() {
             // Inside `call_once`, so a panic neither poisons it nor crosses an exit handler.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(finish));

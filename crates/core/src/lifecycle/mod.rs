@@ -10,18 +10,24 @@
 //! (`kreplay-sim-app`) finishes from its own `main` on the normal path, so only a signal needs
 //! the lifecycle ([`Endings::Signals`]).
 //!
+//! A signal waits for the thread it lands on to leave the tool ([`InsideTool`], which the
+//! engine holds across every launch and call), so that the finish finds the windows parked.
+//!
 //! Everything here may run on a thread of the application, in an exit handler or next to a
 //! signal handler: nothing panics across it, and what runs in a signal handler is
 //! async-signal-safe (see [`signals`]).
 
+mod door;
 pub mod exit;
 mod finish;
 pub mod fork;
+mod inside;
 mod signals;
 mod state;
 
 pub use exit::at_exit;
 pub use finish::finish_now;
+pub use inside::InsideTool;
 pub use signals::{block_signals, disarm, hold_signals, FINISH_LIMIT, SIGNALS};
 pub use state::{life, switch_off, switch_on, Life};
 
@@ -85,6 +91,52 @@ mod tests {
         assert!(
             libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 7,
             "exited with its own status: {status:#x}"
+        );
+    }
+
+    #[test]
+    fn a_signal_inside_the_tool_waits_until_the_thread_leaves_it() {
+        let mut ends = [0; 2];
+        // SAFETY: a pipe for the child to report through.
+        assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+        // SAFETY: the child installs the lifecycle, signals itself inside the tool and never
+        // returns.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            let report = ends[1];
+            install(Endings::Signals, move || {
+                // SAFETY: writes one byte to the inherited pipe.
+                unsafe { libc::write(report, b"F".as_ptr().cast(), 1) };
+            });
+            let inside = InsideTool::enter();
+            // SAFETY: a signal to ourselves, then one byte to the pipe.
+            unsafe {
+                libc::raise(libc::SIGTERM);
+                // Deferred: the launch under way goes on.
+                libc::write(report, b"L".as_ptr().cast(), 1);
+            }
+            drop(inside);
+            // SAFETY: ends the child (the signal did not).
+            unsafe { libc::_exit(4) };
+        }
+        // SAFETY: closes our copy of the write end, then reads what the child wrote.
+        unsafe { libc::close(ends[1]) };
+        let mut bytes = Vec::new();
+        let mut byte = 0u8;
+        while unsafe { libc::read(ends[0], (&mut byte as *mut u8).cast(), 1) } == 1 {
+            bytes.push(byte);
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert_eq!(
+            bytes, b"LF",
+            "the finish ran after the thread left the tool"
+        );
+        assert!(
+            libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGTERM,
+            "ended by the signal: {status:#x}"
         );
     }
 

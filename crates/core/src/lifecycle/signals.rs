@@ -12,7 +12,9 @@
 //! are not caught: nothing safe can run there.
 //!
 //! The handler itself only writes to a pipe, reads an atomic and sleeps (async-signal-safe); the
-//! work runs on the tool's thread, which blocks these signals. If the thread that got the signal
+//! work runs on the tool's thread, which blocks these signals. A signal that lands on a thread
+//! inside the tool waits until the thread leaves it (see `inside`), so that the open window is
+//! parked when the finish closes it. If the thread that got the signal
 //! holds a lock `finish` needs (it was inside the tool), `finish` waits until the limit and the
 //! process ends without it.
 
@@ -147,6 +149,19 @@ pub fn hold_signals() {
 }
 
 extern "C" fn on_signal(signal: libc::c_int) {
+    // SAFETY: getpid is async-signal-safe.
+    let own = unsafe { libc::getpid() } as u32 == OWNER.load(Ordering::SeqCst);
+    // Inside the tool the open window cannot be closed: the thread leaves the tool first.
+    if own && super::door::defer(signal) {
+        return;
+    }
+    deliver(signal);
+}
+
+/// Runs the finish for `signal` (waking the last-words thread, or waiting for the finish it
+/// runs already), then ends the process by it: from the handler, or from the thread that left
+/// the tool with the signal deferred.
+pub(super) fn deliver(signal: libc::c_int) {
     // SAFETY: only async-signal-safe calls: getpid, write, nanosleep, signal, raise.
     unsafe {
         let own = libc::getpid() as u32 == OWNER.load(Ordering::SeqCst);
@@ -156,6 +171,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
         } else if STARTED.swap(true, Ordering::SeqCst) {
             true
         } else {
+            super::door::stop_at_the_door();
             let wake = WAKE.load(Ordering::SeqCst);
             let byte = signal as u8;
             wake >= 0 && libc::write(wake, (&byte as *const u8).cast(), 1) == 1
@@ -171,8 +187,9 @@ extern "C" fn on_signal(signal: libc::c_int) {
                 waited += Duration::from_millis(10);
             }
         }
-        // Ends the process as the signal would have: the default action, raised again (it is
-        // delivered once this handler returns, the signal being blocked while it runs).
+        // Ends the process as the signal would have: the default action, raised again (from
+        // the handler, delivered once it returns, the signal being blocked while it runs; from
+        // a thread leaving the tool, at once).
         libc::signal(signal, libc::SIG_DFL);
         libc::raise(signal);
     }

@@ -2,6 +2,7 @@
 
 use super::driver::DriverData;
 use super::ids::Domain;
+use super::nvtx::NvtxData;
 use super::resource::ResourceData;
 use std::ffi::c_void;
 
@@ -10,8 +11,13 @@ use std::ffi::c_void;
 pub enum CallbackData<'a> {
     /// A driver-API call's ENTER or EXIT.
     Driver(&'a DriverData),
+    /// A runtime-API call's ENTER or EXIT (`--runtime-trace`, `--sys-trace`): CUPTI passes the
+    /// same block as for a driver call.
+    Runtime(&'a DriverData),
     /// A resource event (contexts, streams, modules, graphs).
     Resource(&'a ResourceData),
+    /// An NVTX call of the application.
+    Nvtx(&'a NvtxData),
     /// A domain the tool does not enable.
     Other,
 }
@@ -25,8 +31,12 @@ pub unsafe fn callback_data<'a>(domain: u32, cbdata: *const c_void) -> CallbackD
     match Domain(domain) {
         // SAFETY: CUPTI passes a CUpti_CallbackData for the driver domain.
         Domain::DRIVER_API => CallbackData::Driver(unsafe { DriverData::from_raw(cbdata) }),
+        // SAFETY: CUPTI passes a CUpti_CallbackData for the runtime domain too.
+        Domain::RUNTIME_API => CallbackData::Runtime(unsafe { DriverData::from_raw(cbdata) }),
         // SAFETY: CUPTI passes a CUpti_ResourceData for the resource domain.
         Domain::RESOURCE => CallbackData::Resource(unsafe { ResourceData::from_raw(cbdata) }),
+        // SAFETY: CUPTI passes a CUpti_NvtxData for the NVTX domain.
+        Domain::NVTX => CallbackData::Nvtx(unsafe { NvtxData::from_raw(cbdata) }),
         _ => CallbackData::Other,
     }
 }

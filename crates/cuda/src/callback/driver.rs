@@ -39,6 +39,12 @@ impl DriverData {
         self.0.correlationId
     }
 
+    /// CUPTI's per-call slot, the same at the call's ENTER and EXIT (`correlationData`): where
+    /// the tool keeps the call's start time between them. NULL when CUPTI gives none.
+    pub fn correlation_slot(&self) -> *mut u64 {
+        self.0.correlationData
+    }
+
     /// The call's parameter block as `generated_cuda_meta.h` declares it for the call (NULL
     /// when CUPTI gives none), for the decoders that take a call's block.
     pub fn params(&self) -> *const c_void {

@@ -97,6 +97,8 @@ driver_calls! {
     cuOccupancyMaxPotentialClusterSize = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialClusterSize,
     cuPointerGetAttribute = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
     cuPointerGetAttributes = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
+    cuProfilerStart = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuProfilerStart,
+    cuProfilerStop = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuProfilerStop,
     cuStreamBeginCapture = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
     cuStreamBeginCaptureToGraph = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
     cuStreamBeginCaptureToGraph_ptsz = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
@@ -127,8 +129,14 @@ pub struct Domain(pub u32);
 impl Domain {
     /// Driver-API calls, at their ENTER and EXIT.
     pub const DRIVER_API: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API);
+    /// Runtime-API calls, at their ENTER and EXIT (enabled for `--runtime-trace` and
+    /// `--sys-trace` only).
+    pub const RUNTIME_API: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RUNTIME_API);
     /// Resource events: contexts, streams, modules, graphs.
     pub const RESOURCE: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE);
+    /// The application's NVTX calls (`--marker-trace`; they reach CUPTI through
+    /// `NVTX_INJECTION64_PATH`).
+    pub const NVTX: Domain = Domain(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_NVTX);
 }
 
 #[cfg(test)]
@@ -142,5 +150,8 @@ mod tests {
         assert_eq!(DriverCall::cuGraphLaunch_ptsz, DriverCall(515));
         assert_eq!(DriverCall::cuMemAlloc_v2, DriverCall(243));
         assert_eq!(DriverCall::cuCtxSynchronize, DriverCall(17));
+        // cupti_callbacks.h: the runtime API is domain 2, the driver API 1.
+        assert_eq!(Domain::RUNTIME_API, Domain(2));
+        assert_eq!(Domain::DRIVER_API, Domain(1));
     }
 }

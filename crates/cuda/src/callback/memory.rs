@@ -126,6 +126,45 @@ pub unsafe fn freed(api: FreeApi, params: *const c_void) -> Freed {
     }
 }
 
+/// The stream of a stream-ordered allocation (`None` for the other APIs).
+///
+/// # Safety
+/// As [`allocated`]'s.
+pub unsafe fn allocation_stream(api: AllocApi, params: *const c_void) -> Option<sys::CUstream> {
+    // SAFETY: each API's parameter block (the caller's contract).
+    unsafe {
+        match api {
+            AllocApi::Async => Some((*(params as *const sys::cuMemAllocAsync_params)).hStream),
+            AllocApi::FromPool => {
+                Some((*(params as *const sys::cuMemAllocFromPoolAsync_params)).hStream)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The stream of a stream-ordered free (`None` for the other APIs).
+///
+/// # Safety
+/// As [`freed`]'s.
+pub unsafe fn free_stream(api: FreeApi, params: *const c_void) -> Option<sys::CUstream> {
+    // SAFETY: the API's parameter block (the caller's contract).
+    unsafe {
+        (api == FreeApi::FreeAsync)
+            .then(|| (*(params as *const sys::cuMemFreeAsync_params)).hStream)
+    }
+}
+
+/// The range `cuMemMap` maps: its address and size.
+///
+/// # Safety
+/// `params` is the non-NULL parameter block of a `cuMemMap` call, inside its callback.
+pub unsafe fn mapped(params: *const c_void) -> (u64, u64) {
+    // SAFETY: cuMemMap's parameter block (the caller's contract).
+    let p = unsafe { &*(params as *const sys::cuMemMap_params) };
+    (p.ptr, p.size as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +195,8 @@ mod tests {
             assert_eq!(allocated(AllocApi::Alloc, p(&alloc)), (0x7000, 256));
             assert_eq!(allocated(AllocApi::Pitch, p(&pitched)), (0x7000, 1536));
             assert_eq!(freed(FreeApi::Free, p(&free)), Freed::Base(0x9000));
+            assert_eq!(allocation_stream(AllocApi::Alloc, p(&alloc)), None);
+            assert_eq!(free_stream(FreeApi::Free, p(&free)), None);
             assert_eq!(
                 freed(FreeApi::Unmap, p(&unmap)),
                 Freed::Range {
@@ -163,6 +204,40 @@ mod tests {
                     bytes: 64
                 }
             );
+        }
+    }
+
+    #[test]
+    fn stream_ordered_calls_name_their_stream_and_a_map_its_range() {
+        let stream = 0x5000 as sys::CUstream;
+        let mut dptr: sys::CUdeviceptr = 0x7000;
+        let from_pool = sys::cuMemAllocFromPoolAsync_params {
+            dptr: &mut dptr,
+            bytesize: 64,
+            pool: std::ptr::null_mut(),
+            hStream: stream,
+        };
+        let free = sys::cuMemFreeAsync_params {
+            dptr: 0x7000,
+            hStream: stream,
+        };
+        let map = sys::cuMemMap_params {
+            ptr: 0xa000,
+            size: 1 << 21,
+            offset: 0,
+            handle: 0,
+            flags: 0,
+        };
+        let p = |v: &dyn std::any::Any| v as *const dyn std::any::Any as *const c_void;
+        // SAFETY: each block is the named API's.
+        unsafe {
+            assert_eq!(
+                allocation_stream(AllocApi::FromPool, p(&from_pool)),
+                Some(stream)
+            );
+            assert_eq!(allocated(AllocApi::FromPool, p(&from_pool)), (0x7000, 64));
+            assert_eq!(free_stream(FreeApi::FreeAsync, p(&free)), Some(stream));
+            assert_eq!(mapped(p(&map)), (0xa000, 1 << 21));
         }
     }
 }

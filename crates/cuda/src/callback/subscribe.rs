@@ -1,5 +1,6 @@
 //! The tool's CUPTI subscription: a process has one subscriber; the tool's callback is
-//! subscribed under its name and the driver-API and resource domains are enabled.
+//! subscribed under its name and the driver-API and resource domains are enabled, the NVTX
+//! domain when the run records markers, the runtime-API domain when it records API calls.
 
 use crate::cupti_call;
 use crate::error::{c_text, CudaError};
@@ -19,12 +20,15 @@ pub enum SubscribeError {
     Enable(CudaError),
 }
 
-/// Subscribes `callback` as `name`, then enables the driver-API and resource domains. From the
-/// one thread that initialises the tool.
+/// Subscribes `callback` as `name`, then enables the driver-API and resource domains, the
+/// NVTX domain when `nvtx` and the runtime-API domain when `runtime`. From the one thread that
+/// initialises the tool.
 pub fn subscribe(
     cupti: &Cupti,
     name: &str,
     callback: sys::CUpti_CallbackFunc,
+    nvtx: bool,
+    runtime: bool,
 ) -> Result<(), SubscribeError> {
     let name = CString::new(name).unwrap_or_default();
     let mut old_name =
@@ -53,10 +57,16 @@ pub fn subscribe(
         }
         return Err(SubscribeError::Subscribe(e));
     }
+    let nvtx = nvtx.then_some(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_NVTX);
+    let runtime = runtime.then_some(sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RUNTIME_API);
     for domain in [
         sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_DRIVER_API,
         sys::CUpti_CallbackDomain_CUPTI_CB_DOMAIN_RESOURCE,
-    ] {
+    ]
+    .into_iter()
+    .chain(nvtx)
+    .chain(runtime)
+    {
         // SAFETY: enabling a domain on our own subscriber.
         unsafe { cupti_call!(cupti, cuptiEnableDomain(1, handle, domain)) }
             .map_err(SubscribeError::Enable)?;

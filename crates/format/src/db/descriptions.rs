@@ -55,6 +55,7 @@ impl ProcessRows {
         symbol: &KernelSymbol,
     ) -> Result<(), FormatError> {
         let existing = self.kernels.get(&symbol.kernel_id).map(|k| k.0);
+        let code_object = self.code_object_row(db, symbol.code_object_id)?;
         let rows = &*self;
         // What rocpd's `kernel_symbols` view reads from `extdata`.
         let extdata = serde_json::json!({
@@ -68,7 +69,7 @@ impl ProcessRows {
             Some(id) => db.conn.execute(
                 &db.names.sql(r#"UPDATE rocpd_info_kernel_symbol SET kernel_name = ?1, display_name = ?2,
                    kernarg_segment_size = ?3, group_segment_size = ?4, private_segment_size = ?5,
-                   arch_vgpr_count = ?6, extdata = ?8 WHERE id = ?7"#),
+                   arch_vgpr_count = ?6, extdata = ?8, code_object_id = ?9 WHERE id = ?7"#),
                 params![
                     symbol.mangled_name,
                     symbol.demangled_name,
@@ -77,14 +78,15 @@ impl ProcessRows {
                     symbol.local_bytes,
                     symbol.registers,
                     id,
-                    extdata
+                    extdata,
+                    code_object
                 ],
             ),
             None => db.conn.execute(
                 &db.names.sql(r#"INSERT INTO rocpd_info_kernel_symbol (guid, nid, pid, code_object_id, kernel_name,
                    display_name, kernel_object, kernarg_segment_size, group_segment_size,
                    private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count, extdata)
-                   VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0, ?11)"#),
+                   VALUES (?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, 0, ?11)"#),
                 params![
                     rows.guid,
                     rows.node_id,
@@ -96,7 +98,8 @@ impl ProcessRows {
                     symbol.static_shared_bytes,
                     symbol.local_bytes,
                     symbol.registers,
-                    extdata
+                    extdata,
+                    code_object
                 ],
             ),
         };

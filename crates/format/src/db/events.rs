@@ -201,8 +201,18 @@ impl ProcessRows {
         // rocpd's grid size counts work-items (threads), as rocprofv3's Grid_Size does.
         let threads =
             |axis: usize| u64::from(dispatch.grid[axis]) * u64::from(dispatch.block[axis]);
-        let extdata = serde_json::json!({ "dynamic_shared_bytes": dispatch.dynamic_shared_bytes })
-            .to_string();
+        let mut extdata =
+            serde_json::json!({ "dynamic_shared_bytes": dispatch.dynamic_shared_bytes });
+        // The range stack at launch; rocpd's region of the dispatch is its innermost range
+        // (rocprofv3 stores the `--kernel-rename` name there whether or not it was asked for).
+        let region = match dispatch.innermost_range() {
+            Some(range) => {
+                extdata["ranges"] = serde_json::json!(dispatch.ranges);
+                self.string_id(db, range)?
+            }
+            None => region,
+        };
+        let extdata = extdata.to_string();
         let mut insert_dispatch = db
             .conn
             .prepare_cached(&db.names.sql(

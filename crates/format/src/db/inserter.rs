@@ -88,11 +88,16 @@ impl RowInserter {
         match record {
             Record::Process(_) => unreachable!("handled above"),
             Record::Agent(agent) => rows.insert_agent(db, &agent),
+            Record::CodeObject(object) => rows.insert_code_object(db, &object),
             Record::KernelSymbol(symbol) => rows.insert_kernel(db, &symbol),
             Record::Counter(counter) => rows.insert_counter(db, &counter),
             Record::Dispatch(dispatch) => rows.insert_dispatch(db, &dispatch),
             Record::ReplayCost(cost) => rows.insert_cost(db, &cost),
             Record::Warning(warning) => rows.insert_warning(db, &warning),
+            Record::Marker(marker) => rows.insert_marker(db, &marker),
+            Record::Api(call) => rows.insert_api_call(db, &call),
+            Record::MemoryCopy(copy) => rows.insert_memory_copy(db, &copy),
+            Record::MemoryAllocation(allocation) => rows.insert_memory_allocation(db, &allocation),
             Record::ProcessEnd { end_ns } => rows.end_process(db, end_ns),
         }
     }

@@ -215,6 +215,7 @@ impl StoredProcess {
             start_ns: int(15)? as u64,
             end_ns: int(16)? as u64,
             counters: Vec::new(),
+            ranges: super::file::json_field(&extdata, "ranges").unwrap_or_default(),
         };
         Ok((record, event_id))
     }

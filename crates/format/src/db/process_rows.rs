@@ -21,6 +21,8 @@ pub(super) struct ProcessRows {
     pub(super) category_id: i64,
     /// Producer agent id → `rocpd_info_agent.id`.
     pub(super) agents: HashMap<u64, i64>,
+    /// Producer code object id → `rocpd_info_code_object.id`.
+    pub(super) code_objects: HashMap<u64, i64>,
     /// Producer kernel id → (`rocpd_info_kernel_symbol.id`, static shared bytes, local bytes,
     /// `rocpd_string.id` of its name: the dispatches' region name).
     pub(super) kernels: HashMap<u64, (i64, u32, u32, i64)>,
@@ -39,6 +41,11 @@ pub(super) struct ProcessRows {
     /// (dispatch id, `rocpd_info_agent.id`) → the rows of dispatches seen lately, so that their
     /// later passes need no query; emptied past [`RECENT_DISPATCHES`] (the database has them).
     pub(super) recent: HashMap<(u64, i64), RecentDispatch>,
+    /// `rocpd_info_thread.id` → its marker track's `rocpd_track.id` (`db::markers`).
+    pub(super) tracks: HashMap<i64, i64>,
+    /// The process's CPU agent (`rocpd_info_agent.id`): the host side of copies and host
+    /// allocations (`db::memory`), inserted the first time.
+    pub(super) host_agent: Option<i64>,
 }
 
 /// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
@@ -78,6 +85,17 @@ impl ProcessRows {
         }
         if !process.sections.is_empty() {
             extdata["sections"] = serde_json::json!(process.sections);
+        }
+        if process.kernel_rename {
+            extdata["kernel_rename"] = serde_json::json!(true);
+        }
+        for (flag, key) in [
+            (process.mangled_kernels, "mangled_kernels"),
+            (process.truncate_kernels, "truncate_kernels"),
+        ] {
+            if flag {
+                extdata[key] = serde_json::json!(true);
+            }
         }
         let extdata = extdata.to_string();
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
@@ -137,6 +155,7 @@ impl ProcessRows {
             node_id,
             category_id,
             agents: HashMap::new(),
+            code_objects: HashMap::new(),
             kernels: HashMap::new(),
             counters: HashMap::new(),
             described: Vec::new(),
@@ -144,6 +163,8 @@ impl ProcessRows {
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
             recent: HashMap::new(),
+            tracks: HashMap::new(),
+            host_agent: None,
         })
     }
 

@@ -161,6 +161,12 @@ pub fn open_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
                 .ok()
                 .and_then(|v| serde_json::from_value(v.get("sections")?.clone()).ok())
                 .unwrap_or_default(),
+            kernel_rename: serde_json::from_str::<serde_json::Value>(&extdata)
+                .ok()
+                .and_then(|v| v.get("kernel_rename")?.as_bool())
+                .unwrap_or(false),
+            mangled_kernels: extdata.contains(r#""mangled_kernels":true"#),
+            truncate_kernels: extdata.contains(r#""truncate_kernels":true"#),
         };
         processes.push(open_process(&shared, path, layout, &guid, process)?);
     }
@@ -190,8 +196,13 @@ fn open_process(
         };
         let agent_ids = reader.agents(&mut run)?;
         let kernel_ids = reader.kernels(&mut run)?;
+        super::read_code_objects::read_code_objects(&conn, path, guid, &agent_ids, &mut run)?;
         let counter_names = reader.counters(&mut run)?;
         reader.warnings(&mut run)?;
+        run.markers = super::read_markers::markers(&conn, path, guid)?;
+        run.api_calls = super::read_api::api_calls(&conn, path, guid)?;
+        run.copies = super::read_memory::copies(&conn, path, guid)?;
+        run.allocations = super::read_memory::allocations(&conn, path, guid)?;
         let counts = pages::count(&conn, path, layout, guid)?;
         let ids = (
             pages::id_map(&conn, path, pages::STREAMS_SQL)?,
@@ -253,7 +264,8 @@ impl ProcessReader<'_> {
         let mut agent_ids: HashMap<i64, u64> = HashMap::new();
         let mut statement = self.conn
             .prepare(
-                "SELECT id, absolute_index, name, product_name, extdata FROM rocpd_info_agent WHERE guid = ?1 ORDER BY id",
+                // The CPU agent (the host side of copies, `db::memory`) is no device.
+                "SELECT id, absolute_index, name, product_name, extdata FROM rocpd_info_agent WHERE guid = ?1 AND type = 'GPU' ORDER BY id",
             )
             .map_err(err)?;
         let mut rows = statement.query([self.guid]).map_err(err)?;
@@ -313,6 +325,7 @@ impl ProcessReader<'_> {
             };
             run.kernels.push(KernelSymbol {
                 kernel_id,
+                code_object_id: 0,
                 mangled_name: row
                     .get::<_, Option<String>>(2)
                     .map_err(err)?

@@ -1,6 +1,7 @@
 //! The document: `{"rocprofiler-sdk-tool": [ one object per process ]}`, each process object
 //! written piece by piece (its keys sorted), streamed one array element at a time.
 
+use super::code_objects::CodeObjects;
 use super::dispatch_json::CostJson;
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
@@ -144,7 +145,11 @@ impl Serialize for ProcessJson<'_> {
                 }),
             },
         )?;
-        process.serialize_entry("code_objects", &NONE)?;
+        let code_objects = CodeObjects::new(run);
+        process.serialize_entry(
+            "code_objects",
+            &Array(|| code_objects.entries(|id| p.agents.handle(id))),
+        )?;
         process.serialize_entry("counters", &Array(|| p.counters.entries(&p.agents)))?;
         process.serialize_entry("host_functions", &NONE)?;
         process.serialize_entry("kernel_symbols", &Array(|| p.kernels.entries()))?;

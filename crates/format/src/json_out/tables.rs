@@ -1,6 +1,7 @@
 //! The lists of a process object that records refer to by handle: `agents`, `counters` and
 //! `kernel_symbols`, each with the handles of its entries.
 
+use super::code_objects::CodeObjects;
 use super::kinds::{AGENT_TYPE_GPU, SIZE_AGENT, SIZE_KERNEL_SYMBOL};
 use super::parts::{handle, xyz};
 use crate::error::FormatError;
@@ -70,7 +71,14 @@ impl<'a> Agents<'a> {
         let mut ids = Vec::new();
         let mut seen = HashSet::new();
         let mentioned = mentioned.agents.iter().copied();
-        for id in run.agents.iter().map(|a| a.agent_id).chain(mentioned) {
+        let loaded_onto = run.code_objects.iter().map(|c| c.agent_id);
+        for id in run
+            .agents
+            .iter()
+            .map(|a| a.agent_id)
+            .chain(mentioned)
+            .chain(loaded_onto)
+        {
             if seen.insert(id) {
                 ids.push(id);
             }
@@ -267,6 +275,8 @@ pub(super) struct Kernels<'a> {
     renumbered: HashMap<u64, u64>,
     /// Entries of `kernel_symbols`: the largest JSON kernel id + 1 (at least 1, as rocprofv3).
     len: u64,
+    /// The JSON ids of the symbols' code objects.
+    code_objects: CodeObjects<'a>,
 }
 
 impl<'a> Kernels<'a> {
@@ -295,6 +305,7 @@ impl<'a> Kernels<'a> {
             symbols: HashMap::new(),
             renumbered,
             len: 0,
+            code_objects: CodeObjects::new(run),
         };
         for symbol in &run.kernels {
             let slot = kernels.slot(symbol.kernel_id);
@@ -313,19 +324,23 @@ impl<'a> Kernels<'a> {
     }
 
     pub(super) fn entries(&self) -> impl Iterator<Item = Value> + '_ {
-        (0..self.len).map(|slot| kernel_symbol_json(slot, self.symbols.get(&slot).copied()))
+        (0..self.len).map(|slot| {
+            let symbol = self.symbols.get(&slot).copied();
+            let code_object = symbol.map_or(0, |k| self.code_objects.slot(k.code_object_id));
+            kernel_symbol_json(slot, symbol, code_object)
+        })
     }
 }
 
-/// Entry `slot` of `kernel_symbols`; without a symbol, rocprofv3's placeholder (a
-/// default-constructed symbol: zeros and empty names).
-fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>) -> Value {
+/// Entry `slot` of `kernel_symbols` (its code object's JSON id `code_object`); without a symbol,
+/// rocprofv3's placeholder (a default-constructed symbol: zeros and empty names).
+fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>, code_object: u64) -> Value {
     let number = |field: fn(&KernelSymbol) -> u32| kernel.map_or(0, field);
     let demangled = kernel.map_or("", |k| k.demangled_name.as_str());
     json!({
         "size": SIZE_KERNEL_SYMBOL,
         "kernel_id": if kernel.is_some() { slot } else { 0 },
-        "code_object_id": 0,
+        "code_object_id": code_object,
         // CUDA does not report these: placeholders (0).
         "kernarg_segment_alignment": 0,
         "kernel_code_entry_byte_offset": 0,

@@ -137,8 +137,11 @@ fn a_small_run_is_written_byte_for_byte() {
         max_threads_per_sm: 2048,
         shared_memory_per_sm_bytes: 233_472,
     });
+    run.code_objects
+        .push(CodeObject::from_memory(1, 0, 4, 0x1000, 64));
     run.kernels.push(KernelSymbol {
         kernel_id: 1,
+        code_object_id: 1,
         mangled_name: "_Z1kv".to_string(),
         demangled_name: "k()".to_string(),
         registers: 16,
@@ -179,9 +182,10 @@ fn a_small_run_is_written_byte_for_byte() {
         format!(r#"{{"correlation_id":{{"ancestor":0,"external":0,"internal":102}},"dispatch_info":{},"end_timestamp":7070,"kind":11,"operation":2,"replay_pass":0,"size":192,"start_timestamp":7000,"stream_id":{{"handle":7}},"thread_id":5}}],"#, dispatch_info(2)),
         r#""marker_api":[],"memory_allocation":[],"memory_copy":[],"pc_sample_host_trap":[],"pc_sample_stochastic":[],"rccl_api":[],"rocdecode_api":[],"rocjpeg_api":[],"scratch_memory":[]},"#.to_string(),
         format!(r#""callback_records":{{"counter_collection":[{{"accum_vgpr_count":0,"arch_vgpr_count":16,"dispatch_data":{{"correlation_id":{{"ancestor":0,"external":0,"internal":101}},"dispatch_info":{},"end_timestamp":6050,"size":176,"start_timestamp":6000}},"lds_block_size_v":576,"records":[{{"counter_id":{{"handle":1}},"value":2.5}}],"replay_pass":0,"sgpr_count":0,"stream_id":{{"handle":7}},"thread_id":5}}]}},"#, dispatch_info(1)),
-        r#""code_objects":[],"counters":[{"agent_id":{"handle":1},"block":"sm","description":"SQ_WAVES described","dimension_ids":[],"dimensions":[],"expression":"sm__warps_launched.sum","id":{"handle":1},"instances":[],"is_constant":0,"is_derived":0,"name":"SQ_WAVES","units":"warp"}],"host_functions":[],"#.to_string(),
+        r#""code_objects":[{"agent_id":{"handle":0},"code_object_id":0,"hsa_agent":{"handle":0},"load_base":0,"load_delta":0,"load_size":0,"rocp_agent":{"handle":0},"size":0,"storage_type":0,"uri":""},{"agent_id":{"handle":1},"code_object_id":1,"hsa_agent":{"handle":0},"load_base":0,"load_delta":0,"load_size":64,"memory_base":4096,"memory_size":64,"rocp_agent":{"handle":1},"size":88,"storage_type":2,"uri":"memory://4#offset=0x1000&size=64"}],"#.to_string(),
+        r#""counters":[{"agent_id":{"handle":1},"block":"sm","description":"SQ_WAVES described","dimension_ids":[],"dimensions":[],"expression":"sm__warps_launched.sum","id":{"handle":1},"instances":[],"is_constant":0,"is_derived":0,"name":"SQ_WAVES","units":"warp"}],"host_functions":[],"#.to_string(),
         r#""kernel_symbols":[{"accum_vgpr_count":0,"arch_vgpr_count":0,"code_object_id":0,"demangled_kernel_name":"","formatted_kernel_name":"","group_segment_size":0,"kernarg_segment_alignment":0,"kernarg_segment_size":0,"kernel_address":{"handle":0},"kernel_code_entry_byte_offset":0,"kernel_id":0,"kernel_name":"","kernel_object":0,"private_segment_size":0,"sgpr_count":0,"size":88,"truncated_kernel_name":""},"#.to_string(),
-        r#"{"accum_vgpr_count":0,"arch_vgpr_count":16,"code_object_id":0,"demangled_kernel_name":"k()","formatted_kernel_name":"k()","group_segment_size":64,"kernarg_segment_alignment":0,"kernarg_segment_size":4,"kernel_address":{"handle":0},"kernel_code_entry_byte_offset":0,"kernel_id":1,"kernel_name":"_Z1kv","kernel_object":1,"private_segment_size":8,"sgpr_count":0,"size":88,"truncated_kernel_name":"k"}],"#.to_string(),
+        r#"{"accum_vgpr_count":0,"arch_vgpr_count":16,"code_object_id":1,"demangled_kernel_name":"k()","formatted_kernel_name":"k()","group_segment_size":64,"kernarg_segment_alignment":0,"kernarg_segment_size":4,"kernel_address":{"handle":0},"kernel_code_entry_byte_offset":0,"kernel_id":1,"kernel_name":"_Z1kv","kernel_object":1,"private_segment_size":8,"sgpr_count":0,"size":88,"truncated_kernel_name":"k"}],"#.to_string(),
         r#""kreplay":{"replay_costs":[],"warnings":[]},"#.to_string(),
         format!(r#""metadata":{{"cache_control":"all","clock_control":"none","command":["./app","--size","1 MiB"],"config":{{"cache_control":"all","clock_control":"none","counter_collection":true,"counters":["SQ_WAVES"],"kernel_replay":true,"kernel_trace":true}},"fini_time":2000,"hostname":"node-a","init_time":{},"node":{{"domain_name":"","hardware_name":"","hash":0,"hostname":"node-a","id":0,"machine_id":"node-a","release":"","system_name":"","version":""}},"pid":4,"ppid":1}},"#, process(4).start_ns),
         format!(r#""strings":{{"att_filenames":[],{},"code_object_snapshot_filenames":[],"correlation_id":{{"external":[]}},"counters":{{"dimension_ids":[]}},"marker_api":[],"pc_sample_comments":[],"pc_sample_instructions":[]}},"#, expected_kind_tables()),
@@ -207,7 +211,10 @@ fn an_empty_process_has_every_list_of_rocprofv3() {
              \"hsa_api\":[],\"kernel_dispatch\":[],\"marker_api\":[],\"memory_allocation\":[],\
              \"memory_copy\":[],\"pc_sample_host_trap\":[],\"pc_sample_stochastic\":[],\
              \"rccl_api\":[],\"rocdecode_api\":[],\"rocjpeg_api\":[],\"scratch_memory\":[]}},\
-             \"callback_records\":{{\"counter_collection\":[]}},\"code_objects\":[],\
+             \"callback_records\":{{\"counter_collection\":[]}},\"code_objects\":[{{\
+             \"agent_id\":{{\"handle\":0}},\"code_object_id\":0,\"hsa_agent\":{{\"handle\":0}},\
+             \"load_base\":0,\"load_delta\":0,\"load_size\":0,\"rocp_agent\":{{\"handle\":0}},\
+             \"size\":0,\"storage_type\":0,\"uri\":\"\"}}],\
              \"counters\":[],\"host_functions\":[],\"kernel_symbols\":[{{\
              \"accum_vgpr_count\":0,\"arch_vgpr_count\":0,\"code_object_id\":0,\
              \"demangled_kernel_name\":\"\",\"formatted_kernel_name\":\"\",\

@@ -6,12 +6,22 @@ use std::io::{self, Write};
 #[test]
 fn every_file_written_ends_with_a_listed_suffix_and_every_suffix_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = RunData::from_records(crate::testdata::recorded_run(7));
+    let mut run = RunData::from_records(crate::testdata::recorded_with_traces());
     run.processes[0].process.sections = vec![crate::sections_out::SectionSpec {
         identifier: "S".into(),
         display_name: "S".into(),
         rows: Vec::new(),
     }];
+    run.processes[0].api_calls.push(crate::api::ApiRecord {
+        correlation_id: 1,
+        parent_id: 0,
+        domain: crate::api::ApiDomain::Runtime,
+        function: "cudaLaunchKernel".into(),
+        pid: 3,
+        tid: 4,
+        start_ns: 1,
+        end_ns: 2,
+    });
     let mut written = write_outputs(&run, dir.path(), "out", &OutputFormat::ALL).unwrap();
     written.extend(crate::stats_out::write_stats_csv(&run, dir.path(), "out").unwrap());
     let mut seen: Vec<&str> = written

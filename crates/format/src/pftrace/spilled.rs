@@ -109,6 +109,11 @@ pub(super) fn encode_record(record: &DispatchRecord, names: &mut Names, out: &mu
         out.extend_from_slice(&names.number(&sample.name).to_le_bytes());
         out.extend_from_slice(&sample.value.to_bits().to_le_bytes());
     }
+    out.extend_from_slice(&(record.ranges.len() as u32).to_le_bytes());
+    for range in &record.ranges {
+        out.extend_from_slice(&(range.len() as u32).to_le_bytes());
+        out.extend_from_slice(range.as_bytes());
+    }
 }
 
 /// The record [`encode_record`] wrote.
@@ -131,6 +136,12 @@ pub(super) fn decode_record(bytes: &[u8], names: &Names) -> io::Result<DispatchR
         let value = f64::from_bits(at.u64()?);
         counters.push(CounterSample { name, value });
     }
+    let count = at.u32()? as usize;
+    let mut ranges = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = at.u32()? as usize;
+        ranges.push(at.text(len)?);
+    }
     Ok(DispatchRecord {
         dispatch_id,
         replay_pass,
@@ -146,6 +157,7 @@ pub(super) fn decode_record(bytes: &[u8], names: &Names) -> io::Result<DispatchR
         start_ns,
         end_ns,
         counters,
+        ranges,
     })
 }
 
@@ -170,6 +182,15 @@ impl Reader<'_> {
 
     fn u64(&mut self) -> io::Result<u64> {
         Ok(u64::from_le_bytes(self.take()?))
+    }
+
+    fn text(&mut self, len: usize) -> io::Result<String> {
+        let field = self
+            .bytes
+            .get(self.at..self.at + len)
+            .ok_or_else(|| io::Error::other("a sorted record ends early"))?;
+        self.at += len;
+        String::from_utf8(field.to_vec()).map_err(io::Error::other)
     }
 }
 
@@ -196,6 +217,8 @@ mod tests {
                     },
                 ],
             );
+            let mut record = record;
+            record.ranges = vec!["step 1".into(), "kreplay-sim@tail".into()];
             let mut bytes = Vec::new();
             encode_record(&record, &mut names, &mut bytes);
             let back = decode_record(&bytes, &names).unwrap();

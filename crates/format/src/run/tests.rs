@@ -48,6 +48,9 @@ prop_compose! {
             pid, ppid, hostname, command, start_ns, end_ns, rank: None, size: None,
             cache_control: if cache_all { CacheControl::All } else { CacheControl::None },
             sections: Vec::new(),
+            kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
         })];
         for (i, agent_id) in agent_ids.iter().enumerate() {
             records.push(Record::Agent(AgentInfo {
@@ -64,6 +67,7 @@ prop_compose! {
         for (kernel_id, (mangled, demangled, numbers)) in kernel_ids.iter().zip(&kernel_text) {
             records.push(Record::KernelSymbol(KernelSymbol {
                 kernel_id: *kernel_id,
+                code_object_id: 0,
                 mangled_name: mangled.clone(),
                 demangled_name: demangled.clone(),
                 registers: numbers[0],
@@ -102,6 +106,7 @@ prop_compose! {
                     .into_iter()
                     .map(|(i, value)| CounterSample { name: counter_names[i].clone(), value })
                     .collect(),
+                ranges: Vec::new(),
             }));
         }
         let outcomes = [

@@ -69,6 +69,9 @@ fn process() -> ProcessRun {
         size: None,
         cache_control: Default::default(),
         sections: Vec::new(),
+        kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     });
     p.agents.push(AgentInfo {
         agent_id: 0,
@@ -82,6 +85,7 @@ fn process() -> ProcessRun {
     });
     p.kernels.push(KernelSymbol {
         kernel_id: 7,
+        code_object_id: 0,
         mangled_name: "_Z1kv".into(),
         demangled_name: "k()".into(),
         registers: 32,
@@ -119,6 +123,7 @@ fn process() -> ProcessRun {
                 name: name.into(),
                 value,
             }],
+            ranges: Vec::new(),
         });
     }
     p

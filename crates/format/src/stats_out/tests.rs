@@ -6,6 +6,7 @@ use crate::stats::*;
 fn symbol(kernel_id: u64, name: &str) -> Record {
     Record::KernelSymbol(KernelSymbol {
         kernel_id,
+        code_object_id: 0,
         mangled_name: name.to_string(),
         demangled_name: name.to_string(),
         registers: 0,

@@ -23,6 +23,11 @@ pub enum DriverEvent {
     Launch(LaunchApi),
     Alloc(AllocApi),
     Free(FreeApi),
+    /// `cuProfilerStart` (`start`) or `cuProfilerStop`, which `cudaProfilerStart` and
+    /// `cudaProfilerStop` call: the bounds of `--selected-regions`.
+    Profiler {
+        start: bool,
+    },
     /// Nothing the tool tracks.
     Other,
 }
@@ -60,6 +65,8 @@ pub fn classify_driver_cbid(cbid: u32) -> DriverEvent {
         DriverCall::cuMemFreeHost => Free(FreeApi::FreeHost),
         DriverCall::cuMemHostUnregister => Free(FreeApi::HostUnregister),
         DriverCall::cuMemUnmap => Free(FreeApi::Unmap),
+        DriverCall::cuProfilerStart => Profiler { start: true },
+        DriverCall::cuProfilerStop => Profiler { start: false },
         _ => Other,
     }
 }
@@ -101,6 +108,21 @@ mod tests {
             DriverEvent::Launch(LaunchApi::MultiDevice)
         );
         assert_eq!(classify_driver_cbid(17), DriverEvent::Other);
+    }
+
+    #[test]
+    fn profiler_start_and_stop_bound_the_selected_regions() {
+        // cupti_driver_cbid.h of CUDA 13.0: cuProfilerStart 308, cuProfilerStop 309 (what
+        // cudaProfilerStart/Stop call); cuProfilerInitialize (311) is not a bound.
+        assert_eq!(
+            classify_driver_cbid(308),
+            DriverEvent::Profiler { start: true }
+        );
+        assert_eq!(
+            classify_driver_cbid(309),
+            DriverEvent::Profiler { start: false }
+        );
+        assert_eq!(classify_driver_cbid(311), DriverEvent::Other);
     }
 
     #[test]

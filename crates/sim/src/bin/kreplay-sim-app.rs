@@ -15,6 +15,15 @@
 //! record collected so far and abort with a one-line message. `--device-memory BYTES` and
 //! `--host-staging BYTES` size the device's memory and its host staging (1 GiB and 4 GiB by
 //! default), to drive snapshots to host staging or to the too-large decline.
+//! The workload marks its phases with NVTX-style ranges and a mark (`workload::run`), and the app
+//! a start/end range `workload` around it, ended on another thread: recorded under
+//! `--marker-trace`. Its copies and its allocations and frees of every kind are recorded under
+//! `--memory-copy-trace` and `--memory-allocation-trace`.
+//!
+//! `--profile-region FIRST-LAST` (repeatable) calls the profiler start before iteration FIRST
+//! and its stop after iteration LAST (0-based; `cudaProfilerStart`/`cudaProfilerStop`), the
+//! bounds of `--selected-regions`.
+//!
 //! `--end-by-signal N` raises signal N (e.g. 6, `abort()`; 15, SIGTERM) once the workload has
 //! run, with its last replay window still open: what it recorded must still reach the output.
 
@@ -30,6 +39,23 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// A line on stdout or stderr, whether or not anyone reads it: a closed pipe (`| head -0`) must
+/// not make the app panic (`println!` does) and end with another status than its own.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, $($arg)*);
+        let _ = stdout.flush();
+    }};
+}
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[path = "kreplay-sim-app/args.rs"]
 mod args;
 
@@ -39,11 +65,11 @@ fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
         Ok(Some(options)) => options,
         Ok(None) => {
-            println!("{USAGE}");
+            out!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("kreplay-sim-app: {message}\n{USAGE}");
+            err!("kreplay-sim-app: {message}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -51,7 +77,7 @@ fn main() -> ExitCode {
         Ok(config) => Some(config),
         Err(ConfigError::Missing) => None,
         Err(error) => {
-            eprintln!("kreplay-sim-app: {error}");
+            err!("kreplay-sim-app: {error}");
             return ExitCode::from(2);
         }
     };
@@ -59,7 +85,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(message) => {
-            eprintln!("kreplay-sim-app: {message}");
+            err!("kreplay-sim-app: {message}");
             ExitCode::from(1)
         }
     }
@@ -75,6 +101,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         device_memory,
         host_staging,
         end_by_signal,
+        until_signal,
     } = options;
     let reference = {
         let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
@@ -87,7 +114,7 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         let outcomes =
             workload::run_threads(&runtime, sizes, threads).map_err(|e| e.to_string())?;
         let verification = workload::verify_all(&outcomes, &reference);
-        println!("{}", verification.line);
+        out!("{}", verification.line);
         return Ok(verification.passed);
     };
 
@@ -111,11 +138,13 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         size: launcher_rank(SIZE_VARIABLES, |name| std::env::var(name).ok()),
         cache_control: config.cache_control,
         sections: Vec::new(),
+        kernel_rename: false,
+        ..ProcessInfo::default()
     });
     engine.register_counters(counter_infos(&config));
 
     if let Some(why) = &config.switches.refused {
-        eprintln!("kreplay-sim-app: {why}");
+        err!("kreplay-sim-app: {why}");
         std::process::exit(2);
     }
     let device = || {
@@ -146,7 +175,17 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         kreplay_core::lifecycle::Endings::Signals,
         runtime.finisher(),
     );
+    // A start/end range around the workload, ended on another thread than the one that
+    // started it (NVTX allows it; recorded under --marker-trace).
+    let workload_range = runtime.range_start("workload");
     let outcomes = workload::run_threads(&runtime, sizes, threads);
+    std::thread::scope(|scope| {
+        let mut other = runtime.share();
+        scope.spawn(move || other.range_end(workload_range));
+    });
+    if until_signal {
+        launch_until_signalled(&mut runtime, sizes)?;
+    }
     if let Some(signal) = end_by_signal {
         // Two more in-place launches, with no call after them: their window is open when the
         // signal comes.
@@ -161,8 +200,15 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
                 .launch(&workload::launch(&kernel, sizes.elements, args))
                 .map_err(|e| e.to_string())?;
         }
+        let signal = signal as libc::c_int;
+        if !kreplay_core::lifecycle::SIGNALS.contains(&signal) {
+            // A crash (SIGSEGV, SIGBUS…) is not caught, and Rust's own SIGSEGV handler would
+            // return: the default action ends the process as a real crash would.
+            // SAFETY: restores the default action of a signal number (SIGKILL's cannot change).
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
         // SAFETY: a signal to this process; its last words keep the records.
-        unsafe { libc::raise(signal as libc::c_int) };
+        unsafe { libc::raise(signal) };
         std::thread::sleep(std::time::Duration::from_secs(10));
         return Err(format!("signal {signal} did not end the process"));
     }
@@ -176,8 +222,28 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
     }
     let outcomes = outcomes.map_err(|e| e.to_string())?;
     let verification = workload::verify_all(&outcomes, &reference);
-    println!("{}", verification.line);
+    out!("{}", verification.line);
     Ok(verification.passed)
+}
+
+/// After the workload, launches in place until a signal ends the process, saying first on
+/// stdout that it does (a test sends its signal then): a replay window is open most of the time.
+fn launch_until_signalled(
+    runtime: &mut SimRuntime,
+    sizes: workload::WorkloadOptions,
+) -> Result<(), String> {
+    let bytes = u64::from(sizes.elements) * 4;
+    let buffer = runtime
+        .alloc(kreplay_core::backend::AllocKind::Device, bytes)
+        .map_err(|e| e.to_string())?;
+    let kernel = workload::scale_add_kernel();
+    out!("kreplay-sim-app: launching until a signal ends the process");
+    loop {
+        let args = vec![buffer, u64::from(sizes.elements), 3, 1];
+        runtime
+            .launch(&workload::launch(&kernel, sizes.elements, args))
+            .map_err(|e| e.to_string())?;
+    }
 }
 
 /// One record per requested counter, described by the SIM catalog.

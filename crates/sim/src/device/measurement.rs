@@ -8,11 +8,6 @@ impl Measurement for SimDevice {
         self.max_window
     }
 
-    /// The software device measures a graph launch as one dispatch: its kernels run as one.
-    fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
-        None
-    }
-
     fn plan_unit(
         &mut self,
         _device: DeviceId,

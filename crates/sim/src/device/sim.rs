@@ -84,6 +84,13 @@ impl SimDevice {
         }
     }
 
+    /// The device clock's time for a marker call (the clock of the dispatches' timestamps),
+    /// advanced by a nanosecond so that every call has a time of its own.
+    pub fn marker_time_ns(&mut self) -> u64 {
+        self.clock_ns += 1;
+        self.clock_ns
+    }
+
     /// Flushes the (absent) caches before every measured launch, as `--cache-control all`.
     pub fn flush_before_launches(&mut self) {
         self.flush_before_launches = true;

@@ -1,20 +1,15 @@
-//! The application's launches (a kernel, a graph, a launch recorded into a stream capture),
-//! each between the engine's `launch_enter` and `launch_exit`.
+//! The application's launches (a kernel, a launch recorded into a stream capture), each
+//! between the engine's `launch_enter` and `launch_exit`; graph launches are in `graph`.
 
 use crate::device::{SimError, SimKernel, SimLaunch};
-use crate::runtime::{SimEngine, SimRuntime};
+use crate::runtime::{api_trace, SimEngine, SimRuntime};
 use kreplay_core::backend::{DispatchInfo, LaunchKind};
 use kreplay_format::KernelSymbol;
 
 impl SimRuntime {
     /// Launches one kernel.
     pub fn launch(&mut self, launch: &SimLaunch) -> Result<(), SimError> {
-        self.launch_as(LaunchKind::Kernel, std::slice::from_ref(launch))
-    }
-
-    /// Launches a graph of kernels, executed in order as one launch (never replayed).
-    pub fn launch_graph(&mut self, nodes: &[SimLaunch]) -> Result<(), SimError> {
-        self.launch_as(LaunchKind::Graph, nodes)
+        self.launch_as(LaunchKind::Kernel, launch)
     }
 
     /// Records `launch` into a stream capture: nothing executes (the capture is never
@@ -27,62 +22,96 @@ impl SimRuntime {
             device: self.current,
             ..launch.clone()
         };
-        let info = self.dispatch_info(LaunchKind::StreamCapture, &launch);
-        let ticket = engine.launch_enter(&mut self.device, &info);
-        engine.launch_exit(&mut self.device, ticket, &launch);
+        let correlation_id = self.next_correlation();
+        self.api(Some(api_trace::LAUNCH), correlation_id, |runtime| {
+            let info = runtime.dispatch_info(LaunchKind::StreamCapture, &launch, correlation_id);
+            let ticket = engine.launch_enter(&mut runtime.device, &info);
+            engine.launch_exit(&mut runtime.device, ticket, &launch);
+        });
     }
 
+    /// Launches one kernel as a launch of `kind` (what the CUDA backend would classify it as).
     pub(crate) fn launch_as(
         &mut self,
         kind: LaunchKind,
-        nodes: &[SimLaunch],
+        launch: &SimLaunch,
     ) -> Result<(), SimError> {
-        // On the current device.
-        let nodes: Vec<SimLaunch> = nodes
-            .iter()
-            .map(|n| SimLaunch {
-                device: self.current,
-                ..n.clone()
-            })
-            .collect();
-        let Some(first) = nodes.first() else {
-            return Ok(());
-        };
-        let Some(engine) = self.engine.clone() else {
-            let mut device = self.device();
-            return nodes.iter().try_for_each(|n| device.execute(n));
-        };
-        for node in &nodes {
-            self.register(&engine, &node.kernel);
-        }
-        let info = self.dispatch_info(kind, first);
-        let ticket = engine.launch_enter(&mut self.device, &info);
-        // The application's own launch: pass 0.
-        let result = {
-            let mut device = self.device();
-            nodes.iter().try_for_each(|n| device.execute(n))
-        };
-        // A GPU launch returns while the kernel runs: let other application threads run here,
-        // as they would, so that multi-threaded runs interleave with replay windows.
-        std::thread::yield_now();
-        if result.is_ok() {
-            engine.launch_exit(&mut self.device, ticket, first);
-        } else {
-            // A faulted launch is not replayed (it would fault again) nor recorded.
-            engine.launch_failed(&mut self.device, ticket);
-        }
-        result
+        let correlation_id = self.next_correlation();
+        self.launch_with(kind, launch, correlation_id)
     }
 
-    fn dispatch_info(&mut self, kind: LaunchKind, launch: &SimLaunch) -> DispatchInfo {
-        self.next_correlation_id += 1;
+    /// Launches one kernel as a launch of `kind` under `correlation_id` (a graph's kernel nodes
+    /// share their graph launch's).
+    pub(crate) fn launch_with(
+        &mut self,
+        kind: LaunchKind,
+        launch: &SimLaunch,
+        correlation_id: u64,
+    ) -> Result<(), SimError> {
+        self.launch_running(kind, launch, correlation_id, |runtime| {
+            let current = runtime.current;
+            runtime.device().execute(&SimLaunch {
+                device: current,
+                ..launch.clone()
+            })
+        })
+    }
+
+    /// The engine's `launch_enter` for `launch` (on the current device), `execute` (the
+    /// application's own execution: pass 0), then `launch_exit`, or `launch_failed` when it
+    /// faulted. Unprofiled, `execute` alone.
+    pub(crate) fn launch_running(
+        &mut self,
+        kind: LaunchKind,
+        launch: &SimLaunch,
+        correlation_id: u64,
+        execute: impl FnOnce(&mut SimRuntime) -> Result<(), SimError>,
+    ) -> Result<(), SimError> {
+        let Some(engine) = self.engine.clone() else {
+            return execute(self);
+        };
+        let launch = SimLaunch {
+            device: self.current,
+            ..launch.clone()
+        };
+        self.register(&engine, &launch.kernel);
+        let names = api_trace::launch_names(kind);
+        self.api(Some(names), correlation_id, |runtime| {
+            let info = runtime.dispatch_info(kind, &launch, correlation_id);
+            let ticket = engine.launch_enter(&mut runtime.device, &info);
+            let result = execute(runtime);
+            // A GPU launch returns while the kernel runs: let other application threads run
+            // here, as they would, so that multi-threaded runs interleave with replay windows.
+            std::thread::yield_now();
+            if result.is_ok() {
+                engine.launch_exit(&mut runtime.device, ticket, &launch);
+            } else {
+                // A faulted launch is not replayed (it would fault again) nor recorded.
+                engine.launch_failed(&mut runtime.device, ticket);
+            }
+            result
+        })
+    }
+
+    /// The next correlation id of the process's calls (one per call of the application, as
+    /// CUPTI's): a launch's dispatch carries its call's.
+    pub(crate) fn next_correlation(&mut self) -> u64 {
+        api_trace::next_correlation()
+    }
+
+    fn dispatch_info(
+        &self,
+        kind: LaunchKind,
+        launch: &SimLaunch,
+        correlation_id: u64,
+    ) -> DispatchInfo {
         DispatchInfo {
             device: self.current,
             kind,
             kernel_name: launch.kernel.mangled_name().to_string(),
             kernel_id: launch.kernel.id(),
             stream_id: self.stream_id,
-            correlation_id: self.next_correlation_id,
+            correlation_id,
             grid: launch.grid,
             block: launch.block,
             dynamic_shared_bytes: 0,
@@ -93,6 +122,7 @@ impl SimRuntime {
         if self.registered_kernels.insert(kernel.id()) {
             engine.register_kernel(KernelSymbol {
                 kernel_id: kernel.id(),
+                code_object_id: super::module::code_object_id(self.current),
                 mangled_name: kernel.mangled_name().to_string(),
                 demangled_name: kernel.demangled_name().to_string(),
                 registers: 16,

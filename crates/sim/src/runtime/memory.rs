@@ -2,32 +2,60 @@
 //! routed through the engine with what it does to device memory.
 
 use crate::device::SimError;
-use crate::runtime::SimRuntime;
+use crate::runtime::memory_trace::side;
+use crate::runtime::{api_trace, SimRuntime};
 use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DeviceScope};
 
 impl SimRuntime {
     /// Allocates and (when profiled) records the allocation in the engine's inventory.
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
-        let region = self.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))?;
+        let started = self.allocation_started();
+        let id = self.next_correlation();
+        let region = self.api(Some(api_trace::alloc_names(kind)), id, |runtime| {
+            runtime.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))
+        })?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
         }
+        self.allocation_done(started, kind, region.base, bytes, false);
         Ok(region.base)
     }
 
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
         let device = self.device_id();
-        self.call("free", CallEffect::Frees, |d| d.free(base))?;
-        if let Some(engine) = &self.engine {
-            engine.inventory().remove(device, base);
+        let started = self.allocation_started();
+        let kind = (self.engine.as_ref())
+            .and_then(|engine| engine.inventory().find(device, base))
+            .map(|region| region.kind);
+        let id = self.next_correlation();
+        self.api(Some(api_trace::free_names(kind)), id, |runtime| {
+            runtime.call("free", CallEffect::Frees, |d| d.free(base))
+        })?;
+        let removed = match &self.engine {
+            Some(engine) => engine.inventory().remove(device, base),
+            None => None,
+        };
+        if let Some(region) = removed {
+            self.allocation_done(started, region.kind, base, region.bytes, true);
         }
         Ok(())
     }
 
     /// A host-to-device copy.
     pub fn write_u32s(&mut self, address: u64, values: &[u32]) -> Result<(), SimError> {
-        let effect = self.writes(address, values.len() as u64 * 4);
-        self.call("write_u32s", effect, |d| d.write_u32s(address, values))
+        let bytes = values.len() as u64 * 4;
+        let effect = self.writes(address, bytes);
+        let started = self.copy_started();
+        self.call("write_u32s", effect, |d| d.write_u32s(address, values))?;
+        let device = Some(self.device_id());
+        self.copy_done(
+            started,
+            "cuMemcpyHtoD_v2",
+            side(None, 0),
+            side(device, address),
+            bytes,
+        );
+        Ok(())
     }
 
     /// The host's own store into memory it can reach directly (managed memory): no CUDA call,
@@ -38,13 +66,40 @@ impl SimRuntime {
 
     /// A device-to-host copy.
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
-        self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {
+        let started = self.copy_started();
+        let values = self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {
             d.read_u32s(address, count)
-        })
+        })?;
+        let device = Some(self.device_id());
+        let bytes = count as u64 * 4;
+        self.copy_done(
+            started,
+            "cuMemcpyDtoH_v2",
+            side(device, address),
+            side(None, 0),
+            bytes,
+        );
+        Ok(values)
     }
 
     /// A device-to-device copy.
     pub fn copy(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
+        let started = self.copy_started();
+        self.copy_untraced(dst, src, bytes)?;
+        let device = Some(self.device_id());
+        self.copy_done(
+            started,
+            "cuMemcpyDtoD_v2",
+            side(device, src),
+            side(device, dst),
+            bytes,
+        );
+        Ok(())
+    }
+
+    /// A device-to-device copy the memory trace does not see: a graph's copy node (the driver
+    /// makes no call of the application's for it).
+    pub(super) fn copy_untraced(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
         let effect = self.writes(dst, bytes);
         self.call("copy", effect, |d| d.copy(dst, src, bytes))
     }
@@ -60,12 +115,16 @@ impl SimRuntime {
     ) -> Result<(), SimError> {
         let effect = self.writes(dst, bytes);
         let current = self.current;
+        let started = self.copy_started();
         self.call_on("copy_peer", effect, DeviceScope::All, |devices| {
             let data = devices
                 .on(src_device)
                 .read_u32s(src, (bytes / 4) as usize)?;
             devices.on(current).write_u32s(dst, &data)
-        })
+        })?;
+        let (from, to) = (side(Some(src_device), src), side(Some(current), dst));
+        self.copy_done(started, "cuMemcpyPeer", from, to, bytes);
+        Ok(())
     }
 
     /// A memset of `u32`s.

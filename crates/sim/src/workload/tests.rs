@@ -52,6 +52,15 @@ fn engine(config: &ToolConfig, sink: Arc<MemorySink>) -> crate::SimEngine {
 }
 
 fn profiled(mode: InProcessMode, groups: usize) -> (WorkloadOutcome, Vec<Record>) {
+    profiled_with(mode, groups, |_| ())
+}
+
+/// As [`profiled`], with the configuration changed by `change`.
+fn profiled_with(
+    mode: InProcessMode,
+    groups: usize,
+    change: impl FnOnce(&mut ToolConfig),
+) -> (WorkloadOutcome, Vec<Record>) {
     let metrics = ["sim__warps_launched.sum", "sim__bytes_written.sum"];
     let config = ToolConfig {
         groups: (0..groups)
@@ -65,6 +74,8 @@ fn profiled(mode: InProcessMode, groups: usize) -> (WorkloadOutcome, Vec<Record>
         mode,
         ..ToolConfig::default()
     };
+    let mut config = config;
+    change(&mut config);
     let sink = Arc::new(MemorySink::default());
     let engine = engine(&config, sink.clone());
     let mut runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
@@ -77,6 +88,9 @@ fn reference() -> WorkloadOutcome {
     let mut runtime = SimRuntime::new(SimDevice::new(&[]), None);
     run(&mut runtime, WorkloadOptions::default()).unwrap()
 }
+
+/// A kernel's id and the passes its dispatch recorded.
+type KernelPasses = (u64, Vec<Option<u32>>);
 
 #[test]
 fn kernel_replay_matches_a_single_execution_managed_memory_included() {
@@ -93,11 +107,80 @@ fn kernel_replay_matches_a_single_execution_managed_memory_included() {
         vec![3],
         "module variable counts launches once"
     );
-    let graph = records.iter().find_map(|r| match r {
-        Record::ReplayCost(c) if c.outcome == ReplayOutcome::DeclinedGraphLaunch => Some(c),
-        _ => None,
+    assert!(
+        !records.iter().any(|r| matches!(r,
+            Record::ReplayCost(c) if c.outcome == ReplayOutcome::DeclinedGraphLaunch)),
+        "no graph launch is declined"
+    );
+    // The graph's two kernel nodes (scale_add, then accumulate): dispatches of their own under
+    // the graph launch's one correlation id, each with every pass.
+    let mut passes: BTreeMap<(u64, u64, u64), Vec<Option<u32>>> = BTreeMap::new();
+    for r in &records {
+        if let Record::Dispatch(d) = r {
+            passes
+                .entry((d.correlation_id, d.dispatch_id, d.kernel_id))
+                .or_default()
+                .push(d.replay_pass);
+        }
+    }
+    let mut by_correlation: BTreeMap<u64, Vec<KernelPasses>> = BTreeMap::new();
+    for ((correlation, _, kernel), mut seen) in passes {
+        seen.sort();
+        by_correlation
+            .entry(correlation)
+            .or_default()
+            .push((kernel, seen));
+    }
+    let graph: Vec<_> = by_correlation.values().filter(|d| d.len() > 1).collect();
+    assert_eq!(graph.len(), 1, "one graph launch: {by_correlation:?}");
+    let every_pass = vec![Some(0), Some(1), Some(2)];
+    assert_eq!(
+        *graph[0],
+        vec![(1, every_pass.clone()), (2, every_pass)],
+        "scale_add and accumulate, every pass"
+    );
+}
+
+/// With `KREPLAY_GRAPH_NODES=0` the graph runs whole, as on a GPU: one launch of
+/// `cuGraphLaunch`, run once with timestamps only. With `KREPLAY_GRAPH_WINDOW_SPANS=0` the
+/// window its kernel nodes joined closes after them. Either way the results are a single
+/// execution's.
+#[test]
+fn a_graph_run_whole_runs_once_unmeasured_and_results_stay_exact() {
+    let reference = reference();
+    let (outcome, records) = profiled_with(InProcessMode::KernelReplay, 2, |c| {
+        c.switches.graph_nodes = false
     });
-    assert!(graph.is_some(), "the graph launch is reported as declined");
+    assert!(verify(&outcome, &reference).passed);
+    let declined: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::ReplayCost(c) if c.outcome == ReplayOutcome::DeclinedGraphLaunch => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(declined.len(), 1, "{declined:?}");
+    let graph: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Dispatch(d) if d.dispatch_id == declined[0].dispatch_id => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(graph.len(), 1);
+    assert!(graph[0].counters.is_empty() && graph[0].replay_pass.is_none());
+    let named = records.iter().any(|r| {
+        matches!(r, Record::KernelSymbol(k) if k.kernel_id == graph[0].kernel_id && k.mangled_name == "cuGraphLaunch")
+    });
+    assert!(named, "the graph launch is a launch of cuGraphLaunch");
+
+    let (outcome, records) = profiled_with(InProcessMode::KernelReplay, 2, |c| {
+        c.replay_window = ReplayWindow::Count(64);
+        c.switches.graph_window_spans = false;
+    });
+    assert!(verify(&outcome, &reference).passed);
+    assert!(!records.iter().any(|r| matches!(r,
+        Record::ReplayCost(c) if c.outcome == ReplayOutcome::DeclinedGraphLaunch)));
 }
 
 /// Four threads at once on `devices` devices of one process, three groups in three passes:
@@ -117,6 +200,7 @@ fn four_threads_on(devices: usize, iterations: u32) -> (Verification, Vec<Record
     let options = WorkloadOptions {
         iterations,
         elements: 32,
+        ..WorkloadOptions::default()
     };
     let reference = {
         let mut r = SimRuntime::new(SimDevice::new(&[]), None);
@@ -217,7 +301,7 @@ fn a_launch_reaching_another_device_closes_every_window_first() {
     runtime
         .launch_as(
             kreplay_core::backend::LaunchKind::PeerMemory,
-            &[step(buffers[0])],
+            &step(buffers[0]),
         )
         .unwrap();
     let seen = costs(&sink);
@@ -356,3 +440,62 @@ fn rotation_and_single_modes_never_touch_memory_twice() {
         assert!(passes.iter().all(Option::is_none), "{mode:?}: {passes:?}");
     }
 }
+
+#[test]
+fn marker_ranges_are_recorded_and_every_dispatch_carries_its_range_stack() {
+    let (outcome, records) = profiled_with(InProcessMode::KernelReplay, 2, |c| {
+        c.marker_trace = true;
+    });
+    assert!(verify(&outcome, &reference()).passed);
+    let markers: Vec<(String, String)> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Marker(m) => Some((m.kind.as_str().to_string(), m.function().to_string())),
+            _ => None,
+        })
+        .collect();
+    let iterations = WorkloadOptions::default().iterations;
+    // Per iteration: update, mix, then the iteration itself (ranges are recorded as they end).
+    assert_eq!(markers.len() as u32, 3 * iterations + 2);
+    assert_eq!(markers[0], ("push_pop".into(), "update".into()));
+    assert_eq!(markers[2], ("push_pop".into(), "iteration 0".into()));
+    let tail = &markers[markers.len() - 2..];
+    assert_eq!(tail[0], ("mark".into(), "loop done".into()));
+    assert_eq!(tail[1], ("push_pop".into(), "tail".into()));
+    let stacks: Vec<Vec<String>> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Dispatch(d) if d.replay_pass == Some(0) => Some(d.ranges.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stacks[0], ["iteration 0", "update"]);
+    assert_eq!(stacks[1], ["iteration 0", "mix"]);
+    assert_eq!(
+        stacks.last().unwrap(),
+        &[format!("{MARKER_DOMAIN}@tail")],
+        "the last kernel runs in the tail range of the workload's domain"
+    );
+    // Every pass of a dispatch carries the same stack.
+    for r in &records {
+        if let Record::Dispatch(d) = r {
+            assert!(
+                !d.ranges.is_empty(),
+                "dispatch {} has no range",
+                d.dispatch_id
+            );
+        }
+    }
+}
+
+#[test]
+fn without_marker_trace_no_marker_is_recorded() {
+    let (_, records) = profiled(InProcessMode::KernelReplay, 2);
+    assert!(!records.iter().any(|r| matches!(r, Record::Marker(_))));
+    assert!(records
+        .iter()
+        .all(|r| !matches!(r, Record::Dispatch(d) if !d.ranges.is_empty())));
+}
+
+mod api;
+mod memory;

@@ -26,6 +26,9 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
         size: None,
         cache_control: kreplay_format::CacheControl::All,
         sections: Vec::new(),
+        kernel_rename: false,
+        mangled_kernels: false,
+        truncate_kernels: false,
     }));
     writer.send(Record::Agent(AgentInfo {
         agent_id: 0,
@@ -39,6 +42,7 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
     }));
     writer.send(Record::KernelSymbol(KernelSymbol {
         kernel_id: 1,
+        code_object_id: 0,
         mangled_name: "scale".into(),
         demangled_name: "scale".into(),
         registers: 16,
@@ -74,6 +78,7 @@ pub(super) fn fixture_db_with_units(path: &Path, unit: &str) {
                     name: if pass == 0 { W } else { I }.into(),
                     value: 16.0,
                 }],
+                ranges: Vec::new(),
             }));
         }
         writer.send(Record::ReplayCost(ReplayCost {

@@ -76,8 +76,6 @@ pub(super) struct MockBackend {
     pub(super) addresses: Vec<u64>,
     /// Executions group 0 alone needs (a metric over several hardware passes; 0 means 1).
     pub(super) span: usize,
-    /// A graph launch can be measured as one dispatch.
-    pub(super) measures_graphs: bool,
     pub(super) unit: MockUnit,
     /// Measured launches begun since the unit's conditions were last taken (a backend that
     /// flushes before each would report them as flushed).
@@ -191,10 +189,6 @@ impl Measurement for MockBackend {
 
     fn max_window(&mut self, _device: DeviceId) -> usize {
         self.max_window.max(1)
-    }
-
-    fn graph_launch_unmeasurable(&mut self, _device: DeviceId) -> Option<&'static str> {
-        (!self.measures_graphs).then_some("the mock cannot")
     }
 
     fn plan_unit(

@@ -13,10 +13,13 @@ use mock::*;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+mod api_trace;
 mod declines;
 mod faults;
 mod fences;
 mod lifecycle;
+mod markers;
+mod memory_trace;
 mod mock;
 mod passes;
 mod policy;

@@ -126,6 +126,7 @@ fn registered_demangled_names_are_what_filters_match() {
     );
     h.engine.register_kernel(KernelSymbol {
         kernel_id: 7,
+        code_object_id: 0,
         mangled_name: "_Z6kernelv".into(),
         demangled_name: "kernel()".into(),
         registers: 0,

@@ -9,6 +9,11 @@ use crate::engine::records::pass_result;
 use crate::engine::sys::{elapsed_ns, lock};
 use std::cell::Cell;
 
+/// How long the owner of a closed window waits at most for its records to be committed (about a
+/// millisecond when the writer keeps up): a slow disk, or a writer far behind, delays the commit,
+/// never the application for longer.
+const WINDOW_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl<K: Backend> Engine<K> {
     /// Closes a unit: execution 0's results, the later executions, records and costs.
     /// `current`: the application's own launch of the last member, when the unit closes at
@@ -118,6 +123,10 @@ impl<K: Backend> Engine<K> {
             );
             self.sink.send(Record::ReplayCost(record));
         }
+        // Committed before the unit's owner goes on: a process killed from now on (SIGKILL,
+        // the OOM killer, a crash: nothing runs at its end) keeps this window's records; only
+        // the window open then is lost. A disk slower than the wait only delays the commit.
+        self.sink.commit_within(WINDOW_COMMIT_WAIT);
     }
 
     /// A record per live member with execution 0's `times` and no counters.

@@ -122,6 +122,7 @@ impl<K: Backend> Engine<K> {
                 parker: Some(lane.gate.clone()),
                 abandoned: member.abandoned.clone(),
             }),
+            inside: None,
         }
     }
 }

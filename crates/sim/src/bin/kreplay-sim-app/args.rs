@@ -1,9 +1,10 @@
 //! The app's command line: its usage line and the options it parses.
 
-use kreplay_sim::workload::WorkloadOptions;
+use kreplay_sim::workload::{WorkloadOptions, MAX_PROFILE_REGIONS};
 
 pub(crate) const USAGE: &str = "usage: kreplay-sim-app [--iterations N] [--elements N] [--threads N] \
-[--devices N] [--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N]";
+[--devices N] [--stall-drain-after N] [--device-memory BYTES] [--host-staging BYTES] [--end-by-signal N] \
+[--until-signal] [--profile-region FIRST-LAST]...";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,9 @@ pub(crate) struct AppOptions {
     pub(crate) host_staging: Option<u64>,
     /// A signal the app ends by after the workload (tests the records kept at a signal).
     pub(crate) end_by_signal: Option<u32>,
+    /// Launches on after the workload until a signal ends the app (tests signals sent to it
+    /// or to kreplay while a replay window is open).
+    pub(crate) until_signal: bool,
 }
 
 pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<AppOptions>, String> {
@@ -30,6 +34,7 @@ pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Ap
         device_memory: None,
         host_staging: None,
         end_by_signal: None,
+        until_signal: false,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -39,6 +44,26 @@ pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Ap
         };
         if flag == "-h" || flag == "--help" {
             return Ok(None);
+        }
+        if arg == "--until-signal" {
+            options.until_signal = true;
+            continue;
+        }
+        if flag == "--profile-region" {
+            let value = inline
+                .or_else(|| args.next())
+                .ok_or("--profile-region needs iterations FIRST-LAST, e.g. 1-2")?;
+            let region = profile_region(&value)?;
+            let slot = options
+                .workload
+                .profile_regions
+                .iter_mut()
+                .find(|r| r.is_none())
+                .ok_or(format!(
+                    "--profile-region is given more than {MAX_PROFILE_REGIONS} times"
+                ))?;
+            *slot = Some(region);
+            continue;
         }
         // Counts of work must be positive; iterations, the stall point and sizes may be 0.
         let zero_allowed = match flag.as_str() {
@@ -79,6 +104,21 @@ pub(crate) fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Ap
     Ok(Some(options))
 }
 
+/// `FIRST-LAST` (0-based iterations, FIRST <= LAST) or `N`.
+fn profile_region(text: &str) -> Result<(u32, u32), String> {
+    let bad =
+        || format!("--profile-region {text:?} is not FIRST-LAST iterations; write e.g. 1-2 or 0");
+    let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+    let (first, last) = match text.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(text)?, number(text)?),
+    };
+    if first > last {
+        return Err(bad());
+    }
+    Ok((first, last))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +155,15 @@ mod tests {
         assert_eq!(options.device_memory, Some(8 << 30));
         assert!(parse(&["--threads", "8589934592"]).is_err());
         assert_eq!(parse(&["--help"]).unwrap(), None);
+        assert!(parse(&["--until-signal"]).unwrap().unwrap().until_signal);
+        let regions = parse(&["--profile-region", "1-2", "--profile-region=0"])
+            .unwrap()
+            .unwrap()
+            .workload
+            .profile_regions;
+        assert_eq!(regions[..3], [Some((1, 2)), Some((0, 0)), None]);
+        assert!(parse(&["--profile-region", "2-1"]).is_err());
+        assert!(parse(&["--profile-region", "x"]).is_err());
     }
 
     #[test]

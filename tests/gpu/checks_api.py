@@ -1,0 +1,62 @@
+"""Section `api`: -r/--runtime-trace and -s/--sys-trace on the NVTX-marked PyTorch training loop
+(tests/gpu/torch_nvtx.py), through the real CLI: the losses equal a run without kreplay; the CUDA
+runtime and driver calls land in rocpd's regions and cuda_api_trace.csv; every dispatch shares the
+correlation id of the call that launched it; every driver call under -s made inside a runtime call
+names one; the same calls with kernel replay (2 groups) as with the kernel trace alone, so none of
+the tool's own (snapshots, restores, replayed passes, the L2 flush) is recorded."""
+import collections
+import csv
+import os
+import re
+import sys
+
+from harness import GROUPS, KREPLAY, WORK, query, row, run
+
+COLUMNS = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id", "Start_Timestamp", "End_Timestamp"]
+
+
+def traced(options, tag, replay):
+    script = [sys.executable, "tests/gpu/torch_nvtx.py"]
+    out_dir = os.path.join(WORK, tag)
+    counters = sum((["--pmc", *g] for g in GROUPS[:2]), []) + [
+        "--replay-mode", "kernel", "--kernel-replay-beta-enabled"] if replay else []
+    argv = [KREPLAY, *counters, *options, "-d", out_dir, "-o", "a", "-f", "rocpd", "csv", "--", *script]
+    rc, out, err, _, _ = run(argv, None, tag=tag, timeout=580)
+    return rc, re.findall(r"loss (\S+)", out), os.path.join(out_dir, "a_results.db"), out_dir, err
+
+
+def api_checks():
+    script = [sys.executable, "tests/gpu/torch_nvtx.py"]
+    _, alone, _, _, _ = run(script, None, tag="api_plain", timeout=300)
+    reference = re.findall(r"loss (\S+)", alone)
+    rc, losses, db, out_dir, err = traced(["-s"], "api_sys", replay=True)
+    row("PyTorch loop under -s/--sys-trace, 2 groups in kernel replay", "losses equal the run alone",
+        f"rc {rc}; {losses} vs {reference}; {err[-200:]!r}", rc == 0 and losses and losses == reference)
+    counts = dict(query(db, "SELECT category, COUNT(*) FROM regions WHERE category LIKE 'CUDA%' GROUP BY category"))
+    row("CUDA API calls in rocpd's regions", "runtime and driver calls",
+        f"{counts}", counts.get("CUDA_RUNTIME_API", 0) > 0 and counts.get("CUDA_DRIVER_API", 0) > 0)
+    unlinked = query(db, "SELECT COUNT(*), (SELECT COUNT(*) FROM kernels) FROM kernels K WHERE NOT EXISTS "
+                         "(SELECT 1 FROM regions R WHERE R.category LIKE 'CUDA%' AND R.corr_id = K.correlation_id)")
+    launchers = query(db, "SELECT R.name, COUNT(*) FROM kernels K JOIN regions R ON R.corr_id = K.correlation_id "
+                          "AND R.category LIKE 'CUDA%' GROUP BY R.name")
+    row("every dispatch shares its launch call's correlation id", "0 dispatches without a call",
+        f"{unlinked}; launched by {launchers}", unlinked and unlinked[0][0] == 0 and unlinked[0][1] > 0)
+    orphans = query(db, "SELECT COUNT(*) FROM regions D WHERE D.category = 'CUDA_DRIVER_API' AND D.parent_stack_id != 0 "
+                        "AND NOT EXISTS (SELECT 1 FROM regions R WHERE R.category = 'CUDA_RUNTIME_API' "
+                        "AND R.corr_id = D.parent_stack_id)")
+    row("driver calls made inside runtime calls name them", "0 orphans", f"{orphans}", orphans == [(0,)])
+    path = os.path.join(out_dir, "a_cuda_api_trace.csv")
+    rows = list(csv.DictReader(open(path))) if os.path.exists(path) else []
+    row("cuda_api_trace.csv", "hip_api_trace.csv's columns, a row per call",
+        f"{len(rows)} rows, columns {list(rows[0]) if rows else None}",
+        rows and list(rows[0]) == COLUMNS and len(rows) == sum(counts.values()))
+    rc2, _, db2, _, err2 = traced(["-s"], "api_sys_alone", replay=False)
+    calls = lambda d: collections.Counter(n for (n,) in query(d, "SELECT name FROM regions WHERE category LIKE 'CUDA%'"))
+    replayed, traced_alone = calls(db), calls(db2)
+    differ = {n: (replayed[n], traced_alone[n]) for n in replayed | traced_alone if replayed[n] != traced_alone[n]}
+    row("the same calls with kernel replay as with the kernel trace alone", "no function's count differs",
+        f"rc {rc2}; differing {dict(list(differ.items())[:8])}; {err2[-200:]!r}", rc2 == 0 and not differ)
+    rc3, _, db3, _, _ = traced(["-r"], "api_runtime", replay=True)
+    domains = query(db3, "SELECT DISTINCT category FROM regions WHERE category LIKE 'CUDA%'")
+    row("-r/--runtime-trace", "the application's own calls: runtime calls (PyTorch makes no driver call of its own"
+        " outside one, cuBLAS/Triton may)", f"rc {rc3}; categories {domains}", rc3 == 0 and ("CUDA_RUNTIME_API",) in domains)
