@@ -1,130 +1,192 @@
 #!/usr/bin/env python3
 """How kreplay's time and memory grow with the run: needs no GPU. Runs the reference device's app
-(kreplay-sim-app, two counter groups in kernel replay, 5 dispatches per iteration) under the
-release `kreplay` at growing dispatch counts, one output format per run, and `kreplay convert` of
-the database; records for each run the application phase and the post-processing apart (the app
-is started through a shell that notes the moment it ended), the peak resident memory of the run's
-largest process (kreplay's: wait4 reports the largest of kreplay and the processes it waited for,
-and the reference app stays near 10 MiB), and the size of what was written.
+(kreplay-sim-app, two counter groups in kernel replay, 5 dispatches per iteration, so two pass
+records per dispatch) under the release `kreplay` at growing dispatch counts, split over one or
+several processes, one output format per run; then `kreplay convert` of the run's database into
+each format alone. Records for each run the application phase and the post-processing apart (the
+apps are started through a shell that notes the moment the last one ended), the post-processing
+rate in pass records per second, the peak resident memory of kreplay and of the largest app
+process, and the size of what was written.
+
+Peak memory: kreplay's own high-water mark (VmHWM, polled every 20 ms while it runs; for
+convert also wait4's figure, which has no app to include), and each app's under /usr/bin/time.
 
 Usage: python3 bench/scale.py [--bin target/release] [--dispatches 10000,100000,1000000]
-                              [--formats rocpd,csv,json,pftrace] [--processes 1] [--json OUT.json]
+                              [--processes 1,4] [--formats rocpd,csv,json,pftrace]
+                              [--convert csv,json,pftrace,rocpd] [--json OUT.json]
 Build first: cargo build --release. Prints one table; --json keeps every figure.
 """
 import argparse
+import glob
 import json
 import os
-import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 GROUPS = [["sim__warps_launched.sum"], ["sim__bytes_written.sum"]]
 DISPATCHES_PER_ITERATION = 5
+TIME = "/usr/bin/time"
 
 
-def run_measured(argv, env, cwd):
-    """Runs argv, returns (seconds, returncode, stderr, peak RSS of that process in MiB)."""
+def own_peak_mib(pid, stop, result):
+    """Polls the process's own high-water mark (VmHWM, its children excluded) until stopped."""
+    path = f"/proc/{pid}/status"
+    while not stop.is_set():
+        try:
+            for line in open(path):
+                if line.startswith("VmHWM:"):
+                    result[0] = max(result[0], int(line.split()[1]) / 1024.0)
+        except (OSError, ValueError):
+            pass
+        stop.wait(0.02)
+
+
+def run_measured(argv, cwd):
+    """Runs argv, returns (seconds, returncode, stderr, peak RSS in MiB of it and its children,
+    its own peak RSS in MiB)."""
+    env = dict(os.environ, KREPLAY_PROGRESS="0")
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stop, own = threading.Event(), [0.0]
+    poller = threading.Thread(target=own_peak_mib, args=(proc.pid, stop, own))
+    poller.start()
+    stderr = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
-    stderr = proc.stderr.read().decode(errors="replace")
+    stop.set()
+    poller.join()
     proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    # ru_maxrss is in KiB on Linux; wait4 reports the largest of the child and the descendants it
-    # waited for.
-    return seconds, code, stderr, usage.ru_maxrss / 1024.0
+    # ru_maxrss is in KiB on Linux.
+    return seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0, own[0]
 
 
 def folder_bytes(path):
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            total += os.path.getsize(os.path.join(root, name))
-    return total
+    return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
 
 
-def one_run(kreplay, app, dispatches, fmt, processes, work):
-    iterations = max(1, dispatches // DISPATCHES_PER_ITERATION)
+def pass_records(database):
+    """How many dispatch pass records a database holds (every process of it)."""
+    with sqlite3.connect(database) as db:
+        return sum(db.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
+                   for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' "
+                                          "AND name LIKE 'kreplay_dispatch_pass%'"))
+
+
+def one_run(kreplay, app, dispatches, processes, fmt, work):
+    iterations = max(1, dispatches // (DISPATCHES_PER_ITERATION * processes))
     out = os.path.join(work, f"{fmt}-{dispatches}-{processes}")
     os.makedirs(out)
     ended = os.path.join(out, "app-ended")
-    # The wrapper starts `processes` apps side by side and notes when the last one ended.
-    apps = " & ".join([f"'{app}' --iterations {iterations}"] * processes)
+    # The wrapper starts the apps side by side, each under time(1), and notes when the last ended.
+    apps = " & ".join(f"{TIME} -f %M -o '{out}/app-peak-{i}' '{app}' --iterations {iterations}"
+                      for i in range(processes))
     script = f"{apps}; wait; date +%s.%N > '{ended}'"
     argv = [kreplay]
     for g in GROUPS:
         argv += ["--pmc", *g]
     argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "-f", fmt,
              "-d", os.path.join(out, "o"), "-o", "r", "--", "sh", "-c", script]
-    env = dict(os.environ, KREPLAY_PROGRESS="0")
     began = time.time()
-    seconds, code, stderr, peak = run_measured(argv, env, out)
-    finished = began + seconds
+    seconds, code, stderr, peak, own = run_measured(argv, out)
     try:
         app_end = float(open(ended).read().strip())
     except (OSError, ValueError):
-        app_end = finished
+        app_end = began + seconds
+    app_peaks = []
+    for path in glob.glob(os.path.join(out, "app-peak-*")):
+        try:
+            app_peaks.append(int(open(path).read().split()[-1]) / 1024.0)
+        except (OSError, ValueError, IndexError):
+            pass
+    app_peak = max(app_peaks, default=0.0)
     row = {
-        "format": fmt, "dispatches": iterations * DISPATCHES_PER_ITERATION * processes,
+        "what": fmt, "dispatches": iterations * DISPATCHES_PER_ITERATION * processes,
         "processes": processes, "rc": code, "wall_s": round(seconds, 2),
-        "app_s": round(app_end - began, 2), "post_s": round(finished - app_end, 2),
-        "kreplay_peak_mib": round(peak, 1), "written_mib": round(folder_bytes(os.path.join(out, "o")) / 2**20, 1),
+        "app_s": round(app_end - began, 2), "post_s": round(began + seconds - app_end, 2),
+        "kreplay_peak_mib": round(own, 1), "tree_peak_mib": round(peak, 1),
+        "app_peak_mib": round(app_peak, 1),
+        "written_mib": round(folder_bytes(os.path.join(out, "o")) / 2**20, 1),
     }
     if code != 0:
         row["stderr"] = stderr[-2000:]
     return row, out
 
 
-def convert_run(kreplay, out, work):
-    dbs = [os.path.join(root, f) for root, _, files in os.walk(os.path.join(out, "o"))
-           for f in files if f.endswith(".db")]
-    dest = os.path.join(work, "convert-" + os.path.basename(out))
-    argv = [kreplay, "convert", "-i", *dbs, "-f", "csv", "json", "-d", dest]
-    seconds, code, stderr, peak = run_measured(argv, dict(os.environ, KREPLAY_PROGRESS="0"), work)
-    return {"format": "convert csv+json", "rc": code, "post_s": round(seconds, 2),
-            "kreplay_peak_mib": round(peak, 1), "written_mib": round(folder_bytes(dest) / 2**20, 1),
-            **({"stderr": stderr[-2000:]} if code else {})}
+def convert_run(kreplay, database, fmt, work):
+    dest = os.path.join(work, f"convert-{fmt}")
+    argv = [kreplay, "convert", "-i", database, "-f", fmt, "-d", dest, "-o", "c"]
+    seconds, code, stderr, peak, own = run_measured(argv, work)
+    row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2),
+           "kreplay_peak_mib": round(max(own, peak), 1), "written_mib": round(folder_bytes(dest) / 2**20, 1)}
+    if code:
+        row["stderr"] = stderr[-2000:]
+    shutil.rmtree(dest, ignore_errors=True)
+    return row
+
+
+def rate(records, seconds):
+    return round(records / seconds) if records and seconds and seconds > 0 else None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin", default="target/release")
     parser.add_argument("--dispatches", default="10000,100000,1000000")
+    parser.add_argument("--processes", default="1,4")
     parser.add_argument("--formats", default="rocpd,csv,json,pftrace")
-    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--convert", default="csv,json,pftrace,rocpd",
+                        help="formats `kreplay convert` writes from the rocpd run's database, one at a time")
     parser.add_argument("--json", help="write every figure to this file")
     args = parser.parse_args()
     kreplay = os.path.abspath(os.path.join(args.bin, "kreplay"))
     app = os.path.abspath(os.path.join(args.bin, "kreplay-sim-app"))
-    for path in (kreplay, app):
+    for path in (kreplay, app, TIME):
         if not os.path.exists(path):
-            sys.exit(f"missing {path}: build it with `cargo build --release` (or pass --bin)")
+            sys.exit(f"missing {path}: build with `cargo build --release` (or pass --bin); "
+                     f"time(1) comes with the `time` package")
+    formats = args.formats.split(",")
+    # The rocpd run first: its database gives the record count and convert's input.
+    formats.sort(key=lambda f: f != "rocpd")
     rows = []
     work = tempfile.mkdtemp(prefix="kreplay-scale-")
     try:
         for dispatches in [int(d) for d in args.dispatches.split(",")]:
-            for fmt in args.formats.split(","):
-                row, out = one_run(kreplay, app, dispatches, fmt, args.processes, work)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-                if fmt == "rocpd":
-                    conv = convert_run(kreplay, out, work)
-                    conv.update(dispatches=row["dispatches"], processes=args.processes)
-                    rows.append(conv)
-                    print(json.dumps(conv), flush=True)
-                shutil.rmtree(out, ignore_errors=True)
+            for processes in [int(p) for p in args.processes.split(",")]:
+                records = None
+                for fmt in formats:
+                    row, out = one_run(kreplay, app, dispatches, processes, fmt, work)
+                    if fmt == "rocpd" and row["rc"] == 0:
+                        database = os.path.join(out, "o", "r_results.db")
+                        records = pass_records(database)
+                    row.update(records=records, records_per_s=rate(records, row["post_s"]))
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    if fmt == "rocpd" and records is not None:
+                        for conv in [c for c in args.convert.split(",") if c]:
+                            crow = convert_run(kreplay, database, conv, work)
+                            crow.update(dispatches=row["dispatches"], processes=processes,
+                                        records=records, records_per_s=rate(records, crow["post_s"]))
+                            rows.append(crow)
+                            print(json.dumps(crow), flush=True)
+                    shutil.rmtree(out, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
-    print("| dispatches | processes | output | application s | post-processing s | kreplay peak MiB | written MiB | rc |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
-    for r in rows:
-        print(f"| {r['dispatches']} | {r['processes']} | {r['format']} | {r.get('app_s', '')} | {r['post_s']} | "
-              f"{r['kreplay_peak_mib']} | {r['written_mib']} | {r['rc']} |")
+    print("| dispatches | processes | output | application s | post-processing s | pass records/s "
+          "| kreplay peak MiB | app peak MiB | written MiB |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    blank = lambda v: "" if v is None else v
+    for r in sorted(rows, key=lambda r: (r["dispatches"], r["processes"])):
+        peak = r["kreplay_peak_mib"]
+        fail = "" if r["rc"] == 0 else f" (exit {r['rc']})"
+        print(f"| {r['dispatches']} | {r['processes']} | {r['what']}{fail} | {blank(r.get('app_s'))} | "
+              f"{r['post_s']} | {blank(r.get('records_per_s'))} | {peak} | {blank(r.get('app_peak_mib'))} | "
+              f"{r['written_mib']} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "rows": rows}, f, indent=1)

@@ -5,7 +5,7 @@ use crate::catalogs::describe_recorded_counters;
 use crate::error::UsageError;
 use crate::{launch, plan, progress};
 use anyhow::Context;
-use kreplay_format::{read_databases, write_outputs, FormatError};
+use kreplay_format::{open_databases, write_outputs_with, FormatError};
 use std::io::Read;
 use std::path::Path;
 
@@ -37,7 +37,7 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
         "choose another -d/--output-path",
     )?;
     let progress = progress::Progress::start("reading the databases", progress::WRITE_DELAY);
-    let data = read_databases(&args.inputs)
+    let data = open_databases(&args.inputs)
         .map(|mut data| {
             describe_recorded_counters(&mut data);
             data
@@ -54,9 +54,15 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<i32> {
         ));
     }
     let files = data.and_then(|data| {
-        write_outputs(&data, &args.output_dir, &args.output_file, &formats)
-            .with_context(|| format!("writing to {}", args.output_dir.display()))
-            .map(|files| (files, data))
+        write_outputs_with(
+            &data,
+            &args.output_dir,
+            &args.output_file,
+            &formats,
+            &progress,
+        )
+        .with_context(|| format!("writing to {}", args.output_dir.display()))
+        .map(|files| (files, data))
     });
     progress.finish();
     let (files, data) = files?;

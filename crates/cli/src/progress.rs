@@ -1,12 +1,15 @@
 //! A live progress line on stderr for the long parts of a run: while the application runs
 //! (kreplay sees only its exit, so the line shows the seconds elapsed) and while the outputs are
-//! read and written. It appears only after a delay, so short runs print nothing extra, and only
+//! read and written (then the file being written, and how far: records done of its total, rate
+//! and time left). It appears only after a delay, so short runs print nothing extra, and only
 //! when stderr is a terminal (never in pipes, files or tests); `KREPLAY_PROGRESS=0` turns it off.
 //! The application shares the terminal: a line it prints while the spinner shows may end up
 //! next to the spinner's text.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use kreplay_format::WriteProgress;
 use std::io::IsTerminal;
+use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
@@ -42,6 +45,42 @@ fn style() -> ProgressStyle {
                 let _ = write!(out, "{:.0} s", state.elapsed().as_secs_f64().floor());
             },
         )
+}
+
+/// The line while a file is written: a bar of its records, their rate, the time left.
+fn file_style() -> ProgressStyle {
+    ProgressStyle::with_template(
+        "{spinner} kreplay: {msg} [{bar:24}] {human_pos}/{human_len} records ({rate}, {eta} left)",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .with_key(
+        "rate",
+        |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+            let _ = write!(out, "{}/s", HumanCount(state.per_sec() as u64));
+        },
+    )
+    .progress_chars("=> ")
+}
+
+impl WriteProgress for Progress {
+    fn begin(&self, path: &Path, records: u64) {
+        if let Some(shown) = self.lock().as_ref() {
+            let name = path.file_name().unwrap_or(path.as_os_str());
+            // Name, position, then length: a line drawn between two of these still reads true.
+            shown.bar.set_style(file_style());
+            shown
+                .bar
+                .set_message(format!("writing {}", name.to_string_lossy()));
+            shown.bar.reset();
+            shown.bar.set_length(records);
+        }
+    }
+
+    fn advance(&self, steps: u64) {
+        if let Some(shown) = self.lock().as_ref() {
+            shown.bar.inc(steps);
+        }
+    }
 }
 
 impl Progress {
@@ -107,6 +146,8 @@ mod tests {
         // `cargo test` captures stderr; when it is a terminal the line is still cleared.
         let progress = Progress::start("the application is running", Duration::from_millis(1));
         progress.set_message("writing outputs: 3 records");
+        progress.begin(Path::new("/tmp/x_results.json"), 3);
+        progress.advance(2);
         progress.finish();
         progress.finish();
         // Not a terminal under `cargo test` (stderr is captured or a pipe): no line was made.

@@ -1,7 +1,7 @@
 //! The short report printed after a run: per kernel, its dispatches and, per pass, the counters;
 //! what replay cost; the warnings the run recorded.
 
-use kreplay_format::{CacheState, ReplayCost, ReplayOutcome, RunData};
+use kreplay_format::{CacheState, DispatchRecord, ReplayCost, ReplayOutcome, RunData};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -12,23 +12,71 @@ const KERNEL_NAME_WIDTH: usize = 40;
 /// Passes the summary names one by one; later ones are summed up in one figure.
 const SHOWN_PASSES: usize = 8;
 
-/// How one counter's values over several dispatches are combined for display, from the roll-up
-/// suffix of the metric it was collected as (`metric`, not the requested name, which may be an
-/// alias such as `OccupancyPercent`): maxima stay maxima, averages, ratios and rates are
-/// averaged, the rest are summed.
-fn combine(metric: &str, values: &[f64]) -> f64 {
-    if metric.ends_with(".max") {
-        values.iter().copied().fold(f64::MIN, f64::max)
-    } else if metric.ends_with(".min") {
-        values.iter().copied().fold(f64::MAX, f64::min)
-    } else if [".avg", ".pct", ".ratio", ".per_"]
-        .iter()
-        .any(|part| metric.contains(part))
-    {
-        values.iter().sum::<f64>() / values.len().max(1) as f64
-    } else {
-        values.iter().sum()
+/// One counter's values over a kernel's dispatches (one pass), accumulated as they are read.
+#[derive(Clone, Copy)]
+struct Combined {
+    count: usize,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Default for Combined {
+    fn default() -> Combined {
+        Combined {
+            count: 0,
+            // What summing no value gives, so that a sum is the one `Iterator::sum` makes.
+            sum: std::iter::empty::<f64>().sum(),
+            min: f64::MAX,
+            max: f64::MIN,
+        }
     }
+}
+
+impl Combined {
+    fn add(&mut self, value: f64) {
+        self.count += 1;
+        self.sum += value;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+    }
+
+    /// The values combined for display, from the roll-up suffix of the metric they were
+    /// collected as (`metric`, not the requested name, which may be an alias such as
+    /// `OccupancyPercent`): maxima stay maxima, averages, ratios and rates are averaged, the
+    /// rest are summed.
+    fn combined(&self, metric: &str) -> f64 {
+        if metric.ends_with(".max") {
+            self.max
+        } else if metric.ends_with(".min") {
+            self.min
+        } else if [".avg", ".pct", ".ratio", ".per_"]
+            .iter()
+            .any(|part| metric.contains(part))
+        {
+            self.sum / self.count.max(1) as f64
+        } else {
+            self.sum
+        }
+    }
+}
+
+/// How one counter's values over several dispatches are combined for display
+/// ([`Combined::combined`]).
+#[cfg(test)]
+fn combine(metric: &str, values: &[f64]) -> f64 {
+    let mut combined = Combined::default();
+    for value in values {
+        combined.add(*value);
+    }
+    combined.combined(metric)
+}
+
+/// Whether a record is its dispatch's first: the application's own launch (pass 0), or the one
+/// record of a dispatch that ran once. Counting these counts each dispatch once while reading
+/// the records in one pass, holding none of them.
+fn first_of_its_dispatch(pass: Option<u32>) -> bool {
+    pass.unwrap_or(0) == 0
 }
 
 fn format_value(v: f64) -> String {
@@ -92,47 +140,98 @@ pub fn render(data: &RunData) -> String {
 /// as they happened (`warnings_printed`), else in the output files only.
 pub fn render_with(data: &RunData, warnings_printed: bool) -> String {
     let mut out = String::new();
-    render_kernels(data, &mut out);
-    render_devices(data, &mut out);
-    render_costs(data, &mut out);
+    let tally = Tally::of(data);
+    render_kernels(data, &tally, &mut out);
+    render_devices(data, &tally.devices, &mut out);
+    render_costs(data, &tally.costs, &mut out);
     render_warnings(data, warnings_printed, &mut out);
     out
 }
 
-/// The dispatch count, and each kernel's counters per pass, combined over its dispatches.
-fn render_kernels(data: &RunData, out: &mut String) {
-    // kernel name -> (dispatch identities, pass -> counter -> values)
-    type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Vec<f64>>>;
-    let mut kernels: BTreeMap<String, (BTreeSet<(u32, u64)>, PerPass)> = BTreeMap::new();
-    let mut counter_order: Vec<String> = Vec::new();
-    // Requested name -> the metric it was collected as (names without a description are metrics).
-    let mut metric_of: BTreeMap<&str, &str> = BTreeMap::new();
-    for process in &data.processes {
-        for c in &process.counters {
-            if !counter_order.contains(&c.name) {
-                counter_order.push(c.name.clone());
-            }
-            metric_of.insert(&c.name, &c.metric);
-        }
-        for d in &process.dispatches {
-            let name = process
-                .kernel(d.kernel_id)
-                .map(|k| k.demangled_name.clone())
-                .unwrap_or_else(|| format!("kernel {}", d.kernel_id));
-            let entry = kernels.entry(name).or_default();
-            entry.0.insert((d.pid, d.dispatch_id));
-            let pass = entry.1.entry(d.replay_pass).or_default();
-            for sample in &d.counters {
-                if !counter_order.contains(&sample.name) {
-                    counter_order.push(sample.name.clone());
+/// A kernel's counters per pass, each combined over its dispatches.
+type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Combined>>;
+/// Per (process index, agent): its dispatches, and outcome label -> count.
+type Devices = BTreeMap<(usize, u64), (usize, BTreeMap<&'static str, usize>)>;
+
+/// What the report counts, gathered in one pass over each process's dispatches and one over its
+/// costs (they are read from the databases a page at a time).
+struct Tally<'a> {
+    /// kernel name -> (dispatches, its counters per pass)
+    kernels: BTreeMap<String, (usize, PerPass)>,
+    counter_order: Vec<String>,
+    /// Requested name -> the metric it was collected as (names without a description are
+    /// metrics).
+    metric_of: BTreeMap<&'a str, &'a str>,
+    devices: Devices,
+    costs: Costs,
+}
+
+impl<'a> Tally<'a> {
+    fn of(data: &'a RunData) -> Tally<'a> {
+        let mut tally = Tally {
+            kernels: BTreeMap::new(),
+            counter_order: Vec::new(),
+            metric_of: BTreeMap::new(),
+            devices: BTreeMap::new(),
+            costs: Costs::default(),
+        };
+        for (index, process) in data.processes.iter().enumerate() {
+            for c in &process.counters {
+                if !tally.counter_order.contains(&c.name) {
+                    tally.counter_order.push(c.name.clone());
                 }
-                pass.entry(sample.name.clone())
+                tally.metric_of.insert(&c.name, &c.metric);
+            }
+            // A kernel's name by its id, looked up once per kernel rather than per dispatch.
+            let mut names: BTreeMap<u64, String> = BTreeMap::new();
+            for d in process.each_dispatch().map_while(Result::ok) {
+                let name = names.entry(d.kernel_id).or_insert_with(|| {
+                    process
+                        .kernel(d.kernel_id)
+                        .map(|k| k.demangled_name.clone())
+                        .unwrap_or_else(|| format!("kernel {}", d.kernel_id))
+                });
+                tally.add_dispatch(index, name, &d);
+            }
+            for c in process.each_cost().map_while(Result::ok) {
+                if let Some(device) = tally.devices.get_mut(&(index, c.agent_id)) {
+                    *device.1.entry(outcome_label(c.outcome)).or_default() += 1;
+                }
+                tally.costs.add(&c);
+            }
+        }
+        tally
+    }
+
+    fn add_dispatch(&mut self, index: usize, name: &str, d: &DispatchRecord) {
+        let first = usize::from(first_of_its_dispatch(d.replay_pass));
+        self.devices.entry((index, d.agent_id)).or_default().0 += first;
+        let entry = match self.kernels.get_mut(name) {
+            Some(entry) => entry,
+            None => self.kernels.entry(name.to_string()).or_default(),
+        };
+        entry.0 += first;
+        let pass = entry.1.entry(d.replay_pass).or_default();
+        for sample in &d.counters {
+            if !self.counter_order.contains(&sample.name) {
+                self.counter_order.push(sample.name.clone());
+            }
+            match pass.get_mut(sample.name.as_str()) {
+                Some(combined) => combined.add(sample.value),
+                None => pass
+                    .entry(sample.name.clone())
                     .or_default()
-                    .push(sample.value);
+                    .add(sample.value),
             }
         }
     }
-    let dispatches: usize = kernels.values().map(|(ids, _)| ids.len()).sum();
+}
+
+/// The dispatch count, and each kernel's counters per pass, combined over its dispatches.
+fn render_kernels(data: &RunData, tally: &Tally, out: &mut String) {
+    let (kernels, counter_order, metric_of) =
+        (&tally.kernels, &tally.counter_order, &tally.metric_of);
+    let dispatches: usize = kernels.values().map(|(count, _)| count).sum();
     let _ = writeln!(
         out,
         "kreplay: {dispatches} dispatch(es) of {} kernel(s) in {} process(es)",
@@ -140,7 +239,7 @@ fn render_kernels(data: &RunData, out: &mut String) {
         data.processes.len()
     );
     let mut rows: Vec<_> = kernels.iter().collect();
-    rows.sort_by(|a, b| b.1 .0.len().cmp(&a.1 .0.len()).then(a.0.cmp(b.0)));
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
     if !rows.is_empty() {
         let _ = writeln!(
             out,
@@ -151,7 +250,7 @@ fn render_kernels(data: &RunData, out: &mut String) {
             w = KERNEL_NAME_WIDTH
         );
     }
-    for (name, (ids, passes)) in rows.iter().take(MAX_KERNELS) {
+    for (name, (count, passes)) in rows.iter().take(MAX_KERNELS) {
         for (i, (pass, counters)) in passes.iter().enumerate() {
             let mut names: Vec<&String> = counters.keys().collect();
             names.sort_by_key(|n| {
@@ -164,7 +263,7 @@ fn render_kernels(data: &RunData, out: &mut String) {
                 .iter()
                 .map(|n| {
                     let metric = metric_of.get(n.as_str()).copied().unwrap_or(n);
-                    format!("{n}={}", format_value(combine(metric, &counters[*n])))
+                    format!("{n}={}", format_value(counters[*n].combined(metric)))
                 })
                 .collect::<Vec<_>>()
                 .join("  ");
@@ -176,7 +275,7 @@ fn render_kernels(data: &RunData, out: &mut String) {
             };
             // The kernel's name and dispatch count on its first pass's line only.
             let (shown, count) = if i == 0 {
-                (truncate(name), ids.len().to_string())
+                (truncate(name), count.to_string())
             } else {
                 (String::new(), String::new())
             };
@@ -198,29 +297,12 @@ fn render_kernels(data: &RunData, out: &mut String) {
 
 /// With dispatches on more than one device (several GPUs of a process, or several processes):
 /// per device, its dispatches and what replay did with them.
-fn render_devices(data: &RunData, out: &mut String) {
-    // (process index, agent) -> (dispatch ids, outcome label -> count)
-    type Seen = (BTreeSet<u64>, BTreeMap<&'static str, usize>);
-    let mut devices: BTreeMap<(usize, u64), Seen> = BTreeMap::new();
-    for (index, process) in data.processes.iter().enumerate() {
-        for d in &process.dispatches {
-            devices
-                .entry((index, d.agent_id))
-                .or_default()
-                .0
-                .insert(d.dispatch_id);
-        }
-        for c in &process.costs {
-            if let Some(device) = devices.get_mut(&(index, c.agent_id)) {
-                *device.1.entry(outcome_label(c.outcome)).or_default() += 1;
-            }
-        }
-    }
+fn render_devices(data: &RunData, devices: &Devices, out: &mut String) {
     if devices.len() < 2 {
         return;
     }
     let _ = writeln!(out, "kreplay: per device:");
-    for ((index, agent), (ids, outcomes)) in &devices {
+    for ((index, agent), (count, outcomes)) in devices {
         let process = &data.processes[*index];
         let rank = process
             .process
@@ -242,7 +324,7 @@ fn render_devices(data: &RunData, out: &mut String) {
             out,
             "  process {}{rank}, GPU {agent}{device}: {} dispatch(es){}",
             process.process.pid,
-            ids.len(),
+            count,
             if outcomes.is_empty() {
                 String::new()
             } else {
@@ -252,95 +334,118 @@ fn render_devices(data: &RunData, out: &mut String) {
     }
 }
 
-/// What replay did and cost (only for runs that have cost records).
-fn render_costs(data: &RunData, out: &mut String) {
-    let costs: Vec<_> = data.processes.iter().flat_map(|p| &p.costs).collect();
-    if !costs.is_empty() {
-        let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut pass_ns: Vec<(u64, u64)> = Vec::new(); // (total ns, count) per pass index
-        let (mut snap, mut restored, mut snap_ns, mut restore_ns) = (0u64, 0u64, 0u64, 0u64);
-        let mut timing_ns = 0u64;
-        for c in &costs {
-            *outcomes.entry(outcome_label(c.outcome)).or_default() += 1;
-            snap += c.bytes_snapshotted;
-            restored += c.bytes_restored;
-            snap_ns += c.snapshot_ns;
-            restore_ns += c.restore_ns;
-            timing_ns += c.timing_execution_ns;
-            for (i, ns) in c.pass_ns.iter().enumerate() {
-                if pass_ns.len() <= i {
-                    pass_ns.resize(i + 1, (0, 0));
-                }
-                pass_ns[i].0 += ns;
-                pass_ns[i].1 += 1;
+/// What replay did and cost, summed over the cost records as they are read.
+#[derive(Default)]
+struct Costs {
+    records: usize,
+    outcomes: BTreeMap<&'static str, usize>,
+    /// (total ns, count) per pass index.
+    pass_ns: Vec<(u64, u64)>,
+    snapshotted: (u64, u64),
+    restored: (u64, u64),
+    timing_ns: u64,
+    flushed: usize,
+    /// The lowest and highest SM and memory clocks read (`[low, high]`, high > 0).
+    sm_clock: Option<[u32; 2]>,
+    memory_clock: Option<[u32; 2]>,
+}
+
+impl Costs {
+    fn add(&mut self, c: &ReplayCost) {
+        self.records += 1;
+        *self.outcomes.entry(outcome_label(c.outcome)).or_default() += 1;
+        self.snapshotted.0 += c.bytes_snapshotted;
+        self.snapshotted.1 += c.snapshot_ns;
+        self.restored.0 += c.bytes_restored;
+        self.restored.1 += c.restore_ns;
+        self.timing_ns += c.timing_execution_ns;
+        for (i, ns) in c.pass_ns.iter().enumerate() {
+            if self.pass_ns.len() <= i {
+                self.pass_ns.resize(i + 1, (0, 0));
             }
+            self.pass_ns[i].0 += ns;
+            self.pass_ns[i].1 += 1;
         }
-        let outcome_text = outcomes
-            .iter()
-            .map(|(label, n)| format!("{n} {label}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(out, "kreplay: replay: {outcome_text}");
-        let mean_ms = |(total, n): &(u64, u64)| *total as f64 / (*n).max(1) as f64 / 1e6;
-        let mut per_pass = pass_ns
-            .iter()
-            .take(SHOWN_PASSES)
-            .enumerate()
-            .map(|(i, pass)| format!("pass {i} {:.3} ms", mean_ms(pass)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if let Some(rest) = pass_ns.get(SHOWN_PASSES..).filter(|r| !r.is_empty()) {
-            let mean = rest.iter().map(mean_ms).sum::<f64>() / rest.len() as f64;
-            per_pass += &format!(
-                ", passes {SHOWN_PASSES}-{} {mean:.3} ms on average",
-                pass_ns.len() - 1
-            );
-        }
-        let timing = if timing_ns > 0 {
-            format!(", timing executions {:.3} ms", timing_ns as f64 / 1e6)
-        } else {
-            String::new()
+        self.flushed += usize::from(c.cache == CacheState::Flushed);
+        let widen = |range: &mut Option<[u32; 2]>, read: [u32; 2]| {
+            if read[1] > 0 {
+                let [low, high] = range.get_or_insert(read);
+                *low = (*low).min(read[0]);
+                *high = (*high).max(read[1]);
+            }
         };
-        let _ = writeln!(
-            out,
-            "kreplay: replay cost: {} snapshotted ({:.3} ms), {} restored ({:.3} ms){timing}; mean time per pass: {}",
-            format_bytes(snap),
-            snap_ns as f64 / 1e6,
-            format_bytes(restored),
-            restore_ns as f64 / 1e6,
-            if per_pass.is_empty() { "-".to_string() } else { per_pass }
-        );
-        let _ = writeln!(out, "kreplay: {}", caches_and_clocks(data, &costs));
+        widen(&mut self.sm_clock, c.sm_clock_mhz);
+        widen(&mut self.memory_clock, c.memory_clock_mhz);
     }
 }
 
+/// What replay did and cost (only for runs that have cost records).
+fn render_costs(data: &RunData, costs: &Costs, out: &mut String) {
+    if costs.records == 0 {
+        return;
+    }
+    let outcome_text = costs
+        .outcomes
+        .iter()
+        .map(|(label, n)| format!("{n} {label}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(out, "kreplay: replay: {outcome_text}");
+    let mean_ms = |(total, n): &(u64, u64)| *total as f64 / (*n).max(1) as f64 / 1e6;
+    let pass_ns = &costs.pass_ns;
+    let mut per_pass = pass_ns
+        .iter()
+        .take(SHOWN_PASSES)
+        .enumerate()
+        .map(|(i, pass)| format!("pass {i} {:.3} ms", mean_ms(pass)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Some(rest) = pass_ns.get(SHOWN_PASSES..).filter(|r| !r.is_empty()) {
+        let mean = rest.iter().map(mean_ms).sum::<f64>() / rest.len() as f64;
+        per_pass += &format!(
+            ", passes {SHOWN_PASSES}-{} {mean:.3} ms on average",
+            pass_ns.len() - 1
+        );
+    }
+    let timing = if costs.timing_ns > 0 {
+        format!(", timing executions {:.3} ms", costs.timing_ns as f64 / 1e6)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "kreplay: replay cost: {} snapshotted ({:.3} ms), {} restored ({:.3} ms){timing}; mean time per pass: {}",
+        format_bytes(costs.snapshotted.0),
+        costs.snapshotted.1 as f64 / 1e6,
+        format_bytes(costs.restored.0),
+        costs.restored.1 as f64 / 1e6,
+        if per_pass.is_empty() { "-".to_string() } else { per_pass }
+    );
+    let _ = writeln!(out, "kreplay: {}", caches_and_clocks(data, costs));
+}
+
 /// The cache state the dispatches were measured from and the clocks seen, in one line.
-fn caches_and_clocks(data: &RunData, costs: &[&ReplayCost]) -> String {
+fn caches_and_clocks(data: &RunData, costs: &Costs) -> String {
     let controls: BTreeSet<&str> = data
         .processes
         .iter()
         .map(|p| p.process.cache_control.as_str())
         .collect();
-    let flushed = costs
-        .iter()
-        .filter(|c| c.cache == CacheState::Flushed)
-        .count();
+    let flushed = costs.flushed;
     let mut line = format!(
         "caches (--cache-control {}): {flushed} dispatch(es) measured from a flushed L2, {} with the caches as the work before left them",
         controls.into_iter().collect::<Vec<_>>().join("/"),
-        costs.len() - flushed
+        costs.records - flushed
     );
-    let range = |pick: fn(&ReplayCost) -> [u32; 2]| {
-        let read: Vec<[u32; 2]> = costs.iter().map(|c| pick(c)).filter(|r| r[1] > 0).collect();
-        let low = read.iter().map(|r| r[0]).min()?;
-        let high = read.iter().map(|r| r[1]).max()?;
+    let range = |read: Option<[u32; 2]>| {
+        let [low, high] = read?;
         Some(if low == high {
             format!("{high} MHz")
         } else {
             format!("{low}-{high} MHz")
         })
     };
-    match (range(|c| c.sm_clock_mhz), range(|c| c.memory_clock_mhz)) {
+    match (range(costs.sm_clock), range(costs.memory_clock)) {
         (Some(sm), Some(memory)) => {
             line += &format!("; clocks seen: SM {sm}, memory {memory} (kreplay never changes them)")
         }

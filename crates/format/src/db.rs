@@ -11,6 +11,7 @@ mod inserter;
 mod markers;
 mod memory;
 mod merged;
+mod pages;
 mod process_rows;
 mod read;
 mod read_api;
@@ -19,8 +20,8 @@ mod read_markers;
 mod read_memory;
 mod writer;
 
-pub use merged::write_rocpd;
-pub use read::{read_database, read_databases};
+pub use merged::{write_rocpd, write_rocpd_with};
+pub use read::{open_database, open_databases, read_database, read_databases};
 pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]

@@ -62,6 +62,7 @@
 //! The document is streamed, one array element at a time.
 
 mod code_objects;
+mod dispatch_json;
 mod document;
 mod kinds;
 mod parts;
@@ -70,7 +71,9 @@ mod read;
 mod summary;
 mod tables;
 
+#[cfg(test)]
 pub(crate) use document::write_json;
+pub(crate) use document::write_json_with;
 pub use read::{read_json_counter_records, JsonCounterRecord};
 
 #[cfg(test)]

@@ -34,19 +34,22 @@ pub mod db;
 mod json_out;
 mod pftrace;
 pub mod sections_out;
+mod spill;
 pub mod stats_out;
 // Every format of a run at once.
 pub mod output;
+pub mod progress;
 #[cfg(test)]
 mod testdata;
 
 pub use api::{ApiDomain, ApiRecord};
 pub use db::DbWriter;
-pub use db::{read_database, read_databases};
+pub use db::{open_database, open_databases, read_database, read_databases};
 pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
 pub use markers::{MarkerKind, MarkerRecord};
 pub use memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
-pub use output::{write_outputs, OutputFormat};
+pub use output::{write_outputs, write_outputs_with, OutputFormat};
+pub use progress::WriteProgress;
 pub use records::*;
 pub use run::{ProcessRun, RunData};

@@ -1,10 +1,12 @@
 //! The files a run's data is written to after the application ends.
 
 use crate::csv_out;
+use crate::db::write_rocpd_with;
 use crate::error::FormatError;
 use crate::files::output_path;
 use crate::json_out;
-use crate::pftrace::write_pftrace;
+use crate::pftrace::write_pftrace_with;
+use crate::progress::{Silent, WriteProgress};
 use crate::run::RunData;
 use crate::sections_out::{has_sections, write_sections_csv};
 use std::path::{Path, PathBuf};
@@ -70,14 +72,34 @@ impl FromStr for OutputFormat {
 /// - pftrace: `<dir>/<name>_results.pftrace` (a Perfetto trace).
 ///
 /// Parent folders are created. Each file is replaced atomically, once complete (an input database
-/// may be rewritten in place: the run is already in memory; see [`write_rocpd`]); a failed
-/// write leaves the file it would have replaced as it was.
+/// may be rewritten in place: a stored run keeps the file it reads open; see [`write_rocpd`]); a
+/// failed write leaves the file it would have replaced as it was.
 pub fn write_outputs(
     run: &RunData,
     dir: &Path,
     name: &str,
     formats: &[OutputFormat],
 ) -> Result<Vec<PathBuf>, FormatError> {
+    write_outputs_with(run, dir, name, formats, &Silent)
+}
+
+/// [`write_outputs`], telling `progress` which file is being written and how far it is.
+pub fn write_outputs_with(
+    run: &RunData,
+    dir: &Path,
+    name: &str,
+    formats: &[OutputFormat],
+    progress: &dyn WriteProgress,
+) -> Result<Vec<PathBuf>, FormatError> {
+    // Nsight Compute's sections merge every pass of a dispatch: a run that has them is read into
+    // memory (the other formats stream from where the records are stored).
+    let in_memory;
+    let run = if has_sections(run) {
+        in_memory = run.in_memory()?;
+        &*in_memory
+    } else {
+        run
+    };
     let mut wanted = formats.to_vec();
     wanted.sort();
     wanted.dedup();
@@ -86,23 +108,23 @@ pub fn write_outputs(
         match format {
             OutputFormat::Rocpd => {
                 let path = output_path(dir, name, suffix::RESULTS_DB)?;
-                write_rocpd(run, &path)?;
+                write_rocpd_with(run, &path, progress)?;
                 written.push(path);
             }
             OutputFormat::Csv => {
-                written.extend(csv_out::write_csv(run, dir, name)?);
+                written.extend(csv_out::write_csv_with(run, dir, name, progress)?);
                 if has_sections(run) {
                     written.push(write_sections_csv(run, dir, name)?);
                 }
             }
             OutputFormat::Json => {
                 let path = output_path(dir, name, suffix::RESULTS_JSON)?;
-                json_out::write_json(run, &path)?;
+                json_out::write_json_with(run, &path, progress)?;
                 written.push(path);
             }
             OutputFormat::Pftrace => {
                 let path = output_path(dir, name, suffix::RESULTS_PFTRACE)?;
-                write_pftrace(run, &path)?;
+                write_pftrace_with(run, &path, progress)?;
                 written.push(path);
             }
         }

@@ -20,12 +20,18 @@
 
 use crate::error::FormatError;
 use crate::files::write_file;
-use crate::records::{CounterSample, DispatchRecord, KernelSymbol, ReplayCost};
+#[cfg(test)]
+use crate::progress::Silent;
+use crate::progress::{Ticker, WriteProgress};
+use crate::records::{CounterSample, DispatchRecord, KernelSymbol};
 use crate::run::{ProcessRun, RunData};
 use prost::Message;
-use std::collections::{BTreeMap, HashMap};
+use spilled::CostFacts;
 use std::io::{self, Write};
 use std::path::Path;
+
+mod order;
+mod spilled;
 
 /// `TracePacket` (the fields used here).
 #[derive(Clone, PartialEq, Message)]
@@ -156,32 +162,57 @@ impl DebugAnnotation {
     }
 }
 
-/// Writes `run` to `path` (replaced atomically, see [`write_file`]).
+/// Writes `run` to `path` (replaced atomically, see [`write_file`]). Each process's events are
+/// put in time order by an external sort ([`order`]): the records are read once, a page at a
+/// time, and memory stays bounded whatever the run's length.
+#[cfg(test)]
 pub fn write_pftrace(run: &RunData, path: &Path) -> Result<(), FormatError> {
+    write_pftrace_with(run, path, &Silent)
+}
+
+/// [`write_pftrace`], telling `progress` (a step per record read, and one per dispatch pass
+/// sorted into its events).
+pub fn write_pftrace_with(
+    run: &RunData,
+    path: &Path,
+    progress: &dyn WriteProgress,
+) -> Result<(), FormatError> {
+    let steps = run
+        .processes
+        .iter()
+        .map(|p| 2 * p.dispatch_count() as u64 + p.cost_count() as u64)
+        .sum();
+    let ticker = Ticker::begin(progress, path, steps);
+    let spill_dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
     write_file(path, |out| {
         let mut first = true;
         let replay = run.is_kernel_replay();
         for (index, process) in run.processes.iter().enumerate() {
-            write_process(out, process, index as u64, replay, &mut first)?;
+            let uuid = write_process_track(out, process, index as u64, &mut first)?;
+            order::write_events(
+                out,
+                process,
+                uuid,
+                replay,
+                (&spill_dir, &ticker),
+                &mut first,
+            )?;
         }
         Ok(())
     })
 }
 
-/// One track: its descriptor, and the slices on it (begin, end, and the dispatch record).
-struct Track<'a> {
-    name: String,
-    slices: Vec<&'a DispatchRecord>,
-}
-
-fn write_process(
+/// The process's own track; returns its uuid (unique within the file: the index of the process
+/// in the high bits; its other tracks follow it).
+fn write_process_track(
     out: &mut impl Write,
     process: &ProcessRun,
     index: u64,
-    replay: bool,
     first: &mut bool,
-) -> io::Result<()> {
-    // Track ids: unique within the file (index of the process in the high bits).
+) -> io::Result<u64> {
     let process_uuid = (index + 1) << 40;
     let name = match process.process.program_name() {
         "" => format!("pid {}", process.process.pid),
@@ -203,125 +234,11 @@ fn write_process(
             ..Default::default()
         },
     )?;
-    // (agent, stream, pass) -> track; pass 0 is the application's own execution.
-    let mut tracks: BTreeMap<(u64, u64, u32), Track> = BTreeMap::new();
-    for record in &process.dispatches {
-        let pass = record.replay_pass.unwrap_or(0);
-        let key = (record.agent_id, record.stream_id, pass);
-        tracks
-            .entry(key)
-            .or_insert_with(|| Track {
-                name: track_name(process, record.agent_id, record.stream_id, pass),
-                slices: Vec::new(),
-            })
-            .slices
-            .push(record);
-    }
-    let mut events: Vec<Event> = Vec::new();
-    let mut next_uuid = process_uuid + 1;
-    for track in tracks.values() {
-        let uuid = next_uuid;
-        next_uuid += 1;
-        write_track(out, first, uuid, process_uuid, track.name.clone(), false)?;
-        for record in &track.slices {
-            // At one time: ends of earlier slices, then zero-length slices (each begin just
-            // before its end), then begins: back-to-back slices stay apart, none ends before
-            // it begins.
-            let end = record.end_ns.max(record.start_ns);
-            let class = if end == record.start_ns { EMPTY } else { BEGIN };
-            events.push(Event {
-                time: record.start_ns,
-                class,
-                uuid,
-                dispatch_id: record.dispatch_id,
-                kind: EventKind::Begin(record),
-            });
-            events.push(Event {
-                time: end,
-                class: if class == EMPTY { EMPTY } else { END },
-                uuid,
-                dispatch_id: record.dispatch_id,
-                kind: EventKind::End,
-            });
-        }
-    }
-    for ((agent, counter), points) in counter_tracks(process) {
-        let uuid = next_uuid;
-        next_uuid += 1;
-        let name = format!("Agent [{agent}] PMC {counter}");
-        write_track(out, first, uuid, process_uuid, name, true)?;
-        for (time, class, dispatch_id, value) in points {
-            events.push(Event {
-                time,
-                class,
-                uuid,
-                dispatch_id,
-                kind: EventKind::Counter(value),
-            });
-        }
-    }
-    events.sort_by_key(|e| {
-        let begin = matches!(e.kind, EventKind::Begin(_));
-        (e.time, e.class, e.uuid, e.dispatch_id, !begin)
-    });
-    let costs: HashMap<u64, &ReplayCost> =
-        process.costs.iter().map(|c| (c.dispatch_id, c)).collect();
-    for event in events {
-        let track_uuid = Some(event.uuid);
-        let track_event = match event.kind {
-            EventKind::Begin(record) => {
-                let cost = costs.get(&record.dispatch_id).copied();
-                TrackEvent {
-                    debug_annotations: annotations(process, record, replay, cost),
-                    r#type: Some(EventType::SliceBegin as i32),
-                    track_uuid,
-                    categories: vec![CATEGORY.to_string()],
-                    name: Some(kernel_name(process, record)),
-                    ..Default::default()
-                }
-            }
-            EventKind::End => TrackEvent {
-                r#type: Some(EventType::SliceEnd as i32),
-                track_uuid,
-                ..Default::default()
-            },
-            EventKind::Counter(value) => TrackEvent {
-                r#type: Some(EventType::Counter as i32),
-                track_uuid,
-                double_counter_value: Some(value),
-                ..Default::default()
-            },
-        };
-        write_packet(
-            out,
-            first,
-            TracePacket {
-                timestamp: Some(event.time),
-                track_event: Some(track_event),
-                ..Default::default()
-            },
-        )?;
-    }
-    Ok(())
+    Ok(process_uuid)
 }
 
 /// rocprofv3's category of kernel dispatch slices.
 const CATEGORY: &str = "kernel_dispatch";
-
-/// One event of a process's tracks, sorted by time (then `class`, track, dispatch).
-struct Event<'a> {
-    time: u64,
-    class: u8,
-    uuid: u64,
-    dispatch_id: u64,
-    kind: EventKind<'a>,
-}
-
-enum EventKind<'a> {
-    Begin(&'a DispatchRecord),
-    End,
-    Counter(f64),
-}
 
 /// A track's descriptor under the process's track; `counter`: a counter track.
 fn write_track(
@@ -348,49 +265,6 @@ fn write_track(
             ..Default::default()
         },
     )
-}
-
-/// Per (agent, counter), the points of its counter track: at each dispatch's application
-/// execution (its lowest pass), the dispatch's value (the lowest pass that measured it) from the
-/// start and 0 from the end. At one time a 0 comes before a value (`class`), so back-to-back
-/// dispatches each show theirs.
-#[allow(clippy::type_complexity)]
-fn counter_tracks(process: &ProcessRun) -> BTreeMap<(u64, String), Vec<(u64, u8, u64, f64)>> {
-    // (agent, dispatch) -> (application execution's start and end, pass of it, values by name
-    // with the pass that measured them).
-    let mut dispatches: BTreeMap<(u64, u64), ((u64, u64), u32, BTreeMap<&str, (u32, f64)>)> =
-        BTreeMap::new();
-    for record in &process.dispatches {
-        let pass = record.replay_pass.unwrap_or(0);
-        let times = (record.start_ns, record.end_ns.max(record.start_ns));
-        let entry = dispatches
-            .entry((record.agent_id, record.dispatch_id))
-            .or_insert((times, pass, BTreeMap::new()));
-        if pass < entry.1 {
-            (entry.0, entry.1) = (times, pass);
-        }
-        for sample in &record.counters {
-            let value = entry.2.entry(&sample.name).or_insert((pass, sample.value));
-            if pass < value.0 {
-                *value = (pass, sample.value);
-            }
-        }
-    }
-    let mut tracks: BTreeMap<(u64, String), Vec<(u64, u8, u64, f64)>> = BTreeMap::new();
-    for ((agent, dispatch_id), ((start, end), _, values)) in dispatches {
-        // A zero-length dispatch: its value, then 0, at one time (the sort keeps this order).
-        let (rise, fall) = if end == start {
-            (EMPTY, EMPTY)
-        } else {
-            (BEGIN, END)
-        };
-        for (name, (_, value)) in values {
-            let points = tracks.entry((agent, name.to_string())).or_default();
-            points.push((start, rise, dispatch_id, value));
-            points.push((end, fall, dispatch_id, 0.0));
-        }
-    }
-    tracks
 }
 
 fn track_name(process: &ProcessRun, agent_id: u64, stream_id: u64, pass: u32) -> String {
@@ -424,7 +298,7 @@ fn annotations(
     process: &ProcessRun,
     record: &DispatchRecord,
     replay: bool,
-    cost: Option<&ReplayCost>,
+    cost: Option<&CostFacts>,
 ) -> Vec<DebugAnnotation> {
     let kernel = process.kernel(record.kernel_id);
     let symbol = |field: fn(&KernelSymbol) -> u32| u64::from(kernel.map_or(0, field));
@@ -487,193 +361,27 @@ const KIND_KERNEL_DISPATCH: i64 = 11;
 /// Writes `packet` as one `Trace.packet` field (tag 1, length-delimited), on the writer's
 /// sequence; the first packet of the file says the sequence starts there.
 fn write_packet(out: &mut impl Write, first: &mut bool, mut packet: TracePacket) -> io::Result<()> {
-    packet.trusted_packet_sequence_id = Some(SEQUENCE_ID);
     if std::mem::take(first) {
         packet.sequence_flags = Some(SEQ_INCREMENTAL_STATE_CLEARED);
     }
-    out.write_all(&[(1 << 3) | 2])?;
-    out.write_all(&packet.encode_length_delimited_to_vec())
+    let mut bytes = Vec::new();
+    encode_packet(packet, &mut bytes);
+    out.write_all(&[PACKET_FIELD])?;
+    out.write_all(&bytes)
+}
+
+/// `Trace.packet`'s field tag (1, length-delimited), written before each packet's bytes.
+const PACKET_FIELD: u8 = (1 << 3) | 2;
+
+/// Sets `bytes` to `packet`, on the writer's sequence, length-delimited (what follows
+/// [`PACKET_FIELD`]).
+fn encode_packet(mut packet: TracePacket, bytes: &mut Vec<u8>) {
+    packet.trusted_packet_sequence_id = Some(SEQUENCE_ID);
+    bytes.clear();
+    packet
+        .encode_length_delimited(bytes)
+        .expect("a Vec grows to hold any packet");
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testdata;
-
-    /// Reads `Trace.packet` fields back (prost, the same subset: a check of the framing and
-    /// of what was written; the CLI tests parse the file with Perfetto's full schema).
-    fn packets(bytes: &[u8]) -> Vec<TracePacket> {
-        let mut rest = bytes;
-        let mut out = Vec::new();
-        while !rest.is_empty() {
-            assert_eq!(rest[0], 0x0a, "a Trace.packet field");
-            rest = &rest[1..];
-            let packet = TracePacket::decode_length_delimited(&mut rest).unwrap();
-            out.push(packet);
-        }
-        out
-    }
-
-    #[test]
-    fn a_zero_length_slice_begins_before_it_ends_and_back_to_back_slices_stay_apart() {
-        let mut run = RunData::from_records(testdata::recorded_run(42));
-        let dispatches = &mut run.processes[0].dispatches;
-        dispatches[0].end_ns = dispatches[0].start_ns;
-        // The next slice on the same track begins where this one ends.
-        let (at, pass) = (dispatches[0].start_ns, dispatches[0].replay_pass);
-        let next = dispatches
-            .iter_mut()
-            .skip(1)
-            .find(|d| d.replay_pass.unwrap_or(0) == pass.unwrap_or(0))
-            .expect("a second slice on the first one's track");
-        next.start_ns = at;
-        next.end_ns = next.end_ns.max(at + 10);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.pftrace");
-        write_pftrace(&run, &path).unwrap();
-        // Per track, begins and ends pair up as a stack that never goes below zero.
-        let mut depth: std::collections::HashMap<u64, i64> = Default::default();
-        for event in packets(&std::fs::read(&path).unwrap())
-            .into_iter()
-            .filter_map(|p| p.track_event)
-            .filter(|e| e.r#type != Some(EventType::Counter as i32))
-        {
-            let d = depth.entry(event.track_uuid.unwrap()).or_default();
-            *d += if event.r#type == Some(EventType::SliceBegin as i32) {
-                1
-            } else {
-                -1
-            };
-            assert!(*d >= 0, "an end before its begin");
-            assert!(
-                *d <= 1,
-                "slices on one track nest where they should follow each other"
-            );
-        }
-        assert!(depth.values().all(|d| *d == 0));
-    }
-
-    #[test]
-    fn every_pass_of_every_dispatch_is_one_slice_with_its_counters() {
-        let run = RunData::from_records(testdata::recorded_run(42));
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.pftrace");
-        write_pftrace(&run, &path).unwrap();
-        let packets = packets(&std::fs::read(&path).unwrap());
-        assert_eq!(
-            packets[0].sequence_flags,
-            Some(SEQ_INCREMENTAL_STATE_CLEARED)
-        );
-        assert!(packets
-            .iter()
-            .all(|p| p.trusted_packet_sequence_id == Some(SEQUENCE_ID)));
-        let records: usize = run.processes.iter().map(|p| p.dispatches.len()).sum();
-        let begins: Vec<&TrackEvent> = packets
-            .iter()
-            .filter_map(|p| p.track_event.as_ref())
-            .filter(|e| e.r#type == Some(EventType::SliceBegin as i32))
-            .collect();
-        let ends = packets
-            .iter()
-            .filter_map(|p| p.track_event.as_ref())
-            .filter(|e| e.r#type == Some(EventType::SliceEnd as i32))
-            .count();
-        assert_eq!((begins.len(), ends), (records, records));
-        let counters: usize = run
-            .processes
-            .iter()
-            .flat_map(|p| &p.dispatches)
-            .map(|d| d.counters.len())
-            .sum();
-        let annotated: usize = begins
-            .iter()
-            .map(|e| {
-                e.debug_annotations
-                    .iter()
-                    .filter(|a| a.double_value.is_some())
-                    .count()
-            })
-            .sum();
-        assert_eq!(annotated, counters);
-        // Slices with counters say how the caches were left and the clocks seen.
-        let text = |e: &TrackEvent, key: &str| {
-            e.debug_annotations
-                .iter()
-                .find(|a| a.name.as_deref() == Some(key))
-                .and_then(|a| a.string_value.clone())
-        };
-        let with_counters: Vec<&&TrackEvent> = begins
-            .iter()
-            .filter(|e| e.debug_annotations.iter().any(|a| a.double_value.is_some()))
-            .collect();
-        assert!(!with_counters.is_empty());
-        assert!(with_counters
-            .iter()
-            .all(|e| text(e, "cache_control").as_deref() == Some("all")));
-        let caches: Vec<Option<String>> = with_counters.iter().map(|e| text(e, "cache")).collect();
-        assert!(caches.contains(&Some("flushed".to_string())), "{caches:?}");
-        assert!(caches.contains(&Some("as_left".to_string())), "{caches:?}");
-        assert!(with_counters
-            .iter()
-            .any(|e| text(e, "sm_clock_mhz").as_deref() == Some("1755-1980")));
-        // Timestamps never go back.
-        let times: Vec<u64> = packets.iter().filter_map(|p| p.timestamp).collect();
-        assert!(times.windows(2).all(|w| w[0] <= w[1]));
-    }
-
-    #[test]
-    fn each_counter_has_a_counter_track_per_agent_with_its_value_per_dispatch() {
-        let run = RunData::from_records(testdata::recorded_run(42));
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.pftrace");
-        write_pftrace(&run, &path).unwrap();
-        let packets = packets(&std::fs::read(&path).unwrap());
-        let counter_tracks: HashMap<u64, String> = packets
-            .iter()
-            .filter_map(|p| p.track_descriptor.as_ref())
-            .filter(|d| d.counter.is_some())
-            .map(|d| (d.uuid.unwrap(), d.name.clone().unwrap()))
-            .collect();
-        let mut names: Vec<&str> = counter_tracks.values().map(String::as_str).collect();
-        names.sort_unstable();
-        assert_eq!(
-            names,
-            [
-                "Agent [0] PMC GRBM_GUI_ACTIVE",
-                "Agent [0] PMC SQ_INSTS_VALU",
-                "Agent [0] PMC SQ_WAVES"
-            ]
-        );
-        let waves = counter_tracks
-            .iter()
-            .find(|(_, n)| n.ends_with("SQ_WAVES"))
-            .map(|(u, _)| *u)
-            .unwrap();
-        let points: Vec<(u64, f64)> = packets
-            .iter()
-            .filter_map(|p| Some((p.timestamp?, p.track_event.as_ref()?)))
-            .filter(|(_, e)| e.track_uuid == Some(waves))
-            .map(|(t, e)| (t, e.double_counter_value.unwrap()))
-            .collect();
-        // Dispatch 1 (pass 0 at 6000-6050: 512, not 513 or 514), dispatch 2 (7000-7050: 0).
-        assert_eq!(
-            points,
-            [(6_000, 512.0), (6_050, 0.0), (7_000, 0.0), (7_050, 0.0)]
-        );
-        let begin = packets
-            .iter()
-            .filter_map(|p| p.track_event.as_ref())
-            .find(|e| e.r#type == Some(EventType::SliceBegin as i32))
-            .unwrap();
-        assert_eq!(begin.categories, ["kernel_dispatch"]);
-        let arg = |key: &str| {
-            begin
-                .debug_annotations
-                .iter()
-                .find(|a| a.name.as_deref() == Some(key))
-                .and_then(|a| a.uint_value)
-        };
-        assert_eq!(arg("grid_size"), Some(1024 * 2 * 256), "work-items");
-        assert_eq!(arg("workgroup_size"), Some(256));
-    }
-}
+mod tests;

@@ -1,8 +1,13 @@
 //! Everything a run recorded, as read back from its databases (`crate::db::read_databases`) or
 //! built straight from records.
 
+use crate::error::FormatError;
 use crate::identity::guid_for;
 use crate::records::*;
+
+mod source;
+
+pub use source::{Page, RecordSource, Records, Source};
 
 /// What one profiled process recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +22,9 @@ pub struct ProcessRun {
     pub dispatches: Vec<DispatchRecord>,
     pub costs: Vec<ReplayCost>,
     pub warnings: Vec<Warning>,
+    /// Where the dispatches and costs not in the lists above are read from, after them (a
+    /// database opened with `crate::db::open_databases`): the writers read them a page at a time.
+    pub stored: Option<Source>,
     /// Marker ranges and marks (`--marker-trace`), in the order they were recorded.
     pub markers: Vec<crate::markers::MarkerRecord>,
     /// CUDA API calls (`--runtime-trace`, `--sys-trace`), in the order they returned.
@@ -38,11 +46,79 @@ impl ProcessRun {
             dispatches: Vec::new(),
             costs: Vec::new(),
             warnings: Vec::new(),
+            stored: None,
             markers: Vec::new(),
             api_calls: Vec::new(),
             copies: Vec::new(),
             allocations: Vec::new(),
         }
+    }
+
+    /// Every dispatch pass, in the order recorded: those in memory, then the stored ones.
+    pub fn each_dispatch(&self) -> Records<'_, DispatchRecord> {
+        let source = self.stored.as_ref().map(|s| &s.0);
+        Records::new(
+            &self.dispatches,
+            source.map(|s| -> source::NextPage<'_, DispatchRecord> {
+                Box::new(move |after| s.dispatches_after(after))
+            }),
+        )
+    }
+
+    /// Every replay cost, in the order recorded: those in memory, then the stored ones.
+    pub fn each_cost(&self) -> Records<'_, ReplayCost> {
+        let source = self.stored.as_ref().map(|s| &s.0);
+        Records::new(
+            &self.costs,
+            source.map(|s| -> source::NextPage<'_, ReplayCost> {
+                Box::new(move |after| s.costs_after(after))
+            }),
+        )
+    }
+
+    /// How many dispatch passes the process recorded.
+    pub fn dispatch_count(&self) -> usize {
+        self.dispatches.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().0)
+    }
+
+    /// Whether every agent, kernel and counter the dispatches mention is described in
+    /// `agents`, `kernels` and `counters` (known without reading the records only for a stored
+    /// process, whose database says so).
+    pub fn mentions_only_described(&self) -> bool {
+        match &self.stored {
+            _ if !self.dispatches.is_empty() => false,
+            Some(source) => source.0.mentions_only_described(),
+            None => true,
+        }
+    }
+
+    /// How many replay costs the process recorded.
+    pub fn cost_count(&self) -> usize {
+        self.costs.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().1)
+    }
+
+    /// The process with every record in memory: itself, or a copy with its stored records read.
+    pub fn in_memory(&self) -> Result<std::borrow::Cow<'_, ProcessRun>, FormatError> {
+        match self.stored {
+            None => Ok(std::borrow::Cow::Borrowed(self)),
+            Some(_) => Ok(std::borrow::Cow::Owned(self.clone().loaded()?)),
+        }
+    }
+
+    /// The process with its stored records read into memory.
+    pub fn loaded(mut self) -> Result<ProcessRun, FormatError> {
+        let mut dispatches = Vec::new();
+        let mut costs = Vec::new();
+        for dispatch in self.each_dispatch() {
+            dispatches.push(dispatch?.into_owned());
+        }
+        for cost in self.each_cost() {
+            costs.push(cost?.into_owned());
+        }
+        self.dispatches = dispatches;
+        self.costs = costs;
+        self.stored = None;
+        Ok(self)
     }
 
     /// The kernel symbol a dispatch ran, if the producer described it.
@@ -66,10 +142,23 @@ impl RunData {
     /// Whether the run used kernel replay (some record has a replay pass): its outputs then give
     /// every record a pass, 0 for a dispatch that ran once.
     pub fn is_kernel_replay(&self) -> bool {
-        self.processes
+        self.processes.iter().any(|p| {
+            p.each_dispatch()
+                .any(|d| d.is_ok_and(|d| d.replay_pass.is_some()))
+        })
+    }
+
+    /// The run with every record in memory: itself, or a copy with the stored records read.
+    pub fn in_memory(&self) -> Result<std::borrow::Cow<'_, RunData>, FormatError> {
+        if self.processes.iter().all(|p| p.stored.is_none()) {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        let processes = self
+            .processes
             .iter()
-            .flat_map(|p| &p.dispatches)
-            .any(|d| d.replay_pass.is_some())
+            .map(|p| p.clone().loaded())
+            .collect::<Result<_, _>>()?;
+        Ok(std::borrow::Cow::Owned(RunData { processes }))
     }
 
     /// Builds the run a producer would have written: each `Process` record starts a process;
@@ -133,29 +222,43 @@ impl RunData {
         RunData { processes }
     }
 
-    /// The records that rebuild this run (what a producer would send), process by process.
+    /// The records that rebuild this run (what a producer would send), process by process; a
+    /// stored record that cannot be read panics ([`Self::each_record`] says why instead).
     pub fn to_records(&self) -> Vec<Record> {
-        let mut records = Vec::new();
-        for run in &self.processes {
-            records.push(Record::Process(run.process.clone()));
-            records.extend(run.agents.iter().cloned().map(Record::Agent));
-            records.extend(run.code_objects.iter().cloned().map(Record::CodeObject));
-            records.extend(run.kernels.iter().cloned().map(Record::KernelSymbol));
-            records.extend(run.counters.iter().cloned().map(Record::Counter));
-            records.extend(run.dispatches.iter().cloned().map(Record::Dispatch));
-            records.extend(run.costs.iter().cloned().map(Record::ReplayCost));
-            records.extend(run.warnings.iter().cloned().map(Record::Warning));
-            records.extend(run.markers.iter().cloned().map(Record::Marker));
-            records.extend(run.api_calls.iter().cloned().map(Record::Api));
-            records.extend(run.copies.iter().cloned().map(Record::MemoryCopy));
-            records.extend(
-                run.allocations
-                    .iter()
-                    .cloned()
-                    .map(Record::MemoryAllocation),
-            );
-        }
-        records
+        self.each_record()
+            .map(|r| r.expect("records held in memory"))
+            .collect()
+    }
+
+    /// The records that rebuild this run, process by process, read as they are asked for (the
+    /// stored ones a page at a time).
+    pub fn each_record(&self) -> impl Iterator<Item = Result<Record, FormatError>> + '_ {
+        self.processes.iter().flat_map(|run| {
+            let described = std::iter::once(Record::Process(run.process.clone()))
+                .chain(run.agents.iter().cloned().map(Record::Agent))
+                .chain(run.code_objects.iter().cloned().map(Record::CodeObject))
+                .chain(run.kernels.iter().cloned().map(Record::KernelSymbol))
+                .chain(run.counters.iter().cloned().map(Record::Counter))
+                .map(Ok);
+            let dispatches = run
+                .each_dispatch()
+                .map(|d| d.map(|d| Record::Dispatch(d.into_owned())));
+            let costs = run
+                .each_cost()
+                .map(|c| c.map(|c| Record::ReplayCost(c.into_owned())));
+            let traced = (run.warnings.iter().cloned().map(Record::Warning))
+                .chain(run.markers.iter().cloned().map(Record::Marker))
+                .chain(run.api_calls.iter().cloned().map(Record::Api))
+                .chain(run.copies.iter().cloned().map(Record::MemoryCopy))
+                .chain(
+                    run.allocations
+                        .iter()
+                        .cloned()
+                        .map(Record::MemoryAllocation),
+                )
+                .map(Ok);
+            described.chain(dispatches).chain(costs).chain(traced)
+        })
     }
 }
 

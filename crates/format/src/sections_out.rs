@@ -109,7 +109,12 @@ pub fn render_sections_summary(run: &RunData) -> String {
         if sections.is_empty() {
             continue;
         }
-        let values = dispatch_values(process);
+        // Every pass of a dispatch is merged: the process is read into memory (one that cannot
+        // be read has no summary; writing its files said why).
+        let Ok(process) = process.in_memory() else {
+            continue;
+        };
+        let values = dispatch_values(&process);
         let mut kernels: Vec<(&str, Vec<&DispatchValues<'_>>)> = Vec::new();
         for at in &values {
             let name = at.kernel.map(|k| k.demangled_name.as_str()).unwrap_or("?");
@@ -156,7 +161,7 @@ pub fn render_sections_summary(run: &RunData) -> String {
                     };
                     lines.push([
                         row.label.clone(),
-                        row_unit(row, process).to_string(),
+                        row_unit(row, &process).to_string(),
                         value_text(min),
                         value_text(max),
                         value_text(avg),

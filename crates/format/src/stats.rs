@@ -92,51 +92,67 @@ impl KernelStats {
     }
 }
 
-/// The dispatches of `process` that statistics count: each dispatch once. Of the records of one
-/// replayed dispatch (same device and dispatch id) only the lowest pass (the application's own
-/// launch) is taken; records without a pass (no kernel replay) all count. In record order.
-pub fn dispatches_counted_once(process: &ProcessRun) -> Vec<&DispatchRecord> {
-    // (agent, dispatch id) -> index of the chosen record among the process's dispatches.
-    let mut first_pass: HashMap<(u64, u64), usize> = HashMap::new();
-    let mut chosen: Vec<usize> = Vec::new();
-    for (index, dispatch) in process.dispatches.iter().enumerate() {
-        let Some(pass) = dispatch.replay_pass else {
-            chosen.push(index);
-            continue;
-        };
-        let key = (dispatch.agent_id, dispatch.dispatch_id);
-        match first_pass.get(&key) {
-            Some(&known) if process.dispatches[known].replay_pass <= Some(pass) => {}
-            _ => {
-                first_pass.insert(key, index);
-            }
+/// Calls `count` with the kernel and duration of each dispatch of `process` that statistics
+/// count, once, in record order: of the records of one replayed dispatch only pass 0 (the
+/// application's own launch, the lowest pass: every dispatch of a kernel-replay run has it, a
+/// dispatch that could not be replayed has only it); records without a pass (no kernel replay)
+/// all count. One pass over the records, holding none of them. Records that cannot be read are
+/// left out (the writers that read them before the statistics have said why).
+pub fn each_dispatch_counted_once(process: &ProcessRun, mut count: impl FnMut(u64, u64)) {
+    for dispatch in process.each_dispatch().map_while(Result::ok) {
+        if dispatch.replay_pass.unwrap_or(0) == 0 {
+            count(
+                dispatch.kernel_id,
+                dispatch.end_ns.saturating_sub(dispatch.start_ns),
+            );
         }
     }
-    chosen.extend(first_pass.into_values());
-    chosen.sort_unstable();
-    chosen
-        .into_iter()
-        .map(|index| &process.dispatches[index])
-        .collect()
 }
 
-/// Durations of the dispatches of `processes` ([`dispatches_counted_once`]), by the kernel's
-/// (demangled) name.
+/// Durations of a process's dispatches by kernel id, counted as the records are read (by
+/// [`each_dispatch_counted_once`]'s rule), for a writer that reads them anyway.
+#[derive(Debug, Default)]
+pub struct KernelDurations(HashMap<u64, DurationStats>);
+
+impl KernelDurations {
+    /// Counts `dispatch` if statistics count it (its pass 0, or a record without a pass).
+    pub fn add(&mut self, dispatch: &DispatchRecord) {
+        if dispatch.replay_pass.unwrap_or(0) == 0 {
+            self.add_duration(
+                dispatch.kernel_id,
+                dispatch.end_ns.saturating_sub(dispatch.start_ns),
+            );
+        }
+    }
+
+    fn add_duration(&mut self, kernel_id: u64, ns: u64) {
+        self.0.entry(kernel_id).or_default().add(ns);
+    }
+
+    /// The durations by the kernels' (demangled) names, added to `by_name`.
+    pub fn add_by_name(self, process: &ProcessRun, by_name: &mut BTreeMap<String, DurationStats>) {
+        for (kernel_id, stats) in self.0 {
+            let name = process
+                .kernel(kernel_id)
+                .map(|k| k.demangled_name.clone())
+                .unwrap_or_default();
+            by_name.entry(name).or_default().merge(&stats);
+        }
+    }
+}
+
+/// Durations of the dispatches of `processes` ([`each_dispatch_counted_once`]), by the kernel's
+/// (demangled) name: per kernel id first (a few kernels, millions of dispatches), then by name.
 fn stats_by_name<'a>(
     processes: impl IntoIterator<Item = &'a ProcessRun>,
 ) -> BTreeMap<String, DurationStats> {
     let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
     for process in processes {
-        for dispatch in dispatches_counted_once(process) {
-            let name = process
-                .kernel(dispatch.kernel_id)
-                .map(|k| k.demangled_name.clone())
-                .unwrap_or_default();
-            by_name
-                .entry(name)
-                .or_default()
-                .add(dispatch.end_ns.saturating_sub(dispatch.start_ns));
-        }
+        let mut durations = KernelDurations::default();
+        each_dispatch_counted_once(process, |kernel_id, ns| {
+            durations.add_duration(kernel_id, ns)
+        });
+        durations.add_by_name(process, &mut by_name);
     }
     by_name
 }
@@ -146,7 +162,7 @@ pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationSt
     stats_by_name([process])
 }
 
-/// Durations of every dispatch of `run` ([`dispatches_counted_once`]), by the kernel's
+/// Durations of every dispatch of `run` ([`each_dispatch_counted_once`]), by the kernel's
 /// (demangled) name.
 pub fn kernel_stats(run: &RunData) -> KernelStats {
     let mut kernels: Vec<(String, DurationStats)> =

@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::stats::{
-    dispatches_counted_once, kernel_stats, process_kernel_stats, DurationStats, KernelStats,
+    each_dispatch_counted_once, kernel_stats, process_kernel_stats, DurationStats, KernelStats,
     KERNEL_DISPATCH_DOMAIN,
 };
 

@@ -11,7 +11,7 @@ use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
     kernel_stats, render_summary, write_stats_csv, write_summary_file,
 };
-use kreplay_format::{read_databases, write_outputs, OutputFormat, RunData};
+use kreplay_format::{open_databases, write_outputs_with, OutputFormat, RunData, WriteProgress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -172,7 +172,7 @@ fn destinations(
 /// The recorded databases as one run, with what the CLI knows added: the sections, the
 /// counters' descriptions; cached device identities the run found stale are forgotten.
 fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_format::FormatError> {
-    let mut data = read_databases(databases)?;
+    let mut data = open_databases(databases)?;
     // The sections were resolved here, before the run: every output of every process gets them.
     for process in &mut data.processes {
         process.process.sections = spec.sections.clone();
@@ -199,10 +199,11 @@ fn write_destinations(
     (placeholders, root_pid): (&PlaceholderValues, u32),
     files: &mut Vec<PathBuf>,
     summaries: &mut Vec<(SummaryOutput, String)>,
+    progress: &dyn WriteProgress,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
     for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
         remove_files_of_killed_runs(dir);
-        write_outputs(run, dir, name, &spec.formats)
+        write_outputs_with(run, dir, name, &spec.formats, progress)
             .and_then(|written| {
                 files.extend(written);
                 post_process(spec, run, dir, name, files, summaries)
@@ -309,6 +310,7 @@ pub(super) fn collect_and_write(
         (&placeholders, root_pid),
         &mut files,
         &mut summaries,
+        &writing,
     ) {
         let mut result = failed(
             format!("cannot write the output files to {}", dir.display()),

@@ -196,3 +196,12 @@ pub(crate) fn has_column(conn: &Connection, table: &str, column: &str) -> rusqli
     .optional()
     .map(|found| found.is_some())
 }
+
+/// A field of a row's `extdata` JSON, if it is there and of that type.
+pub(super) fn json_field<T: serde::de::DeserializeOwned>(
+    extdata: &Option<String>,
+    key: &str,
+) -> Option<T> {
+    let value: serde_json::Value = serde_json::from_str(extdata.as_deref()?).ok()?;
+    serde_json::from_value(value.get(key)?.clone()).ok()
+}

@@ -1,10 +1,11 @@
 //! A run written as one database in one go (`-f rocpd`, `kreplay convert`): the rows the
-//! per-process writer makes, from data already in memory.
+//! per-process writer makes, from the records read back (a page at a time when stored).
 
 use super::file::Durability;
 use super::inserter::RowInserter;
 use crate::error::FormatError;
 use crate::files::replace_file;
+use crate::progress::{Silent, Ticker, WriteProgress};
 use crate::run::RunData;
 use std::path::Path;
 
@@ -12,11 +13,27 @@ use std::path::Path;
 /// through [`replace_file`]: `path` may be one of the inputs (`kreplay convert -f rocpd` in
 /// place), which a failed write must not destroy.
 pub fn write_rocpd(run: &RunData, path: &Path) -> Result<(), FormatError> {
+    write_rocpd_with(run, path, &Silent)
+}
+
+/// [`write_rocpd`], telling `progress` (a step per dispatch pass and replay cost).
+pub fn write_rocpd_with(
+    run: &RunData,
+    path: &Path,
+    progress: &dyn WriteProgress,
+) -> Result<(), FormatError> {
+    let steps = run
+        .processes
+        .iter()
+        .map(|p| (p.dispatch_count() + p.cost_count()) as u64)
+        .sum();
+    let ticker = Ticker::begin(progress, path, steps);
     replace_file(path, |temp| {
         let mut inserter = RowInserter::create(temp, Durability::Output)?;
         inserter.begin()?;
-        for record in run.to_records() {
-            inserter.insert(record)?;
+        for record in run.each_record() {
+            inserter.insert(record?)?;
+            ticker.tick();
         }
         inserter.close()
     })

@@ -2,18 +2,22 @@
 //! written piece by piece (its keys sorted), streamed one array element at a time.
 
 use super::code_objects::CodeObjects;
+use super::dispatch_json::CostJson;
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
 };
-use super::parts::{Array, AsValue, NONE};
+use super::parts::{Array, AsValue, Fallible, NONE};
 use super::process::Process;
 use crate::error::FormatError;
 use crate::files::write_file;
+#[cfg(test)]
+use crate::progress::Silent;
+use crate::progress::{Ticker, WriteProgress};
 use crate::records::CLOCK_CONTROL;
 use crate::run::{ProcessRun, RunData};
 use crate::section_values::section_values;
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{Error as _, SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::json;
 use std::io::{self, Write};
@@ -100,13 +104,13 @@ struct Extension<C, W, S> {
     sections: Option<S>,
 }
 
-/// One process object, written piece by piece.
-struct ProcessJson<'a>(&'a ProcessRun, bool);
+/// One process object, written piece by piece (a step of `.2` per record written).
+struct ProcessJson<'a>(&'a ProcessRun, bool, &'a Ticker<'a>);
 
 impl Serialize for ProcessJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let run = self.0;
-        let p = Process::new(run, self.1);
+        let p = Process::new(run, self.1).map_err(S::Error::custom)?;
         let mut process = serializer.serialize_map(Some(11))?;
         process.serialize_entry("agents", &Array(|| p.agents.entries()))?;
         process.serialize_entry(
@@ -115,9 +119,9 @@ impl Serialize for ProcessJson<'_> {
                 hip_api: NONE,
                 hsa_api: NONE,
                 kernel_dispatch: Array(|| {
-                    run.dispatches
-                        .iter()
-                        .map(|dispatch| p.kernel_dispatch_json(dispatch))
+                    run.each_dispatch()
+                        .inspect(|_| self.2.tick())
+                        .map(|dispatch| Fallible(dispatch.map(|d| p.kernel_dispatch_json(&d))))
                 }),
                 marker_api: NONE,
                 memory_allocation: NONE,
@@ -134,10 +138,10 @@ impl Serialize for ProcessJson<'_> {
             "callback_records",
             &CallbackRecords {
                 counter_collection: Array(|| {
-                    run.dispatches
-                        .iter()
-                        .filter(|dispatch| !dispatch.counters.is_empty())
-                        .map(|dispatch| p.counter_record_json(dispatch))
+                    run.each_dispatch()
+                        .inspect(|_| self.2.tick())
+                        .filter(|dispatch| !matches!(dispatch, Ok(d) if d.counters.is_empty()))
+                        .map(|dispatch| Fallible(dispatch.map(|d| p.counter_record_json(&d))))
                 }),
             },
         )?;
@@ -152,7 +156,11 @@ impl Serialize for ProcessJson<'_> {
         process.serialize_entry(
             "kreplay",
             &Extension {
-                replay_costs: Array(|| run.costs.iter().map(AsValue)),
+                replay_costs: Array(|| {
+                    run.each_cost()
+                        .inspect(|_| self.2.tick())
+                        .map(|cost| Fallible(cost.map(CostJson)))
+                }),
                 warnings: Array(|| run.warnings.iter().map(AsValue)),
                 sections: (!run.process.sections.is_empty())
                     .then_some(Array(|| section_values(run))),
@@ -230,17 +238,41 @@ fn node(run: &ProcessRun) -> serde_json::Value {
 }
 
 /// Streams the JSON document of `run` to `out`, one array element at a time.
+#[cfg(test)]
 pub(super) fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
+    let ticker = Ticker::begin(&Silent, Path::new(""), 0);
+    write_document_ticking(run, out, &ticker)
+}
+
+/// The document of `run`, a step of `ticker` per record read: twice per dispatch pass (its
+/// dispatch record, its counter record), once per replay cost.
+fn write_document_ticking(run: &RunData, out: impl Write, ticker: &Ticker) -> io::Result<()> {
     let replay = run.is_kernel_replay();
     let mut serializer = serde_json::Serializer::new(out);
     let mut document = serializer.serialize_map(Some(1))?;
     document.serialize_entry(
         TOOL_KEY,
-        &Array(|| run.processes.iter().map(|p| ProcessJson(p, replay))),
+        &Array(|| run.processes.iter().map(|p| ProcessJson(p, replay, ticker))),
     )?;
     Ok(document.end()?)
 }
 
+#[cfg(test)]
 pub(crate) fn write_json(run: &RunData, path: &Path) -> Result<(), FormatError> {
-    write_file(path, |out| write_document(run, out))
+    write_json_with(run, path, &Silent)
+}
+
+/// Writes `run`'s document to `path`, telling `progress`.
+pub(crate) fn write_json_with(
+    run: &RunData,
+    path: &Path,
+    progress: &dyn WriteProgress,
+) -> Result<(), FormatError> {
+    let steps = run
+        .processes
+        .iter()
+        .map(|p| 2 * p.dispatch_count() as u64 + p.cost_count() as u64)
+        .sum();
+    let ticker = Ticker::begin(progress, path, steps);
+    write_file(path, |out| write_document_ticking(run, out, &ticker))
 }

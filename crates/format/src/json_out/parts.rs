@@ -1,6 +1,7 @@
 //! Small pieces of the document: ids and dimensions as rocprofiler-sdk writes them, and arrays
 //! built while they are written.
 
+use crate::error::FormatError;
 use serde::ser::{Error as _, Serializer};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -30,13 +31,26 @@ where
 }
 
 /// A value written as its `serde_json::Value`: object keys sorted, like every object here.
-pub(super) struct AsValue<'a, T>(pub(super) &'a T);
+pub(super) struct AsValue<T>(pub(super) T);
 
-impl<T: Serialize> Serialize for AsValue<'_, T> {
+impl<T: Serialize> Serialize for AsValue<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serde_json::to_value(self.0)
+        serde_json::to_value(&self.0)
             .map_err(S::Error::custom)?
             .serialize(serializer)
+    }
+}
+
+/// An element read from where the records are stored: an error reading it ends the document
+/// with that error.
+pub(super) struct Fallible<T>(pub(super) Result<T, FormatError>);
+
+impl<T: Serialize> Serialize for Fallible<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Ok(value) => value.serialize(serializer),
+            Err(e) => Err(S::Error::custom(e)),
+        }
     }
 }
 

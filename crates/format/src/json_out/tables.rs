@@ -4,6 +4,7 @@
 use super::code_objects::CodeObjects;
 use super::kinds::{AGENT_TYPE_GPU, SIZE_AGENT, SIZE_KERNEL_SYMBOL};
 use super::parts::{handle, xyz};
+use crate::error::FormatError;
 use crate::naming::{metric_block, truncated_name, vendor_for_chip};
 use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
 use crate::run::ProcessRun;
@@ -15,6 +16,43 @@ use std::collections::{HashMap, HashSet};
 const KERNEL_SLOTS_PER_ID: u64 = 16;
 const KERNEL_SLOTS_SLACK: u64 = 4096;
 
+/// What a process's dispatches mention that the lists describe, each in first-seen order: read
+/// in one pass over them, before the records are written.
+#[derive(Default)]
+pub(super) struct Mentioned {
+    agents: Vec<u64>,
+    counters: Vec<String>,
+    kernels: Vec<u64>,
+}
+
+impl Mentioned {
+    pub(super) fn scan(run: &ProcessRun) -> Result<Mentioned, FormatError> {
+        let mut mentioned = Mentioned::default();
+        if run.mentions_only_described() {
+            // The lists are the described ones: nothing to read.
+            return Ok(mentioned);
+        }
+        let (mut agents, mut counters, mut kernels) =
+            (HashSet::new(), HashSet::new(), HashSet::new());
+        for dispatch in run.each_dispatch() {
+            let dispatch = dispatch?;
+            if agents.insert(dispatch.agent_id) {
+                mentioned.agents.push(dispatch.agent_id);
+            }
+            if kernels.insert(dispatch.kernel_id) {
+                mentioned.kernels.push(dispatch.kernel_id);
+            }
+            for sample in &dispatch.counters {
+                if !counters.contains(sample.name.as_str()) {
+                    counters.insert(sample.name.clone());
+                    mentioned.counters.push(sample.name.clone());
+                }
+            }
+        }
+        Ok(mentioned)
+    }
+}
+
 /// The agents of a process: the described ones, then any that only dispatches mention, each with
 /// its handle (position + 1: never 0, which rocprofv3's readers take for "no agent").
 pub(super) struct Agents<'a> {
@@ -25,14 +63,14 @@ pub(super) struct Agents<'a> {
 }
 
 impl<'a> Agents<'a> {
-    pub(super) fn new(run: &'a ProcessRun) -> Agents<'a> {
+    pub(super) fn new(run: &'a ProcessRun, mentioned: &Mentioned) -> Agents<'a> {
         let mut described = HashMap::new();
         for agent in &run.agents {
             described.entry(agent.agent_id).or_insert(agent);
         }
         let mut ids = Vec::new();
         let mut seen = HashSet::new();
-        let mentioned = run.dispatches.iter().map(|d| d.agent_id);
+        let mentioned = mentioned.agents.iter().copied();
         let loaded_onto = run.code_objects.iter().map(|c| c.agent_id);
         for id in run
             .agents
@@ -153,7 +191,10 @@ fn agent_json(agent: Option<&AgentInfo>) -> Value {
 
 /// Counter names of a process in a stable order: the declared counters first, then any name that
 /// only dispatches mention.
-fn counter_names(run: &ProcessRun) -> Vec<(String, Option<&CounterInfo>)> {
+fn counter_names<'a>(
+    run: &'a ProcessRun,
+    mentioned: &Mentioned,
+) -> Vec<(String, Option<&'a CounterInfo>)> {
     let mut names: Vec<(String, Option<&CounterInfo>)> = Vec::new();
     let mut seen = HashSet::new();
     for counter in &run.counters {
@@ -161,9 +202,9 @@ fn counter_names(run: &ProcessRun) -> Vec<(String, Option<&CounterInfo>)> {
             names.push((counter.name.clone(), Some(counter)));
         }
     }
-    for sample in run.dispatches.iter().flat_map(|d| &d.counters) {
-        if seen.insert(sample.name.as_str()) {
-            names.push((sample.name.clone(), None));
+    for name in &mentioned.counters {
+        if seen.insert(name.as_str()) {
+            names.push((name.clone(), None));
         }
     }
     names
@@ -177,8 +218,8 @@ pub(super) struct Counters<'a> {
 }
 
 impl<'a> Counters<'a> {
-    pub(super) fn new(run: &'a ProcessRun) -> Counters<'a> {
-        let names = counter_names(run);
+    pub(super) fn new(run: &'a ProcessRun, mentioned: &Mentioned) -> Counters<'a> {
+        let names = counter_names(run, mentioned);
         let counter_index = names
             .iter()
             .enumerate()
@@ -239,10 +280,10 @@ pub(super) struct Kernels<'a> {
 }
 
 impl<'a> Kernels<'a> {
-    pub(super) fn new(run: &'a ProcessRun) -> Kernels<'a> {
+    pub(super) fn new(run: &'a ProcessRun, mentioned: &Mentioned) -> Kernels<'a> {
         let mut ids = Vec::new();
         let mut seen = HashSet::new();
-        let referenced = run.dispatches.iter().map(|d| d.kernel_id);
+        let referenced = mentioned.kernels.iter().copied();
         for id in run.kernels.iter().map(|k| k.kernel_id).chain(referenced) {
             if seen.insert(id) {
                 ids.push(id);

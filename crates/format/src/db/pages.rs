@@ -1,0 +1,405 @@
+//! A process's dispatch passes and replay costs read back from its database a page at a time
+//! (keyed by row id, so that each page is one indexed range), for writers that stream.
+
+use super::file::has_table;
+use crate::error::FormatError;
+use crate::records::*;
+use crate::run::{Page, RecordSource};
+use rusqlite::{Connection, Row};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many passes (or costs) a page holds: a few MB, whatever the run's length.
+const PAGE_ROWS: i64 = 4096;
+
+/// Where a file keeps its dispatch passes.
+#[derive(Clone, Copy)]
+pub(super) enum Layout {
+    /// Version 3: one `rocpd_kernel_dispatch` row per pass, its values on the pass's event.
+    RowPerPass,
+    /// Version 4: one row per dispatch; the passes in `kreplay_dispatch_pass`, their values in
+    /// `kreplay_pass_pmc`.
+    PassTables,
+}
+
+impl Layout {
+    pub(super) fn of_version(
+        conn: &Connection,
+        path: &Path,
+        version: &str,
+    ) -> Result<Layout, FormatError> {
+        if version == "3" {
+            return Ok(Layout::RowPerPass);
+        }
+        for table in ["kreplay_dispatch_pass", "kreplay_pass_pmc"] {
+            if !has_table(conn, table).map_err(|e| FormatError::sqlite(path, e))? {
+                return Err(FormatError::NotKreplayDatabase {
+                    path: path.to_path_buf(),
+                    table,
+                });
+            }
+        }
+        Ok(Layout::PassTables)
+    }
+
+    /// Counter values: (pass key, counter row, value) for the pass keys from ?2 to ?3, the key
+    /// being the next to last column of [`Self::passes_sql`].
+    fn values_sql(self) -> &'static str {
+        match self {
+            Layout::RowPerPass => {
+                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 AND event_id BETWEEN ?2 AND ?3 ORDER BY id"
+            }
+            Layout::PassTables => {
+                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE guid = ?1 AND pass_id BETWEEN ?2 AND ?3 ORDER BY id"
+            }
+        }
+    }
+
+    /// A page of passes (the columns [`StoredProcess::dispatches_after`] reads) in the order
+    /// written: those after row ?2, at most ?3; the last column is that order's key. Streams and
+    /// threads are their rows' ids (mapped in memory: a join per pass would cost more); column
+    /// 5, once the process's pid, is NULL (a stored process's records carry its own pid).
+    fn passes_sql(self) -> &'static str {
+        match self {
+            Layout::RowPerPass => {
+                r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
+                   K.stream_id, NULL, K.tid,
+                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
+                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id, K.id
+                   FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
+                   WHERE K.guid = ?1 AND K.id > ?2 ORDER BY K.id LIMIT ?3"#
+            }
+            Layout::PassTables => {
+                r#"SELECT K.dispatch_id, DP.replay_pass, E.correlation_id, K.agent_id,
+                   K.stream_id, NULL, K.tid,
+                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
+                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, DP."start", DP."end", DP.id, DP.id
+                   FROM kreplay_dispatch_pass DP JOIN rocpd_kernel_dispatch K ON K.id = DP.dispatch_row
+                   LEFT JOIN rocpd_event E ON E.id = K.event_id
+                   WHERE DP.guid = ?1 AND DP.id > ?2 ORDER BY DP.id LIMIT ?3"#
+            }
+        }
+    }
+}
+
+/// One process of one database, its dispatches and costs read on demand. The connection stays
+/// open, so that a file replaced meanwhile (`kreplay convert -f rocpd` in place) is still read
+/// as it was.
+pub(super) struct StoredProcess {
+    pub(super) conn: Arc<Mutex<Connection>>,
+    pub(super) path: PathBuf,
+    pub(super) layout: Layout,
+    pub(super) guid: String,
+    pub(super) pid: u32,
+    /// Row ids → the producer's agent and kernel ids, and counter rows → names.
+    pub(super) agent_ids: HashMap<i64, u64>,
+    pub(super) kernel_ids: HashMap<i64, u64>,
+    pub(super) counter_names: HashMap<i64, String>,
+    /// Stream rows → CUDA stream ids, thread rows → thread ids ([`id_map`]).
+    pub(super) stream_ids: HashMap<i64, u64>,
+    pub(super) thread_ids: HashMap<i64, u64>,
+    /// (dispatch passes, replay costs), counted when opened.
+    pub(super) counts: (usize, usize),
+    /// Every agent, kernel and counter row is one the process describes (none is a placeholder
+    /// for an id only its records mention).
+    pub(super) only_described: bool,
+}
+
+impl std::fmt::Debug for StoredProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "process {} of {}", self.guid, self.path.display())
+    }
+}
+
+impl StoredProcess {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> FormatError + Copy + '_ {
+        |e| FormatError::sqlite(&self.path, e)
+    }
+
+    fn corrupt(&self) -> impl Fn(String) -> FormatError + Copy + '_ {
+        |detail| FormatError::Corrupt {
+            path: self.path.to_path_buf(),
+            detail,
+        }
+    }
+
+    fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Counter values of the passes keyed `low..=high`, by key, in the order they were written.
+    fn values(
+        &self,
+        conn: &Connection,
+        (low, high): (i64, i64),
+    ) -> Result<HashMap<i64, Vec<CounterSample>>, FormatError> {
+        let (err, corrupt) = (self.err(), self.corrupt());
+        let mut values: HashMap<i64, Vec<CounterSample>> = HashMap::new();
+        let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
+        let mut rows = statement
+            .query(rusqlite::params![self.guid, low, high])
+            .map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let event_id: Option<i64> = row.get(0).map_err(err)?;
+            let pmc_id: i64 = row.get(1).map_err(err)?;
+            let value: Option<f64> = row.get(2).map_err(err)?;
+            let name = self.counter_names.get(&pmc_id).ok_or_else(|| {
+                corrupt(format!(
+                    "rocpd_pmc_event refers to unknown counter row {pmc_id}"
+                ))
+            })?;
+            if let Some(event_id) = event_id {
+                values.entry(event_id).or_default().push(CounterSample {
+                    name: name.clone(),
+                    // SQLite stores NaN as NULL; we never write NULL otherwise.
+                    value: value.unwrap_or(f64::NAN),
+                });
+            }
+        }
+        Ok(values)
+    }
+
+    /// One pass of a page's row, without its counter values; with its values' key.
+    fn pass(&self, row: &Row<'_>) -> Result<(DispatchRecord, Option<i64>), FormatError> {
+        let (err, corrupt) = (self.err(), self.corrupt());
+        let int = |index| -> Result<i64, FormatError> {
+            Ok(row.get::<_, Option<i64>>(index).map_err(err)?.unwrap_or(0))
+        };
+        let agent_row = int(3)?;
+        let kernel_row = int(7)?;
+        let block = [int(11)? as u32, int(12)? as u32, int(13)? as u32];
+        // The database counts the grid in work-items; the record counts blocks.
+        let grid_threads = [int(8)? as u64, int(9)? as u64, int(10)? as u64];
+        let mut grid = [0u32; 3];
+        for axis in 0..3 {
+            grid[axis] = match block[axis] {
+                0 => 0,
+                threads_per_block => (grid_threads[axis] / u64::from(threads_per_block)) as u32,
+            };
+        }
+        let extdata: Option<String> = row.get(14).map_err(err)?;
+        let event_id: Option<i64> = row.get(17).map_err(err)?;
+        let record = DispatchRecord {
+            dispatch_id: int(0)? as u64,
+            replay_pass: row.get::<_, Option<u32>>(1).map_err(err)?,
+            correlation_id: int(2)? as u64,
+            agent_id: *self.agent_ids.get(&agent_row).ok_or_else(|| {
+                corrupt(format!(
+                    "a dispatch refers to unknown agent row {agent_row}"
+                ))
+            })?,
+            stream_id: row
+                .get::<_, Option<i64>>(4)
+                .map_err(err)?
+                .and_then(|id| self.stream_ids.get(&id).copied())
+                .ok_or_else(|| corrupt("a dispatch refers to an unknown stream row".into()))?,
+            // The dispatch's process is the process being read.
+            pid: self.pid,
+            tid: row
+                .get::<_, Option<i64>>(6)
+                .map_err(err)?
+                .and_then(|id| self.thread_ids.get(&id).copied())
+                .ok_or_else(|| corrupt("a dispatch refers to an unknown thread row".into()))?,
+            kernel_id: *self.kernel_ids.get(&kernel_row).ok_or_else(|| {
+                corrupt(format!(
+                    "a dispatch refers to unknown kernel row {kernel_row}"
+                ))
+            })?,
+            grid,
+            block,
+            dynamic_shared_bytes: super::file::json_field(&extdata, "dynamic_shared_bytes")
+                .unwrap_or(0),
+            start_ns: int(15)? as u64,
+            end_ns: int(16)? as u64,
+            counters: Vec::new(),
+            ranges: super::file::json_field(&extdata, "ranges").unwrap_or_default(),
+        };
+        Ok((record, event_id))
+    }
+
+    /// One replay cost row.
+    fn cost(&self, row: &Row<'_>) -> Result<ReplayCost, FormatError> {
+        let (err, corrupt) = (self.err(), self.corrupt());
+        let int = |index| -> Result<u64, FormatError> {
+            Ok(row.get::<_, i64>(index).map_err(err)? as u64)
+        };
+        let outcome_text: String = row.get(2).map_err(err)?;
+        let outcome = parse_name(&outcome_text)
+            .ok_or_else(|| corrupt(format!("unknown replay outcome {outcome_text:?}")))?;
+        let staging_text: String = row.get(7).map_err(err)?;
+        let staging = parse_name(&staging_text)
+            .ok_or_else(|| corrupt(format!("unknown staging {staging_text:?}")))?;
+        let cache_text: String = row.get(12).map_err(err)?;
+        let cache = parse_name(&cache_text)
+            .ok_or_else(|| corrupt(format!("unknown cache state {cache_text:?}")))?;
+        let mhz = |index| -> Result<u32, FormatError> { row.get(index).map_err(err) };
+        let pass_ns_text: String = row.get(10).map_err(err)?;
+        let pass_ns = serde_json::from_str(&pass_ns_text).map_err(|e| {
+            corrupt(format!(
+                "pass_ns {pass_ns_text:?} is not a list of integers: {e}"
+            ))
+        })?;
+        Ok(ReplayCost {
+            dispatch_id: int(0)?,
+            agent_id: int(1)?,
+            outcome,
+            passes: row.get(3).map_err(err)?,
+            bytes_tracked: int(4)?,
+            bytes_snapshotted: int(5)?,
+            bytes_restored: int(6)?,
+            staging,
+            drain_ns: int(8)?,
+            snapshot_ns: int(9)?,
+            pass_ns,
+            restore_ns: int(11)?,
+            timing_execution_ns: int(17)?,
+            cache,
+            sm_clock_mhz: [mhz(13)?, mhz(14)?],
+            memory_clock_mhz: [mhz(15)?, mhz(16)?],
+        })
+    }
+}
+
+impl RecordSource for StoredProcess {
+    fn dispatches_after(&self, after: i64) -> Result<Page<DispatchRecord>, FormatError> {
+        let err = self.err();
+        let conn = self.connection();
+        let mut passes = Vec::new();
+        let mut last = after;
+        {
+            let mut statement = conn.prepare_cached(self.layout.passes_sql()).map_err(err)?;
+            let mut rows = statement
+                .query(rusqlite::params![self.guid, after, PAGE_ROWS])
+                .map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                passes.push(self.pass(row)?);
+                last = row.get(18).map_err(err)?;
+            }
+        }
+        let keys = passes.iter().filter_map(|(_, key)| *key);
+        let range = (keys.clone().min(), keys.max());
+        if let (Some(low), Some(high)) = range {
+            let mut values = self.values(&conn, (low, high))?;
+            for (record, key) in &mut passes {
+                if let Some(samples) = key.and_then(|key| values.remove(&key)) {
+                    record.counters = samples;
+                }
+            }
+        }
+        if passes.len() < PAGE_ROWS as usize {
+            release_cache(&conn);
+        }
+        Ok((passes.into_iter().map(|(record, _)| record).collect(), last))
+    }
+
+    fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
+        let err = self.err();
+        let conn = self.connection();
+        // Databases written before the timing execution's column existed read as 0 there.
+        let timing = if super::file::has_column(&conn, "kreplay_replay_cost", "timing_execution_ns")
+            .map_err(err)?
+        {
+            "timing_execution_ns"
+        } else {
+            "0"
+        };
+        let mut statement = conn
+            .prepare_cached(&format!(
+                r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
+                   bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
+                   sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
+                   {timing}, id
+                   FROM kreplay_replay_cost WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"#
+            ))
+            .map_err(err)?;
+        let mut rows = statement
+            .query(rusqlite::params![self.guid, after, PAGE_ROWS])
+            .map_err(err)?;
+        let mut costs = Vec::new();
+        let mut last = after;
+        while let Some(row) = rows.next().map_err(err)? {
+            costs.push(self.cost(row)?);
+            last = row.get(18).map_err(err)?;
+        }
+        drop(rows);
+        drop(statement);
+        if costs.len() < PAGE_ROWS as usize {
+            release_cache(&conn);
+        }
+        Ok((costs, last))
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        self.counts
+    }
+
+    fn mentions_only_described(&self) -> bool {
+        self.only_described
+    }
+}
+
+/// Frees the pages a connection cached while its records were read to their end: the files of
+/// a run of many processes stay open, and their caches would otherwise add up.
+fn release_cache(conn: &Connection) {
+    // Only memory is at stake: a failure leaves the cache as it was.
+    let _ = conn.execute_batch("PRAGMA shrink_memory");
+}
+
+/// Every row of a table of ids (`sql` selects the row id and the id it holds), as a map:
+/// `rocpd_info_stream` (CUDA streams) and `rocpd_info_thread` (thread ids).
+pub(super) fn id_map(
+    conn: &Connection,
+    path: &Path,
+    sql: &str,
+) -> Result<HashMap<i64, u64>, FormatError> {
+    let err = |e| FormatError::sqlite(path, e);
+    let mut statement = conn.prepare(sql).map_err(err)?;
+    let mut rows = statement.query([]).map_err(err)?;
+    let mut ids = HashMap::new();
+    while let Some(row) = rows.next().map_err(err)? {
+        let id: Option<i64> = row.get(1).map_err(err)?;
+        if let Some(id) = id {
+            ids.insert(row.get(0).map_err(err)?, id as u64);
+        }
+    }
+    Ok(ids)
+}
+
+/// The stream rows' CUDA stream ids.
+pub(super) const STREAMS_SQL: &str = "SELECT id, cuda_stream FROM rocpd_info_stream";
+/// The thread rows' thread ids.
+pub(super) const THREADS_SQL: &str = "SELECT id, tid FROM rocpd_info_thread";
+
+/// How many passes and costs the process `guid` of `conn` holds.
+pub(super) fn count(
+    conn: &Connection,
+    path: &Path,
+    layout: Layout,
+    guid: &str,
+) -> Result<(usize, usize), FormatError> {
+    let err = |e| FormatError::sqlite(path, e);
+    let passes = match layout {
+        Layout::RowPerPass => "SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?1",
+        Layout::PassTables => "SELECT COUNT(*) FROM kreplay_dispatch_pass WHERE guid = ?1",
+    };
+    let passes: i64 = conn
+        .query_row(passes, [guid], |row| row.get(0))
+        .map_err(err)?;
+    let costs: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM kreplay_replay_cost WHERE guid = ?1",
+            [guid],
+            |row| row.get(0),
+        )
+        .map_err(err)?;
+    Ok((passes as usize, costs as usize))
+}
+
+/// A unit enum from the name the writers give it (`ReplayOutcome::as_str`, `Staging::as_str`,
+/// which are the serde names), so every variant parses without a second list of them.
+fn parse_name<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
+}

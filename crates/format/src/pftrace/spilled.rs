@@ -1,0 +1,242 @@
+//! A dispatch pass and what the trace shows of its replay cost, as bytes for the external sort
+//! ([`crate::spill`]) that brings the records of one dispatch together: fixed-width
+//! little-endian fields; counter names as indexes into the process's list of names.
+
+use crate::records::{CacheState, CounterSample, DispatchRecord, ReplayCost};
+use std::collections::HashMap;
+use std::io;
+
+/// What a slice shows of its dispatch's replay cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct CostFacts {
+    pub(super) cache: CacheState,
+    pub(super) sm_clock_mhz: [u32; 2],
+    pub(super) memory_clock_mhz: [u32; 2],
+}
+
+impl CostFacts {
+    pub(super) fn of(cost: &ReplayCost) -> CostFacts {
+        CostFacts {
+            cache: cost.cache,
+            sm_clock_mhz: cost.sm_clock_mhz,
+            memory_clock_mhz: cost.memory_clock_mhz,
+        }
+    }
+
+    pub(super) fn encode(&self, out: &mut Vec<u8>) {
+        out.push(match self.cache {
+            CacheState::Flushed => 0,
+            CacheState::AsLeft => 1,
+        });
+        for value in self.sm_clock_mhz.iter().chain(&self.memory_clock_mhz) {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> io::Result<CostFacts> {
+        let mut at = Reader { bytes, at: 0 };
+        let cache = match at.take::<1>()?[0] {
+            0 => CacheState::Flushed,
+            _ => CacheState::AsLeft,
+        };
+        Ok(CostFacts {
+            cache,
+            sm_clock_mhz: [at.u32()?, at.u32()?],
+            memory_clock_mhz: [at.u32()?, at.u32()?],
+        })
+    }
+}
+
+/// The counter names of one process, each given a number the first time it is met.
+#[derive(Default)]
+pub(super) struct Names {
+    numbers: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    pub(super) fn number(&mut self, name: &str) -> u32 {
+        if let Some(&number) = self.numbers.get(name) {
+            return number;
+        }
+        let number = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.numbers.insert(name.to_string(), number);
+        number
+    }
+
+    /// The number of a name met before.
+    pub(super) fn known(&self, name: &str) -> io::Result<u32> {
+        self.numbers
+            .get(name)
+            .copied()
+            .ok_or_else(|| io::Error::other("a sorted record names an unknown counter"))
+    }
+
+    pub(super) fn name(&self, number: u32) -> io::Result<&str> {
+        self.names
+            .get(number as usize)
+            .map(String::as_str)
+            .ok_or_else(|| io::Error::other("a sorted record names an unknown counter"))
+    }
+}
+
+/// Appends `record` to `out`.
+pub(super) fn encode_record(record: &DispatchRecord, names: &mut Names, out: &mut Vec<u8>) {
+    for value in [
+        record.dispatch_id,
+        record.correlation_id,
+        record.agent_id,
+        record.stream_id,
+        record.tid,
+        record.kernel_id,
+        record.start_ns,
+        record.end_ns,
+    ] {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    let pass = record.replay_pass.map_or(0, |p| u64::from(p) + 1);
+    for value in [record.pid, record.dynamic_shared_bytes]
+        .iter()
+        .chain(&record.grid)
+        .chain(&record.block)
+    {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out.extend_from_slice(&pass.to_le_bytes());
+    out.extend_from_slice(&(record.counters.len() as u32).to_le_bytes());
+    for sample in &record.counters {
+        out.extend_from_slice(&names.number(&sample.name).to_le_bytes());
+        out.extend_from_slice(&sample.value.to_bits().to_le_bytes());
+    }
+    out.extend_from_slice(&(record.ranges.len() as u32).to_le_bytes());
+    for range in &record.ranges {
+        out.extend_from_slice(&(range.len() as u32).to_le_bytes());
+        out.extend_from_slice(range.as_bytes());
+    }
+}
+
+/// The record [`encode_record`] wrote.
+pub(super) fn decode_record(bytes: &[u8], names: &Names) -> io::Result<DispatchRecord> {
+    let mut at = Reader { bytes, at: 0 };
+    let (dispatch_id, correlation_id, agent_id, stream_id) =
+        (at.u64()?, at.u64()?, at.u64()?, at.u64()?);
+    let (tid, kernel_id, start_ns, end_ns) = (at.u64()?, at.u64()?, at.u64()?, at.u64()?);
+    let (pid, dynamic_shared_bytes) = (at.u32()?, at.u32()?);
+    let grid = [at.u32()?, at.u32()?, at.u32()?];
+    let block = [at.u32()?, at.u32()?, at.u32()?];
+    let replay_pass = match at.u64()? {
+        0 => None,
+        pass => Some((pass - 1) as u32),
+    };
+    let count = at.u32()? as usize;
+    let mut counters = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name = names.name(at.u32()?)?.to_string();
+        let value = f64::from_bits(at.u64()?);
+        counters.push(CounterSample { name, value });
+    }
+    let count = at.u32()? as usize;
+    let mut ranges = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = at.u32()? as usize;
+        ranges.push(at.text(len)?);
+    }
+    Ok(DispatchRecord {
+        dispatch_id,
+        replay_pass,
+        correlation_id,
+        agent_id,
+        stream_id,
+        pid,
+        tid,
+        kernel_id,
+        grid,
+        block,
+        dynamic_shared_bytes,
+        start_ns,
+        end_ns,
+        counters,
+        ranges,
+    })
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> io::Result<[u8; N]> {
+        let field = self
+            .bytes
+            .get(self.at..self.at + N)
+            .ok_or_else(|| io::Error::other("a sorted record ends early"))?;
+        self.at += N;
+        Ok(field.try_into().expect("N bytes"))
+    }
+
+    fn u32(&mut self) -> io::Result<u32> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+
+    fn u64(&mut self) -> io::Result<u64> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+
+    fn text(&mut self, len: usize) -> io::Result<String> {
+        let field = self
+            .bytes
+            .get(self.at..self.at + len)
+            .ok_or_else(|| io::Error::other("a sorted record ends early"))?;
+        self.at += len;
+        String::from_utf8(field.to_vec()).map_err(io::Error::other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_and_a_cost_read_back_as_written() {
+        let mut names = Names::default();
+        for pass in [None, Some(0), Some(3)] {
+            let record = crate::testdata::dispatch(
+                7,
+                42,
+                pass,
+                vec![
+                    CounterSample {
+                        name: "SQ_WAVES".into(),
+                        value: 1.5,
+                    },
+                    CounterSample {
+                        name: "X".into(),
+                        value: f64::NAN,
+                    },
+                ],
+            );
+            let mut record = record;
+            record.ranges = vec!["step 1".into(), "kreplay-sim@tail".into()];
+            let mut bytes = Vec::new();
+            encode_record(&record, &mut names, &mut bytes);
+            let back = decode_record(&bytes, &names).unwrap();
+            assert_eq!(back.replay_pass, pass);
+            assert!(back.counters[1].value.is_nan());
+            let mut same = back.clone();
+            same.counters[1].value = record.counters[1].value;
+            let mut expected = record.clone();
+            expected.counters[1].value = same.counters[1].value;
+            assert_eq!(format!("{same:?}"), format!("{expected:?}"));
+        }
+        let facts = CostFacts {
+            cache: CacheState::Flushed,
+            sm_clock_mhz: [1755, 1980],
+            memory_clock_mhz: [0, 2619],
+        };
+        let mut bytes = Vec::new();
+        facts.encode(&mut bytes);
+        assert_eq!(CostFacts::decode(&bytes).unwrap(), facts);
+    }
+}

@@ -1,0 +1,202 @@
+use super::*;
+use crate::testdata;
+use std::collections::HashMap;
+
+/// Reads `Trace.packet` fields back (prost, the same subset: a check of the framing and
+/// of what was written; the CLI tests parse the file with Perfetto's full schema).
+fn packets(bytes: &[u8]) -> Vec<TracePacket> {
+    let mut rest = bytes;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        assert_eq!(rest[0], 0x0a, "a Trace.packet field");
+        rest = &rest[1..];
+        let packet = TracePacket::decode_length_delimited(&mut rest).unwrap();
+        out.push(packet);
+    }
+    out
+}
+
+#[test]
+fn a_zero_length_slice_begins_before_it_ends_and_back_to_back_slices_stay_apart() {
+    let mut run = RunData::from_records(testdata::recorded_run(42));
+    let dispatches = &mut run.processes[0].dispatches;
+    dispatches[0].end_ns = dispatches[0].start_ns;
+    // The next slice on the same track begins where this one ends.
+    let (at, pass) = (dispatches[0].start_ns, dispatches[0].replay_pass);
+    let next = dispatches
+        .iter_mut()
+        .skip(1)
+        .find(|d| d.replay_pass.unwrap_or(0) == pass.unwrap_or(0))
+        .expect("a second slice on the first one's track");
+    next.start_ns = at;
+    next.end_ns = next.end_ns.max(at + 10);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pftrace");
+    write_pftrace(&run, &path).unwrap();
+    // Per track, begins and ends pair up as a stack that never goes below zero.
+    let mut depth: std::collections::HashMap<u64, i64> = Default::default();
+    for event in packets(&std::fs::read(&path).unwrap())
+        .into_iter()
+        .filter_map(|p| p.track_event)
+        .filter(|e| e.r#type != Some(EventType::Counter as i32))
+    {
+        let d = depth.entry(event.track_uuid.unwrap()).or_default();
+        *d += if event.r#type == Some(EventType::SliceBegin as i32) {
+            1
+        } else {
+            -1
+        };
+        assert!(*d >= 0, "an end before its begin");
+        assert!(
+            *d <= 1,
+            "slices on one track nest where they should follow each other"
+        );
+    }
+    assert!(depth.values().all(|d| *d == 0));
+}
+
+#[test]
+fn every_pass_of_every_dispatch_is_one_slice_with_its_counters() {
+    let run = RunData::from_records(testdata::recorded_run(42));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pftrace");
+    write_pftrace(&run, &path).unwrap();
+    let packets = packets(&std::fs::read(&path).unwrap());
+    assert_eq!(
+        packets[0].sequence_flags,
+        Some(SEQ_INCREMENTAL_STATE_CLEARED)
+    );
+    assert!(packets
+        .iter()
+        .all(|p| p.trusted_packet_sequence_id == Some(SEQUENCE_ID)));
+    let records: usize = run.processes.iter().map(|p| p.dispatches.len()).sum();
+    let begins: Vec<&TrackEvent> = packets
+        .iter()
+        .filter_map(|p| p.track_event.as_ref())
+        .filter(|e| e.r#type == Some(EventType::SliceBegin as i32))
+        .collect();
+    let ends = packets
+        .iter()
+        .filter_map(|p| p.track_event.as_ref())
+        .filter(|e| e.r#type == Some(EventType::SliceEnd as i32))
+        .count();
+    assert_eq!((begins.len(), ends), (records, records));
+    let counters: usize = run
+        .processes
+        .iter()
+        .flat_map(|p| &p.dispatches)
+        .map(|d| d.counters.len())
+        .sum();
+    let annotated: usize = begins
+        .iter()
+        .map(|e| {
+            e.debug_annotations
+                .iter()
+                .filter(|a| a.double_value.is_some())
+                .count()
+        })
+        .sum();
+    assert_eq!(annotated, counters);
+    // Slices with counters say how the caches were left and the clocks seen.
+    let text = |e: &TrackEvent, key: &str| {
+        e.debug_annotations
+            .iter()
+            .find(|a| a.name.as_deref() == Some(key))
+            .and_then(|a| a.string_value.clone())
+    };
+    let with_counters: Vec<&&TrackEvent> = begins
+        .iter()
+        .filter(|e| e.debug_annotations.iter().any(|a| a.double_value.is_some()))
+        .collect();
+    assert!(!with_counters.is_empty());
+    assert!(with_counters
+        .iter()
+        .all(|e| text(e, "cache_control").as_deref() == Some("all")));
+    let caches: Vec<Option<String>> = with_counters.iter().map(|e| text(e, "cache")).collect();
+    assert!(caches.contains(&Some("flushed".to_string())), "{caches:?}");
+    assert!(caches.contains(&Some("as_left".to_string())), "{caches:?}");
+    assert!(with_counters
+        .iter()
+        .any(|e| text(e, "sm_clock_mhz").as_deref() == Some("1755-1980")));
+    // Timestamps never go back.
+    let times: Vec<u64> = packets.iter().filter_map(|p| p.timestamp).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn each_counter_has_a_counter_track_per_agent_with_its_value_per_dispatch() {
+    let run = RunData::from_records(testdata::recorded_run(42));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pftrace");
+    write_pftrace(&run, &path).unwrap();
+    let packets = packets(&std::fs::read(&path).unwrap());
+    let counter_tracks: HashMap<u64, String> = packets
+        .iter()
+        .filter_map(|p| p.track_descriptor.as_ref())
+        .filter(|d| d.counter.is_some())
+        .map(|d| (d.uuid.unwrap(), d.name.clone().unwrap()))
+        .collect();
+    let mut names: Vec<&str> = counter_tracks.values().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "Agent [0] PMC GRBM_GUI_ACTIVE",
+            "Agent [0] PMC SQ_INSTS_VALU",
+            "Agent [0] PMC SQ_WAVES"
+        ]
+    );
+    let waves = counter_tracks
+        .iter()
+        .find(|(_, n)| n.ends_with("SQ_WAVES"))
+        .map(|(u, _)| *u)
+        .unwrap();
+    let points: Vec<(u64, f64)> = packets
+        .iter()
+        .filter_map(|p| Some((p.timestamp?, p.track_event.as_ref()?)))
+        .filter(|(_, e)| e.track_uuid == Some(waves))
+        .map(|(t, e)| (t, e.double_counter_value.unwrap()))
+        .collect();
+    // Dispatch 1 (pass 0 at 6000-6050: 512, not 513 or 514), dispatch 2 (7000-7050: 0).
+    assert_eq!(
+        points,
+        [(6_000, 512.0), (6_050, 0.0), (7_000, 0.0), (7_050, 0.0)]
+    );
+    let begin = packets
+        .iter()
+        .filter_map(|p| p.track_event.as_ref())
+        .find(|e| e.r#type == Some(EventType::SliceBegin as i32))
+        .unwrap();
+    assert_eq!(begin.categories, ["kernel_dispatch"]);
+    let arg = |key: &str| {
+        begin
+            .debug_annotations
+            .iter()
+            .find(|a| a.name.as_deref() == Some(key))
+            .and_then(|a| a.uint_value)
+    };
+    assert_eq!(arg("grid_size"), Some(1024 * 2 * 256), "work-items");
+    assert_eq!(arg("workgroup_size"), Some(256));
+}
+
+#[test]
+fn a_trace_sorted_through_files_is_the_one_sorted_in_memory() {
+    let mut run = RunData::from_records(testdata::recorded_run(42));
+    // A second process, and costs recorded out of order.
+    let mut other = run.processes[0].clone();
+    other.process.pid += 1;
+    other.costs.reverse();
+    run.processes.push(other);
+    let dir = tempfile::tempdir().unwrap();
+    let (memory, spilled) = (dir.path().join("m.pftrace"), dir.path().join("s.pftrace"));
+    write_pftrace(&run, &memory).unwrap();
+    crate::spill::TEST_BUDGET.with(|b| b.set(64));
+    write_pftrace(&run, &spilled).unwrap();
+    crate::spill::TEST_BUDGET.with(|b| b.set(crate::spill::MEMORY_BUDGET));
+    assert_eq!(
+        std::fs::read(&memory).unwrap(),
+        std::fs::read(&spilled).unwrap()
+    );
+    // Only the trace is left in the folder: the sort's files are gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}

@@ -1,0 +1,89 @@
+//! A process's dispatch passes and replay costs, held in memory or read from where they are
+//! stored a page at a time: a run of millions of dispatches is written without ever being held
+//! whole (the writers make one pass over [`Records`], holding one page).
+
+use crate::error::FormatError;
+use crate::records::{DispatchRecord, ReplayCost};
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+/// One page of records and the key to ask the next page after; an empty page is the end.
+pub type Page<T> = (Vec<T>, i64);
+
+/// Where a process's records are kept when they are not in memory (its database): read in pages,
+/// in the order they were recorded.
+pub trait RecordSource: fmt::Debug + Send + Sync {
+    /// The dispatch passes after the one `after` names (0: from the first).
+    fn dispatches_after(&self, after: i64) -> Result<Page<DispatchRecord>, FormatError>;
+    /// The replay costs after the one `after` names (0: from the first).
+    fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError>;
+    /// How many dispatch passes and replay costs there are.
+    fn counts(&self) -> (usize, usize);
+    /// Whether every agent, kernel and counter the records mention is one the process
+    /// describes (then a writer need not read the records to find the others).
+    fn mentions_only_described(&self) -> bool {
+        false
+    }
+}
+
+/// A stored process's records: two runs are equal when they read the same source.
+#[derive(Clone, Debug)]
+pub struct Source(pub Arc<dyn RecordSource>);
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Source) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+pub(crate) type NextPage<'a, T> = Box<dyn FnMut(i64) -> Result<Page<T>, FormatError> + 'a>;
+
+/// The records held in memory, then those of the source, one page at a time; an error ends it.
+pub struct Records<'a, T: Clone> {
+    memory: std::slice::Iter<'a, T>,
+    next_page: Option<NextPage<'a, T>>,
+    page: std::vec::IntoIter<T>,
+    after: i64,
+}
+
+impl<'a, T: Clone> Records<'a, T> {
+    pub(crate) fn new(memory: &'a [T], next_page: Option<NextPage<'a, T>>) -> Records<'a, T> {
+        Records {
+            memory: memory.iter(),
+            next_page,
+            page: Vec::new().into_iter(),
+            after: 0,
+        }
+    }
+}
+
+impl<'a, T: Clone> Iterator for Records<'a, T> {
+    type Item = Result<Cow<'a, T>, FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(record) = self.memory.next() {
+            return Some(Ok(Cow::Borrowed(record)));
+        }
+        loop {
+            if let Some(record) = self.page.next() {
+                return Some(Ok(Cow::Owned(record)));
+            }
+            let next_page = self.next_page.as_mut()?;
+            match next_page(self.after) {
+                Ok((records, _)) if records.is_empty() => {
+                    self.next_page = None;
+                    return None;
+                }
+                Ok((records, last)) => {
+                    self.after = last;
+                    self.page = records.into_iter();
+                }
+                Err(e) => {
+                    self.next_page = None;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}

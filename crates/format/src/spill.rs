@@ -1,0 +1,269 @@
+//! An external sort with bounded memory, for writers that must reorder a run's records (the
+//! Perfetto trace orders its events by time; the records come in the order they were recorded):
+//! items are kept in memory up to a budget, each full buffer is sorted and written to an
+//! anonymous temporary file (a "run"), and the runs are merged when the items are read back.
+//!
+//! An item is bytes whose first `key_len` bytes are its key, compared as bytes: a key made of
+//! big-endian unsigned integers (see [`Key`]) sorts as the tuple of those integers. Keys are
+//! unique (the writers end them with a sequence number), so the order is total.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// How many bytes of items a sorter keeps in memory before it writes them to a run.
+pub(crate) const MEMORY_BUDGET: usize = 16 << 20;
+/// How many runs are merged at once: more are first merged into one.
+const MAX_RUNS: usize = 64;
+/// The read buffer of each run while they are merged.
+const RUN_BUFFER: usize = 64 << 10;
+
+#[cfg(not(test))]
+fn budget() -> usize {
+    MEMORY_BUDGET
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The budget of the sorters this thread makes: tests make them spill at once.
+    pub(crate) static TEST_BUDGET: std::cell::Cell<usize> = const { std::cell::Cell::new(MEMORY_BUDGET) };
+}
+
+#[cfg(test)]
+fn budget() -> usize {
+    TEST_BUDGET.with(|b| b.get())
+}
+
+/// A key built from unsigned integers, most significant first, each big-endian.
+#[derive(Default)]
+pub(crate) struct Key(Vec<u8>);
+
+impl Key {
+    pub(crate) fn new() -> Key {
+        Key(Vec::with_capacity(48))
+    }
+
+    pub(crate) fn u64(mut self, value: u64) -> Key {
+        self.0.extend_from_slice(&value.to_be_bytes());
+        self
+    }
+
+    pub(crate) fn u8(mut self, value: u8) -> Key {
+        self.0.push(value);
+        self
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// Items pushed in any order and read back sorted by key.
+pub(crate) struct Sorter {
+    key_len: usize,
+    budget: usize,
+    /// Where the runs are written (next to the file being written).
+    dir: PathBuf,
+    /// The items in memory, back to back, and where each one is.
+    arena: Vec<u8>,
+    items: Vec<(usize, usize)>,
+    runs: Vec<File>,
+}
+
+impl Sorter {
+    /// A sorter of items whose keys are `key_len` bytes long, spilling into `dir`.
+    pub(crate) fn new(key_len: usize, dir: &Path) -> Sorter {
+        Sorter::with_budget(key_len, dir, budget())
+    }
+
+    pub(crate) fn with_budget(key_len: usize, dir: &Path, budget: usize) -> Sorter {
+        Sorter {
+            key_len,
+            budget,
+            dir: dir.to_path_buf(),
+            arena: Vec::new(),
+            items: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Adds an item: `key` (of the sorter's key length), then `payload`.
+    pub(crate) fn push(&mut self, key: &Key, payload: &[u8]) -> io::Result<()> {
+        debug_assert_eq!(key.len(), self.key_len);
+        let at = self.arena.len();
+        self.arena.extend_from_slice(&key.0);
+        self.arena.extend_from_slice(payload);
+        self.items.push((at, self.arena.len() - at));
+        if self.arena.len() + self.items.len() * 16 >= self.budget {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// The items in memory, sorted by key.
+    fn sorted_in_memory(&mut self) {
+        let (arena, key_len) = (&self.arena, self.key_len);
+        self.items
+            .sort_unstable_by(|a, b| arena[a.0..a.0 + key_len].cmp(&arena[b.0..b.0 + key_len]));
+    }
+
+    /// Writes the items in memory, sorted, to a new run.
+    fn spill(&mut self) -> io::Result<()> {
+        self.sorted_in_memory();
+        let mut file = BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(&self.dir)?);
+        for &(at, len) in &self.items {
+            file.write_all(&(len as u32).to_le_bytes())?;
+            file.write_all(&self.arena[at..at + len])?;
+        }
+        let mut file = file.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        self.runs.push(file);
+        self.arena.clear();
+        self.items.clear();
+        if self.runs.len() >= MAX_RUNS {
+            self.merge_runs()?;
+        }
+        Ok(())
+    }
+
+    /// Merges every run into one.
+    fn merge_runs(&mut self) -> io::Result<()> {
+        let runs = std::mem::take(&mut self.runs);
+        let mut merged = Merge::new(runs, self.key_len)?;
+        let mut file = BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(&self.dir)?);
+        while let Some(item) = merged.next_item()? {
+            file.write_all(&(item.len() as u32).to_le_bytes())?;
+            file.write_all(&item)?;
+        }
+        let mut file = file.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        self.runs.push(file);
+        Ok(())
+    }
+
+    /// Calls `each` with every item's key and payload, in key order.
+    pub(crate) fn drain(
+        mut self,
+        mut each: impl FnMut(&[u8], &[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let key_len = self.key_len;
+        if self.runs.is_empty() {
+            self.sorted_in_memory();
+            for &(at, len) in &self.items {
+                let item = &self.arena[at..at + len];
+                each(&item[..key_len], &item[key_len..])?;
+            }
+            return Ok(());
+        }
+        if !self.items.is_empty() {
+            self.spill()?;
+        }
+        let mut merged = Merge::new(std::mem::take(&mut self.runs), key_len)?;
+        while let Some(item) = merged.next_item()? {
+            each(&item[..key_len], &item[key_len..])?;
+        }
+        Ok(())
+    }
+}
+
+/// The runs' items in key order: each run's next item in a heap.
+struct Merge {
+    readers: Vec<BufReader<File>>,
+    heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
+    key_len: usize,
+}
+
+impl Merge {
+    fn new(runs: Vec<File>, key_len: usize) -> io::Result<Merge> {
+        let mut merge = Merge {
+            readers: runs
+                .into_iter()
+                .map(|f| BufReader::with_capacity(RUN_BUFFER, f))
+                .collect(),
+            heap: BinaryHeap::new(),
+            key_len,
+        };
+        for index in 0..merge.readers.len() {
+            merge.refill(index, Vec::new())?;
+        }
+        Ok(merge)
+    }
+
+    /// Reads run `index`'s next item (into `buffer`'s allocation) onto the heap.
+    fn refill(&mut self, index: usize, mut buffer: Vec<u8>) -> io::Result<()> {
+        let reader = &mut self.readers[index];
+        let mut len = [0u8; 4];
+        match reader.read_exact(&mut len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        buffer.resize(u32::from_le_bytes(len) as usize, 0);
+        reader.read_exact(&mut buffer)?;
+        if buffer.len() < self.key_len {
+            return Err(io::Error::other(
+                "a sort run holds an item shorter than its key",
+            ));
+        }
+        self.heap.push(Reverse((buffer, index)));
+        Ok(())
+    }
+
+    /// The next item in key order; the caller gives it back by calling again.
+    fn next_item(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let Some(Reverse((item, index))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        // The run's next item goes into a fresh buffer; this one is returned.
+        self.refill(index, Vec::with_capacity(item.len()))?;
+        Ok(Some(item))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted_with_budget(budget: usize, values: &[u64]) -> Vec<(u64, Vec<u8>)> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sorter = Sorter::with_budget(16, dir.path(), budget);
+        for (seq, value) in values.iter().enumerate() {
+            let key = Key::new().u64(*value).u64(seq as u64);
+            sorter
+                .push(&key, &value.to_le_bytes()[..(value % 8) as usize])
+                .unwrap();
+        }
+        let mut out = Vec::new();
+        sorter
+            .drain(|key, payload| {
+                let value = u64::from_be_bytes(key[..8].try_into().unwrap());
+                out.push((value, payload.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn items_come_back_in_key_order_in_memory_or_through_many_runs() {
+        // A fixed pseudo-random sequence, with repeats.
+        let values: Vec<u64> = (0..20_000u64).map(|i| (i * 7919 + 13) % 5003).collect();
+        let mut expected: Vec<(usize, u64)> = values.iter().copied().enumerate().collect();
+        expected.sort_by_key(|&(seq, v)| (v, seq));
+        let expected: Vec<(u64, Vec<u8>)> = expected
+            .into_iter()
+            .map(|(_, v)| (v, v.to_le_bytes()[..(v % 8) as usize].to_vec()))
+            .collect();
+        // In memory; a few runs; more runs than are merged at once.
+        for budget in [usize::MAX, 200_000, 4_000] {
+            assert_eq!(
+                sorted_with_budget(budget, &values),
+                expected,
+                "budget {budget}"
+            );
+        }
+        assert!(sorted_with_budget(1_000, &[]).is_empty());
+    }
+}
