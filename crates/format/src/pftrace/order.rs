@@ -40,9 +40,17 @@ pub(super) fn write_events(
     (spill_dir, ticker): (&Path, &Ticker),
     first: &mut bool,
 ) -> io::Result<()> {
-    let gathered = Gathered::read(process, spill_dir, ticker)?;
+    let launches = traces::launch_ids(process);
+    let mut gathered = Gathered::read(process, spill_dir, ticker, &launches)?;
     let tracks = gathered.write_tracks(out, process, process_uuid, first)?;
-    let traced = traces::write_tracks(out, process, process_uuid, tracks.next_uuid, first)?;
+    let launched = std::mem::take(&mut gathered.launched);
+    let traced = traces::write_tracks(
+        out,
+        process,
+        (process_uuid, tracks.next_uuid),
+        launched,
+        first,
+    )?;
     let mut by_time = Sorter::new(BY_TIME_KEY, spill_dir);
     let mut events = Events {
         process,
@@ -91,15 +99,23 @@ struct Gathered {
     slice_tracks: BTreeSet<(u64, u64, u32)>,
     /// (agent, counter number) of every counter value.
     counter_tracks: HashSet<(u64, u32)>,
+    /// The launch calls (of `launches`) whose correlation id a dispatch carries.
+    launched: HashSet<u64>,
 }
 
 impl Gathered {
-    fn read(process: &ProcessRun, spill_dir: &Path, ticker: &Ticker) -> io::Result<Gathered> {
+    fn read(
+        process: &ProcessRun,
+        spill_dir: &Path,
+        ticker: &Ticker,
+        launches: &HashSet<u64>,
+    ) -> io::Result<Gathered> {
         let mut gathered = Gathered {
             by_dispatch: Sorter::new(BY_DISPATCH_KEY, spill_dir),
             names: Names::default(),
             slice_tracks: BTreeSet::new(),
             counter_tracks: HashSet::new(),
+            launched: HashSet::new(),
         };
         let mut payload = Vec::new();
         for (seq, cost) in process.each_cost().enumerate() {
@@ -114,6 +130,9 @@ impl Gathered {
             let record = record.map_err(io::Error::other)?;
             ticker.tick();
             let pass = record.replay_pass.unwrap_or(0);
+            if pass == 0 && launches.contains(&record.correlation_id) {
+                gathered.launched.insert(record.correlation_id);
+            }
             gathered
                 .slice_tracks
                 .insert((record.agent_id, record.stream_id, pass));

@@ -28,7 +28,7 @@ pub(super) struct TraceTracks {
     api: HashMap<u64, u64>,
     copies: Vec<u64>,
     allocated: Option<u64>,
-    /// Correlation ids of the application's launch calls: flows to their dispatches.
+    /// Correlation ids of the launch calls with a dispatch: flows to their dispatches.
     launches: HashSet<u64>,
     /// Added to a correlation id: flow ids unique in the file.
     flow_base: u64,
@@ -65,12 +65,23 @@ fn lanes(intervals: impl Iterator<Item = (u64, u64)>) -> Vec<usize> {
     lane_of
 }
 
-/// Writes the tracks' descriptors under `parent`, numbered from `next_uuid`.
+/// The correlation ids of the application's launch calls.
+pub(super) fn launch_ids(process: &ProcessRun) -> HashSet<u64> {
+    process
+        .api_calls
+        .iter()
+        .filter(|c| is_launch(c))
+        .map(|c| c.correlation_id)
+        .collect()
+}
+
+/// Writes the tracks' descriptors under `parent`, numbered from `next_uuid`; `launched`: the
+/// launch calls whose dispatches were recorded (a launch captured into a graph has none).
 pub(super) fn write_tracks(
     out: &mut impl Write,
     process: &ProcessRun,
-    parent: u64,
-    mut next_uuid: u64,
+    (parent, mut next_uuid): (u64, u64),
+    launched: HashSet<u64>,
     first: &mut bool,
 ) -> io::Result<TraceTracks> {
     let mut named: BTreeMap<String, u64> = BTreeMap::new();
@@ -116,18 +127,12 @@ pub(super) fn write_tracks(
         true => None,
         false => Some(track(out, "Memory allocated (bytes)".to_string(), true)?),
     };
-    let launches = process
-        .api_calls
-        .iter()
-        .filter(|c| is_launch(c))
-        .map(|c| c.correlation_id)
-        .collect();
     Ok(TraceTracks {
         markers,
         api,
         copies,
         allocated,
-        launches,
+        launches: launched,
         flow_base: parent,
     })
 }
@@ -214,7 +219,7 @@ pub(super) fn push_events(
             args.push(DebugAnnotation::uint("parent_corr_id", call.parent_id));
         }
         let mut event = named(&call.function, API_CATEGORY, args);
-        if is_launch(call) {
+        if tracks.launches.contains(&call.correlation_id) {
             event.flow_ids = vec![tracks.flow_base + call.correlation_id];
         }
         let at = (track, call.correlation_id);
