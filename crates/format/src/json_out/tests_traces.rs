@@ -128,3 +128,36 @@ fn copies_and_allocations_carry_their_agents_addresses_and_sizes() {
     assert_eq!(names[3], "MEMORY_ALLOCATION_VMEM_ALLOCATE");
     assert_eq!(names[6], "MEMORY_ALLOCATION_FREE");
 }
+
+#[test]
+fn a_dispatch_carries_its_range_stack_and_under_kernel_rename_its_name() {
+    let mut run = RunData::from_records(crate::testdata::recorded_with_markers());
+    let dispatches = |run: &RunData| {
+        let mut bytes = Vec::new();
+        write_document(run, &mut bytes).unwrap();
+        let document: Value = serde_json::from_slice(&bytes).unwrap();
+        document[TOOL_KEY][0]["buffer_records"]["kernel_dispatch"].clone()
+    };
+    let plain = dispatches(&run);
+    let first = &plain[0];
+    assert_eq!(first["dispatch_info"]["dispatch_id"], 1);
+    assert_eq!(first["ranges"], serde_json::json!(["step 0", "forward"]));
+    assert!(first.get("kernel_rename").is_none());
+    let outside = plain
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["dispatch_info"]["dispatch_id"] != 1);
+    assert!(outside.unwrap().get("ranges").is_none());
+    run.processes[0].process.kernel_rename = true;
+    let renamed = dispatches(&run);
+    assert_eq!(renamed[0]["kernel_rename"], "forward");
+    let unnamed = renamed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d.get("kernel_rename").is_none());
+    let outside_ranges = plain.as_array().unwrap().iter();
+    let outside_ranges = outside_ranges.filter(|d| d["dispatch_info"]["dispatch_id"] != 1);
+    assert_eq!(unnamed.count(), outside_ranges.count());
+}
