@@ -55,6 +55,8 @@ def main(path):
                 open_slices.setdefault(track, []).append({
                     "name": e.name, "track": track, "ts": packet.timestamp,
                     "categories": list(e.categories),
+                    "flow_ids": list(e.flow_ids),
+                    "terminating_flow_ids": list(e.terminating_flow_ids),
                     "args": {a.name: annotation_value(a) for a in e.debug_annotations}})
             elif e.type == pb.TrackEvent.TYPE_COUNTER:
                 value = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value

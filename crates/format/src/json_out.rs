@@ -70,6 +70,7 @@ mod process;
 mod read;
 mod summary;
 mod tables;
+mod trace_json;
 
 #[cfg(test)]
 pub(crate) use document::write_json;
@@ -80,3 +81,5 @@ pub use read::{read_json_counter_records, JsonCounterRecord};
 mod tests;
 #[cfg(test)]
 mod tests_code_objects;
+#[cfg(test)]
+mod tests_traces;

@@ -32,6 +32,7 @@ use std::path::Path;
 
 mod order;
 mod spilled;
+mod traces;
 
 /// `TracePacket` (the fields used here).
 #[derive(Clone, PartialEq, Message)]
@@ -112,6 +113,12 @@ struct TrackEvent {
     name: Option<String>,
     #[prost(double, optional, tag = "44")]
     double_counter_value: Option<f64>,
+    /// Flows this event starts (`flow_ids`, not packed, as the schema declares it).
+    #[prost(fixed64, repeated, packed = "false", tag = "47")]
+    flow_ids: Vec<u64>,
+    /// Flows this event ends (`terminating_flow_ids`).
+    #[prost(fixed64, repeated, packed = "false", tag = "48")]
+    terminating_flow_ids: Vec<u64>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -385,3 +392,5 @@ fn encode_packet(mut packet: TracePacket, bytes: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_traces;

@@ -21,3 +21,4 @@ mod sim_replay;
 mod sim_window;
 mod stats;
 mod switches;
+mod trace_outputs;

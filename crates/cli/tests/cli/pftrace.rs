@@ -22,7 +22,7 @@ fn python_path() -> PathBuf {
     path
 }
 
-fn read_trace(path: &Path) -> serde_json::Value {
+pub(crate) fn read_trace(path: &Path) -> serde_json::Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pftrace_read.py");
     let out = std::process::Command::new("python3")
         .arg(script)

@@ -55,8 +55,16 @@ pub(super) struct KernelDispatch {
     pub(super) correlation_id: Correlation,
     pub(super) dispatch_info: DispatchInfo,
     pub(super) end_timestamp: u64,
+    /// kreplay's, under `--kernel-rename`: the name the dispatch is given (its innermost
+    /// range); left out for a dispatch launched outside any range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) kernel_rename: Option<String>,
     pub(super) kind: usize,
     pub(super) operation: usize,
+    /// kreplay's, with `--marker-trace`: the push/pop ranges open on the launching thread at
+    /// launch, outermost first (the database's `ranges`); left out when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) ranges: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) replay_pass: Option<u32>,
     pub(super) size: u64,

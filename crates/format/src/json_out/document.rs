@@ -9,6 +9,8 @@ use super::kinds::{
 };
 use super::parts::{Array, AsValue, Fallible, NONE};
 use super::process::Process;
+use super::trace_json::Traces;
+use crate::api::ApiDomain;
 use crate::error::FormatError;
 use crate::files::write_file;
 #[cfg(test)]
@@ -28,23 +30,25 @@ use std::path::Path;
 
 /// A `strings.*_records` entry: a tracing kind's name and its operations' names.
 #[derive(Serialize)]
-struct KindNames {
+struct KindNames<'a> {
     kind: &'static str,
-    operations: &'static [&'static str],
+    operations: &'a [&'a str],
 }
 
 /// `strings.buffer_records` or `strings.callback_records`: every kind, index = kind value, with
-/// the operation names of the kernel-dispatch kind (`kernel_dispatch`).
-fn kind_names(
+/// the operation names of the kernel-dispatch kind (`kernel_dispatch`) and of the tracing kinds
+/// `traced` names.
+fn kind_names<'a>(
     kinds: &'static [&'static str],
     kernel_dispatch: usize,
-) -> impl Iterator<Item = KindNames> {
+    traced: impl Fn(usize) -> Option<&'a [&'a str]> + 'a,
+) -> impl Iterator<Item = KindNames<'a>> {
     kinds.iter().enumerate().map(move |(kind, name)| KindNames {
         kind: name,
         operations: if kind == kernel_dispatch {
             &KERNEL_DISPATCH_OPERATIONS
         } else {
-            &[]
+            traced(kind).unwrap_or(&[])
         },
     })
 }
@@ -61,26 +65,26 @@ struct CounterDimensions {
 }
 
 #[derive(Serialize)]
-struct Strings<B, C> {
+struct Strings<B, C, M> {
     att_filenames: [(); 0],
     buffer_records: B,
     callback_records: C,
     code_object_snapshot_filenames: [(); 0],
     correlation_id: ExternalCorrelationNames,
     counters: CounterDimensions,
-    marker_api: [(); 0],
+    marker_api: M,
     pc_sample_comments: [(); 0],
     pc_sample_instructions: [(); 0],
 }
 
 #[derive(Serialize)]
-struct BufferRecords<D> {
-    hip_api: [(); 0],
-    hsa_api: [(); 0],
+struct BufferRecords<D, H, S, M, A, C> {
+    hip_api: H,
+    hsa_api: S,
     kernel_dispatch: D,
-    marker_api: [(); 0],
-    memory_allocation: [(); 0],
-    memory_copy: [(); 0],
+    marker_api: M,
+    memory_allocation: A,
+    memory_copy: C,
     pc_sample_host_trap: [(); 0],
     pc_sample_stochastic: [(); 0],
     rccl_api: [(); 0],
@@ -111,21 +115,22 @@ impl Serialize for ProcessJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let run = self.0;
         let p = Process::new(run, self.1).map_err(S::Error::custom)?;
+        let traces = Traces::new(run);
         let mut process = serializer.serialize_map(Some(11))?;
         process.serialize_entry("agents", &Array(|| p.agents.entries()))?;
         process.serialize_entry(
             "buffer_records",
             &BufferRecords {
-                hip_api: NONE,
-                hsa_api: NONE,
+                hip_api: Array(|| traces.api_records(ApiDomain::Runtime)),
+                hsa_api: Array(|| traces.api_records(ApiDomain::Driver)),
                 kernel_dispatch: Array(|| {
                     run.each_dispatch()
                         .inspect(|_| self.2.tick())
                         .map(|dispatch| Fallible(dispatch.map(|d| p.kernel_dispatch_json(&d))))
                 }),
-                marker_api: NONE,
-                memory_allocation: NONE,
-                memory_copy: NONE,
+                marker_api: Array(|| traces.marker_records()),
+                memory_allocation: Array(|| traces.allocation_records(&p.agents)),
+                memory_copy: Array(|| traces.copy_records(&p.agents)),
                 pc_sample_host_trap: NONE,
                 pc_sample_stochastic: NONE,
                 rccl_api: NONE,
@@ -186,17 +191,25 @@ impl Serialize for ProcessJson<'_> {
             &Strings {
                 att_filenames: NONE,
                 buffer_records: Array(|| {
-                    kind_names(&BUFFER_TRACING_KINDS, BUFFER_TRACING_KERNEL_DISPATCH)
+                    kind_names(
+                        &BUFFER_TRACING_KINDS,
+                        BUFFER_TRACING_KERNEL_DISPATCH,
+                        |kind| traces.operations(kind),
+                    )
                 }),
                 callback_records: Array(|| {
-                    kind_names(&CALLBACK_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH)
+                    kind_names(
+                        &CALLBACK_TRACING_KINDS,
+                        CALLBACK_TRACING_KERNEL_DISPATCH,
+                        |_| None,
+                    )
                 }),
                 code_object_snapshot_filenames: NONE,
                 correlation_id: ExternalCorrelationNames { external: NONE },
                 counters: CounterDimensions {
                     dimension_ids: NONE,
                 },
-                marker_api: NONE,
+                marker_api: Array(|| traces.marker_messages()),
                 pc_sample_comments: NONE,
                 pc_sample_instructions: NONE,
             },

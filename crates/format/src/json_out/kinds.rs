@@ -5,14 +5,15 @@
 pub(super) const TOOL_KEY: &str = "rocprofiler-sdk-tool";
 
 /// `rocprofiler_buffer_tracing_kind_t` (rocprofiler-sdk `fwd.h`): index = value, names as
-/// `rocprofiler_query_buffer_tracing_kind_name` gives them.
+/// `rocprofiler_query_buffer_tracing_kind_name` gives them, but for the two CUDA API kinds in
+/// the slots of the HIP runtime and HSA core APIs (`CUDA_RUNTIME_API`, `CUDA_DRIVER_API`).
 pub(super) const BUFFER_TRACING_KINDS: [&str; 33] = [
     "NONE",
-    "HSA_CORE_API",
+    "CUDA_DRIVER_API",
     "HSA_AMD_EXT_API",
     "HSA_IMAGE_EXT_API",
     "HSA_FINALIZE_EXT_API",
-    "HIP_RUNTIME_API",
+    "CUDA_RUNTIME_API",
     "HIP_COMPILER_API",
     "MARKER_CORE_API",
     "MARKER_CONTROL_API",

@@ -85,6 +85,13 @@ impl<'a> Process<'a> {
                 handle: dispatch.stream_id,
             },
             replay_pass: self.replay_pass(dispatch),
+            kernel_rename: self
+                .run
+                .process
+                .kernel_rename
+                .then(|| dispatch.innermost_range().map(str::to_string))
+                .flatten(),
+            ranges: dispatch.ranges.clone(),
         }
     }
 

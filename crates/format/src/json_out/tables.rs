@@ -99,6 +99,11 @@ impl<'a> Agents<'a> {
         self.handles[&agent_id]
     }
 
+    /// The handle of a device the document may not list (a copy's or allocation's).
+    pub(super) fn try_handle(&self, agent_id: u64) -> Option<u64> {
+        self.handles.get(&agent_id).copied()
+    }
+
     pub(super) fn entries(&self) -> impl Iterator<Item = Value> + '_ {
         self.ids.iter().map(|id| {
             let agent = self.described.get(id).copied();

@@ -13,6 +13,7 @@
 //!    place in the run, so that the order is the one a stable sort of them all would give).
 
 use super::spilled::{decode_record, encode_record, CostFacts, Names};
+use super::traces::{self, TraceTracks};
 use super::{
     annotations, encode_packet, kernel_name, track_name, write_track, EventType, TracePacket,
     TrackEvent, BEGIN, CATEGORY, EMPTY, END, PACKET_FIELD,
@@ -39,13 +40,23 @@ pub(super) fn write_events(
     (spill_dir, ticker): (&Path, &Ticker),
     first: &mut bool,
 ) -> io::Result<()> {
-    let gathered = Gathered::read(process, spill_dir, ticker)?;
+    let launches = traces::launch_ids(process);
+    let mut gathered = Gathered::read(process, spill_dir, ticker, &launches)?;
     let tracks = gathered.write_tracks(out, process, process_uuid, first)?;
+    let launched = std::mem::take(&mut gathered.launched);
+    let traced = traces::write_tracks(
+        out,
+        process,
+        (process_uuid, tracks.next_uuid),
+        launched,
+        first,
+    )?;
     let mut by_time = Sorter::new(BY_TIME_KEY, spill_dir);
     let mut events = Events {
         process,
         replay,
         tracks: &tracks,
+        traced: &traced,
         names: &gathered.names,
         by_time: &mut by_time,
         packet: Vec::new(),
@@ -71,6 +82,9 @@ pub(super) fn write_events(
         Ok(())
     })?;
     events.dispatch(&dispatch)?;
+    traces::push_events(process, &traced, &mut |at, not_begin, seq, event| {
+        events.push(at, not_begin, seq, event)
+    })?;
     by_time.drain(|_, packet| {
         out.write_all(&[PACKET_FIELD])?;
         out.write_all(packet)
@@ -85,15 +99,23 @@ struct Gathered {
     slice_tracks: BTreeSet<(u64, u64, u32)>,
     /// (agent, counter number) of every counter value.
     counter_tracks: HashSet<(u64, u32)>,
+    /// The launch calls (of `launches`) whose correlation id a dispatch carries.
+    launched: HashSet<u64>,
 }
 
 impl Gathered {
-    fn read(process: &ProcessRun, spill_dir: &Path, ticker: &Ticker) -> io::Result<Gathered> {
+    fn read(
+        process: &ProcessRun,
+        spill_dir: &Path,
+        ticker: &Ticker,
+        launches: &HashSet<u64>,
+    ) -> io::Result<Gathered> {
         let mut gathered = Gathered {
             by_dispatch: Sorter::new(BY_DISPATCH_KEY, spill_dir),
             names: Names::default(),
             slice_tracks: BTreeSet::new(),
             counter_tracks: HashSet::new(),
+            launched: HashSet::new(),
         };
         let mut payload = Vec::new();
         for (seq, cost) in process.each_cost().enumerate() {
@@ -108,6 +130,9 @@ impl Gathered {
             let record = record.map_err(io::Error::other)?;
             ticker.tick();
             let pass = record.replay_pass.unwrap_or(0);
+            if pass == 0 && launches.contains(&record.correlation_id) {
+                gathered.launched.insert(record.correlation_id);
+            }
             gathered
                 .slice_tracks
                 .insert((record.agent_id, record.stream_id, pass));
@@ -149,6 +174,7 @@ impl Gathered {
             tracks.counters.insert((agent, number), next_uuid);
             next_uuid += 1;
         }
+        tracks.next_uuid = next_uuid;
         Ok(tracks)
     }
 }
@@ -158,6 +184,8 @@ impl Gathered {
 struct Tracks {
     slices: HashMap<(u64, u64, u32), u64>,
     counters: HashMap<(u64, u32), u64>,
+    /// The first uuid after these tracks'.
+    next_uuid: u64,
 }
 
 /// One dispatch id's cost and records (with their places in the run), as the sort by dispatch
@@ -174,6 +202,7 @@ struct Events<'a> {
     process: &'a ProcessRun,
     replay: bool,
     tracks: &'a Tracks,
+    traced: &'a TraceTracks,
     names: &'a Names,
     by_time: &'a mut Sorter,
     packet: Vec<u8>,
@@ -204,6 +233,14 @@ impl Events<'_> {
             track_uuid: Some(uuid),
             categories: vec![CATEGORY.to_string()],
             name: Some(kernel_name(self.process, record)),
+            terminating_flow_ids: match pass {
+                0 => self
+                    .traced
+                    .flow_to(record.correlation_id)
+                    .into_iter()
+                    .collect(),
+                _ => Vec::new(),
+            },
             ..Default::default()
         };
         let at = (record.start_ns, class, uuid, record.dispatch_id);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 /// Reads `Trace.packet` fields back (prost, the same subset: a check of the framing and
 /// of what was written; the CLI tests parse the file with Perfetto's full schema).
-fn packets(bytes: &[u8]) -> Vec<TracePacket> {
+pub(super) fn packets(bytes: &[u8]) -> Vec<TracePacket> {
     let mut rest = bytes;
     let mut out = Vec::new();
     while !rest.is_empty() {

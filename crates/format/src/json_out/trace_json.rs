@@ -1,0 +1,292 @@
+//! The tracing domains' `buffer_records` arrays (`marker_api`, `hip_api`, `hsa_api`,
+//! `memory_copy`, `memory_allocation`) and their names in `strings`, as rocprofv3 writes its
+//! buffer-tracing records: one typed struct per record, streamed from the process's lists.
+//!
+//! CUDA's runtime calls are HIP's runtime calls (`hip_api`, kind `HIP_RUNTIME_API`'s slot,
+//! named `CUDA_RUNTIME_API`), its driver calls the HSA calls beneath (`hsa_api`, kind
+//! `HSA_CORE_API`'s slot, named `CUDA_DRIVER_API`). A record's `operation` indexes its kind's
+//! `operations` in `strings.buffer_records`; the API and marker kinds' operations are the
+//! functions the process called, in the order first seen.
+
+use super::dispatch_json::{Correlation, Handle};
+use super::tables::Agents;
+use crate::api::{ApiDomain, ApiRecord};
+use crate::markers::MarkerRecord;
+use crate::memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
+use crate::run::ProcessRun;
+use serde::Serialize;
+
+/// `ROCPROFILER_BUFFER_TRACING_HSA_CORE_API`: CUDA driver calls.
+pub(super) const KIND_DRIVER_API: usize = 1;
+/// `ROCPROFILER_BUFFER_TRACING_HIP_RUNTIME_API`: CUDA runtime calls.
+pub(super) const KIND_RUNTIME_API: usize = 5;
+/// `ROCPROFILER_BUFFER_TRACING_MEMORY_COPY`.
+pub(super) const KIND_MEMORY_COPY: usize = 10;
+/// `ROCPROFILER_BUFFER_TRACING_MEMORY_ALLOCATION`.
+pub(super) const KIND_MEMORY_ALLOCATION: usize = 16;
+/// `ROCPROFILER_BUFFER_TRACING_MARKER_CORE_RANGE_API`: NVTX ranges and marks.
+pub(super) const KIND_MARKER: usize = 32;
+
+/// `rocprofiler_memory_copy_operation_t`: index = value.
+pub(super) const MEMORY_COPY_OPERATIONS: [&str; 5] = [
+    "MEMORY_COPY_NONE",
+    "MEMORY_COPY_HOST_TO_HOST",
+    "MEMORY_COPY_HOST_TO_DEVICE",
+    "MEMORY_COPY_DEVICE_TO_HOST",
+    "MEMORY_COPY_DEVICE_TO_DEVICE",
+];
+/// `rocprofiler_memory_allocation_operation_t`: index = value.
+pub(super) const MEMORY_ALLOCATION_OPERATIONS: [&str; 5] = [
+    "MEMORY_ALLOCATION_NONE",
+    "MEMORY_ALLOCATION_ALLOCATE",
+    "MEMORY_ALLOCATION_FREE",
+    "MEMORY_ALLOCATION_VMEM_ALLOCATE",
+    "MEMORY_ALLOCATION_VMEM_FREE",
+];
+
+/// `sizeof` of the C records (x86-64): size, kind and operation, correlation id, two
+/// timestamps, thread id.
+const SIZE_API_RECORD: u64 = 8 + 8 + 24 + 16 + 8;
+/// ... then two agent ids, bytes, two addresses.
+const SIZE_MEMORY_COPY_RECORD: u64 = SIZE_API_RECORD + 40;
+/// ... then an agent id, an address, the size.
+const SIZE_MEMORY_ALLOCATION_RECORD: u64 = SIZE_API_RECORD + 24;
+
+/// A `marker_api`, `hip_api` or `hsa_api` record.
+#[derive(Serialize)]
+pub(super) struct ApiJson {
+    correlation_id: Correlation,
+    end_timestamp: u64,
+    kind: usize,
+    operation: usize,
+    size: u64,
+    start_timestamp: u64,
+    thread_id: u64,
+}
+
+/// A `memory_copy` record.
+#[derive(Serialize)]
+pub(super) struct MemoryCopyJson {
+    bytes: u64,
+    correlation_id: Correlation,
+    dst_address: Handle,
+    dst_agent_id: Handle,
+    end_timestamp: u64,
+    kind: usize,
+    operation: usize,
+    size: u64,
+    src_address: Handle,
+    src_agent_id: Handle,
+    start_timestamp: u64,
+    /// kreplay's: the CUDA stream (0: the default stream, or a synchronous copy).
+    stream_id: Handle,
+    thread_id: u64,
+}
+
+/// A `memory_allocation` record.
+#[derive(Serialize)]
+pub(super) struct MemoryAllocationJson {
+    address: Handle,
+    agent_id: Handle,
+    allocation_size: u64,
+    correlation_id: Correlation,
+    end_timestamp: u64,
+    kind: usize,
+    operation: usize,
+    size: u64,
+    start_timestamp: u64,
+    thread_id: u64,
+}
+
+/// The operation names of a process's markers or of one API domain, in the order first seen.
+pub(super) struct Operations<'a>(Vec<&'a str>);
+
+impl<'a> Operations<'a> {
+    fn new(names: impl Iterator<Item = &'a str>) -> Operations<'a> {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in names {
+            if !seen.contains(&name) {
+                seen.push(name);
+            }
+        }
+        Operations(seen)
+    }
+
+    fn index(&self, name: &str) -> usize {
+        self.0.iter().position(|n| *n == name).unwrap_or(0)
+    }
+
+    pub(super) fn names(&self) -> &[&'a str] {
+        &self.0
+    }
+}
+
+/// A process's tracing records and the operation tables they index.
+pub(super) struct Traces<'a> {
+    run: &'a ProcessRun,
+    pub(super) markers: Operations<'a>,
+    pub(super) runtime: Operations<'a>,
+    pub(super) driver: Operations<'a>,
+}
+
+fn correlation(internal: u64, ancestor: u64) -> Correlation {
+    Correlation {
+        ancestor,
+        external: 0,
+        internal,
+    }
+}
+
+impl<'a> Traces<'a> {
+    pub(super) fn new(run: &'a ProcessRun) -> Traces<'a> {
+        let calls = |domain| {
+            Operations::new(
+                run.api_calls
+                    .iter()
+                    .filter(move |c| c.domain == domain)
+                    .map(|c| c.function.as_ref()),
+            )
+        };
+        Traces {
+            run,
+            markers: Operations::new(run.markers.iter().map(|m| m.operation.as_str())),
+            runtime: calls(ApiDomain::Runtime),
+            driver: calls(ApiDomain::Driver),
+        }
+    }
+
+    /// The operation names of buffer-tracing kind `kind`, if it is one of these (the memory
+    /// kinds' only when the process has records of them).
+    pub(super) fn operations(&self, kind: usize) -> Option<&[&'a str]> {
+        match kind {
+            KIND_DRIVER_API => Some(self.driver.names()),
+            KIND_RUNTIME_API => Some(self.runtime.names()),
+            KIND_MARKER => Some(self.markers.names()),
+            KIND_MEMORY_COPY => (!self.run.copies.is_empty()).then_some(&MEMORY_COPY_OPERATIONS),
+            KIND_MEMORY_ALLOCATION => {
+                (!self.run.allocations.is_empty()).then_some(&MEMORY_ALLOCATION_OPERATIONS)
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn marker_records(&self) -> impl Iterator<Item = ApiJson> + '_ {
+        self.run.markers.iter().map(|m: &MarkerRecord| ApiJson {
+            correlation_id: correlation(m.id, 0),
+            end_timestamp: m.end_ns,
+            kind: KIND_MARKER,
+            operation: self.markers.index(&m.operation),
+            size: SIZE_API_RECORD,
+            start_timestamp: m.start_ns,
+            thread_id: m.tid,
+        })
+    }
+
+    /// `strings.marker_api`: each marker's message by its correlation id.
+    pub(super) fn marker_messages(&self) -> impl Iterator<Item = KeyValue<'a>> + 'a {
+        self.run.markers.iter().map(|m| KeyValue {
+            key: m.id,
+            value: m.function(),
+        })
+    }
+
+    /// The `hip_api` (runtime) or `hsa_api` (driver) records.
+    pub(super) fn api_records(&self, domain: ApiDomain) -> impl Iterator<Item = ApiJson> + '_ {
+        let (kind, names) = match domain {
+            ApiDomain::Runtime => (KIND_RUNTIME_API, &self.runtime),
+            ApiDomain::Driver => (KIND_DRIVER_API, &self.driver),
+        };
+        self.run
+            .api_calls
+            .iter()
+            .filter(move |c| c.domain == domain)
+            .map(move |c: &ApiRecord| ApiJson {
+                correlation_id: correlation(c.correlation_id, c.parent_id),
+                end_timestamp: c.end_ns,
+                kind,
+                operation: names.index(&c.function),
+                size: SIZE_API_RECORD,
+                start_timestamp: c.start_ns,
+                thread_id: c.tid,
+            })
+    }
+
+    pub(super) fn copy_records<'b>(
+        &'b self,
+        agents: &'b Agents,
+    ) -> impl Iterator<Item = MemoryCopyJson> + 'b {
+        self.run
+            .copies
+            .iter()
+            .map(|c: &MemoryCopyRecord| MemoryCopyJson {
+                bytes: c.bytes,
+                correlation_id: correlation(c.id, 0),
+                dst_address: Handle {
+                    handle: c.dst_address,
+                },
+                dst_agent_id: agent(agents, c.dst_agent),
+                end_timestamp: c.end_ns,
+                kind: KIND_MEMORY_COPY,
+                operation: copy_operation(c.direction),
+                size: SIZE_MEMORY_COPY_RECORD,
+                src_address: Handle {
+                    handle: c.src_address,
+                },
+                src_agent_id: agent(agents, c.src_agent),
+                start_timestamp: c.start_ns,
+                stream_id: Handle {
+                    handle: c.stream_id,
+                },
+                thread_id: c.tid,
+            })
+    }
+
+    pub(super) fn allocation_records<'b>(
+        &'b self,
+        agents: &'b Agents,
+    ) -> impl Iterator<Item = MemoryAllocationJson> + 'b {
+        self.run
+            .allocations
+            .iter()
+            .map(|a: &MemoryAllocationRecord| MemoryAllocationJson {
+                address: Handle { handle: a.address },
+                agent_id: agent(agents, a.agent_id),
+                allocation_size: a.size,
+                correlation_id: correlation(a.id, 0),
+                end_timestamp: a.end_ns,
+                kind: KIND_MEMORY_ALLOCATION,
+                operation: allocation_operation(a.operation),
+                size: SIZE_MEMORY_ALLOCATION_RECORD,
+                start_timestamp: a.start_ns,
+                thread_id: a.tid,
+            })
+    }
+}
+
+/// `{key, value}`, as cereal writes a std::map entry.
+#[derive(Serialize)]
+pub(super) struct KeyValue<'a> {
+    key: u64,
+    value: &'a str,
+}
+
+/// A device's agent handle; host memory (and a device the document lists no agent for) 0.
+fn agent(agents: &Agents, device: Option<u64>) -> Handle {
+    Handle {
+        handle: device.and_then(|d| agents.try_handle(d)).unwrap_or(0),
+    }
+}
+
+fn copy_operation(direction: CopyDirection) -> usize {
+    MEMORY_COPY_OPERATIONS
+        .iter()
+        .position(|name| *name == direction.as_str())
+        .unwrap_or(0)
+}
+
+fn allocation_operation(operation: AllocationOperation) -> usize {
+    MEMORY_ALLOCATION_OPERATIONS
+        .iter()
+        .position(|name| *name == operation.as_str())
+        .unwrap_or(0)
+}

@@ -1,0 +1,286 @@
+//! The tracing domains' tracks and events: NVTX markers and CUDA API calls on a track per
+//! thread (push/pop ranges and calls nest as they were made; start/end ranges, which may overlap
+//! and end on another thread, on lanes of their own), copies on a track per stream (lanes where
+//! copies overlap), and the bytes the application holds allocated as a counter track. A launch
+//! call starts a flow (its correlation id) that its dispatches' slices end.
+//!
+//! These records are in memory (`ProcessRun`'s lists); their events go into the same sort by
+//! time as the dispatches', keyed alike (see `order`): at one time ends, then zero-length
+//! slices, then begins, the longest-lasting begin first and the latest-begun end first, so that
+//! slices at one time nest.
+
+use super::{write_track, DebugAnnotation, EventType, TrackEvent, BEGIN, EMPTY, END};
+use crate::api::{ApiDomain, ApiRecord};
+use crate::markers::MarkerKind;
+use crate::memory::AllocationOperation;
+use crate::run::ProcessRun;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{self, Write};
+
+/// Category of marker slices (rocprofv3's name for its marker records).
+const MARKER_CATEGORY: &str = "marker_api";
+const API_CATEGORY: &str = "cuda_api";
+const COPY_CATEGORY: &str = "memory_copy";
+
+/// The tracks of a process's tracing records, each record's track (by its index in its list).
+pub(super) struct TraceTracks {
+    markers: Vec<u64>,
+    api: HashMap<u64, u64>,
+    copies: Vec<u64>,
+    allocated: Option<u64>,
+    /// Correlation ids of the launch calls with a dispatch: flows to their dispatches.
+    launches: HashSet<u64>,
+    /// Added to a correlation id: flow ids unique in the file.
+    flow_base: u64,
+}
+
+impl TraceTracks {
+    /// The flow a dispatch's slice ends, when its launch call was recorded.
+    pub(super) fn flow_to(&self, correlation_id: u64) -> Option<u64> {
+        self.launches
+            .contains(&correlation_id)
+            .then_some(self.flow_base + correlation_id)
+    }
+}
+
+/// Lanes for intervals that may overlap: each interval on the first lane free at its start.
+fn lanes(intervals: impl Iterator<Item = (u64, u64)>) -> Vec<usize> {
+    let intervals: Vec<(u64, u64)> = intervals.collect();
+    let mut order: Vec<usize> = (0..intervals.len()).collect();
+    order.sort_by_key(|&i| (intervals[i].0, i));
+    let mut free_from: Vec<u64> = Vec::new();
+    let mut lane_of = vec![0; intervals.len()];
+    for i in order {
+        let (start, end) = intervals[i];
+        let lane = match free_from.iter().position(|&f| f <= start) {
+            Some(lane) => lane,
+            None => {
+                free_from.push(0);
+                free_from.len() - 1
+            }
+        };
+        free_from[lane] = end.max(start);
+        lane_of[i] = lane;
+    }
+    lane_of
+}
+
+/// The correlation ids of the application's launch calls.
+pub(super) fn launch_ids(process: &ProcessRun) -> HashSet<u64> {
+    process
+        .api_calls
+        .iter()
+        .filter(|c| is_launch(c))
+        .map(|c| c.correlation_id)
+        .collect()
+}
+
+/// Writes the tracks' descriptors under `parent`, numbered from `next_uuid`; `launched`: the
+/// launch calls whose dispatches were recorded (a launch captured into a graph has none).
+pub(super) fn write_tracks(
+    out: &mut impl Write,
+    process: &ProcessRun,
+    (parent, mut next_uuid): (u64, u64),
+    launched: HashSet<u64>,
+    first: &mut bool,
+) -> io::Result<TraceTracks> {
+    let mut named: BTreeMap<String, u64> = BTreeMap::new();
+    let mut track = |out: &mut _, name: String, counter: bool| -> io::Result<u64> {
+        if let Some(&uuid) = named.get(&name) {
+            return Ok(uuid);
+        }
+        write_track(out, first, next_uuid, parent, name.clone(), counter)?;
+        named.insert(name, next_uuid);
+        next_uuid += 1;
+        Ok(next_uuid - 1)
+    };
+    let start_end = process
+        .markers
+        .iter()
+        .map(|m| (m.kind == MarkerKind::StartEnd).then_some((m.start_ns, m.end_ns)));
+    let start_end_lanes = lanes(start_end.clone().flatten());
+    let mut lane = start_end_lanes.into_iter();
+    let mut markers = Vec::with_capacity(process.markers.len());
+    for (m, start_end) in process.markers.iter().zip(start_end) {
+        let name = match start_end {
+            Some(_) => format!("NVTX start/end ranges, lane {}", lane.next().unwrap_or(0)),
+            None => format!("NVTX thread {}", m.tid),
+        };
+        markers.push(track(out, name, false)?);
+    }
+    let mut api = HashMap::new();
+    for call in &process.api_calls {
+        if let std::collections::hash_map::Entry::Vacant(entry) = api.entry(call.tid) {
+            entry.insert(track(out, format!("CUDA API thread {}", call.tid), false)?);
+        }
+    }
+    let mut copies = Vec::with_capacity(process.copies.len());
+    let copy_lanes = lanes(process.copies.iter().map(|c| (c.start_ns, c.end_ns)));
+    for (c, lane) in process.copies.iter().zip(copy_lanes) {
+        let name = match lane {
+            0 => format!("Memory copies stream {}", c.stream_id),
+            _ => format!("Memory copies stream {}, lane {lane}", c.stream_id),
+        };
+        copies.push(track(out, name, false)?);
+    }
+    let allocated = match process.allocations.is_empty() {
+        true => None,
+        false => Some(track(out, "Memory allocated (bytes)".to_string(), true)?),
+    };
+    Ok(TraceTracks {
+        markers,
+        api,
+        copies,
+        allocated,
+        launches: launched,
+        flow_base: parent,
+    })
+}
+
+/// A call of the application that launches work (`cudaLaunchKernel`, `cuLaunchKernel`,
+/// `cudaGraphLaunch`, ...): its dispatches carry its correlation id.
+fn is_launch(call: &ApiRecord) -> bool {
+    call.parent_id == 0 && call.function.contains("Launch")
+}
+
+/// Where an event goes in the sort by time: (time, class, track, order), not a begin, place.
+pub(super) type Push<'a> =
+    dyn FnMut((u64, u8, u64, u64), bool, u64, TrackEvent) -> io::Result<()> + 'a;
+
+/// A slice from `start` to `end` on `track`: its begin and end events.
+fn slice(
+    push: &mut Push,
+    (track, seq): (u64, u64),
+    (start, end): (u64, u64),
+    begin: TrackEvent,
+) -> io::Result<()> {
+    let end = end.max(start);
+    let (rise, fall, first, last) = if end == start {
+        (EMPTY, EMPTY, seq, seq)
+    } else {
+        (BEGIN, END, u64::MAX - end, u64::MAX - start)
+    };
+    let begin = TrackEvent {
+        r#type: Some(EventType::SliceBegin as i32),
+        track_uuid: Some(track),
+        ..begin
+    };
+    push((start, rise, track, first), false, seq, begin)?;
+    let end_event = TrackEvent {
+        r#type: Some(EventType::SliceEnd as i32),
+        track_uuid: Some(track),
+        ..Default::default()
+    };
+    push((end, fall, track, last), true, seq, end_event)
+}
+
+fn named(name: &str, category: &str, args: Vec<DebugAnnotation>) -> TrackEvent {
+    TrackEvent {
+        name: Some(name.to_string()),
+        categories: vec![category.to_string()],
+        debug_annotations: args,
+        ..Default::default()
+    }
+}
+
+/// Puts every tracing record's events in the sort by time.
+pub(super) fn push_events(
+    process: &ProcessRun,
+    tracks: &TraceTracks,
+    push: &mut Push,
+) -> io::Result<()> {
+    for (m, &track) in process.markers.iter().zip(&tracks.markers) {
+        let mut args = vec![
+            DebugAnnotation::text("operation", m.operation.clone()),
+            DebugAnnotation::uint("corr_id", m.id),
+            DebugAnnotation::uint("tid", m.tid),
+        ];
+        if !m.domain.is_empty() {
+            args.push(DebugAnnotation::text("domain", m.domain.clone()));
+        }
+        if m.category != 0 {
+            args.push(DebugAnnotation::uint("category", u64::from(m.category)));
+        }
+        let event = named(m.function(), MARKER_CATEGORY, args);
+        slice(push, (track, m.id), (m.start_ns, m.end_ns), event)?;
+    }
+    for call in &process.api_calls {
+        let track = tracks.api[&call.tid];
+        let domain = match call.domain {
+            ApiDomain::Runtime => "CUDA_RUNTIME_API",
+            ApiDomain::Driver => "CUDA_DRIVER_API",
+        };
+        let mut args = vec![
+            DebugAnnotation::text("domain", domain.to_string()),
+            DebugAnnotation::uint("corr_id", call.correlation_id),
+            DebugAnnotation::uint("tid", call.tid),
+        ];
+        if call.parent_id != 0 {
+            args.push(DebugAnnotation::uint("parent_corr_id", call.parent_id));
+        }
+        let mut event = named(&call.function, API_CATEGORY, args);
+        if tracks.launches.contains(&call.correlation_id) {
+            event.flow_ids = vec![tracks.flow_base + call.correlation_id];
+        }
+        let at = (track, call.correlation_id);
+        slice(push, at, (call.start_ns, call.end_ns), event)?;
+    }
+    for (c, &track) in process.copies.iter().zip(&tracks.copies) {
+        let args = vec![
+            DebugAnnotation::text("operation", c.operation.clone()),
+            DebugAnnotation::uint("corr_id", c.id),
+            DebugAnnotation::uint("bytes", c.bytes),
+            DebugAnnotation::uint("src_address", c.src_address),
+            DebugAnnotation::uint("dst_address", c.dst_address),
+            DebugAnnotation::uint("stream_ID", c.stream_id),
+            DebugAnnotation::uint("tid", c.tid),
+        ];
+        let event = named(c.direction.as_str(), COPY_CATEGORY, args);
+        slice(push, (track, c.id), (c.start_ns, c.end_ns), event)?;
+    }
+    if let Some(track) = tracks.allocated {
+        allocated_bytes(process, track, push)?;
+    }
+    Ok(())
+}
+
+/// The bytes allocated and not yet freed, after each allocation or free (at its end), in time
+/// order; a free takes away its address's allocation.
+fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Result<()> {
+    let mut order: Vec<_> = process.allocations.iter().collect();
+    order.sort_by_key(|a| (a.end_ns, a.id));
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut total: u64 = 0;
+    for (index, a) in order.into_iter().enumerate() {
+        match a.operation {
+            AllocationOperation::Allocate | AllocationOperation::VmemAllocate => {
+                total += a.size;
+                if let Some(old) = live.insert(a.address, a.size) {
+                    total -= old;
+                }
+            }
+            AllocationOperation::Free | AllocationOperation::VmemFree => {
+                total -= live.remove(&a.address).unwrap_or(0);
+            }
+        }
+        let point = TrackEvent {
+            r#type: Some(EventType::Counter as i32),
+            track_uuid: Some(track),
+            double_counter_value: Some(total as f64),
+            ..Default::default()
+        };
+        push((a.end_ns, EMPTY, track, index as u64), true, a.id, point)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lanes;
+
+    #[test]
+    fn overlapping_intervals_take_separate_lanes_and_later_ones_reuse_them() {
+        let got = lanes([(0, 10), (5, 8), (10, 12), (9, 20)].into_iter());
+        assert_eq!(got, [0, 1, 0, 1]);
+    }
+}
