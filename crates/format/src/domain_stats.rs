@@ -16,12 +16,12 @@ pub const MARKER_API_DOMAIN: &str = "MARKER_API";
 pub const MEMORY_COPY_DOMAIN: &str = "MEMORY_COPY";
 pub const MEMORY_ALLOCATION_DOMAIN: &str = "MEMORY_ALLOCATION";
 
-/// Every domain, in the order the stats files and summary tables list them, with its
-/// `--stats` file.
+/// Every domain, with its `--stats` file, in the order the stats files and summary tables list
+/// them: rocprofv3's (`domain_type.hpp`: HIP, marker, kernel dispatch, copy, allocation).
 pub const DOMAINS: [(&str, &str); 5] = [
-    (KERNEL_DISPATCH_DOMAIN, suffix::KERNEL_STATS),
     (CUDA_API_DOMAIN, suffix::CUDA_API_STATS),
     (MARKER_API_DOMAIN, suffix::MARKER_API_STATS),
+    (KERNEL_DISPATCH_DOMAIN, suffix::KERNEL_STATS),
     (MEMORY_COPY_DOMAIN, suffix::MEMORY_COPY_STATS),
     (MEMORY_ALLOCATION_DOMAIN, suffix::MEMORY_ALLOCATION_STATS),
 ];
@@ -53,7 +53,6 @@ pub fn run_stats(run: &RunData) -> Vec<DomainStats> {
     let p = &run.processes;
     let span = |start: u64, end: u64| end.saturating_sub(start);
     let all = [
-        kernel_stats(run),
         by_name(
             p.iter()
                 .flat_map(|p| &p.api_calls)
@@ -64,6 +63,7 @@ pub fn run_stats(run: &RunData) -> Vec<DomainStats> {
                 .flat_map(|p| &p.markers)
                 .map(|m| (m.function(), span(m.start_ns, m.end_ns))),
         ),
+        kernel_stats(run),
         by_name(
             p.iter()
                 .flat_map(|p| &p.copies)
