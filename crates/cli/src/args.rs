@@ -311,24 +311,27 @@ pub struct ProfileArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Tracing")]
     pub memory_allocation_trace: Option<bool>,
 
-    /// Write `<o>_kernel_stats.csv` and `<o>_domain_stats.csv` (with `-f csv`, as rocprofv3):
-    /// per kernel, its dispatches and their total, average, min and max duration, share of all
-    /// kernel time and standard deviation. A replayed dispatch counts once, with its first
-    /// pass's duration. Needs something to trace (--pmc, --metrics or --kernel-trace).
+    /// Write `<o>_kernel_stats.csv`, `<o>_domain_stats.csv` and, per traced domain,
+    /// `<o>_cuda_api_stats.csv`, `_marker_api_stats.csv`, `_memory_copy_stats.csv`,
+    /// `_memory_allocation_stats.csv` (with `-f csv`, as rocprofv3): per name, its calls and their
+    /// total, average, min and max duration, share of the domain's time and standard deviation.
+    /// A replayed dispatch counts once, with its first pass's duration. Needs something to trace
+    /// (--pmc, --metrics or --kernel-trace).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Post-processing tracing options")]
     pub stats: Option<bool>,
 
-    /// Print rocprofv3's summary table of the kernel dispatch durations after the run (to
+    /// Print rocprofv3's summary table of every traced domain's durations after the run (to
     /// stderr unless --summary-output-file says otherwise).
     #[arg(short = 'S', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Post-processing tracing options")]
     pub summary: Option<bool>,
 
-    /// Print a summary table per tracing domain (kreplay traces one: KERNEL_DISPATCH).
+    /// Print a summary table per tracing domain (CUDA_API, MARKER_API, KERNEL_DISPATCH,
+    /// MEMORY_COPY, MEMORY_ALLOCATION).
     #[arg(short = 'D', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Post-processing tracing options")]
     pub summary_per_domain: Option<bool>,
 
     /// A summary table for the domains each regular expression matches in full, e.g.
-    /// 'KERNEL_DISPATCH|MEMORY_COPY' (kreplay's one domain is KERNEL_DISPATCH).
+    /// 'KERNEL_DISPATCH|MEMORY_COPY' (kreplay's domains: see -D).
     #[arg(long, num_args = 1.., value_name = "REGULAR_EXPRESSION", help_heading = "Post-processing tracing options")]
     pub summary_groups: Vec<String>,
 

@@ -1,7 +1,7 @@
 //! The command line's refusals and warnings that more than one place gives (or tests compare),
 //! worded as rocprofv3 words them where it has the same one.
 
-use kreplay_format::stats_out::KERNEL_DISPATCH_DOMAIN;
+use kreplay_format::stats_out::DOMAINS;
 
 pub const MSG_BETA: &str = "--replay-mode kernel requires acknowledgement that kernel replay is a beta feature via --kernel-replay-beta-enabled";
 pub const MSG_NO_COUNTERS: &str =
@@ -28,7 +28,11 @@ pub const MSG_SUMMARY_SETTINGS_ALONE: &str = "kreplay: warning: --summary-output
 
 /// A `--summary-groups` expression that selects no domain kreplay traces.
 pub fn msg_group_matches_nothing(regex: &str) -> String {
-    format!("kreplay: warning: --summary-groups '{regex}' matches no domain kreplay traces (it traces {KERNEL_DISPATCH_DOMAIN} only); it adds no table")
+    let domains: Vec<&str> = DOMAINS.iter().map(|(domain, _)| *domain).collect();
+    format!(
+        "kreplay: warning: --summary-groups '{regex}' matches no domain kreplay traces ({}); it adds no table",
+        domains.join(", ")
+    )
 }
 
 /// An empty `--pmc` (rocprofv3's words).

@@ -28,9 +28,18 @@ pub mod suffix {
     pub const MEMORY_COPY_TRACE: &str = "_memory_copy_trace.csv";
     /// `--memory-allocation-trace`: rocprofv3's memory allocation records.
     pub const MEMORY_ALLOCATION_TRACE: &str = "_memory_allocation_trace.csv";
+    /// `--stats` with `--marker-trace`: rocprofv3's marker statistics.
+    pub const MARKER_API_STATS: &str = "_marker_api_stats.csv";
+    /// `--stats` with `--runtime-trace`/`--sys-trace`: rocprofv3's `hip_api_stats.csv`, named
+    /// for CUDA as the API trace is.
+    pub const CUDA_API_STATS: &str = "_cuda_api_stats.csv";
+    /// `--stats` with `--memory-copy-trace`.
+    pub const MEMORY_COPY_STATS: &str = "_memory_copy_stats.csv";
+    /// `--stats` with `--memory-allocation-trace`.
+    pub const MEMORY_ALLOCATION_STATS: &str = "_memory_allocation_stats.csv";
 
     /// Every suffix above.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 18] = [
         RESULTS_DB,
         RESULTS_JSON,
         RESULTS_PFTRACE,
@@ -43,18 +52,22 @@ pub mod suffix {
         SECTIONS,
         MARKER_API_TRACE,
         CUDA_API_TRACE,
+        MARKER_API_STATS,
+        CUDA_API_STATS,
+        MEMORY_COPY_STATS,
         MEMORY_COPY_TRACE,
         MEMORY_ALLOCATION_TRACE,
+        MEMORY_ALLOCATION_STATS,
     ];
 
-    /// The longest of [`ALL`] but the memory traces' ([`MEMORY_COPY_TRACE`],
-    /// [`MEMORY_ALLOCATION_TRACE`]: longer, and written only under their options), for checking
-    /// file-name lengths before a run.
+    /// The longest of [`ALL`] but the memory files' ([`MEMORY_COPY_TRACE`],
+    /// [`MEMORY_ALLOCATION_TRACE`], [`MEMORY_ALLOCATION_STATS`]: longer, and written only under
+    /// their options), for checking file-name lengths before a run.
     pub const LONGEST: usize = {
         let mut longest = 0;
         let mut i = 0;
-        // The memory traces are the last two of ALL.
-        while i < ALL.len() - 2 {
+        // The long memory files are the last three of ALL.
+        while i < ALL.len() - 3 {
             if ALL[i].len() > longest {
                 longest = ALL[i].len();
             }

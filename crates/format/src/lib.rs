@@ -21,6 +21,7 @@ mod schema;
 mod section_spec;
 mod views;
 // The run as read back, and what is computed from it.
+mod domain_stats;
 mod facts;
 pub mod run;
 mod section_values;

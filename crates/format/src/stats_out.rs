@@ -1,6 +1,6 @@
-//! rocprofv3's `--stats` files and `--summary` tables for the one domain kreplay traces, kernel
-//! dispatches: per kernel name, the number of dispatches and the total, average, smallest and
-//! largest duration, the share of all kernel time and the standard deviation.
+//! rocprofv3's `--stats` files and `--summary` tables, per traced domain (`domain_stats.rs`):
+//! per name, the number of calls and the total, average, smallest and largest duration, the
+//! share of the domain's time and the standard deviation.
 //!
 //! Written as rocprofv3 writes them (rocprofiler-sdk `source/lib/output`: `generateCSV.cpp`
 //! `write_stats` and the `domain_stats` writer for the CSV, `statistics.cpp` `stats_formatter` for
@@ -12,9 +12,14 @@ use crate::error::FormatError;
 use crate::files::{output_path, suffix, write_file};
 use crate::numbers::{quoted, scientific, shortest};
 use crate::run::RunData;
+use crate::stats::merged;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub use crate::domain_stats::{
+    run_stats, DomainStats, CUDA_API_DOMAIN, DOMAINS, MARKER_API_DOMAIN, MEMORY_ALLOCATION_DOMAIN,
+    MEMORY_COPY_DOMAIN,
+};
 pub use crate::stats::{
     each_dispatch_counted_once, kernel_stats, process_kernel_stats, DurationStats, KernelStats,
     KERNEL_DISPATCH_DOMAIN,
@@ -75,26 +80,40 @@ fn stats_csv(path: PathBuf, rows: &[Vec<String>]) -> Result<PathBuf, FormatError
     })
 }
 
-/// Writes `<dir>/<name>_kernel_stats.csv` (one row per kernel name, largest total first) and
-/// `<dir>/<name>_domain_stats.csv` (one row, `KERNEL_DISPATCH`, all dispatches together), as
-/// rocprofv3's `--stats` does with `-f csv`; nothing when the run has no dispatch. Each file is
+/// Writes, for each domain the run has records of, its stats file (`<dir>/<name>_kernel_stats.csv`,
+/// `_cuda_api_stats.csv`, `_marker_api_stats.csv`, `_memory_copy_stats.csv`,
+/// `_memory_allocation_stats.csv`: one row per name, largest total first) and
+/// `<dir>/<name>_domain_stats.csv` (one row per domain, each domain's records together), as
+/// rocprofv3's `--stats` does with `-f csv`; nothing when the run has no record. Each file is
 /// replaced atomically. Returns the paths written.
 pub fn write_stats_csv(run: &RunData, dir: &Path, name: &str) -> Result<Vec<PathBuf>, FormatError> {
-    let stats = kernel_stats(run);
-    if stats.is_empty() {
+    let domains = run_stats(run);
+    if domains.is_empty() {
         return Ok(Vec::new());
     }
-    let total = stats.total.sum;
-    let kernel_rows: Vec<Vec<String>> = stats
-        .kernels
+    let mut written = Vec::new();
+    for DomainStats { domain, stats } in &domains {
+        let file = DOMAINS.iter().find(|(d, _)| d == domain).map(|(_, f)| *f);
+        let total = stats.total.sum;
+        let rows: Vec<Vec<String>> = stats
+            .kernels
+            .iter()
+            .map(|(entry, s)| stats_row(entry, s, total))
+            .collect();
+        if let Some(file) = file {
+            written.push(stats_csv(output_path(dir, name, file)?, &rows)?);
+        }
+    }
+    let all = merged(domains.iter().map(|d| &d.stats.total)).sum;
+    let domain_rows: Vec<Vec<String>> = domains
         .iter()
-        .map(|(kernel, s)| stats_row(kernel, s, total))
+        .map(|d| stats_row(d.domain, &d.stats.total, all))
         .collect();
-    let domain_rows = [stats_row(KERNEL_DISPATCH_DOMAIN, &stats.total, total)];
-    Ok(vec![
-        stats_csv(output_path(dir, name, suffix::KERNEL_STATS)?, &kernel_rows)?,
-        stats_csv(output_path(dir, name, suffix::DOMAIN_STATS)?, &domain_rows)?,
-    ])
+    written.push(stats_csv(
+        output_path(dir, name, suffix::DOMAIN_STATS)?,
+        &domain_rows,
+    )?);
+    Ok(written)
 }
 
 // ---- the summary table ----
@@ -144,20 +163,24 @@ impl SummaryUnit {
     }
 }
 
-/// One table of the summary, in the order rocprofv3 prints them: per domain (`-D`, and each
-/// `--summary-groups` expression that matches `KERNEL_DISPATCH`), then all domains (`-S`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One kind of table of the summary, in the order rocprofv3 prints them: per domain (`-D`, and
+/// each `--summary-groups` expression), then all domains (`-S`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SummaryTable {
-    /// "ROCPROFV3 KERNEL_DISPATCH SUMMARY".
+    /// `-D`: a table per domain with records, "ROCPROFV3 <DOMAIN> SUMMARY".
     Domain,
-    /// "ROCPROFV3 SUMMARY".
+    /// A `--summary-groups` expression: one table of the domains it matches (their names, `|`
+    /// between them, label it).
+    Group(Vec<&'static str>),
+    /// "ROCPROFV3 SUMMARY": every domain's rows.
     Total,
 }
 
 impl SummaryTable {
-    pub fn label(self) -> String {
+    pub fn label(&self) -> String {
         match self {
-            SummaryTable::Domain => format!("{KERNEL_DISPATCH_DOMAIN} SUMMARY"),
+            SummaryTable::Domain => "<DOMAIN> SUMMARY".to_string(),
+            SummaryTable::Group(domains) => format!("{} SUMMARY", domains.join("|")),
             SummaryTable::Total => "SUMMARY".to_string(),
         }
     }
@@ -166,23 +189,33 @@ impl SummaryTable {
 const DOMAIN_WIDTH: usize = 12;
 const NAME_WIDTH: usize = 40;
 
-fn render_table(
-    out: &mut String,
-    label: &str,
-    stats: &KernelStats,
-    unit: SummaryUnit,
-    indent: &str,
-) {
+/// The rows of one table: (domain, name, statistics).
+type Rows<'a> = Vec<(&'a str, &'a str, &'a DurationStats)>;
+
+fn rows_of<'a>(domains: impl Iterator<Item = &'a DomainStats>) -> Rows<'a> {
+    domains
+        .flat_map(|d| {
+            d.stats
+                .kernels
+                .iter()
+                .map(move |(name, s)| (d.domain, name.as_str(), s))
+        })
+        .collect()
+}
+
+fn render_table(out: &mut String, label: &str, rows: &Rows, unit: SummaryUnit, indent: &str) {
     use std::fmt::Write as _;
-    if stats.is_empty() {
+    if rows.is_empty() {
         return;
     }
-    let nw = stats
-        .kernels
+    let nw = rows
         .iter()
-        .map(|(name, _)| name.chars().count())
+        .map(|(_, name, _)| name.chars().count())
         .fold(NAME_WIDTH, usize::max);
-    let dw = DOMAIN_WIDTH.max(KERNEL_DISPATCH_DOMAIN.len());
+    let dw = rows
+        .iter()
+        .map(|(domain, _, _)| domain.len())
+        .fold(DOMAIN_WIDTH, usize::max);
     let u = unit.as_str();
     let _ = write!(out, "\n{indent}ROCPROFV3 {label}:\n\n");
     let _ = writeln!(
@@ -207,9 +240,9 @@ fn render_table(
         dash(13),
         d15 = dash(15),
     );
-    let total = stats.total.sum;
+    let total = merged(rows.iter().map(|(_, _, s)| *s)).sum;
     let per_unit = unit.nanoseconds() as f64;
-    for (name, s) in &stats.kernels {
+    for (domain, name, s) in rows {
         // nsec prints the integer sums, minima and maxima; other units their quotients.
         let (sum, min, max) = if unit == SummaryUnit::Nsec {
             (s.sum.to_string(), s.min.to_string(), s.max.to_string())
@@ -222,7 +255,7 @@ fn render_table(
         };
         let _ = writeln!(
             out,
-            "{indent}| {name:<nw$} | {KERNEL_DISPATCH_DOMAIN:<dw$} | {:>15} | {sum:>15} | {:>15} | {:>13} | {min:>15} | {max:>15} | {:>15} |",
+            "{indent}| {name:<nw$} | {domain:<dw$} | {:>15} | {sum:>15} | {:>15} | {:>13} | {min:>15} | {max:>15} | {:>15} |",
             s.count,
             scientific(s.mean() / per_unit, 3),
             format!("{:.6}", s.percent_of(total)),
@@ -232,18 +265,50 @@ fn render_table(
     out.push('\n');
 }
 
-/// The summary tables of `stats`, as rocprofv3 prints them at the end of a run: each table
+/// The summary tables of `domains`, as rocprofv3 prints them at the end of a run: each table
 /// starts with a blank line and `ROCPROFV3 <label>:`, every line after `indent` (rocprofv3
-/// indents by 4 on a terminal stream, not in a file). Empty when there is no dispatch.
+/// indents by 4 on a terminal stream, not in a file); a table's percentages are of its own
+/// rows' total. Empty when there is no record.
 pub fn render_summary(
-    stats: &KernelStats,
+    domains: &[DomainStats],
     tables: &[SummaryTable],
     unit: SummaryUnit,
     indent: &str,
 ) -> String {
     let mut out = String::new();
     for table in tables {
-        render_table(&mut out, &table.label(), stats, unit, indent);
+        match table {
+            SummaryTable::Domain => {
+                for d in domains {
+                    let label = format!("{} SUMMARY", d.domain);
+                    render_table(&mut out, &label, &rows_of([d].into_iter()), unit, indent);
+                }
+            }
+            SummaryTable::Group(names) => {
+                let matched: Vec<&DomainStats> = domains
+                    .iter()
+                    .filter(|d| names.contains(&d.domain))
+                    .collect();
+                let label = format!(
+                    "{} SUMMARY",
+                    matched
+                        .iter()
+                        .map(|d| d.domain)
+                        .collect::<Vec<_>>()
+                        .join("|")
+                );
+                render_table(
+                    &mut out,
+                    &label,
+                    &rows_of(matched.into_iter()),
+                    unit,
+                    indent,
+                );
+            }
+            SummaryTable::Total => {
+                render_table(&mut out, "SUMMARY", &rows_of(domains.iter()), unit, indent)
+            }
+        }
     }
     out
 }
@@ -251,7 +316,7 @@ pub fn render_summary(
 /// Writes the summary tables into `<dir>/<name>_<file>.txt` (rocprofv3's
 /// `--summary-output-file <file>`), unindented, replacing the file atomically.
 pub fn write_summary_file(
-    stats: &KernelStats,
+    stats: &[DomainStats],
     tables: &[SummaryTable],
     unit: SummaryUnit,
     dir: &Path,

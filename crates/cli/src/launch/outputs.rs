@@ -8,9 +8,7 @@ use crate::catalogs::{describe_recorded_counters, forget_stale_identities};
 use crate::placeholders::{expand, hostname, PlaceholderValues};
 use crate::plan::{RunSpec, SummaryOutput};
 use kreplay_format::sections_out::render_sections_summary;
-use kreplay_format::stats_out::{
-    kernel_stats, render_summary, write_stats_csv, write_summary_file,
-};
+use kreplay_format::stats_out::{render_summary, run_stats, write_stats_csv, write_summary_file};
 use kreplay_format::{open_databases, write_outputs_with, OutputFormat, RunData, WriteProgress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,7 +41,7 @@ fn post_process(
     let Some(summary) = &spec.summary else {
         return Ok(());
     };
-    let stats = kernel_stats(run);
+    let stats = run_stats(run);
     if stats.is_empty() {
         return Ok(());
     }

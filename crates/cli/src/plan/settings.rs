@@ -12,7 +12,7 @@ use crate::messages::{
 };
 use kreplay_core::config::{KernelFilter, ReplayWindow, SelectedRegions};
 use kreplay_core::filter::nvtx::NvtxFilter;
-use kreplay_format::stats_out::{SummaryTable, SummaryUnit, KERNEL_DISPATCH_DOMAIN};
+use kreplay_format::stats_out::{SummaryTable, SummaryUnit, DOMAINS};
 use kreplay_format::OutputFormat;
 
 /// `-o` when none is given, rocprofv3's default.
@@ -127,10 +127,17 @@ impl Given {
         }
         for group in &groups {
             // rocprofv3 matches the whole domain name (std::regex_match); checked before.
-            let matches = regex::Regex::new(&format!("^(?:{group})$"))
-                .is_ok_and(|r| r.is_match(KERNEL_DISPATCH_DOMAIN));
-            if matches {
-                tables.push(SummaryTable::Domain);
+            let matched: Vec<&'static str> = regex::Regex::new(&format!("^(?:{group})$"))
+                .map(|r| {
+                    DOMAINS
+                        .iter()
+                        .map(|(domain, _)| *domain)
+                        .filter(|domain| r.is_match(domain))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !matched.is_empty() {
+                tables.push(SummaryTable::Group(matched));
             } else {
                 warnings.push(msg_group_matches_nothing(group));
             }

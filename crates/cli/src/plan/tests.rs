@@ -521,7 +521,7 @@ fn stats_and_summary_options_shape_the_run() {
         summary.tables,
         [
             SummaryTable::Domain,
-            SummaryTable::Domain,
+            SummaryTable::Group(vec!["KERNEL_DISPATCH"]),
             SummaryTable::Total
         ]
     );
@@ -530,7 +530,7 @@ fn stats_and_summary_options_shape_the_run() {
     assert_eq!(plan.notices, [msg_group_matches_nothing("KERNEL")]);
     assert_eq!(
         run.post_processing(),
-        " stats summary to stdout in msec: KERNEL_DISPATCH SUMMARY, KERNEL_DISPATCH SUMMARY, SUMMARY"
+        " stats summary to stdout in msec: <DOMAIN> SUMMARY, KERNEL_DISPATCH SUMMARY, SUMMARY"
     );
 
     let plain = shape(&["--pmc", "A", "--", "a"], None).unwrap();

@@ -7,6 +7,7 @@ mod code_objects;
 mod command_line;
 mod common;
 mod corpus;
+mod domain_stats;
 mod faults;
 mod first_hour;
 mod markers;

@@ -91,7 +91,7 @@ fn numbers_print_as_cxx_streams_and_fmt_print_them() {
 
 #[test]
 fn the_summary_table_is_rocprofv3s() {
-    let stats = kernel_stats(&run());
+    let stats = run_stats(&run());
     let text = render_summary(&stats, &[SummaryTable::Total], SummaryUnit::Nsec, "    ");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "");
@@ -151,12 +151,7 @@ fn the_summary_table_is_rocprofv3s() {
         ]
     );
     assert_eq!(
-        render_summary(
-            &KernelStats::default(),
-            &[SummaryTable::Total],
-            SummaryUnit::Nsec,
-            ""
-        ),
+        render_summary(&[], &[SummaryTable::Total], SummaryUnit::Nsec, ""),
         ""
     );
 }
@@ -164,14 +159,17 @@ fn the_summary_table_is_rocprofv3s() {
 #[test]
 fn a_long_kernel_name_widens_the_name_column() {
     let name = "k".repeat(50);
-    let stats = KernelStats {
-        kernels: vec![(name.clone(), {
-            let mut s = DurationStats::default();
-            s.add(5);
-            s
-        })],
-        total: DurationStats::default(),
-    };
+    let stats = [DomainStats {
+        domain: KERNEL_DISPATCH_DOMAIN,
+        stats: KernelStats {
+            kernels: vec![(name.clone(), {
+                let mut s = DurationStats::default();
+                s.add(5);
+                s
+            })],
+            total: DurationStats::default(),
+        },
+    }];
     let text = render_summary(&stats, &[SummaryTable::Total], SummaryUnit::Nsec, "");
     assert!(
         text.contains(&format!("| {name} | KERNEL_DISPATCH |")),
@@ -183,7 +181,7 @@ fn a_long_kernel_name_widens_the_name_column() {
 #[test]
 fn the_summary_file_is_named_after_the_output_file() {
     let dir = tempfile::tempdir().unwrap();
-    let stats = kernel_stats(&run());
+    let stats = run_stats(&run());
     let path = write_summary_file(
         &stats,
         &[SummaryTable::Total],
@@ -196,4 +194,43 @@ fn the_summary_file_is_named_after_the_output_file() {
     assert_eq!(path, dir.path().join("out_summary.txt"));
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("\nROCPROFV3 SUMMARY:\n\n| "), "{text}");
+}
+
+#[test]
+fn each_traced_domain_has_its_stats_file_and_tables_with_a_call_per_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunData::from_records(crate::testdata::recorded_with_traces());
+    let domains = run_stats(&run);
+    let p = &run.processes[0];
+    let calls = |domain: &str| {
+        domains
+            .iter()
+            .find(|d| d.domain == domain)
+            .map_or(0, |d| d.stats.total.count as usize)
+    };
+    assert_eq!(calls(MARKER_API_DOMAIN), p.markers.len());
+    assert_eq!(calls(MEMORY_COPY_DOMAIN), p.copies.len());
+    assert_eq!(calls(MEMORY_ALLOCATION_DOMAIN), p.allocations.len());
+    assert!(p.markers.len() + p.copies.len() + p.allocations.len() > 0);
+    let written = write_stats_csv(&run, dir.path(), "out").unwrap();
+    for (domain, file) in DOMAINS {
+        let path = dir.path().join(format!("out{file}"));
+        assert_eq!(path.exists(), calls(domain) > 0, "{domain}");
+        assert_eq!(written.contains(&path), calls(domain) > 0, "{domain}");
+    }
+    let domain_csv = std::fs::read_to_string(dir.path().join("out_domain_stats.csv")).unwrap();
+    assert_eq!(domain_csv.lines().count(), 1 + domains.len());
+    let text = render_summary(&domains, &[SummaryTable::Domain], SummaryUnit::Nsec, "");
+    for d in &domains {
+        assert!(
+            text.contains(&format!("ROCPROFV3 {} SUMMARY:", d.domain)),
+            "{text}"
+        );
+    }
+    let group = SummaryTable::Group(vec![MEMORY_COPY_DOMAIN, MEMORY_ALLOCATION_DOMAIN]);
+    let text = render_summary(&domains, &[group], SummaryUnit::Nsec, "");
+    assert!(
+        text.contains("ROCPROFV3 MEMORY_COPY|MEMORY_ALLOCATION SUMMARY:"),
+        "{text}"
+    );
 }
