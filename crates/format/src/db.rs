@@ -36,3 +36,5 @@ mod tests_markers;
 mod tests_memory;
 #[cfg(test)]
 mod tests_passes;
+#[cfg(test)]
+mod tests_speed;

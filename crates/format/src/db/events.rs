@@ -26,6 +26,7 @@ impl ProcessRows {
         let earlier = match dispatch.replay_pass {
             Some(_) => match self.recent.remove(&key) {
                 Some(found) => Some(found),
+                None if dispatch.dispatch_id >= self.fresh_dispatch_ids => None,
                 None => self.dispatch_row(db, dispatch.dispatch_id, agent_row)?,
             },
             None => None,
@@ -88,8 +89,9 @@ impl ProcessRows {
                 .execute(params![guid, pass_id, pmc_id, value])
                 .map_err(err)?;
         }
+        // What `serde_json` writes for `{"replay_pass": pass}`, without building a JSON value.
         let extdata = match dispatch.replay_pass {
-            Some(pass) => serde_json::json!({ "replay_pass": pass }).to_string(),
+            Some(pass) => format!(r#"{{"replay_pass":{pass}}}"#),
             None => "{}".to_string(),
         };
         for (pmc_id, value) in counter_rows {
@@ -201,18 +203,25 @@ impl ProcessRows {
         // rocpd's grid size counts work-items (threads), as rocprofv3's Grid_Size does.
         let threads =
             |axis: usize| u64::from(dispatch.grid[axis]) * u64::from(dispatch.block[axis]);
-        let mut extdata =
-            serde_json::json!({ "dynamic_shared_bytes": dispatch.dynamic_shared_bytes });
         // The range stack at launch; rocpd's region of the dispatch is its innermost range
         // (rocprofv3 stores the `--kernel-rename` name there whether or not it was asked for).
-        let region = match dispatch.innermost_range() {
+        let (region, extdata) = match dispatch.innermost_range() {
             Some(range) => {
-                extdata["ranges"] = serde_json::json!(dispatch.ranges);
-                self.string_id(db, range)?
+                let extdata = serde_json::json!({
+                    "dynamic_shared_bytes": dispatch.dynamic_shared_bytes,
+                    "ranges": dispatch.ranges,
+                });
+                (self.string_id(db, range)?, extdata.to_string())
             }
-            None => region,
+            // What `serde_json` writes for that object without ranges.
+            None => (
+                region,
+                format!(
+                    r#"{{"dynamic_shared_bytes":{}}}"#,
+                    dispatch.dynamic_shared_bytes
+                ),
+            ),
         };
-        let extdata = extdata.to_string();
         let mut insert_dispatch = db
             .conn
             .prepare_cached(&db.names.sql(
@@ -252,6 +261,9 @@ impl ProcessRows {
                 region
             ])
             .map_err(err)?;
+        self.fresh_dispatch_ids = self
+            .fresh_dispatch_ids
+            .max(dispatch.dispatch_id.saturating_add(1));
         Ok((db.conn.last_insert_rowid(), event_id))
     }
 

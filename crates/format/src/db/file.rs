@@ -154,6 +154,13 @@ pub(crate) fn create_database(
     };
     conn.execute_batch(pragmas)
         .map_err(|e| FormatError::sqlite(path, e))?;
+    // The writer's statements stay prepared (rusqlite keeps 16 by default: fewer than a file's
+    // tables use), and a page cache of 16 MiB keeps the tables' last pages between batches.
+    // The writer inserts every row's parents itself (placeholders first), so foreign keys (on in
+    // rusqlite's SQLite) are not checked: a lookup per reference, a third of an insert's time.
+    conn.set_prepared_statement_cache_capacity(128);
+    conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA foreign_keys = OFF;")
+        .map_err(|e| FormatError::sqlite(path, e))?;
     let uuid = new_file_uuid(path);
     let schema = schema::CREATE_SCHEMA.replace("{U}", &uuid);
     let views = crate::views::CREATE_VIEWS;

@@ -41,6 +41,10 @@ pub(super) struct ProcessRows {
     /// (dispatch id, `rocpd_info_agent.id`) → the rows of dispatches seen lately, so that their
     /// later passes need no query; emptied past [`RECENT_DISPATCHES`] (the database has them).
     pub(super) recent: HashMap<(u64, i64), RecentDispatch>,
+    /// Every dispatch id from this one up has no row of this process yet (ids grow as they
+    /// are launched, so a new dispatch's first pass needs no query). The process's rows are all
+    /// this writer's: its guid is unique in the file (`rocpd_info_process`).
+    pub(super) fresh_dispatch_ids: u64,
     /// `rocpd_info_thread.id` → its marker track's `rocpd_track.id` (`db::markers`).
     pub(super) tracks: HashMap<i64, i64>,
     /// The process's CPU agent (`rocpd_info_agent.id`): the host side of copies and host
@@ -163,6 +167,7 @@ impl ProcessRows {
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
             recent: HashMap::new(),
+            fresh_dispatch_ids: 0,
             tracks: HashMap::new(),
             host_agent: None,
         })

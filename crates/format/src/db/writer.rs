@@ -1,8 +1,9 @@
 //! The per-process rocpd database, written as data arrives.
 //!
 //! [`DbWriter`] is the [`RecordSink`] that producers send to: `send` only queues the record on a
-//! channel, and a writer thread inserts queued records in batched transactions (a commit every
-//! [`BATCH_RECORDS`] records or [`BATCH_INTERVAL`], whichever comes first). The file is in WAL
+//! channel, and a writer thread inserts queued records in batched transactions (a commit when the
+//! batch's first record has waited [`BATCH_INTERVAL`], or at [`BATCH_RECORDS`] records, whichever
+//! comes first: a busy queue makes large batches, a quiet one commits within the interval). The file is in WAL
 //! mode while it is written, so a crash of the process loses at most the batch in flight and the
 //! database stays readable. `RowInserter` is the synchronous part, also used to write merged
 //! databases.
@@ -18,11 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A batch is committed after this many records...
-pub const BATCH_RECORDS: usize = 256;
-/// ...or when its first record has waited this long: what a process killed without last words
-/// (SIGKILL, a crash) loses of what it sent. At most 100 commits a second, each without a sync
-/// (WAL, `synchronous = NORMAL`): a cost the writer thread does not notice.
+/// A batch is committed after this many records (the most a transaction holds; a busy queue
+/// reaches it in tens of milliseconds)...
+pub const BATCH_RECORDS: usize = 16_384;
+/// ...or when its first record has waited this long, whether or not more records keep coming:
+/// what a process killed without last words (SIGKILL, a crash) loses of what it sent. At most
+/// 100 commits a second, each without a sync (WAL, `synchronous = NORMAL`): a cost the writer
+/// thread does not notice.
 pub const BATCH_INTERVAL: Duration = Duration::from_millis(10);
 
 /// Records waiting for the writer thread beyond which `send` drops records instead of queueing
@@ -219,9 +222,9 @@ fn write_loop(
                     batch = Some((Instant::now(), 0));
                 }
                 keep(inserter.insert(record));
-                if let Some((_, count)) = batch.as_mut() {
+                if let Some((started, count)) = batch.as_mut() {
                     *count += 1;
-                    if *count >= BATCH_RECORDS {
+                    if *count >= BATCH_RECORDS || started.elapsed() >= BATCH_INTERVAL {
                         batch = None;
                         keep(inserter.commit());
                     }
