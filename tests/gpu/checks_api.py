@@ -33,14 +33,20 @@ def api_checks():
     row("PyTorch loop under -s/--sys-trace, 2 groups in kernel replay", "losses equal the run alone",
         f"rc {rc}; {losses} vs {reference}; {err[-200:]!r}", rc == 0 and losses and losses == reference)
     counts = dict(query(db, "SELECT category, COUNT(*) FROM regions WHERE category LIKE 'CUDA%' GROUP BY category"))
-    row("CUDA API calls in rocpd's regions", "runtime and driver calls",
-        f"{counts}", counts.get("CUDA_RUNTIME_API", 0) > 0 and counts.get("CUDA_DRIVER_API", 0) > 0)
+    # Every driver call -s records under a runtime call is one the runtime made for it, so there are
+    # at least as many driver calls as runtime calls that reach the driver: a launch at least.
+    runtime_launches = query(db, "SELECT COUNT(*) FROM regions WHERE category = 'CUDA_RUNTIME_API' AND name LIKE 'cudaLaunch%'")
+    row("CUDA API calls in rocpd's regions", "runtime and driver calls; every runtime launch has a driver call beneath it",
+        f"{counts}; {runtime_launches} runtime launches",
+        counts.get("CUDA_RUNTIME_API", 0) > 0 and runtime_launches and runtime_launches[0][0] > 0
+        and counts.get("CUDA_DRIVER_API", 0) >= runtime_launches[0][0])
     unlinked = query(db, "SELECT COUNT(*), (SELECT COUNT(*) FROM kernels) FROM kernels K WHERE NOT EXISTS "
                          "(SELECT 1 FROM regions R WHERE R.category LIKE 'CUDA%' AND R.corr_id = K.correlation_id)")
     launchers = query(db, "SELECT R.name, COUNT(*) FROM kernels K JOIN regions R ON R.corr_id = K.correlation_id "
                           "AND R.category LIKE 'CUDA%' GROUP BY R.name")
     row("every dispatch shares its launch call's correlation id", "0 dispatches without a call",
-        f"{unlinked}; launched by {launchers}", unlinked and unlinked[0][0] == 0 and unlinked[0][1] > 0)
+        f"{unlinked}; launched by {launchers}", unlinked and unlinked[0][0] == 0 and unlinked[0][1] > 0
+        and all("Launch" in name for name, _ in launchers))
     orphans = query(db, "SELECT COUNT(*) FROM regions D WHERE D.category = 'CUDA_DRIVER_API' AND D.parent_stack_id != 0 "
                         "AND NOT EXISTS (SELECT 1 FROM regions R WHERE R.category = 'CUDA_RUNTIME_API' "
                         "AND R.corr_id = D.parent_stack_id)")
@@ -58,5 +64,8 @@ def api_checks():
         f"rc {rc2}; differing {dict(list(differ.items())[:8])}; {err2[-200:]!r}", rc2 == 0 and not differ)
     rc3, _, db3, _, _ = traced(["-r"], "api_runtime", replay=True)
     domains = query(db3, "SELECT DISTINCT category FROM regions WHERE category LIKE 'CUDA%'")
+    # -r records driver calls only where the application makes them itself: none under a runtime call.
+    nested = query(db3, "SELECT COUNT(*) FROM regions WHERE category = 'CUDA_DRIVER_API' AND parent_stack_id != 0")
     row("-r/--runtime-trace", "the application's own calls: runtime calls (PyTorch makes no driver call of its own"
-        " outside one, cuBLAS/Triton may)", f"rc {rc3}; categories {domains}", rc3 == 0 and ("CUDA_RUNTIME_API",) in domains)
+        " outside one, cuBLAS/Triton may)", f"rc {rc3}; categories {domains}; driver calls under a runtime call {nested}",
+        rc3 == 0 and ("CUDA_RUNTIME_API",) in domains and nested == [(0,)])

@@ -121,4 +121,4 @@ def ctrl_c_pytorch():
         "rc 1; SIGINT said (or Python's KeyboardInterrupt); db intact; every recorded dispatch has passes {0,1}; CSV rows; nothing lost",
         f"rc {p.returncode}; {steps} steps; said {said}; db whole {whole}; {len(passes)} dispatches, passes per dispatch {per_dispatch}; "
         f"{csv_rows} CSV rows; lost lines {lost[:2]}; {wall:.1f}s; {err.strip()[-200:]!r}",
-        p.returncode == 1 and said and whole and len(passes) > 0 and per_dispatch == [2] and csv_rows > 0 and not lost)
+        steps == 5 and p.returncode == 1 and said and whole and len(passes) > 0 and per_dispatch == [2] and csv_rows > 0 and not lost)
