@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""What kreplay's tracing costs the application: runs ON the GPU machine, from the repository root.
+
+For a loop of tiny kernels and a PyTorch MLP training loop, in this one call with the same
+binaries: the application alone (fastest of --repeat), then kreplay with `--kernel-trace` alone,
+with one counter group (one hardware pass: nothing is replayed), with each tracing domain
+(`--marker-trace`, `--runtime-trace`, `--memory-copy-trace`, `--memory-allocation-trace`) and
+with `--sys-trace` (all of them), each the fastest of --repeat. The cost is read from the
+workload's own clock (`dispatch_ms=`: its launch loop, start-up and post-processing left out),
+per dispatch and per API call the run recorded (rows of rocpd's `regions` view). Every run's output
+is compared with the application's alone.
+
+Prints a table, writes raw numbers to $OUT/trace_cost.json.
+
+Usage: python3 bench/trace_cost.py [--kreplay .gpu-bin/kreplay] [--launches 20000] [--steps 20]
+                                   [--repeat 3] [--only tiny,mlp]
+"""
+import argparse
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import HERE, app_output, build, databases, timed  # noqa: E402
+
+RUNS = [
+    ("--kernel-trace", ["--kernel-trace"]),
+    ("one counter group", ["--pmc", "sm__warps_launched.sum", "smsp__inst_executed.sum"]),
+    ("--marker-trace", ["--kernel-trace", "--marker-trace"]),
+    ("--runtime-trace", ["--runtime-trace"]),
+    ("--memory-copy-trace", ["--kernel-trace", "--memory-copy-trace"]),
+    ("--memory-allocation-trace", ["--kernel-trace", "--memory-allocation-trace"]),
+    ("--sys-trace", ["--sys-trace"]),
+]
+
+
+def loop_ms(text):
+    m = re.search(r"dispatch_ms=([0-9.]+)", text or "")
+    return float(m.group(1)) if m else None
+
+
+def counts(outdir):
+    """Rows the run recorded, summed over its processes' databases."""
+    out = {"dispatches": 0, "api_calls": 0, "markers": 0, "copies": 0, "allocations": 0}
+    queries = {"dispatches": "SELECT COUNT(*) FROM kernels",
+               "api_calls": "SELECT COUNT(*) FROM regions WHERE category LIKE 'CUDA\\_%\\_API' ESCAPE '\\'",
+               "markers": "SELECT COUNT(*) FROM regions WHERE category LIKE 'MARKER%'",
+               "copies": "SELECT COUNT(*) FROM memory_copies",
+               "allocations": "SELECT COUNT(*) FROM memory_allocations"}
+    for db in databases(outdir):
+        con = sqlite3.connect(db)
+        for key, sql in queries.items():
+            try:
+                out[key] += con.execute(sql).fetchone()[0]
+            except sqlite3.Error as e:
+                out.setdefault("unreadable", []).append(f"{key}: {e}")
+        con.close()
+    return out
+
+
+def best_of(n, argv, work=None, flags=None):
+    """The fastest of n runs by the workload's own clock; under kreplay (flags given) each run
+    writes into a folder of its own, and the fastest's folder comes back last."""
+    runs = []
+    for _ in range(n):
+        if flags is None:
+            runs.append(timed(argv) + (None,))
+            continue
+        d = tempfile.mkdtemp(prefix="kr", dir=work)
+        runs.append(timed([argv[0], *flags, "-f", "rocpd", "-d", d, "-o", "out", "--", *argv[1:]]) + (d,))
+    return min(runs, key=lambda r: loop_ms(r[2]) or float("inf"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kreplay", default="target/release/kreplay")
+    ap.add_argument("--launches", type=int, default=20000, help="tiny kernels launched by the tiny loop")
+    ap.add_argument("--steps", type=int, default=20, help="training steps of the PyTorch MLP")
+    ap.add_argument("--repeat", type=int, default=3, help="each run's figure is the fastest of this many")
+    ap.add_argument("--only", default="tiny,mlp", help="comma-separated: tiny, mlp")
+    args = ap.parse_args()
+    out = os.environ.get("OUT", tempfile.mkdtemp())
+    os.makedirs(out, exist_ok=True)
+    kreplay = os.path.abspath(args.kreplay)
+    work = tempfile.mkdtemp(prefix="ktrace")
+    os.environ["KREPLAY_CACHE_DIR"] = os.path.join(work, "identity-cache")
+    exes = build(work)
+    loads = {"tiny": (f"tiny kernels x{args.launches}", [exes["tiny"], str(args.launches)]),
+             "mlp": (f"PyTorch MLP training x{args.steps} steps",
+                     [sys.executable, os.path.join(HERE, "workloads", "mlp.py"), str(args.steps)])}
+    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "machine": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                         stdout=subprocess.PIPE, text=True).stdout.strip(),
+               "repeat": args.repeat, "workloads": []}
+    # The first kreplay run on a machine fills the driver's compute cache: not in any figure.
+    timed([kreplay, "--kernel-trace", "-d", os.path.join(work, "warm"), "--", exes["tiny"], "10"])
+    for key in [k.strip() for k in args.only.split(",") if k.strip()]:
+        if key not in loads:
+            ap.error(f"--only {key!r}: give some of {sorted(loads)}")
+        name, argv = loads[key]
+        _, rc, stdout, _, _ = best_of(args.repeat, argv)
+        base = loop_ms(stdout)
+        reference = app_output(stdout)
+        row = {"workload": name, "alone": {"loop_ms": base, "rc": rc}, "runs": {}}
+        for label, flags in RUNS:
+            wall, rc, stdout, stderr, d = best_of(args.repeat, [kreplay, *argv], work, flags)
+            run = {"loop_ms": loop_ms(stdout), "wall_s": wall, "rc": rc,
+                   "output_same": app_output(stdout) == reference}
+            run.update(counts(d))
+            if run["loop_ms"] is not None and base is not None:
+                extra_us = (run["loop_ms"] - base) * 1e3
+                if run["dispatches"]:
+                    run["us_per_dispatch"] = extra_us / run["dispatches"]
+                if run["api_calls"]:
+                    run["us_per_api_call"] = extra_us / run["api_calls"]
+            if rc != 0 or not run["output_same"]:
+                run["tail"] = (stdout[-600:], stderr[-1500:])
+            row["runs"][label] = run
+            print(name, "|", label, "|", {k: v for k, v in run.items() if k != "tail"}, flush=True)
+        results["workloads"].append(row)
+        with open(os.path.join(out, "trace_cost.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    report(results)
+
+
+def report(results):
+    print("\n%-34s %-26s %10s %10s %10s %12s %12s %6s" % (
+        "workload", "run", "loop ms", "dispatches", "API calls", "us/dispatch", "us/API call", "output"))
+    for row in results["workloads"]:
+        print("%-34s %-26s %10.2f" % (row["workload"], "alone", row["alone"]["loop_ms"] or float("nan")))
+        for label, run in row["runs"].items():
+            cells = ["%.2f" % run[k] if run.get(k) is not None else "-" for k in ("us_per_dispatch", "us_per_api_call")]
+            print("%-34s %-26s %10s %10d %10d %12s %12s %6s" % (
+                "", label, "%.2f" % run["loop_ms"] if run["loop_ms"] is not None else "-", run["dispatches"],
+                run["api_calls"], *cells, "same" if run["output_same"] else "DIFF"))
+
+
+if __name__ == "__main__":
+    main()
