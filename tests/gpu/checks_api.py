@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-from harness import GROUPS, KREPLAY, WORK, query, row, run
+from harness import CHECKS, GROUPS, KREPLAY, WORK, counters, ncu_reference, query, row, run
 
 COLUMNS = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id", "Start_Timestamp", "End_Timestamp"]
 
@@ -69,3 +69,25 @@ def api_checks():
     row("-r/--runtime-trace", "the application's own calls: runtime calls (PyTorch makes no driver call of its own"
         " outside one, cuBLAS/Triton may)", f"rc {rc3}; categories {domains}; driver calls under a runtime call {nested}",
         rc3 == 0 and ("CUDA_RUNTIME_API",) in domains and nested == [(0,)])
+    everything_on_check()
+
+
+def everything_on_check():
+    """Tracing must not change what counters measure: the deterministic counters of the in-place
+    kernel with every domain on (-s) and 2 groups in kernel replay equal Nsight Compute's."""
+    out_dir = os.path.join(WORK, "api_everything")
+    argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
+            "--kernel-replay-beta-enabled", "-s", "-d", out_dir, "-o", "e", "-f", "rocpd", "--", CHECKS, "inplace"]
+    rc, _, err, _, _ = run(argv, None, tag="api_everything", timeout=300)
+    metrics = ("sm__warps_launched.sum", "smsp__inst_executed.sum")
+    per_dispatch = {}
+    for (d, _), e in sorted(counters(os.path.join(out_dir, "e_results.db")).items()):
+        for m in metrics:
+            if m in e["values"]:
+                per_dispatch.setdefault(d, {}).setdefault(m, e["values"][m])
+    ours = [per_dispatch[d] for d in sorted(per_dispatch)]
+    theirs = ncu_reference()
+    row("deterministic counters with -s (every domain) on == ncu", f"ncu: {theirs[:1]} x{len(theirs)}",
+        f"rc {rc}; kreplay: {ours[:1]} x{len(ours)}; {err[-200:]!r}",
+        rc == 0 and bool(theirs) and len(ours) == len(theirs)
+        and all(abs(a.get(m, -1) - b.get(m, -2)) < 0.5 for a, b in zip(ours, theirs) for m in metrics))

@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-from harness import GROUPS, KREPLAY, WORK, query, row, run
+from harness import GROUPS, KREPLAY, WORK, counters, query, row, run
 
 
 def marker_checks():
@@ -54,6 +54,36 @@ def marker_checks():
     row("--kernel-rename", "dispatches named forward/backward", f"rc {rc}; names {sorted(names)[:6]}",
         rc == 0 and {"forward", "backward"} <= names)
     scoped_checks(script, reference, [json.loads(s) if s else [] for (s,) in stacks])
+    emit_nvtx_check(reference)
+
+
+def emit_nvtx_check(reference):
+    """The loop under torch.autograd.profiler.emit_nvtx() with a range per layer: every dispatch
+    of a layer's forward has that layer in its range stack and an operator range ("aten::...")
+    innermost, and its counter values in both groups."""
+    script = [sys.executable, "tests/gpu/torch_nvtx.py", "--emit-nvtx"]
+    out_dir = os.path.join(WORK, "markers_emit")
+    argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
+            "--kernel-replay-beta-enabled", "--marker-trace", "-d", out_dir, "-o", "e", "-f", "rocpd", "csv",
+            "--", *script]
+    rc, out, err, _, _ = run(argv, None, tag="nvtx_emit", timeout=580)
+    db = os.path.join(out_dir, "e_results.db")
+    losses = re.findall(r"loss (\S+)", out)
+    stacks = {d: json.loads(s) if s else [] for d, s in query(
+        db, "SELECT dispatch_id, json_extract(extdata, '$.ranges') FROM rocpd_kernel_dispatch")}
+    in_layer = {d: s for d, s in stacks.items() if any(r.startswith("layer ") for r in s)}
+    values = {}
+    for (d, _), e in counters(db).items():
+        values.setdefault(d, {}).update(e["values"])
+    wanted = {m for g in GROUPS[:2] for m in g}
+    labelled = [d for d, s in in_layer.items() if s[-1].startswith("aten::") and wanted <= set(values.get(d, {}))]
+    layers = sorted({r for s in in_layer.values() for r in s if r.startswith("layer ")})
+    row("emit_nvtx() training loop, a range per layer, 2 groups in kernel replay",
+        "losses equal; every layer dispatch labelled (layer and aten:: op ranges) with both groups' counters",
+        f"rc {rc}; {len(labelled)} of {len(in_layer)} layer dispatches labelled, layers {layers}, "
+        f"e.g. {next(iter(in_layer.values()), None)}; {err[-200:]!r}",
+        rc == 0 and losses == reference and len(in_layer) > 0 and len(labelled) == len(in_layer)
+        and {"layer 0", "layer 2"} <= set(layers))
 
 
 def scoped_checks(script, reference, all_stacks):

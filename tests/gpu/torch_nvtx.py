@@ -1,7 +1,10 @@
 """A small PyTorch training loop marked with NVTX (torch.cuda.nvtx): a push/pop range per step
 holding `forward` and `backward`, a mark after the loop, a start/end range around the loop. Prints
 each step's loss exactly (float.hex). `--profile-step N` calls torch.cuda.profiler.start() (i.e.
-cudaProfilerStart) before step N and stop() after it, for --selected-regions."""
+cudaProfilerStart) before step N and stop() after it, for --selected-regions. `--emit-nvtx` runs the
+loop under torch.autograd.profiler.emit_nvtx() (a range per operator, "aten::...") with a range per
+layer ("layer 0" ... around each module's forward, pushed by forward hooks)."""
+import contextlib
 import os
 import sys
 
@@ -17,8 +20,15 @@ model = torch.nn.Sequential(
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 x = torch.randn(256, 64, device=device)
 y = torch.randn(256, 1, device=device)
+emit = "--emit-nvtx" in sys.argv
+if emit:
+    for name, layer in model.named_children():
+        layer.register_forward_pre_hook(lambda _m, _i, name=name: torch.cuda.nvtx.range_push(f"layer {name}"))
+        layer.register_forward_hook(lambda _m, _i, _o: torch.cuda.nvtx.range_pop())
 profile_step = int(sys.argv[sys.argv.index("--profile-step") + 1]) if "--profile-step" in sys.argv else None
 loop = torch.cuda.nvtx.range_start("loop")
+scope = torch.autograd.profiler.emit_nvtx() if emit else contextlib.nullcontext()
+scope.__enter__()
 for step in range(3):
     if step == profile_step:
         torch.cuda.profiler.start()
@@ -36,5 +46,6 @@ for step in range(3):
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
     print(f"step {step} loss {loss.item().hex()}")
+scope.__exit__(None, None, None)
 torch.cuda.nvtx.mark("loop done")
 torch.cuda.nvtx.range_end(loop)
