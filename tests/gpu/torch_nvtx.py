@@ -22,9 +22,17 @@ x = torch.randn(256, 64, device=device)
 y = torch.randn(256, 1, device=device)
 emit = "--emit-nvtx" in sys.argv
 if emit:
+    def enter(name):
+        def hook(_module, _inputs):
+            torch.cuda.nvtx.range_push(f"layer {name}")  # returns None: the inputs stay as they are
+        return hook
+
+    def leave(_module, _inputs, _output):
+        torch.cuda.nvtx.range_pop()  # returns None: the output stays as it is
+
     for name, layer in model.named_children():
-        layer.register_forward_pre_hook(lambda _m, _i, name=name: torch.cuda.nvtx.range_push(f"layer {name}"))
-        layer.register_forward_hook(lambda _m, _i, _o: torch.cuda.nvtx.range_pop())
+        layer.register_forward_pre_hook(enter(name))
+        layer.register_forward_hook(leave)
 profile_step = int(sys.argv[sys.argv.index("--profile-step") + 1]) if "--profile-step" in sys.argv else None
 loop = torch.cuda.nvtx.range_start("loop")
 scope = torch.autograd.profiler.emit_nvtx() if emit else contextlib.nullcontext()
