@@ -12,7 +12,7 @@ is compared with the application's alone.
 
 Prints a table, writes raw numbers to $OUT/trace_cost.json.
 
-Usage: python3 bench/trace_cost.py [--kreplay .gpu-bin/kreplay] [--launches 20000] [--steps 20]
+Usage: python3 bench/trace_cost.py [--kreplay .gpu-bin/kreplay] [--launches 2000] [--steps 20]
                                    [--repeat 3] [--only tiny,mlp]
 """
 import argparse
@@ -79,7 +79,7 @@ def best_of(n, argv, work=None, flags=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kreplay", default="target/release/kreplay")
-    ap.add_argument("--launches", type=int, default=20000, help="tiny kernels launched by the tiny loop")
+    ap.add_argument("--launches", type=int, default=2000, help="tiny kernels launched by the tiny loop")
     ap.add_argument("--steps", type=int, default=20, help="training steps of the PyTorch MLP")
     ap.add_argument("--repeat", type=int, default=3, help="each run's figure is the fastest of this many")
     ap.add_argument("--only", default="tiny,mlp", help="comma-separated: tiny, mlp")

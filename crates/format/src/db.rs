@@ -3,6 +3,7 @@
 //! reading databases back into a [`RunData`](crate::RunData).
 
 mod api;
+pub mod backlog;
 mod code_objects;
 mod descriptions;
 mod events;
@@ -22,7 +23,7 @@ mod writer;
 
 pub use merged::{write_rocpd, write_rocpd_with};
 pub use read::{open_database, open_databases, read_database, read_databases};
-pub use writer::{DbWriter, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
+pub use writer::{DbWriter, BACKLOG_AT, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
 
 #[cfg(test)]
 mod tests;

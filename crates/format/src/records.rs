@@ -401,9 +401,10 @@ pub struct Warning {
     pub message: String,
 }
 
-/// Everything a producer can report.
+/// Everything a producer can report. (Serialized as `{"kind": ..., "record": {...}}`, the form
+/// the database writer's backlog on disk holds: a marker has a `kind` of its own.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", content = "record", rename_all = "snake_case")]
 pub enum Record {
     Process(ProcessInfo),
     Agent(AgentInfo),

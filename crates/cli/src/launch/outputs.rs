@@ -83,6 +83,17 @@ fn say_what_a_kill_lost(spec: &RunSpec, signal: &str) {
     }
 }
 
+/// A process killed while its database writer had a backlog on disk (it was sent records faster
+/// than it inserted them) leaves the file behind: its records may be missing from the database.
+fn say_what_backlogs_held(staging: &Path) {
+    for (file, records) in kreplay_format::db::backlog::left_behind(staging) {
+        say!(
+            "kreplay: a process ended without last words while {records} record(s) waited on disk for its database writer ({}): up to {records} are missing from its files",
+            file.display()
+        );
+    }
+}
+
 /// A kreplay killed while it wrote (`kill -9`) leaves its file half written under a temporary
 /// name (`.<name>.tmp-<pid>`, see `kreplay_format::files`): those of processes that no longer
 /// exist are removed, each said. A live pid's is another kreplay's at work, and stays.
@@ -286,6 +297,7 @@ pub(super) fn collect_and_write(
     if killed {
         say_what_a_kill_lost(spec, ended_by.as_deref().unwrap_or("a signal"));
     }
+    say_what_backlogs_held(staging);
     if data.processes.is_empty() {
         writing.finish();
         remove_staging();

@@ -102,7 +102,7 @@ fn a_child_forked_without_exec_neither_waits_for_nor_stops_the_writer() {
 fn a_writer_that_falls_behind_drops_records_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("behind.db");
-    let writer = DbWriter::create_with_queue_limit(&path, 4, || {}).unwrap();
+    let writer = DbWriter::create_with_limits(&path, 4, BACKLOG_AT, || {}).unwrap();
     // Another connection holds the write lock: the writer thread stalls on its first insert.
     let blocker = Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();

@@ -1,4 +1,5 @@
-//! The writer's throughput on dispatch passes (ignored: a measurement, run by hand):
+//! A writer sent records faster than it inserts them keeps every one (through its backlog on
+//! disk); and the writer's throughput on dispatch passes (ignored: a measurement, run by hand):
 //! `KREPLAY_BENCH_DB=/tmp/w.db cargo test --release -p kreplay-format writer_throughput -- --ignored --nocapture`
 //! writes 200k pass records (100k dispatches of 2 passes, 2 counters each, some passes out of
 //! order or late) after the unit tests' recorded runs, and keeps the file for comparison.
@@ -6,6 +7,7 @@
 use super::*;
 use crate::records::*;
 use crate::testdata::*;
+use crate::RunData;
 use std::time::Instant;
 
 /// The records of the measurement: the shared recorded runs, then `dispatches` dispatches.
@@ -65,6 +67,33 @@ fn bench_records(dispatches: u64) -> Vec<Record> {
     records.append(&mut late);
     records.push(Record::ProcessEnd { end_ns: 9_999_999 });
     records
+}
+
+#[test]
+fn a_writer_sent_more_than_it_inserts_keeps_every_record_through_its_backlog() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fast.db");
+    let backlog = super::backlog::path_of(&path);
+    let records = bench_records(4_000);
+    let writer = DbWriter::create_with_limits(&path, MAX_QUEUED_RECORDS, 1000, || {}).unwrap();
+    for record in records.clone() {
+        writer.send(record);
+    }
+    // The queue is far longer than the 1,000 records: what waits goes to the file beside the database.
+    let began = Instant::now();
+    while !backlog.exists() && began.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(
+        backlog.exists(),
+        "no backlog file while 8,000 passes waited"
+    );
+    writer.finish().unwrap();
+    assert!(!backlog.exists(), "the backlog is removed once drained");
+    assert_eq!(
+        read_databases(std::slice::from_ref(&path)).unwrap(),
+        RunData::from_records(records)
+    );
 }
 
 #[test]

@@ -8,11 +8,12 @@
 //! database stays readable. `RowInserter` is the synchronous part, also used to write merged
 //! databases.
 
+use super::backlog::Backlog;
 use super::file::Durability;
 use super::inserter::RowInserter;
 use crate::error::FormatError;
 use crate::records::{Record, RecordSink, Warning};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,7 +30,8 @@ pub const BATCH_RECORDS: usize = 16_384;
 pub const BATCH_INTERVAL: Duration = Duration::from_millis(10);
 
 /// Records waiting for the writer thread beyond which `send` drops records instead of queueing
-/// them (about 200 MB): the application must never block on us, nor run out of memory.
+/// them (about 200 MB): the application must never block on us, nor run out of memory. Reached
+/// only when the writer thread cannot even move records to its backlog (a stalled disk).
 pub const MAX_QUEUED_RECORDS: usize = 1 << 20;
 
 enum WriterMessage {
@@ -66,23 +68,33 @@ impl DbWriter {
     /// the injected library passes `kreplay_core::lifecycle::block_signals`, so that its signal
     /// handling never runs on the thread it waits for; this crate handles no signals.
     pub fn create(path: &Path, on_thread_start: fn()) -> Result<DbWriter, FormatError> {
-        Self::create_with_queue_limit(path, MAX_QUEUED_RECORDS, on_thread_start)
+        Self::create_with_limits(path, MAX_QUEUED_RECORDS, BACKLOG_AT, on_thread_start)
     }
 
-    pub(super) fn create_with_queue_limit(
+    /// [`DbWriter::create`] with the queue's limits given (tests make them small).
+    pub(super) fn create_with_limits(
         path: &Path,
         queue_limit: usize,
+        backlog_at: usize,
         on_thread_start: fn(),
     ) -> Result<DbWriter, FormatError> {
         let inserter = RowInserter::create(path, Durability::Live)?;
         let (sender, receiver) = crossbeam_channel::unbounded();
         let dropped = Arc::new(AtomicU64::new(0));
         let dropped_seen_by_writer = Arc::clone(&dropped);
+        let db_path = path.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("kreplay-db-writer".to_string())
             .spawn(move || {
                 on_thread_start();
-                write_loop(inserter, receiver, queue_limit, &dropped_seen_by_writer)
+                let limits = (queue_limit, backlog_at);
+                write_loop(
+                    inserter,
+                    receiver,
+                    limits,
+                    &dropped_seen_by_writer,
+                    &db_path,
+                )
             })
             .map_err(|e| FormatError::io(path, e))?;
         Ok(DbWriter {
@@ -186,72 +198,157 @@ impl RecordSink for DbWriter {
     }
 }
 
-/// The writer thread: batches records into transactions until `Finish` or until every sender is
-/// gone. Keeps going after a failed insert (one bad record must not lose the rest) and returns the
-/// first error.
-fn write_loop(
-    mut inserter: RowInserter,
-    receiver: Receiver<WriterMessage>,
-    queue_limit: usize,
-    dropped: &AtomicU64,
-) -> Result<(), FormatError> {
-    let mut first_error: Option<FormatError> = None;
-    let mut keep = |result: Result<(), FormatError>| {
+/// Queue length at which the writer thread moves what arrives to its backlog on disk rather than
+/// insert it (see `backlog.rs`); it inserts from the backlog whenever the queue is empty. About
+/// 50 MB of records: a burst stays in memory (the backlog's encoding halves the writer's
+/// throughput), a writer that keeps falling behind goes to disk instead of dropping records.
+pub const BACKLOG_AT: usize = 1 << 18;
+/// Records inserted from the backlog before the queue is looked at again.
+const BACKLOG_CHUNK: usize = 256;
+
+/// The writer thread's transactions: a batch begins with its first record and is committed at
+/// [`BATCH_RECORDS`] records or once its first has waited [`BATCH_INTERVAL`]. Keeps going after
+/// a failed insert (one bad record must not lose the rest) and keeps the first error.
+struct Batches {
+    inserter: RowInserter,
+    open: Option<(Instant, usize)>,
+    first_error: Option<FormatError>,
+}
+
+impl Batches {
+    fn keep(&mut self, result: Result<(), FormatError>) {
         if let Err(e) = result {
-            first_error.get_or_insert(e);
+            self.first_error.get_or_insert(e);
+        }
+    }
+
+    fn insert(&mut self, record: Record) {
+        if self.open.is_none() {
+            let begun = self.inserter.begin();
+            self.keep(begun);
+            self.open = Some((Instant::now(), 0));
+        }
+        let inserted = self.inserter.insert(record);
+        self.keep(inserted);
+        if let Some((started, count)) = self.open.as_mut() {
+            *count += 1;
+            if *count >= BATCH_RECORDS || started.elapsed() >= BATCH_INTERVAL {
+                self.commit();
+            }
+        }
+    }
+
+    fn commit(&mut self) {
+        self.open = None;
+        let committed = self.inserter.commit();
+        self.keep(committed);
+    }
+
+    /// When the open batch is due.
+    fn deadline(&self) -> Option<Instant> {
+        self.open.map(|(started, _)| started + BATCH_INTERVAL)
+    }
+}
+
+/// The writer thread: batches records into transactions until `Finish` or until every sender is
+/// gone, moving records to its backlog on disk while its queue is long. Returns the first error.
+fn write_loop(
+    inserter: RowInserter,
+    receiver: Receiver<WriterMessage>,
+    (queue_limit, backlog_at): (usize, usize),
+    dropped: &AtomicU64,
+    path: &Path,
+) -> Result<(), FormatError> {
+    let mut batches = Batches {
+        inserter,
+        open: None,
+        first_error: None,
+    };
+    let mut backlog = Backlog::new(path);
+    let mut backlog_error = false;
+    let mut chunk = Vec::with_capacity(BACKLOG_CHUNK);
+    // Inserts up to `most` records from the backlog, oldest first.
+    let mut drain = |batches: &mut Batches, backlog: &mut Backlog, most: usize| {
+        chunk.clear();
+        if let Err(e) = backlog.pop(most, &mut chunk) {
+            batches.keep(Err(FormatError::io(path, e)));
+        }
+        for record in chunk.drain(..) {
+            batches.insert(record);
         }
     };
-    let mut batch: Option<(Instant, usize)> = None;
     loop {
-        let message = match batch {
-            Some((started, _)) => match receiver.recv_deadline(started + BATCH_INTERVAL) {
+        let message = if backlog.holds_records() {
+            match receiver.try_recv() {
                 Ok(message) => Some(message),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => Some(WriterMessage::Finish),
-            },
-            None => Some(receiver.recv().unwrap_or(WriterMessage::Finish)),
+                Err(TryRecvError::Disconnected) => Some(WriterMessage::Finish),
+                // A quiet queue: time to insert what waits on disk.
+                Err(TryRecvError::Empty) => {
+                    drain(&mut batches, &mut backlog, BACKLOG_CHUNK);
+                    continue;
+                }
+            }
+        } else {
+            match batches.deadline() {
+                Some(deadline) => match receiver.recv_deadline(deadline) {
+                    Ok(message) => Some(message),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => Some(WriterMessage::Finish),
+                },
+                None => Some(receiver.recv().unwrap_or(WriterMessage::Finish)),
+            }
         };
         match message {
-            None => {
-                batch = None;
-                keep(inserter.commit());
-            }
+            None => batches.commit(),
             Some(WriterMessage::Record(record)) => {
-                if batch.is_none() {
-                    keep(inserter.begin());
-                    batch = Some((Instant::now(), 0));
+                let to_backlog =
+                    !backlog_error && (backlog.holds_records() || receiver.len() >= backlog_at);
+                if !to_backlog {
+                    batches.insert(record);
+                    continue;
                 }
-                keep(inserter.insert(record));
-                if let Some((started, count)) = batch.as_mut() {
-                    *count += 1;
-                    if *count >= BATCH_RECORDS || started.elapsed() >= BATCH_INTERVAL {
-                        batch = None;
-                        keep(inserter.commit());
+                if let Err(e) = backlog.push(&record) {
+                    // The disk refuses the backlog: insert as the records come, however slowly.
+                    backlog_error = true;
+                    batches.keep(Err(FormatError::io(path, e)));
+                    drain(&mut batches, &mut backlog, usize::MAX);
+                    batches.insert(record);
+                }
+                // What was moved to the backlog goes to the operating system as often as a batch
+                // is committed; a batch open meanwhile is committed when due.
+                if batches.deadline().is_some_and(|due| Instant::now() >= due) {
+                    batches.commit();
+                    if let Err(e) = backlog.flush() {
+                        batches.keep(Err(FormatError::io(path, e)));
                     }
                 }
             }
             Some(WriterMessage::Flush(done)) => {
-                batch = None;
-                keep(inserter.commit());
+                drain(&mut batches, &mut backlog, usize::MAX);
+                batches.commit();
                 let _ = done.send(());
             }
             Some(WriterMessage::Finish) => {
+                drain(&mut batches, &mut backlog, usize::MAX);
                 let dropped = dropped.load(Ordering::Relaxed);
                 if dropped > 0 {
-                    keep(inserter.begin());
-                    keep(inserter.insert(Record::Warning(Warning {
+                    batches.insert(Record::Warning(Warning {
                         message: format!(
                             "{dropped} records were dropped because the database writer fell more than {queue_limit} records behind; profile fewer dispatches (--kernel-include-regex, --kernel-iteration-range)"
                         ),
-                    })));
+                    }));
                 }
-                keep(inserter.close());
-                break;
+                let Batches {
+                    inserter,
+                    first_error,
+                    ..
+                } = batches;
+                let closed = inserter.close();
+                return match (first_error, closed) {
+                    (Some(e), _) | (None, Err(e)) => Err(e),
+                    (None, Ok(())) => Ok(()),
+                };
             }
         }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(()),
     }
 }
