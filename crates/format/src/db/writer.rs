@@ -3,9 +3,12 @@
 //! [`DbWriter`] is the [`RecordSink`] that producers send to: `send` only queues the record on a
 //! channel, and a writer thread inserts queued records in batched transactions (a commit when the
 //! batch's first record has waited [`BATCH_INTERVAL`], or at [`BATCH_RECORDS`] records, whichever
-//! comes first: a busy queue makes large batches, a quiet one commits within the interval). The file is in WAL
-//! mode while it is written, so a crash of the process loses at most the batch in flight and the
-//! database stays readable. `RowInserter` is the synchronous part, also used to write merged
+//! comes first: a busy queue makes large batches, a quiet one commits within the interval). Past
+//! [`BACKLOG_AT`] queued records the writer thread moves what arrives to its backlog on disk and
+//! inserts from it when the queue is quiet (`backlog.rs`): nothing is dropped unless the thread
+//! cannot even append there. The file is in WAL mode while it is written, so a crash of the
+//! process loses at most the batch in flight (and what waited in the queue or the backlog, which
+//! the CLI counts) and the database stays readable. `RowInserter` is the synchronous part, also used to write merged
 //! databases.
 
 use super::backlog::Backlog;
