@@ -10,6 +10,7 @@ mod corpus;
 mod domain_stats;
 mod faults;
 mod first_hour;
+mod kernel_naming;
 mod markers;
 mod memory;
 mod pftrace;

@@ -70,7 +70,7 @@ impl<'a> Process<'a> {
 
     /// A `buffer_records.kernel_dispatch` record: one per pass.
     pub(super) fn kernel_dispatch_json(&self, dispatch: &DispatchRecord) -> KernelDispatch {
-        self.durations.borrow_mut().add(dispatch);
+        self.durations.borrow_mut().add(&self.run.process, dispatch);
         let facts = kernel_facts(self.run, dispatch);
         KernelDispatch {
             size: SIZE_KERNEL_DISPATCH_RECORD,
