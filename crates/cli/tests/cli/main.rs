@@ -1,6 +1,7 @@
 //! The CLI tests: the real `kreplay` binary in temporary folders, against the reference software
 //! device. One test binary (one link), one module per area.
 
+mod api_args;
 mod api_trace;
 mod avail;
 mod code_objects;
