@@ -16,7 +16,7 @@
 //!   `correlation_id.external`, `counters.dimension_ids`, `pc_sample_*`, `att_filenames`,
 //!   `code_object_snapshot_filenames`;
 //! - `code_objects`, `kernel_symbols` (index = kernel id, see below), `host_functions`;
-//! - `summary`: `[{domain: "KERNEL_DISPATCH", stats}]`, per-kernel durations (`statistics.hpp`);
+//! - `summary`: `[{domain, stats}]` per traced domain, durations by name (`statistics.hpp`);
 //! - `callback_records.counter_collection`: one record per pass of a dispatch that collected
 //!   counters;
 //! - `buffer_records.kernel_dispatch` (one per pass, `kind` 11 = `KERNEL_DISPATCH`, `operation`
