@@ -157,6 +157,27 @@ impl ApiArgs {
         }
     }
 
+    /// The value of the argument `name` as a number (an address, a handle, a non-negative
+    /// integer); `None` when the call has no such argument or its text is not a number.
+    pub fn number(&self, name: &str) -> Option<u64> {
+        match self {
+            ApiArgs::None => None,
+            // As read back: what is written as a number (not a dim3 nor an enumerator).
+            ApiArgs::Recorded(args) => args
+                .iter()
+                .find(|(decl, _)| decl.name == name)
+                .filter(|(decl, _)| !matches!(decl.ty, "dim3" | "cudaMemcpyKind"))
+                .map(|(_, text)| text.raw),
+            ApiArgs::Read(args) => {
+                let text = &args.iter().find(|a| a.name == name)?.value;
+                match text.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                    None => text.parse().ok(),
+                }
+            }
+        }
+    }
+
     /// Every argument as text, by position.
     pub fn to_vec(&self) -> Vec<ApiArg> {
         match self {
@@ -548,6 +569,14 @@ mod tests {
         assert!(RecordedArgs::of("cudaFree", &[1]).is_some());
         assert!(ApiArgs::None.is_empty());
         assert!(declarations("cuCtxSynchronize").is_none());
+        // A number read back from its text, as recorded.
+        let read = ApiArgs::Read(ApiArgs::Recorded(recorded).to_vec());
+        for args in [ApiArgs::Recorded(recorded), read] {
+            assert_eq!(args.number("src"), Some(0x20));
+            assert_eq!(args.number("count"), Some(64));
+            assert_eq!(args.number("kind"), None);
+            assert_eq!(args.number("stream"), None);
+        }
     }
 
     #[test]

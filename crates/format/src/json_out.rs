@@ -42,7 +42,8 @@
 //!   `stream_id.handle`.
 //! - The `size` fields (sizes of rocprofiler-sdk's C structs) are placeholders computed from
 //!   their field lists, and agent fields that only AMD devices have (`capability`, firmware
-//!   versions, ...) are 0. `host_functions` is empty: kreplay records no host functions.
+//!   versions, ...) are 0. `host_functions` are made from the runtime launch calls' `func`
+//!   arguments (`-r`/`-s`; empty without them), see `host_functions`.
 //! - `code_objects[i]` is the module loaded as code object `i` (rocprofiler-sdk's load record:
 //!   storage type MEMORY, the `memory://` uri, the image's address and size), slot 0 and gaps
 //!   being rocprofv3's placeholder, as `kernel_symbols`; both names of its agent field are
@@ -64,6 +65,7 @@
 mod code_objects;
 mod dispatch_json;
 mod document;
+mod host_functions;
 mod kinds;
 mod parts;
 mod process;

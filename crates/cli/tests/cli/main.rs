@@ -16,6 +16,7 @@ mod markers;
 mod memory;
 mod pftrace;
 mod rocpd_views;
+mod rocprofv3_tracing_validator;
 mod rocprofv3_validators;
 mod scoped;
 mod sections;

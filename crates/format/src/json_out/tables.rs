@@ -323,6 +323,15 @@ impl<'a> Kernels<'a> {
         kernels
     }
 
+    /// The JSON kernel id of our kernel id, its code object's JSON id and its symbol (for
+    /// `host_functions`).
+    pub(super) fn symbol(&self, kernel_id: u64) -> (u64, u64, Option<&'a KernelSymbol>) {
+        let slot = self.slot(kernel_id);
+        let symbol = self.symbols.get(&slot).copied();
+        let code_object = symbol.map_or(0, |k| self.code_objects.slot(k.code_object_id));
+        (slot, code_object, symbol)
+    }
+
     /// The JSON kernel id (index in `kernel_symbols`) of our kernel id.
     pub(super) fn slot(&self, kernel_id: u64) -> u64 {
         self.renumbered
