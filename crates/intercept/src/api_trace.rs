@@ -17,7 +17,7 @@
 
 use crate::tool::Tool;
 use kreplay_core::api_trace::{ApiCall, ApiLevel};
-use kreplay_cuda::callback::calls::base_name;
+use kreplay_cuda::callback::args::declared_name;
 use kreplay_cuda::callback::driver::DriverData;
 use kreplay_format::api_args::{declarations, ArgDecl};
 use kreplay_format::{ApiDomain, RecordedArgs};
@@ -115,7 +115,7 @@ impl Declarations {
         let decls = self
             .0
             .get(cbid as usize)?
-            .get_or_init(|| declarations(base_name(data.function_name())))
+            .get_or_init(|| declarations(declared_name(data.function_name())))
             .as_ref()?;
         let raw = data.call_args()?;
         Some(RecordedArgs::new(decls, raw.as_slice()))

@@ -133,6 +133,23 @@ fn addr(p: Ptr) -> u64 {
     p as u64
 }
 
+/// The name a call's arguments are declared under: CUPTI's `functionName` without the
+/// per-thread-stream suffix and, for a runtime function, without a CUPTI version suffix
+/// (`cudaLaunchKernel_v7000` is `cudaLaunchKernel`; a driver function's `_v2` is its own).
+pub fn declared_name(name: &str) -> &str {
+    let name = base_name(name);
+    match name.rsplit_once("_v") {
+        Some((function, version))
+            if function.starts_with("cuda")
+                && !version.is_empty()
+                && version.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            function
+        }
+        _ => name,
+    }
+}
+
 /// The argument values of the call `name` (CUPTI's `functionName`, per-thread suffix or not)
 /// from its parameter block at EXIT; `None` for a call whose arguments are not decoded here,
 /// or a NULL block.
@@ -147,7 +164,7 @@ pub unsafe fn call_args(name: &str, params: *const c_void) -> Option<RawArgs> {
     let p = params;
     // SAFETY: each call's parameter block (the caller's contract).
     unsafe {
-        Some(match base_name(name) {
+        Some(match declared_name(name) {
             // Runtime API.
             "cudaLaunchKernel" => {
                 let p = &*(p as *const LaunchKernel);
@@ -164,7 +181,7 @@ pub unsafe fn call_args(name: &str, params: *const c_void) -> Option<RawArgs> {
                 let p = &*(p as *const Memcpy);
                 let (dst, src, count, kind) =
                     (addr(p.dst), addr(p.src), p.count as u64, u64::from(p.kind));
-                if base_name(name) == "cudaMemcpyAsync" {
+                if declared_name(name) == "cudaMemcpyAsync" {
                     RawArgs::of(&[dst, src, count, kind, addr(p.stream)])
                 } else {
                     RawArgs::of(&[dst, src, count, kind])
@@ -184,7 +201,7 @@ pub unsafe fn call_args(name: &str, params: *const c_void) -> Option<RawArgs> {
             "cudaMemset" | "cudaMemsetAsync" => {
                 let p = &*(p as *const Memset);
                 let (dst, value, count) = (addr(p.dev_ptr), p.value as u64, p.count as u64);
-                if base_name(name) == "cudaMemsetAsync" {
+                if declared_name(name) == "cudaMemsetAsync" {
                     RawArgs::of(&[dst, value, count, addr(p.stream)])
                 } else {
                     RawArgs::of(&[dst, value, count])
@@ -394,6 +411,18 @@ mod tests {
         // The synchronous block is the asynchronous one without its stream.
         let args = unsafe { call_args("cuMemcpyHtoD_v2", block(&htod)) }.unwrap();
         assert_eq!(args.as_slice(), [0x7000, 0x9000, 64]);
+    }
+
+    #[test]
+    fn names_are_declared_without_stream_and_runtime_version_suffixes() {
+        assert_eq!(declared_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(declared_name("cudaMemcpyAsync_ptsz"), "cudaMemcpyAsync");
+        assert_eq!(declared_name("cuMemAlloc_v2"), "cuMemAlloc_v2");
+        assert_eq!(
+            declared_name("cuMemcpyHtoDAsync_v2_ptsz"),
+            "cuMemcpyHtoDAsync_v2"
+        );
+        assert_eq!(declared_name("cudaFree"), "cudaFree");
     }
 
     #[test]
