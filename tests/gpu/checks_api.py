@@ -2,8 +2,9 @@
 (tests/gpu/torch_nvtx.py), through the real CLI: the losses equal a run without kreplay; the CUDA
 runtime and driver calls land in rocpd's regions and cuda_api_trace.csv; every dispatch shares the
 correlation id of the call that launched it; every driver call under -s made inside a runtime call
-names one; the same calls with kernel replay (2 groups) as with the kernel trace alone, so none of
-the tool's own (snapshots, restores, replayed passes, the L2 flush) is recorded."""
+names one; launches and allocations carry their arguments in region_args; the same calls with
+kernel replay (2 groups) as with the kernel trace alone, so none of the tool's own (snapshots,
+restores, replayed passes, the L2 flush) is recorded."""
 import collections
 import csv
 import os
@@ -59,6 +60,22 @@ def api_checks():
                         "AND NOT EXISTS (SELECT 1 FROM regions R WHERE R.category = 'CUDA_RUNTIME_API' "
                         "AND R.corr_id = D.parent_stack_id)")
     row("driver calls made inside runtime calls name them", "0 orphans", f"{orphans}", orphans == [(0,)])
+    # The arguments decoded from CUPTI's parameter blocks (docs/output.md, "Arguments"): a runtime
+    # launch's gridDim and blockDim are its dispatch's, an allocation names the address it returned.
+    launches = query(db, "SELECT COUNT(*), SUM(G.value = printf('{z=%d, y=%d, x=%d}', K.grid_size_z / K.workgroup_z, "
+                         "K.grid_size_y / K.workgroup_y, K.grid_size_x / K.workgroup_x) AND B.value = printf("
+                         "'{z=%d, y=%d, x=%d}', K.workgroup_z, K.workgroup_y, K.workgroup_x)) FROM kernels K "
+                         "JOIN regions R ON R.corr_id = K.correlation_id AND R.category = 'CUDA_RUNTIME_API' "
+                         "AND R.name LIKE 'cudaLaunchKernel%' "
+                         "JOIN region_args G ON G.id = R.id AND G.guid = R.guid AND G.name = 'gridDim' "
+                         "JOIN region_args B ON B.id = R.id AND B.guid = R.guid AND B.name = 'blockDim'")
+    allocations = query(db, "SELECT COUNT(*), SUM(A.value != '0') FROM regions R JOIN region_args A ON A.id = R.id "
+                            "AND A.guid = R.guid WHERE R.name LIKE 'cudaMalloc%' AND A.name = 'devPtr'")
+    row("API arguments in rocpd's region_args (-s)",
+        "every runtime launch's gridDim/blockDim its dispatch's; every cudaMalloc's devPtr non-NULL",
+        f"launches (with args, matching) {launches}; cudaMalloc (with devPtr, non-NULL) {allocations}",
+        launches and launches[0][0] > 0 and launches[0][0] == launches[0][1]
+        and allocations and allocations[0][0] > 0 and allocations[0][0] == allocations[0][1])
     path = os.path.join(out_dir, "a_cuda_api_trace.csv")
     rows = list(csv.DictReader(open(path))) if os.path.exists(path) else []
     row("cuda_api_trace.csv", "hip_api_trace.csv's columns, a row per call",

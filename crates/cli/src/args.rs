@@ -420,12 +420,13 @@ pub struct ProfileArgs {
     #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Aggregate tracing options")]
     pub runtime_trace: Option<bool>,
 
-    /// Name kernels by their mangled names in the CSV and JSON files.
+    /// Name kernels by their mangled names in every output but the Perfetto trace (trace and
+    /// stats files, summary tables, the JSON's summary, rocpd's display_name), as rocprofv3.
     #[arg(short = 'M', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
     pub mangled_kernels: Option<bool>,
 
-    /// Name kernels by their base names in the CSV and JSON files (the demangled name without
-    /// its scope, template and parameters: `void ns::scale<float>(float*, int)` is `scale`).
+    /// Name kernels by their base names, where -M would name them mangled (the demangled name
+    /// without its scope, template and parameters: `void ns::scale<float>(float*, int)` is `scale`).
     #[arg(short = 'T', long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, value_name = "BOOL", help_heading = "Kernel naming options")]
     pub truncate_kernels: Option<bool>,
 

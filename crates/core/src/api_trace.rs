@@ -11,7 +11,7 @@
 //! `--sys-trace` (rocprofv3: HIP and HSA) also the driver calls the runtime makes on its behalf
 //! ([`ApiLevel::All`]), each naming the runtime call as its parent.
 
-use kreplay_format::{ApiDomain, ApiRecord};
+use kreplay_format::{ApiArgs, ApiDomain, ApiRecord, RecordedArgs};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -42,6 +42,8 @@ pub struct ApiCall {
     /// On the clock of the dispatches' timestamps.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// The arguments the backend decoded (`kreplay_format::api_args`), held inline.
+    pub args: Option<RecordedArgs>,
 }
 
 impl ApiLevel {
@@ -67,6 +69,7 @@ impl ApiCall {
             tid,
             start_ns: self.start_ns,
             end_ns: self.end_ns.max(self.start_ns),
+            args: self.args.map_or(ApiArgs::None, ApiArgs::Recorded),
         }
     }
 }

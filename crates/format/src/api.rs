@@ -11,7 +11,9 @@
 //!
 //! The database keeps each call as a `rocpd_region` row named by its function, with a
 //! `rocpd_event` of its domain's category whose `correlation_id` and `stack_id` are the call's
-//! id and `parent_stack_id` its parent's; rocpd's `regions` view reads them.
+//! id and `parent_stack_id` its parent's; rocpd's `regions` view reads them. Its arguments,
+//! where kreplay decodes them ([`ApiArgs`], `crate::api_args`), are `rocpd_arg` rows of that
+//! event (rocpd's `region_args` view) and the JSON's `args`.
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -66,6 +68,9 @@ pub struct ApiRecord {
     /// Nanoseconds on the clock of the dispatches' timestamps, at the call's entry and return.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// The call's arguments kreplay decodes (none for most calls).
+    #[serde(default)]
+    pub args: crate::api_args::ApiArgs,
 }
 
 #[cfg(test)]
@@ -91,6 +96,7 @@ mod tests {
             tid: 2,
             start_ns: 10,
             end_ns: 20,
+            args: Default::default(),
         };
         let text = serde_json::to_string(&record).unwrap();
         assert_eq!(serde_json::from_str::<ApiRecord>(&text).unwrap(), record);

@@ -6,7 +6,7 @@
 //! statistics.
 
 use crate::files::suffix;
-use crate::run::RunData;
+use crate::run::{ProcessRun, RunData};
 use crate::stats::{kernel_stats, merged, DurationStats, KernelStats, KERNEL_DISPATCH_DOMAIN};
 use std::collections::BTreeMap;
 
@@ -48,37 +48,72 @@ fn by_name<'a>(durations: impl Iterator<Item = (&'a str, u64)>) -> KernelStats {
     KernelStats { kernels, total }
 }
 
+/// Durations of the records of one tracing domain of `process`, by name: its API calls
+/// (`CUDA_API`), markers (`MARKER_API`), copies (`MEMORY_COPY`) or allocations
+/// (`MEMORY_ALLOCATION`); empty for another domain.
+fn trace_durations<'a>(
+    process: &'a ProcessRun,
+    domain: &str,
+) -> Box<dyn Iterator<Item = (&'a str, u64)> + 'a> {
+    let span = |start: u64, end: u64| end.saturating_sub(start);
+    match domain {
+        CUDA_API_DOMAIN => Box::new(
+            (process.api_calls.iter()).map(move |c| (&*c.function, span(c.start_ns, c.end_ns))),
+        ),
+        MARKER_API_DOMAIN => Box::new(
+            (process.markers.iter()).map(move |m| (m.function(), span(m.start_ns, m.end_ns))),
+        ),
+        MEMORY_COPY_DOMAIN => Box::new(
+            (process.copies.iter())
+                .map(move |c| (c.direction.as_str(), span(c.start_ns, c.end_ns))),
+        ),
+        MEMORY_ALLOCATION_DOMAIN => Box::new(
+            (process.allocations.iter())
+                .map(move |a| (a.operation.as_str(), span(a.start_ns, a.end_ns))),
+        ),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
 /// The statistics of each domain `run` has records of, in [`DOMAINS`]' order.
 pub fn run_stats(run: &RunData) -> Vec<DomainStats> {
-    let p = &run.processes;
-    let span = |start: u64, end: u64| end.saturating_sub(start);
-    let all = [
-        by_name(
-            p.iter()
-                .flat_map(|p| &p.api_calls)
-                .map(|c| (&*c.function, span(c.start_ns, c.end_ns))),
-        ),
-        by_name(
-            p.iter()
-                .flat_map(|p| &p.markers)
-                .map(|m| (m.function(), span(m.start_ns, m.end_ns))),
-        ),
-        kernel_stats(run),
-        by_name(
-            p.iter()
-                .flat_map(|p| &p.copies)
-                .map(|c| (c.direction.as_str(), span(c.start_ns, c.end_ns))),
-        ),
-        by_name(
-            p.iter()
-                .flat_map(|p| &p.allocations)
-                .map(|a| (a.operation.as_str(), span(a.start_ns, a.end_ns))),
-        ),
-    ];
     DOMAINS
         .iter()
-        .zip(all)
-        .filter(|(_, stats)| !stats.is_empty())
-        .map(|((domain, _), stats)| DomainStats { domain, stats })
+        .map(|(domain, _)| {
+            let stats = if *domain == KERNEL_DISPATCH_DOMAIN {
+                kernel_stats(run)
+            } else {
+                by_name((run.processes.iter()).flat_map(|process| trace_durations(process, domain)))
+            };
+            DomainStats { domain, stats }
+        })
+        .filter(|d| !d.stats.is_empty())
         .collect()
+}
+
+/// The tracing domains' statistics of one process (the JSON's `summary` beside its kernel
+/// dispatches), each domain with records in the order rocprofv3's JSON lists them (its
+/// outputs' order: API calls, copies, allocations, markers), per name in name order.
+pub fn process_trace_stats(
+    process: &ProcessRun,
+) -> Vec<(&'static str, BTreeMap<String, DurationStats>)> {
+    [
+        CUDA_API_DOMAIN,
+        MEMORY_COPY_DOMAIN,
+        MEMORY_ALLOCATION_DOMAIN,
+        MARKER_API_DOMAIN,
+    ]
+    .into_iter()
+    .map(|domain| {
+        let mut names: BTreeMap<String, DurationStats> = BTreeMap::new();
+        for (name, ns) in trace_durations(process, domain) {
+            match names.get_mut(name) {
+                Some(stats) => stats.add(ns),
+                None => names.entry(name.to_string()).or_default().add(ns),
+            }
+        }
+        (domain, names)
+    })
+    .filter(|(_, names)| !names.is_empty())
+    .collect()
 }

@@ -20,16 +20,10 @@ pub(crate) struct KernelFacts {
     pub vgpr_count: u64,
 }
 
-/// A kernel's name as the run asks (rocprofv3's kernel naming options): mangled (`-M`, which
-/// wins), truncated (`-T`), or demangled.
+/// A kernel's name as the run asks (rocprofv3's kernel naming options, its
+/// `formatted_kernel_name`): mangled (`-M`, which wins), truncated (`-T`), or demangled.
 pub(crate) fn kernel_name<'a>(process: &ProcessInfo, symbol: &'a KernelSymbol) -> &'a str {
-    if process.mangled_kernels {
-        &symbol.mangled_name
-    } else if process.truncate_kernels {
-        crate::naming::truncated_name(&symbol.demangled_name)
-    } else {
-        &symbol.demangled_name
-    }
+    crate::naming::formatted_name(process.mangled_kernels, process.truncate_kernels, symbol)
 }
 
 pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> KernelFacts {

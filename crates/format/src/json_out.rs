@@ -16,7 +16,7 @@
 //!   `correlation_id.external`, `counters.dimension_ids`, `pc_sample_*`, `att_filenames`,
 //!   `code_object_snapshot_filenames`;
 //! - `code_objects`, `kernel_symbols` (index = kernel id, see below), `host_functions`;
-//! - `summary`: `[{domain: "KERNEL_DISPATCH", stats}]`, per-kernel durations (`statistics.hpp`);
+//! - `summary`: `[{domain, stats}]` per traced domain, durations by name (`statistics.hpp`);
 //! - `callback_records.counter_collection`: one record per pass of a dispatch that collected
 //!   counters;
 //! - `buffer_records.kernel_dispatch` (one per pass, `kind` 11 = `KERNEL_DISPATCH`, `operation`
@@ -42,7 +42,8 @@
 //!   `stream_id.handle`.
 //! - The `size` fields (sizes of rocprofiler-sdk's C structs) are placeholders computed from
 //!   their field lists, and agent fields that only AMD devices have (`capability`, firmware
-//!   versions, ...) are 0. `host_functions` is empty: kreplay records no host functions.
+//!   versions, ...) are 0. `host_functions` are made from the runtime launch calls' `func`
+//!   arguments (`-r`/`-s`; empty without them), see `host_functions`.
 //! - `code_objects[i]` is the module loaded as code object `i` (rocprofiler-sdk's load record:
 //!   storage type MEMORY, the `memory://` uri, the image's address and size), slot 0 and gaps
 //!   being rocprofv3's placeholder, as `kernel_symbols`; both names of its agent field are
@@ -64,6 +65,7 @@
 mod code_objects;
 mod dispatch_json;
 mod document;
+mod host_functions;
 mod kinds;
 mod parts;
 mod process;

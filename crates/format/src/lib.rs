@@ -8,6 +8,7 @@
 
 // The base: the record model and what every writer shares.
 pub mod api;
+pub mod api_args;
 mod code_object;
 mod error;
 mod identity;
@@ -44,6 +45,7 @@ pub mod progress;
 mod testdata;
 
 pub use api::{ApiDomain, ApiRecord};
+pub use api_args::{ApiArg, ApiArgs, RecordedArgs};
 pub use db::DbWriter;
 pub use db::{open_database, open_databases, read_database, read_databases};
 pub use error::FormatError;

@@ -1,6 +1,8 @@
 //! Names every output gives the same way: a metric's block, a device's vendor, a kernel's
 //! truncated name.
 
+use crate::records::KernelSymbol;
+
 /// The block of a metric as CUPTI names it (`sm__warps_launched.sum` is in block `sm`).
 pub(crate) fn metric_block(metric: &str) -> &str {
     metric.split("__").next().unwrap_or(metric)
@@ -13,6 +15,19 @@ pub(crate) fn vendor_for_chip(chip: &str) -> &'static str {
         "kreplay software device"
     } else {
         "NVIDIA"
+    }
+}
+
+/// rocprofv3's `formatted_kernel_name`: the name every output but the Perfetto trace gives a
+/// kernel under the kernel naming options, mangled (`-M/--mangled-kernels`, which wins),
+/// truncated (`-T/--truncate-kernels`) or demangled.
+pub(crate) fn formatted_name(mangled: bool, truncate: bool, symbol: &KernelSymbol) -> &str {
+    if mangled {
+        &symbol.mangled_name
+    } else if truncate {
+        truncated_name(&symbol.demangled_name)
+    } else {
+        &symbol.demangled_name
     }
 }
 

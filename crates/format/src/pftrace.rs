@@ -288,6 +288,8 @@ fn track_name(process: &ProcessRun, agent_id: u64, stream_id: u64, pass: u32) ->
     }
 }
 
+/// A slice's name: the demangled name whatever `-M`/`-T`/`--kernel-rename` say, as rocprofv3's
+/// Perfetto trace names its kernel slices (`generatePerfetto.cpp`: `cxx_demangle(kernel_name)`).
 fn kernel_name(process: &ProcessRun, record: &DispatchRecord) -> String {
     process
         .kernel(record.kernel_id)

@@ -5,7 +5,8 @@
 //! application's own launch): see `docs/output.md`. The `--stats` files, the `--summary` tables
 //! and the JSON's `summary` are written from them.
 
-use crate::records::DispatchRecord;
+use crate::facts::kernel_name;
+use crate::records::{DispatchRecord, ProcessInfo};
 use crate::run::{ProcessRun, RunData};
 use std::collections::{BTreeMap, HashMap};
 
@@ -110,48 +111,64 @@ pub fn each_dispatch_counted_once(process: &ProcessRun, mut count: impl FnMut(u6
 }
 
 /// Durations of a process's dispatches by kernel id, counted as the records are read (by
-/// [`each_dispatch_counted_once`]'s rule), for a writer that reads them anyway.
+/// [`each_dispatch_counted_once`]'s rule), for a writer that reads them anyway. Under
+/// `--kernel-rename` a dispatch with a range stack counts under its innermost range, as
+/// rocprofv3's statistics name it (`get_kernel_name`).
 #[derive(Debug, Default)]
-pub struct KernelDurations(HashMap<u64, DurationStats>);
+pub struct KernelDurations {
+    by_kernel: HashMap<u64, DurationStats>,
+    by_range: HashMap<String, DurationStats>,
+}
 
 impl KernelDurations {
-    /// Counts `dispatch` if statistics count it (its pass 0, or a record without a pass).
-    pub fn add(&mut self, dispatch: &DispatchRecord) {
-        if dispatch.replay_pass.unwrap_or(0) == 0 {
-            self.add_duration(
-                dispatch.kernel_id,
-                dispatch.end_ns.saturating_sub(dispatch.start_ns),
-            );
+    /// Counts `dispatch` of `process` if statistics count it (its pass 0, or a record without a
+    /// pass). Allocates only for a range name not met before.
+    pub fn add(&mut self, process: &ProcessInfo, dispatch: &DispatchRecord) {
+        if dispatch.replay_pass.unwrap_or(0) != 0 {
+            return;
+        }
+        let ns = dispatch.end_ns.saturating_sub(dispatch.start_ns);
+        match dispatch.innermost_range().filter(|_| process.kernel_rename) {
+            Some(range) => match self.by_range.get_mut(range) {
+                Some(stats) => stats.add(ns),
+                None => self.by_range.entry(range.to_string()).or_default().add(ns),
+            },
+            None => self
+                .by_kernel
+                .entry(dispatch.kernel_id)
+                .or_default()
+                .add(ns),
         }
     }
 
-    fn add_duration(&mut self, kernel_id: u64, ns: u64) {
-        self.0.entry(kernel_id).or_default().add(ns);
-    }
-
-    /// The durations by the kernels' (demangled) names, added to `by_name`.
+    /// The durations by the names the run gives its kernels (rocprofv3's: the `-M`/`-T` name,
+    /// or the `--kernel-rename` range), added to `by_name`.
     pub fn add_by_name(self, process: &ProcessRun, by_name: &mut BTreeMap<String, DurationStats>) {
-        for (kernel_id, stats) in self.0 {
+        for (kernel_id, stats) in self.by_kernel {
             let name = process
                 .kernel(kernel_id)
-                .map(|k| k.demangled_name.clone())
+                .map(|k| kernel_name(&process.process, k).to_string())
                 .unwrap_or_default();
             by_name.entry(name).or_default().merge(&stats);
+        }
+        for (range, stats) in self.by_range {
+            by_name.entry(range).or_default().merge(&stats);
         }
     }
 }
 
 /// Durations of the dispatches of `processes` ([`each_dispatch_counted_once`]), by the kernel's
-/// (demangled) name: per kernel id first (a few kernels, millions of dispatches), then by name.
+/// name as the run gives it ([`KernelDurations::add_by_name`]): per kernel id first (a few
+/// kernels, millions of dispatches), then by name.
 fn stats_by_name<'a>(
     processes: impl IntoIterator<Item = &'a ProcessRun>,
 ) -> BTreeMap<String, DurationStats> {
     let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
     for process in processes {
         let mut durations = KernelDurations::default();
-        each_dispatch_counted_once(process, |kernel_id, ns| {
-            durations.add_duration(kernel_id, ns)
-        });
+        for dispatch in process.each_dispatch().map_while(Result::ok) {
+            durations.add(&process.process, &dispatch);
+        }
         durations.add_by_name(process, &mut by_name);
     }
     by_name
@@ -163,7 +180,7 @@ pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationSt
 }
 
 /// Durations of every dispatch of `run` ([`each_dispatch_counted_once`]), by the kernel's
-/// (demangled) name.
+/// name as the run gives it (demangled, `-M`, `-T`, `--kernel-rename`).
 pub fn kernel_stats(run: &RunData) -> KernelStats {
     let mut kernels: Vec<(String, DurationStats)> =
         stats_by_name(&run.processes).into_iter().collect();

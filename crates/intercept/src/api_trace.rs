@@ -4,7 +4,9 @@
 //! A call's start is taken after the tool's own work at its ENTER (a launch's snapshot, a
 //! fence) and its end before the tool's work at its EXIT, and kept in CUPTI's per-call slot in
 //! between: nothing is allocated per call, and function names are CUPTI's, copied once per
-//! callback id. The tool's own driver calls never get here (the callback returns at once for
+//! callback id. Arguments are decoded where kreplay declares them
+//! (`kreplay_format::api_args`): the declarations are looked up once per callback id, the
+//! values read from CUPTI's parameter block at EXIT into the record, inline. The tool's own driver calls never get here (the callback returns at once for
 //! them, see `kreplay_cuda::guard`), nor do a replay's passes.
 //!
 //! Each thread keeps the runtime call it is inside ([`Nesting`]): a driver call made there
@@ -15,8 +17,10 @@
 
 use crate::tool::Tool;
 use kreplay_core::api_trace::{ApiCall, ApiLevel};
+use kreplay_cuda::callback::args::declared_name;
 use kreplay_cuda::callback::driver::DriverData;
-use kreplay_format::ApiDomain;
+use kreplay_format::api_args::{declarations, ArgDecl};
+use kreplay_format::{ApiDomain, RecordedArgs};
 use std::cell::Cell;
 use std::sync::OnceLock;
 
@@ -98,6 +102,26 @@ impl Names {
     }
 }
 
+/// The argument declarations per callback id (`None`: arguments not recorded), looked up by
+/// the call's name the first time the id is seen.
+struct Declarations([OnceLock<Option<&'static [ArgDecl]>>; NAMED_IDS]);
+
+static RUNTIME_DECLARATIONS: Declarations = Declarations([const { OnceLock::new() }; NAMED_IDS]);
+static DRIVER_DECLARATIONS: Declarations = Declarations([const { OnceLock::new() }; NAMED_IDS]);
+
+impl Declarations {
+    /// The call's arguments, decoded from its parameter block when its id has declarations.
+    fn args(&'static self, cbid: u32, data: &DriverData) -> Option<RecordedArgs> {
+        let decls = self
+            .0
+            .get(cbid as usize)?
+            .get_or_init(|| declarations(declared_name(data.function_name())))
+            .as_ref()?;
+        let raw = data.call_args()?;
+        Some(RecordedArgs::new(decls, raw.as_slice()))
+    }
+}
+
 /// The host clock of the dispatches' timestamps.
 fn now_ns() -> u64 {
     crate::markers::host_now_ns()
@@ -139,6 +163,7 @@ pub(crate) fn on_runtime(tool: &Tool, cbid: u32, data: &DriverData) {
         parent_id: 0,
         start_ns: started(data),
         end_ns,
+        args: RUNTIME_DECLARATIONS.args(cbid, data),
     });
 }
 
@@ -175,6 +200,7 @@ pub(crate) fn driver_exiting(tool: &Tool, cbid: u32, data: &DriverData) {
         parent_id,
         start_ns: started(data),
         end_ns,
+        args: DRIVER_DECLARATIONS.args(cbid, data),
     });
 }
 
@@ -228,9 +254,44 @@ mod tests {
         assert_eq!(NAMES.name(NAMED_IDS as u32, other), "a CUDA call");
         start(data);
         assert!(slot > 0);
+        // No parameter block: no arguments, and the id keeps its (absent) declarations.
+        static DECLS: Declarations = Declarations([const { OnceLock::new() }; NAMED_IDS]);
+        assert_eq!(DECLS.args(211, data), None);
         assert_eq!(started(data), slot);
         // No slot: no start, and nothing written.
         start(other);
         assert_eq!(started(other), 0);
+    }
+
+    #[test]
+    fn a_calls_arguments_are_decoded_from_its_parameter_block_by_its_declarations() {
+        static DECLS: Declarations = Declarations([const { OnceLock::new() }; NAMED_IDS]);
+        let mut allocated: sys::CUdeviceptr = 0x7000;
+        let params = sys::cuMemAlloc_v2_params {
+            dptr: &mut allocated,
+            bytesize: 4096,
+        };
+        let mut raw = block(c"cuMemAlloc_v2", std::ptr::null_mut());
+        raw.functionParams = (&params as *const sys::cuMemAlloc_v2_params).cast();
+        // SAFETY: a block that keeps CUPTI's contract (the named call's parameters).
+        let data = unsafe { DriverData::from_raw(&raw as *const _ as *const _) };
+        let args = DECLS.args(30, data).unwrap();
+        let text: Vec<(u32, String, String)> = kreplay_format::ApiArgs::Recorded(args)
+            .to_vec()
+            .into_iter()
+            .map(|a| (a.position, a.name, a.value))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                (0, "dptr".to_string(), "0x7000".to_string()),
+                (1, "bytesize".to_string(), "4096".to_string())
+            ]
+        );
+        // A call without declarations is not decoded.
+        let sync = block(c"cuCtxSynchronize", std::ptr::null_mut());
+        // SAFETY: as above.
+        let sync = unsafe { DriverData::from_raw(&sync as *const _ as *const _) };
+        assert_eq!(DECLS.args(31, sync), None);
     }
 }

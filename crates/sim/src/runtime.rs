@@ -36,6 +36,8 @@ pub struct SimRuntime {
     /// the application's.
     api_depth: u32,
     stream_id: u64,
+    /// The arguments of the call being made (`api_args`), for its record.
+    next_args: Option<api_args::SimArgs>,
 }
 
 impl SimRuntime {
@@ -70,6 +72,7 @@ impl SimRuntime {
             registered_kernels: HashSet::new(),
             api_depth: 0,
             stream_id: next_stream_id(),
+            next_args: None,
         }
     }
 
@@ -82,6 +85,7 @@ impl SimRuntime {
             registered_kernels: HashSet::new(),
             api_depth: 0,
             stream_id: next_stream_id(),
+            next_args: None,
         }
     }
 
@@ -167,6 +171,7 @@ impl SimRuntime {
     }
 }
 
+mod api_args;
 mod api_trace;
 mod graph;
 mod launch;

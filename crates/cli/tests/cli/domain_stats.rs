@@ -1,7 +1,8 @@
 //! `--stats` and the summary tables of the tracing domains (`--marker-trace`, `-s/--sys-trace`
 //! with its API and memory traces) on the reference app: each domain's stats file with
 //! rocprofv3's columns, as many calls per name as its trace CSV has rows, a table per domain
-//! under `-D` and all of them under `-S`; a domain not traced has no file.
+//! under `-D` and all of them under `-S`, the JSON's `summary` entry per domain equal to its
+//! stats file; a domain not traced has no file.
 
 use crate::common::*;
 use std::collections::BTreeMap;
@@ -101,5 +102,84 @@ fn each_traced_domain_has_its_stats_file_and_summary_tables() {
             "{domain} not traced, yet {}",
             path.display()
         );
+    }
+}
+
+/// A stats file's rows: name → (calls, total, min, max).
+fn stats_rows(path: &Path) -> BTreeMap<String, [u64; 4]> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            let number = |i: usize| r[i].parse::<u64>().unwrap();
+            (
+                r[0].to_string(),
+                [number(1), number(2), number(5), number(6)],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_json_summary_has_every_traced_domains_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--marker-trace",
+        "-s",
+        "--stats",
+        "-f",
+        "csv",
+        "json",
+        "-d",
+        "D",
+        "-o",
+        "out",
+    ];
+    let out = run_sim(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let d = dir.path().join("D");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("out_results.json")).unwrap()).unwrap();
+    let summary = json["rocprofiler-sdk-tool"][0]["summary"]
+        .as_array()
+        .unwrap();
+    // rocprofv3's JSON lists its domains in its outputs' order.
+    let domains: Vec<&str> = summary
+        .iter()
+        .map(|s| s["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        domains,
+        [
+            "KERNEL_DISPATCH",
+            "CUDA_API",
+            "MEMORY_COPY",
+            "MEMORY_ALLOCATION",
+            "MARKER_API"
+        ]
+    );
+    let stats_files = DOMAINS
+        .iter()
+        .map(|(domain, _, _, stats)| (*domain, *stats))
+        .chain([("KERNEL_DISPATCH", "kernel_stats")]);
+    for (domain, file) in stats_files {
+        let entry = summary.iter().find(|s| s["domain"] == domain).unwrap();
+        let from_json: BTreeMap<String, [u64; 4]> = entry["stats"]["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                let v = &o["value"];
+                let number = |key: &str| v[key].as_u64().unwrap();
+                let stats = [number("count"), number("sum"), number("min"), number("max")];
+                (o["key"].as_str().unwrap().to_string(), stats)
+            })
+            .collect();
+        let from_csv = stats_rows(&d.join(format!("out_{file}.csv")));
+        assert_eq!(from_json, from_csv, "{domain}");
+        let total = &entry["stats"];
+        let calls: u64 = from_csv.values().map(|s| s[0]).sum();
+        assert_eq!(total["count"].as_u64(), Some(calls), "{domain}");
     }
 }

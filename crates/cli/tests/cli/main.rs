@@ -1,6 +1,7 @@
 //! The CLI tests: the real `kreplay` binary in temporary folders, against the reference software
 //! device. One test binary (one link), one module per area.
 
+mod api_args;
 mod api_trace;
 mod avail;
 mod code_objects;
@@ -10,10 +11,12 @@ mod corpus;
 mod domain_stats;
 mod faults;
 mod first_hour;
+mod kernel_naming;
 mod markers;
 mod memory;
 mod pftrace;
 mod rocpd_views;
+mod rocprofv3_tracing_validator;
 mod rocprofv3_validators;
 mod scoped;
 mod sections;

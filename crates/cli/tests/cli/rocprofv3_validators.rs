@@ -75,7 +75,7 @@ fn sim_kernels(dir: &Path) -> BTreeSet<String> {
 }
 
 /// A CSV file's rows, by column name.
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).unwrap();
     let header: Vec<String> = reader
         .headers()
@@ -112,7 +112,7 @@ fn check_counter_row(row: &BTreeMap<String, String>, counters: &[&str]) {
 
 /// The validators' test_agent_info: logical ids 0..n; a GPU row has SIMDs and waves per SIMD
 /// and no CPU cores.
-fn check_agent_info(path: &Path) {
+pub(crate) fn check_agent_info(path: &Path) {
     let agents = csv_rows(path);
     let most = agents
         .iter()

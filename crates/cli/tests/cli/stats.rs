@@ -204,7 +204,7 @@ fn stats_need_the_csv_format_and_say_so() {
 
 /// The tables of a summary text, in order: (label, rows of cells, header row first). Lines
 /// are taken after `indent`; blank lines are skipped, other lines end a table.
-fn summary_tables(text: &str, indent: &str) -> Vec<(String, Vec<Vec<String>>)> {
+pub(crate) fn summary_tables(text: &str, indent: &str) -> Vec<(String, Vec<Vec<String>>)> {
     let mut tables: Vec<(String, Vec<Vec<String>>)> = Vec::new();
     let mut open = false;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -232,7 +232,10 @@ fn summary_tables(text: &str, indent: &str) -> Vec<(String, Vec<Vec<String>>)> {
     tables
 }
 
-fn table<'a>(tables: &'a [(String, Vec<Vec<String>>)], label: &str) -> &'a Vec<Vec<String>> {
+pub(crate) fn table<'a>(
+    tables: &'a [(String, Vec<Vec<String>>)],
+    label: &str,
+) -> &'a Vec<Vec<String>> {
     &tables.iter().find(|(l, _)| l == label).unwrap().1
 }
 

@@ -59,6 +59,14 @@ impl DriverData {
         unsafe { call_params(self.function_name(), self.0.functionParams) }
     }
 
+    /// The argument values the API trace records for this call ([`super::args::call_args`]),
+    /// read at its EXIT; `None` for a call whose arguments are not decoded.
+    pub fn call_args(&self) -> Option<super::args::RawArgs> {
+        // SAFETY: CUPTI passes the parameter block of the call it names, valid during the
+        // callback (the constructor's contract); outputs are written at EXIT.
+        unsafe { super::args::call_args(self.function_name(), self.0.functionParams) }
+    }
+
     /// The API's name, `"a driver call"` when CUPTI gives none.
     pub fn function_name(&self) -> &str {
         let name = self.0.functionName;

@@ -72,6 +72,7 @@ mod tests {
             tid: 4,
             start_ns: 10,
             end_ns: 20,
+            args: Default::default(),
         });
         let path = write_api_trace(&run, dir.path(), "out").unwrap().unwrap();
         assert!(path.ends_with("out_cuda_api_trace.csv"));

@@ -4,7 +4,7 @@
 use super::file::{to_sql, DbFile};
 use super::process_rows::ProcessRows;
 use crate::error::FormatError;
-use crate::naming::{metric_block, truncated_name, vendor_for_chip};
+use crate::naming::{formatted_name, metric_block, truncated_name, vendor_for_chip};
 use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
 use rusqlite::params;
 
@@ -57,10 +57,12 @@ impl ProcessRows {
         let existing = self.kernels.get(&symbol.kernel_id).map(|k| k.0);
         let code_object = self.code_object_row(db, symbol.code_object_id)?;
         let rows = &*self;
+        // rocprofv3's `display_name`: the name the kernel naming options give.
+        let formatted = formatted_name(rows.mangled_kernels, rows.truncate_kernels, symbol);
         // What rocpd's `kernel_symbols` view reads from `extdata`.
         let extdata = serde_json::json!({
             "kernel_id": to_sql(symbol.kernel_id),
-            "formatted_kernel_name": symbol.demangled_name,
+            "formatted_kernel_name": formatted,
             "demangled_kernel_name": symbol.demangled_name,
             "truncated_kernel_name": truncated_name(&symbol.demangled_name),
         })
@@ -72,7 +74,7 @@ impl ProcessRows {
                    arch_vgpr_count = ?6, extdata = ?8, code_object_id = ?9 WHERE id = ?7"#),
                 params![
                     symbol.mangled_name,
-                    symbol.demangled_name,
+                    formatted,
                     symbol.param_bytes,
                     symbol.static_shared_bytes,
                     symbol.local_bytes,
@@ -92,7 +94,7 @@ impl ProcessRows {
                     rows.node_id,
                     rows.row_id,
                     symbol.mangled_name,
-                    symbol.demangled_name,
+                    formatted,
                     to_sql(symbol.kernel_id),
                     symbol.param_bytes,
                     symbol.static_shared_bytes,
@@ -105,7 +107,7 @@ impl ProcessRows {
         };
         result.map_err(|e| db.err(e))?;
         let id = existing.unwrap_or_else(|| db.conn.last_insert_rowid());
-        let region = self.string_id(db, &symbol.demangled_name)?;
+        let region = self.string_id(db, formatted)?;
         self.kernels.insert(
             symbol.kernel_id,
             (id, symbol.static_shared_bytes, symbol.local_bytes, region),

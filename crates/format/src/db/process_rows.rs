@@ -50,6 +50,10 @@ pub(super) struct ProcessRows {
     /// The process's CPU agent (`rocpd_info_agent.id`): the host side of copies and host
     /// allocations (`db::memory`), inserted the first time.
     pub(super) host_agent: Option<i64>,
+    /// The run's kernel naming options (`-M`, `-T`): rocpd's `display_name` and a dispatch's
+    /// region are the name they give, as rocprofv3's `formatted_kernel_name`.
+    pub(super) mangled_kernels: bool,
+    pub(super) truncate_kernels: bool,
 }
 
 /// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
@@ -170,6 +174,8 @@ impl ProcessRows {
             fresh_dispatch_ids: 0,
             tracks: HashMap::new(),
             host_agent: None,
+            mangled_kernels: process.mangled_kernels,
+            truncate_kernels: process.truncate_kernels,
         })
     }
 

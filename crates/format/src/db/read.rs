@@ -330,10 +330,15 @@ impl ProcessReader<'_> {
                     .get::<_, Option<String>>(2)
                     .map_err(err)?
                     .unwrap_or_default(),
-                demangled_name: row
-                    .get::<_, Option<String>>(3)
-                    .map_err(err)?
-                    .unwrap_or_default(),
+                // `display_name` is the name the run's naming options gave (`-M`, `-T`); the
+                // demangled one is in `extdata` (files written before: `display_name`).
+                demangled_name: match demangled_in(extdata.as_deref()) {
+                    Some(name) => name,
+                    None => row
+                        .get::<_, Option<String>>(3)
+                        .map_err(err)?
+                        .unwrap_or_default(),
+                },
                 registers: number(4)?,
                 static_shared_bytes: number(5)?,
                 local_bytes: number(6)?,
@@ -399,4 +404,10 @@ impl ProcessReader<'_> {
             .map_err(err)?;
         Ok(())
     }
+}
+
+/// The demangled name a kernel symbol's `extdata` keeps (`demangled_kernel_name`).
+fn demangled_in(extdata: Option<&str>) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(extdata?).ok()?;
+    Some(value.get("demangled_kernel_name")?.as_str()?.to_string())
 }

@@ -2,6 +2,7 @@
 //! were recorded (their events' ids), a page at a time.
 
 use crate::api::{ApiDomain, ApiRecord, CUDA_DRIVER_API, CUDA_RUNTIME_API};
+use crate::api_args::{ApiArg, ApiArgs};
 use crate::error::FormatError;
 use rusqlite::Connection;
 use std::borrow::Cow;
@@ -18,6 +19,12 @@ LEFT JOIN rocpd_info_process P ON P.id = R.pid
 LEFT JOIN rocpd_info_thread T ON T.id = R.tid
 WHERE R.guid = ?1 AND C.string IN (?2, ?3) AND E.id > ?4
 ORDER BY E.id LIMIT ?5"#;
+
+/// The arguments of the events of a page of calls, in position order.
+const ARGS_SQL: &str = r#"
+SELECT event_id, position, type, name, value FROM rocpd_arg
+WHERE guid = ?1 AND event_id > ?2 AND event_id <= ?3
+ORDER BY event_id, position, id"#;
 
 /// How many calls a page holds.
 const PAGE_ROWS: i64 = 4096;
@@ -73,6 +80,7 @@ pub(super) fn api_calls_after(
         )
         .map_err(err)?;
     let mut calls = Vec::new();
+    let mut events = Vec::new();
     let mut last = after;
     for row in rows {
         let (event, correlation_id, parent_id, category, function, pid, tid, start_ns, end_ns) =
@@ -81,6 +89,7 @@ pub(super) fn api_calls_after(
         let Some(domain) = ApiDomain::from_category(&category) else {
             continue;
         };
+        events.push(event);
         calls.push(ApiRecord {
             correlation_id,
             parent_id,
@@ -90,7 +99,47 @@ pub(super) fn api_calls_after(
             tid,
             start_ns,
             end_ns,
+            args: Default::default(),
         });
     }
+    drop(statement);
+    attach_args(conn, path, guid, (after, last), &events, &mut calls)?;
     Ok((calls, last))
+}
+
+/// The arguments of a page's calls (their events `events`, ids in `(after, last]`).
+fn attach_args(
+    conn: &Connection,
+    path: &Path,
+    guid: &str,
+    (after, last): (i64, i64),
+    events: &[i64],
+    calls: &mut [ApiRecord],
+) -> Result<(), FormatError> {
+    let err = |e| FormatError::sqlite(path, e);
+    let mut statement = conn.prepare_cached(ARGS_SQL).map_err(err)?;
+    let rows = statement
+        .query_map(rusqlite::params![guid, after, last], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                ApiArg {
+                    position: row.get::<_, Option<u32>>(1)?.unwrap_or(0),
+                    ty: row.get(2)?,
+                    name: row.get(3)?,
+                    value: row.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                },
+            ))
+        })
+        .map_err(err)?;
+    for row in rows {
+        let (event, arg) = row.map_err(err)?;
+        // Events and calls are both in event order.
+        if let Ok(index) = events.binary_search(&event) {
+            match &mut calls[index].args {
+                ApiArgs::Read(args) => args.push(arg),
+                other => *other = ApiArgs::Read(vec![arg]),
+            }
+        }
+    }
+    Ok(())
 }

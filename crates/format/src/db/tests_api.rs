@@ -26,6 +26,7 @@ fn call(
         tid: 4,
         start_ns: span.0,
         end_ns: span.1,
+        args: Default::default(),
     })
 }
 

@@ -3,6 +3,7 @@
 
 use super::code_objects::CodeObjects;
 use super::dispatch_json::CostJson;
+use super::host_functions::HostFunctions;
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
@@ -156,7 +157,11 @@ impl Serialize for ProcessJson<'_> {
             &Array(|| code_objects.entries(|id| p.agents.handle(id))),
         )?;
         process.serialize_entry("counters", &Array(|| p.counters.entries(&p.agents)))?;
-        process.serialize_entry("host_functions", &NONE)?;
+        let host_functions = HostFunctions::scan(run).map_err(S::Error::custom)?;
+        process.serialize_entry(
+            "host_functions",
+            &Array(|| host_functions.entries(run, &p.kernels)),
+        )?;
         process.serialize_entry("kernel_symbols", &Array(|| p.kernels.entries()))?;
         process.serialize_entry(
             "kreplay",

@@ -10,11 +10,12 @@ use super::kinds::{
 };
 use super::summary::DomainStats;
 use super::tables::{Agents, Counters, Kernels, Mentioned};
+use crate::domain_stats::process_trace_stats;
 use crate::error::FormatError;
 use crate::facts::{grid_threads, kernel_facts, KernelFacts};
 use crate::records::DispatchRecord;
 use crate::run::ProcessRun;
-use crate::stats::{merged, KernelDurations};
+use crate::stats::{merged, KernelDurations, KERNEL_DISPATCH_DOMAIN};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -70,7 +71,7 @@ impl<'a> Process<'a> {
 
     /// A `buffer_records.kernel_dispatch` record: one per pass.
     pub(super) fn kernel_dispatch_json(&self, dispatch: &DispatchRecord) -> KernelDispatch {
-        self.durations.borrow_mut().add(dispatch);
+        self.durations.borrow_mut().add(&self.run.process, dispatch);
         let facts = kernel_facts(self.run, dispatch);
         KernelDispatch {
             size: SIZE_KERNEL_DISPATCH_RECORD,
@@ -132,16 +133,22 @@ impl<'a> Process<'a> {
 
     /// `summary`: the kernel-dispatch statistics, each dispatch counted once
     /// ([`crate::stats::each_dispatch_counted_once`]), as [`Self::kernel_dispatch_json`] counted
-    /// them: the document writes every kernel-dispatch record before its summary.
+    /// them (the document writes every kernel-dispatch record before its summary), then each
+    /// tracing domain's with records, as rocprofv3's JSON lists its domains
+    /// ([`crate::domain_stats::process_trace_stats`]).
     pub(super) fn summary(&self) -> Vec<DomainStats> {
         let mut operations = BTreeMap::new();
         self.durations.take().add_by_name(self.run, &mut operations);
-        let total = merged(operations.values());
-        if total.count == 0 {
-            Vec::new()
-        } else {
-            vec![DomainStats { total, operations }]
-        }
+        let kernels = (KERNEL_DISPATCH_DOMAIN, operations);
+        std::iter::once(kernels)
+            .chain(process_trace_stats(self.run))
+            .filter(|(_, operations)| !operations.is_empty())
+            .map(|(domain, operations)| DomainStats {
+                domain,
+                total: merged(operations.values()),
+                operations,
+            })
+            .collect()
     }
 }
 

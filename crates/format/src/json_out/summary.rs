@@ -1,8 +1,9 @@
-//! The `summary` of a process: rocprofv3's `statistics<uint64_t, double>` of kernel-dispatch
-//! durations, serialized as its `serialize` writes them.
+//! The `summary` of a process: rocprofv3's `statistics<uint64_t, double>` of each traced
+//! domain's durations (kernel dispatches, CUDA API calls, copies, allocations, markers),
+//! serialized as its `serialize` writes them.
 
 use super::parts::Array;
-use crate::stats::{DurationStats, KERNEL_DISPATCH_DOMAIN};
+use crate::stats::DurationStats;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -50,9 +51,11 @@ struct MapItem<'a, V> {
     value: V,
 }
 
-/// One `summary` entry's statistics: the domain's total and one entry per kernel name.
-#[derive(Debug, Default)]
+/// One `summary` entry's statistics: the domain's total and one entry per name (a kernel's,
+/// an API function's, a marker's message, a copy's direction, an allocation's operation).
+#[derive(Debug)]
 pub(super) struct DomainStats {
+    pub(super) domain: &'static str,
     pub(super) total: DurationStats,
     pub(super) operations: BTreeMap<String, DurationStats>,
 }
@@ -60,7 +63,7 @@ pub(super) struct DomainStats {
 impl Serialize for DomainStats {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut entry = serializer.serialize_map(Some(2))?;
-        entry.serialize_entry("domain", KERNEL_DISPATCH_DOMAIN)?;
+        entry.serialize_entry("domain", self.domain)?;
         entry.serialize_entry("stats", &StatsOf(self))?;
         entry.end()
     }

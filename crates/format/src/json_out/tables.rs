@@ -282,6 +282,8 @@ pub(super) struct Kernels<'a> {
     len: u64,
     /// The JSON ids of the symbols' code objects.
     code_objects: CodeObjects<'a>,
+    /// The process whose naming options (`-M`, `-T`) give `formatted_kernel_name`.
+    process: &'a crate::records::ProcessInfo,
 }
 
 impl<'a> Kernels<'a> {
@@ -311,6 +313,7 @@ impl<'a> Kernels<'a> {
             renumbered,
             len: 0,
             code_objects: CodeObjects::new(run),
+            process: &run.process,
         };
         for symbol in &run.kernels {
             let slot = kernels.slot(symbol.kernel_id);
@@ -318,6 +321,15 @@ impl<'a> Kernels<'a> {
         }
         kernels.len = ids.iter().map(|id| kernels.slot(*id)).max().unwrap_or(0) + 1;
         kernels
+    }
+
+    /// The JSON kernel id of our kernel id, its code object's JSON id and its symbol (for
+    /// `host_functions`).
+    pub(super) fn symbol(&self, kernel_id: u64) -> (u64, u64, Option<&'a KernelSymbol>) {
+        let slot = self.slot(kernel_id);
+        let symbol = self.symbols.get(&slot).copied();
+        let code_object = symbol.map_or(0, |k| self.code_objects.slot(k.code_object_id));
+        (slot, code_object, symbol)
     }
 
     /// The JSON kernel id (index in `kernel_symbols`) of our kernel id.
@@ -332,14 +344,21 @@ impl<'a> Kernels<'a> {
         (0..self.len).map(|slot| {
             let symbol = self.symbols.get(&slot).copied();
             let code_object = symbol.map_or(0, |k| self.code_objects.slot(k.code_object_id));
-            kernel_symbol_json(slot, symbol, code_object)
+            let formatted = symbol.map_or("", |k| crate::facts::kernel_name(self.process, k));
+            kernel_symbol_json(slot, symbol, code_object, formatted)
         })
     }
 }
 
-/// Entry `slot` of `kernel_symbols` (its code object's JSON id `code_object`); without a symbol,
-/// rocprofv3's placeholder (a default-constructed symbol: zeros and empty names).
-fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>, code_object: u64) -> Value {
+/// Entry `slot` of `kernel_symbols` (its code object's JSON id `code_object`, its name under the
+/// run's naming options `formatted`); without a symbol, rocprofv3's placeholder (a
+/// default-constructed symbol: zeros and empty names).
+fn kernel_symbol_json(
+    slot: u64,
+    kernel: Option<&KernelSymbol>,
+    code_object: u64,
+    formatted: &str,
+) -> Value {
     let number = |field: fn(&KernelSymbol) -> u32| kernel.map_or(0, field);
     let demangled = kernel.map_or("", |k| k.demangled_name.as_str());
     json!({
@@ -351,7 +370,7 @@ fn kernel_symbol_json(slot: u64, kernel: Option<&KernelSymbol>, code_object: u64
         "kernel_code_entry_byte_offset": 0,
         "kernel_address": handle(0),
         "kernel_name": kernel.map_or("", |k| k.mangled_name.as_str()),
-        "formatted_kernel_name": demangled,
+        "formatted_kernel_name": formatted,
         "demangled_kernel_name": demangled,
         "truncated_kernel_name": truncated_name(demangled),
         "kernel_object": kernel.map_or(0, |k| k.kernel_id),

@@ -19,6 +19,7 @@ fn traced_process() -> Value {
         tid: 4,
         start_ns: 10 * correlation_id,
         end_ns: 10 * correlation_id + 5,
+        args: Default::default(),
     };
     run.processes[0].api_calls = vec![
         call(1, 0, ApiDomain::Runtime, "cudaMalloc"),

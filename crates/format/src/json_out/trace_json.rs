@@ -55,6 +55,10 @@ const SIZE_MEMORY_ALLOCATION_RECORD: u64 = SIZE_API_RECORD + 24;
 /// A `marker_api`, `hip_api` or `hsa_api` record.
 #[derive(Serialize)]
 pub(super) struct ApiJson {
+    /// A `hip_api` record's arguments, indexed by position as rocprofiler-sdk's
+    /// `get_buffer_tracing_args` lays them out (a position kreplay does not record: empty strings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Vec<ArgJson>>,
     correlation_id: Correlation,
     end_timestamp: u64,
     kind: usize,
@@ -62,6 +66,37 @@ pub(super) struct ApiJson {
     size: u64,
     start_timestamp: u64,
     thread_id: u64,
+}
+
+/// One entry of a `hip_api` record's `args`.
+#[derive(Serialize, Default)]
+pub(super) struct ArgJson {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    value: String,
+}
+
+/// `args` of a runtime call (rocprofv3 writes none for HSA's, the driver's place).
+fn args_json(call: &ApiRecord) -> Option<Vec<ArgJson>> {
+    if call.domain != ApiDomain::Runtime || call.args.is_empty() {
+        return None;
+    }
+    let args = call.args.to_vec();
+    let len = args
+        .iter()
+        .map(|a| a.position as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut out: Vec<ArgJson> = (0..len).map(|_| ArgJson::default()).collect();
+    for arg in args {
+        out[arg.position as usize] = ArgJson {
+            name: arg.name,
+            ty: arg.ty,
+            value: arg.value,
+        };
+    }
+    Some(out)
 }
 
 /// A `memory_copy` record.
@@ -172,6 +207,7 @@ impl<'a> Traces<'a> {
 
     pub(super) fn marker_records(&self) -> impl Iterator<Item = ApiJson> + '_ {
         self.run.markers.iter().map(|m: &MarkerRecord| ApiJson {
+            args: None,
             correlation_id: correlation(m.id, 0),
             end_timestamp: m.end_ns,
             kind: KIND_MARKER,
@@ -201,6 +237,7 @@ impl<'a> Traces<'a> {
             .iter()
             .filter(move |c| c.domain == domain)
             .map(move |c: &ApiRecord| ApiJson {
+                args: args_json(c),
                 correlation_id: correlation(c.correlation_id, c.parent_id),
                 end_timestamp: c.end_ns,
                 kind,

@@ -21,6 +21,7 @@ fn every_file_written_ends_with_a_listed_suffix_and_every_suffix_is_written() {
         tid: 4,
         start_ns: 1,
         end_ns: 2,
+        args: Default::default(),
     });
     let mut written = write_outputs(&run, dir.path(), "out", &OutputFormat::ALL).unwrap();
     written.extend(crate::stats_out::write_stats_csv(&run, dir.path(), "out").unwrap());

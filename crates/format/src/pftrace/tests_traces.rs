@@ -18,6 +18,7 @@ fn traced_run() -> RunData {
             tid: 4,
             start_ns,
             end_ns,
+            args: Default::default(),
         };
     // Dispatch 1 carries correlation id 101 (testdata::dispatch).
     run.processes[0].api_calls = vec![

@@ -10,6 +10,7 @@ use crate::runtime::SimRuntime;
 use kreplay_core::api_trace::{ApiCall, ApiLevel};
 use kreplay_core::backend::{AllocKind, LaunchKind};
 use kreplay_format::ApiDomain;
+use kreplay_format::RecordedArgs;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A call as the CUDA runtime and driver name it.
@@ -39,9 +40,10 @@ pub(crate) const SYNCHRONIZE: ApiNames = names("cudaDeviceSynchronize", "cuCtxSy
 pub(crate) const PROFILER_START: ApiNames = names("cudaProfilerStart", "cuProfilerStart");
 pub(crate) const PROFILER_STOP: ApiNames = names("cudaProfilerStop", "cuProfilerStop");
 
-/// The allocation call of `kind`.
-pub(crate) fn alloc_names(kind: AllocKind) -> ApiNames {
-    match kind {
+/// The allocation call of `kind`; `None` for a module-scope variable (the loader's, as on the
+/// GPU: no call of the application's).
+pub(crate) fn alloc_names(kind: AllocKind) -> Option<ApiNames> {
+    Some(match kind {
         AllocKind::Pitched => names("cudaMallocPitch", "cuMemAllocPitch_v2"),
         AllocKind::Managed => names("cudaMallocManaged", "cuMemAllocManaged"),
         AllocKind::Pool => names("cudaMallocAsync", "cuMemAllocAsync"),
@@ -50,8 +52,9 @@ pub(crate) fn alloc_names(kind: AllocKind) -> ApiNames {
             runtime: None,
             driver: "cuMemMap",
         },
+        AllocKind::ModuleVariable => return None,
         _ => names("cudaMalloc", "cuMemAlloc_v2"),
-    }
+    })
 }
 
 /// The free of memory of `kind` (`None`: memory the tool does not know).
@@ -115,6 +118,10 @@ impl SimRuntime {
             self.api_depth += 1;
             let result = call(self);
             self.api_depth -= 1;
+            if self.api_depth == 0 {
+                // A call not recorded: its arguments go with it.
+                self.next_args = None;
+            }
             return result;
         };
         // A driver call the application makes itself has the call's id; one the runtime makes
@@ -130,6 +137,7 @@ impl SimRuntime {
         self.api_depth -= 1;
         let driver_end_ns = self.device().marker_time_ns();
         let end_ns = self.device().marker_time_ns();
+        let args = self.next_args.take().unwrap_or_default();
         if let Some(engine) = self.engine.clone() {
             if let Some(driver_id) = driver_id {
                 engine.api_call(&ApiCall {
@@ -143,6 +151,7 @@ impl SimRuntime {
                     },
                     start_ns: driver_start_ns,
                     end_ns: driver_end_ns,
+                    args: RecordedArgs::of(names.driver, args.driver.as_slice()),
                 });
             }
             if let Some(runtime) = names.runtime {
@@ -153,6 +162,7 @@ impl SimRuntime {
                     parent_id: 0,
                     start_ns,
                     end_ns,
+                    args: RecordedArgs::of(runtime, args.runtime.as_slice()),
                 });
             }
         }

@@ -8,6 +8,7 @@
 //! once.
 
 use crate::device::{SimError, SimKernel, SimLaunch};
+use crate::runtime::api_args::SimArgs;
 use crate::runtime::api_trace::GRAPH_LAUNCH;
 use crate::runtime::SimRuntime;
 use kreplay_core::backend::{CallEffect, DeviceScope, LaunchKind};
@@ -44,6 +45,7 @@ impl SimRuntime {
         let window_spans = config.switches.graph_window_spans;
         let correlation_id = self.next_correlation();
         // One cudaGraphLaunch of the application; its nodes' calls are the tool's.
+        self.set_args(SimArgs::graph_launch(nodes.as_ptr() as u64, self.stream_id));
         self.api(Some(GRAPH_LAUNCH), correlation_id, |runtime| {
             nodes.iter().try_for_each(|node| match node {
                 GraphNode::Kernel(launch) => {
@@ -77,6 +79,7 @@ impl SimRuntime {
             device: self.current,
         };
         let correlation_id = self.next_correlation();
+        self.set_args(SimArgs::graph_launch(nodes.as_ptr() as u64, self.stream_id));
         self.launch_running(LaunchKind::Graph, &launch, correlation_id, |runtime| {
             runtime.run_nodes(nodes)
         })

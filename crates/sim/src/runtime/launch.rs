@@ -2,6 +2,7 @@
 //! between the engine's `launch_enter` and `launch_exit`; graph launches are in `graph`.
 
 use crate::device::{SimError, SimKernel, SimLaunch};
+use crate::runtime::api_args::SimArgs;
 use crate::runtime::{api_trace, SimEngine, SimRuntime};
 use kreplay_core::backend::{DispatchInfo, LaunchKind};
 use kreplay_format::KernelSymbol;
@@ -23,6 +24,7 @@ impl SimRuntime {
             ..launch.clone()
         };
         let correlation_id = self.next_correlation();
+        self.set_args(SimArgs::launch(&launch, self.stream_id));
         self.api(Some(api_trace::LAUNCH), correlation_id, |runtime| {
             let info = runtime.dispatch_info(LaunchKind::StreamCapture, &launch, correlation_id);
             let ticket = engine.launch_enter(&mut runtime.device, &info);
@@ -76,6 +78,9 @@ impl SimRuntime {
         };
         self.register(&engine, &launch.kernel);
         let names = api_trace::launch_names(kind);
+        if kind != LaunchKind::Graph {
+            self.set_args(SimArgs::launch(&launch, self.stream_id));
+        }
         self.api(Some(names), correlation_id, |runtime| {
             let info = runtime.dispatch_info(kind, &launch, correlation_id);
             let ticket = engine.launch_enter(&mut runtime.device, &info);

@@ -2,8 +2,14 @@
 //! routed through the engine with what it does to device memory.
 
 use crate::device::SimError;
+use crate::runtime::api_args::SimArgs;
 use crate::runtime::memory_trace::side;
 use crate::runtime::{api_trace, SimRuntime};
+
+/// `cudaMemcpyKind`'s values.
+const HOST_TO_DEVICE: u32 = 1;
+const DEVICE_TO_HOST: u32 = 2;
+const DEVICE_TO_DEVICE: u32 = 3;
 use kreplay_core::backend::{AllocKind, CallEffect, DeviceId, DeviceScope};
 
 impl SimRuntime {
@@ -11,8 +17,12 @@ impl SimRuntime {
     pub fn alloc(&mut self, kind: AllocKind, bytes: u64) -> Result<u64, SimError> {
         let started = self.allocation_started();
         let id = self.next_correlation();
-        let region = self.api(Some(api_trace::alloc_names(kind)), id, |runtime| {
-            runtime.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))
+        let region = self.api(api_trace::alloc_names(kind), id, |runtime| {
+            let region =
+                runtime.call("alloc", CallEffect::NoDeviceWrite, |d| d.alloc(kind, bytes))?;
+            let stream = runtime.stream_id;
+            runtime.set_args(SimArgs::alloc(kind, region.base, bytes, stream));
+            Ok::<_, SimError>(region)
         })?;
         if let Some(engine) = &self.engine {
             engine.inventory().insert(region);
@@ -24,10 +34,13 @@ impl SimRuntime {
     pub fn free(&mut self, base: u64) -> Result<(), SimError> {
         let device = self.device_id();
         let started = self.allocation_started();
-        let kind = (self.engine.as_ref())
+        let found = (self.engine.as_ref())
             .and_then(|engine| engine.inventory().find(device, base))
-            .map(|region| region.kind);
+            .map(|region| (region.kind, region.bytes));
+        let kind = found.map(|(kind, _)| kind);
+        let size = found.map_or(0, |(_, bytes)| bytes);
         let id = self.next_correlation();
+        self.set_args(SimArgs::free(kind, base, size, self.stream_id));
         self.api(Some(api_trace::free_names(kind)), id, |runtime| {
             runtime.call("free", CallEffect::Frees, |d| d.free(base))
         })?;
@@ -46,6 +59,8 @@ impl SimRuntime {
         let bytes = values.len() as u64 * 4;
         let effect = self.writes(address, bytes);
         let started = self.copy_started();
+        let host = values.as_ptr() as u64;
+        self.set_args(SimArgs::copy(address, host, bytes, HOST_TO_DEVICE));
         self.call("write_u32s", effect, |d| d.write_u32s(address, values))?;
         let device = Some(self.device_id());
         self.copy_done(
@@ -67,8 +82,18 @@ impl SimRuntime {
     /// A device-to-host copy.
     pub fn read_u32s(&mut self, address: u64, count: usize) -> Result<Vec<u32>, SimError> {
         let started = self.copy_started();
-        let values = self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {
-            d.read_u32s(address, count)
+        // The host buffer the values land in, as a cudaMemcpy's destination.
+        let mut values = Vec::with_capacity(count);
+        let host = values.as_ptr() as u64;
+        self.set_args(SimArgs::copy(
+            host,
+            address,
+            count as u64 * 4,
+            DEVICE_TO_HOST,
+        ));
+        self.call("read_u32s", CallEffect::NoDeviceWrite, |d| {
+            values.extend(d.read_u32s(address, count)?);
+            Ok::<_, SimError>(())
         })?;
         let device = Some(self.device_id());
         let bytes = count as u64 * 4;
@@ -85,6 +110,7 @@ impl SimRuntime {
     /// A device-to-device copy.
     pub fn copy(&mut self, dst: u64, src: u64, bytes: u64) -> Result<(), SimError> {
         let started = self.copy_started();
+        self.set_args(SimArgs::copy(dst, src, bytes, DEVICE_TO_DEVICE));
         self.copy_untraced(dst, src, bytes)?;
         let device = Some(self.device_id());
         self.copy_done(
@@ -116,6 +142,7 @@ impl SimRuntime {
         let effect = self.writes(dst, bytes);
         let current = self.current;
         let started = self.copy_started();
+        self.set_args(SimArgs::copy_peer(dst, current, src, src_device, bytes));
         self.call_on("copy_peer", effect, DeviceScope::All, |devices| {
             let data = devices
                 .on(src_device)
@@ -130,6 +157,7 @@ impl SimRuntime {
     /// A memset of `u32`s.
     pub fn fill_u32s(&mut self, dst: u64, value: u32, count: usize) -> Result<(), SimError> {
         let effect = self.writes(dst, count as u64 * 4);
+        self.set_args(SimArgs::fill(dst, value, count as u64));
         self.call("fill_u32s", effect, |d| d.fill_u32s(dst, value, count))
     }
 

@@ -26,6 +26,7 @@ fn send_calls(h: &Harness) {
         parent_id,
         start_ns: 10,
         end_ns: 20,
+        args: None,
     };
     h.engine
         .api_call(&call(ApiDomain::Driver, "cuLaunchKernel", 2, 1));
