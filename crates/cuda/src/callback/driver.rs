@@ -61,7 +61,12 @@ impl DriverData {
 
     /// The argument values the API trace records for this call ([`super::args::call_args`]),
     /// read at its EXIT; `None` for a call whose arguments are not decoded.
+    /// A call that failed has none: its output arguments (an allocation's address) may not
+    /// have been written, nor its pointers be valid.
     pub fn call_args(&self) -> Option<super::args::RawArgs> {
+        if !self.succeeded() {
+            return None;
+        }
         // SAFETY: CUPTI passes the parameter block of the call it names, valid during the
         // callback (the constructor's contract); outputs are written at EXIT.
         unsafe { super::args::call_args(self.function_name(), self.0.functionParams) }
