@@ -273,7 +273,15 @@ mod tests {
         };
         let mut raw = block(c"cuMemAlloc_v2", std::ptr::null_mut());
         raw.functionParams = (&params as *const sys::cuMemAlloc_v2_params).cast();
+        // The call failed: its output may be unwritten, so nothing is read.
+        let failed: sys::CUresult = 2;
+        raw.functionReturnValue = (&failed as *const sys::CUresult).cast_mut().cast();
         // SAFETY: a block that keeps CUPTI's contract (the named call's parameters).
+        let data = unsafe { DriverData::from_raw(&raw as *const _ as *const _) };
+        assert_eq!(DECLS.args(30, data), None);
+        let succeeded: sys::CUresult = 0;
+        raw.functionReturnValue = (&succeeded as *const sys::CUresult).cast_mut().cast();
+        // SAFETY: as above.
         let data = unsafe { DriverData::from_raw(&raw as *const _ as *const _) };
         let args = DECLS.args(30, data).unwrap();
         let text: Vec<(u32, String, String)> = kreplay_format::ApiArgs::Recorded(args)
