@@ -1,5 +1,6 @@
 use super::*;
 use crate::db::read_databases;
+use crate::numbers::quoted;
 use crate::output::{write_outputs, OutputFormat};
 use crate::testdata::recorded_run;
 use crate::{DbWriter, RecordSink};
