@@ -67,6 +67,7 @@ mod document;
 mod kinds;
 mod parts;
 mod process;
+mod raw;
 mod read;
 mod summary;
 mod tables;
