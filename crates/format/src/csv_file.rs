@@ -8,19 +8,75 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-/// A CSV file being written.
-pub(crate) struct Csv<'a>(&'a mut BufWriter<File>);
+/// A CSV file being written: whole rows ([`Csv::row`]), or a row field by field into a line
+/// buffer ([`Csv::int`], [`Csv::text`], [`Csv::raw`], then [`Csv::end`]) with no string per
+/// field (the dispatch files have millions of rows).
+pub(crate) struct Csv<'a> {
+    out: &'a mut BufWriter<File>,
+    line: Vec<u8>,
+    fields: usize,
+    digits: itoa::Buffer,
+}
 
 impl Csv<'_> {
     /// Writes one line: the fields, comma-separated.
     pub(crate) fn row(&mut self, fields: &[String]) -> io::Result<()> {
-        for (index, field) in fields.iter().enumerate() {
-            if index > 0 {
-                self.0.write_all(b",")?;
-            }
-            self.0.write_all(field.as_bytes())?;
+        for field in fields {
+            self.raw(field);
         }
-        self.0.write_all(b"\n")
+        self.end()
+    }
+
+    fn separate(&mut self) {
+        if self.fields > 0 {
+            self.line.push(b',');
+        }
+        self.fields += 1;
+    }
+
+    /// A field as it is (a number, or text already quoted).
+    pub(crate) fn raw(&mut self, field: &str) -> &mut Self {
+        self.separate();
+        self.line.extend_from_slice(field.as_bytes());
+        self
+    }
+
+    /// An integer field.
+    pub(crate) fn int(&mut self, value: impl itoa::Integer) -> &mut Self {
+        self.separate();
+        self.line
+            .extend_from_slice(self.digits.format(value).as_bytes());
+        self
+    }
+
+    /// A string field, quoted as [`quoted`] quotes it.
+    pub(crate) fn text(&mut self, text: &str) -> &mut Self {
+        self.separate();
+        self.line.push(b'"');
+        for piece in text.split_inclusive('"') {
+            self.line.extend_from_slice(piece.as_bytes());
+            if piece.ends_with('"') {
+                self.line.push(b'"');
+            }
+        }
+        self.line.push(b'"');
+        self
+    }
+
+    /// A field written by `write` (`write!` into the line: a float, a label).
+    pub(crate) fn with(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+        self.separate();
+        write(&mut self.line);
+        self
+    }
+
+    /// Ends the row: writes its line.
+    pub(crate) fn end(&mut self) -> io::Result<()> {
+        self.line.push(b'\n');
+        let written = self.out.write_all(&self.line);
+        self.line.clear();
+        self.fields = 0;
+        written
     }
 }
 
@@ -31,7 +87,12 @@ pub(crate) fn csv_file(
     rows: impl FnOnce(&mut Csv) -> io::Result<()>,
 ) -> Result<PathBuf, FormatError> {
     write_file(&path, |out| {
-        let mut csv = Csv(out);
+        let mut csv = Csv {
+            out,
+            line: Vec::with_capacity(512),
+            fields: 0,
+            digits: itoa::Buffer::new(),
+        };
         let header: Vec<String> = columns.iter().map(|c| quoted(c)).collect();
         csv.row(&header)?;
         rows(&mut csv)

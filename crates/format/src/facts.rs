@@ -10,8 +10,9 @@ pub(crate) fn grid_threads(dispatch: &DispatchRecord) -> [u64; 3] {
 }
 
 /// The per-dispatch kernel facts every file shows, NVIDIA fields mapped onto rocprofv3's names.
-pub(crate) struct KernelFacts {
-    pub name: String,
+pub(crate) struct KernelFacts<'a> {
+    /// Borrowed from the run or the dispatch: no string per dispatch.
+    pub name: &'a str,
     /// Static + dynamic shared memory per block, bytes.
     pub lds_block_size: u64,
     /// Local memory per thread, bytes.
@@ -26,15 +27,16 @@ pub(crate) fn kernel_name<'a>(process: &ProcessInfo, symbol: &'a KernelSymbol) -
     crate::naming::formatted_name(process.mangled_kernels, process.truncate_kernels, symbol)
 }
 
-pub(crate) fn kernel_facts(run: &ProcessRun, dispatch: &DispatchRecord) -> KernelFacts {
+pub(crate) fn kernel_facts<'a>(
+    run: &'a ProcessRun,
+    dispatch: &'a DispatchRecord,
+) -> KernelFacts<'a> {
     let symbol = run.kernel(dispatch.kernel_id);
     KernelFacts {
         name: match dispatch.innermost_range() {
             // rocprofv3's `--kernel-rename`: the dispatch is named by its innermost range.
-            Some(range) if run.process.kernel_rename => range.to_string(),
-            _ => symbol
-                .map(|s| kernel_name(&run.process, s).to_string())
-                .unwrap_or_default(),
+            Some(range) if run.process.kernel_rename => range,
+            _ => symbol.map_or("", |s| kernel_name(&run.process, s)),
         },
         lds_block_size: u64::from(symbol.map_or(0, |s| s.static_shared_bytes))
             + u64::from(dispatch.dynamic_shared_bytes),

@@ -123,6 +123,10 @@ pub(crate) fn replace_file(
     written
 }
 
+/// How many bytes an output file's writer gathers per `write` call: with the default 8 KiB, a
+/// 2 GB JSON document took 270,000 system calls.
+const WRITE_BUFFER: usize = 1 << 20;
+
 /// [`replace_file`] for a file that `write` streams through a buffered writer, flushed before
 /// the rename.
 pub(crate) fn write_file(
@@ -131,7 +135,7 @@ pub(crate) fn write_file(
 ) -> Result<(), FormatError> {
     replace_file(path, |temp| {
         File::create(temp)
-            .map(BufWriter::new)
+            .map(|file| BufWriter::with_capacity(WRITE_BUFFER, file))
             .and_then(|mut out| {
                 write(&mut out)?;
                 out.flush()

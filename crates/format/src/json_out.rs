@@ -69,6 +69,7 @@ mod host_functions;
 mod kinds;
 mod parts;
 mod process;
+mod raw;
 mod read;
 mod summary;
 mod tables;

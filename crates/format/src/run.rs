@@ -56,23 +56,21 @@ impl ProcessRun {
 
     /// Every dispatch pass, in the order recorded: those in memory, then the stored ones.
     pub fn each_dispatch(&self) -> Records<'_, DispatchRecord> {
-        let source = self.stored.as_ref().map(|s| &s.0);
         Records::new(
             &self.dispatches,
-            source.map(|s| -> source::NextPage<'_, DispatchRecord> {
-                Box::new(move |after| s.dispatches_after(after))
-            }),
+            self.stored
+                .as_ref()
+                .map(|s| source::read_ahead(s, |s, after| s.dispatches_after(after))),
         )
     }
 
     /// Every replay cost, in the order recorded: those in memory, then the stored ones.
     pub fn each_cost(&self) -> Records<'_, ReplayCost> {
-        let source = self.stored.as_ref().map(|s| &s.0);
         Records::new(
             &self.costs,
-            source.map(|s| -> source::NextPage<'_, ReplayCost> {
-                Box::new(move |after| s.costs_after(after))
-            }),
+            self.stored
+                .as_ref()
+                .map(|s| source::read_ahead(s, |s, after| s.costs_after(after))),
         )
     }
 

@@ -1,5 +1,6 @@
 use super::*;
 use crate::db::read_databases;
+use crate::numbers::quoted;
 use crate::output::{write_outputs, OutputFormat};
 use crate::testdata::recorded_run;
 use crate::{DbWriter, RecordSink};
@@ -121,6 +122,17 @@ fn counter_collection_values_agree_with_the_database() {
 #[test]
 fn counter_values_print_like_rocprofv3() {
     assert_eq!(format_counter_value(262_144.0), "262144.000000");
+    for value in [
+        1.0,
+        3.0e15,
+        2f64.powi(53) + 2.0,
+        2f64.powi(63) - 1024.0,
+        2f64.powi(63),
+        1e300,
+        1.5,
+    ] {
+        assert_eq!(format_counter_value(value), format!("{value:.6}"));
+    }
     assert_eq!(format_counter_value(1.0), "1.000000");
     assert_eq!(format_counter_value(0.25), "2.50000000e-01");
     assert_eq!(format_counter_value(0.0), "0.00000000e+00");

@@ -5,6 +5,7 @@ use super::file::has_table;
 use crate::error::FormatError;
 use crate::records::*;
 use crate::run::{Page, RecordSource};
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -44,14 +45,15 @@ impl Layout {
     }
 
     /// Counter values: (pass key, counter row, value) for the pass keys from ?2 to ?3, the key
-    /// being the next to last column of [`Self::passes_sql`].
+    /// being the next to last column of [`Self::passes_sql`], by key and then in the order
+    /// written (the order of the index on the key: no sort).
     fn values_sql(self) -> &'static str {
         match self {
             Layout::RowPerPass => {
-                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 AND event_id BETWEEN ?2 AND ?3 ORDER BY id"
+                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 AND event_id BETWEEN ?2 AND ?3 ORDER BY event_id, id"
             }
             Layout::PassTables => {
-                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE guid = ?1 AND pass_id BETWEEN ?2 AND ?3 ORDER BY id"
+                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE guid = ?1 AND pass_id BETWEEN ?2 AND ?3 ORDER BY pass_id, id"
             }
         }
     }
@@ -83,6 +85,31 @@ impl Layout {
     }
 }
 
+/// Row ids → what they stand for, looked up several times per pass: hashed by one
+/// multiplication ([`RowHasher`]) rather than SipHash, which cost more than the rest of a look-up.
+pub(super) type RowMap<T> = HashMap<i64, T, std::hash::BuildHasherDefault<RowHasher>>;
+
+/// [`RowMap`]'s hasher: a row id times an odd constant (Fibonacci hashing), which spreads
+/// consecutive ids over every bit the table uses.
+#[derive(Default)]
+pub(super) struct RowHasher(u64);
+
+impl std::hash::Hasher for RowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// One process of one database, its dispatches and costs read on demand. The connection stays
 /// open, so that a file replaced meanwhile (`kreplay convert -f rocpd` in place) is still read
 /// as it was.
@@ -93,12 +120,12 @@ pub(super) struct StoredProcess {
     pub(super) guid: String,
     pub(super) pid: u32,
     /// Row ids → the producer's agent and kernel ids, and counter rows → names.
-    pub(super) agent_ids: HashMap<i64, u64>,
-    pub(super) kernel_ids: HashMap<i64, u64>,
-    pub(super) counter_names: HashMap<i64, String>,
+    pub(super) agent_ids: RowMap<u64>,
+    pub(super) kernel_ids: RowMap<u64>,
+    pub(super) counter_names: RowMap<String>,
     /// Stream rows → CUDA stream ids, thread rows → thread ids ([`id_map`]).
-    pub(super) stream_ids: HashMap<i64, u64>,
-    pub(super) thread_ids: HashMap<i64, u64>,
+    pub(super) stream_ids: RowMap<u64>,
+    pub(super) thread_ids: RowMap<u64>,
     /// (dispatch passes, replay costs), counted when opened.
     pub(super) counts: (usize, usize),
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
@@ -130,43 +157,112 @@ impl StoredProcess {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Counter values of the passes keyed `low..=high`, by key, in the order they were written.
+    /// Counter values of the passes keyed `low..=high`: (key, counter row, value), by key and
+    /// in the order written.
     fn values(
         &self,
         conn: &Connection,
         (low, high): (i64, i64),
-    ) -> Result<HashMap<i64, Vec<CounterSample>>, FormatError> {
-        let (err, corrupt) = (self.err(), self.corrupt());
-        let mut values: HashMap<i64, Vec<CounterSample>> = HashMap::new();
+    ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
+        let err = self.err();
+        let mut values = Vec::new();
         let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
         let mut rows = statement
             .query(rusqlite::params![self.guid, low, high])
             .map_err(err)?;
         while let Some(row) = rows.next().map_err(err)? {
-            let event_id: Option<i64> = row.get(0).map_err(err)?;
-            let pmc_id: i64 = row.get(1).map_err(err)?;
-            let value: Option<f64> = row.get(2).map_err(err)?;
-            let name = self.counter_names.get(&pmc_id).ok_or_else(|| {
-                corrupt(format!(
-                    "rocpd_pmc_event refers to unknown counter row {pmc_id}"
-                ))
-            })?;
-            if let Some(event_id) = event_id {
-                values.entry(event_id).or_default().push(CounterSample {
-                    name: name.clone(),
-                    // SQLite stores NaN as NULL; we never write NULL otherwise.
-                    value: value.unwrap_or(f64::NAN),
-                });
-            }
+            let key = row
+                .get_ref(0)
+                .map_err(err)?
+                .as_i64()
+                .map_err(|e| err(e.into()))?;
+            let pmc_id = row
+                .get_ref(1)
+                .map_err(err)?
+                .as_i64()
+                .map_err(|e| err(e.into()))?;
+            // SQLite stores NaN as NULL; we never write NULL otherwise.
+            let value = row
+                .get_ref(2)
+                .map_err(err)?
+                .as_f64_or_null()
+                .map_err(|e| err(e.into()))?
+                .unwrap_or(f64::NAN);
+            values.push((key, pmc_id, value));
         }
         Ok(values)
     }
 
-    /// One pass of a page's row, without its counter values; with its values' key.
-    fn pass(&self, row: &Row<'_>) -> Result<(DispatchRecord, Option<i64>), FormatError> {
+    /// The samples of `values` (by key, from [`Self::values`]) for one counter row each.
+    fn samples(&self, values: &[(i64, i64, f64)]) -> Result<Vec<CounterSample>, FormatError> {
+        values
+            .iter()
+            .map(|&(_, pmc_id, value)| {
+                let name = self.counter_names.get(&pmc_id).ok_or_else(|| {
+                    (self.corrupt())(format!(
+                        "rocpd_pmc_event refers to unknown counter row {pmc_id}"
+                    ))
+                })?;
+                Ok(CounterSample {
+                    name: name.clone(),
+                    value,
+                })
+            })
+            .collect()
+    }
+
+    /// Gives each pass of a page the values of its key ([`Self::values`]); a key two passes
+    /// share gives its values to the first.
+    fn attach_values(
+        &self,
+        passes: &mut [(DispatchRecord, Option<i64>)],
+        values: &[(i64, i64, f64)],
+    ) -> Result<(), FormatError> {
+        let increasing = passes
+            .iter()
+            .filter_map(|(_, key)| *key)
+            .try_fold(i64::MIN, |last, key| (key > last).then_some(key))
+            .is_some();
+        if increasing {
+            // One walk over both, both in key order.
+            let mut at = 0;
+            for (record, key) in passes.iter_mut() {
+                let Some(key) = *key else { continue };
+                at += values[at..].partition_point(|v| v.0 < key);
+                let len = values[at..].partition_point(|v| v.0 == key);
+                record.counters = self.samples(&values[at..at + len])?;
+                at += len;
+            }
+            return Ok(());
+        }
+        let mut ranges: HashMap<i64, std::ops::Range<usize>> = HashMap::new();
+        for (index, value) in values.iter().enumerate() {
+            ranges
+                .entry(value.0)
+                .and_modify(|r| r.end = index + 1)
+                .or_insert(index..index + 1);
+        }
+        for (record, key) in passes.iter_mut() {
+            if let Some(range) = key.and_then(|key| ranges.remove(&key)) {
+                record.counters = self.samples(&values[range])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass of a page's row, without its counter values; with its values' key. `extdata`
+    /// holds the last row's extdata text and what it gave (the rows of a run mostly share it).
+    fn pass(
+        &self,
+        row: &Row<'_>,
+        extdata: &mut Extdata,
+    ) -> Result<(DispatchRecord, Option<i64>), FormatError> {
         let (err, corrupt) = (self.err(), self.corrupt());
         let int = |index| -> Result<i64, FormatError> {
-            Ok(row.get::<_, Option<i64>>(index).map_err(err)?.unwrap_or(0))
+            match row.get_ref(index).map_err(err)? {
+                ValueRef::Null => Ok(0),
+                value => value.as_i64().map_err(|e| err(e.into())),
+            }
         };
         let agent_row = int(3)?;
         let kernel_row = int(7)?;
@@ -180,7 +276,7 @@ impl StoredProcess {
                 threads_per_block => (grid_threads[axis] / u64::from(threads_per_block)) as u32,
             };
         }
-        let extdata: Option<String> = row.get(14).map_err(err)?;
+        let (dynamic_shared_bytes, ranges) = extdata.read(row.get_ref(14).map_err(err)?);
         let event_id: Option<i64> = row.get(17).map_err(err)?;
         let record = DispatchRecord {
             dispatch_id: int(0)? as u64,
@@ -210,12 +306,11 @@ impl StoredProcess {
             })?,
             grid,
             block,
-            dynamic_shared_bytes: super::file::json_field(&extdata, "dynamic_shared_bytes")
-                .unwrap_or(0),
+            dynamic_shared_bytes,
             start_ns: int(15)? as u64,
             end_ns: int(16)? as u64,
             counters: Vec::new(),
-            ranges: super::file::json_field(&extdata, "ranges").unwrap_or_default(),
+            ranges,
         };
         Ok((record, event_id))
     }
@@ -226,18 +321,24 @@ impl StoredProcess {
         let int = |index| -> Result<u64, FormatError> {
             Ok(row.get::<_, i64>(index).map_err(err)? as u64)
         };
-        let outcome_text: String = row.get(2).map_err(err)?;
-        let outcome = parse_name(&outcome_text)
+        let text = |index| -> Result<&str, FormatError> {
+            row.get_ref(index)
+                .map_err(err)?
+                .as_str()
+                .map_err(|e| err(e.into()))
+        };
+        let outcome_text = text(2)?;
+        let outcome = parse_name(outcome_text)
             .ok_or_else(|| corrupt(format!("unknown replay outcome {outcome_text:?}")))?;
-        let staging_text: String = row.get(7).map_err(err)?;
-        let staging = parse_name(&staging_text)
+        let staging_text = text(7)?;
+        let staging = parse_name(staging_text)
             .ok_or_else(|| corrupt(format!("unknown staging {staging_text:?}")))?;
-        let cache_text: String = row.get(12).map_err(err)?;
-        let cache = parse_name(&cache_text)
+        let cache_text = text(12)?;
+        let cache = parse_name(cache_text)
             .ok_or_else(|| corrupt(format!("unknown cache state {cache_text:?}")))?;
         let mhz = |index| -> Result<u32, FormatError> { row.get(index).map_err(err) };
-        let pass_ns_text: String = row.get(10).map_err(err)?;
-        let pass_ns = serde_json::from_str(&pass_ns_text).map_err(|e| {
+        let pass_ns_text = text(10)?;
+        let pass_ns = parse_integers(pass_ns_text).map_err(|e| {
             corrupt(format!(
                 "pass_ns {pass_ns_text:?} is not a list of integers: {e}"
             ))
@@ -267,27 +368,24 @@ impl RecordSource for StoredProcess {
     fn dispatches_after(&self, after: i64) -> Result<Page<DispatchRecord>, FormatError> {
         let err = self.err();
         let conn = self.connection();
-        let mut passes = Vec::new();
+        let mut passes = Vec::with_capacity(PAGE_ROWS as usize);
         let mut last = after;
         {
             let mut statement = conn.prepare_cached(self.layout.passes_sql()).map_err(err)?;
             let mut rows = statement
                 .query(rusqlite::params![self.guid, after, PAGE_ROWS])
                 .map_err(err)?;
+            let mut extdata = Extdata::default();
             while let Some(row) = rows.next().map_err(err)? {
-                passes.push(self.pass(row)?);
+                passes.push(self.pass(row, &mut extdata)?);
                 last = row.get(18).map_err(err)?;
             }
         }
         let keys = passes.iter().filter_map(|(_, key)| *key);
         let range = (keys.clone().min(), keys.max());
         if let (Some(low), Some(high)) = range {
-            let mut values = self.values(&conn, (low, high))?;
-            for (record, key) in &mut passes {
-                if let Some(samples) = key.and_then(|key| values.remove(&key)) {
-                    record.counters = samples;
-                }
-            }
+            let values = self.values(&conn, (low, high))?;
+            self.attach_values(&mut passes, &values)?;
         }
         if passes.len() < PAGE_ROWS as usize {
             release_cache(&conn);
@@ -401,5 +499,57 @@ pub(super) fn count(
 /// A unit enum from the name the writers give it (`ReplayOutcome::as_str`, `Staging::as_str`,
 /// which are the serde names), so every variant parses without a second list of them.
 fn parse_name<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
-    serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
+    use serde::de::IntoDeserializer;
+    let name: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        text.into_deserializer();
+    T::deserialize(name).ok()
+}
+
+/// A JSON list of integers (`[1,2]`, as the writer stores `pass_ns`), read without building a
+/// JSON value; anything else is left to serde_json, which reads it or says why not.
+fn parse_integers(text: &str) -> Result<Vec<u64>, serde_json::Error> {
+    let plain = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .and_then(|inner| match inner {
+            "" => Some(Vec::new()),
+            _ => inner
+                .split(',')
+                .map(|n| match n.as_bytes().first() {
+                    Some(b'0'..=b'9') if n.len() == 1 || !n.starts_with('0') => n.parse().ok(),
+                    _ => None,
+                })
+                .collect(),
+        });
+    match plain {
+        Some(values) => Ok(values),
+        None => serde_json::from_str(text),
+    }
+}
+
+/// A pass row's extdata (`{"dynamic_shared_bytes":N,"ranges":[..]}`) as the last row gave it:
+/// rows mostly repeat it, and parsing JSON per row would cost more than the rest of the row.
+#[derive(Default)]
+struct Extdata {
+    text: Option<Vec<u8>>,
+    parsed: (u32, Vec<String>),
+}
+
+impl Extdata {
+    /// The dynamic shared bytes and ranges of `value` (0 and none where absent or unreadable).
+    fn read(&mut self, value: ValueRef<'_>) -> (u32, Vec<String>) {
+        let text = match value {
+            ValueRef::Text(text) => Some(text),
+            _ => None,
+        };
+        if self.text.as_deref() != text {
+            let owned = text.map(|t| String::from_utf8_lossy(t).into_owned());
+            self.parsed = (
+                super::file::json_field(&owned, "dynamic_shared_bytes").unwrap_or(0),
+                super::file::json_field(&owned, "ranges").unwrap_or_default(),
+            );
+            self.text = text.map(<[u8]>::to_vec);
+        }
+        self.parsed.clone()
+    }
 }

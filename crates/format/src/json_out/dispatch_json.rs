@@ -17,9 +17,9 @@ pub(super) struct Handle {
 /// `{x, y, z}`, as rocprofiler-sdk writes a dim3.
 #[derive(Serialize)]
 pub(super) struct Xyz {
-    x: u64,
-    y: u64,
-    z: u64,
+    pub(super) x: u64,
+    pub(super) y: u64,
+    pub(super) z: u64,
 }
 
 impl From<[u64; 3]> for Xyz {
@@ -108,22 +108,22 @@ pub(super) struct CounterRecord {
 /// A `kreplay.replay_costs` entry: the record's fields, sorted.
 #[derive(Serialize)]
 pub(super) struct SortedCost<'a> {
-    agent_id: u64,
-    bytes_restored: u64,
-    bytes_snapshotted: u64,
-    bytes_tracked: u64,
-    cache: CacheState,
-    dispatch_id: u64,
-    drain_ns: u64,
-    memory_clock_mhz: [u32; 2],
-    outcome: ReplayOutcome,
-    pass_ns: &'a [u64],
-    passes: u32,
-    restore_ns: u64,
-    sm_clock_mhz: [u32; 2],
-    snapshot_ns: u64,
-    staging: Staging,
-    timing_execution_ns: u64,
+    pub(super) agent_id: u64,
+    pub(super) bytes_restored: u64,
+    pub(super) bytes_snapshotted: u64,
+    pub(super) bytes_tracked: u64,
+    pub(super) cache: CacheState,
+    pub(super) dispatch_id: u64,
+    pub(super) drain_ns: u64,
+    pub(super) memory_clock_mhz: [u32; 2],
+    pub(super) outcome: ReplayOutcome,
+    pub(super) pass_ns: &'a [u64],
+    pub(super) passes: u32,
+    pub(super) restore_ns: u64,
+    pub(super) sm_clock_mhz: [u32; 2],
+    pub(super) snapshot_ns: u64,
+    pub(super) staging: Staging,
+    pub(super) timing_execution_ns: u64,
 }
 
 impl<'a> From<&'a ReplayCost> for SortedCost<'a> {
@@ -146,15 +146,6 @@ impl<'a> From<&'a ReplayCost> for SortedCost<'a> {
             staging: c.staging,
             timing_execution_ns: c.timing_execution_ns,
         }
-    }
-}
-
-/// A replay cost, however held, written as [`SortedCost`].
-pub(super) struct CostJson<T>(pub(super) T);
-
-impl<T: std::ops::Deref<Target = ReplayCost>> Serialize for CostJson<T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        SortedCost::from(&*self.0).serialize(serializer)
     }
 }
 

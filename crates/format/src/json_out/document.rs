@@ -2,14 +2,15 @@
 //! written piece by piece (its keys sorted), streamed one array element at a time.
 
 use super::code_objects::CodeObjects;
-use super::dispatch_json::CostJson;
+use super::dispatch_json::SortedCost;
 use super::host_functions::HostFunctions;
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
 };
-use super::parts::{Array, AsValue, Fallible, NONE};
+use super::parts::{Array, AsValue, NONE};
 use super::process::Process;
+use super::raw::JsonBytes;
 use super::trace_json::Traces;
 use crate::api::ApiDomain;
 use crate::error::FormatError;
@@ -20,10 +21,10 @@ use crate::progress::{Ticker, WriteProgress};
 use crate::records::CLOCK_CONTROL;
 use crate::run::{ProcessRun, RunData};
 use crate::section_values::section_values;
-use serde::ser::{Error as _, SerializeMap, Serializer};
+use serde::ser::Error as _;
 use serde::Serialize;
 use serde_json::json;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::path::Path;
 
 // The objects below list their keys sorted, the order in which serde_json's `Map` (a BTreeMap,
@@ -78,150 +79,200 @@ struct Strings<B, C, M> {
     pc_sample_instructions: [(); 0],
 }
 
-#[derive(Serialize)]
-struct BufferRecords<D, H, S, M, A, C> {
-    hip_api: H,
-    hsa_api: S,
-    kernel_dispatch: D,
-    marker_api: M,
-    memory_allocation: A,
-    memory_copy: C,
-    pc_sample_host_trap: [(); 0],
-    pc_sample_stochastic: [(); 0],
-    rccl_api: [(); 0],
-    rocdecode_api: [(); 0],
-    rocjpeg_api: [(); 0],
-    scratch_memory: [(); 0],
+/// Writes `"key":` and `value` as serde_json writes them (`key` needs no escaping).
+fn entry(out: &mut impl Write, key: &str, value: &impl Serialize) -> io::Result<()> {
+    out.write_all(b"\"")?;
+    out.write_all(key.as_bytes())?;
+    out.write_all(b"\":")?;
+    serde_json::to_writer(&mut *out, value)?;
+    Ok(())
 }
 
-#[derive(Serialize)]
-struct CallbackRecords<C> {
-    counter_collection: C,
+/// The error that ends the document, as serde_json reports an error of a value it writes.
+fn failed(e: impl std::fmt::Display) -> io::Error {
+    serde_json::Error::custom(e).into()
 }
 
-#[derive(Serialize)]
-struct Extension<C, W, S> {
-    replay_costs: C,
-    warnings: W,
-    /// The rows of Nsight Compute's sections per dispatch (`--section`, `--set`); left out
-    /// without them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sections: Option<S>,
-}
-
-/// One process object, written piece by piece (a step of `.2` per record written).
-struct ProcessJson<'a>(&'a ProcessRun, bool, &'a Ticker<'a>);
-
-impl Serialize for ProcessJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let run = self.0;
-        let p = Process::new(run, self.1).map_err(S::Error::custom)?;
-        let traces = Traces::new(run);
-        let mut process = serializer.serialize_map(Some(11))?;
-        process.serialize_entry("agents", &Array(|| p.agents.entries()))?;
-        process.serialize_entry(
-            "buffer_records",
-            &BufferRecords {
-                hip_api: Array(|| traces.api_records(ApiDomain::Runtime)),
-                hsa_api: Array(|| traces.api_records(ApiDomain::Driver)),
-                kernel_dispatch: Array(|| {
-                    run.each_dispatch()
-                        .inspect(|_| self.2.tick())
-                        .map(|dispatch| Fallible(dispatch.map(|d| p.kernel_dispatch_json(&d))))
-                }),
-                marker_api: Array(|| traces.marker_records()),
-                memory_allocation: Array(|| traces.allocation_records(&p.agents)),
-                memory_copy: Array(|| traces.copy_records(&p.agents)),
-                pc_sample_host_trap: NONE,
-                pc_sample_stochastic: NONE,
-                rccl_api: NONE,
-                rocdecode_api: NONE,
-                rocjpeg_api: NONE,
-                scratch_memory: NONE,
-            },
-        )?;
-        process.serialize_entry(
-            "callback_records",
-            &CallbackRecords {
-                counter_collection: Array(|| {
-                    run.each_dispatch()
-                        .inspect(|_| self.2.tick())
-                        .filter(|dispatch| !matches!(dispatch, Ok(d) if d.counters.is_empty()))
-                        .map(|dispatch| Fallible(dispatch.map(|d| p.counter_record_json(&d))))
-                }),
-            },
-        )?;
-        let code_objects = CodeObjects::new(run);
-        process.serialize_entry(
-            "code_objects",
-            &Array(|| code_objects.entries(|id| p.agents.handle(id))),
-        )?;
-        process.serialize_entry("counters", &Array(|| p.counters.entries(&p.agents)))?;
-        let host_functions = HostFunctions::scan(run).map_err(S::Error::custom)?;
-        process.serialize_entry(
-            "host_functions",
-            &Array(|| host_functions.entries(run, &p.kernels)),
-        )?;
-        process.serialize_entry("kernel_symbols", &Array(|| p.kernels.entries()))?;
-        process.serialize_entry(
-            "kreplay",
-            &Extension {
-                replay_costs: Array(|| {
-                    run.each_cost()
-                        .inspect(|_| self.2.tick())
-                        .map(|cost| Fallible(cost.map(CostJson)))
-                }),
-                warnings: Array(|| run.warnings.iter().map(AsValue)),
-                sections: (!run.process.sections.is_empty())
-                    .then_some(Array(|| section_values(run))),
-            },
-        )?;
-        process.serialize_entry(
-            "metadata",
-            &json!({
-                "pid": run.process.pid,
-                "ppid": run.process.ppid,
-                "hostname": run.process.hostname,
-                "command": run.process.command,
-                "init_time": run.process.start_ns,
-                "fini_time": run.process.end_ns,
-                "cache_control": run.process.cache_control.as_str(),
-                "clock_control": CLOCK_CONTROL,
-                "config": config(run, self.1),
-                "node": node(run),
-            }),
-        )?;
-        process.serialize_entry(
-            "strings",
-            &Strings {
-                att_filenames: NONE,
-                buffer_records: Array(|| {
-                    kind_names(
-                        &BUFFER_TRACING_KINDS,
-                        BUFFER_TRACING_KERNEL_DISPATCH,
-                        |kind| traces.operations(kind),
-                    )
-                }),
-                callback_records: Array(|| {
-                    kind_names(
-                        &CALLBACK_TRACING_KINDS,
-                        CALLBACK_TRACING_KERNEL_DISPATCH,
-                        |_| None,
-                    )
-                }),
-                code_object_snapshot_filenames: NONE,
-                correlation_id: ExternalCorrelationNames { external: NONE },
-                counters: CounterDimensions {
-                    dimension_ids: NONE,
-                },
-                marker_api: Array(|| traces.marker_messages()),
-                pc_sample_comments: NONE,
-                pc_sample_instructions: NONE,
-            },
-        )?;
-        process.serialize_entry("summary", &p.summary())?;
-        process.end()
+/// A JSON array of records read from where they are stored, each written by `write` (by hand:
+/// [`JsonBytes`]); an error reading one ends the document with it.
+fn records<T>(
+    out: &mut impl Write,
+    items: impl Iterator<Item = Result<T, FormatError>>,
+    mut write: impl FnMut(&mut JsonBytes, T) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut line = JsonBytes::default();
+    out.write_all(b"[")?;
+    for (index, item) in items.enumerate() {
+        line.bytes.clear();
+        if index > 0 {
+            line.bytes.push(b',');
+        }
+        write(&mut line, item.map_err(failed)?)?;
+        out.write_all(&line.bytes)?;
     }
+    out.write_all(b"]")
+}
+
+/// One process object, its keys sorted, written piece by piece (a step of `ticker` per record
+/// written): the skeleton and the records of every dispatch and cost by hand, the rest as
+/// serde_json writes it.
+fn write_process(
+    out: &mut impl Write,
+    run: &ProcessRun,
+    replay: bool,
+    (spill_dir, ticker): (&Path, &Ticker),
+) -> io::Result<()> {
+    let p = Process::new(run, replay).map_err(failed)?;
+    let traces = Traces::new(run);
+    out.write_all(b"{")?;
+    entry(out, "agents", &Array(|| p.agents.entries()))?;
+    out.write_all(b",\"buffer_records\":{")?;
+    entry(
+        out,
+        "hip_api",
+        &Array(|| traces.api_records(ApiDomain::Runtime)),
+    )?;
+    out.write_all(b",")?;
+    entry(
+        out,
+        "hsa_api",
+        &Array(|| traces.api_records(ApiDomain::Driver)),
+    )?;
+    out.write_all(b",\"kernel_dispatch\":")?;
+    // One read of the dispatches gives both arrays: the counter records wait in a file of
+    // their own (not in memory) until their place in the document comes.
+    let mut counter_records = JsonBytes::default();
+    let mut counter_count = 0usize;
+    let mut waiting = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(spill_dir)?);
+    records(
+        out,
+        run.each_dispatch().inspect(|_| ticker.tick()),
+        |line, d| {
+            line.kernel_dispatch(&p.kernel_dispatch_json(&d))?;
+            ticker.tick();
+            if !d.counters.is_empty() {
+                counter_records.bytes.clear();
+                if counter_count > 0 {
+                    counter_records.bytes.push(b',');
+                }
+                counter_count += 1;
+                counter_records.counter_record(&p.counter_record_json(&d))?;
+                waiting.write_all(&counter_records.bytes)?;
+            }
+            Ok(())
+        },
+    )?;
+    let mut waiting = waiting.into_inner().map_err(|e| e.into_error())?;
+    out.write_all(b",")?;
+    entry(out, "marker_api", &Array(|| traces.marker_records()))?;
+    out.write_all(b",")?;
+    entry(
+        out,
+        "memory_allocation",
+        &Array(|| traces.allocation_records(&p.agents)),
+    )?;
+    out.write_all(b",")?;
+    entry(
+        out,
+        "memory_copy",
+        &Array(|| traces.copy_records(&p.agents)),
+    )?;
+    for empty in [
+        "pc_sample_host_trap",
+        "pc_sample_stochastic",
+        "rccl_api",
+        "rocdecode_api",
+        "rocjpeg_api",
+        "scratch_memory",
+    ] {
+        out.write_all(b",")?;
+        entry(out, empty, &NONE)?;
+    }
+    out.write_all(b"},\"callback_records\":{\"counter_collection\":[")?;
+    waiting.rewind()?;
+    io::copy(&mut waiting, out)?;
+    drop(waiting);
+    out.write_all(b"]},")?;
+    let code_objects = CodeObjects::new(run);
+    entry(
+        out,
+        "code_objects",
+        &Array(|| code_objects.entries(|id| p.agents.handle(id))),
+    )?;
+    out.write_all(b",")?;
+    entry(out, "counters", &Array(|| p.counters.entries(&p.agents)))?;
+    out.write_all(b",")?;
+    let host_functions = HostFunctions::scan(run).map_err(failed)?;
+    entry(
+        out,
+        "host_functions",
+        &Array(|| host_functions.entries(run, &p.kernels)),
+    )?;
+    out.write_all(b",")?;
+    entry(out, "kernel_symbols", &Array(|| p.kernels.entries()))?;
+    out.write_all(b",\"kreplay\":{\"replay_costs\":")?;
+    records(
+        out,
+        run.each_cost().inspect(|_| ticker.tick()),
+        |line, c| line.cost(&SortedCost::from(&*c)),
+    )?;
+    out.write_all(b",")?;
+    entry(out, "warnings", &Array(|| run.warnings.iter().map(AsValue)))?;
+    if !run.process.sections.is_empty() {
+        // The rows of Nsight Compute's sections per dispatch (`--section`, `--set`).
+        out.write_all(b",")?;
+        entry(out, "sections", &Array(|| section_values(run)))?;
+    }
+    out.write_all(b"},")?;
+    entry(
+        out,
+        "metadata",
+        &json!({
+            "pid": run.process.pid,
+            "ppid": run.process.ppid,
+            "hostname": run.process.hostname,
+            "command": run.process.command,
+            "init_time": run.process.start_ns,
+            "fini_time": run.process.end_ns,
+            "cache_control": run.process.cache_control.as_str(),
+            "clock_control": CLOCK_CONTROL,
+            "config": config(run, replay),
+            "node": node(run),
+        }),
+    )?;
+    out.write_all(b",")?;
+    entry(
+        out,
+        "strings",
+        &Strings {
+            att_filenames: NONE,
+            buffer_records: Array(|| {
+                kind_names(
+                    &BUFFER_TRACING_KINDS,
+                    BUFFER_TRACING_KERNEL_DISPATCH,
+                    |kind| traces.operations(kind),
+                )
+            }),
+            callback_records: Array(|| {
+                kind_names(
+                    &CALLBACK_TRACING_KINDS,
+                    CALLBACK_TRACING_KERNEL_DISPATCH,
+                    |_| None,
+                )
+            }),
+            code_object_snapshot_filenames: NONE,
+            correlation_id: ExternalCorrelationNames { external: NONE },
+            counters: CounterDimensions {
+                dimension_ids: NONE,
+            },
+            marker_api: Array(|| traces.marker_messages()),
+            pc_sample_comments: NONE,
+            pc_sample_instructions: NONE,
+        },
+    )?;
+    out.write_all(b",")?;
+    entry(out, "summary", &p.summary())?;
+    out.write_all(b"}")
 }
 
 /// `metadata.config`: what rocprofv3 records of its configuration that kreplay knows from the
@@ -259,20 +310,28 @@ fn node(run: &ProcessRun) -> serde_json::Value {
 #[cfg(test)]
 pub(super) fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
     let ticker = Ticker::begin(&Silent, Path::new(""), 0);
-    write_document_ticking(run, out, &ticker)
+    write_document_ticking(run, out, (&std::env::temp_dir(), &ticker))
 }
 
-/// The document of `run`, a step of `ticker` per record read: twice per dispatch pass (its
-/// dispatch record, its counter record), once per replay cost.
-fn write_document_ticking(run: &RunData, out: impl Write, ticker: &Ticker) -> io::Result<()> {
+/// The document of `run`, a step of `ticker` per record: twice per dispatch pass (its dispatch
+/// record, its counter record), once per replay cost; the counter records wait in a temporary
+/// file in `spill_dir`.
+fn write_document_ticking(
+    run: &RunData,
+    mut out: impl Write,
+    (spill_dir, ticker): (&Path, &Ticker),
+) -> io::Result<()> {
     let replay = run.is_kernel_replay();
-    let mut serializer = serde_json::Serializer::new(out);
-    let mut document = serializer.serialize_map(Some(1))?;
-    document.serialize_entry(
-        TOOL_KEY,
-        &Array(|| run.processes.iter().map(|p| ProcessJson(p, replay, ticker))),
-    )?;
-    Ok(document.end()?)
+    out.write_all(b"{")?;
+    serde_json::to_writer(&mut out, TOOL_KEY)?;
+    out.write_all(b":[")?;
+    for (index, process) in run.processes.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b",")?;
+        }
+        write_process(&mut out, process, replay, (spill_dir, ticker))?;
+    }
+    out.write_all(b"]}")
 }
 
 #[cfg(test)]
@@ -292,5 +351,11 @@ pub(crate) fn write_json_with(
         .map(|p| 2 * p.dispatch_count() as u64 + p.cost_count() as u64)
         .sum();
     let ticker = Ticker::begin(progress, path, steps);
-    write_file(path, |out| write_document_ticking(run, out, &ticker))
+    let spill_dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    write_file(path, |out| {
+        write_document_ticking(run, out, (spill_dir, &ticker))
+    })
 }

@@ -1,7 +1,6 @@
 //! Small pieces of the document: ids and dimensions as rocprofiler-sdk writes them, and arrays
 //! built while they are written.
 
-use crate::error::FormatError;
 use serde::ser::{Error as _, Serializer};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -38,19 +37,6 @@ impl<T: Serialize> Serialize for AsValue<T> {
         serde_json::to_value(&self.0)
             .map_err(S::Error::custom)?
             .serialize(serializer)
-    }
-}
-
-/// An element read from where the records are stored: an error reading it ends the document
-/// with that error.
-pub(super) struct Fallible<T>(pub(super) Result<T, FormatError>);
-
-impl<T: Serialize> Serialize for Fallible<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.0 {
-            Ok(value) => value.serialize(serializer),
-            Err(e) => Err(S::Error::custom(e)),
-        }
     }
 }
 

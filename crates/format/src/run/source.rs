@@ -39,6 +39,55 @@ impl PartialEq for Source {
 
 pub(crate) type NextPage<'a, T> = Box<dyn FnMut(i64) -> Result<Page<T>, FormatError> + 'a>;
 
+/// The pages of `source` that `fetch` reads, read ahead by a thread of their own: the next page
+/// is read from the database while the writer formats this one (on a second core, the reading
+/// costs no time). The thread starts at the first page and holds at most two pages besides the
+/// one being written; it stops at the end, at an error, or when the pages are no longer wanted.
+pub(crate) fn read_ahead<T: Send + 'static>(
+    source: &Source,
+    fetch: fn(&dyn RecordSource, i64) -> Result<Page<T>, FormatError>,
+) -> NextPage<'static, T> {
+    let source = Arc::clone(&source.0);
+    let mut pages: Option<crossbeam_channel::Receiver<Result<Page<T>, FormatError>>> = None;
+    Box::new(move |after| {
+        let receiver = pages.get_or_insert_with(|| {
+            let (sender, receiver) = crossbeam_channel::bounded(1);
+            let source = Arc::clone(&source);
+            let spawned = std::thread::Builder::new()
+                .name("kreplay-read".into())
+                .spawn(move || {
+                    let mut after = after;
+                    loop {
+                        let page = fetch(&*source, after);
+                        let last = match &page {
+                            Ok((records, last)) if !records.is_empty() => Some(*last),
+                            _ => None,
+                        };
+                        if sender.send(page).is_err() {
+                            return;
+                        }
+                        match last {
+                            Some(last) => after = last,
+                            None => return,
+                        }
+                    }
+                });
+            if spawned.is_err() {
+                // No thread to spare: the pages are read here, one at a time.
+                let (sender, receiver) = crossbeam_channel::unbounded();
+                drop(sender);
+                return receiver;
+            }
+            receiver
+        });
+        match receiver.recv() {
+            Ok(page) => page,
+            // The thread could not start, or ended without its page (it panicked): read here.
+            Err(_) => fetch(&*source, after),
+        }
+    })
+}
+
 /// The records held in memory, then those of the source, one page at a time; an error ends it.
 pub struct Records<'a, T: Clone> {
     memory: std::slice::Iter<'a, T>,

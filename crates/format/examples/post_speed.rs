@@ -1,0 +1,63 @@
+//! Times reading a database's records and writing each format (issue 49 profiling aid):
+//! wall time, the process's CPU time (all threads) and the main thread's CPU time.
+use kreplay_format::{open_databases, write_outputs, OutputFormat};
+use std::time::Instant;
+
+fn cpu(clock: libc::clockid_t) -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+struct Span(Instant, f64, f64);
+impl Span {
+    fn new() -> Span {
+        Span(
+            Instant::now(),
+            cpu(libc::CLOCK_PROCESS_CPUTIME_ID),
+            cpu(libc::CLOCK_THREAD_CPUTIME_ID),
+        )
+    }
+    fn done(&self, what: &str, n: u64) {
+        let wall = self.0.elapsed().as_secs_f64();
+        let all = cpu(libc::CLOCK_PROCESS_CPUTIME_ID) - self.1;
+        let main = cpu(libc::CLOCK_THREAD_CPUTIME_ID) - self.2;
+        println!("{what:>10}: wall {wall:.3}s cpu {all:.3}s main-thread {main:.3}s = {:.0}/s wall, {:.0}/s cpu", n as f64 / wall, n as f64 / all);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let db = std::path::PathBuf::from(&args[1]);
+    let s = Span::new();
+    let run = open_databases(std::slice::from_ref(&db)).unwrap();
+    s.done("open", 1);
+    let s = Span::new();
+    let mut n = 0u64;
+    for p in &run.processes {
+        for d in p.each_dispatch() {
+            d.unwrap();
+            n += 1;
+        }
+    }
+    s.done("passes", n);
+    let s = Span::new();
+    let mut c = 0u64;
+    for p in &run.processes {
+        for d in p.each_cost() {
+            d.unwrap();
+            c += 1;
+        }
+    }
+    s.done("costs", c);
+    for f in &args[2..] {
+        let format: OutputFormat = f.parse().unwrap();
+        let dir = std::path::PathBuf::from(format!("/tmp/speed/ex-{f}"));
+        let s = Span::new();
+        write_outputs(&run, &dir, "c", &[format]).unwrap();
+        s.done(f, n);
+    }
+}
