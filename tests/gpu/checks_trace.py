@@ -1,8 +1,11 @@
 """Section `trace`: the Perfetto trace (-f pftrace) of the CG solver, read back with Perfetto's own
-Python package."""
+Python package, and its database as rocprofv3's tools read it (the views, pmc_info, the kernels
+against --stats and the JSON)."""
+import csv
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 
@@ -17,12 +20,14 @@ def trace_check():
     dispatch, no field the schema does not know, replay-pass tracks. The file is kept in $OUT."""
     out_dir = os.path.join(WORK, "trace")
     argv = [KREPLAY, *sum((["--pmc", *g] for g in HEADLINE), []), "--replay-mode", "kernel",
-            "--kernel-replay-beta-enabled", "-d", out_dir, "-o", "cg", "-f", "pftrace", "rocpd", "--", SOLVER, "30"]
+            "--kernel-replay-beta-enabled", "--stats", "-d", out_dir, "-o", "cg", "-f", "pftrace", "rocpd", "csv", "json",
+            "--", SOLVER, "30"]
     rc, out, err, _, wall = run(argv, None, tag="trace")
     path = os.path.join(out_dir, "cg_results.pftrace")
     db = os.path.join(out_dir, "cg_results.db")
     records = query(db, "SELECT COUNT(*) FROM kreplay_pass_counters GROUP BY dispatch_id, replay_pass")
     code_objects_row(db, rc)
+    database_rows(db, out_dir, rc)
     py = os.environ.get("KREPLAY_PYTHONPATH", os.path.abspath(".deps/py"))
     p = subprocess.run([sys.executable, "crates/cli/tests/pftrace_read.py", path], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=py)) if os.path.exists(path) else None
@@ -44,6 +49,53 @@ def trace_check():
         f"tracks {tracks}; {len(names)} kernels, e.g. {names[:2]}; {os.path.getsize(path)} bytes",
         rc == 0 and summary["unknown_fields"] == 0 and len(slices) == len(records) > 0
         and any("replay pass" in t for t in tracks) and summary["unclosed"] == 0 and summary["unmatched_ends"] == 0)
+    counter_tracks = sorted(t["name"] for t in summary["counter_tracks"].values())
+    metrics = sorted({m for g in HEADLINE for m in g})
+    row("pftrace of the CG solver: kernel_dispatch slices, a counter track per counter",
+        f"every slice in category kernel_dispatch; {len(metrics)} tracks 'Agent [0] PMC <counter>' with values",
+        f"{sum(s['categories'] == ['kernel_dispatch'] for s in slices)} of {len(slices)} slices; "
+        f"{len(counter_tracks)} counter tracks, {len(summary['counters'])} values",
+        len(slices) > 0 and all(s["categories"] == ["kernel_dispatch"] for s in slices)
+        and counter_tracks == sorted(f"Agent [0] PMC {m}" for m in metrics) and len(summary["counters"]) > 0)
+
+
+# rocpd's views that rocprofv3's tools open (rocpd's data_views.sql, summary_views.sql).
+VIEWS = ["code_objects", "kernel_symbols", "processes", "threads", "regions", "region_args", "samples",
+         "sample_regions", "regions_and_samples", "kernels", "pmc_info", "pmc_events", "events_args",
+         "stream_args", "memory_copies", "memory_allocations", "scratch_memory", "counters_collection",
+         "pc_sampling", "top_kernels", "busy", "top"]
+
+
+def database_rows(db, out_dir, rc):
+    """The CG solver's database as rocprofv3's tools read it: every view opens, pmc_info has a row
+    per counter, the kernels view (a row per dispatch) gives --stats' calls and durations per
+    kernel, and the JSON a counter record per dispatch pass."""
+    broken = []
+    for view in VIEWS:
+        try:
+            con = sqlite3.connect(db)
+            con.execute(f"SELECT * FROM {view} LIMIT 1").fetchall()
+            con.close()
+        except sqlite3.Error as e:
+            broken.append(f"{view}: {e}")
+    metrics = {m for g in HEADLINE for m in g}
+    pmc = {name for (name,) in query(db, "SELECT name FROM pmc_info")}
+    ours = {n: (c, d) for n, c, d in query(db, "SELECT name, COUNT(*), SUM(duration) FROM kernels GROUP BY name")}
+    path = os.path.join(out_dir, "cg_kernel_stats.csv")
+    stats = ({r["Name"]: (int(r["Calls"]), int(r["TotalDurationNs"])) for r in csv.DictReader(open(path))}
+             if os.path.exists(path) else {})
+    passes = query(db, "SELECT COUNT(*) FROM (SELECT 1 FROM kreplay_pass_counters GROUP BY dispatch_id, replay_pass)")
+    json_path = os.path.join(out_dir, "cg_results.json")
+    records = (len(json.load(open(json_path))["rocprofiler-sdk-tool"][0]["callback_records"]["counter_collection"])
+               if os.path.exists(json_path) else None)
+    row("database of the CG solver as rocprofv3's tools read it",
+        f"{len(VIEWS)} views open; pmc_info a row per counter ({len(metrics)}); kernels == --stats per kernel; "
+        "a JSON counter record per dispatch pass",
+        f"rc {rc}; broken views {broken[:3]}; pmc_info {len(pmc)} rows, missing {sorted(metrics - pmc)}; "
+        f"{len(ours)} kernels, differing from --stats {[n for n in ours if ours[n] != stats.get(n)][:2]}; "
+        f"JSON {records} counter records, {passes[0][0] if passes else '?'} dispatch passes",
+        rc == 0 and not broken and metrics <= pmc and len(pmc) == len(metrics) and ours and ours == stats
+        and passes and records == passes[0][0])
 
 
 def code_objects_row(db, rc):
