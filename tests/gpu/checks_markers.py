@@ -13,15 +13,21 @@ import sys
 from harness import GROUPS, KREPLAY, WORK, counters, query, row, run
 
 
+def replayed(tag, name, app_args=(), options=(), formats=("rocpd", "csv")):
+    """tests/gpu/torch_nvtx.py under --marker-trace with 2 groups in kernel replay, its files
+    `name`_* in WORK/`tag`: (rc, stdout, stderr, database, folder)."""
+    out_dir = os.path.join(WORK, tag)
+    argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
+            "--kernel-replay-beta-enabled", "--marker-trace", *options, "-d", out_dir, "-o", name,
+            "-f", *formats, "--", sys.executable, "tests/gpu/torch_nvtx.py", *app_args]
+    rc, out, err, _, _ = run(argv, None, tag=tag, timeout=580)
+    return rc, out, err, os.path.join(out_dir, f"{name}_results.db"), out_dir
+
+
 def marker_checks():
     script = [sys.executable, "tests/gpu/torch_nvtx.py"]
     _, alone, _, _, _ = run(script, None, tag="nvtx_plain", timeout=300)
-    out_dir = os.path.join(WORK, "markers")
-    argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
-            "--kernel-replay-beta-enabled", "--marker-trace", "-d", out_dir, "-o", "m", "-f", "rocpd", "csv",
-            "--", *script]
-    rc, out, err, _, _ = run(argv, None, tag="nvtx", timeout=580)
-    db = os.path.join(out_dir, "m_results.db")
+    rc, out, err, db, out_dir = replayed("nvtx", "m")
     losses = re.findall(r"loss (\S+)", out)
     reference = re.findall(r"loss (\S+)", alone)
     row("NVTX-marked training loop under --marker-trace, 2 groups", "losses equal the run alone",
@@ -53,7 +59,7 @@ def marker_checks():
         names = {r["Kernel_Name"] for r in csv.DictReader(open(trace))}
     row("--kernel-rename", "dispatches named forward/backward", f"rc {rc}; names {sorted(names)[:6]}",
         rc == 0 and {"forward", "backward"} <= names)
-    scoped_checks(script, reference, [json.loads(s) if s else [] for (s,) in stacks])
+    scoped_checks(reference, [json.loads(s) if s else [] for (s,) in stacks])
     emit_nvtx_check(reference)
 
 
@@ -61,13 +67,7 @@ def emit_nvtx_check(reference):
     """The loop under torch.autograd.profiler.emit_nvtx() with a range per layer: every dispatch
     of a layer's forward has that layer in its range stack and an operator range ("aten::...")
     innermost, and its counter values in both groups."""
-    script = [sys.executable, "tests/gpu/torch_nvtx.py", "--emit-nvtx"]
-    out_dir = os.path.join(WORK, "markers_emit")
-    argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
-            "--kernel-replay-beta-enabled", "--marker-trace", "-d", out_dir, "-o", "e", "-f", "rocpd", "csv",
-            "--", *script]
-    rc, out, err, _, _ = run(argv, None, tag="nvtx_emit", timeout=580)
-    db = os.path.join(out_dir, "e_results.db")
+    rc, out, err, db, _ = replayed("nvtx_emit", "e", ["--emit-nvtx"])
     losses = re.findall(r"loss (\S+)", out)
     stacks = {d: json.loads(s) if s else [] for d, s in query(
         db, "SELECT dispatch_id, json_extract(extdata, '$.ranges') FROM rocpd_kernel_dispatch")}
@@ -86,16 +86,11 @@ def emit_nvtx_check(reference):
         and {"layer 0", "layer 2"} <= set(layers))
 
 
-def scoped_checks(script, reference, all_stacks):
+def scoped_checks(reference, all_stacks):
     """The dispatches profiled under a filter (those with counter records, each with its range
     stack under --marker-trace) against the unfiltered run's stacks `all_stacks`."""
     def profiled(options, app_args, tag):
-        out_dir = os.path.join(WORK, tag)
-        argv = [KREPLAY, *sum((["--pmc", *g] for g in GROUPS[:2]), []), "--replay-mode", "kernel",
-                "--kernel-replay-beta-enabled", "--marker-trace", *options, "-d", out_dir, "-o", "s",
-                "-f", "rocpd", "--", *script, *app_args]
-        rc, out, err, _, _ = run(argv, None, tag=tag, timeout=580)
-        db = os.path.join(out_dir, "s_results.db")
+        rc, out, err, db, _ = replayed(tag, "s", app_args, options, formats=("rocpd",))
         rows = query(db, "SELECT json_extract(extdata, '$.ranges') FROM rocpd_kernel_dispatch")
         return rc, re.findall(r"loss (\S+)", out), [json.loads(s) if s else [] for (s,) in rows], err
 
