@@ -10,6 +10,8 @@ process, and the size of what was written.
 
 Peak memory: kreplay's own high-water mark (VmHWM, polled every 20 ms while it runs; for
 convert also wait4's figure, which has no app to include), and each app's under /usr/bin/time.
+CPU (the JSON lines' kreplay_cpu_s): kreplay's own user + system time, all its threads, its
+children excluded, as last polled.
 
 Usage: python3 bench/scale.py [--bin target/release] [--dispatches 10000,100000,1000000]
                               [--processes 1,4] [--formats rocpd,csv,json,pftrace]
@@ -34,25 +36,30 @@ TIME = "/usr/bin/time"
 
 
 def own_peak_mib(pid, stop, result):
-    """Polls the process's own high-water mark (VmHWM, its children excluded) until stopped."""
+    """Polls the process's own high-water mark (VmHWM, its children excluded) into result[0],
+    and its own CPU time (user + system of all its threads, children excluded) into result[1],
+    until stopped."""
     path = f"/proc/{pid}/status"
+    tick = os.sysconf("SC_CLK_TCK")
     while not stop.is_set():
         try:
             for line in open(path):
                 if line.startswith("VmHWM:"):
                     result[0] = max(result[0], int(line.split()[1]) / 1024.0)
-        except (OSError, ValueError):
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            result[1] = max(result[1], (int(fields[11]) + int(fields[12])) / tick)
+        except (OSError, ValueError, IndexError):
             pass
         stop.wait(0.02)
 
 
 def run_measured(argv, cwd):
     """Runs argv, returns (seconds, returncode, stderr, peak RSS in MiB of it and its children,
-    its own peak RSS in MiB)."""
+    its own peak RSS in MiB, its own CPU seconds as last polled)."""
     env = dict(os.environ, KREPLAY_PROGRESS="0")
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stop, own = threading.Event(), [0.0]
+    stop, own = threading.Event(), [0.0, 0.0]
     poller = threading.Thread(target=own_peak_mib, args=(proc.pid, stop, own))
     poller.start()
     stderr = proc.stderr.read().decode(errors="replace")
@@ -62,7 +69,8 @@ def run_measured(argv, cwd):
     poller.join()
     proc.stderr.close()
     # ru_maxrss is in KiB on Linux.
-    return seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0, own[0]
+    return (seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0, own[0],
+            own[1])
 
 
 def folder_bytes(path):
@@ -92,7 +100,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work):
     argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "-f", fmt,
              "-d", os.path.join(out, "o"), "-o", "r", "--", "sh", "-c", script]
     began = time.time()
-    seconds, code, stderr, peak, own = run_measured(argv, out)
+    seconds, code, stderr, peak, own, cpu = run_measured(argv, out)
     try:
         app_end = float(open(ended).read().strip())
     except (OSError, ValueError):
@@ -109,6 +117,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work):
         "processes": processes, "rc": code, "wall_s": round(seconds, 2),
         "app_s": round(app_end - began, 2), "post_s": round(began + seconds - app_end, 2),
         "kreplay_peak_mib": round(own, 1), "tree_peak_mib": round(peak, 1),
+        "kreplay_cpu_s": round(cpu, 2),
         "app_peak_mib": round(app_peak, 1),
         "written_mib": round(folder_bytes(os.path.join(out, "o")) / 2**20, 1),
     }
@@ -120,8 +129,8 @@ def one_run(kreplay, app, dispatches, processes, fmt, work):
 def convert_run(kreplay, database, fmt, work):
     dest = os.path.join(work, f"convert-{fmt}")
     argv = [kreplay, "convert", "-i", database, "-f", fmt, "-d", dest, "-o", "c"]
-    seconds, code, stderr, peak, own = run_measured(argv, work)
-    row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2),
+    seconds, code, stderr, peak, own, cpu = run_measured(argv, work)
+    row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2), "kreplay_cpu_s": round(cpu, 2),
            "kreplay_peak_mib": round(max(own, peak), 1), "written_mib": round(folder_bytes(dest) / 2**20, 1)}
     if code:
         row["stderr"] = stderr[-2000:]

@@ -113,12 +113,16 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
             report.flush()?;
         }
         let result = launch::execute(run, &launcher)?;
-        if let Some(data) = &result.data {
+        if let (Some(data), Some(observed)) = (&result.data, &result.observed) {
             let warnings_printed = !matches!(
                 args.log_level,
                 Some(crate::args::LogLevel::Fatal | crate::args::LogLevel::Error)
             );
-            write!(report, "{}", summary::render_with(data, warnings_printed))?;
+            write!(
+                report,
+                "{}",
+                summary::render_with(data, observed, warnings_printed)
+            )?;
         }
         for (stream, text) in &result.summaries {
             match stream {

@@ -1,9 +1,14 @@
 //! The short report printed after a run: per kernel, its dispatches and, per pass, the counters;
 //! what replay cost; the warnings the run recorded.
 
-use kreplay_format::{CacheState, DispatchRecord, ReplayCost, ReplayOutcome, RunData};
+use kreplay_format::run::Watcher;
+use kreplay_format::{CacheState, ReplayCost, ReplayOutcome, RunData};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
+
+mod observed;
+
+pub use observed::Observed;
 
 /// Kernels listed before the rest is summarised as a count.
 const MAX_KERNELS: usize = 15;
@@ -130,107 +135,40 @@ fn truncate(name: &str) -> String {
     }
 }
 
-/// The report, one line per row; empty when nothing was recorded.
+/// The report, one line per row, reading the records here; empty when nothing was recorded.
 #[cfg(test)]
 pub fn render(data: &RunData) -> String {
-    render_with(data, true)
+    render_observed(data, &Observed::read(data), true)
 }
 
-/// [`render`], saying where the warnings are to be read: above, when the log level printed them
-/// as they happened (`warnings_printed`), else in the output files only.
-pub fn render_with(data: &RunData, warnings_printed: bool) -> String {
+/// The report of `data` from what its records gave as the writers read them
+/// ([`Watcher::complete`] first reads what they did not), saying where the warnings are to be
+/// read: above, when the log level printed them as they happened (`warnings_printed`), else in
+/// the output files only.
+pub fn render_with(data: &RunData, observed: &Watcher<Observed>, warnings_printed: bool) -> String {
+    observed.complete(data);
+    render_observed(data, &observed.observer(), warnings_printed)
+}
+
+fn render_observed(data: &RunData, observed: &Observed, warnings_printed: bool) -> String {
     let mut out = String::new();
-    let tally = Tally::of(data);
-    render_kernels(data, &tally, &mut out);
-    render_devices(data, &tally.devices, &mut out);
-    render_costs(data, &tally.costs, &mut out);
+    render_kernels(data, observed, &mut out);
+    render_devices(data, observed, &mut out);
+    render_costs(data, &observed.costs, &mut out);
     render_warnings(data, warnings_printed, &mut out);
     out
 }
 
-/// A kernel's counters per pass, each combined over its dispatches.
-type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Combined>>;
-/// Per (process index, agent): its dispatches, and outcome label -> count.
-type Devices = BTreeMap<(usize, u64), (usize, BTreeMap<&'static str, usize>)>;
-
-/// What the report counts, gathered in one pass over each process's dispatches and one over its
-/// costs (they are read from the databases a page at a time).
-struct Tally<'a> {
-    /// kernel name -> (dispatches, its counters per pass)
-    kernels: BTreeMap<String, (usize, PerPass)>,
-    counter_order: Vec<String>,
-    /// Requested name -> the metric it was collected as (names without a description are
-    /// metrics).
-    metric_of: BTreeMap<&'a str, &'a str>,
-    devices: Devices,
-    costs: Costs,
-}
-
-impl<'a> Tally<'a> {
-    fn of(data: &'a RunData) -> Tally<'a> {
-        let mut tally = Tally {
-            kernels: BTreeMap::new(),
-            counter_order: Vec::new(),
-            metric_of: BTreeMap::new(),
-            devices: BTreeMap::new(),
-            costs: Costs::default(),
-        };
-        for (index, process) in data.processes.iter().enumerate() {
-            for c in &process.counters {
-                if !tally.counter_order.contains(&c.name) {
-                    tally.counter_order.push(c.name.clone());
-                }
-                tally.metric_of.insert(&c.name, &c.metric);
-            }
-            // A kernel's name by its id, looked up once per kernel rather than per dispatch.
-            let mut names: BTreeMap<u64, String> = BTreeMap::new();
-            for d in process.each_dispatch().map_while(Result::ok) {
-                let name = names.entry(d.kernel_id).or_insert_with(|| {
-                    process
-                        .kernel(d.kernel_id)
-                        .map(|k| k.demangled_name.clone())
-                        .unwrap_or_else(|| format!("kernel {}", d.kernel_id))
-                });
-                tally.add_dispatch(index, name, &d);
-            }
-            for c in process.each_cost().map_while(Result::ok) {
-                if let Some(device) = tally.devices.get_mut(&(index, c.agent_id)) {
-                    *device.1.entry(outcome_label(c.outcome)).or_default() += 1;
-                }
-                tally.costs.add(&c);
-            }
-        }
-        tally
-    }
-
-    fn add_dispatch(&mut self, index: usize, name: &str, d: &DispatchRecord) {
-        let first = usize::from(first_of_its_dispatch(d.replay_pass));
-        self.devices.entry((index, d.agent_id)).or_default().0 += first;
-        let entry = match self.kernels.get_mut(name) {
-            Some(entry) => entry,
-            None => self.kernels.entry(name.to_string()).or_default(),
-        };
-        entry.0 += first;
-        let pass = entry.1.entry(d.replay_pass).or_default();
-        for sample in &d.counters {
-            if !self.counter_order.contains(&sample.name) {
-                self.counter_order.push(sample.name.clone());
-            }
-            match pass.get_mut(sample.name.as_str()) {
-                Some(combined) => combined.add(sample.value),
-                None => pass
-                    .entry(sample.name.clone())
-                    .or_default()
-                    .add(sample.value),
-            }
-        }
-    }
-}
-
 /// The dispatch count, and each kernel's counters per pass, combined over its dispatches.
-fn render_kernels(data: &RunData, tally: &Tally, out: &mut String) {
-    let (kernels, counter_order, metric_of) =
-        (&tally.kernels, &tally.counter_order, &tally.metric_of);
+fn render_kernels(data: &RunData, observed: &Observed, out: &mut String) {
+    let kernels = &observed.kernels;
+    let counter_order = observed.counter_order(data);
+    // Requested name -> the metric it was collected as (names without a description are
+    // metrics).
+    let metric_of: BTreeMap<&str, &str> = (data.processes.iter())
+        .flat_map(|p| &p.counters)
+        .map(|c| (c.name.as_str(), c.metric.as_str()))
+        .collect();
     let dispatches: usize = kernels.values().map(|(count, _)| count).sum();
     let _ = writeln!(
         out,
@@ -297,13 +235,14 @@ fn render_kernels(data: &RunData, tally: &Tally, out: &mut String) {
 
 /// With dispatches on more than one device (several GPUs of a process, or several processes):
 /// per device, its dispatches and what replay did with them.
-fn render_devices(data: &RunData, devices: &Devices, out: &mut String) {
+fn render_devices(data: &RunData, observed: &Observed, out: &mut String) {
+    let devices = observed.devices();
     if devices.len() < 2 {
         return;
     }
     let _ = writeln!(out, "kreplay: per device:");
     for ((index, agent), (count, outcomes)) in devices {
-        let process = &data.processes[*index];
+        let process = &data.processes[index];
         let rank = process
             .process
             .rank
@@ -313,7 +252,7 @@ fn render_devices(data: &RunData, devices: &Devices, out: &mut String) {
         let device = process
             .agents
             .iter()
-            .find(|a| a.agent_id == *agent)
+            .find(|a| a.agent_id == agent)
             .map(|a| format!(" ({}, {})", a.name, a.chip))
             .unwrap_or_default();
         let outcomes: Vec<String> = outcomes

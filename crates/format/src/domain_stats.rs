@@ -77,11 +77,18 @@ fn trace_durations<'a>(
 
 /// The statistics of each domain `run` has records of, in [`DOMAINS`]' order.
 pub fn run_stats(run: &RunData) -> Vec<DomainStats> {
+    run_stats_with(run, kernel_stats(run))
+}
+
+/// [`run_stats`] with the kernel dispatches' statistics already gathered (`kernels`: the
+/// run's, [`crate::stats::kernel_stats_from`]); the other domains' records are in memory.
+pub fn run_stats_with(run: &RunData, kernels: KernelStats) -> Vec<DomainStats> {
+    let mut kernels = Some(kernels);
     DOMAINS
         .iter()
         .map(|(domain, _)| {
             let stats = if *domain == KERNEL_DISPATCH_DOMAIN {
-                kernel_stats(run)
+                kernels.take().unwrap_or_default()
             } else {
                 by_name((run.processes.iter()).flat_map(|process| trace_durations(process, domain)))
             };

@@ -6,8 +6,10 @@ use crate::identity::guid_for;
 use crate::records::*;
 
 mod source;
+mod watch;
 
 pub use source::{Page, RecordSource, Records, Source};
+pub use watch::{RecordObserver, Watch, Watcher};
 
 /// What one profiled process recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +35,8 @@ pub struct ProcessRun {
     /// application, in the order they were recorded.
     pub copies: Vec<crate::memory::MemoryCopyRecord>,
     pub allocations: Vec<crate::memory::MemoryAllocationRecord>,
+    /// The observer its dispatches and costs are handed to as they are read ([`RunData::watch`]).
+    pub watch: Option<Watch>,
 }
 
 impl ProcessRun {
@@ -51,6 +55,7 @@ impl ProcessRun {
             api_calls: Vec::new(),
             copies: Vec::new(),
             allocations: Vec::new(),
+            watch: None,
         }
     }
 
@@ -61,6 +66,7 @@ impl ProcessRun {
             self.stored
                 .as_ref()
                 .map(|s| source::read_ahead(s, |s, after| s.dispatches_after(after))),
+            self.watch.clone(),
         )
     }
 
@@ -71,6 +77,7 @@ impl ProcessRun {
             self.stored
                 .as_ref()
                 .map(|s| source::read_ahead(s, |s, after| s.costs_after(after))),
+            self.watch.clone(),
         )
     }
 

@@ -157,33 +157,37 @@ impl KernelDurations {
     }
 }
 
-/// Durations of the dispatches of `processes` ([`each_dispatch_counted_once`]), by the kernel's
-/// name as the run gives it ([`KernelDurations::add_by_name`]): per kernel id first (a few
-/// kernels, millions of dispatches), then by name.
-fn stats_by_name<'a>(
-    processes: impl IntoIterator<Item = &'a ProcessRun>,
-) -> BTreeMap<String, DurationStats> {
-    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
-    for process in processes {
-        let mut durations = KernelDurations::default();
-        for dispatch in process.each_dispatch().map_while(Result::ok) {
-            durations.add(&process.process, &dispatch);
-        }
-        durations.add_by_name(process, &mut by_name);
+/// Durations of a process's dispatches ([`each_dispatch_counted_once`]), read from its records.
+pub fn process_durations(process: &ProcessRun) -> KernelDurations {
+    let mut durations = KernelDurations::default();
+    for dispatch in process.each_dispatch().map_while(Result::ok) {
+        durations.add(&process.process, &dispatch);
     }
-    by_name
+    durations
 }
 
 /// The kernel-dispatch statistics of one process, kernels by name (the JSON's `summary`).
 pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationStats> {
-    stats_by_name([process])
+    let mut by_name = BTreeMap::new();
+    process_durations(process).add_by_name(process, &mut by_name);
+    by_name
 }
 
 /// Durations of every dispatch of `run` ([`each_dispatch_counted_once`]), by the kernel's
 /// name as the run gives it (demangled, `-M`, `-T`, `--kernel-rename`).
 pub fn kernel_stats(run: &RunData) -> KernelStats {
-    let mut kernels: Vec<(String, DurationStats)> =
-        stats_by_name(&run.processes).into_iter().collect();
+    kernel_stats_from(run, run.processes.iter().map(process_durations).collect())
+}
+
+/// [`kernel_stats`] from the durations of each of `run`'s processes (`durations[i]` of
+/// `run.processes[i]`), gathered while the records were read for something else: per kernel
+/// id first (a few kernels, millions of dispatches), then by name.
+pub fn kernel_stats_from(run: &RunData, durations: Vec<KernelDurations>) -> KernelStats {
+    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
+    for (process, durations) in run.processes.iter().zip(durations) {
+        durations.add_by_name(process, &mut by_name);
+    }
+    let mut kernels: Vec<(String, DurationStats)> = by_name.into_iter().collect();
     // Stable: equal totals stay in name order.
     kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
     let total = merged(kernels.iter().map(|(_, stats)| stats));

@@ -17,12 +17,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::domain_stats::{
-    run_stats, DomainStats, CUDA_API_DOMAIN, DOMAINS, MARKER_API_DOMAIN, MEMORY_ALLOCATION_DOMAIN,
-    MEMORY_COPY_DOMAIN,
+    run_stats, run_stats_with, DomainStats, CUDA_API_DOMAIN, DOMAINS, MARKER_API_DOMAIN,
+    MEMORY_ALLOCATION_DOMAIN, MEMORY_COPY_DOMAIN,
 };
 pub use crate::stats::{
-    each_dispatch_counted_once, kernel_stats, process_kernel_stats, DurationStats, KernelStats,
-    KERNEL_DISPATCH_DOMAIN,
+    each_dispatch_counted_once, kernel_stats, kernel_stats_from, process_durations,
+    process_kernel_stats, DurationStats, KernelDurations, KernelStats, KERNEL_DISPATCH_DOMAIN,
 };
 
 /// The header of `<o>_kernel_stats.csv` and `<o>_domain_stats.csv`, rocprofv3's.
@@ -87,12 +87,20 @@ fn stats_csv(path: PathBuf, rows: &[Vec<String>]) -> Result<PathBuf, FormatError
 /// rocprofv3's `--stats` does with `-f csv`; nothing when the run has no record. Each file is
 /// replaced atomically. Returns the paths written.
 pub fn write_stats_csv(run: &RunData, dir: &Path, name: &str) -> Result<Vec<PathBuf>, FormatError> {
-    let domains = run_stats(run);
+    write_domain_stats_csv(&run_stats(run), dir, name)
+}
+
+/// [`write_stats_csv`] from the run's statistics ([`run_stats`], [`run_stats_with`]).
+pub fn write_domain_stats_csv(
+    domains: &[DomainStats],
+    dir: &Path,
+    name: &str,
+) -> Result<Vec<PathBuf>, FormatError> {
     if domains.is_empty() {
         return Ok(Vec::new());
     }
     let mut written = Vec::new();
-    for DomainStats { domain, stats } in &domains {
+    for DomainStats { domain, stats } in domains {
         let file = DOMAINS.iter().find(|(d, _)| d == domain).map(|(_, f)| *f);
         let total = stats.total.sum;
         let rows: Vec<Vec<String>> = stats

@@ -1,6 +1,8 @@
 //! What every run of one `kreplay` invocation shares, and what a run leaves behind.
 
 use crate::plan::SummaryOutput;
+use crate::summary::Observed;
+use kreplay_format::run::Watcher;
 use kreplay_format::RunData;
 use std::path::PathBuf;
 
@@ -28,6 +30,8 @@ pub struct RunResult {
     pub files: Vec<PathBuf>,
     /// Everything the run recorded (None when nothing was recorded).
     pub data: Option<RunData>,
+    /// What the summary needs of `data`'s records, gathered as the files were written.
+    pub observed: Option<Watcher<Observed>>,
     /// rocprofv3's summary tables for stderr and for stdout (`-S`, `-D`, `--summary-groups`),
     /// one text per output destination.
     pub summaries: Vec<(SummaryOutput, String)>,

@@ -7,8 +7,13 @@ use super::running::Ended;
 use crate::catalogs::{describe_recorded_counters, forget_stale_identities};
 use crate::placeholders::{expand, hostname, PlaceholderValues};
 use crate::plan::{RunSpec, SummaryOutput};
+use crate::summary::Observed;
+use kreplay_format::run::Watcher;
 use kreplay_format::sections_out::render_sections_summary;
-use kreplay_format::stats_out::{render_summary, run_stats, write_stats_csv, write_summary_file};
+use kreplay_format::stats_out::{
+    kernel_stats_from, render_summary, run_stats_with, write_domain_stats_csv, write_summary_file,
+    DomainStats,
+};
 use kreplay_format::{open_databases, write_outputs_with, OutputFormat, RunData, WriteProgress};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,18 +21,43 @@ use std::path::{Path, PathBuf};
 /// rocprofv3 indents the summary tables it prints on a stream by four spaces.
 const SUMMARY_STREAM_INDENT: &str = "    ";
 
+/// One output destination: its processes, and where each is in the run's data.
+struct Destination {
+    run: RunData,
+    indexes: Vec<usize>,
+}
+
+/// The statistics of a destination's run, from the kernel durations gathered as its files were
+/// written (read here only if they were not).
+fn destination_stats(destination: &Destination, observed: &Watcher<Observed>) -> Vec<DomainStats> {
+    let run = &destination.run;
+    observed.complete(run);
+    let mut observer = observed.observer();
+    let durations = (destination.indexes.iter())
+        .map(|index| observer.take_durations(*index))
+        .collect();
+    run_stats_with(run, kernel_stats_from(run, durations))
+}
+
 /// The `--stats` files and the summary of one output destination: files written, and texts
 /// for the streams.
 fn post_process(
     spec: &RunSpec,
-    run: &RunData,
+    (destination, observed): (&Destination, &Watcher<Observed>),
     dir: &Path,
     name: &str,
     files: &mut Vec<PathBuf>,
     summaries: &mut Vec<(SummaryOutput, String)>,
 ) -> Result<(), kreplay_format::FormatError> {
-    if spec.stats && spec.formats.contains(&OutputFormat::Csv) {
-        files.extend(write_stats_csv(run, dir, name)?);
+    let run = &destination.run;
+    let stats_files = spec.stats && spec.formats.contains(&OutputFormat::Csv);
+    let stats = if stats_files || spec.summary.is_some() {
+        destination_stats(destination, observed)
+    } else {
+        Vec::new()
+    };
+    if stats_files {
+        files.extend(write_domain_stats_csv(&stats, dir, name)?);
     }
     if !spec.sections.is_empty() {
         let text = render_sections_summary(run);
@@ -41,7 +71,6 @@ fn post_process(
     let Some(summary) = &spec.summary else {
         return Ok(());
     };
-    let stats = run_stats(run);
     if stats.is_empty() {
         return Ok(());
     }
@@ -145,9 +174,9 @@ fn destinations(
     data: &RunData,
     placeholders_base: &PlaceholderValues,
     root_pid: u32,
-) -> BTreeMap<(PathBuf, String), RunData> {
-    let mut by_destination: BTreeMap<(PathBuf, String), RunData> = BTreeMap::new();
-    for process in &data.processes {
+) -> BTreeMap<(PathBuf, String), Destination> {
+    let mut by_destination: BTreeMap<(PathBuf, String), Destination> = BTreeMap::new();
+    for (index, process) in data.processes.iter().enumerate() {
         let mut values = placeholders_base.clone();
         values.pid = process.process.pid;
         if process.process.pid != root_pid {
@@ -169,11 +198,14 @@ fn destinations(
             dir.push(sub);
         }
         let name = expand(&spec.output_file, &values);
-        by_destination
+        let destination = by_destination
             .entry((dir, name))
-            .or_default()
-            .processes
-            .push(process.clone());
+            .or_insert_with(|| Destination {
+                run: RunData::default(),
+                indexes: Vec::new(),
+            });
+        destination.run.processes.push(process.clone());
+        destination.indexes.push(index);
     }
     by_destination
 }
@@ -200,22 +232,23 @@ fn collect(spec: &RunSpec, databases: &[PathBuf]) -> Result<RunData, kreplay_for
 }
 
 /// Every output of the run, destination by destination (`placeholders`: the values of the
-/// application's process and its pid), adding to `files` and `summaries` as they are written;
-/// the first destination that cannot be written ends it, with why.
+/// application's process and its pid), adding to `files` and `summaries` as they are written,
+/// the figures of the summaries gathered by `observed` as the writers read the records; the
+/// first destination that cannot be written ends it, with why.
 fn write_destinations(
     spec: &RunSpec,
-    data: &RunData,
+    (data, observed): (&RunData, &Watcher<Observed>),
     (placeholders, root_pid): (&PlaceholderValues, u32),
     files: &mut Vec<PathBuf>,
     summaries: &mut Vec<(SummaryOutput, String)>,
     progress: &dyn WriteProgress,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
-    for ((dir, name), run) in &destinations(spec, data, placeholders, root_pid) {
+    for ((dir, name), destination) in &destinations(spec, data, placeholders, root_pid) {
         remove_files_of_killed_runs(dir);
-        write_outputs_with(run, dir, name, &spec.formats, progress)
+        write_outputs_with(&destination.run, dir, name, &spec.formats, progress)
             .and_then(|written| {
                 files.extend(written);
-                post_process(spec, run, dir, name, files, summaries)
+                post_process(spec, (destination, observed), dir, name, files, summaries)
             })
             .map_err(|e| (dir.clone(), e))?;
     }
@@ -270,6 +303,7 @@ pub(super) fn collect_and_write(
             exit_code,
             files: Vec::new(),
             data: None,
+            observed: None,
             summaries: Vec::new(),
         });
     }
@@ -287,10 +321,11 @@ pub(super) fn collect_and_write(
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
+            observed: None,
             summaries: Vec::new(),
         }
     };
-    let data = match collect(spec, &databases) {
+    let mut data = match collect(spec, &databases) {
         Ok(data) => data,
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
@@ -308,15 +343,18 @@ pub(super) fn collect_and_write(
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
+            observed: None,
             summaries: Vec::new(),
         });
     }
     writing.set_message(format!("writing outputs: {} records", record_count(&data)));
+    // The summary's figures are gathered as the writers read the records: they are read once.
+    let observed = data.watch(Observed::new(&data));
     let mut files = Vec::new();
     let mut summaries = Vec::new();
     if let Err((dir, e)) = write_destinations(
         spec,
-        &data,
+        (&data, &observed),
         (&placeholders, root_pid),
         &mut files,
         &mut summaries,
@@ -328,6 +366,7 @@ pub(super) fn collect_and_write(
         );
         result.files = files;
         result.data = Some(data);
+        result.observed = Some(observed);
         return Ok(result);
     }
     writing.finish();
@@ -342,6 +381,7 @@ pub(super) fn collect_and_write(
         exit_code,
         files,
         data: Some(data),
+        observed: Some(observed),
         summaries,
     })
 }

@@ -2,6 +2,7 @@
 //! stored a page at a time: a run of millions of dispatches is written without ever being held
 //! whole (the writers make one pass over [`Records`], holding one page).
 
+use super::watch::{Watch, WatchedRecord};
 use crate::error::FormatError;
 use crate::records::{DispatchRecord, ReplayCost};
 use std::borrow::Cow;
@@ -89,47 +90,80 @@ pub(crate) fn read_ahead<T: Send + 'static>(
 }
 
 /// The records held in memory, then those of the source, one page at a time; an error ends it.
+/// A watched process's records are handed to its observer as they are read ([`Watch`]).
 pub struct Records<'a, T: Clone> {
-    memory: std::slice::Iter<'a, T>,
+    memory: &'a [T],
+    /// The next record of `memory` to yield.
+    at: usize,
     next_page: Option<NextPage<'a, T>>,
     page: std::vec::IntoIter<T>,
     after: i64,
+    watch: Option<Watch>,
+    /// Records read so far, memory's and the pages': the position of the next page's first.
+    read: usize,
 }
 
-impl<'a, T: Clone> Records<'a, T> {
-    pub(crate) fn new(memory: &'a [T], next_page: Option<NextPage<'a, T>>) -> Records<'a, T> {
+impl<'a, T: Clone + WatchedRecord> Records<'a, T> {
+    pub(crate) fn new(
+        memory: &'a [T],
+        next_page: Option<NextPage<'a, T>>,
+        watch: Option<Watch>,
+    ) -> Records<'a, T> {
+        if let Some(watch) = &watch {
+            watch.hand(0, memory);
+        }
         Records {
-            memory: memory.iter(),
+            memory,
+            at: 0,
             next_page,
             page: Vec::new().into_iter(),
             after: 0,
+            watch,
+            read: memory.len(),
+        }
+    }
+
+    /// The end of the records is reached.
+    fn ended(&mut self) {
+        self.next_page = None;
+        if let Some(watch) = self.watch.take() {
+            watch.complete::<T>();
         }
     }
 }
 
-impl<'a, T: Clone> Iterator for Records<'a, T> {
+impl<'a, T: Clone + WatchedRecord> Iterator for Records<'a, T> {
     type Item = Result<Cow<'a, T>, FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(record) = self.memory.next() {
+        if let Some(record) = self.memory.get(self.at) {
+            self.at += 1;
             return Some(Ok(Cow::Borrowed(record)));
         }
         loop {
             if let Some(record) = self.page.next() {
                 return Some(Ok(Cow::Owned(record)));
             }
-            let next_page = self.next_page.as_mut()?;
+            let Some(next_page) = self.next_page.as_mut() else {
+                self.ended();
+                return None;
+            };
             match next_page(self.after) {
                 Ok((records, _)) if records.is_empty() => {
-                    self.next_page = None;
+                    self.ended();
                     return None;
                 }
                 Ok((records, last)) => {
                     self.after = last;
+                    if let Some(watch) = &self.watch {
+                        watch.hand(self.read, &records);
+                    }
+                    self.read += records.len();
                     self.page = records.into_iter();
                 }
                 Err(e) => {
                     self.next_page = None;
+                    self.watch = None;
                     return Some(Err(e));
                 }
             }

@@ -196,3 +196,73 @@ fn non_finite_values_survive_the_database() {
     let names: BTreeSet<&str> = values.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, BTreeSet::from(["SQ_WAVES", "SQ_INSTS_VALU"]));
 }
+
+/// What a watched run handed its observer: (process, dispatch id, pass) and (process, dispatch
+/// id), in the order handed.
+#[derive(Default, Debug, PartialEq)]
+struct Handed {
+    dispatches: Vec<(usize, u64, Option<u32>)>,
+    costs: Vec<(usize, u64)>,
+}
+
+impl RecordObserver for Handed {
+    fn dispatches(&mut self, process: usize, records: &[DispatchRecord]) {
+        let seen = records
+            .iter()
+            .map(|d| (process, d.dispatch_id, d.replay_pass));
+        self.dispatches.extend(seen);
+    }
+
+    fn costs(&mut self, process: usize, records: &[ReplayCost]) {
+        self.costs
+            .extend(records.iter().map(|c| (process, c.dispatch_id)));
+    }
+}
+
+#[test]
+fn a_watched_run_hands_each_record_once_in_order_however_often_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for pid in [4, 5] {
+        let path = dir.path().join(format!("{pid}.db"));
+        let writer = DbWriter::create(&path, || {}).unwrap();
+        for record in crate::testdata::recorded_run(pid) {
+            writer.send(record);
+        }
+        writer.finish().unwrap();
+        paths.push(path);
+    }
+    let in_memory = read_databases(&paths).unwrap();
+    let mut expected = Handed::default();
+    for (index, process) in in_memory.processes.iter().enumerate() {
+        expected.dispatches(index, &process.dispatches);
+        expected.costs(index, &process.costs);
+    }
+    assert!(!expected.dispatches.is_empty() && !expected.costs.is_empty());
+
+    // Read by nothing but the watcher.
+    let mut run = crate::open_databases(&paths).unwrap();
+    let watcher = run.watch(Handed::default());
+    watcher.complete(&run);
+    assert_eq!(*watcher.observer(), expected);
+
+    // Read partly, by two writers, into memory, then completed: still each record once.
+    let mut run = crate::open_databases(&paths).unwrap();
+    let watcher = run.watch(Handed::default());
+    assert!(run.is_kernel_replay());
+    let _ = run.processes[1].each_cost().next();
+    write_outputs(
+        &run,
+        dir.path(),
+        "w",
+        &[OutputFormat::Csv, OutputFormat::Json],
+    )
+    .unwrap();
+    let _ = run.in_memory().unwrap();
+    watcher.complete(&run);
+    // In record order within a process; the processes in the order they were read.
+    let mut handed = watcher.observer();
+    handed.costs.sort_by_key(|(process, _)| *process);
+    handed.dispatches.sort_by_key(|(process, ..)| *process);
+    assert_eq!(*handed, expected);
+}
