@@ -48,7 +48,7 @@ def own_peak_mib(pid, stop, result):
 
 def run_measured(argv, cwd):
     """Runs argv, returns (seconds, returncode, stderr, peak RSS in MiB of it and its children,
-    its own peak RSS in MiB)."""
+    its own peak RSS in MiB, CPU seconds (user + system) of it and its children)."""
     env = dict(os.environ, KREPLAY_PROGRESS="0")
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -62,7 +62,8 @@ def run_measured(argv, cwd):
     poller.join()
     proc.stderr.close()
     # ru_maxrss is in KiB on Linux.
-    return seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0, own[0]
+    return (seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0, own[0],
+            usage.ru_utime + usage.ru_stime)
 
 
 def folder_bytes(path):
@@ -92,7 +93,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work):
     argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "-f", fmt,
              "-d", os.path.join(out, "o"), "-o", "r", "--", "sh", "-c", script]
     began = time.time()
-    seconds, code, stderr, peak, own = run_measured(argv, out)
+    seconds, code, stderr, peak, own, _ = run_measured(argv, out)
     try:
         app_end = float(open(ended).read().strip())
     except (OSError, ValueError):
@@ -120,8 +121,8 @@ def one_run(kreplay, app, dispatches, processes, fmt, work):
 def convert_run(kreplay, database, fmt, work):
     dest = os.path.join(work, f"convert-{fmt}")
     argv = [kreplay, "convert", "-i", database, "-f", fmt, "-d", dest, "-o", "c"]
-    seconds, code, stderr, peak, own = run_measured(argv, work)
-    row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2),
+    seconds, code, stderr, peak, own, cpu = run_measured(argv, work)
+    row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2), "cpu_s": round(cpu, 2),
            "kreplay_peak_mib": round(max(own, peak), 1), "written_mib": round(folder_bytes(dest) / 2**20, 1)}
     if code:
         row["stderr"] = stderr[-2000:]
