@@ -124,8 +124,10 @@ impl ProcessRun {
         self.kernels.iter().find(|k| k.kernel_id == kernel_id)
     }
 
-    /// A digest of everything the process holds but its stored records: equal digests, equal
-    /// contents (a writer that copies a stored database checks that nothing was changed since).
+    /// A digest of everything the process holds but its stored records, less what a copy of its
+    /// database's rows can be given afterwards (`db::bulk`: the sections and `--kernel-rename`
+    /// of the process row, the counters' descriptions and units): equal digests, equal contents
+    /// but for those.
     pub(crate) fn fingerprint(&self) -> u64 {
         use std::hash::Hasher;
         struct Digest(std::collections::hash_map::DefaultHasher);
@@ -136,12 +138,20 @@ impl ProcessRun {
             }
         }
         let mut digest = Digest(Default::default());
+        let process = ProcessInfo {
+            sections: Vec::new(),
+            kernel_rename: false,
+            ..self.process.clone()
+        };
+        let counters: Vec<(&str, &str)> = (self.counters.iter())
+            .map(|c| (c.name.as_str(), c.metric.as_str()))
+            .collect();
         let fields = (
-            &self.process,
+            &process,
             &self.agents,
             &self.code_objects,
             &self.kernels,
-            &self.counters,
+            &counters,
             &self.dispatches,
             &self.costs,
             &self.warnings,

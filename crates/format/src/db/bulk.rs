@@ -1,12 +1,16 @@
-//! A run that is the processes of one stored database as they were read, written as one
-//! database by SQLite copying the file's rows table by table (`INSERT INTO … SELECT`) rather than
-//! by re-inserting every record (`kreplay convert -f rocpd` of a run's output, `-f rocpd` of a
-//! one-process run). The copy is the file the row-by-row writer would make, row for row with the
-//! same ids (only the file's uuid is new): it is taken only where that holds, which is checked
+//! A run that is the processes of stored databases as they were read, written as one database
+//! by SQLite copying the files' rows table by table (`INSERT INTO … SELECT`) rather than by
+//! re-inserting every record: one file whole (`kreplay convert -f rocpd` of a run's output,
+//! `-f rocpd` of a one-process run), several appended one after another (`db::bulk_merge`: a
+//! run of several processes). The copy is the file the row-by-row writer would make, row for row
+//! with the same ids (only the file's uuid is new, and where files are appended the order in
+//! which `sqlite_sequence` lists the tables): it is taken only where that holds, which is checked
 //! first (anything else is written row by row, as before):
 //! - every process is a stored one of the same file, in the file's order, the file has no other,
-//!   and nothing was added to or changed in any since it was read (what the command line adds,
-//!   new counter descriptions or naming options, makes the run differ from the file);
+//!   and nothing was added to or changed in any since it was read, but for what the copy sets
+//!   afterwards as the row-by-row writer writes it (the command line's additions: the sections
+//!   and `--kernel-rename` in the process row, the counters' descriptions and units; its naming
+//!   options `-M`/`-T`, which rename kernels and strings, make the run differ from the file);
 //! - the file has this kreplay's schema, every agent, kernel and counter row is described, and
 //!   no process has markers, API calls or memory traces (whose rows share the event, string,
 //!   thread and stream ids with the dispatches' in the order they were recorded, where the
@@ -17,11 +21,12 @@
 
 use super::file::{DbFile, Durability};
 use super::pages::StoredProcess;
+use super::process_rows::process_extdata;
 use crate::error::FormatError;
 use crate::naming::formatted_name;
 use crate::run::{ProcessRun, RunData};
 use crate::schema;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -50,6 +55,7 @@ pub(super) fn copy_stored(run: &RunData, path: &Path) -> Result<bool, FormatErro
         {
             return Ok(false);
         }
+        set_additions(&db.conn, processes, &new).map_err(|e| db.err(e))?;
     }
     let DbFile { conn, path, .. } = db;
     conn.close()
@@ -263,6 +269,31 @@ fn in_writer_order(conn: &Connection, process: &ProcessRun, old: &str) -> rusqli
         && code_objects.len() == process.code_objects.len()
         && strings == expected_strings
         && counter_rows == expected_counter_rows)
+}
+
+/// Gives the copied rows what the run holds beyond its file where a copy can carry it (what the
+/// command line adds), as the row-by-row writer writes it: each process row's `extdata` (the
+/// sections, `--kernel-rename`) and its counters' descriptions and units.
+fn set_additions(conn: &Connection, processes: &[ProcessRun], new: &str) -> rusqlite::Result<()> {
+    let mut process_row = conn.prepare(&format!(
+        r#"UPDATE main."rocpd_info_process{new}" SET extdata = ?1 WHERE guid = ?2"#
+    ))?;
+    let mut counter_rows = conn.prepare(&format!(
+        r#"UPDATE main."rocpd_info_pmc{new}" SET description = ?1, units = ?2 WHERE guid = ?3 AND name = ?4"#
+    ))?;
+    for process in processes {
+        let guid = process.guid();
+        process_row.execute(params![process_extdata(&process.process), guid])?;
+        for counter in &process.counters {
+            counter_rows.execute(params![
+                counter.description,
+                counter.unit,
+                guid,
+                counter.name
+            ])?;
+        }
+    }
+    Ok(())
 }
 
 /// Copies every table of the attached file into the new one (whose rows are only its own

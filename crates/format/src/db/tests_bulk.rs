@@ -140,9 +140,12 @@ fn a_merged_file_of_several_processes_is_copied_as_the_row_writer_writes_it() {
         .iter()
         .map(|pid| recorded(dir.path(), &format!("{pid}.db"), &on_host(*pid, "node-a")))
         .collect();
-    // Several files into one (a run of several processes): each file's rows appended.
-    let run = open_databases(&inputs).unwrap();
+    // Several files into one (a run of several processes): each file's rows appended, with a
+    // counter described after reading (as the command line does).
+    let mut run = open_databases(&inputs).unwrap();
     assert_copied_equal(&run, dir.path(), "files");
+    run.processes[1].counters[0].description = "described again".to_string();
+    assert_copied_equal(&run, dir.path(), "files-described");
     let merged = dir.path().join("merged.db");
     write_rocpd(&run, &merged).unwrap();
     // That file again (`kreplay convert -f rocpd` of a run's output): copied.
@@ -156,14 +159,28 @@ fn a_merged_file_of_several_processes_is_copied_as_the_row_writer_writes_it() {
     let twin = recorded(dir.path(), "twin.db", &on_host(100, "node-b"));
     let run = open_databases(&[inputs[0].clone(), twin]).unwrap();
     assert!(!both_ways(&run, dir.path(), "twin").0);
-    // Files of several processes and of one, merged.
-    let run = open_databases(&[
-        merged,
-        recorded(dir.path(), "400.db", &on_host(400, "node-b")),
-    ])
-    .unwrap();
+    // Files of several processes and of one (without warnings), merged.
+    let quiet = recorded(
+        dir.path(),
+        "400.db",
+        &without_warnings(on_host(400, "node-b")),
+    );
+    let run = open_databases(&[merged, quiet.clone()]).unwrap();
     assert_eq!(run.processes.len(), 4);
     assert_copied_equal(&run, dir.path(), "files-of-several");
+    // No file with a warning: the copy's warning table gets no AUTOINCREMENT counter either.
+    let quieter = recorded(
+        dir.path(),
+        "500.db",
+        &without_warnings(on_host(500, "node-a")),
+    );
+    let run = open_databases(&[quiet, quieter]).unwrap();
+    assert_copied_equal(&run, dir.path(), "no-warnings");
+}
+
+fn without_warnings(mut records: Vec<Record>) -> Vec<Record> {
+    records.retain(|r| !matches!(r, Record::Warning(_)));
+    records
 }
 
 /// [`recorded_run`] of a process on `host`.
@@ -194,16 +211,44 @@ fn traces_are_written_row_by_row_and_the_output_copied_again() {
 }
 
 #[test]
-fn a_run_changed_since_it_was_read_is_written_row_by_row() {
+fn what_the_command_line_adds_is_carried_and_other_changes_are_written_row_by_row() {
     let dir = tempfile::tempdir().unwrap();
-    let path = recorded(dir.path(), "one.db", &recorded_run(7));
+    // Counters recorded by name only, as the injected library records them on a GPU.
+    let mut records = recorded_run(7);
+    for record in &mut records {
+        if let Record::Counter(counter) = record {
+            counter.description.clear();
+            counter.unit.clear();
+        }
+    }
+    let path = recorded(dir.path(), "one.db", &records);
     let read = open_databases(std::slice::from_ref(&path)).unwrap();
-    let changes: [fn(&mut crate::run::ProcessRun); 3] = [
-        |p| p.counters[0].description = "described by the command line".to_string(),
-        |p| p.process.mangled_kernels = true,
-        |p| p.warnings.clear(),
+    let carried: [fn(&mut crate::run::ProcessRun); 3] = [
+        |p| {
+            p.counters[0].description = "described by the command line".to_string();
+            p.counters[0].unit = "warp".to_string();
+        },
+        |p| p.process.kernel_rename = true,
+        |p| {
+            p.process.sections = vec![crate::section_spec::SectionSpec {
+                identifier: "Mem".into(),
+                display_name: "Memory".into(),
+                rows: Vec::new(),
+            }]
+        },
     ];
-    for (index, change) in changes.iter().enumerate() {
+    for (index, change) in carried.iter().enumerate() {
+        let mut run = read.clone();
+        change(&mut run.processes[0]);
+        assert_copied_equal(&run, dir.path(), &format!("carried-{index}"));
+    }
+    let others: [fn(&mut crate::run::ProcessRun); 4] = [
+        |p| p.process.mangled_kernels = true,
+        |p| p.process.truncate_kernels = true,
+        |p| p.warnings.clear(),
+        |p| p.counters[1].metric = "another.metric".to_string(),
+    ];
+    for (index, change) in others.iter().enumerate() {
         let mut run = read.clone();
         change(&mut run.processes[0]);
         let (taken, _, _) = both_ways(&run, dir.path(), &format!("changed-{index}"));
