@@ -4,6 +4,8 @@
 
 mod api;
 pub mod backlog;
+mod bulk;
+mod bulk_merge;
 mod code_objects;
 mod descriptions;
 mod events;
@@ -29,6 +31,8 @@ pub use writer::{DbWriter, BACKLOG_AT, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED
 mod tests;
 #[cfg(test)]
 mod tests_api;
+#[cfg(test)]
+mod tests_bulk;
 #[cfg(test)]
 mod tests_code_objects;
 #[cfg(test)]

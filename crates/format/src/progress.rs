@@ -51,6 +51,11 @@ impl<'a> Ticker<'a> {
             self.pending.set(pending);
         }
     }
+
+    /// `steps` more steps done at once.
+    pub(crate) fn tick_by(&self, steps: u64) {
+        self.progress.advance(self.pending.take() + steps);
+    }
 }
 
 impl Drop for Ticker<'_> {

@@ -131,6 +131,48 @@ impl ProcessRun {
         self.kernels.iter().find(|k| k.kernel_id == kernel_id)
     }
 
+    /// A digest of everything the process holds but its stored records, less what a copy of its
+    /// database's rows can be given afterwards (`db::bulk`: the sections and `--kernel-rename`
+    /// of the process row, the counters' descriptions and units): equal digests, equal contents
+    /// but for those.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        use std::hash::Hasher;
+        struct Digest(std::collections::hash_map::DefaultHasher);
+        impl std::fmt::Write for Digest {
+            fn write_str(&mut self, text: &str) -> std::fmt::Result {
+                self.0.write(text.as_bytes());
+                Ok(())
+            }
+        }
+        let mut digest = Digest(Default::default());
+        let process = ProcessInfo {
+            sections: Vec::new(),
+            kernel_rename: false,
+            ..self.process.clone()
+        };
+        let counters: Vec<(&str, &str)> = (self.counters.iter())
+            .map(|c| (c.name.as_str(), c.metric.as_str()))
+            .collect();
+        let fields = (
+            &process,
+            &self.agents,
+            &self.code_objects,
+            &self.kernels,
+            &counters,
+            &self.dispatches,
+            &self.costs,
+            &self.warnings,
+            (
+                &self.markers,
+                &self.api_calls,
+                &self.copies,
+                &self.allocations,
+            ),
+        );
+        std::fmt::write(&mut digest, format_args!("{fields:?}")).expect("a digest takes any text");
+        digest.0.finish()
+    }
+
     /// The stable identity of this process in databases (derived from host, pid and start time).
     pub fn guid(&self) -> String {
         guid_for(&self.process)

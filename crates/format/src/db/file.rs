@@ -50,6 +50,11 @@ impl TableNames {
         }
     }
 
+    /// The file's uuid (`_` and 32 hex digits), which its rocpd table names end with.
+    pub(crate) fn uuid(&self) -> &str {
+        &self.uuid
+    }
+
     pub(crate) fn sql(&self, text: &'static str) -> std::sync::Arc<str> {
         self.translated
             .borrow_mut()

@@ -25,6 +25,11 @@ pub(super) enum Layout {
 }
 
 impl Layout {
+    /// Whether the file is laid out as this kreplay writes (the current schema version).
+    pub(super) fn is_current(self) -> bool {
+        matches!(self, Layout::PassTables)
+    }
+
     pub(super) fn of_version(
         conn: &Connection,
         path: &Path,
@@ -131,6 +136,10 @@ pub(super) struct StoredProcess {
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
     /// for an id only its records mention).
     pub(super) only_described: bool,
+    /// [`ProcessRun::fingerprint`](crate::run::ProcessRun) of the process as read (None when it
+    /// has traces, which `db::bulk` never copies): a run that still has it is the file's,
+    /// unchanged, whose rows may be copied.
+    pub(super) fingerprint: Option<u64>,
 }
 
 impl std::fmt::Debug for StoredProcess {
@@ -436,6 +445,10 @@ impl RecordSource for StoredProcess {
 
     fn mentions_only_described(&self) -> bool {
         self.only_described
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 }
 

@@ -82,30 +82,7 @@ impl ProcessRows {
         let path = &db.path;
         let err = |e| FormatError::sqlite(path, e);
         let node_id = node_row_id(db, &guid, &process.hostname)?;
-        let mut extdata = serde_json::json!({
-            "argv": process.command,
-            "cache_control": process.cache_control.as_str(),
-        });
-        for (key, value) in [("rank", &process.rank), ("size", &process.size)] {
-            if let Some(value) = value {
-                extdata[key] = serde_json::json!(value);
-            }
-        }
-        if !process.sections.is_empty() {
-            extdata["sections"] = serde_json::json!(process.sections);
-        }
-        if process.kernel_rename {
-            extdata["kernel_rename"] = serde_json::json!(true);
-        }
-        for (flag, key) in [
-            (process.mangled_kernels, "mangled_kernels"),
-            (process.truncate_kernels, "truncate_kernels"),
-        ] {
-            if flag {
-                extdata[key] = serde_json::json!(true);
-            }
-        }
-        let extdata = extdata.to_string();
+        let extdata = process_extdata(process);
         let end = (process.end_ns != 0).then_some(to_sql(process.end_ns));
         // rocpd's views join every table's `pid` to this row's id: the operating system's pid
         // when no other process of the file has it already.
@@ -417,6 +394,35 @@ impl ProcessRows {
         self.strings.insert(text.to_string(), id);
         Ok(id)
     }
+}
+
+/// The process row's `extdata`: its exact argv, cache control, launcher's rank and size, the
+/// sections and naming options the outputs use.
+pub(super) fn process_extdata(process: &ProcessInfo) -> String {
+    let mut extdata = serde_json::json!({
+        "argv": process.command,
+        "cache_control": process.cache_control.as_str(),
+    });
+    for (key, value) in [("rank", &process.rank), ("size", &process.size)] {
+        if let Some(value) = value {
+            extdata[key] = serde_json::json!(value);
+        }
+    }
+    if !process.sections.is_empty() {
+        extdata["sections"] = serde_json::json!(process.sections);
+    }
+    if process.kernel_rename {
+        extdata["kernel_rename"] = serde_json::json!(true);
+    }
+    for (flag, key) in [
+        (process.mangled_kernels, "mangled_kernels"),
+        (process.truncate_kernels, "truncate_kernels"),
+    ] {
+        if flag {
+            extdata[key] = serde_json::json!(true);
+        }
+    }
+    extdata.to_string()
 }
 
 /// The id of the host's `rocpd_info_node` row, inserted the first time.

@@ -217,6 +217,12 @@ fn open_process(
         && counter_names
             .values()
             .all(|name| run.counters.iter().any(|c| &c.name == name));
+    // Only a process without traces may be copied (`db::bulk`); the traces' digest would cost.
+    let traced = !(run.markers.is_empty()
+        && run.api_calls.is_empty()
+        && run.copies.is_empty()
+        && run.allocations.is_empty());
+    let fingerprint = (!traced).then(|| run.fingerprint());
     run.stored = Some(Source(Arc::new(StoredProcess {
         conn: Arc::clone(conn),
         path: path.to_path_buf(),
@@ -230,6 +236,7 @@ fn open_process(
         thread_ids: thread_ids.into_iter().collect(),
         counts,
         only_described,
+        fingerprint,
     })));
     Ok(run)
 }

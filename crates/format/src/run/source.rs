@@ -26,6 +26,10 @@ pub trait RecordSource: fmt::Debug + Send + Sync {
     fn mentions_only_described(&self) -> bool {
         false
     }
+    /// The source as itself, for a writer that can copy it whole (`db::bulk`); None: it cannot.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// A stored process's records: two runs are equal when they read the same source.
