@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """What kreplay's tracing costs the application: runs ON the GPU machine, from the repository root.
 
-For a loop of tiny kernels and a PyTorch MLP training loop, in this one call with the same
-binaries: the application alone (fastest of --repeat), then kreplay with `--kernel-trace` alone,
-with one counter group (one hardware pass: nothing is replayed), with each tracing domain
+For a loop of tiny kernels, a loop that synchronises after every step (the bench's sync loop) and
+a PyTorch MLP training loop, in this one call with the same binaries: the application alone
+(fastest of --repeat), then kreplay with `--kernel-trace` alone, with one counter group (ONE
+hardware pass: nothing is snapshotted or replayed, so it is the cost of reading counters, labelled
+so; bench/run.py measures replay), and Nsight Compute with the same group on at most
+--ncu-launches dispatches (`--launch-count`), with each tracing domain
 (`--marker-trace`, `--runtime-trace`, `--memory-copy-trace`, `--memory-allocation-trace`) and
 with `--sys-trace` (all of them), each the fastest of --repeat. The cost is read from the
 workload's own clock (`dispatch_ms=`: its launch loop, start-up and post-processing left out),
@@ -13,7 +16,7 @@ is compared with the application's alone.
 Prints a table, writes raw numbers to $OUT/trace_cost.json.
 
 Usage: python3 bench/trace_cost.py [--kreplay .gpu-bin/kreplay] [--launches 2000] [--steps 20]
-                                   [--repeat 3] [--only tiny,mlp]
+                                   [--repeat 3] [--only tiny,sync,mlp] [--ncu-launches 200]
 """
 import argparse
 import json
@@ -28,9 +31,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import HERE, app_output, build, databases, timed  # noqa: E402
 
+# One group, ONE hardware pass on GH100 (`kreplay avail pmc-check --chip GH100`): nothing replayed.
+ONE_GROUP = ["sm__warps_launched.sum", "smsp__inst_executed.sum"]
+ONE_GROUP_LABEL = "one counter group (one pass)"
+NCU_LABEL = "ncu, the same group (one pass)"
+
 RUNS = [
     ("--kernel-trace", ["--kernel-trace"]),
-    ("one counter group", ["--pmc", "sm__warps_launched.sum", "smsp__inst_executed.sum"]),
+    (ONE_GROUP_LABEL, ["--pmc", *ONE_GROUP]),
     ("--marker-trace", ["--kernel-trace", "--marker-trace"]),
     ("--runtime-trace", ["--runtime-trace"]),
     ("--memory-copy-trace", ["--kernel-trace", "--memory-copy-trace"]),
@@ -82,7 +90,9 @@ def main():
     ap.add_argument("--launches", type=int, default=2000, help="tiny kernels launched by the tiny loop")
     ap.add_argument("--steps", type=int, default=20, help="training steps of the PyTorch MLP")
     ap.add_argument("--repeat", type=int, default=3, help="each run's figure is the fastest of this many")
-    ap.add_argument("--only", default="tiny,mlp", help="comma-separated: tiny, mlp")
+    ap.add_argument("--only", default="tiny,sync,mlp", help="comma-separated: tiny, sync, mlp")
+    ap.add_argument("--ncu-launches", type=int, default=200,
+                    help="Nsight Compute profiles at most this many dispatches (--launch-count)")
     args = ap.parse_args()
     out = os.environ.get("OUT", tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
@@ -91,6 +101,7 @@ def main():
     os.environ["KREPLAY_CACHE_DIR"] = os.path.join(work, "identity-cache")
     exes = build(work)
     loads = {"tiny": (f"tiny kernels x{args.launches}", [exes["tiny"], str(args.launches)]),
+             "sync": ("sync loop x70 (a sync every step)", [exes["syncloop"], "70"]),
              "mlp": (f"PyTorch MLP training x{args.steps} steps",
                      [sys.executable, os.path.join(HERE, "workloads", "mlp.py"), str(args.steps)])}
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -122,20 +133,39 @@ def main():
                 run["tail"] = (stdout[-600:], stderr[-1500:])
             row["runs"][label] = run
             print(name, "|", label, "|", {k: v for k, v in run.items() if k != "tail"}, flush=True)
+        row["runs"][NCU_LABEL] = ncu_run(argv, row["runs"][ONE_GROUP_LABEL]["dispatches"], base, reference,
+                                         args.ncu_launches, work)
         results["workloads"].append(row)
         with open(os.path.join(out, "trace_cost.json"), "w") as f:
             json.dump(results, f, indent=1)
     report(results)
 
 
+def ncu_run(argv, dispatches, base, reference, launches, work):
+    """Nsight Compute with the one group on the first `launches` dispatches: the launch loop's
+    extra time over the profiled dispatches."""
+    profiled = min(dispatches, launches) if dispatches else launches
+    ncu = ["ncu", "--replay-mode", "kernel", "--cache-control", "all", "--clock-control", "none",
+           "--metrics", ",".join(ONE_GROUP), "--launch-count", str(profiled), "-f", "-o", os.path.join(work, "ncu")]
+    wall, rc, stdout, stderr = timed(ncu + argv)
+    run = {"loop_ms": loop_ms(stdout), "wall_s": wall, "rc": rc, "output_same": app_output(stdout) == reference,
+           "dispatches": profiled, "api_calls": 0}
+    if run["loop_ms"] is not None and base is not None and profiled:
+        run["us_per_dispatch"] = (run["loop_ms"] - base) * 1e3 / profiled
+    if rc != 0 or not run["output_same"]:
+        run["tail"] = (stdout[-600:], stderr[-1500:])
+    print("ncu |", {k: v for k, v in run.items() if k != "tail"}, flush=True)
+    return run
+
+
 def report(results):
-    print("\n%-34s %-26s %10s %10s %10s %12s %12s %6s" % (
+    print("\n%-34s %-32s %10s %10s %10s %12s %12s %6s" % (
         "workload", "run", "loop ms", "dispatches", "API calls", "us/dispatch", "us/API call", "output"))
     for row in results["workloads"]:
-        print("%-34s %-26s %10.2f" % (row["workload"], "alone", row["alone"]["loop_ms"] or float("nan")))
+        print("%-34s %-32s %10.2f" % (row["workload"], "alone", row["alone"]["loop_ms"] or float("nan")))
         for label, run in row["runs"].items():
             cells = ["%.2f" % run[k] if run.get(k) is not None else "-" for k in ("us_per_dispatch", "us_per_api_call")]
-            print("%-34s %-26s %10s %10d %10d %12s %12s %6s" % (
+            print("%-34s %-32s %10s %10d %10d %12s %12s %6s" % (
                 "", label, "%.2f" % run["loop_ms"] if run["loop_ms"] is not None else "-", run["dispatches"],
                 run["api_calls"], *cells, "same" if run["output_same"] else "DIFF"))
 

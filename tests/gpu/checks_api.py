@@ -71,11 +71,16 @@ def api_checks():
                          "JOIN region_args B ON B.id = R.id AND B.guid = R.guid AND B.name = 'blockDim'")
     allocations = query(db, "SELECT COUNT(*), SUM(A.value != '0') FROM regions R JOIN region_args A ON A.id = R.id "
                             "AND A.guid = R.guid WHERE R.name LIKE 'cudaMalloc%' AND A.name = 'devPtr'")
+    # Every runtime launch of a dispatch and every cudaMalloc has them (not only those found).
+    all_launches = query(db, "SELECT COUNT(*) FROM kernels K JOIN regions R ON R.corr_id = K.correlation_id "
+                             "AND R.category = 'CUDA_RUNTIME_API' AND R.name LIKE 'cudaLaunchKernel%'")
+    all_mallocs = query(db, "SELECT COUNT(*) FROM regions WHERE name LIKE 'cudaMalloc%'")
     row("API arguments in rocpd's region_args (-s)",
         "every runtime launch's gridDim/blockDim its dispatch's; every cudaMalloc's devPtr non-NULL",
-        f"launches (with args, matching) {launches}; cudaMalloc (with devPtr, non-NULL) {allocations}",
-        launches and launches[0][0] > 0 and launches[0][0] == launches[0][1]
-        and allocations and allocations[0][0] > 0 and allocations[0][0] == allocations[0][1])
+        f"launches (with args, matching) {launches} of {all_launches}; cudaMalloc (with devPtr, non-NULL) "
+        f"{allocations} of {all_mallocs}",
+        launches and launches[0][0] > 0 and launches[0][0] == launches[0][1] == all_launches[0][0]
+        and allocations and allocations[0][0] > 0 and allocations[0][0] == allocations[0][1] == all_mallocs[0][0])
     path = os.path.join(out_dir, "a_cuda_api_trace.csv")
     rows = list(csv.DictReader(open(path))) if os.path.exists(path) else []
     row("cuda_api_trace.csv", "hip_api_trace.csv's columns, a row per call",
