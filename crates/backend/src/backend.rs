@@ -56,6 +56,8 @@ pub struct CudaBackend {
     pub(crate) clock_readers: HashMap<DeviceId, Option<ClockReader>>,
     /// What each device's unit ran under so far.
     pub(crate) seen: HashMap<DeviceId, Seen>,
+    /// The last tag given to a launch timed without waiting (unique across contexts).
+    pub(crate) next_traced_tag: u64,
 }
 
 // SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
@@ -101,6 +103,7 @@ impl CudaBackend {
             said_flush_in_application: false,
             clock_readers: HashMap::new(),
             seen: HashMap::new(),
+            next_traced_tag: 0,
         }
         .with_setup()
     }

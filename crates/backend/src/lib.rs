@@ -19,7 +19,9 @@
 //! - timestamps: a pair of events around each measured launch (execution 0 on the launch's
 //!   stream, later executions on the tool stream). Events give durations; they are placed on
 //!   the host clock (nanoseconds since the Unix epoch) through an anchor event recorded on the
-//!   tool's idle stream and synchronised, re-anchored every second.
+//!   tool's idle stream and synchronised, re-anchored every second. A launch that needs its
+//!   timestamps only (`--kernel-trace` without counters) is not waited for: its pair is read
+//!   once the end event has completed (`traced`).
 //! - counters: [`RangeProfiler`](kreplay_counters::profiler::RangeProfiler), hardware passes scheduled by CUPTI.
 //! - relaunch: on the tool's stream, with the application's parameter block (valid while the
 //!   launch's callback runs) or a kept copy.
@@ -33,7 +35,8 @@
 //! snapshot may take), `options`, `current` (the dispatch in progress), `seen` (what a unit ran
 //! under), `state` (per device), `snapshot`, `backend` ([`CudaBackend`] itself), then its jobs:
 //! `counters` (the range profiler), `timestamps`, `conditions` (L2 flush, clocks), `copies`,
-//! `memory`, `measurement`, `relaunch` (the engine's three job traits), and `dispatch` (the
+//! `traced` (launches timed without waiting), `memory`, `measurement`, `relaunch` (the
+//! engine's three job traits), and `dispatch` (the
 //! engine's per-dispatch view of the shared backend, and the gate serialising measurements
 //! between threads).
 
@@ -58,6 +61,7 @@ mod snapshot;
 mod staging;
 mod state;
 mod timestamps;
+mod traced;
 
 pub use backend::{CudaBackend, CudaEngine, WarnFn};
 pub use current::{resolve_stream, CurrentDispatch, STREAM_LEGACY, STREAM_PER_THREAD};

@@ -281,6 +281,26 @@ impl Measurement for CudaBackend {
         self.take_seen(device).conditions()
     }
 
+    fn trace_starts(&mut self, device: DeviceId) -> Result<Option<u64>, BackendError> {
+        self.traced_start(device)
+    }
+
+    fn trace_ends(&mut self, device: DeviceId, tag: u64) -> Result<(), BackendError> {
+        self.traced_end(device, tag)
+    }
+
+    fn trace_abandoned(&mut self, device: DeviceId, tag: u64) {
+        self.traced_abandon(device, tag)
+    }
+
+    fn traced_times(
+        &mut self,
+        device: DeviceId,
+        at_least: usize,
+    ) -> Vec<(u64, Result<Timing, BackendError>)> {
+        self.traced_read(device, at_least)
+    }
+
     fn abandon_unit(&mut self, device: DeviceId) {
         let Some(state) = self.devices.get_mut(&device) else {
             return;

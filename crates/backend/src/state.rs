@@ -17,6 +17,27 @@ pub(crate) const SPARE_BUFFERS: usize = 2;
 /// Log chunks are at least this large (captures are mostly small).
 pub(crate) const LOG_CHUNK_BYTES: u64 = 64 << 20;
 
+/// A launch timed without waiting: its events, the stream it ran on and the anchor generation
+/// its times are placed with.
+pub(crate) struct TracedPair {
+    pub(crate) tag: u64,
+    pub(crate) anchor: u64,
+    pub(crate) start: Event,
+    pub(crate) end: Event,
+    pub(crate) stream: CUstream,
+}
+
+/// A device's launches timed without waiting (`--kernel-trace` without counters, see `traced`).
+#[derive(Default)]
+pub(crate) struct Traced {
+    /// Event pairs read and free for the next launches.
+    pub(crate) free: Vec<(Event, Event)>,
+    /// Started, not yet issued (each thread's launch between its two calls).
+    pub(crate) open: Vec<TracedPair>,
+    /// Issued, in order: read once their end event has completed.
+    pub(crate) issued: std::collections::VecDeque<TracedPair>,
+}
+
 /// The measurement of the unit in progress on a device.
 #[derive(Debug)]
 pub(crate) struct UnitState {
@@ -75,6 +96,12 @@ pub(crate) struct DeviceState {
     pub(crate) anchor: Event,
     pub(crate) anchor_host_ns: u64,
     pub(crate) anchored_at: Option<Instant>,
+    /// Counts re-anchorings; anchors replaced while traced launches timed against them were
+    /// pending are kept, with their generation and host time, until those are read.
+    pub(crate) anchor_generation: u64,
+    pub(crate) old_anchors: Vec<(u64, Event, u64)>,
+    /// Launches timed without waiting (see `traced`).
+    pub(crate) traced: Traced,
     /// Start and end events of each measured launch, reused across executions.
     pub(crate) events: Vec<(Event, Event)>,
     pub(crate) unit: Option<UnitState>,
@@ -101,6 +128,9 @@ impl DeviceState {
             anchor: Event::timed(driver)?,
             anchor_host_ns: 0,
             anchored_at: None,
+            anchor_generation: 0,
+            old_anchors: Vec::new(),
+            traced: Traced::default(),
             events: Vec::new(),
             unit: None,
             flush_ready: None,

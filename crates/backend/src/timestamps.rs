@@ -18,7 +18,7 @@ fn host_now_ns() -> u64 {
 }
 
 /// Nanoseconds from `from`'s record to `to`'s (0 where the driver says less).
-fn elapsed_ns(from: &Event, to: &Event) -> Result<u64, CudaError> {
+pub(crate) fn elapsed_ns(from: &Event, to: &Event) -> Result<u64, CudaError> {
     let ms = from.elapsed_ms(to)?;
     Ok((f64::from(ms.max(0.0)) * 1.0e6) as u64)
 }
@@ -35,6 +35,16 @@ impl CudaBackend {
         {
             return Ok(());
         }
+        // Launches timed against this anchor are still to be read: it is kept for them and a
+        // new one made (the context is current: the caller made it so).
+        if state.traced_pending() {
+            let fresh = Event::timed(self.driver)?;
+            let old = std::mem::replace(&mut state.anchor, fresh);
+            state
+                .old_anchors
+                .push((state.anchor_generation, old, state.anchor_host_ns));
+        }
+        state.anchor_generation += 1;
         // The tool's own event on the tool's own (idle) stream.
         state.anchor.record(state.tool_stream.raw())?;
         state.anchor.synchronize()?;

@@ -142,6 +142,8 @@ pub struct Engine<K: Backend> {
     memory_trace: crate::memory_trace::MemoryTrace,
     /// Collection between the application's profiler start and stop calls.
     regions: RegionGate,
+    /// Launches timed without waiting, their timings not read yet (see `traced`).
+    traced: traced::TracedLaunches,
     pid: u32,
 }
 
@@ -209,6 +211,7 @@ impl<K: Backend> Engine<K> {
             markers,
             memory_trace,
             regions,
+            traced: traced::TracedLaunches::default(),
             pid: std::process::id(),
         })
     }
@@ -249,6 +252,7 @@ mod records;
 mod staging;
 mod sys;
 mod tickets;
+mod traced;
 mod unit;
 
 #[cfg(test)]

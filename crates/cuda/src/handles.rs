@@ -97,6 +97,21 @@ impl Event {
         unsafe { drv!(self.driver, cuEventSynchronize(self.raw)) }
     }
 
+    /// Whether the work before the event's last record has finished (`Ok(false)`: not yet).
+    /// Never waits.
+    pub fn completed(&self) -> Result<bool, CudaError> {
+        let Ok(query) = self.driver.cuEventQuery.as_ref() else {
+            return Err(CudaError::Missing("cuEventQuery"));
+        };
+        let _scope = crate::guard::ToolScope::enter();
+        // SAFETY: the event is live (owned here).
+        let rc = unsafe { query(self.raw) };
+        if rc == sys::cudaError_enum_CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        crate::error::check_driver(self.driver, "cuEventQuery", rc).map(|()| true)
+    }
+
     /// Milliseconds from `self`'s last record to `later`'s (both timed events, recorded and
     /// completed).
     pub fn elapsed_ms(&self, later: &Event) -> Result<f32, CudaError> {

@@ -23,6 +23,7 @@ mod shared;
 mod sim;
 mod state;
 mod stats;
+mod traced;
 
 pub use error::SimError;
 pub use kernel::{KernelBody, KernelContext, SimKernel, SimLaunch, WARP_SIZE};

@@ -145,6 +145,42 @@ pub trait Measurement {
         let _ = device;
         UnitConditions::default()
     }
+
+    /// A launch that needs its timestamps only (`--kernel-trace`, no counters) is about to be
+    /// issued: `Some(tag)` when `device` times it without waiting for it (read later through
+    /// [`Measurement::traced_times`]), `None` when it cannot (the engine measures it as a unit
+    /// of one execution, which waits for the launch). No unit is planned for it, and it takes
+    /// no turn on the device: it may be issued while another thread's unit runs.
+    fn trace_starts(&mut self, device: DeviceId) -> Result<Option<u64>, BackendError> {
+        let _ = device;
+        Ok(None)
+    }
+
+    /// The launch announced by [`Measurement::trace_starts`] as `tag` has been issued.
+    fn trace_ends(&mut self, device: DeviceId, tag: u64) -> Result<(), BackendError> {
+        let _ = (device, tag);
+        Err(BackendError::Failed(
+            "this device times no launch without waiting".into(),
+        ))
+    }
+
+    /// The launch announced as `tag` did not execute: it has no timing.
+    fn trace_abandoned(&mut self, device: DeviceId, tag: u64) {
+        let _ = (device, tag);
+    }
+
+    /// The timings of `device`'s traced launches that have completed, oldest first, each with
+    /// its tag (an error: its timing could not be read), waiting until at least `at_least` came
+    /// back or none is left (0: no waiting; `usize::MAX`: every one). A tag it no longer knows
+    /// (its context went away) never comes back.
+    fn traced_times(
+        &mut self,
+        device: DeviceId,
+        at_least: usize,
+    ) -> Vec<(u64, Result<Timing, BackendError>)> {
+        let _ = (device, at_least);
+        Vec::new()
+    }
 }
 
 /// Relaunch: launches kept and re-executed, and the bytes the calls a unit stays open across

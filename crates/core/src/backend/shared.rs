@@ -188,6 +188,26 @@ impl<V: SharedDevice + ?Sized> Measurement for V {
     fn take_unit_conditions(&mut self, device: DeviceId) -> UnitConditions {
         self.take_unit_conditions_shared(device)
     }
+
+    fn trace_starts(&mut self, device: DeviceId) -> Result<Option<u64>, BackendError> {
+        self.lock(device).trace_starts(device)
+    }
+
+    fn trace_ends(&mut self, device: DeviceId, tag: u64) -> Result<(), BackendError> {
+        self.lock(device).trace_ends(device, tag)
+    }
+
+    fn trace_abandoned(&mut self, device: DeviceId, tag: u64) {
+        self.lock(device).trace_abandoned(device, tag)
+    }
+
+    fn traced_times(
+        &mut self,
+        device: DeviceId,
+        at_least: usize,
+    ) -> Vec<(u64, Result<Timing, BackendError>)> {
+        self.lock(device).traced_times(device, at_least)
+    }
 }
 
 impl<V: SharedDevice + ?Sized> Relaunch for V {

@@ -56,6 +56,9 @@ impl<K: Backend> Engine<K> {
             self.capture_write(backend, write);
         }
         drop(fence);
+        // A call that waited for the device (a synchronisation, a copy) completed the launches
+        // traced before it: recorded now rather than at the next launch.
+        self.collect_ready_traced(backend);
         drop(inside);
     }
 
@@ -73,6 +76,7 @@ impl<K: Backend> Engine<K> {
                 lane.gate.wait_for_change(Duration::from_millis(5));
             }
         }
+        self.collect_every_traced(backend);
         self.finish();
     }
 
@@ -81,6 +85,10 @@ impl<K: Backend> Engine<K> {
     pub fn finish(&self) {
         if let Some(line) = self.window_summary() {
             self.options.logger.warn(&line);
+        }
+        // Without the backend (a finish without `finish_with`) no timing can be read any more.
+        for device in self.traced.devices() {
+            self.traced_lost(device);
         }
         let unrecorded = self.open_unit_members();
         if unrecorded > 0 {

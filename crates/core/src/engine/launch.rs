@@ -189,6 +189,9 @@ impl<K: Backend> Engine<K> {
             TicketKind::Passthrough { .. } => {}
             TicketKind::Once(once) => {
                 let device = once.dispatch.info.device;
+                if let Some(tag) = once.traced {
+                    backend.trace_abandoned(device, tag);
+                }
                 if once.measuring {
                     backend.launch_abandoned(device);
                     backend.abandon_unit(device);

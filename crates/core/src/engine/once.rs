@@ -7,6 +7,7 @@ use crate::engine::launch::launch_scope;
 use crate::engine::records::pass_result;
 use crate::engine::sys::elapsed_ns;
 use crate::engine::tickets::{passthrough, Dispatch, OnceTicket, TicketKind};
+use crate::engine::traced::{RanOnce, TracedLaunch};
 
 impl<K: Backend> Engine<K> {
     /// The ordinary path: one execution, counters of `group` if any, a record only when there
@@ -28,7 +29,28 @@ impl<K: Backend> Engine<K> {
         let device = dispatch.info.device;
         // A group measured over several executions cannot be measured by one: timestamps only.
         let spanning = group.is_some_and(|g| backend.executions_of_group(device, g) > 1);
-        let planned = match backend.plan_unit(device, &[group.filter(|_| !spanning)]) {
+        let group = group.filter(|_| !spanning);
+        // Timestamps only, in a run that collects no counters (whose units could see this
+        // launch run during theirs): timed without waiting for it, where the device can.
+        let traced = match group {
+            None if self.config.groups.is_empty() => self.trace_launch(backend, device),
+            _ => None,
+        };
+        if traced.is_some() {
+            return LaunchTicket {
+                kind: TicketKind::Once(OnceTicket {
+                    dispatch,
+                    measuring: false,
+                    traced,
+                    outcome,
+                    bytes_tracked,
+                    started,
+                    _fence: fence,
+                }),
+                inside: None,
+            };
+        }
+        let planned = match backend.plan_unit(device, &[group]) {
             Ok(_) => Ok(()),
             Err(error) => {
                 // The group cannot be measured now: timestamps only.
@@ -60,6 +82,7 @@ impl<K: Backend> Engine<K> {
             kind: TicketKind::Once(OnceTicket {
                 dispatch,
                 measuring,
+                traced: None,
                 outcome,
                 bytes_tracked,
                 started,
@@ -71,6 +94,21 @@ impl<K: Backend> Engine<K> {
 
     pub(super) fn finish_once<B: DeviceOf<K>>(&self, backend: &mut B, once: OnceTicket) {
         let device = once.dispatch.info.device;
+        if let Some(tag) = once.traced {
+            // The end event goes in behind the launch while its fence is held.
+            let ended = backend.trace_ends(device, tag);
+            let pass_ns = elapsed_ns(once.started);
+            drop(once._fence);
+            let conditions = self.unit_conditions(backend, device);
+            let run = RanOnce {
+                dispatch: once.dispatch,
+                outcome: once.outcome,
+                bytes_tracked: once.bytes_tracked,
+                pass_ns,
+                conditions,
+            };
+            return self.traced_issued(backend, TracedLaunch { tag, run }, ended);
+        }
         let result = if once.measuring {
             match measure_once(backend, device) {
                 Ok(result) => Some(result),
@@ -84,28 +122,15 @@ impl<K: Backend> Engine<K> {
         };
         let pass_ns = elapsed_ns(once.started);
         drop(once._fence);
-        if let Some(result) = result {
-            self.send_dispatch(&once.dispatch, None, result);
-        }
         let conditions = self.unit_conditions(backend, device);
-        self.sink.send(Record::ReplayCost(ReplayCost {
-            dispatch_id: once.dispatch.dispatch_id,
-            agent_id: u64::from(device),
+        let run = RanOnce {
+            dispatch: once.dispatch,
             outcome: once.outcome,
-            passes: 1,
             bytes_tracked: once.bytes_tracked,
-            bytes_snapshotted: 0,
-            bytes_restored: 0,
-            staging: Staging::None,
-            drain_ns: 0,
-            snapshot_ns: 0,
-            pass_ns: vec![pass_ns],
-            restore_ns: 0,
-            timing_execution_ns: 0,
-            cache: conditions.cache,
-            sm_clock_mhz: conditions.sm_clock_mhz,
-            memory_clock_mhz: conditions.memory_clock_mhz,
-        }));
+            pass_ns,
+            conditions,
+        };
+        self.send_once_results(&run, result);
     }
 
     /// A dispatch whose unit was set up but whose first execution could not be started:
@@ -124,6 +149,7 @@ impl<K: Backend> Engine<K> {
             kind: TicketKind::Once(OnceTicket {
                 dispatch,
                 measuring: false,
+                traced: None,
                 outcome: ReplayOutcome::DeclinedError,
                 bytes_tracked,
                 started,

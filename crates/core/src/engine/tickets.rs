@@ -34,6 +34,8 @@ pub(super) struct OnceTicket {
     pub(super) dispatch: Dispatch,
     /// The execution was started; `launch_exit` must stop it.
     pub(super) measuring: bool,
+    /// Timed without waiting, as this tag (see `traced`); `measuring` is false.
+    pub(super) traced: Option<u64>,
     pub(super) outcome: ReplayOutcome,
     pub(super) bytes_tracked: u64,
     pub(super) started: Instant,

@@ -33,6 +33,7 @@ impl SimDevice {
             pending.end_ns = end_ns;
             pending.stats.add(&stats);
         }
+        self.traced_executed(start_ns, end_ns);
         match fault {
             Some((address, bytes)) => Err(SimError::Fault {
                 kernel: launch.kernel.demangled_name().to_string(),

@@ -176,6 +176,29 @@ impl Measurement for SimDevice {
             .collect())
     }
 
+    fn trace_starts(&mut self, _device: DeviceId) -> Result<Option<u64>, BackendError> {
+        Ok(Some(self.traced_starts()))
+    }
+
+    fn trace_ends(&mut self, _device: DeviceId, tag: u64) -> Result<(), BackendError> {
+        self.traced_ends(tag)
+    }
+
+    fn trace_abandoned(&mut self, _device: DeviceId, tag: u64) {
+        self.traced_abandoned(tag)
+    }
+
+    fn traced_times(
+        &mut self,
+        _device: DeviceId,
+        at_least: usize,
+    ) -> Vec<(u64, Result<Timing, BackendError>)> {
+        self.traced_completed(at_least)
+            .into_iter()
+            .map(|(tag, timing)| (tag, Ok(timing)))
+            .collect()
+    }
+
     fn take_unit_conditions(&mut self, _device: DeviceId) -> UnitConditions {
         UnitConditions {
             cache: if self.flushed.remove(&thread::current().id()) {

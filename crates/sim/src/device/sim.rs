@@ -2,6 +2,7 @@
 //! thread, clock and the knobs tests turn.
 
 use crate::device::state::{Allocation, DeviceActivity, SimUnit};
+use crate::device::traced::Traced;
 use kreplay_core::backend::DeviceId;
 use kreplay_core::config::CounterGroup;
 use kreplay_core::reference_chip::{SimMetric, COUNTERS_PER_PASS};
@@ -46,6 +47,8 @@ pub struct SimDevice {
     pub(super) flush_before_launches: bool,
     /// Threads whose unit flushed since its conditions were last taken.
     pub(super) flushed: HashSet<ThreadId>,
+    /// Launches timed without waiting (see `traced`).
+    pub(super) traced: Traced,
 }
 
 impl SimDevice {
@@ -81,6 +84,7 @@ impl SimDevice {
             pass_of: (0..groups.len()).collect(),
             flush_before_launches: false,
             flushed: HashSet::new(),
+            traced: Traced::default(),
         }
     }
 

@@ -80,6 +80,8 @@ fn profiled_with(
     let engine = engine(&config, sink.clone());
     let mut runtime = SimRuntime::new(SimDevice::new(&config.groups), Some(Arc::new(engine)));
     let outcome = run(&mut runtime, WorkloadOptions::default()).unwrap();
+    // The end of the process: launches timed without waiting are read then at the latest.
+    runtime.finish();
     let records = sink.0.lock().unwrap().clone();
     (outcome, records)
 }
@@ -499,3 +501,67 @@ fn without_marker_trace_no_marker_is_recorded() {
 
 mod api;
 mod memory;
+
+/// `--kernel-trace` without counters: launches are timed without waiting for them, so their
+/// records arrive after later launches (the device completes a launch once a later one is
+/// issued) and the last ones at the end of the process, where every one is read: a record per
+/// launch, each with the times of its own execution, in launch order.
+#[test]
+fn a_trace_without_counters_records_every_launch_late_and_none_lost() {
+    let config = ToolConfig {
+        kernel_trace: true,
+        ..ToolConfig::default()
+    };
+    let sink = Arc::new(MemorySink::default());
+    let engine = engine(&config, sink.clone());
+    let mut runtime = SimRuntime::new(SimDevice::new(&[]), Some(Arc::new(engine)));
+    let outcome = run(&mut runtime, WorkloadOptions::default()).unwrap();
+    assert!(verify(&outcome, &reference()).passed);
+    let dispatches = |sink: &MemorySink| -> Vec<(u64, u64, u64)> {
+        sink.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| match r {
+                Record::Dispatch(d) => Some((d.dispatch_id, d.start_ns, d.end_ns)),
+                _ => None,
+            })
+            .collect()
+    };
+    let costs = |sink: &MemorySink| {
+        sink.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| matches!(r, Record::ReplayCost(_)))
+            .count()
+    };
+    let before = dispatches(&sink);
+    assert!(!before.is_empty(), "records arrive while the program runs");
+    runtime.finish();
+    let after = dispatches(&sink);
+    assert!(
+        after.len() > before.len(),
+        "the last launches are read at the end: {} then {}",
+        before.len(),
+        after.len()
+    );
+    assert_eq!(
+        costs(&sink),
+        after.len(),
+        "a replay cost per dispatch record"
+    );
+    let ids: Vec<u64> = after.iter().map(|d| d.0).collect();
+    assert_eq!(
+        ids,
+        (1..=after.len() as u64).collect::<Vec<_>>(),
+        "in launch order, none lost"
+    );
+    for pair in after.windows(2) {
+        assert!(pair[0].1 < pair[0].2, "a launch takes time: {pair:?}");
+        assert!(
+            pair[0].2 <= pair[1].1,
+            "one device, one launch at a time: {pair:?}"
+        );
+    }
+}

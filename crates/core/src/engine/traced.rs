@@ -1,0 +1,220 @@
+//! Launches timed without waiting (`--kernel-trace` without counters): the backend brackets
+//! each with a pair of events and the engine records the dispatch once they have completed,
+//! read before a later launch, after an API call, and at the end of the process (waiting then).
+//! A launch's own thread never waits for the device, so tracing costs it only the bookkeeping.
+
+use super::*;
+use crate::engine::records::pass_result;
+use crate::engine::sys::lock;
+use crate::engine::tickets::Dispatch;
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicUsize;
+
+/// The most launches a device keeps pending before a new one waits for the oldest: bounds the
+/// events and the records held (a few hundred kilobytes).
+pub(super) const TRACED_MOST: usize = 4096;
+
+/// A dispatch that ran once, as recorded: its dispatch record (when timed) and replay cost.
+pub(super) struct RanOnce {
+    pub(super) dispatch: Dispatch,
+    pub(super) outcome: ReplayOutcome,
+    pub(super) bytes_tracked: u64,
+    /// The tool's time on the launching thread.
+    pub(super) pass_ns: u64,
+    pub(super) conditions: UnitConditions,
+}
+
+/// A launch issued and timed, its timing not read yet.
+pub(super) struct TracedLaunch {
+    pub(super) tag: u64,
+    pub(super) run: RanOnce,
+}
+
+/// Each device's pending launches, oldest first.
+#[derive(Default)]
+pub(super) struct TracedLaunches {
+    pending: Mutex<HashMap<DeviceId, VecDeque<TracedLaunch>>>,
+    /// How many are pending on all devices (read without the lock).
+    count: AtomicUsize,
+}
+
+impl TracedLaunches {
+    pub(super) fn any(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
+    }
+
+    fn pending_on(&self, device: DeviceId) -> usize {
+        lock(&self.pending).get(&device).map_or(0, VecDeque::len)
+    }
+
+    pub(super) fn devices(&self) -> Vec<DeviceId> {
+        let mut devices: Vec<DeviceId> = lock(&self.pending)
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(d, _)| *d)
+            .collect();
+        devices.sort_unstable();
+        devices
+    }
+
+    fn push(&self, launch: TracedLaunch) {
+        lock(&self.pending)
+            .entry(launch.run.dispatch.info.device)
+            .or_default()
+            .push_back(launch);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn take(&self, device: DeviceId, tag: u64) -> Option<TracedLaunch> {
+        let mut pending = lock(&self.pending);
+        let queue = pending.get_mut(&device)?;
+        let at = queue.iter().position(|l| l.tag == tag)?;
+        let launch = queue.remove(at);
+        self.count.fetch_sub(1, Ordering::Relaxed);
+        launch
+    }
+
+    fn take_all(&self, device: DeviceId) -> Vec<TracedLaunch> {
+        let taken: Vec<TracedLaunch> = lock(&self.pending)
+            .get_mut(&device)
+            .map(|q| q.drain(..).collect())
+            .unwrap_or_default();
+        self.count.fetch_sub(taken.len(), Ordering::Relaxed);
+        taken
+    }
+}
+
+impl<K: Backend> Engine<K> {
+    /// Starts timing `dispatch`'s launch without waiting for it, when the device can: the
+    /// launches pending on the device whose timings are ready are recorded first (the oldest
+    /// waited for when [`TRACED_MOST`] are pending). `None`: the device cannot, or failed to
+    /// (said once); the caller measures the launch as a unit of one.
+    pub(super) fn trace_launch<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+    ) -> Option<u64> {
+        if self.traced.any() {
+            let full = self.traced.pending_on(device) >= TRACED_MOST;
+            self.collect_traced(backend, device, usize::from(full));
+        }
+        match backend.trace_starts(device) {
+            Ok(tag) => tag,
+            Err(error) => {
+                self.backend_notice("trace_starts", &error);
+                None
+            }
+        }
+    }
+
+    /// The traced launch was issued and its end marked (`ended`): pending until its timing is
+    /// read.
+    pub(super) fn traced_issued<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        launch: TracedLaunch,
+        ended: Result<(), BackendError>,
+    ) {
+        let device = launch.run.dispatch.info.device;
+        match ended {
+            Ok(()) => self.traced.push(launch),
+            Err(error) => {
+                self.backend_notice("trace_ends", &error);
+                backend.trace_abandoned(device, launch.tag);
+                self.send_once_results(&launch.run, None);
+            }
+        }
+    }
+
+    /// Records the traced launches of `device` whose timings are ready, waiting until at least
+    /// `at_least` were (`usize::MAX`: every one; those the device no longer knows, after its
+    /// context went away, are recorded without timestamps, said once).
+    pub(super) fn collect_traced<B: DeviceOf<K>>(
+        &self,
+        backend: &mut B,
+        device: DeviceId,
+        at_least: usize,
+    ) {
+        let read = backend.traced_times(device, at_least);
+        // Asked to wait, the device had none left: what is pending here it no longer knows.
+        let unknown = at_least > 0 && read.is_empty();
+        for (tag, timing) in read {
+            let Some(launch) = self.traced.take(device, tag) else {
+                continue;
+            };
+            let result = match timing {
+                Ok(timing) => Some(pass_result(timing, Vec::new())),
+                Err(error) => {
+                    self.backend_notice("traced_times", &error);
+                    None
+                }
+            };
+            self.send_once_results(&launch.run, result);
+        }
+        if at_least == usize::MAX || unknown {
+            self.traced_lost(device);
+        }
+    }
+
+    /// Every device's traced launches that are ready, without waiting (after an API call).
+    pub(super) fn collect_ready_traced<B: DeviceOf<K>>(&self, backend: &mut B) {
+        if self.traced.any() {
+            for device in self.traced.devices() {
+                self.collect_traced(backend, device, 0);
+            }
+        }
+    }
+
+    /// Records every launch timed without waiting, waiting for those still running: at the end
+    /// of the process, and before a context goes away with their events.
+    pub fn collect_every_traced<B: DeviceOf<K>>(&self, backend: &mut B) {
+        for device in self.traced.devices() {
+            self.collect_traced(backend, device, usize::MAX);
+        }
+    }
+
+    /// The launches still pending on `device` can no longer be timed: their dispatches are
+    /// recorded as run, without a dispatch record, and said once.
+    pub(super) fn traced_lost(&self, device: DeviceId) {
+        let lost = self.traced.take_all(device);
+        if lost.is_empty() {
+            return;
+        }
+        self.notice(
+            "traced-lost",
+            &format!(
+                "the timestamps of {} traced dispatch(es) on device {device} could not be read (their context went away before they were): they ran, and have no dispatch record",
+                lost.len()
+            ),
+        );
+        for launch in &lost {
+            self.send_once_results(&launch.run, None);
+        }
+    }
+
+    /// The records of a dispatch that ran once: its dispatch record when it was timed, and its
+    /// replay cost.
+    pub(super) fn send_once_results(&self, launch: &RanOnce, result: Option<PassResult>) {
+        if let Some(result) = result {
+            self.send_dispatch(&launch.dispatch, None, result);
+        }
+        self.sink.send(Record::ReplayCost(ReplayCost {
+            dispatch_id: launch.dispatch.dispatch_id,
+            agent_id: u64::from(launch.dispatch.info.device),
+            outcome: launch.outcome,
+            passes: 1,
+            bytes_tracked: launch.bytes_tracked,
+            bytes_snapshotted: 0,
+            bytes_restored: 0,
+            staging: Staging::None,
+            drain_ns: 0,
+            snapshot_ns: 0,
+            pass_ns: vec![launch.pass_ns],
+            restore_ns: 0,
+            timing_execution_ns: 0,
+            cache: launch.conditions.cache,
+            sm_clock_mhz: launch.conditions.sm_clock_mhz,
+            memory_clock_mhz: launch.conditions.memory_clock_mhz,
+        }));
+    }
+}
