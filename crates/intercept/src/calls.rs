@@ -104,9 +104,12 @@ pub(crate) fn end_call(tool: &Tool, cbid: u32, ctx: CUcontext) {
         })
         .ok()
         .flatten();
-    if let Some(guard) = guard {
-        let mut backend = tool.passive_backend(ctx);
-        tool.engine.exit_call(&mut backend, guard);
+    let mut backend = tool.passive_backend(ctx);
+    match guard {
+        Some(guard) => tool.engine.exit_call(&mut backend, guard),
+        // A blocking wait (its fence went at its ENTER) completed the launches traced before
+        // it: recorded now rather than at the next launch.
+        None => tool.engine.collect_ready_traced(&mut backend),
     }
 }
 

@@ -156,8 +156,9 @@ impl<K: Backend> Engine<K> {
         }
     }
 
-    /// Every device's traced launches that are ready, without waiting (after an API call).
-    pub(super) fn collect_ready_traced<B: DeviceOf<K>>(&self, backend: &mut B) {
+    /// Records every device's launches timed without waiting that have completed, without
+    /// waiting (after an API call).
+    pub fn collect_ready_traced<B: DeviceOf<K>>(&self, backend: &mut B) {
         if self.traced.any() {
             for device in self.traced.devices() {
                 self.collect_traced(backend, device, 0);
