@@ -1,6 +1,7 @@
 """Section `trace`: the Perfetto trace (-f pftrace) of the CG solver, read back with Perfetto's own
 Python package, and its database as rocprofv3's tools read it (the views, pmc_info, the kernels
-against --stats and the JSON)."""
+against --stats and the JSON); and --kernel-trace alone, whose launches are timed without waiting
+for them, against Nsight Compute's kernels and durations."""
 import csv
 import json
 import os
@@ -9,7 +10,7 @@ import sqlite3
 import subprocess
 import sys
 
-from harness import HEADLINE, KREPLAY, OUT, SOLVER, WORK, query, row, run
+from harness import HEADLINE, KREPLAY, OUT, SOLVER, WORK, app_lines, ncu_program, query, row, run
 
 
 def trace_check():
@@ -113,3 +114,36 @@ def code_objects_row(db, rc):
         f"code_object_id 0, {dangling[0][0] if dangling else '?'} naming no row",
         rc == 0 and len(objects) > 0 and count > 0 and unlinked == 0 and dangling == [(0,)]
         and all(o[0].startswith("memory://") and o[1] == "MEMORY" and o[2] == 88 and o[3] > 0 for o in objects))
+
+
+def untimed_trace_check():
+    """--kernel-trace alone on the CG solver: no counters, so each launch's pair of events is read
+    after the launch has completed, never waited for on the application's thread. The solver
+    prints what it prints alone; every kernel Nsight Compute profiles has a row, in launch order
+    and with its name; each row brackets its kernel: no shorter than Nsight Compute's
+    gpu__time_duration of it, and by the median over the kernels no more than 50 us longer; rows
+    of one stream do not overlap."""
+    out_dir = os.path.join(WORK, "ktrace")
+    argv = [SOLVER, "30"]
+    rc, out, err, _, _ = run([KREPLAY, "--kernel-trace", "-d", out_dir, "-o", "kt", "-f", "rocpd", "--", *argv],
+                             None, tag="ktrace")
+    _, alone, _, _, _ = run(argv, None, tag="ktrace_alone")
+    ncu = ncu_program(argv, metrics=("gpu__time_duration.sum",), cache_control="none")
+    db = os.path.join(out_dir, "kt_results.db")
+    rows = query(db, 'SELECT dispatch_id, name, stream_id, "start", "end" FROM kernels ORDER BY dispatch_id')
+    ours = [r[4] - r[3] for r in rows]
+    theirs = [v.get("gpu__time_duration.sum") for v in ncu]
+    paired = list(zip(ours, theirs))
+    shorter = [(a, b) for a, b in paired if b is None or a < b]
+    excess = sorted(a - b for a, b in paired if b is not None)
+    median_excess = excess[len(excess) // 2] if excess else None
+    overlaps = sum(1 for x, y in zip(rows, rows[1:]) if x[2] == y[2] and y[3] < x[4])
+    row("--kernel-trace alone on the CG solver (launches not waited for)",
+        "output as alone; a row per kernel ncu profiles, in order; each brackets its kernel "
+        "(>= ncu gpu__time_duration, median excess <= 50 us); no overlap on a stream",
+        f"rc {rc}; output same {app_lines(out) == app_lines(alone)}; {len(rows)} rows vs {len(ncu)} ncu kernels; "
+        f"{len(shorter)} shorter than ncu, e.g. {shorter[:2]}; median excess {median_excess} ns; "
+        f"{overlaps} overlaps; ids {[r[0] for r in rows[:3]]}...",
+        rc == 0 and app_lines(out) == app_lines(alone) and len(rows) == len(ncu) > 0 and not shorter
+        and median_excess is not None and median_excess <= 50_000 and overlaps == 0
+        and [r[0] for r in rows] == list(range(1, len(rows) + 1)))

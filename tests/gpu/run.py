@@ -59,6 +59,7 @@ def main():
         checks_cache.identity_cache_checks()
     if selected("trace"):
         checks_trace.trace_check()
+        checks_trace.untimed_trace_check()
     if selected("multigpu"):
         checks_multigpu.multi_gpu_check()
     if selected("graphs"):

@@ -25,7 +25,8 @@
 //! groups need beyond the first) re-run it from its snapshot. A unit that stays open across the
 //! application's synchronisations and copies lets the application go on with execution 0's
 //! results and puts them back after the later executions (see `unit`). A dispatch with one
-//! pass runs once on the ordinary path.
+//! pass runs once on the ordinary path; in a run without counters its timestamps are read
+//! after it completed, without waiting for it (module `traced`).
 //!
 //! Every other CUDA API call of an application thread holds, for its duration, the fences of
 //! the replay gates of the devices it may touch (its [`DeviceScope`]), so that nothing reaches
