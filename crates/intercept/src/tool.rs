@@ -86,9 +86,12 @@ pub(crate) fn disable(reason: &str) {
         say(&format!(
             "{reason}; profiling is off for the rest of this process, the application continues"
         ));
+        // What was recorded goes to disk, waited for at most a second: the application's
+        // thread is never held on the writer's I/O (a long backlog drains on its own, and the
+        // end of the process waits for the rest).
         let _ = std::panic::catch_unwind(|| {
             if let Some(tool) = own_tool() {
-                tool.sink.flush();
+                tool.sink.commit_within(std::time::Duration::from_secs(1));
             }
         });
     }
