@@ -17,6 +17,7 @@ Prints a table, writes raw numbers to $OUT/trace_cost.json.
 
 Usage: python3 bench/trace_cost.py [--kreplay .gpu-bin/kreplay] [--launches 2000] [--steps 20]
                                    [--repeat 3] [--only tiny,sync,mlp] [--ncu-launches 200]
+                                   [--runs=--kernel-trace,...]
 """
 import argparse
 import json
@@ -91,6 +92,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="training steps of the PyTorch MLP")
     ap.add_argument("--repeat", type=int, default=3, help="each run's figure is the fastest of this many")
     ap.add_argument("--only", default="tiny,sync,mlp", help="comma-separated: tiny, sync, mlp")
+    ap.add_argument("--runs", default=",".join(label for label, _ in RUNS),
+                    help="comma-separated kreplay runs to make (default: every one; e.g. --kernel-trace "
+                         "alone, to compare two builds back to back)")
     ap.add_argument("--ncu-launches", type=int, default=200,
                     help="Nsight Compute profiles at most this many dispatches (--launch-count)")
     args = ap.parse_args()
@@ -118,7 +122,11 @@ def main():
         base = loop_ms(stdout)
         reference = app_output(stdout)
         row = {"workload": name, "alone": {"loop_ms": base, "rc": rc}, "runs": {}}
-        for label, flags in RUNS:
+        runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+        unknown = sorted(set(runs) - {label for label, _ in RUNS})
+        if unknown:
+            ap.error(f"--runs {unknown}: give some of {[label for label, _ in RUNS]}")
+        for label, flags in [(label, flags) for label, flags in RUNS if label in runs]:
             wall, rc, stdout, stderr, d = best_of(args.repeat, [kreplay, *argv], work, flags)
             run = {"loop_ms": loop_ms(stdout), "wall_s": wall, "rc": rc,
                    "output_same": app_output(stdout) == reference}
@@ -133,8 +141,9 @@ def main():
                 run["tail"] = (stdout[-600:], stderr[-1500:])
             row["runs"][label] = run
             print(name, "|", label, "|", {k: v for k, v in run.items() if k != "tail"}, flush=True)
-        row["runs"][NCU_LABEL] = ncu_run(argv, row["runs"][ONE_GROUP_LABEL]["dispatches"], base, reference,
-                                         args.ncu_launches, work)
+        if ONE_GROUP_LABEL in row["runs"]:
+            row["runs"][NCU_LABEL] = ncu_run(argv, row["runs"][ONE_GROUP_LABEL]["dispatches"], base, reference,
+                                             args.ncu_launches, work)
         results["workloads"].append(row)
         with open(os.path.join(out, "trace_cost.json"), "w") as f:
             json.dump(results, f, indent=1)
