@@ -10,7 +10,7 @@ use crate::options::CounterOptions;
 use crate::seen::Seen;
 use crate::snapshot::{CudaCapture, CudaSnapshot};
 use crate::state::{DeviceState, UnitState};
-use kreplay_core::backend::{Backend, BackendError, DeviceId};
+use kreplay_core::backend::{Backend, BackendError, DeviceId, Timing};
 use kreplay_counters::profiler::MAX_RANGES;
 use kreplay_counters::setup::{AheadWork, CounterSetup};
 use kreplay_counters::MetricGroups;
@@ -58,6 +58,8 @@ pub struct CudaBackend {
     pub(crate) seen: HashMap<DeviceId, Seen>,
     /// The last tag given to a launch timed without waiting (unique across contexts).
     pub(crate) next_traced_tag: u64,
+    /// Launches read when their context went away, for the engine's next read of their device.
+    pub(crate) traced_orphans: Vec<(DeviceId, u64, Result<Timing, BackendError>)>,
 }
 
 // SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
@@ -104,6 +106,7 @@ impl CudaBackend {
             clock_readers: HashMap::new(),
             seen: HashMap::new(),
             next_traced_tag: 0,
+            traced_orphans: Vec::new(),
         }
         .with_setup()
     }
@@ -207,6 +210,8 @@ impl CudaBackend {
             .map(|(d, _)| *d)
             .collect();
         for device in devices {
+            // The launches timed in it are read while their events exist.
+            self.traced_orphaned(device);
             if let Some(mut state) = self.devices.remove(&device) {
                 // The profiler closed and the spare staging freed first, then the stream,
                 // events and log with the state.

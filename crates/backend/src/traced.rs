@@ -19,8 +19,13 @@ impl CudaBackend {
             return Ok(None);
         };
         let d = self.driver;
+        // In the launch's callback its context is current: no driver call to make it so.
         let ctx = self.state(device)?.ctx;
-        let _ctx = ContextGuard::make_current(d, ctx).map_err(failed)?;
+        let _ctx = if current.ctx == ctx {
+            None
+        } else {
+            Some(ContextGuard::make_current(d, ctx).map_err(failed)?)
+        };
         self.ensure_anchor(device).map_err(failed)?;
         self.next_traced_tag += 1;
         let tag = self.next_traced_tag;
@@ -74,13 +79,21 @@ impl CudaBackend {
     }
 
     /// The issued launches whose end has completed, oldest first, waiting for the oldest until
-    /// `at_least` came back (or none is left).
+    /// `at_least` came back (or none is left); first those read when their context went away.
     pub(crate) fn traced_read(
         &mut self,
         device: DeviceId,
         at_least: usize,
     ) -> Vec<(u64, Result<Timing, BackendError>)> {
-        let mut read = Vec::new();
+        let (mut read, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.traced_orphans)
+            .into_iter()
+            .partition(|(d, _, _)| *d == device);
+        self.traced_orphans = others;
+        let mut read: Vec<(u64, Result<Timing, BackendError>)> = read
+            .drain(..)
+            .map(|(_, tag, timing)| (tag, timing))
+            .collect();
+        let at_least = at_least.saturating_add(read.len());
         let d = self.driver;
         let Some(state) = self.devices.get_mut(&device) else {
             return read;
@@ -120,6 +133,17 @@ impl CudaBackend {
             .old_anchors
             .retain(|(generation, _, _)| *generation >= oldest);
         read
+    }
+}
+
+impl CudaBackend {
+    /// `device`'s context is going away with its events: the launches issued in it are read
+    /// now, waiting for them, and kept for the engine's next read (those never issued have no
+    /// end to wait for).
+    pub(crate) fn traced_orphaned(&mut self, device: DeviceId) {
+        for (tag, timing) in self.traced_read(device, usize::MAX) {
+            self.traced_orphans.push((device, tag, timing));
+        }
     }
 }
 

@@ -49,6 +49,16 @@ pub(crate) fn finish_process() {
                 })
                 .collect();
             tool.debug(&format!("time in callbacks: {}", spent.join(", ")));
+            let stages: Vec<String> = crate::launches::LAUNCH_STAGES
+                .iter()
+                .zip(&tool.launch_stages)
+                .map(|(stage, [count, nanos])| {
+                    let (count, nanos) =
+                        (count.load(Ordering::Relaxed), nanos.load(Ordering::Relaxed));
+                    format!("{stage} {:.2} us", nanos as f64 / 1e3 / count.max(1) as f64)
+                })
+                .collect();
+            tool.debug(&format!("per launch: {}", stages.join(", ")));
             warn_of_other_cupti(tool);
             tool.engine.finish_with(&mut backend);
             tool.phase("records flushed");

@@ -24,6 +24,13 @@ struct PendingLaunch {
     passive: bool,
 }
 
+/// The stages of a launch's callbacks that `KREPLAY_DEBUG` times (`Tool::launch_stages`).
+pub(crate) const LAUNCH_STAGES: [&str; 3] = [
+    "decoding and classifying at ENTER",
+    "the engine at ENTER",
+    "the engine at EXIT",
+];
+
 thread_local! {
     static LAUNCHES: RefCell<Vec<PendingLaunch>> = const { RefCell::new(Vec::new()) };
 }
@@ -56,6 +63,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
     if data.params().is_null() {
         return;
     }
+    let timed = kreplay_cuda::debug::enabled().then(std::time::Instant::now);
     if LAUNCHES.try_with(|_| ()).is_err() {
         // A thread being torn down cannot keep the launch for its EXIT: it runs unprofiled,
         // after any open window has closed.
@@ -105,6 +113,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
     let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream) else {
         return;
     };
+    tool.launch_stage(0, timed);
     enter(tool, data, current, &info);
 }
 
@@ -141,7 +150,9 @@ fn enter_captured(
 fn enter(tool: &'static Tool, data: &DriverData, current: CurrentDispatch, info: &DispatchInfo) {
     let passive = current.is_passive();
     let mut backend = DispatchBackend::new(&tool.backend, &tool.gate, current);
+    let timed = kreplay_cuda::debug::enabled().then(std::time::Instant::now);
     let ticket = tool.engine.launch_enter(&mut backend, info);
+    tool.launch_stage(1, timed);
     keep_pending(PendingLaunch {
         correlation_id: data.correlation_id(),
         ticket,
@@ -189,7 +200,9 @@ pub(crate) fn launch_exit(api: LaunchApi, data: &DriverData) -> bool {
         return true;
     }
     let launch = CudaLaunch::callback(api, data.params());
+    let timed = kreplay_cuda::debug::enabled().then(std::time::Instant::now);
     tool.engine.launch_exit(&mut backend, ticket, &launch);
+    tool.launch_stage(2, timed);
     tool.first_dispatch_done();
     if !passive {
         lock(&tool.backend).end_dispatch();

@@ -11,6 +11,8 @@
 //! it at their kernels' first launch (`resources.rs`), and the application's NVTX calls become
 //! the engine's markers under `--marker-trace` (`markers.rs`; [`initialize_nvtx`] is the
 //! injected library's `InitializeInjectionNvtx2`). Records go to a `DbWriter` (its own thread).
+//! In a run without counters, a thread of its own reads the launches timed without waiting
+//! (`traced_reader.rs`).
 //!
 //! Files, from the top: `start` → `callbacks` → `launches`, `graph_launch`, `calls`,
 //! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` tells
@@ -35,6 +37,7 @@ mod process_info;
 mod resources;
 mod start;
 mod tool;
+mod traced_reader;
 
 pub use markers::initialize_nvtx;
 pub use start::initialize;

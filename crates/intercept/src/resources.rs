@@ -70,8 +70,6 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &ResourceData) {
                 tool.engine
                     .fence_for(&mut backend, "context destruction", DeviceScope::All),
             );
-            // Launches timed without waiting are read while their events exist.
-            tool.engine.collect_every_traced(&mut backend);
             kreplay_cuda::drain::forget_context(data.context());
             // Not waiting long for the backend's lock: its holder may wait in CUPTI for a
             // driver lock this thread holds. Without it, the tool's state for the context stays

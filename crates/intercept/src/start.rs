@@ -100,6 +100,7 @@ pub fn initialize() -> Result<(), String> {
         first_dispatch_done: AtomicBool::new(false),
         module_scans: Default::default(),
         callback_time: Default::default(),
+        launch_stages: Default::default(),
     };
     if !set_tool(tool) {
         return Ok(());
@@ -114,6 +115,11 @@ pub fn initialize() -> Result<(), String> {
     // Every ending of the process (its exit, a signal) runs `finish_process`; a forked child
     // finishes nothing.
     lifecycle::install(Endings::ExitAndSignals, finish_process);
+    // Without counters launches are timed without waiting, and read off the application's
+    // threads.
+    if config.groups.is_empty() {
+        crate::traced_reader::start();
+    }
     if let Some(tool) = set_up_tool() {
         tool.phase("injection ready");
         tool.debug(&format!("injection: {}", laps.summary()));

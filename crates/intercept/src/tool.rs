@@ -46,6 +46,9 @@ pub(crate) struct Tool {
     /// For `KREPLAY_DEBUG`: application callbacks (driver calls, launches, resource events),
     /// their count and nanoseconds spent in each kind (launches include their replays).
     pub callback_time: [[AtomicU64; 2]; 3],
+    /// For `KREPLAY_DEBUG`: where a launch's callbacks spend their time (see
+    /// [`crate::launches::LAUNCH_STAGES`]), count and nanoseconds of each.
+    pub launch_stages: [[AtomicU64; 2]; 3],
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
@@ -110,6 +113,18 @@ impl Tool {
         self.engine.warn_once(key, message);
     }
 
+    /// For `KREPLAY_DEBUG`: adds the time since `since` to launch stage `stage`.
+    pub fn launch_stage(&self, stage: usize, since: Option<std::time::Instant>) {
+        if let Some(since) = since {
+            let [count, nanos] = &self.launch_stages[stage];
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            nanos.fetch_add(
+                since.elapsed().as_nanos() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+    }
+
     /// The backend for an engine call outside a dispatch the tool prepared (a call's fence, a
     /// context's end, the exit): passive on `ctx`, it touches no device for the dispatch.
     pub fn passive_backend(&self, ctx: CUcontext) -> DispatchBackend<'_> {
@@ -166,7 +181,9 @@ impl Tool {
         device: DeviceId,
         words: impl FnOnce() -> Vec<u64>,
     ) -> LaunchKind {
-        if self.engine.config().mode != InProcessMode::KernelReplay {
+        // Nothing is replayed in a run without counters, nor outside kernel replay.
+        let config = self.engine.config();
+        if config.mode != InProcessMode::KernelReplay || config.groups.is_empty() {
             return LaunchKind::Kernel;
         }
         let inventory = self.engine.inventory();

@@ -1,6 +1,8 @@
 //! Launches timed without waiting (`--kernel-trace` without counters): the backend brackets
 //! each with a pair of events and the engine records the dispatch once they have completed,
-//! read before a later launch, after an API call, and at the end of the process (waiting then).
+//! read by the backend's reader thread where it has one ([`Engine::collect_ready_traced`]),
+//! after an API call, before a launch when many are pending, and at the end of the process
+//! (waiting then).
 //! A launch's own thread never waits for the device, so tracing costs it only the bookkeeping.
 
 use super::*;
@@ -13,6 +15,10 @@ use std::sync::atomic::AtomicUsize;
 /// The most launches a device keeps pending before a new one waits for the oldest: bounds the
 /// events and the records held (a few hundred kilobytes).
 pub(super) const TRACED_MOST: usize = 4096;
+
+/// Pending launches past which a new launch first records those that completed (a backend's
+/// own reader, if it has one, normally keeps them fewer).
+pub(super) const TRACED_READ_AT: usize = 256;
 
 /// A dispatch that ran once, as recorded: its dispatch record (when timed) and replay cost.
 pub(super) struct RanOnce {
@@ -85,18 +91,20 @@ impl TracedLaunches {
 }
 
 impl<K: Backend> Engine<K> {
-    /// Starts timing `dispatch`'s launch without waiting for it, when the device can: the
-    /// launches pending on the device whose timings are ready are recorded first (the oldest
-    /// waited for when [`TRACED_MOST`] are pending). `None`: the device cannot, or failed to
-    /// (said once); the caller measures the launch as a unit of one.
+    /// Starts timing `dispatch`'s launch without waiting for it, when the device can. With
+    /// [`TRACED_READ_AT`] launches pending on the device, those whose timings are ready are
+    /// recorded first (the oldest waited for when [`TRACED_MOST`] are). `None`: the device
+    /// cannot, or failed to (said once); the caller measures the launch as a unit of one.
     pub(super) fn trace_launch<B: DeviceOf<K>>(
         &self,
         backend: &mut B,
         device: DeviceId,
     ) -> Option<u64> {
         if self.traced.any() {
-            let full = self.traced.pending_on(device) >= TRACED_MOST;
-            self.collect_traced(backend, device, usize::from(full));
+            let pending = self.traced.pending_on(device);
+            if pending >= TRACED_READ_AT {
+                self.collect_traced(backend, device, usize::from(pending >= TRACED_MOST));
+            }
         }
         match backend.trace_starts(device) {
             Ok(tag) => tag,
