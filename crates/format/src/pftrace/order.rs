@@ -15,7 +15,7 @@
 //!
 //! Records come nearly in both orders (a dispatch's passes close together, dispatches in time
 //! order), so reorder windows ([`super::fast`]) make both and write the events as they come
-//! out. Records further out of order than a window holds make the process's events be written
+//! out (the file's writes on a thread of their own, [`super::offload`]). Records further out of order than a window holds make the process's events be written
 //! again, from the spools, through two external sorts ([`crate::spill`]): the same bytes, more
 //! slowly.
 
@@ -24,7 +24,7 @@ use super::spilled::{encode_record, CostFacts, Names};
 use super::spool::Spool;
 use super::traces;
 use super::window::is_not_ordered;
-use super::{fast, track_name, write_track, PACKET_FIELD};
+use super::{fast, offload, track_name, write_track, PACKET_FIELD};
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
 use crate::spill::{Key, Sorter};
@@ -64,8 +64,17 @@ pub(super) fn write_events(
         names: &gathered.names,
     };
     let spools = (&mut gathered.costs, &mut gathered.records);
+    out.flush()?;
     let start = out.stream_position()?;
-    match fast::write_events(out, &context, (spools.0, spools.1), (spill_dir, ticker)) {
+    let windowed = offload::with_writer_thread(out.get_mut(), |mut file| {
+        fast::write_events(
+            &mut file,
+            &context,
+            (spools.0, spools.1),
+            (spill_dir, ticker),
+        )
+    });
+    match windowed {
         Err(e) if is_not_ordered(&e) => {
             #[cfg(test)]
             fast::FELL_BACK.with(|n| n.set(n.get() + 1));
