@@ -55,14 +55,16 @@ pub(super) fn time_key_of(bytes: &[u8]) -> TimeKey {
     )
 }
 
-/// Where events go, each its key and its packet (length-delimited).
+/// Where the dispatches' events go, each its key and the event at its time.
 pub(super) trait Sink {
-    fn event(&mut self, key: &TimeKey, packet: &[u8]) -> io::Result<()>;
+    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()>;
 }
 
 impl Sink for Sorter {
-    fn event(&mut self, key: &TimeKey, packet: &[u8]) -> io::Result<()> {
-        self.push_bytes(&key_bytes(key), packet)
+    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()> {
+        let mut packet = Vec::new();
+        event.packet(key.0, &mut packet);
+        self.push_bytes(&key_bytes(key), &packet)
     }
 }
 
@@ -84,8 +86,8 @@ pub(super) struct Context<'a> {
     pub(super) names: &'a Names,
 }
 
-/// Puts the tracing records' events (see [`traces`]) into `sink`.
-pub(super) fn trace_events(context: &Context, sink: &mut dyn Sink) -> io::Result<()> {
+/// Puts the tracing records' events (see [`traces`]) into `sorter`.
+pub(super) fn trace_events(context: &Context, sorter: &mut Sorter) -> io::Result<()> {
     let mut packet = Vec::new();
     traces::push_events(
         context.process,
@@ -97,7 +99,7 @@ pub(super) fn trace_events(context: &Context, sink: &mut dyn Sink) -> io::Result
                 ..Default::default()
             };
             encode_packet(event, &mut packet);
-            sink.event(&time_key(at, not_begin, seq), &packet)
+            sorter.push_bytes(&key_bytes(&time_key(at, not_begin, seq)), &packet)
         },
     )
 }
@@ -164,7 +166,6 @@ pub(super) struct Events<'a> {
     context: &'a Context<'a>,
     sink: &'a mut dyn Sink,
     event: wire::Event,
-    packet: Vec<u8>,
     /// A dispatch's devices and counter values (see [`Events::counter_points`]).
     agents: Vec<(u64, (u64, u64), u32)>,
     values: Vec<(u64, u32, u32, f64)>,
@@ -176,7 +177,6 @@ impl<'a> Events<'a> {
             context,
             sink,
             event: wire::Event::default(),
-            packet: Vec::new(),
             agents: Vec::new(),
             values: Vec::new(),
         }
@@ -275,7 +275,6 @@ impl<'a> Events<'a> {
 
     /// Puts the event made last, encoded as its packet, into the sink.
     fn push(&mut self, at: (u64, u8, u64, u64), not_begin: bool, seq: u64) -> io::Result<()> {
-        self.event.packet(at.0, &mut self.packet);
-        self.sink.event(&time_key(at, not_begin, seq), &self.packet)
+        self.sink.event(&time_key(at, not_begin, seq), &self.event)
     }
 }

@@ -9,7 +9,7 @@ use super::events::{self, time_key_of, Context, Dispatch, Events, Sink, TimeKey,
 use super::order::BY_DISPATCH_KEY;
 use super::spool::{Spool, SpoolReader};
 use super::window::Window;
-use super::PACKET_FIELD;
+use super::{wire, PACKET_FIELD};
 use crate::progress::Ticker;
 use crate::spill::{Sorted, Sorter};
 use std::io::{self, Write};
@@ -171,10 +171,10 @@ impl<'o, W: Write> InTime<'o, W> {
 }
 
 impl<W: Write> Sink for InTime<'_, W> {
-    fn event(&mut self, key: &TimeKey, packet: &[u8]) -> io::Result<()> {
+    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()> {
         let mut field = self.window.buffer();
         field.push(PACKET_FIELD);
-        field.extend_from_slice(packet);
+        event.packet(key.0, &mut field);
         self.window.push(*key, field)?;
         if self.window.is_full() {
             let (key, field) = self.window.pop().expect("a full window");

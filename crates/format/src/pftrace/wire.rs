@@ -124,7 +124,7 @@ impl Event {
         self.body.extend_from_slice(&flow.to_le_bytes());
     }
 
-    /// Sets `packet` to the `TracePacket` of this event at `time`, on the writer's sequence,
+    /// Appends to `packet` the `TracePacket` of this event at `time`, on the writer's sequence,
     /// length-delimited (what follows [`super::PACKET_FIELD`], as `encode_packet` gives it).
     pub(super) fn packet(&self, time: u64, packet: &mut Vec<u8>) {
         let len = 1
@@ -134,7 +134,6 @@ impl Event {
             + 1
             + varint_len(self.body.len() as u64)
             + self.body.len();
-        packet.clear();
         varint(packet, len as u64);
         key(packet, 8, VARINT);
         varint(packet, time);
