@@ -245,7 +245,7 @@ pub struct CounterSample {
 /// A replayed dispatch yields one record per pass, all with the same `dispatch_id` and
 /// `correlation_id`, and `replay_pass` 0, 1, ... . A run without kernel replay has
 /// `replay_pass == None`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DispatchRecord {
     pub dispatch_id: u64,
     pub replay_pass: Option<u32>,

@@ -55,8 +55,8 @@ impl Key {
         self
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
     }
 }
 
@@ -90,10 +90,10 @@ impl Sorter {
     }
 
     /// Adds an item: `key` (of the sorter's key length), then `payload`.
-    pub(crate) fn push(&mut self, key: &Key, payload: &[u8]) -> io::Result<()> {
+    pub(crate) fn push_bytes(&mut self, key: &[u8], payload: &[u8]) -> io::Result<()> {
         debug_assert_eq!(key.len(), self.key_len);
         let at = self.arena.len();
-        self.arena.extend_from_slice(&key.0);
+        self.arena.extend_from_slice(key);
         self.arena.extend_from_slice(payload);
         self.items.push((at, self.arena.len() - at));
         if self.arena.len() + self.items.len() * 16 >= self.budget {
@@ -145,31 +145,53 @@ impl Sorter {
 
     /// Calls `each` with every item's key and payload, in key order.
     pub(crate) fn drain(
-        mut self,
+        self,
         mut each: impl FnMut(&[u8], &[u8]) -> io::Result<()>,
     ) -> io::Result<()> {
         let key_len = self.key_len;
+        let mut sorted = self.into_sorted()?;
+        while let Some(done) = sorted.next_with(|item| each(&item[..key_len], &item[key_len..]))? {
+            done?;
+        }
+        Ok(())
+    }
+
+    /// The items, to be read one at a time in key order.
+    pub(crate) fn into_sorted(mut self) -> io::Result<Sorted> {
         if self.runs.is_empty() {
             self.sorted_in_memory();
-            for &(at, len) in &self.items {
-                let item = &self.arena[at..at + len];
-                each(&item[..key_len], &item[key_len..])?;
-            }
-            return Ok(());
+            return Ok(Sorted::Memory(self.arena, self.items.into_iter()));
         }
         if !self.items.is_empty() {
             self.spill()?;
         }
-        let mut merged = Merge::new(std::mem::take(&mut self.runs), key_len)?;
-        while let Some(item) = merged.next_item()? {
-            each(&item[..key_len], &item[key_len..])?;
-        }
-        Ok(())
+        Ok(Sorted::Runs(Merge::new(
+            std::mem::take(&mut self.runs),
+            self.key_len,
+        )?))
+    }
+}
+
+/// A sorter's items in key order.
+pub(crate) enum Sorted {
+    Memory(Vec<u8>, std::vec::IntoIter<(usize, usize)>),
+    Runs(Merge),
+}
+
+impl Sorted {
+    /// Calls `with` with the next item (key and payload); `None` after the last.
+    pub(crate) fn next_with<R>(&mut self, with: impl FnOnce(&[u8]) -> R) -> io::Result<Option<R>> {
+        Ok(match self {
+            Sorted::Memory(arena, items) => {
+                items.next().map(|(at, len)| with(&arena[at..at + len]))
+            }
+            Sorted::Runs(merge) => merge.next_item()?.map(|item| with(&item)),
+        })
     }
 }
 
 /// The runs' items in key order: each run's next item in a heap.
-struct Merge {
+pub(crate) struct Merge {
     readers: Vec<BufReader<File>>,
     heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
     key_len: usize,
@@ -232,7 +254,7 @@ mod tests {
         for (seq, value) in values.iter().enumerate() {
             let key = Key::new().u64(*value).u64(seq as u64);
             sorter
-                .push(&key, &value.to_le_bytes()[..(value % 8) as usize])
+                .push_bytes(key.bytes(), &value.to_le_bytes()[..(value % 8) as usize])
                 .unwrap();
         }
         let mut out = Vec::new();

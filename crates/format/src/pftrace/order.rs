@@ -5,35 +5,40 @@
 //! earlier slices, then zero-length slices (each begin just before its end), then begins, so
 //! back-to-back slices stay apart and none ends before it begins; then by track and dispatch.
 //!
-//! Two external sorts ([`crate::spill`]) make that order without holding the run:
+//! The read that finds the tracks keeps the records and replay costs in spools ([`spool`]); two
+//! orders are then made from them without holding the run:
 //! 1. by dispatch: each dispatch's records and its replay cost come together, so that a slice
 //!    gets its dispatch's cache state and clocks, and a counter track its dispatch's value (the
 //!    lowest pass that measured the counter) over its application execution (its lowest pass);
 //! 2. by time: the events, already encoded as packets, keyed as above (then by the record's
 //!    place in the run, so that the order is the one a stable sort of them all would give).
+//!
+//! Records come nearly in both orders (a dispatch's passes close together, dispatches in time
+//! order), so reorder windows ([`super::fast`]) make both and write the events as they come
+//! out (the file's writes on a thread of their own, [`super::offload`]). Records further out of order than a window holds make the process's events be written
+//! again, from the spools, through two external sorts ([`crate::spill`]): the same bytes, more
+//! slowly.
 
-use super::spilled::{decode_record, encode_record, CostFacts, Names};
-use super::traces::{self, TraceTracks};
-use super::{
-    annotations, encode_packet, kernel_name, track_name, write_track, EventType, TracePacket,
-    TrackEvent, BEGIN, CATEGORY, EMPTY, END, PACKET_FIELD,
-};
+use super::events::{self, Context, Dispatch, Events, Tracks, BY_TIME_KEY};
+use super::spilled::{encode_record, CostFacts, Names};
+use super::spool::Spool;
+use super::traces;
+use super::window::is_not_ordered;
+use super::{fast, offload, track_name, write_track, PACKET_FIELD};
 use crate::progress::Ticker;
-use crate::records::DispatchRecord;
 use crate::run::ProcessRun;
 use crate::spill::{Key, Sorter};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::io::{self, Write};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// Key of the sort by dispatch: dispatch id, cost (0) or record (1), place in the run.
-const BY_DISPATCH_KEY: usize = 8 + 1 + 8;
-/// Key of the sort by time: time, class, track, dispatch id, not a begin, place in the run.
-const BY_TIME_KEY: usize = 8 + 1 + 8 + 8 + 1 + 8;
+/// Key of the order by dispatch: dispatch id, cost (0) or record (1), place in the run.
+pub(super) const BY_DISPATCH_KEY: usize = 8 + 1 + 8;
 
 /// Writes `process`'s tracks (under its track `process_uuid`) and its events.
 pub(super) fn write_events(
-    out: &mut impl Write,
+    out: &mut BufWriter<File>,
     process: &ProcessRun,
     process_uuid: u64,
     replay: bool,
@@ -51,50 +56,69 @@ pub(super) fn write_events(
         launched,
         first,
     )?;
-    let mut by_time = Sorter::new(BY_TIME_KEY, spill_dir);
-    let mut events = Events {
+    let context = Context {
         process,
         replay,
         tracks: &tracks,
         traced: &traced,
         names: &gathered.names,
-        by_time: &mut by_time,
-        packet: Vec::new(),
     };
+    let spools = (&mut gathered.costs, &mut gathered.records);
+    out.flush()?;
+    let start = out.stream_position()?;
+    let windowed = offload::with_writer_thread(out.get_mut(), |mut file| {
+        fast::write_events(
+            &mut file,
+            &context,
+            (spools.0, spools.1),
+            (spill_dir, ticker),
+        )
+    });
+    match windowed {
+        Err(e) if is_not_ordered(&e) => {
+            #[cfg(test)]
+            fast::FELL_BACK.with(|n| n.set(n.get() + 1));
+            out.seek(SeekFrom::Start(start))?;
+            out.get_ref().set_len(start)?;
+            write_sorted(out, &context, spools, (spill_dir, ticker))
+        }
+        done => done,
+    }
+}
+
+/// The events through two external sorts: by dispatch, then by time.
+fn write_sorted(
+    out: &mut impl Write,
+    context: &Context,
+    (costs, records): (&mut Spool, &mut Spool),
+    (spill_dir, ticker): (&Path, &Ticker),
+) -> io::Result<()> {
+    let mut by_dispatch = Sorter::new(BY_DISPATCH_KEY, spill_dir);
+    let mut item = Vec::new();
+    for spool in [costs, records] {
+        let mut reader = spool.read()?;
+        while reader.next_into(&mut item)? {
+            let (key, payload) = item.split_at(BY_DISPATCH_KEY);
+            by_dispatch.push_bytes(key, payload)?;
+        }
+    }
+    let mut by_time = Sorter::new(BY_TIME_KEY, spill_dir);
+    let mut events = Events::new(context, &mut by_time);
     let mut dispatch = Dispatch::default();
-    gathered.by_dispatch.drain(|key, payload| {
-        let dispatch_id = u64::from_be_bytes(key[..8].try_into().expect("8 bytes"));
-        if dispatch.id != Some(dispatch_id) {
-            events.dispatch(&std::mem::take(&mut dispatch))?;
-            dispatch.id = Some(dispatch_id);
-        }
-        let seq = u64::from_be_bytes(key[9..17].try_into().expect("8 bytes"));
-        match key[8] {
-            // A later cost of the same dispatch id replaces an earlier one.
-            0 => dispatch.cost = Some(CostFacts::decode(payload)?),
-            _ => {
-                ticker.tick();
-                dispatch
-                    .records
-                    .push((seq, decode_record(payload, events.names)?))
-            }
-        }
-        Ok(())
-    })?;
-    events.dispatch(&dispatch)?;
-    traces::push_events(process, &traced, &mut |at, not_begin, seq, event| {
-        events.push(at, not_begin, seq, event)
-    })?;
+    by_dispatch.drain(|key, payload| dispatch.add(key, payload, &mut events, ticker))?;
+    dispatch.finish(&mut events)?;
+    events::trace_events(context, &mut by_time)?;
     by_time.drain(|_, packet| {
         out.write_all(&[PACKET_FIELD])?;
         out.write_all(packet)
     })
 }
 
-/// What one read of the records gives: the tracks they need, and the records and costs sorted by
-/// dispatch.
+/// What one read of the records gives: the tracks they need, and the costs and records in spools
+/// (each keyed for the order by dispatch).
 struct Gathered {
-    by_dispatch: Sorter,
+    costs: Spool,
+    records: Spool,
     names: Names,
     slice_tracks: BTreeSet<(u64, u64, u32)>,
     /// (agent, counter number) of every counter value.
@@ -111,7 +135,8 @@ impl Gathered {
         launches: &HashSet<u64>,
     ) -> io::Result<Gathered> {
         let mut gathered = Gathered {
-            by_dispatch: Sorter::new(BY_DISPATCH_KEY, spill_dir),
+            costs: Spool::new(spill_dir)?,
+            records: Spool::new(spill_dir)?,
             names: Names::default(),
             slice_tracks: BTreeSet::new(),
             counter_tracks: HashSet::new(),
@@ -124,7 +149,7 @@ impl Gathered {
             payload.clear();
             CostFacts::of(&cost).encode(&mut payload);
             let key = Key::new().u64(cost.dispatch_id).u8(0).u64(seq as u64);
-            gathered.by_dispatch.push(&key, &payload)?;
+            gathered.costs.push(key.bytes(), &payload)?;
         }
         for (seq, record) in process.each_dispatch().enumerate() {
             let record = record.map_err(io::Error::other)?;
@@ -143,7 +168,7 @@ impl Gathered {
                 gathered.counter_tracks.insert((record.agent_id, number));
             }
             let key = Key::new().u64(record.dispatch_id).u8(1).u64(seq as u64);
-            gathered.by_dispatch.push(&key, &payload)?;
+            gathered.records.push(key.bytes(), &payload)?;
         }
         Ok(gathered)
     }
@@ -176,159 +201,5 @@ impl Gathered {
         }
         tracks.next_uuid = next_uuid;
         Ok(tracks)
-    }
-}
-
-/// Track uuids: slices by (agent, stream, pass), counters by (agent, counter number).
-#[derive(Default)]
-struct Tracks {
-    slices: HashMap<(u64, u64, u32), u64>,
-    counters: HashMap<(u64, u32), u64>,
-    /// The first uuid after these tracks'.
-    next_uuid: u64,
-}
-
-/// One dispatch id's cost and records (with their places in the run), as the sort by dispatch
-/// brings them.
-#[derive(Default)]
-struct Dispatch {
-    id: Option<u64>,
-    cost: Option<CostFacts>,
-    records: Vec<(u64, DispatchRecord)>,
-}
-
-/// Makes a dispatch's events and puts them in the sort by time.
-struct Events<'a> {
-    process: &'a ProcessRun,
-    replay: bool,
-    tracks: &'a Tracks,
-    traced: &'a TraceTracks,
-    names: &'a Names,
-    by_time: &'a mut Sorter,
-    packet: Vec<u8>,
-}
-
-impl Events<'_> {
-    fn dispatch(&mut self, dispatch: &Dispatch) -> io::Result<()> {
-        for (seq, record) in &dispatch.records {
-            self.slice(*seq, record, dispatch.cost.as_ref())?;
-        }
-        self.counter_points(&dispatch.records)
-    }
-
-    /// The begin and end of a record's slice.
-    fn slice(
-        &mut self,
-        seq: u64,
-        record: &DispatchRecord,
-        cost: Option<&CostFacts>,
-    ) -> io::Result<()> {
-        let pass = record.replay_pass.unwrap_or(0);
-        let uuid = self.tracks.slices[&(record.agent_id, record.stream_id, pass)];
-        let end = record.end_ns.max(record.start_ns);
-        let class = if end == record.start_ns { EMPTY } else { BEGIN };
-        let begin = TrackEvent {
-            debug_annotations: annotations(self.process, record, self.replay, cost),
-            r#type: Some(EventType::SliceBegin as i32),
-            track_uuid: Some(uuid),
-            categories: vec![CATEGORY.to_string()],
-            name: Some(kernel_name(self.process, record)),
-            terminating_flow_ids: match pass {
-                0 => self
-                    .traced
-                    .flow_to(record.correlation_id)
-                    .into_iter()
-                    .collect(),
-                _ => Vec::new(),
-            },
-            ..Default::default()
-        };
-        let at = (record.start_ns, class, uuid, record.dispatch_id);
-        self.push(at, false, seq, begin)?;
-        let end_event = TrackEvent {
-            r#type: Some(EventType::SliceEnd as i32),
-            track_uuid: Some(uuid),
-            ..Default::default()
-        };
-        let end_class = if class == EMPTY { EMPTY } else { END };
-        self.push(
-            (end, end_class, uuid, record.dispatch_id),
-            true,
-            seq,
-            end_event,
-        )
-    }
-
-    /// Per device and counter, the dispatch's value over its application execution (its lowest
-    /// pass) and 0 from its end; the value is the lowest pass's that measured the counter. A
-    /// zero-length dispatch has both at one time, the value first.
-    fn counter_points(&mut self, records: &[(u64, DispatchRecord)]) -> io::Result<()> {
-        // agent -> (application execution's start and end, its pass, counter -> (pass, value)).
-        type Values = BTreeMap<u32, (u32, f64)>;
-        let mut agents: BTreeMap<u64, ((u64, u64), u32, Values)> = BTreeMap::new();
-        for (_, record) in records {
-            let pass = record.replay_pass.unwrap_or(0);
-            let times = (record.start_ns, record.end_ns.max(record.start_ns));
-            let entry = agents
-                .entry(record.agent_id)
-                .or_insert((times, pass, BTreeMap::new()));
-            if pass < entry.1 {
-                (entry.0, entry.1) = (times, pass);
-            }
-            for sample in &record.counters {
-                let number = self.names.known(&sample.name)?;
-                let value = entry.2.entry(number).or_insert((pass, sample.value));
-                if pass < value.0 {
-                    *value = (pass, sample.value);
-                }
-            }
-        }
-        let Some(dispatch_id) = records.first().map(|(_, r)| r.dispatch_id) else {
-            return Ok(());
-        };
-        for (agent, ((start, end), _, values)) in agents {
-            let (rise, fall) = if end == start {
-                (EMPTY, EMPTY)
-            } else {
-                (BEGIN, END)
-            };
-            for (number, (_, value)) in values {
-                let uuid = self.tracks.counters[&(agent, number)];
-                for (seq, time, class, value) in [(0, start, rise, value), (1, end, fall, 0.0)] {
-                    let point = TrackEvent {
-                        r#type: Some(EventType::Counter as i32),
-                        track_uuid: Some(uuid),
-                        double_counter_value: Some(value),
-                        ..Default::default()
-                    };
-                    self.push((time, class, uuid, dispatch_id), true, seq, point)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Puts an event, encoded as its packet, in the sort by time.
-    fn push(
-        &mut self,
-        (time, class, uuid, dispatch_id): (u64, u8, u64, u64),
-        not_begin: bool,
-        seq: u64,
-        event: TrackEvent,
-    ) -> io::Result<()> {
-        let packet = TracePacket {
-            timestamp: Some(time),
-            track_event: Some(event),
-            ..Default::default()
-        };
-        encode_packet(packet, &mut self.packet);
-        let key = Key::new()
-            .u64(time)
-            .u8(class)
-            .u64(uuid)
-            .u64(dispatch_id)
-            .u8(u8::from(not_begin))
-            .u64(seq);
-        self.by_time.push(&key, &self.packet)
     }
 }

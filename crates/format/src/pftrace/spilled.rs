@@ -117,48 +117,66 @@ pub(super) fn encode_record(record: &DispatchRecord, names: &mut Names, out: &mu
 }
 
 /// The record [`encode_record`] wrote.
+#[cfg(test)]
 pub(super) fn decode_record(bytes: &[u8], names: &Names) -> io::Result<DispatchRecord> {
+    let mut record = DispatchRecord::default();
+    decode_record_into(bytes, names, &mut record)?;
+    Ok(record)
+}
+
+/// Sets `record` to the record [`encode_record`] wrote, in the strings and lists it holds.
+pub(super) fn decode_record_into(
+    bytes: &[u8],
+    names: &Names,
+    record: &mut DispatchRecord,
+) -> io::Result<()> {
     let mut at = Reader { bytes, at: 0 };
-    let (dispatch_id, correlation_id, agent_id, stream_id) =
+    (
+        record.dispatch_id,
+        record.correlation_id,
+        record.agent_id,
+        record.stream_id,
+    ) = (at.u64()?, at.u64()?, at.u64()?, at.u64()?);
+    (record.tid, record.kernel_id, record.start_ns, record.end_ns) =
         (at.u64()?, at.u64()?, at.u64()?, at.u64()?);
-    let (tid, kernel_id, start_ns, end_ns) = (at.u64()?, at.u64()?, at.u64()?, at.u64()?);
-    let (pid, dynamic_shared_bytes) = (at.u32()?, at.u32()?);
-    let grid = [at.u32()?, at.u32()?, at.u32()?];
-    let block = [at.u32()?, at.u32()?, at.u32()?];
-    let replay_pass = match at.u64()? {
+    (record.pid, record.dynamic_shared_bytes) = (at.u32()?, at.u32()?);
+    record.grid = [at.u32()?, at.u32()?, at.u32()?];
+    record.block = [at.u32()?, at.u32()?, at.u32()?];
+    record.replay_pass = match at.u64()? {
         0 => None,
         pass => Some((pass - 1) as u32),
     };
     let count = at.u32()? as usize;
-    let mut counters = Vec::with_capacity(count);
-    for _ in 0..count {
-        let name = names.name(at.u32()?)?.to_string();
+    record.counters.truncate(count);
+    for index in 0..count {
+        let name = names.name(at.u32()?)?;
         let value = f64::from_bits(at.u64()?);
-        counters.push(CounterSample { name, value });
+        match record.counters.get_mut(index) {
+            Some(sample) => {
+                sample.name.clear();
+                sample.name.push_str(name);
+                sample.value = value;
+            }
+            None => record.counters.push(CounterSample {
+                name: name.to_string(),
+                value,
+            }),
+        }
     }
     let count = at.u32()? as usize;
-    let mut ranges = Vec::with_capacity(count);
-    for _ in 0..count {
+    record.ranges.truncate(count);
+    for index in 0..count {
         let len = at.u32()? as usize;
-        ranges.push(at.text(len)?);
+        let text = at.text(len)?;
+        match record.ranges.get_mut(index) {
+            Some(range) => {
+                range.clear();
+                range.push_str(text);
+            }
+            None => record.ranges.push(text.to_string()),
+        }
     }
-    Ok(DispatchRecord {
-        dispatch_id,
-        replay_pass,
-        correlation_id,
-        agent_id,
-        stream_id,
-        pid,
-        tid,
-        kernel_id,
-        grid,
-        block,
-        dynamic_shared_bytes,
-        start_ns,
-        end_ns,
-        counters,
-        ranges,
-    })
+    Ok(())
 }
 
 struct Reader<'a> {
@@ -184,13 +202,13 @@ impl Reader<'_> {
         Ok(u64::from_le_bytes(self.take()?))
     }
 
-    fn text(&mut self, len: usize) -> io::Result<String> {
+    fn text(&mut self, len: usize) -> io::Result<&str> {
         let field = self
             .bytes
             .get(self.at..self.at + len)
             .ok_or_else(|| io::Error::other("a sorted record ends early"))?;
         self.at += len;
-        String::from_utf8(field.to_vec()).map_err(io::Error::other)
+        std::str::from_utf8(field).map_err(io::Error::other)
     }
 }
 

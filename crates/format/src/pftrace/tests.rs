@@ -200,3 +200,44 @@ fn a_trace_sorted_through_files_is_the_one_sorted_in_memory() {
     // Only the trace is left in the folder: the sort's files are gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
+
+#[test]
+fn the_reorder_windows_and_the_sorts_they_fall_back_to_write_the_same_trace() {
+    let mut run = RunData::from_records(testdata::recorded_run(42));
+    // A second process with costs and records out of order, a third with a zero-length slice.
+    let mut other = run.processes[0].clone();
+    other.process.pid += 1;
+    other.costs.reverse();
+    other.dispatches.swap(0, 3);
+    run.processes.push(other);
+    let mut zero = run.processes[0].clone();
+    zero.process.pid += 2;
+    zero.dispatches[1].end_ns = zero.dispatches[1].start_ns;
+    run.processes.push(zero);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, windows: (usize, usize), budget: usize| {
+        let path = dir.path().join(name);
+        fast::TEST_WINDOWS.with(|w| w.set(windows));
+        fast::FELL_BACK.with(|n| n.set(0));
+        crate::spill::TEST_BUDGET.with(|b| b.set(budget));
+        write_pftrace(&run, &path).unwrap();
+        crate::spill::TEST_BUDGET.with(|b| b.set(crate::spill::MEMORY_BUDGET));
+        fast::TEST_WINDOWS.with(|w| w.set((4096, 16384)));
+        (
+            std::fs::read(path).unwrap(),
+            fast::FELL_BACK.with(|n| n.get()),
+        )
+    };
+    let (windowed, fell_back) = write("w.pftrace", (4096, 16384), usize::MAX);
+    assert_eq!(fell_back, 0);
+    // Windows too small for the order: every process falls back, in memory or through files.
+    for (name, budget) in [("m.pftrace", usize::MAX), ("s.pftrace", 64)] {
+        let (sorted, fell_back) = write(name, (1, 1), budget);
+        assert_eq!(fell_back, 3, "{name}");
+        assert!(sorted == windowed, "{name}: not the windows' trace");
+    }
+    // Windows just large enough for some processes.
+    let (mixed, _) = write("x.pftrace", (3, 8), usize::MAX);
+    assert!(mixed == windowed);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+}

@@ -1,0 +1,280 @@
+//! A process's events, each encoded as its packet and handed with its key in the order by time
+//! (see [`super::order`]) to a [`Sink`]: the external sort, or the reorder window that writes
+//! them out.
+
+use super::spilled::{decode_record_into, CostFacts, Names};
+use super::traces::{self, TraceTracks};
+use super::{
+    annotations, encode_packet, kernel_name, wire, EventType, TracePacket, BEGIN, CATEGORY, EMPTY,
+    END,
+};
+use crate::progress::Ticker;
+use crate::records::DispatchRecord;
+use crate::run::ProcessRun;
+use crate::spill::Sorter;
+use std::collections::HashMap;
+use std::io;
+
+/// Key of the order by time: time, class, track, dispatch id (or the order of a tracing
+/// record's event), not a begin, place in the run.
+pub(super) type TimeKey = (u64, u8, u64, u64, u8, u64);
+
+/// A [`TimeKey`]'s length in bytes, big-endian: compared as bytes, keys sort as the tuples do.
+pub(super) const BY_TIME_KEY: usize = 8 + 1 + 8 + 8 + 1 + 8;
+
+/// The key of an event at (time, class, track, order), `not_begin`, `seq`.
+pub(super) fn time_key(
+    (time, class, uuid, order): (u64, u8, u64, u64),
+    not_begin: bool,
+    seq: u64,
+) -> TimeKey {
+    (time, class, uuid, order, u8::from(not_begin), seq)
+}
+
+fn key_bytes(&(time, class, uuid, order, not_begin, seq): &TimeKey) -> [u8; BY_TIME_KEY] {
+    let mut key = [0u8; BY_TIME_KEY];
+    key[..8].copy_from_slice(&time.to_be_bytes());
+    key[8] = class;
+    key[9..17].copy_from_slice(&uuid.to_be_bytes());
+    key[17..25].copy_from_slice(&order.to_be_bytes());
+    key[25] = not_begin;
+    key[26..].copy_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// The key [`key_bytes`] wrote (the first [`BY_TIME_KEY`] bytes of `bytes`).
+pub(super) fn time_key_of(bytes: &[u8]) -> TimeKey {
+    let u64_at = |at: usize| u64::from_be_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    (
+        u64_at(0),
+        bytes[8],
+        u64_at(9),
+        u64_at(17),
+        bytes[25],
+        u64_at(26),
+    )
+}
+
+/// Where the dispatches' events go, each its key and the event at its time.
+pub(super) trait Sink {
+    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()>;
+}
+
+impl Sink for Sorter {
+    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()> {
+        let mut packet = Vec::new();
+        event.packet(key.0, &mut packet);
+        self.push_bytes(&key_bytes(key), &packet)
+    }
+}
+
+/// Track uuids: slices by (agent, stream, pass), counters by (agent, counter number).
+#[derive(Default)]
+pub(super) struct Tracks {
+    pub(super) slices: HashMap<(u64, u64, u32), u64>,
+    pub(super) counters: HashMap<(u64, u32), u64>,
+    /// The first uuid after these tracks'.
+    pub(super) next_uuid: u64,
+}
+
+/// What a process's events are made from, besides its records.
+pub(super) struct Context<'a> {
+    pub(super) process: &'a ProcessRun,
+    pub(super) replay: bool,
+    pub(super) tracks: &'a Tracks,
+    pub(super) traced: &'a TraceTracks,
+    pub(super) names: &'a Names,
+}
+
+/// Puts the tracing records' events (see [`traces`]) into `sorter`.
+pub(super) fn trace_events(context: &Context, sorter: &mut Sorter) -> io::Result<()> {
+    let mut packet = Vec::new();
+    traces::push_events(
+        context.process,
+        context.traced,
+        &mut |at, not_begin, seq, event| {
+            let event = TracePacket {
+                timestamp: Some(at.0),
+                track_event: Some(event),
+                ..Default::default()
+            };
+            encode_packet(event, &mut packet);
+            sorter.push_bytes(&key_bytes(&time_key(at, not_begin, seq)), &packet)
+        },
+    )
+}
+
+/// One dispatch id's cost and records (with their places in the run), as the order by dispatch
+/// brings them.
+#[derive(Default)]
+pub(super) struct Dispatch {
+    id: Option<u64>,
+    cost: Option<CostFacts>,
+    /// The first `taken` of these (the others: room for the next dispatch's records).
+    records: Vec<(u64, DispatchRecord)>,
+    taken: usize,
+}
+
+impl Dispatch {
+    /// Takes the next item in the order by dispatch (key: dispatch id, cost (0) or record (1),
+    /// place in the run); a new dispatch id makes the events of the one before.
+    pub(super) fn add(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        events: &mut Events,
+        ticker: &Ticker,
+    ) -> io::Result<()> {
+        let dispatch_id = u64::from_be_bytes(key[..8].try_into().expect("8 bytes"));
+        if self.id != Some(dispatch_id) {
+            self.finish(events)?;
+            self.id = Some(dispatch_id);
+        }
+        let seq = u64::from_be_bytes(key[9..17].try_into().expect("8 bytes"));
+        match key[8] {
+            // A later cost of the same dispatch id replaces an earlier one.
+            0 => self.cost = Some(CostFacts::decode(payload)?),
+            _ => {
+                ticker.tick();
+                if self.taken == self.records.len() {
+                    self.records.push((0, DispatchRecord::default()));
+                }
+                let (place, record) = &mut self.records[self.taken];
+                decode_record_into(payload, events.context.names, record)?;
+                *place = seq;
+                self.taken += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the events of the dispatch taken last.
+    pub(super) fn finish(&mut self, events: &mut Events) -> io::Result<()> {
+        let records = &self.records[..self.taken];
+        for (seq, record) in records {
+            events.slice(*seq, record, self.cost.as_ref())?;
+        }
+        events.counter_points(records)?;
+        self.taken = 0;
+        self.cost = None;
+        Ok(())
+    }
+}
+
+/// Makes a dispatch's events and puts them into a sink.
+pub(super) struct Events<'a> {
+    context: &'a Context<'a>,
+    sink: &'a mut dyn Sink,
+    event: wire::Event,
+    /// A dispatch's devices and counter values (see [`Events::counter_points`]).
+    agents: Vec<(u64, (u64, u64), u32)>,
+    values: Vec<(u64, u32, u32, f64)>,
+}
+
+impl<'a> Events<'a> {
+    pub(super) fn new(context: &'a Context<'a>, sink: &'a mut dyn Sink) -> Self {
+        Events {
+            context,
+            sink,
+            event: wire::Event::default(),
+            agents: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// The begin and end of a record's slice.
+    fn slice(
+        &mut self,
+        seq: u64,
+        record: &DispatchRecord,
+        cost: Option<&CostFacts>,
+    ) -> io::Result<()> {
+        let context = self.context;
+        let pass = record.replay_pass.unwrap_or(0);
+        let uuid = context.tracks.slices[&(record.agent_id, record.stream_id, pass)];
+        let end = record.end_ns.max(record.start_ns);
+        let class = if end == record.start_ns { EMPTY } else { BEGIN };
+        self.event.clear();
+        annotations(
+            &mut self.event,
+            context.process,
+            record,
+            context.replay,
+            cost,
+        );
+        self.event.kind(EventType::SliceBegin, uuid);
+        self.event
+            .named(CATEGORY, &kernel_name(context.process, record));
+        if pass == 0 {
+            if let Some(flow) = context.traced.flow_to(record.correlation_id) {
+                self.event.terminating_flow(flow);
+            }
+        }
+        let at = (record.start_ns, class, uuid, record.dispatch_id);
+        self.push(at, false, seq)?;
+        self.event.clear();
+        self.event.kind(EventType::SliceEnd, uuid);
+        let end_class = if class == EMPTY { EMPTY } else { END };
+        self.push((end, end_class, uuid, record.dispatch_id), true, seq)
+    }
+
+    /// Per device and counter, the dispatch's value over its application execution (its lowest
+    /// pass) and 0 from its end; the value is the lowest pass's that measured the counter. A
+    /// zero-length dispatch has both at one time, the value first.
+    fn counter_points(&mut self, records: &[(u64, DispatchRecord)]) -> io::Result<()> {
+        let Some(dispatch_id) = records.first().map(|(_, r)| r.dispatch_id) else {
+            return Ok(());
+        };
+        // (agent, application execution's start and end, its pass), and
+        // (agent, counter number, pass, value): a few of each, looked up one by one.
+        let (agents, values) = (&mut self.agents, &mut self.values);
+        agents.clear();
+        values.clear();
+        for (_, record) in records {
+            let pass = record.replay_pass.unwrap_or(0);
+            let times = (record.start_ns, record.end_ns.max(record.start_ns));
+            match agents.iter_mut().find(|a| a.0 == record.agent_id) {
+                Some(agent) if pass < agent.2 => (agent.1, agent.2) = (times, pass),
+                Some(_) => {}
+                None => agents.push((record.agent_id, times, pass)),
+            }
+            for sample in &record.counters {
+                let number = self.context.names.known(&sample.name)?;
+                let at = (record.agent_id, number);
+                match values.iter_mut().find(|v| (v.0, v.1) == at) {
+                    Some(value) if pass < value.2 => (value.2, value.3) = (pass, sample.value),
+                    Some(_) => {}
+                    None => values.push((at.0, at.1, pass, sample.value)),
+                }
+            }
+        }
+        agents.sort_unstable_by_key(|a| a.0);
+        values.sort_unstable_by_key(|v| (v.0, v.1));
+        for index in 0..self.agents.len() {
+            let (agent, (start, end), _) = self.agents[index];
+            let (rise, fall) = if end == start {
+                (EMPTY, EMPTY)
+            } else {
+                (BEGIN, END)
+            };
+            let first = self.values.partition_point(|v| v.0 < agent);
+            let last = self.values.partition_point(|v| v.0 <= agent);
+            for index in first..last {
+                let (_, number, _, value) = self.values[index];
+                let uuid = self.context.tracks.counters[&(agent, number)];
+                for (seq, time, class, value) in [(0, start, rise, value), (1, end, fall, 0.0)] {
+                    self.event.clear();
+                    self.event.kind(EventType::Counter, uuid);
+                    self.event.counter_value(value);
+                    self.push((time, class, uuid, dispatch_id), true, seq)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts the event made last, encoded as its packet, into the sink.
+    fn push(&mut self, at: (u64, u8, u64, u64), not_begin: bool, seq: u64) -> io::Result<()> {
+        self.sink.event(&time_key(at, not_begin, seq), &self.event)
+    }
+}

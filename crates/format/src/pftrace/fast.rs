@@ -1,0 +1,191 @@
+//! A process's events in order through reorder windows ([`super::window`]) rather than external
+//! sorts: the costs and records, each nearly in dispatch order in their spools, through a window
+//! each, merged; the events, nearly in time order, through one more, merged with the tracing
+//! records' events (sorted apart: they are in memory and in an order of their own), and written
+//! out as they leave it. An item later than a window allows stops it with
+//! [`super::window::NotOrdered`]; what was written is then written again the slow way.
+
+use super::events::{self, time_key_of, Context, Dispatch, Events, Sink, TimeKey, BY_TIME_KEY};
+use super::order::BY_DISPATCH_KEY;
+use super::spool::{Spool, SpoolReader};
+use super::window::Window;
+use super::{wire, PACKET_FIELD};
+use crate::progress::Ticker;
+use crate::spill::{Sorted, Sorter};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// How many costs, and apart how many records, wait to be put in dispatch order.
+const DISPATCH_WINDOW: usize = 4096;
+/// How many events wait to be put in time order.
+const TIME_WINDOW: usize = 16384;
+
+#[cfg(not(test))]
+fn windows() -> (usize, usize) {
+    (DISPATCH_WINDOW, TIME_WINDOW)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The windows of the writers this thread runs (dispatch, time): tests make them small.
+    pub(super) static TEST_WINDOWS: std::cell::Cell<(usize, usize)> =
+        const { std::cell::Cell::new((DISPATCH_WINDOW, TIME_WINDOW)) };
+    /// How many processes' events this thread wrote again through the sorts.
+    pub(super) static FELL_BACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn windows() -> (usize, usize) {
+    TEST_WINDOWS.with(|w| w.get())
+}
+
+/// Writes the events of `context`'s process, from the costs and records in the spools.
+pub(super) fn write_events(
+    out: &mut impl Write,
+    context: &Context,
+    (costs, records): (&mut Spool, &mut Spool),
+    (spill_dir, ticker): (&Path, &Ticker),
+) -> io::Result<()> {
+    let mut traced = Sorter::new(BY_TIME_KEY, spill_dir);
+    events::trace_events(context, &mut traced)?;
+    let mut by_time = InTime::new(out, traced.into_sorted()?)?;
+    let mut events = Events::new(context, &mut by_time);
+    let mut costs = InDispatch::new(costs.read()?);
+    let mut records = InDispatch::new(records.read()?);
+    let mut dispatch = Dispatch::default();
+    loop {
+        let from_costs = match (costs.peek()?, records.peek()?) {
+            (None, None) => break,
+            (Some(cost), Some(record)) => cost <= record,
+            (cost, _) => cost.is_some(),
+        };
+        let source = if from_costs { &mut costs } else { &mut records };
+        let item = source.take();
+        let (key, payload) = item.split_at(BY_DISPATCH_KEY);
+        dispatch.add(key, payload, &mut events, ticker)?;
+        source.window.recycle(item);
+    }
+    dispatch.finish(&mut events)?;
+    by_time.finish()
+}
+
+/// Dispatch id, cost (0) or record (1), place in the run.
+type DispatchKey = (u64, u8, u64);
+
+/// A spool's items in dispatch order, through a window.
+struct InDispatch {
+    reader: SpoolReader,
+    window: Window<DispatchKey>,
+    more: bool,
+    /// The next item (key and item), out of the window.
+    next: Option<(DispatchKey, Vec<u8>)>,
+}
+
+impl InDispatch {
+    fn new(reader: SpoolReader) -> Self {
+        InDispatch {
+            reader,
+            window: Window::new(windows().0),
+            more: true,
+            next: None,
+        }
+    }
+
+    /// The next item's key.
+    fn peek(&mut self) -> io::Result<Option<&DispatchKey>> {
+        if self.next.is_none() {
+            while self.more && !self.window.is_full() {
+                let mut item = self.window.buffer();
+                self.more = self.reader.next_into(&mut item)?;
+                if self.more {
+                    let key = dispatch_key_of(&item)?;
+                    self.window.push(key, item)?;
+                }
+            }
+            self.next = self.window.pop();
+        }
+        Ok(self.next.as_ref().map(|(key, _)| key))
+    }
+
+    /// The item [`InDispatch::peek`] saw (key and payload).
+    fn take(&mut self) -> Vec<u8> {
+        self.next.take().expect("peeked").1
+    }
+}
+
+fn dispatch_key_of(item: &[u8]) -> io::Result<DispatchKey> {
+    let short = || io::Error::other("a spooled record is shorter than its key");
+    let key = item.get(..BY_DISPATCH_KEY).ok_or_else(short)?;
+    let u64_at = |at: usize| u64::from_be_bytes(key[at..at + 8].try_into().expect("8 bytes"));
+    Ok((u64_at(0), key[8], u64_at(9)))
+}
+
+/// Events in time order, through a window, merged with the tracing records' sorted events,
+/// written out.
+struct InTime<'o, W: Write> {
+    out: &'o mut W,
+    window: Window<TimeKey>,
+    traced: Sorted,
+    /// The tracing records' next event: its key, and its key and packet.
+    next_traced: Option<(TimeKey, Vec<u8>)>,
+}
+
+impl<'o, W: Write> InTime<'o, W> {
+    fn new(out: &'o mut W, mut traced: Sorted) -> io::Result<Self> {
+        let next_traced = traced.next_with(keyed)?;
+        Ok(InTime {
+            out,
+            window: Window::new(windows().1),
+            traced,
+            next_traced,
+        })
+    }
+
+    /// Writes an event that left the window (its `Trace.packet` field), after the tracing
+    /// records' events before it.
+    fn write(&mut self, key: &TimeKey, field: &[u8]) -> io::Result<()> {
+        self.write_traced(Some(key))?;
+        self.out.write_all(field)
+    }
+
+    /// Writes the tracing records' events before `key` (all with `None`).
+    fn write_traced(&mut self, key: Option<&TimeKey>) -> io::Result<()> {
+        while let Some((traced_key, traced)) = &self.next_traced {
+            if key.is_some_and(|key| traced_key >= key) {
+                break;
+            }
+            self.out.write_all(&[PACKET_FIELD])?;
+            self.out.write_all(&traced[BY_TIME_KEY..])?;
+            self.next_traced = self.traced.next_with(keyed)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the events left.
+    fn finish(mut self) -> io::Result<()> {
+        while let Some((key, field)) = self.window.pop() {
+            self.write(&key, &field)?;
+        }
+        self.write_traced(None)
+    }
+}
+
+impl<W: Write> Sink for InTime<'_, W> {
+    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()> {
+        let mut field = self.window.buffer();
+        field.push(PACKET_FIELD);
+        event.packet(key.0, &mut field);
+        self.window.push(*key, field)?;
+        if self.window.is_full() {
+            let (key, field) = self.window.pop().expect("a full window");
+            self.write(&key, &field)?;
+            self.window.recycle(field);
+        }
+        Ok(())
+    }
+}
+
+/// A sorted item: its key, and the item.
+fn keyed(item: &[u8]) -> (TimeKey, Vec<u8>) {
+    (time_key_of(item), item.to_vec())
+}
