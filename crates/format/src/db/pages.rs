@@ -93,6 +93,8 @@ pub(super) struct StoredProcess {
     pub(super) thread_ids: RowMap<u64>,
     /// (dispatch passes, replay costs), counted when opened.
     pub(super) counts: (usize, usize),
+    /// The process is its file's only one: every row is its own ([`Self::own_rows`]).
+    pub(super) alone: bool,
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
     /// for an id only its records mention).
     pub(super) only_described: bool,
@@ -117,6 +119,16 @@ impl StoredProcess {
         |detail| FormatError::Corrupt {
             path: self.path.to_path_buf(),
             detail,
+        }
+    }
+
+    /// `sql`, whose rows are the process's by `guid = ?1`, for this process: the file's only
+    /// process has every row, and its filter is left to a constant term (SQLite evaluates it once
+    /// rather than reading and comparing each row's guid: a tenth of a scan, issue 49).
+    pub(super) fn own_rows(&self, sql: &str) -> String {
+        match self.alone {
+            true => sql.replace("guid = ?1", "?1 = ?1"),
+            false => sql.to_string(),
         }
     }
 
@@ -192,13 +204,13 @@ impl RecordSource for StoredProcess {
             "0"
         };
         let mut statement = conn
-            .prepare_cached(&format!(
+            .prepare_cached(&self.own_rows(&format!(
                 r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
                    bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
                    sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
                    {timing}, id
                    FROM kreplay_replay_cost WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"#
-            ))
+            )))
             .map_err(err)?;
         let mut rows = statement
             .query(rusqlite::params![self.guid, after, PAGE_ROWS])

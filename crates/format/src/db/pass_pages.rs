@@ -115,9 +115,17 @@ impl StoredProcess {
             let dispatches = self.dispatch_rows(&conn, &rows)?;
             let mut passes = Vec::with_capacity(rows.len());
             let mut keys = Vec::with_capacity(rows.len());
+            // A pass's dispatch mostly follows the last pass's: looked at before searching.
+            let mut at = 0;
             for pass in &rows {
-                let found = dispatches.binary_search_by_key(&pass.dispatch_row, |d| d.id);
-                let Ok(at) = found else { continue };
+                let next = dispatches.get(at + 1).filter(|d| d.id == pass.dispatch_row);
+                if next.is_some() {
+                    at += 1;
+                } else {
+                    let found = dispatches.binary_search_by_key(&pass.dispatch_row, |d| d.id);
+                    let Ok(found) = found else { continue };
+                    at = found;
+                }
                 passes.push(self.record(&dispatches[at], pass));
                 keys.push(pass.key);
             }
@@ -145,7 +153,7 @@ impl StoredProcess {
     ) -> Result<(Vec<PassRow>, i64), FormatError> {
         let err = self.err();
         let mut statement = conn
-            .prepare_cached(self.layout.pass_rows_sql())
+            .prepare_cached(&self.own_rows(self.layout.pass_rows_sql()))
             .map_err(err)?;
         let mut rows = statement
             .query(rusqlite::params![self.guid, after, limit])
@@ -193,7 +201,9 @@ impl StoredProcess {
             let mut next = 0;
             while let Some(row) = rows.next().map_err(err)? {
                 let id = int(row, 0).map_err(err)?;
-                next += run[next..].partition_point(|&w| w < id);
+                while run.get(next).is_some_and(|&w| w < id) {
+                    next += 1;
+                }
                 if run.get(next) == Some(&id) {
                     found.push(self.dispatch_row(row, id, &mut extdata)?);
                 }
@@ -286,7 +296,9 @@ impl StoredProcess {
     ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
         let err = self.err();
         let mut values = Vec::new();
-        let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
+        let mut statement = conn
+            .prepare_cached(&self.own_rows(self.layout.values_sql()))
+            .map_err(err)?;
         let mut rows = statement
             .query(rusqlite::params![self.guid, low, high])
             .map_err(err)?;
@@ -336,10 +348,14 @@ impl StoredProcess {
             let mut at = 0;
             for (record, key) in passes.iter_mut().zip(keys) {
                 let Some(key) = *key else { continue };
-                at += values[at..].partition_point(|v| v.0 < key);
-                let len = values[at..].partition_point(|v| v.0 == key);
-                record.counters = self.samples(&values[at..at + len])?;
-                at += len;
+                while values.get(at).is_some_and(|v| v.0 < key) {
+                    at += 1;
+                }
+                let first = at;
+                while values.get(at).is_some_and(|v| v.0 == key) {
+                    at += 1;
+                }
+                record.counters = self.samples(&values[first..at])?;
             }
             return Ok(());
         }

@@ -245,6 +245,7 @@ fn open_process(
         stream_ids: stream_ids.into_iter().collect(),
         thread_ids: thread_ids.into_iter().collect(),
         counts,
+        alone,
         only_described,
         fingerprint,
     })));
