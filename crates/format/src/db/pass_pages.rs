@@ -131,7 +131,7 @@ impl StoredProcess {
             }
             let present = keys.iter().flatten();
             if let (Some(low), Some(high)) = (present.clone().min(), present.max()) {
-                let values = self.values(&conn, (*low, *high))?;
+                let values = self.values(&conn, (*low, *high), passes.len())?;
                 self.attach_values(&mut passes, &keys, &values)?;
             }
             if (rows.len() as i64) < limit {
@@ -288,14 +288,15 @@ impl StoredProcess {
     }
 
     /// Counter values of the passes keyed `low..=high`: (key, counter row, value), by key and
-    /// in the order written.
+    /// in the order written; room made for `expected` of them at first.
     fn values(
         &self,
         conn: &Connection,
         (low, high): (i64, i64),
+        expected: usize,
     ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
         let err = self.err();
-        let mut values = Vec::new();
+        let mut values = Vec::with_capacity(expected);
         let mut statement = conn
             .prepare_cached(&self.own_rows(self.layout.values_sql()))
             .map_err(err)?;
