@@ -40,16 +40,17 @@ struct DispatchRow {
 }
 
 impl Layout {
-    /// Counter values: (pass key, counter row, value) for the pass keys from ?2 to ?3 (the key
+    /// Counter values: (pass key, counter row, value) for the pass keys from ?1 to ?2 (the key
     /// of [`PassRow`]), by key and then in the order written (the order of the index on the
-    /// key: no sort).
+    /// key: no sort). No guid filter: a key is a row id, one process's (values of other keys in
+    /// the range are matched to no pass).
     fn values_sql(self) -> &'static str {
         match self {
             Layout::RowPerPass => {
-                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 AND event_id BETWEEN ?2 AND ?3 ORDER BY event_id, id"
+                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE event_id BETWEEN ?1 AND ?2 ORDER BY event_id, id"
             }
             Layout::PassTables => {
-                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE guid = ?1 AND pass_id BETWEEN ?2 AND ?3 ORDER BY pass_id, id"
+                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE pass_id BETWEEN ?1 AND ?2 ORDER BY pass_id, id"
             }
         }
     }
@@ -297,12 +298,8 @@ impl StoredProcess {
     ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
         let err = self.err();
         let mut values = Vec::with_capacity(expected);
-        let mut statement = conn
-            .prepare_cached(&self.own_rows(self.layout.values_sql()))
-            .map_err(err)?;
-        let mut rows = statement
-            .query(rusqlite::params![self.guid, low, high])
-            .map_err(err)?;
+        let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
+        let mut rows = statement.query([low, high]).map_err(err)?;
         while let Some(row) = rows.next().map_err(err)? {
             let read = || -> rusqlite::Result<(i64, i64, f64)> {
                 // SQLite stores NaN as NULL; we never write NULL otherwise.
