@@ -1,5 +1,6 @@
 //! Times reading a database's records and writing each format (issue 49 profiling aid):
 //! wall time, the process's CPU time (all threads) and the main thread's CPU time.
+//! Usage: post_speed DATABASE [FORMAT...]; outputs under $POST_SPEED_OUT (default /tmp/speed).
 use kreplay_format::{open_databases, write_outputs, OutputFormat};
 use std::time::Instant;
 
@@ -53,9 +54,11 @@ fn main() {
         }
     }
     s.done("costs", c);
+    // Outputs go under $POST_SPEED_OUT (default /tmp/speed), one folder per format.
+    let out = std::env::var("POST_SPEED_OUT").unwrap_or_else(|_| "/tmp/speed".into());
     for f in &args[2..] {
         let format: OutputFormat = f.parse().unwrap();
-        let dir = std::path::PathBuf::from(format!("/tmp/speed/ex-{f}"));
+        let dir = std::path::PathBuf::from(format!("{out}/ex-{f}"));
         let s = Span::new();
         write_outputs(&run, &dir, "c", &[format]).unwrap();
         s.done(f, n);

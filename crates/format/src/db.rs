@@ -15,6 +15,7 @@ mod markers;
 mod memory;
 mod merged;
 mod pages;
+mod pass_pages;
 mod process_rows;
 mod read;
 mod read_api;
@@ -39,6 +40,8 @@ mod tests_code_objects;
 mod tests_markers;
 #[cfg(test)]
 mod tests_memory;
+#[cfg(test)]
+mod tests_pass_pages;
 #[cfg(test)]
 mod tests_passes;
 #[cfg(test)]

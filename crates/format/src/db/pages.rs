@@ -48,46 +48,6 @@ impl Layout {
         }
         Ok(Layout::PassTables)
     }
-
-    /// Counter values: (pass key, counter row, value) for the pass keys from ?2 to ?3, the key
-    /// being the next to last column of [`Self::passes_sql`], by key and then in the order
-    /// written (the order of the index on the key: no sort).
-    fn values_sql(self) -> &'static str {
-        match self {
-            Layout::RowPerPass => {
-                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE guid = ?1 AND event_id BETWEEN ?2 AND ?3 ORDER BY event_id, id"
-            }
-            Layout::PassTables => {
-                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE guid = ?1 AND pass_id BETWEEN ?2 AND ?3 ORDER BY pass_id, id"
-            }
-        }
-    }
-
-    /// A page of passes (the columns [`StoredProcess::dispatches_after`] reads) in the order
-    /// written: those after row ?2, at most ?3; the last column is that order's key. Streams and
-    /// threads are their rows' ids (mapped in memory: a join per pass would cost more); column
-    /// 5, once the process's pid, is NULL (a stored process's records carry its own pid).
-    fn passes_sql(self) -> &'static str {
-        match self {
-            Layout::RowPerPass => {
-                r#"SELECT K.dispatch_id, K.replay_pass, E.correlation_id, K.agent_id,
-                   K.stream_id, NULL, K.tid,
-                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
-                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, K."start", K."end", K.event_id, K.id
-                   FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
-                   WHERE K.guid = ?1 AND K.id > ?2 ORDER BY K.id LIMIT ?3"#
-            }
-            Layout::PassTables => {
-                r#"SELECT K.dispatch_id, DP.replay_pass, E.correlation_id, K.agent_id,
-                   K.stream_id, NULL, K.tid,
-                   K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.workgroup_size_x,
-                   K.workgroup_size_y, K.workgroup_size_z, K.extdata, DP."start", DP."end", DP.id, DP.id
-                   FROM kreplay_dispatch_pass DP JOIN rocpd_kernel_dispatch K ON K.id = DP.dispatch_row
-                   LEFT JOIN rocpd_event E ON E.id = K.event_id
-                   WHERE DP.guid = ?1 AND DP.id > ?2 ORDER BY DP.id LIMIT ?3"#
-            }
-        }
-    }
 }
 
 /// Row ids → what they stand for, looked up several times per pass: hashed by one
@@ -133,6 +93,8 @@ pub(super) struct StoredProcess {
     pub(super) thread_ids: RowMap<u64>,
     /// (dispatch passes, replay costs), counted when opened.
     pub(super) counts: (usize, usize),
+    /// The process is its file's only one: every row is its own ([`Self::own_rows`]).
+    pub(super) alone: bool,
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
     /// for an id only its records mention).
     pub(super) only_described: bool,
@@ -149,179 +111,31 @@ impl std::fmt::Debug for StoredProcess {
 }
 
 impl StoredProcess {
-    fn err(&self) -> impl Fn(rusqlite::Error) -> FormatError + Copy + '_ {
+    pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> FormatError + Copy + '_ {
         |e| FormatError::sqlite(&self.path, e)
     }
 
-    fn corrupt(&self) -> impl Fn(String) -> FormatError + Copy + '_ {
+    pub(super) fn corrupt(&self) -> impl Fn(String) -> FormatError + Copy + '_ {
         |detail| FormatError::Corrupt {
             path: self.path.to_path_buf(),
             detail,
         }
     }
 
-    fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+    /// `sql`, whose rows are the process's by `guid = ?1`, for this process: the file's only
+    /// process has every row, and its filter is left to a constant term (SQLite evaluates it once
+    /// rather than reading and comparing each row's guid: a tenth of a scan, issue 49).
+    pub(super) fn own_rows(&self, sql: &str) -> String {
+        match self.alone {
+            true => sql.replace("guid = ?1", "?1 = ?1"),
+            false => sql.to_string(),
+        }
+    }
+
+    pub(super) fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Counter values of the passes keyed `low..=high`: (key, counter row, value), by key and
-    /// in the order written.
-    fn values(
-        &self,
-        conn: &Connection,
-        (low, high): (i64, i64),
-    ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
-        let err = self.err();
-        let mut values = Vec::new();
-        let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
-        let mut rows = statement
-            .query(rusqlite::params![self.guid, low, high])
-            .map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            let key = row
-                .get_ref(0)
-                .map_err(err)?
-                .as_i64()
-                .map_err(|e| err(e.into()))?;
-            let pmc_id = row
-                .get_ref(1)
-                .map_err(err)?
-                .as_i64()
-                .map_err(|e| err(e.into()))?;
-            // SQLite stores NaN as NULL; we never write NULL otherwise.
-            let value = row
-                .get_ref(2)
-                .map_err(err)?
-                .as_f64_or_null()
-                .map_err(|e| err(e.into()))?
-                .unwrap_or(f64::NAN);
-            values.push((key, pmc_id, value));
-        }
-        Ok(values)
-    }
-
-    /// The samples of `values` (by key, from [`Self::values`]) for one counter row each.
-    fn samples(&self, values: &[(i64, i64, f64)]) -> Result<Vec<CounterSample>, FormatError> {
-        values
-            .iter()
-            .map(|&(_, pmc_id, value)| {
-                let name = self.counter_names.get(&pmc_id).ok_or_else(|| {
-                    (self.corrupt())(format!(
-                        "rocpd_pmc_event refers to unknown counter row {pmc_id}"
-                    ))
-                })?;
-                Ok(CounterSample {
-                    name: name.clone(),
-                    value,
-                })
-            })
-            .collect()
-    }
-
-    /// Gives each pass of a page the values of its key ([`Self::values`]); a key two passes
-    /// share gives its values to the first.
-    fn attach_values(
-        &self,
-        passes: &mut [(DispatchRecord, Option<i64>)],
-        values: &[(i64, i64, f64)],
-    ) -> Result<(), FormatError> {
-        let increasing = passes
-            .iter()
-            .filter_map(|(_, key)| *key)
-            .try_fold(i64::MIN, |last, key| (key > last).then_some(key))
-            .is_some();
-        if increasing {
-            // One walk over both, both in key order.
-            let mut at = 0;
-            for (record, key) in passes.iter_mut() {
-                let Some(key) = *key else { continue };
-                at += values[at..].partition_point(|v| v.0 < key);
-                let len = values[at..].partition_point(|v| v.0 == key);
-                record.counters = self.samples(&values[at..at + len])?;
-                at += len;
-            }
-            return Ok(());
-        }
-        let mut ranges: HashMap<i64, std::ops::Range<usize>> = HashMap::new();
-        for (index, value) in values.iter().enumerate() {
-            ranges
-                .entry(value.0)
-                .and_modify(|r| r.end = index + 1)
-                .or_insert(index..index + 1);
-        }
-        for (record, key) in passes.iter_mut() {
-            if let Some(range) = key.and_then(|key| ranges.remove(&key)) {
-                record.counters = self.samples(&values[range])?;
-            }
-        }
-        Ok(())
-    }
-
-    /// One pass of a page's row, without its counter values; with its values' key. `extdata`
-    /// holds the last row's extdata text and what it gave (the rows of a run mostly share it).
-    fn pass(
-        &self,
-        row: &Row<'_>,
-        extdata: &mut Extdata,
-    ) -> Result<(DispatchRecord, Option<i64>), FormatError> {
-        let (err, corrupt) = (self.err(), self.corrupt());
-        let int = |index| -> Result<i64, FormatError> {
-            match row.get_ref(index).map_err(err)? {
-                ValueRef::Null => Ok(0),
-                value => value.as_i64().map_err(|e| err(e.into())),
-            }
-        };
-        let agent_row = int(3)?;
-        let kernel_row = int(7)?;
-        let block = [int(11)? as u32, int(12)? as u32, int(13)? as u32];
-        // The database counts the grid in work-items; the record counts blocks.
-        let grid_threads = [int(8)? as u64, int(9)? as u64, int(10)? as u64];
-        let mut grid = [0u32; 3];
-        for axis in 0..3 {
-            grid[axis] = match block[axis] {
-                0 => 0,
-                threads_per_block => (grid_threads[axis] / u64::from(threads_per_block)) as u32,
-            };
-        }
-        let (dynamic_shared_bytes, ranges) = extdata.read(row.get_ref(14).map_err(err)?);
-        let event_id: Option<i64> = row.get(17).map_err(err)?;
-        let record = DispatchRecord {
-            dispatch_id: int(0)? as u64,
-            replay_pass: row.get::<_, Option<u32>>(1).map_err(err)?,
-            correlation_id: int(2)? as u64,
-            agent_id: *self.agent_ids.get(&agent_row).ok_or_else(|| {
-                corrupt(format!(
-                    "a dispatch refers to unknown agent row {agent_row}"
-                ))
-            })?,
-            stream_id: row
-                .get::<_, Option<i64>>(4)
-                .map_err(err)?
-                .and_then(|id| self.stream_ids.get(&id).copied())
-                .ok_or_else(|| corrupt("a dispatch refers to an unknown stream row".into()))?,
-            // The dispatch's process is the process being read.
-            pid: self.pid,
-            tid: row
-                .get::<_, Option<i64>>(6)
-                .map_err(err)?
-                .and_then(|id| self.thread_ids.get(&id).copied())
-                .ok_or_else(|| corrupt("a dispatch refers to an unknown thread row".into()))?,
-            kernel_id: *self.kernel_ids.get(&kernel_row).ok_or_else(|| {
-                corrupt(format!(
-                    "a dispatch refers to unknown kernel row {kernel_row}"
-                ))
-            })?,
-            grid,
-            block,
-            dynamic_shared_bytes,
-            start_ns: int(15)? as u64,
-            end_ns: int(16)? as u64,
-            counters: Vec::new(),
-            ranges,
-        };
-        Ok((record, event_id))
     }
 
     /// One replay cost row.
@@ -375,31 +189,7 @@ impl StoredProcess {
 
 impl RecordSource for StoredProcess {
     fn dispatches_after(&self, after: i64) -> Result<Page<DispatchRecord>, FormatError> {
-        let err = self.err();
-        let conn = self.connection();
-        let mut passes = Vec::with_capacity(PAGE_ROWS as usize);
-        let mut last = after;
-        {
-            let mut statement = conn.prepare_cached(self.layout.passes_sql()).map_err(err)?;
-            let mut rows = statement
-                .query(rusqlite::params![self.guid, after, PAGE_ROWS])
-                .map_err(err)?;
-            let mut extdata = Extdata::default();
-            while let Some(row) = rows.next().map_err(err)? {
-                passes.push(self.pass(row, &mut extdata)?);
-                last = row.get(18).map_err(err)?;
-            }
-        }
-        let keys = passes.iter().filter_map(|(_, key)| *key);
-        let range = (keys.clone().min(), keys.max());
-        if let (Some(low), Some(high)) = range {
-            let values = self.values(&conn, (low, high))?;
-            self.attach_values(&mut passes, &values)?;
-        }
-        if passes.len() < PAGE_ROWS as usize {
-            release_cache(&conn);
-        }
-        Ok((passes.into_iter().map(|(record, _)| record).collect(), last))
+        self.pass_page(after, PAGE_ROWS)
     }
 
     fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
@@ -414,13 +204,13 @@ impl RecordSource for StoredProcess {
             "0"
         };
         let mut statement = conn
-            .prepare_cached(&format!(
+            .prepare_cached(&self.own_rows(&format!(
                 r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
                    bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
                    sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
                    {timing}, id
                    FROM kreplay_replay_cost WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"#
-            ))
+            )))
             .map_err(err)?;
         let mut rows = statement
             .query(rusqlite::params![self.guid, after, PAGE_ROWS])
@@ -454,7 +244,7 @@ impl RecordSource for StoredProcess {
 
 /// Frees the pages a connection cached while its records were read to their end: the files of
 /// a run of many processes stay open, and their caches would otherwise add up.
-fn release_cache(conn: &Connection) {
+pub(super) fn release_cache(conn: &Connection) {
     // Only memory is at stake: a failure leaves the cache as it was.
     let _ = conn.execute_batch("PRAGMA shrink_memory");
 }
@@ -484,29 +274,35 @@ pub(super) const STREAMS_SQL: &str = "SELECT id, cuda_stream FROM rocpd_info_str
 /// The thread rows' thread ids.
 pub(super) const THREADS_SQL: &str = "SELECT id, tid FROM rocpd_info_thread";
 
-/// How many passes and costs the process `guid` of `conn` holds.
+/// How many passes and costs the process `guid` of `conn` holds. `alone`: it is the file's only
+/// process (every row is its own), whose rows SQLite then counts from the tables' pages without
+/// reading them (a quarter of the time, issue 49).
 pub(super) fn count(
     conn: &Connection,
     path: &Path,
     layout: Layout,
     guid: &str,
+    alone: bool,
 ) -> Result<(usize, usize), FormatError> {
-    let err = |e| FormatError::sqlite(path, e);
-    let passes = match layout {
-        Layout::RowPerPass => "SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE guid = ?1",
-        Layout::PassTables => "SELECT COUNT(*) FROM kreplay_dispatch_pass WHERE guid = ?1",
+    let count = |table: &str| -> Result<usize, FormatError> {
+        let rows: rusqlite::Result<i64> = match alone {
+            true => conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+                row.get(0)
+            }),
+            false => conn.query_row(
+                &format!("SELECT COUNT(*) FROM {table} WHERE guid = ?1"),
+                [guid],
+                |row| row.get(0),
+            ),
+        };
+        rows.map(|n| n as usize)
+            .map_err(|e| FormatError::sqlite(path, e))
     };
-    let passes: i64 = conn
-        .query_row(passes, [guid], |row| row.get(0))
-        .map_err(err)?;
-    let costs: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM kreplay_replay_cost WHERE guid = ?1",
-            [guid],
-            |row| row.get(0),
-        )
-        .map_err(err)?;
-    Ok((passes as usize, costs as usize))
+    let passes = match layout {
+        Layout::RowPerPass => "rocpd_kernel_dispatch",
+        Layout::PassTables => "kreplay_dispatch_pass",
+    };
+    Ok((count(passes)?, count("kreplay_replay_cost")?))
 }
 
 /// A unit enum from the name the writers give it (`ReplayOutcome::as_str`, `Staging::as_str`,
@@ -543,14 +339,14 @@ fn parse_integers(text: &str) -> Result<Vec<u64>, serde_json::Error> {
 /// A pass row's extdata (`{"dynamic_shared_bytes":N,"ranges":[..]}`) as the last row gave it:
 /// rows mostly repeat it, and parsing JSON per row would cost more than the rest of the row.
 #[derive(Default)]
-struct Extdata {
+pub(super) struct Extdata {
     text: Option<Vec<u8>>,
     parsed: (u32, Vec<String>),
 }
 
 impl Extdata {
     /// The dynamic shared bytes and ranges of `value` (0 and none where absent or unreadable).
-    fn read(&mut self, value: ValueRef<'_>) -> (u32, Vec<String>) {
+    pub(super) fn read(&mut self, value: ValueRef<'_>) -> (u32, Vec<String>) {
         let text = match value {
             ValueRef::Text(text) => Some(text),
             _ => None,

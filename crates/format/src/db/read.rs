@@ -57,6 +57,13 @@ fn open_for_reading(path: &Path) -> Result<Connection, FormatError> {
         .map_err(|e| FormatError::sqlite(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| FormatError::sqlite(path, e))?;
+    // The pages' statements are run again with new bounds: without the query planner's
+    // stability guarantee, SQLite compiles them again for every page (issue 49).
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )
+    .map_err(|e| FormatError::sqlite(path, e))?;
     Ok(conn)
 }
 
@@ -133,6 +140,7 @@ pub fn open_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
     drop(statement);
     let shared = Arc::new(Mutex::new(conn));
     let mut processes = Vec::with_capacity(heads.len());
+    let alone = heads.len() == 1;
     for (guid, pid, ppid, hostname, start_ns, end_ns, command, extdata) in heads {
         let argv = serde_json::from_str::<serde_json::Value>(&extdata)
             .ok()
@@ -168,7 +176,7 @@ pub fn open_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
             mangled_kernels: extdata.contains(r#""mangled_kernels":true"#),
             truncate_kernels: extdata.contains(r#""truncate_kernels":true"#),
         };
-        processes.push(open_process(&shared, path, layout, &guid, process)?);
+        processes.push(open_process(&shared, path, layout, &guid, process, alone)?);
     }
     Ok(processes)
 }
@@ -177,13 +185,15 @@ fn is_placeholder(extdata: &Option<String>) -> bool {
     extdata.as_deref() == Some(PLACEHOLDER_EXTDATA)
 }
 
-/// One process: what describes it read now, its dispatches and costs left stored.
+/// One process: what describes it read now, its dispatches and costs left stored. `alone`: it
+/// is the file's only process.
 fn open_process(
     conn: &Arc<Mutex<Connection>>,
     path: &Path,
     layout: Layout,
     guid: &str,
     process: ProcessInfo,
+    alone: bool,
 ) -> Result<ProcessRun, FormatError> {
     let pid = process.pid;
     let mut run = ProcessRun::new(process);
@@ -203,7 +213,7 @@ fn open_process(
         run.api_calls = super::read_api::api_calls(&conn, path, guid)?;
         run.copies = super::read_memory::copies(&conn, path, guid)?;
         run.allocations = super::read_memory::allocations(&conn, path, guid)?;
-        let counts = pages::count(&conn, path, layout, guid)?;
+        let counts = pages::count(&conn, path, layout, guid, alone)?;
         let ids = (
             pages::id_map(&conn, path, pages::STREAMS_SQL)?,
             pages::id_map(&conn, path, pages::THREADS_SQL)?,
@@ -235,6 +245,7 @@ fn open_process(
         stream_ids: stream_ids.into_iter().collect(),
         thread_ids: thread_ids.into_iter().collect(),
         counts,
+        alone,
         only_described,
         fingerprint,
     })));

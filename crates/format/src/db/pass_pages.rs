@@ -1,0 +1,374 @@
+//! A page of a process's dispatch passes read back (issue 49): the passes' own rows in the order
+//! written, then the dispatch rows they belong to, each read once however many passes it has, by
+//! ranges of row ids (a replay unit's passes are written together, so a page's dispatches are
+//! mostly neighbours), then the passes' counter values by key. Three scans rather than a join
+//! per pass: SQLite steps fewer rows, and a dispatch's columns are decoded once.
+
+use super::pages::{release_cache, Extdata, Layout, RowMap, StoredProcess};
+use crate::error::FormatError;
+use crate::records::*;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Row};
+use std::collections::HashMap;
+
+/// Dispatch rows further apart than this are read by separate ranges, so that a page whose
+/// passes belong to far-apart dispatches steps at most this many rows per dispatch.
+const RANGE_GAP: i64 = 32;
+
+/// A pass's own row: its dispatch row, pass, start and end, and its counter values' key.
+struct PassRow {
+    dispatch_row: i64,
+    replay_pass: Option<u32>,
+    start_ns: u64,
+    end_ns: u64,
+    key: Option<i64>,
+}
+
+/// What a dispatch row gives each of its passes.
+struct DispatchRow {
+    id: i64,
+    dispatch_id: u64,
+    correlation_id: u64,
+    agent_id: u64,
+    stream_id: u64,
+    tid: u64,
+    kernel_id: u64,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: u32,
+    ranges: Vec<String>,
+}
+
+impl Layout {
+    /// Counter values: (pass key, counter row, value) for the pass keys from ?1 to ?2 (the key
+    /// of [`PassRow`]), by key and then in the order written (the order of the index on the
+    /// key: no sort). No guid filter: a key is a row id, one process's (values of other keys in
+    /// the range are matched to no pass).
+    fn values_sql(self) -> &'static str {
+        match self {
+            Layout::RowPerPass => {
+                "SELECT event_id, pmc_id, value FROM rocpd_pmc_event WHERE event_id BETWEEN ?1 AND ?2 ORDER BY event_id, id"
+            }
+            Layout::PassTables => {
+                "SELECT pass_id, pmc_id, value FROM kreplay_pass_pmc WHERE pass_id BETWEEN ?1 AND ?2 ORDER BY pass_id, id"
+            }
+        }
+    }
+
+    /// A page of pass rows in the order written: those after row ?2, at most ?3; columns as
+    /// [`PassRow`], then the row's id (the page's cursor).
+    fn pass_rows_sql(self) -> &'static str {
+        match self {
+            // Version 3: the dispatch row is the pass, its values keyed by its event.
+            Layout::RowPerPass => {
+                r#"SELECT id, replay_pass, "start", "end", event_id, id
+                   FROM rocpd_kernel_dispatch WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"#
+            }
+            Layout::PassTables => {
+                r#"SELECT dispatch_row, replay_pass, "start", "end", id, id
+                   FROM kreplay_dispatch_pass WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"#
+            }
+        }
+    }
+}
+
+/// The dispatch rows with ids from ?1 to ?2, by id: the columns [`DispatchRow`] is read from.
+/// Streams and threads are their rows' ids (mapped in memory: a join per row would cost more).
+const DISPATCH_ROWS_SQL: &str = r#"SELECT K.id, K.dispatch_id, E.correlation_id, K.agent_id,
+    K.stream_id, K.tid, K.kernel_id, K.grid_size_x, K.grid_size_y, K.grid_size_z,
+    K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z, K.extdata
+    FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
+    WHERE K.id BETWEEN ?1 AND ?2 ORDER BY K.id"#;
+
+/// An integer column, NULL read as 0.
+fn int(row: &Row<'_>, index: usize) -> rusqlite::Result<i64> {
+    match row.get_ref(index)? {
+        ValueRef::Null => Ok(0),
+        value => Ok(value.as_i64()?),
+    }
+}
+
+/// An integer column that may be NULL.
+fn optional(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<i64>> {
+    match row.get_ref(index)? {
+        ValueRef::Null => Ok(None),
+        value => Ok(Some(value.as_i64()?)),
+    }
+}
+
+impl StoredProcess {
+    /// The dispatch passes after the pass row `after`, at most a page of them, with the id of
+    /// the last pass row read (the next page's `after`). A pass whose dispatch row is missing is
+    /// left out, as a join would; a page left empty by that goes on to the next rows.
+    pub(super) fn pass_page(
+        &self,
+        after: i64,
+        limit: i64,
+    ) -> Result<(Vec<DispatchRecord>, i64), FormatError> {
+        let conn = self.connection();
+        let mut after = after;
+        loop {
+            let (rows, last) = self.pass_rows(&conn, after, limit)?;
+            if rows.is_empty() {
+                release_cache(&conn);
+                return Ok((Vec::new(), after));
+            }
+            let dispatches = self.dispatch_rows(&conn, &rows)?;
+            let mut passes = Vec::with_capacity(rows.len());
+            let mut keys = Vec::with_capacity(rows.len());
+            // A pass's dispatch mostly follows the last pass's: looked at before searching.
+            let mut at = 0;
+            for pass in &rows {
+                let next = dispatches.get(at + 1).filter(|d| d.id == pass.dispatch_row);
+                if next.is_some() {
+                    at += 1;
+                } else {
+                    let found = dispatches.binary_search_by_key(&pass.dispatch_row, |d| d.id);
+                    let Ok(found) = found else { continue };
+                    at = found;
+                }
+                passes.push(self.record(&dispatches[at], pass));
+                keys.push(pass.key);
+            }
+            let present = keys.iter().flatten();
+            if let (Some(low), Some(high)) = (present.clone().min(), present.max()) {
+                let values = self.values(&conn, (*low, *high), passes.len())?;
+                self.attach_values(&mut passes, &keys, &values)?;
+            }
+            if (rows.len() as i64) < limit {
+                release_cache(&conn);
+            }
+            if !passes.is_empty() || (rows.len() as i64) < limit {
+                return Ok((passes, last));
+            }
+            after = last;
+        }
+    }
+
+    /// A page of pass rows after `after`, and the id of the last.
+    fn pass_rows(
+        &self,
+        conn: &Connection,
+        after: i64,
+        limit: i64,
+    ) -> Result<(Vec<PassRow>, i64), FormatError> {
+        let err = self.err();
+        let mut statement = conn
+            .prepare_cached(&self.own_rows(self.layout.pass_rows_sql()))
+            .map_err(err)?;
+        let mut rows = statement
+            .query(rusqlite::params![self.guid, after, limit])
+            .map_err(err)?;
+        let mut passes = Vec::with_capacity(limit as usize);
+        let mut last = after;
+        while let Some(row) = rows.next().map_err(err)? {
+            let read = || -> rusqlite::Result<PassRow> {
+                Ok(PassRow {
+                    dispatch_row: int(row, 0)?,
+                    replay_pass: row.get(1)?,
+                    start_ns: int(row, 2)? as u64,
+                    end_ns: int(row, 3)? as u64,
+                    key: optional(row, 4)?,
+                })
+            };
+            passes.push(read().map_err(err)?);
+            last = int(row, 5).map_err(err)?;
+        }
+        Ok((passes, last))
+    }
+
+    /// The dispatch rows `passes` belong to, each once, by id: read by ranges of ids, rows of
+    /// a range that no pass names skipped.
+    fn dispatch_rows(
+        &self,
+        conn: &Connection,
+        passes: &[PassRow],
+    ) -> Result<Vec<DispatchRow>, FormatError> {
+        let err = self.err();
+        let mut wanted: Vec<i64> = passes.iter().map(|p| p.dispatch_row).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut statement = conn.prepare_cached(DISPATCH_ROWS_SQL).map_err(err)?;
+        let mut found = Vec::with_capacity(wanted.len());
+        let mut extdata = Extdata::default();
+        let mut start = 0;
+        while start < wanted.len() {
+            let mut end = start + 1;
+            while end < wanted.len() && wanted[end] - wanted[end - 1] <= RANGE_GAP {
+                end += 1;
+            }
+            let run = &wanted[start..end];
+            let mut rows = statement.query([run[0], run[run.len() - 1]]).map_err(err)?;
+            let mut next = 0;
+            while let Some(row) = rows.next().map_err(err)? {
+                let id = int(row, 0).map_err(err)?;
+                while run.get(next).is_some_and(|&w| w < id) {
+                    next += 1;
+                }
+                if run.get(next) == Some(&id) {
+                    found.push(self.dispatch_row(row, id, &mut extdata)?);
+                }
+            }
+            start = end;
+        }
+        Ok(found)
+    }
+
+    /// One dispatch row. `extdata` holds the last row's extdata text and what it gave (the
+    /// rows of a run mostly share it).
+    fn dispatch_row(
+        &self,
+        row: &Row<'_>,
+        id: i64,
+        extdata: &mut Extdata,
+    ) -> Result<DispatchRow, FormatError> {
+        let (err, corrupt) = (self.err(), self.corrupt());
+        let int = |index| int(row, index).map_err(err);
+        let agent_row = int(3)?;
+        let kernel_row = int(6)?;
+        let block = [int(10)? as u32, int(11)? as u32, int(12)? as u32];
+        // The database counts the grid in work-items; the record counts blocks.
+        let grid_threads = [int(7)? as u64, int(8)? as u64, int(9)? as u64];
+        let mut grid = [0u32; 3];
+        for axis in 0..3 {
+            grid[axis] = match block[axis] {
+                0 => 0,
+                threads_per_block => (grid_threads[axis] / u64::from(threads_per_block)) as u32,
+            };
+        }
+        let (dynamic_shared_bytes, ranges) = extdata.read(row.get_ref(13).map_err(err)?);
+        let mapped = |map: &RowMap<u64>, index, what: &str| {
+            optional(row, index)
+                .map_err(err)?
+                .and_then(|id| map.get(&id).copied())
+                .ok_or_else(|| corrupt(format!("a dispatch refers to an unknown {what} row")))
+        };
+        Ok(DispatchRow {
+            id,
+            dispatch_id: int(1)? as u64,
+            correlation_id: int(2)? as u64,
+            agent_id: *self.agent_ids.get(&agent_row).ok_or_else(|| {
+                corrupt(format!(
+                    "a dispatch refers to unknown agent row {agent_row}"
+                ))
+            })?,
+            stream_id: mapped(&self.stream_ids, 4, "stream")?,
+            tid: mapped(&self.thread_ids, 5, "thread")?,
+            kernel_id: *self.kernel_ids.get(&kernel_row).ok_or_else(|| {
+                corrupt(format!(
+                    "a dispatch refers to unknown kernel row {kernel_row}"
+                ))
+            })?,
+            grid,
+            block,
+            dynamic_shared_bytes,
+            ranges,
+        })
+    }
+
+    /// The record of one pass of `dispatch`, without its counter values.
+    fn record(&self, dispatch: &DispatchRow, pass: &PassRow) -> DispatchRecord {
+        DispatchRecord {
+            dispatch_id: dispatch.dispatch_id,
+            replay_pass: pass.replay_pass,
+            correlation_id: dispatch.correlation_id,
+            agent_id: dispatch.agent_id,
+            stream_id: dispatch.stream_id,
+            // The dispatch's process is the process being read.
+            pid: self.pid,
+            tid: dispatch.tid,
+            kernel_id: dispatch.kernel_id,
+            grid: dispatch.grid,
+            block: dispatch.block,
+            dynamic_shared_bytes: dispatch.dynamic_shared_bytes,
+            start_ns: pass.start_ns,
+            end_ns: pass.end_ns,
+            counters: Vec::new(),
+            ranges: dispatch.ranges.clone(),
+        }
+    }
+
+    /// Counter values of the passes keyed `low..=high`: (key, counter row, value), by key and
+    /// in the order written; room made for `expected` of them at first.
+    fn values(
+        &self,
+        conn: &Connection,
+        (low, high): (i64, i64),
+        expected: usize,
+    ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
+        let err = self.err();
+        let mut values = Vec::with_capacity(expected);
+        let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
+        let mut rows = statement.query([low, high]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let read = || -> rusqlite::Result<(i64, i64, f64)> {
+                // SQLite stores NaN as NULL; we never write NULL otherwise.
+                let value = row.get_ref(2)?.as_f64_or_null()?.unwrap_or(f64::NAN);
+                Ok((row.get_ref(0)?.as_i64()?, row.get_ref(1)?.as_i64()?, value))
+            };
+            values.push(read().map_err(err)?);
+        }
+        Ok(values)
+    }
+
+    /// The samples of `values` (by key, from [`Self::values`]) for one counter row each.
+    fn samples(&self, values: &[(i64, i64, f64)]) -> Result<Vec<CounterSample>, FormatError> {
+        let mut samples = Vec::with_capacity(values.len());
+        for &(_, pmc_id, value) in values {
+            let name = self.counter_names.get(&pmc_id).ok_or_else(|| {
+                (self.corrupt())(format!(
+                    "rocpd_pmc_event refers to unknown counter row {pmc_id}"
+                ))
+            })?;
+            samples.push(CounterSample {
+                name: name.clone(),
+                value,
+            });
+        }
+        Ok(samples)
+    }
+
+    /// Gives each pass of a page the values of its key (`keys`, one per pass; values from
+    /// [`Self::values`]); a key two passes share gives its values to the first.
+    fn attach_values(
+        &self,
+        passes: &mut [DispatchRecord],
+        keys: &[Option<i64>],
+        values: &[(i64, i64, f64)],
+    ) -> Result<(), FormatError> {
+        let increasing = keys
+            .iter()
+            .flatten()
+            .try_fold(i64::MIN, |last, &key| (key > last).then_some(key))
+            .is_some();
+        if increasing {
+            // One walk over both, both in key order.
+            let mut at = 0;
+            for (record, key) in passes.iter_mut().zip(keys) {
+                let Some(key) = *key else { continue };
+                while values.get(at).is_some_and(|v| v.0 < key) {
+                    at += 1;
+                }
+                let first = at;
+                while values.get(at).is_some_and(|v| v.0 == key) {
+                    at += 1;
+                }
+                record.counters = self.samples(&values[first..at])?;
+            }
+            return Ok(());
+        }
+        let mut ranges: HashMap<i64, std::ops::Range<usize>> = HashMap::new();
+        for (index, value) in values.iter().enumerate() {
+            ranges
+                .entry(value.0)
+                .and_modify(|r| r.end = index + 1)
+                .or_insert(index..index + 1);
+        }
+        for (record, key) in passes.iter_mut().zip(keys) {
+            if let Some(range) = key.and_then(|key| ranges.remove(&key)) {
+                record.counters = self.samples(&values[range])?;
+            }
+        }
+        Ok(())
+    }
+}
