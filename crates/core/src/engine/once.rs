@@ -95,19 +95,15 @@ impl<K: Backend> Engine<K> {
     pub(super) fn finish_once<B: DeviceOf<K>>(&self, backend: &mut B, once: OnceTicket) {
         let device = once.dispatch.info.device;
         if let Some(tag) = once.traced {
-            // The end event goes in behind the launch while its fence is held.
-            let ended = backend.trace_ends(device, tag);
-            let pass_ns = elapsed_ns(once.started);
-            drop(once._fence);
-            let conditions = self.unit_conditions(backend, device);
             let run = RanOnce {
+                pass_ns: elapsed_ns(once.started),
+                conditions: self.unit_conditions(backend, device),
                 dispatch: once.dispatch,
                 outcome: once.outcome,
                 bytes_tracked: once.bytes_tracked,
-                pass_ns,
-                conditions,
             };
-            return self.traced_issued(backend, TracedLaunch { tag, run }, ended);
+            // The end event goes in behind the launch while its fence is held.
+            return self.traced_issued(backend, TracedLaunch { tag, run });
         }
         let result = if once.measuring {
             match measure_once(backend, device) {

@@ -42,6 +42,9 @@ pub(super) struct TracedLaunches {
     pending: Mutex<HashMap<DeviceId, VecDeque<TracedLaunch>>>,
     /// How many are pending on all devices (read without the lock).
     count: AtomicUsize,
+    /// Held by the one thread reading timings and sending their records, so that records go
+    /// out in the order the backend read them.
+    reading: Mutex<()>,
 }
 
 impl TracedLaunches {
@@ -115,20 +118,15 @@ impl<K: Backend> Engine<K> {
         }
     }
 
-    /// The traced launch was issued and its end marked (`ended`): pending until its timing is
-    /// read.
-    pub(super) fn traced_issued<B: DeviceOf<K>>(
-        &self,
-        backend: &mut B,
-        launch: TracedLaunch,
-        ended: Result<(), BackendError>,
-    ) {
-        let device = launch.run.dispatch.info.device;
-        match ended {
-            Ok(()) => self.traced.push(launch),
-            Err(error) => {
-                self.backend_notice("trace_ends", &error);
-                backend.trace_abandoned(device, launch.tag);
+    /// The traced launch was issued: its end is marked, and it is pending until its timing is
+    /// read. It is pending here before the backend can hand its timing to another thread's read.
+    pub(super) fn traced_issued<B: DeviceOf<K>>(&self, backend: &mut B, launch: TracedLaunch) {
+        let (device, tag) = (launch.run.dispatch.info.device, launch.tag);
+        self.traced.push(launch);
+        if let Err(error) = backend.trace_ends(device, tag) {
+            self.backend_notice("trace_ends", &error);
+            backend.trace_abandoned(device, tag);
+            if let Some(launch) = self.traced.take(device, tag) {
                 self.send_once_results(&launch.run, None);
             }
         }
@@ -143,6 +141,13 @@ impl<K: Backend> Engine<K> {
         device: DeviceId,
         at_least: usize,
     ) {
+        // A read that would not wait leaves it to the thread reading now.
+        let _reading = match self.traced.reading.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if at_least == 0 => return,
+            Err(std::sync::TryLockError::WouldBlock) => lock(&self.traced.reading),
+        };
         let read = backend.traced_times(device, at_least);
         // Asked to wait, the device had none left: what is pending here it no longer knows.
         let unknown = at_least > 0 && read.is_empty();
