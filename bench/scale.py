@@ -16,6 +16,8 @@ children excluded, as last polled.
 Usage: python3 bench/scale.py [--bin target/release] [--dispatches 10000,100000,1000000]
                               [--processes 1,4] [--formats rocpd,csv,json,pftrace]
                               [--convert csv,json,pftrace,rocpd] [--json OUT.json]
+                              [--flags=--sys-trace]
+--flags: extra kreplay options, comma-separated (e.g. --flags=--sys-trace for a traced run).
 Build first: cargo build --release. Prints one table; --json keeps every figure.
 """
 import argparse
@@ -85,7 +87,7 @@ def pass_records(database):
                                           "AND name LIKE 'kreplay_dispatch_pass%'"))
 
 
-def one_run(kreplay, app, dispatches, processes, fmt, work):
+def one_run(kreplay, app, dispatches, processes, fmt, work, flags=()):
     iterations = max(1, dispatches // (DISPATCHES_PER_ITERATION * processes))
     out = os.path.join(work, f"{fmt}-{dispatches}-{processes}")
     os.makedirs(out)
@@ -97,7 +99,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work):
     argv = [kreplay]
     for g in GROUPS:
         argv += ["--pmc", *g]
-    argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "-f", fmt,
+    argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", *flags, "-f", fmt,
              "-d", os.path.join(out, "o"), "-o", "r", "--", "sh", "-c", script]
     began = time.time()
     seconds, code, stderr, peak, own, cpu = run_measured(argv, out)
@@ -151,6 +153,8 @@ def main():
     parser.add_argument("--convert", default="csv,json,pftrace,rocpd",
                         help="formats `kreplay convert` writes from the rocpd run's database, one at a time")
     parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument("--flags", default="",
+                        help="extra kreplay options, comma-separated (e.g. --flags=--sys-trace)")
     args = parser.parse_args()
     kreplay = os.path.abspath(os.path.join(args.bin, "kreplay"))
     app = os.path.abspath(os.path.join(args.bin, "kreplay-sim-app"))
@@ -168,7 +172,8 @@ def main():
             for processes in [int(p) for p in args.processes.split(",")]:
                 records = None
                 for fmt in formats:
-                    row, out = one_run(kreplay, app, dispatches, processes, fmt, work)
+                    row, out = one_run(kreplay, app, dispatches, processes, fmt, work,
+                                       [f for f in args.flags.split(",") if f])
                     if fmt == "rocpd" and row["rc"] == 0:
                         database = os.path.join(out, "o", "r_results.db")
                         records = pass_records(database)

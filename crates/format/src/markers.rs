@@ -5,7 +5,7 @@
 //! made. The database keeps ranges as `rocpd_region` rows and marks as `rocpd_sample` rows (as
 //! rocprofv3 does: a record whose start equals its end is a sample), each with a `rocpd_event`
 //! whose `extdata` holds the message, the NVTX domain and category, written in the order they
-//! were recorded (row ids increase), so that a reader can take them a page at a time.
+//! were recorded (row ids increase), so that a reader takes them in that order.
 
 use serde::{Deserialize, Serialize};
 

@@ -10,6 +10,8 @@ use crate::api::ApiRecord;
 use crate::api_args::ApiArgs;
 use crate::error::FormatError;
 use rusqlite::params;
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 impl ProcessRows {
     pub(super) fn insert_api_call(
@@ -53,32 +55,71 @@ impl ProcessRows {
     }
 
     /// The call's arguments, one `rocpd_arg` row each (rocpd's `region_args` view), as rocprofv3
-    /// writes a HIP call's: position, C type, name, value as text.
+    /// writes a HIP call's: position, C type, name, value as text. Inserted up to
+    /// [`ARGS_PER_INSERT`] rows a statement: each statement of an AUTOINCREMENT table looks its
+    /// counter up in `sqlite_sequence` and writes it back, a cost that one row a statement paid
+    /// per argument (issue 49); the ids are the same, given in the same order.
     fn insert_args(&self, db: &DbFile, event: i64, args: &ApiArgs) -> Result<(), FormatError> {
-        if args.is_empty() {
-            return Ok(());
-        }
-        let err = |e| FormatError::sqlite(&db.path, e);
-        let mut insert = db
-            .conn
-            .prepare_cached(&db.names.sql(
-                "INSERT INTO rocpd_arg (guid, event_id, position, type, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            ))
-            .map_err(err)?;
-        let mut row = |position: u32, ty: &str, name: &str, value: &str| {
-            insert
-                .execute(params![self.guid, event, position, ty, name, value])
-                .map(drop)
-        };
-        match args {
-            ApiArgs::None => Ok(()),
-            ApiArgs::Recorded(recorded) => recorded.iter().try_for_each(|(decl, value)| {
-                row(decl.position, decl.ty, decl.name, &value.to_string())
-            }),
+        let rows: Vec<(u32, &str, &str, Cow<str>)> = match args {
+            ApiArgs::None => return Ok(()),
+            ApiArgs::Recorded(recorded) => recorded
+                .iter()
+                .map(|(decl, value)| {
+                    (
+                        decl.position,
+                        decl.ty,
+                        decl.name,
+                        Cow::Owned(value.to_string()),
+                    )
+                })
+                .collect(),
             ApiArgs::Read(read) => read
                 .iter()
-                .try_for_each(|a| row(a.position, &a.ty, &a.name, &a.value)),
+                .map(|a| (a.position, &*a.ty, &*a.name, Cow::Borrowed(&*a.value)))
+                .collect(),
+        };
+        let err = |e| FormatError::sqlite(&db.path, e);
+        for chunk in rows.chunks(ARGS_PER_INSERT) {
+            let mut insert = db
+                .conn
+                .prepare_cached(&db.names.sql(args_insert_sql()[chunk.len() - 1].as_str()))
+                .map_err(err)?;
+            insert.raw_bind_parameter(1, &self.guid).map_err(err)?;
+            insert.raw_bind_parameter(2, event).map_err(err)?;
+            for (index, (position, ty, name, value)) in chunk.iter().enumerate() {
+                let at = 3 + 4 * index;
+                insert.raw_bind_parameter(at, position).map_err(err)?;
+                insert.raw_bind_parameter(at + 1, ty).map_err(err)?;
+                insert.raw_bind_parameter(at + 2, name).map_err(err)?;
+                insert.raw_bind_parameter(at + 3, &**value).map_err(err)?;
+            }
+            insert.raw_execute().map_err(err)?;
         }
-        .map_err(err)
+        Ok(())
     }
+}
+
+/// The most arguments one `rocpd_arg` statement inserts (a call has a handful).
+const ARGS_PER_INSERT: usize = 8;
+
+/// The statements inserting 1 to [`ARGS_PER_INSERT`] arguments of one event: `?1` the guid, `?2`
+/// the event, then position, type, name and value of each.
+fn args_insert_sql() -> &'static [String] {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    SQL.get_or_init(|| {
+        (1..=ARGS_PER_INSERT)
+            .map(|count| {
+                let values: Vec<String> = (0..count)
+                    .map(|index| {
+                        let at = 3 + 4 * index;
+                        format!("(?1, ?2, ?{}, ?{}, ?{}, ?{})", at, at + 1, at + 2, at + 3)
+                    })
+                    .collect();
+                format!(
+                    "INSERT INTO rocpd_arg (guid, event_id, position, type, name, value) VALUES {}",
+                    values.join(", ")
+                )
+            })
+            .collect()
+    })
 }

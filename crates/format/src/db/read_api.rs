@@ -1,5 +1,8 @@
 //! A process's API calls read back from its database (`db::api` wrote them), in the order they
-//! were recorded (their events' ids), a page at a time.
+//! were recorded (their events' ids), in one pass: `rocpd_region` and `rocpd_arg` have no index
+//! on their event ids, so paging through them by event id scanned both tables once a page (a
+//! cost quadratic in the calls: 20 s at 10^5 dispatches under `--sys-trace`, issue 49); one
+//! query each scans and sorts them once.
 
 use crate::api::{ApiDomain, ApiRecord, CUDA_DRIVER_API, CUDA_RUNTIME_API};
 use crate::api_args::{ApiArg, ApiArgs};
@@ -17,50 +20,26 @@ JOIN rocpd_string C ON C.id = E.category_id
 JOIN rocpd_string N ON N.id = R.name_id
 LEFT JOIN rocpd_info_process P ON P.id = R.pid
 LEFT JOIN rocpd_info_thread T ON T.id = R.tid
-WHERE R.guid = ?1 AND C.string IN (?2, ?3) AND E.id > ?4
-ORDER BY E.id LIMIT ?5"#;
+WHERE R.guid = ?1 AND C.string IN (?2, ?3)
+ORDER BY E.id"#;
 
-/// The arguments of the events of a page of calls, in position order.
+/// The process's arguments, by event, in position order.
 const ARGS_SQL: &str = r#"
 SELECT event_id, position, type, name, value FROM rocpd_arg
-WHERE guid = ?1 AND event_id > ?2 AND event_id <= ?3
+WHERE guid = ?1
 ORDER BY event_id, position, id"#;
 
-/// How many calls a page holds.
-const PAGE_ROWS: i64 = 4096;
-
-/// Every API call of the process `guid`, page after page.
+/// Every API call of the process `guid`, in the order they were recorded.
 pub(super) fn api_calls(
     conn: &Connection,
     path: &Path,
     guid: &str,
 ) -> Result<Vec<ApiRecord>, FormatError> {
-    let mut calls = Vec::new();
-    let mut after = 0;
-    loop {
-        let (page, last) = api_calls_after(conn, path, guid, after)?;
-        if last == after {
-            return Ok(calls);
-        }
-        calls.extend(page);
-        after = last;
-    }
-}
-
-/// The API calls of the process `guid` recorded after the one whose event is `after` (0: from
-/// the first), at most a page; and the event id to ask the next page after (`after` itself at
-/// the end).
-pub(super) fn api_calls_after(
-    conn: &Connection,
-    path: &Path,
-    guid: &str,
-    after: i64,
-) -> Result<(Vec<ApiRecord>, i64), FormatError> {
     let err = |e| FormatError::sqlite(path, e);
-    let mut statement = conn.prepare_cached(API_SQL).map_err(err)?;
+    let mut statement = conn.prepare(API_SQL).map_err(err)?;
     let rows = statement
         .query_map(
-            rusqlite::params![guid, CUDA_RUNTIME_API, CUDA_DRIVER_API, after, PAGE_ROWS],
+            rusqlite::params![guid, CUDA_RUNTIME_API, CUDA_DRIVER_API],
             |row| {
                 let int = |index| -> rusqlite::Result<u64> {
                     Ok(row.get::<_, Option<i64>>(index)?.unwrap_or(0) as u64)
@@ -81,11 +60,9 @@ pub(super) fn api_calls_after(
         .map_err(err)?;
     let mut calls = Vec::new();
     let mut events = Vec::new();
-    let mut last = after;
     for row in rows {
         let (event, correlation_id, parent_id, category, function, pid, tid, start_ns, end_ns) =
             row.map_err(err)?;
-        last = event;
         let Some(domain) = ApiDomain::from_category(&category) else {
             continue;
         };
@@ -103,23 +80,22 @@ pub(super) fn api_calls_after(
         });
     }
     drop(statement);
-    attach_args(conn, path, guid, (after, last), &events, &mut calls)?;
-    Ok((calls, last))
+    attach_args(conn, path, guid, &events, &mut calls)?;
+    Ok(calls)
 }
 
-/// The arguments of a page's calls (their events `events`, ids in `(after, last]`).
+/// The arguments of the calls (their events `events`, in order).
 fn attach_args(
     conn: &Connection,
     path: &Path,
     guid: &str,
-    (after, last): (i64, i64),
     events: &[i64],
     calls: &mut [ApiRecord],
 ) -> Result<(), FormatError> {
     let err = |e| FormatError::sqlite(path, e);
-    let mut statement = conn.prepare_cached(ARGS_SQL).map_err(err)?;
+    let mut statement = conn.prepare(ARGS_SQL).map_err(err)?;
     let rows = statement
-        .query_map(rusqlite::params![guid, after, last], |row| {
+        .query_map(rusqlite::params![guid], |row| {
             Ok((
                 row.get::<_, i64>(0)?,
                 ApiArg {

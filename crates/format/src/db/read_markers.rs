@@ -1,5 +1,6 @@
 //! A process's marker ranges and marks read back from its database (`db::markers` wrote them),
-//! in the order they were recorded (their events' ids), a page at a time.
+//! in the order they were recorded (their events' ids), in one query: paging by event id
+//! scanned `rocpd_region` (no index on its event ids) once a page, quadratic (issue 49).
 
 use crate::error::FormatError;
 use crate::markers::{MarkerKind, MarkerRecord, MARKER_CATEGORY};
@@ -13,7 +14,7 @@ FROM rocpd_region R JOIN rocpd_event E ON E.id = R.event_id
 JOIN rocpd_string C ON C.id = E.category_id
 LEFT JOIN rocpd_info_process P ON P.id = R.pid
 LEFT JOIN rocpd_info_thread T ON T.id = R.tid
-WHERE R.guid = ?1 AND C.string = ?2 AND E.id > ?3
+WHERE R.guid = ?1 AND C.string = ?2
 UNION ALL
 SELECT E.id, E.stack_id, E.extdata, P.pid, T.tid, S.timestamp, S.timestamp
 FROM rocpd_sample S JOIN rocpd_event E ON E.id = S.event_id
@@ -21,66 +22,37 @@ JOIN rocpd_string C ON C.id = E.category_id
 JOIN rocpd_track TR ON TR.id = S.track_id
 LEFT JOIN rocpd_info_process P ON P.id = TR.pid
 LEFT JOIN rocpd_info_thread T ON T.id = TR.tid
-WHERE S.guid = ?1 AND C.string = ?2 AND E.id > ?3
-ORDER BY 1 LIMIT ?4"#;
+WHERE S.guid = ?1 AND C.string = ?2
+ORDER BY 1"#;
 
-/// How many markers a page holds.
-const PAGE_ROWS: i64 = 4096;
-
-/// Every marker of the process `guid`, page after page.
+/// Every marker of the process `guid`, in the order they were recorded.
 pub(super) fn markers(
     conn: &Connection,
     path: &Path,
     guid: &str,
 ) -> Result<Vec<MarkerRecord>, FormatError> {
-    let mut markers = Vec::new();
-    let mut after = 0;
-    loop {
-        let (page, last) = markers_after(conn, path, guid, after)?;
-        if last == after {
-            return Ok(markers);
-        }
-        markers.extend(page);
-        after = last;
-    }
-}
-
-/// The markers of the process `guid` recorded after the one whose event is `after` (0: from the
-/// first), at most a page; and the event id to ask the next page after (`after` itself at the
-/// end).
-pub(super) fn markers_after(
-    conn: &Connection,
-    path: &Path,
-    guid: &str,
-    after: i64,
-) -> Result<(Vec<MarkerRecord>, i64), FormatError> {
     let err = |e| FormatError::sqlite(path, e);
-    let mut statement = conn.prepare_cached(MARKERS_SQL).map_err(err)?;
-    let mut last = after;
+    let mut statement = conn.prepare(MARKERS_SQL).map_err(err)?;
     let rows = statement
-        .query_map(
-            rusqlite::params![guid, MARKER_CATEGORY, after, PAGE_ROWS],
-            |row| {
-                let extdata: Option<String> = row.get(2)?;
-                let int = |index| -> rusqlite::Result<u64> {
-                    Ok(row.get::<_, Option<i64>>(index)?.unwrap_or(0) as u64)
-                };
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    int(1)?,
-                    extdata,
-                    int(3)? as u32,
-                    int(4)?,
-                    int(5)?,
-                    int(6)?,
-                ))
-            },
-        )
+        .query_map(rusqlite::params![guid, MARKER_CATEGORY], |row| {
+            let extdata: Option<String> = row.get(2)?;
+            let int = |index| -> rusqlite::Result<u64> {
+                Ok(row.get::<_, Option<i64>>(index)?.unwrap_or(0) as u64)
+            };
+            Ok((
+                row.get::<_, i64>(0)?,
+                int(1)?,
+                extdata,
+                int(3)? as u32,
+                int(4)?,
+                int(5)?,
+                int(6)?,
+            ))
+        })
         .map_err(err)?;
     let mut markers = Vec::new();
     for row in rows {
-        let (event, id, extdata, pid, tid, start_ns, end_ns) = row.map_err(err)?;
-        last = event;
+        let (_event, id, extdata, pid, tid, start_ns, end_ns) = row.map_err(err)?;
         let extdata: serde_json::Value = extdata
             .as_deref()
             .and_then(|text| serde_json::from_str(text).ok())
@@ -111,5 +83,5 @@ pub(super) fn markers_after(
             end_ns,
         });
     }
-    Ok((markers, last))
+    Ok(markers)
 }

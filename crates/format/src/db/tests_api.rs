@@ -1,6 +1,6 @@
 //! API calls in the database: rocpd's `regions` view shows them as rocprofv3 writes HIP API
 //! calls (category, function name, correlation id shared with the launch's dispatch), beside
-//! markers without mixing with them, and they read back as written, a page at a time.
+//! markers without mixing with them, and they read back as written, in the order recorded.
 
 use super::*;
 use crate::api::{ApiDomain, ApiRecord};
@@ -127,7 +127,7 @@ fn api_calls_are_rocpd_regions_and_read_back() {
 }
 
 #[test]
-fn api_calls_read_back_page_after_page_in_the_order_recorded() {
+fn api_calls_read_back_in_the_order_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("many.db");
     let writer = DbWriter::create(&path, || {}).unwrap();
@@ -154,4 +154,42 @@ fn api_calls_read_back_page_after_page_in_the_order_recorded() {
         .map(|c| c.correlation_id)
         .collect();
     assert_eq!(ids, (1..=4500).collect::<Vec<_>>());
+}
+
+/// A call with more arguments than one insert statement takes (`db::api` inserts them a few a
+/// statement) reads back with every argument, in position order, ids in that order.
+#[test]
+fn many_arguments_read_back_in_position_order() {
+    use crate::api_args::{ApiArg, ApiArgs};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("args.db");
+    let args: Vec<ApiArg> = (0..19u32)
+        .map(|position| ApiArg {
+            position,
+            ty: "int".into(),
+            name: format!("a{position}"),
+            value: (position * 7).to_string(),
+        })
+        .collect();
+    let Record::Api(mut with_args) = call(1, 0, ApiDomain::Runtime, "f", (10, 20)) else {
+        unreachable!()
+    };
+    with_args.args = ApiArgs::Read(args.clone());
+    let writer = DbWriter::create(&path, || {}).unwrap();
+    writer.send(Record::Process(process(3)));
+    writer.send(Record::Api(with_args));
+    writer.send(call(2, 0, ApiDomain::Runtime, "g", (30, 40)));
+    writer.finish().unwrap();
+    let read = read_databases(std::slice::from_ref(&path)).unwrap();
+    assert_eq!(read.processes[0].api_calls[0].args, ApiArgs::Read(args));
+    assert_eq!(read.processes[0].api_calls.len(), 2);
+    let conn = Connection::open(&path).unwrap();
+    let positions: Vec<i64> = conn
+        .prepare("SELECT position FROM rocpd_arg ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(positions, (0..19).collect::<Vec<_>>());
 }
