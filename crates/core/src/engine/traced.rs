@@ -179,9 +179,9 @@ impl<K: Backend> Engine<K> {
         }
     }
 
-    /// Records every launch timed without waiting, waiting for those still running: at the end
-    /// of the process, and before a context goes away with their events.
-    pub fn collect_every_traced<B: DeviceOf<K>>(&self, backend: &mut B) {
+    /// Records every launch timed without waiting, waiting for those still running (the end of
+    /// the process; a context that goes away has its launches read by the backend itself).
+    pub(super) fn collect_every_traced<B: DeviceOf<K>>(&self, backend: &mut B) {
         for device in self.traced.devices() {
             self.collect_traced(backend, device, usize::MAX);
         }
