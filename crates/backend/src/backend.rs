@@ -60,6 +60,10 @@ pub struct CudaBackend {
     pub(crate) next_traced_tag: u64,
     /// Launches read when their context went away, for the engine's next read of their device.
     pub(crate) traced_orphans: Vec<(DeviceId, u64, Result<Timing, BackendError>)>,
+    /// Kernel launches awaiting CUPTI's records of their executions, and those come.
+    pub(crate) inbox: crate::traced_activity::Inbox,
+    /// Why CUPTI's records no longer time kernel launches (events do then).
+    pub(crate) activity_failed: Option<String>,
 }
 
 // SAFETY: the raw handles are CUDA objects usable from any thread; the backend lives behind
@@ -107,6 +111,8 @@ impl CudaBackend {
             seen: HashMap::new(),
             next_traced_tag: 0,
             traced_orphans: Vec::new(),
+            inbox: Default::default(),
+            activity_failed: None,
         }
         .with_setup()
     }
@@ -160,22 +166,31 @@ impl CudaBackend {
     }
 
     /// Names the launch the engine is about to handle. `stream` is the launch's stream with the
-    /// default stream resolved (`STREAM_PER_THREAD` for `_ptsz` launches on stream 0).
+    /// default stream resolved (`STREAM_PER_THREAD` for `_ptsz` launches on stream 0);
+    /// `correlation` the launch call's correlation id where CUPTI records the execution of its
+    /// kernel (`kreplay_cuda::activity`), which then times it when it is traced.
     pub fn begin_dispatch(
         &mut self,
         ctx: CUcontext,
         device: DeviceId,
         stream: CUstream,
+        correlation: Option<u32>,
     ) -> Result<CurrentDispatch, BackendError> {
         // A launch's callback: contexts may be destroyed here.
         self.retired_flushers.clear();
         self.retired_app_flushers.clear();
-        let cu_device = Device::current(self.driver).map_err(failed)?.raw();
+        // Only counters need the device's ordinal (a driver call a launch need not make).
+        let cu_device = if self.groups.is_empty() {
+            0
+        } else {
+            Device::current(self.driver).map_err(failed)?.raw()
+        };
         let current = CurrentDispatch {
             ctx,
             cu_device,
             stream,
             passive: false,
+            correlation,
         };
         self.current = Some(current);
         let stale = self.devices.get(&device).is_some_and(|s| s.ctx != ctx);

@@ -21,10 +21,13 @@ pub fn resolve_stream(stream: CUstream, per_thread: bool) -> CUstream {
 #[derive(Debug, Clone, Copy)]
 pub struct CurrentDispatch {
     pub(crate) ctx: CUcontext,
+    /// The device's ordinal (0 in a run without counters, which never asks).
     pub(crate) cu_device: CUdevice,
     pub(crate) stream: CUstream,
     /// Not a launch (another API call closing a replay window): no stream of its own.
     pub(crate) passive: bool,
+    /// The launch call's correlation id, where CUPTI records its kernel's execution.
+    pub(crate) correlation: Option<u32>,
 }
 
 // SAFETY: CUDA handles, valid on any thread of the process.
@@ -39,6 +42,7 @@ impl CurrentDispatch {
             cu_device: 0,
             stream,
             passive: true,
+            correlation: None,
         }
     }
 

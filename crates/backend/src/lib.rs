@@ -62,6 +62,7 @@ mod staging;
 mod state;
 mod timestamps;
 mod traced;
+mod traced_activity;
 
 pub use backend::{CudaBackend, CudaEngine, WarnFn};
 pub use current::{resolve_stream, CurrentDispatch, STREAM_LEGACY, STREAM_PER_THREAD};

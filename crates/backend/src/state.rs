@@ -17,14 +17,25 @@ pub(crate) const SPARE_BUFFERS: usize = 2;
 /// Log chunks are at least this large (captures are mostly small).
 pub(crate) const LOG_CHUNK_BYTES: u64 = 64 << 20;
 
-/// A launch timed without waiting: its events, the stream it ran on and the anchor generation
-/// its times are placed with.
-pub(crate) struct TracedPair {
+/// How a launch timed without waiting is timed.
+pub(crate) enum TracedTimer {
+    /// A pair of events around it on its stream, placed on the host clock with the anchor of
+    /// generation `anchor` (graph and multi-device launches, or where CUPTI records no kernels).
+    Events {
+        anchor: u64,
+        start: Event,
+        end: Event,
+    },
+    /// CUPTI's record of its execution, found by the launch call's correlation id, its tag
+    /// (`kreplay_cuda::activity`): no driver call on the launching thread.
+    Activity,
+}
+
+/// A launch timed without waiting: its tag, the stream it ran on and how it is timed.
+pub(crate) struct TracedLaunch {
     pub(crate) tag: u64,
-    pub(crate) anchor: u64,
-    pub(crate) start: Event,
-    pub(crate) end: Event,
     pub(crate) stream: CUstream,
+    pub(crate) timer: TracedTimer,
 }
 
 /// A device's launches timed without waiting (`--kernel-trace` without counters, see `traced`).
@@ -33,9 +44,9 @@ pub(crate) struct Traced {
     /// Event pairs read and free for the next launches.
     pub(crate) free: Vec<(Event, Event)>,
     /// Started, not yet issued (each thread's launch between its two calls).
-    pub(crate) open: Vec<TracedPair>,
-    /// Issued, in order: read once their end event has completed.
-    pub(crate) issued: std::collections::VecDeque<TracedPair>,
+    pub(crate) open: Vec<TracedLaunch>,
+    /// Issued, in order: read once they have completed.
+    pub(crate) issued: std::collections::VecDeque<TracedLaunch>,
 }
 
 /// The measurement of the unit in progress on a device.

@@ -1,6 +1,7 @@
 //! The safe layer over the CUDA driver, CUPTI and NVML: libraries loaded at run time, errors that
 //! name the failed call, typed calls, and owned objects that free on drop. The only crate that
 //! imports the bindings (`kreplay-cupti-sys`).
+pub mod activity;
 pub mod callback;
 pub mod callback_launch;
 pub mod clocks;

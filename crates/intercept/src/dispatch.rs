@@ -57,8 +57,9 @@ pub(crate) fn begin_dispatch(
     ctx: CUcontext,
     device: kreplay_core::backend::DeviceId,
     stream: CUstream,
+    correlation: Option<u32>,
 ) -> Option<CurrentDispatch> {
-    match lock(&tool.backend).begin_dispatch(ctx, device, stream) {
+    match lock(&tool.backend).begin_dispatch(ctx, device, stream, correlation) {
         Ok(current) => Some(current),
         Err(e) => {
             tool.warn_once(

@@ -107,7 +107,7 @@ fn kernel_node(tool: &'static Tool, data: &DriverData, device: DeviceId, launch:
     let info = kernel_dispatch(tool, device, &shape, None, data.correlation_id(), || {
         launch.addresses()
     });
-    let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream) else {
+    let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream, None) else {
         if let Err(e) = launch.launch(tool.driver) {
             node_failed(tool, &e.to_string());
         }

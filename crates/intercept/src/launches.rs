@@ -110,7 +110,12 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
             unsafe { kreplay_cuda::launch::callback_addresses(tool.driver, api, data.params()) }
         })
     };
-    let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream) else {
+    // CUPTI's record of a kernel's execution carries its launch call's correlation id (a graph's
+    // or a multi-device launch's are several, or none: those are timed with events).
+    let correlation =
+        (!shape.f.is_null() && kreplay_cuda::activity::enabled()).then(|| data.correlation_id());
+    let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream, correlation)
+    else {
         return;
     };
     tool.launch_stage(0, timed);

@@ -118,6 +118,16 @@ pub fn initialize() -> Result<(), String> {
     // Without counters launches are timed without waiting, and read off the application's
     // threads.
     if config.groups.is_empty() {
+        // Kernel launches are timed by CUPTI's records of their executions where it can (by
+        // events otherwise).
+        let records = config
+            .kernel_trace
+            .then(|| kreplay_cuda::activity::enable(cupti));
+        if let (Some(Err(e)), Some(tool)) = (records, set_up_tool()) {
+            tool.debug(&format!(
+                "kernel records: {e}; launches are timed with events"
+            ));
+        }
         crate::traced_reader::start();
     }
     if let Some(tool) = set_up_tool() {

@@ -18,7 +18,7 @@ pub(super) const TRACED_MOST: usize = 4096;
 
 /// Pending launches past which a new launch first records those that completed (a backend's
 /// own reader, if it has one, normally keeps them fewer).
-pub(super) const TRACED_READ_AT: usize = 256;
+pub(super) const TRACED_READ_AT: usize = 2048;
 
 /// A dispatch that ran once, as recorded: its dispatch record (when timed) and replay cost.
 pub(super) struct RanOnce {
@@ -167,6 +167,11 @@ impl<K: Backend> Engine<K> {
         if at_least == usize::MAX || unknown {
             self.traced_lost(device);
         }
+    }
+
+    /// How many launches timed without waiting are pending, on all devices.
+    pub fn traced_pending(&self) -> usize {
+        self.traced.count.load(Ordering::Relaxed)
     }
 
     /// Records every device's launches timed without waiting that have completed, without
