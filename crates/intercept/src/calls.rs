@@ -78,6 +78,7 @@ pub(crate) fn driver_call(
             tool.kernels.forget_module(&tool.engine, owner);
         }
     } else {
+        crate::captures::on_exit(cbid, data);
         memory_trace::on_exit(tool, cbid, data);
         end_call(tool, cbid, data.context());
         if let DriverEvent::Alloc(api) = event {

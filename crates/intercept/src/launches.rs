@@ -78,7 +78,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
         return;
     };
     let shape = launch_shape(api, data.params());
-    if query::is_capturing(tool.driver, shape.stream) {
+    if crate::captures::may_be_open() && query::is_capturing(tool.driver, shape.stream) {
         return enter_captured(tool, data, device, &shape);
     }
     let info = if shape.f.is_null() {

@@ -24,6 +24,7 @@
 mod api_trace;
 mod callbacks;
 mod calls;
+mod captures;
 pub mod classify;
 mod dispatch;
 mod finish;

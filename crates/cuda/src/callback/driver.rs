@@ -87,9 +87,14 @@ impl DriverData {
 
     /// Whether the call returned `CUDA_SUCCESS` (meaningful at its EXIT callback).
     pub fn succeeded(&self) -> bool {
-        // SAFETY: at EXIT the return value points at the call's CUresult.
+        self.result() == Some(0)
+    }
+
+    /// The call's `CUresult` (meaningful at its EXIT callback; `None` where CUPTI gives none).
+    pub fn result(&self) -> Option<sys::CUresult> {
         let result = self.0.functionReturnValue;
-        !result.is_null() && unsafe { *(result as *const sys::CUresult) } == 0
+        // SAFETY: at EXIT the return value points at the call's CUresult.
+        (!result.is_null()).then(|| unsafe { *(result as *const sys::CUresult) })
     }
 
     /// The launched kernel's symbol name; `None` when empty.

@@ -105,6 +105,8 @@ driver_calls! {
     cuStreamBeginCapture_ptsz = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
     cuStreamBeginCapture_v2 = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
     cuStreamBeginCapture_v2_ptsz = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+    cuStreamEndCapture = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+    cuStreamEndCapture_ptsz = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
     cuStreamGetCaptureInfo_v2 = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
     cuStreamGetCaptureInfo_v3 = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
     cuStreamGetCtx = CUpti_driver_api_trace_cbid_enum_CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx,

@@ -14,4 +14,6 @@ pub use addresses::call_addresses;
 pub use effects::{changes_graph_exec, classify_call, CallKind};
 pub use events::{alloc_kind, classify_driver_cbid, AllocApi, DriverEvent, FreeApi};
 pub use kreplay_cuda::launch::LaunchApi;
-pub use queries::{is_blocking_wait, is_capture_begin, is_query_only, unloaded_module};
+pub use queries::{
+    is_blocking_wait, is_capture_begin, is_capture_end, is_query_only, unloaded_module,
+};

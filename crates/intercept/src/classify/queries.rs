@@ -30,6 +30,14 @@ pub fn is_capture_begin(cbid: u32) -> bool {
     )
 }
 
+/// `cuStreamEndCapture` (and its per-thread version).
+pub fn is_capture_end(cbid: u32) -> bool {
+    matches!(
+        DriverCall(cbid),
+        DriverCall::cuStreamEndCapture | DriverCall::cuStreamEndCapture_ptsz
+    )
+}
+
 /// Driver calls that only read state and submit no work (stream/context/device/pointer
 /// queries, limits, occupancy, and the look-ups of a kernel's function handle). They need not
 /// wait for, nor close, a replay in progress: frameworks such as PyTorch and libraries such as cuBLAS make them
