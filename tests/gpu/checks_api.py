@@ -75,10 +75,15 @@ def api_checks():
     all_launches = query(db, "SELECT COUNT(*) FROM kernels K JOIN regions R ON R.corr_id = K.correlation_id "
                              "AND R.category = 'CUDA_RUNTIME_API' AND R.name LIKE 'cudaLaunchKernel%'")
     all_mallocs = query(db, "SELECT COUNT(*) FROM regions WHERE name LIKE 'cudaMalloc%'")
+    # The launch calls without a gridDim argument, by name (what the decoding misses).
+    bare = query(db, "SELECT R.name, COUNT(*) FROM kernels K JOIN regions R ON R.corr_id = K.correlation_id "
+                     "AND R.category = 'CUDA_RUNTIME_API' AND R.name LIKE 'cudaLaunchKernel%' WHERE NOT EXISTS "
+                     "(SELECT 1 FROM region_args G WHERE G.id = R.id AND G.guid = R.guid AND G.name = 'gridDim') "
+                     "GROUP BY R.name")
     row("API arguments in rocpd's region_args (-s)",
         "every runtime launch's gridDim/blockDim its dispatch's; every cudaMalloc's devPtr non-NULL",
         f"launches (with args, matching) {launches} of {all_launches}; cudaMalloc (with devPtr, non-NULL) "
-        f"{allocations} of {all_mallocs}",
+        f"{allocations} of {all_mallocs}; without gridDim {bare}",
         launches and launches[0][0] > 0 and launches[0][0] == launches[0][1] == all_launches[0][0]
         and allocations and allocations[0][0] > 0 and allocations[0][0] == allocations[0][1] == all_mallocs[0][0])
     path = os.path.join(out_dir, "a_cuda_api_trace.csv")

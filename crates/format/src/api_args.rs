@@ -237,6 +237,19 @@ pub fn declarations(name: &str) -> Option<&'static [ArgDecl]> {
                 ]
             }
         }
+        // `cudaLaunchKernelExC(config, func, args)`: its configuration is recorded field by
+        // field, as `cudaLaunchKernel`'s arguments are.
+        "cudaLaunchKernelExC" => {
+            const {
+                &[
+                    arg(0, CPTR, "func"),
+                    arg(1, "dim3", "gridDim"),
+                    arg(2, "dim3", "blockDim"),
+                    arg(3, SIZE, "dynamicSmemBytes"),
+                    arg(4, STREAM, "stream"),
+                ]
+            }
+        }
         "cudaMemcpy" => {
             const {
                 &[

@@ -64,6 +64,23 @@ struct LaunchKernel {
     stream: Ptr,
 }
 
+/// `cudaLaunchConfig_t`'s leading fields.
+#[repr(C)]
+struct LaunchConfig {
+    grid_dim: Dim3,
+    block_dim: Dim3,
+    dynamic_smem_bytes: usize,
+    stream: Ptr,
+}
+
+/// `cudaLaunchKernelExC_v11060_params`.
+#[repr(C)]
+struct LaunchKernelExC {
+    config: *const LaunchConfig,
+    func: Ptr,
+    args: Ptr,
+}
+
 /// `cudaMemcpy_v3020_params`, and `cudaMemcpyAsync_v3020_params` with its stream.
 #[repr(C)]
 struct Memcpy {
@@ -139,12 +156,13 @@ fn addr(p: Ptr) -> u64 {
 pub fn declared_name(name: &str) -> &str {
     let name = base_name(name);
     match name.rsplit_once("_v") {
+        // The per-thread suffix may come before the version (`cudaLaunchKernelExC_ptsz_v11060`).
         Some((function, version))
             if function.starts_with("cuda")
                 && !version.is_empty()
                 && version.bytes().all(|b| b.is_ascii_digit()) =>
         {
-            function
+            base_name(function)
         }
         _ => name,
     }
@@ -176,6 +194,20 @@ pub unsafe fn call_args(name: &str, params: *const c_void) -> Option<RawArgs> {
                     shared,
                     addr(p.stream),
                 ])
+            }
+            // The configuration's fields, after the function (see `api_args::declarations`).
+            "cudaLaunchKernelExC" => {
+                let p = &*(p as *const LaunchKernelExC);
+                match p.config.as_ref() {
+                    Some(c) => RawArgs::of(&[
+                        addr(p.func),
+                        dim3(c.grid_dim),
+                        dim3(c.block_dim),
+                        c.dynamic_smem_bytes as u64,
+                        addr(c.stream),
+                    ]),
+                    None => RawArgs::of(&[addr(p.func)]),
+                }
             }
             "cudaMemcpy" | "cudaMemcpyAsync" => {
                 let p = &*(p as *const Memcpy);
@@ -366,6 +398,40 @@ mod tests {
                 0x5000
             ]
         );
+    }
+
+    #[test]
+    fn an_extended_runtime_launch_gives_its_configuration_field_by_field() {
+        let config = LaunchConfig {
+            grid_dim: Dim3 { x: 4, y: 3, z: 2 },
+            block_dim: Dim3 { x: 64, y: 1, z: 1 },
+            dynamic_smem_bytes: 1024,
+            stream: 0x6000 as Ptr,
+        };
+        let launch = LaunchKernelExC {
+            config: &config,
+            func: 0x2000 as Ptr,
+            args: std::ptr::null(),
+        };
+        // SAFETY: the named call's block, its configuration alive.
+        let args = unsafe { call_args("cudaLaunchKernelExC_v11060", block(&launch)) }.unwrap();
+        assert_eq!(
+            args.as_slice(),
+            [
+                0x2000,
+                4 | 3 << 32 | 2 << 48,
+                64 | 1 << 32 | 1 << 48,
+                1024,
+                0x6000
+            ]
+        );
+        let bare = LaunchKernelExC {
+            config: std::ptr::null(),
+            ..launch
+        };
+        // SAFETY: as above, without a configuration.
+        let args = unsafe { call_args("cudaLaunchKernelExC_ptsz_v11060", block(&bare)) }.unwrap();
+        assert_eq!(args.as_slice(), [0x2000]);
     }
 
     #[test]
