@@ -20,8 +20,9 @@
 //!   stream, later executions on the tool stream). Events give durations; they are placed on
 //!   the host clock (nanoseconds since the Unix epoch) through an anchor event recorded on the
 //!   tool's idle stream and synchronised, re-anchored every second. A launch that needs its
-//!   timestamps only (`--kernel-trace` without counters) is not waited for: its pair is read
-//!   once the end event has completed (`traced`).
+//!   timestamps only (`--kernel-trace` without counters) is not waited for: a kernel launch is
+//!   timed by CUPTI's record of its execution (`traced_activity`), a graph launch by its pair of
+//!   events, each read once it has completed (`traced`).
 //! - counters: [`RangeProfiler`](kreplay_counters::profiler::RangeProfiler), hardware passes scheduled by CUPTI.
 //! - relaunch: on the tool's stream, with the application's parameter block (valid while the
 //!   launch's callback runs) or a kept copy.
@@ -35,7 +36,7 @@
 //! snapshot may take), `options`, `current` (the dispatch in progress), `seen` (what a unit ran
 //! under), `state` (per device), `snapshot`, `backend` ([`CudaBackend`] itself), then its jobs:
 //! `counters` (the range profiler), `timestamps`, `conditions` (L2 flush, clocks), `copies`,
-//! `traced` (launches timed without waiting), `memory`, `measurement`, `relaunch` (the
+//! `traced_activity` and `traced` (launches timed without waiting), `memory`, `measurement`, `relaunch` (the
 //! engine's three job traits), and `dispatch` (the
 //! engine's per-dispatch view of the shared backend, and the gate serialising measurements
 //! between threads).
