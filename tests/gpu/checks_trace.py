@@ -147,3 +147,23 @@ def untimed_trace_check():
         rc == 0 and app_lines(out) == app_lines(alone) and len(rows) == len(ncu) > 0 and not far
         and median is not None and median <= 2000 and overlaps == 0
         and [r[0] for r in rows] == list(range(1, len(rows) + 1)))
+
+
+def reset_trace_check():
+    """--kernel-trace alone across a device reset (tests/gpu/reset_trace.cu): 200 kernels launched,
+    the primary context destroyed while they may still run, 200 more in a new context. Every
+    kernel keeps its row with a positive duration, in launch order, nothing said lost."""
+    program = os.path.join(WORK, "reset_trace")
+    out_dir = os.path.join(WORK, "ktrace_reset")
+    rc, out, err, _, _ = run([KREPLAY, "--kernel-trace", "-d", out_dir, "-o", "kr", "-f", "rocpd", "--", program],
+                             None, tag="ktrace_reset")
+    db = os.path.join(out_dir, "kr_results.db")
+    rows = query(db, 'SELECT dispatch_id, "end" - "start" FROM kernels ORDER BY dispatch_id') if os.path.exists(db) else []
+    bad = [r for r in rows if r[1] is None or r[1] <= 0]
+    lost = "could not be read" in err or "no record" in err
+    row("--kernel-trace alone across cudaDeviceReset (200 kernels, reset, 200 more)",
+        "program PASS; 400 rows in launch order, each with a positive duration; none said lost",
+        f"rc {rc}; {'PASS' if 'reset_trace PASS' in out else out[-120:]!r}; {len(rows)} rows, "
+        f"{len(bad)} without a duration, e.g. {bad[:2]}; lost said {lost}; {err[-160:]!r}",
+        rc == 0 and "reset_trace PASS" in out and len(rows) == 400 and not bad and not lost
+        and [r[0] for r in rows] == list(range(1, 401)))

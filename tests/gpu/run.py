@@ -60,6 +60,7 @@ def main():
     if selected("trace"):
         checks_trace.trace_check()
         checks_trace.untimed_trace_check()
+        checks_trace.reset_trace_check()
     if selected("multigpu"):
         checks_multigpu.multi_gpu_check()
     if selected("graphs"):

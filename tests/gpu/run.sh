@@ -67,6 +67,7 @@ build replay_checks tests/gpu/replay_checks.cu
 build syncloop bench/workloads/syncloop.cu
 build solver bench/workloads/solver.cu -lcublas
 build memory_bound tests/gpu/memory_bound.cu -lcublas -lcuda
+build reset_trace tests/gpu/reset_trace.cu
 # Only the memory section runs it, and says so when it did not build.
 nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/memory_traffic" tests/gpu/memory_traffic.cu >>"$OUT/nvcc.log" 2>&1 \
     || echo "nvcc failed on tests/gpu/memory_traffic.cu (the memory section reports it)"

@@ -8,10 +8,12 @@
 
 use crate::backend::{failed, CudaBackend};
 use crate::state::{TracedLaunch, TracedTimer};
+use crate::traced_activity::RecordTimes;
 use kreplay_core::backend::{BackendError, DeviceId, Timing};
 use kreplay_cuda::error::CudaError;
 use kreplay_cuda::handles::Event;
 use kreplay_cuda::ContextGuard;
+use std::collections::VecDeque;
 
 /// Tags of launches timed with events start here: below are correlation ids (32 bits).
 const EVENT_TAGS: u64 = 1 << 32;
@@ -103,6 +105,7 @@ impl CudaBackend {
 
     /// The issued launches that have completed, oldest first, waiting for the oldest until
     /// `at_least` came back (or none is left); first those read when their context went away.
+    /// `usize::MAX` is the engine's last read, at the end of the process.
     pub(crate) fn traced_read(
         &mut self,
         device: DeviceId,
@@ -116,7 +119,26 @@ impl CudaBackend {
             .drain(..)
             .map(|(_, tag, timing)| (tag, timing))
             .collect();
-        let at_least = at_least.saturating_add(read.len());
+        let finish = at_least == usize::MAX;
+        for (tag, times) in self.inbox.take_detached(device, finish) {
+            let timing = times.and_then(|times| activity_timing(Some(times), tag));
+            read.push((tag, timing.map_err(failed)));
+        }
+        let at_least = at_least.saturating_sub(read.len());
+        read.extend(self.read_issued(device, at_least, finish));
+        read
+    }
+
+    /// The launches issued in `device`'s current context that have completed, in order,
+    /// waiting for the oldest until `at_least` came back; CUPTI's buffers are flushed by this
+    /// thread only at the `finish` (elsewhere it may be inside a CUPTI callback).
+    fn read_issued(
+        &mut self,
+        device: DeviceId,
+        at_least: usize,
+        finish: bool,
+    ) -> Vec<(u64, Result<Timing, BackendError>)> {
+        let mut read = Vec::new();
         let d = self.driver;
         self.inbox.collect();
         let Some(state) = self.devices.get_mut(&device) else {
@@ -135,7 +157,7 @@ impl CudaBackend {
                 TracedTimer::Activity if self.activity_failed.is_some() => Ok(true),
                 TracedTimer::Activity if !wait => Ok(false),
                 TracedTimer::Activity => current(&mut ctx, d, state.ctx)
-                    .and_then(|()| self.inbox.wait_for(d, launch.tag))
+                    .and_then(|()| self.inbox.wait_for(d, launch.tag, finish))
                     .map(|()| true)
                     .inspect_err(|e| self.activity_failed = Some(e.to_string())),
                 TracedTimer::Events { end, .. } => current(&mut ctx, d, state.ctx).and_then(|()| {
@@ -194,7 +216,7 @@ fn current(
 }
 
 /// A launch's times from its CUPTI record.
-fn activity_timing(record: Option<Option<(u64, u64)>>, tag: u64) -> Result<Timing, CudaError> {
+fn activity_timing(record: Option<RecordTimes>, tag: u64) -> Result<Timing, CudaError> {
     match record {
         Some(Some((start_ns, end_ns))) => Ok(Timing { start_ns, end_ns }),
         Some(None) => Err(CudaError::Load(format!(
@@ -207,11 +229,20 @@ fn activity_timing(record: Option<Option<(u64, u64)>>, tag: u64) -> Result<Timin
 }
 
 impl CudaBackend {
-    /// `device`'s context is going away with its events: the launches issued in it are read
-    /// now, waiting for them, and kept for the engine's next read (those never issued have no
-    /// end to wait for).
+    /// `device`'s context is going away (the driver's callback: nothing else is waited for).
+    /// The launches issued in it with events are read now, waiting for them while their events
+    /// exist, and kept for the engine's next read; those timed by CUPTI's records wait for them
+    /// in the inbox. Those never issued have no end to wait for.
     pub(crate) fn traced_orphaned(&mut self, device: DeviceId) {
-        for (tag, timing) in self.traced_read(device, usize::MAX) {
+        if let Some(state) = self.devices.get_mut(&device) {
+            let issued = std::mem::take(&mut state.traced.issued);
+            let (by_record, by_events): (VecDeque<TracedLaunch>, VecDeque<TracedLaunch>) = issued
+                .into_iter()
+                .partition(|l| matches!(l.timer, TracedTimer::Activity));
+            state.traced.issued = by_events;
+            self.inbox.detach(device, by_record.iter().map(|l| l.tag));
+        }
+        for (tag, timing) in self.read_issued(device, usize::MAX, false) {
             self.traced_orphans.push((device, tag, timing));
         }
     }

@@ -3,6 +3,7 @@
 //! records that came for them. A record only ever comes once the kernel has run, and is taken
 //! off CUPTI at a flush (the reader thread's, every millisecond, or a wait's here).
 
+use kreplay_core::backend::DeviceId;
 use kreplay_cuda::activity::{self, KernelTimes};
 use kreplay_cuda::error::CudaError;
 use std::collections::{HashMap, HashSet};
@@ -15,12 +16,18 @@ const RECORD_WAIT: Duration = Duration::from_secs(2);
 /// Between two looks while waiting.
 const POLL: Duration = Duration::from_micros(200);
 
+/// A record's start and end on the host clock (`None`: CUPTI gave it without times).
+pub(crate) type RecordTimes = Option<(u64, u64)>;
+
 /// The launches awaiting their records (by tag: the launch call's correlation id) and the
 /// records already come (`None`: CUPTI gave it without times).
 #[derive(Default)]
 pub(crate) struct Inbox {
     awaited: HashSet<u64>,
-    arrived: HashMap<u64, Option<(u64, u64)>>,
+    arrived: HashMap<u64, RecordTimes>,
+    /// Launches issued in a context since destroyed, in issue order: their records still come
+    /// (nothing is waited for inside the driver's callback of the destruction).
+    detached: Vec<(DeviceId, u64)>,
 }
 
 impl Inbox {
@@ -58,18 +65,59 @@ impl Inbox {
     }
 
     /// The record of `tag`, if it came (then no longer awaited).
-    pub(crate) fn take(&mut self, tag: u64) -> Option<Option<(u64, u64)>> {
+    pub(crate) fn take(&mut self, tag: u64) -> Option<RecordTimes> {
         let times = self.arrived.remove(&tag)?;
         self.awaited.remove(&tag);
         Some(times)
     }
 
+    /// The launches of `device` issued in its context, which is being destroyed.
+    pub(crate) fn detach(&mut self, device: DeviceId, tags: impl IntoIterator<Item = u64>) {
+        self.detached
+            .extend(tags.into_iter().map(|tag| (device, tag)));
+    }
+
+    /// The records come of `device`'s launches issued in a context since destroyed, oldest
+    /// first; with `finish` (the end of the process) every one, CUPTI's buffers flushed first
+    /// and those without a record said so.
+    pub(crate) fn take_detached(
+        &mut self,
+        device: DeviceId,
+        finish: bool,
+    ) -> Vec<(u64, Result<RecordTimes, CudaError>)> {
+        if !self.detached.iter().any(|(d, _)| *d == device) {
+            return Vec::new();
+        }
+        if finish {
+            activity::flush(true);
+        }
+        self.collect();
+        let mut read = Vec::new();
+        let detached = std::mem::take(&mut self.detached);
+        for (d, tag) in detached {
+            if d != device || !(finish || self.has(tag)) {
+                self.detached.push((d, tag));
+                continue;
+            }
+            let times = self.take(tag).ok_or_else(|| {
+                CudaError::Load(format!(
+                    "CUPTI gave no record of launch {tag}'s execution, whose context went away"
+                ))
+            });
+            self.forget(tag);
+            read.push((tag, times));
+        }
+        read
+    }
+
     /// Waits for `tag`'s record: the current context is waited for (the kernel and all before
-    /// it complete), then CUPTI is flushed until the record comes, at most [`RECORD_WAIT`].
+    /// it complete), then the record, at most [`RECORD_WAIT`], taken off CUPTI by this thread
+    /// with `flush` (not inside a CUPTI callback: there the reader thread's flushes bring it).
     pub(crate) fn wait_for(
         &mut self,
         driver: &kreplay_cuda::Driver,
         tag: u64,
+        flush: bool,
     ) -> Result<(), CudaError> {
         self.collect();
         if self.has(tag) {
@@ -78,14 +126,18 @@ impl Inbox {
         kreplay_cuda::handles::synchronize_context(driver)?;
         let since = Instant::now();
         loop {
-            activity::flush(false);
+            if flush {
+                activity::flush(false);
+            }
             self.collect();
             if self.has(tag) {
                 return Ok(());
             }
             if since.elapsed() >= RECORD_WAIT {
                 // The last chance: every buffer, complete or not.
-                activity::flush(true);
+                if flush {
+                    activity::flush(true);
+                }
                 self.collect();
                 if self.has(tag) {
                     return Ok(());
@@ -125,6 +177,27 @@ mod tests {
         inbox.receive([record(7, Some((30, 40))), record(8, None)]);
         assert!(!inbox.has(7), "a launch read is no longer awaited");
         assert_eq!(inbox.take(8), Some(None));
+    }
+
+    #[test]
+    fn launches_of_a_destroyed_context_are_read_as_their_records_come_and_said_at_the_end() {
+        let mut inbox = Inbox::default();
+        for tag in [1, 2, 3] {
+            inbox.expect(tag);
+        }
+        inbox.detach(0, [1, 2]);
+        inbox.detach(1, [3]);
+        inbox.receive([record(2, Some((5, 6)))]);
+        let read = inbox.take_detached(0, false);
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].0, 2);
+        assert_eq!(read[0].1.as_ref().ok(), Some(&Some((5, 6))));
+        // At the end, the one whose record never came is said so; device 1's stay.
+        let read = inbox.take_detached(0, true);
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].0, 1);
+        assert!(read[0].1.is_err());
+        assert_eq!(inbox.detached, vec![(1, 3)]);
     }
 
     #[test]
