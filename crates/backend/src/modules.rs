@@ -167,7 +167,7 @@ impl KernelRegistry {
         &self,
         engine: &CudaEngine,
         f: CUfunction,
-        symbol_name: Option<String>,
+        symbol_name: impl FnOnce() -> Option<String>,
         device: DeviceId,
     ) -> (u64, String) {
         let known = lock(&self.kernels).get(&(f as usize)).cloned();
@@ -181,7 +181,7 @@ impl KernelRegistry {
         }
         lock(&self.resolved_launches).insert((f as usize, device));
         let function = self.context_function(f);
-        let mangled = symbol_name.unwrap_or_else(|| function_name(self.driver, function));
+        let mangled = symbol_name().unwrap_or_else(|| function_name(self.driver, function));
         let id = self.next_kernel_id.fetch_add(1, Ordering::Relaxed);
         self.resolve_module_variables(engine, f, &mangled, device);
         let attributes = kreplay_cuda::kernel::function_attributes(self.driver, function);

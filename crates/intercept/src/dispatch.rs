@@ -5,7 +5,6 @@
 use crate::tool::{lock, Tool};
 use kreplay_backend::CurrentDispatch;
 use kreplay_core::backend::{AllocKind, CallEffect, DispatchInfo, LaunchKind};
-use kreplay_cuda::query;
 use kreplay_cuda::{CUcontext, CUfunction, CUstream};
 
 /// Grid, block, dynamic shared memory, function and stream of a launch.
@@ -25,7 +24,8 @@ pub(crate) fn kernel_dispatch(
     tool: &'static Tool,
     device: kreplay_core::backend::DeviceId,
     shape: &LaunchShape,
-    symbol: Option<String>,
+    ctx: CUcontext,
+    symbol: impl FnOnce() -> Option<String>,
     correlation_id: u32,
     words: impl FnOnce() -> Vec<u64>,
 ) -> DispatchInfo {
@@ -42,7 +42,7 @@ pub(crate) fn kernel_dispatch(
         kind,
         kernel_name,
         kernel_id,
-        stream_id: query::stream_id(tool.driver, shape.stream),
+        stream_id: crate::stream_ids::stream_id(tool.driver, ctx, shape.stream),
         correlation_id: crate::api_trace::dispatch_correlation(correlation_id),
         grid: shape.grid,
         block: shape.block,

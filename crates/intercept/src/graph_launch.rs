@@ -104,9 +104,15 @@ fn kernel_node(tool: &'static Tool, data: &DriverData, device: DeviceId, launch:
         shared,
         stream: launch.stream(),
     };
-    let info = kernel_dispatch(tool, device, &shape, None, data.correlation_id(), || {
-        launch.addresses()
-    });
+    let info = kernel_dispatch(
+        tool,
+        device,
+        &shape,
+        data.context(),
+        || None,
+        data.correlation_id(),
+        || launch.addresses(),
+    );
     let Some(current) = begin_dispatch(tool, data.context(), device, shape.stream, None) else {
         if let Err(e) = launch.launch(tool.driver) {
             node_failed(tool, &e.to_string());

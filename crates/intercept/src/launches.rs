@@ -96,19 +96,27 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
             kind,
             kernel_name: name.to_string(),
             kernel_id: tool.kernels.launch_api_id(&tool.engine, name),
-            stream_id: query::stream_id(tool.driver, shape.stream),
+            stream_id: crate::stream_ids::stream_id(tool.driver, data.context(), shape.stream),
             correlation_id: crate::api_trace::dispatch_correlation(data.correlation_id()),
             grid: shape.grid,
             block: shape.block,
             dynamic_shared_bytes: shape.shared,
         }
     } else {
-        // SAFETY: a launch's callback.
-        let symbol = unsafe { data.launch_symbol() };
-        kernel_dispatch(tool, device, &shape, symbol, data.correlation_id(), || {
-            // SAFETY: the parameter block of the launch whose callback is running.
-            unsafe { kreplay_cuda::launch::callback_addresses(tool.driver, api, data.params()) }
-        })
+        // SAFETY: a launch's callback (the name is read only for a kernel not seen before).
+        let symbol = || unsafe { data.launch_symbol() };
+        kernel_dispatch(
+            tool,
+            device,
+            &shape,
+            data.context(),
+            symbol,
+            data.correlation_id(),
+            || {
+                // SAFETY: the parameter block of the launch whose callback is running.
+                unsafe { kreplay_cuda::launch::callback_addresses(tool.driver, api, data.params()) }
+            },
+        )
     };
     // CUPTI's record of a kernel's execution carries its launch call's correlation id (a graph's
     // or a multi-device launch's are several, or none: those are timed with events).

@@ -37,6 +37,7 @@ mod memory_trace;
 mod process_info;
 mod resources;
 mod start;
+mod stream_ids;
 mod tool;
 mod traced_reader;
 

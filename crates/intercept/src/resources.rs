@@ -45,6 +45,8 @@ pub(crate) fn on_resource(tool: &'static Tool, cbid: u32, data: &ResourceData) {
                 Err(e) => tool.debug(&format!("module loaded, not an ELF cubin: {e}")),
             }
         }
+        // The tool's own streams too: their handles may be the application's next.
+        ResourceEvent::StreamDestroying => crate::stream_ids::stream_destroying(),
         _ if in_tool() => {}
         ResourceEvent::GraphExecCreated { graph, exec } => {
             graph_exec::on_instantiated(tool, data.context(), graph, exec)

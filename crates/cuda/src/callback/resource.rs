@@ -49,6 +49,8 @@ pub enum ResourceEvent<'a> {
     },
     ContextCreated,
     ContextDestroying,
+    /// A stream is about to be destroyed (its handle may be given to a new stream after).
+    StreamDestroying,
     /// Anything else (or a graph event without its descriptor).
     Other,
 }
@@ -90,6 +92,9 @@ pub fn resource_event(cbid: u32, data: &sys::CUpti_ResourceData) -> ResourceEven
         }
         sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING => {
             ResourceEvent::ContextDestroying
+        }
+        sys::CUpti_CallbackIdResource_CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING => {
+            ResourceEvent::StreamDestroying
         }
         _ => ResourceEvent::Other,
     }
