@@ -1,8 +1,9 @@
 //! The thread that reads the launches timed without waiting (a run without counters): every
 //! millisecond it records the launches that have completed, flushing CUPTI's records of
-//! kernel executions every 10 ms (sooner when many are pending), so that the application's threads only note each launch. It stops when the tool is switched off; a
-//! forked child has none (the engine's own reads, after API calls and when many launches are
-//! pending, and the end of the process still record every launch).
+//! kernel executions every 10 ms (sooner when many are pending), so that the application's
+//! threads only note each launch. It stops when the tool is switched off; a forked child has
+//! none (the engine's own reads, after API calls and when many launches are pending, and the
+//! end of the process still record every launch).
 
 use crate::tool;
 use kreplay_core::lifecycle::{self, Life};
