@@ -2,9 +2,8 @@
 //! the rows, the whole file replaced atomically.
 
 use crate::error::FormatError;
-use crate::files::write_file;
+use crate::files::{write_file, OutputFile};
 use crate::numbers::quoted;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -12,7 +11,7 @@ use std::path::PathBuf;
 /// buffer ([`Csv::int`], [`Csv::text`], [`Csv::raw`], then [`Csv::end`]) with no string per
 /// field (the dispatch files have millions of rows).
 pub(crate) struct Csv<'a> {
-    out: &'a mut BufWriter<File>,
+    out: &'a mut BufWriter<OutputFile>,
     line: Vec<u8>,
     fields: usize,
     digits: itoa::Buffer,

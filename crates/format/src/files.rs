@@ -2,6 +2,7 @@
 //! atomically once complete.
 
 use crate::error::FormatError;
+pub(crate) use crate::output_file::OutputFile;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -128,14 +129,14 @@ pub(crate) fn replace_file(
 const WRITE_BUFFER: usize = 1 << 20;
 
 /// [`replace_file`] for a file that `write` streams through a buffered writer, flushed before
-/// the rename.
+/// the rename; dropped from the page cache behind the writing ([`OutputFile`]).
 pub(crate) fn write_file(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    write: impl FnOnce(&mut BufWriter<OutputFile>) -> io::Result<()>,
 ) -> Result<(), FormatError> {
     replace_file(path, |temp| {
         File::create(temp)
-            .map(|file| BufWriter::with_capacity(WRITE_BUFFER, file))
+            .map(|file| BufWriter::with_capacity(WRITE_BUFFER, OutputFile::new(file)))
             .and_then(|mut out| {
                 write(&mut out)?;
                 out.flush()

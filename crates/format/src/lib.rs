@@ -30,6 +30,7 @@ mod stats;
 // Where files go and how they are written.
 mod csv_file;
 mod files;
+mod output_file;
 // The writers (and the database's reader), each using only the modules above, never another.
 mod csv_out;
 pub mod db;

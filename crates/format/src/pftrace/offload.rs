@@ -3,7 +3,6 @@
 //! its events. Memory: a few chunks.
 
 use crossbeam_channel::{Receiver, Sender};
-use std::fs::File;
 use std::io::{self, Write};
 
 /// The bytes handed to the thread at once.
@@ -15,7 +14,7 @@ const WAITING: usize = 2;
 /// written. An error of the thread's comes
 /// first, then `body`'s.
 pub(super) fn with_writer_thread<R>(
-    file: &mut File,
+    file: &mut (impl Write + Send),
     body: impl FnOnce(&mut dyn Write) -> io::Result<R>,
 ) -> io::Result<R> {
     std::thread::scope(|scope| {

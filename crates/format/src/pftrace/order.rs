@@ -25,11 +25,11 @@ use super::spool::Spool;
 use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, offload, track_name, write_track, PACKET_FIELD};
+use crate::files::OutputFile;
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
 use crate::spill::{Key, Sorter};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -38,7 +38,7 @@ pub(super) const BY_DISPATCH_KEY: usize = 8 + 1 + 8;
 
 /// Writes `process`'s tracks (under its track `process_uuid`) and its events.
 pub(super) fn write_events(
-    out: &mut BufWriter<File>,
+    out: &mut BufWriter<OutputFile>,
     process: &ProcessRun,
     process_uuid: u64,
     replay: bool,
@@ -79,7 +79,7 @@ pub(super) fn write_events(
             #[cfg(test)]
             fast::FELL_BACK.with(|n| n.set(n.get() + 1));
             out.seek(SeekFrom::Start(start))?;
-            out.get_ref().set_len(start)?;
+            out.get_mut().file().set_len(start)?;
             write_sorted(out, &context, spools, (spill_dir, ticker))
         }
         done => done,
