@@ -32,25 +32,25 @@ use std::path::Path;
 
 /// A `strings.*_records` entry: a tracing kind's name and its operations' names.
 #[derive(Serialize)]
-struct KindNames<'a> {
+struct KindNames {
     kind: &'static str,
-    operations: &'a [&'a str],
+    operations: Vec<String>,
 }
 
 /// `strings.buffer_records` or `strings.callback_records`: every kind, index = kind value, with
 /// the operation names of the kernel-dispatch kind (`kernel_dispatch`) and of the tracing kinds
 /// `traced` names.
-fn kind_names<'a>(
+fn kind_names(
     kinds: &'static [&'static str],
     kernel_dispatch: usize,
-    traced: impl Fn(usize) -> Option<&'a [&'a str]> + 'a,
-) -> impl Iterator<Item = KindNames<'a>> {
+    traced: impl Fn(usize) -> Option<Vec<String>>,
+) -> impl Iterator<Item = KindNames> {
     kinds.iter().enumerate().map(move |(kind, name)| KindNames {
         kind: name,
         operations: if kind == kernel_dispatch {
-            &KERNEL_DISPATCH_OPERATIONS
+            KERNEL_DISPATCH_OPERATIONS.map(str::to_string).to_vec()
         } else {
-            traced(kind).unwrap_or(&[])
+            traced(kind).unwrap_or_default()
         },
     })
 }
@@ -123,7 +123,7 @@ fn write_process(
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
     let p = Process::new(run, replay).map_err(failed)?;
-    let traces = Traces::new(run);
+    let mut traces = Traces::new(run);
     out.write_all(b"{")?;
     entry(out, "agents", &Array(|| p.agents.entries()))?;
     out.write_all(b",\"buffer_records\":{")?;
@@ -202,7 +202,8 @@ fn write_process(
     out.write_all(b",")?;
     entry(out, "counters", &Array(|| p.counters.entries(&p.agents)))?;
     out.write_all(b",")?;
-    let host_functions = HostFunctions::scan(run).map_err(failed)?;
+    let host_functions =
+        HostFunctions::scan(run, std::mem::take(&mut traces.launches)).map_err(failed)?;
     entry(
         out,
         "host_functions",
@@ -271,7 +272,7 @@ fn write_process(
         },
     )?;
     out.write_all(b",")?;
-    entry(out, "summary", &p.summary())?;
+    entry(out, "summary", &p.summary(traces.stats()))?;
     out.write_all(b"}")
 }
 

@@ -8,11 +8,12 @@
 
 use super::parts::{handle, xyz};
 use super::tables::Kernels;
-use crate::api::ApiDomain;
+use crate::api::{ApiDomain, ApiRecord};
 use crate::error::FormatError;
 use crate::naming::truncated_name;
 use crate::run::ProcessRun;
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 /// `sizeof(rocprofiler_callback_tracing_code_object_host_kernel_symbol_register_data_t)` on
@@ -27,16 +28,27 @@ fn is_runtime_launch(function: &str) -> bool {
     function == "cudaLaunchKernel" || function.starts_with("cudaLaunchKernel_")
 }
 
+/// The runtime launch calls' `func` arguments by correlation id, gathered as the document
+/// writes the runtime calls (`hip_api`, before `host_functions`): the arguments are read once.
+#[derive(Default)]
+pub(super) struct Launches(RefCell<HashMap<u64, u64>>);
+
+impl Launches {
+    /// Notes `call` if it is a runtime launch with its `func` argument.
+    pub(super) fn see(&self, call: &ApiRecord) {
+        if call.domain == ApiDomain::Runtime && is_runtime_launch(&call.function) {
+            if let Some(func) = call.args.number("func") {
+                self.0.borrow_mut().insert(call.correlation_id, func);
+            }
+        }
+    }
+}
+
 impl HostFunctions {
     /// One pass over the process's dispatches, when it recorded launch calls with their
-    /// arguments (none otherwise).
-    pub(super) fn scan(run: &ProcessRun) -> Result<HostFunctions, FormatError> {
-        let launches: HashMap<u64, u64> = run
-            .api_calls
-            .iter()
-            .filter(|c| c.domain == ApiDomain::Runtime && is_runtime_launch(&c.function))
-            .filter_map(|c| Some((c.correlation_id, c.args.number("func")?)))
-            .collect();
+    /// arguments (`launches`, none otherwise).
+    pub(super) fn scan(run: &ProcessRun, launches: Launches) -> Result<HostFunctions, FormatError> {
+        let launches = launches.0.into_inner();
         let mut found = Vec::new();
         if launches.is_empty() {
             return Ok(HostFunctions(found));

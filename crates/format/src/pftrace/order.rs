@@ -45,7 +45,7 @@ pub(super) fn write_events(
     (spill_dir, ticker): (&Path, &Ticker),
     first: &mut bool,
 ) -> io::Result<()> {
-    let launches = traces::launch_ids(process);
+    let launches = traces::launch_ids(process)?;
     let mut gathered = Gathered::read(process, spill_dir, ticker, &launches)?;
     let tracks = gathered.write_tracks(out, process, process_uuid, first)?;
     let launched = std::mem::take(&mut gathered.launched);

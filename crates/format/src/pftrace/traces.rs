@@ -4,16 +4,20 @@
 //! copies overlap), and the bytes the application holds allocated as a counter track. A launch
 //! call starts a flow (its correlation id) that its dispatches' slices end.
 //!
-//! These records are in memory (`ProcessRun`'s lists); their events go into the same sort by
+//! These records are read as they are stored (a page at a time), once for their tracks and once
+//! for their events; the tracks keep a track per marker and per copy, the lanes their intervals,
+//! and the allocations are sorted by time in memory. Their events go into the same sort by
 //! time as the dispatches', keyed alike (see `order`): at one time ends, then zero-length
 //! slices, then begins, the longest-lasting begin first and the latest-begun end first, so that
 //! slices at one time nest.
 
 use super::{write_track, DebugAnnotation, EventType, TrackEvent, BEGIN, EMPTY, END};
 use crate::api::{ApiDomain, ApiRecord};
+use crate::error::FormatError;
 use crate::markers::MarkerKind;
 use crate::memory::AllocationOperation;
-use crate::run::ProcessRun;
+use crate::run::{ProcessRun, TraceKind};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 
@@ -66,13 +70,22 @@ fn lanes(intervals: impl Iterator<Item = (u64, u64)>) -> Vec<usize> {
 }
 
 /// The correlation ids of the application's launch calls.
-pub(super) fn launch_ids(process: &ProcessRun) -> HashSet<u64> {
-    process
-        .api_calls
-        .iter()
-        .filter(|c| is_launch(c))
-        .map(|c| c.correlation_id)
-        .collect()
+pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<HashSet<u64>> {
+    let mut ids = HashSet::new();
+    for call in process.each_api_call_without_args() {
+        let call = call.map_err(io::Error::other)?;
+        if is_launch(&call) {
+            ids.insert(call.correlation_id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Each record of `records`, or the error that read it as an I/O error.
+fn read<'a, T: Clone + 'a>(
+    records: impl Iterator<Item = Result<Cow<'a, T>, FormatError>>,
+) -> impl Iterator<Item = io::Result<Cow<'a, T>>> {
+    records.map(|r| r.map_err(io::Error::other))
 }
 
 /// Writes the tracks' descriptors under `parent`, numbered from `next_uuid`; `launched`: the
@@ -94,38 +107,48 @@ pub(super) fn write_tracks(
         next_uuid += 1;
         Ok(next_uuid - 1)
     };
-    let start_end = process
-        .markers
-        .iter()
-        .map(|m| (m.kind == MarkerKind::StartEnd).then_some((m.start_ns, m.end_ns)));
-    let start_end_lanes = lanes(start_end.clone().flatten());
-    let mut lane = start_end_lanes.into_iter();
-    let mut markers = Vec::with_capacity(process.markers.len());
-    for (m, start_end) in process.markers.iter().zip(start_end) {
-        let name = match start_end {
-            Some(_) => format!("NVTX start/end ranges, lane {}", lane.next().unwrap_or(0)),
-            None => format!("NVTX thread {}", m.tid),
+    let mut start_end = Vec::new();
+    for m in read(process.each_marker()) {
+        let m = m?;
+        if m.kind == MarkerKind::StartEnd {
+            start_end.push((m.start_ns, m.end_ns));
+        }
+    }
+    let mut lane = lanes(start_end.into_iter()).into_iter();
+    let mut markers = Vec::new();
+    for m in read(process.each_marker()) {
+        let m = m?;
+        let name = match m.kind == MarkerKind::StartEnd {
+            true => format!("NVTX start/end ranges, lane {}", lane.next().unwrap_or(0)),
+            false => format!("NVTX thread {}", m.tid),
         };
         markers.push(track(out, name, false)?);
     }
     let mut api = HashMap::new();
-    for call in &process.api_calls {
+    for call in read(process.each_api_call_without_args()) {
+        let call = call?;
         if let std::collections::hash_map::Entry::Vacant(entry) = api.entry(call.tid) {
             entry.insert(track(out, format!("CUDA API thread {}", call.tid), false)?);
         }
     }
-    let mut copies = Vec::with_capacity(process.copies.len());
-    let copy_lanes = lanes(process.copies.iter().map(|c| (c.start_ns, c.end_ns)));
-    for (c, lane) in process.copies.iter().zip(copy_lanes) {
+    let mut copies = Vec::new();
+    let mut intervals = Vec::new();
+    for c in read(process.each_copy()) {
+        let c = c?;
+        intervals.push((c.start_ns, c.end_ns));
+    }
+    let copy_lanes = lanes(intervals.into_iter());
+    for (c, lane) in read(process.each_copy()).zip(copy_lanes) {
+        let c = c?;
         let name = match lane {
             0 => format!("Memory copies stream {}", c.stream_id),
             _ => format!("Memory copies stream {}, lane {lane}", c.stream_id),
         };
         copies.push(track(out, name, false)?);
     }
-    let allocated = match process.allocations.is_empty() {
-        true => None,
-        false => Some(track(out, "Memory allocated (bytes)".to_string(), true)?),
+    let allocated = match process.has_traced(TraceKind::Allocations) {
+        false => None,
+        true => Some(track(out, "Memory allocated (bytes)".to_string(), true)?),
     };
     Ok(TraceTracks {
         markers,
@@ -189,7 +212,8 @@ pub(super) fn push_events(
     tracks: &TraceTracks,
     push: &mut Push,
 ) -> io::Result<()> {
-    for (m, &track) in process.markers.iter().zip(&tracks.markers) {
+    for (m, &track) in read(process.each_marker()).zip(&tracks.markers) {
+        let m = m?;
         let mut args = vec![
             DebugAnnotation::text("operation", m.operation.clone()),
             DebugAnnotation::uint("corr_id", m.id),
@@ -204,7 +228,8 @@ pub(super) fn push_events(
         let event = named(m.function(), MARKER_CATEGORY, args);
         slice(push, (track, m.id), (m.start_ns, m.end_ns), event)?;
     }
-    for call in &process.api_calls {
+    for call in read(process.each_api_call_without_args()) {
+        let call = call?;
         let track = tracks.api[&call.tid];
         let domain = match call.domain {
             ApiDomain::Runtime => "CUDA_RUNTIME_API",
@@ -225,7 +250,8 @@ pub(super) fn push_events(
         let at = (track, call.correlation_id);
         slice(push, at, (call.start_ns, call.end_ns), event)?;
     }
-    for (c, &track) in process.copies.iter().zip(&tracks.copies) {
+    for (c, &track) in read(process.each_copy()).zip(&tracks.copies) {
+        let c = c?;
         let args = vec![
             DebugAnnotation::text("operation", c.operation.clone()),
             DebugAnnotation::uint("corr_id", c.id),
@@ -247,7 +273,7 @@ pub(super) fn push_events(
 /// The bytes allocated and not yet freed, after each allocation or free (at its end), in time
 /// order; a free takes away its address's allocation.
 fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Result<()> {
-    let mut order: Vec<_> = process.allocations.iter().collect();
+    let mut order = read(process.each_allocation()).collect::<io::Result<Vec<_>>>()?;
     order.sort_by_key(|a| (a.end_ns, a.id));
     let mut live: HashMap<u64, u64> = HashMap::new();
     let mut total: u64 = 0;
