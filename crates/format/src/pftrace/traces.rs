@@ -14,11 +14,12 @@
 use super::{write_track, DebugAnnotation, EventType, TrackEvent, BEGIN, EMPTY, END};
 use crate::api::{ApiDomain, ApiRecord};
 use crate::error::FormatError;
+use crate::id_set::IdSet;
 use crate::markers::MarkerKind;
 use crate::memory::AllocationOperation;
 use crate::run::{ProcessRun, TraceKind};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 /// Category of marker slices (rocprofv3's name for its marker records).
@@ -33,7 +34,7 @@ pub(super) struct TraceTracks {
     copies: Vec<u64>,
     allocated: Option<u64>,
     /// Correlation ids of the launch calls with a dispatch: flows to their dispatches.
-    launches: HashSet<u64>,
+    launches: IdSet,
     /// Added to a correlation id: flow ids unique in the file.
     flow_base: u64,
 }
@@ -42,7 +43,7 @@ impl TraceTracks {
     /// The flow a dispatch's slice ends, when its launch call was recorded.
     pub(super) fn flow_to(&self, correlation_id: u64) -> Option<u64> {
         self.launches
-            .contains(&correlation_id)
+            .contains(correlation_id)
             .then_some(self.flow_base + correlation_id)
     }
 }
@@ -70,8 +71,8 @@ fn lanes(intervals: impl Iterator<Item = (u64, u64)>) -> Vec<usize> {
 }
 
 /// The correlation ids of the application's launch calls.
-pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<HashSet<u64>> {
-    let mut ids = HashSet::new();
+pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<IdSet> {
+    let mut ids = IdSet::default();
     for call in process.each_api_call_without_args() {
         let call = call.map_err(io::Error::other)?;
         if is_launch(&call) {
@@ -94,7 +95,7 @@ pub(super) fn write_tracks(
     out: &mut impl Write,
     process: &ProcessRun,
     (parent, mut next_uuid): (u64, u64),
-    launched: HashSet<u64>,
+    launched: IdSet,
     first: &mut bool,
 ) -> io::Result<TraceTracks> {
     let mut named: BTreeMap<String, u64> = BTreeMap::new();
@@ -244,7 +245,7 @@ pub(super) fn push_events(
             args.push(DebugAnnotation::uint("parent_corr_id", call.parent_id));
         }
         let mut event = named(&call.function, API_CATEGORY, args);
-        if tracks.launches.contains(&call.correlation_id) {
+        if tracks.launches.contains(call.correlation_id) {
             event.flow_ids = vec![tracks.flow_base + call.correlation_id];
         }
         let at = (track, call.correlation_id);
