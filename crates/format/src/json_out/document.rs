@@ -3,7 +3,7 @@
 
 use super::code_objects::CodeObjects;
 use super::dispatch_json::SortedCost;
-use super::host_functions::HostFunctions;
+use super::host_functions::{HostFunctions, Launches};
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
@@ -123,7 +123,7 @@ fn write_process(
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
     let p = Process::new(run, replay).map_err(failed)?;
-    let mut traces = Traces::new(run);
+    let mut traces = Traces::new(run, spill_dir);
     out.write_all(b"{")?;
     entry(out, "agents", &Array(|| p.agents.entries()))?;
     out.write_all(b",\"buffer_records\":{")?;
@@ -202,8 +202,9 @@ fn write_process(
     out.write_all(b",")?;
     entry(out, "counters", &Array(|| p.counters.entries(&p.agents)))?;
     out.write_all(b",")?;
-    let host_functions =
-        HostFunctions::scan(run, std::mem::take(&mut traces.launches)).map_err(failed)?;
+    // The launches the runtime calls' records saw (`hip_api`, written above).
+    let launches = std::mem::replace(&mut traces.launches, Launches::new(spill_dir));
+    let host_functions = HostFunctions::scan(run, launches)?;
     entry(
         out,
         "host_functions",

@@ -205,14 +205,15 @@ fn correlation(internal: u64, ancestor: u64) -> Correlation {
 }
 
 impl<'a> Traces<'a> {
-    pub(super) fn new(run: &'a ProcessRun) -> Traces<'a> {
+    /// `spill_dir`: where the launches wait for their dispatches ([`Launches`]).
+    pub(super) fn new(run: &'a ProcessRun, spill_dir: &std::path::Path) -> Traces<'a> {
         Traces {
             run,
             markers: Operations::default(),
             runtime: Operations::default(),
             driver: Operations::default(),
             stats: Default::default(),
-            launches: Launches::default(),
+            launches: Launches::new(spill_dir),
         }
     }
 
