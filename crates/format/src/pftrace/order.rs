@@ -54,7 +54,7 @@ pub(super) fn write_events(
         out,
         process,
         (process_uuid, tracks.next_uuid),
-        launched,
+        (launched, spill_dir),
         first,
     )?;
     let context = Context {
