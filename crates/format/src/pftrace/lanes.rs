@@ -12,7 +12,10 @@ use std::path::Path;
 const BUDGET: usize = 4 << 20;
 
 /// The lanes of a sequence of intervals, in the intervals' order.
-pub(super) struct Lanes(Sorted);
+pub(super) struct Lanes {
+    sorted: Sorted,
+    count: usize,
+}
 
 /// The big-endian integer at `at` of `bytes`.
 fn be(bytes: &[u8], at: usize) -> u64 {
@@ -26,7 +29,9 @@ impl Lanes {
         spill_dir: &Path,
     ) -> io::Result<Lanes> {
         let mut by_start = Sorter::with_budget(16, spill_dir, BUDGET);
+        let mut count = 0;
         for (index, interval) in intervals.enumerate() {
+            count += 1;
             let (start, end) = interval?;
             let key = Key::new().u64(start).u64(index as u64);
             by_start.push_bytes(key.bytes(), &end.to_be_bytes())?;
@@ -46,12 +51,23 @@ impl Lanes {
             free_from[lane] = end.max(start);
             by_index.push_bytes(&key[8..], &(lane as u64).to_be_bytes())
         })?;
-        Ok(Lanes(by_index.into_sorted()?))
+        Ok(Lanes {
+            sorted: by_index.into_sorted()?,
+            count,
+        })
     }
 
     /// The next interval's lane (0 past the last).
     pub(super) fn next_lane(&mut self) -> io::Result<usize> {
-        Ok(self.0.next_with(|item| be(item, 8) as usize)?.unwrap_or(0))
+        Ok(self
+            .sorted
+            .next_with(|item| be(item, 8) as usize)?
+            .unwrap_or(0))
+    }
+
+    /// Whether there were no intervals.
+    pub(super) fn is_empty(&self) -> bool {
+        self.count == 0
     }
 }
 

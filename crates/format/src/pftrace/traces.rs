@@ -39,6 +39,8 @@ pub(super) struct TraceTracks {
     allocated: Option<u64>,
     /// Where the lanes' sorts spill.
     spill_dir: PathBuf,
+    /// Whether there are start/end ranges (whose lanes the events need again).
+    start_end: bool,
     /// Correlation ids of the launch calls with a dispatch: flows to their dispatches.
     launches: IdSet,
     /// Added to a correlation id: flow ids unique in the file.
@@ -132,6 +134,7 @@ pub(super) fn write_tracks(
         Ok(next_uuid - 1)
     };
     let mut lanes = start_end_lanes(process, spill_dir)?;
+    let start_end = !lanes.is_empty();
     for m in read(process.each_marker()) {
         track(out, marker_track(&*m?, &mut lanes)?, false)?;
     }
@@ -155,6 +158,7 @@ pub(super) fn write_tracks(
         api,
         allocated,
         spill_dir: spill_dir.to_path_buf(),
+        start_end,
         launches: launched,
         flow_base: parent,
     })
@@ -212,7 +216,10 @@ pub(super) fn push_events(
     tracks: &TraceTracks,
     push: &mut Push,
 ) -> io::Result<()> {
-    let mut lanes = start_end_lanes(process, &tracks.spill_dir)?;
+    let mut lanes = match tracks.start_end {
+        true => start_end_lanes(process, &tracks.spill_dir)?,
+        false => Lanes::of(std::iter::empty(), &tracks.spill_dir)?,
+    };
     for m in read(process.each_marker()) {
         let m = m?;
         let track = named_track(tracks, &marker_track(&m, &mut lanes)?)?;
