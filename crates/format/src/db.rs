@@ -22,6 +22,8 @@ mod read_api;
 mod read_code_objects;
 mod read_markers;
 mod read_memory;
+mod trace_order;
+mod trace_source;
 mod writer;
 
 pub use merged::{write_rocpd, write_rocpd_with};
@@ -46,3 +48,5 @@ mod tests_pass_pages;
 mod tests_passes;
 #[cfg(test)]
 mod tests_speed;
+#[cfg(test)]
+mod tests_trace_pages;

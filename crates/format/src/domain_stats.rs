@@ -5,7 +5,10 @@
 //! a traced domain counts once, with its end minus its start; a domain without records has no
 //! statistics.
 
+use crate::api::ApiRecord;
 use crate::files::suffix;
+use crate::markers::MarkerRecord;
+use crate::memory::{MemoryAllocationRecord, MemoryCopyRecord};
 use crate::run::{ProcessRun, RunData};
 use crate::stats::{kernel_stats, merged, DurationStats, KernelStats, KERNEL_DISPATCH_DOMAIN};
 use std::collections::BTreeMap;
@@ -33,45 +36,32 @@ pub struct DomainStats {
     pub stats: KernelStats,
 }
 
-/// Durations by name, largest total first (equal totals by name).
-fn by_name<'a>(durations: impl Iterator<Item = (&'a str, u64)>) -> KernelStats {
-    let mut names: BTreeMap<&str, DurationStats> = BTreeMap::new();
-    for (name, ns) in durations {
-        names.entry(name).or_default().add(ns);
-    }
-    let mut kernels: Vec<(String, DurationStats)> = names
-        .into_iter()
-        .map(|(name, stats)| (name.to_string(), stats))
-        .collect();
+/// Durations by name (each name's statistics: constant memory per name), largest total first
+/// (equal totals by name).
+fn by_name(names: BTreeMap<String, DurationStats>) -> KernelStats {
+    let mut kernels: Vec<(String, DurationStats)> = names.into_iter().collect();
     kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
     let total = merged(kernels.iter().map(|(_, stats)| stats));
     KernelStats { kernels, total }
 }
 
-/// Durations of the records of one tracing domain of `process`, by name: its API calls
-/// (`CUDA_API`), markers (`MARKER_API`), copies (`MEMORY_COPY`) or allocations
-/// (`MEMORY_ALLOCATION`); empty for another domain.
-fn trace_durations<'a>(
-    process: &'a ProcessRun,
-    domain: &str,
-) -> Box<dyn Iterator<Item = (&'a str, u64)> + 'a> {
-    let span = |start: u64, end: u64| end.saturating_sub(start);
+/// Adds the duration of each record of one tracing domain of `process` to its name's
+/// statistics in `names`: its API calls (`CUDA_API`), markers (`MARKER_API`), copies
+/// (`MEMORY_COPY`) or allocations (`MEMORY_ALLOCATION`); none for another domain. The records
+/// are read as they are stored (a page at a time); one that cannot be read ends the domain's
+/// (the writers say why), as it ends the kernel dispatches' ([`crate::stats`]).
+fn add_durations(process: &ProcessRun, domain: &str, names: &mut BTreeMap<String, DurationStats>) {
+    let mut add = |name: &str, start: u64, end: u64| add(names, name, start, end);
     match domain {
-        CUDA_API_DOMAIN => Box::new(
-            (process.api_calls.iter()).map(move |c| (&*c.function, span(c.start_ns, c.end_ns))),
-        ),
-        MARKER_API_DOMAIN => Box::new(
-            (process.markers.iter()).map(move |m| (m.function(), span(m.start_ns, m.end_ns))),
-        ),
-        MEMORY_COPY_DOMAIN => Box::new(
-            (process.copies.iter())
-                .map(move |c| (c.direction.as_str(), span(c.start_ns, c.end_ns))),
-        ),
-        MEMORY_ALLOCATION_DOMAIN => Box::new(
-            (process.allocations.iter())
-                .map(move |a| (a.operation.as_str(), span(a.start_ns, a.end_ns))),
-        ),
-        _ => Box::new(std::iter::empty()),
+        CUDA_API_DOMAIN => (process.each_api_call_without_args().map_while(Result::ok))
+            .for_each(|c| add(&c.function, c.start_ns, c.end_ns)),
+        MARKER_API_DOMAIN => (process.each_marker().map_while(Result::ok))
+            .for_each(|m| add(m.function(), m.start_ns, m.end_ns)),
+        MEMORY_COPY_DOMAIN => (process.each_copy().map_while(Result::ok))
+            .for_each(|c| add(c.direction.as_str(), c.start_ns, c.end_ns)),
+        MEMORY_ALLOCATION_DOMAIN => (process.each_allocation().map_while(Result::ok))
+            .for_each(|a| add(a.operation.as_str(), a.start_ns, a.end_ns)),
+        _ => {}
     }
 }
 
@@ -81,7 +71,7 @@ pub fn run_stats(run: &RunData) -> Vec<DomainStats> {
 }
 
 /// [`run_stats`] with the kernel dispatches' statistics already gathered (`kernels`: the
-/// run's, [`crate::stats::kernel_stats_from`]); the other domains' records are in memory.
+/// run's, [`crate::stats::kernel_stats_from`]); the other domains' records are read here.
 pub fn run_stats_with(run: &RunData, kernels: KernelStats) -> Vec<DomainStats> {
     let mut kernels = Some(kernels);
     DOMAINS
@@ -90,7 +80,11 @@ pub fn run_stats_with(run: &RunData, kernels: KernelStats) -> Vec<DomainStats> {
             let stats = if *domain == KERNEL_DISPATCH_DOMAIN {
                 kernels.take().unwrap_or_default()
             } else {
-                by_name((run.processes.iter()).flat_map(|process| trace_durations(process, domain)))
+                let mut names = BTreeMap::new();
+                for process in &run.processes {
+                    add_durations(process, domain, &mut names);
+                }
+                by_name(names)
             };
             DomainStats { domain, stats }
         })
@@ -99,28 +93,65 @@ pub fn run_stats_with(run: &RunData, kernels: KernelStats) -> Vec<DomainStats> {
 }
 
 /// The tracing domains' statistics of one process (the JSON's `summary` beside its kernel
-/// dispatches), each domain with records in the order rocprofv3's JSON lists them (its
-/// outputs' order: API calls, copies, allocations, markers), per name in name order.
-pub fn process_trace_stats(
-    process: &ProcessRun,
-) -> Vec<(&'static str, BTreeMap<String, DurationStats>)> {
-    [
-        CUDA_API_DOMAIN,
-        MEMORY_COPY_DOMAIN,
-        MEMORY_ALLOCATION_DOMAIN,
-        MARKER_API_DOMAIN,
-    ]
-    .into_iter()
-    .map(|domain| {
-        let mut names: BTreeMap<String, DurationStats> = BTreeMap::new();
-        for (name, ns) in trace_durations(process, domain) {
-            match names.get_mut(name) {
-                Some(stats) => stats.add(ns),
-                None => names.entry(name.to_string()).or_default().add(ns),
-            }
-        }
-        (domain, names)
-    })
-    .filter(|(_, names)| !names.is_empty())
-    .collect()
+/// dispatches), gathered record by record by a writer that reads them anyway: per name, in name
+/// order (constant memory per name).
+#[derive(Default)]
+pub(crate) struct TraceStats {
+    api: BTreeMap<String, DurationStats>,
+    copies: BTreeMap<String, DurationStats>,
+    allocations: BTreeMap<String, DurationStats>,
+    markers: BTreeMap<String, DurationStats>,
+}
+
+fn add(names: &mut BTreeMap<String, DurationStats>, name: &str, start: u64, end: u64) {
+    let ns = end.saturating_sub(start);
+    match names.get_mut(name) {
+        Some(stats) => stats.add(ns),
+        None => names.entry(name.to_string()).or_default().add(ns),
+    }
+}
+
+impl TraceStats {
+    pub(crate) fn api_call(&mut self, c: &ApiRecord) {
+        add(&mut self.api, &c.function, c.start_ns, c.end_ns);
+    }
+
+    pub(crate) fn marker(&mut self, m: &MarkerRecord) {
+        add(&mut self.markers, m.function(), m.start_ns, m.end_ns);
+    }
+
+    pub(crate) fn copy(&mut self, c: &MemoryCopyRecord) {
+        add(&mut self.copies, c.direction.as_str(), c.start_ns, c.end_ns);
+    }
+
+    pub(crate) fn allocation(&mut self, a: &MemoryAllocationRecord) {
+        add(
+            &mut self.allocations,
+            a.operation.as_str(),
+            a.start_ns,
+            a.end_ns,
+        );
+    }
+
+    pub(crate) fn has_copies(&self) -> bool {
+        !self.copies.is_empty()
+    }
+
+    pub(crate) fn has_allocations(&self) -> bool {
+        !self.allocations.is_empty()
+    }
+
+    /// Each domain with records in the order rocprofv3's JSON lists them (its outputs' order:
+    /// API calls, copies, allocations, markers).
+    pub(crate) fn domains(self) -> Vec<(&'static str, BTreeMap<String, DurationStats>)> {
+        [
+            (CUDA_API_DOMAIN, self.api),
+            (MEMORY_COPY_DOMAIN, self.copies),
+            (MEMORY_ALLOCATION_DOMAIN, self.allocations),
+            (MARKER_API_DOMAIN, self.markers),
+        ]
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .collect()
+    }
 }

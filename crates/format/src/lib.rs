@@ -11,6 +11,7 @@ pub mod api;
 pub mod api_args;
 mod code_object;
 mod error;
+mod id_set;
 mod identity;
 pub mod markers;
 pub mod memory;

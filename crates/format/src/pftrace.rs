@@ -35,6 +35,7 @@ use std::path::Path;
 
 mod events;
 mod fast;
+mod lanes;
 mod offload;
 mod order;
 mod spilled;

@@ -6,9 +6,11 @@ use crate::identity::guid_for;
 use crate::records::*;
 
 mod source;
+mod traces;
 mod watch;
 
 pub use source::{Page, RecordSource, Records, Source};
+pub use traces::{TraceCursor, TraceKind, TraceSource};
 pub use watch::{RecordObserver, Watch, Watcher};
 
 /// What one profiled process recorded.
@@ -120,8 +122,16 @@ impl ProcessRun {
         for cost in self.each_cost() {
             costs.push(cost?.into_owned());
         }
+        let markers = all(self.each_marker())?;
+        let api_calls = all(self.each_api_call())?;
+        let copies = all(self.each_copy())?;
+        let allocations = all(self.each_allocation())?;
         self.dispatches = dispatches;
         self.costs = costs;
+        self.markers = markers;
+        self.api_calls = api_calls;
+        self.copies = copies;
+        self.allocations = allocations;
         self.stored = None;
         Ok(self)
     }
@@ -177,6 +187,15 @@ impl ProcessRun {
     pub fn guid(&self) -> String {
         guid_for(&self.process)
     }
+}
+
+/// Every record `records` yields, owned.
+fn all<'a, T: Clone + 'a>(
+    records: impl Iterator<Item = Result<std::borrow::Cow<'a, T>, FormatError>>,
+) -> Result<Vec<T>, FormatError> {
+    records
+        .map(|r| r.map(std::borrow::Cow::into_owned))
+        .collect()
 }
 
 /// Every process of a run (several when databases are merged, or the app started children).
@@ -293,18 +312,24 @@ impl RunData {
             let costs = run
                 .each_cost()
                 .map(|c| c.map(|c| Record::ReplayCost(c.into_owned())));
-            let traced = (run.warnings.iter().cloned().map(Record::Warning))
-                .chain(run.markers.iter().cloned().map(Record::Marker))
-                .chain(run.api_calls.iter().cloned().map(Record::Api))
-                .chain(run.copies.iter().cloned().map(Record::MemoryCopy))
-                .chain(
-                    run.allocations
-                        .iter()
-                        .cloned()
-                        .map(Record::MemoryAllocation),
-                )
-                .map(Ok);
-            described.chain(dispatches).chain(costs).chain(traced)
+            let warnings = (run.warnings.iter().cloned().map(Record::Warning)).map(Ok);
+            let traced = (run
+                .each_marker()
+                .map(|m| m.map(|m| Record::Marker(m.into_owned()))))
+            .chain(
+                run.each_api_call()
+                    .map(|c| c.map(|c| Record::Api(c.into_owned()))),
+            )
+            .chain((run.each_copy()).map(|c| c.map(|c| Record::MemoryCopy(c.into_owned()))))
+            .chain(
+                (run.each_allocation())
+                    .map(|a| a.map(|a| Record::MemoryAllocation(a.into_owned()))),
+            );
+            described
+                .chain(dispatches)
+                .chain(costs)
+                .chain(warnings)
+                .chain(traced)
         })
     }
 }

@@ -8,7 +8,7 @@ use crate::csv_file::{csv_file, Csv};
 use crate::error::FormatError;
 use crate::files::{output_path, suffix};
 use crate::numbers::quoted;
-use crate::run::RunData;
+use crate::run::{RunData, TraceKind};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,11 @@ pub(super) fn write_api_trace(
     dir: &Path,
     name: &str,
 ) -> Result<Option<PathBuf>, FormatError> {
-    if run.processes.iter().all(|p| p.api_calls.is_empty()) {
+    if !run
+        .processes
+        .iter()
+        .any(|p| p.has_traced(TraceKind::ApiCalls))
+    {
         return Ok(None);
     }
     let path = output_path(dir, name, suffix::CUDA_API_TRACE)?;
@@ -38,7 +42,8 @@ pub(super) fn write_api_trace(
 
 fn rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for call in &process.api_calls {
+        for call in process.each_api_call_without_args() {
+            let call = call.map_err(io::Error::other)?;
             out.row(&[
                 quoted(call.domain.category()),
                 quoted(&call.function),

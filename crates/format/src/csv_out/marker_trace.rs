@@ -8,7 +8,7 @@ use crate::error::FormatError;
 use crate::files::{output_path, suffix};
 use crate::markers::MARKER_CATEGORY;
 use crate::numbers::quoted;
-use crate::run::RunData;
+use crate::run::{RunData, TraceKind};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,11 @@ pub(super) fn write_marker_trace(
     dir: &Path,
     name: &str,
 ) -> Result<Option<PathBuf>, FormatError> {
-    if run.processes.iter().all(|p| p.markers.is_empty()) {
+    if !run
+        .processes
+        .iter()
+        .any(|p| p.has_traced(TraceKind::Markers))
+    {
         return Ok(None);
     }
     let path = output_path(dir, name, suffix::MARKER_API_TRACE)?;
@@ -38,7 +42,8 @@ pub(super) fn write_marker_trace(
 
 fn rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for marker in &process.markers {
+        for marker in process.each_marker() {
+            let marker = marker.map_err(io::Error::other)?;
             out.row(&[
                 quoted(MARKER_CATEGORY),
                 quoted(marker.function()),

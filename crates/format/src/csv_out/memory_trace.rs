@@ -11,7 +11,7 @@ use crate::error::FormatError;
 use crate::files::{output_path, suffix};
 use crate::memory::{MEMORY_ALLOCATION_CATEGORY, MEMORY_COPY_CATEGORY};
 use crate::numbers::quoted;
-use crate::run::RunData;
+use crate::run::{RunData, TraceKind};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -51,13 +51,21 @@ pub(super) fn write_memory_traces(
     name: &str,
 ) -> Result<Vec<PathBuf>, FormatError> {
     let mut written = Vec::new();
-    if run.processes.iter().any(|p| !p.copies.is_empty()) {
+    if run
+        .processes
+        .iter()
+        .any(|p| p.has_traced(TraceKind::Copies))
+    {
         let path = output_path(dir, name, suffix::MEMORY_COPY_TRACE)?;
         written.push(csv_file(path, &MEMORY_COPY_TRACE_COLUMNS, |out| {
             copy_rows(run, out)
         })?);
     }
-    if run.processes.iter().any(|p| !p.allocations.is_empty()) {
+    if run
+        .processes
+        .iter()
+        .any(|p| p.has_traced(TraceKind::Allocations))
+    {
         let path = output_path(dir, name, suffix::MEMORY_ALLOCATION_TRACE)?;
         written.push(csv_file(path, &MEMORY_ALLOCATION_TRACE_COLUMNS, |out| {
             allocation_rows(run, out)
@@ -68,7 +76,8 @@ pub(super) fn write_memory_traces(
 
 fn copy_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for copy in &process.copies {
+        for copy in process.each_copy() {
+            let copy = copy.map_err(io::Error::other)?;
             out.row(&[
                 quoted(MEMORY_COPY_CATEGORY),
                 quoted(copy.direction.as_str()),
@@ -86,7 +95,8 @@ fn copy_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
 
 fn allocation_rows(run: &RunData, out: &mut Csv) -> io::Result<()> {
     for process in &run.processes {
-        for allocation in &process.allocations {
+        for allocation in process.each_allocation() {
+            let allocation = allocation.map_err(io::Error::other)?;
             // rocprofv3 names the agent of allocations only.
             let agent = if allocation.operation.allocates() {
                 side_label(allocation.agent_id)

@@ -98,12 +98,9 @@ fn unchanged(process: &ProcessRun, stored: &StoredProcess) -> bool {
         && stored.only_described
         && process.dispatches.is_empty()
         && process.costs.is_empty()
-        && process.markers.is_empty()
-        && process.api_calls.is_empty()
-        && process.copies.is_empty()
-        && process.allocations.is_empty()
         && process.guid() == stored.guid
         && stored.fingerprint == Some(process.fingerprint())
+        && !process.has_traces()
 }
 
 /// Attaches the stored file as `src` and returns its uuid, when it is still the file the run

@@ -98,10 +98,12 @@ pub(super) struct StoredProcess {
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
     /// for an id only its records mention).
     pub(super) only_described: bool,
-    /// [`ProcessRun::fingerprint`](crate::run::ProcessRun) of the process as read (None when it
-    /// has traces, which `db::bulk` never copies): a run that still has it is the file's,
-    /// unchanged, whose rows may be copied.
+    /// [`ProcessRun::fingerprint`](crate::run::ProcessRun) of the process as read: a run that
+    /// still has it is the file's, unchanged, whose rows may be copied (none with traces).
     pub(super) fingerprint: Option<u64>,
+    /// Whether it has records of each tracing kind (in [`TraceKind::ALL`]'s order), found when
+    /// first asked.
+    pub(super) has_traced: [std::sync::OnceLock<bool>; 4],
 }
 
 impl std::fmt::Debug for StoredProcess {
@@ -238,6 +240,10 @@ impl RecordSource for StoredProcess {
     }
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
+    fn traces(&self) -> Option<&dyn crate::run::TraceSource> {
         Some(self)
     }
 }

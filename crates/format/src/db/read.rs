@@ -185,7 +185,8 @@ fn is_placeholder(extdata: &Option<String>) -> bool {
     extdata.as_deref() == Some(PLACEHOLDER_EXTDATA)
 }
 
-/// One process: what describes it read now, its dispatches and costs left stored. `alone`: it
+/// One process: what describes it read now, its dispatches, costs and tracing records left
+/// stored. `alone`: it
 /// is the file's only process.
 fn open_process(
     conn: &Arc<Mutex<Connection>>,
@@ -209,10 +210,6 @@ fn open_process(
         super::read_code_objects::read_code_objects(&conn, path, guid, &agent_ids, &mut run)?;
         let counter_names = reader.counters(&mut run)?;
         reader.warnings(&mut run)?;
-        run.markers = super::read_markers::markers(&conn, path, guid)?;
-        run.api_calls = super::read_api::api_calls(&conn, path, guid)?;
-        run.copies = super::read_memory::copies(&conn, path, guid)?;
-        run.allocations = super::read_memory::allocations(&conn, path, guid)?;
         let counts = pages::count(&conn, path, layout, guid, alone)?;
         let ids = (
             pages::id_map(&conn, path, pages::STREAMS_SQL)?,
@@ -227,12 +224,8 @@ fn open_process(
         && counter_names
             .values()
             .all(|name| run.counters.iter().any(|c| &c.name == name));
-    // Only a process without traces may be copied (`db::bulk`); the traces' digest would cost.
-    let traced = !(run.markers.is_empty()
-        && run.api_calls.is_empty()
-        && run.copies.is_empty()
-        && run.allocations.is_empty());
-    let fingerprint = (!traced).then(|| run.fingerprint());
+    // Its tracing records stay in the file too, read a page at a time (`db::trace_source`).
+    let fingerprint = Some(run.fingerprint());
     run.stored = Some(Source(Arc::new(StoredProcess {
         conn: Arc::clone(conn),
         path: path.to_path_buf(),
@@ -248,6 +241,7 @@ fn open_process(
         alone,
         only_described,
         fingerprint,
+        has_traced: Default::default(),
     })));
     Ok(run)
 }

@@ -1,121 +1,147 @@
 //! A process's API calls read back from its database (`db::api` wrote them), in the order they
-//! were recorded (their events' ids), in one pass: `rocpd_region` and `rocpd_arg` have no index
-//! on their event ids, so paging through them by event id scanned both tables once a page (a
-//! cost quadratic in the calls: 20 s at 10^5 dispatches under `--sys-trace`, issue 49); one
-//! query each scans and sorts them once.
+//! were recorded (their events' ids), a page at a time: a page of `rocpd_region` rows by row id,
+//! then the `rocpd_arg` rows of their events, read on by row id from where the last page's
+//! ended (neither table has an index on its event ids: a page found by event id scanned both,
+//! quadratic, issue 49). The writer inserts each call's event, its arguments, then its region,
+//! so both tables' row ids follow event ids ([`super::trace_order`]).
 
+use super::pages::StoredProcess;
+use super::trace_order::{Keyed, Rows};
 use crate::api::{ApiDomain, ApiRecord, CUDA_DRIVER_API, CUDA_RUNTIME_API};
 use crate::api_args::{ApiArg, ApiArgs};
 use crate::error::FormatError;
-use rusqlite::Connection;
+use crate::run::TraceCursor;
+use rusqlite::Row;
 use std::borrow::Cow;
-use std::path::Path;
 
-/// Regions of the API categories, by event id.
-const API_SQL: &str = r#"
-SELECT E.id, E.correlation_id, E.parent_stack_id, C.string, N.string, P.pid, T.tid,
+/// Regions of the API categories (`?4`, `?5`) after a row (`?2`), a page (`?3`) at most.
+pub(super) const API_SQL: &str = r#"
+SELECT R.id, E.id, E.correlation_id, E.parent_stack_id, C.string, N.string, P.pid, T.tid,
        R."start", R."end"
 FROM rocpd_region R JOIN rocpd_event E ON E.id = R.event_id
 JOIN rocpd_string C ON C.id = E.category_id
 JOIN rocpd_string N ON N.id = R.name_id
 LEFT JOIN rocpd_info_process P ON P.id = R.pid
 LEFT JOIN rocpd_info_thread T ON T.id = R.tid
-WHERE R.guid = ?1 AND C.string IN (?2, ?3)
-ORDER BY E.id"#;
+WHERE R.guid = ?1 AND R.id > ?2 AND C.string IN (?4, ?5)
+ORDER BY R.id LIMIT ?3"#;
 
-/// The process's arguments, by event, in position order.
-const ARGS_SQL: &str = r#"
-SELECT event_id, position, type, name, value FROM rocpd_arg
-WHERE guid = ?1
-ORDER BY event_id, position, id"#;
+/// The process's arguments after a row (`?2`), a page (`?3`) at most.
+pub(super) const ARGS_SQL: &str = r#"
+SELECT A.id, A.event_id, A.position, A.type, A.name, A.value FROM rocpd_arg A
+WHERE A.guid = ?1 AND A.id > ?2
+ORDER BY A.id LIMIT ?3"#;
 
-/// Every API call of the process `guid`, in the order they were recorded.
-pub(super) fn api_calls(
-    conn: &Connection,
-    path: &Path,
-    guid: &str,
+/// The API calls of `process` after `at` (the last region row and argument row taken), a page
+/// at most, with their arguments if `args`; moves `at` past them. Empty: there are no more.
+pub(super) fn api_calls_after(
+    process: &StoredProcess,
+    at: &mut TraceCursor,
+    args: bool,
 ) -> Result<Vec<ApiRecord>, FormatError> {
-    let err = |e| FormatError::sqlite(path, e);
-    let mut statement = conn.prepare(API_SQL).map_err(err)?;
-    let rows = statement
-        .query_map(
-            rusqlite::params![guid, CUDA_RUNTIME_API, CUDA_DRIVER_API],
-            |row| {
-                let int = |index| -> rusqlite::Result<u64> {
-                    Ok(row.get::<_, Option<i64>>(index)?.unwrap_or(0) as u64)
-                };
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    int(1)?,
-                    int(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    int(5)? as u32,
-                    int(6)?,
-                    int(7)?,
-                    int(8)?,
-                ))
-            },
-        )
-        .map_err(err)?;
-    let mut calls = Vec::new();
-    let mut events = Vec::new();
-    for row in rows {
-        let (event, correlation_id, parent_id, category, function, pid, tid, start_ns, end_ns) =
-            row.map_err(err)?;
-        let Some(domain) = ApiDomain::from_category(&category) else {
-            continue;
+    loop {
+        let Rows { rows, .. } =
+            process.trace_rows(API_SQL, &[CUDA_RUNTIME_API, CUDA_DRIVER_API], at[0], call)?;
+        let Some(last) = rows.last() else {
+            return Ok(Vec::new());
         };
-        events.push(event);
-        calls.push(ApiRecord {
-            correlation_id,
-            parent_id,
-            domain,
-            function: Cow::Owned(function),
-            pid,
-            tid,
-            start_ns,
-            end_ns,
-            args: Default::default(),
-        });
-    }
-    drop(statement);
-    attach_args(conn, path, guid, &events, &mut calls)?;
-    Ok(calls)
-}
-
-/// The arguments of the calls (their events `events`, in order).
-fn attach_args(
-    conn: &Connection,
-    path: &Path,
-    guid: &str,
-    events: &[i64],
-    calls: &mut [ApiRecord],
-) -> Result<(), FormatError> {
-    let err = |e| FormatError::sqlite(path, e);
-    let mut statement = conn.prepare(ARGS_SQL).map_err(err)?;
-    let rows = statement
-        .query_map(rusqlite::params![guid], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                ApiArg {
-                    position: row.get::<_, Option<u32>>(1)?.unwrap_or(0),
-                    ty: row.get(2)?,
-                    name: row.get(3)?,
-                    value: row.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                },
-            ))
-        })
-        .map_err(err)?;
-    for row in rows {
-        let (event, arg) = row.map_err(err)?;
-        // Events and calls are both in event order.
-        if let Ok(index) = events.binary_search(&event) {
-            match &mut calls[index].args {
-                ApiArgs::Read(args) => args.push(arg),
-                other => *other = ApiArgs::Read(vec![arg]),
-            }
+        at[0] = last.row;
+        let events: Vec<i64> = rows.iter().map(|row| row.event).collect();
+        let mut calls: Vec<Option<ApiRecord>> = rows.into_iter().map(|row| row.record).collect();
+        if args {
+            attach_args(process, &events, &mut calls, &mut at[1])?;
+        }
+        // A page of regions none of which is a call of a known domain is skipped.
+        let calls: Vec<ApiRecord> = calls.into_iter().flatten().collect();
+        if !calls.is_empty() {
+            return Ok(calls);
         }
     }
+}
+
+/// One region row (row id, event id, then the call's columns); None for a category that is no
+/// API domain's.
+fn call(row: &Row<'_>) -> rusqlite::Result<Keyed<Option<ApiRecord>>> {
+    let int = |index| -> rusqlite::Result<u64> {
+        Ok(row.get::<_, Option<i64>>(index)?.unwrap_or(0) as u64)
+    };
+    let category: String = row.get(4)?;
+    let record = match ApiDomain::from_category(&category) {
+        None => None,
+        Some(domain) => Some(ApiRecord {
+            correlation_id: int(2)?,
+            parent_id: int(3)?,
+            domain,
+            function: Cow::Owned(row.get::<_, String>(5)?),
+            pid: int(6)? as u32,
+            tid: int(7)?,
+            start_ns: int(8)?,
+            end_ns: int(9)?,
+            args: Default::default(),
+        }),
+    };
+    Ok(Keyed {
+        row: row.get(0)?,
+        event: row.get(1)?,
+        record,
+    })
+}
+
+/// The arguments of the calls (their events `events`, rising), read from the row after `after`
+/// up to the last call's event; moves `after` past them. Each call's arguments in position
+/// order (then row order), as they were written.
+fn attach_args(
+    process: &StoredProcess,
+    events: &[i64],
+    calls: &mut [Option<ApiRecord>],
+    after: &mut i64,
+) -> Result<(), FormatError> {
+    let last_event = *events.last().expect("a page of calls");
+    'pages: loop {
+        let Rows { rows, full } = process.trace_rows(ARGS_SQL, &[], *after, arg)?;
+        for row in rows {
+            if row.event > last_event {
+                // The next page's calls': read again with them.
+                break 'pages;
+            }
+            *after = row.row;
+            let Ok(index) = events.binary_search(&row.event) else {
+                continue;
+            };
+            if let Some(call) = &mut calls[index] {
+                match &mut call.args {
+                    ApiArgs::Read(args) => args.push(row.record),
+                    other => *other = ApiArgs::Read(vec![row.record]),
+                }
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    sort_args(calls);
     Ok(())
+}
+
+/// Each call's arguments in position order (a stable sort: row order among equal positions).
+fn sort_args(calls: &mut [Option<ApiRecord>]) {
+    for call in calls.iter_mut().flatten() {
+        if let ApiArgs::Read(args) = &mut call.args {
+            args.sort_by_key(|arg| arg.position);
+        }
+    }
+}
+
+/// One argument row (row id, event id, then the argument's columns).
+fn arg(row: &Row<'_>) -> rusqlite::Result<Keyed<ApiArg>> {
+    Ok(Keyed {
+        row: row.get(0)?,
+        event: row.get(1)?,
+        record: ApiArg {
+            position: row.get::<_, Option<u32>>(2)?.unwrap_or(0),
+            ty: row.get(3)?,
+            name: row.get(4)?,
+            value: row.get::<_, Option<String>>(5)?.unwrap_or_default(),
+        },
+    })
 }

@@ -1,8 +1,11 @@
 //! A process's memory copies and allocations read back from its database (`db::memory` wrote
-//! them), in the order they were recorded (their rows' ids), a page at a time.
+//! them), in the order they were recorded (their rows' ids), a page at a time (a range of row
+//! ids each).
 
+use super::pages::StoredProcess;
 use crate::error::FormatError;
 use crate::memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
+use crate::run::TraceCursor;
 use rusqlite::{Connection, Row};
 use std::path::Path;
 
@@ -38,36 +41,42 @@ ORDER BY M.id LIMIT ?3"#;
 /// How many records a page holds.
 const PAGE_ROWS: i64 = 4096;
 
-/// Every copy of the process `guid`, page after page.
-pub(super) fn copies(
-    conn: &Connection,
-    path: &Path,
-    guid: &str,
+/// The copies of `process` after `at` (the last row taken), a page at most; moves `at` past
+/// them. Empty: there are no more.
+pub(super) fn copies_from(
+    process: &StoredProcess,
+    at: &mut TraceCursor,
 ) -> Result<Vec<MemoryCopyRecord>, FormatError> {
-    all_pages(|after| copies_after(conn, path, guid, after))
+    non_empty(at, |after| {
+        copies_after(&process.connection(), &process.path, &process.guid, after)
+    })
 }
 
-/// Every allocation and free of the process `guid`, page after page.
-pub(super) fn allocations(
-    conn: &Connection,
-    path: &Path,
-    guid: &str,
+/// The allocations and frees of `process` after `at`, as [`copies_from`].
+pub(super) fn allocations_from(
+    process: &StoredProcess,
+    at: &mut TraceCursor,
 ) -> Result<Vec<MemoryAllocationRecord>, FormatError> {
-    all_pages(|after| allocations_after(conn, path, guid, after))
+    non_empty(at, |after| {
+        allocations_after(&process.connection(), &process.path, &process.guid, after)
+    })
 }
 
-fn all_pages<T>(
+/// The next page `page` gives with a record (a page of rows none of which is a record is
+/// skipped), or none at the end.
+fn non_empty<T>(
+    at: &mut TraceCursor,
     mut page: impl FnMut(i64) -> Result<(Vec<T>, i64), FormatError>,
 ) -> Result<Vec<T>, FormatError> {
-    let mut all = Vec::new();
-    let mut after = 0;
     loop {
-        let (rows, last) = page(after)?;
-        if last == after {
-            return Ok(all);
+        let (rows, last) = page(at[0])?;
+        if last == at[0] {
+            return Ok(Vec::new());
         }
-        all.extend(rows);
-        after = last;
+        at[0] = last;
+        if !rows.is_empty() {
+            return Ok(rows);
+        }
     }
 }
 
@@ -94,7 +103,7 @@ fn extdata_text(extdata: &Option<String>, key: &str) -> String {
 
 /// The copies of the process `guid` after row `after` (0: from the first), at most a page; and
 /// the row id to ask the next page after (`after` itself at the end).
-pub(super) fn copies_after(
+fn copies_after(
     conn: &Connection,
     path: &Path,
     guid: &str,
@@ -148,7 +157,7 @@ pub(super) fn copies_after(
 }
 
 /// The allocations of the process `guid` after row `after`, as [`copies_after`].
-pub(super) fn allocations_after(
+fn allocations_after(
     conn: &Connection,
     path: &Path,
     guid: &str,

@@ -3,7 +3,7 @@
 
 use super::code_objects::CodeObjects;
 use super::dispatch_json::SortedCost;
-use super::host_functions::HostFunctions;
+use super::host_functions::{HostFunctions, Launches};
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
     CALLBACK_TRACING_KINDS, KERNEL_DISPATCH_OPERATIONS, TOOL_KEY,
@@ -32,25 +32,25 @@ use std::path::Path;
 
 /// A `strings.*_records` entry: a tracing kind's name and its operations' names.
 #[derive(Serialize)]
-struct KindNames<'a> {
+struct KindNames {
     kind: &'static str,
-    operations: &'a [&'a str],
+    operations: Vec<String>,
 }
 
 /// `strings.buffer_records` or `strings.callback_records`: every kind, index = kind value, with
 /// the operation names of the kernel-dispatch kind (`kernel_dispatch`) and of the tracing kinds
 /// `traced` names.
-fn kind_names<'a>(
+fn kind_names(
     kinds: &'static [&'static str],
     kernel_dispatch: usize,
-    traced: impl Fn(usize) -> Option<&'a [&'a str]> + 'a,
-) -> impl Iterator<Item = KindNames<'a>> {
+    traced: impl Fn(usize) -> Option<Vec<String>>,
+) -> impl Iterator<Item = KindNames> {
     kinds.iter().enumerate().map(move |(kind, name)| KindNames {
         kind: name,
         operations: if kind == kernel_dispatch {
-            &KERNEL_DISPATCH_OPERATIONS
+            KERNEL_DISPATCH_OPERATIONS.map(str::to_string).to_vec()
         } else {
-            traced(kind).unwrap_or(&[])
+            traced(kind).unwrap_or_default()
         },
     })
 }
@@ -123,7 +123,7 @@ fn write_process(
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
     let p = Process::new(run, replay).map_err(failed)?;
-    let traces = Traces::new(run);
+    let mut traces = Traces::new(run, spill_dir);
     out.write_all(b"{")?;
     entry(out, "agents", &Array(|| p.agents.entries()))?;
     out.write_all(b",\"buffer_records\":{")?;
@@ -202,7 +202,9 @@ fn write_process(
     out.write_all(b",")?;
     entry(out, "counters", &Array(|| p.counters.entries(&p.agents)))?;
     out.write_all(b",")?;
-    let host_functions = HostFunctions::scan(run).map_err(failed)?;
+    // The launches the runtime calls' records saw (`hip_api`, written above).
+    let launches = std::mem::replace(&mut traces.launches, Launches::new(spill_dir));
+    let host_functions = HostFunctions::scan(run, launches)?;
     entry(
         out,
         "host_functions",
@@ -271,7 +273,7 @@ fn write_process(
         },
     )?;
     out.write_all(b",")?;
-    entry(out, "summary", &p.summary())?;
+    entry(out, "summary", &p.summary(traces.stats()))?;
     out.write_all(b"}")
 }
 

@@ -8,12 +8,15 @@
 
 use super::parts::{handle, xyz};
 use super::tables::Kernels;
-use crate::api::ApiDomain;
-use crate::error::FormatError;
+use crate::api::{ApiDomain, ApiRecord};
 use crate::naming::truncated_name;
 use crate::run::ProcessRun;
+use crate::spill::{Key, Sorter};
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::io;
+use std::path::Path;
 
 /// `sizeof(rocprofiler_callback_tracing_code_object_host_kernel_symbol_register_data_t)` on
 /// x86-64: six 64-bit fields, a name pointer, a 32-bit limit, four dim3s, a 64-bit size.
@@ -27,30 +30,105 @@ fn is_runtime_launch(function: &str) -> bool {
     function == "cudaLaunchKernel" || function.starts_with("cudaLaunchKernel_")
 }
 
+/// Key of the join of launches and dispatches: correlation id, launch (0) or dispatch (1),
+/// place in its stream.
+const JOIN_KEY: usize = 8 + 1 + 8;
+
+/// The runtime launch calls' `func` arguments, gathered as the document writes the runtime
+/// calls (`hip_api`, before `host_functions`: the arguments are read once), waiting in an
+/// external sort by correlation id (a launch per dispatch: not in memory) for the dispatches.
+pub(super) struct Launches {
+    sorter: RefCell<Sorter>,
+    count: Cell<u64>,
+    /// The first error of the sort's files, reported by [`HostFunctions::scan`].
+    failed: RefCell<Option<io::Error>>,
+}
+
+impl Launches {
+    pub(super) fn new(spill_dir: &Path) -> Launches {
+        Launches {
+            sorter: RefCell::new(Sorter::new(JOIN_KEY, spill_dir)),
+            count: Cell::new(0),
+            failed: RefCell::new(None),
+        }
+    }
+
+    /// Notes `call` if it is a runtime launch with its `func` argument.
+    pub(super) fn see(&self, call: &ApiRecord) {
+        if call.domain != ApiDomain::Runtime || !is_runtime_launch(&call.function) {
+            return;
+        }
+        let Some(func) = call.args.number("func") else {
+            return;
+        };
+        let key = Key::new()
+            .u64(call.correlation_id)
+            .u8(0)
+            .u64(self.count.get());
+        self.count.set(self.count.get() + 1);
+        let pushed = (self.sorter.borrow_mut()).push_bytes(key.bytes(), &func.to_be_bytes());
+        if let Err(e) = pushed {
+            self.failed.borrow_mut().get_or_insert(e);
+        }
+    }
+}
+
+/// The big-endian integer at `at` of `bytes`.
+fn be(bytes: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
 impl HostFunctions {
     /// One pass over the process's dispatches, when it recorded launch calls with their
-    /// arguments (none otherwise).
-    pub(super) fn scan(run: &ProcessRun) -> Result<HostFunctions, FormatError> {
-        let launches: HashMap<u64, u64> = run
-            .api_calls
-            .iter()
-            .filter(|c| c.domain == ApiDomain::Runtime && is_runtime_launch(&c.function))
-            .filter_map(|c| Some((c.correlation_id, c.args.number("func")?)))
-            .collect();
-        let mut found = Vec::new();
-        if launches.is_empty() {
-            return Ok(HostFunctions(found));
+    /// arguments (`launches`, none otherwise), joined to them by correlation id through the
+    /// external sort: each host function with the kernel of its first dispatch, in the order
+    /// of those dispatches (a launch's correlation id given twice: its last call's function).
+    pub(super) fn scan(run: &ProcessRun, launches: Launches) -> io::Result<HostFunctions> {
+        if let Some(e) = launches.failed.into_inner() {
+            return Err(e);
         }
-        let mut seen = HashSet::new();
-        for dispatch in run.each_dispatch() {
-            let dispatch = dispatch?;
-            if let Some(func) = launches.get(&dispatch.correlation_id) {
-                if seen.insert(*func) {
-                    found.push((*func, dispatch.kernel_id));
-                }
+        if launches.count.get() == 0 {
+            return Ok(HostFunctions(Vec::new()));
+        }
+        let mut sorter = launches.sorter.into_inner();
+        for (place, dispatch) in run.each_dispatch().enumerate() {
+            let dispatch = dispatch.map_err(io::Error::other)?;
+            let key = Key::new()
+                .u64(dispatch.correlation_id)
+                .u8(1)
+                .u64(place as u64);
+            sorter.push_bytes(key.bytes(), &dispatch.kernel_id.to_be_bytes())?;
+        }
+        // Per host function: its first dispatch's place and kernel.
+        let mut first: HashMap<u64, (u64, u64)> = HashMap::new();
+        let mut launch: (u64, Option<u64>) = (0, None);
+        sorter.drain(|key, value| {
+            let (correlation, place, value) = (be(key, 0), be(key, 9), be(value, 0));
+            if launch.0 != correlation {
+                launch = (correlation, None);
             }
-        }
-        Ok(HostFunctions(found))
+            match (key[8], launch.1) {
+                (0, _) => launch.1 = Some(value),
+                (_, Some(func)) => {
+                    let entry = first.entry(func).or_insert((place, value));
+                    if place < entry.0 {
+                        *entry = (place, value);
+                    }
+                }
+                (_, None) => {}
+            }
+            Ok(())
+        })?;
+        let mut found: Vec<(u64, u64, u64)> = (first.into_iter())
+            .map(|(func, (place, kernel))| (place, func, kernel))
+            .collect();
+        found.sort_unstable();
+        Ok(HostFunctions(
+            found
+                .into_iter()
+                .map(|(_, func, kernel)| (func, kernel))
+                .collect(),
+        ))
     }
 
     /// The entries, slot 0 the placeholder; none without host functions.

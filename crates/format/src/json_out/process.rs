@@ -10,7 +10,7 @@ use super::kinds::{
 };
 use super::summary::DomainStats;
 use super::tables::{Agents, Counters, Kernels, Mentioned};
-use crate::domain_stats::process_trace_stats;
+use crate::domain_stats::TraceStats;
 use crate::error::FormatError;
 use crate::facts::{grid_threads, kernel_facts, KernelFacts};
 use crate::records::DispatchRecord;
@@ -135,13 +135,13 @@ impl<'a> Process<'a> {
     /// ([`crate::stats::each_dispatch_counted_once`]), as [`Self::kernel_dispatch_json`] counted
     /// them (the document writes every kernel-dispatch record before its summary), then each
     /// tracing domain's with records, as rocprofv3's JSON lists its domains
-    /// ([`crate::domain_stats::process_trace_stats`]).
-    pub(super) fn summary(&self) -> Vec<DomainStats> {
+    /// (`traces`, gathered as [`super::trace_json::Traces`] read them).
+    pub(super) fn summary(&self, traces: TraceStats) -> Vec<DomainStats> {
         let mut operations = BTreeMap::new();
         self.durations.take().add_by_name(self.run, &mut operations);
         let kernels = (KERNEL_DISPATCH_DOMAIN, operations);
         std::iter::once(kernels)
-            .chain(process_trace_stats(self.run))
+            .chain(traces.domains())
             .filter(|(_, operations)| !operations.is_empty())
             .map(|(domain, operations)| DomainStats {
                 domain,

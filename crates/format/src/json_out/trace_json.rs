@@ -1,6 +1,7 @@
 //! The tracing domains' `buffer_records` arrays (`marker_api`, `hip_api`, `hsa_api`,
 //! `memory_copy`, `memory_allocation`) and their names in `strings`, as rocprofv3 writes its
-//! buffer-tracing records: one typed struct per record, streamed from the process's lists.
+//! buffer-tracing records: one typed struct per record, streamed as the process's records are
+//! read (a page at a time when stored).
 //!
 //! CUDA's runtime calls are HIP's runtime calls (`hip_api`, kind `HIP_RUNTIME_API`'s slot,
 //! named `CUDA_RUNTIME_API`), its driver calls the HSA calls beneath (`hsa_api`, kind
@@ -9,12 +10,17 @@
 //! functions the process called, in the order first seen.
 
 use super::dispatch_json::{Correlation, Handle};
+use super::host_functions::Launches;
 use super::tables::Agents;
 use crate::api::{ApiDomain, ApiRecord};
+use crate::domain_stats::TraceStats;
+use crate::error::FormatError;
 use crate::markers::MarkerRecord;
 use crate::memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
 use crate::run::ProcessRun;
 use serde::Serialize;
+use std::borrow::Cow;
+use std::cell::RefCell;
 
 /// `ROCPROFILER_BUFFER_TRACING_HSA_CORE_API`: CUDA driver calls.
 pub(super) const KIND_DRIVER_API: usize = 1;
@@ -133,35 +139,61 @@ pub(super) struct MemoryAllocationJson {
     thread_id: u64,
 }
 
-/// The operation names of a process's markers or of one API domain, in the order first seen.
-pub(super) struct Operations<'a>(Vec<&'a str>);
+/// The operation names of a process's markers or of one API domain, in the order first seen
+/// (the order the records are written in).
+#[derive(Default)]
+struct Operations(RefCell<Vec<String>>);
 
-impl<'a> Operations<'a> {
-    fn new(names: impl Iterator<Item = &'a str>) -> Operations<'a> {
-        let mut seen: Vec<&str> = Vec::new();
-        for name in names {
-            if !seen.contains(&name) {
-                seen.push(name);
+impl Operations {
+    /// The index of `name`, a new one if it was not seen yet.
+    fn index(&self, name: &str) -> usize {
+        let mut names = self.0.borrow_mut();
+        match names.iter().position(|n| n == name) {
+            Some(index) => index,
+            None => {
+                names.push(name.to_string());
+                names.len() - 1
             }
         }
-        Operations(seen)
     }
 
-    fn index(&self, name: &str) -> usize {
-        self.0.iter().position(|n| *n == name).unwrap_or(0)
-    }
-
-    pub(super) fn names(&self) -> &[&'a str] {
-        &self.0
+    fn names(&self) -> Vec<String> {
+        self.0.borrow().clone()
     }
 }
 
-/// A process's tracing records and the operation tables they index.
+/// A record read from where it is stored, written as JSON; one that could not be read ends the
+/// document with the reason.
+pub(super) struct Read<T>(Result<T, FormatError>);
+
+impl<T: Serialize> Serialize for Read<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Ok(value) => value.serialize(serializer),
+            Err(e) => Err(serde::ser::Error::custom(e)),
+        }
+    }
+}
+
+/// Each record of `records` made into `T` by `make`, or the error that read it.
+fn each<'a, R: Clone + 'a, T>(
+    records: impl Iterator<Item = Result<Cow<'a, R>, FormatError>> + 'a,
+    mut make: impl FnMut(&R) -> T + 'a,
+) -> impl Iterator<Item = Read<T>> + 'a {
+    records.map(move |r| Read(r.map(|r| make(&r))))
+}
+
+/// A process's tracing records, read as they are written (a page at a time when stored), and
+/// what the document says of them after its records, gathered as they are written: the
+/// operation tables they index (`strings`), their statistics (`summary`) and the launches'
+/// host functions (`host_functions`).
 pub(super) struct Traces<'a> {
     run: &'a ProcessRun,
-    pub(super) markers: Operations<'a>,
-    pub(super) runtime: Operations<'a>,
-    pub(super) driver: Operations<'a>,
+    markers: Operations,
+    runtime: Operations,
+    driver: Operations,
+    stats: RefCell<TraceStats>,
+    pub(super) launches: Launches,
 }
 
 fn correlation(internal: u64, ancestor: u64) -> Correlation {
@@ -173,70 +205,83 @@ fn correlation(internal: u64, ancestor: u64) -> Correlation {
 }
 
 impl<'a> Traces<'a> {
-    pub(super) fn new(run: &'a ProcessRun) -> Traces<'a> {
-        let calls = |domain| {
-            Operations::new(
-                run.api_calls
-                    .iter()
-                    .filter(move |c| c.domain == domain)
-                    .map(|c| c.function.as_ref()),
-            )
-        };
+    /// `spill_dir`: where the launches wait for their dispatches ([`Launches`]).
+    pub(super) fn new(run: &'a ProcessRun, spill_dir: &std::path::Path) -> Traces<'a> {
         Traces {
             run,
-            markers: Operations::new(run.markers.iter().map(|m| m.operation.as_str())),
-            runtime: calls(ApiDomain::Runtime),
-            driver: calls(ApiDomain::Driver),
+            markers: Operations::default(),
+            runtime: Operations::default(),
+            driver: Operations::default(),
+            stats: Default::default(),
+            launches: Launches::new(spill_dir),
         }
     }
 
     /// The operation names of buffer-tracing kind `kind`, if it is one of these (the memory
-    /// kinds' only when the process has records of them).
-    pub(super) fn operations(&self, kind: usize) -> Option<&[&'a str]> {
+    /// kinds' only when the process has records of them), once its records are written.
+    pub(super) fn operations(&self, kind: usize) -> Option<Vec<String>> {
+        let fixed = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        let stats = self.stats.borrow();
         match kind {
             KIND_DRIVER_API => Some(self.driver.names()),
             KIND_RUNTIME_API => Some(self.runtime.names()),
             KIND_MARKER => Some(self.markers.names()),
-            KIND_MEMORY_COPY => (!self.run.copies.is_empty()).then_some(&MEMORY_COPY_OPERATIONS),
-            KIND_MEMORY_ALLOCATION => {
-                (!self.run.allocations.is_empty()).then_some(&MEMORY_ALLOCATION_OPERATIONS)
-            }
+            KIND_MEMORY_COPY => stats.has_copies().then(|| fixed(&MEMORY_COPY_OPERATIONS)),
+            KIND_MEMORY_ALLOCATION => stats
+                .has_allocations()
+                .then(|| fixed(&MEMORY_ALLOCATION_OPERATIONS)),
             _ => None,
         }
     }
 
-    pub(super) fn marker_records(&self) -> impl Iterator<Item = ApiJson> + '_ {
-        self.run.markers.iter().map(|m: &MarkerRecord| ApiJson {
-            args: None,
-            correlation_id: correlation(m.id, 0),
-            end_timestamp: m.end_ns,
-            kind: KIND_MARKER,
-            operation: self.markers.index(&m.operation),
-            size: SIZE_API_RECORD,
-            start_timestamp: m.start_ns,
-            thread_id: m.tid,
+    /// The tracing domains' statistics, once the records are written.
+    pub(super) fn stats(&self) -> TraceStats {
+        self.stats.take()
+    }
+
+    pub(super) fn marker_records(&self) -> impl Iterator<Item = Read<ApiJson>> + '_ {
+        each(self.run.each_marker(), |m: &MarkerRecord| {
+            self.stats.borrow_mut().marker(m);
+            ApiJson {
+                args: None,
+                correlation_id: correlation(m.id, 0),
+                end_timestamp: m.end_ns,
+                kind: KIND_MARKER,
+                operation: self.markers.index(&m.operation),
+                size: SIZE_API_RECORD,
+                start_timestamp: m.start_ns,
+                thread_id: m.tid,
+            }
         })
     }
 
     /// `strings.marker_api`: each marker's message by its correlation id.
-    pub(super) fn marker_messages(&self) -> impl Iterator<Item = KeyValue<'a>> + 'a {
-        self.run.markers.iter().map(|m| KeyValue {
+    pub(super) fn marker_messages(&self) -> impl Iterator<Item = Read<KeyValue>> + 'a {
+        each(self.run.each_marker(), |m: &MarkerRecord| KeyValue {
             key: m.id,
-            value: m.function(),
+            value: m.function().to_string(),
         })
     }
 
     /// The `hip_api` (runtime) or `hsa_api` (driver) records.
-    pub(super) fn api_records(&self, domain: ApiDomain) -> impl Iterator<Item = ApiJson> + '_ {
+    pub(super) fn api_records(
+        &self,
+        domain: ApiDomain,
+    ) -> impl Iterator<Item = Read<ApiJson>> + '_ {
         let (kind, names) = match domain {
             ApiDomain::Runtime => (KIND_RUNTIME_API, &self.runtime),
             ApiDomain::Driver => (KIND_DRIVER_API, &self.driver),
         };
-        self.run
-            .api_calls
-            .iter()
-            .filter(move |c| c.domain == domain)
-            .map(move |c: &ApiRecord| ApiJson {
+        // rocprofv3 writes no arguments for the driver's place (`args_json`).
+        let calls = match domain {
+            ApiDomain::Runtime => self.run.each_api_call(),
+            ApiDomain::Driver => self.run.each_api_call_without_args(),
+        }
+        .filter(move |c| c.as_ref().map_or(true, |c| c.domain == domain));
+        each(calls, move |c: &ApiRecord| {
+            self.stats.borrow_mut().api_call(c);
+            self.launches.see(c);
+            ApiJson {
                 args: args_json(c),
                 correlation_id: correlation(c.correlation_id, c.parent_id),
                 end_timestamp: c.end_ns,
@@ -245,17 +290,17 @@ impl<'a> Traces<'a> {
                 size: SIZE_API_RECORD,
                 start_timestamp: c.start_ns,
                 thread_id: c.tid,
-            })
+            }
+        })
     }
 
     pub(super) fn copy_records<'b>(
         &'b self,
         agents: &'b Agents,
-    ) -> impl Iterator<Item = MemoryCopyJson> + 'b {
-        self.run
-            .copies
-            .iter()
-            .map(|c: &MemoryCopyRecord| MemoryCopyJson {
+    ) -> impl Iterator<Item = Read<MemoryCopyJson>> + 'b {
+        each(self.run.each_copy(), |c: &MemoryCopyRecord| {
+            self.stats.borrow_mut().copy(c);
+            MemoryCopyJson {
                 bytes: c.bytes,
                 correlation_id: correlation(c.id, 0),
                 dst_address: Handle {
@@ -275,17 +320,17 @@ impl<'a> Traces<'a> {
                     handle: c.stream_id,
                 },
                 thread_id: c.tid,
-            })
+            }
+        })
     }
 
     pub(super) fn allocation_records<'b>(
         &'b self,
         agents: &'b Agents,
-    ) -> impl Iterator<Item = MemoryAllocationJson> + 'b {
-        self.run
-            .allocations
-            .iter()
-            .map(|a: &MemoryAllocationRecord| MemoryAllocationJson {
+    ) -> impl Iterator<Item = Read<MemoryAllocationJson>> + 'b {
+        each(self.run.each_allocation(), |a: &MemoryAllocationRecord| {
+            self.stats.borrow_mut().allocation(a);
+            MemoryAllocationJson {
                 address: Handle { handle: a.address },
                 agent_id: agent(agents, a.agent_id),
                 allocation_size: a.size,
@@ -296,15 +341,16 @@ impl<'a> Traces<'a> {
                 size: SIZE_MEMORY_ALLOCATION_RECORD,
                 start_timestamp: a.start_ns,
                 thread_id: a.tid,
-            })
+            }
+        })
     }
 }
 
 /// `{key, value}`, as cereal writes a std::map entry.
 #[derive(Serialize)]
-pub(super) struct KeyValue<'a> {
+pub(super) struct KeyValue {
     key: u64,
-    value: &'a str,
+    value: String,
 }
 
 /// A device's agent handle; host memory (and a device the document lists no agent for) 0.

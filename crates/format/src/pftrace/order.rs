@@ -26,6 +26,7 @@ use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, offload, track_name, write_track, PACKET_FIELD};
 use crate::files::OutputFile;
+use crate::id_set::IdSet;
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
 use crate::spill::{Key, Sorter};
@@ -45,7 +46,7 @@ pub(super) fn write_events(
     (spill_dir, ticker): (&Path, &Ticker),
     first: &mut bool,
 ) -> io::Result<()> {
-    let launches = traces::launch_ids(process);
+    let launches = traces::launch_ids(process)?;
     let mut gathered = Gathered::read(process, spill_dir, ticker, &launches)?;
     let tracks = gathered.write_tracks(out, process, process_uuid, first)?;
     let launched = std::mem::take(&mut gathered.launched);
@@ -53,7 +54,7 @@ pub(super) fn write_events(
         out,
         process,
         (process_uuid, tracks.next_uuid),
-        launched,
+        (launched, spill_dir),
         first,
     )?;
     let context = Context {
@@ -124,7 +125,7 @@ struct Gathered {
     /// (agent, counter number) of every counter value.
     counter_tracks: HashSet<(u64, u32)>,
     /// The launch calls (of `launches`) whose correlation id a dispatch carries.
-    launched: HashSet<u64>,
+    launched: IdSet,
 }
 
 impl Gathered {
@@ -132,7 +133,7 @@ impl Gathered {
         process: &ProcessRun,
         spill_dir: &Path,
         ticker: &Ticker,
-        launches: &HashSet<u64>,
+        launches: &IdSet,
     ) -> io::Result<Gathered> {
         let mut gathered = Gathered {
             costs: Spool::new(spill_dir)?,
@@ -140,7 +141,7 @@ impl Gathered {
             names: Names::default(),
             slice_tracks: BTreeSet::new(),
             counter_tracks: HashSet::new(),
-            launched: HashSet::new(),
+            launched: IdSet::default(),
         };
         let mut payload = Vec::new();
         for (seq, cost) in process.each_cost().enumerate() {
@@ -155,7 +156,7 @@ impl Gathered {
             let record = record.map_err(io::Error::other)?;
             ticker.tick();
             let pass = record.replay_pass.unwrap_or(0);
-            if pass == 0 && launches.contains(&record.correlation_id) {
+            if pass == 0 && launches.contains(record.correlation_id) {
                 gathered.launched.insert(record.correlation_id);
             }
             gathered

@@ -4,32 +4,45 @@
 //! copies overlap), and the bytes the application holds allocated as a counter track. A launch
 //! call starts a flow (its correlation id) that its dispatches' slices end.
 //!
-//! These records are in memory (`ProcessRun`'s lists); their events go into the same sort by
+//! These records are read as they are stored (a page at a time), once for their tracks and once
+//! for their events, their lanes found each time by external sorts (`lanes`) and their tracks
+//! looked up by name; only the allocations (a few per run) are sorted by time in memory. Their
+//! events go into the same sort by
 //! time as the dispatches', keyed alike (see `order`): at one time ends, then zero-length
 //! slices, then begins, the longest-lasting begin first and the latest-begun end first, so that
 //! slices at one time nest.
 
+use super::lanes::Lanes;
 use super::{write_track, DebugAnnotation, EventType, TrackEvent, BEGIN, EMPTY, END};
 use crate::api::{ApiDomain, ApiRecord};
-use crate::markers::MarkerKind;
-use crate::memory::AllocationOperation;
-use crate::run::ProcessRun;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use crate::error::FormatError;
+use crate::id_set::IdSet;
+use crate::markers::{MarkerKind, MarkerRecord};
+use crate::memory::{AllocationOperation, MemoryCopyRecord};
+use crate::run::{ProcessRun, TraceKind};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 /// Category of marker slices (rocprofv3's name for its marker records).
 const MARKER_CATEGORY: &str = "marker_api";
 const API_CATEGORY: &str = "cuda_api";
 const COPY_CATEGORY: &str = "memory_copy";
 
-/// The tracks of a process's tracing records, each record's track (by its index in its list).
+/// The tracks of a process's tracing records: by name (a marker's and a copy's named as
+/// [`marker_track`] and [`copy_track`] name them, their lanes found again for the events), by
+/// thread for API calls.
 pub(super) struct TraceTracks {
-    markers: Vec<u64>,
+    named: BTreeMap<String, u64>,
     api: HashMap<u64, u64>,
-    copies: Vec<u64>,
     allocated: Option<u64>,
+    /// Where the lanes' sorts spill.
+    spill_dir: PathBuf,
+    /// Whether there are start/end ranges (whose lanes the events need again).
+    start_end: bool,
     /// Correlation ids of the launch calls with a dispatch: flows to their dispatches.
-    launches: HashSet<u64>,
+    launches: IdSet,
     /// Added to a correlation id: flow ids unique in the file.
     flow_base: u64,
 }
@@ -38,41 +51,67 @@ impl TraceTracks {
     /// The flow a dispatch's slice ends, when its launch call was recorded.
     pub(super) fn flow_to(&self, correlation_id: u64) -> Option<u64> {
         self.launches
-            .contains(&correlation_id)
+            .contains(correlation_id)
             .then_some(self.flow_base + correlation_id)
     }
 }
 
-/// Lanes for intervals that may overlap: each interval on the first lane free at its start.
-fn lanes(intervals: impl Iterator<Item = (u64, u64)>) -> Vec<usize> {
-    let intervals: Vec<(u64, u64)> = intervals.collect();
-    let mut order: Vec<usize> = (0..intervals.len()).collect();
-    order.sort_by_key(|&i| (intervals[i].0, i));
-    let mut free_from: Vec<u64> = Vec::new();
-    let mut lane_of = vec![0; intervals.len()];
-    for i in order {
-        let (start, end) = intervals[i];
-        let lane = match free_from.iter().position(|&f| f <= start) {
-            Some(lane) => lane,
-            None => {
-                free_from.push(0);
-                free_from.len() - 1
-            }
-        };
-        free_from[lane] = end.max(start);
-        lane_of[i] = lane;
-    }
-    lane_of
+/// The lanes of the process's start/end ranges, in their order among its markers.
+fn start_end_lanes(process: &ProcessRun, spill_dir: &Path) -> io::Result<Lanes> {
+    let ranges = read(process.each_marker()).filter_map(|m| match m {
+        Ok(m) if m.kind == MarkerKind::StartEnd => Some(Ok((m.start_ns, m.end_ns))),
+        Ok(_) => None,
+        Err(e) => Some(Err(e)),
+    });
+    Lanes::of(ranges, spill_dir)
+}
+
+/// The lanes of the process's copies, in their order.
+fn copy_lanes(process: &ProcessRun, spill_dir: &Path) -> io::Result<Lanes> {
+    let copies = read(process.each_copy()).map(|c| c.map(|c| (c.start_ns, c.end_ns)));
+    Lanes::of(copies, spill_dir)
+}
+
+/// The name of a marker's track: its thread's, or for a start/end range its lane's (the next
+/// of `lanes`).
+fn marker_track(m: &MarkerRecord, lanes: &mut Lanes) -> io::Result<String> {
+    Ok(match m.kind == MarkerKind::StartEnd {
+        true => format!("NVTX start/end ranges, lane {}", lanes.next_lane()?),
+        false => format!("NVTX thread {}", m.tid),
+    })
+}
+
+/// The name of a copy's track: its stream's lane (the next of `lanes`).
+fn copy_track(c: &MemoryCopyRecord, lanes: &mut Lanes) -> io::Result<String> {
+    Ok(match lanes.next_lane()? {
+        0 => format!("Memory copies stream {}", c.stream_id),
+        lane => format!("Memory copies stream {}, lane {lane}", c.stream_id),
+    })
+}
+
+/// The uuid of the track named `name`.
+fn named_track(tracks: &TraceTracks, name: &str) -> io::Result<u64> {
+    (tracks.named.get(name).copied())
+        .ok_or_else(|| io::Error::other(format!("no track {name:?} was written")))
 }
 
 /// The correlation ids of the application's launch calls.
-pub(super) fn launch_ids(process: &ProcessRun) -> HashSet<u64> {
-    process
-        .api_calls
-        .iter()
-        .filter(|c| is_launch(c))
-        .map(|c| c.correlation_id)
-        .collect()
+pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<IdSet> {
+    let mut ids = IdSet::default();
+    for call in process.each_api_call_without_args() {
+        let call = call.map_err(io::Error::other)?;
+        if is_launch(&call) {
+            ids.insert(call.correlation_id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Each record of `records`, or the error that read it as an I/O error.
+fn read<'a, T: Clone + 'a>(
+    records: impl Iterator<Item = Result<Cow<'a, T>, FormatError>>,
+) -> impl Iterator<Item = io::Result<Cow<'a, T>>> {
+    records.map(|r| r.map_err(io::Error::other))
 }
 
 /// Writes the tracks' descriptors under `parent`, numbered from `next_uuid`; `launched`: the
@@ -81,7 +120,7 @@ pub(super) fn write_tracks(
     out: &mut impl Write,
     process: &ProcessRun,
     (parent, mut next_uuid): (u64, u64),
-    launched: HashSet<u64>,
+    (launched, spill_dir): (IdSet, &Path),
     first: &mut bool,
 ) -> io::Result<TraceTracks> {
     let mut named: BTreeMap<String, u64> = BTreeMap::new();
@@ -94,44 +133,32 @@ pub(super) fn write_tracks(
         next_uuid += 1;
         Ok(next_uuid - 1)
     };
-    let start_end = process
-        .markers
-        .iter()
-        .map(|m| (m.kind == MarkerKind::StartEnd).then_some((m.start_ns, m.end_ns)));
-    let start_end_lanes = lanes(start_end.clone().flatten());
-    let mut lane = start_end_lanes.into_iter();
-    let mut markers = Vec::with_capacity(process.markers.len());
-    for (m, start_end) in process.markers.iter().zip(start_end) {
-        let name = match start_end {
-            Some(_) => format!("NVTX start/end ranges, lane {}", lane.next().unwrap_or(0)),
-            None => format!("NVTX thread {}", m.tid),
-        };
-        markers.push(track(out, name, false)?);
+    let mut lanes = start_end_lanes(process, spill_dir)?;
+    let start_end = !lanes.is_empty();
+    for m in read(process.each_marker()) {
+        track(out, marker_track(&*m?, &mut lanes)?, false)?;
     }
     let mut api = HashMap::new();
-    for call in &process.api_calls {
+    for call in read(process.each_api_call_without_args()) {
+        let call = call?;
         if let std::collections::hash_map::Entry::Vacant(entry) = api.entry(call.tid) {
             entry.insert(track(out, format!("CUDA API thread {}", call.tid), false)?);
         }
     }
-    let mut copies = Vec::with_capacity(process.copies.len());
-    let copy_lanes = lanes(process.copies.iter().map(|c| (c.start_ns, c.end_ns)));
-    for (c, lane) in process.copies.iter().zip(copy_lanes) {
-        let name = match lane {
-            0 => format!("Memory copies stream {}", c.stream_id),
-            _ => format!("Memory copies stream {}, lane {lane}", c.stream_id),
-        };
-        copies.push(track(out, name, false)?);
+    let mut lanes = copy_lanes(process, spill_dir)?;
+    for c in read(process.each_copy()) {
+        track(out, copy_track(&*c?, &mut lanes)?, false)?;
     }
-    let allocated = match process.allocations.is_empty() {
-        true => None,
-        false => Some(track(out, "Memory allocated (bytes)".to_string(), true)?),
+    let allocated = match process.has_traced(TraceKind::Allocations) {
+        false => None,
+        true => Some(track(out, "Memory allocated (bytes)".to_string(), true)?),
     };
     Ok(TraceTracks {
-        markers,
+        named,
         api,
-        copies,
         allocated,
+        spill_dir: spill_dir.to_path_buf(),
+        start_end,
         launches: launched,
         flow_base: parent,
     })
@@ -189,7 +216,13 @@ pub(super) fn push_events(
     tracks: &TraceTracks,
     push: &mut Push,
 ) -> io::Result<()> {
-    for (m, &track) in process.markers.iter().zip(&tracks.markers) {
+    let mut lanes = match tracks.start_end {
+        true => start_end_lanes(process, &tracks.spill_dir)?,
+        false => Lanes::of(std::iter::empty(), &tracks.spill_dir)?,
+    };
+    for m in read(process.each_marker()) {
+        let m = m?;
+        let track = named_track(tracks, &marker_track(&m, &mut lanes)?)?;
         let mut args = vec![
             DebugAnnotation::text("operation", m.operation.clone()),
             DebugAnnotation::uint("corr_id", m.id),
@@ -204,7 +237,8 @@ pub(super) fn push_events(
         let event = named(m.function(), MARKER_CATEGORY, args);
         slice(push, (track, m.id), (m.start_ns, m.end_ns), event)?;
     }
-    for call in &process.api_calls {
+    for call in read(process.each_api_call_without_args()) {
+        let call = call?;
         let track = tracks.api[&call.tid];
         let domain = match call.domain {
             ApiDomain::Runtime => "CUDA_RUNTIME_API",
@@ -219,13 +253,16 @@ pub(super) fn push_events(
             args.push(DebugAnnotation::uint("parent_corr_id", call.parent_id));
         }
         let mut event = named(&call.function, API_CATEGORY, args);
-        if tracks.launches.contains(&call.correlation_id) {
+        if tracks.launches.contains(call.correlation_id) {
             event.flow_ids = vec![tracks.flow_base + call.correlation_id];
         }
         let at = (track, call.correlation_id);
         slice(push, at, (call.start_ns, call.end_ns), event)?;
     }
-    for (c, &track) in process.copies.iter().zip(&tracks.copies) {
+    let mut lanes = copy_lanes(process, &tracks.spill_dir)?;
+    for c in read(process.each_copy()) {
+        let c = c?;
+        let track = named_track(tracks, &copy_track(&c, &mut lanes)?)?;
         let args = vec![
             DebugAnnotation::text("operation", c.operation.clone()),
             DebugAnnotation::uint("corr_id", c.id),
@@ -247,7 +284,7 @@ pub(super) fn push_events(
 /// The bytes allocated and not yet freed, after each allocation or free (at its end), in time
 /// order; a free takes away its address's allocation.
 fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Result<()> {
-    let mut order: Vec<_> = process.allocations.iter().collect();
+    let mut order = read(process.each_allocation()).collect::<io::Result<Vec<_>>>()?;
     order.sort_by_key(|a| (a.end_ns, a.id));
     let mut live: HashMap<u64, u64> = HashMap::new();
     let mut total: u64 = 0;
@@ -272,15 +309,4 @@ fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Res
         push((a.end_ns, EMPTY, track, index as u64), true, a.id, point)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::lanes;
-
-    #[test]
-    fn overlapping_intervals_take_separate_lanes_and_later_ones_reuse_them() {
-        let got = lanes([(0, 10), (5, 8), (10, 12), (9, 20)].into_iter());
-        assert_eq!(got, [0, 1, 0, 1]);
-    }
 }

@@ -7,7 +7,7 @@ use crate::error::FormatError;
 use crate::records::{DispatchRecord, ReplayCost};
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// One page of records and the key to ask the next page after; an empty page is the end.
 pub type Page<T> = (Vec<T>, i64);
@@ -30,6 +30,10 @@ pub trait RecordSource: fmt::Debug + Send + Sync {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+    /// Where its tracing records are read from, if it keeps any ([`super::traces`]).
+    fn traces(&self) -> Option<&dyn super::TraceSource> {
+        None
+    }
 }
 
 /// A stored process's records: two runs are equal when they read the same source.
@@ -44,37 +48,42 @@ impl PartialEq for Source {
 
 pub(crate) type NextPage<'a, T> = Box<dyn FnMut(i64) -> Result<Page<T>, FormatError> + 'a>;
 
-/// The pages of `source` that `fetch` reads, read ahead by a thread of their own: the next page
-/// is read from the database while the writer formats this one (on a second core, the reading
-/// costs no time). The thread starts at the first page and holds at most two pages besides the
-/// one being written; it stops at the end, at an error, or when the pages are no longer wanted.
+/// The pages of `source` that `fetch` reads, read ahead by a thread of their own
+/// ([`read_ahead_with`]), from the first.
 pub(crate) fn read_ahead<T: Send + 'static>(
     source: &Source,
     fetch: fn(&dyn RecordSource, i64) -> Result<Page<T>, FormatError>,
 ) -> NextPage<'static, T> {
     let source = Arc::clone(&source.0);
-    let mut pages: Option<crossbeam_channel::Receiver<Result<Page<T>, FormatError>>> = None;
-    Box::new(move |after| {
+    let mut after = 0;
+    read_ahead_with(move || {
+        let (records, last) = fetch(&*source, after)?;
+        after = last;
+        Ok(records)
+    })
+}
+
+/// The pages `next` reads one after another (an empty one is the end), read ahead by a thread
+/// of their own: the next page is read from the database while the writer formats this one (on
+/// a second core, the reading costs no time). The thread starts at the first page and holds at
+/// most two pages besides the one being written; it stops at the end, at an error, or when the
+/// pages are no longer wanted.
+pub(crate) fn read_ahead_with<T: Send + 'static>(
+    next: impl FnMut() -> Result<Vec<T>, FormatError> + Send + 'static,
+) -> NextPage<'static, T> {
+    let next = Arc::new(Mutex::new(next));
+    let mut pages: Option<crossbeam_channel::Receiver<Result<Vec<T>, FormatError>>> = None;
+    Box::new(move |_| {
         let receiver = pages.get_or_insert_with(|| {
             let (sender, receiver) = crossbeam_channel::bounded(1);
-            let source = Arc::clone(&source);
+            let reader = Arc::clone(&next);
             let spawned = std::thread::Builder::new()
                 .name("kreplay-read".into())
-                .spawn(move || {
-                    let mut after = after;
-                    loop {
-                        let page = fetch(&*source, after);
-                        let last = match &page {
-                            Ok((records, last)) if !records.is_empty() => Some(*last),
-                            _ => None,
-                        };
-                        if sender.send(page).is_err() {
-                            return;
-                        }
-                        match last {
-                            Some(last) => after = last,
-                            None => return,
-                        }
+                .spawn(move || loop {
+                    let page = read_page(&reader);
+                    let more = matches!(&page, Ok(records) if !records.is_empty());
+                    if sender.send(page).is_err() || !more {
+                        return;
                     }
                 });
             if spawned.is_err() {
@@ -85,12 +94,21 @@ pub(crate) fn read_ahead<T: Send + 'static>(
             }
             receiver
         });
-        match receiver.recv() {
+        let page = match receiver.recv() {
             Ok(page) => page,
             // The thread could not start, or ended without its page (it panicked): read here.
-            Err(_) => fetch(&*source, after),
-        }
+            Err(_) => read_page(&next),
+        };
+        page.map(|records| (records, 0))
     })
+}
+
+/// The next page `next` reads. A reader that panicked left the pages as far as it read them:
+/// go on from there.
+fn read_page<T, F: FnMut() -> Result<Vec<T>, FormatError>>(
+    next: &Mutex<F>,
+) -> Result<Vec<T>, FormatError> {
+    (next.lock().unwrap_or_else(|e| e.into_inner()))()
 }
 
 /// The records held in memory, then those of the source, one page at a time; an error ends it.
