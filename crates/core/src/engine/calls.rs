@@ -80,7 +80,7 @@ impl<K: Backend> Engine<K> {
         self.finish();
     }
 
-    /// Flushes every record and sends the end of the process. A backend that opens replay
+    /// Sends the end of the process and closes the sink (every record stored). A backend that opens replay
     /// units of several dispatches calls [`Engine::finish_with`] instead.
     pub fn finish(&self) {
         if let Some(line) = self.window_summary() {
@@ -106,6 +106,9 @@ impl<K: Backend> Engine<K> {
         self.sink.send(Record::ProcessEnd {
             end_ns: unix_now_ns(),
         });
-        self.sink.flush();
+        // Closed, not only flushed: the sink is held to the end by whatever ends the process (a
+        // static, the lifecycle's finisher), so no one else closes it, and a database left open
+        // keeps its last rows in its WAL file and its record counts unstored (issue 49).
+        self.sink.close();
     }
 }
