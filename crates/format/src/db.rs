@@ -22,6 +22,7 @@ mod read_api;
 mod read_code_objects;
 mod read_markers;
 mod read_memory;
+mod record_counts;
 mod trace_order;
 mod trace_source;
 mod writer;
@@ -46,6 +47,8 @@ mod tests_memory;
 mod tests_pass_pages;
 #[cfg(test)]
 mod tests_passes;
+#[cfg(test)]
+mod tests_record_counts;
 #[cfg(test)]
 mod tests_speed;
 #[cfg(test)]

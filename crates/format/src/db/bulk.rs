@@ -57,6 +57,9 @@ pub(super) fn copy_stored(run: &RunData, path: &Path) -> Result<bool, FormatErro
         }
         set_additions(&db.conn, processes, &new).map_err(|e| db.err(e))?;
     }
+    let processes: Vec<&ProcessRun> = run.processes.iter().collect();
+    super::record_counts::store_copied(&db.conn, &format!("rocpd_metadata{new}"), &processes)
+        .map_err(|e| db.err(e))?;
     let DbFile { conn, path, .. } = db;
     conn.close()
         .map_err(|(_, e)| FormatError::sqlite(&path, e))?;

@@ -4,6 +4,7 @@
 
 use super::file::{DbFile, Durability};
 use super::process_rows::ProcessRows;
+use super::record_counts::{self, Counts};
 use crate::error::FormatError;
 use crate::records::{unnamed_process, Record};
 use std::path::Path;
@@ -16,6 +17,11 @@ pub(crate) struct RowInserter {
     /// Records that arrived before the first `Process` record (they need its guid).
     early: Vec<Record>,
     in_transaction: bool,
+    /// Dispatch passes and replay costs inserted for each process, in the order the processes
+    /// came, stored when the file closes (`db::record_counts`)...
+    counts: Vec<(String, Counts)>,
+    /// ...if every insert and commit succeeded: the counts are then the file's.
+    whole: bool,
 }
 
 impl RowInserter {
@@ -26,15 +32,16 @@ impl RowInserter {
             current: None,
             early: Vec::new(),
             in_transaction: false,
+            counts: Vec::new(),
+            whole: true,
         })
     }
 
     pub(crate) fn begin(&mut self) -> Result<(), FormatError> {
         if !self.in_transaction {
-            self.db
-                .conn
-                .execute_batch("BEGIN")
-                .map_err(|e| self.db.err(e))?;
+            let begun = self.db.conn.execute_batch("BEGIN");
+            self.whole &= begun.is_ok();
+            begun.map_err(|e| self.db.err(e))?;
             self.in_transaction = true;
         }
         Ok(())
@@ -43,10 +50,9 @@ impl RowInserter {
     pub(crate) fn commit(&mut self) -> Result<(), FormatError> {
         if self.in_transaction {
             self.in_transaction = false;
-            self.db
-                .conn
-                .execute_batch("COMMIT")
-                .map_err(|e| self.db.err(e))?;
+            let committed = self.db.conn.execute_batch("COMMIT");
+            self.whole &= committed.is_ok();
+            committed.map_err(|e| self.db.err(e))?;
         }
         Ok(())
     }
@@ -61,11 +67,21 @@ impl RowInserter {
             self.insert(Record::Process(process))?;
         }
         self.commit()?;
+        if self.whole {
+            self.begin()?;
+            record_counts::store(&self.db, &self.counts)?;
+            self.commit()?;
+        }
         if self.durability == Durability::Live {
-            self.db
-                .conn
-                .execute_batch("PRAGMA journal_mode = DELETE;")
+            let conn = &self.db.conn;
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
                 .map_err(|e| self.db.err(e))?;
+            if !mode.eq_ignore_ascii_case("delete") {
+                // Another connection (`kreplay convert` of a live run) keeps the file in WAL
+                // mode: its rows are still copied into the file, as far as that reader allows.
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            }
         }
         let DbFile { conn, path, .. } = self.db;
         conn.close().map_err(|(_, e)| FormatError::sqlite(&path, e))
@@ -73,8 +89,32 @@ impl RowInserter {
 
     /// Inserts one record. Must be called inside [`Self::begin`]/[`Self::commit`].
     pub(crate) fn insert(&mut self, record: Record) -> Result<(), FormatError> {
+        let counted = match &record {
+            Record::Dispatch(_) => Some((1, 0)),
+            Record::ReplayCost(_) => Some((0, 1)),
+            _ => None,
+        };
+        let inserted = self.insert_rows(record);
+        self.whole &= inserted.is_ok();
+        // The current process's counts are the last (`insert_rows` moves them there).
+        if let (Ok(()), Some((passes, costs)), Some(_)) = (&inserted, counted, &self.current) {
+            if let Some((_, counts)) = self.counts.last_mut() {
+                *counts = (counts.0 + passes, counts.1 + costs);
+            }
+        }
+        inserted
+    }
+
+    /// [`Self::insert`]'s rows.
+    fn insert_rows(&mut self, record: Record) -> Result<(), FormatError> {
         if let Record::Process(process) = &record {
-            self.current = Some(ProcessRows::start(&self.db, process)?);
+            let rows = ProcessRows::start(&self.db, process)?;
+            let counts = match self.counts.iter().position(|(guid, _)| *guid == rows.guid) {
+                Some(at) => self.counts.remove(at).1,
+                None => (0, 0),
+            };
+            self.counts.push((rows.guid.clone(), counts));
+            self.current = Some(rows);
             for early in std::mem::take(&mut self.early) {
                 self.insert(early)?;
             }

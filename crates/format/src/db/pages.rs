@@ -91,7 +91,8 @@ pub(super) struct StoredProcess {
     /// Stream rows → CUDA stream ids, thread rows → thread ids ([`id_map`]).
     pub(super) stream_ids: RowMap<u64>,
     pub(super) thread_ids: RowMap<u64>,
-    /// (dispatch passes, replay costs), counted when opened.
+    /// (dispatch passes, replay costs), as the file stores them or counted when opened
+    /// (`db::record_counts`).
     pub(super) counts: (usize, usize),
     /// The process is its file's only one: every row is its own ([`Self::own_rows`]).
     pub(super) alone: bool,
@@ -279,37 +280,6 @@ pub(super) fn id_map(
 pub(super) const STREAMS_SQL: &str = "SELECT id, cuda_stream FROM rocpd_info_stream";
 /// The thread rows' thread ids.
 pub(super) const THREADS_SQL: &str = "SELECT id, tid FROM rocpd_info_thread";
-
-/// How many passes and costs the process `guid` of `conn` holds. `alone`: it is the file's only
-/// process (every row is its own), whose rows SQLite then counts from the tables' pages without
-/// reading them (a quarter of the time, issue 49).
-pub(super) fn count(
-    conn: &Connection,
-    path: &Path,
-    layout: Layout,
-    guid: &str,
-    alone: bool,
-) -> Result<(usize, usize), FormatError> {
-    let count = |table: &str| -> Result<usize, FormatError> {
-        let rows: rusqlite::Result<i64> = match alone {
-            true => conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
-                row.get(0)
-            }),
-            false => conn.query_row(
-                &format!("SELECT COUNT(*) FROM {table} WHERE guid = ?1"),
-                [guid],
-                |row| row.get(0),
-            ),
-        };
-        rows.map(|n| n as usize)
-            .map_err(|e| FormatError::sqlite(path, e))
-    };
-    let passes = match layout {
-        Layout::RowPerPass => "rocpd_kernel_dispatch",
-        Layout::PassTables => "kreplay_dispatch_pass",
-    };
-    Ok((count(passes)?, count("kreplay_replay_cost")?))
-}
 
 /// A unit enum from the name the writers give it (`ReplayOutcome::as_str`, `Staging::as_str`,
 /// which are the serde names), so every variant parses without a second list of them.

@@ -210,7 +210,7 @@ fn open_process(
         super::read_code_objects::read_code_objects(&conn, path, guid, &agent_ids, &mut run)?;
         let counter_names = reader.counters(&mut run)?;
         reader.warnings(&mut run)?;
-        let counts = pages::count(&conn, path, layout, guid, alone)?;
+        let counts = super::record_counts::count(&conn, path, layout, guid, alone)?;
         let ids = (
             pages::id_map(&conn, path, pages::STREAMS_SQL)?,
             pages::id_map(&conn, path, pages::THREADS_SQL)?,
