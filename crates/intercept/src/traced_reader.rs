@@ -13,7 +13,7 @@ use std::time::Duration;
 const PERIOD: Duration = Duration::from_millis(1);
 /// How often CUPTI's records of kernel executions are flushed, at most: a flush slows the
 /// application's launches while it runs (every millisecond cost 2.3 µs a launch on an H100,
-/// every 5 ms 0.3–0.6 µs, every 20 ms none measurable).
+/// every 5 ms 0–0.6 µs, every 20 ms none measurable).
 const FLUSH_PERIOD_NS: u64 = 10_000_000;
 /// Pending launches that have the records flushed sooner (well below the engine's
 /// `TRACED_READ_AT`, past which launches read them themselves).
