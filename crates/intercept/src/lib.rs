@@ -11,12 +11,15 @@
 //! it at their kernels' first launch (`resources.rs`), and the application's NVTX calls become
 //! the engine's markers under `--marker-trace` (`markers.rs`; [`initialize_nvtx`] is the
 //! injected library's `InitializeInjectionNvtx2`). Records go to a `DbWriter` (its own thread).
-//! In a run without counters, a thread of its own reads the launches timed without waiting
-//! (`traced_reader.rs`).
+//! In a run without counters, a thread of its own reads the launches timed without waiting and
+//! flushes CUPTI's records of kernel executions (`traced_reader.rs`). A launch makes no driver
+//! call of the tool's while no stream capture is open (`captures.rs`) and its stream's id is
+//! known to its thread (`stream_ids.rs`).
 //!
 //! Files, from the top: `start` → `callbacks` → `launches`, `graph_launch`, `calls`,
-//! `resources` → `memory`, `graph_exec`, `dispatch` → `tool` (the state); `classify` tells
-//! what a driver call is, `kreplay_cuda::callback` reads what CUPTI passes.
+//! `resources` → `memory`, `graph_exec`, `dispatch`, `captures`, `stream_ids` → `tool` (the
+//! state); `classify` tells what a driver call is, `kreplay_cuda::callback` reads what CUPTI
+//! passes.
 //!
 //! Panic safety: the CUPTI callback runs inside `catch_unwind`; a panic switches the tool off
 //! (callbacks return at once from then on) and the application goes on unprofiled.
