@@ -78,18 +78,27 @@ impl Inbox {
     }
 
     /// The records come of `device`'s launches issued in a context since destroyed, oldest
-    /// first; with `finish` (the end of the process) every one, CUPTI's buffers flushed first
-    /// and those without a record said so.
+    /// first; with `finish` (the end of the process, on a thread of its own) every one, their
+    /// records awaited at most [`RECORD_WAIT`] (the context's work is over) and those that never
+    /// came said so.
     pub(crate) fn take_detached(
         &mut self,
         device: DeviceId,
         finish: bool,
     ) -> Vec<(u64, Result<RecordTimes, CudaError>)> {
-        if !self.detached.iter().any(|(d, _)| *d == device) {
+        let mine = |inbox: &Inbox| -> Vec<u64> {
+            inbox
+                .detached
+                .iter()
+                .filter(|(d, _)| *d == device)
+                .map(|(_, tag)| *tag)
+                .collect()
+        };
+        if mine(self).is_empty() {
             return Vec::new();
         }
         if finish {
-            activity::flush(true);
+            self.await_records(true, |inbox| mine(inbox).iter().all(|t| inbox.has(*t)));
         }
         self.collect();
         let mut read = Vec::new();
@@ -124,29 +133,31 @@ impl Inbox {
             return Ok(());
         }
         kreplay_cuda::handles::synchronize_context(driver)?;
+        if self.await_records(flush, |inbox| inbox.has(tag)) {
+            return Ok(());
+        }
+        let dropped = activity::dropped();
+        Err(CudaError::Load(format!(
+            "CUPTI gave no record of a kernel's execution within {} s of its completion ({dropped} record(s) dropped); kernels are timed with events from now on",
+            RECORD_WAIT.as_secs()
+        )))
+    }
+
+    /// Collects records until `done`, at most [`RECORD_WAIT`], flushing CUPTI on this thread
+    /// with `flush`. Never a forced flush: it would hand over, without their times, the records
+    /// of kernels still running elsewhere (on another device).
+    fn await_records(&mut self, flush: bool, done: impl Fn(&Inbox) -> bool) -> bool {
         let since = Instant::now();
         loop {
             if flush {
-                activity::flush(false);
+                activity::flush();
             }
             self.collect();
-            if self.has(tag) {
-                return Ok(());
+            if done(self) {
+                return true;
             }
             if since.elapsed() >= RECORD_WAIT {
-                // The last chance: every buffer, complete or not.
-                if flush {
-                    activity::flush(true);
-                }
-                self.collect();
-                if self.has(tag) {
-                    return Ok(());
-                }
-                let dropped = activity::dropped();
-                return Err(CudaError::Load(format!(
-                    "CUPTI gave no record of a kernel's execution within {} s of its completion ({dropped} record(s) dropped); kernels are timed with events from now on",
-                    RECORD_WAIT.as_secs()
-                )));
+                return false;
             }
             std::thread::sleep(POLL);
         }

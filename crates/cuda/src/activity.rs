@@ -15,7 +15,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A kernel execution as CUPTI recorded it: the correlation id of the launch call and its times
-/// on the host clock (`None`: CUPTI gave the record without them, at a forced flush).
+/// on the host clock (`None`: CUPTI gave the record without them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelTimes {
     pub correlation_id: u32,
@@ -191,21 +191,16 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Asks CUPTI for the buffers whose records are complete (`forced`: every buffer, records
-/// without their times too: only once the device has been waited for). Never from inside a
+/// Asks CUPTI for the buffers whose records are all complete (never a forced flush, which
+/// would hand over records of kernels still running without their times). Never from inside a
 /// CUPTI callback: the buffers come back on this thread.
-pub fn flush(forced: bool) {
+pub fn flush() {
     let (Some(cupti), true) = (CUPTI.get(), enabled()) else {
         return;
     };
     LAST_FLUSH_NS.store(host_now_ns(), Ordering::Relaxed);
-    let flag = if forced {
-        sys::CUpti_ActivityFlag_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
-    } else {
-        0
-    };
     // SAFETY: flushing our own buffers.
-    let _ = unsafe { cupti_call!(cupti, cuptiActivityFlushAll(flag)) };
+    let _ = unsafe { cupti_call!(cupti, cuptiActivityFlushAll(0)) };
 }
 
 /// Nanoseconds since the last flush began.

@@ -37,7 +37,7 @@ pub(crate) fn start() {
                     if kreplay_cuda::activity::since_flush_ns() >= FLUSH_PERIOD_NS
                         || tool.engine.traced_pending() >= FLUSH_AT
                     {
-                        kreplay_cuda::activity::flush(false);
+                        kreplay_cuda::activity::flush();
                     }
                     let mut backend = tool.passive_backend(std::ptr::null_mut());
                     tool.engine.collect_ready_traced(&mut backend);

@@ -80,8 +80,8 @@ impl<K: Backend> Engine<K> {
         self.finish();
     }
 
-    /// Sends the end of the process and closes the sink (every record stored). A backend that opens replay
-    /// units of several dispatches calls [`Engine::finish_with`] instead.
+    /// Sends the end of the process and closes the sink (every record stored). A backend that
+    /// opens replay units of several dispatches calls [`Engine::finish_with`] instead.
     pub fn finish(&self) {
         if let Some(line) = self.window_summary() {
             self.options.logger.warn(&line);

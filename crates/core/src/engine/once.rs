@@ -102,7 +102,8 @@ impl<K: Backend> Engine<K> {
                 outcome: once.outcome,
                 bytes_tracked: once.bytes_tracked,
             };
-            // The end event goes in behind the launch while its fence is held.
+            // Issued while its fence is held (a launch timed by events has its end event put in
+            // behind it).
             return self.traced_issued(backend, TracedLaunch { tag, run });
         }
         let result = if once.measuring {

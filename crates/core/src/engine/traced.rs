@@ -1,6 +1,7 @@
-//! Launches timed without waiting (`--kernel-trace` without counters): the backend brackets
-//! each with a pair of events and the engine records the dispatch once they have completed,
-//! read by the backend's reader thread where it has one ([`Engine::collect_ready_traced`]),
+//! Launches timed without waiting (`--kernel-trace` without counters): the backend times each
+//! (the CUDA backend by CUPTI's record of its kernel, or a pair of events) and the engine records
+//! the dispatch once it has completed, read by the backend's reader thread where it has one
+//! ([`Engine::collect_ready_traced`]),
 //! after an API call, before a launch when many are pending, and at the end of the process
 //! (waiting then).
 //! A launch's own thread never waits for the device, so tracing costs it only the bookkeeping.
@@ -12,8 +13,8 @@ use crate::engine::tickets::Dispatch;
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicUsize;
 
-/// The most launches a device keeps pending before a new one waits for the oldest: bounds the
-/// events and the records held (a few hundred kilobytes).
+/// The most launches a device keeps pending before a new one waits for the oldest: bounds what
+/// the backend holds for them and the records held here (a few hundred kilobytes).
 pub(super) const TRACED_MOST: usize = 4096;
 
 /// Pending launches past which a new launch first records those that completed (a backend's
