@@ -11,7 +11,6 @@ pub mod api;
 pub mod api_args;
 mod code_object;
 mod error;
-mod id_set;
 mod identity;
 pub mod markers;
 pub mod memory;

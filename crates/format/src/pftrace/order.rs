@@ -26,10 +26,10 @@ use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, offload, track_name, write_track, PACKET_FIELD};
 use crate::files::OutputFile;
-use crate::id_set::IdSet;
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
 use crate::spill::{Key, Sorter};
+use roaring::RoaringTreemap;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -125,7 +125,7 @@ struct Gathered {
     /// (agent, counter number) of every counter value.
     counter_tracks: HashSet<(u64, u32)>,
     /// The launch calls (of `launches`) whose correlation id a dispatch carries.
-    launched: IdSet,
+    launched: RoaringTreemap,
 }
 
 impl Gathered {
@@ -133,7 +133,7 @@ impl Gathered {
         process: &ProcessRun,
         spill_dir: &Path,
         ticker: &Ticker,
-        launches: &IdSet,
+        launches: &RoaringTreemap,
     ) -> io::Result<Gathered> {
         let mut gathered = Gathered {
             costs: Spool::new(spill_dir)?,
@@ -141,7 +141,7 @@ impl Gathered {
             names: Names::default(),
             slice_tracks: BTreeSet::new(),
             counter_tracks: HashSet::new(),
-            launched: IdSet::default(),
+            launched: RoaringTreemap::default(),
         };
         let mut payload = Vec::new();
         for (seq, cost) in process.each_cost().enumerate() {

@@ -16,10 +16,10 @@ use super::lanes::Lanes;
 use super::{write_track, DebugAnnotation, EventType, TrackEvent, BEGIN, EMPTY, END};
 use crate::api::{ApiDomain, ApiRecord};
 use crate::error::FormatError;
-use crate::id_set::IdSet;
 use crate::markers::{MarkerKind, MarkerRecord};
 use crate::memory::{AllocationOperation, MemoryCopyRecord};
 use crate::run::{ProcessRun, TraceKind};
+use roaring::RoaringTreemap;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -42,7 +42,7 @@ pub(super) struct TraceTracks {
     /// Whether there are start/end ranges (whose lanes the events need again).
     start_end: bool,
     /// Correlation ids of the launch calls with a dispatch: flows to their dispatches.
-    launches: IdSet,
+    launches: RoaringTreemap,
     /// Added to a correlation id: flow ids unique in the file.
     flow_base: u64,
 }
@@ -96,8 +96,8 @@ fn named_track(tracks: &TraceTracks, name: &str) -> io::Result<u64> {
 }
 
 /// The correlation ids of the application's launch calls.
-pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<IdSet> {
-    let mut ids = IdSet::default();
+pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<RoaringTreemap> {
+    let mut ids = RoaringTreemap::default();
     for call in process.each_api_call_without_args() {
         let call = call.map_err(io::Error::other)?;
         if is_launch(&call) {
@@ -120,7 +120,7 @@ pub(super) fn write_tracks(
     out: &mut impl Write,
     process: &ProcessRun,
     (parent, mut next_uuid): (u64, u64),
-    (launched, spill_dir): (IdSet, &Path),
+    (launched, spill_dir): (RoaringTreemap, &Path),
     first: &mut bool,
 ) -> io::Result<TraceTracks> {
     let mut named: BTreeMap<String, u64> = BTreeMap::new();
