@@ -94,7 +94,7 @@ impl ReplayGate {
             if stop_on_parked && state.writer.is_some() && state.parked {
                 return Err(Parked);
             }
-            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+            state = self.sleep(state, None);
         }
         state.readers.insert(me, 1);
         Ok(GateFence {
@@ -134,7 +134,7 @@ impl ReplayGate {
     /// Waits until the gate changes (a fence or the exclusive hold released), at most `timeout`.
     pub(crate) fn wait_for_change(&self, timeout: Duration) {
         let state = self.lock();
-        let _ = self.changed.wait_timeout(state, timeout);
+        drop(self.sleep(state, Some(timeout)));
     }
 
     /// Parks whatever exclusive hold is held (a window member's ticket dropped without its exit).
@@ -143,8 +143,7 @@ impl ReplayGate {
         if state.writer.is_some() {
             state.parked = true;
         }
-        drop(state);
-        self.changed.notify_all();
+        self.notify_change(state);
     }
 
     /// Whether the exclusive hold is parked (its owner is in user code between launches).
@@ -190,15 +189,10 @@ impl ReplayGate {
             if now >= give_up {
                 state.writers_waiting -= 1;
                 state.fenced_writers_waiting.retain(|t| *t != me);
-                drop(state);
-                self.changed.notify_all();
+                self.notify_change(state);
                 return Err(ExclusiveRefused::Timeout);
             }
-            state = self
-                .changed
-                .wait_timeout(state, give_up - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            state = self.sleep(state, Some(give_up - now));
         }
         state.writers_waiting -= 1;
         state.fenced_writers_waiting.retain(|t| *t != me);

@@ -26,8 +26,7 @@ impl Drop for GateFence {
                 state.readers.remove(&self.owner);
             }
         }
-        drop(state);
-        gate.changed.notify_all();
+        gate.notify_change(state);
     }
 }
 
@@ -41,8 +40,9 @@ pub(crate) struct ExclusiveHold {
 impl ExclusiveHold {
     /// The owner returns to user code with its replay window open: other threads may adopt it.
     pub(crate) fn park(&self) {
-        self.gate.lock().parked = true;
-        self.gate.changed.notify_all();
+        let mut state = self.gate.lock();
+        state.parked = true;
+        self.gate.notify_change(state);
     }
 
     /// The calling thread takes over the hold (its owner continuing, or another thread
@@ -59,7 +59,6 @@ impl Drop for ExclusiveHold {
         let mut state = self.gate.lock();
         state.writer = None;
         state.parked = false;
-        drop(state);
-        self.gate.changed.notify_all();
+        self.gate.notify_change(state);
     }
 }
