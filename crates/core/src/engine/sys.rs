@@ -21,7 +21,17 @@ pub(super) fn unix_now_ns() -> u64 {
 
 /// The OS thread id, as rocprofv3 reports `tid`.
 pub(super) fn current_tid() -> u64 {
-    // SAFETY: gettid has no preconditions and cannot fail.
-    let tid = unsafe { libc::gettid() };
-    u64::try_from(tid).unwrap_or(0)
+    thread_local! {
+        // Asked once per thread (a system call). A child forked from this thread inherits it,
+        // but the tool does nothing in a forked child (`lifecycle::fork`).
+        static TID: u64 = {
+            // SAFETY: gettid has no preconditions and cannot fail.
+            let tid = unsafe { libc::gettid() };
+            u64::try_from(tid).unwrap_or(0)
+        };
+    }
+    TID.try_with(|tid| *tid).unwrap_or_else(|_| {
+        // SAFETY: as above (a thread being torn down).
+        u64::try_from(unsafe { libc::gettid() }).unwrap_or(0)
+    })
 }
