@@ -10,17 +10,22 @@
 //! process loses at most the batch in flight (and what waited in the queue or the backlog, which
 //! the CLI counts) and the database stays readable. `RowInserter` is the synchronous part, also used to write merged
 //! databases.
+//!
+//! The writer thread never blocks on the channel: it parks for [`IDLE_NAP`] when the queue is
+//! empty and looks again. A receiver blocked on the channel would have every `send` wake it, a
+//! system call on the application's thread per record whenever the writer keeps up; a parked
+//! writer is woken only by what waits for it (`flush`, `commit_within`, the finish).
 
 use super::backlog::Backlog;
 use super::file::Durability;
 use super::inserter::RowInserter;
 use crate::error::FormatError;
 use crate::records::{Record, RecordSink, Warning};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 /// A batch is committed after this many records (the most a transaction holds; a busy queue
@@ -31,6 +36,10 @@ pub const BATCH_RECORDS: usize = 16_384;
 /// 100 commits a second, each without a sync (WAL, `synchronous = NORMAL`): a cost the writer
 /// thread does not notice.
 pub const BATCH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// How long the writer thread parks when its queue is empty before it looks again (records wait
+/// at most this long before their insert begins; a flush wakes it at once).
+const IDLE_NAP: Duration = Duration::from_millis(2);
 
 /// Records waiting for the writer thread beyond which `send` drops records instead of queueing
 /// them (about 200 MB): the application must never block on us, nor run out of memory. Reached
@@ -53,6 +62,8 @@ pub struct DbWriter {
     sender: Sender<WriterMessage>,
     /// Taken by whoever stops the writer first (`finish`, `close` or drop).
     thread: Mutex<Option<JoinHandle<Result<(), FormatError>>>>,
+    /// The writer thread, unparked for the messages that someone waits for.
+    writer: Thread,
     queue_limit: usize,
     /// Records refused because the queue was full; reported as a warning when the writer stops.
     dropped: Arc<AtomicU64>,
@@ -101,6 +112,7 @@ impl DbWriter {
             })
             .map_err(|e| FormatError::io(path, e))?;
         Ok(DbWriter {
+            writer: thread.thread().clone(),
             sender,
             queue_limit,
             dropped,
@@ -108,6 +120,13 @@ impl DbWriter {
             path: path.to_path_buf(),
             owner: std::process::id(),
         })
+    }
+
+    /// Sends a message someone waits for, waking the writer thread for it.
+    fn send_awaited(&self, message: WriterMessage) -> bool {
+        let sent = self.sender.send(message).is_ok();
+        self.writer.unpark();
+        sent
     }
 
     /// Whether this is the process that created the writer (not a child forked from it).
@@ -140,7 +159,7 @@ impl DbWriter {
             return Ok(());
         };
         // A send error means the thread already ended; join() reports why.
-        let _ = self.sender.send(WriterMessage::Finish);
+        let _ = self.send_awaited(WriterMessage::Finish);
         match thread.join() {
             Ok(result) => result,
             Err(_) => Err(FormatError::WriterStopped {
@@ -173,7 +192,7 @@ impl RecordSink for DbWriter {
             return;
         }
         let (done, wait) = crossbeam_channel::bounded(1);
-        if self.sender.send(WriterMessage::Flush(done)).is_ok() {
+        if self.send_awaited(WriterMessage::Flush(done)) {
             // Err means the thread ended (its sender was dropped): nothing more to wait for.
             let _ = wait.recv();
         }
@@ -184,7 +203,7 @@ impl RecordSink for DbWriter {
             return;
         }
         let (done, committed) = crossbeam_channel::bounded(1);
-        if self.sender.send(WriterMessage::Flush(done)).is_ok() {
+        if self.send_awaited(WriterMessage::Flush(done)) {
             // A timeout leaves the commit to the writer thread (its answer then finds no one:
             // the channel holds one, so it never blocks).
             let _ = committed.recv_timeout(wait);
@@ -253,6 +272,28 @@ impl Batches {
     }
 }
 
+/// The next message, parking while the queue is empty; `None` when `deadline` came first.
+fn next_message(
+    receiver: &Receiver<WriterMessage>,
+    deadline: Option<Instant>,
+) -> Option<WriterMessage> {
+    loop {
+        match receiver.try_recv() {
+            Ok(message) => return Some(message),
+            Err(TryRecvError::Disconnected) => return Some(WriterMessage::Finish),
+            Err(TryRecvError::Empty) => {}
+        }
+        let nap = match deadline {
+            Some(due) => match due.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left.min(IDLE_NAP),
+                _ => return None,
+            },
+            None => IDLE_NAP,
+        };
+        std::thread::park_timeout(nap);
+    }
+}
+
 /// The writer thread: batches records into transactions until `Finish` or until every sender is
 /// gone, moving records to its backlog on disk while its queue is long. Returns the first error.
 fn write_loop(
@@ -292,14 +333,7 @@ fn write_loop(
                 }
             }
         } else {
-            match batches.deadline() {
-                Some(deadline) => match receiver.recv_deadline(deadline) {
-                    Ok(message) => Some(message),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => Some(WriterMessage::Finish),
-                },
-                None => Some(receiver.recv().unwrap_or(WriterMessage::Finish)),
-            }
+            next_message(&receiver, batches.deadline())
         };
         match message {
             None => batches.commit(),
