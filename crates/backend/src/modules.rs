@@ -14,7 +14,7 @@ use kreplay_format::KernelSymbol;
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// See [`KernelRegistry::module_contents`].
 #[derive(Default)]
@@ -25,10 +25,30 @@ struct ModuleContents {
     pub variables: Vec<(DeviceId, u64)>,
 }
 
+/// A launched kernel as the registry keeps it: what each later launch of it needs, found with
+/// one lookup (its launch kind is not worked out from its name again).
 #[derive(Debug, Clone)]
 struct KernelEntry {
+    id: u64,
+    mangled: Arc<str>,
+    kind: LaunchKind,
+    /// The side-effect notes `kind` was worked out from ([`KernelRegistry::effects_noted`]).
+    kind_of: u64,
+    /// Devices (below 64) its module variables were looked for on.
+    resolved_on: u64,
+}
+
+/// A launch's kernel: its id, name and launch kind ([`KernelRegistry::launch_kind_of`]).
+#[derive(Debug, Clone)]
+pub struct LaunchedKernel {
     pub id: u64,
-    pub mangled: String,
+    pub name: Arc<str>,
+    pub kind: LaunchKind,
+}
+
+/// The bit of `device` in [`KernelEntry::resolved_on`] (none past 63: those look in the set).
+fn device_bit(device: DeviceId) -> u64 {
+    1u64.checked_shl(device).unwrap_or(0)
 }
 
 /// What the registry knows, each part behind its own lock.
@@ -41,6 +61,9 @@ pub struct KernelRegistry {
     /// Kernels (mangled names) whose code prints or uses the device heap, from every cubin
     /// loaded so far: they run once ([`KernelRegistry::launch_kind_of`]).
     kernel_effects: Mutex<HashMap<String, LaunchKind>>,
+    /// Bumped whenever `kernel_effects` changes: a kernel's cached launch kind is worked out
+    /// again when it was worked out before.
+    effects_noted: AtomicU64,
     /// Modules (or libraries) whose variables are tracked, per device.
     resolved_modules: Mutex<HashSet<(usize, DeviceId)>>,
     /// Launch handles whose module variables were looked for on a device.
@@ -64,6 +87,7 @@ impl KernelRegistry {
             next_kernel_id: AtomicU64::new(1),
             pending_cubins: Mutex::new(Vec::new()),
             kernel_effects: Mutex::new(HashMap::new()),
+            effects_noted: AtomicU64::new(0),
             resolved_modules: Mutex::new(HashSet::new()),
             resolved_launches: Mutex::new(HashSet::new()),
             module_contents: Mutex::new(HashMap::new()),
@@ -139,6 +163,7 @@ impl KernelRegistry {
             if kind == LaunchKind::DeviceHeap {
                 *entry = kind;
             }
+            self.effects_noted.fetch_add(1, Ordering::Release);
         }
     }
 
@@ -156,28 +181,40 @@ impl KernelRegistry {
     }
 
     /// The kernel id and name of `f` if it was registered already.
-    pub fn known_kernel(&self, f: CUfunction) -> Option<(u64, String)> {
+    pub fn known_kernel(&self, f: CUfunction) -> Option<(u64, Arc<str>)> {
         lock(&self.kernels)
             .get(&(f as usize))
-            .map(|e| (e.id, e.mangled.clone()))
+            .map(|e| (e.id, Arc::clone(&e.mangled)))
     }
 
-    /// The kernel id of `f`, registering the kernel (and its module's variables) the first time.
+    /// The kernel of a launch of `f` on `device`, registering the kernel (and its module's
+    /// variables) the first time. A later launch on a device seen before is one lookup.
     pub fn kernel_id(
         &self,
         engine: &CudaEngine,
         f: CUfunction,
         symbol_name: impl FnOnce() -> Option<String>,
         device: DeviceId,
-    ) -> (u64, String) {
+    ) -> LaunchedKernel {
         let known = lock(&self.kernels).get(&(f as usize)).cloned();
-        if let Some(entry) = known {
+        if let Some(mut entry) = known {
+            let noted = self.effects_noted.load(Ordering::Acquire);
+            let bit = device_bit(device);
+            if entry.resolved_on & bit != 0 && entry.kind_of == noted {
+                return entry.launched();
+            }
             // A `CUkernel` launched on another device for the first time: its module is loaded
             // there separately, with variables of its own.
             if lock(&self.resolved_launches).insert((f as usize, device)) {
                 self.resolve_module_variables(engine, f, &entry.mangled, device);
             }
-            return (entry.id, entry.mangled);
+            entry.resolved_on |= bit;
+            entry.kind_of = self.effects_noted.load(Ordering::Acquire);
+            entry.kind = self.launch_kind_of(&entry.mangled);
+            if let Some(kept) = lock(&self.kernels).get_mut(&(f as usize)) {
+                *kept = entry.clone();
+            }
+            return entry.launched();
         }
         lock(&self.resolved_launches).insert((f as usize, device));
         let function = self.context_function(f);
@@ -195,14 +232,15 @@ impl KernelRegistry {
             local_bytes: attributes.local_bytes,
             param_bytes: attributes.param_bytes,
         });
-        lock(&self.kernels).insert(
-            f as usize,
-            KernelEntry {
-                id,
-                mangled: mangled.clone(),
-            },
-        );
-        (id, mangled)
+        let entry = KernelEntry {
+            id,
+            kind_of: self.effects_noted.load(Ordering::Acquire),
+            kind: self.launch_kind_of(&mangled),
+            mangled: mangled.into(),
+            resolved_on: device_bit(device),
+        };
+        lock(&self.kernels).insert(f as usize, entry.clone());
+        entry.launched()
     }
 
     /// The current context's `CUfunction` for a launch handle that may be a `CUkernel`.
@@ -313,6 +351,16 @@ impl KernelRegistry {
             contents.variables.len(),
             contents.functions.len()
         ));
+    }
+}
+
+impl KernelEntry {
+    fn launched(self) -> LaunchedKernel {
+        LaunchedKernel {
+            id: self.id,
+            name: self.mangled,
+            kind: self.kind,
+        }
     }
 }
 

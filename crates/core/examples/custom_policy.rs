@@ -233,7 +233,7 @@ fn main() {
         let info = DispatchInfo {
             device: 0,
             kind: LaunchKind::Kernel,
-            kernel_name: format!("add_one_block{block}"),
+            kernel_name: format!("add_one_block{block}").into(),
             kernel_id: u64::from(block),
             stream_id: 0,
             correlation_id: 0,

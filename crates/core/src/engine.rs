@@ -125,7 +125,7 @@ pub struct Engine<K: Backend> {
     /// Profiled dispatches so far per device (the rotation clock).
     device_dispatches: Mutex<HashMap<DeviceId, u64>>,
     /// Demangled names of registered kernels, for the filters.
-    kernel_names: RwLock<HashMap<u64, String>>,
+    kernel_names: RwLock<HashMap<u64, Arc<str>>>,
     agents: Mutex<HashSet<u64>>,
     /// Code objects recorded so far, by id.
     code_objects: Mutex<HashSet<u64>>,

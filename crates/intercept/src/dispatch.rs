@@ -30,18 +30,18 @@ pub(crate) fn kernel_dispatch(
     words: impl FnOnce() -> Vec<u64>,
 ) -> DispatchInfo {
     tool.register_agent(device);
-    let (kernel_id, kernel_name) = tool
+    let kernel = tool
         .kernels
         .kernel_id(&tool.engine, shape.f, symbol, device);
-    let kind = match tool.kernels.launch_kind_of(&kernel_name) {
+    let kind = match kernel.kind {
         LaunchKind::Kernel => tool.launch_memory_kind(device, words),
         kind => kind,
     };
     DispatchInfo {
         device,
         kind,
-        kernel_name,
-        kernel_id,
+        kernel_name: kernel.name,
+        kernel_id: kernel.id,
         stream_id: crate::stream_ids::stream_id(tool.driver, ctx, shape.stream),
         correlation_id: crate::api_trace::dispatch_correlation(correlation_id),
         grid: shape.grid,

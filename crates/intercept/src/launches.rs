@@ -94,7 +94,7 @@ pub(crate) fn launch_enter(tool: &'static Tool, api: LaunchApi, data: &DriverDat
         DispatchInfo {
             device,
             kind,
-            kernel_name: name.to_string(),
+            kernel_name: name.into(),
             kernel_id: tool.kernels.launch_api_id(&tool.engine, name),
             stream_id: crate::stream_ids::stream_id(tool.driver, data.context(), shape.stream),
             correlation_id: crate::api_trace::dispatch_correlation(data.correlation_id()),
@@ -143,7 +143,7 @@ fn enter_captured(
     let (kernel_id, kernel_name) = tool
         .kernels
         .known_kernel(shape.f)
-        .unwrap_or_else(|| (0, symbol.unwrap_or_default()));
+        .unwrap_or_else(|| (0, symbol.unwrap_or_default().into()));
     let info = DispatchInfo {
         device,
         kind: LaunchKind::StreamCapture,

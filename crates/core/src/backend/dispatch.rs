@@ -50,8 +50,9 @@ pub enum DeviceScope {
 pub struct DispatchInfo {
     pub device: DeviceId,
     pub kind: LaunchKind,
-    /// The kernel's name as the module spells it (mangled for C++).
-    pub kernel_name: String,
+    /// The kernel's name as the module spells it (mangled for C++), shared: a launch's info is
+    /// copied into its records without copying the name.
+    pub kernel_name: std::sync::Arc<str>,
     pub kernel_id: u64,
     pub stream_id: u64,
     pub correlation_id: u64,

@@ -231,7 +231,7 @@ impl<K: Backend> Engine<K> {
             .min(configured) as u32
     }
 
-    fn kernel_name(&self, info: &DispatchInfo) -> String {
+    fn kernel_name(&self, info: &DispatchInfo) -> Arc<str> {
         let names = self.kernel_names.read().unwrap_or_else(|e| e.into_inner());
         names
             .get(&info.kernel_id)

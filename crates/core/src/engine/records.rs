@@ -32,7 +32,7 @@ impl<K: Backend> Engine<K> {
         if names.contains_key(&symbol.kernel_id) {
             return;
         }
-        names.insert(symbol.kernel_id, symbol.demangled_name.clone());
+        names.insert(symbol.kernel_id, symbol.demangled_name.as_str().into());
         drop(names);
         self.sink.send(Record::KernelSymbol(symbol));
     }

@@ -113,7 +113,7 @@ impl SimRuntime {
         DispatchInfo {
             device: self.current,
             kind,
-            kernel_name: launch.kernel.mangled_name().to_string(),
+            kernel_name: launch.kernel.mangled_name().into(),
             kernel_id: launch.kernel.id(),
             stream_id: self.stream_id,
             correlation_id,
