@@ -88,6 +88,10 @@ pub(super) struct MockBackend {
     pub(super) abandons: usize,
     /// Runs timing executions (whose launches last 2 ns, against 5 for measured ones).
     pub(super) timing_executions: bool,
+    /// Times launches without waiting (`trace_starts` gives tags); the tags issued, unread.
+    pub(super) traces: bool,
+    pub(super) traced: Vec<u64>,
+    pub(super) next_tag: u64,
 }
 
 /// The mock's index for the timing execution.
@@ -174,6 +178,36 @@ impl Memory for MockBackend {
 }
 
 impl Measurement for MockBackend {
+    fn trace_starts(&mut self, _device: DeviceId) -> Result<Option<u64>, BackendError> {
+        if !self.traces {
+            return Ok(None);
+        }
+        self.next_tag += 1;
+        Ok(Some(self.next_tag))
+    }
+
+    fn trace_ends(&mut self, _device: DeviceId, tag: u64) -> Result<(), BackendError> {
+        self.traced.push(tag);
+        Ok(())
+    }
+
+    fn traced_times(
+        &mut self,
+        _device: DeviceId,
+        _at_least: usize,
+    ) -> Vec<(u64, Result<Timing, BackendError>)> {
+        self.traced
+            .drain(..)
+            .map(|tag| {
+                let timing = Timing {
+                    start_ns: tag * 10,
+                    end_ns: tag * 10 + 5,
+                };
+                (tag, Ok(timing))
+            })
+            .collect()
+    }
+
     fn executions_of_group(&mut self, _device: DeviceId, group: usize) -> usize {
         if group == 0 {
             self.span.max(1)

@@ -17,6 +17,7 @@ mod api_trace;
 mod declines;
 mod faults;
 mod fences;
+mod launch_cost;
 mod lifecycle;
 mod markers;
 mod memory_trace;
