@@ -38,6 +38,15 @@ def agrees(value, references, metric):
         any(near(value, r, metric, 0.05) for r in known) or min(known) <= value <= max(known))
 
 
+def passes_agree(a, b, references, metric):
+    """Two passes of a dispatch within 2% of each other, or no further apart than ncu's own runs
+    (where ncu's runs spread wider than 2%, as an SGEMM's few DRAM writes do, its spread is the
+    count's reproducibility: H100, 2026-12-05, passes 30464/125952 B against ncu's 46592-2429696)."""
+    known = [r for r in references if r is not None]
+    return near(a, b, metric, 0.02) or (
+        a is not None and b is not None and bool(known) and abs(a - b) <= max(known) - min(known))
+
+
 def fidelity_checks():
     """--cache-control all and none on memory-bound kernels, with DRAM and L2 counters measured in
     two hardware passes: with `all` every pass starts from a flushed L2, so the passes agree and
@@ -98,8 +107,10 @@ def fidelity_checks():
             vs_ncu = len(pairs) == len(references) and all(
                 agrees(v, r, metric) for v, r in zip(measured, references + references))
             if control == "all":
-                across = all(near(a, b, metric, 0.02) for _, a, b in pairs)
-                ok, expected = across and vs_ncu, "passes within 2%, each agreeing with ncu --cache-control all"
+                across = len(pairs) == len(references) and all(
+                    passes_agree(a, b, r, metric) for (_, a, b), r in zip(pairs, references))
+                ok, expected = across and vs_ncu, ("passes within 2% (or no further apart than ncu's runs), "
+                                                   "each agreeing with ncu --cache-control all")
             else:
                 ok, expected = vs_ncu, "pass 0 agreeing with ncu --cache-control none"
             expected += (" (within 5% of one of ncu's runs, alone twice and with every metric, or between them)"
@@ -107,7 +118,7 @@ def fidelity_checks():
             shown = "; ".join(f"{k[:14]} {a:.4g}/{b:.4g} vs {'/'.join(f'{x:.4g}' for x in r if x is not None)}"
                               for (k, a, b), r in list(zip(pairs, references))[:3] if a is not None and b is not None)
             bad = [f"{k[:14]} {a}/{b} vs {r}" for (k, a, b), r in zip(pairs, references)
-                   if not (agrees(a, r, metric) and (control == "none" or (agrees(b, r, metric) and near(a, b, metric, 0.02))))]
+                   if not (agrees(a, r, metric) and (control == "none" or (agrees(b, r, metric) and passes_agree(a, b, r, metric))))]
             seen = (f"{len(pairs)} dispatches (pass {first}/pass {later} vs ncu {'alone/in groups/alone again' if control == 'all' else 'alone/alone again'}): {shown}"
                     + (f"; off: {'; '.join(bad[:2])}" if bad else ""))
             if suffix:
