@@ -47,15 +47,27 @@ fn text(out: &mut Vec<u8>, tag: u32, value: &str) {
     out.extend_from_slice(value.as_bytes());
 }
 
+/// The longest name field copied as a fixed-size block ([`Name`]).
+const SHORT: usize = 32;
+
 /// An argument's name as its `DebugAnnotation.name` field (10) encodes it: made once, copied into
-/// each event that has the argument.
-pub(super) struct Name(Vec<u8>);
+/// each event that has the argument. A short one (most: `begin_ns`, `corr_id`, ...) is also kept
+/// zero-padded to [`SHORT`] bytes, copied whole without a call per copy.
+pub(super) struct Name {
+    field: Vec<u8>,
+    short: Option<[u8; SHORT]>,
+}
 
 impl Name {
     pub(super) fn new(name: &str) -> Name {
         let mut field = Vec::with_capacity(name.len() + 3);
         text(&mut field, 10, name);
-        Name(field)
+        let short = (field.len() <= SHORT).then(|| {
+            let mut short = [0u8; SHORT];
+            short[..field.len()].copy_from_slice(&field);
+            short
+        });
+        Name { field, short }
     }
 }
 
@@ -82,33 +94,50 @@ impl Event {
 
     /// A `DebugAnnotation` (4): its value's field (`value`, then `more` of it), then `name`.
     fn annotation(&mut self, name: &Name, value: &[u8], more: &[u8]) {
-        let len = value.len() + more.len() + name.0.len();
+        let len = value.len() + more.len() + name.field.len();
         self.body.reserve(len + 11);
         key(&mut self.body, 4, LEN);
         varint(&mut self.body, len as u64);
         self.body.extend_from_slice(value);
         self.body.extend_from_slice(more);
-        self.body.extend_from_slice(&name.0);
+        self.body.extend_from_slice(&name.field);
+    }
+
+    /// [`Event::annotation`] of a value field of at most 11 bytes (`field`, its first `len`),
+    /// copied as fixed-size blocks when the name is short: the bytes past the annotation written
+    /// and dropped again.
+    fn small_annotation(&mut self, name: &Name, (field, len): ([u8; 11], usize)) {
+        let Some(short) = &name.short else {
+            return self.annotation(name, &field[..len], &[]);
+        };
+        let body_len = len + name.field.len();
+        let at = self.body.len();
+        self.body.extend_from_slice(&[0u8; 2 + 11 + SHORT]);
+        let out = &mut self.body[at..];
+        // The annotation's key, and its length in one byte (11 + SHORT < 128).
+        out[0] = (4 << 3) | LEN;
+        out[1] = body_len as u8;
+        out[2..13].copy_from_slice(&field);
+        out[2 + len..2 + len + SHORT].copy_from_slice(short);
+        self.body.truncate(at + 2 + body_len);
     }
 
     /// A `uint_value` (3) argument.
     pub(super) fn uint(&mut self, name: &Name, value: u64) {
-        let (field, len) = keyed_varint(3, value);
-        self.annotation(name, &field[..len], &[]);
+        self.small_annotation(name, keyed_varint(3, value));
     }
 
     /// An `int_value` (4) argument.
     pub(super) fn int(&mut self, name: &Name, value: i64) {
-        let (field, len) = keyed_varint(4, value as u64);
-        self.annotation(name, &field[..len], &[]);
+        self.small_annotation(name, keyed_varint(4, value as u64));
     }
 
     /// A `double_value` (5) argument.
     pub(super) fn double(&mut self, name: &Name, value: f64) {
-        let mut field = [0u8; 9];
+        let mut field = [0u8; 11];
         field[0] = (5 << 3) | FIXED64;
-        field[1..].copy_from_slice(&value.to_bits().to_le_bytes());
-        self.annotation(name, &field, &[]);
+        field[1..9].copy_from_slice(&value.to_bits().to_le_bytes());
+        self.small_annotation(name, (field, 9));
     }
 
     /// A `string_value` (6) argument.
@@ -172,7 +201,13 @@ mod tests {
 
     #[test]
     fn an_event_encodes_to_the_bytes_prost_gives_its_messages() {
-        let names = ["begin_ns", "kind", "SQ_WAVES", "cache", ""];
+        let names = [
+            "begin_ns",
+            "kind",
+            "SQ_WAVES",
+            "a_counter_name_longer_than_thirty_two_bytes",
+            "",
+        ];
         let texts = ["", "flushed", &"x".repeat(200)];
         for (n, (uint, int, double)) in [
             (0, 0, 0.0),
