@@ -16,7 +16,7 @@
 //! The messages below are the subset of Perfetto's trace schema (`protos/perfetto/trace/
 //! perfetto_trace.proto`) that this writer needs, with the schema's field numbers, encoded by
 //! prost; the dispatches' events, millions in a long run, are encoded straight into a reused
-//! buffer instead, to the same bytes ([`wire`]). The file is streamed: `Trace` is a sequence of
+//! buffer instead, to the same bytes ([`wire`]), with what many share encoded once ([`args`]). The file is streamed: `Trace` is a sequence of
 //! `packet = 1` fields, written one at a time. The CLI tests read it back with Perfetto's own
 //! Python bindings of the full schema.
 
@@ -25,18 +25,17 @@ use crate::files::write_file;
 #[cfg(test)]
 use crate::progress::Silent;
 use crate::progress::{Ticker, WriteProgress};
-use crate::records::{DispatchRecord, KernelSymbol};
 use crate::run::{ProcessRun, RunData};
 use prost::Message;
-use spilled::CostFacts;
-use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::Path;
 
+mod args;
 mod events;
 mod fast;
+mod fast_hash;
+mod in_time;
 mod lanes;
-mod offload;
 mod order;
 mod spilled;
 mod spool;
@@ -282,86 +281,6 @@ fn track_name(process: &ProcessRun, agent_id: u64, stream_id: u64, pass: u32) ->
         format!("{device} stream {stream_id}, replay pass {pass}")
     }
 }
-
-/// A slice's name: the demangled name whatever `-M`/`-T`/`--kernel-rename` say, as rocprofv3's
-/// Perfetto trace names its kernel slices (`generatePerfetto.cpp`: `cxx_demangle(kernel_name)`).
-fn kernel_name<'a>(process: &'a ProcessRun, record: &DispatchRecord) -> Cow<'a, str> {
-    match process.kernel(record.kernel_id) {
-        Some(k) => Cow::Borrowed(&k.demangled_name),
-        None => Cow::Owned(format!("kernel {}", record.kernel_id)),
-    }
-}
-
-/// Writes a slice's arguments into `event`: rocprofv3's (`begin_ns`, `end_ns`, `delta_ns`,
-/// `kind`, `corr_id`, `queue`, `tid`, `kernel_id`, `Scratch_Size`, `LDS_Block_Size`, the
-/// register counts, `workgroup_size`, `grid_size` in work-items, `stream_ID`), then kreplay's:
-/// `dispatch_id`, `replay_pass` on every slice of a kernel-replay run (0 for a dispatch that ran
-/// once), with counters the run's cache control and the cache state and clocks its replay cost
-/// recorded, and the counters its pass measured.
-fn annotations(
-    event: &mut wire::Event,
-    process: &ProcessRun,
-    record: &DispatchRecord,
-    replay: bool,
-    cost: Option<&CostFacts>,
-) {
-    let kernel = process.kernel(record.kernel_id);
-    let symbol = |field: fn(&KernelSymbol) -> u32| u64::from(kernel.map_or(0, field));
-    let product = |d: [u32; 3]| d.iter().map(|&n| u64::from(n)).product::<u64>();
-    let threads = product(record.grid) * product(record.block);
-    let end = record.end_ns.max(record.start_ns);
-    for (name, value) in [
-        ("begin_ns", record.start_ns),
-        ("end_ns", record.end_ns),
-        ("delta_ns", end - record.start_ns),
-    ] {
-        event.uint(name, value);
-    }
-    event.int("kind", KIND_KERNEL_DISPATCH);
-    for (name, value) in [
-        ("corr_id", record.correlation_id),
-        ("queue", record.stream_id),
-        ("tid", record.tid),
-        ("kernel_id", record.kernel_id),
-        ("Scratch_Size", symbol(|k| k.local_bytes)),
-        (
-            "LDS_Block_Size",
-            symbol(|k| k.static_shared_bytes) + u64::from(record.dynamic_shared_bytes),
-        ),
-        ("VGPR_Count", symbol(|k| k.registers)),
-        ("Accum_VGPR_Count", 0),
-        ("SGPR_Count", 0),
-        ("workgroup_size", product(record.block)),
-        ("grid_size", threads),
-        ("stream_ID", record.stream_id),
-        ("dispatch_id", record.dispatch_id),
-    ] {
-        event.uint(name, value);
-    }
-    if replay {
-        event.uint("replay_pass", u64::from(record.replay_pass.unwrap_or(0)));
-    }
-    if !record.counters.is_empty() {
-        event.text("cache_control", process.process.cache_control.as_str());
-        if let Some(cost) = cost {
-            event.text("cache", cost.cache.as_str());
-            for (name, [low, high]) in [
-                ("sm_clock_mhz", cost.sm_clock_mhz),
-                ("memory_clock_mhz", cost.memory_clock_mhz),
-            ] {
-                if high > 0 {
-                    event.text(name, &format!("{low}-{high}"));
-                }
-            }
-        }
-    }
-    for sample in &record.counters {
-        event.double(&sample.name, sample.value);
-    }
-}
-
-/// rocprofiler's buffer-tracing kind of kernel dispatches (`kind` of rocprofv3's slices).
-const KIND_KERNEL_DISPATCH: i64 = 11;
 
 /// Writes `packet` as one `Trace.packet` field (tag 1, length-delimited), on the writer's
 /// sequence; the first packet of the file says the sequence starts there.

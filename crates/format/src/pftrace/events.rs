@@ -2,17 +2,14 @@
 //! (see [`super::order`]) to a [`Sink`]: the external sort, or the reorder window that writes
 //! them out.
 
-use super::spilled::{decode_record_into, CostFacts, Names};
+use super::args::SliceArgs;
+use super::fast_hash::IdMap;
+use super::spilled::{decode_record_into, CostFacts, Names, Pass};
 use super::traces::{self, TraceTracks};
-use super::{
-    annotations, encode_packet, kernel_name, wire, EventType, TracePacket, BEGIN, CATEGORY, EMPTY,
-    END,
-};
+use super::{encode_packet, wire, EventType, TracePacket, BEGIN, EMPTY, END};
 use crate::progress::Ticker;
-use crate::records::DispatchRecord;
 use crate::run::ProcessRun;
 use crate::spill::Sorter;
-use std::collections::HashMap;
 use std::io;
 
 /// Key of the order by time: time, class, track, dispatch id (or the order of a tracing
@@ -71,8 +68,8 @@ impl Sink for Sorter {
 /// Track uuids: slices by (agent, stream, pass), counters by (agent, counter number).
 #[derive(Default)]
 pub(super) struct Tracks {
-    pub(super) slices: HashMap<(u64, u64, u32), u64>,
-    pub(super) counters: HashMap<(u64, u32), u64>,
+    pub(super) slices: IdMap<(u64, u64, u32), u64>,
+    pub(super) counters: IdMap<(u64, u32), u64>,
     /// The first uuid after these tracks'.
     pub(super) next_uuid: u64,
 }
@@ -111,7 +108,7 @@ pub(super) struct Dispatch {
     id: Option<u64>,
     cost: Option<CostFacts>,
     /// The first `taken` of these (the others: room for the next dispatch's records).
-    records: Vec<(u64, DispatchRecord)>,
+    records: Vec<(u64, Pass)>,
     taken: usize,
 }
 
@@ -137,10 +134,10 @@ impl Dispatch {
             _ => {
                 ticker.tick();
                 if self.taken == self.records.len() {
-                    self.records.push((0, DispatchRecord::default()));
+                    self.records.push((0, Pass::default()));
                 }
                 let (place, record) = &mut self.records[self.taken];
-                decode_record_into(payload, events.context.names, record)?;
+                decode_record_into(payload, record)?;
                 *place = seq;
                 self.taken += 1;
             }
@@ -165,6 +162,7 @@ impl Dispatch {
 pub(super) struct Events<'a> {
     context: &'a Context<'a>,
     sink: &'a mut dyn Sink,
+    args: SliceArgs<'a>,
     event: wire::Event,
     /// A dispatch's devices and counter values (see [`Events::counter_points`]).
     agents: Vec<(u64, (u64, u64), u32)>,
@@ -176,36 +174,27 @@ impl<'a> Events<'a> {
         Events {
             context,
             sink,
+            args: SliceArgs::new(context.process, context.replay),
             event: wire::Event::default(),
             agents: Vec::new(),
             values: Vec::new(),
         }
     }
 
-    /// The begin and end of a record's slice.
-    fn slice(
-        &mut self,
-        seq: u64,
-        record: &DispatchRecord,
-        cost: Option<&CostFacts>,
-    ) -> io::Result<()> {
+    /// The begin and end of a pass's slice.
+    fn slice(&mut self, seq: u64, pass: &Pass, cost: Option<&CostFacts>) -> io::Result<()> {
         let context = self.context;
-        let pass = record.replay_pass.unwrap_or(0);
-        let uuid = context.tracks.slices[&(record.agent_id, record.stream_id, pass)];
+        let record = &pass.record;
+        let pass_number = record.replay_pass.unwrap_or(0);
+        let uuid = context.tracks.slices[&(record.agent_id, record.stream_id, pass_number)];
         let end = record.end_ns.max(record.start_ns);
         let class = if end == record.start_ns { EMPTY } else { BEGIN };
         self.event.clear();
-        annotations(
-            &mut self.event,
-            context.process,
-            record,
-            context.replay,
-            cost,
-        );
-        self.event.kind(EventType::SliceBegin, uuid);
-        self.event
-            .named(CATEGORY, &kernel_name(context.process, record));
-        if pass == 0 {
+        self.args
+            .write(&mut self.event, pass, cost, context.names, |event| {
+                event.kind(EventType::SliceBegin, uuid)
+            })?;
+        if pass_number == 0 {
             if let Some(flow) = context.traced.flow_to(record.correlation_id) {
                 self.event.terminating_flow(flow);
             }
@@ -221,8 +210,8 @@ impl<'a> Events<'a> {
     /// Per device and counter, the dispatch's value over its application execution (its lowest
     /// pass) and 0 from its end; the value is the lowest pass's that measured the counter. A
     /// zero-length dispatch has both at one time, the value first.
-    fn counter_points(&mut self, records: &[(u64, DispatchRecord)]) -> io::Result<()> {
-        let Some(dispatch_id) = records.first().map(|(_, r)| r.dispatch_id) else {
+    fn counter_points(&mut self, records: &[(u64, Pass)]) -> io::Result<()> {
+        let Some(dispatch_id) = records.first().map(|(_, p)| p.record.dispatch_id) else {
             return Ok(());
         };
         // (agent, application execution's start and end, its pass), and
@@ -230,7 +219,7 @@ impl<'a> Events<'a> {
         let (agents, values) = (&mut self.agents, &mut self.values);
         agents.clear();
         values.clear();
-        for (_, record) in records {
+        for (_, Pass { record, counters }) in records {
             let pass = record.replay_pass.unwrap_or(0);
             let times = (record.start_ns, record.end_ns.max(record.start_ns));
             match agents.iter_mut().find(|a| a.0 == record.agent_id) {
@@ -238,13 +227,12 @@ impl<'a> Events<'a> {
                 Some(_) => {}
                 None => agents.push((record.agent_id, times, pass)),
             }
-            for sample in &record.counters {
-                let number = self.context.names.known(&sample.name)?;
+            for &(number, sample) in counters {
                 let at = (record.agent_id, number);
                 match values.iter_mut().find(|v| (v.0, v.1) == at) {
-                    Some(value) if pass < value.2 => (value.2, value.3) = (pass, sample.value),
+                    Some(value) if pass < value.2 => (value.2, value.3) = (pass, sample),
                     Some(_) => {}
-                    None => values.push((at.0, at.1, pass, sample.value)),
+                    None => values.push((at.0, at.1, pass, sample)),
                 }
             }
         }

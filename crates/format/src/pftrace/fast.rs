@@ -1,17 +1,17 @@
 //! A process's events in order through reorder windows ([`super::window`]) rather than external
 //! sorts: the costs and records, each nearly in dispatch order in their spools, through a window
-//! each, merged; the events, nearly in time order, through one more, merged with the tracing
-//! records' events (sorted apart: they are in memory and in an order of their own), and written
-//! out as they leave it. An item later than a window allows stops it with
+//! each, merged; the events, nearly in time order, through one more on a thread of its own
+//! ([`super::in_time`]), merged with the tracing records' events (sorted apart: they are in
+//! memory and in an order of their own), and written out as they leave it. An item later than a window allows stops it with
 //! [`super::window::NotOrdered`]; what was written is then written again the slow way.
 
-use super::events::{self, time_key_of, Context, Dispatch, Events, Sink, TimeKey, BY_TIME_KEY};
+use super::events::{self, Context, Dispatch, Events, Sink, BY_TIME_KEY};
+use super::in_time;
 use super::order::BY_DISPATCH_KEY;
 use super::spool::{Spool, SpoolReader};
 use super::window::Window;
-use super::{wire, PACKET_FIELD};
 use crate::progress::Ticker;
-use crate::spill::{Sorted, Sorter};
+use crate::spill::Sorter;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -39,17 +39,30 @@ fn windows() -> (usize, usize) {
     TEST_WINDOWS.with(|w| w.get())
 }
 
-/// Writes the events of `context`'s process, from the costs and records in the spools.
+/// Writes the events of `context`'s process, from the costs and records in the spools, to
+/// `out` (in time order on a thread of their own, [`in_time`]).
 pub(super) fn write_events(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     context: &Context,
     (costs, records): (&mut Spool, &mut Spool),
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
     let mut traced = Sorter::new(BY_TIME_KEY, spill_dir);
     events::trace_events(context, &mut traced)?;
-    let mut by_time = InTime::new(out, traced.into_sorted()?)?;
-    let mut events = Events::new(context, &mut by_time);
+    let ordering = (windows().1, traced.into_sorted()?);
+    in_time::with_ordering_thread(out, ordering, |by_time| {
+        from_spools(context, (costs, records), by_time, ticker)
+    })
+}
+
+/// Makes the events of the costs and records in the spools, in dispatch order through windows.
+fn from_spools(
+    context: &Context,
+    (costs, records): (&mut Spool, &mut Spool),
+    by_time: &mut dyn Sink,
+    ticker: &Ticker,
+) -> io::Result<()> {
+    let mut events = Events::new(context, by_time);
     let mut costs = InDispatch::new(costs.read()?);
     let mut records = InDispatch::new(records.read()?);
     let mut dispatch = Dispatch::default();
@@ -65,8 +78,7 @@ pub(super) fn write_events(
         dispatch.add(key, payload, &mut events, ticker)?;
         source.window.recycle(item);
     }
-    dispatch.finish(&mut events)?;
-    by_time.finish()
+    dispatch.finish(&mut events)
 }
 
 /// Dispatch id, cost (0) or record (1), place in the run.
@@ -118,74 +130,4 @@ fn dispatch_key_of(item: &[u8]) -> io::Result<DispatchKey> {
     let key = item.get(..BY_DISPATCH_KEY).ok_or_else(short)?;
     let u64_at = |at: usize| u64::from_be_bytes(key[at..at + 8].try_into().expect("8 bytes"));
     Ok((u64_at(0), key[8], u64_at(9)))
-}
-
-/// Events in time order, through a window, merged with the tracing records' sorted events,
-/// written out.
-struct InTime<'o, W: Write> {
-    out: &'o mut W,
-    window: Window<TimeKey>,
-    traced: Sorted,
-    /// The tracing records' next event: its key, and its key and packet.
-    next_traced: Option<(TimeKey, Vec<u8>)>,
-}
-
-impl<'o, W: Write> InTime<'o, W> {
-    fn new(out: &'o mut W, mut traced: Sorted) -> io::Result<Self> {
-        let next_traced = traced.next_with(keyed)?;
-        Ok(InTime {
-            out,
-            window: Window::new(windows().1),
-            traced,
-            next_traced,
-        })
-    }
-
-    /// Writes an event that left the window (its `Trace.packet` field), after the tracing
-    /// records' events before it.
-    fn write(&mut self, key: &TimeKey, field: &[u8]) -> io::Result<()> {
-        self.write_traced(Some(key))?;
-        self.out.write_all(field)
-    }
-
-    /// Writes the tracing records' events before `key` (all with `None`).
-    fn write_traced(&mut self, key: Option<&TimeKey>) -> io::Result<()> {
-        while let Some((traced_key, traced)) = &self.next_traced {
-            if key.is_some_and(|key| traced_key >= key) {
-                break;
-            }
-            self.out.write_all(&[PACKET_FIELD])?;
-            self.out.write_all(&traced[BY_TIME_KEY..])?;
-            self.next_traced = self.traced.next_with(keyed)?;
-        }
-        Ok(())
-    }
-
-    /// Writes the events left.
-    fn finish(mut self) -> io::Result<()> {
-        while let Some((key, field)) = self.window.pop() {
-            self.write(&key, &field)?;
-        }
-        self.write_traced(None)
-    }
-}
-
-impl<W: Write> Sink for InTime<'_, W> {
-    fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()> {
-        let mut field = self.window.buffer();
-        field.push(PACKET_FIELD);
-        event.packet(key.0, &mut field);
-        self.window.push(*key, field)?;
-        if self.window.is_full() {
-            let (key, field) = self.window.pop().expect("a full window");
-            self.write(&key, &field)?;
-            self.window.recycle(field);
-        }
-        Ok(())
-    }
-}
-
-/// A sorted item: its key, and the item.
-fn keyed(item: &[u8]) -> (TimeKey, Vec<u8>) {
-    (time_key_of(item), item.to_vec())
 }

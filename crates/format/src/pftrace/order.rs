@@ -15,16 +15,16 @@
 //!
 //! Records come nearly in both orders (a dispatch's passes close together, dispatches in time
 //! order), so reorder windows ([`super::fast`]) make both and write the events as they come
-//! out (the file's writes on a thread of their own, [`super::offload`]). Records further out of order than a window holds make the process's events be written
-//! again, from the spools, through two external sorts ([`crate::spill`]): the same bytes, more
-//! slowly.
+//! out (the ordering and the file's writes on a thread of their own, [`super::in_time`]).
+//! Records further out of order than a window holds make the process's events be written again,
+//! from the spools, through two external sorts ([`crate::spill`]): the same bytes, more slowly.
 
 use super::events::{self, Context, Dispatch, Events, Tracks, BY_TIME_KEY};
 use super::spilled::{encode_record, CostFacts, Names};
 use super::spool::Spool;
 use super::traces;
 use super::window::is_not_ordered;
-use super::{fast, offload, track_name, write_track, PACKET_FIELD};
+use super::{fast, track_name, write_track, PACKET_FIELD};
 use crate::files::OutputFile;
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
@@ -67,14 +67,8 @@ pub(super) fn write_events(
     let spools = (&mut gathered.costs, &mut gathered.records);
     out.flush()?;
     let start = out.stream_position()?;
-    let windowed = offload::with_writer_thread(out.get_mut(), |mut file| {
-        fast::write_events(
-            &mut file,
-            &context,
-            (spools.0, spools.1),
-            (spill_dir, ticker),
-        )
-    });
+    let again = (&mut *spools.0, &mut *spools.1);
+    let windowed = fast::write_events(out.get_mut(), &context, again, (spill_dir, ticker));
     match windowed {
         Err(e) if is_not_ordered(&e) => {
             #[cfg(test)]

@@ -1,8 +1,9 @@
-//! A dispatch pass and what the trace shows of its replay cost, as bytes for the external sort
-//! ([`crate::spill`]) that brings the records of one dispatch together: fixed-width
-//! little-endian fields; counter names as indexes into the process's list of names.
+//! A dispatch pass and what the trace shows of its replay cost, as bytes for the spools and the
+//! external sort ([`crate::spill`]) that bring the records of one dispatch together: fixed-width
+//! little-endian fields; counter names as indexes into the process's list of names (a pass's
+//! NVTX ranges are not kept: the trace does not show them).
 
-use crate::records::{CacheState, CounterSample, DispatchRecord, ReplayCost};
+use crate::records::{CacheState, DispatchRecord, ReplayCost};
 use std::collections::HashMap;
 use std::io;
 
@@ -52,25 +53,30 @@ impl CostFacts {
 pub(super) struct Names {
     numbers: HashMap<String, u32>,
     names: Vec<String>,
+    /// The number after the one given last: the records' counters come in the same order again
+    /// and again, so most names are found there without hashing them.
+    next: usize,
 }
 
 impl Names {
     pub(super) fn number(&mut self, name: &str) -> u32 {
+        let next = match self.names.get(self.next) {
+            Some(_) => self.next,
+            None => 0,
+        };
+        if self.names.get(next).is_some_and(|n| n == name) {
+            self.next = next + 1;
+            return next as u32;
+        }
         if let Some(&number) = self.numbers.get(name) {
+            self.next = number as usize + 1;
             return number;
         }
         let number = self.names.len() as u32;
+        self.next = self.names.len() + 1;
         self.names.push(name.to_string());
         self.numbers.insert(name.to_string(), number);
         number
-    }
-
-    /// The number of a name met before.
-    pub(super) fn known(&self, name: &str) -> io::Result<u32> {
-        self.numbers
-            .get(name)
-            .copied()
-            .ok_or_else(|| io::Error::other("a sorted record names an unknown counter"))
     }
 
     pub(super) fn name(&self, number: u32) -> io::Result<&str> {
@@ -79,6 +85,15 @@ impl Names {
             .map(String::as_str)
             .ok_or_else(|| io::Error::other("a sorted record names an unknown counter"))
     }
+}
+
+/// What the events need of a dispatch pass.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Pass {
+    /// The record, without its counters and ranges.
+    pub(super) record: DispatchRecord,
+    /// Its counters: names' numbers (see [`Names`]) and values.
+    pub(super) counters: Vec<(u32, f64)>,
 }
 
 /// Appends `record` to `out`.
@@ -109,28 +124,20 @@ pub(super) fn encode_record(record: &DispatchRecord, names: &mut Names, out: &mu
         out.extend_from_slice(&names.number(&sample.name).to_le_bytes());
         out.extend_from_slice(&sample.value.to_bits().to_le_bytes());
     }
-    out.extend_from_slice(&(record.ranges.len() as u32).to_le_bytes());
-    for range in &record.ranges {
-        out.extend_from_slice(&(range.len() as u32).to_le_bytes());
-        out.extend_from_slice(range.as_bytes());
-    }
 }
 
-/// The record [`encode_record`] wrote.
+/// The pass [`encode_record`] wrote.
 #[cfg(test)]
-pub(super) fn decode_record(bytes: &[u8], names: &Names) -> io::Result<DispatchRecord> {
-    let mut record = DispatchRecord::default();
-    decode_record_into(bytes, names, &mut record)?;
-    Ok(record)
+pub(super) fn decode_record(bytes: &[u8]) -> io::Result<Pass> {
+    let mut pass = Pass::default();
+    decode_record_into(bytes, &mut pass)?;
+    Ok(pass)
 }
 
-/// Sets `record` to the record [`encode_record`] wrote, in the strings and lists it holds.
-pub(super) fn decode_record_into(
-    bytes: &[u8],
-    names: &Names,
-    record: &mut DispatchRecord,
-) -> io::Result<()> {
+/// Sets `pass` to the pass [`encode_record`] wrote, in the list it holds.
+pub(super) fn decode_record_into(bytes: &[u8], pass: &mut Pass) -> io::Result<()> {
     let mut at = Reader { bytes, at: 0 };
+    let record = &mut pass.record;
     (
         record.dispatch_id,
         record.correlation_id,
@@ -147,34 +154,9 @@ pub(super) fn decode_record_into(
         pass => Some((pass - 1) as u32),
     };
     let count = at.u32()? as usize;
-    record.counters.truncate(count);
-    for index in 0..count {
-        let name = names.name(at.u32()?)?;
-        let value = f64::from_bits(at.u64()?);
-        match record.counters.get_mut(index) {
-            Some(sample) => {
-                sample.name.clear();
-                sample.name.push_str(name);
-                sample.value = value;
-            }
-            None => record.counters.push(CounterSample {
-                name: name.to_string(),
-                value,
-            }),
-        }
-    }
-    let count = at.u32()? as usize;
-    record.ranges.truncate(count);
-    for index in 0..count {
-        let len = at.u32()? as usize;
-        let text = at.text(len)?;
-        match record.ranges.get_mut(index) {
-            Some(range) => {
-                range.clear();
-                range.push_str(text);
-            }
-            None => record.ranges.push(text.to_string()),
-        }
+    pass.counters.clear();
+    for _ in 0..count {
+        pass.counters.push((at.u32()?, f64::from_bits(at.u64()?)));
     }
     Ok(())
 }
@@ -201,20 +183,12 @@ impl Reader<'_> {
     fn u64(&mut self) -> io::Result<u64> {
         Ok(u64::from_le_bytes(self.take()?))
     }
-
-    fn text(&mut self, len: usize) -> io::Result<&str> {
-        let field = self
-            .bytes
-            .get(self.at..self.at + len)
-            .ok_or_else(|| io::Error::other("a sorted record ends early"))?;
-        self.at += len;
-        std::str::from_utf8(field).map_err(io::Error::other)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::CounterSample;
 
     #[test]
     fn a_record_and_a_cost_read_back_as_written() {
@@ -239,14 +213,18 @@ mod tests {
             record.ranges = vec!["step 1".into(), "kreplay-sim@tail".into()];
             let mut bytes = Vec::new();
             encode_record(&record, &mut names, &mut bytes);
-            let back = decode_record(&bytes, &names).unwrap();
-            assert_eq!(back.replay_pass, pass);
-            assert!(back.counters[1].value.is_nan());
-            let mut same = back.clone();
-            same.counters[1].value = record.counters[1].value;
-            let mut expected = record.clone();
-            expected.counters[1].value = same.counters[1].value;
-            assert_eq!(format!("{same:?}"), format!("{expected:?}"));
+            let back = decode_record(&bytes).unwrap();
+            assert_eq!(back.record.replay_pass, pass);
+            let named: Vec<_> = (back.counters.iter())
+                .map(|&(n, v)| (names.name(n).unwrap().to_string(), v.to_bits()))
+                .collect();
+            let expected: Vec<_> = (record.counters.iter())
+                .map(|c| (c.name.clone(), c.value.to_bits()))
+                .collect();
+            assert_eq!(named, expected);
+            record.counters.clear();
+            record.ranges.clear();
+            assert_eq!(format!("{:?}", back.record), format!("{record:?}"));
         }
         let facts = CostFacts {
             cache: CacheState::Flushed,

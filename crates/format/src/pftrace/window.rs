@@ -112,9 +112,31 @@ impl<K: Ord + Copy> Window<K> {
     pub(super) fn pop(&mut self) -> Option<(K, Vec<u8>)> {
         let (key, payload) = self.items.pop_front()?;
         self.last = Some(key);
+        if let Some((_, ahead)) = self.items.get(FETCH_AHEAD) {
+            prefetch(ahead);
+        }
         Some((key, payload))
     }
 }
+
+/// How many items after the one leaving the window have their payload fetched into the cache:
+/// the payloads lie apart in memory, which the window (megabytes) outgrows, and each is read
+/// as its item leaves.
+const FETCH_AHEAD: usize = 8;
+
+/// Asks the processor to bring `bytes` (their first 512) into its cache ahead of their reading.
+#[cfg(target_arch = "x86_64")]
+#[allow(unused_unsafe)]
+fn prefetch(bytes: &[u8]) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    for line in bytes.chunks(64).take(8) {
+        // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn prefetch(_: &[u8]) {}
 
 #[cfg(test)]
 mod tests {

@@ -22,6 +22,21 @@ fn varint_len(value: u64) -> usize {
     (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
+/// The one-byte key of field `tag` (< 16; wire type varint, which `|= LEN` makes a length) and
+/// `value` as a varint, in an array: the bytes and their count.
+fn keyed_varint(tag: u8, mut value: u64) -> ([u8; 11], usize) {
+    let mut field = [0u8; 11];
+    field[0] = tag << 3;
+    let mut len = 1;
+    while value >= 0x80 {
+        field[len] = value as u8 | 0x80;
+        value >>= 7;
+        len += 1;
+    }
+    field[len] = value as u8;
+    (field, len + 1)
+}
+
 fn key(out: &mut Vec<u8>, tag: u32, wire: u8) {
     varint(out, u64::from(tag << 3) | u64::from(wire));
 }
@@ -32,20 +47,43 @@ fn text(out: &mut Vec<u8>, tag: u32, value: &str) {
     out.extend_from_slice(value.as_bytes());
 }
 
-/// A `TrackEvent`'s fields, in tag order: [`Event::args`] first (debug annotations, 4), then
+/// The longest name field copied as a fixed-size block ([`Name`]).
+const SHORT: usize = 32;
+
+/// An argument's name as its `DebugAnnotation.name` field (10) encodes it: made once, copied into
+/// each event that has the argument. A short one (most: `begin_ns`, `corr_id`, ...) is also kept
+/// zero-padded to [`SHORT`] bytes, copied whole without a call per copy.
+pub(super) struct Name {
+    field: Vec<u8>,
+    short: Option<[u8; SHORT]>,
+}
+
+impl Name {
+    pub(super) fn new(name: &str) -> Name {
+        let mut field = Vec::with_capacity(name.len() + 3);
+        text(&mut field, 10, name);
+        let short = (field.len() <= SHORT).then(|| {
+            let mut short = [0u8; SHORT];
+            short[..field.len()].copy_from_slice(&field);
+            short
+        });
+        Name { field, short }
+    }
+}
+
+/// `categories` (22, one) and `name` (23) of an event, for [`Event::named`].
+pub(super) fn named(category: &str, name: &str) -> Vec<u8> {
+    let mut fields = Vec::with_capacity(category.len() + name.len() + 6);
+    text(&mut fields, 22, category);
+    text(&mut fields, 23, name);
+    fields
+}
+
+/// A `TrackEvent`'s fields, in tag order: the arguments first (debug annotations, 4), then
 /// [`Event::kind`] and the rest.
 #[derive(Default)]
 pub(super) struct Event {
     body: Vec<u8>,
-}
-
-/// `DebugAnnotation`'s fields: `uint_value` 3, `int_value` 4, `double_value` 5, `string_value`
-/// 6, `name` 10.
-enum Value<'a> {
-    Uint(u64),
-    Int(i64),
-    Double(f64),
-    Text(&'a str),
 }
 
 impl Event {
@@ -54,48 +92,60 @@ impl Event {
         self.body.clear();
     }
 
-    fn annotation(&mut self, name: &str, value: Value) {
-        let value_len = match value {
-            Value::Uint(v) => 1 + varint_len(v),
-            Value::Int(v) => 1 + varint_len(v as u64),
-            Value::Double(_) => 1 + 8,
-            Value::Text(s) => 1 + varint_len(s.len() as u64) + s.len(),
-        };
-        let len = value_len + 1 + varint_len(name.len() as u64) + name.len();
+    /// A `DebugAnnotation` (4): its value's field (`value`, then `more` of it), then `name`.
+    fn annotation(&mut self, name: &Name, value: &[u8], more: &[u8]) {
+        let len = value.len() + more.len() + name.field.len();
+        self.body.reserve(len + 11);
         key(&mut self.body, 4, LEN);
         varint(&mut self.body, len as u64);
-        match value {
-            Value::Uint(v) => {
-                key(&mut self.body, 3, VARINT);
-                varint(&mut self.body, v);
-            }
-            Value::Int(v) => {
-                key(&mut self.body, 4, VARINT);
-                varint(&mut self.body, v as u64);
-            }
-            Value::Double(v) => {
-                key(&mut self.body, 5, FIXED64);
-                self.body.extend_from_slice(&v.to_bits().to_le_bytes());
-            }
-            Value::Text(s) => text(&mut self.body, 6, s),
-        }
-        text(&mut self.body, 10, name);
+        self.body.extend_from_slice(value);
+        self.body.extend_from_slice(more);
+        self.body.extend_from_slice(&name.field);
     }
 
-    pub(super) fn uint(&mut self, name: &str, value: u64) {
-        self.annotation(name, Value::Uint(value));
+    /// [`Event::annotation`] of a value field of at most 11 bytes (`field`, its first `len`),
+    /// copied as fixed-size blocks when the name is short: the bytes past the annotation written
+    /// and dropped again.
+    fn small_annotation(&mut self, name: &Name, (field, len): ([u8; 11], usize)) {
+        let Some(short) = &name.short else {
+            return self.annotation(name, &field[..len], &[]);
+        };
+        let body_len = len + name.field.len();
+        let at = self.body.len();
+        self.body.extend_from_slice(&[0u8; 2 + 11 + SHORT]);
+        let out = &mut self.body[at..];
+        // The annotation's key, and its length in one byte (11 + SHORT < 128).
+        out[0] = (4 << 3) | LEN;
+        out[1] = body_len as u8;
+        out[2..13].copy_from_slice(&field);
+        out[2 + len..2 + len + SHORT].copy_from_slice(short);
+        self.body.truncate(at + 2 + body_len);
     }
 
-    pub(super) fn int(&mut self, name: &str, value: i64) {
-        self.annotation(name, Value::Int(value));
+    /// A `uint_value` (3) argument.
+    pub(super) fn uint(&mut self, name: &Name, value: u64) {
+        self.small_annotation(name, keyed_varint(3, value));
     }
 
-    pub(super) fn double(&mut self, name: &str, value: f64) {
-        self.annotation(name, Value::Double(value));
+    /// An `int_value` (4) argument.
+    pub(super) fn int(&mut self, name: &Name, value: i64) {
+        self.small_annotation(name, keyed_varint(4, value as u64));
     }
 
-    pub(super) fn text(&mut self, name: &str, value: &str) {
-        self.annotation(name, Value::Text(value));
+    /// A `double_value` (5) argument.
+    pub(super) fn double(&mut self, name: &Name, value: f64) {
+        let mut field = [0u8; 11];
+        field[0] = (5 << 3) | FIXED64;
+        field[1..9].copy_from_slice(&value.to_bits().to_le_bytes());
+        self.small_annotation(name, (field, 9));
+    }
+
+    /// A `string_value` (6) argument.
+    pub(super) fn text(&mut self, name: &Name, value: &str) {
+        let (field, len) = keyed_varint(6, value.len() as u64);
+        let mut field = field;
+        field[0] |= LEN;
+        self.annotation(name, &field[..len], value.as_bytes());
     }
 
     /// `type` (9) and `track_uuid` (11): after the arguments.
@@ -106,10 +156,9 @@ impl Event {
         varint(&mut self.body, track);
     }
 
-    /// `categories` (22, one) and `name` (23): after [`Event::kind`].
-    pub(super) fn named(&mut self, category: &str, name: &str) {
-        text(&mut self.body, 22, category);
-        text(&mut self.body, 23, name);
+    /// `categories` (22, one) and `name` (23), as [`named`] encodes them: after [`Event::kind`].
+    pub(super) fn named(&mut self, fields: &[u8]) {
+        self.body.extend_from_slice(fields);
     }
 
     /// `double_counter_value` (44): after [`Event::kind`].
@@ -152,7 +201,13 @@ mod tests {
 
     #[test]
     fn an_event_encodes_to_the_bytes_prost_gives_its_messages() {
-        let names = ["begin_ns", "kind", "SQ_WAVES", "cache", ""];
+        let names = [
+            "begin_ns",
+            "kind",
+            "SQ_WAVES",
+            "a_counter_name_longer_than_thirty_two_bytes",
+            "",
+        ];
         let texts = ["", "flushed", &"x".repeat(200)];
         for (n, (uint, int, double)) in [
             (0, 0, 0.0),
@@ -164,10 +219,11 @@ mod tests {
         .enumerate()
         {
             let mut event = Event::default();
-            event.uint(names[n], uint);
-            event.int(names[(n + 1) % 5], int);
-            event.double(names[(n + 2) % 5], double);
-            event.text(names[(n + 3) % 5], texts[n % 3]);
+            let name = |i: usize| Name::new(names[i % 5]);
+            event.uint(&name(n), uint);
+            event.int(&name(n + 1), int);
+            event.double(&name(n + 2), double);
+            event.text(&name(n + 3), texts[n % 3]);
             let kind = [
                 EventType::SliceBegin,
                 EventType::SliceEnd,
@@ -175,7 +231,7 @@ mod tests {
             ][n % 3];
             event.kind(kind, uint);
             if n % 2 == 0 {
-                event.named("kernel_dispatch", texts[(n + 1) % 3]);
+                event.named(&named("kernel_dispatch", texts[(n + 1) % 3]));
             }
             if n == 3 {
                 event.counter_value(double);
