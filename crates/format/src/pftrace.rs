@@ -33,7 +33,6 @@ use std::path::Path;
 mod args;
 mod events;
 mod fast;
-mod fast_hash;
 mod in_time;
 mod lanes;
 mod order;

@@ -9,11 +9,11 @@
 //! control and the cache state and clocks its replay cost recorded, and the counters its pass
 //! measured.
 
-use super::fast_hash::IdMap;
 use super::spilled::{CostFacts, Names, Pass};
 use super::wire::{self, Name};
 use super::CATEGORY;
 use crate::run::ProcessRun;
+use rustc_hash::FxHashMap as IdMap;
 use std::fmt::Write;
 use std::io;
 

@@ -3,13 +3,13 @@
 //! them out.
 
 use super::args::SliceArgs;
-use super::fast_hash::IdMap;
 use super::spilled::{decode_record_into, CostFacts, Names, Pass};
 use super::traces::{self, TraceTracks};
 use super::{encode_packet, wire, EventType, TracePacket, BEGIN, EMPTY, END};
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
 use crate::spill::Sorter;
+use rustc_hash::FxHashMap as IdMap;
 use std::io;
 
 /// Key of the order by time: time, class, track, dispatch id (or the order of a tracing
