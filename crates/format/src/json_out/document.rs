@@ -3,7 +3,7 @@
 
 use super::batch::Batch;
 use super::code_objects::CodeObjects;
-use super::dispatch_json::SortedCost;
+use super::dispatch_json::{CounterRecord, SortedCost};
 use super::host_functions::{HostFunctions, Launches};
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
@@ -139,14 +139,16 @@ fn write_process(
     // One read of the dispatches gives both arrays: the counter records wait, compactly, in a
     // file of their own (not in memory) until their place in the document comes.
     let mut waiting = CounterSpool::new(spill_dir);
+    let mut counters = CounterRecord::default();
     records(
         out,
         run.each_dispatch().inspect(|_| ticker.tick()),
         |json, d| {
-            json.kernel_dispatch(&p.kernel_dispatch_json(&d))?;
+            let (record, counted) = p.pass_records(&d, &mut counters);
+            json.kernel_dispatch(&record)?;
             ticker.tick();
-            if !d.counters.is_empty() {
-                waiting.push(&p.counter_record_json(&d))?;
+            if counted {
+                waiting.push(&counters)?;
             }
             Ok(())
         },

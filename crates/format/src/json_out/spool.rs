@@ -5,9 +5,7 @@
 //! was a 1.1 GB temporary file, written and read back; reading the database a second time costs
 //! more CPU than both). Memory holds one block of records at a time.
 
-use super::dispatch_json::{
-    Correlation, CounterRecord, CounterValue, DispatchData, DispatchInfo, Handle, Xyz,
-};
+use super::dispatch_json::{CounterRecord, CounterValue, Handle};
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::Path;
@@ -101,7 +99,7 @@ impl CounterSpool {
         mut self,
         mut each: impl FnMut(&CounterRecord) -> io::Result<()>,
     ) -> io::Result<()> {
-        let mut record = empty_record();
+        let mut record = CounterRecord::default();
         let mut start = 0;
         let last = std::mem::take(&mut self.block);
         if let Some(mut file) = self.file.take() {
@@ -197,49 +195,6 @@ fn truncated() -> io::Error {
     )
 }
 
-fn zero_handle() -> Handle {
-    Handle { handle: 0 }
-}
-
-fn zero_xyz() -> Xyz {
-    Xyz { x: 0, y: 0, z: 0 }
-}
-
-/// A record to decode into.
-fn empty_record() -> CounterRecord {
-    CounterRecord {
-        accum_vgpr_count: 0,
-        arch_vgpr_count: 0,
-        dispatch_data: DispatchData {
-            correlation_id: Correlation {
-                ancestor: 0,
-                external: 0,
-                internal: 0,
-            },
-            dispatch_info: DispatchInfo {
-                agent_id: zero_handle(),
-                dispatch_id: 0,
-                grid_size: zero_xyz(),
-                group_segment_size: 0,
-                kernel_id: 0,
-                private_segment_size: 0,
-                queue_id: zero_handle(),
-                size: 0,
-                workgroup_size: zero_xyz(),
-            },
-            end_timestamp: 0,
-            size: 0,
-            start_timestamp: 0,
-        },
-        lds_block_size_v: 0,
-        records: Vec::new(),
-        replay_pass: None,
-        sgpr_count: 0,
-        stream_id: zero_handle(),
-        thread_id: 0,
-    }
-}
-
 /// A signed difference as an unsigned integer small when the difference is small.
 fn zigzag(difference: u64) -> u64 {
     let signed = difference as i64;
@@ -277,9 +232,11 @@ mod tests {
     use super::*;
 
     fn record(seed: u64) -> CounterRecord {
-        let mut r = empty_record();
-        r.arch_vgpr_count = seed % 255;
-        r.lds_block_size_v = seed * 1024;
+        let mut r = CounterRecord {
+            arch_vgpr_count: seed % 255,
+            lds_block_size_v: seed * 1024,
+            ..CounterRecord::default()
+        };
         r.dispatch_data.correlation_id.internal = seed * 3;
         r.dispatch_data.correlation_id.external = seed % 2;
         // Timestamps that go back, wrap and end before they start.
