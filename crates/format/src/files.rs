@@ -126,7 +126,7 @@ pub(crate) fn replace_file(
 
 /// How many bytes an output file's writer gathers per `write` call: with the default 8 KiB, a
 /// 2 GB JSON document took 270,000 system calls.
-const WRITE_BUFFER: usize = 1 << 20;
+pub(crate) const WRITE_BUFFER: usize = 1 << 20;
 
 /// [`replace_file`] for a file that `write` streams through a buffered writer, flushed before
 /// the rename; dropped from the page cache behind the writing ([`OutputFile`]).

@@ -62,6 +62,7 @@
 //!
 //! The document is streamed, one array element at a time.
 
+mod batch;
 mod code_objects;
 mod dispatch_json;
 mod document;
@@ -71,6 +72,7 @@ mod parts;
 mod process;
 mod raw;
 mod read;
+mod spool;
 mod summary;
 mod tables;
 mod trace_json;

@@ -9,13 +9,13 @@ use crate::records::{CacheState, ReplayCost, ReplayOutcome, Staging};
 use serde::Serialize;
 
 /// `{handle}`, as rocprofiler-sdk writes an id.
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy, Default)]
 pub(super) struct Handle {
     pub(super) handle: u64,
 }
 
 /// `{x, y, z}`, as rocprofiler-sdk writes a dim3.
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy, Default)]
 pub(super) struct Xyz {
     pub(super) x: u64,
     pub(super) y: u64,
@@ -29,14 +29,14 @@ impl From<[u64; 3]> for Xyz {
 }
 
 /// rocprofiler's correlation id: kreplay's (the launch's), no external id, no ancestor.
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy, Default)]
 pub(super) struct Correlation {
     pub(super) ancestor: u64,
     pub(super) external: u64,
     pub(super) internal: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy, Default)]
 pub(super) struct DispatchInfo {
     pub(super) agent_id: Handle,
     pub(super) dispatch_id: u64,
@@ -73,7 +73,7 @@ pub(super) struct KernelDispatch {
     pub(super) thread_id: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 pub(super) struct DispatchData {
     pub(super) correlation_id: Correlation,
     pub(super) dispatch_info: DispatchInfo,
@@ -91,7 +91,7 @@ pub(super) struct CounterValue {
 }
 
 /// A `callback_records.counter_collection` record.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 pub(super) struct CounterRecord {
     pub(super) accum_vgpr_count: u64,
     pub(super) arch_vgpr_count: u64,

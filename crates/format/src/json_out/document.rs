@@ -1,8 +1,9 @@
 //! The document: `{"rocprofiler-sdk-tool": [ one object per process ]}`, each process object
 //! written piece by piece (its keys sorted), streamed one array element at a time.
 
+use super::batch::Batch;
 use super::code_objects::CodeObjects;
-use super::dispatch_json::SortedCost;
+use super::dispatch_json::{CounterRecord, SortedCost};
 use super::host_functions::{HostFunctions, Launches};
 use super::kinds::{
     BUFFER_TRACING_KERNEL_DISPATCH, BUFFER_TRACING_KINDS, CALLBACK_TRACING_KERNEL_DISPATCH,
@@ -11,6 +12,7 @@ use super::kinds::{
 use super::parts::{Array, AsValue, NONE};
 use super::process::Process;
 use super::raw::JsonBytes;
+use super::spool::CounterSpool;
 use super::trace_json::Traces;
 use crate::api::ApiDomain;
 use crate::error::FormatError;
@@ -24,7 +26,7 @@ use crate::section_values::section_values;
 use serde::ser::Error as _;
 use serde::Serialize;
 use serde_json::json;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 // The objects below list their keys sorted, the order in which serde_json's `Map` (a BTreeMap,
@@ -94,23 +96,18 @@ fn failed(e: impl std::fmt::Display) -> io::Error {
 }
 
 /// A JSON array of records read from where they are stored, each written by `write` (by hand:
-/// [`JsonBytes`]); an error reading one ends the document with it.
+/// [`JsonBytes`], in batches: [`Batch`]); an error reading one ends the document with it.
 fn records<T>(
     out: &mut impl Write,
     items: impl Iterator<Item = Result<T, FormatError>>,
     mut write: impl FnMut(&mut JsonBytes, T) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut line = JsonBytes::default();
-    out.write_all(b"[")?;
-    for (index, item) in items.enumerate() {
-        line.bytes.clear();
-        if index > 0 {
-            line.bytes.push(b',');
-        }
-        write(&mut line, item.map_err(failed)?)?;
-        out.write_all(&line.bytes)?;
+    let mut batch = Batch::begin(out);
+    for item in items {
+        let item = item.map_err(failed)?;
+        batch.element(|json| write(json, item))?;
     }
-    out.write_all(b"]")
+    batch.end()
 }
 
 /// One process object, its keys sorted, written piece by piece (a step of `ticker` per record
@@ -139,30 +136,23 @@ fn write_process(
         &Array(|| traces.api_records(ApiDomain::Driver)),
     )?;
     out.write_all(b",\"kernel_dispatch\":")?;
-    // One read of the dispatches gives both arrays: the counter records wait in a file of
-    // their own (not in memory) until their place in the document comes.
-    let mut counter_records = JsonBytes::default();
-    let mut counter_count = 0usize;
-    let mut waiting = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(spill_dir)?);
+    // One read of the dispatches gives both arrays: the counter records wait, compactly, in a
+    // file of their own (not in memory) until their place in the document comes.
+    let mut waiting = CounterSpool::new(spill_dir);
+    let mut counters = CounterRecord::default();
     records(
         out,
         run.each_dispatch().inspect(|_| ticker.tick()),
-        |line, d| {
-            line.kernel_dispatch(&p.kernel_dispatch_json(&d))?;
+        |json, d| {
+            let (record, counted) = p.pass_records(&d, &mut counters);
+            json.kernel_dispatch(&record)?;
             ticker.tick();
-            if !d.counters.is_empty() {
-                counter_records.bytes.clear();
-                if counter_count > 0 {
-                    counter_records.bytes.push(b',');
-                }
-                counter_count += 1;
-                counter_records.counter_record(&p.counter_record_json(&d))?;
-                waiting.write_all(&counter_records.bytes)?;
+            if counted {
+                waiting.push(&counters)?;
             }
             Ok(())
         },
     )?;
-    let mut waiting = waiting.into_inner().map_err(|e| e.into_error())?;
     out.write_all(b",")?;
     entry(out, "marker_api", &Array(|| traces.marker_records()))?;
     out.write_all(b",")?;
@@ -188,11 +178,11 @@ fn write_process(
         out.write_all(b",")?;
         entry(out, empty, &NONE)?;
     }
-    out.write_all(b"},\"callback_records\":{\"counter_collection\":[")?;
-    waiting.rewind()?;
-    io::copy(&mut waiting, out)?;
-    drop(waiting);
-    out.write_all(b"]},")?;
+    out.write_all(b"},\"callback_records\":{\"counter_collection\":")?;
+    let mut counter_records = Batch::begin(out);
+    waiting.replay(|r| counter_records.element(|json| json.counter_record(r)))?;
+    counter_records.end()?;
+    out.write_all(b"},")?;
     let code_objects = CodeObjects::new(run);
     entry(
         out,
@@ -317,7 +307,7 @@ pub(super) fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
 
 /// The document of `run`, a step of `ticker` per record: twice per dispatch pass (its dispatch
 /// record, its counter record), once per replay cost; the counter records wait in a temporary
-/// file in `spill_dir`.
+/// file in `spill_dir` ([`CounterSpool`]).
 fn write_document_ticking(
     run: &RunData,
     mut out: impl Write,

@@ -1,5 +1,6 @@
 //! One process's records as the document writes them: `buffer_records.kernel_dispatch` and
-//! `callback_records.counter_collection` (one per pass), and the `summary` statistics.
+//! `callback_records.counter_collection` (one per pass, built together), and the `summary`
+//! statistics.
 
 use super::dispatch_json::{
     Correlation, CounterRecord, CounterValue, DispatchData, DispatchInfo, Handle, KernelDispatch,
@@ -69,11 +70,18 @@ impl<'a> Process<'a> {
         }
     }
 
-    /// A `buffer_records.kernel_dispatch` record: one per pass.
-    pub(super) fn kernel_dispatch_json(&self, dispatch: &DispatchRecord) -> KernelDispatch {
+    /// A pass's `buffer_records.kernel_dispatch` record and, when the pass collected counters,
+    /// its `callback_records.counter_collection` record, written into `counters` (its list of
+    /// values reused from pass to pass); says whether it did. Both share one dispatch info.
+    pub(super) fn pass_records(
+        &self,
+        dispatch: &DispatchRecord,
+        counters: &mut CounterRecord,
+    ) -> (KernelDispatch, bool) {
         self.durations.borrow_mut().add(&self.run.process, dispatch);
         let facts = kernel_facts(self.run, dispatch);
-        KernelDispatch {
+        let dispatch_info = self.dispatch_info(dispatch, &facts);
+        let record = KernelDispatch {
             size: SIZE_KERNEL_DISPATCH_RECORD,
             kind: BUFFER_TRACING_KERNEL_DISPATCH,
             operation: KERNEL_DISPATCH_COMPLETE,
@@ -81,7 +89,7 @@ impl<'a> Process<'a> {
             correlation_id: correlation(dispatch),
             start_timestamp: dispatch.start_ns,
             end_timestamp: dispatch.end_ns,
-            dispatch_info: self.dispatch_info(dispatch, &facts),
+            dispatch_info,
             stream_id: Handle {
                 handle: dispatch.stream_id,
             },
@@ -93,46 +101,41 @@ impl<'a> Process<'a> {
                 .then(|| dispatch.innermost_range().map(str::to_string))
                 .flatten(),
             ranges: dispatch.ranges.clone(),
+        };
+        if dispatch.counters.is_empty() {
+            return (record, false);
         }
-    }
-
-    /// A `callback_records.counter_collection` record: one per pass that collected counters.
-    pub(super) fn counter_record_json(&self, dispatch: &DispatchRecord) -> CounterRecord {
-        let facts = kernel_facts(self.run, dispatch);
-        let agent_handle = self.agents.handle(dispatch.agent_id);
-        let records = dispatch
-            .counters
-            .iter()
-            .map(|sample| CounterValue {
-                counter_id: Handle {
-                    handle: self.counters.handle_of(agent_handle, &sample.name),
-                },
-                value: sample.value,
-            })
-            .collect();
-        CounterRecord {
+        let agent_handle = dispatch_info.agent_id.handle;
+        let mut values = std::mem::take(&mut counters.records);
+        values.clear();
+        values.extend(dispatch.counters.iter().map(|sample| CounterValue {
+            counter_id: Handle {
+                handle: self.counters.handle_of(agent_handle, &sample.name),
+            },
+            value: sample.value,
+        }));
+        *counters = CounterRecord {
             dispatch_data: DispatchData {
                 size: SIZE_DISPATCH_DATA,
-                correlation_id: correlation(dispatch),
+                correlation_id: record.correlation_id,
                 start_timestamp: dispatch.start_ns,
                 end_timestamp: dispatch.end_ns,
-                dispatch_info: self.dispatch_info(dispatch, &facts),
+                dispatch_info,
             },
-            records,
+            records: values,
             thread_id: dispatch.tid,
-            stream_id: Handle {
-                handle: dispatch.stream_id,
-            },
+            stream_id: record.stream_id,
             arch_vgpr_count: facts.vgpr_count,
             accum_vgpr_count: 0,
             sgpr_count: 0,
             lds_block_size_v: facts.lds_block_size,
-            replay_pass: self.replay_pass(dispatch),
-        }
+            replay_pass: record.replay_pass,
+        };
+        (record, true)
     }
 
     /// `summary`: the kernel-dispatch statistics, each dispatch counted once
-    /// ([`crate::stats::each_dispatch_counted_once`]), as [`Self::kernel_dispatch_json`] counted
+    /// ([`crate::stats::each_dispatch_counted_once`]), as [`Self::pass_records`] counted
     /// them (the document writes every kernel-dispatch record before its summary), then each
     /// tracing domain's with records, as rocprofv3's JSON lists its domains
     /// (`traces`, gathered as [`super::trace_json::Traces`] read them).

@@ -17,14 +17,18 @@ pub(super) struct JsonBytes {
 
 impl Default for JsonBytes {
     fn default() -> JsonBytes {
-        JsonBytes {
-            bytes: Vec::with_capacity(1024),
-            digits: itoa::Buffer::new(),
-        }
+        JsonBytes::with_capacity(1024)
     }
 }
 
 impl JsonBytes {
+    pub(super) fn with_capacity(capacity: usize) -> JsonBytes {
+        JsonBytes {
+            bytes: Vec::with_capacity(capacity),
+            digits: itoa::Buffer::new(),
+        }
+    }
+
     fn raw(&mut self, text: &str) -> &mut Self {
         self.bytes.extend_from_slice(text.as_bytes());
         self

@@ -1,0 +1,309 @@
+//! The counter records of a process, kept from the one read of its dispatches until their
+//! place in the document (`callback_records.counter_collection`, after `buffer_records`) comes:
+//! each [`CounterRecord`] as a few variable-length integers in a temporary file, about 45 bytes
+//! a record where its JSON is 550 (issue 49: the JSON text of 10^6 dispatches' counter records
+//! was a 1.1 GB temporary file, written and read back; reading the database a second time costs
+//! more CPU than both). Memory holds one block of records at a time.
+
+use super::dispatch_json::{CounterRecord, CounterValue, Handle};
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+use std::path::Path;
+
+/// The bytes gathered before they are written to the file as one block.
+const BLOCK: usize = 1 << 20;
+
+/// Counter records written one after another, then read back in order ([`Self::replay`]).
+pub(super) struct CounterSpool {
+    block: Vec<u8>,
+    /// Where full blocks go, created with the first one: a process whose counter records fit
+    /// one block keeps them in memory.
+    file: Option<File>,
+    dir: std::path::PathBuf,
+    /// The start timestamp of the record before (timestamps are written as differences).
+    start: u64,
+}
+
+impl CounterSpool {
+    /// A spool whose file, if one is needed, is an anonymous temporary file in `dir`.
+    pub(super) fn new(dir: &Path) -> CounterSpool {
+        CounterSpool {
+            block: Vec::with_capacity(BLOCK + 4096),
+            file: None,
+            dir: dir.to_path_buf(),
+            start: 0,
+        }
+    }
+
+    pub(super) fn push(&mut self, r: &CounterRecord) -> io::Result<()> {
+        let b = &mut self.block;
+        let data = &r.dispatch_data;
+        let info = &data.dispatch_info;
+        for value in [r.accum_vgpr_count, r.arch_vgpr_count, r.lds_block_size_v] {
+            varint(b, value);
+        }
+        let c = &data.correlation_id;
+        for value in [c.ancestor, c.external, c.internal] {
+            varint(b, value);
+        }
+        varint(b, zigzag(data.start_timestamp.wrapping_sub(self.start)));
+        varint(b, data.end_timestamp.wrapping_sub(data.start_timestamp));
+        self.start = data.start_timestamp;
+        varint(b, data.size);
+        for value in [
+            info.agent_id.handle,
+            info.dispatch_id,
+            info.grid_size.x,
+            info.grid_size.y,
+            info.grid_size.z,
+            info.group_segment_size,
+            info.kernel_id,
+            info.private_segment_size,
+            info.queue_id.handle,
+            info.size,
+            info.workgroup_size.x,
+            info.workgroup_size.y,
+            info.workgroup_size.z,
+        ] {
+            varint(b, value);
+        }
+        varint(b, r.records.len() as u64);
+        for value in &r.records {
+            varint(b, value.counter_id.handle);
+            b.extend_from_slice(&value.value.to_bits().to_le_bytes());
+        }
+        varint(b, r.replay_pass.map_or(0, |pass| u64::from(pass) + 1));
+        for value in [r.sgpr_count, r.stream_id.handle, r.thread_id] {
+            varint(b, value);
+        }
+        if self.block.len() >= BLOCK {
+            self.write_block()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the gathered block, its length first.
+    fn write_block(&mut self) -> io::Result<()> {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => self.file.insert(tempfile::tempfile_in(&self.dir)?),
+        };
+        file.write_all(&(self.block.len() as u64).to_le_bytes())?;
+        file.write_all(&self.block)?;
+        self.block.clear();
+        Ok(())
+    }
+
+    /// Hands every record pushed, in order, to `each`; the file is gone afterwards.
+    pub(super) fn replay(
+        mut self,
+        mut each: impl FnMut(&CounterRecord) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut record = CounterRecord::default();
+        let mut start = 0;
+        let last = std::mem::take(&mut self.block);
+        if let Some(mut file) = self.file.take() {
+            file.rewind()?;
+            let mut block = Vec::with_capacity(BLOCK + 4096);
+            loop {
+                let mut length = [0; 8];
+                match file.read_exact(&mut length) {
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
+                    read => read?,
+                }
+                block.clear();
+                let length = u64::from_le_bytes(length);
+                (&mut file).take(length).read_to_end(&mut block)?;
+                if block.len() as u64 != length {
+                    return Err(truncated());
+                }
+                decode_block(&block, &mut record, &mut start, &mut each)?;
+            }
+        }
+        decode_block(&last, &mut record, &mut start, &mut each)
+    }
+}
+
+/// Hands each record of `block` to `each`, decoded into `record`.
+fn decode_block(
+    mut block: &[u8],
+    record: &mut CounterRecord,
+    start: &mut u64,
+    each: &mut impl FnMut(&CounterRecord) -> io::Result<()>,
+) -> io::Result<()> {
+    while !block.is_empty() {
+        decode(&mut block, record, start).ok_or_else(truncated)?;
+        each(record)?;
+    }
+    Ok(())
+}
+
+/// Reads one record from the front of `b` into `r`; None: `b` ends within it.
+fn decode(b: &mut &[u8], r: &mut CounterRecord, start: &mut u64) -> Option<()> {
+    r.accum_vgpr_count = read_varint(b)?;
+    r.arch_vgpr_count = read_varint(b)?;
+    r.lds_block_size_v = read_varint(b)?;
+    let data = &mut r.dispatch_data;
+    let c = &mut data.correlation_id;
+    c.ancestor = read_varint(b)?;
+    c.external = read_varint(b)?;
+    c.internal = read_varint(b)?;
+    *start = start.wrapping_add(unzigzag(read_varint(b)?));
+    data.start_timestamp = *start;
+    data.end_timestamp = start.wrapping_add(read_varint(b)?);
+    data.size = read_varint(b)?;
+    let info = &mut data.dispatch_info;
+    info.agent_id.handle = read_varint(b)?;
+    info.dispatch_id = read_varint(b)?;
+    info.grid_size.x = read_varint(b)?;
+    info.grid_size.y = read_varint(b)?;
+    info.grid_size.z = read_varint(b)?;
+    info.group_segment_size = read_varint(b)?;
+    info.kernel_id = read_varint(b)?;
+    info.private_segment_size = read_varint(b)?;
+    info.queue_id.handle = read_varint(b)?;
+    info.size = read_varint(b)?;
+    info.workgroup_size.x = read_varint(b)?;
+    info.workgroup_size.y = read_varint(b)?;
+    info.workgroup_size.z = read_varint(b)?;
+    let count = read_varint(b)?;
+    r.records.clear();
+    for _ in 0..count {
+        let handle = read_varint(b)?;
+        let (bits, rest) = b.split_first_chunk::<8>()?;
+        *b = rest;
+        r.records.push(CounterValue {
+            counter_id: Handle { handle },
+            value: f64::from_bits(u64::from_le_bytes(*bits)),
+        });
+    }
+    r.replay_pass = match read_varint(b)? {
+        0 => None,
+        pass => Some(u32::try_from(pass - 1).ok()?),
+    };
+    r.sgpr_count = read_varint(b)?;
+    r.stream_id.handle = read_varint(b)?;
+    r.thread_id = read_varint(b)?;
+    Some(())
+}
+
+fn truncated() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "the JSON writer's temporary file of counter records was cut short: check the output \
+         folder's disk",
+    )
+}
+
+/// A signed difference as an unsigned integer small when the difference is small.
+fn zigzag(difference: u64) -> u64 {
+    let signed = difference as i64;
+    ((signed << 1) ^ (signed >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> u64 {
+    (value >> 1) ^ (value & 1).wrapping_neg()
+}
+
+/// LEB128: seven bits a byte, low first, the high bit set on all but the last.
+fn varint(b: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        b.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    b.push(value as u8);
+}
+
+fn read_varint(b: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = b.split_first()?;
+        *b = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(seed: u64) -> CounterRecord {
+        let mut r = CounterRecord {
+            arch_vgpr_count: seed % 255,
+            lds_block_size_v: seed * 1024,
+            ..CounterRecord::default()
+        };
+        r.dispatch_data.correlation_id.internal = seed * 3;
+        r.dispatch_data.correlation_id.external = seed % 2;
+        // Timestamps that go back, wrap and end before they start.
+        r.dispatch_data.start_timestamp =
+            [u64::MAX - seed, seed * 1_000_003, 1 << 62][seed as usize % 3];
+        r.dispatch_data.end_timestamp = r
+            .dispatch_data
+            .start_timestamp
+            .wrapping_add(seed.wrapping_sub(7));
+        r.dispatch_data.size = 176;
+        let info = &mut r.dispatch_data.dispatch_info;
+        info.agent_id.handle = seed % 4 + 1;
+        info.dispatch_id = seed;
+        info.grid_size = [seed << 40, 1, u64::MAX].into();
+        info.kernel_id = seed % 9;
+        info.queue_id.handle = seed + 5;
+        info.workgroup_size = [256, 1, 1].into();
+        r.records = (0..seed % 4)
+            .map(|i| CounterValue {
+                counter_id: Handle { handle: i + 1 },
+                value: [f64::NAN, -0.0, 1.5e300, seed as f64][i as usize],
+            })
+            .collect();
+        r.replay_pass = [None, Some(0), Some(u32::MAX)][seed as usize % 3];
+        r.stream_id.handle = seed * 7;
+        r.thread_id = u64::MAX / (seed + 1);
+        r
+    }
+
+    fn json(r: &CounterRecord) -> String {
+        serde_json::to_string(r).unwrap()
+    }
+
+    /// Records come back as they went in, across blocks and within the last one.
+    #[test]
+    fn replays_every_record_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for count in [0, 3, 40_000] {
+            let mut spool = CounterSpool::new(dir.path());
+            for seed in 0..count {
+                spool.push(&record(seed)).unwrap();
+            }
+            assert_eq!(spool.file.is_some(), count > 20_000, "{count} records");
+            let mut seed = 0;
+            spool
+                .replay(|r| {
+                    assert_eq!(json(r), json(&record(seed)), "record {seed}");
+                    assert_eq!(r.records.len(), record(seed).records.len());
+                    seed += 1;
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(seed, count);
+        }
+    }
+
+    #[test]
+    fn varints_and_zigzag_round_trip() {
+        for value in [0, 1, 127, 128, 300, u64::MAX / 3, u64::MAX - 1, u64::MAX] {
+            let mut b = Vec::new();
+            varint(&mut b, value);
+            varint(&mut b, zigzag(value));
+            let mut read = &b[..];
+            assert_eq!(read_varint(&mut read), Some(value));
+            assert_eq!(read_varint(&mut read).map(unzigzag), Some(value));
+            assert!(read.is_empty());
+        }
+        assert_eq!(read_varint(&mut &[0x80u8][..]), None);
+    }
+}
