@@ -40,6 +40,8 @@ mod tests_bulk;
 #[cfg(test)]
 mod tests_code_objects;
 #[cfg(test)]
+mod tests_id_ranges;
+#[cfg(test)]
 mod tests_markers;
 #[cfg(test)]
 mod tests_memory;

@@ -5,11 +5,13 @@ use crate::error::FormatError;
 use crate::identity::guid_for;
 use crate::records::*;
 
+mod ranges;
+pub(crate) use ranges::READERS;
 mod source;
 mod traces;
 mod watch;
 
-pub use source::{Page, RecordSource, Records, Source};
+pub use source::{IdRanges, Page, RecordSource, Records, Source, Stored};
 pub use traces::{TraceCursor, TraceKind, TraceSource};
 pub use watch::{RecordObserver, Watch, Watcher};
 
@@ -65,9 +67,14 @@ impl ProcessRun {
     pub fn each_dispatch(&self) -> Records<'_, DispatchRecord> {
         Records::new(
             &self.dispatches,
-            self.stored
-                .as_ref()
-                .map(|s| source::read_ahead(s, |s, after| s.dispatches_after(after))),
+            self.stored.as_ref().map(|s| {
+                ranges::pages(
+                    s,
+                    Stored::Passes,
+                    |s, ids, reader, last| s.dispatches_in(ids, reader, last),
+                    |s, after| s.dispatches_after(after),
+                )
+            }),
             self.watch.clone(),
         )
     }
@@ -76,9 +83,14 @@ impl ProcessRun {
     pub fn each_cost(&self) -> Records<'_, ReplayCost> {
         Records::new(
             &self.costs,
-            self.stored
-                .as_ref()
-                .map(|s| source::read_ahead(s, |s, after| s.costs_after(after))),
+            self.stored.as_ref().map(|s| {
+                ranges::pages(
+                    s,
+                    Stored::Costs,
+                    |s, ids, reader, last| s.costs_in(ids, reader, last),
+                    |s, after| s.costs_after(after),
+                )
+            }),
             self.watch.clone(),
         )
     }
@@ -336,3 +348,5 @@ impl RunData {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ranges;

@@ -4,15 +4,16 @@
 use super::file::has_table;
 use crate::error::FormatError;
 use crate::records::*;
-use crate::run::{Page, RecordSource};
+use crate::run::{IdRanges, Page, RecordSource, Stored};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row};
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// How many passes (or costs) a page holds: a few MB, whatever the run's length.
-const PAGE_ROWS: i64 = 4096;
+pub(super) const PAGE_ROWS: i64 = 4096;
 
 /// Where a file keeps its dispatch passes.
 #[derive(Clone, Copy)]
@@ -80,6 +81,10 @@ impl std::hash::Hasher for RowHasher {
 /// as it was.
 pub(super) struct StoredProcess {
     pub(super) conn: Arc<Mutex<Connection>>,
+    /// More connections to the file, opened with `conn`, for the threads that read the records
+    /// by ranges of ids besides the first ([`RecordSource::id_ranges`]); none: one page after
+    /// another on `conn`.
+    pub(super) spares: Vec<Mutex<Connection>>,
     pub(super) path: PathBuf,
     pub(super) layout: Layout,
     pub(super) guid: String,
@@ -136,9 +141,56 @@ impl StoredProcess {
     }
 
     pub(super) fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.conn)
+    }
+
+    /// The connection reading thread `reader` uses: the first reads on `conn`, the others on a
+    /// spare each (`conn` where there are too few).
+    pub(super) fn reader_connection(&self, reader: usize) -> std::sync::MutexGuard<'_, Connection> {
+        match reader
+            .checked_sub(1)
+            .and_then(|spare| self.spares.get(spare))
+        {
+            Some(spare) => lock(spare),
+            None => self.connection(),
+        }
+    }
+
+    /// The replay costs `sql` selects with `params` (columns as [`Self::cost`], then the row's
+    /// id), and the id of the last (`after` if none).
+    fn cost_rows(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        params: impl rusqlite::Params,
+        after: i64,
+    ) -> Result<(Vec<ReplayCost>, i64), FormatError> {
+        let err = self.err();
+        // Databases written before the timing execution's column existed read as 0 there.
+        let timing = if super::file::has_column(conn, "kreplay_replay_cost", "timing_execution_ns")
+            .map_err(err)?
+        {
+            "timing_execution_ns"
+        } else {
+            "0"
+        };
+        let mut statement = conn
+            .prepare_cached(&format!(
+                r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
+                   bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
+                   sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
+                   {timing}, id
+                   FROM kreplay_replay_cost {sql}"#
+            ))
+            .map_err(err)?;
+        let mut rows = statement.query(params).map_err(err)?;
+        let mut costs = Vec::with_capacity(PAGE_ROWS as usize);
+        let mut last = after;
+        while let Some(row) = rows.next().map_err(err)? {
+            costs.push(self.cost(row)?);
+            last = row.get(18).map_err(err)?;
+        }
+        Ok((costs, last))
     }
 
     /// One replay cost row.
@@ -196,40 +248,64 @@ impl RecordSource for StoredProcess {
     }
 
     fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
-        let err = self.err();
         let conn = self.connection();
-        // Databases written before the timing execution's column existed read as 0 there.
-        let timing = if super::file::has_column(&conn, "kreplay_replay_cost", "timing_execution_ns")
-            .map_err(err)?
-        {
-            "timing_execution_ns"
-        } else {
-            "0"
-        };
-        let mut statement = conn
-            .prepare_cached(&self.own_rows(&format!(
-                r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
-                   bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
-                   sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
-                   {timing}, id
-                   FROM kreplay_replay_cost WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"#
-            )))
-            .map_err(err)?;
-        let mut rows = statement
-            .query(rusqlite::params![self.guid, after, PAGE_ROWS])
-            .map_err(err)?;
-        let mut costs = Vec::new();
-        let mut last = after;
-        while let Some(row) = rows.next().map_err(err)? {
-            costs.push(self.cost(row)?);
-            last = row.get(18).map_err(err)?;
-        }
-        drop(rows);
-        drop(statement);
+        let (costs, last) = self.cost_rows(
+            &conn,
+            &self.own_rows("WHERE guid = ?1 AND id > ?2 ORDER BY id LIMIT ?3"),
+            rusqlite::params![self.guid, after, PAGE_ROWS],
+            after,
+        )?;
         if costs.len() < PAGE_ROWS as usize {
             release_cache(&conn);
         }
         Ok((costs, last))
+    }
+
+    fn id_ranges(&self, kind: Stored) -> Option<IdRanges> {
+        // A file's only process, whose rows are every row of the tables (no guid to filter).
+        if !self.alone || self.spares.is_empty() {
+            return None;
+        }
+        let table = match (kind, self.layout) {
+            (Stored::Passes, Layout::PassTables) => "kreplay_dispatch_pass",
+            (Stored::Passes, Layout::RowPerPass) => return None,
+            (Stored::Costs, _) => "kreplay_replay_cost",
+        };
+        // An error here is met again by the pages read one after another.
+        let (first, last) = self
+            .connection()
+            .query_row(&ends_sql(table), [], |row| {
+                Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
+            })
+            .ok()?;
+        Some(IdRanges {
+            first: first.unwrap_or(1),
+            last: last.unwrap_or(0),
+            width: PAGE_ROWS,
+        })
+    }
+
+    fn dispatches_in(
+        &self,
+        ids: RangeInclusive<i64>,
+        reader: usize,
+        last: bool,
+    ) -> Result<Vec<DispatchRecord>, FormatError> {
+        self.passes_in(ids, reader, last)
+    }
+
+    fn costs_in(
+        &self,
+        ids: RangeInclusive<i64>,
+        reader: usize,
+        last: bool,
+    ) -> Result<Vec<ReplayCost>, FormatError> {
+        let conn = self.reader_connection(reader);
+        let (costs, _) = self.cost_rows(&conn, COST_RANGE_SQL, [ids.start(), ids.end()], 0)?;
+        if last {
+            release_cache(&conn);
+        }
+        Ok(costs)
     }
 
     fn counts(&self) -> (usize, usize) {
@@ -247,6 +323,20 @@ impl RecordSource for StoredProcess {
     fn traces(&self) -> Option<&dyn crate::run::TraceSource> {
         Some(self)
     }
+}
+
+/// The first and last row ids of `table`: two subqueries, since SQLite finds a lone min() or
+/// max() of the row id at an end of the table but scans the whole table for both in one query.
+pub(super) fn ends_sql(table: &str) -> String {
+    format!("SELECT (SELECT min(id) FROM {table}), (SELECT max(id) FROM {table})")
+}
+
+/// The replay costs with row ids from ?1 to ?2, by id (after the columns [`StoredProcess::cost`]
+/// reads). No guid filter: read so for a file's only process.
+pub(super) const COST_RANGE_SQL: &str = "WHERE id BETWEEN ?1 AND ?2 ORDER BY id";
+
+fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Frees the pages a connection cached while its records were read to their end: the files of

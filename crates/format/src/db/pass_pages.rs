@@ -72,6 +72,11 @@ impl Layout {
     }
 }
 
+/// The pass rows (current layout) with ids from ?1 to ?2, by id: columns as
+/// [`Layout::pass_rows_sql`]. No guid filter: read so for a file's only process.
+pub(super) const PASS_RANGE_SQL: &str = r#"SELECT dispatch_row, replay_pass, "start", "end", id, id
+    FROM kreplay_dispatch_pass WHERE id BETWEEN ?1 AND ?2 ORDER BY id"#;
+
 /// The dispatch rows with ids from ?1 to ?2, by id: the columns [`DispatchRow`] is read from.
 /// Streams and threads are their rows' ids (mapped in memory: a join per row would cost more).
 const DISPATCH_ROWS_SQL: &str = r#"SELECT K.id, K.dispatch_id, E.correlation_id, K.agent_id,
@@ -108,33 +113,18 @@ impl StoredProcess {
         let conn = self.connection();
         let mut after = after;
         loop {
-            let (rows, last) = self.pass_rows(&conn, after, limit)?;
+            let sql = self.own_rows(self.layout.pass_rows_sql());
+            let (rows, last) = self.pass_rows(
+                &conn,
+                &sql,
+                rusqlite::params![self.guid, after, limit],
+                after,
+            )?;
             if rows.is_empty() {
                 release_cache(&conn);
                 return Ok((Vec::new(), after));
             }
-            let dispatches = self.dispatch_rows(&conn, &rows)?;
-            let mut passes = Vec::with_capacity(rows.len());
-            let mut keys = Vec::with_capacity(rows.len());
-            // A pass's dispatch mostly follows the last pass's: looked at before searching.
-            let mut at = 0;
-            for pass in &rows {
-                let next = dispatches.get(at + 1).filter(|d| d.id == pass.dispatch_row);
-                if next.is_some() {
-                    at += 1;
-                } else {
-                    let found = dispatches.binary_search_by_key(&pass.dispatch_row, |d| d.id);
-                    let Ok(found) = found else { continue };
-                    at = found;
-                }
-                passes.push(self.record(&dispatches[at], pass));
-                keys.push(pass.key);
-            }
-            let present = keys.iter().flatten();
-            if let (Some(low), Some(high)) = (present.clone().min(), present.max()) {
-                let values = self.values(&conn, (*low, *high), passes.len())?;
-                self.attach_values(&mut passes, &keys, &values)?;
-            }
+            let passes = self.passes_of(&conn, &rows)?;
             if (rows.len() as i64) < limit {
                 release_cache(&conn);
             }
@@ -145,21 +135,73 @@ impl StoredProcess {
         }
     }
 
-    /// A page of pass rows after `after`, and the id of the last.
+    /// The dispatch passes whose pass rows have ids in `ids`, read on connection `reader`
+    /// (the file's only process, current layout: [`Self::id_ranges`]); `last`: the reader's
+    /// last range, after which its cache is freed.
+    pub(super) fn passes_in(
+        &self,
+        ids: std::ops::RangeInclusive<i64>,
+        reader: usize,
+        last: bool,
+    ) -> Result<Vec<DispatchRecord>, FormatError> {
+        let conn = self.reader_connection(reader);
+        let (rows, _) = self.pass_rows(
+            &conn,
+            PASS_RANGE_SQL,
+            rusqlite::params![ids.start(), ids.end()],
+            0,
+        )?;
+        let passes = self.passes_of(&conn, &rows)?;
+        if last {
+            release_cache(&conn);
+        }
+        Ok(passes)
+    }
+
+    /// The records of pass rows `rows`: each joined to its dispatch row and given its values.
+    fn passes_of(
+        &self,
+        conn: &Connection,
+        rows: &[PassRow],
+    ) -> Result<Vec<DispatchRecord>, FormatError> {
+        let dispatches = self.dispatch_rows(conn, rows)?;
+        let mut passes = Vec::with_capacity(rows.len());
+        let mut keys = Vec::with_capacity(rows.len());
+        // A pass's dispatch mostly follows the last pass's: looked at before searching.
+        let mut at = 0;
+        for pass in rows {
+            let next = dispatches.get(at + 1).filter(|d| d.id == pass.dispatch_row);
+            if next.is_some() {
+                at += 1;
+            } else {
+                let found = dispatches.binary_search_by_key(&pass.dispatch_row, |d| d.id);
+                let Ok(found) = found else { continue };
+                at = found;
+            }
+            passes.push(self.record(&dispatches[at], pass));
+            keys.push(pass.key);
+        }
+        let present = keys.iter().flatten();
+        if let (Some(low), Some(high)) = (present.clone().min(), present.max()) {
+            let values = self.values(conn, (*low, *high), passes.len())?;
+            self.attach_values(&mut passes, &keys, &values)?;
+        }
+        Ok(passes)
+    }
+
+    /// The pass rows `sql` selects with `params` (columns as [`PassRow`], then the row's id),
+    /// and the id of the last (`after` if none).
     fn pass_rows(
         &self,
         conn: &Connection,
+        sql: &str,
+        params: impl rusqlite::Params,
         after: i64,
-        limit: i64,
     ) -> Result<(Vec<PassRow>, i64), FormatError> {
         let err = self.err();
-        let mut statement = conn
-            .prepare_cached(&self.own_rows(self.layout.pass_rows_sql()))
-            .map_err(err)?;
-        let mut rows = statement
-            .query(rusqlite::params![self.guid, after, limit])
-            .map_err(err)?;
-        let mut passes = Vec::with_capacity(limit as usize);
+        let mut statement = conn.prepare_cached(sql).map_err(err)?;
+        let mut rows = statement.query(params).map_err(err)?;
+        let mut passes = Vec::with_capacity(super::pages::PAGE_ROWS as usize);
         let mut last = after;
         while let Some(row) = rows.next().map_err(err)? {
             let read = || -> rusqlite::Result<PassRow> {

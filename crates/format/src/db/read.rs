@@ -141,6 +141,15 @@ pub fn open_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
     let shared = Arc::new(Mutex::new(conn));
     let mut processes = Vec::with_capacity(heads.len());
     let alone = heads.len() == 1;
+    // A file's only process reads its records on several threads at once, each on a connection
+    // of its own (`run::ranges`), opened now so that they read the file as `conn` does (one
+    // that failed to open leaves its thread's ranges to another connection).
+    let mut spares: Vec<Mutex<Connection>> = match alone {
+        true => (1..crate::run::READERS)
+            .filter_map(|_| open_for_reading(path).ok().map(Mutex::new))
+            .collect(),
+        false => Vec::new(),
+    };
     for (guid, pid, ppid, hostname, start_ns, end_ns, command, extdata) in heads {
         let argv = serde_json::from_str::<serde_json::Value>(&extdata)
             .ok()
@@ -176,7 +185,13 @@ pub fn open_database(path: &Path) -> Result<Vec<ProcessRun>, FormatError> {
             mangled_kernels: extdata.contains(r#""mangled_kernels":true"#),
             truncate_kernels: extdata.contains(r#""truncate_kernels":true"#),
         };
-        processes.push(open_process(&shared, path, layout, &guid, process, alone)?);
+        let files = Files {
+            conn: &shared,
+            spares: std::mem::take(&mut spares),
+            path,
+            layout,
+        };
+        processes.push(open_process(files, &guid, process, alone)?);
     }
     Ok(processes)
 }
@@ -185,17 +200,28 @@ fn is_placeholder(extdata: &Option<String>) -> bool {
     extdata.as_deref() == Some(PLACEHOLDER_EXTDATA)
 }
 
-/// One process: what describes it read now, its dispatches, costs and tracing records left
-/// stored. `alone`: it
-/// is the file's only process.
-fn open_process(
-    conn: &Arc<Mutex<Connection>>,
-    path: &Path,
+/// A database's connections, where it is, and how it keeps its passes.
+struct Files<'a> {
+    conn: &'a Arc<Mutex<Connection>>,
+    spares: Vec<Mutex<Connection>>,
+    path: &'a Path,
     layout: Layout,
+}
+
+/// One process: what describes it read now, its dispatches, costs and tracing records left
+/// stored. `alone`: it is the file's only process.
+fn open_process(
+    files: Files<'_>,
     guid: &str,
     process: ProcessInfo,
     alone: bool,
 ) -> Result<ProcessRun, FormatError> {
+    let Files {
+        conn,
+        spares,
+        path,
+        layout,
+    } = files;
     let pid = process.pid;
     let mut run = ProcessRun::new(process);
     let (agent_ids, kernel_ids, counter_names, counts, (stream_ids, thread_ids)) = {
@@ -228,6 +254,7 @@ fn open_process(
     let fingerprint = Some(run.fingerprint());
     run.stored = Some(Source(Arc::new(StoredProcess {
         conn: Arc::clone(conn),
+        spares,
         path: path.to_path_buf(),
         layout,
         guid: guid.to_string(),

@@ -7,7 +7,10 @@ use crate::error::FormatError;
 use crate::records::{DispatchRecord, ReplayCost};
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex};
+
+pub use super::ranges::{IdRanges, Stored};
 
 /// One page of records and the key to ask the next page after; an empty page is the end.
 pub type Page<T> = (Vec<T>, i64);
@@ -21,6 +24,31 @@ pub trait RecordSource: fmt::Debug + Send + Sync {
     fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError>;
     /// How many dispatch passes and replay costs there are.
     fn counts(&self) -> (usize, usize);
+    /// The row ids its dispatch passes (`Passes`) or replay costs (`Costs`) lie in, when it can
+    /// read them by ranges of ids on several connections at once ([`Self::dispatches_in`],
+    /// [`Self::costs_in`]); None: a page after another only.
+    fn id_ranges(&self, _kind: Stored) -> Option<IdRanges> {
+        None
+    }
+    /// The dispatch passes whose row ids are in `ids`, in order, read on connection `reader`
+    /// (asked only where [`Self::id_ranges`] gave ranges); `last`: the reader's last range.
+    fn dispatches_in(
+        &self,
+        _ids: RangeInclusive<i64>,
+        _reader: usize,
+        _last: bool,
+    ) -> Result<Vec<DispatchRecord>, FormatError> {
+        Ok(Vec::new())
+    }
+    /// The replay costs whose row ids are in `ids`, as [`Self::dispatches_in`].
+    fn costs_in(
+        &self,
+        _ids: RangeInclusive<i64>,
+        _reader: usize,
+        _last: bool,
+    ) -> Result<Vec<ReplayCost>, FormatError> {
+        Ok(Vec::new())
+    }
     /// Whether every agent, kernel and counter the records mention is one the process
     /// describes (then a writer need not read the records to find the others).
     fn mentions_only_described(&self) -> bool {
