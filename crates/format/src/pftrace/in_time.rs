@@ -148,9 +148,10 @@ impl<'o, W: Write> InTime<'o, W> {
         item.extend_from_slice(field);
         self.window.push(key, item)?;
         if self.window.is_full() {
-            let (key, item) = self.window.pop().expect("a full window");
-            self.write(&key, &item)?;
-            self.window.recycle(item);
+            if let Some((key, item)) = self.window.pop() {
+                self.write(&key, &item)?;
+                self.window.recycle(item);
+            }
         }
         Ok(())
     }
