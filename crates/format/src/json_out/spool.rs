@@ -205,26 +205,13 @@ fn unzigzag(value: u64) -> u64 {
     (value >> 1) ^ (value & 1).wrapping_neg()
 }
 
-/// LEB128: seven bits a byte, low first, the high bit set on all but the last.
-fn varint(b: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        b.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    b.push(value as u8);
+/// Protobuf's varints (LEB128), through prost.
+fn varint(b: &mut Vec<u8>, value: u64) {
+    prost::encoding::encode_varint(value, b);
 }
 
 fn read_varint(b: &mut &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = b.split_first()?;
-        *b = rest;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
+    prost::encoding::decode_varint(b).ok()
 }
 
 #[cfg(test)]
