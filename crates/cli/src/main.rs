@@ -10,6 +10,7 @@
 
 #[macro_use]
 mod say;
+mod allocator;
 mod args;
 mod avail;
 mod catalogs;
