@@ -5,6 +5,7 @@
 mod api;
 pub mod backlog;
 mod bulk;
+mod bulk_file;
 mod bulk_merge;
 mod code_objects;
 mod descriptions;

@@ -1,11 +1,12 @@
 //! A run that is the processes of stored databases as they were read, written as one database
-//! by SQLite copying the files' rows table by table (`INSERT INTO … SELECT`) rather than by
-//! re-inserting every record: one file whole (`kreplay convert -f rocpd` of a run's output,
-//! `-f rocpd` of a one-process run), several appended one after another (`db::bulk_merge`: a
-//! run of several processes). The copy is the file the row-by-row writer would make, row for row
-//! with the same ids (only the file's uuid is new, and where files are appended the order in
-//! which `sqlite_sequence` lists the tables): it is taken only where that holds, which is checked
-//! first (anything else is written row by row, as before):
+//! by copying the files rather than re-inserting every record: one file whole (`kreplay convert
+//! -f rocpd` of a run's output, `-f rocpd` of a one-process run) by the file system and renamed
+//! (`db::bulk_file`; by SQLite, `INSERT INTO … SELECT` table by table, where a journal is beside
+//! it), several appended one after another by SQLite (`db::bulk_merge`: a run of several
+//! processes). The copy is the file the row-by-row writer would make, row for row with the same
+//! ids and schema (only the file's uuid is new, and where files are appended the order in which
+//! `sqlite_sequence` lists the tables): it is taken only where that holds, which is checked first
+//! (anything else is written row by row, as before):
 //! - every process is a stored one of the same file, in the file's order, the file has no other,
 //!   and nothing was added to or changed in any since it was read, but for what the copy sets
 //!   afterwards as the row-by-row writer writes it (the command line's additions: the sections
@@ -37,7 +38,7 @@ pub(super) fn copy_stored(run: &RunData, path: &Path) -> Result<bool, FormatErro
     let Some(files) = unchanged_files(run) else {
         return Ok(false);
     };
-    let db = DbFile::create(path, Durability::Output)?;
+    let mut db = DbFile::create(path, Durability::Output)?;
     let new = db.names.uuid().to_string();
     let whole = files.len() == 1;
     for (stored, processes) in files {
@@ -48,7 +49,9 @@ pub(super) fn copy_stored(run: &RunData, path: &Path) -> Result<bool, FormatErro
             Ok(Some(old)) if same_rows(&db.conn, processes, &old, &new).unwrap_or(false) => old,
             _ => return Ok(false),
         };
-        if whole {
+        if whole && super::bulk_file::can_copy(&stored.path, &old, &new) {
+            db = copy_file(db, &stored.path, &old, &new)?;
+        } else if whole {
             copy_rows(&db.conn, &old, &new).map_err(|e| db.err(e))?;
         } else if !super::bulk_merge::append_rows(&db.conn, processes, &old, &new)
             .map_err(|e| db.err(e))?
@@ -294,6 +297,17 @@ fn set_additions(conn: &Connection, processes: &[ProcessRun], new: &str) -> rusq
         }
     }
     Ok(())
+}
+
+/// The new database `db` (uuid `new`, the stored file attached) replaced by a copy of the
+/// stored file at `source` (uuid `old`) renamed to `new` (`db::bulk_file`).
+fn copy_file(db: DbFile, source: &Path, old: &str, new: &str) -> Result<DbFile, FormatError> {
+    let DbFile { conn, names, path } = db;
+    conn.execute_batch("DETACH DATABASE src")
+        .and_then(|()| conn.close().map_err(|(_, e)| e))
+        .map_err(|e| FormatError::sqlite(&path, e))?;
+    let conn = super::bulk_file::copy_whole(source, &path, old, new)?;
+    Ok(DbFile { conn, names, path })
 }
 
 /// Copies every table of the attached file into the new one (whose rows are only its own

@@ -1,7 +1,7 @@
 //! A run written as one database in one go (`-f rocpd`, `kreplay convert`): the rows the
 //! per-process writer makes, from the records read back (a page at a time when stored), or,
-//! where the run is one stored file as it was read, that file's rows copied by SQLite
-//! (`db::bulk`: the same rows, far faster).
+//! where the run is its stored files as they were read, those files copied (`db::bulk`: the
+//! same rows, far faster).
 
 use super::file::Durability;
 use super::inserter::RowInserter;

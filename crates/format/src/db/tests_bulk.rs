@@ -1,7 +1,7 @@
 //! The rocpd output copied from its stored database (`db::bulk`) is the file the row-by-row
 //! writer makes of the same run: every table, view and AUTOINCREMENT counter, row for row with
-//! the same ids (only the file's uuid differs, and the order in which `sqlite_sequence` lists the
-//! tables where files are appended); runs it does not handle are written row by row.
+//! the same ids and schema (only the file's uuid differs, and the order in which `sqlite_sequence`
+//! lists the tables where files are appended); runs it does not handle are written row by row.
 
 use super::bulk::copy_stored;
 use super::merged::write_rows;
@@ -69,6 +69,19 @@ fn contents(path: &Path) -> Contents {
         }
         contents.insert(name.replace(&uuid, ""), rows);
     }
+    // The schema itself: tables, indexes (SQLite's own among them) and views, by name.
+    let mut schema = conn
+        .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        .unwrap();
+    let mut entries: Vec<Vec<Value>> = schema
+        .query_map([], |r| {
+            (0..4).map(|i| r.get::<_, Value>(i).map(strip)).collect()
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    entries.sort_by_key(|row| format!("{row:?}"));
+    contents.insert("sqlite_master".to_string(), entries);
     contents
 }
 
@@ -80,6 +93,11 @@ fn both_ways(run: &RunData, dir: &Path, name: &str) -> (bool, Contents, Contents
     let taken = copy_stored(run, &copied).unwrap();
     write_rows(run, &rows, &Ticker::begin(&Silent, &rows, 0)).unwrap();
     let copy = if taken {
+        let check: String = Connection::open(&copied)
+            .unwrap()
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok", "{name}: the copy is a sound database");
         contents(&copied)
     } else {
         BTreeMap::new()
