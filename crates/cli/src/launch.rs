@@ -15,11 +15,22 @@ pub use application::{echo_config, exe_dir, find_inject_lib, SIM_APP_NAME};
 pub use destination::{check_destination, writable_folder};
 pub use launcher::{record_count, Launcher, RunResult};
 
+/// kreplay's signal handling after a run's application ended, held until the run's account is
+/// printed: a Ctrl-C or SIGTERM then says the outputs are being finished instead of ending kreplay
+/// before its last lines.
+pub struct Finishing {
+    _signals: signals::SignalGuard,
+}
+
 /// Runs the application once for `spec` and writes its outputs.
-pub fn execute(spec: &crate::plan::RunSpec, launcher: &Launcher) -> anyhow::Result<RunResult> {
+pub fn execute(
+    spec: &crate::plan::RunSpec,
+    launcher: &Launcher,
+) -> anyhow::Result<(RunResult, Finishing)> {
     let mut prepared = application::prepare(spec, launcher)?;
-    let ended = running::run_application(&mut prepared, launcher)?;
-    outputs::collect_and_write(spec, &prepared, ended)
+    let (ended, signals) = running::run_application(&mut prepared, launcher)?;
+    let result = outputs::collect_and_write(spec, &prepared, ended)?;
+    Ok((result, Finishing { _signals: signals }))
 }
 
 #[cfg(test)]

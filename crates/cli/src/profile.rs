@@ -112,7 +112,8 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
             writeln!(report, "{}", run.progress_line())?;
             report.flush()?;
         }
-        let result = launch::execute(run, &launcher)?;
+        // `_finishing` holds kreplay's signal handling until this run's lines are printed.
+        let (result, _finishing) = launch::execute(run, &launcher)?;
         if let (Some(data), Some(observed)) = (&result.data, &result.observed) {
             let warnings_printed = !matches!(
                 args.log_level,

@@ -270,7 +270,6 @@ pub(super) fn collect_and_write(
         orphans_running,
         exited,
         placeholders,
-        _signals,
         writing,
     } = ended;
     let staging = &prepared.staging;

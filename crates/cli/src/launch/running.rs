@@ -23,15 +23,16 @@ pub(super) struct Ended {
     pub(super) exited: std::time::Instant,
     /// The output names' placeholder values of the application's process.
     pub(super) placeholders: PlaceholderValues,
-    /// Held while the outputs are written (signals then say so instead of being forwarded).
-    pub(super) _signals: SignalGuard,
     pub(super) writing: Progress,
 }
 
+/// Runs the application; returns how it ended, and kreplay's signal handling from then on (a
+/// signal says the outputs are being written instead of ending kreplay), to hold until the run's
+/// account is printed.
 pub(super) fn run_application(
     prepared: &mut Prepared,
     launcher: &Launcher,
-) -> anyhow::Result<Ended> {
+) -> anyhow::Result<(Ended, SignalGuard)> {
     // Processes the application starts and leaves running are re-parented to kreplay, which
     // waits for them (their databases are complete only when they end).
     // SAFETY: prctl with an integer argument.
@@ -83,7 +84,7 @@ pub(super) fn run_application(
     if let Some(signal) = &ended_by {
         say!("kreplay: the application was ended by {signal}; writing what it recorded");
     }
-    Ok(Ended {
+    let ended = Ended {
         // A signal's end is said in words; the status is then 1.
         exit_code: status.code().unwrap_or(1),
         ended_by,
@@ -92,9 +93,9 @@ pub(super) fn run_application(
         orphans_running,
         exited,
         placeholders,
-        _signals: signals,
         writing,
-    })
+    };
+    Ok((ended, signals))
 }
 
 /// "signal 15 (SIGTERM)": the number, and the name a user knows it by.
