@@ -130,8 +130,7 @@ fn attached_uuid(
     let attached: Option<String> = conn
         .query_row(&uuid_sql.replace("FROM ", "FROM src."), [], |r| r.get(0))
         .optional()?;
-    let is_uuid = |u: &String| u.len() == 33 && u[1..].bytes().all(|b| b.is_ascii_hexdigit());
-    Ok(attached.filter(|a| read.as_ref() == Some(a) && is_uuid(a)))
+    Ok(attached.filter(|a| read.as_ref() == Some(a) && super::bulk_file::is_uuid(a)))
 }
 
 /// Whether the attached file's rows are those the row-by-row writer would make of `processes`:

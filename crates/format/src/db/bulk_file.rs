@@ -43,8 +43,9 @@ fn has_journal(source: &Path) -> bool {
     })
 }
 
-/// `_` and 32 hex digits: a uuid cannot match anything in the schema's SQL but itself.
-fn is_uuid(uuid: &str) -> bool {
+/// A file's uuid as kreplay makes it: `_` and 32 hex digits, which cannot match anything in
+/// the schema's SQL but itself.
+pub(super) fn is_uuid(uuid: &str) -> bool {
     uuid.len() == 33 && uuid.starts_with('_') && uuid[1..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
