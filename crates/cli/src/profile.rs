@@ -107,7 +107,7 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         launch::check_destination(run, &launcher)?;
     }
     let mut exit_code = 0;
-    for run in &plan.runs {
+    for (index, run) in plan.runs.iter().enumerate() {
         if plan.runs.len() > 1 {
             writeln!(report, "{}", run.progress_line())?;
             report.flush()?;
@@ -150,6 +150,15 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         }
         if result.exit_code != 0 {
             exit_code = result.exit_code;
+        }
+        let left = plan.runs.len() - index - 1;
+        if result.interrupted && left > 0 {
+            writeln!(
+                report,
+                "kreplay: stopped: the run was interrupted, so the last {left} of {} passes were not run (the outputs above are complete); run kreplay again for their counters",
+                plan.runs.len()
+            )?;
+            break;
         }
     }
     Ok(exit_code)

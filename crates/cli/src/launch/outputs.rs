@@ -266,6 +266,7 @@ pub(super) fn collect_and_write(
         exit_code,
         ended_by,
         killed,
+        interrupted,
         root_pid,
         orphans_running,
         exited,
@@ -299,6 +300,7 @@ pub(super) fn collect_and_write(
         return Ok(RunResult {
             app_exit_code: exit_code,
             app_ended_by: ended_by.clone(),
+            interrupted,
             exit_code,
             files: Vec::new(),
             data: None,
@@ -317,6 +319,7 @@ pub(super) fn collect_and_write(
         RunResult {
             app_exit_code: exit_code,
             app_ended_by: ended_by.clone(),
+            interrupted,
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
@@ -339,6 +342,7 @@ pub(super) fn collect_and_write(
         return Ok(RunResult {
             app_exit_code: exit_code,
             app_ended_by: ended_by.clone(),
+            interrupted,
             exit_code: if exit_code == 0 { 1 } else { exit_code },
             files: Vec::new(),
             data: None,
@@ -377,6 +381,7 @@ pub(super) fn collect_and_write(
     Ok(RunResult {
         app_exit_code: exit_code,
         app_ended_by: ended_by.clone(),
+        interrupted,
         exit_code,
         files,
         data: Some(data),

@@ -5,7 +5,13 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// The application being waited for, for the signal forwarder (0 = none).
 static CHILD_PID: AtomicI32 = AtomicI32::new(0);
 
+/// Set when kreplay passed a signal on to the application (SIGTERM, SIGHUP): someone asked the
+/// run to stop.
+pub(super) static FORWARDED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 extern "C" fn forward_to_child(signal: libc::c_int) {
+    FORWARDED.store(true, Ordering::SeqCst);
     let pid = CHILD_PID.load(Ordering::SeqCst);
     if pid > 0 {
         // SAFETY: kill is async-signal-safe.
@@ -25,6 +31,7 @@ pub(super) struct SignalGuard {
 
 impl SignalGuard {
     pub(super) fn install(child: u32) -> SignalGuard {
+        FORWARDED.store(false, Ordering::SeqCst);
         CHILD_PID.store(child as i32, Ordering::SeqCst);
         let forward = forward_to_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
         let wanted = [

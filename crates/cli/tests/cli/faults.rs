@@ -137,8 +137,16 @@ const SIGNAL_CASES: &[SignalCase] = &[
 /// Runs the app under kreplay until it launches with a window open, sends the case's signals,
 /// and returns kreplay's exit status and stderr.
 fn run_signal_case(dir: &Path, case: &SignalCase) -> (Option<i32>, String) {
+    run_signal_case_with(dir, case, replay_args())
+}
+
+/// [`run_signal_case`] with kreplay's options `args` (ending in `--`).
+fn run_signal_case_with(
+    dir: &Path,
+    case: &SignalCase,
+    mut args: Vec<String>,
+) -> (Option<i32>, String) {
     let app = sim_app();
-    let mut args = replay_args();
     args.extend(
         [
             app.to_str().unwrap(),
@@ -243,6 +251,36 @@ fn a_signal_to_kreplay_keeps_the_open_window() {
         );
         read_back(dir.path());
         assert!(dir.path().join("out/r_results.db").is_file(), "{name}");
+    }
+}
+
+#[test]
+fn a_stopped_run_of_several_passes_starts_no_further_pass() {
+    // Application replay: one run of the app per group. The first run is stopped (Ctrl-C, or a
+    // signal to kreplay); its outputs are written and the second is not started.
+    for case in SIGNAL_CASES
+        .iter()
+        .filter(|c| ["ctrl_c", "sigterm_to_kreplay"].contains(&c.name))
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["--pmc", W, "--pmc", I, "-d", "out", "-o", "r", "--"]
+            .map(String::from)
+            .to_vec();
+        let (status, stderr) = run_signal_case_with(dir.path(), case, args);
+        let name = case.name;
+        assert_eq!(status, Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("pass 1/2"), "{name}: {stderr}");
+        assert!(!stderr.contains("pass 2/2"), "{name}: {stderr}");
+        assert!(
+            stderr.contains("the last 1 of 2 passes were not run"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            dir.path().join("out/pass_1/r_results.db").is_file(),
+            "{name}"
+        );
+        assert!(!dir.path().join("out/pass_2").exists(), "{name}");
+        read_back(dir.path());
     }
 }
 
