@@ -166,6 +166,8 @@ fn run_signal_case_with(
         .process_group(0);
     let mut child = command.spawn().expect("kreplay starts");
     let pid = child.id() as libc::pid_t;
+    // The app launches until a signal: a case that fails or hangs must not leave it running.
+    let _group = KillGroupOnDrop(pid);
     // The app says when it launches on; kreplay passes its stdout through.
     let stdout = child.stdout.take().unwrap();
     let (said, heard) = std::sync::mpsc::channel();
@@ -193,6 +195,19 @@ fn run_signal_case_with(
         std::thread::sleep(Duration::from_millis(100));
     }
     wait_bounded(child)
+}
+
+/// Kills a process group when dropped (after the run ended, the group is gone and this does
+/// nothing).
+struct KillGroupOnDrop(libc::pid_t);
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: a signal to the process group of our own child.
+        unsafe {
+            libc::kill(-self.0, libc::SIGKILL);
+        }
+    }
 }
 
 /// The number before `marker` in the line of `stderr` that contains it.
