@@ -39,6 +39,8 @@ mod tests_api;
 #[cfg(test)]
 mod tests_bulk;
 #[cfg(test)]
+mod tests_bulk_traces;
+#[cfg(test)]
 mod tests_code_objects;
 #[cfg(test)]
 mod tests_id_ranges;

@@ -3,22 +3,32 @@
 //! -f rocpd` of a run's output, `-f rocpd` of a one-process run) by the file system and renamed
 //! (`db::bulk_file`; by SQLite, `INSERT INTO … SELECT` table by table, where a journal is beside
 //! it), several appended one after another by SQLite (`db::bulk_merge`: a run of several
-//! processes). The copy is the file the row-by-row writer would make, row for row with the same
-//! ids and schema (only the file's uuid is new, and where files are appended the order in which
-//! `sqlite_sequence` lists the tables): it is taken only where that holds, which is checked first
-//! (anything else is written row by row, as before):
+//! processes). The copy is the file as it was written, schema included (only its uuid is new,
+//! where files are appended their ids moved past the earlier files', and `sqlite_sequence` lists
+//! the tables in the order the copy filled them). It is taken only where that is the run, which
+//! is checked first (anything else is written row by row, as before):
 //! - every process is a stored one of the same file, in the file's order, the file has no other,
-//!   and nothing was added to or changed in any since it was read, but for what the copy sets
-//!   afterwards as the row-by-row writer writes it (the command line's additions: the sections
-//!   and `--kernel-rename` in the process row, the counters' descriptions and units; its naming
-//!   options `-M`/`-T`, which rename kernels and strings, make the run differ from the file);
-//! - the file has this kreplay's schema, every agent, kernel and counter row is described, and
-//!   no process has markers, API calls or memory traces (whose rows share the event, string,
-//!   thread and stream ids with the dispatches' in the order they were recorded, where the
-//!   row-by-row writer puts the dispatches' first);
-//! - each process's agents, kernels, code objects, counter rows and strings are in the file in
-//!   the order the row-by-row writer gives them (not so when a dispatch came before the
-//!   description of its kernel or agent: a placeholder row, or its string, came first).
+//!   and nothing was added to or changed in any since it was read (no record in memory), but for
+//!   what the copy sets afterwards as the row-by-row writer writes it (the command line's
+//!   additions: the sections and `--kernel-rename` in the process row, the counters'
+//!   descriptions and units; its naming options `-M`/`-T`, which rename kernels and strings,
+//!   make the run differ from the file);
+//! - the file has this kreplay's schema and every agent, kernel and counter row is described;
+//! - an untraced process's agents, kernels, code objects, counter rows and strings are in the
+//!   file in the order the row-by-row writer gives them (not so when a dispatch came before the
+//!   description of its kernel or agent: a placeholder row, or its string, came first). Its
+//!   copy is then the row-by-row writer's file, row for row with the same ids.
+//!
+//! A traced process (markers, API calls, memory copies or allocations) is copied as recorded:
+//! its trace rows share the event, string, thread, stream and agent ids (the CPU agent of
+//! `db::memory`) with the dispatches' in the order the per-process writer met them, where the
+//! row-by-row writer puts the dispatches' first and then each kind of trace in turn. Its copy
+//! has the same rows as the row-by-row writer's, each referring to the same rows (what the views
+//! and readers join), with ids in that other order; the order checks above would fail on it
+//! (the strings of API functions and markers come among the kernels' and ranges') and guard
+//! nothing a reader sees, so they are not asked. Both `-f rocpd` in the run and `kreplay
+//! convert -f rocpd` of its output take the copy, so they agree, and convert of the output is
+//! the output (issue 49: the row-by-row writer took 10-20 times longer on traced runs).
 
 use super::file::{DbFile, Durability};
 use super::pages::StoredProcess;
@@ -106,7 +116,10 @@ fn unchanged(process: &ProcessRun, stored: &StoredProcess) -> bool {
         && process.costs.is_empty()
         && process.guid() == stored.guid
         && stored.fingerprint == Some(process.fingerprint())
-        && !process.has_traces()
+        && process.markers.is_empty()
+        && process.api_calls.is_empty()
+        && process.copies.is_empty()
+        && process.allocations.is_empty()
 }
 
 /// Attaches the stored file as `src` and returns its uuid, when it is still the file the run
@@ -154,7 +167,8 @@ fn same_rows(
         return Ok(false);
     }
     for process in processes {
-        if !in_writer_order(conn, process, old)? {
+        // A traced process's rows are in the order recorded (see the module's notes).
+        if !process.has_traces() && !in_writer_order(conn, process, old)? {
             return Ok(false);
         }
     }
@@ -197,7 +211,7 @@ pub(super) fn column<T: rusqlite::types::FromSql>(
 /// Whether the process's agents, kernels, code objects, counter rows and strings are in the
 /// file as the row-by-row writer orders them: its descriptions first, in the run's order (each
 /// counter a row per agent), then what the dispatches name (threads and streams, which both
-/// writers add in the dispatches' order).
+/// writers add in the dispatches' order). Asked of untraced processes only (module notes).
 fn in_writer_order(conn: &Connection, process: &ProcessRun, old: &str) -> rusqlite::Result<bool> {
     let guid = process.guid();
     let agents: Vec<Option<i64>> = column(

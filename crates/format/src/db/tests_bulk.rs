@@ -2,6 +2,7 @@
 //! writer makes of the same run: every table, view and AUTOINCREMENT counter, row for row with
 //! the same ids and schema (only the file's uuid differs, and the order in which `sqlite_sequence`
 //! lists the tables where files are appended); runs it does not handle are written row by row.
+//! Traced runs, copied as recorded, are `tests_bulk_traces`'.
 
 use super::bulk::copy_stored;
 use super::merged::write_rows;
@@ -24,11 +25,11 @@ fn write_through_writer(path: &Path, records: &[Record]) {
 }
 
 /// A database's tables and views (names without the file's uuid), each with its rows.
-type Contents = BTreeMap<String, Vec<Vec<Value>>>;
+pub(super) type Contents = BTreeMap<String, Vec<Vec<Value>>>;
 
 /// Every table and view of a database (names without the file's uuid) with its rows in their
 /// order, `sqlite_sequence` among them; the uuid's value made `UUID`.
-fn contents(path: &Path) -> Contents {
+pub(super) fn contents(path: &Path) -> Contents {
     let conn = Connection::open(path).unwrap();
     let uuid: String = conn
         .query_row(
@@ -87,7 +88,7 @@ fn contents(path: &Path) -> Contents {
 
 /// Writes `run` both ways into `dir`: whether the copy was taken, and both files' contents
 /// (the copy's empty when it was not).
-fn both_ways(run: &RunData, dir: &Path, name: &str) -> (bool, Contents, Contents) {
+pub(super) fn both_ways(run: &RunData, dir: &Path, name: &str) -> (bool, Contents, Contents) {
     let copied = dir.join(format!("{name}-copied.db"));
     let rows = dir.join(format!("{name}-rows.db"));
     let taken = copy_stored(run, &copied).unwrap();
@@ -128,7 +129,7 @@ fn assert_copied_equal(run: &RunData, dir: &Path, name: &str) {
     }
 }
 
-fn recorded(dir: &Path, name: &str, records: &[Record]) -> PathBuf {
+pub(super) fn recorded(dir: &Path, name: &str, records: &[Record]) -> PathBuf {
     let path = dir.join(name);
     write_through_writer(&path, records);
     path
@@ -208,24 +209,6 @@ fn on_host(pid: u32, host: &str) -> Vec<Record> {
         process.hostname = host.to_string();
     }
     records
-}
-
-#[test]
-fn traces_are_written_row_by_row_and_the_output_copied_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = recorded(dir.path(), "traced.db", &recorded_with_traces());
-    let run = open_databases(std::slice::from_ref(&path)).unwrap();
-    let (taken, _, _) = both_ways(&run, dir.path(), "traced");
-    assert!(
-        !taken,
-        "markers and memory traces are recorded among the dispatches"
-    );
-    let out = dir.path().join("out.db");
-    write_rocpd(&run, &out).unwrap();
-    assert_eq!(
-        read_databases(&[out]).unwrap(),
-        read_databases(&[path]).unwrap()
-    );
 }
 
 #[test]
