@@ -1,10 +1,13 @@
 //! One stored file's rows appended to a database merged from several (`db::bulk`): each table's
 //! rows copied by SQLite with their ids moved past the rows already there, and every column that
-//! refers to another table's rows moved with that table, which gives the ids the row-by-row
-//! writer gives when it writes the files' processes one after another. Taken only where that
-//! holds (else the caller writes the run row by row): the file's ids are 1, 2, ... in each table,
-//! its process and thread rows have their pid and tid as id and no earlier file has them, and it
-//! has no trace rows.
+//! refers to another table's rows moved with that table (and a stream row id kept in a
+//! `rocpd_arg`'s `extdata`, which rocpd's `stream_args` view joins on). An untraced file then has
+//! the ids the row-by-row writer gives when it writes the files' processes one after another; a
+//! traced file's rows keep the order they were recorded in (as `db::bulk` copies one file), the
+//! trace tables' references moved like the dispatches'. Taken only where that holds (else the
+//! caller writes the run row by row): the file's ids are 1, 2, ... in each table, and its process
+//! and thread rows have their pid and tid as id (so the `pid` and `tid` columns of every table,
+//! the traces' too, keep theirs) and no earlier file has them.
 
 use super::bulk::column;
 use crate::run::ProcessRun;
@@ -57,20 +60,48 @@ const MOVED: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     ("kreplay_warning", &[]),
+    // The traces (`db::markers`, `db::api`, `db::memory`).
+    ("rocpd_track", &[("name_id", "rocpd_string")]),
+    ("rocpd_arg", &[("event_id", "rocpd_event")]),
+    (
+        "rocpd_region",
+        &[("name_id", "rocpd_string"), ("event_id", "rocpd_event")],
+    ),
+    (
+        "rocpd_sample",
+        &[("track_id", "rocpd_track"), ("event_id", "rocpd_event")],
+    ),
+    (
+        "rocpd_memory_copy",
+        &[
+            ("name_id", "rocpd_string"),
+            ("dst_agent_id", "rocpd_info_agent"),
+            ("src_agent_id", "rocpd_info_agent"),
+            ("queue_id", "rocpd_info_queue"),
+            ("stream_id", "rocpd_info_stream"),
+            ("region_name_id", "rocpd_string"),
+            ("event_id", "rocpd_event"),
+        ],
+    ),
+    (
+        "rocpd_memory_allocate",
+        &[
+            ("agent_id", "rocpd_info_agent"),
+            ("queue_id", "rocpd_info_queue"),
+            ("stream_id", "rocpd_info_stream"),
+            ("event_id", "rocpd_event"),
+        ],
+    ),
 ];
+
+/// Row ids kept in a JSON column: (table, column, path, the table of the row). rocpd's
+/// `stream_args` view joins an argument's `extdata` `stream_id` to the stream rows (kreplay
+/// writes none: its arguments' `extdata` is `{}`, which the copy keeps without parsing).
+const MOVED_IN_JSON: &[(&str, &str, &str, &str)] =
+    &[("rocpd_arg", "extdata", "$.stream_id", "rocpd_info_stream")];
 
 /// The tables whose rows keep their ids: a process's is its pid, a thread's its tid.
 const KEPT: &[(&str, &str)] = &[("rocpd_info_process", "pid"), ("rocpd_info_thread", "tid")];
-
-/// The trace tables, which a file appended here must have empty.
-const TRACES: &[&str] = &[
-    "rocpd_track",
-    "rocpd_arg",
-    "rocpd_region",
-    "rocpd_sample",
-    "rocpd_memory_copy",
-    "rocpd_memory_allocate",
-];
 
 /// A table's name in a file of uuid `uuid`.
 fn physical(table: &str, uuid: &str) -> String {
@@ -90,15 +121,6 @@ pub(super) fn append_rows(
     new: &str,
 ) -> rusqlite::Result<bool> {
     let count = |sql: String| conn.query_row(&sql, [], |r| r.get::<_, i64>(0));
-    for table in TRACES {
-        if count(format!(
-            r#"SELECT COUNT(*) FROM src."{}""#,
-            physical(table, old)
-        ))? != 0
-        {
-            return Ok(false);
-        }
-    }
     for (table, id) in KEPT {
         let (src, main) = (physical(table, old), physical(table, new));
         let moved = count(format!(
@@ -258,7 +280,7 @@ fn insert_sql(
                         "CASE WHEN {quoted} = 0 THEN 0 ELSE {quoted} + {} END",
                         offsets[to]
                     ),
-                    None => quoted,
+                    None => moved_in_json(table, name, &quoted, offsets),
                 },
             }
         })
@@ -270,4 +292,22 @@ fn insert_sql(
         columns.join(", "),
         values.join(", ")
     ))
+}
+
+/// The value of column `name` of `table` (`quoted`), the row id it keeps in JSON
+/// ([`MOVED_IN_JSON`]) moved with its table where it is an integer: `{}` as it is, unparsed.
+fn moved_in_json(table: &str, name: &str, quoted: &str, offsets: &HashMap<&str, i64>) -> String {
+    match MOVED_IN_JSON
+        .iter()
+        .find(|(t, column, _, _)| *t == table && *column == name)
+    {
+        Some((_, _, path, to)) => format!(
+            "CASE WHEN {quoted} = '{{}}' OR NOT json_valid({quoted}) THEN {quoted} \
+             WHEN json_type({quoted}, '{path}') = 'integer' \
+             THEN json_set({quoted}, '{path}', json_extract({quoted}, '{path}') + {}) \
+             ELSE {quoted} END",
+            offsets[to]
+        ),
+        None => quoted.to_string(),
+    }
 }

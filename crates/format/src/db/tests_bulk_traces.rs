@@ -1,9 +1,10 @@
 //! A traced run's rocpd output copied from its stored databases (`db::bulk`, `db::bulk_merge`,
 //! issue 49): one file is copied as it was recorded (its trace rows' ids among the dispatches',
-//! where the row-by-row writer puts the dispatches' first); the views and kreplay's reader give
-//! the same rows as from the row-by-row writer's file, and every reference points at a row of
-//! its process.
+//! where the row-by-row writer puts the dispatches' first), several are appended with every
+//! reference moved; the views and kreplay's reader give the same rows as from the sources and
+//! as from the row-by-row writer's file, and every reference points at a row of its process.
 
+use super::bulk::copy_stored;
 use super::tests_bulk::{both_ways, contents, recorded};
 use super::*;
 use crate::api::{ApiDomain, ApiRecord};
@@ -14,7 +15,7 @@ use crate::testdata::*;
 use rusqlite::types::Value;
 use rusqlite::Connection;
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// An API call of process `pid` on the dispatches' thread, with `args` (position, name, value).
 fn call(pid: u32, id: u64, function: &'static str, args: &[(&str, &str)]) -> Record {
@@ -265,4 +266,70 @@ fn a_traced_file_is_copied_as_recorded_and_reads_as_its_rows() {
         read_databases(&[twice]).unwrap(),
         read_databases(&[path]).unwrap()
     );
+}
+
+/// The physical name of `table` in the database at `conn` (its uuid appended).
+fn physical(conn: &Connection, table: &str) -> String {
+    let uuid: String = conn
+        .query_row(
+            "SELECT value FROM rocpd_metadata WHERE tag = 'uuid'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    format!("{table}{uuid}")
+}
+
+#[test]
+fn traced_files_are_appended_with_every_reference_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    // Traced processes and an untraced one, each file after the first with ids to move.
+    let inputs: Vec<PathBuf> = [
+        ("100.db", traced(100)),
+        ("200.db", recorded_run(200)),
+        ("300.db", traced(300)),
+    ]
+    .iter()
+    .map(|(name, records)| recorded(dir.path(), name, records))
+    .collect();
+    let run = open_databases(&inputs).unwrap();
+    assert_copy_is_the_rows_as_recorded(&run, dir.path(), "files");
+    // The views of the copy are those of the files one after another (the summaries, which
+    // add up over the processes, apart).
+    let copied = views(&dir.path().join("files-copied.db"));
+    let per_file: Vec<_> = inputs.iter().map(|path| views(path)).collect();
+    for (index, (name, rows)) in copied.iter().enumerate() {
+        if ["top_kernels", "busy", "top"].contains(&name.as_str()) {
+            continue;
+        }
+        let mut expected: Vec<Vec<Value>> = (per_file.iter())
+            .flat_map(|file| file[index].1.clone())
+            .collect();
+        expected.sort_by_key(|row| format!("{row:?}"));
+        assert_eq!(rows, &expected, "{name}");
+    }
+    // An argument naming a stream row in its `extdata` (rocpd's `stream_args` view; kreplay
+    // writes none): the row id moved with the streams.
+    let third = Connection::open(&inputs[2]).unwrap();
+    let (args, streams) = (
+        physical(&third, "rocpd_arg"),
+        physical(&third, "rocpd_info_stream"),
+    );
+    third
+        .execute(
+            &format!(
+                r#"UPDATE "{args}" SET extdata = json_object('stream_id',
+                   (SELECT id FROM "{streams}" WHERE cuda_stream = 7)) WHERE name = 'stream'"#
+            ),
+            [],
+        )
+        .unwrap();
+    drop(third);
+    let stream_args = |path: &Path| view(&Connection::open(path).unwrap(), "stream_args");
+    assert_eq!(stream_args(&inputs[2]).len(), 1);
+    let run = open_databases(&inputs).unwrap();
+    let copy = dir.path().join("stream-args.db");
+    assert!(copy_stored(&run, &copy).unwrap());
+    assert_eq!(stream_args(&copy), stream_args(&inputs[2]));
+    assert_references_hold(&copy);
 }
