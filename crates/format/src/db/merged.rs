@@ -1,7 +1,8 @@
 //! A run written as one database in one go (`-f rocpd`, `kreplay convert`): the rows the
-//! per-process writer makes, from the records read back (a page at a time when stored), or,
-//! where the run is its stored files as they were read, those files copied (`db::bulk`: the
-//! same rows, far faster).
+//! per-process writer makes, from the records read back (a page at a time when stored; each
+//! process's dispatches first, then its markers, API calls, copies and allocations), or, where
+//! the run is its stored files as they were read, those files copied (`db::bulk`: the same rows,
+//! far faster; a traced process's with its ids in the order it was recorded).
 
 use super::file::Durability;
 use super::inserter::RowInserter;
