@@ -14,6 +14,7 @@ mod signals;
 pub use application::{echo_config, exe_dir, find_inject_lib, SIM_APP_NAME};
 pub use destination::{check_destination, writable_folder};
 pub use launcher::{record_count, Launcher, RunResult};
+pub use signals::stop_asked;
 
 /// kreplay's signal handling after a run's application ended, held until the run's account is
 /// printed: a Ctrl-C or SIGTERM then says the outputs are being finished instead of ending kreplay

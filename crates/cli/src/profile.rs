@@ -151,8 +151,9 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         if result.exit_code != 0 {
             exit_code = result.exit_code;
         }
+        // Also a Ctrl-C or SIGTERM while the outputs were written or the account printed.
         let left = plan.runs.len() - index - 1;
-        if result.interrupted && left > 0 {
+        if (result.interrupted || launch::stop_asked()) && left > 0 {
             writeln!(
                 report,
                 "kreplay: stopped: the run was interrupted, so the last {left} of {} passes were not run (the outputs above are complete); run kreplay again for their counters",

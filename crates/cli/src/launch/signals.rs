@@ -5,13 +5,18 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// The application being waited for, for the signal forwarder (0 = none).
 static CHILD_PID: AtomicI32 = AtomicI32::new(0);
 
-/// Set when kreplay passed a signal on to the application (SIGTERM, SIGHUP): someone asked the
-/// run to stop.
-pub(super) static FORWARDED: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+/// Set when a signal reached kreplay during a run (passed on to the application, ending the wait
+/// for its children, or while the outputs are written): someone asked the run to stop, and the
+/// plan's remaining runs are not started.
+static STOP_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal reached kreplay since the current run's application started.
+pub fn stop_asked() -> bool {
+    STOP_ASKED.load(Ordering::SeqCst)
+}
 
 extern "C" fn forward_to_child(signal: libc::c_int) {
-    FORWARDED.store(true, Ordering::SeqCst);
+    STOP_ASKED.store(true, Ordering::SeqCst);
     let pid = CHILD_PID.load(Ordering::SeqCst);
     if pid > 0 {
         // SAFETY: kill is async-signal-safe.
@@ -31,7 +36,7 @@ pub(super) struct SignalGuard {
 
 impl SignalGuard {
     pub(super) fn install(child: u32) -> SignalGuard {
-        FORWARDED.store(false, Ordering::SeqCst);
+        STOP_ASKED.store(false, Ordering::SeqCst);
         CHILD_PID.store(child as i32, Ordering::SeqCst);
         let forward = forward_to_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
         let wanted = [
@@ -55,6 +60,7 @@ static WRITING_NOTE: &[u8] =
 static WRITING_NOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 extern "C" fn note_writing(_: libc::c_int) {
+    STOP_ASKED.store(true, Ordering::SeqCst);
     if !WRITING_NOTED.swap(true, Ordering::SeqCst) {
         // SAFETY: write(2) is async-signal-safe; the buffer is static.
         unsafe {
@@ -68,6 +74,7 @@ pub(super) static STOP_WAITING: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
 extern "C" fn stop_waiting(_: libc::c_int) {
+    STOP_ASKED.store(true, Ordering::SeqCst);
     STOP_WAITING.store(true, Ordering::SeqCst);
 }
 

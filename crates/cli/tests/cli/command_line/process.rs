@@ -102,6 +102,44 @@ fn ctrl_c_while_the_outputs_are_written_neither_stops_nor_silences_kreplay() {
     assert!(dir.path().join("D/out_results.json").is_file(), "{stderr}");
 }
 
+#[test]
+fn ctrl_c_while_the_first_of_two_runs_is_written_keeps_it_and_starts_no_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("app-ran");
+    let child = stand_in_command(
+        dir.path(),
+        &["--pmc", W, "--pmc", I, "-d", "D", "-o", "out", "-f", "json"],
+        0,
+    )
+    .env("APP_BLOCK", &marker)
+    .env("KREPLAY_TEST_HOLD_OUTPUTS_MS", "1500")
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed().as_secs() < 20, "the app never ran");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("pass 1/2"), "{stderr}");
+    assert!(!stderr.contains("pass 2/2"), "{stderr}");
+    assert!(
+        stderr.contains("the last 1 of 2 passes were not run"),
+        "{stderr}"
+    );
+    assert!(
+        dir.path().join("D/pass_1/out_results.json").is_file(),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("D/pass_2").exists(), "{stderr}");
+}
+
 /// The drain deadline travels once, in the configuration: `--drain-timeout` wins over an
 /// inherited `KREPLAY_DRAIN_TIMEOUT`, which is used when the flag is not given and refused before
 /// the application starts when it is not a number of seconds.
