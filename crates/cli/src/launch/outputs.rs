@@ -243,14 +243,22 @@ fn write_destinations(
     summaries: &mut Vec<(SummaryOutput, String)>,
     progress: &dyn WriteProgress,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
+    // rocpd alone is the stored files copied, which reads no record: the records the summaries
+    // need are read meanwhile, on a thread of their own, instead of after the copy.
+    let copies_only = spec.formats.iter().all(|f| *f == OutputFormat::Rocpd);
     for ((dir, name), destination) in &destinations(spec, data, placeholders, root_pid) {
         remove_files_of_killed_runs(dir);
-        write_outputs_with(&destination.run, dir, name, &spec.formats, progress)
-            .and_then(|written| {
-                files.extend(written);
-                post_process(spec, (destination, observed), dir, name, files, summaries)
-            })
-            .map_err(|e| (dir.clone(), e))?;
+        std::thread::scope(|scope| {
+            if copies_only {
+                scope.spawn(|| observed.complete(&destination.run));
+            }
+            write_outputs_with(&destination.run, dir, name, &spec.formats, progress)
+        })
+        .and_then(|written| {
+            files.extend(written);
+            post_process(spec, (destination, observed), dir, name, files, summaries)
+        })
+        .map_err(|e| (dir.clone(), e))?;
     }
     Ok(())
 }
