@@ -46,15 +46,15 @@ pub(super) fn write_events(
     (spill_dir, ticker): (&Path, &Ticker),
     first: &mut bool,
 ) -> io::Result<()> {
-    let launches = traces::launch_ids(process)?;
-    let mut gathered = Gathered::read(process, spill_dir, ticker, &launches)?;
+    let calls = traces::api_calls(process)?;
+    let mut gathered = Gathered::read(process, spill_dir, ticker, &calls.launch_ids)?;
     let tracks = gathered.write_tracks(out, process, process_uuid, first)?;
     let launched = std::mem::take(&mut gathered.launched);
     let traced = traces::write_tracks(
         out,
         process,
         (process_uuid, tracks.next_uuid),
-        (launched, spill_dir),
+        (launched, &calls.threads, spill_dir),
         first,
     )?;
     let context = Context {

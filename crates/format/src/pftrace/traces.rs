@@ -21,7 +21,7 @@ use crate::memory::{AllocationOperation, MemoryCopyRecord};
 use crate::run::{ProcessRun, TraceKind};
 use roaring::RoaringTreemap;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -95,16 +95,31 @@ fn named_track(tracks: &TraceTracks, name: &str) -> io::Result<u64> {
         .ok_or_else(|| io::Error::other(format!("no track {name:?} was written")))
 }
 
-/// The correlation ids of the application's launch calls.
-pub(super) fn launch_ids(process: &ProcessRun) -> io::Result<RoaringTreemap> {
-    let mut ids = RoaringTreemap::default();
+/// What one read of the application's API calls gives the trace: the correlation ids of its
+/// launch calls, and the threads that made calls, in the order of their first.
+pub(super) struct ApiCalls {
+    pub(super) launch_ids: RoaringTreemap,
+    pub(super) threads: Vec<u64>,
+}
+
+/// Reads the process's API calls once (without their arguments) for [`ApiCalls`].
+pub(super) fn api_calls(process: &ProcessRun) -> io::Result<ApiCalls> {
+    let mut launch_ids = RoaringTreemap::default();
+    let mut threads = Vec::new();
+    let mut seen = HashSet::new();
     for call in process.each_api_call_without_args() {
         let call = call.map_err(io::Error::other)?;
         if is_launch(&call) {
-            ids.insert(call.correlation_id);
+            launch_ids.insert(call.correlation_id);
+        }
+        if seen.insert(call.tid) {
+            threads.push(call.tid);
         }
     }
-    Ok(ids)
+    Ok(ApiCalls {
+        launch_ids,
+        threads,
+    })
 }
 
 /// Each record of `records`, or the error that read it as an I/O error.
@@ -115,12 +130,13 @@ fn read<'a, T: Clone + 'a>(
 }
 
 /// Writes the tracks' descriptors under `parent`, numbered from `next_uuid`; `launched`: the
-/// launch calls whose dispatches were recorded (a launch captured into a graph has none).
+/// launch calls whose dispatches were recorded (a launch captured into a graph has none);
+/// `api_threads`: the threads that made API calls, in the order of their first.
 pub(super) fn write_tracks(
     out: &mut impl Write,
     process: &ProcessRun,
     (parent, mut next_uuid): (u64, u64),
-    (launched, spill_dir): (RoaringTreemap, &Path),
+    (launched, api_threads, spill_dir): (RoaringTreemap, &[u64], &Path),
     first: &mut bool,
 ) -> io::Result<TraceTracks> {
     let mut named: BTreeMap<String, u64> = BTreeMap::new();
@@ -139,11 +155,8 @@ pub(super) fn write_tracks(
         track(out, marker_track(&*m?, &mut lanes)?, false)?;
     }
     let mut api = HashMap::new();
-    for call in read(process.each_api_call_without_args()) {
-        let call = call?;
-        if let std::collections::hash_map::Entry::Vacant(entry) = api.entry(call.tid) {
-            entry.insert(track(out, format!("CUDA API thread {}", call.tid), false)?);
-        }
+    for &tid in api_threads {
+        api.insert(tid, track(out, format!("CUDA API thread {tid}"), false)?);
     }
     let mut lanes = copy_lanes(process, spill_dir)?;
     for c in read(process.each_copy()) {
