@@ -32,16 +32,30 @@ SELECT A.id, A.event_id, A.position, A.type, A.name, A.value FROM rocpd_arg A
 WHERE A.guid = ?1 AND A.id > ?2
 ORDER BY A.id LIMIT ?3"#;
 
+/// [`ARGS_SQL`] of the calls of the categories `?4`, `?5` only: the others' arguments are
+/// skipped by SQLite instead of read.
+pub(super) const ARGS_OF_SQL: &str = r#"
+SELECT A.id, A.event_id, A.position, A.type, A.name, A.value FROM rocpd_arg A
+JOIN rocpd_event E ON E.id = A.event_id
+JOIN rocpd_string C ON C.id = E.category_id
+WHERE A.guid = ?1 AND A.id > ?2 AND C.string IN (?4, ?5)
+ORDER BY A.id LIMIT ?3"#;
+
 /// The API calls of `process` after `at` (the last region row and argument row taken), a page
-/// at most, with their arguments if `args`; moves `at` past them. Empty: there are no more.
+/// at most, of `domain` only if given, with their arguments if `args`; moves `at` past them.
+/// Empty: there are no more.
 pub(super) fn api_calls_after(
     process: &StoredProcess,
     at: &mut TraceCursor,
     args: bool,
+    domain: Option<ApiDomain>,
 ) -> Result<Vec<ApiRecord>, FormatError> {
+    let categories = match domain {
+        None => [CUDA_RUNTIME_API, CUDA_DRIVER_API],
+        Some(domain) => [domain.category(); 2],
+    };
     loop {
-        let Rows { rows, .. } =
-            process.trace_rows(API_SQL, &[CUDA_RUNTIME_API, CUDA_DRIVER_API], at[0], call)?;
+        let Rows { rows, .. } = process.trace_rows(API_SQL, &categories, at[0], call)?;
         let Some(last) = rows.last() else {
             return Ok(Vec::new());
         };
@@ -49,7 +63,9 @@ pub(super) fn api_calls_after(
         let events: Vec<i64> = rows.iter().map(|row| row.event).collect();
         let mut calls: Vec<Option<ApiRecord>> = rows.into_iter().map(|row| row.record).collect();
         if args {
-            attach_args(process, &events, &mut calls, &mut at[1])?;
+            let args_of = domain.map(|_| (ARGS_OF_SQL, &categories[..]));
+            let sql = args_of.unwrap_or((ARGS_SQL, &[]));
+            attach_args(process, sql, &events, &mut calls, &mut at[1])?;
         }
         // A page of regions none of which is a call of a known domain is skipped.
         let calls: Vec<ApiRecord> = calls.into_iter().flatten().collect();
@@ -87,18 +103,20 @@ fn call(row: &Row<'_>) -> rusqlite::Result<Keyed<Option<ApiRecord>>> {
     })
 }
 
-/// The arguments of the calls (their events `events`, rising), read from the row after `after`
-/// up to the last call's event; moves `after` past them. Each call's arguments in position
-/// order (then row order), as they were written.
+/// The arguments of the calls (their events `events`, rising), read by `sql` ([`ARGS_SQL`] or
+/// [`ARGS_OF_SQL`] with its categories) from the row after `after` up to the last call's event;
+/// moves `after` past them. Each call's arguments in position order (then row order), as they
+/// were written.
 fn attach_args(
     process: &StoredProcess,
+    (sql, categories): (&str, &[&str]),
     events: &[i64],
     calls: &mut [Option<ApiRecord>],
     after: &mut i64,
 ) -> Result<(), FormatError> {
     let last_event = *events.last().expect("a page of calls");
     'pages: loop {
-        let Rows { rows, full } = process.trace_rows(ARGS_SQL, &[], *after, arg)?;
+        let Rows { rows, full } = process.trace_rows(sql, categories, *after, arg)?;
         for row in rows {
             if row.event > last_event {
                 // The next page's calls': read again with them.

@@ -112,7 +112,7 @@ fn tracing_records_are_read_a_page_at_a_time_and_every_one_as_written() {
             assert!(process.api_calls.is_empty() && process.markers.is_empty());
             let source = stored(&run, index);
             let calls = pages(TRACE_PAGE_ROWS as usize, |at| {
-                source.api_calls_after(at, true).unwrap()
+                source.api_calls_after(at, true, None).unwrap()
             });
             assert_eq!(calls.len(), 3);
             let calls: Vec<ApiRecord> = calls.into_iter().flatten().collect();
@@ -129,6 +129,16 @@ fn tracing_records_are_read_a_page_at_a_time_and_every_one_as_written() {
                 .map(|c| c.unwrap().into_owned())
                 .collect();
             assert_eq!(each, expected.processes[index].api_calls);
+            // One domain's calls with their arguments: the other's are not read.
+            for domain in [ApiDomain::Runtime, ApiDomain::Driver] {
+                let of: Vec<ApiRecord> = (process.each_api_call_of(domain))
+                    .map(|c| c.unwrap().into_owned())
+                    .collect();
+                let want: Vec<&ApiRecord> = (expected.processes[index].api_calls.iter())
+                    .filter(|c| c.domain == domain)
+                    .collect();
+                assert_eq!(of.iter().collect::<Vec<_>>(), want, "{domain:?}");
+            }
         }
     }
 }
@@ -156,6 +166,7 @@ fn each_page_is_one_range_of_row_ids_and_no_table_is_scanned() {
     for (sql, table) in [
         (super::read_api::API_SQL, "rocpd_region"),
         (super::read_api::ARGS_SQL, "rocpd_arg"),
+        (super::read_api::ARGS_OF_SQL, "rocpd_arg"),
         (super::read_markers::REGIONS_SQL, "rocpd_region"),
         (super::read_markers::SAMPLES_SQL, "rocpd_sample"),
     ] {

@@ -3,7 +3,7 @@
 //! allocations (`read_memory`).
 
 use super::pages::StoredProcess;
-use crate::api::ApiRecord;
+use crate::api::{ApiDomain, ApiRecord};
 use crate::error::FormatError;
 use crate::markers::MarkerRecord;
 use crate::memory::{MemoryAllocationRecord, MemoryCopyRecord};
@@ -18,8 +18,9 @@ impl TraceSource for StoredProcess {
         &self,
         at: &mut TraceCursor,
         args: bool,
+        domain: Option<ApiDomain>,
     ) -> Result<Vec<ApiRecord>, FormatError> {
-        super::read_api::api_calls_after(self, at, args)
+        super::read_api::api_calls_after(self, at, args, domain)
     }
 
     fn copies_after(&self, at: &mut TraceCursor) -> Result<Vec<MemoryCopyRecord>, FormatError> {
@@ -43,7 +44,9 @@ impl TraceSource for StoredProcess {
             let mut at = TraceCursor::default();
             let first = match kind {
                 TraceKind::Markers => self.markers_after(&mut at).map(|p| p.is_empty()),
-                TraceKind::ApiCalls => self.api_calls_after(&mut at, false).map(|p| p.is_empty()),
+                TraceKind::ApiCalls => self
+                    .api_calls_after(&mut at, false, None)
+                    .map(|p| p.is_empty()),
                 TraceKind::Copies => self.copies_after(&mut at).map(|p| p.is_empty()),
                 TraceKind::Allocations => self.allocations_after(&mut at).map(|p| p.is_empty()),
             };

@@ -274,7 +274,7 @@ impl<'a> Traces<'a> {
         };
         // rocprofv3 writes no arguments for the driver's place (`args_json`).
         let calls = match domain {
-            ApiDomain::Runtime => self.run.each_api_call(),
+            ApiDomain::Runtime => self.run.each_api_call_of(domain),
             ApiDomain::Driver => self.run.each_api_call_without_args(),
         }
         .filter(move |c| c.as_ref().map_or(true, |c| c.domain == domain));

@@ -6,7 +6,7 @@
 use super::source::{read_ahead_with, Records};
 use super::watch::WatchedRecord;
 use super::ProcessRun;
-use crate::api::ApiRecord;
+use crate::api::{ApiDomain, ApiRecord};
 use crate::error::FormatError;
 use crate::markers::MarkerRecord;
 use crate::memory::{MemoryAllocationRecord, MemoryCopyRecord};
@@ -39,11 +39,13 @@ impl TraceKind {
 /// empty page is the end.
 pub trait TraceSource {
     fn markers_after(&self, at: &mut TraceCursor) -> Result<Vec<MarkerRecord>, FormatError>;
-    /// `args`: with their arguments (else none read).
+    /// `args`: with their arguments (else none read); `domain`: that domain's calls only (a
+    /// source may give others too: the caller filters).
     fn api_calls_after(
         &self,
         at: &mut TraceCursor,
         args: bool,
+        domain: Option<ApiDomain>,
     ) -> Result<Vec<ApiRecord>, FormatError>;
     fn copies_after(&self, at: &mut TraceCursor) -> Result<Vec<MemoryCopyRecord>, FormatError>;
     fn allocations_after(
@@ -107,13 +109,24 @@ impl ProcessRun {
 
     /// Every CUDA API call with its arguments, in the order recorded.
     pub fn each_api_call(&self) -> Records<'_, ApiRecord> {
-        self.each_traced(&self.api_calls, |s, at| s.api_calls_after(at, true))
+        self.each_traced(&self.api_calls, |s, at| s.api_calls_after(at, true, None))
+    }
+
+    /// [`Self::each_api_call`] for a reader that wants one domain's calls (it filters them: the
+    /// calls in memory come all): the stored calls of the other domain and their arguments are
+    /// left unread.
+    pub fn each_api_call_of(&self, domain: ApiDomain) -> Records<'_, ApiRecord> {
+        let fetch: Fetch<ApiRecord> = match domain {
+            ApiDomain::Runtime => |s, at| s.api_calls_after(at, true, Some(ApiDomain::Runtime)),
+            ApiDomain::Driver => |s, at| s.api_calls_after(at, true, Some(ApiDomain::Driver)),
+        };
+        self.each_traced(&self.api_calls, fetch)
     }
 
     /// [`Self::each_api_call`] for a reader that needs no arguments: the stored calls' are left
     /// unread (most of a traced file's rows; those in memory keep theirs).
     pub fn each_api_call_without_args(&self) -> Records<'_, ApiRecord> {
-        self.each_traced(&self.api_calls, |s, at| s.api_calls_after(at, false))
+        self.each_traced(&self.api_calls, |s, at| s.api_calls_after(at, false, None))
     }
 
     /// Every memory copy, in the order recorded.
