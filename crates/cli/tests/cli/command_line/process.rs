@@ -66,34 +66,42 @@ fn closed_stdout_and_stderr_neither_panic_nor_lose_output() {
     }
 }
 
-#[test]
-fn ctrl_c_while_the_outputs_are_written_neither_stops_nor_silences_kreplay() {
-    let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("app-ran");
-    let child = stand_in_command(
-        dir.path(),
-        &["--pmc", W, "-d", "D", "-o", "out", "-f", "json"],
-        0,
-    )
-    .env("APP_BLOCK", &marker)
-    .env("KREPLAY_TEST_HOLD_OUTPUTS_MS", "1500")
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+/// The stand-in app under kreplay with `args`, its outputs held 1.5 s before they are written;
+/// returned once the app has run, with `sigints` Ctrl-Cs sent 50 ms apart 0.3 s later (while
+/// kreplay holds), and kreplay's exit status and stderr.
+fn ctrl_c_while_writing(
+    dir: &std::path::Path,
+    args: &[&str],
+    sigints: usize,
+) -> (Option<i32>, String) {
+    let marker = dir.join("app-ran");
+    let child = stand_in_command(dir, args, 0)
+        .env("APP_BLOCK", &marker)
+        .env("KREPLAY_TEST_HOLD_OUTPUTS_MS", "1500")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let started = std::time::Instant::now();
     while !marker.exists() {
         assert!(started.elapsed().as_secs() < 20, "the app never ran");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    for _ in 0..2 {
+    for _ in 0..sigints {
         // SAFETY: a signal to our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let out = child.wait_with_output().unwrap();
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn ctrl_c_while_the_outputs_are_written_neither_stops_nor_silences_kreplay() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--pmc", W, "-d", "D", "-o", "out", "-f", "json"];
+    let (status, stderr) = ctrl_c_while_writing(dir.path(), &args, 2);
+    assert_eq!(status, Some(0), "{stderr}");
     assert_eq!(
         stderr.matches("writing the recorded outputs").count(),
         1,
@@ -105,28 +113,9 @@ fn ctrl_c_while_the_outputs_are_written_neither_stops_nor_silences_kreplay() {
 #[test]
 fn ctrl_c_while_the_first_of_two_runs_is_written_keeps_it_and_starts_no_second() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("app-ran");
-    let child = stand_in_command(
-        dir.path(),
-        &["--pmc", W, "--pmc", I, "-d", "D", "-o", "out", "-f", "json"],
-        0,
-    )
-    .env("APP_BLOCK", &marker)
-    .env("KREPLAY_TEST_HOLD_OUTPUTS_MS", "1500")
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let started = std::time::Instant::now();
-    while !marker.exists() {
-        assert!(started.elapsed().as_secs() < 20, "the app never ran");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    // SAFETY: a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let args = ["--pmc", W, "--pmc", I, "-d", "D", "-o", "out", "-f", "json"];
+    let (status, stderr) = ctrl_c_while_writing(dir.path(), &args, 1);
+    assert_eq!(status, Some(0), "{stderr}");
     assert!(stderr.contains("pass 1/2"), "{stderr}");
     assert!(!stderr.contains("pass 2/2"), "{stderr}");
     assert!(
