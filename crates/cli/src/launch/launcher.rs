@@ -24,8 +24,8 @@ pub struct RunResult {
     pub app_exit_code: i32,
     /// The signal that ended the application, in words ("signal 15 (SIGTERM)"), if one did.
     pub app_ended_by: Option<String>,
-    /// Someone stopped the run (a signal to kreplay, Ctrl-C, a kill of the application): the
-    /// plan's remaining runs are not started.
+    /// A signal that stops a program ended the application (Ctrl-C, a kill): the plan's
+    /// remaining runs are not started, as where a signal reached kreplay (`stop_asked`).
     pub interrupted: bool,
     /// kreplay's: the application's, or 1 when it succeeded but its outputs could not be
     /// written.

@@ -3,7 +3,7 @@
 
 use super::application::Prepared;
 use super::launcher::Launcher;
-use super::signals::{stop_asked, SignalGuard, STOP_WAITING};
+use super::signals::{SignalGuard, STOP_WAITING};
 use crate::clock::since_start_ms;
 use crate::env::{hold_outputs, ENV_CHILD_WAIT_S};
 use crate::placeholders::PlaceholderValues;
@@ -18,9 +18,9 @@ pub(super) struct Ended {
     pub(super) ended_by: Option<String>,
     /// Ended by a signal nothing can run at (SIGKILL) or a crash: the tool had no last words.
     pub(super) killed: bool,
-    /// Someone stopped the application: kreplay passed a signal on, or a signal that stops a
-    /// program (Ctrl-C's SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGKILL) ended it. The plan's
-    /// remaining runs are not started.
+    /// A signal that stops a program (Ctrl-C's SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGKILL) ended
+    /// the application: the plan's remaining runs are not started (nor where a signal reached
+    /// kreplay itself, `signals::stop_asked`).
     pub(super) interrupted: bool,
     pub(super) root_pid: u32,
     pub(super) orphans_running: usize,
@@ -95,7 +95,7 @@ pub(super) fn run_application(
         libc::SIGHUP,
         libc::SIGKILL,
     ];
-    let interrupted = stop_asked() || signal.is_some_and(|s| stops.contains(&s));
+    let interrupted = signal.is_some_and(|s| stops.contains(&s));
     let ended = Ended {
         // A signal's end is said in words; the status is then 1.
         exit_code: status.code().unwrap_or(1),

@@ -1,7 +1,7 @@
 //! One stored file's rows appended to a database merged from several (`db::bulk`): each table's
 //! rows copied by SQLite with their ids moved past the rows already there, and every column that
-//! refers to another table's rows moved with that table (and a stream row id kept in a
-//! `rocpd_arg`'s `extdata`, which rocpd's `stream_args` view joins on). An untraced file then has
+//! refers to another table's rows moved with that table (`extdata` is copied as it is: kreplay
+//! keeps no row id there, an argument's `{}`). An untraced file then has
 //! the ids the row-by-row writer gives when it writes the files' processes one after another; a
 //! traced file's rows keep the order they were recorded in (as `db::bulk` copies one file), the
 //! trace tables' references moved like the dispatches'. Taken only where that holds (else the
@@ -93,12 +93,6 @@ const MOVED: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
 ];
-
-/// Row ids kept in a JSON column: (table, column, path, the table of the row). rocpd's
-/// `stream_args` view joins an argument's `extdata` `stream_id` to the stream rows (kreplay
-/// writes none: its arguments' `extdata` is `{}`, which the copy keeps without parsing).
-const MOVED_IN_JSON: &[(&str, &str, &str, &str)] =
-    &[("rocpd_arg", "extdata", "$.stream_id", "rocpd_info_stream")];
 
 /// The tables whose rows keep their ids: a process's is its pid, a thread's its tid.
 const KEPT: &[(&str, &str)] = &[("rocpd_info_process", "pid"), ("rocpd_info_thread", "tid")];
@@ -280,7 +274,7 @@ fn insert_sql(
                         "CASE WHEN {quoted} = 0 THEN 0 ELSE {quoted} + {} END",
                         offsets[to]
                     ),
-                    None => moved_in_json(table, name, &quoted, offsets),
+                    None => quoted,
                 },
             }
         })
@@ -292,22 +286,4 @@ fn insert_sql(
         columns.join(", "),
         values.join(", ")
     ))
-}
-
-/// The value of column `name` of `table` (`quoted`), the row id it keeps in JSON
-/// ([`MOVED_IN_JSON`]) moved with its table where it is an integer: `{}` as it is, unparsed.
-fn moved_in_json(table: &str, name: &str, quoted: &str, offsets: &HashMap<&str, i64>) -> String {
-    match MOVED_IN_JSON
-        .iter()
-        .find(|(t, column, _, _)| *t == table && *column == name)
-    {
-        Some((_, _, path, to)) => format!(
-            "CASE WHEN {quoted} = '{{}}' OR NOT json_valid({quoted}) THEN {quoted} \
-             WHEN json_type({quoted}, '{path}') = 'integer' \
-             THEN json_set({quoted}, '{path}', json_extract({quoted}, '{path}') + {}) \
-             ELSE {quoted} END",
-            offsets[to]
-        ),
-        None => quoted.to_string(),
-    }
 }

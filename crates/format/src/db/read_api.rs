@@ -63,8 +63,10 @@ pub(super) fn api_calls_after(
         let events: Vec<i64> = rows.iter().map(|row| row.event).collect();
         let mut calls: Vec<Option<ApiRecord>> = rows.into_iter().map(|row| row.record).collect();
         if args {
-            let args_of = domain.map(|_| (ARGS_OF_SQL, &categories[..]));
-            let sql = args_of.unwrap_or((ARGS_SQL, &[]));
+            let sql = match domain {
+                None => (ARGS_SQL, &[][..]),
+                Some(_) => (ARGS_OF_SQL, &categories[..]),
+            };
             attach_args(process, sql, &events, &mut calls, &mut at[1])?;
         }
         // A page of regions none of which is a call of a known domain is skipped.

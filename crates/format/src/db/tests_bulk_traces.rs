@@ -4,7 +4,6 @@
 //! reference moved; the views and kreplay's reader give the same rows as from the sources and
 //! as from the row-by-row writer's file, and every reference points at a row of its process.
 
-use super::bulk::copy_stored;
 use super::tests_bulk::{both_ways, contents, recorded};
 use super::*;
 use crate::api::{ApiDomain, ApiRecord};
@@ -268,18 +267,6 @@ fn a_traced_file_is_copied_as_recorded_and_reads_as_its_rows() {
     );
 }
 
-/// The physical name of `table` in the database at `conn` (its uuid appended).
-fn physical(conn: &Connection, table: &str) -> String {
-    let uuid: String = conn
-        .query_row(
-            "SELECT value FROM rocpd_metadata WHERE tag = 'uuid'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    format!("{table}{uuid}")
-}
-
 #[test]
 fn traced_files_are_appended_with_every_reference_moved() {
     let dir = tempfile::tempdir().unwrap();
@@ -308,28 +295,4 @@ fn traced_files_are_appended_with_every_reference_moved() {
         expected.sort_by_key(|row| format!("{row:?}"));
         assert_eq!(rows, &expected, "{name}");
     }
-    // An argument naming a stream row in its `extdata` (rocpd's `stream_args` view; kreplay
-    // writes none): the row id moved with the streams.
-    let third = Connection::open(&inputs[2]).unwrap();
-    let (args, streams) = (
-        physical(&third, "rocpd_arg"),
-        physical(&third, "rocpd_info_stream"),
-    );
-    third
-        .execute(
-            &format!(
-                r#"UPDATE "{args}" SET extdata = json_object('stream_id',
-                   (SELECT id FROM "{streams}" WHERE cuda_stream = 7)) WHERE name = 'stream'"#
-            ),
-            [],
-        )
-        .unwrap();
-    drop(third);
-    let stream_args = |path: &Path| view(&Connection::open(path).unwrap(), "stream_args");
-    assert_eq!(stream_args(&inputs[2]).len(), 1);
-    let run = open_databases(&inputs).unwrap();
-    let copy = dir.path().join("stream-args.db");
-    assert!(copy_stored(&run, &copy).unwrap());
-    assert_eq!(stream_args(&copy), stream_args(&inputs[2]));
-    assert_references_hold(&copy);
 }
