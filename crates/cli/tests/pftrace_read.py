@@ -2,7 +2,9 @@
 (the `perfetto` package on PyPI: perfetto.protos.perfetto.trace.perfetto_trace_pb2) and prints
 what it holds as JSON: processes, tracks and slices (begin/end paired per track), counter tracks
 and their values, and how many fields the official schema did not recognise (a wrong field number
-in the writer shows there).
+in the writer shows there). Interned names (categories, event names, argument names) are resolved
+as Perfetto's trace processor does, per packet sequence from the packets before; a number not
+defined by then is counted in `unresolved_iids`.
 
 Usage: python3 pftrace_read.py FILE   (PYTHONPATH must reach perfetto and protobuf)
 """
@@ -37,8 +39,25 @@ def main(path):
            "slices": [], "counter_tracks": {}, "counters": [], "unmatched_ends": 0, "sequence_ids": sorted({p.trusted_packet_sequence_id for p in trace.packet}),
            "first_sequence_flags": trace.packet[0].sequence_flags if trace.packet else None}
     open_slices = {}
+    interned = {}
+    out["unresolved_iids"] = 0
+
+    def resolve(sequence, table, iid):
+        name = interned.get(sequence, {}).get(table, {}).get(iid)
+        if name is None:
+            out["unresolved_iids"] += 1
+        return name
+
     for packet in trace.packet:
         out["unknown_fields"] += unknown(packet)
+        sequence = packet.trusted_packet_sequence_id
+        if packet.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+            interned[sequence] = {}
+        if packet.HasField("interned_data"):
+            tables = interned.setdefault(sequence, {})
+            for table in ("event_categories", "event_names", "debug_annotation_names"):
+                for entry in getattr(packet.interned_data, table):
+                    tables.setdefault(table, {})[entry.iid] = entry.name
         if packet.HasField("track_descriptor"):
             d = packet.track_descriptor
             if d.HasField("process"):
@@ -52,12 +71,16 @@ def main(path):
             e = packet.track_event
             track = str(e.track_uuid)
             if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                name = resolve(sequence, "event_names", e.name_iid) if e.HasField("name_iid") else e.name
+                categories = list(e.categories) + [resolve(sequence, "event_categories", i) for i in e.category_iids]
+                args = {(resolve(sequence, "debug_annotation_names", a.name_iid) if a.HasField("name_iid") else a.name):
+                        annotation_value(a) for a in e.debug_annotations}
                 open_slices.setdefault(track, []).append({
-                    "name": e.name, "track": track, "ts": packet.timestamp,
-                    "categories": list(e.categories),
+                    "name": name, "track": track, "ts": packet.timestamp,
+                    "categories": categories,
                     "flow_ids": list(e.flow_ids),
                     "terminating_flow_ids": list(e.terminating_flow_ids),
-                    "args": {a.name: annotation_value(a) for a in e.debug_annotations}})
+                    "args": args})
             elif e.type == pb.TrackEvent.TYPE_COUNTER:
                 value = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
                 out["counters"].append({"track": track, "ts": packet.timestamp, "value": value})

@@ -34,6 +34,7 @@ mod args;
 mod events;
 mod fast;
 mod in_time;
+mod interned;
 mod lanes;
 mod order;
 mod spilled;
@@ -53,6 +54,8 @@ struct TracePacket {
     sequence_flags: Option<u32>,
     #[prost(message, optional, tag = "11")]
     track_event: Option<TrackEvent>,
+    #[prost(message, optional, tag = "12")]
+    interned_data: Option<InternedData>,
     #[prost(message, optional, tag = "60")]
     track_descriptor: Option<TrackDescriptor>,
 }
@@ -64,6 +67,8 @@ const BEGIN: u8 = 2;
 
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+/// `TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE`: the packet refers to interned names.
+const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 /// The one packet sequence this writer uses.
 const SEQUENCE_ID: u32 = 1;
 
@@ -107,12 +112,37 @@ enum EventType {
     Counter = 4,
 }
 
+/// `InternedData`: names given a number once per sequence, which events then refer to.
+#[derive(Clone, PartialEq, Message)]
+struct InternedData {
+    #[prost(message, repeated, tag = "1")]
+    event_categories: Vec<InternedString>,
+    #[prost(message, repeated, tag = "2")]
+    event_names: Vec<InternedString>,
+    #[prost(message, repeated, tag = "3")]
+    debug_annotation_names: Vec<InternedString>,
+}
+
+/// `EventCategory`, `EventName` and `DebugAnnotationName` (the same two fields).
+#[derive(Clone, PartialEq, Message)]
+struct InternedString {
+    #[prost(uint64, optional, tag = "1")]
+    iid: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    name: Option<String>,
+}
+
 #[derive(Clone, PartialEq, Message)]
 struct TrackEvent {
+    /// Interned categories (not packed, as the schema declares it).
+    #[prost(uint64, repeated, packed = "false", tag = "3")]
+    category_iids: Vec<u64>,
     #[prost(message, repeated, tag = "4")]
     debug_annotations: Vec<DebugAnnotation>,
     #[prost(enumeration = "EventType", optional, tag = "9")]
     r#type: Option<i32>,
+    #[prost(uint64, optional, tag = "10")]
+    name_iid: Option<u64>,
     #[prost(uint64, optional, tag = "11")]
     track_uuid: Option<u64>,
     #[prost(string, repeated, tag = "22")]
@@ -131,6 +161,8 @@ struct TrackEvent {
 
 #[derive(Clone, PartialEq, Message)]
 struct DebugAnnotation {
+    #[prost(uint64, optional, tag = "1")]
+    name_iid: Option<u64>,
     #[prost(int64, optional, tag = "4")]
     int_value: Option<i64>,
     #[prost(uint64, optional, tag = "3")]
@@ -189,28 +221,28 @@ pub fn write_pftrace_with(
     };
     write_file(path, |out| {
         let mut first = true;
+        let mut interner = interned::Interner::default();
         let replay = run.is_kernel_replay();
         for (index, process) in run.processes.iter().enumerate() {
-            let uuid = write_process_track(out, process, index as u64, &mut first)?;
             order::write_events(
                 out,
-                process,
-                uuid,
+                (process, index as u64),
                 replay,
                 (&spill_dir, &ticker),
-                &mut first,
+                (&mut interner, &mut first),
             )?;
         }
         Ok(())
     })
 }
 
-/// The process's own track; returns its uuid (unique within the file: the index of the process
-/// in the high bits; its other tracks follow it).
+/// The process's own track, carrying `interned` names; returns its uuid (unique within the file:
+/// the index of the process in the high bits; its other tracks follow it).
 fn write_process_track(
     out: &mut impl Write,
     process: &ProcessRun,
     index: u64,
+    interned: Option<InternedData>,
     first: &mut bool,
 ) -> io::Result<u64> {
     let process_uuid = (index + 1) << 40;
@@ -231,6 +263,7 @@ fn write_process_track(
                 }),
                 ..Default::default()
             }),
+            interned_data: interned,
             ..Default::default()
         },
     )?;

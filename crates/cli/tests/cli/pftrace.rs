@@ -31,7 +31,10 @@ pub(crate) fn read_trace(path: &Path) -> serde_json::Value {
         .output()
         .expect("python3 runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let trace: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Every interned name an event refers to was defined before it on its sequence.
+    assert_eq!(trace["unresolved_iids"], 0, "{}", path.display());
+    trace
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! A dispatch slice's name and arguments (`TrackEvent.debug_annotations`), with what is the same
-//! for many slices encoded once: the arguments' names, each counter's name, each kernel's name
-//! and symbol facts (issue 49: millions of slices).
+//! for many slices written once: the arguments' names, each counter's name and each kernel's name
+//! interned ([`super::interned`]), each kernel's symbol facts looked up once (issue 49: millions
+//! of slices).
 //!
 //! The arguments: rocprofv3's (`begin_ns`, `end_ns`, `delta_ns`, `kind`, `corr_id`, `queue`,
 //! `tid`, `kernel_id`, `Scratch_Size`, `LDS_Block_Size`, the register counts, `workgroup_size`,
@@ -9,11 +10,13 @@
 //! control and the cache state and clocks its replay cost recorded, and the counters its pass
 //! measured.
 
+use super::interned::{Interner, Kind};
 use super::spilled::{CostFacts, Names, Pass};
 use super::wire::{self, Name};
-use super::CATEGORY;
+use super::{EventType, CATEGORY};
 use crate::run::ProcessRun;
 use rustc_hash::FxHashMap as IdMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::io;
 
@@ -41,19 +44,76 @@ const FIXED: [&str; 17] = [
     "dispatch_id",
 ];
 
+/// The numbers of a process's slice names in the file's interned names ([`interned`]): its
+/// category, each argument's name, each counter's (by [`Names`] number) and each kernel's.
+pub(super) struct SliceNames {
+    category: u64,
+    fixed: [u64; 17],
+    replay_pass: u64,
+    cache_control: u64,
+    cache: u64,
+    clocks: [u64; 2],
+    counters: Vec<u64>,
+    kernels: IdMap<u64, u64>,
+}
+
+impl SliceNames {
+    /// Numbers the names the slices of `process` use: its counters `names` and the kernels of
+    /// `kernel_ids` (those its records name).
+    pub(super) fn intern(
+        interner: &mut Interner,
+        process: &ProcessRun,
+        names: &Names,
+        kernel_ids: impl IntoIterator<Item = u64>,
+    ) -> SliceNames {
+        let mut argument = |name: &str| interner.iid(Kind::AnnotationName, name);
+        let fixed = FIXED.map(&mut argument);
+        let replay_pass = argument("replay_pass");
+        let cache_control = argument("cache_control");
+        let cache = argument("cache");
+        let clocks = ["sm_clock_mhz", "memory_clock_mhz"].map(&mut argument);
+        let counters = names.all().iter().map(|name| argument(name)).collect();
+        let category = interner.iid(Kind::Category, CATEGORY);
+        let kernels = kernel_ids
+            .into_iter()
+            .map(|id| (id, interner.iid(Kind::EventName, &kernel_name(process, id))))
+            .collect();
+        SliceNames {
+            category,
+            fixed,
+            replay_pass,
+            cache_control,
+            cache,
+            clocks,
+            counters,
+            kernels,
+        }
+    }
+}
+
+/// A kernel's slice name: the demangled name whatever `-M`/`-T`/`--kernel-rename` say, as
+/// rocprofv3's Perfetto trace names its kernel slices (`generatePerfetto.cpp`).
+fn kernel_name(process: &ProcessRun, kernel_id: u64) -> String {
+    match process.kernel(kernel_id) {
+        Some(k) => k.demangled_name.clone(),
+        None => format!("kernel {kernel_id}"),
+    }
+}
+
 /// What a slice takes from its kernel's symbol.
 struct Kernel {
-    /// `categories` and `name`, encoded ([`wire::named`]).
-    named: Vec<u8>,
+    /// The kernel's name, interned.
+    name: u64,
     local_bytes: u64,
     static_shared_bytes: u64,
     registers: u64,
 }
 
-/// The encoded names of a process's slices' arguments, and its kernels' facts as met.
+/// The names of a process's slices' arguments, and its kernels' facts as met.
 pub(super) struct SliceArgs<'a> {
     process: &'a ProcessRun,
     replay: bool,
+    names: &'a SliceNames,
     fixed: [Name; 17],
     replay_pass: Name,
     cache_control: Name,
@@ -61,64 +121,71 @@ pub(super) struct SliceArgs<'a> {
     clocks: [Name; 2],
     /// A clock range's text, written into again for each slice.
     clock: String,
-    /// Counter names by number (see [`Names`]), encoded as met.
-    counters: Vec<Option<Name>>,
+    /// Counter names by number (see [`Names`]).
+    counters: Vec<Name>,
     kernels: IdMap<u64, Kernel>,
 }
 
 impl<'a> SliceArgs<'a> {
-    pub(super) fn new(process: &'a ProcessRun, replay: bool) -> Self {
+    pub(super) fn new(process: &'a ProcessRun, replay: bool, names: &'a SliceNames) -> Self {
         SliceArgs {
             process,
             replay,
-            fixed: FIXED.map(Name::new),
-            replay_pass: Name::new("replay_pass"),
-            cache_control: Name::new("cache_control"),
-            cache: Name::new("cache"),
-            clocks: ["sm_clock_mhz", "memory_clock_mhz"].map(Name::new),
+            names,
+            fixed: names.fixed.map(Name::interned),
+            replay_pass: Name::interned(names.replay_pass),
+            cache_control: Name::interned(names.cache_control),
+            cache: Name::interned(names.cache),
+            clocks: names.clocks.map(Name::interned),
             clock: String::new(),
-            counters: Vec::new(),
+            counters: names
+                .counters
+                .iter()
+                .map(|&iid| Name::interned(iid))
+                .collect(),
             kernels: IdMap::default(),
         }
     }
 
-    fn kernel(&mut self, kernel_id: u64) -> &Kernel {
+    fn kernel(&mut self, kernel_id: u64) -> io::Result<&Kernel> {
         let process = self.process;
-        self.kernels.entry(kernel_id).or_insert_with(|| {
-            let symbol = process.kernel(kernel_id);
-            // The demangled name whatever `-M`/`-T`/`--kernel-rename` say, as rocprofv3's
-            // Perfetto trace names its kernel slices (`generatePerfetto.cpp`).
-            let named = match symbol {
-                Some(k) => wire::named(CATEGORY, &k.demangled_name),
-                None => wire::named(CATEGORY, &format!("kernel {kernel_id}")),
-            };
-            let field = |field: fn(&crate::records::KernelSymbol) -> u32| {
-                u64::from(symbol.map_or(0, field))
-            };
-            Kernel {
-                named,
-                local_bytes: field(|k| k.local_bytes),
-                static_shared_bytes: field(|k| k.static_shared_bytes),
-                registers: field(|k| k.registers),
+        let names = self.names;
+        match self.kernels.entry(kernel_id) {
+            Entry::Occupied(kernel) => Ok(kernel.into_mut()),
+            Entry::Vacant(place) => {
+                let name = *names.kernels.get(&kernel_id).ok_or_else(|| {
+                    io::Error::other("a record names a kernel its process's read did not meet")
+                })?;
+                let symbol = process.kernel(kernel_id);
+                let field = |field: fn(&crate::records::KernelSymbol) -> u32| {
+                    u64::from(symbol.map_or(0, field))
+                };
+                Ok(place.insert(Kernel {
+                    name,
+                    local_bytes: field(|k| k.local_bytes),
+                    static_shared_bytes: field(|k| k.static_shared_bytes),
+                    registers: field(|k| k.registers),
+                }))
             }
-        })
+        }
     }
 
-    /// Writes a slice's arguments into `event`, then (after `kind`, which `kind` writes) its
-    /// category and name.
-    pub(super) fn write(
+    /// Writes a slice's begin on `track` into `event`: its category, arguments, then its type,
+    /// name and track.
+    pub(super) fn write_begin(
         &mut self,
         event: &mut wire::Event,
         pass: &Pass,
         cost: Option<&CostFacts>,
-        names: &Names,
-        kind: impl FnOnce(&mut wire::Event),
+        track: u64,
     ) -> io::Result<()> {
         let record = &pass.record;
         let product = |d: [u32; 3]| d.iter().map(|&n| u64::from(n)).product::<u64>();
         let threads = product(record.grid) * product(record.block);
         let end = record.end_ns.max(record.start_ns);
-        let kernel = self.kernel(record.kernel_id);
+        event.category(self.names.category);
+        let kernel = self.kernel(record.kernel_id)?;
+        let kernel_name = kernel.name;
         let values = [
             record.start_ns,
             record.end_ns,
@@ -164,19 +231,13 @@ impl<'a> SliceArgs<'a> {
             }
         }
         for &(number, value) in &pass.counters {
-            let index = number as usize;
-            if self.counters.len() <= index {
-                self.counters.resize_with(index + 1, || None);
-            }
-            let name = match &mut self.counters[index] {
-                Some(name) => name,
-                empty => empty.insert(Name::new(names.name(number)?)),
-            };
+            let name = self
+                .counters
+                .get(number as usize)
+                .ok_or_else(|| io::Error::other("a sorted record names an unknown counter"))?;
             event.double(name, value);
         }
-        kind(event);
-        let kernel_id = record.kernel_id;
-        event.named(&self.kernel(kernel_id).named);
+        event.kind(EventType::SliceBegin, Some(kernel_name), track);
         Ok(())
     }
 }

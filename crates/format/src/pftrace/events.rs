@@ -2,8 +2,8 @@
 //! (see [`super::order`]) to a [`Sink`]: the external sort, or the reorder window that writes
 //! them out.
 
-use super::args::SliceArgs;
-use super::spilled::{decode_record_into, CostFacts, Names, Pass};
+use super::args::{SliceArgs, SliceNames};
+use super::spilled::{decode_record_into, CostFacts, Pass};
 use super::traces::{self, TraceTracks};
 use super::{encode_packet, wire, EventType, TracePacket, BEGIN, EMPTY, END};
 use crate::progress::Ticker;
@@ -80,7 +80,7 @@ pub(super) struct Context<'a> {
     pub(super) replay: bool,
     pub(super) tracks: &'a Tracks,
     pub(super) traced: &'a TraceTracks,
-    pub(super) names: &'a Names,
+    pub(super) slice_names: &'a SliceNames,
 }
 
 /// Puts the tracing records' events (see [`traces`]) into `sorter`.
@@ -174,7 +174,7 @@ impl<'a> Events<'a> {
         Events {
             context,
             sink,
-            args: SliceArgs::new(context.process, context.replay),
+            args: SliceArgs::new(context.process, context.replay, context.slice_names),
             event: wire::Event::default(),
             agents: Vec::new(),
             values: Vec::new(),
@@ -190,10 +190,7 @@ impl<'a> Events<'a> {
         let end = record.end_ns.max(record.start_ns);
         let class = if end == record.start_ns { EMPTY } else { BEGIN };
         self.event.clear();
-        self.args
-            .write(&mut self.event, pass, cost, context.names, |event| {
-                event.kind(EventType::SliceBegin, uuid)
-            })?;
+        self.args.write_begin(&mut self.event, pass, cost, uuid)?;
         if pass_number == 0 {
             if let Some(flow) = context.traced.flow_to(record.correlation_id) {
                 self.event.terminating_flow(flow);
@@ -202,7 +199,7 @@ impl<'a> Events<'a> {
         let at = (record.start_ns, class, uuid, record.dispatch_id);
         self.push(at, false, seq)?;
         self.event.clear();
-        self.event.kind(EventType::SliceEnd, uuid);
+        self.event.kind(EventType::SliceEnd, None, uuid);
         let end_class = if class == EMPTY { EMPTY } else { END };
         self.push((end, end_class, uuid, record.dispatch_id), true, seq)
     }
@@ -252,7 +249,7 @@ impl<'a> Events<'a> {
                 let uuid = self.context.tracks.counters[&(agent, number)];
                 for (seq, time, class, value) in [(0, start, rise, value), (1, end, fall, 0.0)] {
                     self.event.clear();
-                    self.event.kind(EventType::Counter, uuid);
+                    self.event.kind(EventType::Counter, None, uuid);
                     self.event.counter_value(value);
                     self.push((time, class, uuid, dispatch_id), true, seq)?;
                 }

@@ -19,12 +19,14 @@
 //! Records further out of order than a window holds make the process's events be written again,
 //! from the spools, through two external sorts ([`crate::spill`]): the same bytes, more slowly.
 
+use super::args::SliceNames;
 use super::events::{self, Context, Dispatch, Events, Tracks, BY_TIME_KEY};
+use super::interned::Interner;
 use super::spilled::{encode_record, CostFacts, Names};
 use super::spool::Spool;
 use super::traces;
 use super::window::is_not_ordered;
-use super::{fast, track_name, write_track, PACKET_FIELD};
+use super::{fast, track_name, write_process_track, write_track, PACKET_FIELD};
 use crate::files::OutputFile;
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
@@ -37,17 +39,21 @@ use std::path::Path;
 /// Key of the order by dispatch: dispatch id, cost (0) or record (1), place in the run.
 pub(super) const BY_DISPATCH_KEY: usize = 8 + 1 + 8;
 
-/// Writes `process`'s tracks (under its track `process_uuid`) and its events.
+/// Writes `process`'s tracks (its own, the `index`th of the file, carrying the names its slices
+/// are the first to use, then those under it) and its events.
 pub(super) fn write_events(
     out: &mut BufWriter<OutputFile>,
-    process: &ProcessRun,
-    process_uuid: u64,
+    (process, index): (&ProcessRun, u64),
     replay: bool,
     (spill_dir, ticker): (&Path, &Ticker),
-    first: &mut bool,
+    (interner, first): (&mut Interner, &mut bool),
 ) -> io::Result<()> {
     let calls = traces::api_calls(process)?;
     let mut gathered = Gathered::read(process, spill_dir, ticker, &calls.launch_ids)?;
+    let kernels = gathered.kernels.iter().copied();
+    let slice_names = SliceNames::intern(interner, process, &gathered.names, kernels);
+    let interned = interner.take_new();
+    let process_uuid = write_process_track(out, process, index, interned, first)?;
     let tracks = gathered.write_tracks(out, process, process_uuid, first)?;
     let launched = std::mem::take(&mut gathered.launched);
     let traced = traces::write_tracks(
@@ -62,7 +68,7 @@ pub(super) fn write_events(
         replay,
         tracks: &tracks,
         traced: &traced,
-        names: &gathered.names,
+        slice_names: &slice_names,
     };
     let spools = (&mut gathered.costs, &mut gathered.records);
     out.flush()?;
@@ -120,6 +126,8 @@ struct Gathered {
     counter_tracks: HashSet<(u64, u32)>,
     /// The launch calls (of `launches`) whose correlation id a dispatch carries.
     launched: RoaringTreemap,
+    /// The kernels the records name.
+    kernels: BTreeSet<u64>,
 }
 
 impl Gathered {
@@ -136,7 +144,9 @@ impl Gathered {
             slice_tracks: BTreeSet::new(),
             counter_tracks: HashSet::new(),
             launched: RoaringTreemap::default(),
+            kernels: BTreeSet::new(),
         };
+        let mut last_kernel = None;
         let mut payload = Vec::new();
         for (seq, cost) in process.each_cost().enumerate() {
             let cost = cost.map_err(io::Error::other)?;
@@ -156,6 +166,10 @@ impl Gathered {
             gathered
                 .slice_tracks
                 .insert((record.agent_id, record.stream_id, pass));
+            if last_kernel != Some(record.kernel_id) {
+                last_kernel = Some(record.kernel_id);
+                gathered.kernels.insert(record.kernel_id);
+            }
             payload.clear();
             encode_record(&record, &mut gathered.names, &mut payload);
             for sample in &record.counters {

@@ -3,14 +3,48 @@ use crate::testdata;
 use std::collections::HashMap;
 
 /// Reads `Trace.packet` fields back (prost, the same subset: a check of the framing and
-/// of what was written; the CLI tests parse the file with Perfetto's full schema).
+/// of what was written; the CLI tests parse the file with Perfetto's full schema), with the
+/// events' interned names resolved into their `name`, `categories` and arguments' `name` (each
+/// defined by an earlier packet, and only events that refer to one say they need it).
 pub(super) fn packets(bytes: &[u8]) -> Vec<TracePacket> {
     let mut rest = bytes;
     let mut out = Vec::new();
+    let mut interned: [HashMap<u64, String>; 3] = Default::default();
     while !rest.is_empty() {
         assert_eq!(rest[0], 0x0a, "a Trace.packet field");
         rest = &rest[1..];
-        let packet = TracePacket::decode_length_delimited(&mut rest).unwrap();
+        let mut packet = TracePacket::decode_length_delimited(&mut rest).unwrap();
+        if let Some(data) = &packet.interned_data {
+            let tables = [
+                &data.event_categories,
+                &data.event_names,
+                &data.debug_annotation_names,
+            ];
+            for (table, entries) in interned.iter_mut().zip(tables) {
+                for entry in entries {
+                    table.insert(entry.iid.unwrap(), entry.name.clone().unwrap());
+                }
+            }
+        }
+        if let Some(event) = &mut packet.track_event {
+            let [categories, names, arguments] = &interned;
+            let refers = !event.category_iids.is_empty() || event.name_iid.is_some();
+            assert_eq!(
+                packet.sequence_flags == Some(SEQ_NEEDS_INCREMENTAL_STATE),
+                refers || event.debug_annotations.iter().any(|a| a.name_iid.is_some())
+            );
+            for iid in std::mem::take(&mut event.category_iids) {
+                event.categories.push(categories[&iid].clone());
+            }
+            if let Some(iid) = event.name_iid.take() {
+                event.name = Some(names[&iid].clone());
+            }
+            for argument in &mut event.debug_annotations {
+                if let Some(iid) = argument.name_iid.take() {
+                    argument.name = Some(arguments[&iid].clone());
+                }
+            }
+        }
         out.push(packet);
     }
     out
@@ -240,4 +274,47 @@ fn the_reorder_windows_and_the_sorts_they_fall_back_to_write_the_same_trace() {
     let (mixed, _) = write("x.pftrace", (3, 8), usize::MAX);
     assert!(mixed == windowed);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+}
+
+#[test]
+fn names_are_interned_once_per_file_on_the_first_process_that_uses_them() {
+    let mut run = RunData::from_records(testdata::recorded_run(42));
+    let mut other = run.processes[0].clone();
+    other.process.pid += 1;
+    run.processes.push(other);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pftrace");
+    write_pftrace(&run, &path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut raw = &bytes[..];
+    let mut interned = Vec::new();
+    while !raw.is_empty() {
+        raw = &raw[1..];
+        let packet = TracePacket::decode_length_delimited(&mut raw).unwrap();
+        if let Some(data) = packet.interned_data {
+            let process = packet.track_descriptor.and_then(|d| d.process);
+            interned.push((process.and_then(|p| p.pid), data));
+        }
+    }
+    // Only the first process's track carries names: the second's slices use the same ones.
+    let first_pid = Some(run.processes[0].process.pid as i32);
+    assert_eq!(interned.len(), 1);
+    assert_eq!(interned[0].0, first_pid);
+    let data = &interned[0].1;
+    let names = |v: &[InternedString]| -> Vec<String> {
+        v.iter().map(|s| s.name.clone().unwrap()).collect()
+    };
+    assert_eq!(names(&data.event_categories), [CATEGORY]);
+    assert!(names(&data.debug_annotation_names).contains(&"begin_ns".to_string()));
+    // Every slice of both processes has its names back ([`packets`] resolves them).
+    let begins: Vec<TrackEvent> = packets(&bytes)
+        .into_iter()
+        .filter_map(|p| p.track_event)
+        .filter(|e| e.r#type == Some(EventType::SliceBegin as i32))
+        .collect();
+    let records: usize = run.processes.iter().map(|p| p.dispatches.len()).sum();
+    assert_eq!(begins.len(), records);
+    assert!(begins
+        .iter()
+        .all(|e| e.name.is_some() && e.categories == [CATEGORY]));
 }

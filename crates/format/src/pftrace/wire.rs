@@ -2,7 +2,7 @@
 //! messages of [`super`] (fields in tag order, `optional` fields whenever set), without building
 //! a message tree per event. The tests compare the two encodings.
 
-use super::{EventType, SEQUENCE_ID};
+use super::{EventType, SEQUENCE_ID, SEQ_NEEDS_INCREMENTAL_STATE};
 
 /// Protobuf wire types.
 const VARINT: u8 = 0;
@@ -34,85 +34,70 @@ fn key(out: &mut Vec<u8>, tag: u32, wire: u8) {
     varint(out, u64::from(tag << 3) | u64::from(wire));
 }
 
-fn text(out: &mut Vec<u8>, tag: u32, value: &str) {
-    key(out, tag, LEN);
-    varint(out, value.len() as u64);
-    out.extend_from_slice(value.as_bytes());
-}
-
-/// The longest name field copied as a fixed-size block ([`Name`]).
-const SHORT: usize = 32;
-
-/// An argument's name as its `DebugAnnotation.name` field (10) encodes it: made once, copied into
-/// each event that has the argument. A short one (most: `begin_ns`, `corr_id`, ...) is also kept
-/// zero-padded to [`SHORT`] bytes, copied whole without a call per copy.
+/// An argument's name as its `DebugAnnotation.name_iid` field (1) encodes it: the name's number
+/// in the sequence's interned names ([`super::interned`]), written before the argument's value.
 pub(super) struct Name {
-    field: Vec<u8>,
-    short: Option<[u8; SHORT]>,
+    field: [u8; 11],
+    len: usize,
 }
 
 impl Name {
-    pub(super) fn new(name: &str) -> Name {
-        let mut field = Vec::with_capacity(name.len() + 3);
-        text(&mut field, 10, name);
-        let short = (field.len() <= SHORT).then(|| {
-            let mut short = [0u8; SHORT];
-            short[..field.len()].copy_from_slice(&field);
-            short
-        });
-        Name { field, short }
+    pub(super) fn interned(iid: u64) -> Name {
+        let (field, len) = keyed_varint(1, iid);
+        Name { field, len }
     }
 }
 
-/// `categories` (22, one) and `name` (23) of an event, for [`Event::named`].
-pub(super) fn named(category: &str, name: &str) -> Vec<u8> {
-    let mut fields = Vec::with_capacity(category.len() + name.len() + 6);
-    text(&mut fields, 22, category);
-    text(&mut fields, 23, name);
-    fields
-}
-
-/// A `TrackEvent`'s fields, in tag order: the arguments first (debug annotations, 4), then
-/// [`Event::kind`] and the rest.
+/// A `TrackEvent`'s fields, in tag order: its category's interned number (3), the arguments
+/// (debug annotations, 4), then [`Event::kind`] and the rest.
 #[derive(Default)]
 pub(super) struct Event {
     body: Vec<u8>,
+    /// Whether the event refers to interned names (its packet then says it needs the sequence's
+    /// incremental state).
+    interned: bool,
 }
 
 impl Event {
     /// Starts a new event.
     pub(super) fn clear(&mut self) {
         self.body.clear();
+        self.interned = false;
     }
 
-    /// A `DebugAnnotation` (4): its value's field (`value`, then `more` of it), then `name`.
+    /// `category_iids` (3, one, not packed as the schema declares it): first.
+    pub(super) fn category(&mut self, iid: u64) {
+        key(&mut self.body, 3, VARINT);
+        varint(&mut self.body, iid);
+        self.interned = true;
+    }
+
+    /// A `DebugAnnotation` (4): `name_iid`, then its value's field (`value`, then `more` of it).
     fn annotation(&mut self, name: &Name, value: &[u8], more: &[u8]) {
-        let len = value.len() + more.len() + name.field.len();
+        let len = name.len + value.len() + more.len();
         self.body.reserve(len + 11);
         key(&mut self.body, 4, LEN);
         varint(&mut self.body, len as u64);
+        self.body.extend_from_slice(&name.field[..name.len]);
         self.body.extend_from_slice(value);
         self.body.extend_from_slice(more);
-        self.body.extend_from_slice(&name.field);
+        self.interned = true;
     }
 
     /// [`Event::annotation`] of a value field of at most 11 bytes (`field`, its first `len`),
-    /// copied as fixed-size blocks when the name is short: the bytes past the annotation written
-    /// and dropped again.
+    /// copied as fixed-size blocks: the bytes past the annotation written and dropped again.
     fn small_annotation(&mut self, name: &Name, (field, len): ([u8; 11], usize)) {
-        let Some(short) = &name.short else {
-            return self.annotation(name, &field[..len], &[]);
-        };
-        let body_len = len + name.field.len();
+        let body_len = name.len + len;
         let at = self.body.len();
-        self.body.extend_from_slice(&[0u8; 2 + 11 + SHORT]);
+        self.body.extend_from_slice(&[0u8; 2 + 11 + 11]);
         let out = &mut self.body[at..];
-        // The annotation's key, and its length in one byte (11 + SHORT < 128).
+        // The annotation's key, and its length in one byte (22 < 128).
         out[0] = (4 << 3) | LEN;
         out[1] = body_len as u8;
-        out[2..13].copy_from_slice(&field);
-        out[2 + len..2 + len + SHORT].copy_from_slice(short);
+        out[2..13].copy_from_slice(&name.field);
+        out[2 + name.len..13 + name.len].copy_from_slice(&field);
         self.body.truncate(at + 2 + body_len);
+        self.interned = true;
     }
 
     /// A `uint_value` (3) argument.
@@ -141,17 +126,18 @@ impl Event {
         self.annotation(name, &field[..len], value.as_bytes());
     }
 
-    /// `type` (9) and `track_uuid` (11): after the arguments.
-    pub(super) fn kind(&mut self, kind: EventType, track: u64) {
+    /// `type` (9), the interned `name_iid` (10) where given, and `track_uuid` (11): after the
+    /// arguments.
+    pub(super) fn kind(&mut self, kind: EventType, name: Option<u64>, track: u64) {
         key(&mut self.body, 9, VARINT);
         varint(&mut self.body, kind as i32 as u64);
+        if let Some(iid) = name {
+            key(&mut self.body, 10, VARINT);
+            varint(&mut self.body, iid);
+            self.interned = true;
+        }
         key(&mut self.body, 11, VARINT);
         varint(&mut self.body, track);
-    }
-
-    /// `categories` (22, one) and `name` (23), as [`named`] encodes them: after [`Event::kind`].
-    pub(super) fn named(&mut self, fields: &[u8]) {
-        self.body.extend_from_slice(fields);
     }
 
     /// `double_counter_value` (44): after [`Event::kind`].
@@ -167,15 +153,22 @@ impl Event {
     }
 
     /// Appends to `packet` the `TracePacket` of this event at `time`, on the writer's sequence,
-    /// length-delimited (what follows [`super::PACKET_FIELD`], as `encode_packet` gives it).
+    /// length-delimited (what follows [`super::PACKET_FIELD`], as `encode_packet` gives it):
+    /// `sequence_flags` (13) says it needs the sequence's interned names where it uses them.
     pub(super) fn packet(&self, time: u64, packet: &mut Vec<u8>) {
+        let flags = u64::from(SEQ_NEEDS_INCREMENTAL_STATE);
         let len = 1
             + varint_len(time)
             + 1
             + varint_len(u64::from(SEQUENCE_ID))
             + 1
             + varint_len(self.body.len() as u64)
-            + self.body.len();
+            + self.body.len()
+            + if self.interned {
+                1 + varint_len(flags)
+            } else {
+                0
+            };
         varint(packet, len as u64);
         key(packet, 8, VARINT);
         varint(packet, time);
@@ -184,6 +177,10 @@ impl Event {
         key(packet, 11, LEN);
         varint(packet, self.body.len() as u64);
         packet.extend_from_slice(&self.body);
+        if self.interned {
+            key(packet, 13, VARINT);
+            varint(packet, flags);
+        }
     }
 }
 
@@ -194,13 +191,7 @@ mod tests {
 
     #[test]
     fn an_event_encodes_to_the_bytes_prost_gives_its_messages() {
-        let names = [
-            "begin_ns",
-            "kind",
-            "SQ_WAVES",
-            "a_counter_name_longer_than_thirty_two_bytes",
-            "",
-        ];
+        let iids = [1, 127, 128, 16_384, u64::MAX];
         let texts = ["", "flushed", &"x".repeat(200)];
         for (n, (uint, int, double)) in [
             (0, 0, 0.0),
@@ -212,20 +203,24 @@ mod tests {
         .enumerate()
         {
             let mut event = Event::default();
-            let name = |i: usize| Name::new(names[i % 5]);
-            event.uint(&name(n), uint);
-            event.int(&name(n + 1), int);
-            event.double(&name(n + 2), double);
-            event.text(&name(n + 3), texts[n % 3]);
+            let iid = |i: usize| iids[i % iids.len()];
+            let name = |i: usize| Name::interned(iid(i));
+            let (named, annotated) = (n % 2 == 0, n != 1);
+            if named {
+                event.category(iid(n + 4));
+            }
+            if annotated {
+                event.uint(&name(n), uint);
+                event.int(&name(n + 1), int);
+                event.double(&name(n + 2), double);
+                event.text(&name(n + 3), texts[n % 3]);
+            }
             let kind = [
                 EventType::SliceBegin,
                 EventType::SliceEnd,
                 EventType::Counter,
             ][n % 3];
-            event.kind(kind, uint);
-            if n % 2 == 0 {
-                event.named(&named("kernel_dispatch", texts[(n + 1) % 3]));
-            }
+            event.kind(kind, named.then(|| iid(n + 1)), uint);
             if n == 3 {
                 event.counter_value(double);
             }
@@ -234,38 +229,43 @@ mod tests {
             }
             let mut ours = Vec::new();
             event.packet(uint / 3, &mut ours);
-            let annotation = |name: &str| DebugAnnotation {
-                name: Some(name.to_string()),
+            let annotation = |i: usize| DebugAnnotation {
+                name_iid: Some(iid(i)),
                 ..Default::default()
+            };
+            let debug_annotations = match annotated {
+                false => Vec::new(),
+                true => vec![
+                    DebugAnnotation {
+                        uint_value: Some(uint),
+                        ..annotation(n)
+                    },
+                    DebugAnnotation {
+                        int_value: Some(int),
+                        ..annotation(n + 1)
+                    },
+                    DebugAnnotation {
+                        double_value: Some(double),
+                        ..annotation(n + 2)
+                    },
+                    DebugAnnotation {
+                        string_value: Some(texts[n % 3].to_string()),
+                        ..annotation(n + 3)
+                    },
+                ],
             };
             let expected = TracePacket {
                 timestamp: Some(uint / 3),
+                sequence_flags: (named || annotated).then_some(SEQ_NEEDS_INCREMENTAL_STATE),
                 track_event: Some(TrackEvent {
-                    debug_annotations: vec![
-                        DebugAnnotation {
-                            uint_value: Some(uint),
-                            ..annotation(names[n])
-                        },
-                        DebugAnnotation {
-                            int_value: Some(int),
-                            ..annotation(names[(n + 1) % 5])
-                        },
-                        DebugAnnotation {
-                            double_value: Some(double),
-                            ..annotation(names[(n + 2) % 5])
-                        },
-                        DebugAnnotation {
-                            string_value: Some(texts[n % 3].to_string()),
-                            ..annotation(names[(n + 3) % 5])
-                        },
-                    ],
-                    r#type: Some(kind as i32),
-                    track_uuid: Some(uint),
-                    categories: match n % 2 {
-                        0 => vec!["kernel_dispatch".to_string()],
-                        _ => Vec::new(),
+                    category_iids: match named {
+                        true => vec![iid(n + 4)],
+                        false => Vec::new(),
                     },
-                    name: (n % 2 == 0).then(|| texts[(n + 1) % 3].to_string()),
+                    debug_annotations,
+                    r#type: Some(kind as i32),
+                    name_iid: named.then(|| iid(n + 1)),
+                    track_uuid: Some(uint),
                     double_counter_value: (n == 3).then_some(double),
                     terminating_flow_ids: match n {
                         0 => Vec::new(),
