@@ -37,6 +37,7 @@ mod in_time;
 mod interned;
 mod lanes;
 mod order;
+mod records;
 mod spilled;
 mod spool;
 mod traces;
@@ -236,13 +237,12 @@ pub fn write_pftrace_with(
     })
 }
 
-/// The process's own track, carrying `interned` names; returns its uuid (unique within the file:
-/// the index of the process in the high bits; its other tracks follow it).
+/// The process's own track; returns its uuid (unique within the file: the index of the process
+/// in the high bits; its other tracks follow it).
 fn write_process_track(
     out: &mut impl Write,
     process: &ProcessRun,
     index: u64,
-    interned: Option<InternedData>,
     first: &mut bool,
 ) -> io::Result<u64> {
     let process_uuid = (index + 1) << 40;
@@ -263,7 +263,6 @@ fn write_process_track(
                 }),
                 ..Default::default()
             }),
-            interned_data: interned,
             ..Default::default()
         },
     )?;

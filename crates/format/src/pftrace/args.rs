@@ -16,7 +16,6 @@ use super::wire::{self, Name};
 use super::{EventType, CATEGORY};
 use crate::run::ProcessRun;
 use rustc_hash::FxHashMap as IdMap;
-use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::io;
 
@@ -44,53 +43,6 @@ const FIXED: [&str; 17] = [
     "dispatch_id",
 ];
 
-/// The numbers of a process's slice names in the file's interned names ([`interned`]): its
-/// category, each argument's name, each counter's (by [`Names`] number) and each kernel's.
-pub(super) struct SliceNames {
-    category: u64,
-    fixed: [u64; 17],
-    replay_pass: u64,
-    cache_control: u64,
-    cache: u64,
-    clocks: [u64; 2],
-    counters: Vec<u64>,
-    kernels: IdMap<u64, u64>,
-}
-
-impl SliceNames {
-    /// Numbers the names the slices of `process` use: its counters `names` and the kernels of
-    /// `kernel_ids` (those its records name).
-    pub(super) fn intern(
-        interner: &mut Interner,
-        process: &ProcessRun,
-        names: &Names,
-        kernel_ids: impl IntoIterator<Item = u64>,
-    ) -> SliceNames {
-        let mut argument = |name: &str| interner.iid(Kind::AnnotationName, name);
-        let fixed = FIXED.map(&mut argument);
-        let replay_pass = argument("replay_pass");
-        let cache_control = argument("cache_control");
-        let cache = argument("cache");
-        let clocks = ["sm_clock_mhz", "memory_clock_mhz"].map(&mut argument);
-        let counters = names.all().iter().map(|name| argument(name)).collect();
-        let category = interner.iid(Kind::Category, CATEGORY);
-        let kernels = kernel_ids
-            .into_iter()
-            .map(|id| (id, interner.iid(Kind::EventName, &kernel_name(process, id))))
-            .collect();
-        SliceNames {
-            category,
-            fixed,
-            replay_pass,
-            cache_control,
-            cache,
-            clocks,
-            counters,
-            kernels,
-        }
-    }
-}
-
 /// A kernel's slice name: the demangled name whatever `-M`/`-T`/`--kernel-rename` say, as
 /// rocprofv3's Perfetto trace names its kernel slices (`generatePerfetto.cpp`).
 fn kernel_name(process: &ProcessRun, kernel_id: u64) -> String {
@@ -101,6 +53,7 @@ fn kernel_name(process: &ProcessRun, kernel_id: u64) -> String {
 }
 
 /// What a slice takes from its kernel's symbol.
+#[derive(Clone)]
 struct Kernel {
     /// The kernel's name, interned.
     name: u64,
@@ -109,11 +62,13 @@ struct Kernel {
     registers: u64,
 }
 
-/// The names of a process's slices' arguments, and its kernels' facts as met.
+/// The names of a process's slices and of their arguments, interned ([`super::interned`]), and
+/// its kernels' facts as met.
+#[derive(Clone)]
 pub(super) struct SliceArgs<'a> {
     process: &'a ProcessRun,
     replay: bool,
-    names: &'a SliceNames,
+    category: u64,
     fixed: [Name; 17],
     replay_pass: Name,
     cache_control: Name,
@@ -121,57 +76,70 @@ pub(super) struct SliceArgs<'a> {
     clocks: [Name; 2],
     /// A clock range's text, written into again for each slice.
     clock: String,
-    /// Counter names by number (see [`Names`]).
-    counters: Vec<Name>,
+    /// Counter names by number (see [`Names`]), interned as met.
+    counters: Vec<Option<Name>>,
+    /// Kernels by id, their names interned as met.
     kernels: IdMap<u64, Kernel>,
 }
 
 impl<'a> SliceArgs<'a> {
-    pub(super) fn new(process: &'a ProcessRun, replay: bool, names: &'a SliceNames) -> Self {
+    /// The slices of `process`, their category and arguments' names interned now (the names
+    /// of its kernels and counters are, as met, by [`SliceArgs::intern`]).
+    pub(super) fn new(process: &'a ProcessRun, replay: bool, interner: &mut Interner) -> Self {
+        let mut name = |name: &str| Name::interned(interner.iid(Kind::AnnotationName, name));
         SliceArgs {
             process,
             replay,
-            names,
-            fixed: names.fixed.map(Name::interned),
-            replay_pass: Name::interned(names.replay_pass),
-            cache_control: Name::interned(names.cache_control),
-            cache: Name::interned(names.cache),
-            clocks: names.clocks.map(Name::interned),
+            fixed: FIXED.map(&mut name),
+            replay_pass: name("replay_pass"),
+            cache_control: name("cache_control"),
+            cache: name("cache"),
+            clocks: ["sm_clock_mhz", "memory_clock_mhz"].map(&mut name),
             clock: String::new(),
-            counters: names
-                .counters
-                .iter()
-                .map(|&iid| Name::interned(iid))
-                .collect(),
+            category: interner.iid(Kind::Category, CATEGORY),
+            counters: Vec::new(),
             kernels: IdMap::default(),
         }
     }
 
-    fn kernel(&mut self, kernel_id: u64) -> io::Result<&Kernel> {
-        let process = self.process;
-        let names = self.names;
-        match self.kernels.entry(kernel_id) {
-            Entry::Occupied(kernel) => Ok(kernel.into_mut()),
-            Entry::Vacant(place) => {
-                let name = *names.kernels.get(&kernel_id).ok_or_else(|| {
-                    io::Error::other("a record names a kernel its process's read did not meet")
-                })?;
-                let symbol = process.kernel(kernel_id);
-                let field = |field: fn(&crate::records::KernelSymbol) -> u32| {
-                    u64::from(symbol.map_or(0, field))
-                };
-                Ok(place.insert(Kernel {
-                    name,
-                    local_bytes: field(|k| k.local_bytes),
-                    static_shared_bytes: field(|k| k.static_shared_bytes),
-                    registers: field(|k| k.registers),
-                }))
+    /// Interns the names `pass`'s slice uses that were not yet: its kernel's, and its counters'
+    /// (`names` of their numbers).
+    pub(super) fn intern(
+        &mut self,
+        pass: &Pass,
+        names: &Names,
+        interner: &mut Interner,
+    ) -> io::Result<()> {
+        let kernel_id = pass.record.kernel_id;
+        if !self.kernels.contains_key(&kernel_id) {
+            let symbol = self.process.kernel(kernel_id);
+            let field = |field: fn(&crate::records::KernelSymbol) -> u32| {
+                u64::from(symbol.map_or(0, field))
+            };
+            let name = kernel_name(self.process, kernel_id);
+            let kernel = Kernel {
+                name: interner.iid(Kind::EventName, &name),
+                local_bytes: field(|k| k.local_bytes),
+                static_shared_bytes: field(|k| k.static_shared_bytes),
+                registers: field(|k| k.registers),
+            };
+            self.kernels.insert(kernel_id, kernel);
+        }
+        for &(number, _) in &pass.counters {
+            let index = number as usize;
+            if self.counters.len() <= index {
+                self.counters.resize_with(index + 1, || None);
+            }
+            if self.counters[index].is_none() {
+                let iid = interner.iid(Kind::AnnotationName, names.name(number)?);
+                self.counters[index] = Some(Name::interned(iid));
             }
         }
+        Ok(())
     }
 
     /// Writes a slice's begin on `track` into `event`: its category, arguments, then its type,
-    /// name and track.
+    /// name and track (its names interned by [`SliceArgs::intern`]).
     pub(super) fn write_begin(
         &mut self,
         event: &mut wire::Event,
@@ -183,8 +151,9 @@ impl<'a> SliceArgs<'a> {
         let product = |d: [u32; 3]| d.iter().map(|&n| u64::from(n)).product::<u64>();
         let threads = product(record.grid) * product(record.block);
         let end = record.end_ns.max(record.start_ns);
-        event.category(self.names.category);
-        let kernel = self.kernel(record.kernel_id)?;
+        let unmet = || io::Error::other("a slice's names were not interned before it");
+        event.category(self.category);
+        let kernel = self.kernels.get(&record.kernel_id).ok_or_else(unmet)?;
         let kernel_name = kernel.name;
         let values = [
             record.start_ns,
@@ -231,11 +200,8 @@ impl<'a> SliceArgs<'a> {
             }
         }
         for &(number, value) in &pass.counters {
-            let name = self
-                .counters
-                .get(number as usize)
-                .ok_or_else(|| io::Error::other("a sorted record names an unknown counter"))?;
-            event.double(name, value);
+            let name = self.counters.get(number as usize).and_then(Option::as_ref);
+            event.double(name.ok_or_else(unmet)?, value);
         }
         event.kind(EventType::SliceBegin, Some(kernel_name), track);
         Ok(())

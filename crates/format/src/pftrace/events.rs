@@ -2,10 +2,14 @@
 //! (see [`super::order`]) to a [`Sink`]: the external sort, or the reorder window that writes
 //! them out.
 
-use super::args::{SliceArgs, SliceNames};
-use super::spilled::{decode_record_into, CostFacts, Pass};
+use super::args::SliceArgs;
+use super::interned::Interner;
+use super::spilled::{decode_record_into, CostFacts, Names, Pass};
 use super::traces::{self, TraceTracks};
-use super::{encode_packet, wire, EventType, TracePacket, BEGIN, EMPTY, END};
+use super::{
+    encode_packet, track_name, wire, write_packet, write_track, EventType, TracePacket, BEGIN,
+    EMPTY, END, SEQ_NEEDS_INCREMENTAL_STATE,
+};
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
 use crate::spill::Sorter;
@@ -52,35 +56,82 @@ pub(super) fn time_key_of(bytes: &[u8]) -> TimeKey {
     )
 }
 
-/// Where the dispatches' events go, each its key and the event at its time.
+/// Where the dispatches' events go, each its key and the event at its time; and the packets
+/// their events need before them (a track's descriptor, interned names), in the order given.
 pub(super) trait Sink {
     fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()>;
+
+    /// `packet` (a `Trace.packet` field) is written before every event handed after it.
+    fn before(&mut self, packet: &[u8]) -> io::Result<()>;
 }
 
-impl Sink for Sorter {
+/// The events through an external sort by time, after the packets they need.
+pub(super) struct SortedEvents<'a> {
+    pub(super) sorter: &'a mut Sorter,
+    /// The packets given to [`Sink::before`], in order: written before the sorted events.
+    pub(super) before: Vec<u8>,
+}
+
+impl Sink for SortedEvents<'_> {
     fn event(&mut self, key: &TimeKey, event: &wire::Event) -> io::Result<()> {
         let mut packet = Vec::new();
         event.packet(key.0, &mut packet);
-        self.push_bytes(&key_bytes(key), &packet)
+        self.sorter.push_bytes(&key_bytes(key), &packet)
+    }
+
+    fn before(&mut self, packet: &[u8]) -> io::Result<()> {
+        self.before.extend_from_slice(packet);
+        Ok(())
     }
 }
 
-/// Track uuids: slices by (agent, stream, pass), counters by (agent, counter number).
-#[derive(Default)]
-pub(super) struct Tracks {
-    pub(super) slices: IdMap<(u64, u64, u32), u64>,
-    pub(super) counters: IdMap<(u64, u32), u64>,
-    /// The first uuid after these tracks'.
-    pub(super) next_uuid: u64,
+/// The dispatches' tracks, each described and numbered when its first event is made (numbers
+/// from `next_uuid`, under the process's track): slices by (agent, stream, pass), counters by
+/// (agent, counter number).
+struct Tracks {
+    parent: u64,
+    next_uuid: u64,
+    slices: IdMap<(u64, u64, u32), u64>,
+    counters: IdMap<(u64, u32), u64>,
+    /// A descriptor's packet, written into again for each track.
+    packet: Vec<u8>,
+}
+
+impl Tracks {
+    /// The track of `key` in `tracks`; a new one is described to `sink` first, named `name()`.
+    fn uuid<K: Eq + std::hash::Hash>(
+        &mut self,
+        which: fn(&mut Tracks) -> &mut IdMap<K, u64>,
+        key: K,
+        (name, counter): (impl FnOnce() -> io::Result<String>, bool),
+        sink: &mut dyn Sink,
+    ) -> io::Result<u64> {
+        if let Some(&uuid) = which(self).get(&key) {
+            return Ok(uuid);
+        }
+        let uuid = self.next_uuid;
+        self.packet.clear();
+        write_track(
+            &mut self.packet,
+            &mut false,
+            uuid,
+            self.parent,
+            name()?,
+            counter,
+        )?;
+        sink.before(&self.packet)?;
+        which(self).insert(key, uuid);
+        self.next_uuid += 1;
+        Ok(uuid)
+    }
 }
 
 /// What a process's events are made from, besides its records.
 pub(super) struct Context<'a> {
     pub(super) process: &'a ProcessRun,
-    pub(super) replay: bool,
-    pub(super) tracks: &'a Tracks,
     pub(super) traced: &'a TraceTracks,
-    pub(super) slice_names: &'a SliceNames,
+    /// The process's track, and the first uuid free for the dispatches' tracks.
+    pub(super) uuids: (u64, u64),
 }
 
 /// Puts the tracing records' events (see [`traces`]) into `sorter`.
@@ -117,14 +168,13 @@ impl Dispatch {
     /// place in the run); a new dispatch id makes the events of the one before.
     pub(super) fn add(
         &mut self,
-        key: &[u8],
-        payload: &[u8],
-        events: &mut Events,
+        (key, payload): (&[u8], &[u8]),
+        (events, names): (&mut Events, &Names),
         ticker: &Ticker,
     ) -> io::Result<()> {
         let dispatch_id = u64::from_be_bytes(key[..8].try_into().expect("8 bytes"));
         if self.id != Some(dispatch_id) {
-            self.finish(events)?;
+            self.finish(events, names)?;
             self.id = Some(dispatch_id);
         }
         let seq = u64::from_be_bytes(key[9..17].try_into().expect("8 bytes"));
@@ -145,23 +195,25 @@ impl Dispatch {
         Ok(())
     }
 
-    /// Makes the events of the dispatch taken last.
-    pub(super) fn finish(&mut self, events: &mut Events) -> io::Result<()> {
+    /// Makes the events of the dispatch taken last (`names`: its counters' names by number).
+    pub(super) fn finish(&mut self, events: &mut Events, names: &Names) -> io::Result<()> {
         let records = &self.records[..self.taken];
         for (seq, record) in records {
-            events.slice(*seq, record, self.cost.as_ref())?;
+            events.slice(*seq, record, self.cost.as_ref(), names)?;
         }
-        events.counter_points(records)?;
+        events.counter_points(records, names)?;
         self.taken = 0;
         self.cost = None;
         Ok(())
     }
 }
 
-/// Makes a dispatch's events and puts them into a sink.
+/// Makes a dispatch's events and puts them into a sink, after the packets they need.
 pub(super) struct Events<'a> {
     context: &'a Context<'a>,
     sink: &'a mut dyn Sink,
+    interner: &'a mut Interner,
+    tracks: Tracks,
     args: SliceArgs<'a>,
     event: wire::Event,
     /// A dispatch's devices and counter values (see [`Events::counter_points`]).
@@ -170,11 +222,25 @@ pub(super) struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
-    pub(super) fn new(context: &'a Context<'a>, sink: &'a mut dyn Sink) -> Self {
+    /// `args` and `interner` as the process's events start (names interned so far written).
+    pub(super) fn new(
+        context: &'a Context<'a>,
+        sink: &'a mut dyn Sink,
+        (args, interner): (SliceArgs<'a>, &'a mut Interner),
+    ) -> Self {
+        let (parent, next_uuid) = context.uuids;
         Events {
             context,
             sink,
-            args: SliceArgs::new(context.process, context.replay, context.slice_names),
+            interner,
+            tracks: Tracks {
+                parent,
+                next_uuid,
+                slices: IdMap::default(),
+                counters: IdMap::default(),
+                packet: Vec::new(),
+            },
+            args,
             event: wire::Event::default(),
             agents: Vec::new(),
             values: Vec::new(),
@@ -182,11 +248,24 @@ impl<'a> Events<'a> {
     }
 
     /// The begin and end of a pass's slice.
-    fn slice(&mut self, seq: u64, pass: &Pass, cost: Option<&CostFacts>) -> io::Result<()> {
+    fn slice(
+        &mut self,
+        seq: u64,
+        pass: &Pass,
+        cost: Option<&CostFacts>,
+        names: &Names,
+    ) -> io::Result<()> {
         let context = self.context;
         let record = &pass.record;
         let pass_number = record.replay_pass.unwrap_or(0);
-        let uuid = context.tracks.slices[&(record.agent_id, record.stream_id, pass_number)];
+        let (agent, stream) = (record.agent_id, record.stream_id);
+        let name = || Ok(track_name(context.process, agent, stream, pass_number));
+        let key = (agent, stream, pass_number);
+        let uuid = self
+            .tracks
+            .uuid(|t| &mut t.slices, key, (name, false), self.sink)?;
+        self.args.intern(pass, names, self.interner)?;
+        self.write_interned()?;
         let end = record.end_ns.max(record.start_ns);
         let class = if end == record.start_ns { EMPTY } else { BEGIN };
         self.event.clear();
@@ -207,7 +286,7 @@ impl<'a> Events<'a> {
     /// Per device and counter, the dispatch's value over its application execution (its lowest
     /// pass) and 0 from its end; the value is the lowest pass's that measured the counter. A
     /// zero-length dispatch has both at one time, the value first.
-    fn counter_points(&mut self, records: &[(u64, Pass)]) -> io::Result<()> {
+    fn counter_points(&mut self, records: &[(u64, Pass)], names: &Names) -> io::Result<()> {
         let Some(dispatch_id) = records.first().map(|(_, p)| p.record.dispatch_id) else {
             return Ok(());
         };
@@ -246,7 +325,13 @@ impl<'a> Events<'a> {
             let last = self.values.partition_point(|v| v.0 <= agent);
             for index in first..last {
                 let (_, number, _, value) = self.values[index];
-                let uuid = self.context.tracks.counters[&(agent, number)];
+                let name = || Ok(format!("Agent [{agent}] PMC {}", names.name(number)?));
+                let uuid = self.tracks.uuid(
+                    |t| &mut t.counters,
+                    (agent, number),
+                    (name, true),
+                    self.sink,
+                )?;
                 for (seq, time, class, value) in [(0, start, rise, value), (1, end, fall, 0.0)] {
                     self.event.clear();
                     self.event.kind(EventType::Counter, None, uuid);
@@ -254,6 +339,21 @@ impl<'a> Events<'a> {
                     self.push((time, class, uuid, dispatch_id), true, seq)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Writes the names interned since the last call before the events that use them.
+    fn write_interned(&mut self) -> io::Result<()> {
+        if let Some(names) = self.interner.take_new() {
+            let mut packet = Vec::new();
+            let interned = TracePacket {
+                interned_data: Some(names),
+                sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
+                ..Default::default()
+            };
+            write_packet(&mut packet, &mut false, interned)?;
+            self.sink.before(&packet)?;
         }
         Ok(())
     }

@@ -1,17 +1,22 @@
 //! A process's events in order through reorder windows ([`super::window`]) rather than external
-//! sorts: the costs and records, each nearly in dispatch order in their spools, through a window
-//! each, merged; the events, nearly in time order, through one more on a thread of its own
+//! sorts: the costs (in their spool) and the records (as read), each nearly in dispatch order,
+//! through a window each, merged; the events, nearly in time order, through one more on a thread of its own
 //! ([`super::in_time`]), merged with the tracing records' events (sorted apart: they are in
 //! memory and in an order of their own), and written out as they leave it. An item later than a window allows stops it with
 //! [`super::window::NotOrdered`]; what was written is then written again the slow way.
 
-use super::events::{self, Context, Dispatch, Events, Sink, BY_TIME_KEY};
+use super::args::SliceArgs;
+use super::events::{self, Context, Dispatch, Events, BY_TIME_KEY};
 use super::in_time;
+use super::interned::Interner;
 use super::order::BY_DISPATCH_KEY;
-use super::spool::{Spool, SpoolReader};
+use super::records::RecordItems;
+use super::spilled::Names;
+use super::spool::{Items, Spool};
 use super::window::Window;
 use crate::progress::Ticker;
 use crate::spill::Sorter;
+use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -39,62 +44,56 @@ fn windows() -> (usize, usize) {
     TEST_WINDOWS.with(|w| w.get())
 }
 
-/// Writes the events of `context`'s process, from the costs and records in the spools, to
-/// `out` (in time order on a thread of their own, [`in_time`]).
+/// Writes the events of `context`'s process, from the costs in their spool and the records as
+/// read, to `out` (in time order on a thread of their own, [`in_time`]); `args` and `interner`
+/// name its slices.
 pub(super) fn write_events(
     out: &mut (impl Write + Send),
     context: &Context,
-    (costs, records): (&mut Spool, &mut Spool),
+    (costs, records, names): (&mut Spool, &mut RecordItems, &RefCell<Names>),
+    (args, interner): (SliceArgs, &mut Interner),
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
     let mut traced = Sorter::new(BY_TIME_KEY, spill_dir);
     events::trace_events(context, &mut traced)?;
     let ordering = (windows().1, traced.into_sorted()?);
     in_time::with_ordering_thread(out, ordering, |by_time| {
-        from_spools(context, (costs, records), by_time, ticker)
+        let mut events = Events::new(context, by_time, (args, interner));
+        let mut costs = costs.read()?;
+        let mut costs = InDispatch::new(&mut costs);
+        let mut records = InDispatch::new(records);
+        let mut dispatch = Dispatch::default();
+        loop {
+            let from_costs = match (costs.peek()?, records.peek()?) {
+                (None, None) => break,
+                (Some(cost), Some(record)) => cost <= record,
+                (cost, _) => cost.is_some(),
+            };
+            let source = if from_costs { &mut costs } else { &mut records };
+            let item = source.take();
+            let (key, payload) = item.split_at(BY_DISPATCH_KEY);
+            let names = &names.borrow();
+            dispatch.add((key, payload), (&mut events, names), ticker)?;
+            source.window.recycle(item);
+        }
+        dispatch.finish(&mut events, &names.borrow())
     })
-}
-
-/// Makes the events of the costs and records in the spools, in dispatch order through windows.
-fn from_spools(
-    context: &Context,
-    (costs, records): (&mut Spool, &mut Spool),
-    by_time: &mut dyn Sink,
-    ticker: &Ticker,
-) -> io::Result<()> {
-    let mut events = Events::new(context, by_time);
-    let mut costs = InDispatch::new(costs.read()?);
-    let mut records = InDispatch::new(records.read()?);
-    let mut dispatch = Dispatch::default();
-    loop {
-        let from_costs = match (costs.peek()?, records.peek()?) {
-            (None, None) => break,
-            (Some(cost), Some(record)) => cost <= record,
-            (cost, _) => cost.is_some(),
-        };
-        let source = if from_costs { &mut costs } else { &mut records };
-        let item = source.take();
-        let (key, payload) = item.split_at(BY_DISPATCH_KEY);
-        dispatch.add(key, payload, &mut events, ticker)?;
-        source.window.recycle(item);
-    }
-    dispatch.finish(&mut events)
 }
 
 /// Dispatch id, cost (0) or record (1), place in the run.
 type DispatchKey = (u64, u8, u64);
 
-/// A spool's items in dispatch order, through a window.
-struct InDispatch {
-    reader: SpoolReader,
+/// Items in dispatch order, through a window.
+struct InDispatch<'r> {
+    reader: &'r mut dyn Items,
     window: Window<DispatchKey>,
     more: bool,
     /// The next item (key and item), out of the window.
     next: Option<(DispatchKey, Vec<u8>)>,
 }
 
-impl InDispatch {
-    fn new(reader: SpoolReader) -> Self {
+impl<'r> InDispatch<'r> {
+    fn new(reader: &'r mut dyn Items) -> Self {
         InDispatch {
             reader,
             window: Window::new(windows().0),

@@ -1,7 +1,7 @@
 //! The events put in time order and written on a thread of their own: the thread that makes them
 //! hands them over in batches ([`Batches`], a [`Sink`]), and this one puts them through a reorder
 //! window ([`super::window`]), merges them with the tracing records' sorted events and writes
-//! them to the file, so that ordering and writing a long trace take no time from making its
+//! them to the file (a packet they need, such as a track's descriptor, as soon as it comes), so that ordering and writing a long trace take no time from making its
 //! events (issue 49). Memory: the window and a few batches.
 
 use super::events::{time_key_of, Sink, TimeKey};
@@ -18,11 +18,12 @@ const WAITING: usize = 2;
 /// The buffer of the thread's writes to the file.
 const WRITE_BUFFER: usize = 1 << 20;
 
-/// Events, each its key and the span of `bytes` that is its `Trace.packet` field.
+/// Events, each its key and the span of `bytes` that is its `Trace.packet` field; no key: a
+/// packet written as it comes, before the events after it (see [`Sink::before`]).
 #[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
-    items: Vec<(TimeKey, usize)>,
+    items: Vec<(Option<TimeKey>, usize)>,
 }
 
 /// Calls `body` with a sink whose events a thread puts in time order through a window of `window`
@@ -44,7 +45,11 @@ pub(super) fn with_ordering_thread(
                 for mut batch in to_order {
                     let mut start = 0;
                     for &(key, end) in &batch.items {
-                        in_time.event(key, &batch.bytes[start..end])?;
+                        let field = &batch.bytes[start..end];
+                        match key {
+                            Some(key) => in_time.event(key, field)?,
+                            None => in_time.out.write_all(field)?,
+                        }
                         start = end;
                     }
                     batch.bytes.clear();
@@ -113,10 +118,16 @@ impl Sink for Batches {
         let bytes = &mut self.batch.bytes;
         bytes.push(PACKET_FIELD);
         event.packet(key.0, bytes);
-        self.batch.items.push((*key, bytes.len()));
+        self.batch.items.push((Some(*key), bytes.len()));
         if bytes.len() >= BATCH {
             self.send()?;
         }
+        Ok(())
+    }
+
+    fn before(&mut self, packet: &[u8]) -> io::Result<()> {
+        self.batch.bytes.extend_from_slice(packet);
+        self.batch.items.push((None, self.batch.bytes.len()));
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use super::{InternedData, InternedString};
 use std::collections::HashMap;
 
 /// The names given a number so far, per kind, and those not yet written.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Interner {
     categories: HashMap<String, u64>,
     event_names: HashMap<String, u64>,

@@ -79,11 +79,6 @@ impl Names {
         number
     }
 
-    /// Every name, by number.
-    pub(super) fn all(&self) -> &[String] {
-        &self.names
-    }
-
     pub(super) fn name(&self, number: u32) -> io::Result<&str> {
         self.names
             .get(number as usize)

@@ -1,6 +1,6 @@
 //! Items written once to an anonymous temporary file, in the order given, and read back from
-//! the start as often as needed: the records of a process, kept between the read that finds its
-//! tracks and the writing of its events, in bounded memory.
+//! the start as often as needed: the replay costs of a process, read before its records so that
+//! each slice finds its dispatch's, in bounded memory.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
@@ -40,13 +40,18 @@ impl Spool {
     }
 }
 
+/// Items in order, each its key then its payload (as [`Spool::push`] takes them).
+pub(super) trait Items {
+    /// Sets `item` to the next item (key and payload); false after the last.
+    fn next_into(&mut self, item: &mut Vec<u8>) -> io::Result<bool>;
+}
+
 pub(super) struct SpoolReader {
     file: BufReader<File>,
 }
 
-impl SpoolReader {
-    /// Sets `item` to the next item (key and payload); false after the last.
-    pub(super) fn next_into(&mut self, item: &mut Vec<u8>) -> io::Result<bool> {
+impl Items for SpoolReader {
+    fn next_into(&mut self, item: &mut Vec<u8>) -> io::Result<bool> {
         let mut len = [0u8; 4];
         match self.file.read_exact(&mut len) {
             Ok(()) => {}

@@ -227,9 +227,10 @@ fn a_trace_sorted_through_files_is_the_one_sorted_in_memory() {
     crate::spill::TEST_BUDGET.with(|b| b.set(64));
     write_pftrace(&run, &spilled).unwrap();
     crate::spill::TEST_BUDGET.with(|b| b.set(crate::spill::MEMORY_BUDGET));
-    assert_eq!(
-        std::fs::read(&memory).unwrap(),
-        std::fs::read(&spilled).unwrap()
+    assert_same_trace(
+        &std::fs::read(&memory).unwrap(),
+        &std::fs::read(&spilled).unwrap(),
+        "s.pftrace",
     );
     // Only the trace is left in the folder: the sort's files are gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
@@ -268,16 +269,71 @@ fn the_reorder_windows_and_the_sorts_they_fall_back_to_write_the_same_trace() {
     for (name, budget) in [("m.pftrace", usize::MAX), ("s.pftrace", 64)] {
         let (sorted, fell_back) = write(name, (1, 1), budget);
         assert_eq!(fell_back, 3, "{name}");
-        assert!(sorted == windowed, "{name}: not the windows' trace");
+        assert_same_trace(&sorted, &windowed, name);
     }
-    // Windows just large enough for some processes.
+    // Windows just large enough for some processes; windows small enough that the events leave
+    // them among the tracks' descriptors.
     let (mixed, _) = write("x.pftrace", (3, 8), usize::MAX);
-    assert!(mixed == windowed);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+    assert_same_trace(&mixed, &windowed, "x.pftrace");
+    let (early, fell_back) = write("e.pftrace", (4096, 8), usize::MAX);
+    assert_eq!(fell_back, 0);
+    // In the first process's packets (up to the second's track), a track described after an
+    // event: the windows wrote events before all tracks were met.
+    let early_packets = packets(&early);
+    let is_process = |p: &TracePacket| {
+        p.track_descriptor
+            .as_ref()
+            .is_some_and(|d| d.process.is_some())
+    };
+    let second = early_packets.iter().skip(1).position(is_process).unwrap() + 1;
+    let first_process = &early_packets[..second];
+    let first_event = first_process.iter().position(|p| p.track_event.is_some());
+    let last_track = first_process
+        .iter()
+        .rposition(|p| p.track_descriptor.is_some());
+    assert!(
+        last_track > first_event,
+        "a track described among the events"
+    );
+    assert_same_trace(&early, &windowed, "e.pftrace");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
+}
+
+/// `a` and `b` hold the same events in the same order, and the same other packets (the tracks'
+/// descriptors, interned names) in the same order, each before the events that need it (which
+/// [`packets`] checks of the names; the descriptors are checked here): the traces the windows
+/// and the sorts write differ only in where those packets fall among the events.
+fn assert_same_trace(a: &[u8], b: &[u8], name: &str) {
+    let split = |bytes: &[u8]| {
+        let mut described = std::collections::HashSet::new();
+        let (mut events, mut others) = (Vec::new(), Vec::new());
+        for packet in packets(bytes) {
+            if let Some(event) = &packet.track_event {
+                let track = event.track_uuid.unwrap();
+                assert!(
+                    described.contains(&track),
+                    "{name}: an event before its track"
+                );
+                events.push(packet);
+            } else {
+                if let Some(track) = &packet.track_descriptor {
+                    described.insert(track.uuid.unwrap());
+                }
+                others.push(packet);
+            }
+        }
+        (events, others)
+    };
+    let ((a_events, a_others), (b_events, b_others)) = (split(a), split(b));
+    assert!(a_events == b_events, "{name}: not the same events");
+    assert!(
+        a_others == b_others,
+        "{name}: not the same tracks and names"
+    );
 }
 
 #[test]
-fn names_are_interned_once_per_file_on_the_first_process_that_uses_them() {
+fn names_are_interned_once_per_file_before_the_first_event_that_uses_them() {
     let mut run = RunData::from_records(testdata::recorded_run(42));
     let mut other = run.processes[0].clone();
     other.process.pid += 1;
@@ -287,25 +343,40 @@ fn names_are_interned_once_per_file_on_the_first_process_that_uses_them() {
     write_pftrace(&run, &path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let mut raw = &bytes[..];
-    let mut interned = Vec::new();
+    // (pid of the process whose tracks come last, names interned after them).
+    let mut interned: Vec<(Option<i32>, InternedData)> = Vec::new();
+    let mut process = None;
     while !raw.is_empty() {
         raw = &raw[1..];
         let packet = TracePacket::decode_length_delimited(&mut raw).unwrap();
+        if let Some(pid) = packet.track_descriptor.and_then(|d| d.process?.pid) {
+            process = Some(pid);
+        }
         if let Some(data) = packet.interned_data {
-            let process = packet.track_descriptor.and_then(|d| d.process);
-            interned.push((process.and_then(|p| p.pid), data));
+            assert_eq!(packet.sequence_flags, Some(SEQ_NEEDS_INCREMENTAL_STATE));
+            interned.push((process, data));
         }
     }
-    // Only the first process's track carries names: the second's slices use the same ones.
+    // Only the first process's events bring names: the second's slices use the same ones.
     let first_pid = Some(run.processes[0].process.pid as i32);
-    assert_eq!(interned.len(), 1);
-    assert_eq!(interned[0].0, first_pid);
-    let data = &interned[0].1;
+    assert!(!interned.is_empty());
+    assert!(interned.iter().all(|(pid, _)| *pid == first_pid));
+    let mut all = InternedData::default();
+    for (_, data) in interned {
+        all.event_categories.extend(data.event_categories);
+        all.event_names.extend(data.event_names);
+        all.debug_annotation_names
+            .extend(data.debug_annotation_names);
+    }
     let names = |v: &[InternedString]| -> Vec<String> {
         v.iter().map(|s| s.name.clone().unwrap()).collect()
     };
-    assert_eq!(names(&data.event_categories), [CATEGORY]);
-    assert!(names(&data.debug_annotation_names).contains(&"begin_ns".to_string()));
+    assert_eq!(names(&all.event_categories), [CATEGORY]);
+    let arguments = names(&all.debug_annotation_names);
+    assert!(arguments.contains(&"begin_ns".to_string()));
+    // Each name once.
+    let unique: std::collections::HashSet<&String> = arguments.iter().collect();
+    assert_eq!(unique.len(), arguments.len());
     // Every slice of both processes has its names back ([`packets`] resolves them).
     let begins: Vec<TrackEvent> = packets(&bytes)
         .into_iter()

@@ -45,6 +45,8 @@ pub(super) struct TraceTracks {
     launches: RoaringTreemap,
     /// Added to a correlation id: flow ids unique in the file.
     flow_base: u64,
+    /// The first uuid after these tracks'.
+    pub(super) next_uuid: u64,
 }
 
 impl TraceTracks {
@@ -174,6 +176,7 @@ pub(super) fn write_tracks(
         start_end,
         launches: launched,
         flow_base: parent,
+        next_uuid,
     })
 }
 

@@ -36,6 +36,7 @@ fn key(out: &mut Vec<u8>, tag: u32, wire: u8) {
 
 /// An argument's name as its `DebugAnnotation.name_iid` field (1) encodes it: the name's number
 /// in the sequence's interned names ([`super::interned`]), written before the argument's value.
+#[derive(Clone, Copy)]
 pub(super) struct Name {
     field: [u8; 11],
     len: usize,
