@@ -39,7 +39,6 @@ mod lanes;
 mod order;
 mod records;
 mod spilled;
-mod spool;
 mod traces;
 mod window;
 mod wire;

@@ -1,6 +1,6 @@
 //! A process's events in order through reorder windows ([`super::window`]) rather than external
-//! sorts: the costs (in their spool) and the records (as read), each nearly in dispatch order,
-//! through a window each, merged; the events, nearly in time order, through one more on a thread of its own
+//! sorts: the costs and the records, read side by side, each nearly in dispatch order, through a
+//! window each, merged; the events, nearly in time order, through one more on a thread of its own
 //! ([`super::in_time`]), merged with the tracing records' events (sorted apart: they are in
 //! memory and in an order of their own), and written out as they leave it. An item later than a window allows stops it with
 //! [`super::window::NotOrdered`]; what was written is then written again the slow way.
@@ -10,9 +10,8 @@ use super::events::{self, Context, Dispatch, Events, BY_TIME_KEY};
 use super::in_time;
 use super::interned::Interner;
 use super::order::BY_DISPATCH_KEY;
-use super::records::RecordItems;
+use super::records::{CostItems, Items, RecordItems};
 use super::spilled::Names;
-use super::spool::{Items, Spool};
 use super::window::Window;
 use crate::progress::Ticker;
 use crate::spill::Sorter;
@@ -44,13 +43,12 @@ fn windows() -> (usize, usize) {
     TEST_WINDOWS.with(|w| w.get())
 }
 
-/// Writes the events of `context`'s process, from the costs in their spool and the records as
-/// read, to `out` (in time order on a thread of their own, [`in_time`]); `args` and `interner`
+/// Writes the events of `context`'s process, from its costs and records as read, to `out` (in time order on a thread of their own, [`in_time`]); `args` and `interner`
 /// name its slices.
 pub(super) fn write_events(
     out: &mut (impl Write + Send),
     context: &Context,
-    (costs, records, names): (&mut Spool, &mut RecordItems, &RefCell<Names>),
+    (costs, records, names): (&mut CostItems, &mut RecordItems, &RefCell<Names>),
     (args, interner): (SliceArgs, &mut Interner),
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
@@ -59,8 +57,7 @@ pub(super) fn write_events(
     let ordering = (windows().1, traced.into_sorted()?);
     in_time::with_ordering_thread(out, ordering, |by_time| {
         let mut events = Events::new(context, by_time, (args, interner));
-        let mut costs = costs.read()?;
-        let mut costs = InDispatch::new(&mut costs);
+        let mut costs = InDispatch::new(costs);
         let mut records = InDispatch::new(records);
         let mut dispatch = Dispatch::default();
         loop {
@@ -125,7 +122,7 @@ impl<'r> InDispatch<'r> {
 }
 
 fn dispatch_key_of(item: &[u8]) -> io::Result<DispatchKey> {
-    let short = || io::Error::other("a spooled record is shorter than its key");
+    let short = || io::Error::other("an item is shorter than its key");
     let key = item.get(..BY_DISPATCH_KEY).ok_or_else(short)?;
     let u64_at = |at: usize| u64::from_be_bytes(key[at..at + 8].try_into().expect("8 bytes"));
     Ok((u64_at(0), key[8], u64_at(9)))

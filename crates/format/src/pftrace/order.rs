@@ -5,8 +5,8 @@
 //! earlier slices, then zero-length slices (each begin just before its end), then begins, so
 //! back-to-back slices stay apart and none ends before it begins; then by track and dispatch.
 //!
-//! The replay costs are read first, into a spool ([`super::spool`]); then the records, once, and
-//! two orders are made from them as they come, without holding the run:
+//! The replay costs and the records are read once, side by side, and two orders are made from
+//! them as they come, without holding the run:
 //! 1. by dispatch: each dispatch's records and its replay cost come together, so that a slice
 //!    gets its dispatch's cache state and clocks, and a counter track its dispatch's value (the
 //!    lowest pass that measured the counter) over its application execution (its lowest pass);
@@ -17,7 +17,7 @@
 //! order), so reorder windows ([`super::fast`]) make both and write the events as they come
 //! out (the ordering and the file's writes on a thread of their own, [`super::in_time`]).
 //! Records further out of order than a window holds make the process's events be written again,
-//! the records read again, through two external sorts ([`crate::spill`]): the same events, more
+//! the records and costs read again, through two external sorts ([`crate::spill`]): the same events, more
 //! slowly (the tracks' descriptors and interned names, written as met by the windows, come
 //! before them).
 //!
@@ -27,16 +27,15 @@
 use super::args::SliceArgs;
 use super::events::{self, Context, Dispatch, Events, SortedEvents, BY_TIME_KEY};
 use super::interned::Interner;
-use super::records::RecordItems;
-use super::spilled::{CostFacts, Names};
-use super::spool::{Items, Spool};
+use super::records::{CostItems, Items, RecordItems};
+use super::spilled::Names;
 use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, write_process_track, PACKET_FIELD};
 use crate::files::OutputFile;
 use crate::progress::Ticker;
 use crate::run::ProcessRun;
-use crate::spill::{Key, Sorter};
+use crate::spill::Sorter;
 use roaring::RoaringTreemap;
 use std::cell::RefCell;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
@@ -56,7 +55,6 @@ pub(super) fn write_events(
     (interner, first): (&mut Interner, &mut bool),
 ) -> io::Result<()> {
     let calls = traces::api_calls(process)?;
-    let mut costs = read_costs(process, spill_dir, ticker)?;
     let launched = launched(process, &calls.launch_ids)?;
     let process_uuid = write_process_track(out, process, index, first)?;
     let traced = traces::write_tracks(
@@ -76,6 +74,7 @@ pub(super) fn write_events(
     out.flush()?;
     let start = out.stream_position()?;
     let names = RefCell::new(Names::default());
+    let mut costs = CostItems::new(process, ticker);
     let mut records = RecordItems::new(process, &names, ticker);
     let windowed = fast::write_events(
         out.get_mut(),
@@ -92,6 +91,7 @@ pub(super) fn write_events(
             out.get_mut().file().set_len(start)?;
             *interner = interner_before;
             let names = RefCell::new(Names::default());
+            let mut costs = CostItems::new(process, ticker);
             let mut records = RecordItems::new(process, &names, ticker);
             write_sorted(
                 out,
@@ -111,15 +111,14 @@ pub(super) fn write_events(
 fn write_sorted(
     out: &mut impl Write,
     context: &Context,
-    (costs, records, names): (&mut Spool, &mut RecordItems, &RefCell<Names>),
+    (costs, records, names): (&mut CostItems, &mut RecordItems, &RefCell<Names>),
     (args, interner): (SliceArgs, &mut Interner),
     spill_dir: &Path,
     ticker: &Ticker,
 ) -> io::Result<()> {
     let mut by_dispatch = Sorter::new(BY_DISPATCH_KEY, spill_dir);
     let mut item = Vec::new();
-    let mut costs = costs.read()?;
-    for items in [&mut costs as &mut dyn Items, records] {
+    for items in [costs as &mut dyn Items, records] {
         while items.next_into(&mut item)? {
             let (key, payload) = item.split_at(BY_DISPATCH_KEY);
             by_dispatch.push_bytes(key, payload)?;
@@ -142,21 +141,6 @@ fn write_sorted(
         out.write_all(&[PACKET_FIELD])?;
         out.write_all(packet)
     })
-}
-
-/// The process's replay costs in a spool, each keyed for the order by dispatch.
-fn read_costs(process: &ProcessRun, spill_dir: &Path, ticker: &Ticker) -> io::Result<Spool> {
-    let mut costs = Spool::new(spill_dir)?;
-    let mut payload = Vec::new();
-    for (seq, cost) in process.each_cost().enumerate() {
-        let cost = cost.map_err(io::Error::other)?;
-        ticker.tick();
-        payload.clear();
-        CostFacts::of(&cost).encode(&mut payload);
-        let key = Key::new().u64(cost.dispatch_id).u8(0).u64(seq as u64);
-        costs.push(key.bytes(), &payload)?;
-    }
-    Ok(costs)
 }
 
 /// The launch calls (of `launches`) whose correlation id a dispatch's application execution
