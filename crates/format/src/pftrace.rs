@@ -13,14 +13,14 @@
 //! execution, 0 between dispatches (the value of the lowest pass that measured it, as the
 //! database's `counters_collection` gives it).
 //!
-//! The messages below are the subset of Perfetto's trace schema (`protos/perfetto/trace/
-//! perfetto_trace.proto`) that this writer needs, with the schema's field numbers, encoded by
-//! prost; the dispatches' events, millions in a long run, are encoded straight into a reused
-//! buffer instead, to the same bytes ([`wire`]), with what many share encoded once ([`args`])
-//! and the names they repeat interned ([`interned`]). The file is streamed: `Trace` is a
-//! sequence of `packet = 1` fields, written one at a time, each track described and each name
-//! interned before the first event that needs it ([`order`]). The CLI tests read it back with Perfetto's own
-//! Python bindings of the full schema.
+//! The messages below are the subset of Perfetto's trace schema
+//! (`protos/perfetto/trace/perfetto_trace.proto`) that this writer needs, with the schema's field
+//! numbers, encoded by prost; the dispatches' events, millions in a long run, are encoded straight
+//! into a reused buffer instead, to the same bytes ([`wire`]), with what many share encoded once
+//! ([`args`]) and the names they repeat interned ([`interned`]). The file is streamed: `Trace` is
+//! a sequence of `packet = 1` fields, written one at a time, each track described and each name
+//! interned before the first event that needs it ([`order`]). The CLI tests read it back with
+//! Perfetto's own Python bindings of the full schema.
 
 use crate::error::FormatError;
 use crate::files::write_file;

@@ -1,19 +1,21 @@
 //! A process's events in order through reorder windows ([`super::window`]) rather than external
 //! sorts: the costs and the records, read side by side, each nearly in dispatch order, through a
 //! window each, merged; the events, nearly in time order, through one more on a thread of its own
-//! ([`super::in_time`]), merged with the tracing records' events (sorted apart: they are in
-//! memory and in an order of their own), and written out as they leave it. An item later than a window allows stops it with
-//! [`super::window::NotOrdered`]; what was written is then written again the slow way.
+//! ([`super::in_time`]), merged with the tracing records' events (sorted apart: they are in memory
+//! and in an order of their own), and written out as they leave it. An item later than a window
+//! allows stops it with [`super::window::NotOrdered`]; what was written is then written again the
+//! slow way.
 
 use super::args::SliceArgs;
 use super::events::{self, Context, Dispatch, Events, BY_TIME_KEY};
 use super::in_time;
 use super::interned::Interner;
 use super::order::BY_DISPATCH_KEY;
-use super::records::{CostItems, Items, RecordItems};
+use super::records::{Items, Keyed};
 use super::spilled::Names;
 use super::window::Window;
 use crate::progress::Ticker;
+use crate::records::{DispatchRecord, ReplayCost};
 use crate::spill::Sorter;
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -43,12 +45,16 @@ fn windows() -> (usize, usize) {
     TEST_WINDOWS.with(|w| w.get())
 }
 
-/// Writes the events of `context`'s process, from its costs and records as read, to `out` (in time order on a thread of their own, [`in_time`]); `args` and `interner`
-/// name its slices.
+/// Writes the events of `context`'s process, from its costs and records as read, to `out` (in
+/// time order on a thread of their own, [`in_time`]); `args` and `interner` name its slices.
 pub(super) fn write_events(
     out: &mut (impl Write + Send),
     context: &Context,
-    (costs, records, names): (&mut CostItems, &mut RecordItems, &RefCell<Names>),
+    (costs, records, names): (
+        &mut Keyed<ReplayCost>,
+        &mut Keyed<DispatchRecord>,
+        &RefCell<Names>,
+    ),
     (args, interner): (SliceArgs, &mut Interner),
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {

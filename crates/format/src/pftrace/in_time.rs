@@ -1,8 +1,9 @@
 //! The events put in time order and written on a thread of their own: the thread that makes them
 //! hands them over in batches ([`Batches`], a [`Sink`]), and this one puts them through a reorder
-//! window ([`super::window`]), merges them with the tracing records' sorted events and writes
-//! them to the file (a packet they need, such as a track's descriptor, as soon as it comes), so that ordering and writing a long trace take no time from making its
-//! events (issue 49). Memory: the window and a few batches.
+//! window ([`super::window`]), merges them with the tracing records' sorted events and writes them
+//! to the file (a packet they need, such as a track's descriptor, as soon as it comes), so that
+//! ordering and writing a long trace take no time from making its events (issue 49). Memory: the
+//! window and a few batches.
 
 use super::events::{time_key_of, Sink, TimeKey};
 use super::window::Window;

@@ -1,7 +1,7 @@
 //! A process's tracks and events, from its records read once, in bounded memory.
 //!
-//! Layout: one track per (device, stream, pass) and one counter track per (device, counter),
-//! each described before its first event; every event of every track in time order. At one time: ends of
+//! Layout: one track per (device, stream, pass) and one counter track per (device, counter), each
+//! described before its first event; every event of every track in time order. At one time: ends of
 //! earlier slices, then zero-length slices (each begin just before its end), then begins, so
 //! back-to-back slices stay apart and none ends before it begins; then by track and dispatch.
 //!
@@ -14,12 +14,12 @@
 //!    place in the run, so that the order is the one a stable sort of them all would give).
 //!
 //! Records come nearly in both orders (a dispatch's passes close together, dispatches in time
-//! order), so reorder windows ([`super::fast`]) make both and write the events as they come
-//! out (the ordering and the file's writes on a thread of their own, [`super::in_time`]).
-//! Records further out of order than a window holds make the process's events be written again,
-//! the records and costs read again, through two external sorts ([`crate::spill`]): the same events, more
-//! slowly (the tracks' descriptors and interned names, written as met by the windows, come
-//! before them).
+//! order), so reorder windows ([`super::fast`]) make both and write the events as they come out
+//! (the ordering and the file's writes on a thread of their own, [`super::in_time`]). Records
+//! further out of order than a window holds make the process's events be written again, the records
+//! and costs read again, through two external sorts ([`crate::spill`]): the same events, more
+//! slowly (the tracks' descriptors and interned names, written as met by the windows, come before
+//! them).
 //!
 //! Tracks are numbered as met: the process's, its tracing records' tracks, then each dispatch
 //! track as its first event is made (in the order by dispatch), described just before it.
@@ -27,13 +27,14 @@
 use super::args::SliceArgs;
 use super::events::{self, Context, Dispatch, Events, SortedEvents, BY_TIME_KEY};
 use super::interned::Interner;
-use super::records::{CostItems, Items, RecordItems};
+use super::records::{self, Items, Keyed};
 use super::spilled::Names;
 use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, write_process_track, PACKET_FIELD};
 use crate::files::OutputFile;
 use crate::progress::Ticker;
+use crate::records::{DispatchRecord, ReplayCost};
 use crate::run::ProcessRun;
 use crate::spill::Sorter;
 use roaring::RoaringTreemap;
@@ -74,12 +75,12 @@ pub(super) fn write_events(
     out.flush()?;
     let start = out.stream_position()?;
     let names = RefCell::new(Names::default());
-    let mut costs = CostItems::new(process, ticker);
-    let mut records = RecordItems::new(process, &names, ticker);
+    let mut costs = records::costs(process, ticker);
+    let mut passes = records::passes(process, &names, ticker);
     let windowed = fast::write_events(
         out.get_mut(),
         &context,
-        (&mut costs, &mut records, &names),
+        (&mut costs, &mut passes, &names),
         (args, &mut *interner),
         (spill_dir, ticker),
     );
@@ -91,12 +92,12 @@ pub(super) fn write_events(
             out.get_mut().file().set_len(start)?;
             *interner = interner_before;
             let names = RefCell::new(Names::default());
-            let mut costs = CostItems::new(process, ticker);
-            let mut records = RecordItems::new(process, &names, ticker);
+            let mut costs = records::costs(process, ticker);
+            let mut passes = records::passes(process, &names, ticker);
             write_sorted(
                 out,
                 &context,
-                (&mut costs, &mut records, &names),
+                (&mut costs, &mut passes, &names),
                 (args_before, interner),
                 spill_dir,
                 ticker,
@@ -111,7 +112,11 @@ pub(super) fn write_events(
 fn write_sorted(
     out: &mut impl Write,
     context: &Context,
-    (costs, records, names): (&mut CostItems, &mut RecordItems, &RefCell<Names>),
+    (costs, records, names): (
+        &mut Keyed<ReplayCost>,
+        &mut Keyed<DispatchRecord>,
+        &RefCell<Names>,
+    ),
     (args, interner): (SliceArgs, &mut Interner),
     spill_dir: &Path,
     ticker: &Ticker,

@@ -1,7 +1,7 @@
-//! A dispatch pass and what the trace shows of its replay cost, as bytes for the reorder window
-//! and the external sort ([`crate::spill`]) that bring the records of one dispatch together: fixed-width
-//! little-endian fields; counter names as indexes into the process's list of names (a pass's
-//! NVTX ranges are not kept: the trace does not show them).
+//! A dispatch pass and what the trace shows of its replay cost, as bytes for the reorder window and
+//! the external sort ([`crate::spill`]) that bring the records of one dispatch together:
+//! fixed-width little-endian fields; counter names as indexes into the process's list of names (a
+//! pass's NVTX ranges are not kept: the trace does not show them).
 
 use crate::records::{CacheState, DispatchRecord, ReplayCost};
 use std::collections::HashMap;
