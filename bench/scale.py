@@ -6,7 +6,8 @@ several processes, one output format per run; then `kreplay convert` of the run'
 each format alone. Records for each run the application phase and the post-processing apart (the
 apps are started through a shell that notes the moment the last one ended), the post-processing
 rate in pass records per second, the peak resident memory of kreplay and of the largest app
-process, and the size of what was written.
+process, the size of what was written, and how long a plain buffered writer takes to write as
+many bytes on the same disk just after (the pace post-processing is compared with).
 
 Peak memory: kreplay's own high-water mark (VmHWM, polled every 20 ms while it runs; for
 convert also wait4's figure, which has no app to include), and each app's under /usr/bin/time.
@@ -79,6 +80,25 @@ def folder_bytes(path):
     return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
 
 
+def plain_write_s(nbytes, work):
+    """Seconds a plain buffered writer takes to write nbytes to a new file in work and close it
+    (1 MiB writes of one block, no fsync, as kreplay closes its files): the disk's pace that a
+    format's post-processing is compared with."""
+    if nbytes <= 0:
+        return None
+    block = os.urandom(2**20)
+    path = os.path.join(work, "plain-writer.bin")
+    t0 = time.perf_counter()
+    with open(path, "wb") as f:
+        left = nbytes
+        while left > 0:
+            f.write(block if left >= len(block) else block[:left])
+            left -= len(block)
+    seconds = time.perf_counter() - t0
+    os.remove(path)
+    return round(seconds, 3)
+
+
 def pass_records(database):
     """How many dispatch pass records a database holds (every process of it)."""
     with sqlite3.connect(database) as db:
@@ -122,6 +142,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work, flags=()):
         "kreplay_cpu_s": round(cpu, 2),
         "app_peak_mib": round(app_peak, 1),
         "written_mib": round(folder_bytes(os.path.join(out, "o")) / 2**20, 1),
+        "plain_write_s": plain_write_s(folder_bytes(os.path.join(out, "o")), work),
     }
     if code != 0:
         row["stderr"] = stderr[-2000:]
@@ -132,12 +153,19 @@ def convert_run(kreplay, database, fmt, work):
     dest = os.path.join(work, f"convert-{fmt}")
     argv = [kreplay, "convert", "-i", database, "-f", fmt, "-d", dest, "-o", "c"]
     seconds, code, stderr, peak, own, cpu = run_measured(argv, work)
+    written = folder_bytes(dest)
     row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2), "kreplay_cpu_s": round(cpu, 2),
-           "kreplay_peak_mib": round(max(own, peak), 1), "written_mib": round(folder_bytes(dest) / 2**20, 1)}
+           "kreplay_peak_mib": round(max(own, peak), 1), "written_mib": round(written / 2**20, 1),
+           "plain_write_s": plain_write_s(written, work)}
     if code:
         row["stderr"] = stderr[-2000:]
     shutil.rmtree(dest, ignore_errors=True)
     return row
+
+
+def times(seconds, plain):
+    """How many times the plain writer's time post-processing took (to one decimal)."""
+    return round(seconds / plain, 1) if plain else None
 
 
 def rate(records, seconds):
@@ -192,15 +220,16 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     print()
     print("| dispatches | processes | output | application s | post-processing s | pass records/s "
-          "| kreplay peak MiB | app peak MiB | written MiB |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| kreplay peak MiB | app peak MiB | written MiB | plain writer s | × plain writer |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     blank = lambda v: "" if v is None else v
     for r in sorted(rows, key=lambda r: (r["dispatches"], r["processes"])):
         peak = r["kreplay_peak_mib"]
         fail = "" if r["rc"] == 0 else f" (exit {r['rc']})"
         print(f"| {r['dispatches']} | {r['processes']} | {r['what']}{fail} | {blank(r.get('app_s'))} | "
               f"{r['post_s']} | {blank(r.get('records_per_s'))} | {peak} | {blank(r.get('app_peak_mib'))} | "
-              f"{r['written_mib']} |")
+              f"{r['written_mib']} | {blank(r.get('plain_write_s'))} | "
+              f"{blank(times(r['post_s'], r.get('plain_write_s')))} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "rows": rows}, f, indent=1)

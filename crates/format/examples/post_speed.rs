@@ -4,6 +4,10 @@
 use kreplay_format::{open_databases, write_outputs, OutputFormat};
 use std::time::Instant;
 
+// The command line's allocator (crates/cli/src/allocator.rs), so the figures are its figures.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn cpu(clock: libc::clockid_t) -> f64 {
     let mut t = libc::timespec {
         tv_sec: 0,

@@ -24,6 +24,7 @@ mod read_code_objects;
 mod read_markers;
 mod read_memory;
 mod record_counts;
+mod stepped;
 mod trace_order;
 mod trace_source;
 mod writer;

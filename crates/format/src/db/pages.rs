@@ -2,11 +2,11 @@
 //! (keyed by row id, so that each page is one indexed range), for writers that stream.
 
 use super::file::has_table;
+use super::stepped::{Stepped, SteppedRow};
 use crate::error::FormatError;
 use crate::records::*;
 use crate::run::{IdRanges, Page, RecordSource, Stored};
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Row};
+use rusqlite::{Connection, ToSql};
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -162,7 +162,7 @@ impl StoredProcess {
         &self,
         conn: &Connection,
         sql: &str,
-        params: impl rusqlite::Params,
+        params: &[&dyn ToSql],
         after: i64,
     ) -> Result<(Vec<ReplayCost>, i64), FormatError> {
         let err = self.err();
@@ -174,70 +174,69 @@ impl StoredProcess {
         } else {
             "0"
         };
-        let mut statement = conn
-            .prepare_cached(&format!(
+        let mut statement = Stepped::prepare(
+            conn,
+            &format!(
                 r#"SELECT dispatch_id, agent_id, outcome, passes, bytes_tracked, bytes_snapshotted,
                    bytes_restored, staging, drain_ns, snapshot_ns, pass_ns, restore_ns, cache,
                    sm_clock_min_mhz, sm_clock_max_mhz, memory_clock_min_mhz, memory_clock_max_mhz,
                    {timing}, id
                    FROM kreplay_replay_cost {sql}"#
-            ))
-            .map_err(err)?;
-        let mut rows = statement.query(params).map_err(err)?;
+            ),
+        )
+        .map_err(err)?;
+        statement.run(params).map_err(err)?;
         let mut costs = Vec::with_capacity(PAGE_ROWS as usize);
         let mut last = after;
-        while let Some(row) = rows.next().map_err(err)? {
-            costs.push(self.cost(row)?);
-            last = row.get(18).map_err(err)?;
+        while let Some(row) = statement.next().map_err(err)? {
+            costs.push(self.cost(&row)?);
+            last = row.int(18);
         }
         Ok((costs, last))
     }
 
     /// One replay cost row.
-    fn cost(&self, row: &Row<'_>) -> Result<ReplayCost, FormatError> {
-        let (err, corrupt) = (self.err(), self.corrupt());
-        let int = |index| -> Result<u64, FormatError> {
-            Ok(row.get::<_, i64>(index).map_err(err)? as u64)
+    fn cost(&self, row: &SteppedRow<'_>) -> Result<ReplayCost, FormatError> {
+        let corrupt = self.corrupt();
+        let int = |index| row.int(index) as u64;
+        let text = |index, what: &str| -> Result<&str, FormatError> {
+            row.text(index)
+                .and_then(|text| std::str::from_utf8(text).ok())
+                .ok_or_else(|| corrupt(format!("a replay cost's {what} is not text")))
         };
-        let text = |index| -> Result<&str, FormatError> {
-            row.get_ref(index)
-                .map_err(err)?
-                .as_str()
-                .map_err(|e| err(e.into()))
-        };
-        let outcome_text = text(2)?;
+        let outcome_text = text(2, "outcome")?;
         let outcome = parse_name(outcome_text)
             .ok_or_else(|| corrupt(format!("unknown replay outcome {outcome_text:?}")))?;
-        let staging_text = text(7)?;
+        let staging_text = text(7, "staging")?;
         let staging = parse_name(staging_text)
             .ok_or_else(|| corrupt(format!("unknown staging {staging_text:?}")))?;
-        let cache_text = text(12)?;
+        let cache_text = text(12, "cache")?;
         let cache = parse_name(cache_text)
             .ok_or_else(|| corrupt(format!("unknown cache state {cache_text:?}")))?;
-        let mhz = |index| -> Result<u32, FormatError> { row.get(index).map_err(err) };
-        let pass_ns_text = text(10)?;
+        let mhz = |index| row.int(index) as u32;
+        let pass_ns_text = text(10, "pass_ns")?;
         let pass_ns = parse_integers(pass_ns_text).map_err(|e| {
             corrupt(format!(
                 "pass_ns {pass_ns_text:?} is not a list of integers: {e}"
             ))
         })?;
         Ok(ReplayCost {
-            dispatch_id: int(0)?,
-            agent_id: int(1)?,
+            dispatch_id: int(0),
+            agent_id: int(1),
             outcome,
-            passes: row.get(3).map_err(err)?,
-            bytes_tracked: int(4)?,
-            bytes_snapshotted: int(5)?,
-            bytes_restored: int(6)?,
+            passes: row.int(3) as u32,
+            bytes_tracked: int(4),
+            bytes_snapshotted: int(5),
+            bytes_restored: int(6),
             staging,
-            drain_ns: int(8)?,
-            snapshot_ns: int(9)?,
+            drain_ns: int(8),
+            snapshot_ns: int(9),
             pass_ns,
-            restore_ns: int(11)?,
-            timing_execution_ns: int(17)?,
+            restore_ns: int(11),
+            timing_execution_ns: int(17),
             cache,
-            sm_clock_mhz: [mhz(13)?, mhz(14)?],
-            memory_clock_mhz: [mhz(15)?, mhz(16)?],
+            sm_clock_mhz: [mhz(13), mhz(14)],
+            memory_clock_mhz: [mhz(15), mhz(16)],
         })
     }
 }
@@ -301,7 +300,8 @@ impl RecordSource for StoredProcess {
         last: bool,
     ) -> Result<Vec<ReplayCost>, FormatError> {
         let conn = self.reader_connection(reader);
-        let (costs, _) = self.cost_rows(&conn, COST_RANGE_SQL, [ids.start(), ids.end()], 0)?;
+        let params = rusqlite::params![ids.start(), ids.end()];
+        let (costs, _) = self.cost_rows(&conn, COST_RANGE_SQL, params, 0)?;
         if last {
             release_cache(&conn);
         }
@@ -411,12 +411,9 @@ pub(super) struct Extdata {
 }
 
 impl Extdata {
-    /// The dynamic shared bytes and ranges of `value` (0 and none where absent or unreadable).
-    pub(super) fn read(&mut self, value: ValueRef<'_>) -> (u32, Vec<String>) {
-        let text = match value {
-            ValueRef::Text(text) => Some(text),
-            _ => None,
-        };
+    /// The dynamic shared bytes and ranges of extdata `text` (0 and none where absent or
+    /// unreadable).
+    pub(super) fn read(&mut self, text: Option<&[u8]>) -> (u32, Vec<String>) {
         if self.text.as_deref() != text {
             let owned = text.map(|t| String::from_utf8_lossy(t).into_owned());
             self.parsed = (

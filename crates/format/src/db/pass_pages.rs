@@ -5,10 +5,10 @@
 //! per pass: SQLite steps fewer rows, and a dispatch's columns are decoded once.
 
 use super::pages::{release_cache, Extdata, Layout, RowMap, StoredProcess};
+use super::stepped::{Stepped, SteppedRow};
 use crate::error::FormatError;
 use crate::records::*;
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Row};
+use rusqlite::{Connection, ToSql};
 use std::collections::HashMap;
 
 /// Dispatch rows further apart than this are read by separate ranges, so that a page whose
@@ -84,22 +84,6 @@ const DISPATCH_ROWS_SQL: &str = r#"SELECT K.id, K.dispatch_id, E.correlation_id,
     K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z, K.extdata
     FROM rocpd_kernel_dispatch K LEFT JOIN rocpd_event E ON E.id = K.event_id
     WHERE K.id BETWEEN ?1 AND ?2 ORDER BY K.id"#;
-
-/// An integer column, NULL read as 0.
-fn int(row: &Row<'_>, index: usize) -> rusqlite::Result<i64> {
-    match row.get_ref(index)? {
-        ValueRef::Null => Ok(0),
-        value => Ok(value.as_i64()?),
-    }
-}
-
-/// An integer column that may be NULL.
-fn optional(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<i64>> {
-    match row.get_ref(index)? {
-        ValueRef::Null => Ok(None),
-        value => Ok(Some(value.as_i64()?)),
-    }
-}
 
 impl StoredProcess {
     /// The dispatch passes after the pass row `after`, at most a page of them, with the id of
@@ -195,26 +179,23 @@ impl StoredProcess {
         &self,
         conn: &Connection,
         sql: &str,
-        params: impl rusqlite::Params,
+        params: &[&dyn ToSql],
         after: i64,
     ) -> Result<(Vec<PassRow>, i64), FormatError> {
         let err = self.err();
-        let mut statement = conn.prepare_cached(sql).map_err(err)?;
-        let mut rows = statement.query(params).map_err(err)?;
+        let mut statement = Stepped::prepare(conn, sql).map_err(err)?;
+        statement.run(params).map_err(err)?;
         let mut passes = Vec::with_capacity(super::pages::PAGE_ROWS as usize);
         let mut last = after;
-        while let Some(row) = rows.next().map_err(err)? {
-            let read = || -> rusqlite::Result<PassRow> {
-                Ok(PassRow {
-                    dispatch_row: int(row, 0)?,
-                    replay_pass: row.get(1)?,
-                    start_ns: int(row, 2)? as u64,
-                    end_ns: int(row, 3)? as u64,
-                    key: optional(row, 4)?,
-                })
-            };
-            passes.push(read().map_err(err)?);
-            last = int(row, 5).map_err(err)?;
+        while let Some(row) = statement.next().map_err(err)? {
+            passes.push(PassRow {
+                dispatch_row: row.int(0),
+                replay_pass: row.optional(1).map(|pass| pass as u32),
+                start_ns: row.int(2) as u64,
+                end_ns: row.int(3) as u64,
+                key: row.optional(4),
+            });
+            last = row.int(5);
         }
         Ok((passes, last))
     }
@@ -230,7 +211,7 @@ impl StoredProcess {
         let mut wanted: Vec<i64> = passes.iter().map(|p| p.dispatch_row).collect();
         wanted.sort_unstable();
         wanted.dedup();
-        let mut statement = conn.prepare_cached(DISPATCH_ROWS_SQL).map_err(err)?;
+        let mut statement = Stepped::prepare(conn, DISPATCH_ROWS_SQL).map_err(err)?;
         let mut found = Vec::with_capacity(wanted.len());
         let mut extdata = Extdata::default();
         let mut start = 0;
@@ -240,15 +221,17 @@ impl StoredProcess {
                 end += 1;
             }
             let run = &wanted[start..end];
-            let mut rows = statement.query([run[0], run[run.len() - 1]]).map_err(err)?;
+            statement
+                .run(rusqlite::params![run[0], run[run.len() - 1]])
+                .map_err(err)?;
             let mut next = 0;
-            while let Some(row) = rows.next().map_err(err)? {
-                let id = int(row, 0).map_err(err)?;
+            while let Some(row) = statement.next().map_err(err)? {
+                let id = row.int(0);
                 while run.get(next).is_some_and(|&w| w < id) {
                     next += 1;
                 }
                 if run.get(next) == Some(&id) {
-                    found.push(self.dispatch_row(row, id, &mut extdata)?);
+                    found.push(self.dispatch_row(&row, id, &mut extdata)?);
                 }
             }
             start = end;
@@ -260,17 +243,16 @@ impl StoredProcess {
     /// rows of a run mostly share it).
     fn dispatch_row(
         &self,
-        row: &Row<'_>,
+        row: &SteppedRow<'_>,
         id: i64,
         extdata: &mut Extdata,
     ) -> Result<DispatchRow, FormatError> {
-        let (err, corrupt) = (self.err(), self.corrupt());
-        let int = |index| int(row, index).map_err(err);
-        let agent_row = int(3)?;
-        let kernel_row = int(6)?;
-        let block = [int(10)? as u32, int(11)? as u32, int(12)? as u32];
+        let corrupt = self.corrupt();
+        let agent_row = row.int(3);
+        let kernel_row = row.int(6);
+        let block = [row.int(10) as u32, row.int(11) as u32, row.int(12) as u32];
         // The database counts the grid in work-items; the record counts blocks.
-        let grid_threads = [int(7)? as u64, int(8)? as u64, int(9)? as u64];
+        let grid_threads = [row.int(7) as u64, row.int(8) as u64, row.int(9) as u64];
         let mut grid = [0u32; 3];
         for axis in 0..3 {
             grid[axis] = match block[axis] {
@@ -278,17 +260,16 @@ impl StoredProcess {
                 threads_per_block => (grid_threads[axis] / u64::from(threads_per_block)) as u32,
             };
         }
-        let (dynamic_shared_bytes, ranges) = extdata.read(row.get_ref(13).map_err(err)?);
+        let (dynamic_shared_bytes, ranges) = extdata.read(row.text(13));
         let mapped = |map: &RowMap<u64>, index, what: &str| {
-            optional(row, index)
-                .map_err(err)?
+            row.optional(index)
                 .and_then(|id| map.get(&id).copied())
                 .ok_or_else(|| corrupt(format!("a dispatch refers to an unknown {what} row")))
         };
         Ok(DispatchRow {
             id,
-            dispatch_id: int(1)? as u64,
-            correlation_id: int(2)? as u64,
+            dispatch_id: row.int(1) as u64,
+            correlation_id: row.int(2) as u64,
             agent_id: *self.agent_ids.get(&agent_row).ok_or_else(|| {
                 corrupt(format!(
                     "a dispatch refers to unknown agent row {agent_row}"
@@ -340,15 +321,11 @@ impl StoredProcess {
     ) -> Result<Vec<(i64, i64, f64)>, FormatError> {
         let err = self.err();
         let mut values = Vec::with_capacity(expected);
-        let mut statement = conn.prepare_cached(self.layout.values_sql()).map_err(err)?;
-        let mut rows = statement.query([low, high]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            let read = || -> rusqlite::Result<(i64, i64, f64)> {
-                // SQLite stores NaN as NULL; we never write NULL otherwise.
-                let value = row.get_ref(2)?.as_f64_or_null()?.unwrap_or(f64::NAN);
-                Ok((row.get_ref(0)?.as_i64()?, row.get_ref(1)?.as_i64()?, value))
-            };
-            values.push(read().map_err(err)?);
+        let mut statement = Stepped::prepare(conn, self.layout.values_sql()).map_err(err)?;
+        statement.run(rusqlite::params![low, high]).map_err(err)?;
+        while let Some(row) = statement.next().map_err(err)? {
+            // SQLite stores NaN as NULL; we never write NULL otherwise.
+            values.push((row.int(0), row.int(1), row.real_or_nan(2)));
         }
         Ok(values)
     }

@@ -197,3 +197,42 @@ fn ranges_and_their_ends_are_found_by_row_id_without_a_scan() {
         assert!(!plan.contains("SCAN kreplay"), "{sql}: {plan}");
     }
 }
+
+#[test]
+fn a_replay_cost_whose_text_columns_are_not_text_is_reported_as_corrupt() {
+    for (set, said) in [
+        ("outcome = x'07'", "outcome is not text"),
+        ("staging = NULL", "staging is not text"),
+        ("cache = 'lukewarm'", "unknown cache state \"lukewarm\""),
+        ("pass_ns = '[1,x]'", "is not a list of integers"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.db");
+        write(&path, &records(&[9]));
+        let conn = Connection::open(&path).unwrap();
+        // staging is NOT NULL in the schema: the check is lifted for the test's corrupt row.
+        conn.execute_batch(
+            "PRAGMA writable_schema = ON;
+             UPDATE sqlite_schema SET sql = replace(sql, '\"staging\" TEXT NOT NULL', '\"staging\" TEXT')
+               WHERE name = 'kreplay_replay_cost';
+             PRAGMA writable_schema = OFF;",
+        )
+        .unwrap();
+        drop(conn);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute(
+            &format!("UPDATE kreplay_replay_cost SET {set} WHERE id = (SELECT max(id) FROM kreplay_replay_cost)"),
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let run = open_databases(std::slice::from_ref(&path)).unwrap();
+        let stored = stored(&run.processes[0]);
+        let err = stored.costs_after(0).expect_err(set).to_string();
+        assert!(err.contains(said), "{set}: {err}");
+        let ids = stored.id_ranges(Stored::Costs).unwrap();
+        let err = stored.costs_in(ids.first..=ids.last, 1, true);
+        let err = err.expect_err(set).to_string();
+        assert!(err.contains(said), "{set}: {err}");
+    }
+}
