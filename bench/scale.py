@@ -6,8 +6,9 @@ several processes, one output format per run; then `kreplay convert` of the run'
 each format alone. Records for each run the application phase and the post-processing apart (the
 apps are started through a shell that notes the moment the last one ended), the post-processing
 rate in pass records per second, the peak resident memory of kreplay and of the largest app
-process, the size of what was written, and how long a plain buffered writer takes to write as
-many bytes on the same disk just after (the pace post-processing is compared with).
+process, the size of what was written, and how long a plain buffered writer takes to put as
+many bytes on the same disk just after (the disk's pace, which post-processing is compared
+with). Each run starts once what the runs before it wrote is on the disk (sync).
 
 Peak memory: kreplay's own high-water mark (VmHWM, polled every 20 ms while it runs; for
 convert also wait4's figure, which has no app to include), and each app's under /usr/bin/time.
@@ -60,6 +61,8 @@ def run_measured(argv, cwd):
     """Runs argv, returns (seconds, returncode, stderr, peak RSS in MiB of it and its children,
     its own peak RSS in MiB, its own CPU seconds as last polled)."""
     env = dict(os.environ, KREPLAY_PROGRESS="0")
+    # What earlier runs wrote reaches the disk first, so that its write-back is not timed here.
+    os.sync()
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stop, own = threading.Event(), [0.0, 0.0]
@@ -81,19 +84,23 @@ def folder_bytes(path):
 
 
 def plain_write_s(nbytes, work):
-    """Seconds a plain buffered writer takes to write nbytes to a new file in work and close it
-    (1 MiB writes of one block, no fsync, as kreplay closes its files): the disk's pace that a
-    format's post-processing is compared with."""
+    """Seconds a plain buffered writer takes to put nbytes on the disk: a new file in work
+    written 1 MiB at a time from one block, then fsync'd (written back before it starts). The
+    disk's pace for an output's bytes, which its post-processing is compared with; kreplay itself
+    does not wait for its last bytes to reach the disk."""
     if nbytes <= 0:
         return None
     block = os.urandom(2**20)
     path = os.path.join(work, "plain-writer.bin")
+    os.sync()
     t0 = time.perf_counter()
     with open(path, "wb") as f:
         left = nbytes
         while left > 0:
             f.write(block if left >= len(block) else block[:left])
             left -= len(block)
+        f.flush()
+        os.fsync(f.fileno())
     seconds = time.perf_counter() - t0
     os.remove(path)
     return round(seconds, 3)
@@ -164,7 +171,7 @@ def convert_run(kreplay, database, fmt, work):
 
 
 def times(seconds, plain):
-    """How many times the plain writer's time post-processing took (to one decimal)."""
+    """How many times the disk's time (the plain writer's) post-processing took, to one decimal."""
     return round(seconds / plain, 1) if plain else None
 
 
@@ -220,7 +227,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     print()
     print("| dispatches | processes | output | application s | post-processing s | pass records/s "
-          "| kreplay peak MiB | app peak MiB | written MiB | plain writer s | × plain writer |")
+          "| kreplay peak MiB | app peak MiB | written MiB | disk s | × disk |")
     print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     blank = lambda v: "" if v is None else v
     for r in sorted(rows, key=lambda r: (r["dispatches"], r["processes"])):
