@@ -64,6 +64,7 @@
 
 mod batch;
 mod code_objects;
+mod counter_array;
 mod dispatch_json;
 mod document;
 mod host_functions;

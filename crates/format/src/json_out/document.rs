@@ -3,6 +3,7 @@
 
 use super::batch::Batch;
 use super::code_objects::CodeObjects;
+use super::counter_array::write_counter_array;
 use super::dispatch_json::{CounterRecord, SortedCost};
 use super::host_functions::{HostFunctions, Launches};
 use super::kinds::{
@@ -114,7 +115,7 @@ fn records<T>(
 /// written): the skeleton and the records of every dispatch and cost by hand, the rest as
 /// serde_json writes it.
 fn write_process(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     run: &ProcessRun,
     replay: bool,
     (spill_dir, ticker): (&Path, &Ticker),
@@ -179,9 +180,7 @@ fn write_process(
         entry(out, empty, &NONE)?;
     }
     out.write_all(b"},\"callback_records\":{\"counter_collection\":")?;
-    let mut counter_records = Batch::begin(out);
-    waiting.replay(|r| counter_records.element(|json| json.counter_record(r)))?;
-    counter_records.end()?;
+    write_counter_array(out, waiting, ticker)?;
     out.write_all(b"},")?;
     let code_objects = CodeObjects::new(run);
     entry(
@@ -300,7 +299,7 @@ fn node(run: &ProcessRun) -> serde_json::Value {
 
 /// Streams the JSON document of `run` to `out`, one array element at a time.
 #[cfg(test)]
-pub(super) fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
+pub(super) fn write_document(run: &RunData, out: impl Write + Send) -> io::Result<()> {
     let ticker = Ticker::begin(&Silent, Path::new(""), 0);
     write_document_ticking(run, out, (&std::env::temp_dir(), &ticker))
 }
@@ -310,7 +309,7 @@ pub(super) fn write_document(run: &RunData, out: impl Write) -> io::Result<()> {
 /// file in `spill_dir` ([`CounterSpool`]).
 fn write_document_ticking(
     run: &RunData,
-    mut out: impl Write,
+    mut out: impl Write + Send,
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
     let replay = run.is_kernel_replay();
