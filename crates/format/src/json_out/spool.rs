@@ -15,7 +15,8 @@ use std::path::Path;
 /// 1.6 MB of JSON.
 const BLOCK: usize = 128 << 10;
 
-/// Counter records written one after another, then read back in order ([`Self::replay`]).
+/// Counter records written one after another, then read back in order, a block at a time
+/// ([`Self::into_blocks`]).
 pub(super) struct CounterSpool {
     block: Vec<u8>,
     /// Where full blocks go, created with the first one: a process whose counter records fit
