@@ -9,7 +9,7 @@ use kreplay_core::backend::{
 };
 use kreplay_cuda::error::CudaError;
 use kreplay_cuda::ContextGuard;
-use kreplay_format::CounterSample;
+use kreplay_format::{CounterName, CounterSample};
 
 impl Measurement for CudaBackend {
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
@@ -259,14 +259,16 @@ impl Measurement for CudaBackend {
                     ranges.len()
                 )));
             }
-            let names = self.groups.get(*group).cloned().unwrap_or_default();
+            let names: Vec<CounterName> = (self.groups.get(*group).into_iter().flatten())
+                .map(|name| CounterName::from(name.as_str()))
+                .collect();
             per_pass.push(Some(
                 ranges
                     .iter()
                     .map(|values| {
                         names
                             .iter()
-                            .cloned()
+                            .copied()
                             .zip(values.iter().copied())
                             .map(|(name, value)| CounterSample { name, value })
                             .collect()

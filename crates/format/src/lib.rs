@@ -10,6 +10,7 @@
 pub mod api;
 pub mod api_args;
 mod code_object;
+mod counter_name;
 mod error;
 mod identity;
 pub mod markers;

@@ -232,11 +232,13 @@ pub struct CounterInfo {
     pub unit: String,
 }
 
+pub use crate::counter_name::CounterName;
+
 /// One counter value of one pass of one dispatch; instances already summed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CounterSample {
     /// The requested name (see [`CounterInfo::name`]).
-    pub name: String,
+    pub name: CounterName,
     pub value: f64,
 }
 

@@ -37,7 +37,7 @@ pub(crate) fn counter(name: &str, metric: &str) -> CounterInfo {
 
 pub(crate) fn sample(name: &str, value: f64) -> CounterSample {
     CounterSample {
-        name: name.to_string(),
+        name: name.into(),
         value,
     }
 }

@@ -582,7 +582,7 @@ fn deterministic_values(records: &[Record]) -> BTreeMap<(u64, Option<u32>, Strin
             d.counters
                 .iter()
                 .filter(|c| SimMetric::from_name(&c.name).is_some_and(|m| m.is_deterministic()))
-                .map(move |c| ((d.dispatch_id, d.replay_pass, c.name.clone()), c.value))
+                .map(move |c| ((d.dispatch_id, d.replay_pass, c.name.to_string()), c.value))
         })
         .collect()
 }

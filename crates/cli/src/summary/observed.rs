@@ -131,13 +131,13 @@ impl Observed {
         entry.0 += first;
         let pass = entry.1.entry(d.replay_pass).or_default();
         for sample in &d.counters {
-            if !process.samples.contains(&sample.name) {
-                process.samples.push(sample.name.clone());
+            if !process.samples.iter().any(|seen| sample.name == *seen) {
+                process.samples.push(sample.name.to_string());
             }
             match pass.get_mut(sample.name.as_str()) {
                 Some(combined) => combined.add(sample.value),
                 None => pass
-                    .entry(sample.name.clone())
+                    .entry(sample.name.to_string())
                     .or_default()
                     .add(sample.value),
             }

@@ -19,7 +19,7 @@ fn dispatch(id: u64, pass: Option<u32>, counters: &[(&str, f64)]) -> DispatchRec
         counters: counters
             .iter()
             .map(|(n, v)| CounterSample {
-                name: n.to_string(),
+                name: (*n).into(),
                 value: *v,
             })
             .collect(),

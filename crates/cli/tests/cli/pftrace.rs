@@ -108,7 +108,11 @@ fn a_replay_run_is_a_perfetto_trace_with_one_slice_per_pass_and_its_counters() {
         );
         let args = slice["args"].as_object().unwrap();
         for counter in &record.counters {
-            assert_eq!(args[&counter.name].as_f64(), Some(counter.value), "{slice}");
+            assert_eq!(
+                args[counter.name.as_str()].as_f64(),
+                Some(counter.value),
+                "{slice}"
+            );
         }
         // rocprofv3's category and argument names; its grid size counts work-items.
         assert_eq!(slice["categories"], serde_json::json!(["kernel_dispatch"]));

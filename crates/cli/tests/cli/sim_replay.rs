@@ -33,7 +33,7 @@ fn db_values(run: &RunData) -> Values {
         for d in &p.dispatches {
             for c in &d.counters {
                 out.insert(
-                    (d.dispatch_id, d.replay_pass, c.name.clone()),
+                    (d.dispatch_id, d.replay_pass, c.name.to_string()),
                     key_value(c.value),
                 );
             }
@@ -225,7 +225,7 @@ fn host_staging_switch_stages_every_snapshot_on_the_host() {
                         (
                             d.dispatch_id,
                             d.replay_pass,
-                            c.name.clone(),
+                            c.name.to_string(),
                             c.value.to_bits(),
                         )
                     })

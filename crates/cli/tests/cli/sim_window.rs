@@ -34,7 +34,7 @@ fn deterministic(run: &RunData) -> BTreeMap<(u64, Option<u32>, String), f64> {
     for p in &run.processes {
         for d in &p.dispatches {
             for c in d.counters.iter().filter(|c| c.name != C) {
-                out.insert((d.dispatch_id, d.replay_pass, c.name.clone()), c.value);
+                out.insert((d.dispatch_id, d.replay_pass, c.name.to_string()), c.value);
             }
         }
     }

@@ -92,7 +92,7 @@ pub(super) struct StoredProcess {
     /// Row ids → the producer's agent and kernel ids, and counter rows → names.
     pub(super) agent_ids: RowMap<u64>,
     pub(super) kernel_ids: RowMap<u64>,
-    pub(super) counter_names: RowMap<String>,
+    pub(super) counter_names: RowMap<CounterName>,
     /// Stream rows → CUDA stream ids, thread rows → thread ids ([`id_map`]).
     pub(super) stream_ids: RowMap<u64>,
     pub(super) thread_ids: RowMap<u64>,

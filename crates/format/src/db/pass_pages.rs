@@ -339,10 +339,7 @@ impl StoredProcess {
                     "rocpd_pmc_event refers to unknown counter row {pmc_id}"
                 ))
             })?;
-            samples.push(CounterSample {
-                name: name.clone(),
-                value,
-            });
+            samples.push(CounterSample { name: *name, value });
         }
         Ok(samples)
     }

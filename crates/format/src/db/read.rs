@@ -249,7 +249,7 @@ fn open_process(
         && kernel_ids.values().all(|id| run.kernel(*id).is_some())
         && counter_names
             .values()
-            .all(|name| run.counters.iter().any(|c| &c.name == name));
+            .all(|name| run.counters.iter().any(|c| *name == c.name));
     // Its tracing records stay in the file too, read a page at a time (`db::trace_source`).
     let fingerprint = Some(run.fingerprint());
     run.stored = Some(Source(Arc::new(StoredProcess {
@@ -390,9 +390,9 @@ impl ProcessReader<'_> {
     }
 
     /// The process's counters; returns row id → requested name.
-    fn counters(&self, run: &mut ProcessRun) -> Result<HashMap<i64, String>, FormatError> {
+    fn counters(&self, run: &mut ProcessRun) -> Result<HashMap<i64, CounterName>, FormatError> {
         let (err, _) = self.errors();
-        let mut counter_names: HashMap<i64, String> = HashMap::new();
+        let mut counter_names: HashMap<i64, CounterName> = HashMap::new();
         let mut statement = self.conn
             .prepare(
                 "SELECT id, name, symbol, description, units, extdata FROM rocpd_info_pmc WHERE guid = ?1 ORDER BY id",
@@ -403,7 +403,7 @@ impl ProcessReader<'_> {
             let row_id: i64 = row.get(0).map_err(err)?;
             let name: String = row.get(1).map_err(err)?;
             let extdata: Option<String> = row.get(5).map_err(err)?;
-            counter_names.insert(row_id, name.clone());
+            counter_names.insert(row_id, CounterName::from(name.as_str()));
             // One row per agent and counter: the run lists each counter once.
             if is_placeholder(&extdata) || run.counters.iter().any(|c| c.name == name) {
                 continue;

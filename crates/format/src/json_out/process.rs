@@ -110,7 +110,7 @@ impl<'a> Process<'a> {
         values.clear();
         values.extend(dispatch.counters.iter().map(|sample| CounterValue {
             counter_id: Handle {
-                handle: self.counters.handle_of(agent_handle, &sample.name),
+                handle: self.counters.handle_of(agent_handle, sample.name),
             },
             value: sample.value,
         }));

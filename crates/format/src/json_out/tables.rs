@@ -6,8 +6,9 @@ use super::kinds::{AGENT_TYPE_GPU, SIZE_AGENT, SIZE_KERNEL_SYMBOL};
 use super::parts::{handle, xyz};
 use crate::error::FormatError;
 use crate::naming::{metric_block, truncated_name, vendor_for_chip};
-use crate::records::{AgentInfo, CounterInfo, KernelSymbol};
+use crate::records::{AgentInfo, CounterInfo, CounterName, KernelSymbol};
 use crate::run::ProcessRun;
+use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -43,9 +44,8 @@ impl Mentioned {
                 mentioned.kernels.push(dispatch.kernel_id);
             }
             for sample in &dispatch.counters {
-                if !counters.contains(sample.name.as_str()) {
-                    counters.insert(sample.name.clone());
-                    mentioned.counters.push(sample.name.clone());
+                if counters.insert(sample.name) {
+                    mentioned.counters.push(sample.name.to_string());
                 }
             }
         }
@@ -219,7 +219,8 @@ fn counter_names<'a>(
 /// them, and the handles counter records refer to them by.
 pub(super) struct Counters<'a> {
     names: Vec<(String, Option<&'a CounterInfo>)>,
-    counter_index: HashMap<String, usize>,
+    /// Counter names → their place in `names` (an interned name hashes as its address).
+    counter_index: FxHashMap<CounterName, usize>,
 }
 
 impl<'a> Counters<'a> {
@@ -228,7 +229,7 @@ impl<'a> Counters<'a> {
         let counter_index = names
             .iter()
             .enumerate()
-            .map(|(i, (n, _))| (n.clone(), i))
+            .map(|(i, (n, _))| (CounterName::from(n.as_str()), i))
             .collect();
         Counters {
             names,
@@ -241,8 +242,8 @@ impl<'a> Counters<'a> {
         (agent_handle - 1) * self.names.len() as u64 + counter_index as u64 + 1
     }
 
-    pub(super) fn handle_of(&self, agent_handle: u64, name: &str) -> u64 {
-        self.handle(agent_handle, self.counter_index[name])
+    pub(super) fn handle_of(&self, agent_handle: u64, name: CounterName) -> u64 {
+        self.handle(agent_handle, self.counter_index[&name])
     }
 
     pub(super) fn entries<'s>(&'s self, agents: &'s Agents) -> impl Iterator<Item = Value> + 's {

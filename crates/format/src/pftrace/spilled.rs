@@ -219,7 +219,7 @@ mod tests {
                 .map(|&(n, v)| (names.name(n).unwrap().to_string(), v.to_bits()))
                 .collect();
             let expected: Vec<_> = (record.counters.iter())
-                .map(|c| (c.name.clone(), c.value.to_bits()))
+                .map(|c| (c.name.to_string(), c.value.to_bits()))
                 .collect();
             assert_eq!(named, expected);
             record.counters.clear();

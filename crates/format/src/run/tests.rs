@@ -104,7 +104,7 @@ prop_compose! {
                 end_ns: ids[5],
                 counters: counters
                     .into_iter()
-                    .map(|(i, value)| CounterSample { name: counter_names[i].clone(), value })
+                    .map(|(i, value)| CounterSample { name: counter_names[i].as_str().into(), value })
                     .collect(),
                 ranges: Vec::new(),
             }));
@@ -168,7 +168,7 @@ proptest! {
                 dispatch_id: d.dispatch_id,
                 replay_pass: d.replay_pass.or(replayed.then_some(0)),
                 kernel_name: process.kernel(d.kernel_id).unwrap().demangled_name.clone(),
-                counters: d.counters.iter().map(|c| (c.name.clone(), c.value)).collect(),
+                counters: d.counters.iter().map(|c| (c.name.to_string(), c.value)).collect(),
             })
             .collect();
         prop_assert_eq!(read_json_counter_records(&json[0]).unwrap(), from_run);

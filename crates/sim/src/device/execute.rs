@@ -67,7 +67,7 @@ impl SimDevice {
                 .iter()
                 .filter_map(|(name, metric)| {
                     metric.map(|m| CounterSample {
-                        name: name.clone(),
+                        name: *name,
                         value: stats.value(m),
                     })
                 })

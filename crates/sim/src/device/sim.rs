@@ -6,6 +6,7 @@ use crate::device::traced::Traced;
 use kreplay_core::backend::DeviceId;
 use kreplay_core::config::CounterGroup;
 use kreplay_core::reference_chip::{SimMetric, COUNTERS_PER_PASS};
+use kreplay_format::CounterName;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::thread::ThreadId;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -31,7 +32,7 @@ pub struct SimDevice {
     pub(super) device_staging_in_use: u64,
     pub(super) host_staging_limit: u64,
     /// Counter groups of the configuration, resolved to device metrics (with requested names).
-    pub(super) groups: Vec<Vec<(String, Option<SimMetric>)>>,
+    pub(super) groups: Vec<Vec<(CounterName, Option<SimMetric>)>>,
     /// The unit each thread measures: launches count into their own thread's unit, as
     /// counters of a GPU context belong to the launches made in it.
     pub(super) units: HashMap<ThreadId, SimUnit>,
@@ -71,7 +72,10 @@ impl SimDevice {
                 .map(|g| {
                     g.counters
                         .iter()
-                        .map(|c| (c.requested.clone(), SimMetric::from_name(&c.metric)))
+                        .map(|c| {
+                            let name = CounterName::from(c.requested.as_str());
+                            (name, SimMetric::from_name(&c.metric))
+                        })
                         .collect()
                 })
                 .collect(),

@@ -367,7 +367,7 @@ impl Measurement for MockBackend {
                             group
                                 .map(|g| {
                                     vec![CounterSample {
-                                        name: format!("group{g}"),
+                                        name: format!("group{g}").into(),
                                         value: 32.0,
                                     }]
                                 })

@@ -51,7 +51,7 @@ fn a_window_runs_each_group_once_over_all_its_dispatches() {
         .dispatches()
         .iter()
         .filter(|d| d.replay_pass == Some(1))
-        .map(|d| d.counters[0].name.clone())
+        .map(|d| d.counters[0].name.to_string())
         .collect();
     assert_eq!(pass1, vec!["group1"; 3]);
     let costs = h.sink.costs();
