@@ -20,6 +20,7 @@ use kreplay_cuda::error::CudaError;
 use kreplay_cuda::launch::CudaLaunch;
 use kreplay_cuda::Cupti;
 use kreplay_cuda::{CUcontext, CUstream, Driver};
+use kreplay_format::CounterName;
 use std::collections::HashMap;
 
 /// Says a warning once (stderr and a record).
@@ -32,6 +33,8 @@ pub struct CudaBackend {
     pub(crate) driver: &'static Driver,
     pub(crate) cupti: Option<&'static Cupti>,
     pub(crate) groups: MetricGroups,
+    /// Each group's counter names as its samples carry them, interned once.
+    pub(crate) sample_names: Vec<Vec<CounterName>>,
     pub(crate) options: CounterOptions,
     pub(crate) devices: HashMap<DeviceId, DeviceState>,
     pub(crate) current: Option<CurrentDispatch>,
@@ -89,10 +92,19 @@ impl CudaBackend {
         groups: MetricGroups,
         options: CounterOptions,
     ) -> Self {
+        let sample_names = (groups.iter())
+            .map(|group| {
+                group
+                    .iter()
+                    .map(|name| CounterName::from(name.as_str()))
+                    .collect()
+            })
+            .collect();
         CudaBackend {
             driver,
             cupti,
             groups,
+            sample_names,
             options: CounterOptions {
                 max_ranges: options.max_ranges.clamp(1, MAX_RANGES),
                 ..options

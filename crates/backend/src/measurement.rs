@@ -9,7 +9,7 @@ use kreplay_core::backend::{
 };
 use kreplay_cuda::error::CudaError;
 use kreplay_cuda::ContextGuard;
-use kreplay_format::{CounterName, CounterSample};
+use kreplay_format::CounterSample;
 
 impl Measurement for CudaBackend {
     fn executions_of_group(&mut self, device: DeviceId, group: usize) -> usize {
@@ -259,9 +259,7 @@ impl Measurement for CudaBackend {
                     ranges.len()
                 )));
             }
-            let names: Vec<CounterName> = (self.groups.get(*group).into_iter().flatten())
-                .map(|name| CounterName::from(name.as_str()))
-                .collect();
+            let names = self.sample_names.get(*group).map_or(&[][..], Vec::as_slice);
             per_pass.push(Some(
                 ranges
                     .iter()
