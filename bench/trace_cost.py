@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -36,9 +37,13 @@ from run import HERE, app_output, build, databases, timed  # noqa: E402
 ONE_GROUP = ["sm__warps_launched.sum", "smsp__inst_executed.sum"]
 ONE_GROUP_LABEL = "one counter group (one pass)"
 NCU_LABEL = "ncu, the same group (one pass)"
+FLOOR_LABEL = "CUPTI alone"
+# The CUPTI-alone run: the application under cupti_floor.cu's injection library, not under kreplay.
+FLOOR = "floor"
 
 RUNS = [
     ("--kernel-trace", ["--kernel-trace"]),
+    (FLOOR_LABEL, FLOOR),
     (ONE_GROUP_LABEL, ["--pmc", *ONE_GROUP]),
     ("--marker-trace", ["--kernel-trace", "--marker-trace"]),
     ("--runtime-trace", ["--runtime-trace"]),
@@ -72,6 +77,16 @@ def counts(outdir):
     return out
 
 
+def floor_counts(outdir):
+    """The kernel records the CUPTI-alone run's library counted (none when it was not injected)."""
+    out = {"dispatches": 0, "api_calls": 0, "markers": 0, "copies": 0, "allocations": 0}
+    path = os.path.join(outdir, "kernel_records")
+    if os.path.exists(path):
+        with open(path) as f:
+            out["dispatches"] = int(f.read().strip() or 0)
+    return out
+
+
 def best_of(n, argv, work=None, flags=None):
     """The fastest of n runs by the workload's own clock; under kreplay (flags given) each run
     writes into a folder of its own, and the fastest's folder comes back last."""
@@ -79,6 +94,12 @@ def best_of(n, argv, work=None, flags=None):
     for _ in range(n):
         if flags is None:
             runs.append(timed(argv) + (None,))
+            continue
+        if flags == FLOOR:
+            d = tempfile.mkdtemp(prefix="floor", dir=work)
+            env = dict(os.environ, CUDA_INJECTION64_PATH=os.path.join(work, "libcupti_floor.so"),
+                       CUPTI_FLOOR_OUT=os.path.join(d, "kernel_records"))
+            runs.append(timed(argv[1:], env=env) + (d,))  # argv[0] is kreplay
             continue
         d = tempfile.mkdtemp(prefix="kr", dir=work)
         runs.append(timed([argv[0], *flags, "-f", "rocpd", "-d", d, "-o", "out", "--", *argv[1:]]) + (d,))
@@ -104,6 +125,7 @@ def main():
     work = tempfile.mkdtemp(prefix="ktrace")
     os.environ["KREPLAY_CACHE_DIR"] = os.path.join(work, "identity-cache")
     exes = build(work)
+    build_floor(work)
     loads = {"tiny": (f"tiny kernels x{args.launches}", [exes["tiny"], str(args.launches)]),
              "sync": ("sync loop x70 (a sync every step)", [exes["syncloop"], "70"]),
              "mlp": (f"PyTorch MLP training x{args.steps} steps",
@@ -130,7 +152,7 @@ def main():
             wall, rc, stdout, stderr, d = best_of(args.repeat, [kreplay, *argv], work, flags)
             run = {"loop_ms": loop_ms(stdout), "wall_s": wall, "rc": rc,
                    "output_same": app_output(stdout) == reference}
-            run.update(counts(d))
+            run.update(floor_counts(d) if flags == FLOOR else counts(d))
             if run["loop_ms"] is not None and base is not None:
                 extra_us = (run["loop_ms"] - base) * 1e3
                 if run["dispatches"]:
@@ -144,10 +166,23 @@ def main():
         if ONE_GROUP_LABEL in row["runs"]:
             row["runs"][NCU_LABEL] = ncu_run(argv, row["runs"][ONE_GROUP_LABEL]["dispatches"], base, reference,
                                              args.ncu_launches, work)
+        row["kreplay_own_us_per_dispatch"] = own_cost(row)
         results["workloads"].append(row)
         with open(os.path.join(out, "trace_cost.json"), "w") as f:
             json.dump(results, f, indent=1)
     report(results)
+
+
+def build_floor(work):
+    """bench/workloads/cupti_floor.cu as work/libcupti_floor.so, finding CUPTI where CUDA 13 keeps it.
+    Host code only, so built by the host compiler: nvcc would add a fat binary's registration, which
+    needs the CUDA runtime."""
+    nvcc = os.path.realpath(shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    root = os.path.dirname(os.path.dirname(nvcc))
+    libs = [os.path.join(root, d) for d in ("lib64", "targets/x86_64-linux/lib")]
+    subprocess.run(["g++", "-O2", "-shared", "-fPIC", "-x", "c++", os.path.join(HERE, "workloads", "cupti_floor.cu"),
+                    "-I", os.path.join(root, "include"), *[f"-L{d}" for d in libs], "-lcupti",
+                    "-Wl,-rpath=" + ":".join(libs), "-o", os.path.join(work, "libcupti_floor.so")], check=True)
 
 
 def ncu_run(argv, dispatches, base, reference, launches, work):
@@ -177,6 +212,20 @@ def report(results):
             print("%-34s %-32s %10s %10d %10d %12s %12s %6s" % (
                 "", label, "%.2f" % run["loop_ms"] if run["loop_ms"] is not None else "-", run["dispatches"],
                 run["api_calls"], *cells, "same" if run["output_same"] else "DIFF"))
+        own = own_cost(row)
+        if own is not None:
+            print("%-34s %-32s %43s %12.2f" % ("", "kreplay's own: --kernel-trace less CUPTI alone", "", own))
+
+
+def own_cost(row):
+    """kreplay's own cost per dispatch: --kernel-trace's less CUPTI's alone, when both were measured
+    and the CUPTI-alone run recorded every dispatch kreplay did."""
+    trace, floor = row["runs"].get("--kernel-trace"), row["runs"].get(FLOOR_LABEL)
+    if not trace or not floor or floor["dispatches"] != trace["dispatches"]:
+        return None
+    if trace.get("us_per_dispatch") is None or floor.get("us_per_dispatch") is None:
+        return None
+    return trace["us_per_dispatch"] - floor["us_per_dispatch"]
 
 
 if __name__ == "__main__":
