@@ -19,6 +19,7 @@ Usage: python3 bench/scale.py [--bin target/release] [--dispatches 10000,100000,
                               [--processes 1,4] [--formats rocpd,csv,json,pftrace]
                               [--convert csv,json,pftrace,rocpd] [--json OUT.json]
                               [--flags=--sys-trace]
+       python3 bench/scale.py --table OUT.json     (the table of an earlier run, nothing run)
 --flags: extra kreplay options, comma-separated (e.g. --flags=--sys-trace for a traced run).
 Build first: cargo build --release. Prints one table; --json keeps every figure.
 """
@@ -179,6 +180,24 @@ def rate(records, seconds):
     return round(records / seconds) if records and seconds and seconds > 0 else None
 
 
+def print_table(rows):
+    """The markdown table of docs/BENCHMARKS.md. *records/CPU s* is `convert`'s only: its pass
+    records over kreplay's CPU time, what one core would write (a run's CPU includes the
+    application phase)."""
+    print("| dispatches | processes | output | application s | post-processing s | pass records/s "
+          "| records/CPU s | kreplay peak MiB | app peak MiB | written MiB | disk s | × disk |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    blank = lambda v: "" if v is None else v
+    for r in sorted(rows, key=lambda r: (r["dispatches"], r["processes"])):
+        peak = r["kreplay_peak_mib"]
+        fail = "" if r["rc"] == 0 else f" (exit {r['rc']})"
+        per_cpu = rate(r.get("records"), r.get("kreplay_cpu_s")) if r["what"].startswith("convert") else None
+        print(f"| {r['dispatches']} | {r['processes']} | {r['what']}{fail} | {blank(r.get('app_s'))} | "
+              f"{r['post_s']} | {blank(r.get('records_per_s'))} | {blank(per_cpu)} | {peak} | "
+              f"{blank(r.get('app_peak_mib'))} | {r['written_mib']} | {blank(r.get('plain_write_s'))} | "
+              f"{blank(times(r['post_s'], r.get('plain_write_s')))} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin", default="target/release")
@@ -190,7 +209,13 @@ def main():
     parser.add_argument("--json", help="write every figure to this file")
     parser.add_argument("--flags", default="",
                         help="extra kreplay options, comma-separated (e.g. --flags=--sys-trace)")
+    parser.add_argument("--table", metavar="OUT.json",
+                        help="print the table of an earlier run's --json file, running nothing")
     args = parser.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            print_table(json.load(f)["rows"])
+        return
     kreplay = os.path.abspath(os.path.join(args.bin, "kreplay"))
     app = os.path.abspath(os.path.join(args.bin, "kreplay-sim-app"))
     for path in (kreplay, app, TIME):
@@ -226,17 +251,7 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
-    print("| dispatches | processes | output | application s | post-processing s | pass records/s "
-          "| kreplay peak MiB | app peak MiB | written MiB | disk s | × disk |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    blank = lambda v: "" if v is None else v
-    for r in sorted(rows, key=lambda r: (r["dispatches"], r["processes"])):
-        peak = r["kreplay_peak_mib"]
-        fail = "" if r["rc"] == 0 else f" (exit {r['rc']})"
-        print(f"| {r['dispatches']} | {r['processes']} | {r['what']}{fail} | {blank(r.get('app_s'))} | "
-              f"{r['post_s']} | {blank(r.get('records_per_s'))} | {peak} | {blank(r.get('app_peak_mib'))} | "
-              f"{r['written_mib']} | {blank(r.get('plain_write_s'))} | "
-              f"{blank(times(r['post_s'], r.get('plain_write_s')))} |")
+    print_table(rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "rows": rows}, f, indent=1)
