@@ -74,12 +74,20 @@ impl RowInserter {
         }
         if self.durability == Durability::Live {
             let conn = &self.db.conn;
-            let mode: String = conn
-                .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
-                .map_err(|e| self.db.err(e))?;
-            if !mode.eq_ignore_ascii_case("delete") {
-                // Another connection (`kreplay convert` of a live run) keeps the file in WAL
-                // mode: its rows are still copied into the file, as far as that reader allows.
+            let left_wal = match conn.query_row("PRAGMA journal_mode = DELETE", [], |r| {
+                r.get::<_, String>(0)
+            }) {
+                Ok(mode) => !mode.eq_ignore_ascii_case("delete"),
+                // Leaving WAL mode needs the file to itself: SQLite refuses at once, without
+                // its busy handler, while any other connection has it open.
+                Err(e) if is_busy(&e) => true,
+                Err(e) => return Err(self.db.err(e)),
+            };
+            if left_wal {
+                // Another connection (`kreplay convert` of a live run, the command line reading
+                // along) keeps the file in WAL mode: its rows are still copied into the file,
+                // as far as that reader allows, and SQLite's readers apply the rest from the
+                // WAL.
                 let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
             }
         }
@@ -141,4 +149,12 @@ impl RowInserter {
             Record::ProcessEnd { end_ns } => rows.end_process(db, end_ns),
         }
     }
+}
+
+/// Whether SQLite refused for another connection's lock (`SQLITE_BUSY` or `SQLITE_LOCKED`).
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }

@@ -388,6 +388,31 @@ fn batches_are_committed_within_the_interval_without_a_flush() {
 }
 
 #[test]
+fn a_writer_closes_cleanly_while_another_connection_reads_its_file() {
+    // SQLite refuses to leave WAL mode at once while any other connection has the file open
+    // (`database is locked`): the close keeps WAL mode then, and nothing is lost.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("read-along.db");
+    let records = recorded_run(5);
+    let writer = DbWriter::create(&path, || {}).unwrap();
+    for record in &records {
+        writer.send(record.clone());
+    }
+    writer.flush();
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    let passes: i64 = reader
+        .query_row("SELECT COUNT(*) FROM kreplay_dispatch_pass", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(passes > 0);
+    writer.finish().unwrap();
+    drop(reader);
+    let read = read_databases(&[path]).unwrap();
+    assert_eq!(read, RunData::from_records(recorded_run(5)));
+}
+
+#[test]
 fn records_before_their_descriptions_still_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("late.db");
