@@ -58,9 +58,13 @@ def loop_ms(text):
     return float(m.group(1)) if m else None
 
 
+def no_counts():
+    return {"dispatches": 0, "api_calls": 0, "markers": 0, "copies": 0, "allocations": 0}
+
+
 def counts(outdir):
     """Rows the run recorded, summed over its processes' databases."""
-    out = {"dispatches": 0, "api_calls": 0, "markers": 0, "copies": 0, "allocations": 0}
+    out = no_counts()
     queries = {"dispatches": "SELECT COUNT(*) FROM kernels",
                "api_calls": "SELECT COUNT(*) FROM regions WHERE category LIKE 'CUDA\\_%\\_API' ESCAPE '\\'",
                "markers": "SELECT COUNT(*) FROM regions WHERE category LIKE 'MARKER%'",
@@ -79,7 +83,7 @@ def counts(outdir):
 
 def floor_counts(outdir):
     """The kernel records the CUPTI-alone run's library counted (none when it was not injected)."""
-    out = {"dispatches": 0, "api_calls": 0, "markers": 0, "copies": 0, "allocations": 0}
+    out = no_counts()
     path = os.path.join(outdir, "kernel_records")
     if os.path.exists(path):
         with open(path) as f:
