@@ -215,6 +215,12 @@ pub struct ProfileArgs {
     )]
     pub drain_timeout: Option<f64>,
 
+    /// The largest snapshot staged in pinned host memory when device memory cannot hold it
+    /// (bytes, or with a unit: 8G, 512MiB; default 8G; 0 never stages on the host): staged
+    /// there it crosses PCIe once per pass. A larger one runs once, and every output says so.
+    #[arg(long, value_name = "SIZE", value_parser = kreplay_core::config::parse_size, help_heading = "Kernel replay options (beta)")]
+    pub host_staging_max: Option<u64>,
+
     /// Input file: .yaml/.yml/.json with `jobs`, or a deprecated .txt with `pmc:` lines.
     #[arg(short = 'i', long, value_name = "FILE", help_heading = "I/O options")]
     pub input: Option<PathBuf>,

@@ -8,6 +8,7 @@ pub const MSG_NO_COUNTERS: &str =
     "--replay-mode kernel requires counter collection (--pmc, input-file pmc, or pmc_groups)";
 pub const MSG_PMC_AND_GROUPS: &str = "Cannot specify both --pmc and (input file) pmc_groups";
 
+pub const MSG_HOST_STAGING_WITHOUT_REPLAY: &str = "--host-staging-max applies only to kernel replay (the snapshots it bounds); add --replay-mode kernel --kernel-replay-beta-enabled, or remove it";
 pub const MSG_WINDOW_WITHOUT_REPLAY: &str = "--replay-window (input-file replay_window) applies only to kernel replay; add --replay-mode kernel --kernel-replay-beta-enabled, or remove it";
 
 /// Kernel replay asked together with services that would see every pass.

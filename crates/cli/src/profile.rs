@@ -76,6 +76,7 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                 .unwrap_or(0),
         ),
         drain_timeout_s: env::drain_timeout(args.drain_timeout)?,
+        host_staging_max: args.host_staging_max,
         child_wait: env::child_wait()?,
     };
     if args.echo {

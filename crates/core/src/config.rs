@@ -7,6 +7,7 @@
 
 mod drain;
 mod groups;
+mod host_staging;
 mod switches;
 mod tool;
 mod window;
@@ -19,6 +20,7 @@ pub use drain::{
     ENV_DRAIN_TIMEOUT,
 };
 pub use groups::{CounterGroup, CounterSpec, InProcessMode, KernelFilter, SelectedRegions};
+pub use host_staging::{parse_size, DEFAULT_HOST_STAGING_MAX_BYTES};
 pub use switches::{
     retired_switches_set, Switches, ENV_DEBUG, ENV_EARLY_SETUP, ENV_GRAPH_NODES,
     ENV_GRAPH_WINDOW_SPANS, ENV_HOST_ORDERED_FLUSH, ENV_HOST_STAGING, ENV_PACK_GROUPS,

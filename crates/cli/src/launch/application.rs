@@ -7,7 +7,8 @@ use crate::env::{inject_lib, ENV_INJECT_LIB};
 use crate::plan::RunSpec;
 use anyhow::{bail, Context};
 use kreplay_core::config::{
-    drain_timeout_ms, ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, ENV_CONFIG, ENV_DRAIN_TIMEOUT,
+    drain_timeout_ms, ToolConfig, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_HOST_STAGING_MAX_BYTES,
+    ENV_CONFIG, ENV_DRAIN_TIMEOUT,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,16 +72,20 @@ pub(super) fn fixed_prefix(template: &str) -> PathBuf {
 /// NVTX's variable naming the library its calls are handed to (`--marker-trace`, NVTX filters).
 const ENV_NVTX_INJECTION: &str = "NVTX_INJECTION64_PATH";
 
-fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f64>) -> ToolConfig {
+fn tool_config(spec: &RunSpec, database_path: String, launcher: &Launcher) -> ToolConfig {
     ToolConfig {
         groups: spec.groups.clone(),
         mode: spec.mode,
         filter: spec.filter.clone(),
         kernel_trace: spec.kernel_trace,
         database_path,
-        drain_timeout_ms: drain_timeout_s
+        drain_timeout_ms: launcher
+            .drain_timeout_s
             .map(drain_timeout_ms)
             .unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS),
+        host_staging_max_bytes: launcher
+            .host_staging_max
+            .unwrap_or(DEFAULT_HOST_STAGING_MAX_BYTES),
         log_level: spec.log_level.clone(),
         replay_window: spec.replay_window,
         checked_identity: spec.checked_identity.clone(),
@@ -97,7 +102,7 @@ fn tool_config(spec: &RunSpec, database_path: String, drain_timeout_s: Option<f6
 
 /// The configuration a run would pass to the application (database path left as a template).
 pub fn echo_config(spec: &RunSpec, launcher: &Launcher) -> ToolConfig {
-    tool_config(spec, "<staging>/%pid%.db".into(), launcher.drain_timeout_s)
+    tool_config(spec, "<staging>/%pid%.db".into(), launcher)
 }
 
 /// What a run needs before the application starts: the injection library (if found), the
@@ -144,7 +149,7 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
     let config = tool_config(
         spec,
         staging.join("%pid%.db").display().to_string(),
-        launcher.drain_timeout_s,
+        launcher,
     );
 
     // rocprofv3 prints its configuration at these levels; so does kreplay.

@@ -13,6 +13,8 @@ pub struct Launcher {
     pub app: Vec<String>,
     pub launch_time: String,
     pub drain_timeout_s: Option<f64>,
+    /// `--host-staging-max` (None: the default).
+    pub host_staging_max: Option<u64>,
     /// How long to wait, after the application ended, for processes it started ([`crate::env::child_wait`]).
     pub child_wait: std::time::Duration,
 }

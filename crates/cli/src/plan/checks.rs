@@ -4,7 +4,10 @@
 use crate::args::ProfileArgs;
 use crate::error::UsageError;
 use crate::input::Job;
-use crate::messages::{msg_conflict, MSG_BETA, MSG_NO_COUNTERS, MSG_WINDOW_WITHOUT_REPLAY};
+use crate::messages::{
+    msg_conflict, MSG_BETA, MSG_HOST_STAGING_WITHOUT_REPLAY, MSG_NO_COUNTERS,
+    MSG_WINDOW_WITHOUT_REPLAY,
+};
 use kreplay_core::config::Switches;
 use kreplay_format::CacheControl;
 
@@ -108,6 +111,8 @@ pub(super) fn check_replay_options(
         }
     } else if args.replay_window.is_some() || jobs.iter().any(|j| j.replay_window.is_some()) {
         return Err(UsageError::new(MSG_WINDOW_WITHOUT_REPLAY));
+    } else if args.host_staging_max.is_some() {
+        return Err(UsageError::new(MSG_HOST_STAGING_WITHOUT_REPLAY));
     } else {
         // Without replay these services are still not something kreplay can collect; the
         // environment variable alone is not a request, so only the flags are refused.

@@ -247,6 +247,82 @@ fn host_staging_switch_stages_every_snapshot_on_the_host() {
     assert_eq!(host_counters, device_counters);
 }
 
+/// `--host-staging-max`: a snapshot that device staging cannot hold is staged on the host only
+/// within the bound; above it every dispatch runs once (the application's results kept, every
+/// dispatch recorded) and the outputs say why and how to raise it. A bad size, or the bound
+/// without kernel replay, is a usage error before the application starts.
+#[test]
+fn host_staging_max_bounds_host_snapshots_and_says_why_a_dispatch_ran_once() {
+    let run = |max: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let app = sim_app();
+        let mut all = two_groups_replay(&["-d", "DIR", "-o", "out", "--host-staging-max", max]);
+        all.extend(["--", app.to_str().unwrap()]);
+        let out = kreplay_command(dir.path(), &all)
+            .env("KREPLAY_HOST_STAGING", "1")
+            .output()
+            .unwrap();
+        assert_ok_and_verified(&out);
+        let run = read_databases(&[dir.path().join("DIR/out_results.db")]).unwrap();
+        let warnings: Vec<String> = run
+            .processes
+            .iter()
+            .flat_map(|p| p.warnings.iter().map(|w| w.message.clone()))
+            .collect();
+        (costs(&run), warnings, text(&out.stderr))
+    };
+    let (within, warnings, _) = run("1G");
+    let tracked = within.iter().map(|c| c.bytes_tracked).max().unwrap();
+    assert!(tracked > 1024, "{tracked}");
+    assert!(
+        within
+            .iter()
+            .filter(|c| c.bytes_tracked > 0)
+            .all(|c| (c.outcome, c.staging) == (ReplayOutcome::Replayed, Staging::Host)),
+        "{within:?}"
+    );
+    assert!(!warnings.iter().any(|w| w.contains("--host-staging-max")));
+
+    let (above, warnings, stderr) = run("1K");
+    assert_eq!(above.len(), within.len(), "every dispatch recorded");
+    let declined: Vec<_> = above.iter().filter(|c| c.bytes_tracked > 1024).collect();
+    assert!(!declined.is_empty());
+    for cost in &declined {
+        assert_eq!(
+            (cost.outcome, cost.passes, cost.bytes_snapshotted),
+            (ReplayOutcome::DeclinedSnapshotTooLarge, 1, 0),
+            "{cost:?}"
+        );
+    }
+    let said: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.contains("is above --host-staging-max (0.0 GiB)"))
+        .collect();
+    assert_eq!(said.len(), 1, "{warnings:?}");
+    assert!(said[0].contains("Raise --host-staging-max"), "{}", said[0]);
+    assert!(stderr.contains("is above --host-staging-max"), "{stderr}");
+    assert!(
+        stderr.contains("not replayed: snapshot too large"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = kreplay(
+        dir.path(),
+        &["--pmc", W, "--host-staging-max", "8G", "--", "true"],
+    );
+    assert_usage_error(&out, "--host-staging-max applies only to kernel replay");
+    let mut bad = two_groups_replay(&["--host-staging-max", "8GB"]);
+    bad.extend(["--", "true"]);
+    let out = kreplay(dir.path(), &bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("is not a size; give bytes or a number with a unit"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn one_group_snapshots_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -105,6 +105,7 @@ fn json_round_trip_keeps_every_field() {
         kernel_trace: true,
         database_path: "/tmp/x/%pid%.db".into(),
         drain_timeout_ms: 5,
+        host_staging_max_bytes: 3 << 30,
         log_level: "info".into(),
         replay_window: ReplayWindow::Count(8),
         checked_identity: Some("0123456789abcdef".into()),
@@ -118,6 +119,17 @@ fn json_round_trip_keeps_every_field() {
     };
     assert_eq!(ToolConfig::from_json(&config.to_json()).unwrap(), config);
     assert_eq!(config.database_path_for(42), "/tmp/x/42.db");
+    // A configuration without the bound (an older CLI's) takes the default.
+    let mut json: serde_json::Value = serde_json::from_str(&config.to_json()).unwrap();
+    json.as_object_mut()
+        .unwrap()
+        .remove("host_staging_max_bytes");
+    assert_eq!(
+        ToolConfig::from_json(&json.to_string())
+            .unwrap()
+            .host_staging_max_bytes,
+        crate::config::DEFAULT_HOST_STAGING_MAX_BYTES
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ use crate::config::drain::{
     drain_timeout_ms, drain_timeout_seconds, DEFAULT_DRAIN_TIMEOUT_MS, ENV_DRAIN_TIMEOUT,
 };
 use crate::config::groups::{CounterGroup, InProcessMode, KernelFilter};
+use crate::config::host_staging::DEFAULT_HOST_STAGING_MAX_BYTES;
 use crate::config::switches::Switches;
 use crate::config::window::ReplayWindow;
 
@@ -44,6 +45,10 @@ pub struct ToolConfig {
     pub database_path: String,
     /// Drain deadline; `KREPLAY_DRAIN_TIMEOUT` (seconds) overrides it.
     pub drain_timeout_ms: u64,
+    /// `--host-staging-max`: the largest snapshot staged in pinned host memory; a dispatch
+    /// whose snapshot is larger (and does not fit device staging) runs once.
+    #[serde(default = "default_host_staging_max")]
+    pub host_staging_max_bytes: u64,
     /// `fatal error warning info trace` as rocprofv3 spells them.
     pub log_level: String,
     /// Kernel replay's unit; absent in older configurations (per-dispatch replay).
@@ -96,6 +101,7 @@ impl Default for ToolConfig {
             memory_allocation_trace: false,
             database_path: "kreplay_%pid%.db".to_string(),
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
+            host_staging_max_bytes: DEFAULT_HOST_STAGING_MAX_BYTES,
             log_level: "warning".to_string(),
             replay_window: ReplayWindow::Dispatch,
             checked_identity: None,
@@ -104,6 +110,10 @@ impl Default for ToolConfig {
             launcher: LauncherRank::default(),
         }
     }
+}
+
+fn default_host_staging_max() -> u64 {
+    DEFAULT_HOST_STAGING_MAX_BYTES
 }
 
 #[derive(Debug, thiserror::Error)]

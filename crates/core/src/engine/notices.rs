@@ -27,9 +27,6 @@ impl<K: Backend> Engine<K> {
             ReplayOutcome::DeclinedMultiDevice => {
                 "multi-device cooperative launches are not replayed; they run once with the first counter group only (or timestamps only when the groups need several hardware passes)"
             }
-            ReplayOutcome::DeclinedSnapshotTooLarge => {
-                "a dispatch's tracked memory did not fit in device or host staging, so it ran once with the first counter group only; free memory or use application replay (omit --replay-mode kernel)"
-            }
             _ => return,
         };
         self.notices.once(
@@ -38,6 +35,32 @@ impl<K: Backend> Engine<K> {
             self.sink.as_ref(),
             self.options.logger.as_ref(),
         );
+    }
+
+    /// Why a dispatch whose tracked memory (`bytes`) fits no staging runs once: above
+    /// `--host-staging-max` (its copies across PCIe would cost seconds a dispatch), or too
+    /// large for the host's memory as well.
+    pub(super) fn too_large_notice(&self, bytes: u64) {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let (key, message) = if self.host_staging_admits(bytes) {
+            (
+                "declined_snapshot_too_large",
+                format!(
+                    "a dispatch's tracked memory ({:.1} GiB) did not fit in device or host staging, so it ran once with the first counter group only, or timestamps only when the groups need several hardware passes (first occurrence shown); free memory or use application replay (omit --replay-mode kernel)",
+                    gib(bytes)
+                ),
+            )
+        } else {
+            (
+                "declined_snapshot_above_host_staging_max",
+                format!(
+                    "a dispatch's tracked memory ({:.1} GiB) does not fit device staging and is above --host-staging-max ({:.1} GiB): staged on the host it would cross PCIe once per execution, seconds a dispatch; it ran once with the first counter group only, or timestamps only when the groups need several hardware passes (first occurrence shown). Raise --host-staging-max to replay it anyway, keep the application's allocations smaller (JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false), or use application replay (omit --replay-mode kernel)",
+                    gib(bytes),
+                    gib(self.config.host_staging_max_bytes)
+                ),
+            )
+        };
+        self.notice(key, &message);
     }
 
     pub(super) fn backend_notice(&self, operation: &str, error: &BackendError) {

@@ -37,6 +37,40 @@ fn staging_falls_back_to_host_then_declines_too_large() {
 }
 
 #[test]
+fn host_staging_max_bounds_the_host_only() {
+    let mut config = config(2, InProcessMode::KernelReplay);
+    config.host_staging_max_bytes = 4; // below the mock's 8 tracked bytes
+    let h = harness_with(config, None);
+    // Device staging has room: the bound is not asked.
+    let mut backend = MockBackend::new();
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    let cost = &h.sink.costs()[0];
+    assert_eq!(
+        (cost.outcome, cost.staging),
+        (ReplayOutcome::Replayed, Staging::Device)
+    );
+    // Device staging full: the host is not tried, the dispatch runs once, said once.
+    let mut backend = MockBackend::new();
+    backend.device_staging_full = true;
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    launch(&h, &mut backend, LaunchKind::Kernel);
+    assert_eq!(backend.value, 2, "each launch ran once");
+    assert_eq!(backend.count(&Op::Snapshot(Staging::Host)), 0);
+    assert_eq!(backend.count(&Op::Relaunch), 0);
+    let costs = h.sink.costs();
+    assert_eq!(costs[1].outcome, ReplayOutcome::DeclinedSnapshotTooLarge);
+    assert_eq!(costs[2].outcome, ReplayOutcome::DeclinedSnapshotTooLarge);
+    let said: Vec<String> = h
+        .sink
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("above --host-staging-max"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(!said[0].contains("did not fit"), "{}", said[0]);
+}
+
+#[test]
 fn host_staging_switch_stages_on_the_host_only_with_the_same_results() {
     let mut config = config(2, InProcessMode::KernelReplay);
     config.switches.host_staging = true;

@@ -30,7 +30,7 @@ impl<K: Backend> Engine<K> {
                 Ok(Some((staged, place))) => (Some(staged), place),
                 Ok(None) => {
                     drop(hold);
-                    self.decline_notice(ReplayOutcome::DeclinedSnapshotTooLarge);
+                    self.too_large_notice(bytes_tracked);
                     return Err((ReplayOutcome::DeclinedSnapshotTooLarge, bytes_tracked));
                 }
                 Err(error) => {
