@@ -2,7 +2,7 @@
 //! what replay cost; the warnings the run recorded.
 
 use kreplay_format::run::Watcher;
-use kreplay_format::{CacheState, ReplayCost, ReplayOutcome, RunData};
+use kreplay_format::{format_bytes, CacheState, ReplayCost, ReplayOutcome, RunData};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -89,21 +89,6 @@ fn format_value(v: f64) -> String {
         format!("{}", v as i64)
     } else {
         format!("{v:.3}")
-    }
-}
-
-fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }
 

@@ -54,6 +54,7 @@ pub use error::FormatError;
 pub use json_out::{read_json_counter_records, JsonCounterRecord};
 pub use markers::{MarkerKind, MarkerRecord};
 pub use memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
+pub use numbers::format_bytes;
 pub use output::{write_outputs, write_outputs_with, OutputFormat};
 pub use progress::WriteProgress;
 pub use records::*;

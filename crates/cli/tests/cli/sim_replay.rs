@@ -296,7 +296,7 @@ fn host_staging_max_bounds_host_snapshots_and_says_why_a_dispatch_ran_once() {
     }
     let said: Vec<&String> = warnings
         .iter()
-        .filter(|w| w.contains("is above --host-staging-max (0.0 GiB)"))
+        .filter(|w| w.contains("is above --host-staging-max (1.0 KiB)"))
         .collect();
     assert_eq!(said.len(), 1, "{warnings:?}");
     assert!(said[0].contains("Raise --host-staging-max"), "{}", said[0]);

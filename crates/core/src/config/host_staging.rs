@@ -17,11 +17,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             "{text:?} is not a size; give bytes or a number with a unit, e.g. 8G, 512MiB, 0 (never stage on the host)"
         )
     };
-    let text_trimmed = text.trim();
-    let split = text_trimmed
+    let trimmed = text.trim();
+    let split = trimmed
         .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text_trimmed.len());
-    let (digits, unit) = text_trimmed.split_at(split);
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
     let number: u64 = digits.parse().map_err(|_| bad())?;
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,

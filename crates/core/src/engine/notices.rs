@@ -2,6 +2,7 @@
 //! the end on a fatal condition.
 
 use super::*;
+use kreplay_format::format_bytes;
 
 impl<K: Backend> Engine<K> {
     pub(super) fn decline_notice(&self, outcome: ReplayOutcome) {
@@ -41,22 +42,21 @@ impl<K: Backend> Engine<K> {
     /// `--host-staging-max` (its copies across PCIe would cost seconds a dispatch), or too
     /// large for the host's memory as well.
     pub(super) fn too_large_notice(&self, bytes: u64) {
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let (key, message) = if self.host_staging_admits(bytes) {
             (
                 "declined_snapshot_too_large",
                 format!(
-                    "a dispatch's tracked memory ({:.1} GiB) did not fit in device or host staging, so it ran once with the first counter group only, or timestamps only when the groups need several hardware passes (first occurrence shown); free memory or use application replay (omit --replay-mode kernel)",
-                    gib(bytes)
+                    "a dispatch's tracked memory ({}) did not fit in device or host staging, so it ran once with the first counter group only, or timestamps only when the groups need several hardware passes (first occurrence shown); free memory or use application replay (omit --replay-mode kernel)",
+                    format_bytes(bytes)
                 ),
             )
         } else {
             (
                 "declined_snapshot_above_host_staging_max",
                 format!(
-                    "a dispatch's tracked memory ({:.1} GiB) does not fit device staging and is above --host-staging-max ({:.1} GiB): staged on the host it would cross PCIe once per execution, seconds a dispatch; it ran once with the first counter group only, or timestamps only when the groups need several hardware passes (first occurrence shown). Raise --host-staging-max to replay it anyway, keep the application's allocations smaller (JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false), or use application replay (omit --replay-mode kernel)",
-                    gib(bytes),
-                    gib(self.config.host_staging_max_bytes)
+                    "a dispatch's tracked memory ({}) does not fit device staging and is above --host-staging-max ({}): staged on the host it would cross PCIe once per execution, seconds a dispatch; it ran once with the first counter group only, or timestamps only when the groups need several hardware passes (first occurrence shown). Raise --host-staging-max to replay it anyway, keep the application's allocations smaller (JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false), or use application replay (omit --replay-mode kernel)",
+                    format_bytes(bytes),
+                    format_bytes(self.config.host_staging_max_bytes)
                 ),
             )
         };
