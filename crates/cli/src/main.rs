@@ -68,7 +68,13 @@ fn main() {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = match Cli::parse_args(argv) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => match UsageError::from_clap(&e) {
+            Some(usage) => {
+                say!("kreplay: error: {usage}");
+                std::process::exit(EXIT_USAGE);
+            }
+            None => e.exit(),
+        },
     };
     init_logging(cli.profile.log_level);
     let code = match run(cli) {

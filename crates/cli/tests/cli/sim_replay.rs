@@ -315,9 +315,10 @@ fn host_staging_max_bounds_host_snapshots_and_says_why_a_dispatch_ran_once() {
     let mut bad = two_groups_replay(&["--host-staging-max", "8GB"]);
     bad.extend(["--", "true"]);
     let out = kreplay(dir.path(), &bad);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("is not a size; give bytes or a number with a unit"),
+    assert_usage_error(&out, "is not a size; give bytes or a number with a unit");
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
         "{}",
         text(&out.stderr)
     );

@@ -132,8 +132,7 @@ fn a_replay_window_without_kernel_replay_is_a_usage_error() {
             "true",
         ],
     );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("e.g. 8 or auto"));
+    assert_usage_error(&out, "e.g. 8 or auto");
 }
 
 /// Two one-counter groups that fit one SIM pass together, per dispatch or in windows, with

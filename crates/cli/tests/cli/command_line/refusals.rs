@@ -262,3 +262,41 @@ fn three_counter_sim_group_is_refused_naming_the_group_and_the_limit() {
         "the app must not start"
     );
 }
+
+/// What clap refuses (an unknown option, a missing required argument, a bad value) is one
+/// `kreplay: error:` line with its tips and the way to the refused command's help, exit 2.
+#[test]
+fn command_line_errors_of_the_parser_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--bogus", "--", "true"],
+            "unexpected argument '--bogus' found; to pass '--bogus' as a value, use '-- --bogus' (`kreplay --help` lists the options)",
+        ),
+        (
+            &["convert"],
+            "the following required arguments were not provided: --input <INPUTS>... (`kreplay convert --help` lists the options)",
+        ),
+        (
+            &["--drain-timeout", "soon", "--", "true"],
+            "invalid value 'soon' for '--drain-timeout <SECONDS>'",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = kreplay(dir.path(), args);
+        assert_usage_error(&out, message);
+        assert_eq!(
+            text(&out.stderr).lines().count(),
+            1,
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // Help and version stay clap's, on stdout, exit 0.
+    for flag in ["--help", "--version"] {
+        let out = kreplay(dir.path(), &[flag]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty());
+    }
+}
