@@ -31,7 +31,10 @@ mod writer;
 
 pub use merged::{write_rocpd, write_rocpd_with};
 pub use read::{open_database, open_databases, read_database, read_databases};
-pub use writer::{DbWriter, BACKLOG_AT, BATCH_INTERVAL, BATCH_RECORDS, MAX_QUEUED_RECORDS};
+pub use writer::{
+    records_sent, records_settled, DbWriter, BACKLOG_AT, BATCH_INTERVAL, BATCH_RECORDS,
+    MAX_QUEUED_RECORDS,
+};
 
 #[cfg(test)]
 mod tests;

@@ -94,20 +94,29 @@ fn post_process(
 }
 
 /// A process ended by SIGKILL or a crash ran no last words: what it had written is kept (its
-/// databases are read as they were left), and this says what could not be.
-fn say_what_a_kill_lost(spec: &RunSpec, signal: &str) {
-    let recent = format!(
-        "the records of its last {} ms not yet written",
-        kreplay_format::db::BATCH_INTERVAL.as_millis()
-    );
+/// databases are read as they were left), and this says what could not be. A crashing thread
+/// waits for the database writer (`lifecycle::CRASH_WAIT`), a killed process not at all.
+fn say_what_a_kill_lost(spec: &RunSpec, signal: &str, crashed: bool) {
+    // Records of dispatches run once wait for the writer's next commit.
+    let recent = if crashed {
+        format!(
+            "the records of dispatches run once that its database writer had not committed within {} s of the crash (the crashing thread waits for them)",
+            kreplay_core::lifecycle::CRASH_WAIT.as_secs()
+        )
+    } else {
+        format!(
+            "the records of dispatches run once in its last {} ms, not yet written",
+            kreplay_format::db::BATCH_INTERVAL.as_millis()
+        )
+    };
     let window = spec.replay_window.dispatches();
     if spec.mode == kreplay_core::config::InProcessMode::KernelReplay && window > 1 {
         say!(
-            "kreplay: the application could not finish its records ({signal}): the dispatches of the replay window open then (up to {window}) ran without being recorded, and {recent} of dispatches run once are lost; every closed window is kept"
+            "kreplay: the application could not finish its records ({signal}): the dispatches of the replay window open then (up to {window}) ran without being recorded, and {recent}, are lost; every closed window is kept"
         );
     } else {
         say!(
-            "kreplay: the application could not finish its records ({signal}): {recent} are lost; everything before is kept"
+            "kreplay: the application could not finish its records ({signal}): {recent}, are lost; everything before is kept"
         );
     }
 }
@@ -274,6 +283,7 @@ pub(super) fn collect_and_write(
         exit_code,
         ended_by,
         killed,
+        crashed,
         interrupted,
         root_pid,
         orphans_running,
@@ -340,7 +350,7 @@ pub(super) fn collect_and_write(
         Err(e) => return Ok(failed("cannot read the recorded data".into(), &e)),
     };
     if killed {
-        say_what_a_kill_lost(spec, ended_by.as_deref().unwrap_or("a signal"));
+        say_what_a_kill_lost(spec, ended_by.as_deref().unwrap_or("a signal"), crashed);
     }
     say_what_backlogs_held(staging);
     if data.processes.is_empty() {

@@ -18,6 +18,9 @@ pub(super) struct Ended {
     pub(super) ended_by: Option<String>,
     /// Ended by a signal nothing can run at (SIGKILL) or a crash: the tool had no last words.
     pub(super) killed: bool,
+    /// Ended by a crash ([`kreplay_core::lifecycle::CRASH_SIGNALS`]): the crashing thread
+    /// waited a while for the database writer.
+    pub(super) crashed: bool,
     /// A signal that stops a program (Ctrl-C's SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGKILL) ended
     /// the application: the plan's remaining runs are not started (nor where a signal reached
     /// kreplay itself, `signals::stop_asked`).
@@ -85,6 +88,7 @@ pub(super) fn run_application(
     let ended_by = signal.map(signal_in_words);
     // The tool finishes on the signals it catches; on the others it ends with the process.
     let killed = signal.is_some_and(|s| !kreplay_core::lifecycle::SIGNALS.contains(&s));
+    let crashed = signal.is_some_and(|s| kreplay_core::lifecycle::CRASH_SIGNALS.contains(&s));
     if let Some(signal) = &ended_by {
         say!("kreplay: the application was ended by {signal}; writing what it recorded");
     }
@@ -101,6 +105,7 @@ pub(super) fn run_application(
         exit_code: status.code().unwrap_or(1),
         ended_by,
         killed,
+        crashed,
         interrupted,
         root_pid,
         orphans_running,

@@ -410,6 +410,8 @@ fn an_application_ended_by_a_signal_keeps_what_it_finished_and_says_one_account(
                     .contains("the replay window open then (up to 64) ran without being recorded"),
                 "{signal}: what is lost is said: {stderr}"
             );
+            let waited = stderr.contains("within 1 s of the crash (the crashing thread waits");
+            assert_eq!(waited, case.signal == "11", "{signal}: {stderr}");
             // SIGKILL and a crash: every dispatch the workload finished (its windows closed
             // before the app went on) is kept; the open window's two are not.
             assert_eq!(

@@ -28,7 +28,9 @@ mod state;
 pub use exit::at_exit;
 pub use finish::finish_now;
 pub use inside::InsideTool;
-pub use signals::{block_signals, disarm, hold_signals, FINISH_LIMIT, SIGNALS};
+pub use signals::{
+    block_signals, disarm, hold_signals, CRASH_SIGNALS, CRASH_WAIT, FINISH_LIMIT, SIGNALS,
+};
 pub use state::{life, switch_off, switch_on, Life};
 
 /// Which endings of the process run the owner's finish.

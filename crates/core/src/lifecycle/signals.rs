@@ -8,8 +8,11 @@
 //! work as a normal exit: the open window's passes, then the flush), waits for
 //! it up to [`FINISH_LIMIT`], then restores the default action and raises the signal again, so
 //! the process still ends by the same signal (a core dump included). A handler the application
-//! installs later replaces ours and decides for itself. SIGKILL and crashes (SIGSEGV, SIGBUS)
-//! are not caught: nothing safe can run there.
+//! installs later replaces ours and decides for itself. SIGKILL is not caught. A crash
+//! ([`CRASH_SIGNALS`]) runs no finish (nothing of the tool may run on a thread that faulted,
+//! and the open window's passes would need the device): its thread only waits, at most
+//! [`CRASH_WAIT`], for the database writer's thread to commit what was sent before the fault,
+//! then the process ends by the same fault.
 //!
 //! The handler itself only writes to a pipe, reads an atomic and sleeps (async-signal-safe); the
 //! work runs on the tool's thread, which blocks these signals. A signal that lands on a thread
@@ -33,6 +36,15 @@ pub const SIGNALS: [libc::c_int; 5] = [
 
 /// How long a signalled process waits for its records before it ends anyway.
 pub const FINISH_LIMIT: Duration = Duration::from_secs(30);
+
+/// Faults of the process itself, left at their default action: the faulting thread waits for
+/// the records sent before it to be committed ([`kreplay_format::db::records_settled`]), then
+/// the process ends by the fault.
+pub const CRASH_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
+
+/// The longest a crashing thread waits for the writer (which commits every 10 ms).
+pub const CRASH_WAIT: Duration = Duration::from_secs(1);
 
 type Finish = Box<dyn Fn() + Send + Sync>;
 
@@ -75,11 +87,61 @@ pub fn install(finish: impl Fn() + Send + Sync + 'static) -> Vec<libc::c_int> {
     }
     WAKE.store(ends[1], Ordering::SeqCst);
     OWNER.store(std::process::id(), Ordering::SeqCst);
+    for signal in CRASH_SIGNALS {
+        wait_at_crash_if_default(signal);
+    }
     SIGNALS
         .iter()
         .copied()
         .filter(|&signal| catch_if_default(signal))
         .collect()
+}
+
+/// Installs the crash handler for `signal` when its action is the default one: once, its
+/// action back to the default on entry (`SA_RESETHAND`).
+fn wait_at_crash_if_default(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction with zeroed, then filled, structs; the handler is async-signal-safe.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+            || old.sa_sigaction != libc::SIG_DFL
+        {
+            return false;
+        }
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_crash
+            as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+            as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
+        libc::sigaction(signal, &action, std::ptr::null_mut()) == 0
+    }
+}
+
+extern "C" fn on_crash(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: only async-signal-safe calls: getpid, atomic loads, nanosleep, raise; `info` is
+    // the kernel's.
+    unsafe {
+        if libc::getpid() as u32 == OWNER.load(Ordering::SeqCst) {
+            let sent = kreplay_format::db::records_sent();
+            let step = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 5_000_000,
+            };
+            let mut waited = Duration::ZERO;
+            while !kreplay_format::db::records_settled(sent) && waited < CRASH_WAIT {
+                libc::nanosleep(&step, std::ptr::null_mut());
+                waited += Duration::from_millis(5);
+            }
+        }
+        // The action is the default again (SA_RESETHAND). A fault returns to the faulting
+        // instruction, which faults again and ends the process (a core dump included); a
+        // signal sent by kill or raise (code 0 or below) is raised again, delivered once this
+        // handler returns.
+        if info.is_null() || (*info).si_code <= 0 {
+            libc::raise(signal);
+        }
+    }
 }
 
 /// The process ends by a signal with nothing more to do (the tool's own fatal abort, its
@@ -240,6 +302,67 @@ mod tests {
             !blocked(libc::SIGTERM),
             "the calling thread's mask is its own"
         );
+    }
+
+    /// A child that faults right after sending records: its faulting thread waits for the
+    /// writer, so every record sent before the fault is in its database, and it still dies by
+    /// the fault (without the wait the last records, not yet committed, were lost).
+    #[test]
+    fn a_crashing_child_keeps_what_it_sent_and_dies_by_the_fault() {
+        use kreplay_format::{DbWriter, ProcessInfo, Record, RecordSink, Warning};
+        const SENT: usize = 200;
+        let dir = std::env::temp_dir().join(format!("kreplay-crash-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("crash.db");
+        // SAFETY: the child installs the handlers, sends, faults and never returns.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: no core file from this test's fault; SIGSEGV at its default action, as
+            // in a C or Python application (Rust's runtime catches it for stack overflows).
+            unsafe {
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+            }
+            let caught = install(|| {});
+            let writer = DbWriter::create(&db, block_signals).unwrap();
+            if caught.is_empty() {
+                // SAFETY: ends the child (the handlers were not installed).
+                unsafe { libc::_exit(3) };
+            }
+            writer.send(Record::Process(ProcessInfo {
+                pid: std::process::id(),
+                ..ProcessInfo::default()
+            }));
+            for n in 0..SENT {
+                writer.send(Record::Warning(Warning {
+                    message: format!("record {n}"),
+                }));
+            }
+            // SAFETY: none: a write through a null pointer, the fault under test.
+            unsafe { std::ptr::write_volatile(std::ptr::null_mut::<u8>(), 1) };
+            // SAFETY: ends the child (the fault did not).
+            unsafe { libc::_exit(4) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert!(
+            libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV,
+            "ended by the fault: status {status:#x}"
+        );
+        let kept: usize = kreplay_format::read_database(&db)
+            .unwrap()
+            .iter()
+            .map(|p| p.warnings.len())
+            .sum();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(kept, SENT, "every record sent before the fault is kept");
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! comes first: a busy queue makes large batches, a quiet one commits within the interval). Past
 //! [`BACKLOG_AT`] queued records the writer thread moves what arrives to its backlog on disk and
 //! inserts from it when the queue is quiet (`backlog.rs`): nothing is dropped unless the thread
-//! cannot even append there. The file is in WAL mode while it is written, so a crash of the
-//! process loses at most the batch in flight (and what waited in the queue or the backlog, which
-//! the CLI counts) and the database stays readable. `RowInserter` is the synchronous part, also used to write merged
+//! cannot even append there. The file is in WAL mode while it is written, so a process killed
+//! without last words loses at most the batch in flight (and what waited in the queue or the
+//! backlog, which the CLI counts) and the database stays readable; a crashing thread first waits
+//! for what was sent to be committed ([`records_sent`], [`records_settled`]). `RowInserter` is the synchronous part, also used to write merged
 //! databases.
 //!
 //! The writer thread never blocks on the channel: it parks for [`IDLE_NAP`] when the queue is
@@ -45,6 +46,24 @@ const IDLE_NAP: Duration = Duration::from_millis(2);
 /// them (about 200 MB): the application must never block on us, nor run out of memory. Reached
 /// only when the writer thread cannot even move records to its backlog (a stalled disk).
 pub const MAX_QUEUED_RECORDS: usize = 1 << 20;
+
+/// Records sent to this process's writers, and those settled: committed, or given up (a full
+/// queue, a writer gone). A process that crashes waits, on its faulting thread, for what it sent
+/// before the fault ([`records_sent`], [`records_settled`]); the writer thread runs on meanwhile.
+static SENT: AtomicU64 = AtomicU64::new(0);
+static SETTLED: AtomicU64 = AtomicU64::new(0);
+
+/// How many records this process's writers have been sent so far. Async-signal-safe (one atomic
+/// load).
+pub fn records_sent() -> u64 {
+    SENT.load(Ordering::SeqCst)
+}
+
+/// Whether the first `sent` records this process's writers were sent are settled: committed
+/// (records are committed in the order sent) or given up. Async-signal-safe (one atomic load).
+pub fn records_settled(sent: u64) -> bool {
+    SETTLED.load(Ordering::SeqCst) >= sent
+}
 
 enum WriterMessage {
     Record(Record),
@@ -180,11 +199,15 @@ impl RecordSink for DbWriter {
     fn send(&self, record: Record) {
         // Unbounded channel: never blocks. If the writer thread is gone, the record is dropped;
         // `finish` reports why the thread ended.
+        SENT.fetch_add(1, Ordering::SeqCst);
         if self.sender.len() >= self.queue_limit {
             self.dropped.fetch_add(1, Ordering::Relaxed);
+            SETTLED.fetch_add(1, Ordering::SeqCst);
             return;
         }
-        let _ = self.sender.send(WriterMessage::Record(record));
+        if self.sender.send(WriterMessage::Record(record)).is_err() {
+            SETTLED.fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     fn flush(&self) {
@@ -261,9 +284,11 @@ impl Batches {
     }
 
     fn commit(&mut self) {
-        self.open = None;
+        let records = self.open.take().map_or(0, |(_, count)| count);
         let committed = self.inserter.commit();
         self.keep(committed);
+        // A failed commit is settled too: nothing more will come of those records.
+        SETTLED.fetch_add(records as u64, Ordering::SeqCst);
     }
 
     /// When the open batch is due.

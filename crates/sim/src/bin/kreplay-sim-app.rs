@@ -171,6 +171,13 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
         (0..devices).map(|_| device()).collect(),
         Some(engine.clone()),
     );
+    // A C or Python application leaves the crash signals at their default action (Rust's
+    // runtime catches SIGSEGV and SIGBUS, for stack overflows, and returns from a raised one):
+    // so does this app, so that kreplay's crash handling runs in it as in those.
+    for signal in kreplay_core::lifecycle::CRASH_SIGNALS {
+        // SAFETY: restores a crash signal's default action (process-wide).
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
     kreplay_core::lifecycle::install(
         kreplay_core::lifecycle::Endings::Signals,
         runtime.finisher(),
@@ -201,13 +208,8 @@ fn run(options: AppOptions, config: Option<ToolConfig>) -> Result<bool, String> 
                 .map_err(|e| e.to_string())?;
         }
         let signal = signal as libc::c_int;
-        if !kreplay_core::lifecycle::SIGNALS.contains(&signal) {
-            // A crash (SIGSEGV, SIGBUS…) is not caught, and Rust's own SIGSEGV handler would
-            // return: the default action ends the process as a real crash would.
-            // SAFETY: restores the default action of a signal number (SIGKILL's cannot change).
-            unsafe { libc::signal(signal, libc::SIG_DFL) };
-        }
-        // SAFETY: a signal to this process; its last words keep the records.
+        // SAFETY: a signal to this process; its last words keep the records (a crash signal's
+        // handler waits for the writer, then raises it again at its default action).
         unsafe { libc::raise(signal) };
         std::thread::sleep(std::time::Duration::from_secs(10));
         return Err(format!("signal {signal} did not end the process"));
