@@ -17,7 +17,8 @@ def side_effect_checks():
     """What replay must not repeat or lose, with the four headline groups in three hardware passes:
     a kernel calling printf prints what it prints alone (it runs once, said in the outcome); a
     kernel using device new/delete runs once and computes right; a process ended by abort() or
-    SIGTERM with its window open keeps every pass of every dispatch."""
+    SIGTERM with its window open keeps every pass of every dispatch; one that crashes keeps every
+    dispatch it ran once."""
     window = {"count": 64}
     outcomes = lambda db: sorted({o for (o,) in query(db, "SELECT outcome FROM kreplay_replay_cost")})
     rc0, out0, _, _, _ = run([CHECKS, "printf"], None, tag="printf_alone")
@@ -50,6 +51,13 @@ def side_effect_checks():
         row(f"ended by {mode} with a window open", f"rc -{signal}; 5 dispatches x 4 passes, all finite",
             f"rc {rc}; {[c for _, c, _ in passes]}; {len(values)} values finite={finite}; {wall:.1f}s; {err.strip()[-120:]!r}",
             rc == -signal and [c for _, c, _ in passes] == [4] * 5 and finite)
+    # A crash right after 200 dispatches run once (one group): the crashing thread waits for the
+    # database writer, so none of the last ones, not yet committed, is lost.
+    rc, out, err, db, wall = run([CHECKS, "segv"], GROUPS[:1], tag="signal_segv")
+    passes = passes_per_dispatch(db)
+    row("ended by a crash (SIGSEGV) right after 200 dispatches run once", "rc -11; 200 dispatches x 1 pass recorded",
+        f"rc {rc}; {len(passes)} dispatches, passes {sorted({c for _, c, _ in passes})}; {wall:.1f}s; {err.strip()[-120:]!r}",
+        rc == -11 and len(passes) == 200 and all(c == 1 for _, c, _ in passes))
     two_processes_one_gpu()
     ctrl_c_pytorch()
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <cstring>
+#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -433,6 +434,25 @@ static int mode_signal(int signal_number) {
     return report(false, "the signal did not end the process");
 }
 
+// 200 in-place kernels, each run once (one counter group), then a write through a null pointer:
+// the crashing thread waits for kreplay's database writer, so every dispatch is recorded.
+static int mode_segv() {
+    const int n = 1 << 16, block = 256, grid = (n + block - 1) / block;
+    float scale[4] = {1.5f, 0.5f, 2.0f, 1.0f};
+    CHECK(cudaMemcpyToSymbol(c_scale, scale, sizeof(scale)));
+    float* y;
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    for (int l = 0; l < 200; ++l) scale_inplace<<<grid, block>>>(y, n);
+    CHECK(cudaDeviceSynchronize());
+    printf("RESULT segv VALUES crashing after 200 dispatches\n");
+    fflush(stdout);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);  // no core file from the check
+    *(volatile int*)nullptr = 1;
+    return report(false, "the fault did not end the process");
+}
+
 // Device printf: one line per block of the first kernel; under replay the output must be the
 // same (the kernel runs once). The second kernel prints nothing and is replayed.
 __global__ void say_hello(int tag) {
@@ -563,6 +583,7 @@ int main(int argc, char** argv) {
     if (!strcmp(g_mode, "bad_launch")) return mode_bad_launch();
     if (!strcmp(g_mode, "abort")) return mode_signal(6);
     if (!strcmp(g_mode, "sigterm")) return mode_signal(15);
+    if (!strcmp(g_mode, "segv")) return mode_segv();
     if (!strcmp(g_mode, "printf")) return mode_printf();
     if (!strcmp(g_mode, "heap")) return mode_heap();
     if (!strcmp(g_mode, "pageable")) return mode_pageable();
