@@ -179,6 +179,7 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
         // The deadline is in the configuration (`drain_timeout`): an inherited variable must not
         // override it.
         .env_remove(ENV_DRAIN_TIMEOUT);
+    end_with_kreplay(&mut command);
     if let Ok(lib) = &inject {
         command.env("CUDA_INJECTION64_PATH", lib);
         if spec.marker_trace || spec.filter.tracks_ranges() {
@@ -193,4 +194,25 @@ pub(super) fn prepare(spec: &RunSpec, launcher: &Launcher) -> anyhow::Result<Pre
         staging,
         command,
     })
+}
+
+/// A kreplay killed without a word (`kill -9`, `timeout -k`) must not leave the application
+/// running on without it, its records never written and the GPU's counters held: the
+/// application gets SIGTERM when kreplay's thread that started it ends, and its last words keep
+/// every record in the staging folder (`kreplay convert` reads them). kreplay starts the
+/// application from its main thread, which lives until kreplay exits, and waits for it.
+fn end_with_kreplay(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let kreplay = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, raise).
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+            // kreplay died before the request was made: the signal would never come.
+            if libc::getppid() != kreplay {
+                libc::raise(libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
 }

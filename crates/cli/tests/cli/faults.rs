@@ -269,6 +269,97 @@ fn a_signal_to_kreplay_keeps_the_open_window() {
     }
 }
 
+/// `kill -9` of kreplay while the application runs: the application does not run on without it
+/// (its records never written, the GPU's counters held): it gets SIGTERM, and its last words
+/// store its records in the staging folder, which stays for `kreplay convert`.
+#[test]
+fn a_killed_kreplay_ends_the_application_which_keeps_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = sim_app();
+    let mut args = replay_args();
+    args.extend(
+        [
+            app.to_str().unwrap(),
+            "--iterations",
+            "1",
+            "--elements",
+            "64",
+            "--until-signal",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut command = kreplay_command(dir.path(), &args);
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = command.spawn().expect("kreplay starts");
+    let pid = child.id() as libc::pid_t;
+    // Without the feature the app would launch on: the group is killed whatever happens.
+    let _group = KillGroupOnDrop(pid);
+    let stdout = child.stdout.take().unwrap();
+    let (said, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("launching until a signal") {
+                let _ = said.send(());
+            }
+        }
+    });
+    heard
+        .recv_timeout(HUNG)
+        .expect("the app never said it launches");
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: SIGKILL to our own child, kreplay alone.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = child.wait();
+    // The app's database in the staging folder kreplay left: out/.kreplay-staging-PID-RUN/APP.db.
+    let entries = |path: &Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(path)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default()
+    };
+    let prefix = format!(".kreplay-staging-{pid}-");
+    let db = entries(&dir.path().join("out"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .flat_map(|staging| entries(&staging))
+        .find(|p| p.extension().is_some_and(|x| x == "db"))
+        .expect("the app's database in the staging folder");
+    let app_pid: libc::pid_t = db.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+    // Gone (or a zombie waiting for a reaper that may not reap) within the bound.
+    let ended = |pid: libc::pid_t| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(") ")
+            .next()
+            .and_then(|rest| rest.chars().next());
+        state.is_none_or(|s| s == 'Z' || s == 'X')
+    };
+    let began = Instant::now();
+    while !ended(app_pid) && began.elapsed() < HUNG {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ended(app_pid), "the app ran on after kreplay was killed");
+    let run = kreplay_format::read_databases(&[db]).unwrap();
+    let dispatches: usize = run.processes.iter().map(|p| p.dispatches.len()).sum();
+    assert!(
+        dispatches > 0,
+        "the app's records are in the staging folder"
+    );
+    assert!(
+        run.processes.iter().all(|p| p.process.end_ns > 0),
+        "its last words closed its records"
+    );
+}
+
 #[test]
 fn a_stopped_run_of_several_passes_starts_no_further_pass() {
     // Application replay: one run of the app per group. The first run is stopped (Ctrl-C, or a
