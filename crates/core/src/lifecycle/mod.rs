@@ -17,6 +17,7 @@
 //! signal handler: nothing panics across it, and what runs in a signal handler is
 //! async-signal-safe (see [`signals`]).
 
+mod crash_report;
 mod door;
 pub mod exit;
 mod finish;

@@ -118,11 +118,20 @@ fn wait_at_crash_if_default(signal: libc::c_int) -> bool {
     }
 }
 
-extern "C" fn on_crash(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    // SAFETY: only async-signal-safe calls: getpid, atomic loads, nanosleep, raise; `info` is
-    // the kernel's.
+extern "C" fn on_crash(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
+    // SAFETY: only async-signal-safe calls: getpid, atomic loads, the report's system calls,
+    // nanosleep, raise; `info` and `context` are the kernel's.
     unsafe {
         if libc::getpid() as u32 == OWNER.load(Ordering::SeqCst) {
+            // Const-initialised, no destructor: readable here.
+            let inside = super::door::DEPTH
+                .try_with(|depth| depth.get() > 0)
+                .unwrap_or(false);
+            super::crash_report::report(signal, info, context, inside);
             let sent = kreplay_format::db::records_sent();
             let step = libc::timespec {
                 tv_sec: 0,
@@ -315,10 +324,15 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let db = dir.join("crash.db");
+        let mut ends = [0; 2];
+        // SAFETY: a pipe for the child's stderr.
+        assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
         // SAFETY: the child installs the handlers, sends, faults and never returns.
         let child = unsafe { libc::fork() };
         assert!(child >= 0);
         if child == 0 {
+            // SAFETY: the child's stderr into the pipe.
+            unsafe { libc::dup2(ends[1], 2) };
             let none = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
@@ -349,12 +363,34 @@ mod tests {
             // SAFETY: ends the child (the fault did not).
             unsafe { libc::_exit(4) };
         }
+        // SAFETY: closes our copy of the write end, then reads what the child wrote.
+        unsafe { libc::close(ends[1]) };
+        let mut said = Vec::new();
+        let mut chunk = [0u8; 512];
+        loop {
+            // SAFETY: reads into a local buffer.
+            let n = unsafe { libc::read(ends[0], chunk.as_mut_ptr().cast(), chunk.len()) };
+            if n <= 0 {
+                break;
+            }
+            said.extend_from_slice(&chunk[..n as usize]);
+        }
+        let said = String::from_utf8_lossy(&said);
         let mut status = 0;
         // SAFETY: waits for our own child.
         assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
         assert!(
             libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV,
             "ended by the fault: status {status:#x}"
+        );
+        // The report names the fault, and the test's own executable as where it happened.
+        let exe = std::env::current_exe().unwrap();
+        let exe = exe.file_name().unwrap().to_string_lossy();
+        assert!(
+            said.contains(&format!(
+                "kreplay: the application crashed: SIGSEGV at address 0x0, instruction {exe}+0x"
+            )) && said.contains("on a thread outside kreplay's handling of CUDA calls"),
+            "{said}"
         );
         let kept: usize = kreplay_format::read_database(&db)
             .unwrap()
