@@ -141,11 +141,32 @@ fn run_signal_case(dir: &Path, case: &SignalCase) -> (Option<i32>, String) {
 }
 
 /// [`run_signal_case`] with kreplay's options `args` (ending in `--`).
-fn run_signal_case_with(
+fn run_signal_case_with(dir: &Path, case: &SignalCase, args: Vec<String>) -> (Option<i32>, String) {
+    let (child, _group) = start_launching(dir, args, Stdio::piped(), case.name);
+    let pid = child.id() as libc::pid_t;
+    for &signal in case.signals {
+        // SAFETY: signals to our own child (or its process group).
+        unsafe {
+            match case.to {
+                To::Group => libc::kill(-pid, signal),
+                To::Kreplay => libc::kill(pid, signal),
+            };
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_bounded(child)
+}
+
+/// kreplay (options `args`, ending in `--`) running the app until a signal, in a process group
+/// of its own, once some windows closed and one is open; `stderr` where kreplay's goes. The
+/// guard kills the group (the app launches until a signal: a case that fails or hangs must not
+/// leave it running).
+fn start_launching(
     dir: &Path,
-    case: &SignalCase,
     mut args: Vec<String>,
-) -> (Option<i32>, String) {
+    stderr: Stdio,
+    case: &str,
+) -> (Child, KillGroupOnDrop) {
     let app = sim_app();
     args.extend(
         [
@@ -162,12 +183,10 @@ fn run_signal_case_with(
     let mut command = kreplay_command(dir, &args);
     command
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .process_group(0);
     let mut child = command.spawn().expect("kreplay starts");
-    let pid = child.id() as libc::pid_t;
-    // The app launches until a signal: a case that fails or hangs must not leave it running.
-    let _group = KillGroupOnDrop(pid);
+    let group = KillGroupOnDrop(child.id() as libc::pid_t);
     // The app says when it launches on; kreplay passes its stdout through.
     let stdout = child.stdout.take().unwrap();
     let (said, heard) = std::sync::mpsc::channel();
@@ -181,20 +200,10 @@ fn run_signal_case_with(
     });
     heard
         .recv_timeout(HUNG)
-        .unwrap_or_else(|_| panic!("{}: the app never said it launches", case.name));
+        .unwrap_or_else(|_| panic!("{case}: the app never said it launches"));
     // Some windows close and one is open when the signal comes.
     std::thread::sleep(Duration::from_millis(300));
-    for &signal in case.signals {
-        // SAFETY: signals to our own child (or its process group).
-        unsafe {
-            match case.to {
-                To::Group => libc::kill(-pid, signal),
-                To::Kreplay => libc::kill(pid, signal),
-            };
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    wait_bounded(child)
+    (child, group)
 }
 
 /// Kills a process group when dropped (after the run ended, the group is gone and this does
@@ -275,43 +284,9 @@ fn a_signal_to_kreplay_keeps_the_open_window() {
 #[test]
 fn a_killed_kreplay_ends_the_application_which_keeps_its_records() {
     let dir = tempfile::tempdir().unwrap();
-    let app = sim_app();
-    let mut args = replay_args();
-    args.extend(
-        [
-            app.to_str().unwrap(),
-            "--iterations",
-            "1",
-            "--elements",
-            "64",
-            "--until-signal",
-        ]
-        .map(String::from),
-    );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut command = kreplay_command(dir.path(), &args);
-    command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0);
-    let mut child = command.spawn().expect("kreplay starts");
+    // Without the change the app would launch on: the guard kills the group whatever happens.
+    let (mut child, _group) = start_launching(dir.path(), replay_args(), Stdio::null(), "kill -9");
     let pid = child.id() as libc::pid_t;
-    // Without the feature the app would launch on: the group is killed whatever happens.
-    let _group = KillGroupOnDrop(pid);
-    let stdout = child.stdout.take().unwrap();
-    let (said, heard) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if line.contains("launching until a signal") {
-                let _ = said.send(());
-            }
-        }
-    });
-    heard
-        .recv_timeout(HUNG)
-        .expect("the app never said it launches");
-    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: SIGKILL to our own child, kreplay alone.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let _ = child.wait();

@@ -100,22 +100,12 @@ pub fn install(finish: impl Fn() + Send + Sync + 'static) -> Vec<libc::c_int> {
 /// Installs the crash handler for `signal` when its action is the default one: once, its
 /// action back to the default on entry (`SA_RESETHAND`).
 fn wait_at_crash_if_default(signal: libc::c_int) -> bool {
-    // SAFETY: sigaction with zeroed, then filled, structs; the handler is async-signal-safe.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
-            || old.sa_sigaction != libc::SIG_DFL
-        {
-            return false;
-        }
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_crash
-            as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
-            as libc::sighandler_t;
-        libc::sigemptyset(&mut action.sa_mask);
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
-        libc::sigaction(signal, &action, std::ptr::null_mut()) == 0
-    }
+    let handler = on_crash as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
+    install_if_default(
+        signal,
+        handler as libc::sighandler_t,
+        libc::SA_SIGINFO | libc::SA_RESETHAND,
+    )
 }
 
 extern "C" fn on_crash(
@@ -162,7 +152,18 @@ pub fn disarm() {
 
 /// Installs the handler for `signal` when its action is the default one.
 fn catch_if_default(signal: libc::c_int) -> bool {
-    // SAFETY: sigaction with zeroed, then filled, structs; the handler is async-signal-safe.
+    let handler = on_signal as extern "C" fn(libc::c_int);
+    install_if_default(signal, handler as libc::sighandler_t, libc::SA_RESTART)
+}
+
+/// Makes `handler` (async-signal-safe) `signal`'s action with `flags`, only where the process
+/// left it at the default action (an application's own handler is never replaced).
+fn install_if_default(
+    signal: libc::c_int,
+    handler: libc::sighandler_t,
+    flags: libc::c_int,
+) -> bool {
+    // SAFETY: sigaction with zeroed, then filled, structs.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
@@ -171,9 +172,9 @@ fn catch_if_default(signal: libc::c_int) -> bool {
             return false;
         }
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_sigaction = handler;
         libc::sigemptyset(&mut action.sa_mask);
-        action.sa_flags = libc::SA_RESTART;
+        action.sa_flags = flags;
         libc::sigaction(signal, &action, std::ptr::null_mut()) == 0
     }
 }
