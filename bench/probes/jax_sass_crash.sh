@@ -3,7 +3,9 @@
 # "Limitations"): runs ON the GPU machine, from the repository root. The corpus's JAX program
 # (tests/gpu/corpus/python/jax_matmul.py, XLA_PYTHON_CLIENT_PREALLOCATE=false) alone once, then
 # under kreplay in each variant R times; one line per variant: runs, crashes (SIGSEGV), the
-# dispatches recorded before each crash, and whether a run's output equals the program's alone.
+# dispatches recorded before each crash, and whether a run's output equals the program's alone;
+# below it, where each crash was (kreplay's crash report: the instruction's library and offset,
+# and whether the thread was inside kreplay's handling of a CUDA call).
 # Variants: the four headline groups (three hardware passes, one of SASS metrics) with the
 # defaults, with the counter set-up left to the first dispatch (KREPLAY_EARLY_SETUP=0), without
 # the warm-up (KREPLAY_WARM_UP=0), both; one group of SASS metrics (one hardware pass, nothing
@@ -41,7 +43,7 @@ printf '%-32s %5s %8s  %-24s %s\n' variant runs crashed "dispatches at each cras
 n=0
 while IFS='|' read -r name envs groups; do
     n=$((n + 1))
-    crashed=0 at="" same=0
+    crashed=0 at="" same=0 places=""
     for i in $(seq 1 "$R"); do
         tag="v${n}_$i"
         env_words=()
@@ -53,9 +55,13 @@ while IFS='|' read -r name envs groups; do
         if grep -q "SIGSEGV" "$OUT/$tag.err"; then
             crashed=$((crashed + 1))
             at="$at $(grep -m1 -o '^kreplay: [0-9]* dispatch' "$OUT/$tag.err" | grep -o '[0-9]*')"
+            # Where (kreplay's crash report: the instruction's library+offset, inside or not).
+            where=$(grep -m1 -o 'instruction [^ ,]*, on a thread [a-z]*' "$OUT/$tag.err")
+            [ -n "$where" ] && places="$places; $where"
         fi
         cmp -s "$OUT/alone.out" "$OUT/$tag.out" && same=$((same + 1))
         rm -rf "${OUT:?}/$tag"
     done
     printf '%-32s %5s %8s  %-24s %s\n' "$name" "$R" "$crashed" "${at:- -}" "$same/$R"
+    [ -n "$places" ] && echo "    where:${places#;}"
 done <<<"$VARIANTS"
