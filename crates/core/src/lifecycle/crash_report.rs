@@ -91,11 +91,18 @@ pub(super) fn find_mapping(
 }
 
 /// `start-end perms offset dev inode path`: whether `pc` is in it, then its file and offset.
+/// The path is the rest of the line (it may hold spaces).
 fn in_mapping(pc: u64, text: &[u8], line: &mut Line) -> bool {
-    let mut fields = text.split(|&b| b == b' ').filter(|field| !field.is_empty());
-    let Some(range) = fields.next() else {
-        return false;
+    let mut rest = text;
+    let mut field = || {
+        let start = rest.iter().position(|&b| b != b' ').unwrap_or(rest.len());
+        rest = &rest[start..];
+        let end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        rest = after;
+        word
     };
+    let range = field();
     let Some(dash) = range.iter().position(|&b| b == b'-') else {
         return false;
     };
@@ -106,10 +113,11 @@ fn in_mapping(pc: u64, text: &[u8], line: &mut Line) -> bool {
     if pc < start || pc >= end {
         return false;
     }
-    let _perms = fields.next();
-    let offset = fields.next().and_then(parse_hex).unwrap_or(0);
-    let (_dev, _inode) = (fields.next(), fields.next());
-    let path = fields.next().unwrap_or(b"[anon]");
+    let _perms = field();
+    let offset = parse_hex(field()).unwrap_or(0);
+    let (_dev, _inode) = (field(), field());
+    let path = rest.trim_ascii();
+    let path: &[u8] = if path.is_empty() { b"[anon]" } else { path };
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     line.push(name);
     line.push(b"+");
@@ -225,6 +233,7 @@ mod tests {
 7f0000400000-7f0000c00000 r-xp 00400000 08:01 200 /usr/local/nvidia/lib64/libcuda.so.1
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
 7ffd00100000-7ffd00200000 rw-p 00000000 00:00 0
+7ffe00000000-7ffe00001000 r-xp 00002000 08:01 300 /opt/my tools/lib x.so (deleted)
 ";
 
     /// `MAPS` read `chunk` bytes at a time, as `read(2)` may give it.
@@ -263,6 +272,10 @@ mod tests {
             assert_eq!(
                 found(0x7ffd_0010_0004, chunk).as_deref(),
                 Some("[anon]+0x4")
+            );
+            assert_eq!(
+                found(0x7ffe_0000_0010, chunk).as_deref(),
+                Some("lib x.so (deleted)+0x2010")
             );
             assert_eq!(found(0x1000, chunk), None);
         }
