@@ -74,7 +74,7 @@ impl RowInserter {
         }
         if self.durability == Durability::Live {
             let conn = &self.db.conn;
-            let left_wal = match conn.query_row("PRAGMA journal_mode = DELETE", [], |r| {
+            let kept_wal = match conn.query_row("PRAGMA journal_mode = DELETE", [], |r| {
                 r.get::<_, String>(0)
             }) {
                 Ok(mode) => !mode.eq_ignore_ascii_case("delete"),
@@ -83,7 +83,7 @@ impl RowInserter {
                 Err(e) if is_busy(&e) => true,
                 Err(e) => return Err(self.db.err(e)),
             };
-            if left_wal {
+            if kept_wal {
                 // Another connection (`kreplay convert` of a live run, the command line reading
                 // along) keeps the file in WAL mode: its rows are still copied into the file,
                 // as far as that reader allows, and SQLite's readers apply the rest from the
