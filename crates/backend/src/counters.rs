@@ -60,6 +60,16 @@ impl CudaBackend {
         }
     }
 
+    /// A module or library is about to be unloaded: each device's range profiler lets go of
+    /// its enabled configuration (see [`RangeProfiler::before_module_unload`]).
+    pub fn before_module_unload(&mut self) {
+        for state in self.devices.values_mut() {
+            if let Some(profiler) = state.profiler.as_mut() {
+                profiler.before_module_unload();
+            }
+        }
+    }
+
     /// Counters lost on `device`: said once by the engine, timestamps only from now on.
     pub(crate) fn counters_lost(&mut self, device: DeviceId, e: CudaError) -> BackendError {
         self.counters_broken.insert(device, e.to_string());

@@ -8,7 +8,7 @@ use crate::classify::{
     DriverEvent,
 };
 use crate::dispatch::device_write;
-use crate::tool::Tool;
+use crate::tool::{lock, Tool};
 use crate::{graph_exec, memory, memory_trace};
 use kreplay_core::backend::{CallEffect, DeviceScope};
 use kreplay_core::engine::CallGuard;
@@ -76,6 +76,12 @@ pub(crate) fn driver_call(
         // SAFETY: the parameter block of the call `cbid`, at its ENTER callback.
         if let Some(owner) = unsafe { unloaded_module(cbid, data.params()) } {
             tool.kernels.forget_module(&tool.engine, owner);
+            // CUPTI's SASS instrumentation must not outlive the module (see
+            // `RangeProfiler::before_module_unload`).
+            if let Some(setup) = &tool.counter_setup {
+                setup.before_module_unload(data.context());
+            }
+            lock(&tool.backend).before_module_unload();
         }
     } else {
         crate::captures::on_exit(cbid, data);

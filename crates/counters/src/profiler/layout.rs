@@ -31,6 +31,12 @@ fn union_metrics(groups: &[Vec<String>], members: &[usize]) -> Vec<String> {
     names
 }
 
+/// A metric CUPTI collects by instrumenting the kernel's code (`smsp__sass_inst_executed…`,
+/// `sass__inst_executed_per_opcode`): one of its `__`-separated parts begins with `sass`.
+fn is_instrumented(metric: &str) -> bool {
+    metric.split("__").any(|part| part.starts_with("sass"))
+}
+
 impl PassLayout {
     /// Packs `groups` into hardware passes (with `pack`; else one pass per group), asking
     /// `one_pass` how many passes a list of metrics needs. Laps `group checks` and `packing`.
@@ -105,6 +111,16 @@ impl PassLayout {
         passes
     }
 
+    /// Whether any of `passes` collects a metric of CUPTI's instrumentation of the kernel's
+    /// code (SASS metrics).
+    pub(super) fn instrumented(&self, passes: &[usize]) -> bool {
+        passes.iter().any(|p| {
+            self.pass_metrics
+                .get(*p)
+                .is_some_and(|metrics| metrics.iter().any(|m| is_instrumented(m)))
+        })
+    }
+
     /// How a unit collecting `groups` (pass by pass; `None`: timestamps only) runs: which
     /// execution measures each pass, and the hardware pass of each execution.
     pub(super) fn plan(&self, groups: &[Option<usize>]) -> (UnitPlan, Vec<usize>) {
@@ -141,5 +157,34 @@ mod tests {
         ];
         assert_eq!(union_metrics(&groups, &[0, 1]), ["a", "b", "c"]);
         assert_eq!(union_metrics(&groups, &[1, 0]), ["b", "c", "a"]);
+    }
+
+    #[test]
+    fn sass_metrics_are_instrumented_and_hardware_ones_are_not() {
+        for m in [
+            "smsp__sass_inst_executed_op_shared_ld.sum",
+            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+            "sass__inst_executed_per_opcode",
+        ] {
+            assert!(is_instrumented(m), "{m}");
+        }
+        for m in [
+            "smsp__inst_executed.sum",
+            "sm__warps_launched.sum",
+            "lts__t_sectors_op_read.sum",
+            "dram__bytes_read.sum.per_second",
+        ] {
+            assert!(!is_instrumented(m), "{m}");
+        }
+        let groups = vec![
+            vec!["sm__warps_launched.sum".to_string()],
+            vec!["smsp__sass_inst_executed_op_shared_ld.sum".to_string()],
+        ];
+        let mut laps = debug::Laps::start();
+        let layout = PassLayout::pack(&groups, false, |_| Ok(1), &mut laps).unwrap();
+        assert!(!layout.instrumented(&[0]));
+        assert!(layout.instrumented(&[1]));
+        assert!(layout.instrumented(&[0, 1]));
+        assert!(!layout.instrumented(&[]));
     }
 }

@@ -226,6 +226,19 @@ impl CounterSetup {
         self.shared.setups.finish_all(EXIT_WAIT);
     }
 
+    /// A module or library of `ctx` is about to be unloaded: the set-up is waited for and the
+    /// profiler it made lets go of its enabled configuration (see
+    /// [`RangeProfiler::before_module_unload`]); the first dispatch programs the counters again.
+    /// Called at the unload's ENTER callback, where the driver holds no lock of its own.
+    pub fn before_module_unload(&self, ctx: CUcontext) {
+        self.finish(ctx);
+        if let Some(SetUp::Ready(result)) = self.shared.setups.lock().get_mut(&(ctx as usize)) {
+            if let Ok(profiler) = result.as_mut() {
+                profiler.before_module_unload();
+            }
+        }
+    }
+
     /// Waits for the set-up of `ctx` to finish, keeping its result for the context's first
     /// dispatch: a stream capture begins on it (see the module documentation). Called at the
     /// capture's ENTER callback, where the driver holds no lock of its own.
