@@ -77,11 +77,15 @@ pub(crate) fn driver_call(
         if let Some(owner) = unsafe { unloaded_module(cbid, data.params()) } {
             tool.kernels.forget_module(&tool.engine, owner);
             // CUPTI's SASS instrumentation must not outlive the module (see
-            // `RangeProfiler::before_module_unload`).
-            if let Some(setup) = &tool.counter_setup {
-                setup.before_module_unload(data.context());
+            // `RangeProfiler::before_module_unload`); not once the process is ending (the
+            // CUDA runtime unloads its modules in an exit handler that runs after the tool's
+            // finish, and disabling the profiler at exit ended an application before).
+            if !kreplay_core::lifecycle::finish_begun() {
+                if let Some(setup) = &tool.counter_setup {
+                    setup.before_module_unload(data.context());
+                }
+                lock(&tool.backend).before_module_unload();
             }
-            lock(&tool.backend).before_module_unload();
         }
     } else {
         crate::captures::on_exit(cbid, data);

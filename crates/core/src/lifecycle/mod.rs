@@ -27,7 +27,7 @@ mod signals;
 mod state;
 
 pub use exit::at_exit;
-pub use finish::finish_now;
+pub use finish::{finish_begun, finish_now};
 pub use inside::InsideTool;
 pub use signals::{
     block_signals, disarm, hold_signals, CRASH_SIGNALS, CRASH_WAIT, FINISH_LIMIT, SIGNALS,
@@ -75,9 +75,14 @@ mod tests {
         if child == 0 {
             let report = ends[1];
             install(Endings::ExitAndSignals, move || {
+                // The finish sees itself begun (what runs after it makes no CUPTI calls).
+                let byte = if finish_begun() { b"F" } else { b"f" };
                 // SAFETY: writes one byte to the inherited pipe.
-                unsafe { libc::write(report, b"F".as_ptr().cast(), 1) };
+                unsafe { libc::write(report, byte.as_ptr().cast(), 1) };
             });
+            let byte = if finish_begun() { b"b" } else { b"0" };
+            // SAFETY: writes one byte to the inherited pipe.
+            unsafe { libc::write(report, byte.as_ptr().cast(), 1) };
             // The owner finishing early, then the exit handler: one finish.
             finish_now();
             // SAFETY: ends the child through its exit handlers.
@@ -85,12 +90,18 @@ mod tests {
         }
         // SAFETY: closes our copy of the write end, then reads what the child wrote.
         unsafe { libc::close(ends[1]) };
-        let mut bytes = [0u8; 4];
-        let n = unsafe { libc::read(ends[0], bytes.as_mut_ptr().cast(), bytes.len()) };
+        let mut bytes = Vec::new();
+        let mut byte = 0u8;
+        while unsafe { libc::read(ends[0], (&mut byte as *mut u8).cast(), 1) } == 1 {
+            bytes.push(byte);
+        }
         let mut status = 0;
         // SAFETY: waits for our own child.
         assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
-        assert_eq!((n, bytes[0]), (1, b'F'), "one finish");
+        assert_eq!(
+            bytes, b"0F",
+            "not begun before the finish, begun in it, one finish"
+        );
         assert!(
             libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 7,
             "exited with its own status: {status:#x}"
