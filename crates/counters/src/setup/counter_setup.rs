@@ -11,8 +11,9 @@ use kreplay_core::config::Switches;
 use kreplay_cuda::cupti::{CUcontext, Cupti, Driver};
 use kreplay_cuda::error::CudaError;
 use kreplay_cuda::guard::ToolScope;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long a context's destruction waits for its set-up to stop (a set-up left running would
@@ -48,6 +49,10 @@ struct Shared {
     /// application's context with the GPC-caches code).
     ahead: Option<AheadWork>,
     setups: SetUps<Result<RangeProfiler, CudaError>>,
+    /// Contexts that unloaded a module or library while their set-up was filed: the profiler
+    /// it made lets go of its enabled configuration when taken
+    /// ([`RangeProfiler::before_module_unload`]).
+    unloaded: Mutex<HashSet<usize>>,
 }
 
 impl CounterSetup {
@@ -72,6 +77,7 @@ impl CounterSetup {
                 setups: SetUps::new(|| {
                     Err(CudaError::Load("the counter set-up thread panicked".into()))
                 }),
+                unloaded: Mutex::new(HashSet::new()),
             }),
         }
     }
@@ -192,7 +198,12 @@ impl CounterSetup {
     /// process this one was forked from).
     pub fn take(&self, ctx: CUcontext) -> Option<Result<RangeProfiler, CudaError>> {
         let began = Instant::now();
-        let result = self.shared.setups.take(ctx as usize)?;
+        let mut result = self.shared.setups.take(ctx as usize)?;
+        if lock(&self.shared.unloaded).remove(&(ctx as usize)) {
+            if let Ok(profiler) = result.as_mut() {
+                profiler.before_module_unload();
+            }
+        }
         kreplay_cuda::debug::line(&format!(
             "waited {:.1} ms for the counter set-up begun at context creation",
             kreplay_cuda::debug::ms(began.elapsed())
@@ -205,6 +216,7 @@ impl CounterSetup {
     /// the set-up needs). What it made is not dropped (no CUPTI calls on a dying context).
     pub fn abandon(&self, ctx: CUcontext) {
         let began = Instant::now();
+        lock(&self.shared.unloaded).remove(&(ctx as usize));
         if let Some(stopped) = self.shared.setups.abandon(ctx as usize, DESTROY_WAIT) {
             kreplay_cuda::debug::line(&format!(
                 "context destroyed during its counter set-up: waited {:.1} ms, {}",
@@ -226,16 +238,14 @@ impl CounterSetup {
         self.shared.setups.finish_all(EXIT_WAIT);
     }
 
-    /// A module or library of `ctx` is about to be unloaded: the set-up is waited for and the
-    /// profiler it made lets go of its enabled configuration (see
-    /// [`RangeProfiler::before_module_unload`]); the first dispatch programs the counters again.
-    /// Called at the unload's ENTER callback, where the driver holds no lock of its own.
+    /// A module or library of `ctx` is about to be unloaded: the profiler its set-up makes (or
+    /// made) lets go of its enabled configuration when the first dispatch takes it (see
+    /// [`RangeProfiler::before_module_unload`]), which programs the counters again. Neither
+    /// waits for the set-up nor calls CUPTI.
     pub fn before_module_unload(&self, ctx: CUcontext) {
-        self.finish(ctx);
-        if let Some(SetUp::Ready(result)) = self.shared.setups.lock().get_mut(&(ctx as usize)) {
-            if let Ok(profiler) = result.as_mut() {
-                profiler.before_module_unload();
-            }
+        let key = ctx as usize;
+        if self.shared.setups.lock().contains_key(&key) {
+            lock(&self.shared.unloaded).insert(key);
         }
     }
 
@@ -251,4 +261,8 @@ impl CounterSetup {
             ));
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
