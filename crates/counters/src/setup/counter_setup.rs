@@ -11,9 +11,10 @@ use kreplay_core::config::Switches;
 use kreplay_cuda::cupti::{CUcontext, Cupti, Driver};
 use kreplay_cuda::error::CudaError;
 use kreplay_cuda::guard::ToolScope;
+use kreplay_cuda::lock;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a context's destruction waits for its set-up to stop (a set-up left running would
@@ -261,8 +262,4 @@ impl CounterSetup {
             ));
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
