@@ -1,7 +1,8 @@
 //! Times reading a database's records and writing each format (issue 49 profiling aid):
 //! wall time, the process's CPU time (all threads) and the main thread's CPU time.
-//! Usage: post_speed DATABASE [FORMAT...]; outputs under $POST_SPEED_OUT (default /tmp/speed).
-use kreplay_format::{open_databases, write_outputs, OutputFormat};
+//! Usage: post_speed [--in-memory] DATABASE [FORMAT...]; outputs under $POST_SPEED_OUT (default
+//! /tmp/speed).
+use kreplay_format::{open_databases, read_databases, write_outputs, OutputFormat};
 use std::time::Instant;
 
 // The command line's allocator (crates/cli/src/allocator.rs), so the figures are its figures.
@@ -35,11 +36,24 @@ impl Span {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    // `--in-memory`: every record read into memory first (timed as "load"), so each format's
+    // line is its writing alone, without the reading.
+    let in_memory = args.get(1).is_some_and(|a| a == "--in-memory");
+    if in_memory {
+        args.remove(1);
+    }
     let db = std::path::PathBuf::from(&args[1]);
     let s = Span::new();
-    let run = open_databases(std::slice::from_ref(&db)).unwrap();
-    s.done("open", 1);
+    let run = if in_memory {
+        let run = read_databases(std::slice::from_ref(&db)).unwrap();
+        s.done("load", 1);
+        run
+    } else {
+        let run = open_databases(std::slice::from_ref(&db)).unwrap();
+        s.done("open", 1);
+        run
+    };
     let s = Span::new();
     let mut n = 0u64;
     for p in &run.processes {
