@@ -125,7 +125,7 @@ mod tests {
     fn rows_past_several_blocks_are_written_in_order_with_quotes_doubled() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.csv");
-        // More than three blocks' worth of rows, each with a quoted name.
+        // More than three blocks' worth of rows, every other name with quotes to double.
         let rows = 4 * BLOCK_BYTES / 16;
         csv_file(path.clone(), &["n", "name", "note"], |csv| {
             for n in 0..rows as u64 {
