@@ -60,9 +60,13 @@ impl CudaBackend {
         }
     }
 
-    /// A module or library is about to be unloaded: each device's range profiler lets go of
-    /// its enabled configuration (see [`RangeProfiler::before_module_unload`]).
-    pub fn before_module_unload(&mut self) {
+    /// A module or library of `ctx` is about to be unloaded: each device's range profiler lets
+    /// go of its enabled configuration (see [`RangeProfiler::before_module_unload`]), and the
+    /// one the context's counter set-up makes will when the first dispatch takes it.
+    pub fn before_module_unload(&mut self, ctx: kreplay_cuda::CUcontext) {
+        if let Some(setup) = &self.setup {
+            setup.before_module_unload(ctx);
+        }
         for state in self.devices.values_mut() {
             if let Some(profiler) = state.profiler.as_mut() {
                 profiler.before_module_unload();

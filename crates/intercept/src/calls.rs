@@ -81,10 +81,7 @@ pub(crate) fn driver_call(
             // CUDA runtime unloads its modules in an exit handler that runs after the tool's
             // finish, and disabling the profiler at exit ended an application before).
             if !kreplay_core::lifecycle::finish_begun() {
-                if let Some(setup) = &tool.counter_setup {
-                    setup.before_module_unload(data.context());
-                }
-                lock(&tool.backend).before_module_unload();
+                lock(&tool.backend).before_module_unload(data.context());
             }
         }
     } else {
