@@ -4,6 +4,7 @@
 
 mod api;
 pub mod backlog;
+mod blocks;
 mod bulk;
 mod bulk_file;
 mod bulk_merge;
@@ -40,6 +41,8 @@ pub use writer::{
 mod tests;
 #[cfg(test)]
 mod tests_api;
+#[cfg(test)]
+mod tests_blocks;
 #[cfg(test)]
 mod tests_bulk;
 #[cfg(test)]

@@ -28,6 +28,7 @@ mod facts;
 pub mod run;
 mod section_values;
 mod stats;
+mod varint;
 // Where files go and how they are written.
 mod csv_file;
 mod files;

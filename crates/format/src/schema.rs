@@ -27,7 +27,8 @@
 //!   samples and tracks hold NVTX markers (`--marker-trace`, `db::markers`), memory copies and
 //!   allocations those of the memory traces (`db::memory`; the host a `CPU` agent row).
 //! - `kreplay_replay_cost`, `kreplay_warning`, `kreplay_dispatch_pass` and `kreplay_pass_pmc` are
-//!   our own.
+//!   our own, and `kreplay_record_block`: the passes and costs again as compact blocks, which
+//!   kreplay reads instead of their rows (`db::blocks`).
 //! - The views (rocpd's data and summary views and ours) are in [`crate::views`].
 //! - Rows that a dispatch needed before the producer described them (an agent, kernel or counter
 //!   seen first in a dispatch) are written with `extdata` `{"placeholder":true}` and completed
@@ -437,6 +438,20 @@ CREATE TABLE IF NOT EXISTS kreplay_warning (
     "pid" INTEGER NOT NULL,
     "message" TEXT NOT NULL
 );
+
+-- The passes (kind 0) and replay costs (kind 1) again, a page of rows to a compact block that
+-- kreplay's readers decode instead of the rows (`db::blocks`): first_row to last_row are ids of
+-- kreplay_dispatch_pass or kreplay_replay_cost rows.
+CREATE TABLE IF NOT EXISTS kreplay_record_block (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "guid" TEXT NOT NULL,
+    "kind" INTEGER NOT NULL,
+    "first_row" INTEGER NOT NULL,
+    "last_row" INTEGER NOT NULL,
+    "count" INTEGER NOT NULL,
+    "data" BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kreplay_record_block_rows ON kreplay_record_block (kind, last_row);
 
 -- rocpd's un-suffixed names, read as rocpd's own views read them.
 CREATE VIEW IF NOT EXISTS rocpd_metadata AS SELECT * FROM rocpd_metadata{U};

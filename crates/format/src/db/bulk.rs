@@ -327,10 +327,13 @@ fn copy_file(db: DbFile, source: &Path, old: &str, new: &str) -> Result<DbFile, 
 /// `rocpd_metadata`), with SQLite's AUTOINCREMENT counters, and gives the copy the new file's
 /// uuid.
 fn copy_rows(conn: &Connection, old: &str, new: &str) -> rusqlite::Result<()> {
+    // A table the stored file lacks (an older kreplay's: no record blocks) stays empty.
     let tables: Vec<String> = column(
         conn,
-        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name != ?1 ORDER BY name",
-        ["sqlite_sequence"],
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name != ?1
+         AND replace(name, ?2, ?3) IN (SELECT name FROM src.sqlite_master WHERE type = 'table')
+         ORDER BY name",
+        ["sqlite_sequence", new, old],
     )?;
     let mut sql = String::from("BEGIN;");
     for table in &tables {

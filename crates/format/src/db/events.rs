@@ -1,6 +1,7 @@
 //! What a process measured: a dispatch (its event, its dispatch row, its counter values, every
 //! pass of it), a replay's cost, a warning.
 
+use super::blocks::DispatchFields;
 use super::file::{to_sql, DbFile};
 use super::process_rows::{ProcessRows, RecentDispatch, RECENT_DISPATCHES};
 use crate::error::FormatError;
@@ -27,7 +28,7 @@ impl ProcessRows {
             Some(_) => match self.recent.remove(&key) {
                 Some(found) => Some(found),
                 None if dispatch.dispatch_id >= self.fresh_dispatch_ids => None,
-                None => self.dispatch_row(db, dispatch.dispatch_id, agent_row)?,
+                None => self.dispatch_row(db, dispatch, agent_row)?,
             },
             None => None,
         };
@@ -59,6 +60,7 @@ impl ProcessRows {
                     event,
                     pass: dispatch.replay_pass,
                     measured: HashMap::new(),
+                    fields: DispatchFields::of(dispatch),
                 }
             }
         };
@@ -89,6 +91,8 @@ impl ProcessRows {
                 .execute(params![guid, pass_id, pmc_id, value])
                 .map_err(err)?;
         }
+        self.pass_block
+            .push_pass(db, guid, pass_id, &found.fields, dispatch, &counter_rows)?;
         // What `serde_json` writes for `{"replay_pass": pass}`, without building a JSON value.
         let extdata = match dispatch.replay_pass {
             Some(pass) => format!(r#"{{"replay_pass":{pass}}}"#),
@@ -120,13 +124,15 @@ impl ProcessRows {
     }
 
     /// The rows an earlier pass of the dispatch made, if any (from the database: the dispatch
-    /// is no longer among the recent ones).
+    /// is no longer among the recent ones). Its fields are taken to be `dispatch`'s: every pass
+    /// of a dispatch comes with the same launch (its first made the row).
     fn dispatch_row(
         &self,
         db: &DbFile,
-        dispatch_id: u64,
+        dispatch: &DispatchRecord,
         agent_row: i64,
     ) -> Result<Option<RecentDispatch>, FormatError> {
+        let dispatch_id = dispatch.dispatch_id;
         let err = |e| FormatError::sqlite(&db.path, e);
         let found = db
             .conn
@@ -168,6 +174,7 @@ impl ProcessRows {
             event,
             pass,
             measured,
+            fields: DispatchFields::of(dispatch),
         }))
     }
 
@@ -307,7 +314,8 @@ impl ProcessRows {
                 ])
             })
             .map_err(|e| db.err(e))?;
-        Ok(())
+        let row = db.conn.last_insert_rowid();
+        self.cost_block.push_cost(db, &self.guid, row, cost)
     }
 
     pub(super) fn insert_warning(

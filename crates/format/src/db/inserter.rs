@@ -66,6 +66,14 @@ impl RowInserter {
             self.begin()?;
             self.insert(Record::Process(process))?;
         }
+        // The record blocks still being filled (a commit leaves them open: blocks of a page of
+        // rows fill the file's pages, where a block per commit would leave most of a page empty).
+        if let Some(mut rows) = self.current.take() {
+            self.begin()?;
+            let flushed = rows.flush_blocks(&self.db);
+            self.whole &= flushed.is_ok();
+            flushed?;
+        }
         self.commit()?;
         if self.whole {
             self.begin()?;
@@ -116,6 +124,9 @@ impl RowInserter {
     /// [`Self::insert`]'s rows.
     fn insert_rows(&mut self, record: Record) -> Result<(), FormatError> {
         if let Record::Process(process) = &record {
+            if let Some(earlier) = self.current.as_mut() {
+                earlier.flush_blocks(&self.db)?;
+            }
             let rows = ProcessRows::start(&self.db, process)?;
             let counts = match self.counts.iter().position(|(guid, _)| *guid == rows.guid) {
                 Some(at) => self.counts.remove(at).1,

@@ -99,6 +99,9 @@ pub(super) struct StoredProcess {
     /// (dispatch passes, replay costs), as the file stores them or counted when opened
     /// (`db::record_counts`).
     pub(super) counts: (usize, usize),
+    /// Whether the passes, and the costs, are read from the process's record blocks
+    /// (`db::blocks`): they hold every one of its rows of that kind.
+    pub(super) blocks: (bool, bool),
     /// The process is its file's only one: every row is its own ([`Self::own_rows`]).
     pub(super) alone: bool,
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
@@ -241,12 +244,9 @@ impl StoredProcess {
     }
 }
 
-impl RecordSource for StoredProcess {
-    fn dispatches_after(&self, after: i64) -> Result<Page<DispatchRecord>, FormatError> {
-        self.pass_page(after, PAGE_ROWS)
-    }
-
-    fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
+impl StoredProcess {
+    /// [`RecordSource::costs_after`] read from the rows.
+    fn cost_page_of_rows(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
         let conn = self.connection();
         let (costs, last) = self.cost_rows(
             &conn,
@@ -258,6 +258,45 @@ impl RecordSource for StoredProcess {
             release_cache(&conn);
         }
         Ok((costs, last))
+    }
+
+    /// [`RecordSource::costs_in`] read from the rows.
+    fn costs_in_rows(
+        &self,
+        ids: RangeInclusive<i64>,
+        reader: usize,
+        last: bool,
+    ) -> Result<Vec<ReplayCost>, FormatError> {
+        let conn = self.reader_connection(reader);
+        let params = rusqlite::params![ids.start(), ids.end()];
+        let (costs, _) = self.cost_rows(&conn, COST_RANGE_SQL, params, 0)?;
+        if last {
+            release_cache(&conn);
+        }
+        Ok(costs)
+    }
+}
+
+impl RecordSource for StoredProcess {
+    fn dispatches_after(&self, after: i64) -> Result<Page<DispatchRecord>, FormatError> {
+        self.pass_page(after, PAGE_ROWS)
+    }
+
+    fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
+        if !self.blocks.1 {
+            return self.cost_page_of_rows(after);
+        }
+        let conn = self.connection();
+        let rows = after.saturating_add(1)..=i64::MAX;
+        let (costs, last) = self.costs_from_blocks(&conn, rows, PAGE_ROWS as usize)?;
+        if costs.len() < PAGE_ROWS as usize {
+            release_cache(&conn);
+        }
+        drop(conn);
+        let page = (costs, last.unwrap_or(after));
+        #[cfg(test)]
+        super::pass_pages::same_records(&page, &self.cost_page_of_rows(after)?);
+        Ok(page)
     }
 
     fn id_ranges(&self, kind: Stored) -> Option<IdRanges> {
@@ -299,12 +338,17 @@ impl RecordSource for StoredProcess {
         reader: usize,
         last: bool,
     ) -> Result<Vec<ReplayCost>, FormatError> {
+        if !self.blocks.1 {
+            return self.costs_in_rows(ids, reader, last);
+        }
         let conn = self.reader_connection(reader);
-        let params = rusqlite::params![ids.start(), ids.end()];
-        let (costs, _) = self.cost_rows(&conn, COST_RANGE_SQL, params, 0)?;
+        let (costs, _) = self.costs_from_blocks(&conn, ids.clone(), usize::MAX)?;
         if last {
             release_cache(&conn);
         }
+        drop(conn);
+        #[cfg(test)]
+        super::pass_pages::same_records(&costs, &self.costs_in_rows(ids, reader, last)?);
         Ok(costs)
     }
 
@@ -373,7 +417,7 @@ pub(super) const THREADS_SQL: &str = "SELECT id, tid FROM rocpd_info_thread";
 
 /// A unit enum from the name the writers give it (`ReplayOutcome::as_str`, `Staging::as_str`,
 /// which are the serde names), so every variant parses without a second list of them.
-fn parse_name<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+pub(super) fn parse_name<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
     use serde::de::IntoDeserializer;
     let name: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
         text.into_deserializer();

@@ -94,6 +94,28 @@ impl StoredProcess {
         after: i64,
         limit: i64,
     ) -> Result<(Vec<DispatchRecord>, i64), FormatError> {
+        if !self.blocks.0 {
+            return self.pass_page_of_rows(after, limit);
+        }
+        let conn = self.connection();
+        let rows = after.saturating_add(1)..=i64::MAX;
+        let (passes, last) = self.passes_from_blocks(&conn, rows, limit as usize)?;
+        if (passes.len() as i64) < limit {
+            release_cache(&conn);
+        }
+        drop(conn);
+        let page = (passes, last.unwrap_or(after));
+        #[cfg(test)]
+        same_records(&page, &self.pass_page_of_rows(after, limit)?);
+        Ok(page)
+    }
+
+    /// [`Self::pass_page`] read from the rows.
+    fn pass_page_of_rows(
+        &self,
+        after: i64,
+        limit: i64,
+    ) -> Result<(Vec<DispatchRecord>, i64), FormatError> {
         let conn = self.connection();
         let mut after = after;
         loop {
@@ -123,6 +145,27 @@ impl StoredProcess {
     /// (the file's only process, current layout: [`Self::id_ranges`]); `last`: the reader's
     /// last range, after which its cache is freed.
     pub(super) fn passes_in(
+        &self,
+        ids: std::ops::RangeInclusive<i64>,
+        reader: usize,
+        last: bool,
+    ) -> Result<Vec<DispatchRecord>, FormatError> {
+        if !self.blocks.0 {
+            return self.passes_in_rows(ids, reader, last);
+        }
+        let conn = self.reader_connection(reader);
+        let (passes, _) = self.passes_from_blocks(&conn, ids.clone(), usize::MAX)?;
+        if last {
+            release_cache(&conn);
+        }
+        drop(conn);
+        #[cfg(test)]
+        same_records(&passes, &self.passes_in_rows(ids, reader, last)?);
+        Ok(passes)
+    }
+
+    /// [`Self::passes_in`] read from the rows.
+    fn passes_in_rows(
         &self,
         ids: std::ops::RangeInclusive<i64>,
         reader: usize,
@@ -387,4 +430,15 @@ impl StoredProcess {
         }
         Ok(())
     }
+}
+
+/// In tests, every read from the blocks is read from the rows too: both must give the same
+/// records (the blocks' contract, `db::blocks`).
+#[cfg(test)]
+pub(super) fn same_records<T: std::fmt::Debug>(from_blocks: &T, from_rows: &T) {
+    assert_eq!(
+        format!("{from_blocks:?}"),
+        format!("{from_rows:?}"),
+        "records read from the blocks differ from those read from the rows"
+    );
 }

@@ -2,6 +2,7 @@
 //! ids of its agents, kernels, counters, threads, streams and strings, each row inserted the first
 //! time it is referred to (a placeholder when it is not described yet).
 
+use super::blocks::{self, BlockBuffer, DispatchFields};
 use super::file::{to_sql, DbFile, PLACEHOLDER_EXTDATA};
 use crate::error::FormatError;
 use crate::identity::guid_for;
@@ -54,6 +55,9 @@ pub(super) struct ProcessRows {
     /// region are the name they give, as rocprofv3's `formatted_kernel_name`.
     pub(super) mangled_kernels: bool,
     pub(super) truncate_kernels: bool,
+    /// The blocks of passes and of replay costs being filled (`db::blocks`).
+    pub(super) pass_block: BlockBuffer,
+    pub(super) cost_block: BlockBuffer,
 }
 
 /// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
@@ -71,9 +75,17 @@ pub(super) struct RecentDispatch {
     pub(super) pass: Option<u32>,
     /// `rocpd_info_pmc.id` → the pass its `rocpd_pmc_event` value is of.
     pub(super) measured: HashMap<i64, Option<u32>>,
+    /// What the dispatch row gives each pass (`db::blocks`).
+    pub(super) fields: DispatchFields,
 }
 
 impl ProcessRows {
+    /// Writes the blocks being filled (when the file closes, or before another process's rows).
+    pub(super) fn flush_blocks(&mut self, db: &DbFile) -> Result<(), FormatError> {
+        self.pass_block.flush(db, &self.guid)?;
+        self.cost_block.flush(db, &self.guid)
+    }
+
     /// Inserts the process's row (its node's and its category string's the first time) and
     /// starts its ids.
     pub(super) fn start(db: &DbFile, process: &ProcessInfo) -> Result<ProcessRows, FormatError> {
@@ -148,6 +160,8 @@ impl ProcessRows {
             streams: HashMap::new(),
             strings: HashMap::from([(schema::CATEGORY_KERNEL_DISPATCH.to_string(), category_id)]),
             recent: HashMap::new(),
+            pass_block: BlockBuffer::new(blocks::PASSES),
+            cost_block: BlockBuffer::new(blocks::COSTS),
             fresh_dispatch_ids: 0,
             tracks: HashMap::new(),
             host_agent: None,

@@ -224,7 +224,7 @@ fn open_process(
     } = files;
     let pid = process.pid;
     let mut run = ProcessRun::new(process);
-    let (agent_ids, kernel_ids, counter_names, counts, (stream_ids, thread_ids)) = {
+    let (agent_ids, kernel_ids, counter_names, (counts, blocks), (stream_ids, thread_ids)) = {
         let conn = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let reader = ProcessReader {
             conn: &conn,
@@ -237,11 +237,19 @@ fn open_process(
         let counter_names = reader.counters(&mut run)?;
         reader.warnings(&mut run)?;
         let counts = super::record_counts::count(&conn, path, layout, guid, alone)?;
+        let blocks = match layout.is_current() {
+            true => super::blocks::block_counts(&conn, guid)
+                .map_err(|e| FormatError::sqlite(path, e))?
+                .map_or((false, false), |(passes, costs)| {
+                    (passes == counts.0, costs == counts.1)
+                }),
+            false => (false, false),
+        };
         let ids = (
             pages::id_map(&conn, path, pages::STREAMS_SQL)?,
             pages::id_map(&conn, path, pages::THREADS_SQL)?,
         );
-        (agent_ids, kernel_ids, counter_names, counts, ids)
+        (agent_ids, kernel_ids, counter_names, (counts, blocks), ids)
     };
     let only_described = agent_ids
         .values()
@@ -265,6 +273,7 @@ fn open_process(
         stream_ids: stream_ids.into_iter().collect(),
         thread_ids: thread_ids.into_iter().collect(),
         counts,
+        blocks,
         alone,
         only_described,
         fingerprint,

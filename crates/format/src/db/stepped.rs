@@ -176,6 +176,22 @@ impl SteppedRow<'_> {
         }
     }
 
+    /// A BLOB column's bytes; none where it is NULL or not a blob.
+    pub(super) fn blob(&self, index: usize) -> Option<&[u8]> {
+        if self.kind(index) != ffi::SQLITE_BLOB {
+            return None;
+        }
+        // SAFETY: as in [`Self::text`]; an empty blob's pointer may be NULL.
+        unsafe {
+            let blob = ffi::sqlite3_column_blob(self.raw(), index as c_int);
+            let len = ffi::sqlite3_column_bytes(self.raw(), index as c_int);
+            match blob.is_null() {
+                true => Some(&[]),
+                false => Some(std::slice::from_raw_parts(blob.cast(), len.max(0) as usize)),
+            }
+        }
+    }
+
     fn kind(&self, index: usize) -> c_int {
         if !self.has(index) {
             return ffi::SQLITE_NULL;

@@ -750,8 +750,12 @@ fn a_database_from_before_the_timing_execution_column_reads_it_as_zero() {
     let records = recorded_run(31);
     write_through_writer(&path, &records);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE kreplay_replay_cost DROP COLUMN timing_execution_ns")
-        .unwrap();
+    // An older kreplay's file: no column, and no record blocks (`db::blocks`).
+    conn.execute_batch(
+        "ALTER TABLE kreplay_replay_cost DROP COLUMN timing_execution_ns;
+         DROP TABLE kreplay_record_block",
+    )
+    .unwrap();
     drop(conn);
     let read = read_databases(std::slice::from_ref(&path)).unwrap();
     let costs: Vec<_> = read.processes.iter().flat_map(|p| &p.costs).collect();

@@ -122,8 +122,22 @@ fn assert_copied_equal(run: &RunData, dir: &Path, name: &str) {
         rows.keys().collect::<Vec<_>>()
     );
     for (table, expected) in &rows {
-        assert_eq!(copy[table].len(), expected.len(), "{name}: rows of {table}");
-        for (index, (got, want)) in copy[table].iter().zip(expected).enumerate() {
+        // Record blocks are the copied file's alone (an appended file's counter rows move,
+        // which its blocks name): its other processes are read from their rows, and the
+        // readers' tests check that both readings agree (`db::blocks`).
+        if table == "kreplay_record_block" {
+            continue;
+        }
+        let blocks = Value::Text("kreplay_record_block".into());
+        let kept = |rows: &Vec<Vec<Value>>| -> Vec<Vec<Value>> {
+            rows.iter()
+                .filter(|row| row.first() != Some(&blocks))
+                .cloned()
+                .collect()
+        };
+        let (got, expected) = (kept(&copy[table]), kept(expected));
+        assert_eq!(got.len(), expected.len(), "{name}: rows of {table}");
+        for (index, (got, want)) in got.iter().zip(&expected).enumerate() {
             assert_eq!(got, want, "{name}: {table}, row {index}");
         }
     }

@@ -7,6 +7,7 @@
 //! alone ([`Blocks`], [`decode_block`]), so blocks can be formatted on several threads.
 
 use super::dispatch_json::{CounterRecord, CounterValue, Handle};
+use crate::varint::{put as varint, take, unzigzag, zigzag};
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::Path;
@@ -163,36 +164,36 @@ pub(super) fn decode_block(
 
 /// Reads one record from the front of `b` into `r`; None: `b` ends within it.
 fn decode(b: &mut &[u8], r: &mut CounterRecord, start: &mut u64) -> Option<()> {
-    r.accum_vgpr_count = read_varint(b)?;
-    r.arch_vgpr_count = read_varint(b)?;
-    r.lds_block_size_v = read_varint(b)?;
+    r.accum_vgpr_count = take(b)?;
+    r.arch_vgpr_count = take(b)?;
+    r.lds_block_size_v = take(b)?;
     let data = &mut r.dispatch_data;
     let c = &mut data.correlation_id;
-    c.ancestor = read_varint(b)?;
-    c.external = read_varint(b)?;
-    c.internal = read_varint(b)?;
-    *start = start.wrapping_add(unzigzag(read_varint(b)?));
+    c.ancestor = take(b)?;
+    c.external = take(b)?;
+    c.internal = take(b)?;
+    *start = start.wrapping_add(unzigzag(take(b)?));
     data.start_timestamp = *start;
-    data.end_timestamp = start.wrapping_add(read_varint(b)?);
-    data.size = read_varint(b)?;
+    data.end_timestamp = start.wrapping_add(take(b)?);
+    data.size = take(b)?;
     let info = &mut data.dispatch_info;
-    info.agent_id.handle = read_varint(b)?;
-    info.dispatch_id = read_varint(b)?;
-    info.grid_size.x = read_varint(b)?;
-    info.grid_size.y = read_varint(b)?;
-    info.grid_size.z = read_varint(b)?;
-    info.group_segment_size = read_varint(b)?;
-    info.kernel_id = read_varint(b)?;
-    info.private_segment_size = read_varint(b)?;
-    info.queue_id.handle = read_varint(b)?;
-    info.size = read_varint(b)?;
-    info.workgroup_size.x = read_varint(b)?;
-    info.workgroup_size.y = read_varint(b)?;
-    info.workgroup_size.z = read_varint(b)?;
-    let count = read_varint(b)?;
+    info.agent_id.handle = take(b)?;
+    info.dispatch_id = take(b)?;
+    info.grid_size.x = take(b)?;
+    info.grid_size.y = take(b)?;
+    info.grid_size.z = take(b)?;
+    info.group_segment_size = take(b)?;
+    info.kernel_id = take(b)?;
+    info.private_segment_size = take(b)?;
+    info.queue_id.handle = take(b)?;
+    info.size = take(b)?;
+    info.workgroup_size.x = take(b)?;
+    info.workgroup_size.y = take(b)?;
+    info.workgroup_size.z = take(b)?;
+    let count = take(b)?;
     r.records.clear();
     for _ in 0..count {
-        let handle = read_varint(b)?;
+        let handle = take(b)?;
         let (bits, rest) = b.split_first_chunk::<8>()?;
         *b = rest;
         r.records.push(CounterValue {
@@ -200,13 +201,13 @@ fn decode(b: &mut &[u8], r: &mut CounterRecord, start: &mut u64) -> Option<()> {
             value: f64::from_bits(u64::from_le_bytes(*bits)),
         });
     }
-    r.replay_pass = match read_varint(b)? {
+    r.replay_pass = match take(b)? {
         0 => None,
         pass => Some(u32::try_from(pass - 1).ok()?),
     };
-    r.sgpr_count = read_varint(b)?;
-    r.stream_id.handle = read_varint(b)?;
-    r.thread_id = read_varint(b)?;
+    r.sgpr_count = take(b)?;
+    r.stream_id.handle = take(b)?;
+    r.thread_id = take(b)?;
     Some(())
 }
 
@@ -216,25 +217,6 @@ fn truncated() -> io::Error {
         "the JSON writer's temporary file of counter records was cut short: check the output \
          folder's disk",
     )
-}
-
-/// A signed difference as an unsigned integer small when the difference is small.
-fn zigzag(difference: u64) -> u64 {
-    let signed = difference as i64;
-    ((signed << 1) ^ (signed >> 63)) as u64
-}
-
-fn unzigzag(value: u64) -> u64 {
-    (value >> 1) ^ (value & 1).wrapping_neg()
-}
-
-/// Protobuf's varints (LEB128), through prost.
-fn varint(b: &mut Vec<u8>, value: u64) {
-    prost::encoding::encode_varint(value, b);
-}
-
-fn read_varint(b: &mut &[u8]) -> Option<u64> {
-    prost::encoding::decode_varint(b).ok()
 }
 
 #[cfg(test)]
@@ -306,19 +288,5 @@ mod tests {
             assert_eq!(seed, count);
             assert_eq!(read > 1, count > 3_000, "{read} blocks of {count} records");
         }
-    }
-
-    #[test]
-    fn varints_and_zigzag_round_trip() {
-        for value in [0, 1, 127, 128, 300, u64::MAX / 3, u64::MAX - 1, u64::MAX] {
-            let mut b = Vec::new();
-            varint(&mut b, value);
-            varint(&mut b, zigzag(value));
-            let mut read = &b[..];
-            assert_eq!(read_varint(&mut read), Some(value));
-            assert_eq!(read_varint(&mut read).map(unzigzag), Some(value));
-            assert!(read.is_empty());
-        }
-        assert_eq!(read_varint(&mut &[0x80u8][..]), None);
     }
 }

@@ -1,0 +1,590 @@
+//! Record blocks (issue 49): a process's dispatch passes and replay costs, besides their rows,
+//! as compact binary blocks of up to a page of records each (`kreplay_record_block`), which
+//! the readers decode instead of stepping through three tables' rows and their columns
+//! (reading the rows cost 2.5–6 times SQLite's own scan, more than most writers).
+//!
+//! The rows stay what rocpd's tools, the views and every other reader read; a block holds
+//! exactly what reading its rows gives: a pass's dispatch fields are those of the dispatch row
+//! it belongs to (its dispatch's first pass), a grid is 0 on an axis whose block is 0 (rows
+//! keep the grid in threads), a value is what SQLite gives back (NaN for NaN, 0 for -0).
+//! Blocks are written in row order, each when a page of row ids (`pages::PAGE_ROWS`, the ranges
+//! the readers read by) is complete, and the last when the file is closed (or another process's
+//! rows begin); a block never spans two pages. A process's blocks of one kind are read only where
+//! their record counts add up to the process's count of that kind ([`StoredProcess::blocks`]);
+//! a file without them (an older kreplay's, a merged file's appended processes, a file whose
+//! writer was killed before it closed it) is read by its rows, as before.
+
+use super::file::DbFile;
+use super::pages::{StoredProcess, PAGE_ROWS};
+use super::stepped::Stepped;
+use crate::error::FormatError;
+use crate::records::*;
+use crate::varint::{put, take, unzigzag, zigzag};
+use std::ops::RangeInclusive;
+
+/// `kreplay_record_block.kind` of blocks of dispatch passes (rows of `kreplay_dispatch_pass`).
+pub(super) const PASSES: i64 = 0;
+/// `kreplay_record_block.kind` of blocks of replay costs (rows of `kreplay_replay_cost`).
+pub(super) const COSTS: i64 = 1;
+
+/// What a pass takes from its dispatch's row, as reading the row gives it.
+#[derive(Clone, PartialEq, Default)]
+pub(super) struct DispatchFields {
+    dispatch_id: u64,
+    correlation_id: u64,
+    agent_id: u64,
+    stream_id: u64,
+    tid: u64,
+    kernel_id: u64,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: u32,
+    ranges: Vec<String>,
+}
+
+impl DispatchFields {
+    /// The fields of the dispatch row that `record` (its dispatch's first pass) makes.
+    pub(super) fn of(record: &DispatchRecord) -> DispatchFields {
+        let mut grid = record.grid;
+        // The row keeps grid × block threads: a block of 0 reads back as a grid of 0.
+        for (grid, block) in grid.iter_mut().zip(record.block) {
+            if block == 0 {
+                *grid = 0;
+            }
+        }
+        DispatchFields {
+            dispatch_id: record.dispatch_id,
+            correlation_id: record.correlation_id,
+            agent_id: record.agent_id,
+            stream_id: record.stream_id,
+            tid: record.tid,
+            kernel_id: record.kernel_id,
+            grid,
+            block: record.block,
+            dynamic_shared_bytes: record.dynamic_shared_bytes,
+            ranges: record.ranges.clone(),
+        }
+    }
+}
+
+/// A value as SQLite's REAL column gives it back: NaN (stored as NULL) as `f64::NAN`, -0 as 0.
+fn stored_value(value: f64) -> f64 {
+    if value.is_nan() {
+        f64::NAN
+    } else if value == 0.0 {
+        0.0
+    } else {
+        value
+    }
+}
+
+/// Integers below this are exact in an f64.
+const EXACT: f64 = (1u64 << 53) as f64;
+
+/// A counter value: a whole number from 0 to 2^53 (most counters count) as the varint of twice
+/// it, anything else as 1 and its 8 bytes.
+fn put_value(b: &mut Vec<u8>, value: f64) {
+    if (0.0..EXACT).contains(&value) && value.fract() == 0.0 {
+        put(b, (value as u64) << 1);
+    } else {
+        put(b, 1);
+        b.extend_from_slice(&value.to_bits().to_le_bytes());
+    }
+}
+
+/// An enum's name (`as_str`): 0 where it is `last`'s, else its length + 1 and its bytes.
+fn put_name(b: &mut Vec<u8>, name: &'static str, last: &mut &'static str) {
+    if name == *last {
+        put(b, 0);
+    } else {
+        put(b, name.len() as u64 + 1);
+        b.extend_from_slice(name.as_bytes());
+        *last = name;
+    }
+}
+
+/// The block of one kind being filled by a process's writer.
+pub(super) struct BlockBuffer {
+    kind: i64,
+    data: Vec<u8>,
+    count: i64,
+    first_row: i64,
+    last_row: i64,
+    /// The last pass's dispatch fields and start, or the last cost's dispatch id: records are
+    /// written as differences from the one before in their block.
+    last_fields: DispatchFields,
+    last_start: u64,
+    last_dispatch: u64,
+    last_names: [&'static str; 3],
+}
+
+impl BlockBuffer {
+    pub(super) fn new(kind: i64) -> BlockBuffer {
+        BlockBuffer {
+            kind,
+            data: Vec::new(),
+            count: 0,
+            first_row: 0,
+            last_row: 0,
+            last_fields: DispatchFields::default(),
+            last_start: 0,
+            last_dispatch: 0,
+            last_names: [""; 3],
+        }
+    }
+
+    /// Makes room for the record of row `row`: the block so far is written first where it is
+    /// full or `row` starts another page of row ids.
+    fn start_record(&mut self, db: &DbFile, guid: &str, row: i64) -> Result<(), FormatError> {
+        let page = |row: i64| (row - 1).div_euclid(PAGE_ROWS);
+        if self.count > 0 && (self.count >= PAGE_ROWS || page(row) != page(self.first_row)) {
+            self.flush(db, guid)?;
+        }
+        if self.count == 0 {
+            self.first_row = row;
+            self.last_row = row;
+            self.last_fields = DispatchFields::default();
+            self.last_start = 0;
+            self.last_dispatch = 0;
+            self.last_names = [""; 3];
+        }
+        put(&mut self.data, (row - self.last_row) as u64);
+        self.last_row = row;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Adds the pass of row `row` (of `kreplay_dispatch_pass`): `record`'s pass, times and
+    /// `values` (counter rows and values, in the order of their rows), `fields` those of its
+    /// dispatch's row.
+    pub(super) fn push_pass(
+        &mut self,
+        db: &DbFile,
+        guid: &str,
+        row: i64,
+        fields: &DispatchFields,
+        record: &DispatchRecord,
+        values: &[(i64, f64)],
+    ) -> Result<(), FormatError> {
+        self.start_record(db, guid, row)?;
+        let same = *fields == self.last_fields;
+        let flags = u8::from(record.replay_pass.is_some()) | (u8::from(same) << 1);
+        let b = &mut self.data;
+        b.push(flags);
+        if let Some(pass) = record.replay_pass {
+            put(b, u64::from(pass));
+        }
+        if !same {
+            let last = &self.last_fields;
+            put(b, zigzag(fields.dispatch_id.wrapping_sub(last.dispatch_id)));
+            put(
+                b,
+                zigzag(fields.correlation_id.wrapping_sub(last.correlation_id)),
+            );
+            for value in [
+                fields.agent_id,
+                fields.stream_id,
+                fields.tid,
+                fields.kernel_id,
+            ] {
+                put(b, value);
+            }
+            for value in fields.grid.iter().chain(&fields.block) {
+                put(b, u64::from(*value));
+            }
+            put(b, u64::from(fields.dynamic_shared_bytes));
+            put(b, fields.ranges.len() as u64);
+            for range in &fields.ranges {
+                put(b, range.len() as u64);
+                b.extend_from_slice(range.as_bytes());
+            }
+            self.last_fields = fields.clone();
+        }
+        put(b, zigzag(record.start_ns.wrapping_sub(self.last_start)));
+        put(b, zigzag(record.end_ns.wrapping_sub(record.start_ns)));
+        self.last_start = record.start_ns;
+        put(b, values.len() as u64);
+        for (pmc_row, value) in values {
+            put(b, *pmc_row as u64);
+            put_value(b, stored_value(*value));
+        }
+        Ok(())
+    }
+
+    /// Adds the replay cost of row `row` (of `kreplay_replay_cost`).
+    pub(super) fn push_cost(
+        &mut self,
+        db: &DbFile,
+        guid: &str,
+        row: i64,
+        cost: &ReplayCost,
+    ) -> Result<(), FormatError> {
+        self.start_record(db, guid, row)?;
+        let b = &mut self.data;
+        put(b, zigzag(cost.dispatch_id.wrapping_sub(self.last_dispatch)));
+        self.last_dispatch = cost.dispatch_id;
+        put(b, cost.agent_id);
+        let names = [
+            cost.outcome.as_str(),
+            cost.staging.as_str(),
+            cost.cache.as_str(),
+        ];
+        for (name, last) in names.into_iter().zip(&mut self.last_names) {
+            put_name(b, name, last);
+        }
+        put(b, u64::from(cost.passes));
+        for value in [
+            cost.bytes_tracked,
+            cost.bytes_snapshotted,
+            cost.bytes_restored,
+            cost.drain_ns,
+            cost.snapshot_ns,
+            cost.restore_ns,
+            cost.timing_execution_ns,
+        ] {
+            put(b, value);
+        }
+        put(b, cost.pass_ns.len() as u64);
+        for value in &cost.pass_ns {
+            put(b, *value);
+        }
+        for value in cost.sm_clock_mhz.iter().chain(&cost.memory_clock_mhz) {
+            put(b, u64::from(*value));
+        }
+        Ok(())
+    }
+
+    /// Writes the block so far as a row (inside a transaction).
+    pub(super) fn flush(&mut self, db: &DbFile, guid: &str) -> Result<(), FormatError> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        db.conn
+            .prepare_cached(
+                r#"INSERT INTO kreplay_record_block (guid, kind, first_row, last_row, "count", data)
+                   VALUES (?1, ?2, ?3, ?4, ?5, ?6)"#,
+            )
+            .and_then(|mut insert| {
+                insert.execute(rusqlite::params![
+                    guid,
+                    self.kind,
+                    self.first_row,
+                    self.last_row,
+                    self.count,
+                    self.data
+                ])
+            })
+            .map_err(|e| db.err(e))?;
+        self.data.clear();
+        self.count = 0;
+        Ok(())
+    }
+}
+
+/// The blocks of kind ?2 of process ?1 with a row from ?3 on, in row order.
+const BLOCKS_SQL: &str = "SELECT first_row, data FROM kreplay_record_block
+    WHERE guid = ?1 AND kind = ?2 AND last_row >= ?3 ORDER BY last_row";
+
+/// How many records the blocks of each kind of process `guid` hold: (passes, costs); none
+/// where the file has no blocks.
+pub(super) fn block_counts(
+    conn: &rusqlite::Connection,
+    guid: &str,
+) -> rusqlite::Result<Option<(usize, usize)>> {
+    if !super::file::has_table(conn, "kreplay_record_block")? {
+        return Ok(None);
+    }
+    let mut counts = (0, 0);
+    let mut statement = conn.prepare(
+        r#"SELECT kind, sum("count") FROM kreplay_record_block WHERE guid = ?1 GROUP BY kind"#,
+    )?;
+    let mut rows = statement.query([guid])?;
+    while let Some(row) = rows.next()? {
+        let (kind, count): (i64, i64) = (row.get(0)?, row.get(1)?);
+        match kind {
+            PASSES => counts.0 = count as usize,
+            COSTS => counts.1 = count as usize,
+            _ => {}
+        }
+    }
+    Ok(Some(counts))
+}
+
+/// A block being read: its bytes and the row of the record last read.
+struct Cursor<'b> {
+    bytes: &'b [u8],
+    row: i64,
+}
+
+impl Cursor<'_> {
+    fn int(&mut self) -> Option<u64> {
+        take(&mut self.bytes)
+    }
+
+    fn small(&mut self) -> Option<u32> {
+        u32::try_from(self.int()?).ok()
+    }
+
+    fn text(&mut self) -> Option<&str> {
+        let len = usize::try_from(self.int()?).ok()?;
+        self.text_of(len)
+    }
+
+    fn text_of(&mut self, len: usize) -> Option<&str> {
+        let (text, rest) = self.bytes.split_at_checked(len)?;
+        self.bytes = rest;
+        std::str::from_utf8(text).ok()
+    }
+
+    /// A value of [`put_value`].
+    fn value(&mut self) -> Option<f64> {
+        match self.int()? {
+            1 => {
+                let (bits, rest) = self.bytes.split_first_chunk::<8>()?;
+                self.bytes = rest;
+                Some(f64::from_bits(u64::from_le_bytes(*bits)))
+            }
+            whole if whole & 1 == 0 => Some((whole >> 1) as f64),
+            _ => None,
+        }
+    }
+
+    fn next_row(&mut self) -> Option<i64> {
+        self.row = self.row.checked_add(i64::try_from(self.int()?).ok()?)?;
+        Some(self.row)
+    }
+}
+
+impl StoredProcess {
+    /// The records of kind `kind` with rows in `rows`, at most `limit`, decoded from the
+    /// process's blocks on `conn`; with the row of the last. `decode(cursor, wanted, first)`
+    /// reads one record from a block (the first of its block: the differences start again),
+    /// giving it where `wanted` (none for a record read past); none where the block is cut
+    /// short.
+    fn read_blocks<T>(
+        &self,
+        conn: &rusqlite::Connection,
+        kind: i64,
+        rows: RangeInclusive<i64>,
+        limit: usize,
+        mut decode: impl FnMut(&mut Cursor<'_>, bool, bool) -> Option<Option<T>>,
+    ) -> Result<(Vec<T>, Option<i64>), FormatError> {
+        let err = self.err();
+        let sql = self.own_rows(BLOCKS_SQL);
+        let mut statement = Stepped::prepare(conn, &sql).map_err(err)?;
+        statement
+            .run(rusqlite::params![self.guid, kind, rows.start()])
+            .map_err(err)?;
+        let mut records = Vec::with_capacity(limit.min(PAGE_ROWS as usize));
+        let mut last = None;
+        let truncated = || {
+            (self.corrupt())(format!(
+                "a record block (kreplay_record_block, kind {kind}) is cut short or malformed"
+            ))
+        };
+        'blocks: while let Some(row) = statement.next().map_err(err)? {
+            let first_row = row.int(0);
+            if first_row > *rows.end() || records.len() >= limit {
+                break;
+            }
+            let mut cursor = Cursor {
+                bytes: row.blob(1).unwrap_or_default(),
+                row: first_row,
+            };
+            let mut first = true;
+            while !cursor.bytes.is_empty() {
+                let at = cursor.next_row().ok_or_else(truncated)?;
+                if at > *rows.end() {
+                    break 'blocks;
+                }
+                let wanted = at >= *rows.start();
+                let record = decode(&mut cursor, wanted, first).ok_or_else(truncated)?;
+                first = false;
+                match record {
+                    Some(record) if wanted => {
+                        records.push(record);
+                        last = Some(at);
+                        if records.len() >= limit {
+                            break 'blocks;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok((records, last))
+    }
+
+    /// The dispatch passes with rows in `rows` (of `kreplay_dispatch_pass`), at most `limit`,
+    /// from the process's blocks; with the row of the last.
+    pub(super) fn passes_from_blocks(
+        &self,
+        conn: &rusqlite::Connection,
+        rows: RangeInclusive<i64>,
+        limit: usize,
+    ) -> Result<(Vec<DispatchRecord>, Option<i64>), FormatError> {
+        let mut fields = DispatchFields::default();
+        let mut start = 0u64;
+        let mut unknown = None;
+        let result = self.read_blocks(conn, PASSES, rows, limit, |c, wanted, first| {
+            if first {
+                (fields, start) = (DispatchFields::default(), 0);
+            }
+            let flags = *c.bytes.first()?;
+            c.bytes = &c.bytes[1..];
+            let replay_pass = match flags & 1 {
+                0 => None,
+                _ => Some(c.small()?),
+            };
+            if flags & 2 == 0 {
+                fields.dispatch_id = fields.dispatch_id.wrapping_add(unzigzag(c.int()?));
+                fields.correlation_id = fields.correlation_id.wrapping_add(unzigzag(c.int()?));
+                fields.agent_id = c.int()?;
+                fields.stream_id = c.int()?;
+                fields.tid = c.int()?;
+                fields.kernel_id = c.int()?;
+                for axis in 0..3 {
+                    fields.grid[axis] = c.small()?;
+                }
+                for axis in 0..3 {
+                    fields.block[axis] = c.small()?;
+                }
+                fields.dynamic_shared_bytes = c.small()?;
+                let ranges = c.int()?;
+                fields.ranges.clear();
+                for _ in 0..ranges {
+                    let range = c.text()?.to_string();
+                    fields.ranges.push(range);
+                }
+            }
+            start = start.wrapping_add(unzigzag(c.int()?));
+            let end = start.wrapping_add(unzigzag(c.int()?));
+            let values = c.int()?;
+            let mut counters = Vec::with_capacity(if wanted { values as usize } else { 0 });
+            for _ in 0..values {
+                let pmc_row = c.int()? as i64;
+                let value = c.value()?;
+                if wanted {
+                    match self.counter_names.get(&pmc_row) {
+                        Some(name) => counters.push(CounterSample { name: *name, value }),
+                        None => unknown = Some(pmc_row),
+                    }
+                }
+            }
+            Some(wanted.then(|| DispatchRecord {
+                dispatch_id: fields.dispatch_id,
+                replay_pass,
+                correlation_id: fields.correlation_id,
+                agent_id: fields.agent_id,
+                stream_id: fields.stream_id,
+                pid: self.pid,
+                tid: fields.tid,
+                kernel_id: fields.kernel_id,
+                grid: fields.grid,
+                block: fields.block,
+                dynamic_shared_bytes: fields.dynamic_shared_bytes,
+                start_ns: start,
+                end_ns: end,
+                counters,
+                ranges: fields.ranges.clone(),
+            }))
+        })?;
+        if let Some(pmc_row) = unknown {
+            return Err((self.corrupt())(format!(
+                "a record block refers to unknown counter row {pmc_row}"
+            )));
+        }
+        Ok(result)
+    }
+
+    /// The replay costs with rows in `rows` (of `kreplay_replay_cost`), at most `limit`, from
+    /// the process's blocks; with the row of the last.
+    pub(super) fn costs_from_blocks(
+        &self,
+        conn: &rusqlite::Connection,
+        rows: RangeInclusive<i64>,
+        limit: usize,
+    ) -> Result<(Vec<ReplayCost>, Option<i64>), FormatError> {
+        let mut dispatch_id = 0u64;
+        let mut names = Names::default();
+        self.read_blocks(conn, COSTS, rows, limit, |c, wanted, first| {
+            if first {
+                (dispatch_id, names) = (0, Names::default());
+            }
+            dispatch_id = dispatch_id.wrapping_add(unzigzag(c.int()?));
+            let agent_id = c.int()?;
+            let outcome = names.outcome.read(c)?;
+            let staging = names.staging.read(c)?;
+            let cache = names.cache.read(c)?;
+            let passes = c.small()?;
+            let mut ints = [0u64; 7];
+            for value in &mut ints {
+                *value = c.int()?;
+            }
+            let count = c.int()?;
+            let mut pass_ns = Vec::with_capacity(if wanted { count as usize } else { 0 });
+            for _ in 0..count {
+                let value = c.int()?;
+                if wanted {
+                    pass_ns.push(value);
+                }
+            }
+            let mut mhz = [0u32; 4];
+            for value in &mut mhz {
+                *value = c.small()?;
+            }
+            let [bytes_tracked, bytes_snapshotted, bytes_restored, drain_ns, snapshot_ns, restore_ns, timing_execution_ns] =
+                ints;
+            Some(wanted.then_some(ReplayCost {
+                dispatch_id,
+                agent_id,
+                outcome,
+                passes,
+                bytes_tracked,
+                bytes_snapshotted,
+                bytes_restored,
+                staging,
+                drain_ns,
+                snapshot_ns,
+                pass_ns,
+                restore_ns,
+                timing_execution_ns,
+                cache,
+                sm_clock_mhz: [mhz[0], mhz[1]],
+                memory_clock_mhz: [mhz[2], mhz[3]],
+            }))
+        })
+    }
+}
+
+/// The enums of the last cost of a block ([`put_name`]).
+#[derive(Default)]
+struct Names {
+    outcome: Named<ReplayOutcome>,
+    staging: Named<Staging>,
+    cache: Named<CacheState>,
+}
+
+/// The last value of one enum in a block.
+struct Named<T>(Option<T>);
+
+impl<T> Default for Named<T> {
+    fn default() -> Self {
+        Named(None)
+    }
+}
+
+impl<T: Copy + serde::de::DeserializeOwned> Named<T> {
+    /// The next cost's value: the last one's, or the name that follows parsed.
+    fn read(&mut self, c: &mut Cursor<'_>) -> Option<T> {
+        match c.int()? {
+            0 => self.0,
+            len => {
+                let len = usize::try_from(len - 1).ok()?;
+                let value = super::pages::parse_name(c.text_of(len)?)?;
+                self.0 = Some(value);
+                Some(value)
+            }
+        }
+    }
+}
