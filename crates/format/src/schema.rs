@@ -441,7 +441,8 @@ CREATE TABLE IF NOT EXISTS kreplay_warning (
 
 -- The passes (kind 0) and replay costs (kind 1) again, a page of rows to a compact block that
 -- kreplay's readers decode instead of the rows (`db::blocks`): first_row to last_row are ids of
--- kreplay_dispatch_pass or kreplay_replay_cost rows.
+-- kreplay_dispatch_pass or kreplay_replay_cost rows; pmc_base is added to the rocpd_info_pmc
+-- ids the block holds (a merge moves them).
 CREATE TABLE IF NOT EXISTS kreplay_record_block (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,
@@ -449,6 +450,7 @@ CREATE TABLE IF NOT EXISTS kreplay_record_block (
     "first_row" INTEGER NOT NULL,
     "last_row" INTEGER NOT NULL,
     "count" INTEGER NOT NULL,
+    "pmc_base" INTEGER NOT NULL DEFAULT 0,
     "data" BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS kreplay_record_block_rows ON kreplay_record_block (kind, last_row);

@@ -11,8 +11,9 @@
 //! the readers read by) is complete, and the last when the file is closed (or another process's
 //! rows begin); a block never spans two pages. A process's blocks of one kind are read only where
 //! their record counts add up to the process's count of that kind ([`StoredProcess::blocks`]);
-//! a file without them (an older kreplay's, a merged file's appended processes, a file whose
-//! writer was killed before it closed it) is read by its rows, as before.
+//! a file without them (an older kreplay's, a file whose writer was killed before it closed
+//! it) is read by its rows, as before. A merge moves each appended file's blocks with its rows
+//! (`db::bulk_merge`).
 
 use super::file::DbFile;
 use super::pages::{StoredProcess, PAGE_ROWS};
@@ -282,7 +283,7 @@ impl BlockBuffer {
 }
 
 /// The blocks of kind ?2 of process ?1 with a row from ?3 on, in row order.
-const BLOCKS_SQL: &str = "SELECT first_row, data FROM kreplay_record_block
+const BLOCKS_SQL: &str = "SELECT first_row, pmc_base, data FROM kreplay_record_block
     WHERE guid = ?1 AND kind = ?2 AND last_row >= ?3 ORDER BY last_row";
 
 /// How many records the blocks of each kind of process `guid` hold: (passes, costs); none
@@ -291,7 +292,7 @@ pub(super) fn block_counts(
     conn: &rusqlite::Connection,
     guid: &str,
 ) -> rusqlite::Result<Option<(usize, usize)>> {
-    if !super::file::has_table(conn, "kreplay_record_block")? {
+    if !super::file::has_column(conn, "kreplay_record_block", "pmc_base")? {
         return Ok(None);
     }
     let mut counts = (0, 0);
@@ -310,10 +311,12 @@ pub(super) fn block_counts(
     Ok(Some(counts))
 }
 
-/// A block being read: its bytes and the row of the record last read.
+/// A block being read: its bytes, the row of the record last read, and what to add to the
+/// counter rows it names.
 struct Cursor<'b> {
     bytes: &'b [u8],
     row: i64,
+    pmc_base: i64,
 }
 
 impl Cursor<'_> {
@@ -388,8 +391,9 @@ impl StoredProcess {
                 break;
             }
             let mut cursor = Cursor {
-                bytes: row.blob(1).unwrap_or_default(),
+                bytes: row.blob(2).unwrap_or_default(),
                 row: first_row,
+                pmc_base: row.int(1),
             };
             let mut first = true;
             while !cursor.bytes.is_empty() {
@@ -462,7 +466,7 @@ impl StoredProcess {
             let values = c.int()?;
             let mut counters = Vec::with_capacity(if wanted { values as usize } else { 0 });
             for _ in 0..values {
-                let pmc_row = c.int()? as i64;
+                let pmc_row = (c.int()? as i64).wrapping_add(c.pmc_base);
                 let value = c.value()?;
                 if wanted {
                     match self.counter_names.get(&pmc_row) {

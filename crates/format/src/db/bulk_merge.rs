@@ -188,6 +188,7 @@ pub(super) fn append_rows(
             &offsets,
         )?);
     }
+    sql.push_str(&blocks_sql(conn, &offsets)?);
     conn.execute_batch(&sql)?;
     let metadata = physical("rocpd_metadata", new);
     for process in processes {
@@ -202,6 +203,38 @@ pub(super) fn append_rows(
     }
     conn.execute_batch("COMMIT; DETACH DATABASE src;")?;
     Ok(true)
+}
+
+/// `INSERT INTO main.kreplay_record_block SELECT ... FROM src.kreplay_record_block` (`db::blocks`):
+/// each block's rows moved with their table (passes or costs by its kind), the counter rows it
+/// names with `rocpd_info_pmc` (its `pmc_base`); nothing where the file has no blocks.
+fn blocks_sql(conn: &Connection, offsets: &HashMap<&str, i64>) -> rusqlite::Result<String> {
+    let has_blocks: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('kreplay_record_block', 'src') WHERE name = 'pmc_base'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_blocks {
+        return Ok(String::new());
+    }
+    let moved = |column: &str| {
+        format!(
+            "{column} + CASE kind WHEN {} THEN {} ELSE {} END",
+            super::blocks::PASSES,
+            offsets["kreplay_dispatch_pass"],
+            offsets["kreplay_replay_cost"]
+        )
+    };
+    Ok(format!(
+        r#"INSERT INTO main.kreplay_record_block (guid, kind, first_row, last_row, "count", pmc_base, data)
+           SELECT guid, kind, {}, {}, "count", pmc_base + {}, data
+           FROM src.kreplay_record_block WHERE kind IN ({}, {}) ORDER BY id;"#,
+        moved("first_row"),
+        moved("last_row"),
+        offsets["rocpd_info_pmc"],
+        super::blocks::PASSES,
+        super::blocks::COSTS
+    ))
 }
 
 /// Inserts the file's nodes the database lacks, as the row-by-row writer does (an insert, ignored

@@ -73,7 +73,7 @@ fn write(path: &Path, records: &[Record]) {
 }
 
 /// Whether each process of `path` reads its passes and its costs from blocks.
-fn read_from_blocks(path: &Path) -> Vec<(bool, bool)> {
+pub(super) fn read_from_blocks(path: &Path) -> Vec<(bool, bool)> {
     let run = open_databases(&[path.to_path_buf()]).unwrap();
     run.processes
         .iter()

@@ -87,12 +87,22 @@ pub(super) fn contents(path: &Path) -> Contents {
 }
 
 /// Writes `run` both ways into `dir`: whether the copy was taken, and both files' contents
-/// (the copy's empty when it was not).
+/// (the copy's empty when it was not). Every process of both reads its passes and costs from
+/// record blocks (a copy's moved with their rows).
 pub(super) fn both_ways(run: &RunData, dir: &Path, name: &str) -> (bool, Contents, Contents) {
     let copied = dir.join(format!("{name}-copied.db"));
     let rows = dir.join(format!("{name}-rows.db"));
     let taken = copy_stored(run, &copied).unwrap();
     write_rows(run, &rows, &Ticker::begin(&Silent, &rows, 0)).unwrap();
+    let mut written = vec![&rows];
+    if taken {
+        written.push(&copied);
+    }
+    for path in written {
+        for blocks in super::tests_blocks::read_from_blocks(path) {
+            assert_eq!(blocks, (true, true), "{name}: {}", path.display());
+        }
+    }
     let copy = if taken {
         let check: String = Connection::open(&copied)
             .unwrap()
@@ -122,9 +132,9 @@ fn assert_copied_equal(run: &RunData, dir: &Path, name: &str) {
         rows.keys().collect::<Vec<_>>()
     );
     for (table, expected) in &rows {
-        // Record blocks are the copied file's alone (an appended file's counter rows move,
-        // which its blocks name): its other processes are read from their rows, and the
-        // readers' tests check that both readings agree (`db::blocks`).
+        // Record blocks are cut where each file's pages of rows end, the row writer's where
+        // the merged file's do: both hold every record (below), and the readers' tests read
+        // the rows beside them and compare (`db::blocks`).
         if table == "kreplay_record_block" {
             continue;
         }
