@@ -31,16 +31,16 @@ pub(super) const COSTS: i64 = 1;
 /// What a pass takes from its dispatch's row, as reading the row gives it.
 #[derive(Clone, PartialEq, Default)]
 pub(super) struct DispatchFields {
-    dispatch_id: u64,
-    correlation_id: u64,
-    agent_id: u64,
-    stream_id: u64,
-    tid: u64,
-    kernel_id: u64,
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: u32,
-    ranges: Vec<String>,
+    pub(super) dispatch_id: u64,
+    pub(super) correlation_id: u64,
+    pub(super) agent_id: u64,
+    pub(super) stream_id: u64,
+    pub(super) tid: u64,
+    pub(super) kernel_id: u64,
+    pub(super) grid: [u32; 3],
+    pub(super) block: [u32; 3],
+    pub(super) dynamic_shared_bytes: u32,
+    pub(super) ranges: Vec<String>,
 }
 
 impl DispatchFields {
@@ -64,6 +64,33 @@ impl DispatchFields {
             block: record.block,
             dynamic_shared_bytes: record.dynamic_shared_bytes,
             ranges: record.ranges.clone(),
+        }
+    }
+
+    /// The record of one pass of the dispatch (of process `pid`): its pass, start and end,
+    /// and its counters.
+    pub(super) fn record(
+        &self,
+        pid: u32,
+        (replay_pass, start_ns, end_ns): (Option<u32>, u64, u64),
+        counters: Vec<CounterSample>,
+    ) -> DispatchRecord {
+        DispatchRecord {
+            dispatch_id: self.dispatch_id,
+            replay_pass,
+            correlation_id: self.correlation_id,
+            agent_id: self.agent_id,
+            stream_id: self.stream_id,
+            pid,
+            tid: self.tid,
+            kernel_id: self.kernel_id,
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared_bytes: self.dynamic_shared_bytes,
+            start_ns,
+            end_ns,
+            counters,
+            ranges: self.ranges.clone(),
         }
     }
 }
@@ -475,23 +502,7 @@ impl StoredProcess {
                     }
                 }
             }
-            Some(wanted.then(|| DispatchRecord {
-                dispatch_id: fields.dispatch_id,
-                replay_pass,
-                correlation_id: fields.correlation_id,
-                agent_id: fields.agent_id,
-                stream_id: fields.stream_id,
-                pid: self.pid,
-                tid: fields.tid,
-                kernel_id: fields.kernel_id,
-                grid: fields.grid,
-                block: fields.block,
-                dynamic_shared_bytes: fields.dynamic_shared_bytes,
-                start_ns: start,
-                end_ns: end,
-                counters,
-                ranges: fields.ranges.clone(),
-            }))
+            Some(wanted.then(|| fields.record(self.pid, (replay_pass, start, end), counters)))
         })?;
         if let Some(pmc_row) = unknown {
             return Err((self.corrupt())(format!(

@@ -4,6 +4,7 @@
 //! mostly neighbours), then the passes' counter values by key. Three scans rather than a join
 //! per pass: SQLite steps fewer rows, and a dispatch's columns are decoded once.
 
+use super::blocks::DispatchFields;
 use super::pages::{release_cache, Extdata, Layout, RowMap, StoredProcess};
 use super::stepped::{Stepped, SteppedRow};
 use crate::error::FormatError;
@@ -24,19 +25,10 @@ struct PassRow {
     key: Option<i64>,
 }
 
-/// What a dispatch row gives each of its passes.
+/// A dispatch row: its id, and what it gives each of its passes.
 struct DispatchRow {
     id: i64,
-    dispatch_id: u64,
-    correlation_id: u64,
-    agent_id: u64,
-    stream_id: u64,
-    tid: u64,
-    kernel_id: u64,
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: u32,
-    ranges: Vec<String>,
+    fields: DispatchFields,
 }
 
 impl Layout {
@@ -205,7 +197,12 @@ impl StoredProcess {
                 let Ok(found) = found else { continue };
                 at = found;
             }
-            passes.push(self.record(&dispatches[at], pass));
+            let pass_fields = (pass.replay_pass, pass.start_ns, pass.end_ns);
+            passes.push(
+                dispatches[at]
+                    .fields
+                    .record(self.pid, pass_fields, Vec::new()),
+            );
             keys.push(pass.key);
         }
         let present = keys.iter().flatten();
@@ -309,8 +306,7 @@ impl StoredProcess {
                 .and_then(|id| map.get(&id).copied())
                 .ok_or_else(|| corrupt(format!("a dispatch refers to an unknown {what} row")))
         };
-        Ok(DispatchRow {
-            id,
+        let fields = DispatchFields {
             dispatch_id: row.int(1) as u64,
             correlation_id: row.int(2) as u64,
             agent_id: *self.agent_ids.get(&agent_row).ok_or_else(|| {
@@ -329,29 +325,8 @@ impl StoredProcess {
             block,
             dynamic_shared_bytes,
             ranges,
-        })
-    }
-
-    /// The record of one pass of `dispatch`, without its counter values.
-    fn record(&self, dispatch: &DispatchRow, pass: &PassRow) -> DispatchRecord {
-        DispatchRecord {
-            dispatch_id: dispatch.dispatch_id,
-            replay_pass: pass.replay_pass,
-            correlation_id: dispatch.correlation_id,
-            agent_id: dispatch.agent_id,
-            stream_id: dispatch.stream_id,
-            // The dispatch's process is the process being read.
-            pid: self.pid,
-            tid: dispatch.tid,
-            kernel_id: dispatch.kernel_id,
-            grid: dispatch.grid,
-            block: dispatch.block,
-            dynamic_shared_bytes: dispatch.dynamic_shared_bytes,
-            start_ns: pass.start_ns,
-            end_ns: pass.end_ns,
-            counters: Vec::new(),
-            ranges: dispatch.ranges.clone(),
-        }
+        };
+        Ok(DispatchRow { id, fields })
     }
 
     /// Counter values of the passes keyed `low..=high`: (key, counter row, value), by key and

@@ -3,6 +3,7 @@
 //! a process whose blocks miss rows is read from its rows, and a damaged block is a clear error.
 
 use super::pages::{StoredProcess, PAGE_ROWS};
+use super::tests_pass_pages::write;
 use super::*;
 use crate::records::*;
 use crate::testdata::*;
@@ -64,14 +65,6 @@ fn records(pid: u32) -> Vec<Record> {
     records
 }
 
-fn write(path: &Path, records: &[Record]) {
-    let writer = DbWriter::create(path, || {}).unwrap();
-    for record in records {
-        writer.send(record.clone());
-    }
-    writer.finish().unwrap();
-}
-
 /// Whether each process of `path` reads its passes and its costs from blocks.
 pub(super) fn read_from_blocks(path: &Path) -> Vec<(bool, bool)> {
     let run = open_databases(&[path.to_path_buf()]).unwrap();
@@ -103,6 +96,11 @@ fn expected(records: Vec<Record>) -> String {
             }
         }
     }
+    printed(&run)
+}
+
+/// Every process's passes and costs of `run`, printed.
+fn printed(run: &crate::RunData) -> String {
     let all: Vec<_> = run
         .processes
         .iter()
@@ -112,13 +110,7 @@ fn expected(records: Vec<Record>) -> String {
 }
 
 fn read(path: &Path) -> String {
-    let run = read_databases(&[path.to_path_buf()]).unwrap();
-    let all: Vec<_> = run
-        .processes
-        .iter()
-        .map(|p| (&p.dispatches, &p.costs))
-        .collect();
-    format!("{all:?}")
+    printed(&read_databases(&[path.to_path_buf()]).unwrap())
 }
 
 #[test]

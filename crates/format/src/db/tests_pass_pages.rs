@@ -41,7 +41,7 @@ fn records() -> Vec<Record> {
     records
 }
 
-fn write(path: &Path, records: &[Record]) {
+pub(super) fn write(path: &Path, records: &[Record]) {
     let writer = DbWriter::create(path, || {}).unwrap();
     for record in records {
         writer.send(record.clone());
