@@ -162,12 +162,14 @@ def convert_run(kreplay, database, fmt, work):
     argv = [kreplay, "convert", "-i", database, "-f", fmt, "-d", dest, "-o", "c"]
     seconds, code, stderr, peak, own, cpu = run_measured(argv, work)
     written = folder_bytes(dest)
+    # The output goes before the plain writer puts as many bytes on the disk (10^7 dispatches'
+    # JSON is 22 GB: both at once may not fit).
+    shutil.rmtree(dest, ignore_errors=True)
     row = {"what": f"convert -f {fmt}", "rc": code, "post_s": round(seconds, 2), "kreplay_cpu_s": round(cpu, 2),
            "kreplay_peak_mib": round(max(own, peak), 1), "written_mib": round(written / 2**20, 1),
            "plain_write_s": plain_write_s(written, work)}
     if code:
         row["stderr"] = stderr[-2000:]
-    shutil.rmtree(dest, ignore_errors=True)
     return row
 
 

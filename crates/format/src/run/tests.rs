@@ -36,6 +36,7 @@ prop_compose! {
             [1..=1024u32, 1..=1024u32, 1..=64u32],
             any::<u32>(),
             prop::collection::btree_map(any::<usize>(), finite(), 0..4),
+            prop::collection::vec(text(), 0..3),
         ), 0..12),
         costs in prop::collection::vec((any::<[u64; 9]>(), 0..14usize, 0..3usize, any::<u32>(), prop::collection::vec(any::<u64>(), 0..4), any::<(bool, [u32; 4])>()), 0..4),
         cache_all in any::<bool>(),
@@ -84,7 +85,7 @@ prop_compose! {
                 unit: "warp".to_string(),
             }));
         }
-        for (ids, replay_pass, (agent, kernel), grid, block, dynamic_shared_bytes, values) in dispatches {
+        for (ids, replay_pass, (agent, kernel), grid, block, dynamic_shared_bytes, values, ranges) in dispatches {
             let counters: BTreeMap<usize, f64> =
                 values.into_iter().map(|(i, v)| (i % counter_names.len(), v)).collect();
             records.push(Record::Dispatch(DispatchRecord {
@@ -106,7 +107,7 @@ prop_compose! {
                     .into_iter()
                     .map(|(i, value)| CounterSample { name: counter_names[i].as_str().into(), value })
                     .collect(),
-                ranges: Vec::new(),
+                ranges,
             }));
         }
         let outcomes = [
