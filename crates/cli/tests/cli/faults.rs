@@ -185,6 +185,18 @@ fn start_launching(
         .stdout(Stdio::piped())
         .stderr(stderr)
         .process_group(0);
+    // The cases' signals with their default actions, however the tests were started: a job
+    // started with `&` by a script ignores SIGINT and SIGQUIT, one under `nohup` SIGHUP, and
+    // kreplay's application inherits that, as it would without kreplay (the case then hung).
+    // SAFETY: `signal` is async-signal-safe; the child runs nothing else before exec.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     let mut child = command.spawn().expect("kreplay starts");
     let group = KillGroupOnDrop(child.id() as libc::pid_t);
     // The app says when it launches on; kreplay passes its stdout through.
