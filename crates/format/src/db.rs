@@ -21,6 +21,7 @@ mod pass_pages;
 mod process_rows;
 mod read;
 mod read_api;
+mod read_blocks;
 mod read_code_objects;
 mod read_markers;
 mod read_memory;

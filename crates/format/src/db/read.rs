@@ -238,7 +238,7 @@ fn open_process(
         reader.warnings(&mut run)?;
         let counts = super::record_counts::count(&conn, path, layout, guid, alone)?;
         let blocks = match layout.is_current() {
-            true => super::blocks::block_counts(&conn, guid)
+            true => super::read_blocks::block_counts(&conn, guid)
                 .map_err(|e| FormatError::sqlite(path, e))?
                 .map_or((false, false), |(passes, costs)| {
                     (passes == counts.0, costs == counts.1)
