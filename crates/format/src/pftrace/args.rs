@@ -71,7 +71,6 @@ pub(super) struct SliceArgs<'a> {
     category: u64,
     fixed: [Name; 17],
     replay_pass: Name,
-    cache_control: Name,
     cache: Name,
     clocks: [Name; 2],
     /// A clock range's text, written into again for each slice.
@@ -80,25 +79,50 @@ pub(super) struct SliceArgs<'a> {
     counters: Vec<Option<Name>>,
     /// Kernels by id, their names interned as met.
     kernels: IdMap<u64, Kernel>,
+    /// Arguments the same for many slices, encoded once: `kind`; those a launch's kernel and
+    /// shape decide (`kernel_id` to `grid_size`), by launch; the run's cache control; and
+    /// those of the replay cost met last.
+    kind: wire::Event,
+    launches: IdMap<Launch, wire::Event>,
+    cache_control_arg: wire::Event,
+    cost_args: Option<(CostFacts, wire::Event)>,
 }
+
+/// What decides a slice's arguments from `kernel_id` to `grid_size`: its kernel, dynamic shared
+/// memory, grid and block.
+type Launch = (u64, u32, [u32; 3], [u32; 3]);
+
+/// How many launches' arguments are kept (all are forgotten when more come).
+const LAUNCHES: usize = 4096;
 
 impl<'a> SliceArgs<'a> {
     /// The slices of `process`, their category and arguments' names interned now (the names
     /// of its kernels and counters are, as met, by [`SliceArgs::intern`]).
     pub(super) fn new(process: &'a ProcessRun, replay: bool, interner: &mut Interner) -> Self {
         let mut name = |name: &str| Name::interned(interner.iid(Kind::AnnotationName, name));
+        // Interned in this order: the names' numbers are in the trace.
+        let (fixed, replay_pass) = (FIXED.map(&mut name), name("replay_pass"));
+        let (cache_control, cache) = (name("cache_control"), name("cache"));
+        let clocks = ["sm_clock_mhz", "memory_clock_mhz"].map(&mut name);
+        let mut kind = wire::Event::default();
+        kind.int(&fixed[3], KIND_KERNEL_DISPATCH);
+        let mut cache_control_arg = wire::Event::default();
+        cache_control_arg.text(&cache_control, process.process.cache_control.as_str());
         SliceArgs {
             process,
             replay,
-            fixed: FIXED.map(&mut name),
-            replay_pass: name("replay_pass"),
-            cache_control: name("cache_control"),
-            cache: name("cache"),
-            clocks: ["sm_clock_mhz", "memory_clock_mhz"].map(&mut name),
+            fixed,
+            replay_pass,
+            cache,
+            clocks,
             clock: String::new(),
             category: interner.iid(Kind::Category, CATEGORY),
             counters: Vec::new(),
             kernels: IdMap::default(),
+            kind,
+            launches: IdMap::default(),
+            cache_control_arg,
+            cost_args: None,
         }
     }
 
@@ -148,54 +172,79 @@ impl<'a> SliceArgs<'a> {
         track: u64,
     ) -> io::Result<()> {
         let record = &pass.record;
-        let product = |d: [u32; 3]| d.iter().map(|&n| u64::from(n)).product::<u64>();
-        let threads = product(record.grid) * product(record.block);
         let end = record.end_ns.max(record.start_ns);
         let unmet = || io::Error::other("a slice's names were not interned before it");
         event.category(self.category);
         let kernel = self.kernels.get(&record.kernel_id).ok_or_else(unmet)?;
         let kernel_name = kernel.name;
-        let values = [
-            record.start_ns,
-            record.end_ns,
-            end - record.start_ns,
-            0,
-            record.correlation_id,
-            record.stream_id,
-            record.tid,
-            record.kernel_id,
-            kernel.local_bytes,
-            kernel.static_shared_bytes + u64::from(record.dynamic_shared_bytes),
-            kernel.registers,
-            0,
-            0,
-            product(record.block),
-            threads,
-            record.stream_id,
-            record.dispatch_id,
-        ];
-        for (index, (name, value)) in self.fixed.iter().zip(values).enumerate() {
-            match index {
-                3 => event.int(name, KIND_KERNEL_DISPATCH),
-                _ => event.uint(name, value),
-            }
+        let fixed = &self.fixed;
+        for (name, value) in
+            fixed[..3]
+                .iter()
+                .zip([record.start_ns, record.end_ns, end - record.start_ns])
+        {
+            event.uint(name, value);
         }
+        event.append(&self.kind);
+        for (name, value) in
+            fixed[4..7]
+                .iter()
+                .zip([record.correlation_id, record.stream_id, record.tid])
+        {
+            event.uint(name, value);
+        }
+        let launch = (
+            record.kernel_id,
+            record.dynamic_shared_bytes,
+            record.grid,
+            record.block,
+        );
+        if !self.launches.contains_key(&launch) {
+            if self.launches.len() >= LAUNCHES {
+                self.launches.clear();
+            }
+            let product = |d: [u32; 3]| d.iter().map(|&n| u64::from(n)).product::<u64>();
+            let values = [
+                record.kernel_id,
+                kernel.local_bytes,
+                kernel.static_shared_bytes + u64::from(record.dynamic_shared_bytes),
+                kernel.registers,
+                0,
+                0,
+                product(record.block),
+                product(record.grid) * product(record.block),
+            ];
+            let mut args = wire::Event::default();
+            for (name, value) in fixed[7..15].iter().zip(values) {
+                args.uint(name, value);
+            }
+            self.launches.insert(launch, args);
+        }
+        event.append(&self.launches[&launch]);
+        event.uint(&fixed[15], record.stream_id);
+        event.uint(&fixed[16], record.dispatch_id);
         if self.replay {
             let replay_pass = u64::from(record.replay_pass.unwrap_or(0));
             event.uint(&self.replay_pass, replay_pass);
         }
         if !pass.counters.is_empty() {
-            let cache_control = self.process.process.cache_control.as_str();
-            event.text(&self.cache_control, cache_control);
+            event.append(&self.cache_control_arg);
             if let Some(cost) = cost {
-                event.text(&self.cache, cost.cache.as_str());
-                let clocks = [cost.sm_clock_mhz, cost.memory_clock_mhz];
-                for (name, [low, high]) in self.clocks.iter().zip(clocks) {
-                    if high > 0 {
-                        self.clock.clear();
-                        let _ = write!(self.clock, "{low}-{high}");
-                        event.text(name, &self.clock);
+                if self.cost_args.as_ref().is_none_or(|(met, _)| met != cost) {
+                    let mut args = wire::Event::default();
+                    args.text(&self.cache, cost.cache.as_str());
+                    let clocks = [cost.sm_clock_mhz, cost.memory_clock_mhz];
+                    for (name, [low, high]) in self.clocks.iter().zip(clocks) {
+                        if high > 0 {
+                            self.clock.clear();
+                            let _ = write!(self.clock, "{low}-{high}");
+                            args.text(name, &self.clock);
+                        }
                     }
+                    self.cost_args = Some((*cost, args));
+                }
+                if let Some((_, args)) = &self.cost_args {
+                    event.append(args);
                 }
             }
         }

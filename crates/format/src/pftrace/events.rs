@@ -4,6 +4,7 @@
 
 use super::args::SliceArgs;
 use super::interned::Interner;
+use super::records::{self, DispatchKey};
 use super::spilled::{decode_record_into, CostFacts, Names, Pass};
 use super::traces::{self, TraceTracks};
 use super::{
@@ -161,37 +162,75 @@ pub(super) struct Dispatch {
     /// The first `taken` of these (the others: room for the next dispatch's records).
     records: Vec<(u64, Pass)>,
     taken: usize,
+    /// A pass as sorted bytes are decoded into.
+    decoded: Pass,
 }
 
 impl Dispatch {
-    /// Takes the next item in the order by dispatch (key: dispatch id, cost (0) or record (1),
-    /// place in the run); a new dispatch id makes the events of the one before.
+    /// Takes the next item in the order by dispatch as sorted (key, then [`CostFacts::encode`]'s
+    /// or [`super::spilled::encode_record`]'s bytes).
     pub(super) fn add(
         &mut self,
         (key, payload): (&[u8], &[u8]),
         (events, names): (&mut Events, &Names),
         ticker: &Ticker,
     ) -> io::Result<()> {
-        let dispatch_id = u64::from_be_bytes(key[..8].try_into().expect("8 bytes"));
-        if self.id != Some(dispatch_id) {
-            self.finish(events, names)?;
-            self.id = Some(dispatch_id);
-        }
-        let seq = u64::from_be_bytes(key[9..17].try_into().expect("8 bytes"));
-        match key[8] {
-            // A later cost of the same dispatch id replaces an earlier one.
-            0 => self.cost = Some(CostFacts::decode(payload)?),
+        let key = key
+            .try_into()
+            .map_err(|_| io::Error::other("a short key"))?;
+        let key = records::key_of(key);
+        match key.1 {
+            0 => self.cost(key, CostFacts::decode(payload)?, (events, names)),
             _ => {
-                ticker.tick();
-                if self.taken == self.records.len() {
-                    self.records.push((0, Pass::default()));
-                }
-                let (place, record) = &mut self.records[self.taken];
-                decode_record_into(payload, record)?;
-                *place = seq;
-                self.taken += 1;
+                let mut pass = std::mem::take(&mut self.decoded);
+                decode_record_into(payload, &mut pass)?;
+                self.pass(key, &mut pass, (events, names), ticker)?;
+                self.decoded = pass;
+                Ok(())
             }
         }
+    }
+
+    /// Starts dispatch `id`: a new dispatch id makes the events of the one before.
+    fn start(&mut self, id: u64, (events, names): (&mut Events, &Names)) -> io::Result<()> {
+        if self.id != Some(id) {
+            self.finish(events, names)?;
+            self.id = Some(id);
+        }
+        Ok(())
+    }
+
+    /// Takes a dispatch's replay cost (`key`'s dispatch id); a later cost of the same dispatch id
+    /// replaces an earlier one.
+    pub(super) fn cost(
+        &mut self,
+        key: DispatchKey,
+        cost: CostFacts,
+        events: (&mut Events, &Names),
+    ) -> io::Result<()> {
+        self.start(key.0, events)?;
+        self.cost = Some(cost);
+        Ok(())
+    }
+
+    /// Takes a pass (`key`: its dispatch id and place in the run), swapped out of `pass`, which
+    /// gets another to fill.
+    pub(super) fn pass(
+        &mut self,
+        key: DispatchKey,
+        pass: &mut Pass,
+        events: (&mut Events, &Names),
+        ticker: &Ticker,
+    ) -> io::Result<()> {
+        self.start(key.0, events)?;
+        ticker.tick();
+        if self.taken == self.records.len() {
+            self.records.push((0, Pass::default()));
+        }
+        let (place, taken) = &mut self.records[self.taken];
+        std::mem::swap(taken, pass);
+        *place = key.2;
+        self.taken += 1;
         Ok(())
     }
 

@@ -10,14 +10,13 @@ use super::args::SliceArgs;
 use super::events::{self, Context, Dispatch, Events, BY_TIME_KEY};
 use super::in_time;
 use super::interned::Interner;
-use super::order::BY_DISPATCH_KEY;
-use super::records::{Items, Keyed};
-use super::spilled::Names;
-use super::window::Window;
+use super::records::{DispatchKey, Keyed};
+use super::spilled::{CostFacts, Names, Pass};
+use super::window::{Payload, Window};
 use crate::progress::Ticker;
 use crate::records::{DispatchRecord, ReplayCost};
 use crate::spill::Sorter;
-use std::cell::RefCell;
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -50,11 +49,7 @@ fn windows() -> (usize, usize) {
 pub(super) fn write_events(
     out: &mut (impl Write + Send),
     context: &Context,
-    (costs, records, names): (
-        &mut Keyed<ReplayCost>,
-        &mut Keyed<DispatchRecord>,
-        &RefCell<Names>,
-    ),
+    (costs, records): (&mut Keyed<ReplayCost>, &mut Keyed<DispatchRecord>),
     (args, interner): (SliceArgs, &mut Interner),
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
@@ -63,42 +58,72 @@ pub(super) fn write_events(
     let ordering = (windows().1, traced.into_sorted()?);
     in_time::with_ordering_thread(out, ordering, |by_time| {
         let mut events = Events::new(context, by_time, (args, interner));
-        let mut costs = InDispatch::new(costs);
-        let mut records = InDispatch::new(records);
+        let mut names = Names::default();
+        let mut costs = InDispatch::new(costs, |cost, facts: &mut CostFacts, _| {
+            *facts = CostFacts::of(&cost);
+            cost.dispatch_id
+        });
+        let mut records = InDispatch::new(records, pass_of);
         let mut dispatch = Dispatch::default();
         loop {
-            let from_costs = match (costs.peek()?, records.peek()?) {
+            let from_costs = match (costs.peek(&mut names)?, records.peek(&mut names)?) {
                 (None, None) => break,
                 (Some(cost), Some(record)) => cost <= record,
                 (cost, _) => cost.is_some(),
             };
-            let source = if from_costs { &mut costs } else { &mut records };
-            let item = source.take();
-            let (key, payload) = item.split_at(BY_DISPATCH_KEY);
-            let names = &names.borrow();
-            dispatch.add((key, payload), (&mut events, names), ticker)?;
-            source.window.recycle(item);
+            if from_costs {
+                let (key, cost) = costs.take();
+                dispatch.cost(key, cost, (&mut events, &names))?;
+                costs.window.recycle(cost);
+            } else {
+                let (key, mut pass) = records.take();
+                dispatch.pass(key, &mut pass, (&mut events, &names), ticker)?;
+                records.window.recycle(pass);
+            }
         }
-        dispatch.finish(&mut events, &names.borrow())
+        dispatch.finish(&mut events, &names)
     })
 }
 
-/// Dispatch id, cost (0) or record (1), place in the run.
-type DispatchKey = (u64, u8, u64);
-
-/// Items in dispatch order, through a window.
-struct InDispatch<'r> {
-    reader: &'r mut dyn Items,
-    window: Window<DispatchKey>,
-    more: bool,
-    /// The next item (key and item), out of the window.
-    next: Option<(DispatchKey, Vec<u8>)>,
+/// Sets `pass` to `record`'s (its counters numbered in `names`); returns its dispatch id.
+fn pass_of(record: Cow<DispatchRecord>, pass: &mut Pass, names: &mut Names) -> u64 {
+    pass.counters.clear();
+    for sample in &record.counters {
+        pass.counters
+            .push((names.number(&sample.name), sample.value));
+    }
+    pass.record = record.into_owned();
+    // The events take the counters from `pass.counters`, and show no ranges.
+    pass.record.counters = Vec::new();
+    pass.record.ranges = Vec::new();
+    pass.record.dispatch_id
 }
 
-impl<'r> InDispatch<'r> {
-    fn new(reader: &'r mut dyn Items) -> Self {
+impl Payload for CostFacts {}
+
+impl Payload for Pass {}
+
+/// Sets an item to a record's (numbering counter names as met); returns its dispatch id.
+type Fill<'a, T, P> = fn(Cow<'a, T>, &mut P, &mut Names) -> u64;
+
+/// Records in dispatch order, through a window, each as `fill` makes it.
+struct InDispatch<'r, 'a, T: Clone, P> {
+    reader: &'r mut Keyed<'a, T>,
+    fill: Fill<'a, T, P>,
+    window: Window<DispatchKey, P>,
+    more: bool,
+    /// The next item (key and item), out of the window.
+    next: Option<(DispatchKey, P)>,
+}
+
+impl<'r, 'a, T: Clone, P: Payload> InDispatch<'r, 'a, T, P>
+where
+    crate::run::Records<'a, T>: Iterator<Item = Result<Cow<'a, T>, crate::error::FormatError>>,
+{
+    fn new(reader: &'r mut Keyed<'a, T>, fill: Fill<'a, T, P>) -> Self {
         InDispatch {
             reader,
+            fill,
             window: Window::new(windows().0),
             more: true,
             next: None,
@@ -106,14 +131,17 @@ impl<'r> InDispatch<'r> {
     }
 
     /// The next item's key.
-    fn peek(&mut self) -> io::Result<Option<&DispatchKey>> {
+    fn peek(&mut self, names: &mut Names) -> io::Result<Option<&DispatchKey>> {
         if self.next.is_none() {
             while self.more && !self.window.is_full() {
                 let mut item = self.window.buffer();
-                self.more = self.reader.next_into(&mut item)?;
-                if self.more {
-                    let key = dispatch_key_of(&item)?;
-                    self.window.push(key, item)?;
+                let fill = self.fill;
+                match self
+                    .reader
+                    .next_with(|record| fill(record, &mut item, names))?
+                {
+                    Some(key) => self.window.push(key, item)?,
+                    None => self.more = false,
                 }
             }
             self.next = self.window.pop();
@@ -121,15 +149,8 @@ impl<'r> InDispatch<'r> {
         Ok(self.next.as_ref().map(|(key, _)| key))
     }
 
-    /// The item [`InDispatch::peek`] saw (key and payload).
-    fn take(&mut self) -> Vec<u8> {
-        self.next.take().expect("peeked").1
+    /// The item [`InDispatch::peek`] saw.
+    fn take(&mut self) -> (DispatchKey, P) {
+        self.next.take().expect("peeked")
     }
-}
-
-fn dispatch_key_of(item: &[u8]) -> io::Result<DispatchKey> {
-    let short = || io::Error::other("an item is shorter than its key");
-    let key = item.get(..BY_DISPATCH_KEY).ok_or_else(short)?;
-    let u64_at = |at: usize| u64::from_be_bytes(key[at..at + 8].try_into().expect("8 bytes"));
-    Ok((u64_at(0), key[8], u64_at(9)))
 }

@@ -27,8 +27,8 @@
 use super::args::SliceArgs;
 use super::events::{self, Context, Dispatch, Events, SortedEvents, BY_TIME_KEY};
 use super::interned::Interner;
-use super::records::{self, Items, Keyed};
-use super::spilled::Names;
+use super::records::{self, key_bytes, Keyed};
+use super::spilled::{encode_record, CostFacts, Names};
 use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, write_process_track, PACKET_FIELD};
@@ -38,7 +38,6 @@ use crate::records::{DispatchRecord, ReplayCost};
 use crate::run::ProcessRun;
 use crate::spill::Sorter;
 use roaring::RoaringTreemap;
-use std::cell::RefCell;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -74,13 +73,12 @@ pub(super) fn write_events(
     let (args_before, interner_before) = (args.clone(), interner.clone());
     out.flush()?;
     let start = out.stream_position()?;
-    let names = RefCell::new(Names::default());
     let mut costs = records::costs(process, ticker);
-    let mut passes = records::passes(process, &names, ticker);
+    let mut passes = records::passes(process, ticker);
     let windowed = fast::write_events(
         out.get_mut(),
         &context,
-        (&mut costs, &mut passes, &names),
+        (&mut costs, &mut passes),
         (args, &mut *interner),
         (spill_dir, ticker),
     );
@@ -91,13 +89,12 @@ pub(super) fn write_events(
             out.seek(SeekFrom::Start(start))?;
             out.get_mut().file().set_len(start)?;
             *interner = interner_before;
-            let names = RefCell::new(Names::default());
             let mut costs = records::costs(process, ticker);
-            let mut passes = records::passes(process, &names, ticker);
+            let mut passes = records::passes(process, ticker);
             write_sorted(
                 out,
                 &context,
-                (&mut costs, &mut passes, &names),
+                (&mut costs, &mut passes),
                 (args_before, interner),
                 spill_dir,
                 ticker,
@@ -112,22 +109,27 @@ pub(super) fn write_events(
 fn write_sorted(
     out: &mut impl Write,
     context: &Context,
-    (costs, records, names): (
-        &mut Keyed<ReplayCost>,
-        &mut Keyed<DispatchRecord>,
-        &RefCell<Names>,
-    ),
+    (costs, records): (&mut Keyed<ReplayCost>, &mut Keyed<DispatchRecord>),
     (args, interner): (SliceArgs, &mut Interner),
     spill_dir: &Path,
     ticker: &Ticker,
 ) -> io::Result<()> {
     let mut by_dispatch = Sorter::new(BY_DISPATCH_KEY, spill_dir);
-    let mut item = Vec::new();
-    for items in [costs as &mut dyn Items, records] {
-        while items.next_into(&mut item)? {
-            let (key, payload) = item.split_at(BY_DISPATCH_KEY);
-            by_dispatch.push_bytes(key, payload)?;
-        }
+    let mut payload = Vec::new();
+    let mut names = Names::default();
+    while let Some(key) = costs.next_with(|cost| {
+        CostFacts::of(&cost).encode(&mut payload);
+        cost.dispatch_id
+    })? {
+        by_dispatch.push_bytes(&key_bytes(key), &payload)?;
+        payload.clear();
+    }
+    while let Some(key) = records.next_with(|record| {
+        encode_record(&record, &mut names, &mut payload);
+        record.dispatch_id
+    })? {
+        by_dispatch.push_bytes(&key_bytes(key), &payload)?;
+        payload.clear();
     }
     let mut by_time = Sorter::new(BY_TIME_KEY, spill_dir);
     let mut sink = SortedEvents {
@@ -136,7 +138,7 @@ fn write_sorted(
     };
     let mut events = Events::new(context, &mut sink, (args, interner));
     let mut dispatch = Dispatch::default();
-    let names = &names.borrow();
+    let names = &names;
     by_dispatch.drain(|key, payload| dispatch.add((key, payload), (&mut events, names), ticker))?;
     dispatch.finish(&mut events, names)?;
     drop(events);

@@ -4,11 +4,11 @@
 //! pass's NVTX ranges are not kept: the trace does not show them).
 
 use crate::records::{CacheState, DispatchRecord, ReplayCost};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io;
 
 /// What a slice shows of its dispatch's replay cost.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct CostFacts {
     pub(super) cache: CacheState,
     pub(super) sm_clock_mhz: [u32; 2],
@@ -51,22 +51,21 @@ impl CostFacts {
 /// The counter names of one process, each given a number the first time it is met.
 #[derive(Default)]
 pub(super) struct Names {
-    numbers: HashMap<String, u32>,
+    numbers: FxHashMap<String, u32>,
     names: Vec<String>,
     /// The number after the one given last: the records' counters come in the same order again
-    /// and again, so most names are found there without hashing them.
+    /// and again (one pass's after another's), or the same many times (a window's passes one
+    /// after another), so most names are found there, before it or at 0, without hashing them.
     next: usize,
 }
 
 impl Names {
     pub(super) fn number(&mut self, name: &str) -> u32 {
-        let next = match self.names.get(self.next) {
-            Some(_) => self.next,
-            None => 0,
-        };
-        if self.names.get(next).is_some_and(|n| n == name) {
-            self.next = next + 1;
-            return next as u32;
+        for at in [self.next, self.next.wrapping_sub(1), 0] {
+            if self.names.get(at).is_some_and(|n| n == name) {
+                self.next = at + 1;
+                return at as u32;
+            }
         }
         if let Some(&number) = self.numbers.get(name) {
             self.next = number as usize + 1;

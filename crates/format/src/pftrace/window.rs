@@ -38,23 +38,50 @@ const MOVES_PER_ITEM: u64 = 64;
 /// How many items from the end an item out of order is first looked for among, one by one.
 const NEAR: usize = 8;
 
+/// What a window's items carry: bytes (an encoded event), or a record held as it is.
+pub(super) trait Payload: Default {
+    /// Made ready to be written into again.
+    fn clear(&mut self) {}
+
+    /// Brought into the processor's cache ahead of its reading, where it lies apart from the
+    /// window's items.
+    fn prefetch(&self) {}
+}
+
+impl Payload for Vec<u8> {
+    fn clear(&mut self) {
+        Vec::clear(self)
+    }
+
+    fn prefetch(&self) {
+        prefetch(self)
+    }
+}
+
 /// Items (keys and payloads) in key order, least first; most come after all those waiting and
-/// join the end, the others are put in place.
-pub(super) struct Window<K> {
-    items: VecDeque<(K, Vec<u8>)>,
+/// join the end, the others are put in place. The payloads stay where they were put (a pass's
+/// record is a few hundred bytes): what moves is keys and places.
+pub(super) struct Window<K, P = Vec<u8>> {
+    /// The keys in order, each with its payload's place in `payloads`.
+    items: VecDeque<(K, usize)>,
+    payloads: Vec<P>,
+    /// Places in `payloads` free for the next items.
+    free: Vec<usize>,
     capacity: usize,
     /// The key of the last item out.
     last: Option<K>,
-    /// Payload buffers of items gone out, for the next ones.
-    spare: Vec<Vec<u8>>,
+    /// Payloads of items gone out, for the next ones.
+    spare: Vec<P>,
     pushed: u64,
     moved: u64,
 }
 
-impl<K: Ord + Copy> Window<K> {
+impl<K: Ord + Copy, P: Payload> Window<K, P> {
     pub(super) fn new(capacity: usize) -> Self {
         Window {
             items: VecDeque::with_capacity(capacity + 1),
+            payloads: Vec::new(),
+            free: Vec::new(),
             capacity,
             last: None,
             spare: Vec::new(),
@@ -63,21 +90,21 @@ impl<K: Ord + Copy> Window<K> {
         }
     }
 
-    /// An empty buffer for a payload (one an item gone out held).
-    pub(super) fn buffer(&mut self) -> Vec<u8> {
+    /// An empty payload (one an item gone out held).
+    pub(super) fn buffer(&mut self) -> P {
         let mut buffer = self.spare.pop().unwrap_or_default();
         buffer.clear();
         buffer
     }
 
-    /// Gives back a payload buffer.
-    pub(super) fn recycle(&mut self, buffer: Vec<u8>) {
+    /// Gives back a payload.
+    pub(super) fn recycle(&mut self, buffer: P) {
         self.spare.push(buffer);
     }
 
     /// Adds an item; refuses it if an item with a greater key is already out, or if items out
     /// of order jumped back too far in all.
-    pub(super) fn push(&mut self, key: K, payload: Vec<u8>) -> io::Result<()> {
+    pub(super) fn push(&mut self, key: K, payload: P) -> io::Result<()> {
         if self.last.is_some_and(|last| key < last) {
             return Err(not_ordered());
         }
@@ -97,11 +124,29 @@ impl<K: Ord + Copy> Window<K> {
                 if self.moved > MOVES_PER_ITEM * self.pushed + self.capacity as u64 {
                     return Err(not_ordered());
                 }
-                self.items.insert(at, (key, payload));
+                let place = self.place(payload);
+                self.items.insert(at, (key, place));
             }
-            _ => self.items.push_back((key, payload)),
+            _ => {
+                let place = self.place(payload);
+                self.items.push_back((key, place));
+            }
         }
         Ok(())
+    }
+
+    /// Puts `payload` in a free place; returns it.
+    fn place(&mut self, payload: P) -> usize {
+        match self.free.pop() {
+            Some(place) => {
+                self.payloads[place] = payload;
+                place
+            }
+            None => {
+                self.payloads.push(payload);
+                self.payloads.len() - 1
+            }
+        }
     }
 
     pub(super) fn is_full(&self) -> bool {
@@ -109,11 +154,13 @@ impl<K: Ord + Copy> Window<K> {
     }
 
     /// The least item, out of the window.
-    pub(super) fn pop(&mut self) -> Option<(K, Vec<u8>)> {
-        let (key, payload) = self.items.pop_front()?;
+    pub(super) fn pop(&mut self) -> Option<(K, P)> {
+        let (key, place) = self.items.pop_front()?;
         self.last = Some(key);
-        if let Some((_, ahead)) = self.items.get(FETCH_AHEAD) {
-            prefetch(ahead);
+        let payload = std::mem::take(&mut self.payloads[place]);
+        self.free.push(place);
+        if let Some(&(_, ahead)) = self.items.get(FETCH_AHEAD) {
+            self.payloads[ahead].prefetch();
         }
         Some((key, payload))
     }

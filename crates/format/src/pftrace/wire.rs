@@ -9,25 +9,14 @@ const VARINT: u8 = 0;
 const FIXED64: u8 = 1;
 const LEN: u8 = 2;
 
-fn varint(out: &mut Vec<u8>, value: u64) {
-    prost::encoding::encode_varint(value, out);
-}
+use crate::varint::{bits as varint_bits, put as varint, put_bits};
 
-use prost::encoding::encoded_len_varint as varint_len;
-
-/// The one-byte key of field `tag` (< 16; wire type varint, which `|= LEN` makes a length) and
-/// `value` as a varint, in an array: the bytes and their count.
-fn keyed_varint(tag: u8, mut value: u64) -> ([u8; 11], usize) {
-    let mut field = [0u8; 11];
-    field[0] = tag << 3;
-    let mut len = 1;
-    while value >= 0x80 {
-        field[len] = value as u8 | 0x80;
-        value >>= 7;
-        len += 1;
-    }
-    field[len] = value as u8;
-    (field, len + 1)
+/// Field `tag`'s key (`tag` < 16, wire type `wire`) and `value` as a varint, in the low bytes
+/// of a `u128` (see [`varint_bits`]), and their count (at most 11).
+#[inline]
+fn field(tag: u8, wire: u8, value: u64) -> (u128, usize) {
+    let (bits, len) = varint_bits(value);
+    (u128::from((tag << 3) | wire) | bits << 8, len + 1)
 }
 
 fn key(out: &mut Vec<u8>, tag: u32, wire: u8) {
@@ -38,20 +27,20 @@ fn key(out: &mut Vec<u8>, tag: u32, wire: u8) {
 /// in the sequence's interned names ([`super::interned`]), written before the argument's value.
 #[derive(Clone, Copy)]
 pub(super) struct Name {
-    field: [u8; 11],
+    bits: u128,
     len: usize,
 }
 
 impl Name {
     pub(super) fn interned(iid: u64) -> Name {
-        let (field, len) = keyed_varint(1, iid);
-        Name { field, len }
+        let (bits, len) = field(1, VARINT, iid);
+        Name { bits, len }
     }
 }
 
 /// A `TrackEvent`'s fields, in tag order: its category's interned number (3), the arguments
 /// (debug annotations, 4), then [`Event::kind`] and the rest.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Event {
     body: Vec<u8>,
     /// Whether the event refers to interned names (its packet then says it needs the sequence's
@@ -73,58 +62,66 @@ impl Event {
         self.interned = true;
     }
 
-    /// A `DebugAnnotation` (4): `name_iid`, then its value's field (`value`, then `more` of it).
-    fn annotation(&mut self, name: &Name, value: &[u8], more: &[u8]) {
-        let len = name.len + value.len() + more.len();
-        self.body.reserve(len + 11);
+    /// A `DebugAnnotation` (4): `name_iid`, then its value's field (`field`, then `more` of
+    /// it).
+    fn annotation(&mut self, name: &Name, (field, field_len): (u128, usize), more: &[u8]) {
+        let len = name.len + field_len + more.len();
         key(&mut self.body, 4, LEN);
         varint(&mut self.body, len as u64);
-        self.body.extend_from_slice(&name.field[..name.len]);
-        self.body.extend_from_slice(value);
+        put_bits(&mut self.body, name.bits, name.len);
+        put_bits(&mut self.body, field, field_len);
         self.body.extend_from_slice(more);
         self.interned = true;
     }
 
-    /// [`Event::annotation`] of a value field of at most 11 bytes (`field`, its first `len`),
-    /// copied as fixed-size blocks: the bytes past the annotation written and dropped again.
-    fn small_annotation(&mut self, name: &Name, (field, len): ([u8; 11], usize)) {
-        let body_len = name.len + len;
-        let at = self.body.len();
-        self.body.extend_from_slice(&[0u8; 2 + 11 + 11]);
-        let out = &mut self.body[at..];
+    /// [`Event::annotation`] of a value field of at most 11 bytes, its bytes put together in
+    /// registers and stored at once where they fit 16 bytes (most do).
+    #[inline]
+    fn small_annotation(&mut self, name: &Name, (field, field_len): (u128, usize)) {
+        let body_len = name.len + field_len;
         // The annotation's key, and its length in one byte (22 < 128).
-        out[0] = (4 << 3) | LEN;
-        out[1] = body_len as u8;
-        out[2..13].copy_from_slice(&name.field);
-        out[2 + name.len..13 + name.len].copy_from_slice(&field);
-        self.body.truncate(at + 2 + body_len);
+        let head = u128::from((4 << 3) | LEN) | (body_len as u128) << 8;
+        if 2 + body_len <= 16 {
+            let bits = head | name.bits << 16 | field << (8 * (2 + name.len));
+            put_bits(&mut self.body, bits, 2 + body_len);
+        } else {
+            put_bits(&mut self.body, head | name.bits << 16, 2 + name.len);
+            put_bits(&mut self.body, field, field_len);
+        }
         self.interned = true;
     }
 
+    /// Appends the arguments `written` holds (written into it as into an event, its
+    /// [`Event::kind`] and later fields left out): arguments that are the same for many events,
+    /// encoded once.
+    pub(super) fn append(&mut self, written: &Event) {
+        self.body.extend_from_slice(&written.body);
+        self.interned |= written.interned;
+    }
+
     /// A `uint_value` (3) argument.
+    #[inline]
     pub(super) fn uint(&mut self, name: &Name, value: u64) {
-        self.small_annotation(name, keyed_varint(3, value));
+        self.small_annotation(name, field(3, VARINT, value));
     }
 
     /// An `int_value` (4) argument.
+    #[inline]
     pub(super) fn int(&mut self, name: &Name, value: i64) {
-        self.small_annotation(name, keyed_varint(4, value as u64));
+        self.small_annotation(name, field(4, VARINT, value as u64));
     }
 
     /// A `double_value` (5) argument.
+    #[inline]
     pub(super) fn double(&mut self, name: &Name, value: f64) {
-        let mut field = [0u8; 11];
-        field[0] = (5 << 3) | FIXED64;
-        field[1..9].copy_from_slice(&value.to_bits().to_le_bytes());
-        self.small_annotation(name, (field, 9));
+        let bits = u128::from((5 << 3) | FIXED64) | u128::from(value.to_bits()) << 8;
+        self.small_annotation(name, (bits, 9));
     }
 
     /// A `string_value` (6) argument.
     pub(super) fn text(&mut self, name: &Name, value: &str) {
-        let (field, len) = keyed_varint(6, value.len() as u64);
-        let mut field = field;
-        field[0] |= LEN;
-        self.annotation(name, &field[..len], value.as_bytes());
+        let field = field(6, LEN, value.len() as u64);
+        self.annotation(name, field, value.as_bytes());
     }
 
     /// `type` (9), the interned `name_iid` (10) where given, and `track_uuid` (11): after the
@@ -157,30 +154,25 @@ impl Event {
     /// length-delimited (what follows [`super::PACKET_FIELD`], as `encode_packet` gives it):
     /// `sequence_flags` (13) says it needs the sequence's interned names where it uses them.
     pub(super) fn packet(&self, time: u64, packet: &mut Vec<u8>) {
-        let flags = u64::from(SEQ_NEEDS_INCREMENTAL_STATE);
-        let len = 1
-            + varint_len(time)
-            + 1
-            + varint_len(u64::from(SEQUENCE_ID))
-            + 1
-            + varint_len(self.body.len() as u64)
-            + self.body.len()
-            + if self.interned {
-                1 + varint_len(flags)
-            } else {
-                0
-            };
-        varint(packet, len as u64);
-        key(packet, 8, VARINT);
-        varint(packet, time);
-        key(packet, 10, VARINT);
-        varint(packet, u64::from(SEQUENCE_ID));
-        key(packet, 11, LEN);
-        varint(packet, self.body.len() as u64);
+        const _: () = assert!(SEQUENCE_ID < 0x80 && SEQ_NEEDS_INCREMENTAL_STATE < 0x80);
+        let flags = [(13 << 3) | VARINT, SEQ_NEEDS_INCREMENTAL_STATE as u8];
+        let (time, time_len) = field(8, VARINT, time);
+        let (body, body_len) = varint_bits(self.body.len() as u64);
+        let len =
+            time_len + 3 + body_len + self.body.len() + if self.interned { flags.len() } else { 0 };
+        let (len, len_len) = varint_bits(len as u64);
+        put_bits(packet, len, len_len);
+        // The timestamp (8), the sequence (10), and the track event's key (11) and length.
+        put_bits(packet, time, time_len);
+        let sequence = [(10 << 3) | VARINT, SEQUENCE_ID as u8, (11 << 3) | LEN];
+        let sequence = sequence
+            .iter()
+            .rev()
+            .fold(0u128, |b, &byte| b << 8 | u128::from(byte));
+        put_bits(packet, sequence | body << 24, 3 + body_len);
         packet.extend_from_slice(&self.body);
         if self.interned {
-            key(packet, 13, VARINT);
-            varint(packet, flags);
+            packet.extend_from_slice(&flags);
         }
     }
 }
