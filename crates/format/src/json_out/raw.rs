@@ -7,13 +7,25 @@
 use super::dispatch_json::{
     Correlation, CounterRecord, DispatchData, DispatchInfo, Handle, KernelDispatch, SortedCost, Xyz,
 };
+use rustc_hash::FxHashMap;
 use std::io;
 
 /// A record's bytes, built before they are written.
 pub(super) struct JsonBytes {
     pub(super) bytes: Vec<u8>,
     digits: itoa::Buffer,
+    /// The end of a `dispatch_info` object, after its `dispatch_id` (`grid_size` to
+    /// `workgroup_size`, what its launch decides), by launch: the same for every pass of a
+    /// kernel launched the same way, written once (issue 49).
+    launches: FxHashMap<Launch, Vec<u8>>,
 }
+
+/// What decides a `dispatch_info`'s fields after `dispatch_id`: grid, group segment, kernel,
+/// private segment, queue, size, workgroup.
+type Launch = ([u64; 3], u64, u64, u64, u64, u64, [u64; 3]);
+
+/// How many launches' `dispatch_info` ends are kept (all are forgotten when more come).
+const LAUNCHES: usize = 4096;
 
 impl Default for JsonBytes {
     fn default() -> JsonBytes {
@@ -26,9 +38,11 @@ impl JsonBytes {
         JsonBytes {
             bytes: Vec::with_capacity(capacity),
             digits: itoa::Buffer::new(),
+            launches: FxHashMap::default(),
         }
     }
 
+    #[inline(always)]
     fn raw(&mut self, text: &str) -> &mut Self {
         self.bytes.extend_from_slice(text.as_bytes());
         self
@@ -38,6 +52,11 @@ impl JsonBytes {
         self.bytes
             .extend_from_slice(self.digits.format(value).as_bytes());
         self
+    }
+
+    /// A string that needs no escaping (an enum's serde name, `as_str`), quoted.
+    fn name(&mut self, name: &str) -> &mut Self {
+        self.raw("\"").raw(name).raw("\"")
     }
 
     /// Anything else (strings, floats, lists of them) as serde_json writes it.
@@ -61,6 +80,13 @@ impl JsonBytes {
     }
 
     fn correlation(&mut self, c: &Correlation) -> &mut Self {
+        if (c.ancestor, c.external) == (0, 0) {
+            // kreplay's: no ancestor, no external id.
+            return self
+                .raw("{\"ancestor\":0,\"external\":0,\"internal\":")
+                .int(c.internal)
+                .raw("}");
+        }
         self.raw("{\"ancestor\":")
             .int(c.ancestor)
             .raw(",\"external\":")
@@ -74,22 +100,43 @@ impl JsonBytes {
         self.raw("{\"agent_id\":")
             .handle(&info.agent_id)
             .raw(",\"dispatch_id\":")
-            .int(info.dispatch_id)
-            .raw(",\"grid_size\":")
-            .xyz(&info.grid_size)
-            .raw(",\"group_segment_size\":")
-            .int(info.group_segment_size)
-            .raw(",\"kernel_id\":")
-            .int(info.kernel_id)
-            .raw(",\"private_segment_size\":")
-            .int(info.private_segment_size)
-            .raw(",\"queue_id\":")
-            .handle(&info.queue_id)
-            .raw(",\"size\":")
-            .int(info.size)
-            .raw(",\"workgroup_size\":")
-            .xyz(&info.workgroup_size)
-            .raw("}")
+            .int(info.dispatch_id);
+        let xyz = |xyz: &Xyz| [xyz.x, xyz.y, xyz.z];
+        let launch = (
+            xyz(&info.grid_size),
+            info.group_segment_size,
+            info.kernel_id,
+            info.private_segment_size,
+            info.queue_id.handle,
+            info.size,
+            xyz(&info.workgroup_size),
+        );
+        match self.launches.get(&launch) {
+            Some(end) => self.bytes.extend_from_slice(end),
+            None => {
+                let at = self.bytes.len();
+                self.raw(",\"grid_size\":")
+                    .xyz(&info.grid_size)
+                    .raw(",\"group_segment_size\":")
+                    .int(info.group_segment_size)
+                    .raw(",\"kernel_id\":")
+                    .int(info.kernel_id)
+                    .raw(",\"private_segment_size\":")
+                    .int(info.private_segment_size)
+                    .raw(",\"queue_id\":")
+                    .handle(&info.queue_id)
+                    .raw(",\"size\":")
+                    .int(info.size)
+                    .raw(",\"workgroup_size\":")
+                    .xyz(&info.workgroup_size)
+                    .raw("}");
+                if self.launches.len() >= LAUNCHES {
+                    self.launches.clear();
+                }
+                self.launches.insert(launch, self.bytes[at..].to_vec());
+            }
+        }
+        self
     }
 
     fn replay_pass(&mut self, pass: Option<u32>) -> &mut Self {
@@ -188,7 +235,7 @@ impl JsonBytes {
             .raw(",\"bytes_tracked\":")
             .int(c.bytes_tracked)
             .raw(",\"cache\":")
-            .value(&c.cache)?
+            .name(c.cache.as_str())
             .raw(",\"dispatch_id\":")
             .int(c.dispatch_id)
             .raw(",\"drain_ns\":")
@@ -198,7 +245,7 @@ impl JsonBytes {
             .raw(",")
             .int(c.memory_clock_mhz[1])
             .raw("],\"outcome\":")
-            .value(&c.outcome)?
+            .name(c.outcome.as_str())
             .raw(",\"pass_ns\":[");
         for (index, ns) in c.pass_ns.iter().enumerate() {
             if index > 0 {
@@ -217,7 +264,7 @@ impl JsonBytes {
             .raw("],\"snapshot_ns\":")
             .int(c.snapshot_ns)
             .raw(",\"staging\":")
-            .value(&c.staging)?
+            .name(c.staging.as_str())
             .raw(",\"timing_execution_ns\":")
             .int(c.timing_execution_ns)
             .raw("}");
@@ -235,7 +282,7 @@ mod tests {
         DispatchInfo {
             agent_id: Handle { handle: seed % 3 },
             dispatch_id: seed,
-            grid_size: [seed, 1, u64::MAX].into(),
+            grid_size: [seed % 12, 1, u64::MAX].into(),
             group_segment_size: seed * 7,
             kernel_id: seed % 5,
             private_segment_size: 0,
@@ -273,7 +320,8 @@ mod tests {
             f64::INFINITY,
         ];
         let mut line = JsonBytes::default();
-        for seed in 0..24u64 {
+        // Each launch (`info`) twice at least: its `dispatch_info` end written, then reused.
+        for seed in (0..24u64).chain(0..24).chain(24..30) {
             let record = KernelDispatch {
                 correlation_id: correlation(seed),
                 dispatch_info: info(seed),

@@ -1,13 +1,14 @@
 //! The counter records of a process, kept from the one read of its dispatches until their
 //! place in the document (`callback_records.counter_collection`, after `buffer_records`) comes:
-//! each [`CounterRecord`] as a few variable-length integers in a temporary file, about 45 bytes
-//! a record where its JSON is 550 (issue 49: the JSON text of 10^6 dispatches' counter records
+//! each [`CounterRecord`] as a few variable-length integers in a temporary file (a launch met
+//! before in the block by its number), about 30 bytes a record where its JSON is 550 (issue 49: the JSON text of 10^6 dispatches' counter records
 //! was a 1.1 GB temporary file, written and read back; reading the database a second time costs
 //! more CPU than both). Memory holds one block of records at a time; each block is read back
 //! alone ([`Blocks`], [`decode_block`]), so blocks can be formatted on several threads.
 
-use super::dispatch_json::{CounterRecord, CounterValue, Handle};
+use super::dispatch_json::{CounterRecord, CounterValue, DispatchInfo, Handle};
 use crate::varint::{put as varint, take, unzigzag, zigzag};
+use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::Path;
@@ -27,6 +28,41 @@ pub(super) struct CounterSpool {
     /// The start timestamp of the record before in the block (timestamps are written as
     /// differences; a block's first from 0).
     start: u64,
+    /// The launches met in the block (see [`Launch`]), numbered from 1 as met: a record of one
+    /// met before gives its number, of a new one 0 and its fields.
+    launches: FxHashMap<Launch, u64>,
+}
+
+/// A `dispatch_info`'s fields after `dispatch_id`, what the kernel's launch decides: grid,
+/// group segment, kernel, private segment, queue, size, workgroup. Most records share theirs
+/// with many others.
+type Launch = [u64; 11];
+
+fn launch_of(info: &DispatchInfo) -> Launch {
+    [
+        info.grid_size.x,
+        info.grid_size.y,
+        info.grid_size.z,
+        info.group_segment_size,
+        info.kernel_id,
+        info.private_segment_size,
+        info.queue_id.handle,
+        info.size,
+        info.workgroup_size.x,
+        info.workgroup_size.y,
+        info.workgroup_size.z,
+    ]
+}
+
+fn set_launch(info: &mut DispatchInfo, launch: &Launch) {
+    let [gx, gy, gz, group, kernel, private, queue, size, wx, wy, wz] = *launch;
+    info.grid_size = [gx, gy, gz].into();
+    info.group_segment_size = group;
+    info.kernel_id = kernel;
+    info.private_segment_size = private;
+    info.queue_id.handle = queue;
+    info.size = size;
+    info.workgroup_size = [wx, wy, wz].into();
 }
 
 impl CounterSpool {
@@ -37,6 +73,7 @@ impl CounterSpool {
             file: None,
             dir: dir.to_path_buf(),
             start: 0,
+            launches: FxHashMap::default(),
         }
     }
 
@@ -55,22 +92,19 @@ impl CounterSpool {
         varint(b, data.end_timestamp.wrapping_sub(data.start_timestamp));
         self.start = data.start_timestamp;
         varint(b, data.size);
-        for value in [
-            info.agent_id.handle,
-            info.dispatch_id,
-            info.grid_size.x,
-            info.grid_size.y,
-            info.grid_size.z,
-            info.group_segment_size,
-            info.kernel_id,
-            info.private_segment_size,
-            info.queue_id.handle,
-            info.size,
-            info.workgroup_size.x,
-            info.workgroup_size.y,
-            info.workgroup_size.z,
-        ] {
-            varint(b, value);
+        varint(b, info.agent_id.handle);
+        varint(b, info.dispatch_id);
+        let launch = launch_of(info);
+        let next = self.launches.len() as u64 + 1;
+        match self.launches.entry(launch) {
+            std::collections::hash_map::Entry::Occupied(number) => varint(b, *number.get()),
+            std::collections::hash_map::Entry::Vacant(new) => {
+                new.insert(next);
+                varint(b, 0);
+                for value in launch {
+                    varint(b, value);
+                }
+            }
         }
         varint(b, r.records.len() as u64);
         for value in &r.records {
@@ -97,6 +131,7 @@ impl CounterSpool {
         file.write_all(&self.block)?;
         self.block.clear();
         self.start = 0;
+        self.launches.clear();
         Ok(())
     }
 
@@ -154,16 +189,20 @@ pub(super) fn decode_block(
     record: &mut CounterRecord,
     mut each: impl FnMut(&CounterRecord) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut start = 0;
+    let (mut start, mut launches) = (0, Vec::new());
     while !block.is_empty() {
-        decode(&mut block, record, &mut start).ok_or_else(truncated)?;
+        decode(&mut block, record, (&mut start, &mut launches)).ok_or_else(truncated)?;
         each(record)?;
     }
     Ok(())
 }
 
 /// Reads one record from the front of `b` into `r`; None: `b` ends within it.
-fn decode(b: &mut &[u8], r: &mut CounterRecord, start: &mut u64) -> Option<()> {
+fn decode(
+    b: &mut &[u8],
+    r: &mut CounterRecord,
+    (start, launches): (&mut u64, &mut Vec<Launch>),
+) -> Option<()> {
     r.accum_vgpr_count = take(b)?;
     r.arch_vgpr_count = take(b)?;
     r.lds_block_size_v = take(b)?;
@@ -179,17 +218,18 @@ fn decode(b: &mut &[u8], r: &mut CounterRecord, start: &mut u64) -> Option<()> {
     let info = &mut data.dispatch_info;
     info.agent_id.handle = take(b)?;
     info.dispatch_id = take(b)?;
-    info.grid_size.x = take(b)?;
-    info.grid_size.y = take(b)?;
-    info.grid_size.z = take(b)?;
-    info.group_segment_size = take(b)?;
-    info.kernel_id = take(b)?;
-    info.private_segment_size = take(b)?;
-    info.queue_id.handle = take(b)?;
-    info.size = take(b)?;
-    info.workgroup_size.x = take(b)?;
-    info.workgroup_size.y = take(b)?;
-    info.workgroup_size.z = take(b)?;
+    let number = match take(b)? {
+        0 => {
+            let mut launch = Launch::default();
+            for value in &mut launch {
+                *value = take(b)?;
+            }
+            launches.push(launch);
+            launches.len()
+        }
+        number => usize::try_from(number).ok()?,
+    };
+    set_launch(info, launches.get(number.checked_sub(1)?)?);
     let count = take(b)?;
     r.records.clear();
     for _ in 0..count {
@@ -242,7 +282,8 @@ mod tests {
         let info = &mut r.dispatch_data.dispatch_info;
         info.agent_id.handle = seed % 4 + 1;
         info.dispatch_id = seed;
-        info.grid_size = [seed << 40, 1, u64::MAX].into();
+        // Launches met again (in a block and in the next) and new ones.
+        info.grid_size = [(seed % 7) << 40, 1, u64::MAX - seed / 5_000].into();
         info.kernel_id = seed % 9;
         info.queue_id.handle = seed + 5;
         info.workgroup_size = [256, 1, 1].into();
