@@ -1,15 +1,15 @@
 //! The dispatch events' packets, encoded straight into reused buffers: the bytes prost gives the
 //! messages of [`super`] (fields in tag order, `optional` fields whenever set), without building
-//! a message tree per event. The tests compare the two encodings.
+//! a message tree per event; an argument's bytes and a packet's header are put together in a
+//! `u128` and stored at once. The tests compare the two encodings.
 
 use super::{EventType, SEQUENCE_ID, SEQ_NEEDS_INCREMENTAL_STATE};
+use crate::varint::{bits as varint_bits, put as varint, put_bits};
 
 /// Protobuf wire types.
 const VARINT: u8 = 0;
 const FIXED64: u8 = 1;
 const LEN: u8 = 2;
-
-use crate::varint::{bits as varint_bits, put as varint, put_bits};
 
 /// Field `tag`'s key (`tag` < 16, wire type `wire`) and `value` as a varint, in the low bytes
 /// of a `u128` (see [`varint_bits`]), and their count (at most 11).
