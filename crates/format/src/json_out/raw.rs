@@ -318,6 +318,13 @@ mod tests {
             1.5e-12,
             f64::NAN,
             f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            1e15,
+            1e16,
+            -123_456_789.125,
+            5e-324,
         ];
         let mut line = JsonBytes::default();
         // Each launch (`info`) twice at least: its `dispatch_info` end written, then reused.
