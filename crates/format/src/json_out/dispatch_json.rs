@@ -49,6 +49,43 @@ pub(super) struct DispatchInfo {
     pub(super) workgroup_size: Xyz,
 }
 
+/// A `dispatch_info`'s fields after `dispatch_id`, what the kernel's launch decides: grid, group
+/// segment, kernel, private segment, queue, size, workgroup. Most passes share theirs with many
+/// others: the writer formats each once ([`super::raw`]), the spool numbers them
+/// ([`super::spool`]).
+pub(super) type Launch = [u64; 11];
+
+impl DispatchInfo {
+    pub(super) fn launch(&self) -> Launch {
+        let (grid, workgroup) = (&self.grid_size, &self.workgroup_size);
+        [
+            grid.x,
+            grid.y,
+            grid.z,
+            self.group_segment_size,
+            self.kernel_id,
+            self.private_segment_size,
+            self.queue_id.handle,
+            self.size,
+            workgroup.x,
+            workgroup.y,
+            workgroup.z,
+        ]
+    }
+
+    /// Sets the fields [`DispatchInfo::launch`] gives.
+    pub(super) fn set_launch(&mut self, launch: &Launch) {
+        let [gx, gy, gz, group, kernel, private, queue, size, wx, wy, wz] = *launch;
+        self.grid_size = [gx, gy, gz].into();
+        self.group_segment_size = group;
+        self.kernel_id = kernel;
+        self.private_segment_size = private;
+        self.queue_id.handle = queue;
+        self.size = size;
+        self.workgroup_size = [wx, wy, wz].into();
+    }
+}
+
 /// A `buffer_records.kernel_dispatch` record.
 #[derive(Serialize)]
 pub(super) struct KernelDispatch {

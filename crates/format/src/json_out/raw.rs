@@ -5,7 +5,8 @@
 //! serde_json's compact ones for the same typed record (`tests` compares them).
 
 use super::dispatch_json::{
-    Correlation, CounterRecord, DispatchData, DispatchInfo, Handle, KernelDispatch, SortedCost, Xyz,
+    Correlation, CounterRecord, DispatchData, DispatchInfo, Handle, KernelDispatch, Launch,
+    SortedCost, Xyz,
 };
 use rustc_hash::FxHashMap;
 use std::io;
@@ -19,10 +20,6 @@ pub(super) struct JsonBytes {
     /// kernel launched the same way, written once (issue 49).
     launches: FxHashMap<Launch, Vec<u8>>,
 }
-
-/// What decides a `dispatch_info`'s fields after `dispatch_id`: grid, group segment, kernel,
-/// private segment, queue, size, workgroup.
-type Launch = ([u64; 3], u64, u64, u64, u64, u64, [u64; 3]);
 
 /// How many launches' `dispatch_info` ends are kept (all are forgotten when more come).
 const LAUNCHES: usize = 4096;
@@ -101,16 +98,7 @@ impl JsonBytes {
             .handle(&info.agent_id)
             .raw(",\"dispatch_id\":")
             .int(info.dispatch_id);
-        let xyz = |xyz: &Xyz| [xyz.x, xyz.y, xyz.z];
-        let launch = (
-            xyz(&info.grid_size),
-            info.group_segment_size,
-            info.kernel_id,
-            info.private_segment_size,
-            info.queue_id.handle,
-            info.size,
-            xyz(&info.workgroup_size),
-        );
+        let launch = info.launch();
         match self.launches.get(&launch) {
             Some(end) => self.bytes.extend_from_slice(end),
             None => {

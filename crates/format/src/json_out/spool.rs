@@ -6,7 +6,7 @@
 //! more CPU than both). Memory holds one block of records at a time; each block is read back
 //! alone ([`Blocks`], [`decode_block`]), so blocks can be formatted on several threads.
 
-use super::dispatch_json::{CounterRecord, CounterValue, DispatchInfo, Handle};
+use super::dispatch_json::{CounterRecord, CounterValue, Handle, Launch};
 use crate::varint::{put as varint, take, unzigzag, zigzag};
 use rustc_hash::FxHashMap;
 use std::fs::File;
@@ -28,41 +28,9 @@ pub(super) struct CounterSpool {
     /// The start timestamp of the record before in the block (timestamps are written as
     /// differences; a block's first from 0).
     start: u64,
-    /// The launches met in the block (see [`Launch`]), numbered from 1 as met: a record of one
+    /// The launches met in the block ([`Launch`]), numbered from 1 as met: a record of one
     /// met before gives its number, of a new one 0 and its fields.
     launches: FxHashMap<Launch, u64>,
-}
-
-/// A `dispatch_info`'s fields after `dispatch_id`, what the kernel's launch decides: grid,
-/// group segment, kernel, private segment, queue, size, workgroup. Most records share theirs
-/// with many others.
-type Launch = [u64; 11];
-
-fn launch_of(info: &DispatchInfo) -> Launch {
-    [
-        info.grid_size.x,
-        info.grid_size.y,
-        info.grid_size.z,
-        info.group_segment_size,
-        info.kernel_id,
-        info.private_segment_size,
-        info.queue_id.handle,
-        info.size,
-        info.workgroup_size.x,
-        info.workgroup_size.y,
-        info.workgroup_size.z,
-    ]
-}
-
-fn set_launch(info: &mut DispatchInfo, launch: &Launch) {
-    let [gx, gy, gz, group, kernel, private, queue, size, wx, wy, wz] = *launch;
-    info.grid_size = [gx, gy, gz].into();
-    info.group_segment_size = group;
-    info.kernel_id = kernel;
-    info.private_segment_size = private;
-    info.queue_id.handle = queue;
-    info.size = size;
-    info.workgroup_size = [wx, wy, wz].into();
 }
 
 impl CounterSpool {
@@ -94,7 +62,7 @@ impl CounterSpool {
         varint(b, data.size);
         varint(b, info.agent_id.handle);
         varint(b, info.dispatch_id);
-        let launch = launch_of(info);
+        let launch = info.launch();
         let next = self.launches.len() as u64 + 1;
         match self.launches.entry(launch) {
             std::collections::hash_map::Entry::Occupied(number) => varint(b, *number.get()),
@@ -229,7 +197,7 @@ fn decode(
         }
         number => usize::try_from(number).ok()?,
     };
-    set_launch(info, launches.get(number.checked_sub(1)?)?);
+    info.set_launch(launches.get(number.checked_sub(1)?)?);
     let count = take(b)?;
     r.records.clear();
     for _ in 0..count {
