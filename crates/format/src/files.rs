@@ -136,7 +136,7 @@ pub(crate) fn write_file(
 ) -> Result<(), FormatError> {
     replace_file(path, |temp| {
         File::create(temp)
-            .map(|file| BufWriter::with_capacity(WRITE_BUFFER, OutputFile::new(file)))
+            .map(|file| BufWriter::with_capacity(WRITE_BUFFER, OutputFile::new(file, temp)))
             .and_then(|mut out| {
                 write(&mut out)?;
                 out.flush()

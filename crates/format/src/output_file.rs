@@ -1,245 +1,306 @@
-//! An output file written front to back whose written part leaves the page cache as it goes
-//! ("drop-behind"): every [`WINDOW`] bytes its writeback is started, and the window before the
-//! last, once on disk, is dropped from the cache, by a thread of its own that the writer hands
-//! the windows to (at most [`LAG`] waiting). A run's outputs are gigabytes (6.9 GB of CSV
-//! at 10^7 dispatches) that nothing reads back while they are written; left in the cache, they
-//! grow it by their size, and the kernel's cost per byte written grew with it (1.1-1.7 s of
-//! system time per GB written at 5 GB against 0.26 s at 0.7 GB on the 2-core VM; 0.29 s at
-//! either size with drop-behind; issue 49). The file's bytes are the same; the final `fsync`
-//! ([`crate::files::replace_file`]) still makes them durable and reports any write error.
+//! An output file written front to back, its bytes kept out of the page cache: written
+//! straight to the disk ([`direct`]) where the file system allows it, else through the cache and
+//! dropped from it behind the writing ([`behind`]). A run's outputs are gigabytes (6.9 GB of CSV
+//! at 10^7 dispatches) that nothing reads back while they are written. The file's bytes are the
+//! same either way; the final `fsync` ([`crate::files::replace_file`]) still makes them durable
+//! and reports any write error. A file smaller than a direct buffer, and what follows a seek
+//! elsewhere than where the writing is, go through the cache.
 
-use crossbeam_channel::{bounded, Sender};
+mod behind;
+mod direct;
+
+use behind::{Behind, WINDOW};
+use direct::{Aligned, Direct, BUFFER};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
-use std::thread::JoinHandle;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
-/// How many bytes are handed to writeback at a time.
-const WINDOW: u64 = 32 << 20;
-
-/// How many written windows may wait for the thread that drops them ([`Behind`]) before the
-/// writer waits for it: the cache holds at most about this many windows more of the file.
-const LAG: usize = 4;
-
-/// A file written through [`Write`], dropped behind as it grows (see the module's notes).
+/// A file written through [`Write`], kept out of the page cache (see the module's notes).
 pub(crate) struct OutputFile {
+    /// The file, opened for writing through the cache.
     file: File,
-    /// Where the next write goes.
+    /// Where the next byte written goes.
     position: u64,
-    /// Bytes before this offset have been handed to writeback.
-    flushed: u64,
-    /// Who drops the windows written: none before the first.
-    behind: Option<Behind>,
+    mode: Mode,
+}
+
+enum Mode {
+    /// Gathered in `current`, the bytes from `at` (a multiple of [`BUFFER`]) on, `filled` of
+    /// them; the full buffers before written straight to the disk by `direct`, started at the
+    /// first (none before). `path` is where it is opened.
+    Direct {
+        path: PathBuf,
+        current: Aligned,
+        filled: usize,
+        at: u64,
+        direct: Option<Direct>,
+    },
+    /// Written through the cache at the file's own offset (`position`), handed to `behind`
+    /// every window: bytes before `flushed` were handed over.
+    Cached {
+        flushed: u64,
+        behind: Option<Behind>,
+    },
 }
 
 impl OutputFile {
-    pub(crate) fn new(file: File) -> OutputFile {
+    /// Writes `file`, opened for writing at its start, which `path` names: straight to the
+    /// disk where it can.
+    pub(crate) fn new(file: File, path: &Path) -> OutputFile {
         OutputFile {
             file,
             position: 0,
-            flushed: 0,
-            behind: None,
+            mode: Mode::Direct {
+                path: path.to_path_buf(),
+                current: Aligned::new(),
+                filled: 0,
+                at: 0,
+                direct: None,
+            },
         }
     }
 
-    /// The file itself (to truncate it, or to hand it to a thread that writes it).
+    /// Writes `file` through the cache, from its offset `0`.
+    #[cfg(test)]
+    pub(crate) fn cached(file: File) -> OutputFile {
+        OutputFile {
+            file,
+            position: 0,
+            mode: Mode::Cached {
+                flushed: 0,
+                behind: None,
+            },
+        }
+    }
+
+    /// Whether the bytes go straight to the disk (they have since the first buffer filled).
+    #[cfg(test)]
+    pub(crate) fn is_direct(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Direct {
+                direct: Some(_),
+                ..
+            }
+        )
+    }
+
+    /// The file itself (to truncate it, once a seek made it written through the cache).
     pub(crate) fn file(&mut self) -> &mut File {
         &mut self.file
     }
 
-    /// Hands what was written since the last window to writeback and the dropping behind it.
-    /// Hints only: a failure leaves the bytes in the cache, to be written (and any error
-    /// reported) by the final `fsync`.
-    fn drop_behind(&mut self) {
-        if self.position < self.flushed + WINDOW {
-            return;
+    /// Writes the gathered bytes that fill no buffer through the cache (where the direct
+    /// write of their buffer, once full, writes them again), after the full buffers handed
+    /// over: every byte given is then in the file.
+    fn write_gathered(&mut self) -> io::Result<()> {
+        if let Mode::Direct {
+            current,
+            filled,
+            at,
+            direct,
+            ..
+        } = &mut self.mode
+        {
+            if let Some(direct) = direct {
+                direct.wait()?;
+            }
+            self.file.write_all_at(&current.bytes()[..*filled], *at)?;
         }
-        let window = (self.flushed, self.position);
-        self.flushed = self.position;
-        let file = &self.file;
-        self.behind
-            .get_or_insert_with(|| Behind::start(file))
-            .window(file, window);
+        Ok(())
     }
-}
 
-/// Who drops a file behind its writer: a thread of its own, so that the writer goes on while
-/// the disk catches up (waiting in the writer's thread for each window to reach the disk took
-/// a quarter of the JSON writer's time at 10^6 dispatches; issue 49), or, without a thread to
-/// spare, the writer itself.
-enum Behind {
-    Thread {
-        windows: Option<Sender<(u64, u64)>>,
-        thread: Option<JoinHandle<()>>,
-    },
-    Inline(Dropper),
-}
-
-impl Behind {
-    fn start(file: &File) -> Behind {
-        let thread = |file: File| {
-            let (windows, received) = bounded::<(u64, u64)>(LAG);
-            let thread = std::thread::Builder::new()
-                .name("kreplay-drop".into())
-                .spawn(move || {
-                    let mut dropper = Dropper::default();
-                    for window in received {
-                        dropper.window(&file, window);
-                    }
-                })
-                .ok()?;
-            Some(Behind::Thread {
-                windows: Some(windows),
-                thread: Some(thread),
-            })
+    /// Goes on through the cache from `position` (the direct writes' thread stopped).
+    fn write_cached(&mut self) -> io::Result<()> {
+        self.write_gathered()?;
+        self.file.seek(SeekFrom::Start(self.position))?;
+        self.mode = Mode::Cached {
+            flushed: self.position,
+            behind: None,
         };
-        let started = file.try_clone().ok().and_then(thread);
-        started.unwrap_or(Behind::Inline(Dropper::default()))
+        Ok(())
     }
 
-    /// The window `from..to` is written: drop behind it.
-    fn window(&mut self, file: &File, window: (u64, u64)) {
-        match self {
-            Behind::Thread {
-                windows: Some(windows),
-                ..
-            } => {
-                // The writer waits here only when LAG windows are waiting already.
-                if windows.send(window).is_err() {
-                    *self = Behind::Inline(Dropper::default());
-                }
-            }
-            Behind::Thread { windows: None, .. } => {}
-            Behind::Inline(dropper) => dropper.window(file, window),
+    /// The gathered buffer is full: hands it to the direct writes (started at the first) and
+    /// takes the next, or, where the file cannot be written directly, goes on through the cache.
+    fn buffer_full(&mut self) -> io::Result<()> {
+        let Mode::Direct {
+            path,
+            current,
+            filled,
+            at,
+            direct,
+        } = &mut self.mode
+        else {
+            return Ok(());
+        };
+        if direct.is_none() {
+            *direct = Direct::start(path, &self.file);
         }
+        let Some(writer) = direct else {
+            return self.write_cached();
+        };
+        writer.write(current, *at)?;
+        *at += BUFFER as u64;
+        *filled = 0;
+        Ok(())
     }
 }
 
-impl Drop for Behind {
-    /// Waits for the windows handed over: the file is then closed, synced or renamed alone.
+impl Drop for OutputFile {
+    /// Bytes gathered and not flushed are written all the same (as a `BufWriter`'s are).
     fn drop(&mut self) {
-        if let Behind::Thread { windows, thread } = self {
-            drop(windows.take());
-            if let Some(thread) = thread.take() {
-                let _ = thread.join();
-            }
-        }
-    }
-}
-
-/// How far a file has been dropped from the cache.
-#[derive(Default)]
-struct Dropper {
-    /// Bytes before this offset are on disk and dropped from the cache.
-    dropped: u64,
-}
-
-impl Dropper {
-    /// Starts the writeback of the window `from..to` just written, and drops what is on disk
-    /// up to a window before its end.
-    fn window(&mut self, file: &File, (from, to): (u64, u64)) {
-        start_writeback(file, from, to);
-        // A window before what was dropped: the writer went back (see `seek`).
-        self.dropped = self.dropped.min(from);
-        let keep_from = to.saturating_sub(WINDOW);
-        if keep_from > self.dropped {
-            drop_written(file, self.dropped, keep_from);
-            self.dropped = keep_from;
-        }
+        let _ = self.write_gathered();
     }
 }
 
 impl Write for OutputFile {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let written = self.file.write(bytes)?;
-        self.position += written as u64;
-        self.drop_behind();
-        Ok(written)
+        match &mut self.mode {
+            Mode::Direct {
+                current, filled, ..
+            } => {
+                let room = &mut current.bytes_mut()[*filled..];
+                let taken = room.len().min(bytes.len());
+                room[..taken].copy_from_slice(&bytes[..taken]);
+                *filled += taken;
+                self.position += taken as u64;
+                if *filled == BUFFER {
+                    self.buffer_full()?;
+                }
+                Ok(taken)
+            }
+            Mode::Cached { flushed, behind } => {
+                let written = self.file.write(bytes)?;
+                self.position += written as u64;
+                if self.position >= *flushed + WINDOW {
+                    // Hints only: a failure leaves the bytes in the cache, to be written (and
+                    // any error reported) by the final `fsync`.
+                    let window = (*flushed, self.position);
+                    *flushed = self.position;
+                    let file = &self.file;
+                    behind
+                        .get_or_insert_with(|| Behind::start(file))
+                        .window(file, window);
+                }
+                Ok(written)
+            }
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.write_gathered()?;
         self.file.flush()
     }
 }
 
 impl Seek for OutputFile {
-    /// Writing goes on from where it is put (a writer that rewrites a part it truncated): what
-    /// was dropped after it is written again, and dropped again.
+    /// Telling where the writing is changes nothing; writing goes on from anywhere else it is
+    /// put (a writer that rewrites a part it truncated) through the cache: what was dropped
+    /// after it is written again, and dropped again.
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        if let Mode::Direct { .. } = self.mode {
+            if to == SeekFrom::Current(0) || to == SeekFrom::Start(self.position) {
+                return Ok(self.position);
+            }
+            self.write_cached()?;
+        }
         self.position = self.file.seek(to)?;
-        self.flushed = self.flushed.min(self.position);
+        if let Mode::Cached { flushed, .. } = &mut self.mode {
+            *flushed = (*flushed).min(self.position);
+        }
         Ok(self.position)
     }
 }
-
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &File, from: u64, to: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a plain system call on an open descriptor; it reads no memory of ours.
-    unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            from as libc::off64_t,
-            (to - from) as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WRITE,
-        );
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn drop_written(file: &File, from: u64, to: u64) {
-    use std::os::fd::AsRawFd;
-    let (offset, length) = (from as libc::off64_t, (to - from) as libc::off64_t);
-    // SAFETY: plain system calls on an open descriptor; they read no memory of ours.
-    unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset,
-            length,
-            libc::SYNC_FILE_RANGE_WAIT_BEFORE
-                | libc::SYNC_FILE_RANGE_WRITE
-                | libc::SYNC_FILE_RANGE_WAIT_AFTER,
-        );
-        libc::posix_fadvise(file.as_raw_fd(), offset, length, libc::POSIX_FADV_DONTNEED);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_: &File, _: u64, _: u64) {}
-
-#[cfg(not(target_os = "linux"))]
-fn drop_written(_: &File, _: u64, _: u64) {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Read;
 
-    /// The bytes are those written, across windows and after a rewrite from a truncation.
+    fn read(path: &Path) -> Vec<u8> {
+        let mut read = Vec::new();
+        File::open(path).unwrap().read_to_end(&mut read).unwrap();
+        read
+    }
+
+    /// Whether the file system of `path` takes direct writes.
+    fn takes_direct(path: &Path) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .is_ok()
+    }
+
+    /// The bytes are those written, across windows and buffers and after a rewrite from a
+    /// truncation, straight to the disk or through the cache.
     #[test]
     fn keeps_every_byte() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out");
         let chunk: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
         // Chunks of 1 MiB: past three windows, then past two again from within the first.
         let (first, second) = ((3 * WINDOW) >> 20, (2 * WINDOW) >> 20);
         let cut = WINDOW / 2 + 7;
-        let mut out = OutputFile::new(File::create(&path).unwrap());
-        let mut expected = Vec::new();
-        for _ in 0..=first {
-            out.write_all(&chunk).unwrap();
-            expected.extend_from_slice(&chunk);
+        for direct in [true, false] {
+            let path = dir.path().join(format!("out-{direct}"));
+            let file = File::create(&path).unwrap();
+            let mut out = match direct {
+                true => OutputFile::new(file, &path),
+                false => OutputFile::cached(file),
+            };
+            let mut expected = Vec::new();
+            for _ in 0..=first {
+                out.write_all(&chunk).unwrap();
+                expected.extend_from_slice(&chunk);
+            }
+            assert_eq!(out.is_direct(), direct && takes_direct(&path));
+            out.seek(SeekFrom::Start(cut)).unwrap();
+            out.file().set_len(cut).unwrap();
+            expected.truncate(cut as usize);
+            for _ in 0..=second {
+                out.write_all(&chunk).unwrap();
+                expected.extend_from_slice(&chunk);
+            }
+            out.flush().unwrap();
+            drop(out);
+            assert!(read(&path) == expected, "the file differs ({direct})");
         }
-        out.seek(SeekFrom::Start(cut)).unwrap();
-        out.file().set_len(cut).unwrap();
-        expected.truncate(cut as usize);
-        for _ in 0..=second {
-            out.write_all(&chunk).unwrap();
-            expected.extend_from_slice(&chunk);
+    }
+
+    /// Writes of any length, a flush between them (after which the file holds every byte
+    /// given), a question of where the writing is (which changes nothing) and a file that never
+    /// fills a buffer, or fills exactly one.
+    #[test]
+    fn direct_writes_keep_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..5 * BUFFER + 12_345)
+            .map(|i| (i * 7 + i / 4099) as u8)
+            .collect();
+        for (name, total, piece) in [
+            ("pieces", bytes.len(), 7_919),
+            ("small", 100, 33),
+            ("one", BUFFER, BUFFER),
+            ("whole", bytes.len(), bytes.len()),
+        ] {
+            let path = dir.path().join(name);
+            let mut out = OutputFile::new(File::create(&path).unwrap(), &path);
+            let mut given = 0;
+            for part in bytes[..total].chunks(piece) {
+                out.write_all(part).unwrap();
+                given += part.len();
+                if given > 2 * BUFFER && given - part.len() <= 2 * BUFFER {
+                    out.flush().unwrap();
+                    assert!(read(&path) == bytes[..given], "{name}: flushed at {given}");
+                    assert_eq!(out.stream_position().unwrap(), given as u64);
+                }
+            }
+            let engaged = total >= BUFFER && takes_direct(&path);
+            assert_eq!(out.is_direct(), engaged, "{name}");
+            drop(out);
+            assert!(read(&path) == bytes[..total], "{name}: the file differs");
         }
-        out.flush().unwrap();
-        drop(out);
-        let mut read = Vec::new();
-        File::open(&path).unwrap().read_to_end(&mut read).unwrap();
-        assert!(read == expected, "the file differs from what was written");
     }
 }
