@@ -144,3 +144,50 @@ pub(crate) fn write_file(
             .map_err(|e| FormatError::io(path, e))
     })
 }
+
+/// Copies the file at `source` over `path` (created, or truncated), its bytes written as an
+/// output's are ([`OutputFile`]: straight to the disk where it can). The file system's own copy
+/// (`copy_file_range`) went through the page cache: 28-33 s for the 8.3 GB database of 10^7
+/// dispatches (issue 49).
+pub(crate) fn copy_file(source: &Path, path: &Path) -> io::Result<()> {
+    let mut from = File::open(source)?;
+    let mut out = OutputFile::new(File::create(path)?, path);
+    let mut buffer = vec![0u8; WRITE_BUFFER];
+    loop {
+        match io::Read::read(&mut from, &mut buffer) {
+            Ok(0) => break,
+            Ok(read) => out.write_all(&buffer[..read])?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copy is the file, whatever its length, over a longer file that was there.
+    #[test]
+    fn a_copy_is_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (source, copy) = (dir.path().join("source"), dir.path().join("copy"));
+        for length in [
+            0,
+            1,
+            4_095,
+            4_096,
+            3 * WRITE_BUFFER + 4_097,
+            5 * WRITE_BUFFER,
+        ] {
+            let bytes: Vec<u8> = (0..length).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&source, &bytes).unwrap();
+            std::fs::write(&copy, vec![7u8; 6 * WRITE_BUFFER]).unwrap();
+            copy_file(&source, &copy).unwrap();
+            assert!(std::fs::read(&copy).unwrap() == bytes, "{length} bytes");
+        }
+        let missing = copy_file(&dir.path().join("missing"), &copy).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    }
+}
