@@ -303,4 +303,32 @@ mod tests {
             assert!(read(&path) == bytes[..total], "{name}: the file differs");
         }
     }
+
+    /// A file that cannot be opened for direct writes (here: its name gone before the first
+    /// buffer filled) is written through the cache from where the gathering was.
+    #[test]
+    fn a_file_not_opened_for_direct_writes_is_written_through_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gone");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        let reader = file.try_clone().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let bytes: Vec<u8> = (0..3 * BUFFER + 5).map(|i| (i % 253) as u8).collect();
+        let mut out = OutputFile::new(file, &path);
+        for part in bytes.chunks(100_003) {
+            out.write_all(part).unwrap();
+        }
+        out.flush().unwrap();
+        assert!(!out.is_direct());
+        drop(out);
+        let mut read = vec![0u8; bytes.len() + 1];
+        let length = reader.read_at(&mut read, 0).unwrap();
+        assert!(read[..length] == bytes[..], "{length} bytes read back");
+    }
 }
