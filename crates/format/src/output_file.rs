@@ -156,7 +156,12 @@ impl Drop for OutputFile {
 }
 
 impl Write for OutputFile {
+    /// Bytes are taken only once the buffer has room: an error (a direct write's before) takes
+    /// none.
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if matches!(self.mode, Mode::Direct { filled: BUFFER, .. }) {
+            self.buffer_full()?;
+        }
         match &mut self.mode {
             Mode::Direct {
                 current, filled, ..
@@ -166,9 +171,6 @@ impl Write for OutputFile {
                 room[..taken].copy_from_slice(&bytes[..taken]);
                 *filled += taken;
                 self.position += taken as u64;
-                if *filled == BUFFER {
-                    self.buffer_full()?;
-                }
                 Ok(taken)
             }
             Mode::Cached { flushed, behind } => {
@@ -190,6 +192,9 @@ impl Write for OutputFile {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        if matches!(self.mode, Mode::Direct { filled: BUFFER, .. }) {
+            self.buffer_full()?;
+        }
         self.write_gathered()?;
         self.file.flush()
     }
@@ -226,6 +231,13 @@ mod tests {
     }
 
     /// Whether the file system of `path` takes direct writes.
+    #[cfg(not(target_os = "linux"))]
+    fn takes_direct(_: &Path) -> bool {
+        false
+    }
+
+    /// Whether the file system of `path` takes direct writes.
+    #[cfg(target_os = "linux")]
     fn takes_direct(path: &Path) -> bool {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -297,6 +309,7 @@ mod tests {
                     assert_eq!(out.stream_position().unwrap(), given as u64);
                 }
             }
+            out.flush().unwrap();
             let engaged = total >= BUFFER && takes_direct(&path);
             assert_eq!(out.is_direct(), engaged, "{name}");
             drop(out);

@@ -8,7 +8,7 @@
 
 use super::behind::Dropper;
 use crossbeam_channel::{bounded, Receiver, Sender};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -125,11 +125,22 @@ impl Direct {
         first
     }
 
-    /// The next buffer back from the thread, or the error of its write.
+    /// The next buffer back from the thread, or the error of its write (the buffer kept spare:
+    /// a writer that goes on after an error finds one). Where the thread is gone, so are the
+    /// buffers it had.
     fn back(&mut self) -> io::Result<Aligned> {
-        let Done { buffer, result } = self.done.recv().map_err(|_| stopped())?;
+        let Ok(Done { buffer, result }) = self.done.recv() else {
+            self.in_flight = 0;
+            return Err(stopped());
+        };
         self.in_flight -= 1;
-        result.map(|()| buffer)
+        match result {
+            Ok(()) => Ok(buffer),
+            Err(e) => {
+                self.spare.push(buffer);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -169,7 +180,7 @@ fn write_jobs(direct: &File, cached: &File, jobs: Receiver<Job>, finished: Sende
 #[cfg(target_os = "linux")]
 fn open_direct(path: &Path) -> Option<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_DIRECT)
         .open(path)
