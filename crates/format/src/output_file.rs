@@ -74,7 +74,7 @@ impl OutputFile {
         }
     }
 
-    /// Whether the bytes go straight to the disk (they have since the first buffer filled).
+    /// Whether the bytes go straight to the disk (since the first full buffer was handed over).
     #[cfg(test)]
     pub(crate) fn is_direct(&self) -> bool {
         matches!(
