@@ -59,6 +59,7 @@ def side_effect_checks():
         f"rc {rc}; {len(passes)} dispatches, passes {sorted({c for _, c, _ in passes})}; {wall:.1f}s; {err.strip()[-120:]!r}",
         rc == -11 and len(passes) == 200 and all(c == 1 for _, c, _ in passes))
     two_processes_one_gpu()
+    merged_processes()
     ctrl_c_pytorch()
 
 
@@ -86,6 +87,43 @@ def two_processes_one_gpu():
         ok = ok and rc == 0 and status == "PASS" and outcome in ("measured", "busy, warned")
     row("two profiled processes on one GPU at once, 2 groups", "both right and exit 0; each measured, or warned 'in use by another process' and unprofiled",
         "; ".join(seen), ok and len(seen) == 2)
+
+
+def merged_processes():
+    """Two processes of one run written to one rocpd file (issue 49: `-o` without %pid%, the
+    large tables of the second appended by pages): `checks streams` run twice, one after the
+    other, with two groups in two passes. The merged database passes SQLite's integrity check,
+    holds both processes (the shell, which runs no kernel, may be a process row too) with every
+    dispatch in both passes, and their counters (deterministic, the same workload) are the same,
+    dispatch for dispatch."""
+    out_dir = os.path.join(WORK, "merged")
+    script = f"'{CHECKS}' streams && '{CHECKS}' streams"
+    argv = [KREPLAY, "--pmc", *GROUPS[0], "--pmc", *GROUPS[1], "--replay-mode", "kernel",
+            "--kernel-replay-beta-enabled", "-f", "rocpd", "-d", out_dir, "-o", "r", "--", "sh", "-c", script]
+    started = time.time()
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=os.environ | UNPACKED)
+    wall = time.time() - started
+    log(f"=== merged: {' '.join(argv)} rc={p.returncode} wall={wall:.1f}s")
+    log(p.stdout)
+    log(p.stderr)
+    db = os.path.join(out_dir, "r_results.db")
+    check = query(db, "PRAGMA integrity_check")
+    pids = [pid for (pid,) in query(db, "SELECT pid FROM rocpd_info_process ORDER BY id")]
+    passes = query(db, "SELECT K.pid, COUNT(DISTINCT K.id), MIN(c), MAX(c) FROM (SELECT dispatch_row, COUNT(*) AS c "
+                       "FROM kreplay_dispatch_pass GROUP BY dispatch_row) JOIN rocpd_kernel_dispatch K ON K.id = dispatch_row "
+                       "GROUP BY K.pid ORDER BY K.pid")
+    values = {}
+    for pid, dispatch, replay_pass, counter, value in query(
+            db, "SELECT pid, dispatch_id, replay_pass, counter_name, value FROM kreplay_pass_counters "
+                "WHERE counter_name IN ('sm__warps_launched.sum', 'smsp__inst_executed.sum')"):
+        values.setdefault(pid, {})[(dispatch, replay_pass, counter)] = value
+    same = len(values) == 2 and len(set(map(len, values.values()))) == 1 and \
+        list(values.values())[0] == list(values.values())[1]
+    row("two processes of one run in one rocpd file", "integrity ok; 2 processes, each dispatch 2 passes; same counters",
+        f"rc {p.returncode}; {check}; pids {len(pids)}; per process (dispatches, min, max passes) "
+        f"{[tuple(r[1:]) for r in passes]}; {sum(map(len, values.values()))} values, same {same}; {wall:.1f}s",
+        p.returncode == 0 and check == [("ok",)] and len(pids) >= 2 and len(passes) == 2
+        and all(r[1] > 0 and r[2] == r[3] == 2 for r in passes) and same)
 
 
 def ctrl_c_pytorch():

@@ -5,6 +5,7 @@
 mod api;
 pub mod backlog;
 mod blocks;
+mod btree;
 mod bulk;
 mod bulk_file;
 mod bulk_merge;

@@ -26,9 +26,9 @@ pub(crate) struct OutputFile {
 }
 
 enum Mode {
-    /// Gathered in `current`, the bytes from `at` (a multiple of [`BUFFER`]) on, `filled` of
-    /// them; the full buffers before written straight to the disk by `direct`, started at the
-    /// first (none before). `path` is where it is opened.
+    /// Gathered in `current`, the bytes from `at` (the start, then a [`BUFFER`] further each
+    /// time) on, `filled` of them; the full buffers before written straight to the disk by
+    /// `direct`, started at the first (none before). `path` is where it is opened.
     Direct {
         path: PathBuf,
         current: Aligned,
@@ -48,16 +48,36 @@ impl OutputFile {
     /// Writes `file`, opened for writing at its start, which `path` names: straight to the
     /// disk where it can.
     pub(crate) fn new(file: File, path: &Path) -> OutputFile {
-        OutputFile {
-            file,
-            position: 0,
-            mode: Mode::Direct {
+        OutputFile::at(file, path, 0)
+    }
+
+    /// Writes `file` (which `path` names) from its offset `start` on: straight to the disk
+    /// where it can and `start` is a multiple of the direct writes' alignment, else through
+    /// the cache.
+    pub(crate) fn at(mut file: File, path: &Path, start: u64) -> OutputFile {
+        let mode = if start.is_multiple_of(direct::ALIGN as u64) {
+            Mode::Direct {
                 path: path.to_path_buf(),
                 current: Aligned::new(),
                 filled: 0,
-                at: 0,
+                at: start,
                 direct: None,
-            },
+            }
+        } else {
+            Mode::Cached {
+                flushed: start,
+                behind: None,
+            }
+        };
+        if matches!(mode, Mode::Cached { .. }) {
+            // A failed seek leaves the cached writes at the file's offset: they then fail or
+            // land where `write` says, which the caller's checks see.
+            let _ = file.seek(SeekFrom::Start(start));
+        }
+        OutputFile {
+            file,
+            position: start,
+            mode,
         }
     }
 

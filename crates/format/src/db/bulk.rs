@@ -51,6 +51,7 @@ pub(super) fn copy_stored(run: &RunData, path: &Path) -> Result<bool, FormatErro
     let mut db = DbFile::create(path, Durability::Output)?;
     let new = db.names.uuid().to_string();
     let whole = files.len() == 1;
+    let mut merge = super::bulk_merge::Merge::default();
     for (stored, processes) in files {
         let Some(source) = stored.path.to_str() else {
             return Ok(false);
@@ -63,13 +64,19 @@ pub(super) fn copy_stored(run: &RunData, path: &Path) -> Result<bool, FormatErro
             db = copy_file(db, &stored.path, &old, &new)?;
         } else if whole {
             copy_rows(&db.conn, &old, &new).map_err(|e| db.err(e))?;
-        } else if !super::bulk_merge::append_rows(&db.conn, processes, &old, &new)
-            .map_err(|e| db.err(e))?
+        } else if !super::bulk_merge::append_rows(
+            &db.conn,
+            processes,
+            (&stored.path, &old, &new),
+            &mut merge,
+        )
+        .map_err(|e| db.err(e))?
         {
             return Ok(false);
         }
         set_additions(&db.conn, processes, &new).map_err(|e| db.err(e))?;
     }
+    let db = super::bulk_merge::append_paged(db, merge)?;
     let processes: Vec<&ProcessRun> = run.processes.iter().collect();
     super::record_counts::store_copied(&db.conn, &format!("rocpd_metadata{new}"), &processes)
         .map_err(|e| db.err(e))?;

@@ -35,7 +35,7 @@ pub(super) fn copy_whole(
 }
 
 /// Whether a write-ahead log or rollback journal with content is beside the database.
-fn has_journal(source: &Path) -> bool {
+pub(super) fn has_journal(source: &Path) -> bool {
     ["-wal", "-journal"].iter().any(|suffix| {
         let mut name = source.as_os_str().to_owned();
         name.push(suffix);

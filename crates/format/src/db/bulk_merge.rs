@@ -9,11 +9,15 @@
 //! and thread rows have their pid and tid as id (so the `pid` and `tid` columns of every table,
 //! the traces' too, keep theirs) and no earlier file has them.
 
+use super::btree;
 use super::bulk::column;
+use super::file::DbFile;
+use crate::error::FormatError;
 use crate::run::ProcessRun;
 use crate::schema;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// The tables a file's rows are appended to with moved ids, each with its columns that hold a
 /// row id of another table (named by its base name). `nid`, `pid` and `tid` are handled apart.
@@ -105,14 +109,46 @@ fn physical(table: &str, uuid: &str) -> String {
     }
 }
 
-/// Appends the rows of the file attached as `src` (uuid `old`; its processes `processes`) to the
-/// database (uuid `new`) and detaches it: Ok(false), nothing appended, when the file is not in
+/// The tables a run has millions of rows in, which a merge appends by pages (`db::btree`).
+const PAGED: &[&str] = &[
+    "rocpd_event",
+    "rocpd_pmc_event",
+    "rocpd_kernel_dispatch",
+    "kreplay_replay_cost",
+    "kreplay_dispatch_pass",
+    "kreplay_pass_pmc",
+    "rocpd_arg",
+    "rocpd_region",
+    "rocpd_sample",
+    "rocpd_memory_copy",
+    "rocpd_memory_allocate",
+];
+
+/// Several files being appended to a database: each moved table's rows so far (the next
+/// file's id offset), and the [`PAGED`] tables' rows of each file, appended at the end.
+#[derive(Default)]
+pub(super) struct Merge {
+    offsets: HashMap<&'static str, i64>,
+    paged: Vec<Paged>,
+}
+
+/// A file's rows of a [`PAGED`] table: what `db::btree` needs, and the SQL that inserts them
+/// where it cannot (with the file attached as `src`).
+struct Paged {
+    table: &'static str,
+    part: btree::Part,
+    sql: String,
+}
+
+/// Appends the rows of the file at `source`, attached as `src` (uuid `old`; its processes
+/// `processes`), to the database (uuid `new`) and detaches it; the rows of its [`PAGED`]
+/// tables are left to [`append_paged`]. Ok(false), nothing appended, when the file is not in
 /// the form this handles.
 pub(super) fn append_rows(
     conn: &Connection,
     processes: &[ProcessRun],
-    old: &str,
-    new: &str,
+    (source, old, new): (&Path, &str, &str),
+    merge: &mut Merge,
 ) -> rusqlite::Result<bool> {
     let count = |sql: String| conn.query_row(&sql, [], |r| r.get::<_, i64>(0));
     for (table, id) in KEPT {
@@ -127,69 +163,85 @@ pub(super) fn append_rows(
             return Ok(false);
         }
     }
-    let mut offsets: HashMap<&str, i64> = HashMap::new();
-    // The tables the file has rows in: an insert of none would still give the table a counter.
-    let mut filled: Vec<&str> = Vec::new();
+    // Each table's rows in the file: an insert of none would still give the table a counter.
+    let mut rows: HashMap<&str, i64> = HashMap::new();
     let tables = MOVED
         .iter()
         .map(|(t, _)| *t)
         .chain(KEPT.iter().map(|(t, _)| *t));
     for table in tables {
-        if count(format!(
+        let n = count(format!(
             r#"SELECT COUNT(*) FROM src."{}""#,
             physical(table, old)
-        ))? != 0
-        {
-            filled.push(table);
-        }
+        ))?;
+        rows.insert(table, n);
     }
+    let filled = |table: &str| rows[table] != 0;
     for (table, _) in MOVED {
         let src = physical(table, old);
         // Ids 1, 2, ..., and SQLite's counter at the last (an ignored insert moves it on).
-        let dense = count(format!(
-            r#"SELECT COUNT(*) = COALESCE(MAX(id), 0) AND COUNT(*) = COALESCE(
-               (SELECT seq FROM src.sqlite_sequence WHERE name = '{src}'), 0) FROM src."{src}""#
+        // Asked apart: `COUNT(*)` alone counts a b-tree's cells page by page, without a step
+        // per row.
+        let last = count(format!(r#"SELECT COALESCE(MAX(id), 0) FROM src."{src}""#))?;
+        let counter = count(format!(
+            "SELECT COALESCE((SELECT seq FROM src.sqlite_sequence WHERE name = '{src}'), 0)"
         ))?;
-        if dense != 1 {
+        if last != rows[table] || counter != rows[table] {
             return Ok(false);
         }
-        let main = physical(table, new);
-        let next: i64 = conn.query_row(
-            "SELECT COALESCE((SELECT seq FROM main.sqlite_sequence WHERE name = ?1), 0)",
-            [&main],
-            |r| r.get(0),
-        )?;
-        offsets.insert(table, next);
     }
+    let offsets: HashMap<&str, i64> = MOVED
+        .iter()
+        .map(|(t, _)| (*t, merge.offsets.get(t).copied().unwrap_or(0)))
+        .collect();
     conn.execute_batch("BEGIN")?;
     let nodes = append_nodes(conn, old, new)?;
     let mut sql = String::new();
-    for (table, _) in KEPT.iter().filter(|(t, _)| filled.contains(t)) {
+    for (table, _) in KEPT.iter().filter(|(t, _)| filled(t)) {
         sql.push_str(&insert_sql(
             conn,
             table,
-            old,
-            new,
+            (old, new),
             &nodes,
             None,
             &[],
             &offsets,
         )?);
     }
-    for (table, references) in MOVED.iter().filter(|(t, _)| filled.contains(t)) {
-        sql.push_str(&insert_sql(
+    for (table, references) in MOVED.iter().filter(|(t, _)| filled(t)) {
+        let insert = insert_sql(
             conn,
             table,
-            old,
-            new,
+            (old, new),
             &nodes,
             Some(offsets[table]),
             references,
             &offsets,
-        )?);
+        )?;
+        match PAGED.iter().find(|paged| *paged == table) {
+            // Pages are read from the file itself: not where commits are in a journal beside it
+            // (a run whose writer was killed), which only SQLite's reading applies.
+            Some(&paged) if !super::bulk_file::has_journal(source) => merge.paged.push(Paged {
+                table: paged,
+                part: part(
+                    conn,
+                    (source, old, new),
+                    table,
+                    rows[table],
+                    &nodes,
+                    references,
+                    &offsets,
+                )?,
+                sql: insert,
+            }),
+            _ => sql.push_str(&insert),
+        }
     }
     sql.push_str(&blocks_sql(conn, &offsets)?);
     conn.execute_batch(&sql)?;
+    for (table, _) in MOVED {
+        *merge.offsets.entry(table).or_insert(0) += rows[table];
+    }
     let metadata = physical("rocpd_metadata", new);
     for process in processes {
         conn.execute(
@@ -203,6 +255,173 @@ pub(super) fn append_rows(
     }
     conn.execute_batch("COMMIT; DETACH DATABASE src;")?;
     Ok(true)
+}
+
+/// What `db::btree` needs of the attached file's rows of `table` (`rows` of them, moved by
+/// `offsets`, `nid` by `nodes`, each of `references` with its table).
+fn part(
+    conn: &Connection,
+    (source, old, new): (&Path, &str, &str),
+    table: &str,
+    rows: i64,
+    nodes: &[(i64, i64)],
+    references: &[(&str, &str)],
+    offsets: &HashMap<&str, i64>,
+) -> rusqlite::Result<btree::Part> {
+    let root = |db: &str, name: &str| {
+        conn.query_row(
+            &format!("SELECT rootpage FROM {db}.sqlite_master WHERE name = ?1"),
+            [name],
+            |r| r.get::<_, u32>(0),
+        )
+    };
+    let src = physical(table, old);
+    let names: Vec<String> = column(
+        conn,
+        "SELECT name FROM pragma_table_info(?1, 'src') ORDER BY cid",
+        [&src],
+    )?;
+    let nodes: std::sync::Arc<[(i64, i64)]> = nodes.into();
+    let moves = names
+        .iter()
+        .map(|name| match name.as_str() {
+            "nid" => btree::Move::Map(std::sync::Arc::clone(&nodes)),
+            name => match references.iter().find(|(column, _)| *column == name) {
+                Some((_, to)) if offsets[to] != 0 => btree::Move::Add(offsets[to]),
+                _ => btree::Move::Keep,
+            },
+        })
+        .collect();
+    let mut index_roots = Vec::new();
+    for index in indexes(conn, &physical(table, new))? {
+        index_roots.push(root("src", &index.replace(new, old))?);
+    }
+    Ok(btree::Part {
+        path: source.to_path_buf(),
+        root: root("src", &src)?,
+        index_roots,
+        rows,
+        id_offset: offsets[table],
+        moves,
+    })
+}
+
+/// The indexes of the database's table `table`, by name.
+fn indexes(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    column(
+        conn,
+        "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ?1 ORDER BY name",
+        [table],
+    )
+}
+
+/// Appends the [`PAGED`] tables' rows of every file appended (`db::btree`), else, where that
+/// declines them, inserts them with SQL; then sets their AUTOINCREMENT counters.
+pub(super) fn append_paged(db: DbFile, merge: Merge) -> Result<DbFile, FormatError> {
+    if merge.paged.is_empty() {
+        return Ok(db);
+    }
+    let new = db.names.uuid().to_string();
+    let tables = paged_tables(&db.conn, &merge, &new).map_err(|e| db.err(e))?;
+    let DbFile { conn, names, path } = db;
+    conn.close()
+        .map_err(|(_, e)| FormatError::sqlite(&path, e))?;
+    let length = std::fs::metadata(&path)
+        .map_err(|e| FormatError::io(&path, e))?
+        .len();
+    let written = btree::append(&path, &tables);
+    if written.is_err() {
+        // Back to the file SQLite left (the pages are appended, the roots written last).
+        let file = std::fs::OpenOptions::new().write(true).open(&path);
+        file.and_then(|f| f.set_len(length))
+            .map_err(|e| FormatError::io(&path, e))?;
+    }
+    let conn = super::file::reopen(&path)?;
+    let db = DbFile { conn, names, path };
+    let sql = match written {
+        Ok(()) => counters(&merge, &new),
+        Err(_) => inserts(&merge),
+    };
+    db.conn.execute_batch(&sql).map_err(|e| db.err(e))?;
+    Ok(db)
+}
+
+/// `db::btree`'s tables: each [`PAGED`] table with rows, its root page and its indexes' in the
+/// database, and each file's rows of it.
+fn paged_tables(
+    conn: &Connection,
+    merge: &Merge,
+    new: &str,
+) -> rusqlite::Result<Vec<btree::Table>> {
+    let mut tables = Vec::new();
+    for &table in PAGED {
+        let parts: Vec<&Paged> = merge.paged.iter().filter(|p| p.table == table).collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let name = physical(table, new);
+        let root = |name: &str| {
+            conn.query_row(
+                "SELECT rootpage FROM main.sqlite_master WHERE name = ?1",
+                [name],
+                |r| r.get::<_, u32>(0),
+            )
+        };
+        let mut indexes = Vec::new();
+        for index in self::indexes(conn, &name)? {
+            // The table column of each key column (the rowid, which follows them, is not one).
+            let columns: Vec<i64> = column(
+                conn,
+                "SELECT cid FROM pragma_index_xinfo(?1, 'main') WHERE key ORDER BY seqno",
+                [&index],
+            )?;
+            let columns = columns
+                .into_iter()
+                .map(|c| usize::try_from(c).unwrap_or(usize::MAX))
+                .collect();
+            indexes.push((root(&index)?, columns));
+        }
+        tables.push(btree::Table {
+            root: root(&name)?,
+            indexes,
+            parts: parts.into_iter().map(|p| p.part.clone()).collect(),
+        });
+    }
+    Ok(tables)
+}
+
+/// The AUTOINCREMENT counters of the tables written by pages: each at its last id.
+fn counters(merge: &Merge, new: &str) -> String {
+    let mut sql = String::from("BEGIN;");
+    for &table in PAGED {
+        if merge.paged.iter().any(|p| p.table == table) {
+            sql.push_str(&format!(
+                "INSERT INTO main.sqlite_sequence (name, seq) VALUES ('{}', {});",
+                physical(table, new),
+                merge.offsets[table]
+            ));
+        }
+    }
+    sql.push_str("COMMIT;");
+    sql
+}
+
+/// The SQL that inserts every file's rows of the [`PAGED`] tables, each file attached in turn.
+fn inserts(merge: &Merge) -> String {
+    let mut sql = String::new();
+    let mut files = merge.paged.iter().peekable();
+    while let Some(first) = files.next() {
+        let path = first.part.path.to_string_lossy().replace('\'', "''");
+        sql.push_str(&format!(
+            "ATTACH DATABASE '{path}' AS src; BEGIN; {}",
+            first.sql
+        ));
+        while let Some(same) = files.next_if(|p| p.part.path == first.part.path) {
+            sql.push_str(&same.sql);
+        }
+        sql.push_str("COMMIT; DETACH DATABASE src;");
+    }
+    sql
 }
 
 /// `INSERT INTO main.kreplay_record_block SELECT ... FROM src.kreplay_record_block` (`db::blocks`):
@@ -239,8 +458,8 @@ fn blocks_sql(conn: &Connection, offsets: &HashMap<&str, i64>) -> rusqlite::Resu
 
 /// Inserts the file's nodes the database lacks, as the row-by-row writer does (an insert, ignored
 /// when the host has its row, for each process: each moves SQLite's counter on), and returns
-/// `CASE nid ... END`, which gives a row of the file its node's id in the database.
-fn append_nodes(conn: &Connection, old: &str, new: &str) -> rusqlite::Result<String> {
+/// each of the file's node ids with its node's id in the database.
+fn append_nodes(conn: &Connection, old: &str, new: &str) -> rusqlite::Result<Vec<(i64, i64)>> {
     let (src, main) = (
         physical("rocpd_info_node", old),
         physical("rocpd_info_node", new),
@@ -268,28 +487,27 @@ fn append_nodes(conn: &Connection, old: &str, new: &str) -> rusqlite::Result<Str
     let pairs = statement
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut case = String::from("CASE nid");
-    for (from, to) in pairs {
-        case.push_str(&format!(" WHEN {from} THEN {to}"));
-    }
-    case.push_str(" END");
-    Ok(case)
+    Ok(pairs)
 }
 
 /// `INSERT INTO main.table SELECT ... FROM src.table`: its ids moved by `offset` (kept when
-/// None), `nid` given by `nodes`, each of `references` moved with its table (0 stays 0: none).
-#[allow(clippy::too_many_arguments)]
+/// None), `nid` given by `nodes` (the file's node id, the database's), each of `references`
+/// moved with its table (0 stays 0: none).
 fn insert_sql(
     conn: &Connection,
     table: &str,
-    old: &str,
-    new: &str,
-    nodes: &str,
+    (old, new): (&str, &str),
+    nodes: &[(i64, i64)],
     offset: Option<i64>,
     references: &[(&str, &str)],
     offsets: &HashMap<&str, i64>,
 ) -> rusqlite::Result<String> {
     let src = physical(table, old);
+    let mut case = String::from("CASE nid");
+    for (from, to) in nodes {
+        case.push_str(&format!(" WHEN {from} THEN {to}"));
+    }
+    case.push_str(" END");
     let names: Vec<String> = column(
         conn,
         "SELECT name FROM pragma_table_info(?1, 'src') ORDER BY cid",
@@ -301,7 +519,7 @@ fn insert_sql(
             let quoted = format!(r#""{name}""#);
             match (name.as_str(), offset) {
                 ("id", Some(offset)) => format!("id + {offset}"),
-                ("nid", _) => nodes.to_string(),
+                ("nid", _) => case.clone(),
                 _ => match references.iter().find(|(column, _)| column == name) {
                     Some((_, to)) => format!(
                         "CASE WHEN {quoted} = 0 THEN 0 ELSE {quoted} + {} END",

@@ -187,6 +187,17 @@ pub(crate) fn create_database(
     Ok((conn, uuid))
 }
 
+/// Opens the output database at `path` again, to go on writing it as [`create_database`] set
+/// it up (journal in memory, no sync, foreign keys not checked).
+pub(crate) fn reopen(path: &Path) -> Result<Connection, FormatError> {
+    let conn = Connection::open(path).map_err(|e| FormatError::sqlite(path, e))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA foreign_keys = OFF;",
+    )
+    .map_err(|e| FormatError::sqlite(path, e))?;
+    Ok(conn)
+}
+
 /// Whether `table` exists in the database.
 pub(crate) fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
     conn.query_row(

@@ -296,3 +296,23 @@ fn traced_files_are_appended_with_every_reference_moved() {
         assert_eq!(rows, &expected, "{name}");
     }
 }
+
+/// Rows SQLite keeps partly on overflow pages (a dispatch's ranges longer than a page), which
+/// a merge does not write by pages (`db::btree`): every file's rows of those tables are then
+/// appended by SQL instead, the copy the same.
+#[test]
+fn rows_longer_than_a_page_are_appended_by_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut long = traced(200);
+    for record in &mut long {
+        if let Record::Dispatch(d) = record {
+            d.ranges = vec!["a".repeat(3_000), "b".repeat(3_000)];
+        }
+    }
+    let inputs = [
+        recorded(dir.path(), "100.db", &traced(100)),
+        recorded(dir.path(), "200.db", &long),
+    ];
+    let run = open_databases(&inputs).unwrap();
+    assert_copy_is_the_rows_as_recorded(&run, dir.path(), "long");
+}

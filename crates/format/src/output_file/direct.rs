@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 
 /// The alignment `O_DIRECT` asks of a write's memory, offset and length (a page: the logical
 /// block of every disk this runs on, or a multiple of it).
-const ALIGN: usize = 4096;
+pub(super) const ALIGN: usize = 4096;
 
 /// How many bytes a direct write writes.
 pub(super) const BUFFER: usize = 2 << 20;
