@@ -2,8 +2,8 @@
 //! by copying the files rather than re-inserting every record: one file whole (`kreplay convert
 //! -f rocpd` of a run's output, `-f rocpd` of a one-process run) by the file system and renamed
 //! (`db::bulk_file`; by SQLite, `INSERT INTO … SELECT` table by table, where a journal is beside
-//! it), several appended one after another by SQLite (`db::bulk_merge`: a run of several
-//! processes). The copy is the file as it was written, schema included (only its uuid is new,
+//! it), several appended one after another (`db::bulk_merge`: a run of several processes; its
+//! large tables by pages, `db::btree`). The copy is the file as it was written, schema included (only its uuid is new,
 //! where files are appended their ids moved past the earlier files', and `sqlite_sequence` lists
 //! the tables in the order the copy filled them). It is taken only where that is the run, which
 //! is checked first (anything else is written row by row, as before):

@@ -1,13 +1,16 @@
 //! One stored file's rows appended to a database merged from several (`db::bulk`): each table's
-//! rows copied by SQLite with their ids moved past the rows already there, and every column that
-//! refers to another table's rows moved with that table (`extdata` is copied as it is: kreplay
-//! keeps no row id there, an argument's `{}`). An untraced file then has
-//! the ids the row-by-row writer gives when it writes the files' processes one after another; a
-//! traced file's rows keep the order they were recorded in (as `db::bulk` copies one file), the
-//! trace tables' references moved like the dispatches'. Taken only where that holds (else the
-//! caller writes the run row by row): the file's ids are 1, 2, ... in each table, and its process
-//! and thread rows have their pid and tid as id (so the `pid` and `tid` columns of every table,
-//! the traces' too, keep theirs) and no earlier file has them.
+//! rows copied with their ids moved past the rows already there, and every column that refers to
+//! another table's rows moved with that table (`extdata` is copied as it is: kreplay keeps no row
+//! id there, an argument's `{}`): the small tables by SQLite (`INSERT … SELECT`) as each file
+//! comes, the large ones ([`PAGED`]: a dispatch's events, passes, counters and costs, the
+//! traces) of every file at the end at the level of SQLite's pages (`db::btree`), by SQL where
+//! that declines them. An untraced file then has the ids the row-by-row writer gives when it
+//! writes the files' processes one after another; a traced file's rows keep the order they were
+//! recorded in (as `db::bulk` copies one file), the trace tables' references moved like the
+//! dispatches'. Taken only where that holds (else the caller writes the run row by row): the
+//! file's ids are 1, 2, ... in each table, and its process and thread rows have their pid and
+//! tid as id (so the `pid` and `tid` columns of every table, the traces' too, keep theirs) and
+//! no earlier file has them.
 
 use super::btree;
 use super::bulk::column;
