@@ -59,11 +59,13 @@ def own_peak_mib(pid, stop, result):
 
 
 def run_measured(argv, cwd):
-    """Runs argv, returns (seconds, returncode, stderr, peak RSS in MiB of it and its children,
-    its own peak RSS in MiB, its own CPU seconds as last polled)."""
+    """Runs argv, returns (the wall-clock time it started, seconds, returncode, stderr, peak RSS
+    in MiB of it and its children, its own peak RSS in MiB, its own CPU seconds as last polled)."""
     env = dict(os.environ, KREPLAY_PROGRESS="0")
-    # What earlier runs wrote reaches the disk first, so that its write-back is not timed here.
+    # What earlier runs wrote reaches the disk first, so that its write-back is not timed here
+    # (nor counted in the run's phases: they are measured from `started`, after it).
     os.sync()
+    started = time.time()
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stop, own = threading.Event(), [0.0, 0.0]
@@ -76,8 +78,8 @@ def run_measured(argv, cwd):
     poller.join()
     proc.stderr.close()
     # ru_maxrss is in KiB on Linux.
-    return (seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0, own[0],
-            own[1])
+    return (started, seconds, os.waitstatus_to_exitcode(status), stderr, usage.ru_maxrss / 1024.0,
+            own[0], own[1])
 
 
 def folder_bytes(path):
@@ -129,8 +131,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work, flags=()):
         argv += ["--pmc", *g]
     argv += ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", *flags, "-f", fmt,
              "-d", os.path.join(out, "o"), "-o", "r", "--", "sh", "-c", script]
-    began = time.time()
-    seconds, code, stderr, peak, own, cpu = run_measured(argv, out)
+    began, seconds, code, stderr, peak, own, cpu = run_measured(argv, out)
     try:
         app_end = float(open(ended).read().strip())
     except (OSError, ValueError):
@@ -160,7 +161,7 @@ def one_run(kreplay, app, dispatches, processes, fmt, work, flags=()):
 def convert_run(kreplay, database, fmt, work):
     dest = os.path.join(work, f"convert-{fmt}")
     argv = [kreplay, "convert", "-i", database, "-f", fmt, "-d", dest, "-o", "c"]
-    seconds, code, stderr, peak, own, cpu = run_measured(argv, work)
+    _, seconds, code, stderr, peak, own, cpu = run_measured(argv, work)
     written = folder_bytes(dest)
     # The output goes before the plain writer puts as many bytes on the disk (10^7 dispatches'
     # JSON is 22 GB: both at once may not fit).
