@@ -266,7 +266,7 @@ mod tests {
     }
 
     /// A record of `columns` (serial type and bytes of each).
-    pub(in crate::db::btree) fn record_of(columns: &[(u64, &[u8])]) -> Vec<u8> {
+    fn record_of(columns: &[(u64, &[u8])]) -> Vec<u8> {
         let mut record = Vec::new();
         let types = columns.iter().map(|(s, _)| varint_len(*s)).sum();
         put_varint(&mut record, header_size(types) as u64);
