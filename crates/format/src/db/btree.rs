@@ -2,9 +2,10 @@
 //! SQLite's pages (issue 49: `db::bulk_merge`'s `INSERT … SELECT`, which moves each row's ids
 //! through SQLite's virtual machine, took 7–10 s after a 10^6-dispatch run of four processes,
 //! nine rows a dispatch; SQLite's own transfer of records, which moves no id, 4.9 s; this, 1.5).
-//! Each table's rows are read from each file's b-tree in rowid order, their ids and the columns
-//! that refer to other tables' rows moved as the SQL would move them ([`Move`]), and written as
-//! the leaves of a new b-tree appended to the merged file, whose interior pages are then built
+//! Each file is read once, front to back, each of its tables' leaves handed to its table in
+//! rowid order ([`write_tables`]); their rows' ids and the columns that refer to other tables'
+//! rows are moved as the SQL would move them ([`Move`]) and written as the leaves of a new b-tree
+//! appended to the merged file (every table's at once), whose interior pages are then built
 //! above them and whose top page is written over the table's (empty) root page; each index is
 //! built the same way from the files' index entries, moved likewise and merged in key order.
 //! The file's header then counts the new pages. SQLite writes nothing meanwhile (the caller
@@ -24,7 +25,7 @@ use build::{PageOut, Tree};
 use format::{
     get_value, get_varint, header_size, integer_serial, put_integer, put_varint, Columns, Value,
 };
-use source::{each_row, Entries, Header, Pages};
+use source::{Entries, Header, Pages};
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,8 +116,8 @@ pub(super) fn append(path: &Path, tables: &[Table]) -> Result<(), Unsupported> {
     let usable = header.page_size - header.reserved;
     let mut out = PageOut::open(path, header.page_size, usable, header.page_count)
         .map_err(Unsupported::io)?;
+    write_tables(&mut out, tables)?;
     for table in tables {
-        write_table(&mut out, table)?;
         for (index, (root, columns)) in table.indexes.iter().enumerate() {
             write_index(&mut out, table, index, *root, columns)?;
         }
@@ -124,33 +125,105 @@ pub(super) fn append(path: &Path, tables: &[Table]) -> Result<(), Unsupported> {
     out.finish(first).map_err(Unsupported::io)
 }
 
-/// The table's rows, each file's in turn, with their ids moved.
-fn write_table(out: &mut PageOut, table: &Table) -> Result<(), Unsupported> {
-    let mut tree = Tree::new(out, false, table.root);
-    let mut rewriter = Rewriter::default();
-    let mut last = 0i64;
-    for part in &table.parts {
-        let mut pages = Pages::open(&part.path)?;
-        let mut rows = 0;
-        let kept = part.moves.iter().all(|m| matches!(m, Move::Keep));
-        each_row(&mut pages, part.root, |rowid, record| {
-            rows += 1;
-            let rowid = rowid.wrapping_add(part.id_offset);
-            if rowid <= last || rows > part.rows {
-                return Err(Unsupported("a table's rows not as counted"));
+/// A table being written: its b-tree, its rows' rewriter, its last rowid.
+struct Written {
+    tree: Tree,
+    rewriter: Rewriter,
+    last: i64,
+}
+
+/// Every table's rows, each file's in turn, with their ids moved: each file read once, front to
+/// back, each of its leaves handed to its table (a table's leaves, which SQLite appends as the
+/// table grows, follow the file's order; a table whose leaves do not is read apart first).
+fn write_tables(out: &mut PageOut, tables: &[Table]) -> Result<(), Unsupported> {
+    let mut written: Vec<Written> = (tables.iter())
+        .map(|t| Written {
+            tree: Tree::new(out, false, t.root),
+            rewriter: Rewriter::default(),
+            last: 0,
+        })
+        .collect();
+    let mut files: Vec<&Path> = Vec::new();
+    for part in tables.iter().flat_map(|t| &t.parts) {
+        if !files.contains(&part.path.as_path()) {
+            files.push(&part.path);
+        }
+    }
+    for file in files {
+        let mut pages = Pages::open(file)?;
+        // Each leaf of the file's tables, and which of `parts` it holds rows of.
+        let mut scan: Vec<(u32, usize)> = Vec::new();
+        let mut parts: Vec<Reading> = Vec::new();
+        for (table, t) in tables.iter().enumerate() {
+            let Some(part) = t.parts.iter().find(|p| p.path == file) else {
+                continue;
+            };
+            let mut reading = Reading {
+                table,
+                part,
+                rows: 0,
+                kept: part.moves.iter().all(|m| matches!(m, Move::Keep)),
+            };
+            let leaves = source::leaves(&mut pages, part.root)?;
+            if leaves.windows(2).all(|pair| pair[0] < pair[1]) {
+                scan.extend(leaves.into_iter().map(|leaf| (leaf, parts.len())));
+            } else {
+                for leaf in leaves {
+                    let page = pages.page(leaf)?;
+                    let into = &mut written[reading.table];
+                    source::leaf_rows(page, leaf, |id, row| reading.add(out, into, id, row))?;
+                }
             }
-            last = rowid;
-            if kept {
-                return tree.row(out, rowid, record);
-            }
-            rewriter.rewrite(record, &part.moves)?;
-            tree.row(out, rowid, &rewriter.record)
-        })?;
-        if rows != part.rows {
+            parts.push(reading);
+        }
+        scan.sort_unstable();
+        let until = scan.last().map_or(0, |(leaf, _)| *leaf);
+        for (leaf, at) in scan {
+            let reading = &mut parts[at];
+            let into = &mut written[reading.table];
+            let page = pages.page_ahead(leaf, until)?;
+            source::leaf_rows(page, leaf, |id, row| reading.add(out, into, id, row))?;
+        }
+        if parts.iter().any(|r| r.rows != r.part.rows) {
             return Err(Unsupported("a table's rows not as counted"));
         }
     }
-    tree.finish(out)
+    for table in written {
+        table.tree.finish(out)?;
+    }
+    Ok(())
+}
+
+/// A file's rows of a table being read: the table (in `tables`), the part, the rows so far, and
+/// whether its rows are kept as they are.
+struct Reading<'a> {
+    table: usize,
+    part: &'a Part,
+    rows: i64,
+    kept: bool,
+}
+
+impl Reading<'_> {
+    /// Adds a row of the part to its table, its id and columns moved.
+    fn add(
+        &mut self,
+        out: &mut PageOut,
+        table: &mut Written,
+        rowid: i64,
+        record: &[u8],
+    ) -> Result<(), Unsupported> {
+        self.rows += 1;
+        let rowid = rowid.wrapping_add(self.part.id_offset);
+        if rowid <= table.last || self.rows > self.part.rows {
+            return Err(Unsupported("a table's rows not as counted"));
+        }
+        table.last = rowid;
+        if self.kept {
+            return table.tree.row(out, rowid, record);
+        }
+        table.rewriter.rewrite(record, &self.part.moves)?;
+        table.tree.row(out, rowid, &table.rewriter.record)
+    }
 }
 
 /// An index key: its integers (None: NULL, which sorts first) and the rowid after them, the

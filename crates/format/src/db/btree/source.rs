@@ -1,15 +1,19 @@
-//! A stored file's b-trees read page by page, in key order: a table's rows (rowid and record)
-//! and an index's entries. A page is read alone: the file's tables grew side by side, so a
-//! table's leaves lie among the others' (one in ten pages), and a window of neighbours read
-//! more than it kept (ten times the file for its ten b-trees, 0.9 s of copying at 10^6
-//! dispatches). Anything unexpected (a page of the wrong kind, a cell past its page, a payload
-//! spilled to overflow pages) is [`Unsupported`].
+//! A stored file's b-trees read in key order: a table's leaves (their rows, rowid and record)
+//! and an index's entries. The file's tables grew side by side, so a table's leaves lie among
+//! the others' (one in ten pages): a merge reads each file once from start to end, a window at a
+//! time, handing each leaf to its table ([`leaves`] finds which pages are whose from the
+//! interior pages alone), and reads an index's pages one by one. Anything unexpected (a page of
+//! the wrong kind, a cell past its page, a payload spilled to overflow pages) is
+//! [`Unsupported`].
 
 use super::format::*;
 use super::Unsupported;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+
+/// Pages a window holds.
+const WINDOW: u32 = 256;
 
 /// A database file's pages.
 pub(super) struct Pages {
@@ -18,9 +22,13 @@ pub(super) struct Pages {
     /// Bytes a page holds for its b-tree (its size less the reserved bytes at its end).
     pub(super) usable: usize,
     page_count: u32,
-    /// The last page read, and its number (0: none).
+    /// The last page read alone, and its number (0: none).
     buffer: Vec<u8>,
     held: u32,
+    /// Pages read ahead ([`Pages::page_ahead`]): from `first`, `count` of them.
+    window: Vec<u8>,
+    first: u32,
+    count: u32,
 }
 
 /// The file header's fields this module needs: page size, reserved bytes, page count, schema
@@ -74,7 +82,34 @@ impl Pages {
             page_count: header.page_count,
             buffer: vec![0; header.page_size],
             held: 0,
+            window: Vec::new(),
+            first: 0,
+            count: 0,
         })
+    }
+
+    /// Page `number`, read with the pages after it up to `until` (a window at most) when it
+    /// is not among those read last.
+    pub(super) fn page_ahead(&mut self, number: u32, until: u32) -> Result<&[u8], Unsupported> {
+        if number == 0 || number > self.page_count {
+            return Err(Unsupported("a page number past the file"));
+        }
+        if !(self.first..self.first + self.count).contains(&number) {
+            self.count = 0;
+            let count = until
+                .min(self.page_count)
+                .saturating_sub(number)
+                .min(WINDOW - 1)
+                + 1;
+            self.window.resize(count as usize * self.page_size, 0);
+            let at = u64::from(number - 1) * self.page_size as u64;
+            self.file
+                .read_exact_at(&mut self.window, at)
+                .map_err(|_| Unsupported("a page that cannot be read"))?;
+            (self.first, self.count) = (number, count);
+        }
+        let start = (number - self.first) as usize * self.page_size;
+        Ok(&self.window[start..start + self.usable])
     }
 
     /// Page `number` (from 1), its usable bytes.
@@ -152,48 +187,45 @@ fn payload(page: &[u8], at: usize, size: u64, max: usize) -> Result<&[u8], Unsup
         .ok_or(Unsupported("a cell past its page"))
 }
 
-/// Calls `row` with each row of the table whose root is page `root`, in rowid order: its rowid
-/// and record.
-pub(super) fn each_row(
-    pages: &mut Pages,
-    root: u32,
+/// The leaves of the table whose root is page `root`, in rowid order: read from its interior
+/// pages (and the first child of each of the lowest, which says they are the leaves).
+pub(super) fn leaves(pages: &mut Pages, root: u32) -> Result<Vec<u32>, Unsupported> {
+    let mut level = vec![root];
+    for _ in 0..40 {
+        let mut below = Vec::new();
+        for &number in &level {
+            let page = pages.page(number)?;
+            let node = Node::read(page, number, [INTERIOR_TABLE, LEAF_TABLE])?;
+            if !node.interior() {
+                // A level is all leaves or all interior pages (the tree is balanced).
+                return match number == level[0] {
+                    true => Ok(level),
+                    false => Err(Unsupported("a table's b-tree not balanced")),
+                };
+            }
+            for &at in &node.cells {
+                below.push(child(page, at)?);
+            }
+            below.push(node.right);
+        }
+        level = below;
+    }
+    Err(Unsupported("a b-tree deeper than a file allows"))
+}
+
+/// Calls `row` with each row of the table leaf `page` (page `number`): its rowid and record.
+pub(super) fn leaf_rows(
+    page: &[u8],
+    number: u32,
     mut row: impl FnMut(i64, &[u8]) -> Result<(), Unsupported>,
 ) -> Result<(), Unsupported> {
-    // Interior pages still to finish: their children, the next first.
-    let mut stack: Vec<std::vec::IntoIter<u32>> = Vec::new();
-    let mut next = Some(root);
-    let max = max_local(pages.usable, false);
-    while let Some(number) = next.take().or_else(|| {
-        while let Some(children) = stack.last_mut() {
-            match children.next() {
-                Some(child) => return Some(child),
-                None => {
-                    stack.pop();
-                }
-            }
-        }
-        None
-    }) {
-        if stack.len() > 40 {
-            return Err(Unsupported("a b-tree deeper than a file allows"));
-        }
-        let page = pages.page(number)?;
-        let node = Node::read(page, number, [INTERIOR_TABLE, LEAF_TABLE])?;
-        if node.interior() {
-            let mut children = Vec::with_capacity(node.cells.len() + 1);
-            for &at in &node.cells {
-                children.push(child(page, at)?);
-            }
-            children.push(node.right);
-            stack.push(children.into_iter());
-            continue;
-        }
-        for &at in &node.cells {
-            let cell = page.get(at..).ok_or(Unsupported("a cell past its page"))?;
-            let (size, a) = get_varint(cell)?;
-            let (rowid, b) = get_varint(&cell[a..])?;
-            row(rowid as i64, payload(cell, a + b, size, max)?)?;
-        }
+    let max = max_local(page.len(), false);
+    let node = Node::read(page, number, [LEAF_TABLE, LEAF_TABLE])?;
+    for &at in &node.cells {
+        let cell = page.get(at..).ok_or(Unsupported("a cell past its page"))?;
+        let (size, a) = get_varint(cell)?;
+        let (rowid, b) = get_varint(&cell[a..])?;
+        row(rowid as i64, payload(cell, a + b, size, max)?)?;
     }
     Ok(())
 }

@@ -52,14 +52,19 @@ fn create(path: &Path) -> Connection {
     conn
 }
 
-/// A stored file whose table `t` holds `rows` (ids 1, 2, ...).
-fn stored(path: &Path, rows: &[Row]) {
+/// A stored file whose table `t` holds `rows` (ids 1, 2, ...), inserted last to first where
+/// `reversed`.
+fn stored(path: &Path, rows: &[Row], reversed: bool) {
     let mut conn = create(path);
     let tx = conn.transaction().unwrap();
-    for row in rows {
+    let mut numbered: Vec<(usize, &Row)> = rows.iter().enumerate().collect();
+    if reversed {
+        numbered.reverse();
+    }
+    for (i, row) in numbered {
         tx.execute(
-            "INSERT INTO t (guid, nid, ref, key, text, value) VALUES ('g', ?1, ?2, ?3, ?4, ?5)",
-            rusqlite::params![row.nid, row.reference, row.key, row.text, row.value],
+            "INSERT INTO t (id, guid, nid, ref, key, text, value) VALUES (?1, 'g', ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![i as i64 + 1, row.nid, row.reference, row.key, row.text, row.value],
         )
         .unwrap();
     }
@@ -110,6 +115,15 @@ fn root(conn: &Connection, name: &str) -> u32 {
 
 /// Appends the files' tables `t` both ways: by pages (its result) and by SQL, into `dir`.
 fn both_ways(dir: &Path, files: &[Vec<Row>]) -> (Result<(), Unsupported>, PathBuf, PathBuf) {
+    both_ways_with(dir, files, false)
+}
+
+/// [`both_ways`], each file's rows inserted last to first where `reversed`.
+fn both_ways_with(
+    dir: &Path,
+    files: &[Vec<Row>],
+    reversed: bool,
+) -> (Result<(), Unsupported>, PathBuf, PathBuf) {
     let (paged, sql) = (dir.join("paged.db"), dir.join("sql.db"));
     let nodes: Arc<[(i64, i64)]> = Arc::new([(0, 7), (1, 1)]);
     let conn = merged(&paged);
@@ -124,7 +138,7 @@ fn both_ways(dir: &Path, files: &[Vec<Row>]) -> (Result<(), Unsupported>, PathBu
     let mut offset = 0;
     for (i, rows) in files.iter().enumerate() {
         let path = dir.join(format!("p{i}.db"));
-        stored(&path, rows);
+        stored(&path, rows, reversed);
         let source = Connection::open(&path).unwrap();
         // Other tables' rows before this file's, as a merge moves references by.
         let moved = 1_000 * i as i64;
@@ -199,6 +213,27 @@ fn large_tables_take_several_levels() {
     assert!(rows == expected.0 && keys == expected.1);
 }
 
+/// A file whose rows were inserted last to first: its leaves are not in the file's order (each
+/// split put a new page at its end), so they are read apart, the rows the same.
+#[test]
+fn leaves_out_of_the_file_s_order_are_read_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<Row> = (0..20_000).map(|i| row(format!("{i}"))).collect();
+    let (written, paged, sql) = both_ways_with(dir.path(), &[rows.clone(), rows], true);
+    assert_eq!(written, Ok(()));
+    let (rows, keys, check) = contents(&paged);
+    assert_eq!(check, "ok");
+    let expected = contents(&sql);
+    assert!(rows == expected.0 && keys == expected.1);
+    let mut pages = Pages::open(&dir.path().join("p1.db")).unwrap();
+    let t = root(&Connection::open(dir.path().join("p1.db")).unwrap(), "t");
+    let leaves = source::leaves(&mut pages, t).unwrap();
+    assert!(
+        leaves.windows(2).any(|pair| pair[0] > pair[1]),
+        "the case is the one meant"
+    );
+}
+
 /// A row too large for a page (it spills to overflow pages) is left to SQL; so is a moved
 /// column that holds no integer.
 #[test]
@@ -212,7 +247,7 @@ fn what_pages_cannot_hold_is_declined() {
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.db");
-    stored(&path, &[row(String::new())]);
+    stored(&path, &[row(String::new())], false);
     Connection::open(&path)
         .unwrap()
         .execute_batch("UPDATE t SET ref = 'text'")
@@ -222,6 +257,10 @@ fn what_pages_cannot_hold_is_declined() {
     moves[3] = Move::Add(1);
     let mut rewriter = Rewriter::default();
     let mut pages = Pages::open(&path).unwrap();
-    let result = each_row(&mut pages, t, |_, record| rewriter.rewrite(record, &moves));
+    let leaves = source::leaves(&mut pages, t).unwrap();
+    let page = pages.page(leaves[0]).unwrap();
+    let result = source::leaf_rows(page, leaves[0], |_, record| {
+        rewriter.rewrite(record, &moves)
+    });
     assert_eq!(result, Err(Unsupported("an id that is not an integer")));
 }
