@@ -48,36 +48,39 @@ impl OutputFile {
     /// Writes `file`, opened for writing at its start, which `path` names: straight to the
     /// disk where it can.
     pub(crate) fn new(file: File, path: &Path) -> OutputFile {
-        OutputFile::at(file, path, 0)
+        OutputFile::direct(file, path, 0)
     }
 
-    /// Writes `file` (which `path` names) from its offset `start` on: straight to the disk
-    /// where it can and `start` is a multiple of the direct writes' alignment, else through
-    /// the cache.
-    pub(crate) fn at(mut file: File, path: &Path, start: u64) -> OutputFile {
-        let mode = if start.is_multiple_of(direct::ALIGN as u64) {
-            Mode::Direct {
+    /// Writes `file` (which `path` names) from its offset `start` on, what is before it kept:
+    /// straight to the disk where it can and `start` is a multiple of the direct writes'
+    /// alignment, else through the cache.
+    pub(crate) fn at(mut file: File, path: &Path, start: u64) -> io::Result<OutputFile> {
+        if start.is_multiple_of(direct::ALIGN as u64) {
+            return Ok(OutputFile::direct(file, path, start));
+        }
+        file.seek(SeekFrom::Start(start))?;
+        Ok(OutputFile {
+            file,
+            position: start,
+            mode: Mode::Cached {
+                flushed: start,
+                behind: None,
+            },
+        })
+    }
+
+    /// Writes from `start`, a multiple of the direct writes' alignment.
+    fn direct(file: File, path: &Path, start: u64) -> OutputFile {
+        OutputFile {
+            file,
+            position: start,
+            mode: Mode::Direct {
                 path: path.to_path_buf(),
                 current: Aligned::new(),
                 filled: 0,
                 at: start,
                 direct: None,
-            }
-        } else {
-            Mode::Cached {
-                flushed: start,
-                behind: None,
-            }
-        };
-        if matches!(mode, Mode::Cached { .. }) {
-            // A failed seek leaves the cached writes at the file's offset: they then fail or
-            // land where `write` says, which the caller's checks see.
-            let _ = file.seek(SeekFrom::Start(start));
-        }
-        OutputFile {
-            file,
-            position: start,
-            mode,
+            },
         }
     }
 
@@ -299,6 +302,26 @@ mod tests {
             out.flush().unwrap();
             drop(out);
             assert!(read(&path) == expected, "the file differs ({direct})");
+        }
+    }
+
+    /// Written from an offset, aligned (straight to the disk) or not (through the cache): the
+    /// bytes before it kept, those after it the bytes given.
+    #[test]
+    fn a_file_written_from_an_offset_keeps_what_is_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..2 * BUFFER + 999).map(|i| (i % 251) as u8).collect();
+        for start in [3 * 4096, 4096 + 17] {
+            let path = dir.path().join(format!("at-{start}"));
+            std::fs::write(&path, vec![9u8; start]).unwrap();
+            let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            let mut out = OutputFile::at(file, &path, start as u64).unwrap();
+            out.write_all(&bytes).unwrap();
+            out.flush().unwrap();
+            drop(out);
+            let mut expected = vec![9u8; start];
+            expected.extend_from_slice(&bytes);
+            assert!(read(&path) == expected, "from {start}");
         }
     }
 

@@ -90,8 +90,6 @@ pub(super) struct Table {
 pub(super) fn append(path: &Path, tables: &[Table]) -> Result<(), Unsupported> {
     let file = std::fs::File::open(path).map_err(Unsupported::io)?;
     let header = Header::read(&file)?;
-    let mut first = [0u8; 100];
-    std::os::unix::fs::FileExt::read_exact_at(&file, &mut first, 0).map_err(Unsupported::io)?;
     let length = file.metadata().map_err(Unsupported::io)?.len();
     if header.schema_format != 4 || length != u64::from(header.page_count) * header.page_size as u64
     {
@@ -100,13 +98,9 @@ pub(super) fn append(path: &Path, tables: &[Table]) -> Result<(), Unsupported> {
     for part in tables.iter().flat_map(|t| &t.parts) {
         let source = std::fs::File::open(&part.path).map_err(Unsupported::io)?;
         let stored = Header::read(&source)?;
-        let mut encoding = [[0u8; 4]; 2];
-        for (bytes, file) in encoding.iter_mut().zip([&source, &file]) {
-            std::os::unix::fs::FileExt::read_exact_at(file, bytes, 56).map_err(Unsupported::io)?;
-        }
-        if (stored.page_size, stored.reserved) != (header.page_size, header.reserved)
+        if (stored.page_size, stored.reserved, stored.encoding)
+            != (header.page_size, header.reserved, header.encoding)
             || stored.schema_format > 4
-            || encoding[0] != encoding[1]
         {
             return Err(Unsupported(
                 "a stored file of another page size or encoding",
@@ -122,7 +116,7 @@ pub(super) fn append(path: &Path, tables: &[Table]) -> Result<(), Unsupported> {
             write_index(&mut out, table, index, *root, columns)?;
         }
     }
-    out.finish(first).map_err(Unsupported::io)
+    out.finish(header.bytes).map_err(Unsupported::io)
 }
 
 /// A table being written: its b-tree, its rows' rewriter, its last rowid.

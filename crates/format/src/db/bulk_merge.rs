@@ -271,13 +271,6 @@ fn part(
     references: &[(&str, &str)],
     offsets: &HashMap<&str, i64>,
 ) -> rusqlite::Result<btree::Part> {
-    let root = |db: &str, name: &str| {
-        conn.query_row(
-            &format!("SELECT rootpage FROM {db}.sqlite_master WHERE name = ?1"),
-            [name],
-            |r| r.get::<_, u32>(0),
-        )
-    };
     let src = physical(table, old);
     let names: Vec<String> = column(
         conn,
@@ -297,16 +290,25 @@ fn part(
         .collect();
     let mut index_roots = Vec::new();
     for index in indexes(conn, &physical(table, new))? {
-        index_roots.push(root("src", &index.replace(new, old))?);
+        index_roots.push(root_page(conn, "src", &index.replace(new, old))?);
     }
     Ok(btree::Part {
         path: source.to_path_buf(),
-        root: root("src", &src)?,
+        root: root_page(conn, "src", &src)?,
         index_roots,
         rows,
         id_offset: offsets[table],
         moves,
     })
+}
+
+/// The root page of the table or index `name` of the database `db` (`main` or `src`).
+fn root_page(conn: &Connection, db: &str, name: &str) -> rusqlite::Result<u32> {
+    conn.query_row(
+        &format!("SELECT rootpage FROM {db}.sqlite_master WHERE name = ?1"),
+        [name],
+        |r| r.get(0),
+    )
 }
 
 /// The indexes of the database's table `table`, by name.
@@ -363,13 +365,6 @@ fn paged_tables(
             continue;
         }
         let name = physical(table, new);
-        let root = |name: &str| {
-            conn.query_row(
-                "SELECT rootpage FROM main.sqlite_master WHERE name = ?1",
-                [name],
-                |r| r.get::<_, u32>(0),
-            )
-        };
         let mut indexes = Vec::new();
         for index in self::indexes(conn, &name)? {
             // The table column of each key column (the rowid, which follows them, is not one).
@@ -382,10 +377,10 @@ fn paged_tables(
                 .into_iter()
                 .map(|c| usize::try_from(c).unwrap_or(usize::MAX))
                 .collect();
-            indexes.push((root(&index)?, columns));
+            indexes.push((root_page(conn, "main", &index)?, columns));
         }
         tables.push(btree::Table {
-            root: root(&name)?,
+            root: root_page(conn, "main", &name)?,
             indexes,
             parts: parts.into_iter().map(|p| p.part.clone()).collect(),
         });

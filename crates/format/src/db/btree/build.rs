@@ -41,7 +41,7 @@ impl PageOut {
             .open(path)?;
         let end = u64::from(page_count) * page_size as u64;
         file.set_len(end)?;
-        let out = OutputFile::at(file.try_clone()?, path, end);
+        let out = OutputFile::at(file.try_clone()?, path, end)?;
         Ok(PageOut {
             out,
             file,

@@ -31,13 +31,15 @@ pub(super) struct Pages {
     count: u32,
 }
 
-/// The file header's fields this module needs: page size, reserved bytes, page count, schema
-/// format.
+/// The file header (its 100 bytes) and the fields this module needs: page size, reserved bytes,
+/// page count, schema format, text encoding.
 pub(super) struct Header {
+    pub(super) bytes: [u8; 100],
     pub(super) page_size: usize,
     pub(super) reserved: usize,
     pub(super) page_count: u32,
     pub(super) schema_format: u32,
+    pub(super) encoding: u32,
 }
 
 impl Header {
@@ -52,17 +54,21 @@ impl Header {
             1 => 65_536,
             size => usize::from(size),
         };
-        let counter = u32::from_be_bytes(bytes[24..28].try_into().unwrap_or_default());
-        let valid_for = u32::from_be_bytes(bytes[92..96].try_into().unwrap_or_default());
-        if counter != valid_for {
-            // The header's page count is then stale (an older SQLite wrote the file).
+        if bytes[24..28] != bytes[92..96] {
+            // The change counter is not the one the page count is valid for: the count is stale
+            // (an older SQLite wrote the file).
             return Err(Unsupported("a header whose page count is not current"));
         }
+        let field = |at: usize| {
+            u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
         Ok(Header {
+            bytes,
             page_size,
             reserved: usize::from(bytes[20]),
-            page_count: u32::from_be_bytes(bytes[28..32].try_into().unwrap_or_default()),
-            schema_format: u32::from_be_bytes(bytes[44..48].try_into().unwrap_or_default()),
+            page_count: field(28),
+            schema_format: field(44),
+            encoding: field(56),
         })
     }
 }
