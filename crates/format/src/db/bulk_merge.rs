@@ -424,7 +424,9 @@ fn inserts(merge: &Merge) -> String {
 
 /// `INSERT INTO main.kreplay_record_block SELECT ... FROM src.kreplay_record_block` (`db::blocks`):
 /// each block's rows moved with their table (passes or costs by its kind), the counter rows it
-/// names with `rocpd_info_pmc` (its `pmc_base`); nothing where the file has no blocks.
+/// names with `rocpd_info_pmc` (its `pmc_base`); nothing where the file has no blocks. Read in
+/// id order (`+kind`: not by the `(kind, last_row)` index, which would sort every block's bytes,
+/// 0.37 s against 0.06 s for a 2.5M-dispatch file's 187 MB of blocks).
 fn blocks_sql(conn: &Connection, offsets: &HashMap<&str, i64>) -> rusqlite::Result<String> {
     let has_blocks: bool = conn.query_row(
         "SELECT count(*) > 0 FROM pragma_table_info('kreplay_record_block', 'src') WHERE name = 'pmc_base'",
@@ -445,7 +447,7 @@ fn blocks_sql(conn: &Connection, offsets: &HashMap<&str, i64>) -> rusqlite::Resu
     Ok(format!(
         r#"INSERT INTO main.kreplay_record_block (guid, kind, first_row, last_row, "count", pmc_base, data)
            SELECT guid, kind, {}, {}, "count", pmc_base + {}, data
-           FROM src.kreplay_record_block WHERE kind IN ({}, {}) ORDER BY id;"#,
+           FROM src.kreplay_record_block WHERE +kind IN ({}, {}) ORDER BY id;"#,
         moved("first_row"),
         moved("last_row"),
         offsets["rocpd_info_pmc"],
