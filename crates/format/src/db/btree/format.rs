@@ -37,28 +37,34 @@ pub(super) fn get_varint(bytes: &[u8]) -> Result<(u64, usize), Unsupported> {
 /// Appends `value` as a varint.
 #[inline]
 pub(super) fn put_varint(out: &mut Vec<u8>, value: u64) {
+    let mut bytes = [0u8; 9];
+    let len = put_varint_at(&mut bytes, value);
+    out.extend_from_slice(&bytes[..len]);
+}
+
+/// Writes `value` as a varint at the start of `out` (nine bytes at least) and returns its length.
+#[inline]
+pub(super) fn put_varint_at(out: &mut [u8], value: u64) -> usize {
     if value < 0x80 {
-        out.push(value as u8);
-        return;
-    }
-    if value < 0x4000 {
-        out.extend_from_slice(&[(value >> 7) as u8 | 0x80, value as u8 & 0x7f]);
-        return;
+        out[0] = value as u8;
+        return 1;
     }
     if value > 0x00ff_ffff_ffff_ffff {
         // Nine bytes: the low eight bits in the last, seven in each before.
         let high = value >> 8;
-        for group in (0..8).rev() {
-            out.push(((high >> (7 * group)) & 0x7f) as u8 | 0x80);
+        for (i, byte) in out[..8].iter_mut().enumerate() {
+            *byte = ((high >> (7 * (7 - i))) & 0x7f) as u8 | 0x80;
         }
-        out.push(value as u8);
-        return;
+        out[8] = value as u8;
+        return 9;
     }
     let len = varint_len(value);
-    for group in (0..len).rev() {
+    for (i, byte) in out[..len].iter_mut().enumerate() {
+        let group = len - 1 - i;
         let more = if group == 0 { 0 } else { 0x80 };
-        out.push(((value >> (7 * group)) & 0x7f) as u8 | more);
+        *byte = ((value >> (7 * group)) & 0x7f) as u8 | more;
     }
+    len
 }
 
 /// How many bytes [`put_varint`] writes for `value`.
@@ -82,31 +88,27 @@ pub(super) fn serial_len(serial: u64) -> Result<usize, Unsupported> {
     })
 }
 
-/// A value of a record as this module rewrites it: an integer, a NULL, or anything else
-/// (kept as its bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Value {
-    Null,
-    Integer(i64),
-    Other,
-}
-
-/// The value of serial type `serial` held in `body`.
-pub(super) fn get_value(serial: u64, body: &[u8]) -> Value {
-    match serial {
-        0 => Value::Null,
-        8 => Value::Integer(0),
-        9 => Value::Integer(1),
+/// The integer of serial type `serial` held in `body` (None: NULL), where the type is one of
+/// an integer (the constants 0 and 1 included).
+#[inline]
+pub(super) fn get_integer(serial: u64, body: &[u8]) -> Result<Option<i64>, Unsupported> {
+    Ok(match serial {
+        0 => None,
+        8 => Some(0),
+        9 => Some(1),
         1..=6 => {
-            let first = body.first().copied().unwrap_or(0);
-            let start = if first & 0x80 != 0 { -1i64 } else { 0 };
-            Value::Integer(
+            let start = if body.first().is_some_and(|b| b & 0x80 != 0) {
+                -1i64
+            } else {
+                0
+            };
+            Some(
                 body.iter()
                     .fold(start, |value, &byte| value << 8 | i64::from(byte)),
             )
         }
-        _ => Value::Other,
-    }
+        _ => return Err(Unsupported("an id that is not an integer")),
+    })
 }
 
 /// The serial type SQLite gives `value` (a file of schema format 4: 0 and 1 take no bytes).
@@ -121,12 +123,6 @@ pub(super) fn integer_serial(value: i64) -> u64 {
         0x8000_0000..=0x7fff_ffff_ffff => 5,
         _ => 6,
     }
-}
-
-/// Appends `value`'s bytes for its [`integer_serial`] type.
-pub(super) fn put_integer(out: &mut Vec<u8>, value: i64) {
-    let len = serial_len(integer_serial(value)).unwrap_or(8);
-    out.extend_from_slice(&value.to_be_bytes()[8 - len..]);
 }
 
 /// The most payload a cell keeps on its page (`usable` bytes a page): more spills to overflow
@@ -217,12 +213,17 @@ mod tests {
             put_varint(&mut out, value);
             assert_eq!(out.len(), varint_len(value), "{value}");
             assert_eq!(get_varint(&out).unwrap(), (value, out.len()), "{value}");
+            let mut at = [0u8; 9];
+            let len = put_varint_at(&mut at, value);
+            assert_eq!(&at[..len], &out[..], "{value}");
         }
         assert!(get_varint(&[0x80, 0x80]).is_err());
     }
 
     #[test]
     fn integers_read_back_in_the_smallest_serial_type() {
+        assert_eq!(get_integer(0, &[]), Ok(None));
+        assert!(get_integer(7, &[0; 8]).is_err());
         for (value, serial) in [
             (0, 8),
             (1, 9),
@@ -239,10 +240,9 @@ mod tests {
             (i64::MIN, 6),
         ] {
             assert_eq!(integer_serial(value), serial, "{value}");
-            let mut out = Vec::new();
-            put_integer(&mut out, value);
-            assert_eq!(out.len(), serial_len(serial).unwrap());
-            assert_eq!(get_value(serial, &out), Value::Integer(value));
+            let len = serial_len(serial).unwrap();
+            let bytes = &value.to_be_bytes()[8 - len..];
+            assert_eq!(get_integer(serial, bytes), Ok(Some(value)));
         }
     }
 

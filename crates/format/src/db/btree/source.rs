@@ -1,8 +1,8 @@
 //! A stored file's b-trees read in key order: a table's leaves (their rows, rowid and record)
 //! and an index's entries. The file's tables grew side by side, so a table's leaves lie among
 //! the others' (one in ten pages): a merge reads each file once from start to end, a window at a
-//! time, handing each leaf to its table ([`leaves`] finds which pages are whose from the
-//! interior pages alone), and reads an index's pages one by one. Anything unexpected (a page of
+//! time ([`Pages::read_at`]), handing each leaf to its table ([`leaves`] finds which pages are
+//! whose from the interior pages alone), and reads an index's pages one by one. Anything unexpected (a page of
 //! the wrong kind, a cell past its page, a payload spilled to overflow pages) is
 //! [`Unsupported`].
 
@@ -12,9 +12,6 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// Pages a window holds.
-const WINDOW: u32 = 256;
-
 /// A database file's pages.
 pub(super) struct Pages {
     file: File,
@@ -22,13 +19,9 @@ pub(super) struct Pages {
     /// Bytes a page holds for its b-tree (its size less the reserved bytes at its end).
     pub(super) usable: usize,
     page_count: u32,
-    /// The last page read alone, and its number (0: none).
+    /// The last page read, and its number (0: none).
     buffer: Vec<u8>,
     held: u32,
-    /// Pages read ahead ([`Pages::page_ahead`]): from `first`, `count` of them.
-    window: Vec<u8>,
-    first: u32,
-    count: u32,
 }
 
 /// The file header (its 100 bytes) and the fields this module needs: page size, reserved bytes,
@@ -88,34 +81,19 @@ impl Pages {
             page_count: header.page_count,
             buffer: vec![0; header.page_size],
             held: 0,
-            window: Vec::new(),
-            first: 0,
-            count: 0,
         })
     }
 
-    /// Page `number`, read with the pages after it up to `until` (a window at most) when it
-    /// is not among those read last.
-    pub(super) fn page_ahead(&mut self, number: u32, until: u32) -> Result<&[u8], Unsupported> {
-        if number == 0 || number > self.page_count {
+    /// Reads pages from `first` on into `bytes` (whole pages).
+    pub(super) fn read_at(&self, first: u32, bytes: &mut [u8]) -> Result<(), Unsupported> {
+        let count = (bytes.len() / self.page_size) as u64;
+        if first == 0 || u64::from(first) + count - 1 > u64::from(self.page_count) {
             return Err(Unsupported("a page number past the file"));
         }
-        if !(self.first..self.first + self.count).contains(&number) {
-            self.count = 0;
-            let count = until
-                .min(self.page_count)
-                .saturating_sub(number)
-                .min(WINDOW - 1)
-                + 1;
-            self.window.resize(count as usize * self.page_size, 0);
-            let at = u64::from(number - 1) * self.page_size as u64;
-            self.file
-                .read_exact_at(&mut self.window, at)
-                .map_err(|_| Unsupported("a page that cannot be read"))?;
-            (self.first, self.count) = (number, count);
-        }
-        let start = (number - self.first) as usize * self.page_size;
-        Ok(&self.window[start..start + self.usable])
+        let at = u64::from(first - 1) * self.page_size as u64;
+        self.file
+            .read_exact_at(bytes, at)
+            .map_err(|_| Unsupported("a page that cannot be read"))
     }
 
     /// Page `number` (from 1), its usable bytes.

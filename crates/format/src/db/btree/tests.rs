@@ -264,3 +264,95 @@ fn what_pages_cannot_hold_is_declined() {
     });
     assert_eq!(result, Err(Unsupported("an id that is not an integer")));
 }
+
+/// Tables whose leaves lie among each other's in their files, written by three threads side by
+/// side (whatever the cores), one of them with its leaves out of the file's order: each the
+/// table SQL appends.
+#[test]
+fn tables_side_by_side_are_those_sql_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = |conn: &Connection| {
+        conn.execute_batch(
+            "CREATE TABLE a (id INTEGER PRIMARY KEY, ref INTEGER, text TEXT);
+             CREATE TABLE b (id INTEGER PRIMARY KEY, ref INTEGER, text TEXT);
+             CREATE TABLE c (id INTEGER PRIMARY KEY, ref INTEGER, text TEXT);",
+        )
+        .unwrap()
+    };
+    let (paged, sql) = (dir.path().join("paged.db"), dir.path().join("sql.db"));
+    schema(&Connection::open(&paged).unwrap());
+    let by_sql = Connection::open(&sql).unwrap();
+    schema(&by_sql);
+    let names = ["a", "b", "c"];
+    let merged = Connection::open(&paged).unwrap();
+    let mut tables: Vec<Table> = (names.iter())
+        .map(|name| Table {
+            root: root(&merged, name),
+            indexes: Vec::new(),
+            parts: Vec::new(),
+        })
+        .collect();
+    drop(merged);
+    for file in 0..2i64 {
+        let path = dir.path().join(format!("p{file}.db"));
+        let mut conn = Connection::open(&path).unwrap();
+        schema(&conn);
+        let tx = conn.transaction().unwrap();
+        for i in 1..=6_000i64 {
+            for (t, name) in names.iter().enumerate() {
+                // Table c is filled last to first: its leaves are not in the file's order.
+                let id = if *name == "c" { 6_001 - i } else { i };
+                tx.execute(
+                    &format!("INSERT INTO {name} (id, ref, text) VALUES (?1, ?2, ?3)"),
+                    rusqlite::params![id, i * (t as i64 + 1), format!("{file}:{name}:{id}")],
+                )
+                .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        for (t, name) in names.iter().enumerate() {
+            tables[t].parts.push(Part {
+                path: path.clone(),
+                root: root(&conn, name),
+                index_roots: Vec::new(),
+                rows: 6_000,
+                id_offset: 6_000 * file,
+                moves: vec![Move::Keep, Move::Add(100 * file), Move::Keep],
+            });
+            by_sql
+                .execute_batch(&format!(
+                    "ATTACH '{}' AS src;
+                     INSERT INTO {name} SELECT id + {}, CASE WHEN ref = 0 THEN 0 ELSE ref + {} END, text FROM src.{name};
+                     DETACH src;",
+                    path.display(),
+                    6_000 * file,
+                    100 * file
+                ))
+                .unwrap();
+        }
+    }
+    drop(by_sql);
+    assert_eq!(append_with(&paged, &tables, 3), Ok(()));
+    let read = |path: &Path| {
+        let conn = Connection::open(path).unwrap();
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        let rows: Vec<Vec<(i64, i64, String)>> = (names.iter())
+            .map(|name| {
+                let mut statement = conn
+                    .prepare(&format!("SELECT id, ref, text FROM {name} ORDER BY id"))
+                    .unwrap();
+                let rows = statement
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .unwrap();
+                rows.collect::<Result<_, _>>().unwrap()
+            })
+            .collect();
+        (check, rows)
+    };
+    let (check, rows) = read(&paged);
+    assert_eq!(check, "ok");
+    assert_eq!(rows, read(&sql).1);
+    assert_eq!(rows[2].len(), 12_000);
+}
