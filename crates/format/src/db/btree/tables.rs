@@ -16,7 +16,7 @@ use std::sync::Arc;
 const WINDOW: u32 = 256;
 
 /// Windows read ahead of the slowest thread.
-const AHEAD: usize = 8;
+const AHEAD: usize = 4;
 
 /// How many threads build b-trees side by side: the cores there are, four at most.
 pub(super) fn threads() -> usize {
@@ -99,11 +99,54 @@ pub(super) fn write_tables(
 }
 
 /// A thread's share of a file: its tables' parts of it, the leaves to read in the file's order
-/// (each with its part), and the parts whose leaves are out of order, read apart.
+/// (each part's, in order), and the parts whose leaves are out of order, read apart.
 struct Job<'a> {
     readings: Vec<Reading<'a>>,
-    scan: Vec<(u32, usize)>,
+    scan: InOrder,
     apart: Vec<(usize, Vec<u32>)>,
+}
+
+/// Lists of leaves, each in ascending order and tagged, taken together in ascending order: a
+/// few bytes a leaf, where a list of them all, tagged and sorted, took four times as many.
+#[derive(Clone, Default)]
+struct InOrder {
+    lists: Vec<(Arc<[u32]>, usize)>,
+    next: Vec<usize>,
+}
+
+impl InOrder {
+    fn add(&mut self, list: Arc<[u32]>, tag: usize) {
+        self.lists.push((list, tag));
+        self.next.push(0);
+    }
+
+    /// The smallest leaf not taken yet, and its list's tag.
+    fn take(&mut self) -> Option<(u32, usize)> {
+        let (at, leaf) = (self.lists.iter().enumerate())
+            .filter_map(|(at, (list, _))| list.get(self.next[at]).map(|leaf| (at, *leaf)))
+            .min_by_key(|(_, leaf)| *leaf)?;
+        self.next[at] += 1;
+        Some((leaf, self.lists[at].1))
+    }
+
+    /// The smallest leaf not taken yet.
+    fn peek(&self) -> Option<u32> {
+        (self.lists.iter().enumerate())
+            .filter_map(|(at, (list, _))| list.get(self.next[at]).copied())
+            .min()
+    }
+
+    /// Takes every leaf below `end`.
+    fn skip_below(&mut self, end: u32) {
+        for (at, (list, _)) in self.lists.iter().enumerate() {
+            self.next[at] += list[self.next[at]..].partition_point(|leaf| *leaf < end);
+        }
+    }
+
+    /// The largest leaf.
+    fn last(&self) -> Option<u32> {
+        self.lists.iter().filter_map(|(list, _)| list.last().copied()).max()
+    }
 }
 
 impl<'a> Job<'a> {
@@ -118,7 +161,7 @@ impl<'a> Job<'a> {
         let mut pages = Pages::open(file)?;
         let mut job = Job {
             readings: Vec::new(),
-            scan: Vec::new(),
+            scan: InOrder::default(),
             apart: Vec::new(),
         };
         for (&table, into) in group.iter().zip(share) {
@@ -128,7 +171,7 @@ impl<'a> Job<'a> {
             let leaves = source::leaves(&mut pages, part.root)?;
             let at = job.readings.len();
             if leaves.windows(2).all(|pair| pair[0] < pair[1]) {
-                job.scan.extend(leaves.into_iter().map(|leaf| (leaf, at)));
+                job.scan.add(leaves.into(), at);
             } else {
                 job.apart.push((at, leaves));
             }
@@ -139,7 +182,6 @@ impl<'a> Job<'a> {
                 kept: part.moves.iter().all(|m| matches!(m, Move::Keep)),
             });
         }
-        job.scan.sort_unstable();
         Ok(job)
     }
 
@@ -162,7 +204,8 @@ impl<'a> Job<'a> {
             }
         }
         let mut window: Option<Arc<Window>> = None;
-        for (leaf, at) in std::mem::take(&mut self.scan) {
+        let mut scan = std::mem::take(&mut self.scan);
+        while let Some((leaf, at)) = scan.take() {
             let page = loop {
                 if let Some(page) = window.as_ref().and_then(|w| w.page(leaf)) {
                     break page;
@@ -202,11 +245,13 @@ impl Window {
 /// Reads `file`'s leaves of `jobs`, in the file's order, a window at a time, each window
 /// handed to every job's thread; the first error of the reading or of a job.
 fn read_file(out: &PageOut, file: &Path, jobs: Vec<Job>) -> Result<(), Unsupported> {
-    let mut leaves: Vec<u32> = jobs
-        .iter()
-        .flat_map(|j| j.scan.iter().map(|(leaf, _)| *leaf))
-        .collect();
-    leaves.sort_unstable();
+    // Every job's leaves, in the file's order.
+    let mut leaves = InOrder::default();
+    for job in &jobs {
+        for (list, _) in &job.scan.lists {
+            leaves.add(Arc::clone(list), 0);
+        }
+    }
     let pages = Pages::open(file)?;
     std::thread::scope(|scope| {
         let mut senders = Vec::new();
@@ -216,13 +261,11 @@ fn read_file(out: &PageOut, file: &Path, jobs: Vec<Job>) -> Result<(), Unsupport
             senders.push(send);
             running.push(scope.spawn(move || job.run(out, file, receive)));
         }
-        let until = leaves.last().copied().unwrap_or(0);
+        let until = leaves.last().unwrap_or(0);
         let mut read = Ok(());
-        let mut next = 0;
         // The windows read, each taken again once every thread is done with it.
         let mut made: Vec<Arc<Window>> = Vec::new();
-        while next < leaves.len() {
-            let first = leaves[next];
+        while let Some(first) = leaves.peek() {
             let count = (until - first).min(WINDOW - 1) + 1;
             let free = made.iter_mut().position(|w| Arc::get_mut(w).is_some());
             let window = match free {
@@ -252,7 +295,7 @@ fn read_file(out: &PageOut, file: &Path, jobs: Vec<Job>) -> Result<(), Unsupport
             for send in &senders {
                 let _ = send.send(Arc::clone(window));
             }
-            next += leaves[next..].partition_point(|leaf| *leaf < first + count);
+            leaves.skip_below(first + count);
         }
         drop(senders);
         let mut result = read;
