@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Pages a window holds.
-const WINDOW: u32 = 256;
+const WINDOW: u32 = 128;
 
 /// Windows read ahead of the slowest thread.
 const AHEAD: usize = 4;
