@@ -145,7 +145,10 @@ impl InOrder {
 
     /// The largest leaf.
     fn last(&self) -> Option<u32> {
-        self.lists.iter().filter_map(|(list, _)| list.last().copied()).max()
+        self.lists
+            .iter()
+            .filter_map(|(list, _)| list.last().copied())
+            .max()
     }
 }
 
