@@ -144,14 +144,7 @@ fn write_indexes(out: &PageOut, tables: &[Table], threads: usize) -> Result<(), 
                 })
             })
             .collect();
-        let mut result = Ok(());
-        for thread in running {
-            let done = thread
-                .join()
-                .unwrap_or(Err(Unsupported("a thread writing pages failed")));
-            result = result.and(done);
-        }
-        result
+        tables::joined(Ok(()), running)
     })
 }
 

@@ -301,14 +301,18 @@ fn read_file(out: &PageOut, file: &Path, jobs: Vec<Job>) -> Result<(), Unsupport
             leaves.skip_below(first + count);
         }
         drop(senders);
-        let mut result = read;
-        for thread in running {
-            let done = thread
-                .join()
-                .unwrap_or(Err(Unsupported("a thread writing pages failed")));
-            result = result.and(done);
-        }
-        result
+        joined(read, running)
+    })
+}
+
+/// `first`, then each thread's result once it ends (all are waited for): the first error.
+pub(super) fn joined(
+    first: Result<(), Unsupported>,
+    threads: Vec<std::thread::ScopedJoinHandle<'_, Result<(), Unsupported>>>,
+) -> Result<(), Unsupported> {
+    threads.into_iter().fold(first, |result, thread| {
+        let done = (thread.join()).unwrap_or(Err(Unsupported("a thread writing pages failed")));
+        result.and(done)
     })
 }
 
