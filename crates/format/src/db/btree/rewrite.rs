@@ -184,3 +184,49 @@ impl Rewriter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record of `columns` (serial type and bytes of each; a header under 128 bytes).
+    fn record(columns: &[(u64, &[u8])]) -> Vec<u8> {
+        let mut record = vec![columns.len() as u8 + 1];
+        record.extend(columns.iter().map(|(serial, _)| *serial as u8));
+        for (_, bytes) in columns {
+            record.extend_from_slice(bytes);
+        }
+        record
+    }
+
+    /// Columns that take no bytes (NULL, the constants 0 and 1) lie at the same place in the
+    /// body: each is moved as its own column (an earlier rewriter matched moved columns by
+    /// their bytes' place and moved the wrong one), and a value whose serial type changes gets
+    /// the header made again, both ways.
+    #[test]
+    fn columns_without_bytes_are_moved_as_their_own() {
+        let mut rewriter = Rewriter::default();
+        let stored = record(&[(0, &[]), (9, &[]), (8, &[]), (1, &[7])]);
+        let moves = [Move::Add(100), Move::Add(5), Move::Add(5), Move::Keep];
+        rewriter.rewrite(&stored, &moves).unwrap();
+        // NULL stays NULL, 1 + 5 = 6 takes a byte, 0 stays 0 (no reference), 7 is kept.
+        assert_eq!(
+            rewriter.record,
+            record(&[(0, &[]), (1, &[6]), (8, &[]), (1, &[7])])
+        );
+        assert_eq!(rewriter.values, [(None, 0), (Some(6), 1), (Some(0), 8)]);
+        let moves = [Move::Keep, Move::Keep, Move::Keep, Move::Add(-6)];
+        rewriter.rewrite(&stored, &moves).unwrap();
+        assert_eq!(
+            rewriter.record,
+            record(&[(0, &[]), (9, &[]), (8, &[]), (9, &[])])
+        );
+        // The same serial types as the stored record's: its bytes with the value written over.
+        let moves = [Move::Keep, Move::Keep, Move::Keep, Move::Add(100)];
+        rewriter.rewrite(&stored, &moves).unwrap();
+        assert_eq!(
+            rewriter.record,
+            record(&[(0, &[]), (9, &[]), (8, &[]), (1, &[107])])
+        );
+    }
+}
