@@ -19,6 +19,8 @@ pub const ENV_CHILD_WAIT_S: &str = "KREPLAY_CHILD_WAIT_S";
 const DEFAULT_CHILD_WAIT_S: f64 = 30.0;
 /// Milliseconds kreplay waits after the application ends before writing its outputs (tests).
 const ENV_HOLD_OUTPUTS_MS: &str = "KREPLAY_TEST_HOLD_OUTPUTS_MS";
+/// Bytes of staging databases from which a helper holds them until kreplay has exited (tests).
+const ENV_RELEASE_MIN_BYTES: &str = "KREPLAY_TEST_RELEASE_MIN_BYTES";
 /// `0`, `off`, `false` or `no` turns the progress line off.
 pub const ENV_PROGRESS: &str = "KREPLAY_PROGRESS";
 /// kreplay's own log filter (`tracing`'s syntax: `debug`, `kreplay=trace`, ...).
@@ -123,6 +125,12 @@ pub fn child_wait() -> Result<Duration, UsageError> {
                 "{ENV_CHILD_WAIT_S}={value:?} is not a number of seconds; set it to e.g. 30 or 0 (or unset it for 30)"
             ))
         })
+}
+
+/// For the tests of the helper that holds the staging databases: the size from which it does
+/// (`launch/release.rs`).
+pub fn release_min_bytes() -> Option<u64> {
+    var(ENV_RELEASE_MIN_BYTES).and_then(|v| v.parse().ok())
 }
 
 /// For the test that signals kreplay while it writes: a pause before the writing.

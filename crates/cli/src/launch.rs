@@ -8,12 +8,14 @@ mod application;
 mod destination;
 mod launcher;
 mod outputs;
+mod release;
 mod running;
 mod signals;
 
 pub use application::{echo_config, exe_dir, find_inject_lib, SIM_APP_NAME};
 pub use destination::{check_destination, writable_folder};
 pub use launcher::{record_count, Launcher, RunResult};
+pub use release::{serve as serve_release_helper, HOLD_ARG};
 pub use signals::stop_asked;
 
 /// kreplay's signal handling after a run's application ended, held until the run's account is

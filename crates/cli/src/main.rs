@@ -61,6 +61,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
 }
 
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == launch::HOLD_ARG)
+    {
+        launch::serve_release_helper();
+    }
     clock::start();
     env::forget_injection_library();
     // KREPLAY_DEBUG's lines from the catalog's work in this process, as in the application's.

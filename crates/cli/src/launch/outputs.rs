@@ -296,6 +296,7 @@ pub(super) fn collect_and_write(
     // Processes still running may write into the staging folder yet: it stays.
     let remove_staging = || {
         if orphans_running == 0 {
+            super::release::hand_over(staging);
             let _ = std::fs::remove_dir_all(staging);
         } else {
             say!(

@@ -15,6 +15,7 @@ mod kernel_naming;
 mod markers;
 mod memory;
 mod pftrace;
+mod release;
 mod rocpd_views;
 mod rocprofv3_tracing_validator;
 mod rocprofv3_validators;
