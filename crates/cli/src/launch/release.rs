@@ -52,13 +52,13 @@ pub(super) fn hand_over(staging: &Path) {
 }
 
 /// Starts `exe` as the helper holding `files` (inherited: their descriptors are left open
-/// across its start; the caller closes its own); whether it started.
-fn hold(exe: &Path, files: &[File]) -> bool {
+/// across its start; the caller closes its own).
+fn hold(exe: &Path, files: &[File]) {
     for file in files {
         // SAFETY: fcntl on a descriptor this function's caller owns; clears close-on-exec so
         // the helper inherits it. No other process is started meanwhile (the run has ended).
         if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
-            return false;
+            return;
         }
     }
     let started = Command::new(exe)
@@ -67,18 +67,12 @@ fn hold(exe: &Path, files: &[File]) -> bool {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
-    let Ok(mut helper) = started else {
-        return false;
-    };
-    match helper.stdin.take() {
-        Some(input) => {
-            HELPERS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(input);
-            true
-        }
-        None => false,
+    // Its input stays open until kreplay exits; the helper is not waited for.
+    if let Some(input) = started.ok().and_then(|mut helper| helper.stdin.take()) {
+        HELPERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(input);
     }
 }
 

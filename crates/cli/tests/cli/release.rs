@@ -59,6 +59,8 @@ fn the_helper_holds_an_inherited_file_until_its_input_ends() {
     assert!(status.success());
 }
 
+/// A run whose staging files go to a helper however small they are: it ends as any run does,
+/// its outputs whole and its staging folder gone.
 #[test]
 fn a_run_hands_its_staging_databases_to_the_helper_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
