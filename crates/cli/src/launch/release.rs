@@ -8,7 +8,7 @@
 //! releases them itself, as before.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{ChildStdin, Command, Stdio};
@@ -76,8 +76,15 @@ fn hold(exe: &Path, files: &[File]) {
     }
 }
 
-/// The helper's work ([`HOLD_ARG`]): waits for its standard input to end, then exits.
+/// The helper's work ([`HOLD_ARG`]): waits for its standard input to end, then exits. Typed at
+/// a terminal, it would wait for nothing: it says so and exits with the usage status.
 pub fn serve() -> ! {
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "kreplay: error: {HOLD_ARG} is kreplay's own helper, started by kreplay after a run; run `kreplay --help` for the options"
+        );
+        std::process::exit(crate::error::EXIT_USAGE);
+    }
     let mut sink = [0u8; 64];
     while matches!(std::io::stdin().read(&mut sink), Ok(n) if n > 0) {}
     std::process::exit(0)

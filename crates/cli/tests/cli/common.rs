@@ -130,3 +130,26 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// Longer than any case needs on a loaded machine; a case that takes this long has hung.
+pub const HUNG: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits for `child` to end, at most [`HUNG`]; its exit status and stderr.
+pub fn wait_bounded(mut child: std::process::Child) -> (Option<i32>, String) {
+    let began = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            use std::io::Read;
+            if let Some(mut pipe) = child.stderr.take() {
+                let _ = pipe.read_to_string(&mut stderr);
+            }
+            return (status.code(), stderr);
+        }
+        if began.elapsed() > HUNG {
+            let _ = child.kill();
+            panic!("the run did not end within {HUNG:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -11,9 +11,6 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// Longer than any case needs on a loaded machine; a case that takes this long has hung.
-const HUNG: Duration = Duration::from_secs(120);
-
 /// Kernel replay of two passes, every format, into `out/r_*`.
 fn replay_args() -> Vec<String> {
     [
@@ -37,26 +34,6 @@ fn replay_args() -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect()
-}
-
-/// Waits for `child` to end, at most [`HUNG`]; its exit status and stderr.
-fn wait_bounded(mut child: Child) -> (Option<i32>, String) {
-    let began = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            use std::io::Read;
-            if let Some(mut pipe) = child.stderr.take() {
-                let _ = pipe.read_to_string(&mut stderr);
-            }
-            return (status.code(), stderr);
-        }
-        if began.elapsed() > HUNG {
-            let _ = child.kill();
-            panic!("the run did not end within {HUNG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Every file under `dir` read back: JSON parses, CSV has a header, SQLite is intact.

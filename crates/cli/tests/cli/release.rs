@@ -6,10 +6,6 @@ use crate::common::*;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Longer than any step needs on a loaded machine.
-const HUNG: Duration = Duration::from_secs(60);
 
 /// Whether process `pid` has a descriptor open on a file whose link text contains `name`.
 fn holds(pid: u32, name: &str) -> bool {
@@ -48,15 +44,8 @@ fn the_helper_holds_an_inherited_file_until_its_input_ends() {
     );
     // Its input ends (kreplay exited): it exits, closing the file.
     drop(helper.stdin.take());
-    let began = Instant::now();
-    let status = loop {
-        if let Some(status) = helper.try_wait().unwrap() {
-            break status;
-        }
-        assert!(began.elapsed() < HUNG, "the helper did not end");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    assert!(status.success());
+    let (status, _) = wait_bounded(helper);
+    assert_eq!(status, Some(0));
 }
 
 /// A run whose staging files go to a helper however small they are: it ends as any run does,
