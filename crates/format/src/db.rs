@@ -26,8 +26,10 @@ mod read_blocks;
 mod read_code_objects;
 mod read_markers;
 mod read_memory;
+mod read_trace_blocks;
 mod record_counts;
 mod stepped;
+mod trace_blocks;
 mod trace_order;
 mod trace_source;
 mod writer;
@@ -65,5 +67,7 @@ mod tests_passes;
 mod tests_record_counts;
 #[cfg(test)]
 mod tests_speed;
+#[cfg(test)]
+mod tests_trace_blocks;
 #[cfg(test)]
 mod tests_trace_pages;

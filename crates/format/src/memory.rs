@@ -47,6 +47,18 @@ impl CopyDirection {
             CopyDirection::DeviceToDevice => "MEMORY_COPY_DEVICE_TO_DEVICE",
         }
     }
+
+    /// The direction [`Self::as_str`] names.
+    pub fn parse(text: &str) -> Option<CopyDirection> {
+        [
+            CopyDirection::HostToHost,
+            CopyDirection::HostToDevice,
+            CopyDirection::DeviceToHost,
+            CopyDirection::DeviceToDevice,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == text)
+    }
 }
 
 /// One copy the application made.

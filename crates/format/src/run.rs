@@ -111,6 +111,22 @@ impl ProcessRun {
         }
     }
 
+    /// How many records of each tracing kind the process recorded (in [`TraceKind::ALL`]'s
+    /// order), where that is known without reading them.
+    pub fn trace_counts(&self) -> Option<[usize; 4]> {
+        let stored = match &self.stored {
+            Some(source) => source.0.trace_counts()?,
+            None => [0; 4],
+        };
+        let in_memory = [
+            self.markers.len(),
+            self.api_calls.len(),
+            self.copies.len(),
+            self.allocations.len(),
+        ];
+        Some(std::array::from_fn(|kind| stored[kind] + in_memory[kind]))
+    }
+
     /// How many replay costs the process recorded.
     pub fn cost_count(&self) -> usize {
         self.costs.len() + self.stored.as_ref().map_or(0, |s| s.0.counts().1)

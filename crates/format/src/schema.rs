@@ -27,8 +27,8 @@
 //!   samples and tracks hold NVTX markers (`--marker-trace`, `db::markers`), memory copies and
 //!   allocations those of the memory traces (`db::memory`; the host a `CPU` agent row).
 //! - `kreplay_replay_cost`, `kreplay_warning`, `kreplay_dispatch_pass` and `kreplay_pass_pmc` are
-//!   our own, and `kreplay_record_block`: the passes and costs again as compact blocks, which
-//!   kreplay reads instead of their rows (`db::blocks`).
+//!   our own, and `kreplay_record_block`: the passes, costs and traces again as compact blocks,
+//!   which kreplay reads instead of their rows (`db::blocks`, `db::trace_blocks`).
 //! - The views (rocpd's data and summary views and ours) are in [`crate::views`].
 //! - Rows that a dispatch needed before the producer described them (an agent, kernel or counter
 //!   seen first in a dispatch) are written with `extdata` `{"placeholder":true}` and completed
@@ -442,7 +442,8 @@ CREATE TABLE IF NOT EXISTS kreplay_warning (
 -- The passes (kind 0) and replay costs (kind 1) again, a page of rows to a compact block that
 -- kreplay's readers decode instead of the rows (`db::blocks`): first_row to last_row are ids of
 -- kreplay_dispatch_pass or kreplay_replay_cost rows; pmc_base is added to the rocpd_info_pmc
--- ids the block holds (a merge moves them).
+-- ids the block holds (a merge moves them). The markers (2), API calls (3), copies (4) and
+-- allocations (5) likewise (`db::trace_blocks`), first_row to last_row ids of their events.
 CREATE TABLE IF NOT EXISTS kreplay_record_block (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "guid" TEXT NOT NULL,

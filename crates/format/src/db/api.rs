@@ -6,6 +6,7 @@
 
 use super::file::{to_sql, DbFile};
 use super::process_rows::ProcessRows;
+use super::trace_blocks::ArgRow;
 use crate::api::ApiRecord;
 use crate::api_args::ApiArgs;
 use crate::error::FormatError;
@@ -33,7 +34,12 @@ impl ProcessRows {
             })
             .map_err(err)?;
         let event = db.conn.last_insert_rowid();
-        self.insert_args(db, event, &call.args)?;
+        let args = arg_rows(&call.args);
+        let args: Vec<ArgRow<'_>> = args
+            .iter()
+            .map(|(position, ty, name, value)| (*position, *ty, *name, &**value))
+            .collect();
+        self.insert_args(db, event, &args)?;
         db.conn
             .prepare_cached(&db.names.sql(
                 r#"INSERT INTO rocpd_region (guid, nid, pid, tid, "start", "end", name_id, event_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"#,
@@ -51,7 +57,8 @@ impl ProcessRows {
                 ])
             })
             .map_err(err)?;
-        Ok(())
+        self.trace_blocks
+            .push_api_call(db, &self.guid, event, call, &args)
     }
 
     /// The call's arguments, one `rocpd_arg` row each (rocpd's `region_args` view), as rocprofv3
@@ -59,25 +66,7 @@ impl ProcessRows {
     /// [`ARGS_PER_INSERT`] rows a statement: each statement of an AUTOINCREMENT table looks its
     /// counter up in `sqlite_sequence` and writes it back, a cost that one row a statement paid
     /// per argument (issue 49); the ids are the same, given in the same order.
-    fn insert_args(&self, db: &DbFile, event: i64, args: &ApiArgs) -> Result<(), FormatError> {
-        let rows: Vec<(u32, &str, &str, Cow<str>)> = match args {
-            ApiArgs::None => return Ok(()),
-            ApiArgs::Recorded(recorded) => recorded
-                .iter()
-                .map(|(decl, value)| {
-                    (
-                        decl.position,
-                        decl.ty,
-                        decl.name,
-                        Cow::Owned(value.to_string()),
-                    )
-                })
-                .collect(),
-            ApiArgs::Read(read) => read
-                .iter()
-                .map(|a| (a.position, &*a.ty, &*a.name, Cow::Borrowed(&*a.value)))
-                .collect(),
-        };
+    fn insert_args(&self, db: &DbFile, event: i64, rows: &[ArgRow<'_>]) -> Result<(), FormatError> {
         let err = |e| FormatError::sqlite(&db.path, e);
         for chunk in rows.chunks(ARGS_PER_INSERT) {
             let mut insert = db
@@ -96,6 +85,28 @@ impl ProcessRows {
             insert.raw_execute().map_err(err)?;
         }
         Ok(())
+    }
+}
+
+/// A call's arguments as their rows hold them: position, type, name, value as text.
+fn arg_rows(args: &ApiArgs) -> Vec<(u32, &str, &str, Cow<'_, str>)> {
+    match args {
+        ApiArgs::None => Vec::new(),
+        ApiArgs::Recorded(recorded) => recorded
+            .iter()
+            .map(|(decl, value)| {
+                (
+                    decl.position,
+                    decl.ty,
+                    decl.name,
+                    Cow::Owned(value.to_string()),
+                )
+            })
+            .collect(),
+        ApiArgs::Read(read) => read
+            .iter()
+            .map(|a| (a.position, &*a.ty, &*a.name, Cow::Borrowed(&*a.value)))
+            .collect(),
     }
 }
 

@@ -422,11 +422,12 @@ fn inserts(merge: &Merge) -> String {
     sql
 }
 
-/// `INSERT INTO main.kreplay_record_block SELECT ... FROM src.kreplay_record_block` (`db::blocks`):
-/// each block's rows moved with their table (passes or costs by its kind), the counter rows it
-/// names with `rocpd_info_pmc` (its `pmc_base`); nothing where the file has no blocks. Read in
-/// id order (`+kind`: not by the `(kind, last_row)` index, which would sort every block's bytes,
-/// 0.37 s against 0.06 s for a 2.5M-dispatch file's 187 MB of blocks).
+/// `INSERT INTO main.kreplay_record_block SELECT ... FROM src.kreplay_record_block` (`db::blocks`,
+/// `db::trace_blocks`): each block's rows moved with their table (passes or costs by its kind,
+/// the traces' with their events), the counter rows it names with `rocpd_info_pmc` (its
+/// `pmc_base`); nothing where the file has no blocks. Read in id order (`+kind`: not by the
+/// `(kind, last_row)` index, which would sort every block's bytes, 0.37 s against 0.06 s for a
+/// 2.5M-dispatch file's 187 MB of blocks).
 fn blocks_sql(conn: &Connection, offsets: &HashMap<&str, i64>) -> rusqlite::Result<String> {
     let has_blocks: bool = conn.query_row(
         "SELECT count(*) > 0 FROM pragma_table_info('kreplay_record_block', 'src') WHERE name = 'pmc_base'",
@@ -436,23 +437,28 @@ fn blocks_sql(conn: &Connection, offsets: &HashMap<&str, i64>) -> rusqlite::Resu
     if !has_blocks {
         return Ok(String::new());
     }
+    let (passes, costs) = (super::blocks::PASSES, super::blocks::COSTS);
     let moved = |column: &str| {
         format!(
-            "{column} + CASE kind WHEN {} THEN {} ELSE {} END",
-            super::blocks::PASSES,
+            "{column} + CASE kind WHEN {passes} THEN {} WHEN {costs} THEN {} ELSE {} END",
             offsets["kreplay_dispatch_pass"],
-            offsets["kreplay_replay_cost"]
+            offsets["kreplay_replay_cost"],
+            offsets["rocpd_event"]
         )
     };
+    let kinds: Vec<String> = [passes, costs]
+        .into_iter()
+        .chain(crate::run::TraceKind::ALL.map(super::trace_blocks::block_kind))
+        .map(|kind| kind.to_string())
+        .collect();
     Ok(format!(
         r#"INSERT INTO main.kreplay_record_block (guid, kind, first_row, last_row, "count", pmc_base, data)
-           SELECT guid, kind, {}, {}, "count", pmc_base + {}, data
-           FROM src.kreplay_record_block WHERE +kind IN ({}, {}) ORDER BY id;"#,
+           SELECT guid, kind, {}, {}, "count", pmc_base + CASE WHEN kind IN ({passes}, {costs}) THEN {} ELSE 0 END, data
+           FROM src.kreplay_record_block WHERE +kind IN ({}) ORDER BY id;"#,
         moved("first_row"),
         moved("last_row"),
         offsets["rocpd_info_pmc"],
-        super::blocks::PASSES,
-        super::blocks::COSTS
+        kinds.join(", ")
     ))
 }
 

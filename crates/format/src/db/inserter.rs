@@ -4,7 +4,7 @@
 
 use super::file::{DbFile, Durability};
 use super::process_rows::ProcessRows;
-use super::record_counts::{self, Counts};
+use super::record_counts::{self, Counts, TraceCounts};
 use crate::error::FormatError;
 use crate::records::{unnamed_process, Record};
 use std::path::Path;
@@ -17,9 +17,9 @@ pub(crate) struct RowInserter {
     /// Records that arrived before the first `Process` record (they need its guid).
     early: Vec<Record>,
     in_transaction: bool,
-    /// Dispatch passes and replay costs inserted for each process, in the order the processes
-    /// came, stored when the file closes (`db::record_counts`)...
-    counts: Vec<(String, Counts)>,
+    /// Dispatch passes, replay costs and tracing records inserted for each process, in the
+    /// order the processes came, stored when the file closes (`db::record_counts`)...
+    counts: Vec<(String, Counts, TraceCounts)>,
     /// ...if every insert and commit succeeded: the counts are then the file's.
     whole: bool,
 }
@@ -105,17 +105,26 @@ impl RowInserter {
 
     /// Inserts one record. Must be called inside [`Self::begin`]/[`Self::commit`].
     pub(crate) fn insert(&mut self, record: Record) -> Result<(), FormatError> {
+        // The count the record adds to: passes, costs, then the tracing kinds'.
         let counted = match &record {
-            Record::Dispatch(_) => Some((1, 0)),
-            Record::ReplayCost(_) => Some((0, 1)),
+            Record::Dispatch(_) => Some(0),
+            Record::ReplayCost(_) => Some(1),
+            Record::Marker(_) => Some(2),
+            Record::Api(_) => Some(3),
+            Record::MemoryCopy(_) => Some(4),
+            Record::MemoryAllocation(_) => Some(5),
             _ => None,
         };
         let inserted = self.insert_rows(record);
         self.whole &= inserted.is_ok();
         // The current process's counts are the last (`insert_rows` moves them there).
-        if let (Ok(()), Some((passes, costs)), Some(_)) = (&inserted, counted, &self.current) {
-            if let Some((_, counts)) = self.counts.last_mut() {
-                *counts = (counts.0 + passes, counts.1 + costs);
+        if let (Ok(()), Some(which), Some(_)) = (&inserted, counted, &self.current) {
+            if let Some((_, counts, traces)) = self.counts.last_mut() {
+                match which {
+                    0 => counts.0 += 1,
+                    1 => counts.1 += 1,
+                    kind => traces[kind - 2] += 1,
+                }
             }
         }
         inserted
@@ -128,11 +137,12 @@ impl RowInserter {
                 earlier.flush_blocks(&self.db)?;
             }
             let rows = ProcessRows::start(&self.db, process)?;
-            let counts = match self.counts.iter().position(|(guid, _)| *guid == rows.guid) {
-                Some(at) => self.counts.remove(at).1,
-                None => (0, 0),
-            };
-            self.counts.push((rows.guid.clone(), counts));
+            let (_, counts, traces) =
+                match self.counts.iter().position(|(guid, ..)| *guid == rows.guid) {
+                    Some(at) => self.counts.remove(at),
+                    None => (String::new(), (0, 0), [0; 4]),
+                };
+            self.counts.push((rows.guid.clone(), counts, traces));
             self.current = Some(rows);
             for early in std::mem::take(&mut self.early) {
                 self.insert(early)?;

@@ -29,6 +29,8 @@ impl ProcessRows {
             })
             .map_err(err)?;
         let event = db.conn.last_insert_rowid();
+        self.trace_blocks
+            .push_marker(db, &self.guid, event, marker)?;
         if marker.kind == MarkerKind::Mark {
             let track = self.marker_track(db, thread, category)?;
             db.conn

@@ -54,7 +54,7 @@ impl ProcessRows {
                 ])
             })
             .map_err(|e| db.err(e))?;
-        Ok(())
+        self.trace_blocks.push_copy(db, &self.guid, event, copy)
     }
 
     pub(super) fn insert_memory_allocation(
@@ -106,7 +106,8 @@ impl ProcessRows {
                 ])
             })
             .map_err(|e| db.err(e))?;
-        Ok(())
+        self.trace_blocks
+            .push_allocation(db, &self.guid, event, allocation)
     }
 
     /// A memory record's event: its category, its id as stack id (rocprofv3's internal

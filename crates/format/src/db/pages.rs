@@ -96,12 +96,11 @@ pub(super) struct StoredProcess {
     /// Stream rows → CUDA stream ids, thread rows → thread ids ([`id_map`]).
     pub(super) stream_ids: RowMap<u64>,
     pub(super) thread_ids: RowMap<u64>,
-    /// (dispatch passes, replay costs), as the file stores them or counted when opened
-    /// (`db::record_counts`).
-    pub(super) counts: (usize, usize),
-    /// Whether the passes, and the costs, are read from the process's record blocks
-    /// (`db::blocks`): they hold every one of its rows of that kind.
-    pub(super) blocks: (bool, bool),
+    /// (dispatch passes, replay costs), as the file stores them or counted when opened, and its
+    /// records of each tracing kind where the file stores them (`db::record_counts`).
+    pub(super) counts: ((usize, usize), Option<[usize; 4]>),
+    /// Which kinds of records are read from the process's record blocks.
+    pub(super) blocks: Blocks,
     /// The process is its file's only one: every row is its own ([`Self::own_rows`]).
     pub(super) alone: bool,
     /// Every agent, kernel and counter row is one the process describes (none is a placeholder
@@ -113,6 +112,16 @@ pub(super) struct StoredProcess {
     /// Whether it has records of each tracing kind (in [`TraceKind::ALL`]'s order), found when
     /// first asked.
     pub(super) has_traced: [std::sync::OnceLock<bool>; 4],
+}
+
+/// Whether a process's passes, costs and each tracing kind's records (in
+/// [`crate::run::TraceKind::ALL`]'s order) are read from its record blocks (`db::blocks`,
+/// `db::trace_blocks`): they hold every one of its records of that kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Blocks {
+    pub(super) passes: bool,
+    pub(super) costs: bool,
+    pub(super) traces: [bool; 4],
 }
 
 impl std::fmt::Debug for StoredProcess {
@@ -283,7 +292,7 @@ impl RecordSource for StoredProcess {
     }
 
     fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError> {
-        if !self.blocks.1 {
+        if !self.blocks.costs {
             return self.cost_page_of_rows(after);
         }
         let conn = self.connection();
@@ -338,7 +347,7 @@ impl RecordSource for StoredProcess {
         reader: usize,
         last: bool,
     ) -> Result<Vec<ReplayCost>, FormatError> {
-        if !self.blocks.1 {
+        if !self.blocks.costs {
             return self.costs_in_rows(ids, reader, last);
         }
         let conn = self.reader_connection(reader);
@@ -353,7 +362,11 @@ impl RecordSource for StoredProcess {
     }
 
     fn counts(&self) -> (usize, usize) {
-        self.counts
+        self.counts.0
+    }
+
+    fn trace_counts(&self) -> Option<[usize; 4]> {
+        self.counts.1
     }
 
     fn mentions_only_described(&self) -> bool {

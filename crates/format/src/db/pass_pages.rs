@@ -86,7 +86,7 @@ impl StoredProcess {
         after: i64,
         limit: i64,
     ) -> Result<(Vec<DispatchRecord>, i64), FormatError> {
-        if !self.blocks.0 {
+        if !self.blocks.passes {
             return self.pass_page_of_rows(after, limit);
         }
         let conn = self.connection();
@@ -142,7 +142,7 @@ impl StoredProcess {
         reader: usize,
         last: bool,
     ) -> Result<Vec<DispatchRecord>, FormatError> {
-        if !self.blocks.0 {
+        if !self.blocks.passes {
             return self.passes_in_rows(ids, reader, last);
         }
         let conn = self.reader_connection(reader);

@@ -4,6 +4,7 @@
 
 use super::blocks::{self, BlockBuffer, DispatchFields};
 use super::file::{to_sql, DbFile, PLACEHOLDER_EXTDATA};
+use super::trace_blocks::TraceBlocks;
 use crate::error::FormatError;
 use crate::identity::guid_for;
 use crate::naming::metric_block;
@@ -58,6 +59,8 @@ pub(super) struct ProcessRows {
     /// The blocks of passes and of replay costs being filled (`db::blocks`).
     pub(super) pass_block: BlockBuffer,
     pub(super) cost_block: BlockBuffer,
+    /// The blocks of the traces being filled (`db::trace_blocks`).
+    pub(super) trace_blocks: TraceBlocks,
 }
 
 /// How many dispatches [`ProcessRows::recent`] holds before it starts again: a replay unit's
@@ -83,7 +86,8 @@ impl ProcessRows {
     /// Writes the blocks being filled (when the file closes, or before another process's rows).
     pub(super) fn flush_blocks(&mut self, db: &DbFile) -> Result<(), FormatError> {
         self.pass_block.flush(db, &self.guid)?;
-        self.cost_block.flush(db, &self.guid)
+        self.cost_block.flush(db, &self.guid)?;
+        self.trace_blocks.flush(db, &self.guid)
     }
 
     /// Inserts the process's row (its node's and its category string's the first time) and
@@ -162,6 +166,7 @@ impl ProcessRows {
             recent: HashMap::new(),
             pass_block: BlockBuffer::new(blocks::PASSES),
             cost_block: BlockBuffer::new(blocks::COSTS),
+            trace_blocks: TraceBlocks::new(),
             fresh_dispatch_ids: 0,
             tracks: HashMap::new(),
             host_agent: None,

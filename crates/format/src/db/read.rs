@@ -2,7 +2,7 @@
 //! every file, with its records, in the order written.
 
 use super::file::{has_table, json_field, PLACEHOLDER_EXTDATA};
-use super::pages::{self, Layout, StoredProcess};
+use super::pages::{self, Blocks, Layout, StoredProcess};
 use crate::error::FormatError;
 use crate::records::*;
 use crate::run::{ProcessRun, RunData, Source};
@@ -236,15 +236,21 @@ fn open_process(
         super::read_code_objects::read_code_objects(&conn, path, guid, &agent_ids, &mut run)?;
         let counter_names = reader.counters(&mut run)?;
         reader.warnings(&mut run)?;
-        let counts = super::record_counts::count(&conn, path, layout, guid, alone)?;
-        let blocks = match layout.is_current() {
+        let (counts, traces) = super::record_counts::count(&conn, path, layout, guid, alone)?;
+        let in_blocks = match layout.is_current() {
             true => super::read_blocks::block_counts(&conn, guid)
-                .map_err(|e| FormatError::sqlite(path, e))?
-                .map_or((false, false), |(passes, costs)| {
-                    (passes == counts.0, costs == counts.1)
-                }),
-            false => (false, false),
+                .map_err(|e| FormatError::sqlite(path, e))?,
+            false => None,
         };
+        // Each kind is read from its blocks where they hold every one of its records.
+        let blocks = in_blocks.map_or(Blocks::default(), |held| Blocks {
+            passes: held[0] == counts.0,
+            costs: held[1] == counts.1,
+            traces: std::array::from_fn(|kind| {
+                traces.is_some_and(|traces| traces[kind] == held[2 + kind])
+            }),
+        });
+        let counts = (counts, traces);
         let ids = (
             pages::id_map(&conn, path, pages::STREAMS_SQL)?,
             pages::id_map(&conn, path, pages::THREADS_SQL)?,

@@ -14,26 +14,24 @@ use std::ops::RangeInclusive;
 const BLOCKS_SQL: &str = "SELECT first_row, pmc_base, data FROM kreplay_record_block
     WHERE guid = ?1 AND kind = ?2 AND last_row >= ?3 ORDER BY last_row";
 
-/// How many records the blocks of each kind of process `guid` hold: (passes, costs); none
-/// where the file has no blocks.
+/// How many records the blocks of each kind of process `guid` hold, by kind (passes, costs,
+/// then the tracing kinds', `db::trace_blocks`); none where the file has no blocks.
 pub(super) fn block_counts(
     conn: &rusqlite::Connection,
     guid: &str,
-) -> rusqlite::Result<Option<(usize, usize)>> {
+) -> rusqlite::Result<Option<[usize; 6]>> {
     if !super::file::has_column(conn, "kreplay_record_block", "pmc_base")? {
         return Ok(None);
     }
-    let mut counts = (0, 0);
+    let mut counts = [0; 6];
     let mut statement = conn.prepare(
         r#"SELECT kind, sum("count") FROM kreplay_record_block WHERE guid = ?1 GROUP BY kind"#,
     )?;
     let mut rows = statement.query([guid])?;
     while let Some(row) = rows.next()? {
         let (kind, count): (i64, i64) = (row.get(0)?, row.get(1)?);
-        match kind {
-            PASSES => counts.0 = count as usize,
-            COSTS => counts.1 = count as usize,
-            _ => {}
+        if let Some(slot) = usize::try_from(kind).ok().and_then(|k| counts.get_mut(k)) {
+            *slot = count as usize;
         }
     }
     Ok(Some(counts))

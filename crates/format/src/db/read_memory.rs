@@ -117,15 +117,8 @@ fn copies_after(
             let name: String = row.get(7)?;
             let src_agent = device(row, 8)?;
             let dst_agent = device(row, 10)?;
-            let direction = [
-                CopyDirection::HostToHost,
-                CopyDirection::HostToDevice,
-                CopyDirection::DeviceToHost,
-                CopyDirection::DeviceToDevice,
-            ]
-            .into_iter()
-            .find(|d| d.as_str() == name)
-            .unwrap_or_else(|| CopyDirection::between(src_agent, dst_agent));
+            let direction = CopyDirection::parse(&name)
+                .unwrap_or_else(|| CopyDirection::between(src_agent, dst_agent));
             Ok((
                 row.get::<_, i64>(0)?,
                 MemoryCopyRecord {

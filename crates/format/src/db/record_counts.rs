@@ -1,9 +1,12 @@
-//! How many dispatch passes and replay costs each process of a database holds: stored by the
-//! writer when it closes the file whole (a `rocpd_metadata` row per process, tag
-//! [`TAG`], value `{"guid":…,"passes":N,"costs":M}`), so that opening the file reads a few rows
-//! rather than counting the two largest tables (on a cold cache, reading every page of them:
-//! half a minute at 10^7 dispatches, issue 49). A file without them (an older kreplay's, a
-//! process killed before it closed its file) is counted as before.
+//! How many dispatch passes and replay costs each process of a database holds, and how many
+//! records of each tracing kind: stored by the writer when it closes the file whole (a
+//! `rocpd_metadata` row per process, tag [`TAG`], value
+//! `{"guid":…,"passes":N,"costs":M,"traces":[markers,API calls,copies,allocations]}`), so that
+//! opening the file reads a few rows rather than counting the two largest tables (on a cold
+//! cache, reading every page of them: half a minute at 10^7 dispatches, issue 49). A file without
+//! them (an older kreplay's, a process killed before it closed its file) is counted as before;
+//! its traces' counts, which only say whether their blocks hold them all (`db::trace_blocks`),
+//! are then unknown and the traces read from their rows.
 
 use super::file::DbFile;
 use super::pages::Layout;
@@ -18,20 +21,30 @@ const TAG: &str = "kreplay_record_counts";
 /// Dispatch passes and replay costs one process's rows hold.
 pub(super) type Counts = (usize, usize);
 
+/// Records of each tracing kind one process's rows hold, in [`crate::run::TraceKind::ALL`]'s order.
+pub(super) type TraceCounts = [usize; 4];
+
 /// A count row's value.
-fn value(guid: &str, (passes, costs): Counts) -> String {
-    serde_json::json!({ "guid": guid, "passes": passes, "costs": costs }).to_string()
+fn value(guid: &str, (passes, costs): Counts, traces: Option<TraceCounts>) -> String {
+    let mut value = serde_json::json!({ "guid": guid, "passes": passes, "costs": costs });
+    if let Some(traces) = traces {
+        value["traces"] = serde_json::json!(traces);
+    }
+    value.to_string()
 }
 
 /// Stores `counts` (each process's, in the order the processes were written) in the file being
 /// written, after its last rows.
-pub(super) fn store(db: &DbFile, counts: &[(String, Counts)]) -> Result<(), FormatError> {
+pub(super) fn store(
+    db: &DbFile,
+    counts: &[(String, Counts, TraceCounts)],
+) -> Result<(), FormatError> {
     let sql = db
         .names
         .sql("INSERT INTO rocpd_metadata (tag, value) VALUES (?1, ?2)");
-    for (guid, counts) in counts {
+    for (guid, counts, traces) in counts {
         db.conn
-            .execute(&sql, params![TAG, value(guid, *counts)])
+            .execute(&sql, params![TAG, value(guid, *counts, Some(*traces))])
             .map_err(|e| db.err(e))?;
     }
     Ok(())
@@ -60,7 +73,8 @@ pub(super) fn store_copied(
     ))?;
     for process in processes {
         let counts = (process.dispatch_count(), process.cost_count());
-        insert.execute(params![TAG, value(&process.guid(), counts)])?;
+        let traces = process.trace_counts();
+        insert.execute(params![TAG, value(&process.guid(), counts, traces)])?;
     }
     Ok(())
 }
@@ -74,7 +88,8 @@ fn pass_table(layout: Layout) -> &'static str {
 }
 
 /// How many passes and costs the process `guid` of `conn` holds: its stored counts where the
-/// file has them and they still describe it, counted otherwise. `alone`: it is the file's only
+/// file has them and they still describe it, counted otherwise; and its records of each tracing
+/// kind where the file stores them and they still describe it. `alone`: it is the file's only
 /// process (every row is its own).
 pub(super) fn count(
     conn: &Connection,
@@ -82,7 +97,7 @@ pub(super) fn count(
     layout: Layout,
     guid: &str,
     alone: bool,
-) -> Result<Counts, FormatError> {
+) -> Result<(Counts, Option<TraceCounts>), FormatError> {
     let err = |e| FormatError::sqlite(path, e);
     if let Some(counts) = stored(conn, layout, guid).map_err(err)? {
         return Ok(counts);
@@ -101,13 +116,22 @@ pub(super) fn count(
         };
         rows.map(|n| n as usize).map_err(err)
     };
-    Ok((count(pass_table(layout))?, count("kreplay_replay_cost")?))
+    Ok((
+        (count(pass_table(layout))?, count("kreplay_replay_cost")?),
+        None,
+    ))
 }
 
 /// The stored counts of `guid`, when the file has a count row for each of its processes and
 /// they add up to the tables' last row ids: the writer's rows have ids 1, 2, … with none
-/// removed, so rows added since (or a count row that lies) make them differ. None otherwise.
-fn stored(conn: &Connection, layout: Layout, guid: &str) -> rusqlite::Result<Option<Counts>> {
+/// removed, so rows added since (or a count row that lies) make them differ. None otherwise;
+/// the traces' counts likewise (the markers' and API calls' rows are those of `rocpd_region` and
+/// `rocpd_sample`, the copies' and allocations' those of their tables).
+fn stored(
+    conn: &Connection,
+    layout: Layout,
+    guid: &str,
+) -> rusqlite::Result<Option<(Counts, Option<TraceCounts>)>> {
     if !layout.is_current() {
         return Ok(None);
     }
@@ -123,8 +147,11 @@ fn stored(conn: &Connection, layout: Layout, guid: &str) -> rusqlite::Result<Opt
         let parsed = serde_json::from_str::<serde_json::Value>(text).ok();
         let field = |key| parsed.as_ref()?.get(key)?.as_u64();
         let guid = parsed.as_ref().and_then(|v| v.get("guid")?.as_str());
+        let traces = parsed
+            .as_ref()
+            .and_then(|v| serde_json::from_value::<TraceCounts>(v.get("traces")?.clone()).ok());
         match (guid, field("passes"), field("costs")) {
-            (Some(g), Some(p), Some(c)) => rows.push((g.to_string(), p, c)),
+            (Some(g), Some(p), Some(c)) => rows.push((g.to_string(), p, c, traces)),
             _ => return Ok(None),
         }
     }
@@ -144,8 +171,22 @@ fn stored(conn: &Connection, layout: Layout, guid: &str) -> rusqlite::Result<Opt
     let whole = rows.len() as i64 == processes
         && passes == last(pass_table(layout))?
         && costs == last("kreplay_replay_cost")?;
+    let traces_whole = match rows.iter().map(|row| row.3).collect::<Option<Vec<_>>>() {
+        Some(traces) => {
+            let sum = |kinds: &[usize]| -> u64 {
+                traces
+                    .iter()
+                    .map(|t| kinds.iter().map(|k| t[*k] as u64).sum::<u64>())
+                    .sum()
+            };
+            sum(&[0, 1]) == last("rocpd_region")? + last("rocpd_sample")?
+                && sum(&[2]) == last("rocpd_memory_copy")?
+                && sum(&[3]) == last("rocpd_memory_allocate")?
+        }
+        None => false,
+    };
     Ok(rows
         .into_iter()
         .find(|row| whole && row.0 == guid)
-        .map(|(_, p, c)| (p as usize, c as usize)))
+        .map(|(_, p, c, traces)| ((p as usize, c as usize), traces.filter(|_| traces_whole))))
 }

@@ -2,7 +2,7 @@
 //! rows do (every read in these tests is also read from the rows and compared, `pass_pages`),
 //! a process whose blocks miss rows is read from its rows, and a damaged block is a clear error.
 
-use super::pages::{StoredProcess, PAGE_ROWS};
+use super::pages::{Blocks, StoredProcess, PAGE_ROWS};
 use super::tests_pass_pages::write;
 use super::*;
 use crate::records::*;
@@ -67,6 +67,14 @@ fn records(pid: u32) -> Vec<Record> {
 
 /// Whether each process of `path` reads its passes and its costs from blocks.
 pub(super) fn read_from_blocks(path: &Path) -> Vec<(bool, bool)> {
+    kinds_in_blocks(path)
+        .into_iter()
+        .map(|blocks| (blocks.passes, blocks.costs))
+        .collect()
+}
+
+/// Which kinds of records each process of `path` reads from blocks.
+pub(super) fn kinds_in_blocks(path: &Path) -> Vec<Blocks> {
     let run = open_databases(&[path.to_path_buf()]).unwrap();
     run.processes
         .iter()

@@ -234,6 +234,10 @@ fn assert_copy_is_the_rows_as_recorded(run: &crate::run::RunData, dir: &Path, na
     let copied = dir.join(format!("{name}-copied.db"));
     let written = dir.join(format!("{name}-rows.db"));
     assert_references_hold(&copied);
+    // Its trace blocks moved with the rows: each kind of each process is read from them.
+    for kinds in super::tests_blocks::kinds_in_blocks(&copied) {
+        assert_eq!(kinds.traces, [true; 4], "{name}");
+    }
     assert_eq!(views(&copied), views(&written), "{name}");
     assert_eq!(
         read_databases(std::slice::from_ref(&copied)).unwrap(),

@@ -1,6 +1,7 @@
-//! A stored process's tracing records are read a page at a time (issue 49): each page holds at
-//! most [`TRACE_PAGE_ROWS`] rows of a table, found by one range of row ids (the primary key, not
-//! a scan of the table per page), and the pages together give every record as written.
+//! A stored process's tracing records are read a page at a time (issue 49): from their rows, each
+//! page holds at most [`TRACE_PAGE_ROWS`] rows of a table, found by one range of row ids (the
+//! primary key, not a scan of the table per page); from their blocks, a block at a time; and the
+//! pages together give every record as written.
 
 use super::trace_order::{own_trace_rows, TRACE_PAGE_ROWS};
 use super::*;
@@ -104,40 +105,44 @@ fn tracing_records_are_read_a_page_at_a_time_and_every_one_as_written() {
     let one = traced_records(3);
     let two: Vec<Record> = one.iter().cloned().chain(traced_records(5)).collect();
     let expected = RunData::from_records(two.clone());
-    // One process alone in its file, and two in one file (each page filtered by process).
+    // One process alone in its file, and two in one file (each page filtered by process); each
+    // read from its trace blocks, and from its rows (the blocks removed).
     for (file, processes) in [("one.db", &one), ("two.db", &two)] {
-        let path = written(dir.path(), file, processes);
-        let run = open_databases(&[path]).unwrap();
-        for (index, process) in run.processes.iter().enumerate() {
-            assert!(process.api_calls.is_empty() && process.markers.is_empty());
-            let source = stored(&run, index);
-            let calls = pages(TRACE_PAGE_ROWS as usize, |at| {
-                source.api_calls_after(at, true, None).unwrap()
-            });
-            assert_eq!(calls.len(), 3);
-            let calls: Vec<ApiRecord> = calls.into_iter().flatten().collect();
-            assert_eq!(calls, expected.processes[index].api_calls);
-            // Ranges and marks: a page of each table at most.
-            let markers = pages(2 * TRACE_PAGE_ROWS as usize, |at| {
-                source.markers_after(at).unwrap()
-            });
-            assert!(markers.len() >= 2);
-            let markers: Vec<_> = markers.into_iter().flatten().collect();
-            assert_eq!(markers, expected.processes[index].markers);
-            // The iterators the writers use give the same.
-            let each: Vec<ApiRecord> = (process.each_api_call())
-                .map(|c| c.unwrap().into_owned())
-                .collect();
-            assert_eq!(each, expected.processes[index].api_calls);
-            // One domain's calls with their arguments: the other's are not read.
-            for domain in [ApiDomain::Runtime, ApiDomain::Driver] {
-                let of: Vec<ApiRecord> = (process.each_api_call_of(domain))
+        let written = written(dir.path(), file, processes);
+        let rows = super::tests_trace_blocks::without_trace_blocks(&written);
+        for path in [written, rows] {
+            let run = open_databases(&[path]).unwrap();
+            for (index, process) in run.processes.iter().enumerate() {
+                assert!(process.api_calls.is_empty() && process.markers.is_empty());
+                let source = stored(&run, index);
+                let calls = pages(TRACE_PAGE_ROWS as usize, |at| {
+                    source.api_calls_after(at, true, None).unwrap()
+                });
+                assert_eq!(calls.len(), 3);
+                let calls: Vec<ApiRecord> = calls.into_iter().flatten().collect();
+                assert_eq!(calls, expected.processes[index].api_calls);
+                // Ranges and marks: a page of each table at most.
+                let markers = pages(2 * TRACE_PAGE_ROWS as usize, |at| {
+                    source.markers_after(at).unwrap()
+                });
+                assert!(markers.len() >= 2);
+                let markers: Vec<_> = markers.into_iter().flatten().collect();
+                assert_eq!(markers, expected.processes[index].markers);
+                // The iterators the writers use give the same.
+                let each: Vec<ApiRecord> = (process.each_api_call())
                     .map(|c| c.unwrap().into_owned())
                     .collect();
-                let want: Vec<&ApiRecord> = (expected.processes[index].api_calls.iter())
-                    .filter(|c| c.domain == domain)
-                    .collect();
-                assert_eq!(of.iter().collect::<Vec<_>>(), want, "{domain:?}");
+                assert_eq!(each, expected.processes[index].api_calls);
+                // One domain's calls with their arguments: the other's are not read.
+                for domain in [ApiDomain::Runtime, ApiDomain::Driver] {
+                    let of: Vec<ApiRecord> = (process.each_api_call_of(domain))
+                        .map(|c| c.unwrap().into_owned())
+                        .collect();
+                    let want: Vec<&ApiRecord> = (expected.processes[index].api_calls.iter())
+                        .filter(|c| c.domain == domain)
+                        .collect();
+                    assert_eq!(of.iter().collect::<Vec<_>>(), want, "{domain:?}");
+                }
             }
         }
     }

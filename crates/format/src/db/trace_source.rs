@@ -1,6 +1,7 @@
 //! A stored process's tracing records, read a page at a time by the writers
-//! ([`crate::run::TraceSource`]): markers (`read_markers`), API calls (`read_api`), copies and
-//! allocations (`read_memory`).
+//! ([`crate::run::TraceSource`]): from their record blocks where these hold every record of the
+//! kind (`read_trace_blocks`), else from their rows: markers (`read_markers`), API calls
+//! (`read_api`), copies and allocations (`read_memory`).
 
 use super::pages::StoredProcess;
 use crate::api::{ApiDomain, ApiRecord};
@@ -11,7 +12,10 @@ use crate::run::{TraceCursor, TraceKind, TraceSource};
 
 impl TraceSource for StoredProcess {
     fn markers_after(&self, at: &mut TraceCursor) -> Result<Vec<MarkerRecord>, FormatError> {
-        super::read_markers::markers_after(self, at)
+        match self.blocks.traces[0] {
+            true => self.markers_from_blocks(at),
+            false => super::read_markers::markers_after(self, at),
+        }
     }
 
     fn api_calls_after(
@@ -20,18 +24,27 @@ impl TraceSource for StoredProcess {
         args: bool,
         domain: Option<ApiDomain>,
     ) -> Result<Vec<ApiRecord>, FormatError> {
-        super::read_api::api_calls_after(self, at, args, domain)
+        match self.blocks.traces[1] {
+            true => self.api_calls_from_blocks(at, args, domain),
+            false => super::read_api::api_calls_after(self, at, args, domain),
+        }
     }
 
     fn copies_after(&self, at: &mut TraceCursor) -> Result<Vec<MemoryCopyRecord>, FormatError> {
-        super::read_memory::copies_from(self, at)
+        match self.blocks.traces[2] {
+            true => self.copies_from_blocks(at),
+            false => super::read_memory::copies_from(self, at),
+        }
     }
 
     fn allocations_after(
         &self,
         at: &mut TraceCursor,
     ) -> Result<Vec<MemoryAllocationRecord>, FormatError> {
-        super::read_memory::allocations_from(self, at)
+        match self.blocks.traces[3] {
+            true => self.allocations_from_blocks(at),
+            false => super::read_memory::allocations_from(self, at),
+        }
     }
 
     /// Whether the first page of `kind` has a record, asked once per kind.

@@ -24,6 +24,11 @@ pub trait RecordSource: fmt::Debug + Send + Sync {
     fn costs_after(&self, after: i64) -> Result<Page<ReplayCost>, FormatError>;
     /// How many dispatch passes and replay costs there are.
     fn counts(&self) -> (usize, usize);
+    /// How many records of each tracing kind there are (in [`super::TraceKind::ALL`]'s order),
+    /// where it knows without reading them.
+    fn trace_counts(&self) -> Option<[usize; 4]> {
+        None
+    }
     /// The row ids its dispatch passes (`Passes`) or replay costs (`Costs`) lie in, when it can
     /// read them by ranges of ids on several connections at once ([`Self::dispatches_in`],
     /// [`Self::costs_in`]); None: a page after another only.
