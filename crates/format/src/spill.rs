@@ -20,8 +20,9 @@ const MAX_RUNS: usize = 64;
 /// The read buffer of each run while they are merged.
 const RUN_BUFFER: usize = 64 << 10;
 
+/// How many bytes of items a sorter made by [`Sorter::new`] keeps in memory.
 #[cfg(not(test))]
-fn budget() -> usize {
+pub(crate) fn budget() -> usize {
     MEMORY_BUDGET
 }
 
@@ -32,7 +33,7 @@ thread_local! {
 }
 
 #[cfg(test)]
-fn budget() -> usize {
+pub(crate) fn budget() -> usize {
     TEST_BUDGET.with(|b| b.get())
 }
 
