@@ -285,24 +285,33 @@ impl BlockBuffer {
         if self.count == 0 {
             return Ok(());
         }
-        db.conn
-            .prepare_cached(
-                r#"INSERT INTO kreplay_record_block (guid, kind, first_row, last_row, "count", data)
-                   VALUES (?1, ?2, ?3, ?4, ?5, ?6)"#,
-            )
-            .and_then(|mut insert| {
-                insert.execute(rusqlite::params![
-                    guid,
-                    self.kind,
-                    self.first_row,
-                    self.last_row,
-                    self.count,
-                    self.data
-                ])
-            })
-            .map_err(|e| db.err(e))?;
+        let rows = (self.first_row, self.last_row, self.count);
+        insert_block(db, guid, self.kind, rows, &self.data)?;
         self.data.clear();
         self.count = 0;
         Ok(())
     }
+}
+
+/// Inserts a block of `kind` of process `guid`: its (first row, last row, record count) and its
+/// bytes (inside a transaction).
+pub(super) fn insert_block(
+    db: &DbFile,
+    guid: &str,
+    kind: i64,
+    (first_row, last_row, count): (i64, i64, i64),
+    data: &[u8],
+) -> Result<(), FormatError> {
+    db.conn
+        .prepare_cached(
+            r#"INSERT INTO kreplay_record_block (guid, kind, first_row, last_row, "count", data)
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6)"#,
+        )
+        .and_then(|mut insert| {
+            insert.execute(rusqlite::params![
+                guid, kind, first_row, last_row, count, data
+            ])
+        })
+        .map_err(|e| db.err(e))?;
+    Ok(())
 }

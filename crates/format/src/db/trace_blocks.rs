@@ -269,22 +269,8 @@ impl TraceBlock {
         if self.count == 0 {
             return Ok(());
         }
-        db.conn
-            .prepare_cached(
-                r#"INSERT INTO kreplay_record_block (guid, kind, first_row, last_row, "count", data)
-                   VALUES (?1, ?2, ?3, ?4, ?5, ?6)"#,
-            )
-            .and_then(|mut insert| {
-                insert.execute(rusqlite::params![
-                    guid,
-                    self.kind,
-                    self.first_event,
-                    self.last_event,
-                    self.count,
-                    self.data
-                ])
-            })
-            .map_err(|e| db.err(e))?;
+        let rows = (self.first_event, self.last_event, self.count);
+        super::blocks::insert_block(db, guid, self.kind, rows, &self.data)?;
         self.data.clear();
         self.count = 0;
         Ok(())
