@@ -61,6 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
 }
 
 fn main() {
+    allocator::configure();
     if std::env::args_os()
         .nth(1)
         .is_some_and(|a| a == launch::HOLD_ARG)
