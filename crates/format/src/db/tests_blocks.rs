@@ -188,13 +188,18 @@ fn a_file_whose_writer_never_closed_it_is_read_from_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.db");
     let records = records(9);
-    let writer = DbWriter::create(&path, || {}).unwrap();
-    for record in &records {
+    written_by_a_crashed_writer(&path, &records);
+    assert_eq!(read_from_blocks(&path), vec![(false, false)]);
+    assert_eq!(read(&path), expected(records));
+}
+
+/// `records` committed to `path` by a writer that then crashes: neither finished nor dropped, its
+/// last blocks and its counts never written.
+pub(super) fn written_by_a_crashed_writer(path: &Path, records: &[Record]) {
+    let writer = DbWriter::create(path, || {}).unwrap();
+    for record in records {
         writer.send(record.clone());
     }
     writer.flush();
-    // A crash: the writer is neither finished nor dropped, its last blocks never written.
     std::mem::forget(writer);
-    assert_eq!(read_from_blocks(&path), vec![(false, false)]);
-    assert_eq!(read(&path), expected(records));
 }

@@ -4,7 +4,7 @@
 //! process whose blocks or counts do not hold every record is read from its rows; a damaged
 //! block is a clear error.
 
-use super::tests_blocks::kinds_in_blocks;
+use super::tests_blocks::{kinds_in_blocks, written_by_a_crashed_writer};
 use super::tests_bulk::recorded;
 use super::trace_blocks::TRACE_BLOCK_RECORDS;
 use super::*;
@@ -287,13 +287,7 @@ fn a_file_whose_writer_never_closed_it_reads_its_traces_from_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.db");
     let records = traced(9);
-    let writer = DbWriter::create(&path, || {}).unwrap();
-    for record in &records {
-        writer.send(record.clone());
-    }
-    writer.flush();
-    // A crash: the writer is neither finished nor dropped, its counts never stored.
-    std::mem::forget(writer);
+    written_by_a_crashed_writer(&path, &records);
     assert_eq!(traces_in_blocks(&path), vec![[false; 4]]);
     let closed = recorded(dir.path(), "closed.db", &records);
     assert_eq!(traces(&path), traces(&closed));
