@@ -35,10 +35,6 @@ impl ProcessRows {
             .map_err(err)?;
         let event = db.conn.last_insert_rowid();
         let args = arg_rows(&call.args);
-        let args: Vec<ArgRow<'_>> = args
-            .iter()
-            .map(|(position, ty, name, value)| (*position, *ty, *name, &**value))
-            .collect();
         self.insert_args(db, event, &args)?;
         db.conn
             .prepare_cached(&db.names.sql(
@@ -89,7 +85,7 @@ impl ProcessRows {
 }
 
 /// A call's arguments as their rows hold them: position, type, name, value as text.
-fn arg_rows(args: &ApiArgs) -> Vec<(u32, &str, &str, Cow<'_, str>)> {
+fn arg_rows(args: &ApiArgs) -> Vec<ArgRow<'_>> {
     match args {
         ApiArgs::None => Vec::new(),
         ApiArgs::Recorded(recorded) => recorded

@@ -25,6 +25,7 @@ use crate::markers::{MarkerKind, MarkerRecord};
 use crate::memory::{MemoryAllocationRecord, MemoryCopyRecord};
 use crate::run::TraceKind;
 use crate::varint::{put, zigzag};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// How many records a block holds at most (a page of the rows' readers).
@@ -39,7 +40,7 @@ pub(super) fn block_kind(kind: TraceKind) -> i64 {
 }
 
 /// An API call's argument as its row holds it: position, type, name, value.
-pub(super) type ArgRow<'a> = (u32, &'a str, &'a str, &'a str);
+pub(super) type ArgRow<'a> = (u32, &'a str, &'a str, Cow<'a, str>);
 
 /// The blocks of a process's traces being filled, one per kind.
 pub(super) struct TraceBlocks([TraceBlock; 4]);
