@@ -21,6 +21,8 @@ Usage: python3 bench/scale.py [--bin target/release] [--dispatches 10000,100000,
                               [--flags=--sys-trace] [--repeat 1]
        python3 bench/scale.py --table OUT.json     (the table of an earlier run, nothing run)
 --flags: extra kreplay options, comma-separated (e.g. --flags=--sys-trace for a traced run).
+The record counts (and so the rates) come from the rocpd run's database: without rocpd among
+--formats the rates are left blank.
 --repeat N: each `convert` N times, its row the figures of the run with the median time (all
 times kept in the JSON as post_s_runs): this VM's speed moves by up to half from one minute to the
 next. A run with its application (minutes at 10^6) is made once.
