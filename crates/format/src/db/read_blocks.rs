@@ -37,29 +37,38 @@ pub(super) fn block_counts(
     Ok(Some(counts))
 }
 
-/// A block being read: its bytes, the row of the record last read, and what to add to the
-/// counter rows it names.
-struct Cursor<'b> {
-    bytes: &'b [u8],
-    row: i64,
+/// A block being read: its bytes, the row of the record last read (for the traces' blocks, its
+/// event), and what to add to the counter rows it names.
+pub(super) struct Cursor<'b> {
+    pub(super) bytes: &'b [u8],
+    pub(super) row: i64,
     pmc_base: i64,
 }
 
-impl Cursor<'_> {
-    fn int(&mut self) -> Option<u64> {
+impl<'b> Cursor<'b> {
+    /// A cursor at the start of `bytes`, whose first record's row is `row`.
+    pub(super) fn new(bytes: &'b [u8], row: i64) -> Cursor<'b> {
+        Cursor {
+            bytes,
+            row,
+            pmc_base: 0,
+        }
+    }
+
+    pub(super) fn int(&mut self) -> Option<u64> {
         take(&mut self.bytes)
     }
 
-    fn small(&mut self) -> Option<u32> {
+    pub(super) fn small(&mut self) -> Option<u32> {
         u32::try_from(self.int()?).ok()
     }
 
-    fn text(&mut self) -> Option<&str> {
+    pub(super) fn text(&mut self) -> Option<&'b str> {
         let len = usize::try_from(self.int()?).ok()?;
         self.text_of(len)
     }
 
-    fn text_of(&mut self, len: usize) -> Option<&str> {
+    fn text_of(&mut self, len: usize) -> Option<&'b str> {
         let (text, rest) = self.bytes.split_at_checked(len)?;
         self.bytes = rest;
         std::str::from_utf8(text).ok()
@@ -78,7 +87,7 @@ impl Cursor<'_> {
         }
     }
 
-    fn next_row(&mut self) -> Option<i64> {
+    pub(super) fn next_row(&mut self) -> Option<i64> {
         self.row = self.row.checked_add(i64::try_from(self.int()?).ok()?)?;
         Some(self.row)
     }

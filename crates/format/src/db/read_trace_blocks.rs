@@ -3,6 +3,7 @@
 //! The block is copied out of the file under the connection's lock and decoded after it.
 
 use super::pages::StoredProcess;
+use super::read_blocks::Cursor;
 use super::trace_blocks::block_kind;
 use crate::api::{ApiDomain, ApiRecord};
 use crate::api_args::{ApiArg, ApiArgs};
@@ -10,7 +11,7 @@ use crate::error::FormatError;
 use crate::markers::{MarkerKind, MarkerRecord};
 use crate::memory::{AllocationOperation, CopyDirection, MemoryAllocationRecord, MemoryCopyRecord};
 use crate::run::{TraceCursor, TraceKind};
-use crate::varint::{take, unzigzag};
+use crate::varint::unzigzag;
 use rusqlite::OptionalExtension;
 use std::borrow::Cow;
 
@@ -18,11 +19,10 @@ use std::borrow::Cow;
 const NEXT_BLOCK_SQL: &str = "SELECT first_row, last_row, data FROM kreplay_record_block
     WHERE guid = ?1 AND kind = ?2 AND last_row > ?3 ORDER BY last_row LIMIT 1";
 
-/// A block being read: its bytes left, the event of the record last read, the names read so
-/// far, and the last record's id and start.
+/// A block being read ([`Cursor`], its rows the records' events), with the names read so far
+/// and the last record's id and start.
 struct Block<'b> {
-    bytes: &'b [u8],
-    event: i64,
+    cursor: Cursor<'b>,
     names: Vec<&'b str>,
     last_id: u64,
     last_start: u64,
@@ -30,18 +30,15 @@ struct Block<'b> {
 
 impl<'b> Block<'b> {
     fn int(&mut self) -> Option<u64> {
-        take(&mut self.bytes)
+        self.cursor.int()
     }
 
     fn small(&mut self) -> Option<u32> {
-        u32::try_from(self.int()?).ok()
+        self.cursor.small()
     }
 
     fn text(&mut self) -> Option<&'b str> {
-        let len = usize::try_from(self.int()?).ok()?;
-        let (text, rest) = self.bytes.split_at_checked(len)?;
-        self.bytes = rest;
-        std::str::from_utf8(text).ok()
+        self.cursor.text()
     }
 
     /// A name as `TraceBlock::name` writes it.
@@ -81,11 +78,6 @@ impl<'b> Block<'b> {
             false => start,
         };
         Some((start, end))
-    }
-
-    fn next_event(&mut self) -> Option<()> {
-        self.event = self.event.checked_add(i64::try_from(self.int()?).ok()?)?;
-        Some(())
     }
 }
 
@@ -143,20 +135,19 @@ impl StoredProcess {
             ))
         };
         let mut block = Block {
-            bytes: &data,
-            event: first,
+            cursor: Cursor::new(&data, first),
             names: Vec::new(),
             last_id: 0,
             last_start: 0,
         };
         let mut records = Vec::new();
         let mut read = 0;
-        while !block.bytes.is_empty() {
-            block.next_event().ok_or_else(malformed)?;
+        while !block.cursor.bytes.is_empty() {
+            block.cursor.next_row().ok_or_else(malformed)?;
             records.extend(decode(&mut block).ok_or_else(malformed)?);
             read += 1;
         }
-        if block.event != last || read == 0 {
+        if block.cursor.row != last || read == 0 {
             return Err(malformed());
         }
         at[0] = last;
