@@ -131,10 +131,10 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
                 plan::SummaryOutput::Stdout => {
                     use std::io::Write as _;
                     let mut stdout = say::Quiet(std::io::stdout());
-                    write!(stdout, "{text}")?;
+                    text.write_to(&mut stdout)?;
                     stdout.flush()?;
                 }
-                _ => write!(report, "{text}")?,
+                _ => text.write_to(report)?,
             }
         }
         for file in &result.files {

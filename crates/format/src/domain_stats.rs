@@ -6,12 +6,14 @@
 //! statistics.
 
 use crate::api::ApiRecord;
+use crate::error::FormatError;
 use crate::files::suffix;
 use crate::markers::MarkerRecord;
 use crate::memory::{MemoryAllocationRecord, MemoryCopyRecord};
+use crate::name_stats::{spill_error, NameTally, Names};
 use crate::run::{ProcessRun, RunData};
-use crate::stats::{kernel_stats, merged, DurationStats, KernelStats, KERNEL_DISPATCH_DOMAIN};
-use std::collections::BTreeMap;
+use crate::stats::{kernel_stats, KERNEL_DISPATCH_DOMAIN};
+use std::path::Path;
 
 /// The CUDA runtime and driver API calls (rocprofv3's `HIP_API`, named for CUDA).
 pub const CUDA_API_DOMAIN: &str = "CUDA_API";
@@ -29,20 +31,12 @@ pub const DOMAINS: [(&str, &str); 5] = [
     (MEMORY_ALLOCATION_DOMAIN, suffix::MEMORY_ALLOCATION_STATS),
 ];
 
-/// One domain's statistics: per name, largest total first, and all together.
-#[derive(Debug, Clone, PartialEq)]
+/// One domain's statistics: per name, largest total first (equal totals by name), and all
+/// together ([`Names::total`]).
+#[derive(Debug)]
 pub struct DomainStats {
     pub domain: &'static str,
-    pub stats: KernelStats,
-}
-
-/// Durations by name (each name's statistics: constant memory per name), largest total first
-/// (equal totals by name).
-fn by_name(names: BTreeMap<String, DurationStats>) -> KernelStats {
-    let mut kernels: Vec<(String, DurationStats)> = names.into_iter().collect();
-    kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
-    let total = merged(kernels.iter().map(|(_, stats)| stats));
-    KernelStats { kernels, total }
+    pub stats: Names,
 }
 
 /// Adds the duration of each record of one tracing domain of `process` to its name's
@@ -50,8 +44,8 @@ fn by_name(names: BTreeMap<String, DurationStats>) -> KernelStats {
 /// (`MEMORY_COPY`) or allocations (`MEMORY_ALLOCATION`); none for another domain. The records
 /// are read as they are stored (a page at a time); one that cannot be read ends the domain's
 /// (the writers say why), as it ends the kernel dispatches' ([`crate::stats`]).
-fn add_durations(process: &ProcessRun, domain: &str, names: &mut BTreeMap<String, DurationStats>) {
-    let mut add = |name: &str, start: u64, end: u64| add(names, name, start, end);
+fn add_durations(process: &ProcessRun, domain: &str, names: &mut NameTally) {
+    let mut add = |name: &str, start: u64, end: u64| names.add(name, end.saturating_sub(start));
     match domain {
         CUDA_API_DOMAIN => (process.each_api_call_without_args().map_while(Result::ok))
             .for_each(|c| add(&c.function, c.start_ns, c.end_ns)),
@@ -65,72 +59,76 @@ fn add_durations(process: &ProcessRun, domain: &str, names: &mut BTreeMap<String
     }
 }
 
-/// The statistics of each domain `run` has records of, in [`DOMAINS`]' order.
-pub fn run_stats(run: &RunData) -> Vec<DomainStats> {
-    run_stats_with(run, kernel_stats(run))
+/// The statistics of each domain `run` has records of, in [`DOMAINS`]' order; names spill into
+/// `dir` if they are many (`None`: the system's temporary folder).
+pub fn run_stats(run: &RunData, dir: Option<&Path>) -> Result<Vec<DomainStats>, FormatError> {
+    run_stats_with(run, kernel_stats(run, dir)?, dir)
 }
 
 /// [`run_stats`] with the kernel dispatches' statistics already gathered (`kernels`: the
 /// run's, [`crate::stats::kernel_stats_from`]); the other domains' records are read here.
-pub fn run_stats_with(run: &RunData, kernels: KernelStats) -> Vec<DomainStats> {
+pub fn run_stats_with(
+    run: &RunData,
+    kernels: Names,
+    dir: Option<&Path>,
+) -> Result<Vec<DomainStats>, FormatError> {
     let mut kernels = Some(kernels);
-    DOMAINS
-        .iter()
-        .map(|(domain, _)| {
-            let stats = if *domain == KERNEL_DISPATCH_DOMAIN {
-                kernels.take().unwrap_or_default()
-            } else {
-                let mut names = BTreeMap::new();
-                for process in &run.processes {
-                    add_durations(process, domain, &mut names);
-                }
-                by_name(names)
-            };
-            DomainStats { domain, stats }
-        })
-        .filter(|d| !d.stats.is_empty())
-        .collect()
+    let mut domains = Vec::new();
+    for (domain, _) in DOMAINS {
+        let stats = if domain == KERNEL_DISPATCH_DOMAIN {
+            kernels.take().unwrap_or_default()
+        } else {
+            let mut names = NameTally::new(dir);
+            for process in &run.processes {
+                add_durations(process, domain, &mut names);
+            }
+            (names.finish().and_then(|n| n.ranked(dir))).map_err(spill_error(dir))?
+        };
+        if !stats.is_empty() {
+            domains.push(DomainStats { domain, stats });
+        }
+    }
+    Ok(domains)
 }
 
 /// The tracing domains' statistics of one process (the JSON's `summary` beside its kernel
 /// dispatches), gathered record by record by a writer that reads them anyway: per name, in name
-/// order (constant memory per name).
+/// order (memory bounded: [`NameTally`]).
 #[derive(Default)]
 pub(crate) struct TraceStats {
-    api: BTreeMap<String, DurationStats>,
-    copies: BTreeMap<String, DurationStats>,
-    allocations: BTreeMap<String, DurationStats>,
-    markers: BTreeMap<String, DurationStats>,
-}
-
-fn add(names: &mut BTreeMap<String, DurationStats>, name: &str, start: u64, end: u64) {
-    let ns = end.saturating_sub(start);
-    match names.get_mut(name) {
-        Some(stats) => stats.add(ns),
-        None => names.entry(name.to_string()).or_default().add(ns),
-    }
+    api: NameTally,
+    copies: NameTally,
+    allocations: NameTally,
+    markers: NameTally,
 }
 
 impl TraceStats {
+    /// Names spill into `dir` if they are many.
+    pub(crate) fn new(dir: &Path) -> TraceStats {
+        TraceStats {
+            api: NameTally::new(Some(dir)),
+            copies: NameTally::new(Some(dir)),
+            allocations: NameTally::new(Some(dir)),
+            markers: NameTally::new(Some(dir)),
+        }
+    }
+
     pub(crate) fn api_call(&mut self, c: &ApiRecord) {
-        add(&mut self.api, &c.function, c.start_ns, c.end_ns);
+        self.api
+            .add(&c.function, c.end_ns.saturating_sub(c.start_ns));
     }
 
     pub(crate) fn marker(&mut self, m: &MarkerRecord) {
-        add(&mut self.markers, m.function(), m.start_ns, m.end_ns);
+        self.markers
+            .add(m.function(), m.end_ns.saturating_sub(m.start_ns));
     }
 
     pub(crate) fn copy(&mut self, c: &MemoryCopyRecord) {
-        add(&mut self.copies, c.direction.as_str(), c.start_ns, c.end_ns);
+        (self.copies).add(c.direction.as_str(), c.end_ns.saturating_sub(c.start_ns));
     }
 
     pub(crate) fn allocation(&mut self, a: &MemoryAllocationRecord) {
-        add(
-            &mut self.allocations,
-            a.operation.as_str(),
-            a.start_ns,
-            a.end_ns,
-        );
+        (self.allocations).add(a.operation.as_str(), a.end_ns.saturating_sub(a.start_ns));
     }
 
     pub(crate) fn has_copies(&self) -> bool {
@@ -142,16 +140,19 @@ impl TraceStats {
     }
 
     /// Each domain with records in the order rocprofv3's JSON lists them (its outputs' order:
-    /// API calls, copies, allocations, markers).
-    pub(crate) fn domains(self) -> Vec<(&'static str, BTreeMap<String, DurationStats>)> {
-        [
+    /// API calls, copies, allocations, markers), names in name order.
+    pub(crate) fn domains(self) -> std::io::Result<Vec<(&'static str, Names)>> {
+        let mut domains = Vec::new();
+        for (domain, names) in [
             (CUDA_API_DOMAIN, self.api),
             (MEMORY_COPY_DOMAIN, self.copies),
             (MEMORY_ALLOCATION_DOMAIN, self.allocations),
             (MARKER_API_DOMAIN, self.markers),
-        ]
-        .into_iter()
-        .filter(|(_, names)| !names.is_empty())
-        .collect()
+        ] {
+            if !names.is_empty() {
+                domains.push((domain, names.finish()?));
+            }
+        }
+        Ok(domains)
     }
 }

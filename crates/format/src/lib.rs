@@ -21,10 +21,12 @@ pub mod occupancy;
 pub mod records;
 mod schema;
 mod section_spec;
+mod spill;
 mod views;
 // The run as read back, and what is computed from it.
 mod domain_stats;
 mod facts;
+pub mod name_stats;
 pub mod run;
 mod section_values;
 mod stats;
@@ -39,7 +41,6 @@ pub mod db;
 mod json_out;
 mod pftrace;
 pub mod sections_out;
-mod spill;
 pub mod stats_out;
 // Every format of a run at once.
 pub mod output;

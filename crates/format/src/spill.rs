@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 
 /// How many bytes of items a sorter keeps in memory before it writes them to a run.
 pub(crate) const MEMORY_BUDGET: usize = 16 << 20;
+/// The key length of a sorter whose items are compared whole: each item its own key, so
+/// equal items may come in any order.
+pub(crate) const WHOLE_ITEM: usize = usize::MAX;
 /// How many runs are merged at once: more are first merged into one.
 const MAX_RUNS: usize = 64;
 /// The read buffer of each run while they are merged.
@@ -90,9 +93,9 @@ impl Sorter {
         }
     }
 
-    /// Adds an item: `key` (of the sorter's key length), then `payload`.
+    /// Adds an item: `key` (of the sorter's key length, any for [`WHOLE_ITEM`]), then `payload`.
     pub(crate) fn push_bytes(&mut self, key: &[u8], payload: &[u8]) -> io::Result<()> {
-        debug_assert_eq!(key.len(), self.key_len);
+        debug_assert!(self.key_len == WHOLE_ITEM || key.len() == self.key_len);
         let at = self.arena.len();
         self.arena.extend_from_slice(key);
         self.arena.extend_from_slice(payload);
@@ -106,8 +109,9 @@ impl Sorter {
     /// The items in memory, sorted by key.
     fn sorted_in_memory(&mut self) {
         let (arena, key_len) = (&self.arena, self.key_len);
-        self.items
-            .sort_unstable_by(|a, b| arena[a.0..a.0 + key_len].cmp(&arena[b.0..b.0 + key_len]));
+        self.items.sort_unstable_by(|a, b| {
+            arena[a.0..a.0 + a.1.min(key_len)].cmp(&arena[b.0..b.0 + b.1.min(key_len)])
+        });
     }
 
     /// Writes the items in memory, sorted, to a new run.
@@ -225,7 +229,7 @@ impl Merge {
         }
         buffer.resize(u32::from_le_bytes(len) as usize, 0);
         reader.read_exact(&mut buffer)?;
-        if buffer.len() < self.key_len {
+        if self.key_len != WHOLE_ITEM && buffer.len() < self.key_len {
             return Err(io::Error::other(
                 "a sort run holds an item shorter than its key",
             ));

@@ -5,10 +5,14 @@
 //! application's own launch): see `docs/output.md`. The `--stats` files, the `--summary` tables
 //! and the JSON's `summary` are written from them.
 
+use crate::error::FormatError;
 use crate::facts::kernel_name;
+use crate::name_stats::{spill_error, NameTally, Names};
 use crate::records::{DispatchRecord, ProcessInfo};
 use crate::run::{ProcessRun, RunData};
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
 
 /// rocprofv3's name for the kernel dispatch domain (summary tables, `domain_stats.csv`).
 pub const KERNEL_DISPATCH_DOMAIN: &str = "KERNEL_DISPATCH";
@@ -79,20 +83,6 @@ impl DurationStats {
     }
 }
 
-/// The kernel-dispatch statistics of a run: one entry per kernel name, largest total first
-/// (equal totals by name), and all of them together.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct KernelStats {
-    pub kernels: Vec<(String, DurationStats)>,
-    pub total: DurationStats,
-}
-
-impl KernelStats {
-    pub fn is_empty(&self) -> bool {
-        self.kernels.is_empty()
-    }
-}
-
 /// Calls `count` with the kernel and duration of each dispatch of `process` that statistics
 /// count, once, in record order: of the records of one replayed dispatch only pass 0 (the
 /// application's own launch, the lowest pass: every dispatch of a kernel-replay run has it, a
@@ -114,13 +104,23 @@ pub fn each_dispatch_counted_once(process: &ProcessRun, mut count: impl FnMut(u6
 /// [`each_dispatch_counted_once`]'s rule), for a writer that reads them anyway. Under
 /// `--kernel-rename` a dispatch with a range stack counts under its innermost range, as
 /// rocprofv3's statistics name it (`get_kernel_name`).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct KernelDurations {
     by_kernel: HashMap<u64, DurationStats>,
-    by_range: HashMap<String, DurationStats>,
+    /// A range name can differ at every step: memory bounded ([`NameTally`]).
+    by_range: NameTally,
 }
 
 impl KernelDurations {
+    /// Nothing counted yet; range names spill into `dir` if they are many (`None`: the
+    /// system's temporary folder).
+    pub fn new(dir: Option<&Path>) -> KernelDurations {
+        KernelDurations {
+            by_kernel: HashMap::new(),
+            by_range: NameTally::new(dir),
+        }
+    }
+
     /// Counts `dispatch` of `process` if statistics count it (its pass 0, or a record without a
     /// pass). Allocates only for a range name not met before.
     pub fn add(&mut self, process: &ProcessInfo, dispatch: &DispatchRecord) {
@@ -129,10 +129,7 @@ impl KernelDurations {
         }
         let ns = dispatch.end_ns.saturating_sub(dispatch.start_ns);
         match dispatch.innermost_range().filter(|_| process.kernel_rename) {
-            Some(range) => match self.by_range.get_mut(range) {
-                Some(stats) => stats.add(ns),
-                None => self.by_range.entry(range.to_string()).or_default().add(ns),
-            },
+            Some(range) => self.by_range.add(range, ns),
             None => self
                 .by_kernel
                 .entry(dispatch.kernel_id)
@@ -143,55 +140,58 @@ impl KernelDurations {
 
     /// The durations by the names the run gives its kernels (rocprofv3's: the `-M`/`-T` name,
     /// or the `--kernel-rename` range), added to `by_name`.
-    pub fn add_by_name(self, process: &ProcessRun, by_name: &mut BTreeMap<String, DurationStats>) {
+    pub fn add_by_name(self, process: &ProcessRun, by_name: &mut NameTally) -> std::io::Result<()> {
         for (kernel_id, stats) in self.by_kernel {
             let name = process
                 .kernel(kernel_id)
-                .map(|k| kernel_name(&process.process, k).to_string())
+                .map(|k| kernel_name(&process.process, k))
                 .unwrap_or_default();
-            by_name.entry(name).or_default().merge(&stats);
+            by_name.add_stats(Cow::Borrowed(name), &stats);
         }
-        for (range, stats) in self.by_range {
-            by_name.entry(range).or_default().merge(&stats);
+        if !self.by_range.is_empty() {
+            by_name.add_names(&self.by_range.finish()?)?;
         }
+        Ok(())
     }
 }
 
-/// Durations of a process's dispatches ([`each_dispatch_counted_once`]), read from its records.
-pub fn process_durations(process: &ProcessRun) -> KernelDurations {
-    let mut durations = KernelDurations::default();
+/// Durations of a process's dispatches ([`each_dispatch_counted_once`]), read from its records;
+/// range names spill into `dir` if they are many.
+pub fn process_durations(process: &ProcessRun, dir: Option<&Path>) -> KernelDurations {
+    let mut durations = KernelDurations::new(dir);
     for dispatch in process.each_dispatch().map_while(Result::ok) {
         durations.add(&process.process, &dispatch);
     }
     durations
 }
 
-/// The kernel-dispatch statistics of one process, kernels by name (the JSON's `summary`).
-pub fn process_kernel_stats(process: &ProcessRun) -> BTreeMap<String, DurationStats> {
-    let mut by_name = BTreeMap::new();
-    process_durations(process).add_by_name(process, &mut by_name);
-    by_name
-}
-
 /// Durations of every dispatch of `run` ([`each_dispatch_counted_once`]), by the kernel's
-/// name as the run gives it (demangled, `-M`, `-T`, `--kernel-rename`).
-pub fn kernel_stats(run: &RunData) -> KernelStats {
-    kernel_stats_from(run, run.processes.iter().map(process_durations).collect())
+/// name as the run gives it (demangled, `-M`, `-T`, `--kernel-rename`), largest total first
+/// (equal totals by name); spilling into `dir` if they are many (`None`: the system's
+/// temporary folder).
+pub fn kernel_stats(run: &RunData, dir: Option<&Path>) -> Result<Names, FormatError> {
+    let durations = (run.processes.iter())
+        .map(|process| process_durations(process, dir))
+        .collect();
+    kernel_stats_from(run, durations, dir)
 }
 
 /// [`kernel_stats`] from the durations of each of `run`'s processes (`durations[i]` of
 /// `run.processes[i]`), gathered while the records were read for something else: per kernel
 /// id first (a few kernels, millions of dispatches), then by name.
-pub fn kernel_stats_from(run: &RunData, durations: Vec<KernelDurations>) -> KernelStats {
-    let mut by_name: BTreeMap<String, DurationStats> = BTreeMap::new();
+pub fn kernel_stats_from(
+    run: &RunData,
+    durations: Vec<KernelDurations>,
+    dir: Option<&Path>,
+) -> Result<Names, FormatError> {
+    let spill_error = spill_error(dir);
+    let mut by_name = NameTally::new(dir);
     for (process, durations) in run.processes.iter().zip(durations) {
-        durations.add_by_name(process, &mut by_name);
+        durations
+            .add_by_name(process, &mut by_name)
+            .map_err(&spill_error)?;
     }
-    let mut kernels: Vec<(String, DurationStats)> = by_name.into_iter().collect();
-    // Stable: equal totals stay in name order.
-    kernels.sort_by_key(|(_, stats)| std::cmp::Reverse(stats.sum));
-    let total = merged(kernels.iter().map(|(_, stats)| stats));
-    KernelStats { kernels, total }
+    (by_name.finish().and_then(|names| names.ranked(dir))).map_err(spill_error)
 }
 
 /// The statistics of all of `parts` together.

@@ -13,16 +13,17 @@ use crate::files::{output_path, suffix, write_file};
 use crate::numbers::{quoted, scientific, shortest};
 use crate::run::RunData;
 use crate::stats::merged;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 pub use crate::domain_stats::{
     run_stats, run_stats_with, DomainStats, CUDA_API_DOMAIN, DOMAINS, MARKER_API_DOMAIN,
     MEMORY_ALLOCATION_DOMAIN, MEMORY_COPY_DOMAIN,
 };
+pub use crate::name_stats::Names;
 pub use crate::stats::{
-    each_dispatch_counted_once, kernel_stats, kernel_stats_from, process_durations,
-    process_kernel_stats, DurationStats, KernelDurations, KernelStats, KERNEL_DISPATCH_DOMAIN,
+    each_dispatch_counted_once, kernel_stats, kernel_stats_from, process_durations, DurationStats,
+    KernelDurations, KERNEL_DISPATCH_DOMAIN,
 };
 
 /// The header of `<o>_kernel_stats.csv` and `<o>_domain_stats.csv`, rocprofv3's.
@@ -74,9 +75,14 @@ fn stats_row(name: &str, stats: &DurationStats, total_ns: u64) -> Vec<String> {
     ]
 }
 
-fn stats_csv(path: PathBuf, rows: &[Vec<String>]) -> Result<PathBuf, FormatError> {
+/// A stats CSV of `names`, each name's percentage of `total_ns`.
+fn stats_csv(path: PathBuf, names: &Names, total_ns: u64) -> Result<PathBuf, FormatError> {
     csv_file(path, &STATS_COLUMNS, |out| {
-        rows.iter().try_for_each(|row| out.row(row))
+        for entry in names.iter() {
+            let (name, stats) = entry?;
+            out.row(&stats_row(&name, &stats, total_ns))?;
+        }
+        Ok(())
     })
 }
 
@@ -87,7 +93,7 @@ fn stats_csv(path: PathBuf, rows: &[Vec<String>]) -> Result<PathBuf, FormatError
 /// rocprofv3's `--stats` does with `-f csv`; nothing when the run has no record. Each file is
 /// replaced atomically. Returns the paths written.
 pub fn write_stats_csv(run: &RunData, dir: &Path, name: &str) -> Result<Vec<PathBuf>, FormatError> {
-    write_domain_stats_csv(&run_stats(run), dir, name)
+    write_domain_stats_csv(&run_stats(run, Some(dir))?, dir, name)
 }
 
 /// [`write_stats_csv`] from the run's statistics ([`run_stats`], [`run_stats_with`]).
@@ -102,24 +108,19 @@ pub fn write_domain_stats_csv(
     let mut written = Vec::new();
     for DomainStats { domain, stats } in domains {
         let file = DOMAINS.iter().find(|(d, _)| d == domain).map(|(_, f)| *f);
-        let total = stats.total.sum;
-        let rows: Vec<Vec<String>> = stats
-            .kernels
-            .iter()
-            .map(|(entry, s)| stats_row(entry, s, total))
-            .collect();
         if let Some(file) = file {
-            written.push(stats_csv(output_path(dir, name, file)?, &rows)?);
+            let path = output_path(dir, name, file)?;
+            written.push(stats_csv(path, stats, stats.total().sum)?);
         }
     }
-    let all = merged(domains.iter().map(|d| &d.stats.total)).sum;
-    let domain_rows: Vec<Vec<String>> = domains
-        .iter()
-        .map(|d| stats_row(d.domain, &d.stats.total, all))
+    let all = merged(domains.iter().map(|d| d.stats.total())).sum;
+    let domain_rows = (domains.iter())
+        .map(|d| (d.domain.to_string(), *d.stats.total()))
         .collect();
     written.push(stats_csv(
         output_path(dir, name, suffix::DOMAIN_STATS)?,
-        &domain_rows,
+        &Names::in_memory(domain_rows),
+        all,
     )?);
     Ok(written)
 }
@@ -197,36 +198,29 @@ impl SummaryTable {
 const DOMAIN_WIDTH: usize = 12;
 const NAME_WIDTH: usize = 40;
 
-/// The rows of one table: (domain, name, statistics).
-type Rows<'a> = Vec<(&'a str, &'a str, &'a DurationStats)>;
-
-fn rows_of<'a>(domains: impl Iterator<Item = &'a DomainStats>) -> Rows<'a> {
-    domains
-        .flat_map(|d| {
-            d.stats
-                .kernels
-                .iter()
-                .map(move |(name, s)| (d.domain, name.as_str(), s))
-        })
-        .collect()
-}
-
-fn render_table(out: &mut String, label: &str, rows: &Rows, unit: SummaryUnit, indent: &str) {
-    use std::fmt::Write as _;
-    if rows.is_empty() {
-        return;
+/// One table: every name of each of its domains, domain by domain, each domain's names largest
+/// total first; the percentages are of the table's total.
+fn write_table(
+    out: &mut dyn Write,
+    label: &str,
+    domains: &[&DomainStats],
+    unit: SummaryUnit,
+    indent: &str,
+) -> io::Result<()> {
+    if domains.iter().all(|d| d.stats.is_empty()) {
+        return Ok(());
     }
-    let nw = rows
+    let nw = domains
         .iter()
-        .map(|(_, name, _)| name.chars().count())
+        .map(|d| d.stats.widest())
         .fold(NAME_WIDTH, usize::max);
-    let dw = rows
+    let dw = domains
         .iter()
-        .map(|(domain, _, _)| domain.len())
+        .map(|d| d.domain.len())
         .fold(DOMAIN_WIDTH, usize::max);
     let u = unit.as_str();
-    let _ = write!(out, "\n{indent}ROCPROFV3 {label}:\n\n");
-    let _ = writeln!(
+    write!(out, "\n{indent}ROCPROFV3 {label}:\n\n")?;
+    writeln!(
         out,
         "{indent}| {:^nw$} | {:^dw$} | {:^15} | {:^15} | {:^15} | {:^13} | {:^15} | {:^15} | {:^15} |",
         "NAME",
@@ -238,58 +232,63 @@ fn render_table(out: &mut String, label: &str, rows: &Rows, unit: SummaryUnit, i
         format!("MIN ({u})"),
         format!("MAX ({u})"),
         "STDDEV",
-    );
+    )?;
     let dash = |n: usize| "-".repeat(n);
-    let _ = writeln!(
+    writeln!(
         out,
         "{indent}|-{}-|-{}-|-{d15}-|-{d15}-|-{d15}-|-{}-|-{d15}-|-{d15}-|-{d15}-|",
         dash(nw),
         dash(dw),
         dash(13),
         d15 = dash(15),
-    );
-    let total = merged(rows.iter().map(|(_, _, s)| *s)).sum;
+    )?;
+    let total = merged(domains.iter().map(|d| d.stats.total())).sum;
     let per_unit = unit.nanoseconds() as f64;
-    for (domain, name, s) in rows {
-        // nsec prints the integer sums, minima and maxima; other units their quotients.
-        let (sum, min, max) = if unit == SummaryUnit::Nsec {
-            (s.sum.to_string(), s.min.to_string(), s.max.to_string())
-        } else {
-            (
-                shortest(s.sum as f64 / per_unit),
-                shortest(s.min as f64 / per_unit),
-                shortest(s.max as f64 / per_unit),
-            )
-        };
-        let _ = writeln!(
-            out,
-            "{indent}| {name:<nw$} | {domain:<dw$} | {:>15} | {sum:>15} | {:>15} | {:>13} | {min:>15} | {max:>15} | {:>15} |",
-            s.count,
-            scientific(s.mean() / per_unit, 3),
-            format!("{:.6}", s.percent_of(total)),
-            scientific(s.stddev() / per_unit, 3),
-        );
+    for d in domains {
+        let domain = d.domain;
+        for entry in d.stats.iter() {
+            let (name, s) = entry?;
+            // nsec prints the integer sums, minima and maxima; other units their quotients.
+            let (sum, min, max) = if unit == SummaryUnit::Nsec {
+                (s.sum.to_string(), s.min.to_string(), s.max.to_string())
+            } else {
+                (
+                    shortest(s.sum as f64 / per_unit),
+                    shortest(s.min as f64 / per_unit),
+                    shortest(s.max as f64 / per_unit),
+                )
+            };
+            writeln!(
+                out,
+                "{indent}| {name:<nw$} | {domain:<dw$} | {:>15} | {sum:>15} | {:>15} | {:>13} | {min:>15} | {max:>15} | {:>15} |",
+                s.count,
+                scientific(s.mean() / per_unit, 3),
+                format!("{:.6}", s.percent_of(total)),
+                scientific(s.stddev() / per_unit, 3),
+            )?;
+        }
     }
-    out.push('\n');
+    out.write_all(b"\n")
 }
 
-/// The summary tables of `domains`, as rocprofv3 prints them at the end of a run: each table
-/// starts with a blank line and `ROCPROFV3 <label>:`, every line after `indent` (rocprofv3
-/// indents by 4 on a terminal stream, not in a file); a table's percentages are of its own
-/// rows' total. Empty when there is no record.
-pub fn render_summary(
+/// Writes the summary tables of `domains` into `out`, as rocprofv3 prints them at the end of a
+/// run: each table starts with a blank line and `ROCPROFV3 <label>:`, every line after `indent`
+/// (rocprofv3 indents by 4 on a terminal stream, not in a file); a table's percentages are of
+/// its own rows' total. Nothing when there is no record. The names are read as they are written
+/// (from their files when they are many).
+pub fn write_summary(
+    out: &mut dyn Write,
     domains: &[DomainStats],
     tables: &[SummaryTable],
     unit: SummaryUnit,
     indent: &str,
-) -> String {
-    let mut out = String::new();
+) -> io::Result<()> {
     for table in tables {
         match table {
             SummaryTable::Domain => {
                 for d in domains {
                     let label = format!("{} SUMMARY", d.domain);
-                    render_table(&mut out, &label, &rows_of([d].into_iter()), unit, indent);
+                    write_table(out, &label, &[d], unit, indent)?;
                 }
             }
             SummaryTable::Group(names) => {
@@ -305,20 +304,28 @@ pub fn render_summary(
                         .collect::<Vec<_>>()
                         .join("|")
                 );
-                render_table(
-                    &mut out,
-                    &label,
-                    &rows_of(matched.into_iter()),
-                    unit,
-                    indent,
-                );
+                write_table(out, &label, &matched, unit, indent)?;
             }
             SummaryTable::Total => {
-                render_table(&mut out, "SUMMARY", &rows_of(domains.iter()), unit, indent)
+                let all: Vec<&DomainStats> = domains.iter().collect();
+                write_table(out, "SUMMARY", &all, unit, indent)?;
             }
         }
     }
-    out
+    Ok(())
+}
+
+/// [`write_summary`] as a text (tests).
+#[cfg(test)]
+pub fn render_summary(
+    domains: &[DomainStats],
+    tables: &[SummaryTable],
+    unit: SummaryUnit,
+    indent: &str,
+) -> String {
+    let mut out = Vec::new();
+    write_summary(&mut out, domains, tables, unit, indent).unwrap();
+    String::from_utf8(out).unwrap()
 }
 
 /// Writes the summary tables into `<dir>/<name>_<file>.txt` (rocprofv3's
@@ -332,8 +339,7 @@ pub fn write_summary_file(
     file: &str,
 ) -> Result<PathBuf, FormatError> {
     let path = output_path(dir, name, &format!("_{file}.txt"))?;
-    let text = render_summary(stats, tables, unit, "");
-    write_file(&path, |out| out.write_all(text.as_bytes()))?;
+    write_file(&path, |out| write_summary(out, stats, tables, unit, ""))?;
     Ok(path)
 }
 

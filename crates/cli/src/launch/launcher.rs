@@ -39,7 +39,30 @@ pub struct RunResult {
     pub observed: Option<Watcher<Observed>>,
     /// rocprofv3's summary tables for stderr and for stdout (`-S`, `-D`, `--summary-groups`),
     /// one text per output destination.
-    pub summaries: Vec<(SummaryOutput, String)>,
+    pub summaries: Vec<(SummaryOutput, SummaryText)>,
+}
+
+/// A summary for a stream, printed after the run's lines: a short text, or tables in an
+/// anonymous file (a row per name: a run may name millions of ranges).
+#[derive(Debug)]
+pub enum SummaryText {
+    Text(String),
+    File(std::fs::File),
+}
+
+impl SummaryText {
+    /// Writes the summary to `out`.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::Seek as _;
+        match self {
+            SummaryText::Text(text) => out.write_all(text.as_bytes()),
+            SummaryText::File(file) => {
+                let mut file = file;
+                file.rewind()?;
+                std::io::copy(&mut file, out).map(drop)
+            }
+        }
+    }
 }
 
 /// Records in `data` (what a producer sent), for the progress line.

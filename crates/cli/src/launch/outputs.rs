@@ -2,7 +2,7 @@
 //! destination its placeholders name, with the `--stats` files and the summaries.
 
 use super::application::Prepared;
-use super::launcher::{record_count, RunResult};
+use super::launcher::{record_count, RunResult, SummaryText};
 use super::running::Ended;
 use crate::catalogs::{describe_recorded_counters, forget_stale_identities};
 use crate::placeholders::{expand, hostname, PlaceholderValues};
@@ -11,7 +11,7 @@ use crate::summary::Observed;
 use kreplay_format::run::Watcher;
 use kreplay_format::sections_out::render_sections_summary;
 use kreplay_format::stats_out::{
-    kernel_stats_from, render_summary, run_stats_with, write_domain_stats_csv, write_summary_file,
+    kernel_stats_from, run_stats_with, write_domain_stats_csv, write_summary, write_summary_file,
     DomainStats,
 };
 use kreplay_format::{open_databases, write_outputs_with, OutputFormat, RunData, WriteProgress};
@@ -28,15 +28,23 @@ struct Destination {
 }
 
 /// The statistics of a destination's run, from the kernel durations gathered as its files were
-/// written (read here only if they were not).
-fn destination_stats(destination: &Destination, observed: &Watcher<Observed>) -> Vec<DomainStats> {
+/// written (read here only if they were not); names spill into `dir` if they are many.
+fn destination_stats(
+    destination: &Destination,
+    observed: &Watcher<Observed>,
+    dir: &Path,
+) -> Result<Vec<DomainStats>, kreplay_format::FormatError> {
     let run = &destination.run;
     observed.complete(run);
     let mut observer = observed.observer();
     let durations = (destination.indexes.iter())
         .map(|index| observer.take_durations(*index))
         .collect();
-    run_stats_with(run, kernel_stats_from(run, durations))
+    run_stats_with(
+        run,
+        kernel_stats_from(run, durations, Some(dir))?,
+        Some(dir),
+    )
 }
 
 /// The `--stats` files and the summary of one output destination: files written, and texts
@@ -47,12 +55,12 @@ fn post_process(
     dir: &Path,
     name: &str,
     files: &mut Vec<PathBuf>,
-    summaries: &mut Vec<(SummaryOutput, String)>,
+    summaries: &mut Vec<(SummaryOutput, SummaryText)>,
 ) -> Result<(), kreplay_format::FormatError> {
     let run = &destination.run;
     let stats_files = spec.stats && spec.formats.contains(&OutputFormat::Csv);
     let stats = if stats_files || spec.summary.is_some() {
-        destination_stats(destination, observed)
+        destination_stats(destination, observed, dir)?
     } else {
         Vec::new()
     };
@@ -64,7 +72,7 @@ fn post_process(
         if !text.is_empty() {
             summaries.push((
                 SummaryOutput::Stderr,
-                format!("kreplay: sections per kernel (minimum, maximum and average over its dispatches):\n{text}"),
+                SummaryText::Text(format!("kreplay: sections per kernel (minimum, maximum and average over its dispatches):\n{text}")),
             ));
         }
     }
@@ -84,10 +92,16 @@ fn post_process(
             file,
         )?),
         stream => {
-            let text = render_summary(&stats, &summary.tables, summary.unit, SUMMARY_STREAM_INDENT);
-            if !text.is_empty() {
-                summaries.push((stream.clone(), text));
-            }
+            // As many rows as names: written to a file beside the outputs, printed from it.
+            let io = |e| kreplay_format::FormatError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            };
+            let mut file = std::io::BufWriter::new(tempfile::tempfile_in(dir).map_err(io)?);
+            let (tables, unit) = (&summary.tables, summary.unit);
+            write_summary(&mut file, &stats, tables, unit, SUMMARY_STREAM_INDENT).map_err(io)?;
+            let file = file.into_inner().map_err(|e| io(e.into_error()))?;
+            summaries.push((stream.clone(), SummaryText::File(file)));
         }
     }
     Ok(())
@@ -249,7 +263,7 @@ fn write_destinations(
     (data, observed): (&RunData, &Watcher<Observed>),
     (placeholders, root_pid): (&PlaceholderValues, u32),
     files: &mut Vec<PathBuf>,
-    summaries: &mut Vec<(SummaryOutput, String)>,
+    summaries: &mut Vec<(SummaryOutput, SummaryText)>,
     progress: &dyn WriteProgress,
 ) -> Result<(), (PathBuf, kreplay_format::FormatError)> {
     // rocpd alone is the stored files copied, which reads no record: the records the summaries
@@ -371,7 +385,7 @@ pub(super) fn collect_and_write(
     }
     writing.set_message(format!("writing outputs: {} records", record_count(&data)));
     // The summary's figures are gathered as the writers read the records: they are read once.
-    let observed = data.watch(Observed::new(&data));
+    let observed = data.watch(Observed::new(&data, Some(staging)));
     let mut files = Vec::new();
     let mut summaries = Vec::new();
     if let Err((dir, e)) = write_destinations(

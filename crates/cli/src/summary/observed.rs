@@ -7,6 +7,7 @@ use kreplay_format::run::RecordObserver;
 use kreplay_format::stats_out::KernelDurations;
 use kreplay_format::{DispatchRecord, ProcessInfo, ReplayCost, RunData};
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 /// A kernel's counters per pass, each combined over its dispatches.
 pub(super) type PerPass = BTreeMap<Option<u32>, BTreeMap<String, Combined>>;
@@ -37,8 +38,9 @@ pub struct Observed {
 }
 
 impl Observed {
-    /// Nothing seen yet of `data`'s processes.
-    pub fn new(data: &RunData) -> Observed {
+    /// Nothing seen yet of `data`'s processes; the kernels' names spill into `spill_dir` if
+    /// they are many (`--kernel-rename`: a range per step).
+    pub fn new(data: &RunData, spill_dir: Option<&Path>) -> Observed {
         let processes = data
             .processes
             .iter()
@@ -56,7 +58,7 @@ impl Observed {
                     samples: Vec::new(),
                     dispatches: BTreeMap::new(),
                     outcomes: BTreeMap::new(),
-                    durations: KernelDurations::default(),
+                    durations: KernelDurations::new(spill_dir),
                 }
             })
             .collect();
@@ -70,7 +72,7 @@ impl Observed {
     /// The figures of every record of `data`, read here (for a run no writer read).
     #[cfg(test)]
     pub fn read(data: &RunData) -> Observed {
-        let mut observed = Observed::new(data);
+        let mut observed = Observed::new(data, None);
         for (index, process) in data.processes.iter().enumerate() {
             for d in process.each_dispatch().map_while(Result::ok) {
                 observed.dispatches(index, std::slice::from_ref(&d));

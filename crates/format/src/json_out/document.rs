@@ -120,7 +120,7 @@ fn write_process(
     replay: bool,
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
-    let p = Process::new(run, replay).map_err(failed)?;
+    let p = Process::new(run, replay, spill_dir).map_err(failed)?;
     let mut traces = Traces::new(run, spill_dir);
     out.write_all(b"{")?;
     entry(out, "agents", &Array(|| p.agents.entries()))?;
@@ -262,7 +262,7 @@ fn write_process(
         },
     )?;
     out.write_all(b",")?;
-    entry(out, "summary", &p.summary(traces.stats()))?;
+    entry(out, "summary", &p.summary(traces.stats(), spill_dir)?)?;
     out.write_all(b"}")
 }
 

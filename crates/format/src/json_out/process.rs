@@ -14,11 +14,12 @@ use super::tables::{Agents, Counters, Kernels, Mentioned};
 use crate::domain_stats::TraceStats;
 use crate::error::FormatError;
 use crate::facts::{grid_threads, kernel_facts, KernelFacts};
+use crate::name_stats::NameTally;
 use crate::records::DispatchRecord;
 use crate::run::ProcessRun;
-use crate::stats::{merged, KernelDurations, KERNEL_DISPATCH_DOMAIN};
+use crate::stats::{KernelDurations, KERNEL_DISPATCH_DOMAIN};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::path::Path;
 
 /// One process and the ids its records are written with.
 pub(super) struct Process<'a> {
@@ -33,8 +34,13 @@ pub(super) struct Process<'a> {
 }
 
 impl<'a> Process<'a> {
-    /// The process, after one pass over its dispatches for what they mention.
-    pub(super) fn new(run: &'a ProcessRun, replay: bool) -> Result<Process<'a>, FormatError> {
+    /// The process, after one pass over its dispatches for what they mention; the statistics'
+    /// names spill into `spill_dir` if they are many.
+    pub(super) fn new(
+        run: &'a ProcessRun,
+        replay: bool,
+        spill_dir: &Path,
+    ) -> Result<Process<'a>, FormatError> {
         let mentioned = Mentioned::scan(run)?;
         Ok(Process {
             run,
@@ -42,7 +48,7 @@ impl<'a> Process<'a> {
             counters: Counters::new(run, &mentioned),
             kernels: Kernels::new(run, &mentioned),
             replay,
-            durations: RefCell::default(),
+            durations: RefCell::new(KernelDurations::new(Some(spill_dir))),
         })
     }
 
@@ -139,19 +145,20 @@ impl<'a> Process<'a> {
     /// them (the document writes every kernel-dispatch record before its summary), then each
     /// tracing domain's with records, as rocprofv3's JSON lists its domains
     /// (`traces`, gathered as [`super::trace_json::Traces`] read them).
-    pub(super) fn summary(&self, traces: TraceStats) -> Vec<DomainStats> {
-        let mut operations = BTreeMap::new();
-        self.durations.take().add_by_name(self.run, &mut operations);
-        let kernels = (KERNEL_DISPATCH_DOMAIN, operations);
-        std::iter::once(kernels)
-            .chain(traces.domains())
+    /// Names spill into `spill_dir` if they are many ([`NameTally`]).
+    pub(super) fn summary(
+        &self,
+        traces: TraceStats,
+        spill_dir: &Path,
+    ) -> std::io::Result<Vec<DomainStats>> {
+        let mut operations = NameTally::new(Some(spill_dir));
+        (self.durations.take()).add_by_name(self.run, &mut operations)?;
+        let kernels = (KERNEL_DISPATCH_DOMAIN, operations.finish()?);
+        Ok(std::iter::once(kernels)
+            .chain(traces.domains()?)
             .filter(|(_, operations)| !operations.is_empty())
-            .map(|(domain, operations)| DomainStats {
-                domain,
-                total: merged(operations.values()),
-                operations,
-            })
-            .collect()
+            .map(|(domain, operations)| DomainStats { domain, operations })
+            .collect())
     }
 }
 

@@ -212,7 +212,7 @@ impl<'a> Traces<'a> {
             markers: Operations::default(),
             runtime: Operations::default(),
             driver: Operations::default(),
-            stats: Default::default(),
+            stats: RefCell::new(TraceStats::new(spill_dir)),
             launches: Launches::new(spill_dir),
         }
     }

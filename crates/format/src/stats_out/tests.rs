@@ -43,16 +43,17 @@ fn run() -> RunData {
 
 #[test]
 fn a_replayed_dispatch_counts_once_with_its_first_pass() {
-    let stats = kernel_stats(&run());
-    let names: Vec<&str> = stats.kernels.iter().map(|(n, _)| n.as_str()).collect();
+    let stats = kernel_stats(&run(), None).unwrap();
+    let kernels = stats.to_vec();
+    let names: Vec<&str> = kernels.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["a", "b"], "largest total first");
-    let a = stats.kernels[0].1;
+    let a = kernels[0].1;
     assert_eq!((a.count, a.sum, a.min, a.max), (3, 600, 100, 300));
     assert_eq!(a.mean(), 200.0);
     assert_eq!(a.stddev(), 100.0);
-    assert_eq!(stats.total.count, 4);
-    assert_eq!(stats.total.sum, 1_000);
-    assert_eq!(stats.kernels[1].1.stddev(), 0.0);
+    assert_eq!(stats.total().count, 4);
+    assert_eq!(stats.total().sum, 1_000);
+    assert_eq!(kernels[1].1.stddev(), 0.0);
 }
 
 #[test]
@@ -91,7 +92,7 @@ fn numbers_print_as_cxx_streams_and_fmt_print_them() {
 
 #[test]
 fn the_summary_table_is_rocprofv3s() {
-    let stats = run_stats(&run());
+    let stats = run_stats(&run(), None).unwrap();
     let text = render_summary(&stats, &[SummaryTable::Total], SummaryUnit::Nsec, "    ");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "");
@@ -161,14 +162,11 @@ fn a_long_kernel_name_widens_the_name_column() {
     let name = "k".repeat(50);
     let stats = [DomainStats {
         domain: KERNEL_DISPATCH_DOMAIN,
-        stats: KernelStats {
-            kernels: vec![(name.clone(), {
-                let mut s = DurationStats::default();
-                s.add(5);
-                s
-            })],
-            total: DurationStats::default(),
-        },
+        stats: Names::in_memory(vec![(name.clone(), {
+            let mut s = DurationStats::default();
+            s.add(5);
+            s
+        })]),
     }];
     let text = render_summary(&stats, &[SummaryTable::Total], SummaryUnit::Nsec, "");
     assert!(
@@ -181,7 +179,7 @@ fn a_long_kernel_name_widens_the_name_column() {
 #[test]
 fn the_summary_file_is_named_after_the_output_file() {
     let dir = tempfile::tempdir().unwrap();
-    let stats = run_stats(&run());
+    let stats = run_stats(&run(), None).unwrap();
     let path = write_summary_file(
         &stats,
         &[SummaryTable::Total],
@@ -200,13 +198,13 @@ fn the_summary_file_is_named_after_the_output_file() {
 fn each_traced_domain_has_its_stats_file_and_tables_with_a_call_per_record() {
     let dir = tempfile::tempdir().unwrap();
     let run = RunData::from_records(crate::testdata::recorded_with_traces());
-    let domains = run_stats(&run);
+    let domains = run_stats(&run, None).unwrap();
     let p = &run.processes[0];
     let calls = |domain: &str| {
         domains
             .iter()
             .find(|d| d.domain == domain)
-            .map_or(0, |d| d.stats.total.count as usize)
+            .map_or(0, |d| d.stats.total().count as usize)
     };
     assert_eq!(calls(MARKER_API_DOMAIN), p.markers.len());
     assert_eq!(calls(MEMORY_COPY_DOMAIN), p.copies.len());
@@ -233,4 +231,113 @@ fn each_traced_domain_has_its_stats_file_and_tables_with_a_call_per_record() {
         text.contains("ROCPROFV3 MEMORY_COPY|MEMORY_ALLOCATION SUMMARY:"),
         "{text}"
     );
+}
+
+/// A traced run under `--kernel-rename` naming many ranges: every dispatch under a range of its
+/// own step, and a marker per step, names repeating (steps counted modulo a few hundred).
+fn many_names() -> RunData {
+    let mut records = crate::testdata::recorded_with_traces();
+    let marker = records.iter().find_map(|r| match r {
+        Record::Marker(m) => Some(m.clone()),
+        _ => None,
+    });
+    let dispatch = records.iter().find_map(|r| match r {
+        Record::Dispatch(d) => Some(d.clone()),
+        _ => None,
+    });
+    for r in &mut records {
+        if let Record::Process(p) = r {
+            p.kernel_rename = true;
+        }
+    }
+    let (marker, dispatch) = (marker.unwrap(), dispatch.unwrap());
+    for step in 0..600u64 {
+        let start = 10_000_000 + step * 1_000;
+        records.push(Record::Marker(crate::markers::MarkerRecord {
+            id: 10_000 + step,
+            message: format!("step {}", step % 250),
+            start_ns: start,
+            end_ns: start + (step * 37) % 500,
+            ..marker.clone()
+        }));
+        records.push(Record::Dispatch(DispatchRecord {
+            dispatch_id: 10_000 + step,
+            correlation_id: 10_000 + step,
+            replay_pass: None,
+            ranges: vec!["outer".to_string(), format!("step {}", step % 300)],
+            start_ns: start,
+            end_ns: start + (step * 53) % 700,
+            ..dispatch.clone()
+        }));
+        let functions = ["cudaLaunchKernel", "cudaMemcpy", "cuLaunchKernel"];
+        records.push(Record::Api(crate::api::ApiRecord {
+            correlation_id: 20_000 + step,
+            parent_id: 0,
+            domain: crate::api::ApiDomain::Runtime,
+            function: std::borrow::Cow::Borrowed(functions[step as usize % 3]),
+            pid: marker.pid,
+            tid: marker.tid,
+            start_ns: start,
+            end_ns: start + step % 90,
+            args: Default::default(),
+        }));
+    }
+    RunData::from_records(records)
+}
+
+/// The stats files, every summary table and the JSON of `run`, with names spilled at a budget
+/// of `budget` bytes.
+fn stats_outputs(run: &RunData, budget: usize) -> Vec<(String, Vec<u8>)> {
+    use crate::name_stats::TEST_TALLY_BUDGET;
+    let before = TEST_TALLY_BUDGET.with(|b| b.replace(budget));
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for path in write_stats_csv(run, dir.path(), "out").unwrap() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        outputs.push((name, std::fs::read(&path).unwrap()));
+    }
+    let domains = run_stats(run, Some(dir.path())).unwrap();
+    let all_domains = DOMAINS.iter().map(|(d, _)| *d).collect();
+    let tables = [
+        SummaryTable::Domain,
+        SummaryTable::Group(all_domains),
+        SummaryTable::Total,
+    ];
+    for unit in [SummaryUnit::Nsec, SummaryUnit::Usec] {
+        let text = render_summary(&domains, &tables, unit, "    ");
+        outputs.push((format!("summary {unit:?}"), text.into_bytes()));
+    }
+    let formats = [crate::OutputFormat::Json];
+    let written = crate::write_outputs(run, dir.path(), "out", &formats).unwrap();
+    outputs.push(("json".to_string(), std::fs::read(&written[0]).unwrap()));
+    TEST_TALLY_BUDGET.with(|b| b.set(before));
+    outputs
+}
+
+#[test]
+fn names_spilled_to_disk_give_the_same_files_and_tables_as_names_in_memory() {
+    let run = many_names();
+    let in_memory = stats_outputs(&run, usize::MAX);
+    let names: Vec<&str> = in_memory.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names.len(),
+        5 + 1 + 2 + 1,
+        "5 stats files, domain stats, 2 summaries, JSON: {names:?}"
+    );
+    let file = |name: &str| {
+        let (_, bytes) = in_memory.iter().find(|(n, _)| n == name).unwrap();
+        String::from_utf8_lossy(bytes).to_string()
+    };
+    let markers = file("out_marker_api_stats.csv");
+    assert!(markers.contains("\"step 249\""), "{markers}");
+    let kernels = file("out_kernel_stats.csv");
+    assert!(kernels.contains("\"step 299\""), "{kernels}");
+    // Spilled every few names (many sort runs), and at every name.
+    for budget in [2_000, 1] {
+        let spilled = stats_outputs(&run, budget);
+        assert_eq!(spilled.len(), in_memory.len());
+        for ((name, bytes), (_, expected)) in spilled.iter().zip(&in_memory) {
+            assert!(bytes == expected, "{name} differs at budget {budget}");
+        }
+    }
 }
