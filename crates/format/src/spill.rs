@@ -18,7 +18,9 @@ pub(crate) const MEMORY_BUDGET: usize = 16 << 20;
 /// The key length of a sorter whose items are compared whole: each item its own key, so
 /// equal items may come in any order.
 pub(crate) const WHOLE_ITEM: usize = usize::MAX;
-/// How many runs are merged at once: more are first merged into one.
+/// How many runs are merged at once: as many runs of one level are merged into one run of the
+/// next, so each item is written once per level (log base `MAX_RUNS` of the runs' count), not
+/// once per merge.
 const MAX_RUNS: usize = 64;
 /// The read buffer of each run while they are merged.
 const RUN_BUFFER: usize = 64 << 10;
@@ -73,7 +75,23 @@ pub(crate) struct Sorter {
     /// The items in memory, back to back, and where each one is.
     arena: Vec<u8>,
     items: Vec<(usize, usize)>,
-    runs: Vec<File>,
+    /// The runs, each with its level (0: written from memory; n + 1: merged from `MAX_RUNS`
+    /// runs of level n), levels never rising towards the end.
+    runs: Vec<(File, u32)>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many items the sorters of this thread wrote to runs (each time an item is written).
+    static ITEMS_WRITTEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `count` items written to a run (tests).
+fn written(count: usize) {
+    #[cfg(test)]
+    ITEMS_WRITTEN.with(|w| w.set(w.get() + count as u64));
+    #[cfg(not(test))]
+    let _ = count;
 }
 
 impl Sorter {
@@ -114,7 +132,8 @@ impl Sorter {
         });
     }
 
-    /// Writes the items in memory, sorted, to a new run.
+    /// Writes the items in memory, sorted, to a new run; merges the last runs while
+    /// [`MAX_RUNS`] of them are of one level.
     fn spill(&mut self) -> io::Result<()> {
         self.sorted_in_memory();
         let mut file = BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(&self.dir)?);
@@ -122,29 +141,37 @@ impl Sorter {
             file.write_all(&(len as u32).to_le_bytes())?;
             file.write_all(&self.arena[at..at + len])?;
         }
+        written(self.items.len());
         let mut file = file.into_inner().map_err(|e| e.into_error())?;
         file.rewind()?;
-        self.runs.push(file);
+        self.runs.push((file, 0));
         self.arena.clear();
         self.items.clear();
-        if self.runs.len() >= MAX_RUNS {
-            self.merge_runs()?;
+        while let Some(&(_, level)) = self.runs.last() {
+            let same = self.runs.iter().rev().take_while(|r| r.1 == level).count();
+            if same < MAX_RUNS {
+                break;
+            }
+            self.merge_last(same, level + 1)?;
         }
         Ok(())
     }
 
-    /// Merges every run into one.
-    fn merge_runs(&mut self) -> io::Result<()> {
-        let runs = std::mem::take(&mut self.runs);
-        let mut merged = Merge::new(runs, self.key_len)?;
+    /// Merges the last `count` runs into one of level `level`.
+    fn merge_last(&mut self, count: usize, level: u32) -> io::Result<()> {
+        let runs = self.runs.split_off(self.runs.len() - count);
+        let mut merged = Merge::new(runs.into_iter().map(|r| r.0).collect(), self.key_len)?;
         let mut file = BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(&self.dir)?);
+        let mut items = 0;
         while let Some(item) = merged.next_item()? {
             file.write_all(&(item.len() as u32).to_le_bytes())?;
             file.write_all(&item)?;
+            items += 1;
         }
+        written(items);
         let mut file = file.into_inner().map_err(|e| e.into_error())?;
         file.rewind()?;
-        self.runs.push(file);
+        self.runs.push((file, level));
         Ok(())
     }
 
@@ -170,10 +197,12 @@ impl Sorter {
         if !self.items.is_empty() {
             self.spill()?;
         }
-        Ok(Sorted::Runs(Merge::new(
-            std::mem::take(&mut self.runs),
-            self.key_len,
-        )?))
+        // Up to MAX_RUNS - 1 runs of each level are left: the smallest are merged first.
+        if self.runs.len() > MAX_RUNS {
+            self.merge_last(self.runs.len() - MAX_RUNS + 1, u32::MAX)?;
+        }
+        let runs = std::mem::take(&mut self.runs).into_iter().map(|r| r.0);
+        Ok(Sorted::Runs(Merge::new(runs.collect(), self.key_len)?))
     }
 }
 
@@ -292,5 +321,23 @@ mod tests {
             );
         }
         assert!(sorted_with_budget(1_000, &[]).is_empty());
+    }
+
+    #[test]
+    fn each_item_is_written_once_per_level_of_runs_not_once_per_merge() {
+        // About 10 items a run: some 1,000 runs, 15 merged runs of level 1 and a few of level 0
+        // left, each item written twice; merging every run into one at each MAX_RUNS-th wrote
+        // each item some eight times.
+        let values: Vec<u64> = (0..10_000u64).map(|i| (i * 7919 + 13) % 5003).collect();
+        ITEMS_WRITTEN.with(|w| w.set(0));
+        let sorted = sorted_with_budget(400, &values);
+        let written = ITEMS_WRITTEN.with(|w| w.get());
+        assert_eq!(sorted.len(), values.len());
+        assert!(sorted.windows(2).all(|w| w[0].0 <= w[1].0));
+        let n = values.len() as u64;
+        assert!(
+            written > n && written <= 2 * n + n / 10,
+            "{written} items written for {n}"
+        );
     }
 }
