@@ -45,7 +45,7 @@ pub struct DomainStats {
 /// are read as they are stored (a page at a time); one that cannot be read ends the domain's
 /// (the writers say why), as it ends the kernel dispatches' ([`crate::stats`]).
 fn add_durations(process: &ProcessRun, domain: &str, names: &mut NameTally) {
-    let mut add = |name: &str, start: u64, end: u64| names.add(name, end.saturating_sub(start));
+    let mut add = |name: &str, start: u64, end: u64| add(names, name, start, end);
     match domain {
         CUDA_API_DOMAIN => (process.each_api_call_without_args().map_while(Result::ok))
             .for_each(|c| add(&c.function, c.start_ns, c.end_ns)),
@@ -57,6 +57,11 @@ fn add_durations(process: &ProcessRun, domain: &str, names: &mut NameTally) {
             .for_each(|a| add(a.operation.as_str(), a.start_ns, a.end_ns)),
         _ => {}
     }
+}
+
+/// Adds a record's duration, its end minus its start, to `name`'s.
+fn add(names: &mut NameTally, name: &str, start: u64, end: u64) {
+    names.add(name, end.saturating_sub(start));
 }
 
 /// The statistics of each domain `run` has records of, in [`DOMAINS`]' order; names spill into
@@ -114,21 +119,20 @@ impl TraceStats {
     }
 
     pub(crate) fn api_call(&mut self, c: &ApiRecord) {
-        self.api
-            .add(&c.function, c.end_ns.saturating_sub(c.start_ns));
+        add(&mut self.api, &c.function, c.start_ns, c.end_ns);
     }
 
     pub(crate) fn marker(&mut self, m: &MarkerRecord) {
-        self.markers
-            .add(m.function(), m.end_ns.saturating_sub(m.start_ns));
+        add(&mut self.markers, m.function(), m.start_ns, m.end_ns);
     }
 
     pub(crate) fn copy(&mut self, c: &MemoryCopyRecord) {
-        (self.copies).add(c.direction.as_str(), c.end_ns.saturating_sub(c.start_ns));
+        add(&mut self.copies, c.direction.as_str(), c.start_ns, c.end_ns);
     }
 
     pub(crate) fn allocation(&mut self, a: &MemoryAllocationRecord) {
-        (self.allocations).add(a.operation.as_str(), a.end_ns.saturating_sub(a.start_ns));
+        let name = a.operation.as_str();
+        add(&mut self.allocations, name, a.start_ns, a.end_ns);
     }
 
     pub(crate) fn has_copies(&self) -> bool {

@@ -26,7 +26,7 @@ mod views;
 // The run as read back, and what is computed from it.
 mod domain_stats;
 mod facts;
-pub mod name_stats;
+mod name_stats;
 pub mod run;
 mod section_values;
 mod stats;
