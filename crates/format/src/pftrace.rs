@@ -41,6 +41,7 @@ mod lanes;
 mod order;
 mod records;
 mod spilled;
+mod traced_runs;
 mod traces;
 mod window;
 mod wire;

@@ -136,15 +136,11 @@ impl Sorter {
     /// [`MAX_RUNS`] of them are of one level.
     fn spill(&mut self) -> io::Result<()> {
         self.sorted_in_memory();
-        let mut file = BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(&self.dir)?);
+        let mut run = RunWriter::new(&self.dir)?;
         for &(at, len) in &self.items {
-            file.write_all(&(len as u32).to_le_bytes())?;
-            file.write_all(&self.arena[at..at + len])?;
+            run.push(&self.arena[at..at + len], &[])?;
         }
-        written(self.items.len());
-        let mut file = file.into_inner().map_err(|e| e.into_error())?;
-        file.rewind()?;
-        self.runs.push((file, 0));
+        self.runs.push((run.finish()?, 0));
         self.arena.clear();
         self.items.clear();
         while let Some(&(_, level)) = self.runs.last() {
@@ -161,18 +157,18 @@ impl Sorter {
     fn merge_last(&mut self, count: usize, level: u32) -> io::Result<()> {
         let runs = self.runs.split_off(self.runs.len() - count);
         let mut merged = Merge::new(runs.into_iter().map(|r| r.0).collect(), self.key_len)?;
-        let mut file = BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(&self.dir)?);
-        let mut items = 0;
+        let mut run = RunWriter::new(&self.dir)?;
         while let Some(item) = merged.next_item()? {
-            file.write_all(&(item.len() as u32).to_le_bytes())?;
-            file.write_all(&item)?;
-            items += 1;
+            run.push(&item, &[])?;
         }
-        written(items);
-        let mut file = file.into_inner().map_err(|e| e.into_error())?;
-        file.rewind()?;
-        self.runs.push((file, level));
+        self.runs.push((run.finish()?, level));
         Ok(())
+    }
+
+    /// Adds a run its caller wrote in key order ([`RunWriter`]), merged with the sorter's items
+    /// when they are read: items that came nearly in order, put in order without a sort.
+    pub(crate) fn add_sorted_run(&mut self, run: File) {
+        self.runs.push((run, 0));
     }
 
     /// Calls `each` with every item's key and payload, in key order.
@@ -203,6 +199,41 @@ impl Sorter {
         }
         let runs = std::mem::take(&mut self.runs).into_iter().map(|r| r.0);
         Ok(Sorted::Runs(Merge::new(runs.collect(), self.key_len)?))
+    }
+}
+
+/// A run written item by item, in key order, into an anonymous file in a folder: each item its
+/// length (u32) and its bytes (key, then payload).
+pub(crate) struct RunWriter {
+    file: BufWriter<File>,
+    items: usize,
+}
+
+impl RunWriter {
+    pub(crate) fn new(dir: &Path) -> io::Result<RunWriter> {
+        Ok(RunWriter {
+            file: BufWriter::with_capacity(RUN_BUFFER, tempfile::tempfile_in(dir)?),
+            items: 0,
+        })
+    }
+
+    /// Adds the item `key` then `payload` (after every item with a lesser key).
+    pub(crate) fn push(&mut self, key: &[u8], payload: &[u8]) -> io::Result<()> {
+        let len = u32::try_from(key.len() + payload.len())
+            .map_err(|_| io::Error::other("a sort item longer than 4 GiB"))?;
+        self.file.write_all(&len.to_le_bytes())?;
+        self.file.write_all(key)?;
+        self.file.write_all(payload)?;
+        self.items += 1;
+        Ok(())
+    }
+
+    /// The run, to be read from its start.
+    pub(crate) fn finish(self) -> io::Result<File> {
+        written(self.items);
+        let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        Ok(file)
     }
 }
 

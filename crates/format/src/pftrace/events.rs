@@ -6,6 +6,7 @@ use super::args::SliceArgs;
 use super::interned::Interner;
 use super::records::{self, DispatchKey};
 use super::spilled::{decode_record_into, CostFacts, Names, Pass};
+use super::traced_runs::TracedEvents;
 use super::traces::{self, TraceTracks};
 use super::{
     encode_packet, track_name, wire, write_packet, write_track, EventType, TracePacket, BEGIN,
@@ -33,7 +34,9 @@ pub(super) fn time_key(
     (time, class, uuid, order, u8::from(not_begin), seq)
 }
 
-fn key_bytes(&(time, class, uuid, order, not_begin, seq): &TimeKey) -> [u8; BY_TIME_KEY] {
+pub(super) fn key_bytes(
+    &(time, class, uuid, order, not_begin, seq): &TimeKey,
+) -> [u8; BY_TIME_KEY] {
     let mut key = [0u8; BY_TIME_KEY];
     key[..8].copy_from_slice(&time.to_be_bytes());
     key[8] = class;
@@ -135,20 +138,23 @@ pub(super) struct Context<'a> {
     pub(super) uuids: (u64, u64),
 }
 
-/// Puts the tracing records' events (see [`traces`]) into `sorter`.
-pub(super) fn trace_events(context: &Context, sorter: &mut Sorter) -> io::Result<()> {
+/// Puts the tracing records' events (see [`traces`]) into `traced`, kind after kind.
+pub(super) fn trace_events(context: &Context, traced: &mut TracedEvents) -> io::Result<()> {
     let mut packet = Vec::new();
     traces::push_events(
         context.process,
         context.traced,
         &mut |at, not_begin, seq, event| {
+            let Some(event) = event else {
+                return traced.next_kind();
+            };
             let event = TracePacket {
                 timestamp: Some(at.0),
                 track_event: Some(event),
                 ..Default::default()
             };
             encode_packet(event, &mut packet);
-            sorter.push_bytes(&key_bytes(&time_key(at, not_begin, seq)), &packet)
+            traced.push(time_key(at, not_begin, seq), &packet)
         },
     )
 }

@@ -12,6 +12,7 @@ use super::in_time;
 use super::interned::Interner;
 use super::records::{DispatchKey, Keyed};
 use super::spilled::{CostFacts, Names, Pass};
+use super::traced_runs::TracedEvents;
 use super::window::{Payload, Window};
 use crate::progress::Ticker;
 use crate::records::{DispatchRecord, ReplayCost};
@@ -53,7 +54,7 @@ pub(super) fn write_events(
     (args, interner): (SliceArgs, &mut Interner),
     (spill_dir, ticker): (&Path, &Ticker),
 ) -> io::Result<()> {
-    let mut traced = Sorter::new(BY_TIME_KEY, spill_dir);
+    let mut traced = TracedEvents::new(Sorter::new(BY_TIME_KEY, spill_dir), spill_dir);
     events::trace_events(context, &mut traced)?;
     let ordering = (windows().1, traced.into_sorted()?);
     in_time::with_ordering_thread(out, ordering, |by_time| {

@@ -29,6 +29,7 @@ use super::events::{self, Context, Dispatch, Events, SortedEvents, BY_TIME_KEY};
 use super::interned::Interner;
 use super::records::{self, key_bytes, Keyed};
 use super::spilled::{encode_record, CostFacts, Names};
+use super::traced_runs::TracedEvents;
 use super::traces;
 use super::window::is_not_ordered;
 use super::{fast, write_process_track, PACKET_FIELD};
@@ -143,11 +144,16 @@ fn write_sorted(
     dispatch.finish(&mut events, names)?;
     drop(events);
     out.write_all(&sink.before)?;
-    events::trace_events(context, sink.sorter)?;
-    by_time.drain(|_, packet| {
+    let mut traced = TracedEvents::new(by_time, spill_dir);
+    events::trace_events(context, &mut traced)?;
+    let mut sorted = traced.into_sorted()?;
+    while let Some(written) = sorted.next_with(|item| {
         out.write_all(&[PACKET_FIELD])?;
-        out.write_all(packet)
-    })
+        out.write_all(&item[BY_TIME_KEY..])
+    })? {
+        written?;
+    }
+    Ok(())
 }
 
 /// The launch calls (of `launches`) whose correlation id a dispatch's application execution

@@ -187,8 +187,15 @@ fn is_launch(call: &ApiRecord) -> bool {
 }
 
 /// Where an event goes in the sort by time: (time, class, track, order), not a begin, place.
+/// Where the events go: each at (time, class, track, order), whether it is not a begin, its
+/// place; `None` when the events of another kind of record come next.
 pub(super) type Push<'a> =
-    dyn FnMut((u64, u8, u64, u64), bool, u64, TrackEvent) -> io::Result<()> + 'a;
+    dyn FnMut((u64, u8, u64, u64), bool, u64, Option<TrackEvent>) -> io::Result<()> + 'a;
+
+/// Tells `push` that the events of another kind of record come next.
+fn next_kind(push: &mut Push) -> io::Result<()> {
+    push((0, 0, 0, 0), false, 0, None)
+}
 
 /// A slice from `start` to `end` on `track`: its begin and end events.
 fn slice(
@@ -208,13 +215,13 @@ fn slice(
         track_uuid: Some(track),
         ..begin
     };
-    push((start, rise, track, first), false, seq, begin)?;
+    push((start, rise, track, first), false, seq, Some(begin))?;
     let end_event = TrackEvent {
         r#type: Some(EventType::SliceEnd as i32),
         track_uuid: Some(track),
         ..Default::default()
     };
-    push((end, fall, track, last), true, seq, end_event)
+    push((end, fall, track, last), true, seq, Some(end_event))
 }
 
 fn named(name: &str, category: &str, args: Vec<DebugAnnotation>) -> TrackEvent {
@@ -253,6 +260,7 @@ pub(super) fn push_events(
         let event = named(m.function(), MARKER_CATEGORY, args);
         slice(push, (track, m.id), (m.start_ns, m.end_ns), event)?;
     }
+    next_kind(push)?;
     for call in read(process.each_api_call_without_args()) {
         let call = call?;
         let track = tracks.api[&call.tid];
@@ -275,6 +283,7 @@ pub(super) fn push_events(
         let at = (track, call.correlation_id);
         slice(push, at, (call.start_ns, call.end_ns), event)?;
     }
+    next_kind(push)?;
     let mut lanes = copy_lanes(process, &tracks.spill_dir)?;
     for c in read(process.each_copy()) {
         let c = c?;
@@ -291,6 +300,7 @@ pub(super) fn push_events(
         let event = named(c.direction.as_str(), COPY_CATEGORY, args);
         slice(push, (track, c.id), (c.start_ns, c.end_ns), event)?;
     }
+    next_kind(push)?;
     if let Some(track) = tracks.allocated {
         allocated_bytes(process, track, push)?;
     }
@@ -322,7 +332,12 @@ fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Res
             double_counter_value: Some(total as f64),
             ..Default::default()
         };
-        push((a.end_ns, EMPTY, track, index as u64), true, a.id, point)?;
+        push(
+            (a.end_ns, EMPTY, track, index as u64),
+            true,
+            a.id,
+            Some(point),
+        )?;
     }
     Ok(())
 }
