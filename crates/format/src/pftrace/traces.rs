@@ -186,7 +186,6 @@ fn is_launch(call: &ApiRecord) -> bool {
     call.parent_id == 0 && call.function.contains("Launch")
 }
 
-/// Where an event goes in the sort by time: (time, class, track, order), not a begin, place.
 /// Where the events go: each at (time, class, track, order), whether it is not a begin, its
 /// place; `None` when the events of another kind of record come next.
 pub(super) type Push<'a> =
