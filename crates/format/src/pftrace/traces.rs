@@ -19,6 +19,7 @@ use crate::error::FormatError;
 use crate::markers::{MarkerKind, MarkerRecord};
 use crate::memory::{AllocationOperation, MemoryCopyRecord};
 use crate::run::{ProcessRun, TraceKind};
+use crate::spill::{Key, Sorter};
 use roaring::RoaringTreemap;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -301,29 +302,50 @@ pub(super) fn push_events(
     }
     next_kind(push)?;
     if let Some(track) = tracks.allocated {
-        allocated_bytes(process, track, push)?;
+        allocated_bytes(process, track, &tracks.spill_dir, push)?;
     }
     Ok(())
 }
 
 /// The bytes allocated and not yet freed, after each allocation or free (at its end), in time
-/// order; a free takes away its address's allocation.
-fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Result<()> {
-    let mut order = read(process.each_allocation()).collect::<io::Result<Vec<_>>>()?;
-    order.sort_by_key(|a| (a.end_ns, a.id));
+/// order; a free takes away its address's allocation. The allocations are put in that order by
+/// the external sort (a program may allocate at every step).
+fn allocated_bytes(
+    process: &ProcessRun,
+    track: u64,
+    spill_dir: &Path,
+    push: &mut Push,
+) -> io::Result<()> {
+    let mut order = Sorter::new(16, spill_dir);
+    for a in read(process.each_allocation()) {
+        let a = a?;
+        let freed = matches!(
+            a.operation,
+            AllocationOperation::Free | AllocationOperation::VmemFree
+        );
+        let mut payload = [0u8; 17];
+        payload[0] = u8::from(freed);
+        payload[1..9].copy_from_slice(&a.address.to_le_bytes());
+        payload[9..].copy_from_slice(&a.size.to_le_bytes());
+        order.push_bytes(Key::new().u64(a.end_ns).u64(a.id).bytes(), &payload)?;
+    }
     let mut live: HashMap<u64, u64> = HashMap::new();
     let mut total: u64 = 0;
-    for (index, a) in order.into_iter().enumerate() {
-        match a.operation {
-            AllocationOperation::Allocate | AllocationOperation::VmemAllocate => {
-                total += a.size;
-                if let Some(old) = live.insert(a.address, a.size) {
-                    total -= old;
-                }
+    let mut index = 0;
+    order.drain(|key, payload| {
+        let u64_at = |bytes: &[u8], at: usize| {
+            u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+        };
+        let end_ns = u64::from_be_bytes(key[..8].try_into().expect("8 bytes"));
+        let id = u64::from_be_bytes(key[8..16].try_into().expect("8 bytes"));
+        let (address, size) = (u64_at(payload, 1), u64_at(payload, 9));
+        if payload[0] == 0 {
+            total += size;
+            if let Some(old) = live.insert(address, size) {
+                total -= old;
             }
-            AllocationOperation::Free | AllocationOperation::VmemFree => {
-                total -= live.remove(&a.address).unwrap_or(0);
-            }
+        } else {
+            total -= live.remove(&address).unwrap_or(0);
         }
         let point = TrackEvent {
             r#type: Some(EventType::Counter as i32),
@@ -331,12 +353,7 @@ fn allocated_bytes(process: &ProcessRun, track: u64, push: &mut Push) -> io::Res
             double_counter_value: Some(total as f64),
             ..Default::default()
         };
-        push(
-            (a.end_ns, EMPTY, track, index as u64),
-            true,
-            a.id,
-            Some(point),
-        )?;
-    }
-    Ok(())
+        index += 1;
+        push((end_ns, EMPTY, track, index - 1), true, id, Some(point))
+    })
 }
