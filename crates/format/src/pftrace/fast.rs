@@ -26,8 +26,9 @@ const DISPATCH_WINDOW: usize = 4096;
 /// How many events wait to be put in time order.
 const TIME_WINDOW: usize = 16384;
 
+/// How many items the windows hold: (in dispatch order, in time order).
 #[cfg(not(test))]
-fn windows() -> (usize, usize) {
+pub(super) fn windows() -> (usize, usize) {
     (DISPATCH_WINDOW, TIME_WINDOW)
 }
 
@@ -41,7 +42,7 @@ thread_local! {
 }
 
 #[cfg(test)]
-fn windows() -> (usize, usize) {
+pub(super) fn windows() -> (usize, usize) {
     TEST_WINDOWS.with(|w| w.get())
 }
 

@@ -303,7 +303,7 @@ fn the_reorder_windows_and_the_sorts_they_fall_back_to_write_the_same_trace() {
 /// descriptors, interned names) in the same order, each before the events that need it (which
 /// [`packets`] checks of the names; the descriptors are checked here): the traces the windows
 /// and the sorts write differ only in where those packets fall among the events.
-fn assert_same_trace(a: &[u8], b: &[u8], name: &str) {
+pub(super) fn assert_same_trace(a: &[u8], b: &[u8], name: &str) {
     let split = |bytes: &[u8]| {
         let mut described = std::collections::HashSet::new();
         let (mut events, mut others) = (Vec::new(), Vec::new());

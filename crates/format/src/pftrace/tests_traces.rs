@@ -136,3 +136,30 @@ fn copies_are_per_stream_and_allocations_a_counter_of_bytes_held() {
     assert_eq!(values[..4], held);
     assert_eq!(values[4..], [4608.0 + 2097152.0, 4608.0, 4096.0]);
 }
+
+#[test]
+fn a_traced_trace_is_the_same_whatever_its_windows_and_sorts_hold() {
+    let run = traced_run();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, windows: (usize, usize), budget: usize| {
+        let path = dir.path().join(name);
+        super::fast::TEST_WINDOWS.with(|w| w.set(windows));
+        crate::spill::TEST_BUDGET.with(|b| b.set(budget));
+        write_pftrace(&run, &path).unwrap();
+        crate::spill::TEST_BUDGET.with(|b| b.set(crate::spill::MEMORY_BUDGET));
+        super::fast::TEST_WINDOWS.with(|w| w.set((4096, 16384)));
+        std::fs::read(path).unwrap()
+    };
+    let expected = write("a.pftrace", (4096, 16384), usize::MAX);
+    // Each trace kind's events through windows of 2 into files, those refused (the copies on
+    // one stream overlap) through a sort that spills; and with every process sent to the slow
+    // path (windows of 1).
+    for (name, windows, budget) in [
+        ("b.pftrace", (4096, 2), usize::MAX),
+        ("c.pftrace", (4096, 2), 64),
+        ("d.pftrace", (1, 1), 64),
+    ] {
+        let trace = write(name, windows, budget);
+        super::tests::assert_same_trace(&trace, &expected, name);
+    }
+}

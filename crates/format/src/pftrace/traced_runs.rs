@@ -11,9 +11,6 @@ use crate::spill::{RunWriter, Sorted, Sorter};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// How many events of a kind wait to be put in time order.
-const WINDOW: usize = 16384;
-
 /// Events of one kind after another, each its key and its packet; read back in key order.
 pub(super) struct TracedEvents {
     window: Window<TimeKey>,
@@ -27,9 +24,10 @@ pub(super) struct TracedEvents {
 
 impl TracedEvents {
     /// Events merged, when read, with `sorter`'s items (of [`super::events::BY_TIME_KEY`]-byte
-    /// keys); runs written into `dir`.
+    /// keys); runs written into `dir`; each kind through a window as large as the dispatches'
+    /// events' (16384 events).
     pub(super) fn new(sorter: Sorter, dir: &Path) -> TracedEvents {
-        TracedEvents::with_window(sorter, dir, WINDOW)
+        TracedEvents::with_window(sorter, dir, super::fast::windows().1)
     }
 
     pub(super) fn with_window(sorter: Sorter, dir: &Path, capacity: usize) -> TracedEvents {
