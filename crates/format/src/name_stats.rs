@@ -10,12 +10,12 @@
 //! rocprofv3 lists them (largest total first, equal totals by name).
 
 use crate::error::FormatError;
-use crate::spill::{Sorter, WHOLE_ITEM};
+use crate::spill::{RunWriter, Sorter, WHOLE_ITEM};
 use crate::stats::DurationStats;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, Read};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -287,16 +287,13 @@ impl Names {
         drop(in_order);
         let mut sorted = sorter.into_sorted()?;
         let mut out = NamesFile::new(&dir)?;
-        let stats_at = 16;
-        while let Some(entry) = sorted.next_with(|item| {
-            let stats = read_stats(&item[stats_at..stats_at + STATS_LEN]);
-            let name = std::str::from_utf8(&item[stats_at + STATS_LEN..])
-                .map(str::to_string)
-                .map_err(invalid);
-            name.map(|name| (name, stats))
+        // Each item: the total's rank and the place (16 bytes), then a names file's entry.
+        while let Some(pushed) = sorted.next_with(|item| {
+            let stats = read_stats(&item[16..16 + STATS_LEN]);
+            let name = std::str::from_utf8(&item[16 + STATS_LEN..]).map_err(invalid)?;
+            out.push(name, &stats)
         })? {
-            let (name, stats) = entry?;
-            out.push(&name, &stats)?;
+            pushed?;
         }
         out.finish()
     }
@@ -357,49 +354,51 @@ impl Read for ReadAt<'_> {
     }
 }
 
-/// Names written one after the other into an anonymous file.
+/// Names written one after the other into an anonymous file, as a sort run
+/// ([`RunWriter`]): each its statistics ([`push_stats`]) then its bytes.
 struct NamesFile {
-    out: BufWriter<File>,
+    out: RunWriter,
     names: Names,
+    stats: Vec<u8>,
 }
 
 impl NamesFile {
     fn new(dir: &Path) -> io::Result<NamesFile> {
         Ok(NamesFile {
-            out: BufWriter::with_capacity(READ_BUFFER, tempfile::tempfile_in(dir)?),
+            out: RunWriter::new(dir)?,
             names: Names::default(),
+            stats: Vec::with_capacity(STATS_LEN),
         })
     }
 
     fn push(&mut self, name: &str, stats: &DurationStats) -> io::Result<()> {
-        let len = u32::try_from(name.len()).map_err(|_| invalid("a name longer than 4 GiB"))?;
-        self.out.write_all(&len.to_le_bytes())?;
-        self.out.write_all(name.as_bytes())?;
-        let mut bytes = Vec::with_capacity(STATS_LEN);
-        push_stats(&mut bytes, stats);
-        self.out.write_all(&bytes)?;
+        self.stats.clear();
+        push_stats(&mut self.stats, stats);
+        self.out.push(&self.stats, name.as_bytes())?;
         self.names.count(name, stats);
         Ok(())
     }
 
     fn finish(self) -> io::Result<Names> {
-        let file = self.out.into_inner().map_err(|e| e.into_error())?;
         Ok(Names {
-            list: List::File(file),
+            list: List::File(self.out.finish()?),
             ..self.names
         })
     }
 }
 
+/// An entry of a names file ([`NamesFile`]).
 fn read_entry(reader: &mut impl Read) -> io::Result<(String, DurationStats)> {
     let mut len = [0u8; 4];
     reader.read_exact(&mut len)?;
-    let mut name = vec![0u8; u32::from_le_bytes(len) as usize];
-    reader.read_exact(&mut name)?;
-    let mut stats = [0u8; STATS_LEN];
-    reader.read_exact(&mut stats)?;
-    let name = String::from_utf8(name).map_err(invalid)?;
-    Ok((name, read_stats(&stats)))
+    let mut item = vec![0u8; u32::from_le_bytes(len) as usize];
+    reader.read_exact(&mut item)?;
+    if item.len() < STATS_LEN {
+        return Err(invalid("a names file's entry is cut short"));
+    }
+    let stats = read_stats(&item[..STATS_LEN]);
+    item.drain(..STATS_LEN);
+    Ok((String::from_utf8(item).map_err(invalid)?, stats))
 }
 
 fn invalid(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
