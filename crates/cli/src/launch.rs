@@ -22,7 +22,15 @@ pub use signals::stop_asked;
 /// printed: a Ctrl-C or SIGTERM then says the outputs are being finished instead of ending kreplay
 /// before its last lines.
 pub struct Finishing {
-    _signals: signals::SignalGuard,
+    signals: signals::SignalGuard,
+}
+
+impl Finishing {
+    /// kreplay exits next (the plan's last run, or a stopped one): a signal from now on is
+    /// noted, never ends kreplay, until the process exits.
+    pub fn until_exit(self) {
+        self.signals.until_exit();
+    }
 }
 
 /// Runs the application once for `spec` and writes its outputs.
@@ -33,7 +41,7 @@ pub fn execute(
     let mut prepared = application::prepare(spec, launcher)?;
     let (ended, signals) = running::run_application(&mut prepared, launcher)?;
     let result = outputs::collect_and_write(spec, &prepared, ended)?;
-    Ok((result, Finishing { _signals: signals }))
+    Ok((result, Finishing { signals }))
 }
 
 #[cfg(test)]

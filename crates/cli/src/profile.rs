@@ -113,8 +113,8 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
             writeln!(report, "{}", run.progress_line())?;
             report.flush()?;
         }
-        // `_finishing` holds kreplay's signal handling until this run's lines are printed.
-        let (result, _finishing) = launch::execute(run, &launcher)?;
+        // `finishing` holds kreplay's signal handling until this run's lines are printed.
+        let (result, finishing) = launch::execute(run, &launcher)?;
         if let (Some(data), Some(observed)) = (&result.data, &result.observed) {
             let warnings_printed = !matches!(
                 args.log_level,
@@ -154,12 +154,16 @@ pub fn profile(args: &ProfileArgs, report: &mut dyn std::io::Write) -> anyhow::R
         }
         // Also a Ctrl-C or SIGTERM while the outputs were written or the account printed.
         let left = plan.runs.len() - index - 1;
-        if (result.interrupted || launch::stop_asked()) && left > 0 {
+        let stopped = (result.interrupted || launch::stop_asked()) && left > 0;
+        if stopped {
             writeln!(
                 report,
                 "kreplay: stopped: the run was interrupted, so the last {left} of {} passes were not run (the outputs above are complete); run kreplay again for their counters",
                 plan.runs.len()
             )?;
+        }
+        if stopped || left == 0 {
+            finishing.until_exit();
             break;
         }
     }

@@ -78,6 +78,11 @@ extern "C" fn stop_waiting(_: libc::c_int) {
     STOP_WAITING.store(true, Ordering::SeqCst);
 }
 
+/// A signal once the run's account is printed: nothing is left to stop.
+extern "C" fn note_stop(_: libc::c_int) {
+    STOP_ASKED.store(true, Ordering::SeqCst);
+}
+
 impl SignalGuard {
     /// The application has ended and kreplay waits for the processes it left running: nothing
     /// is forwarded any more (its pid may be reused), and Ctrl-C, SIGTERM, SIGHUP or SIGQUIT end
@@ -91,6 +96,14 @@ impl SignalGuard {
     /// with nothing written.
     pub(super) fn writing_outputs(&self) {
         self.handle_every_signal(note_writing);
+    }
+
+    /// The run's account is printed and kreplay exits next: a signal now (a second Ctrl-C) is
+    /// too late to stop anything, and would only turn a complete run's exit status into a death
+    /// by that signal. The handlers stay until the process exits.
+    pub(super) fn until_exit(self) {
+        self.handle_every_signal(note_stop);
+        std::mem::forget(self);
     }
 
     /// After the application ended: nothing is forwarded, every guarded signal runs `handler`.
@@ -114,5 +127,45 @@ impl Drop for SignalGuard {
             }
         }
         CHILD_PID.store(0, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler `signal` has now.
+    fn handler_of(signal: libc::c_int) -> libc::sighandler_t {
+        // SAFETY: a query (no new action) into a zeroed sigaction.
+        unsafe {
+            let mut now: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &mut now);
+            now.sa_sigaction
+        }
+    }
+
+    /// A second Ctrl-C after the account is printed, before kreplay exits, must not end it by
+    /// the signal (its exit status would say the run was killed): the guard's handlers stay.
+    #[test]
+    fn a_guard_held_until_exit_keeps_every_signal_handled() {
+        let guarded = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
+        let before: Vec<_> = guarded.iter().map(|&s| handler_of(s)).collect();
+        let guard = SignalGuard::install(0);
+        guard.writing_outputs();
+        guard.until_exit();
+        for signal in guarded {
+            assert_eq!(
+                handler_of(signal),
+                note_stop as extern "C" fn(libc::c_int) as libc::sighandler_t,
+                "signal {signal}"
+            );
+        }
+        // SAFETY: a signal to this process, whose handler only sets a flag.
+        unsafe { libc::raise(libc::SIGINT) };
+        assert!(stop_asked());
+        for (&signal, handler) in guarded.iter().zip(before) {
+            // SAFETY: restores this test process's handlers.
+            unsafe { libc::signal(signal, handler) };
+        }
     }
 }
