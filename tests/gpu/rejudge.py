@@ -7,6 +7,7 @@ metric behind each section row). A changed rule in checks_sections.py or details
 pages of earlier runs before it costs device time. The program's own verdict (its output) is not
 kept, and not judged here.
 Usage: python3 tests/gpu/rejudge.py DIR [DIR...]   (prints each directory's rows and experiment lines)"""
+import atexit
 import gzip
 import json
 import os
@@ -19,8 +20,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def load_check():
     """tests/gpu/checks_sections.py as a module (with harness.py, whose rows it fills), with work
-    and log folders of its own."""
+    and log folders of its own, removed at exit."""
     temp = tempfile.mkdtemp(prefix="kreplay-rejudge-")
+    atexit.register(shutil.rmtree, temp, ignore_errors=True)
     for name in ("work", "out"):
         os.makedirs(os.path.join(temp, name))
     os.environ.update(KREPLAY_GPU_WORK=os.path.join(temp, "work"), KREPLAY_GPU_OUT=os.path.join(temp, "out"),

@@ -35,8 +35,7 @@ def page(values, section="S", by_metric=False):
     return text.getvalue()
 
 
-def kept(pages):
-    folder = tempfile.mkdtemp(prefix="kreplay-rules-")
+def kept(pages, folder):
     for name, text in pages.items():
         with gzip.open(os.path.join(folder, name + ".csv.gz"), "wt") as f:
             f.write(text)
@@ -46,7 +45,8 @@ def kept(pages):
 
 
 def verdict(pages):
-    rows, _ = rejudge.rejudge(CHECK, kept(pages), "made up")
+    with tempfile.TemporaryDirectory(prefix="kreplay-rules-") as folder:
+        rows, _ = rejudge.rejudge(CHECK, kept(pages, folder), "made up")
     [result] = [r[3] for r in rows if r[0].startswith("--set full == ")]
     return result
 

@@ -472,17 +472,19 @@ mod tests {
         }
     }
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("kreplay-loader-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A folder of the test's own, removed when the returned guard drops.
+    fn temp_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let guard = tempfile::Builder::new()
+            .prefix(&format!("kreplay-loader-{name}-"))
+            .tempdir()
+            .unwrap();
+        let dir = guard.path().to_path_buf();
+        (guard, dir)
     }
 
     #[test]
     fn cupti_dir_variable_without_the_library_is_a_clear_error() {
-        let dir = temp_dir("empty");
+        let (_dir, dir) = temp_dir("empty");
         let env = SearchEnv {
             cupti_dir: Some(dir.clone()),
             try_system_loader: true,
@@ -496,7 +498,7 @@ mod tests {
 
     #[test]
     fn nothing_found_names_every_folder_searched_and_the_fix() {
-        let home = temp_dir("home");
+        let (_home, home) = temp_dir("home");
         std::fs::create_dir_all(home.join("lib64")).unwrap();
         let env = SearchEnv {
             cuda_home: Some(home.clone()),
@@ -538,8 +540,8 @@ mod tests {
 
     #[test]
     fn a_folder_with_cupti_is_chosen_over_later_ones() {
-        let first = temp_dir("first");
-        let second = temp_dir("second");
+        let (_first, first) = temp_dir("first");
+        let (_second, second) = temp_dir("second");
         for dir in [&first, &second] {
             std::fs::create_dir_all(dir.join("nvidia/cu13/lib")).unwrap();
         }
@@ -556,7 +558,7 @@ mod tests {
 
     #[test]
     fn versioned_library_names_are_recognised() {
-        let dir = temp_dir("versioned");
+        let (_dir, dir) = temp_dir("versioned");
         std::fs::write(dir.join("libcupti.so.2025.3.1"), b"").unwrap();
         assert_eq!(cupti_file_in(&dir), Some(dir.join("libcupti.so.2025.3.1")));
         std::fs::write(dir.join(CUPTI_SONAME), b"").unwrap();
@@ -565,7 +567,7 @@ mod tests {
 
     #[test]
     fn a_library_that_cannot_be_opened_says_why() {
-        let dir = temp_dir("broken");
+        let (_dir, dir) = temp_dir("broken");
         std::fs::write(dir.join(NVPERF_HOST), b"not an ELF file").unwrap();
         std::fs::write(dir.join(CUPTI_SONAME), b"not an ELF file").unwrap();
         let message = load_cupti_from(&dir).err().unwrap().to_string();
