@@ -40,8 +40,14 @@ pub fn execute(
 ) -> anyhow::Result<(RunResult, Finishing)> {
     let mut prepared = application::prepare(spec, launcher)?;
     let (ended, signals) = running::run_application(&mut prepared, launcher)?;
-    let result = outputs::collect_and_write(spec, &prepared, ended)?;
-    Ok((result, Finishing { signals }))
+    match outputs::collect_and_write(spec, &prepared, ended) {
+        Ok(result) => Ok((result, Finishing { signals })),
+        // kreplay says why and exits next: a late signal must not take the place of its status.
+        Err(e) => {
+            signals.until_exit();
+            Err(e)
+        }
+    }
 }
 
 #[cfg(test)]
