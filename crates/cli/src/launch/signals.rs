@@ -150,6 +150,7 @@ mod tests {
     fn a_guard_held_until_exit_keeps_every_signal_handled() {
         let guarded = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
         let before: Vec<_> = guarded.iter().map(|&s| handler_of(s)).collect();
+        // Process-wide for a moment; no other test of this binary signals its children.
         let guard = SignalGuard::install(0);
         guard.writing_outputs();
         guard.until_exit();
